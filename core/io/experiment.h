@@ -1,0 +1,73 @@
+// Experiment: everything an experiment file holds. Loading and saving live in
+// experiment_io.h; this header is the plain value.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/model/model_spec.h"
+#include "core/plan/parallel_plan.h"
+#include "core/sim/cost_model.h"
+
+namespace pipelab {
+
+// Where training data comes from. Synthetic sets are generated from the seed.
+struct DataSpec {
+  std::string source = "spiral";  // mnist, fashion-mnist, idx, csv, spiral, moons,
+                                  // circles, xor, blobs, teacher
+  std::string path;               // files (mnist/fashion-mnist/idx: folder; csv: file)
+                                  // as written; resolved_path is absolute
+  std::string resolved_path;      // filled in by load_experiment
+  double validation_fraction = 0.2;
+  int64_t samples = 2048;         // synthetic sets: how many samples
+  int classes = 3;                // synthetic sets
+  int features = 2;               // blobs/teacher: input width
+  double noise = 0.1;             // synthetic sets
+  int64_t limit = 0;              // files: use at most this many samples (0 = all)
+};
+
+struct OptimizerSpec {
+  std::string type = "sgd";       // sgd, adam, adamw
+  double lr = 0.05;
+  double momentum = 0.0;          // sgd
+  double beta1 = 0.9;             // adam/adamw
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.0;
+};
+
+struct TrainingSpec {
+  int64_t batch_size = 64;        // global batch per step (split over dp replicas, then micro-batches)
+  int steps = 100;
+  OptimizerSpec optimizer;
+  int eval_every = 0;             // validate every N steps (0: only at the end)
+};
+
+struct SimulationSpec {
+  std::string profile = "cpu-core";  // device profile: cpu-core, h100, h200, or "unit"
+  UnitCosts unit;                    // used when profile == "unit"
+};
+
+struct BackendSpec {
+  std::string type = "cpu";  // cpu or cuda
+  int threads = 0;           // cpu: 0 = one per virtual device
+  bool tf32 = false;         // cuda: allow TF32 GEMMs
+};
+
+struct Experiment {
+  std::string name = "Untitled experiment";
+  uint64_t seed = 1;
+  ModelSpec model;
+  DataSpec data;
+  TrainingSpec training;
+  ParallelPlan parallel;
+  SimulationSpec simulation;
+  BackendSpec backend;
+  std::string file_path;  // where it was loaded from (empty for a new experiment)
+};
+
+// Samples in one micro-batch: batch_size / dp / microbatches.
+int64_t microbatch_size(const Experiment& experiment);
+
+}  // namespace pipelab

@@ -1,0 +1,56 @@
+// ParallelPlan: how a model is split (dp x tp x pp), scheduled and updated.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pipelab {
+
+enum class ScheduleKind { GPipe, OneFOneB, Interleaved1F1B, ZeroBubbleH1, PipeDream, PipeDream2BW };
+enum class UpdateMode { Sync, Async };
+enum class PartitionRule { Balanced, Uniform, Params, Explicit };
+
+struct ParallelPlan {
+  int dp = 1;             // data-parallel replicas
+  int tp = 1;             // tensor-parallel shards per stage
+  int pp = 1;             // pipeline devices
+  int microbatches = 1;   // per step and replica
+  ScheduleKind schedule = ScheduleKind::OneFOneB;
+  UpdateMode update = UpdateMode::Sync;
+  bool recompute = false;
+  int chunks = 1;         // virtual stages per pipeline device (interleaved-1f1b)
+  PartitionRule partition = PartitionRule::Balanced;
+  // Explicit: the layer index each stage after the first starts at
+  // (pp * chunks - 1 strictly increasing values).
+  std::vector<int> boundaries;
+  int staleness = 2;      // async data parallel: max steps a gradient may lag
+
+  int stages() const { return pp * chunks; }             // pipeline stages in total
+  int devices() const { return dp * tp * pp; }           // devices in total
+};
+
+// Names as written in experiment files and on the command line.
+const char* schedule_name(ScheduleKind kind);
+std::optional<ScheduleKind> parse_schedule(const std::string& name);
+std::vector<std::string> schedule_names();             // every valid name, in order
+const char* schedule_description(ScheduleKind kind);    // one line, for help and the UI
+bool is_asynchronous(ScheduleKind kind);                // pipedream, pipedream-2bw
+
+const char* update_name(UpdateMode mode);
+std::optional<UpdateMode> parse_update(const std::string& name);
+const char* partition_name(PartitionRule rule);
+std::optional<PartitionRule> parse_partition(const std::string& name);
+
+// Where a device sits in the dp x pp x tp grid. Global device ids are laid out
+// replica-major, then pipeline rank, then tensor shard:
+//   device = (replica * pp + pipeline_rank) * tp + shard
+struct DeviceCoord {
+  int replica = 0;
+  int pipeline_rank = 0;
+  int shard = 0;
+};
+DeviceCoord device_coord(const ParallelPlan& plan, int device);
+int device_id(const ParallelPlan& plan, DeviceCoord coord);
+
+}  // namespace pipelab

@@ -1,0 +1,34 @@
+// Schedule: the plain value every interpreter reads. For each device, the
+// ordered ops of one training step (synchronous schedules) or of a steady-state
+// window of several steps (asynchronous ones).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/plan/parallel_plan.h"
+#include "core/schedule/op.h"
+
+namespace pipelab {
+
+struct Schedule {
+  ScheduleKind kind = ScheduleKind::OneFOneB;
+  int pp = 1;             // pipeline devices
+  int dp = 1;             // data-parallel replicas
+  int tp = 1;             // tensor-parallel shards
+  int chunks = 1;         // virtual stages per pipeline device
+  int microbatches = 1;   // per step and replica
+  int steps = 1;          // training steps the window covers
+  UpdateMode update = UpdateMode::Sync;
+  bool recompute = false;
+  bool lowered = false;   // true once sends, receives, all-reduces and updates are in
+  std::vector<std::vector<Op>> devices;  // devices[d] = device d's ops, in order
+
+  int stages() const { return pp * chunks; }
+  int device_count() const { return static_cast<int>(devices.size()); }
+  // The device that runs pipeline stage `stage` in the given replica and shard.
+  int device_of_stage(int stage, int replica = 0, int shard = 0) const;
+  ParallelPlan plan() const;  // the dp/tp/pp/chunks/... fields as a plan
+};
+
+}  // namespace pipelab

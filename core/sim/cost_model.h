@@ -1,0 +1,61 @@
+// Cost model: how long each op takes and how much memory it holds, either from
+// FLOPs and a device profile, or from explicit unit costs for teaching.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/plan/stage_profile.h"
+#include "core/schedule/op.h"
+
+namespace pipelab {
+
+// Unit costs for teaching: op times in abstract units instead of FLOPs.
+struct UnitCosts {
+  double f = 1.0;     // forward
+  double b = 1.0;     // backward, input-gradient part
+  double w = 1.0;     // backward, weight-gradient part (a fused B costs b + w)
+  double comm = 0.0;  // any communication op
+  double u = 0.0;     // optimizer step
+};
+
+// A device class: sustained compute and memory speed, and its links.
+struct DeviceProfile {
+  std::string name;              // "cpu-core", "h100", "h200"
+  double flops_per_s = 0;        // sustained FP32 GEMM throughput
+  double memory_bandwidth = 0;   // bytes/s, for elementwise ops and the optimizer
+  double link_bandwidth = 0;     // bytes/s between two devices
+  double link_latency_s = 0;     // per message
+  int64_t memory_bytes = 0;      // capacity, for "does it fit"
+};
+
+std::optional<DeviceProfile> find_device_profile(const std::string& name);
+std::vector<std::string> device_profile_names();
+
+class CostModel {
+ public:
+  // Every compute op and every message costs its unit.
+  static CostModel unit(const UnitCosts& costs);
+  // Times from each stage's FLOPs and bytes on `device`. `optimizer_slots` is
+  // the optimizer's state per parameter (0 plain SGD, 1 momentum, 2 Adam).
+  static CostModel from_profiles(const std::vector<StageProfile>& stages, const DeviceProfile& device,
+                                 int optimizer_slots);
+
+  double duration(const Op& op) const;  // seconds (or units)
+  bool is_unit() const { return unit_mode_; }
+  const UnitCosts& unit_costs() const { return unit_; }
+  const std::vector<StageProfile>& stages() const { return stages_; }
+  const DeviceProfile& device() const { return device_; }
+  int optimizer_slots() const { return optimizer_slots_; }
+
+ private:
+  bool unit_mode_ = true;
+  UnitCosts unit_;
+  std::vector<StageProfile> stages_;
+  DeviceProfile device_;
+  int optimizer_slots_ = 0;
+};
+
+}  // namespace pipelab

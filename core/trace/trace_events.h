@@ -1,0 +1,85 @@
+// The event stream every executor emits (simulator, CPU, CUDA) and every view
+// and exporter reads, without knowing which executor produced it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/schedule/op.h"
+
+namespace pipelab {
+
+enum class MemoryCategory {
+  Weights,
+  Gradients,
+  OptimizerState,
+  Activations,
+  StashedWeights,
+  CommBuffers,
+  Workspace,
+};
+inline constexpr int kMemoryCategoryCount = 7;
+const char* memory_category_name(MemoryCategory category);  // "weights", "gradients", ...
+
+using MemoryBytes = std::array<int64_t, kMemoryCategoryCount>;
+int64_t total_bytes(const MemoryBytes& bytes);
+
+// One op as executed: when it ran on its device's clock (seconds from the run's
+// start; simulated traces in unit-cost mode use abstract units).
+struct TraceEvent {
+  int device = 0;
+  Op op;                // identity: kind, stage, chunk, micro-batch, step, version, peer
+  double t_begin = 0;
+  double t_end = 0;
+  int64_t bytes = 0;    // communication payload
+};
+
+// A device's memory by category at time t (after a change).
+struct MemorySample {
+  int device = 0;
+  double t = 0;
+  MemoryBytes bytes{};
+};
+
+// What one training step achieved.
+struct StepMetrics {
+  int step = 0;
+  double t_end = 0;
+  double loss = std::numeric_limits<double>::quiet_NaN();
+  double accuracy = std::numeric_limits<double>::quiet_NaN();      // training batch
+  double val_loss = std::numeric_limits<double>::quiet_NaN();
+  double val_accuracy = std::numeric_limits<double>::quiet_NaN();
+  double step_time_s = 0;
+  double samples_per_s = 0;
+  double bubble_measured = std::numeric_limits<double>::quiet_NaN();
+  double bubble_simulated = std::numeric_limits<double>::quiet_NaN();
+};
+
+// Who a device is, for row labels and trace process names.
+struct DeviceInfo {
+  int device = 0;
+  int replica = 0;
+  int pipeline_rank = 0;
+  int shard = 0;
+  std::vector<int> stages;
+  std::string label;    // e.g. "device 1 · stage 1 · replica 0"
+};
+
+// A whole recorded (or predicted) run.
+struct Trace {
+  std::string source = "simulated";  // "simulated" or "measured"
+  std::string time_unit = "s";       // "s", or "unit" for unit-cost simulations
+  std::string schedule;              // schedule name
+  std::vector<DeviceInfo> devices;
+  std::vector<TraceEvent> events;
+  std::vector<MemorySample> memory;
+  std::vector<StepMetrics> steps;
+};
+
+// Labels for every device of a dp x tp x pp grid with chunks per device.
+std::vector<DeviceInfo> describe_devices(int dp, int tp, int pp, int chunks);
+
+}  // namespace pipelab
