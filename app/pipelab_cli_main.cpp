@@ -1,2 +1,31 @@
-#include <cstdio>
-int main() { std::puts("pipelab-cli: under construction"); return 0; }
+// pipelab-cli: the headless front end. Everything but argv and the GPU probe
+// lives in core/cli so tests can run the commands in-process.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "core/cli/cli.h"
+
+#ifdef PIPELAB_HAVE_CUDA
+#include "gpu/device_query.h"
+#endif
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  pipelab::CliHooks hooks;
+#ifdef PIPELAB_HAVE_CUDA
+  hooks.probe_gpus = [] {
+    const pipelab::gpu::GpuInventory inventory = pipelab::gpu::query_gpus();
+    pipelab::GpuProbe probe;
+    probe.built_with_cuda = true;
+    probe.unavailable_reason = inventory.unavailable_reason;
+    probe.nccl_available = inventory.nccl_available;
+    probe.nccl_version = inventory.nccl_version;
+    for (const auto& gpu : inventory.gpus)
+      probe.gpus.push_back({gpu.index, gpu.name, gpu.total_bytes, gpu.free_bytes, gpu.compute_major,
+                            gpu.compute_minor});
+    return probe;
+  };
+#endif
+  return pipelab::run_cli(args, std::cout, std::cerr, hooks);
+}

@@ -23,6 +23,12 @@ class ExperimentError : public std::runtime_error {
 Experiment parse_experiment(const std::string& json_text, const std::string& base_dir = "");
 Experiment load_experiment(const std::string& path);
 
+// The same without validate_experiment (syntax, keys, types and names are
+// still checked), so an editor can open a file whose values need fixing and
+// show validate_experiment's list. Errors from a file start with its path.
+Experiment parse_experiment_unvalidated(const std::string& json_text, const std::string& base_dir = "");
+Experiment load_experiment_unvalidated(const std::string& path);
+
 std::string experiment_to_json(const Experiment& experiment);  // pretty, stable key order
 void save_experiment(const Experiment& experiment, const std::string& path);
 
@@ -30,6 +36,9 @@ void save_experiment(const Experiment& experiment, const std::string& path);
 // "parallel.schedule=gpipe"); the value is parsed as JSON when it can be,
 // otherwise taken as a string. Re-validates. Throws ExperimentError.
 void apply_override(Experiment& experiment, const std::string& assignment);
+// Several at once, validated once at the end (so "parallel.pp=8" may come
+// before the "model.layers=..." that makes it fit).
+void apply_overrides(Experiment& experiment, const std::vector<std::string>& assignments);
 
 // Cross-field checks (divisibility, split feasibility, tp widths, ...). Returns
 // every problem found; empty when the experiment can run.

@@ -43,8 +43,10 @@ struct LayerInfo {
 
 const char* layer_type_name(LayerType type);
 std::optional<LayerType> parse_layer_type(const std::string& name);
+std::vector<std::string> layer_type_names();  // every valid name, in order
 const char* loss_type_name(LossType type);
 std::optional<LossType> parse_loss_type(const std::string& name);
+std::vector<std::string> loss_type_names();
 
 // Flattened input width (product of the input shape).
 int64_t input_features(const ModelSpec& model);

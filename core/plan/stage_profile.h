@@ -34,8 +34,32 @@ struct StageProfile {
   std::vector<TensorParallelAllReduce> tp_allreduces;
 };
 
+// How Megatron-style tensor parallelism treats each layer. Within one stage,
+// linear layers pair up in order: the first of a pair is column-parallel
+// (output features split over the tp shards), the second row-parallel (input
+// features split, partial outputs summed by an all-reduce). Elementwise layers
+// between the two act on the split width. A pair only forms when nothing but
+// elementwise layers (relu, gelu, tanh, sigmoid, dropout) sits between the two
+// linears: a layernorm needs the full width, so it ends a pending pair.
+// A linear left without a partner (the last of an odd count in its stage, or
+// one followed by a layernorm) is replicated: every shard computes it in full,
+// which needs no communication and no divisible width, but gains no speed-up.
+enum class TensorParallelRole {
+  Replicated,      // every shard holds and computes the whole layer
+  ColumnParallel,  // linear: out / tp outputs per shard
+  RowParallel,     // linear: in / tp inputs per shard, then a forward all-reduce
+  Sharded,         // elementwise layer between a column- and a row-parallel linear
+};
+
+// One role per layer of the model, for the given stage ranges (pairs never
+// cross a stage boundary, since stages exchange full activations).
+std::vector<TensorParallelRole> tensor_parallel_roles(const ModelSpec& model,
+                                                      const std::vector<LayerRange>& stages);
+
 // One profile per pipeline stage (plan.stages() of them), for micro-batches of
-// `microbatch_size` samples. Throws std::invalid_argument like partition_layers.
+// `microbatch_size` samples. Throws std::invalid_argument like partition_layers,
+// and when tp does not divide a column-parallel linear's width, e.g.
+// "tp = 3 does not divide linear layer 2's width 512".
 std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelPlan& plan,
                                          int64_t microbatch_size);
 

@@ -22,7 +22,27 @@ struct GeneratorOptions {
 // microbatches not a multiple of pp, ...).
 Schedule generate_schedule(const GeneratorOptions& options);
 
-// The individual generators (all called through generate_schedule).
+// The checks generate_schedule makes, for editors that want to report a bad
+// option before generating. Throws std::invalid_argument like generate_schedule.
+void check_generator_options(const GeneratorOptions& options);
+
+// The window generate_schedule picks when options.steps is 0: 1 for synchronous
+// schedules; for pipedream and pipedream-2bw max(2, ceil(2 * pp / microbatches) + 1)
+// steps, so that the window holds at least 2 * pp + microbatches micro-batches:
+// the first stage's warm-up (pp - 1), a stretch where every stage is in its
+// steady state (at least pp), and the cool-down.
+int default_steps(ScheduleKind kind, int pp, int microbatches);
+
+// The individual generators (all called through generate_schedule; each checks
+// its arguments the same way). Ordering details are documented in each .cpp:
+//  - gpipe: all F in micro-batch order, then all B in micro-batch order.
+//  - 1f1b: stage s does min(pp - s - 1, m) warm-up F, then 1F1B, then cool-down B.
+//  - interleaved-1f1b: Megatron's order; stage s runs on rank s % pp as chunk s / pp.
+//  - zb-h1: 1F1B with B split into BI and BW; stage s defers each BW by s micro-batches.
+//  - pipedream: 1F1B over the whole window (steps * m micro-batches) without flush;
+//    F reads the number of backwards done on its stage (one update per B).
+//  - pipedream-2bw: same order; one update per step (after the step's last B);
+//    needs microbatches >= pp so that two weight versions suffice.
 Schedule generate_gpipe(int pp, int microbatches);
 Schedule generate_1f1b(int pp, int microbatches);
 Schedule generate_interleaved_1f1b(int pp, int microbatches, int chunks);

@@ -13,13 +13,47 @@
 
 namespace pipelab {
 
+// What each device's list holds (device = (replica * pp + rank) * tp + shard;
+// each device runs its pipeline rank's compute ops in the same order):
+//   F:     [RECV_ACT] F [ALLREDUCE tp, one per forward tp_allreduce] [SEND_ACT]
+//   B, BI: [RECV_GRAD] [RECOMPUTE] B [ALLREDUCE tp, one per backward entry] [SEND_GRAD]
+// A receive names the stage that receives, a send the stage that sends; a send
+// on stage s matches the receive on stage s +/- 1 with the same micro-batch and
+// step. They are left out when both stages share a device (pp = 1, chunks > 1).
+// Activation messages carry the sender's output_bytes, gradient messages the
+// sender's input_bytes. Sends never block; receives wait for their send.
+//
+// Weight updates, per stage (per chunk for interleaved):
+//  - synchronous schedules: after the stage's last backward (B or BW) of each
+//    step, [ALLREDUCE dp (microbatch -1, params * 4 bytes) if dp > 1] then U
+//    (microbatch -1). Step t's compute ops read version t; its U writes t + 1.
+//  - pipedream: [ALLREDUCE dp] U after every B (U carries the B's micro-batch);
+//    pipedream-2bw: after the last B of each step. U writes the stage's next
+//    version (1, 2, ...); F reads the newest, B the one its F read.
+//  - async data parallel (plan.update == Async, dp > 1, synchronous schedule):
+//    instead of the all-reduce and U, PUSH_GRAD then PULL_WEIGHTS (group
+//    DataParallel, microbatch -1, params * 4 bytes each). Bounded staleness: the
+//    PULL_WEIGHTS of step t, on any replica, waits until every replica has done
+//    the PUSH_GRAD of step t - staleness (pushes never wait). The pulled weights
+//    therefore hold at least every gradient of steps 0..t - staleness, and we
+//    record that as version max(0, t + 1 - staleness); step t's compute ops read
+//    the version pulled at the end of step t - 1, max(0, t - staleness). The
+//    window must hold at least staleness + 2 steps (build_schedule's default).
+//    With staleness 0 this is synchronous training again.
+//
+// Throws std::invalid_argument naming the field and fix when the plan does not
+// match the compute schedule, dp or tp < 1, staleness < 0, the profiles are not
+// one per stage, the async window is too short, or update = async is asked of
+// pipedream / pipedream-2bw with dp > 1 (they are asynchronous already).
+//
 // `profiles` (one per stage) fill in communication bytes and the exact
 // tensor-parallel all-reduces; when empty, bytes are 0 and tensor parallelism
 // gets one all-reduce after each F and each B/BI.
 Schedule lower_schedule(const Schedule& compute, const ParallelPlan& plan,
                         const std::vector<StageProfile>& profiles = {});
 
-// generate_schedule + lower_schedule for a whole plan.
+// generate_schedule + lower_schedule for a whole plan. steps = 0 picks the
+// default window: generate_schedule's, or staleness + 2 for async data parallel.
 Schedule build_schedule(const ParallelPlan& plan, const std::vector<StageProfile>& profiles = {},
                         int steps = 0);
 

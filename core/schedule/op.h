@@ -34,7 +34,8 @@ struct Op {
   int device = 0;          // global device id (see ParallelPlan's device layout)
   int stage = 0;           // pipeline stage (virtual stage when chunks > 1)
   int chunk = 0;           // which of the device's chunks holds the stage
-  int microbatch = -1;     // -1 when the op spans every micro-batch (U, DP all-reduce)
+  int microbatch = -1;     // -1 when the op spans every micro-batch (U, DP all-reduce);
+                           // pipedream's per-micro-batch U carries the B's micro-batch
   int step = 0;            // training step within the schedule's window
   int weight_version = 0;  // weight version the op reads (F, B, BI, BW, Recompute) or writes (U)
   int peer = -1;           // Send/Recv: the other device
@@ -50,7 +51,9 @@ std::optional<OpKind> parse_op_kind(const std::string& name);
 bool is_compute(OpKind kind);        // F, B, BI, BW, U, Recompute
 bool is_communication(OpKind kind);  // Send*, Recv*, AllReduce, Push, Pull, Offload, Reload
 
-// "F3", "B3@s1", ... a compact label for grids and tooltips.
+// A compact label for grids, tooltips and validator messages: kind name, then
+// micro-batch, stage, and what else identifies the op, e.g. "F3 s1", "B3 s1",
+// "U s1 v2", "SEND_ACT3 s1 to d2", "ALLREDUCE3 s1 tp L5", "F3 s1 t2" (step 2).
 std::string op_label(const Op& op);
 
 }  // namespace pipelab

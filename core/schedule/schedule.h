@@ -21,11 +21,17 @@ struct Schedule {
   int steps = 1;          // training steps the window covers
   UpdateMode update = UpdateMode::Sync;
   bool recompute = false;
+  // Async data parallel: the PullWeights of step t waits for the PushGradient of
+  // step t - staleness of every replica (see lowering.h).
+  int staleness = 2;
   bool lowered = false;   // true once sends, receives, all-reduces and updates are in
   std::vector<std::vector<Op>> devices;  // devices[d] = device d's ops, in order
 
   int stages() const { return pp * chunks; }
   int device_count() const { return static_cast<int>(devices.size()); }
+  // True when replicas exchange gradients through a parameter server
+  // (PushGradient / PullWeights) instead of an all-reduce and U.
+  bool async_data_parallel() const { return update == UpdateMode::Async && dp > 1; }
   // The device that runs pipeline stage `stage` in the given replica and shard.
   int device_of_stage(int stage, int replica = 0, int shard = 0) const;
   ParallelPlan plan() const;  // the dp/tp/pp/chunks/... fields as a plan

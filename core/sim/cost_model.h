@@ -44,6 +44,17 @@ class CostModel {
                                  int optimizer_slots);
 
   double duration(const Op& op) const;  // seconds (or units)
+  // An AllReduce over `members` devices (ring: 2(n-1)/n * bytes / bandwidth +
+  // 2(n-1) latencies; unit mode: comm). duration() of an AllReduce assumes two
+  // members; the simulator calls this with the real group size.
+  double collective_duration(const Op& op, int members) const;
+  // Stragglers: compute ops on `device` take `factor` (> 0) times longer.
+  // Communication is unaffected. Throws std::invalid_argument for factor <= 0.
+  void set_compute_slowdown(int device, double factor);
+  double compute_slowdown(int device) const;
+  // Bytes the optimizer step reads and writes per parameter: weight, gradient
+  // and each state slot read, weight and each slot written (4-byte floats).
+  static int64_t optimizer_bytes_per_param(int optimizer_slots);
   bool is_unit() const { return unit_mode_; }
   const UnitCosts& unit_costs() const { return unit_; }
   const std::vector<StageProfile>& stages() const { return stages_; }
@@ -56,6 +67,7 @@ class CostModel {
   std::vector<StageProfile> stages_;
   DeviceProfile device_;
   int optimizer_slots_ = 0;
+  std::vector<double> compute_slowdown_;  // per device; missing entries mean 1
 };
 
 }  // namespace pipelab

@@ -1,5 +1,35 @@
 // Simulator: a discrete-event run of a lowered schedule under a cost model.
 // Produces the same event stream a real executor does, plus summary metrics.
+//
+// Execution semantics
+//  - Each device runs its ops in program order, one at a time, on its own
+//    clock starting at 0. A compute op (F, B, BI, BW, U, Recompute) starts when
+//    the device reaches it and lasts CostModel::duration().
+//  - Sends are asynchronous: a Send (or PushGradient) costs the device no time.
+//    Its message travels on the directed link sender -> receiver (pushes on the
+//    sender's link to the parameter server); a link carries one message at a
+//    time, in the sender's program order, so the message starts at
+//    max(issue time, link free) and arrives duration() later. The Send's trace
+//    event is that transfer interval.
+//  - A Recv completes when its message has arrived: its interval runs from the
+//    moment the device reaches it to max(that moment, arrival), i.e. waiting
+//    for and receiving the data. It counts as communication, not busy time.
+//  - An AllReduce starts when every member of its group has reached it and
+//    lasts collective_duration() (the ring formula) for all of them; each
+//    member's interval runs from its own arrival to the common end.
+//  - A PullWeights of step t first waits until every PushGradient of step
+//    t - staleness in its data-parallel group has arrived, then lasts its
+//    duration(). Offload and Reload block the device for their duration().
+//  - Busy time = time in compute ops. Bubble fraction = 1 - sum(busy) /
+//    (devices x makespan); per device 1 - busy / makespan. The makespan is the
+//    latest end of any op. DeviceSimStats::comm is the time a device spends
+//    inside blocking communication ops (Recv, AllReduce, Pull, Offload,
+//    Reload); asynchronous transfers are not counted there.
+// With comm = 0 and uniform unit costs, GPipe and 1F1B come out at exactly
+// (p-1)/(m+p-1). Memory accounting is described in memory_model.h.
+//
+// Cost: O(ops) after an O(ops) matching pass (op_matching.h); memory samples
+// are sorted per device.
 #pragma once
 
 #include <vector>
@@ -32,5 +62,13 @@ struct SimulationResult {
 
 // Throws std::invalid_argument if the schedule is not lowered or deadlocks.
 SimulationResult simulate(const Schedule& lowered, const CostModel& cost);
+
+// What to keep besides the metrics (large runs can skip the per-op stream).
+struct SimulationOptions {
+  bool record_events = true;  // SimulationResult::trace.events
+  bool record_memory = true;  // SimulationResult::trace.memory
+};
+SimulationResult simulate(const Schedule& lowered, const CostModel& cost,
+                          const SimulationOptions& options);
 
 }  // namespace pipelab

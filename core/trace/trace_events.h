@@ -80,6 +80,13 @@ struct Trace {
 };
 
 // Labels for every device of a dp x tp x pp grid with chunks per device.
+// Throws std::invalid_argument when a count is below 1.
 std::vector<DeviceInfo> describe_devices(int dp, int tp, int pp, int chunks);
+
+// How many devices a trace covers: one past the highest device id in its
+// device list, events or memory samples (0 for an empty trace).
+int device_count(const Trace& trace);
+// The trace's label for a device, or "device N" when it has none.
+std::string device_label(const Trace& trace, int device);
 
 }  // namespace pipelab

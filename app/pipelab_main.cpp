@@ -1,0 +1,75 @@
+// pipelab: the desktop app. Everything but argv, the GPU probe and the
+// scripted-export wiring lives in ui/.
+#include <QApplication>
+#include <QTimer>
+#include <cstdio>
+
+#include "ui/experiment_document.h"
+#include "ui/gpu_availability.h"
+#include "ui/headless_options.h"
+#include "ui/headless_runner.h"
+#include "ui/main_window.h"
+
+#ifdef PIPELAB_HAVE_CUDA
+#include "gpu/device_query.h"
+#endif
+
+namespace {
+
+pipelab::GpuAvailability probe_gpus() {
+  pipelab::GpuAvailability availability;
+#ifdef PIPELAB_HAVE_CUDA
+  const pipelab::gpu::GpuInventory inventory = pipelab::gpu::query_gpus();
+  availability.built_with_cuda = true;
+  availability.unavailable_reason = QString::fromStdString(inventory.unavailable_reason);
+  for (const auto& gpu : inventory.gpus)
+    availability.gpus.push_back(
+        {gpu.index, QString::fromStdString(gpu.name), gpu.total_bytes, gpu.free_bytes});
+#endif
+  return availability;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Our flags first, before Qt needs a display: a typo fails fast, in one line.
+  QStringList args;
+  for (int i = 1; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
+  const pipelab::HeadlessParseResult parsed = pipelab::parse_headless_options(args);
+  if (!parsed.options) {
+    std::fprintf(stderr, "pipelab: %s\n", parsed.error.toLocal8Bit().constData());
+    return 2;
+  }
+  const pipelab::HeadlessOptions& options = *parsed.options;
+  if (options.help) {
+    std::printf("%s\n", pipelab::headless_usage().toLocal8Bit().constData());
+    return 0;
+  }
+
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName(QStringLiteral("PipeLab"));
+  QApplication::setApplicationName(QStringLiteral("PipeLab"));
+  QApplication::setApplicationVersion(QStringLiteral(PIPELAB_VERSION_STRING));
+
+  pipelab::MainWindow window(probe_gpus());
+  if (!options.experiment_path.isEmpty() && !window.openFile(options.experiment_path) &&
+      options.scripted()) {
+    std::fprintf(stderr, "pipelab: %s\n", window.notice().toLocal8Bit().constData());
+    return 2;
+  }
+  if (options.steps > 0) {
+    window.document()->edit([&](pipelab::Experiment& e) { e.training.steps = options.steps; });
+  }
+  window.show();
+
+  pipelab::HeadlessRunner runner(&window, options);
+  if (options.scripted()) {
+    // A script never answers "save your changes?".
+    window.setSaveQuestion([](const QString&) { return QMessageBox::Discard; });
+    QObject::connect(&runner, &pipelab::HeadlessRunner::finished, &app, [&](int exit_code) {
+      if (options.quit) QApplication::exit(exit_code);
+    });
+    QTimer::singleShot(0, &runner, &pipelab::HeadlessRunner::begin);
+  }
+  return QApplication::exec();
+}

@@ -1,0 +1,77 @@
+#include "core/cli/cli.h"
+
+#include <exception>
+#include <iostream>
+
+#include "core/cli/cli_args.h"
+#include "core/cli/cli_commands.h"
+#include "core/io/experiment_io.h"
+
+namespace pipelab {
+namespace {
+
+const char* kUsage =
+    "pipelab-cli: schedules, simulation and training of pipeline-parallel networks\n"
+    "\n"
+    "usage:\n"
+    "  pipelab-cli schedule --schedule NAME --stages P --microbatches M [--chunks V]\n"
+    "                       [--format text|json]\n"
+    "  pipelab-cli simulate (--config FILE | --schedule NAME --stages P --microbatches M\n"
+    "                       [--dp D] [--tp T] [--chunks V] [--recompute] [--update sync|async])\n"
+    "                       [--cost f=1,b=1,w=1,comm=0,u=0] [--profile NAME]\n"
+    "                       [--set key.path=value ...] [--trace FILE.json] [--csv PREFIX]\n"
+    "  pipelab-cli train --config FILE [--set key.path=value ...] [--steps N]\n"
+    "                    [--backend cpu|cuda] [--trace FILE.json] [--csv PREFIX]\n"
+    "                    [--summary FILE.json] [--quiet]\n"
+    "  pipelab-cli validate --config FILE [--set key.path=value ...]\n"
+    "  pipelab-cli devices\n"
+    "  pipelab-cli --help | --version\n"
+    "\n"
+    "schedules: gpipe, 1f1b, interleaved-1f1b, zb-h1, pipedream, pipedream-2bw\n"
+    "exit codes: 0 success, 2 a mistake in the input (the message says what to fix)\n";
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+            const CliHooks& hooks) {
+  try {
+    if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+      (args.empty() ? err : out) << kUsage;
+      return args.empty() ? kExitUsage : kExitOk;
+    }
+    if (args[0] == "--version") {
+      out << "pipelab-cli 0.1.0\n";
+      return kExitOk;
+    }
+    const std::string command = args[0];
+    const std::vector<std::string> rest(args.begin() + 1, args.end());
+    for (const auto& arg : rest) {
+      if (arg == "--help" || arg == "-h") {
+        out << kUsage;
+        return kExitOk;
+      }
+    }
+    if (command == "schedule") return command_schedule(rest, out);
+    if (command == "simulate") return command_simulate(rest, out);
+    if (command == "validate") return command_validate(rest, out);
+    if (command == "devices") return command_devices(rest, out, hooks);
+    if (command == "train") return command_train(rest, out, err, hooks);
+    throw UsageError("unknown command '" + command +
+                     "'; commands: schedule, simulate, train, validate, devices (see --help)");
+  } catch (const UsageError& error) {
+    err << "pipelab-cli: " << error.what() << "\n";
+    return kExitUsage;
+  } catch (const ExperimentError& error) {
+    err << "pipelab-cli: " << error.what() << "\n";
+    return kExitUsage;
+  } catch (const std::invalid_argument& error) {
+    // Generators and the partitioner report impossible plans this way.
+    err << "pipelab-cli: " << error.what() << "\n";
+    return kExitUsage;
+  } catch (const std::exception& error) {
+    err << "pipelab-cli: internal error: " << error.what() << "\n";
+    return kExitInternal;
+  }
+}
+
+}  // namespace pipelab

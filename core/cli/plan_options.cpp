@@ -1,0 +1,79 @@
+#include "core/cli/plan_options.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace pipelab {
+namespace {
+
+std::string valid_schedules() {
+  std::string list;
+  for (const auto& name : schedule_names()) list += (list.empty() ? "" : ", ") + name;
+  return list;
+}
+
+}  // namespace
+
+ParallelPlan plan_from_flags(const ParsedArgs& parsed) {
+  ParallelPlan plan;
+  if (!parsed.has("schedule"))
+    throw UsageError("--schedule is required; one of " + valid_schedules());
+  const std::string name = parsed.get("schedule");
+  auto kind = parse_schedule(name);
+  if (!kind) throw UsageError("--schedule '" + name + "' is not a schedule; valid: " + valid_schedules());
+  plan.schedule = *kind;
+  if (!parsed.has("stages")) throw UsageError("--stages is required (pipeline devices, e.g. --stages 4)");
+  if (!parsed.has("microbatches"))
+    throw UsageError("--microbatches is required (e.g. --microbatches 8)");
+  plan.pp = parsed.get_int("stages", 1, 1, 1024);
+  plan.microbatches = parsed.get_int("microbatches", 1, 1, 1 << 16);
+  plan.chunks = parsed.get_int("chunks", 1, 1, 64);
+  plan.dp = parsed.get_int("dp", 1, 1, 1024);
+  plan.tp = parsed.get_int("tp", 1, 1, 64);
+  plan.staleness = parsed.get_int("staleness", plan.staleness, 0, 1000);
+  plan.recompute = parsed.has("recompute");
+  if (parsed.has("update")) {
+    auto update = parse_update(parsed.get("update"));
+    if (!update) throw UsageError("--update must be sync or async, got '" + parsed.get("update") + "'");
+    plan.update = *update;
+  }
+  if (plan.chunks > 1 && plan.schedule != ScheduleKind::Interleaved1F1B)
+    throw UsageError("--chunks " + std::to_string(plan.chunks) +
+                     " needs --schedule interleaved-1f1b (other schedules hold one stage per device)");
+  if (plan.schedule == ScheduleKind::Interleaved1F1B && !parsed.has("chunks")) plan.chunks = 2;
+  return plan;
+}
+
+UnitCosts parse_unit_costs(const std::string& text) {
+  UnitCosts costs;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos)
+      throw UsageError("--cost item '" + item + "' must look like name=value, e.g. f=1,b=1,w=1,comm=0");
+    const std::string key = item.substr(0, eq);
+    const std::string value_text = item.substr(eq + 1);
+    double value = 0;
+    try {
+      size_t used = 0;
+      value = std::stod(value_text, &used);
+      if (used != value_text.size()) throw std::invalid_argument("trailing text");
+    } catch (const std::exception&) {
+      throw UsageError("--cost " + key + " must be a number, got '" + value_text + "'");
+    }
+    if (!std::isfinite(value) || value < 0)
+      throw UsageError("--cost " + key + " must be a finite number >= 0, got '" + value_text + "'");
+    if (key == "f") costs.f = value;
+    else if (key == "b") costs.b = value;
+    else if (key == "w") costs.w = value;
+    else if (key == "comm") costs.comm = value;
+    else if (key == "u") costs.u = value;
+    else throw UsageError("--cost has no '" + key + "'; valid: f, b, w, comm, u");
+  }
+  if (costs.f + costs.b + costs.w <= 0)
+    throw UsageError("--cost needs f, b or w above 0, or nothing takes time");
+  return costs;
+}
+
+}  // namespace pipelab

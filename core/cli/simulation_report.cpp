@@ -1,0 +1,91 @@
+#include "core/cli/simulation_report.h"
+
+#include <cmath>
+
+#include "core/sim/bubble_formula.h"
+
+namespace pipelab {
+namespace {
+
+// JSON has no NaN; an undefined value is null.
+nlohmann::ordered_json number_or_null(double value) {
+  if (std::isfinite(value)) return value;
+  return nullptr;
+}
+
+}  // namespace
+
+nlohmann::ordered_json schedule_to_json(const Schedule& schedule) {
+  nlohmann::ordered_json json;
+  json["schedule"] = schedule_name(schedule.kind);
+  json["stages"] = schedule.stages();
+  json["microbatches"] = schedule.microbatches;
+  if (schedule.chunks > 1) json["chunks"] = schedule.chunks;
+  json["steps"] = schedule.steps;
+  json["devices"] = nlohmann::ordered_json::array();
+  for (int device = 0; device < schedule.device_count(); ++device) {
+    nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+    for (const Op& op : schedule.devices[device]) {
+      if (!is_compute(op.kind) || op.kind == OpKind::Recompute) continue;
+      nlohmann::ordered_json entry{{"kind", op_kind_name(op.kind)}, {"stage", op.stage}};
+      if (op.microbatch >= 0) entry["microbatch"] = op.microbatch;
+      if (schedule.chunks > 1) entry["chunk"] = op.chunk;
+      if (schedule.steps > 1) entry["step"] = op.step;
+      if (is_asynchronous(schedule.kind) || op.kind == OpKind::Update)
+        entry["weight_version"] = op.weight_version;
+      ops.push_back(std::move(entry));
+    }
+    json["devices"].push_back({{"device", device}, {"ops", std::move(ops)}});
+  }
+  return json;
+}
+
+nlohmann::ordered_json memory_to_json(const MemoryBytes& bytes, int64_t total) {
+  nlohmann::ordered_json json = nlohmann::ordered_json::object();
+  for (int category = 0; category < kMemoryCategoryCount; ++category)
+    json[memory_category_name(static_cast<MemoryCategory>(category))] = bytes[category];
+  json["total"] = total;
+  return json;
+}
+
+nlohmann::ordered_json simulation_to_json(const Schedule& schedule, const SimulationResult& result) {
+  nlohmann::ordered_json json;
+  json["schedule"] = schedule_name(schedule.kind);
+  json["pp"] = schedule.pp;
+  json["dp"] = schedule.dp;
+  json["tp"] = schedule.tp;
+  json["chunks"] = schedule.chunks;
+  json["stages"] = schedule.stages();
+  json["microbatches"] = schedule.microbatches;
+  json["steps"] = schedule.steps;
+  json["recompute"] = schedule.recompute;
+  json["update"] = update_name(schedule.update);
+  json["time_unit"] = result.trace.time_unit;
+  // Unit-cost runs have no model: memory is counted in units (1 per stage's
+  // weights, 1 per in-flight micro-batch's activations).
+  json["memory_unit"] = result.trace.time_unit == "unit" ? "units" : "bytes";
+  json["makespan"] = result.makespan;
+  json["bubble_fraction"] = number_or_null(result.bubble_fraction);
+  json["bubble_fraction_theory"] = number_or_null(result.bubble_fraction_theory);
+  json["bubble_formula"] = bubble_formula_text(schedule.kind);
+  json["bubble_formula_filled"] =
+      bubble_formula_filled(schedule.kind, schedule.pp, schedule.microbatches, schedule.chunks);
+  json["microbatches_per_time"] = number_or_null(result.microbatches_per_time);
+  json["per_device"] = nlohmann::ordered_json::array();
+  for (const DeviceSimStats& stats : result.per_device) {
+    nlohmann::ordered_json device;
+    device["device"] = stats.device;
+    if (stats.device < static_cast<int>(result.trace.devices.size()))
+      device["label"] = result.trace.devices[stats.device].label;
+    device["busy"] = stats.busy;
+    device["comm"] = stats.comm;
+    device["bubble_fraction"] = number_or_null(stats.bubble_fraction);
+    device["peak_bytes"] = memory_to_json(stats.peak_bytes, stats.peak_total_bytes);
+    device["peak_inflight_microbatches"] = stats.peak_inflight_microbatches;
+    device["weight_versions"] = stats.weight_versions;
+    json["per_device"].push_back(std::move(device));
+  }
+  return json;
+}
+
+}  // namespace pipelab

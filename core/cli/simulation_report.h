@@ -1,0 +1,21 @@
+// JSON forms of schedules and simulation results, as pipelab-cli prints them.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "core/schedule/schedule.h"
+#include "core/sim/simulator.h"
+
+namespace pipelab {
+
+// {"schedule":..., "stages":P, "microbatches":M, "devices":[{"device":0,
+//  "ops":[{"kind":"F","stage":0,"microbatch":0}, ...]}, ...]}: compute ops only.
+nlohmann::ordered_json schedule_to_json(const Schedule& schedule);
+
+// The summary `simulate` prints: makespan, bubble fractions, per-device peaks.
+nlohmann::ordered_json simulation_to_json(const Schedule& schedule, const SimulationResult& result);
+
+// {"weights": n, ..., "total": n}
+nlohmann::ordered_json memory_to_json(const MemoryBytes& bytes, int64_t total);
+
+}  // namespace pipelab

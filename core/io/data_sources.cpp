@@ -1,0 +1,29 @@
+#include "core/io/data_sources.h"
+
+#include <algorithm>
+
+namespace pipelab {
+
+std::vector<std::string> data_source_names() {
+  return {"mnist", "fashion-mnist", "idx", "csv", "spiral", "moons", "circles", "xor", "blobs", "teacher"};
+}
+
+bool is_data_source(const std::string& source) {
+  const auto names = data_source_names();
+  return std::find(names.begin(), names.end(), source) != names.end();
+}
+
+bool is_file_data_source(const std::string& source) {
+  return source == "mnist" || source == "fashion-mnist" || source == "idx" || source == "csv";
+}
+
+DataShape data_source_shape(const DataSpec& data) {
+  const std::string& source = data.source;
+  if (source == "mnist" || source == "fashion-mnist") return {28 * 28, 10};
+  if (source == "spiral") return {2, data.classes};
+  if (source == "moons" || source == "circles" || source == "xor") return {2, 2};
+  if (source == "blobs" || source == "teacher") return {data.features, data.classes};
+  return {0, 0};  // idx, csv, or an unknown name (reported by validation)
+}
+
+}  // namespace pipelab

@@ -1,0 +1,196 @@
+// Reading an experiment from its JSON form. Each section has one reader that
+// lists the keys it accepts; anything else is an error naming the key.
+#include <string>
+#include <vector>
+
+#include "core/io/data_sources.h"
+#include "core/io/experiment_json.h"
+
+namespace pipelab {
+namespace {
+
+std::vector<std::string> partition_rule_names() { return {"balanced", "uniform", "params", "explicit"}; }
+
+LayerSpec read_layer(const Json& value, int index) {
+  const std::string path = "model.layers[" + std::to_string(index) + "]";
+  if (!value.is_object())
+    throw ExperimentError(path + " must be an object like {\"type\": \"relu\"}, got " + json_value_text(value));
+  auto type_value = value.find("type");
+  if (type_value == value.end())
+    throw ExperimentError(path + " needs a \"type\"; valid: " + join_names(layer_type_names()));
+
+  LayerSpec layer;
+  layer.type = json_to_name<LayerType>(*type_value, path + ".type", "a layer type", parse_layer_type,
+                                       layer_type_names());
+  // Only the fields that mean something for this type are accepted.
+  std::vector<std::string> keys = {"type"};
+  if (layer.type == LayerType::Linear) keys.insert(keys.end(), {"out", "bias"});
+  if (layer.type == LayerType::Dropout) keys.push_back("p");
+  const JsonObjectReader reader(value, path, keys);
+  reader.read("out", layer.out);
+  reader.read("bias", layer.bias);
+  reader.read("p", layer.p);
+  return layer;
+}
+
+ModelSpec read_model(const JsonObjectReader& top, const DataSpec& data) {
+  const Json* value = top.find("model");
+  if (!value)
+    throw ExperimentError(
+        "model is missing; describe the network, e.g. \"model\": {\"input\": [784], \"layers\": "
+        "[{\"type\": \"linear\", \"out\": 10}]}");
+  const JsonObjectReader reader(*value, "model", {"input", "layers", "loss"});
+  ModelSpec model;
+
+  if (const Json* input = reader.find("input")) {
+    model.input = json_to_integer_list(*input, "model.input");
+  } else {
+    // Without an input shape, take the width the data source gives.
+    const int64_t features = data_source_shape(data).features;
+    if (features <= 0)
+      throw ExperimentError("model.input is missing and data.source '" + data.source +
+                            "' does not fix it; give the input shape per sample, e.g. \"input\": [784]");
+    model.input = {features};
+  }
+
+  const Json* layers = reader.find("layers");
+  if (!layers)
+    throw ExperimentError("model.layers is missing; list the layers, e.g. [{\"type\": \"linear\", \"out\": 10}]");
+  if (!layers->is_array())
+    throw ExperimentError("model.layers must be an array of layers, got " + json_value_text(*layers));
+  for (size_t i = 0; i < layers->size(); ++i) model.layers.push_back(read_layer((*layers)[i], static_cast<int>(i)));
+
+  if (const Json* loss = reader.find("loss"))
+    model.loss = json_to_name<LossType>(*loss, "model.loss", "a loss", parse_loss_type, loss_type_names());
+  return model;
+}
+
+DataSpec read_data(const JsonObjectReader& top) {
+  DataSpec data;
+  const Json* value = top.find("data");
+  if (!value) return data;
+  const JsonObjectReader reader(*value, "data",
+                                {"source", "path", "validation_fraction", "samples", "classes", "features",
+                                 "noise", "limit"});
+  reader.read("source", data.source);
+  reader.read("path", data.path);
+  reader.read("validation_fraction", data.validation_fraction);
+  reader.read("samples", data.samples);
+  reader.read("classes", data.classes);
+  reader.read("features", data.features);
+  reader.read("noise", data.noise);
+  reader.read("limit", data.limit);
+  return data;
+}
+
+OptimizerSpec read_optimizer(const Json& value) {
+  OptimizerSpec optimizer;
+  const JsonObjectReader reader(value, "training.optimizer",
+                                {"type", "lr", "momentum", "beta1", "beta2", "eps", "weight_decay"});
+  reader.read("type", optimizer.type);
+  reader.read("lr", optimizer.lr);
+  reader.read("momentum", optimizer.momentum);
+  reader.read("beta1", optimizer.beta1);
+  reader.read("beta2", optimizer.beta2);
+  reader.read("eps", optimizer.eps);
+  reader.read("weight_decay", optimizer.weight_decay);
+  return optimizer;
+}
+
+TrainingSpec read_training(const JsonObjectReader& top) {
+  TrainingSpec training;
+  const Json* value = top.find("training");
+  if (!value) return training;
+  const JsonObjectReader reader(*value, "training", {"batch_size", "steps", "optimizer", "eval_every"});
+  reader.read("batch_size", training.batch_size);
+  reader.read("steps", training.steps);
+  reader.read("eval_every", training.eval_every);
+  if (const Json* optimizer = reader.find("optimizer")) training.optimizer = read_optimizer(*optimizer);
+  return training;
+}
+
+ParallelPlan read_parallel(const JsonObjectReader& top) {
+  ParallelPlan plan;
+  const Json* value = top.find("parallel");
+  if (!value) return plan;
+  const JsonObjectReader reader(*value, "parallel",
+                                {"dp", "tp", "pp", "microbatches", "chunks", "schedule", "update", "recompute",
+                                 "partition", "staleness"});
+  reader.read("dp", plan.dp);
+  reader.read("tp", plan.tp);
+  reader.read("pp", plan.pp);
+  reader.read("microbatches", plan.microbatches);
+  reader.read("chunks", plan.chunks);
+  reader.read("recompute", plan.recompute);
+  reader.read("staleness", plan.staleness);
+  if (const Json* schedule = reader.find("schedule"))
+    plan.schedule = json_to_name<ScheduleKind>(*schedule, "parallel.schedule", "a schedule", parse_schedule,
+                                               schedule_names());
+  if (const Json* update = reader.find("update"))
+    plan.update = json_to_name<UpdateMode>(*update, "parallel.update", "an update mode", parse_update,
+                                           {"sync", "async"});
+  if (const Json* partition = reader.find("partition")) {
+    // Either a rule's name or the explicit list of stage start indices.
+    if (partition->is_array()) {
+      plan.partition = PartitionRule::Explicit;
+      for (size_t i = 0; i < partition->size(); ++i)
+        plan.boundaries.push_back(json_to_int((*partition)[i], "parallel.partition[" + std::to_string(i) + "]"));
+    } else if (partition->is_string()) {
+      plan.partition = json_to_name<PartitionRule>(*partition, "parallel.partition", "a partition rule",
+                                                   parse_partition, partition_rule_names());
+    } else {
+      throw ExperimentError("parallel.partition must be a rule (" + join_names(partition_rule_names()) +
+                            ") or an array of stage start indices like [2, 4], got " +
+                            json_value_text(*partition));
+    }
+  }
+  return plan;
+}
+
+SimulationSpec read_simulation(const JsonObjectReader& top) {
+  SimulationSpec simulation;
+  const Json* value = top.find("simulation");
+  if (!value) return simulation;
+  const JsonObjectReader reader(*value, "simulation", {"profile", "unit"});
+  reader.read("profile", simulation.profile);
+  if (const Json* unit = reader.find("unit")) {
+    const JsonObjectReader unit_reader(*unit, "simulation.unit", {"f", "b", "w", "comm", "u"});
+    unit_reader.read("f", simulation.unit.f);
+    unit_reader.read("b", simulation.unit.b);
+    unit_reader.read("w", simulation.unit.w);
+    unit_reader.read("comm", simulation.unit.comm);
+    unit_reader.read("u", simulation.unit.u);
+  }
+  return simulation;
+}
+
+BackendSpec read_backend(const JsonObjectReader& top) {
+  BackendSpec backend;
+  const Json* value = top.find("backend");
+  if (!value) return backend;
+  const JsonObjectReader reader(*value, "backend", {"type", "threads", "tf32"});
+  reader.read("type", backend.type);
+  reader.read("threads", backend.threads);
+  reader.read("tf32", backend.tf32);
+  return backend;
+}
+
+}  // namespace
+
+Experiment experiment_from_json(const Json& document) {
+  const JsonObjectReader top(document, "",
+                             {"name", "seed", "model", "data", "training", "parallel", "simulation", "backend"});
+  Experiment experiment;
+  top.read("name", experiment.name);
+  top.read("seed", experiment.seed);
+  // Data first: a missing model.input defaults to the data's width.
+  experiment.data = read_data(top);
+  experiment.model = read_model(top, experiment.data);
+  experiment.training = read_training(top);
+  experiment.parallel = read_parallel(top);
+  experiment.simulation = read_simulation(top);
+  experiment.backend = read_backend(top);
+  return experiment;
+}
+
+}  // namespace pipelab

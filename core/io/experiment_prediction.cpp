@@ -1,0 +1,39 @@
+#include "core/io/experiment_prediction.h"
+
+#include "core/io/experiment_io.h"
+#include "core/schedule/lowering.h"
+
+namespace pipelab {
+
+int optimizer_slots(const OptimizerSpec& optimizer) {
+  if (optimizer.type == "sgd") return optimizer.momentum != 0.0 ? 1 : 0;
+  return 2;  // adam, adamw: first and second moments
+}
+
+CostModel experiment_cost_model(const Experiment& experiment,
+                                const std::vector<StageProfile>& profiles) {
+  const std::string& name = experiment.simulation.profile;
+  if (name == "unit") return CostModel::unit(experiment.simulation.unit);
+  auto device = find_device_profile(name);
+  if (!device) {
+    std::string valid = "unit";
+    for (const auto& known : device_profile_names()) valid += ", " + known;
+    throw ExperimentError("simulation.profile = '" + name + "' is not a device profile; valid: " +
+                          valid);
+  }
+  return CostModel::from_profiles(profiles, *device, optimizer_slots(experiment.training.optimizer));
+}
+
+Prediction predict_experiment(const Experiment& experiment, std::optional<UnitCosts> unit_override,
+                              int steps) {
+  Prediction prediction;
+  prediction.profiles =
+      profile_stages(experiment.model, experiment.parallel, microbatch_size(experiment));
+  prediction.schedule = build_schedule(experiment.parallel, prediction.profiles, steps);
+  prediction.cost = unit_override ? CostModel::unit(*unit_override)
+                                  : experiment_cost_model(experiment, prediction.profiles);
+  prediction.result = simulate(prediction.schedule, prediction.cost);
+  return prediction;
+}
+
+}  // namespace pipelab

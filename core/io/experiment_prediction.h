@@ -1,0 +1,37 @@
+// Prediction: an experiment's lowered schedule, its cost model and the
+// simulated run. The CLI's `simulate`, the app's predicted timeline and the
+// executors' "simulated bubble" all come from here, so they agree.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "core/io/experiment.h"
+#include "core/plan/stage_profile.h"
+#include "core/schedule/schedule.h"
+#include "core/sim/cost_model.h"
+#include "core/sim/simulator.h"
+
+namespace pipelab {
+
+struct Prediction {
+  std::vector<StageProfile> profiles;
+  Schedule schedule;  // lowered
+  CostModel cost;
+  SimulationResult result;
+};
+
+// Optimizer state slots per parameter: 0 plain SGD, 1 SGD with momentum, 2 Adam(W).
+int optimizer_slots(const OptimizerSpec& optimizer);
+
+// The cost model the experiment asks for (simulation.profile, or unit costs).
+// Throws ExperimentError for an unknown profile name.
+CostModel experiment_cost_model(const Experiment& experiment,
+                                const std::vector<StageProfile>& profiles);
+
+// Builds, lowers and simulates. `unit_override` forces unit costs (CLI --cost).
+// `steps` is the window length (0: the schedule's default).
+Prediction predict_experiment(const Experiment& experiment,
+                              std::optional<UnitCosts> unit_override = std::nullopt, int steps = 0);
+
+}  // namespace pipelab

@@ -1,0 +1,116 @@
+// Writing an experiment as JSON: every field, in the order a reader expects
+// (what it is, what it trains on, how it is split, how it runs).
+#include "core/io/experiment_json.h"
+
+namespace pipelab {
+namespace {
+
+Json layer_to_json(const LayerSpec& layer) {
+  Json json;
+  json["type"] = layer_type_name(layer.type);
+  // Only the fields the type reads, so the saved file parses back.
+  if (layer.type == LayerType::Linear) {
+    json["out"] = layer.out;
+    json["bias"] = layer.bias;
+  }
+  if (layer.type == LayerType::Dropout) json["p"] = layer.p;
+  return json;
+}
+
+Json model_to_json(const ModelSpec& model) {
+  Json json;
+  json["input"] = model.input;
+  json["layers"] = Json::array();
+  for (const LayerSpec& layer : model.layers) json["layers"].push_back(layer_to_json(layer));
+  json["loss"] = loss_type_name(model.loss);
+  return json;
+}
+
+Json data_to_json(const DataSpec& data) {
+  Json json;
+  json["source"] = data.source;
+  json["path"] = data.path;  // as written; resolved_path is recomputed on load
+  json["validation_fraction"] = data.validation_fraction;
+  json["samples"] = data.samples;
+  json["classes"] = data.classes;
+  json["features"] = data.features;
+  json["noise"] = data.noise;
+  json["limit"] = data.limit;
+  return json;
+}
+
+Json training_to_json(const TrainingSpec& training) {
+  const OptimizerSpec& optimizer = training.optimizer;
+  Json optimizer_json;
+  optimizer_json["type"] = optimizer.type;
+  optimizer_json["lr"] = optimizer.lr;
+  optimizer_json["momentum"] = optimizer.momentum;
+  optimizer_json["beta1"] = optimizer.beta1;
+  optimizer_json["beta2"] = optimizer.beta2;
+  optimizer_json["eps"] = optimizer.eps;
+  optimizer_json["weight_decay"] = optimizer.weight_decay;
+
+  Json json;
+  json["batch_size"] = training.batch_size;
+  json["steps"] = training.steps;
+  json["eval_every"] = training.eval_every;
+  json["optimizer"] = optimizer_json;
+  return json;
+}
+
+Json parallel_to_json(const ParallelPlan& plan) {
+  Json json;
+  json["dp"] = plan.dp;
+  json["tp"] = plan.tp;
+  json["pp"] = plan.pp;
+  json["microbatches"] = plan.microbatches;
+  json["chunks"] = plan.chunks;
+  json["schedule"] = schedule_name(plan.schedule);
+  json["update"] = update_name(plan.update);
+  json["recompute"] = plan.recompute;
+  // An explicit split is written as its stage start indices.
+  if (plan.partition == PartitionRule::Explicit)
+    json["partition"] = plan.boundaries;
+  else
+    json["partition"] = partition_name(plan.partition);
+  json["staleness"] = plan.staleness;
+  return json;
+}
+
+Json simulation_to_json(const SimulationSpec& simulation) {
+  Json unit;
+  unit["f"] = simulation.unit.f;
+  unit["b"] = simulation.unit.b;
+  unit["w"] = simulation.unit.w;
+  unit["comm"] = simulation.unit.comm;
+  unit["u"] = simulation.unit.u;
+  Json json;
+  json["profile"] = simulation.profile;
+  json["unit"] = unit;
+  return json;
+}
+
+Json backend_to_json(const BackendSpec& backend) {
+  Json json;
+  json["type"] = backend.type;
+  json["threads"] = backend.threads;
+  json["tf32"] = backend.tf32;
+  return json;
+}
+
+}  // namespace
+
+Json experiment_to_json_value(const Experiment& experiment) {
+  Json json;
+  json["name"] = experiment.name;
+  json["seed"] = experiment.seed;
+  json["model"] = model_to_json(experiment.model);
+  json["data"] = data_to_json(experiment.data);
+  json["training"] = training_to_json(experiment.training);
+  json["parallel"] = parallel_to_json(experiment.parallel);
+  json["simulation"] = simulation_to_json(experiment.simulation);
+  json["backend"] = backend_to_json(experiment.backend);
+  return json;
+}
+
+}  // namespace pipelab

@@ -1,0 +1,211 @@
+// validate_experiment: every check that needs more than one field's type,
+// each problem one line naming the fields and the fix.
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/io/data_sources.h"
+#include "core/io/experiment_io.h"
+#include "core/io/json_reader.h"
+#include "core/plan/stage_profile.h"
+#include "core/sim/cost_model.h"
+
+namespace pipelab {
+namespace {
+
+using Problems = std::vector<std::string>;
+
+// Shortest text that reads back as the same number: 0.05 (not 0.050000), 1 (not 1.0).
+std::string number_text(double value) {
+  std::string text = Json(value).dump();
+  if (text.size() > 2 && text.ends_with(".0")) text.resize(text.size() - 2);
+  return text;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+void check_at_least(Problems& problems, const std::string& field, int64_t value, int64_t minimum) {
+  if (value < minimum)
+    problems.push_back(field + " must be >= " + std::to_string(minimum) + ", got " + std::to_string(value));
+}
+
+// [0, 1): fractions and decay rates. Written so NaN fails too.
+void check_unit_interval(Problems& problems, const std::string& field, double value) {
+  if (!(value >= 0.0 && value < 1.0))
+    problems.push_back(field + " = " + number_text(value) + " must be in [0, 1)");
+}
+
+void check_non_negative(Problems& problems, const std::string& field, double value) {
+  if (!(value >= 0.0)) problems.push_back(field + " = " + number_text(value) + " must be >= 0");
+}
+
+// Returns whether the layer stack itself is usable (shapes, widths, p).
+bool check_model(const ModelSpec& model, Problems& problems) {
+  try {
+    describe_layers(model);
+    return true;
+  } catch (const std::invalid_argument& error) {
+    problems.push_back(error.what());
+    return false;
+  }
+}
+
+void check_data(const DataSpec& data, const ModelSpec& model, bool model_ok, Problems& problems) {
+  if (!is_data_source(data.source)) {
+    problems.push_back(unknown_name_message("data.source", data.source, "a data source", data_source_names()));
+    return;
+  }
+  check_unit_interval(problems, "data.validation_fraction", data.validation_fraction);
+  if (is_file_data_source(data.source)) {
+    if (data.path.empty())
+      problems.push_back("data.path is empty; data.source = '" + data.source + "' reads " +
+                         (data.source == "csv" ? "a CSV file: give its path" : "files: give the folder holding them"));
+    check_at_least(problems, "data.limit", data.limit, 0);
+  } else {
+    check_at_least(problems, "data.samples", data.samples, 1);
+    check_non_negative(problems, "data.noise", data.noise);
+    if (data.source == "spiral" || data.source == "blobs" || data.source == "teacher")
+      check_at_least(problems, "data.classes", data.classes, 2);
+    if (data.source == "blobs" || data.source == "teacher")
+      check_at_least(problems, "data.features", data.features, 1);
+  }
+
+  // The model's ends must fit the data where the source fixes them.
+  if (!model_ok) return;
+  const DataShape shape = data_source_shape(data);
+  if (shape.features > 0 && input_features(model) != shape.features)
+    problems.push_back("model.input = " + shape_text(model.input) + " gives " +
+                       std::to_string(input_features(model)) + " features but data.source '" + data.source +
+                       "' has " + std::to_string(shape.features) + "; set model.input to [" +
+                       std::to_string(shape.features) + "]");
+  if (shape.classes > 0 && output_features(model) != shape.classes)
+    problems.push_back("the model outputs " + std::to_string(output_features(model)) +
+                       " values but data.source '" + data.source + "' has " + std::to_string(shape.classes) +
+                       " classes; set the last linear layer's out to " + std::to_string(shape.classes));
+}
+
+void check_training(const TrainingSpec& training, Problems& problems) {
+  check_at_least(problems, "training.batch_size", training.batch_size, 1);
+  check_at_least(problems, "training.steps", training.steps, 1);
+  check_at_least(problems, "training.eval_every", training.eval_every, 0);
+
+  const OptimizerSpec& optimizer = training.optimizer;
+  const std::vector<std::string> optimizers = {"sgd", "adam", "adamw"};
+  if (std::find(optimizers.begin(), optimizers.end(), optimizer.type) == optimizers.end())
+    problems.push_back(unknown_name_message("training.optimizer.type", optimizer.type, "an optimizer", optimizers));
+  if (!(optimizer.lr > 0.0 && std::isfinite(optimizer.lr)))
+    problems.push_back("training.optimizer.lr = " + number_text(optimizer.lr) + " must be > 0, e.g. 0.05");
+  check_unit_interval(problems, "training.optimizer.momentum", optimizer.momentum);
+  check_unit_interval(problems, "training.optimizer.beta1", optimizer.beta1);
+  check_unit_interval(problems, "training.optimizer.beta2", optimizer.beta2);
+  if (!(optimizer.eps > 0.0))
+    problems.push_back("training.optimizer.eps = " + number_text(optimizer.eps) + " must be > 0, e.g. 1e-8");
+  check_non_negative(problems, "training.optimizer.weight_decay", optimizer.weight_decay);
+}
+
+// The largest divisor of `total` that is <= `limit`: a micro-batch count to suggest.
+int64_t largest_divisor_up_to(int64_t total, int64_t limit) {
+  for (int64_t d = std::min(total, limit); d > 1; --d)
+    if (total % d == 0) return d;
+  return 1;
+}
+
+void check_schedule(const ParallelPlan& plan, Problems& problems) {
+  const bool interleaved = plan.schedule == ScheduleKind::Interleaved1F1B;
+  if (plan.chunks > 1 && !interleaved)
+    problems.push_back("parallel.chunks = " + std::to_string(plan.chunks) + " needs parallel.schedule = "
+                       "interleaved-1f1b (schedule " + schedule_name(plan.schedule) +
+                       " places one stage per device); set chunks = 1 or change the schedule");
+  if (interleaved && plan.chunks < 2)
+    problems.push_back("parallel.schedule = interleaved-1f1b needs parallel.chunks >= 2 (virtual stages per "
+                       "device); with chunks = 1 it is plain 1f1b");
+  if (interleaved && plan.microbatches % plan.pp != 0)
+    problems.push_back("parallel.microbatches = " + std::to_string(plan.microbatches) +
+                       " must be a multiple of parallel.pp = " + std::to_string(plan.pp) +
+                       " for interleaved-1f1b (micro-batches go round the devices in groups of pp)");
+  if (plan.update == UpdateMode::Async && is_asynchronous(plan.schedule))
+    problems.push_back(std::string("parallel.update = async with parallel.schedule = ") +
+                       schedule_name(plan.schedule) + " is contradictory: update = async means "
+                       "asynchronous data parallelism through a parameter server, while " +
+                       schedule_name(plan.schedule) + " already updates asynchronously inside the pipeline "
+                       "with its own weight versions; use update = sync with " + schedule_name(plan.schedule) +
+                       ", or a synchronous schedule (e.g. 1f1b) with update = async");
+}
+
+void check_parallel(const Experiment& experiment, bool model_ok, Problems& problems) {
+  const ParallelPlan& plan = experiment.parallel;
+  const size_t before = problems.size();
+  check_at_least(problems, "parallel.dp", plan.dp, 1);
+  check_at_least(problems, "parallel.tp", plan.tp, 1);
+  check_at_least(problems, "parallel.pp", plan.pp, 1);
+  check_at_least(problems, "parallel.microbatches", plan.microbatches, 1);
+  check_at_least(problems, "parallel.chunks", plan.chunks, 1);
+  check_at_least(problems, "parallel.staleness", plan.staleness, 0);
+  if (problems.size() != before) return;  // the checks below divide by these
+  check_schedule(plan, problems);
+
+  const int64_t batch = experiment.training.batch_size;
+  if (batch < 1) return;  // reported by check_training
+  if (batch % plan.dp != 0) {
+    problems.push_back("training.batch_size = " + std::to_string(batch) + " is not divisible by parallel.dp = " +
+                       std::to_string(plan.dp) + "; every replica takes an equal share of the batch");
+    return;
+  }
+  const int64_t per_replica = batch / plan.dp;
+  if (per_replica % plan.microbatches != 0) {
+    const std::string division = plan.dp > 1 ? std::to_string(batch) + " / " + std::to_string(plan.dp) + " = " : "";
+    problems.push_back("parallel.microbatches = " + std::to_string(plan.microbatches) +
+                       " does not divide the per-replica batch training.batch_size / parallel.dp = " + division +
+                       std::to_string(per_replica) + "; use e.g. " +
+                       std::to_string(largest_divisor_up_to(per_replica, plan.microbatches)));
+    return;
+  }
+
+  // The split itself: enough layers for the stages, explicit boundaries, tp widths.
+  if (!model_ok) return;
+  try {
+    profile_stages(experiment.model, plan, per_replica / plan.microbatches);
+  } catch (const std::invalid_argument& error) {
+    problems.push_back(error.what());
+  }
+}
+
+void check_simulation(const SimulationSpec& simulation, Problems& problems) {
+  std::vector<std::string> profiles = device_profile_names();
+  profiles.push_back("unit");
+  if (std::find(profiles.begin(), profiles.end(), simulation.profile) == profiles.end())
+    problems.push_back(unknown_name_message("simulation.profile", simulation.profile, "a device profile", profiles));
+  check_non_negative(problems, "simulation.unit.f", simulation.unit.f);
+  check_non_negative(problems, "simulation.unit.b", simulation.unit.b);
+  check_non_negative(problems, "simulation.unit.w", simulation.unit.w);
+  check_non_negative(problems, "simulation.unit.comm", simulation.unit.comm);
+  check_non_negative(problems, "simulation.unit.u", simulation.unit.u);
+}
+
+void check_backend(const BackendSpec& backend, Problems& problems) {
+  const std::vector<std::string> backends = {"cpu", "cuda"};
+  if (std::find(backends.begin(), backends.end(), backend.type) == backends.end())
+    problems.push_back(unknown_name_message("backend.type", backend.type, "a backend", backends));
+  check_at_least(problems, "backend.threads", backend.threads, 0);
+}
+
+}  // namespace
+
+std::vector<std::string> validate_experiment(const Experiment& experiment) {
+  Problems problems;
+  const bool model_ok = check_model(experiment.model, problems);
+  check_data(experiment.data, experiment.model, model_ok, problems);
+  check_training(experiment.training, problems);
+  check_parallel(experiment, model_ok, problems);
+  check_simulation(experiment.simulation, problems);
+  check_backend(experiment.backend, problems);
+  return problems;
+}
+
+}  // namespace pipelab

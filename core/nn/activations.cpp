@@ -1,0 +1,117 @@
+#include "core/nn/activations.h"
+
+#include <cassert>
+#include <cmath>
+
+namespace pipelab {
+namespace {
+
+constexpr float kGeluScale = 0.7978845608028654f;  // sqrt(2 / pi)
+constexpr float kGeluCubic = 0.044715f;
+
+// Applies value(x) elementwise into a new activation tensor.
+template <typename Function>
+Tensor map_elementwise(const Tensor& x, Function value, Tensor output) {
+  assert(x.same_shape(output));
+  const float* in = x.data();
+  float* out = output.data();
+  const int64_t n = x.size();
+  for (int64_t i = 0; i < n; ++i) out[i] = value(in[i]);
+  return output;
+}
+
+// dx = dy * derivative(x), elementwise.
+template <typename Derivative>
+Tensor chain_elementwise(const Tensor& x, const Tensor& dy, Derivative derivative, Tensor dx) {
+  assert(x.same_shape(dy) && x.same_shape(dx));
+  const float* in = x.data();
+  const float* g = dy.data();
+  float* out = dx.data();
+  const int64_t n = x.size();
+  for (int64_t i = 0; i < n; ++i) out[i] = g[i] * derivative(in[i]);
+  return dx;
+}
+
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+}  // namespace
+
+Tensor ReluLayer::forward(const Tensor& x, const ForwardInfo&) {
+  return map_elementwise(
+      x, [](float v) { return v > 0.0f ? v : 0.0f; }, make_activation(x.rows(), x.cols()));
+}
+
+Tensor ReluLayer::backward_input(const Tensor& x, const Tensor& dy, const ForwardInfo&) {
+  return chain_elementwise(
+      x, dy, [](float v) { return v > 0.0f ? 1.0f : 0.0f; }, make_activation(x.rows(), x.cols()));
+}
+
+Tensor GeluLayer::forward(const Tensor& x, const ForwardInfo&) {
+  return map_elementwise(
+      x,
+      [](float v) {
+        const float t = std::tanh(kGeluScale * (v + kGeluCubic * v * v * v));
+        return 0.5f * v * (1.0f + t);
+      },
+      make_activation(x.rows(), x.cols()));
+}
+
+Tensor GeluLayer::backward_input(const Tensor& x, const Tensor& dy, const ForwardInfo&) {
+  return chain_elementwise(
+      x, dy,
+      [](float v) {
+        const float t = std::tanh(kGeluScale * (v + kGeluCubic * v * v * v));
+        const float inner_derivative = kGeluScale * (1.0f + 3.0f * kGeluCubic * v * v);
+        return 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * inner_derivative;
+      },
+      make_activation(x.rows(), x.cols()));
+}
+
+Tensor TanhLayer::forward(const Tensor& x, const ForwardInfo&) {
+  return map_elementwise(
+      x, [](float v) { return std::tanh(v); }, make_activation(x.rows(), x.cols()));
+}
+
+Tensor TanhLayer::backward_input(const Tensor& x, const Tensor& dy, const ForwardInfo&) {
+  return chain_elementwise(
+      x, dy,
+      [](float v) {
+        const float t = std::tanh(v);
+        return 1.0f - t * t;
+      },
+      make_activation(x.rows(), x.cols()));
+}
+
+Tensor SigmoidLayer::forward(const Tensor& x, const ForwardInfo&) {
+  return map_elementwise(x, sigmoid, make_activation(x.rows(), x.cols()));
+}
+
+Tensor SigmoidLayer::backward_input(const Tensor& x, const Tensor& dy, const ForwardInfo&) {
+  return chain_elementwise(
+      x, dy,
+      [](float v) {
+        const float s = sigmoid(v);
+        return s * (1.0f - s);
+      },
+      make_activation(x.rows(), x.cols()));
+}
+
+std::unique_ptr<Layer> make_activation_layer(LayerType type, int index, int64_t width,
+                                             DeviceAllocator* allocator) {
+  switch (type) {
+    case LayerType::Relu:
+      return std::make_unique<ReluLayer>(index, width, allocator);
+    case LayerType::Gelu:
+      return std::make_unique<GeluLayer>(index, width, allocator);
+    case LayerType::Tanh:
+      return std::make_unique<TanhLayer>(index, width, allocator);
+    case LayerType::Sigmoid:
+      return std::make_unique<SigmoidLayer>(index, width, allocator);
+    default:
+      break;
+  }
+  assert(false && "not an activation layer type");
+  return nullptr;
+}
+
+}  // namespace pipelab

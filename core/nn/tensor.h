@@ -1,0 +1,84 @@
+// Tensor: a 2-D row-major float32 matrix [rows, cols] (for an MLP: [batch,
+// features]) that owns its 64-byte aligned storage. Storage comes from a
+// DeviceAllocator, which counts its bytes under the tensor's category until the
+// tensor dies; a tensor without an allocator (nullptr) is uncounted, for tests
+// and temporaries. Move-only: copies are explicit (clone).
+#pragma once
+
+#include <cassert>
+#include <cstdint>
+#include <vector>
+
+#include "core/nn/device_allocator.h"
+
+namespace pipelab {
+
+class Tensor {
+ public:
+  Tensor() = default;  // empty: 0 x 0, no storage
+  // Zero-filled. Throws std::invalid_argument for negative sizes.
+  Tensor(int64_t rows, int64_t cols, DeviceAllocator* allocator = nullptr,
+         MemoryCategory category = MemoryCategory::Workspace);
+  // A tensor holding `values` (rows * cols of them, row-major); for tests and data.
+  static Tensor from_values(int64_t rows, int64_t cols, const std::vector<float>& values,
+                            DeviceAllocator* allocator = nullptr,
+                            MemoryCategory category = MemoryCategory::Workspace);
+  ~Tensor() { reset(); }
+
+  Tensor(Tensor&& other) noexcept;
+  Tensor& operator=(Tensor&& other) noexcept;
+  Tensor(const Tensor&) = delete;
+  Tensor& operator=(const Tensor&) = delete;
+
+  // A copy on the same allocator, with the same or another category.
+  Tensor clone() const { return clone(allocator_, category_); }
+  Tensor clone(MemoryCategory category) const { return clone(allocator_, category); }
+  // A copy on another allocator (e.g. the receiving device of a send).
+  Tensor clone(DeviceAllocator* allocator, MemoryCategory category) const;
+
+  // Counts this tensor's bytes under another category from now on.
+  void retag(MemoryCategory category);
+  // Frees the storage now; the tensor becomes empty.
+  void reset();
+
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+  int64_t size() const { return rows_ * cols_; }
+  int64_t bytes() const { return size() * static_cast<int64_t>(sizeof(float)); }
+  bool empty() const { return size() == 0; }
+  bool same_shape(const Tensor& other) const {
+    return rows_ == other.rows_ && cols_ == other.cols_;
+  }
+  MemoryCategory category() const { return category_; }
+  DeviceAllocator* allocator() const { return allocator_; }
+
+  float* data() { return data_; }
+  const float* data() const { return data_; }
+  float* row(int64_t r) { return data_ + r * cols_; }
+  const float* row(int64_t r) const { return data_ + r * cols_; }
+  float& at(int64_t r, int64_t c) {
+    assert(r >= 0 && r < rows_ && c >= 0 && c < cols_);
+    return data_[r * cols_ + c];
+  }
+  float at(int64_t r, int64_t c) const {
+    assert(r >= 0 && r < rows_ && c >= 0 && c < cols_);
+    return data_[r * cols_ + c];
+  }
+
+  void fill(float value);
+  void set_zero() { fill(0.0f); }
+  // Copies the values of a tensor of the same shape.
+  void copy_from(const Tensor& source);
+  // this += source (same shape): gradient sums, all-reduce in tests.
+  void add(const Tensor& source);
+  std::vector<float> to_vector() const;
+
+ private:
+  float* data_ = nullptr;
+  int64_t rows_ = 0;
+  int64_t cols_ = 0;
+  DeviceAllocator* allocator_ = nullptr;
+  MemoryCategory category_ = MemoryCategory::Workspace;
+};
+
+}  // namespace pipelab

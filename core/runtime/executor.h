@@ -1,0 +1,59 @@
+// Executor: runs an experiment's lowered schedule for real and reports what
+// happened through an EventSink. The CPU executor lives in core/runtime; the
+// CUDA one in gpu/ registers itself with the factory below. The UI and the CLI
+// only see this interface.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/io/experiment.h"
+#include "core/trace/event_sink.h"
+
+namespace pipelab {
+
+enum class RunState {
+  Ready,     // built, not started
+  Running,
+  Paused,    // between ops; resume() or step() continues
+  Finished,  // all steps done
+  Stopped,   // stop() was called
+  Failed,    // error() says why (diverged, out of memory, ...)
+};
+const char* run_state_name(RunState state);
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual void start() = 0;    // returns at once; training runs on worker threads
+  virtual void pause() = 0;    // workers halt between ops
+  virtual void resume() = 0;
+  virtual void step() = 0;     // from Ready or Paused: run one more training step, then pause
+  virtual void stop() = 0;     // takes effect within one op; joins every worker
+  virtual void wait() = 0;     // blocks until Finished, Stopped or Failed
+  virtual RunState state() const = 0;
+  virtual std::string error() const = 0;  // why it Failed (empty otherwise)
+  virtual int steps_done() const = 0;
+  virtual int steps_total() const = 0;
+};
+
+struct ExecutorOptions {
+  int steps = 0;              // 0: the experiment's training.steps
+  bool start_paused = false;  // start() leaves it Paused before the first op (for step())
+};
+
+// Builds the executor experiment.backend.type names ("cpu" or "cuda"). Loads the
+// data and builds the stages before returning, so mistakes surface here: throws
+// ExperimentError (bad backend, no GPU, ...) or DataError (malformed data file).
+using ExecutorFactory =
+    std::function<std::unique_ptr<Executor>(const Experiment&, EventSink&, const ExecutorOptions&)>;
+std::unique_ptr<Executor> make_executor(const Experiment& experiment, EventSink& sink,
+                                        const ExecutorOptions& options = {});
+
+// gpu/ calls this once at start-up (from main) to add "cuda".
+void register_backend(const std::string& name, ExecutorFactory factory);
+std::vector<std::string> registered_backends();
+
+}  // namespace pipelab

@@ -1,0 +1,283 @@
+// Lowering: expands a compute schedule (pp devices, F/B/BI/BW) to the full
+// program of every device of a dp x tp x pp plan. Each device gets its pipeline
+// rank's compute ops, and around them:
+//   F:     [RECV_ACT] F [ALLREDUCE tp ...] [SEND_ACT]
+//   B, BI: [RECV_GRAD] [RECOMPUTE] B [ALLREDUCE tp ...] [SEND_GRAD]
+// and, after a stage's last backward (B or BW) of a step, its weight update:
+// [ALLREDUCE dp] U, or PUSH_GRAD PULL_WEIGHTS for async data parallel
+// (pipedream: after every B). Sends and receives are skipped when both stages
+// live on the same device.
+#include "core/schedule/lowering.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "core/schedule/generators.h"
+
+namespace pipelab {
+namespace {
+
+void fail(const std::string& message) { throw std::invalid_argument(message); }
+
+bool is_last_backward_kind(OpKind kind) {
+  return kind == OpKind::Backward || kind == OpKind::BackwardWeight;
+}
+
+void check_plan(const ParallelPlan& plan) {
+  if (plan.dp < 1)
+    fail("dp must be at least 1 (got " + std::to_string(plan.dp) +
+         "); use dp = 1 for no data parallelism");
+  if (plan.tp < 1)
+    fail("tp must be at least 1 (got " + std::to_string(plan.tp) +
+         "); use tp = 1 for no tensor parallelism");
+  if (plan.staleness < 0)
+    fail("staleness must be 0 or more (got " + std::to_string(plan.staleness) +
+         "); use staleness = 2");
+  if (plan.update == UpdateMode::Async && plan.dp > 1 && is_asynchronous(plan.schedule))
+    fail(std::string("update = async (a parameter server across replicas) needs a synchronous "
+                     "pipeline schedule, and ") +
+         schedule_name(plan.schedule) + " is already asynchronous; use update = sync");
+}
+
+void check_lowering_inputs(const Schedule& compute, const ParallelPlan& plan,
+                           const std::vector<StageProfile>& profiles) {
+  check_plan(plan);
+  if (compute.lowered)
+    fail(
+        "lower_schedule needs a compute schedule, but this one is already lowered; "
+        "lower the generator's output");
+  auto mismatch = [](const char* field, int in_plan, int in_schedule) {
+    fail(std::string("plan.") + field + " (" + std::to_string(in_plan) +
+         ") differs from the compute schedule's " + field + " (" + std::to_string(in_schedule) +
+         "); generate the schedule from the same plan");
+  };
+  if (plan.pp != compute.pp) mismatch("pp", plan.pp, compute.pp);
+  if (plan.chunks != compute.chunks) mismatch("chunks", plan.chunks, compute.chunks);
+  if (plan.microbatches != compute.microbatches)
+    mismatch("microbatches", plan.microbatches, compute.microbatches);
+  if (plan.schedule != compute.kind)
+    fail(std::string("plan.schedule (") + schedule_name(plan.schedule) +
+         ") differs from the compute schedule's kind (" + schedule_name(compute.kind) +
+         "); generate the schedule from the same plan");
+  if (compute.device_count() != compute.pp)
+    fail("the compute schedule has " + std::to_string(compute.device_count()) +
+         " device lists for pp = " + std::to_string(compute.pp) + "; use generate_schedule");
+  if (!profiles.empty() && static_cast<int>(profiles.size()) != plan.stages())
+    fail("got " + std::to_string(profiles.size()) + " stage profiles for " +
+         std::to_string(plan.stages()) + " stages; pass one StageProfile per stage, or none");
+  const bool async_data_parallel = plan.update == UpdateMode::Async && plan.dp > 1;
+  if (async_data_parallel && compute.steps < plan.staleness + 2)
+    fail("async data parallel with staleness " + std::to_string(plan.staleness) +
+         " needs a window of at least " + std::to_string(plan.staleness + 2) + " steps (got " +
+         std::to_string(compute.steps) + "); generate with steps = 0 (the default) or steps >= " +
+         std::to_string(plan.staleness + 2));
+}
+
+// Lowers one pipeline rank's compute ops for one (replica, shard) device.
+class DeviceLowering {
+ public:
+  DeviceLowering(const Schedule& out, const std::vector<StageProfile>& profiles, int device,
+                 int replica, int shard)
+      : out_(out), profiles_(profiles), device_(device), replica_(replica), shard_(shard) {
+    updates_written_.assign(out.chunks, 0);
+  }
+
+  std::vector<Op> lower(const std::vector<Op>& compute_ops) {
+    const std::vector<int> last_backward = last_backward_positions(compute_ops);
+    ops_.reserve(compute_ops.size() * 4);
+    for (size_t i = 0; i < compute_ops.size(); ++i) {
+      Op op = compute_ops[i];
+      op.device = device_;
+      if (out_.async_data_parallel()) op.weight_version = pulled_version(op.step);
+      switch (op.kind) {
+        case OpKind::Forward:
+          add_forward(op);
+          break;
+        case OpKind::Backward:
+        case OpKind::BackwardInput:
+          add_backward(op);
+          break;
+        default:
+          ops_.push_back(op);
+          break;
+      }
+      if (out_.kind == ScheduleKind::PipeDream) {
+        if (op.kind == OpKind::Backward) add_update(op.stage, op.chunk, op.step, op.microbatch);
+      } else if (is_last_backward_kind(op.kind) &&
+                 last_backward[op.chunk * out_.steps + op.step] == static_cast<int>(i)) {
+        add_update(op.stage, op.chunk, op.step, -1);
+      }
+    }
+    return std::move(ops_);
+  }
+
+ private:
+  // Index of the last B/BW of each (chunk, step) in the rank's compute ops.
+  std::vector<int> last_backward_positions(const std::vector<Op>& compute_ops) const {
+    std::vector<int> last(static_cast<size_t>(out_.chunks) * out_.steps, -1);
+    for (size_t i = 0; i < compute_ops.size(); ++i)
+      if (is_last_backward_kind(compute_ops[i].kind))
+        last[compute_ops[i].chunk * out_.steps + compute_ops[i].step] = static_cast<int>(i);
+    return last;
+  }
+
+  // Async data parallel: the version step t's ops read, i.e. the one pulled at
+  // the end of step t - 1 (see lowering.h).
+  int pulled_version(int step) const { return std::max(0, step - out_.staleness); }
+
+  // The device of `stage` in this device's replica and shard, or -1 past the ends.
+  int device_of(int stage) const {
+    if (stage < 0 || stage >= out_.stages()) return -1;
+    return out_.device_of_stage(stage, replica_, shard_);
+  }
+  bool needs_transfer(int other_device) const {
+    return other_device >= 0 && other_device != device_;
+  }
+
+  int64_t activation_bytes(int sending_stage) const {
+    return profiles_.empty() ? 0 : profiles_[sending_stage].output_bytes;
+  }
+  int64_t gradient_bytes(int sending_stage) const {
+    return profiles_.empty() ? 0 : profiles_[sending_stage].input_bytes;
+  }
+  int64_t parameter_bytes(int stage) const {
+    return profiles_.empty() ? 0 : profiles_[stage].params * 4;  // float32
+  }
+
+  Op comm_op(OpKind kind, const Op& about, int peer, int64_t bytes) const {
+    Op op;
+    op.kind = kind;
+    op.device = device_;
+    op.stage = about.stage;
+    op.chunk = about.chunk;
+    op.microbatch = about.microbatch;
+    op.step = about.step;
+    op.weight_version = about.weight_version;
+    op.peer = peer;
+    op.bytes = bytes;
+    return op;
+  }
+
+  void add_tensor_parallel_allreduces(const Op& after, bool in_forward) {
+    if (out_.tp == 1) return;
+    auto add = [&](int layer, int64_t bytes) {
+      Op op = comm_op(OpKind::AllReduce, after, -1, bytes);
+      op.group = CommGroup::TensorParallel;
+      op.layer = layer;
+      ops_.push_back(op);
+    };
+    if (profiles_.empty()) {
+      add(-1, 0);
+      return;
+    }
+    for (const TensorParallelAllReduce& reduce : profiles_[after.stage].tp_allreduces)
+      if (reduce.in_forward == in_forward) add(reduce.layer, reduce.bytes);
+  }
+
+  void add_forward(const Op& forward) {
+    const int previous = device_of(forward.stage - 1);
+    const int next = device_of(forward.stage + 1);
+    if (needs_transfer(previous))
+      ops_.push_back(
+          comm_op(OpKind::RecvActivation, forward, previous, activation_bytes(forward.stage - 1)));
+    ops_.push_back(forward);
+    add_tensor_parallel_allreduces(forward, true);
+    if (needs_transfer(next))
+      ops_.push_back(
+          comm_op(OpKind::SendActivation, forward, next, activation_bytes(forward.stage)));
+  }
+
+  void add_backward(const Op& backward) {
+    const int previous = device_of(backward.stage - 1);
+    const int next = device_of(backward.stage + 1);
+    if (needs_transfer(next))
+      ops_.push_back(
+          comm_op(OpKind::RecvGradient, backward, next, gradient_bytes(backward.stage + 1)));
+    if (out_.recompute) ops_.push_back(comm_op(OpKind::Recompute, backward, -1, 0));
+    ops_.push_back(backward);
+    add_tensor_parallel_allreduces(backward, false);
+    if (needs_transfer(previous))
+      ops_.push_back(
+          comm_op(OpKind::SendGradient, backward, previous, gradient_bytes(backward.stage)));
+  }
+
+  // The stage's weight update for `step` (or, for pipedream, for one micro-batch).
+  void add_update(int stage, int chunk, int step, int microbatch) {
+    Op about;
+    about.stage = stage;
+    about.chunk = chunk;
+    about.step = step;
+    about.microbatch = microbatch;
+    const int64_t bytes = parameter_bytes(stage);
+    if (out_.async_data_parallel()) {
+      Op push = comm_op(OpKind::PushGradient, about, -1, bytes);
+      push.group = CommGroup::DataParallel;
+      push.weight_version = pulled_version(step);
+      ops_.push_back(push);
+      Op pull = comm_op(OpKind::PullWeights, about, -1, bytes);
+      pull.group = CommGroup::DataParallel;
+      pull.weight_version = pulled_version(step + 1);
+      ops_.push_back(pull);
+      return;
+    }
+    if (out_.dp > 1) {
+      Op reduce = comm_op(OpKind::AllReduce, about, -1, bytes);
+      reduce.group = CommGroup::DataParallel;
+      ops_.push_back(reduce);
+    }
+    Op update = comm_op(OpKind::Update, about, -1, 0);
+    update.weight_version = ++updates_written_[chunk];  // the version it writes
+    ops_.push_back(update);
+  }
+
+  const Schedule& out_;
+  const std::vector<StageProfile>& profiles_;
+  const int device_;
+  const int replica_;
+  const int shard_;
+  std::vector<int> updates_written_;  // per chunk
+  std::vector<Op> ops_;
+};
+
+}  // namespace
+
+Schedule lower_schedule(const Schedule& compute, const ParallelPlan& plan,
+                        const std::vector<StageProfile>& profiles) {
+  check_lowering_inputs(compute, plan, profiles);
+  Schedule out = compute;
+  out.devices.clear();
+  out.dp = plan.dp;
+  out.tp = plan.tp;
+  out.update = plan.update;
+  out.recompute = plan.recompute;
+  out.staleness = plan.staleness;
+  out.lowered = true;
+  out.devices.resize(plan.devices());
+  for (int replica = 0; replica < plan.dp; ++replica) {
+    for (int rank = 0; rank < plan.pp; ++rank) {
+      for (int shard = 0; shard < plan.tp; ++shard) {
+        const int device = device_id(plan, {replica, rank, shard});
+        DeviceLowering lowering(out, profiles, device, replica, shard);
+        out.devices[device] = lowering.lower(compute.devices[rank]);
+      }
+    }
+  }
+  return out;
+}
+
+Schedule build_schedule(const ParallelPlan& plan, const std::vector<StageProfile>& profiles,
+                        int steps) {
+  check_plan(plan);
+  GeneratorOptions options;
+  options.kind = plan.schedule;
+  options.pp = plan.pp;
+  options.microbatches = plan.microbatches;
+  options.chunks = plan.chunks;
+  options.steps = steps;
+  const bool async_data_parallel = plan.update == UpdateMode::Async && plan.dp > 1;
+  if (steps == 0 && async_data_parallel) options.steps = plan.staleness + 2;
+  return lower_schedule(generate_schedule(options), plan, profiles);
+}
+
+}  // namespace pipelab

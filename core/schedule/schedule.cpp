@@ -1,0 +1,28 @@
+#include "core/schedule/schedule.h"
+
+#include <cassert>
+
+namespace pipelab {
+
+int Schedule::device_of_stage(int stage, int replica, int shard) const {
+  assert(stage >= 0 && stage < stages());
+  assert(replica >= 0 && replica < dp && shard >= 0 && shard < tp);
+  const int pipeline_rank = stage % pp;  // stage s runs on rank s % pp, chunk s / pp
+  return (replica * pp + pipeline_rank) * tp + shard;
+}
+
+ParallelPlan Schedule::plan() const {
+  ParallelPlan plan;
+  plan.dp = dp;
+  plan.tp = tp;
+  plan.pp = pp;
+  plan.microbatches = microbatches;
+  plan.schedule = kind;
+  plan.update = update;
+  plan.recompute = recompute;
+  plan.chunks = chunks;
+  plan.staleness = staleness;
+  return plan;
+}
+
+}  // namespace pipelab

@@ -1,0 +1,95 @@
+#include "core/sim/bubble_formula.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+
+namespace pipelab {
+namespace {
+
+void check_counts(int p, int m, int v) {
+  if (p < 1)
+    throw std::invalid_argument("bubble formula: p = " + std::to_string(p) + " must be >= 1");
+  if (m < 1)
+    throw std::invalid_argument("bubble formula: m = " + std::to_string(m) + " must be >= 1");
+  if (v < 1)
+    throw std::invalid_argument("bubble formula: v = " + std::to_string(v) + " must be >= 1");
+}
+
+// The idle time ZB-H1 leaves per device: (p-1)(f+b-w), never negative.
+double zb_h1_idle(int p, const UnitCosts& c) { return (p - 1) * std::max(0.0, c.f + c.b - c.w); }
+
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+std::string fixed3(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", value);
+  return text;
+}
+
+}  // namespace
+
+double theoretical_bubble(ScheduleKind kind, int p, int m, int v, const UnitCosts& c) {
+  check_counts(p, m, v);
+  switch (kind) {
+    case ScheduleKind::GPipe:
+    case ScheduleKind::OneFOneB:
+      return double(p - 1) / double(m + p - 1);
+    case ScheduleKind::Interleaved1F1B:
+      return double(p - 1) / double(v * m + p - 1);
+    case ScheduleKind::ZeroBubbleH1: {
+      const double idle = zb_h1_idle(p, c);
+      const double busy = m * (c.f + c.b + c.w);
+      return idle + busy > 0 ? idle / (busy + idle) : 0.0;
+    }
+    case ScheduleKind::PipeDream:
+    case ScheduleKind::PipeDream2BW:
+      return 0.0;
+  }
+  return 0.0;
+}
+
+std::string bubble_formula_text(ScheduleKind kind) {
+  switch (kind) {
+    case ScheduleKind::GPipe:
+    case ScheduleKind::OneFOneB:
+      return "(p-1)/(m+p-1)";
+    case ScheduleKind::Interleaved1F1B:
+      return "(p-1)/(v*m+p-1)";
+    case ScheduleKind::ZeroBubbleH1:
+      return "(p-1)(f+b-w)/(m(f+b+w)+(p-1)(f+b-w))";
+    case ScheduleKind::PipeDream:
+    case ScheduleKind::PipeDream2BW:
+      return "0 (steady state)";
+  }
+  return "";
+}
+
+std::string bubble_formula_filled(ScheduleKind kind, int p, int m, int v, const UnitCosts& c) {
+  const double value = theoretical_bubble(kind, p, m, v, c);
+  const std::string P = std::to_string(p);
+  const std::string M = std::to_string(m);
+  switch (kind) {
+    case ScheduleKind::GPipe:
+    case ScheduleKind::OneFOneB:
+      return "(" + P + "-1)/(" + M + "+" + P + "-1) = " + fixed3(value);
+    case ScheduleKind::Interleaved1F1B:
+      return "(" + P + "-1)/(" + std::to_string(v) + "*" + M + "+" + P + "-1) = " + fixed3(value);
+    case ScheduleKind::ZeroBubbleH1: {
+      const std::string idle =
+          "(" + P + "-1)(" + number(c.f) + "+" + number(c.b) + "-" + number(c.w) + ")";
+      return idle + "/(" + M + "(" + number(c.f) + "+" + number(c.b) + "+" + number(c.w) + ")+" +
+             idle + ") = " + fixed3(value);
+    }
+    case ScheduleKind::PipeDream:
+    case ScheduleKind::PipeDream2BW:
+      return "0 (steady state) = " + fixed3(value);
+  }
+  return "";
+}
+
+}  // namespace pipelab

@@ -1,0 +1,152 @@
+#include "core/sim/cost_model.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace pipelab {
+namespace {
+
+// Time for one point-to-point message of `bytes` on a link.
+double message_time(const DeviceProfile& device, int64_t bytes) {
+  return device.link_latency_s + static_cast<double>(bytes) / device.link_bandwidth;
+}
+
+void check_positive(double value, const char* field, const std::string& profile) {
+  if (!(value > 0))
+    throw std::invalid_argument("device profile '" + profile + "': " + field +
+                                " must be > 0; give the device a positive rate");
+}
+
+}  // namespace
+
+CostModel CostModel::unit(const UnitCosts& costs) {
+  const double values[] = {costs.f, costs.b, costs.w, costs.comm, costs.u};
+  const char* names[] = {"f", "b", "w", "comm", "u"};
+  for (int i = 0; i < 5; ++i)
+    if (!(values[i] >= 0))
+      throw std::invalid_argument(std::string("unit cost ") + names[i] +
+                                  " must be >= 0; use a non-negative number");
+  CostModel model;
+  model.unit_mode_ = true;
+  model.unit_ = costs;
+  return model;
+}
+
+CostModel CostModel::from_profiles(const std::vector<StageProfile>& stages,
+                                   const DeviceProfile& device, int optimizer_slots) {
+  if (stages.empty())
+    throw std::invalid_argument("cost model needs one StageProfile per stage; got none");
+  if (optimizer_slots < 0)
+    throw std::invalid_argument("optimizer_slots = " + std::to_string(optimizer_slots) +
+                                " must be >= 0 (0 SGD, 1 momentum, 2 Adam)");
+  check_positive(device.flops_per_s, "flops_per_s", device.name);
+  check_positive(device.memory_bandwidth, "memory_bandwidth", device.name);
+  check_positive(device.link_bandwidth, "link_bandwidth", device.name);
+  if (!(device.link_latency_s >= 0))
+    throw std::invalid_argument("device profile '" + device.name +
+                                "': link_latency_s must be >= 0");
+  CostModel model;
+  model.unit_mode_ = false;
+  model.stages_ = stages;
+  model.device_ = device;
+  model.optimizer_slots_ = optimizer_slots;
+  return model;
+}
+
+int64_t CostModel::optimizer_bytes_per_param(int optimizer_slots) {
+  // Read weight, gradient and every slot; write weight and every slot.
+  return 4 * (2 + 1 + 2 * static_cast<int64_t>(optimizer_slots));
+}
+
+void CostModel::set_compute_slowdown(int device, double factor) {
+  if (device < 0)
+    throw std::invalid_argument("compute slowdown: device " + std::to_string(device) +
+                                " must be >= 0");
+  if (!(factor > 0))
+    throw std::invalid_argument("compute slowdown of device " + std::to_string(device) +
+                                " must be > 0 (1 = normal speed)");
+  if (static_cast<int>(compute_slowdown_.size()) <= device)
+    compute_slowdown_.resize(device + 1, 1.0);
+  compute_slowdown_[device] = factor;
+}
+
+double CostModel::compute_slowdown(int device) const {
+  if (device < 0 || device >= static_cast<int>(compute_slowdown_.size())) return 1.0;
+  return compute_slowdown_[device];
+}
+
+double CostModel::duration(const Op& op) const {
+  if (op.kind == OpKind::AllReduce) return collective_duration(op, 2);
+
+  if (unit_mode_) {
+    double time = unit_.comm;  // every communication op
+    switch (op.kind) {
+      case OpKind::Forward:
+        time = unit_.f;
+        break;
+      case OpKind::Backward:
+        time = unit_.b + unit_.w;
+        break;
+      case OpKind::BackwardInput:
+        time = unit_.b;
+        break;
+      case OpKind::BackwardWeight:
+        time = unit_.w;
+        break;
+      case OpKind::Recompute:
+        time = unit_.f;
+        break;
+      case OpKind::Update:
+        time = unit_.u;
+        break;
+      default:
+        break;
+    }
+    return is_compute(op.kind) ? time * compute_slowdown(op.device) : time;
+  }
+
+  if (is_communication(op.kind)) return message_time(device_, op.bytes);
+
+  if (op.stage < 0 || op.stage >= static_cast<int>(stages_.size()))
+    throw std::invalid_argument(
+        "op on stage " + std::to_string(op.stage) + " has no StageProfile (the cost model has " +
+        std::to_string(stages_.size()) + "); pass one profile per pipeline stage");
+  const StageProfile& stage = stages_[op.stage];
+  double time = 0;
+  switch (op.kind) {
+    case OpKind::Forward:
+    case OpKind::Recompute:
+      time = stage.forward_flops / device_.flops_per_s;
+      break;
+    case OpKind::Backward:
+      time = (stage.backward_input_flops + stage.backward_weight_flops) / device_.flops_per_s;
+      break;
+    case OpKind::BackwardInput:
+      time = stage.backward_input_flops / device_.flops_per_s;
+      break;
+    case OpKind::BackwardWeight:
+      time = stage.backward_weight_flops / device_.flops_per_s;
+      break;
+    case OpKind::Update:
+      // Elementwise over every parameter: memory-bound.
+      time = static_cast<double>(stage.params) *
+             static_cast<double>(optimizer_bytes_per_param(optimizer_slots_)) /
+             device_.memory_bandwidth;
+      break;
+    default:
+      break;
+  }
+  return time * compute_slowdown(op.device);
+}
+
+double CostModel::collective_duration(const Op& op, int members) const {
+  if (unit_mode_) return unit_.comm;
+  if (members <= 1) return 0;
+  // Ring all-reduce: a reduce-scatter and an all-gather, each n-1 steps that
+  // move bytes/n per device.
+  const double n = members;
+  return 2 * (n - 1) / n * static_cast<double>(op.bytes) / device_.link_bandwidth +
+         2 * (n - 1) * device_.link_latency_s;
+}
+
+}  // namespace pipelab

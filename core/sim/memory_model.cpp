@@ -1,0 +1,221 @@
+#include "core/sim/memory_model.h"
+
+#include <algorithm>
+#include <cassert>
+#include <climits>
+
+namespace pipelab {
+namespace {
+
+bool reads_weights(OpKind kind) {
+  return kind == OpKind::Forward || kind == OpKind::Backward || kind == OpKind::BackwardInput ||
+         kind == OpKind::BackwardWeight || kind == OpKind::Recompute;
+}
+
+// The op after which a micro-batch's activations are no longer needed.
+bool ends_backward(OpKind kind) {
+  return kind == OpKind::Backward || kind == OpKind::BackwardWeight;
+}
+
+// The optimizer step, or (async data parallel) fetching the server's weights.
+bool writes_weights(OpKind kind) { return kind == OpKind::Update || kind == OpKind::PullWeights; }
+
+bool makes_weight_gradient(OpKind kind) {
+  return kind == OpKind::Backward || kind == OpKind::BackwardWeight;
+}
+
+}  // namespace
+
+StageMemory stage_memory(const CostModel& cost, int stage) {
+  StageMemory memory;
+  if (cost.is_unit()) {
+    memory.weights = 1;
+    memory.gradients = 1;
+    memory.optimizer_state = cost.optimizer_slots();
+    memory.activations = 1;
+    memory.kept_input = 0;
+    return memory;
+  }
+  assert(stage >= 0 && stage < static_cast<int>(cost.stages().size()));
+  const StageProfile& profile = cost.stages()[stage];
+  memory.weights = profile.params * 4;
+  memory.gradients = profile.params * 4;
+  memory.optimizer_state = int64_t{cost.optimizer_slots()} * profile.params * 4;
+  memory.activations = profile.activation_bytes;
+  memory.kept_input = std::min(profile.input_bytes, profile.activation_bytes);
+  return memory;
+}
+
+MemoryModel::MemoryModel(const Schedule& schedule, const CostModel& cost)
+    : schedule_(schedule), pp_(schedule.pp), devices_(schedule.device_count()) {
+  for (int d = 0; d < schedule.device_count(); ++d) {
+    DeviceState& state = devices_[d];
+    const int rank = (d / schedule.tp) % schedule.pp;
+    state.chunk_memory.resize(schedule.chunks);
+    state.gradients_allocated.assign(schedule.chunks, 0);
+    state.changes.reserve(schedule.devices[d].size() + 16);
+    for (int chunk = 0; chunk < schedule.chunks; ++chunk) {
+      const StageMemory stage = stage_memory(cost, chunk * schedule.pp + rank);
+      state.chunk_memory[chunk] = stage;
+      add(d, 0, MemoryCategory::Weights, stage.weights);
+      add(d, 0, MemoryCategory::OptimizerState, stage.optimizer_state);
+    }
+    init_versions(d);
+  }
+}
+
+void MemoryModel::add(int device, double t, MemoryCategory category, int64_t bytes) {
+  if (bytes != 0) devices_[device].changes.push_back({t, category, bytes});
+}
+
+// One pass over the device's ops: who reads which version, and which versions
+// exist from the start (read before anything here writes them: the initial
+// weights, or the stash an asynchronous window starts with). Versions are
+// >= 0 (op_matching checks), so they index the vectors directly.
+void MemoryModel::init_versions(int device) {
+  DeviceState& state = devices_[device];
+  state.versions.resize(schedule_.chunks);
+  std::vector<std::vector<char>> written(schedule_.chunks);
+  for (const Op& op : schedule_.devices[device]) {
+    if (op.kind == OpKind::Recompute) state.recompute = true;
+    const bool reads = reads_weights(op.kind);
+    if (!reads && !writes_weights(op.kind)) continue;
+    const int chunk = chunk_of(op);
+    VersionState& versions = state.versions[chunk];
+    const size_t version = static_cast<size_t>(op.weight_version);
+    if (versions.readers_left.size() <= version) {
+      versions.readers_left.resize(version + 1, 0);
+      versions.born.resize(version + 1, 0);
+      written[chunk].resize(version + 1, 0);
+    }
+    if (!reads) {
+      written[chunk][version] = 1;
+      continue;
+    }
+    ++versions.readers_left[version];
+    if (!written[chunk][version] && !versions.born[version]) {
+      versions.born[version] = 1;
+      versions.current = std::max(versions.current, op.weight_version);
+      ++versions.alive;
+    }
+  }
+  for (int chunk = 0; chunk < schedule_.chunks; ++chunk) {
+    const VersionState& versions = state.versions[chunk];
+    if (versions.alive > 1)
+      add(device, 0, MemoryCategory::StashedWeights,
+          (versions.alive - 1) * state.chunk_memory[chunk].weights);
+    state.peaks.weight_versions = std::max(state.peaks.weight_versions, versions.alive);
+  }
+}
+
+void MemoryModel::version_read_done(int device, int chunk, int version, double t) {
+  DeviceState& state = devices_[device];
+  VersionState& versions = state.versions[chunk];
+  const int index = version;
+  assert(versions.readers_left[index] > 0);
+  if (--versions.readers_left[index] == 0 && versions.born[index] && version != versions.current) {
+    --versions.alive;
+    add(device, t, MemoryCategory::StashedWeights, -state.chunk_memory[chunk].weights);
+  }
+}
+
+void MemoryModel::version_written(int device, int chunk, int version, double t) {
+  DeviceState& state = devices_[device];
+  VersionState& versions = state.versions[chunk];
+  if (version <= versions.current) return;  // not newer: nothing changes
+  const int alive_before = versions.alive;
+  const int previous = versions.current;
+  versions.born[version] = 1;
+  versions.current = version;
+  ++versions.alive;
+  if (previous != kNoVersion && versions.readers_left[previous] == 0) --versions.alive;
+  add(device, t, MemoryCategory::StashedWeights,
+      (versions.alive - alive_before) * state.chunk_memory[chunk].weights);
+  state.peaks.weight_versions = std::max(state.peaks.weight_versions, versions.alive);
+}
+
+void MemoryModel::op_started(const Op& op, double t) {
+  DeviceState& state = devices_[op.device];
+  const int chunk = chunk_of(op);
+  const StageMemory& stage = state.chunk_memory[chunk];
+  switch (op.kind) {
+    case OpKind::Forward:
+      add(op.device, t, MemoryCategory::Activations, stage.activations);
+      break;
+    case OpKind::Recompute:
+      add(op.device, t, MemoryCategory::Activations, stage.activations - stage.kept_input);
+      break;
+    case OpKind::Reload:
+      add(op.device, t, MemoryCategory::Activations, stage.activations);
+      break;
+    default:
+      break;
+  }
+  if (makes_weight_gradient(op.kind) && !state.gradients_allocated[chunk]) {
+    state.gradients_allocated[chunk] = 1;
+    add(op.device, t, MemoryCategory::Gradients, stage.gradients);
+  }
+}
+
+void MemoryModel::op_finished(const Op& op, double t) {
+  DeviceState& state = devices_[op.device];
+  const int chunk = chunk_of(op);
+  const StageMemory& stage = state.chunk_memory[chunk];
+  if (op.kind == OpKind::Forward) {
+    if (state.recompute)
+      add(op.device, t, MemoryCategory::Activations, -(stage.activations - stage.kept_input));
+    ++state.inflight;
+    state.peaks.peak_inflight_microbatches =
+        std::max(state.peaks.peak_inflight_microbatches, state.inflight);
+  } else if (ends_backward(op.kind)) {
+    add(op.device, t, MemoryCategory::Activations, -stage.activations);
+    --state.inflight;
+  } else if (op.kind == OpKind::Offload) {
+    add(op.device, t, MemoryCategory::Activations, -stage.activations);
+  } else if (op.kind == OpKind::Update || op.kind == OpKind::PushGradient) {
+    // Applied, or sent to the parameter server: the gradient buffer is done.
+    if (state.gradients_allocated[chunk]) {
+      state.gradients_allocated[chunk] = 0;
+      add(op.device, t, MemoryCategory::Gradients, -stage.gradients);
+    }
+  }
+  if (writes_weights(op.kind)) version_written(op.device, chunk, op.weight_version, t);
+  if (reads_weights(op.kind)) version_read_done(op.device, chunk, op.weight_version, t);
+}
+
+void MemoryModel::message_arrived(int device, int64_t bytes, double t) {
+  add(device, t, MemoryCategory::CommBuffers, bytes);
+}
+
+void MemoryModel::message_consumed(int device, int64_t bytes, double t) {
+  add(device, t, MemoryCategory::CommBuffers, -bytes);
+}
+
+std::vector<DeviceMemoryPeaks> MemoryModel::finish(std::vector<MemorySample>* samples) {
+  std::vector<DeviceMemoryPeaks> peaks;
+  peaks.reserve(devices_.size());
+  for (int d = 0; d < static_cast<int>(devices_.size()); ++d) {
+    DeviceState& state = devices_[d];
+    std::vector<Change>& changes = state.changes;
+    // A device's own ops report in time order; only message arrivals (timed
+    // by the sender) come out of order.
+    auto by_time = [](const Change& a, const Change& b) { return a.t < b.t; };
+    if (!std::is_sorted(changes.begin(), changes.end(), by_time))
+      std::stable_sort(changes.begin(), changes.end(), by_time);
+    MemoryBytes now{};
+    for (size_t i = 0; i < changes.size(); ++i) {
+      now[static_cast<int>(changes[i].category)] += changes[i].bytes;
+      const bool last_at_this_time = i + 1 == changes.size() || changes[i + 1].t != changes[i].t;
+      if (!last_at_this_time) continue;
+      for (int c = 0; c < kMemoryCategoryCount; ++c)
+        state.peaks.peak_bytes[c] = std::max(state.peaks.peak_bytes[c], now[c]);
+      state.peaks.peak_total_bytes = std::max(state.peaks.peak_total_bytes, total_bytes(now));
+      if (samples) samples->push_back({d, changes[i].t, now});
+    }
+    peaks.push_back(state.peaks);
+    changes = {};
+  }
+  return peaks;
+}
+
+}  // namespace pipelab

@@ -1,0 +1,113 @@
+// Memory model: what each device holds over a simulated run, by category.
+//
+//  weights          params * 4 per stage the device holds, from the start
+//  optimizer state  slots * params * 4 per stage, from the start
+//  gradients        params * 4 per stage, allocated when the stage's first
+//                   weight gradient of a step starts (B or BW) and freed when
+//                   that stage's optimizer step (U) ends, or, for async data
+//                   parallelism, when its PushGradient has reached the server
+//  activations      activation_bytes per micro-batch, allocated when its F
+//                   starts and freed when its B ends (BW for a split backward;
+//                   BI frees nothing early: the weight gradient still needs the
+//                   stage's inputs). With recomputation (the device's program
+//                   has Recompute ops, one before each micro-batch's backward)
+//                   F keeps only the stage input (input_bytes) once it ends,
+//                   and Recompute puts the rest back until B/BW.
+//                   Offload frees a micro-batch's activations, Reload restores them.
+//  stashed weights  (versions alive - 1) * params * 4 per stage. A weight
+//                   version is alive while it is the newest one, or while an
+//                   op that reads it (F, B, BI, BW, Recompute) is still to run;
+//                   U (or PullWeights, async data parallel) makes the version
+//                   it names when it ends, if that is newer than the current.
+//  comm buffers     a message's bytes on its receiver, from arrival until the
+//                   receive ends
+//  workspace        not modelled (0)
+//
+// Unit-cost simulations have no StageProfiles; memory is then counted in
+// "activation units": each stage has params = 1 and activation_bytes = 1
+// (weights 1, gradients 1, one unit per in-flight micro-batch, one per extra
+// weight version) and input_bytes = 0, so peaks still compare schedules.
+//
+// Changes at the same instant are applied together: a sample is the state
+// after every change at its time, and peaks are taken over samples.
+#pragma once
+
+#include <climits>
+#include <cstdint>
+#include <vector>
+
+#include "core/schedule/schedule.h"
+#include "core/sim/cost_model.h"
+#include "core/trace/trace_events.h"
+
+namespace pipelab {
+
+// What one pipeline stage holds (bytes, or activation units in unit mode).
+struct StageMemory {
+  int64_t weights = 0;
+  int64_t gradients = 0;
+  int64_t optimizer_state = 0;
+  int64_t activations = 0;  // per in-flight micro-batch
+  int64_t kept_input = 0;   // per micro-batch under recomputation
+};
+StageMemory stage_memory(const CostModel& cost, int stage);
+
+struct DeviceMemoryPeaks {
+  MemoryBytes peak_bytes{};
+  int64_t peak_total_bytes = 0;
+  int peak_inflight_microbatches = 0;
+  int weight_versions = 1;
+};
+
+class MemoryModel {
+ public:
+  MemoryModel(const Schedule& schedule, const CostModel& cost);
+
+  // The simulator reports each device's compute, offload, push and pull ops
+  // in program order, with their start and end times.
+  void op_started(const Op& op, double t);
+  void op_finished(const Op& op, double t);
+  // A message's bytes wait in a buffer on the receiver between these two.
+  void message_arrived(int device, int64_t bytes, double t);
+  void message_consumed(int device, int64_t bytes, double t);
+
+  // Per device peaks; appends the samples (per device, in time order) when
+  // `samples` is not null.
+  std::vector<DeviceMemoryPeaks> finish(std::vector<MemorySample>* samples);
+
+ private:
+  struct Change {
+    double t;
+    MemoryCategory category;
+    int64_t bytes;
+  };
+  static constexpr int kNoVersion = INT_MIN;
+  // Weight versions of one stage on one device; vectors indexed by version.
+  struct VersionState {
+    std::vector<int> readers_left;  // ops still to read the version
+    std::vector<char> born;         // exists (initial, or written by a U that ended)
+    int current = kNoVersion;       // newest born version
+    int alive = 0;
+  };
+  struct DeviceState {
+    std::vector<Change> changes;
+    std::vector<StageMemory> chunk_memory;  // per chunk
+    std::vector<char> gradients_allocated;  // per chunk
+    std::vector<VersionState> versions;     // per chunk
+    bool recompute = false;
+    int inflight = 0;
+    DeviceMemoryPeaks peaks;
+  };
+
+  void add(int device, double t, MemoryCategory category, int64_t bytes);
+  void init_versions(int device);
+  void version_read_done(int device, int chunk, int version, double t);
+  void version_written(int device, int chunk, int version, double t);
+  int chunk_of(const Op& op) const { return op.stage / pp_; }
+
+  const Schedule& schedule_;
+  int pp_ = 1;
+  std::vector<DeviceState> devices_;
+};
+
+}  // namespace pipelab

@@ -1,0 +1,296 @@
+#include "core/sim/op_matching.h"
+
+#include <algorithm>
+#include <climits>
+#include <stdexcept>
+#include <string>
+
+namespace pipelab {
+namespace {
+
+// A large schedule is read once; the passes after that walk these short lists.
+struct OpPosition {
+  int device = 0;
+  int index = 0;  // in the device's list
+};
+
+std::string describe(const Op& op, int device, int position) {
+  return "device " + std::to_string(device) + " op #" + std::to_string(position) + " (" +
+         op_kind_name(op.kind) + " stage " + std::to_string(op.stage) + " micro-batch " +
+         std::to_string(op.microbatch) + " step " + std::to_string(op.step) + ")";
+}
+
+bool is_send(OpKind kind) { return kind == OpKind::SendActivation || kind == OpKind::SendGradient; }
+bool is_recv(OpKind kind) { return kind == OpKind::RecvActivation || kind == OpKind::RecvGradient; }
+
+// Receives are looked up by (device, direction, chunk), then by (step,
+// micro-batch) in a dense table covering the range the receives use.
+struct RecvTable {
+  int step_min = INT_MAX;
+  int step_max = INT_MIN;
+  int microbatch_max = -1;
+  std::vector<int> recv;  // global op index, -1 where none
+
+  int index(int step, int microbatch) const {
+    if (step < step_min || step > step_max || microbatch < 0 || microbatch > microbatch_max)
+      return -1;
+    return (step - step_min) * (microbatch_max + 1) + microbatch;
+  }
+};
+
+class RecvTables {
+ public:
+  RecvTables(int devices, int chunks) : chunks_(chunks), tables_(size_t(devices) * 2 * chunks) {}
+  RecvTable& at(int device, OpKind recv_kind, int chunk) {
+    const int direction = recv_kind == OpKind::RecvActivation ? 0 : 1;
+    return tables_[(size_t(device) * 2 + direction) * chunks_ + chunk];
+  }
+
+ private:
+  int chunks_;
+  std::vector<RecvTable> tables_;
+};
+
+// Groups 0 .. dp*pp-1 are tensor-parallel (one per replica and rank), the rest
+// data-parallel (one per rank and shard).
+int group_of(const Schedule& schedule, CommGroup group, int device) {
+  const GridPosition p = grid_position(schedule, device);
+  if (group == CommGroup::TensorParallel) return p.replica * schedule.pp + p.rank;
+  return schedule.dp * schedule.pp + p.rank * schedule.tp + p.shard;
+}
+
+class Matcher {
+ public:
+  explicit Matcher(const Schedule& schedule)
+      : schedule_(schedule), tables_(schedule.device_count(), schedule.chunks) {}
+
+  ScheduleMatching run() {
+    number_ops();
+    build_groups();
+    read_ops();
+    match_messages();
+    check_collective_counts();
+    match_push_pull();
+    return std::move(matching_);
+  }
+
+ private:
+  const Op& op_at(OpPosition at) const { return schedule_.devices[at.device][at.index]; }
+  int global(OpPosition at) const { return matching_.first_op[at.device] + at.index; }
+
+  void number_ops() {
+    const int devices = schedule_.device_count();
+    matching_.first_op.assign(devices + 1, 0);
+    int64_t total = 0;
+    for (int d = 0; d < devices; ++d) {
+      matching_.first_op[d] = static_cast<int>(total);
+      total += static_cast<int64_t>(schedule_.devices[d].size());
+      if (total >= INT_MAX) throw std::invalid_argument("schedule has too many ops to simulate");
+    }
+    matching_.first_op[devices] = static_cast<int>(total);
+    matching_.partner.assign(total, -1);
+  }
+
+  void build_groups() {
+    matching_.groups.assign(
+        size_t(schedule_.dp) * schedule_.pp + size_t(schedule_.pp) * schedule_.tp, {});
+    for (int d = 0; d < schedule_.device_count(); ++d) {
+      matching_.groups[group_of(schedule_, CommGroup::TensorParallel, d)].members.push_back(d);
+      matching_.groups[group_of(schedule_, CommGroup::DataParallel, d)].members.push_back(d);
+    }
+    instances_.resize(matching_.groups.size());
+    collectives_run_.assign(size_t(schedule_.device_count()) * 2, 0);
+  }
+
+  // The one pass over every op: checks fields, numbers the collectives and
+  // notes where the sends, receives, pushes and pulls are.
+  void read_ops() {
+    for (int d = 0; d < schedule_.device_count(); ++d) {
+      const std::vector<Op>& ops = schedule_.devices[d];
+      for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
+        const Op& op = ops[i];
+        check_fields(op, d, i);
+        if (is_recv(op.kind)) {
+          RecvTable& table = tables_.at(d, op.kind, op.stage / schedule_.pp);
+          table.step_min = std::min(table.step_min, op.step);
+          table.step_max = std::max(table.step_max, op.step);
+          table.microbatch_max = std::max(table.microbatch_max, op.microbatch);
+          recvs_.push_back({d, i});
+        } else if (is_send(op.kind)) {
+          sends_.push_back({d, i});
+        } else if (op.kind == OpKind::AllReduce) {
+          join_collective(op, d, i);
+        } else if (op.kind == OpKind::PushGradient) {
+          pushes_.push_back({d, i});
+        } else if (op.kind == OpKind::PullWeights) {
+          pulls_.push_back({d, i});
+        }
+      }
+    }
+  }
+
+  void check_fields(const Op& op, int device, int position) const {
+    if (op.device != device)
+      throw std::invalid_argument(describe(op, device, position) + " says device " +
+                                  std::to_string(op.device) +
+                                  "; each op must sit in its device's list");
+    if (op.stage < 0 || op.stage >= schedule_.stages())
+      throw std::invalid_argument(describe(op, device, position) + ": stage must be in [0, " +
+                                  std::to_string(schedule_.stages()) + ")");
+    if (op.step < 0)
+      throw std::invalid_argument(describe(op, device, position) + ": step must be >= 0");
+    if (op.weight_version < 0)
+      throw std::invalid_argument(describe(op, device, position) + ": weight_version must be >= 0");
+    if (is_send(op.kind) || is_recv(op.kind)) {
+      if (op.microbatch < 0)
+        throw std::invalid_argument(describe(op, device, position) +
+                                    ": sends and receives need a micro-batch >= 0");
+      if (op.stage % schedule_.pp != grid_position(schedule_, device).rank)
+        throw std::invalid_argument(describe(op, device, position) + ": stage " +
+                                    std::to_string(op.stage) + " does not run on this device");
+    }
+  }
+
+  // The k-th all-reduce of a kind on a device is its group's k-th collective.
+  void join_collective(const Op& op, int device, int position) {
+    if (op.group == CommGroup::None)
+      throw std::invalid_argument(describe(op, device, position) +
+                                  ": an AllReduce needs group tensor-parallel or data-parallel");
+    const int g = group_of(schedule_, op.group, device);
+    int& ordinal = collectives_run_[size_t(device) * 2 + (op.group == CommGroup::DataParallel)];
+    if (ordinal == static_cast<int>(instances_[g].size())) {
+      instances_[g].push_back(static_cast<int>(matching_.group_of_collective.size()));
+      matching_.group_of_collective.push_back(g);
+    }
+    matching_.partner[matching_.first_op[device] + position] = instances_[g][ordinal];
+    ++ordinal;
+  }
+
+  void check_collective_counts() const {
+    for (int d = 0; d < schedule_.device_count(); ++d)
+      for (CommGroup kind : {CommGroup::TensorParallel, CommGroup::DataParallel}) {
+        const int mine = collectives_run_[size_t(d) * 2 + (kind == CommGroup::DataParallel)];
+        const int group_total = static_cast<int>(instances_[group_of(schedule_, kind, d)].size());
+        if (mine != group_total)
+          throw std::invalid_argument(
+              "device " + std::to_string(d) + " runs " + std::to_string(mine) + " " +
+              (kind == CommGroup::TensorParallel ? "tensor" : "data") +
+              "-parallel all-reduces but another member of its group runs " +
+              std::to_string(group_total) + "; every member must run each collective");
+      }
+  }
+
+  void match_messages() {
+    // File every receive in its table.
+    for (OpPosition at : recvs_) {
+      const Op& op = op_at(at);
+      RecvTable& table = tables_.at(at.device, op.kind, op.stage / schedule_.pp);
+      if (table.recv.empty())
+        table.recv.assign(size_t(table.step_max - table.step_min + 1) * (table.microbatch_max + 1),
+                          -1);
+      int& slot = table.recv[table.index(op.step, op.microbatch)];
+      if (slot >= 0)
+        throw std::invalid_argument(describe(op, at.device, at.index) +
+                                    " duplicates an earlier receive; receive each message once");
+      slot = global(at);
+    }
+    // Each send finds its receive; the receive gets a message number.
+    for (OpPosition at : sends_) {
+      const Op& op = op_at(at);
+      const int recv = find_receive(op, at);
+      if (matching_.partner[recv] >= 0)
+        throw std::invalid_argument(describe(op, at.device, at.index) +
+                                    " sends a message another send already sent");
+      matching_.partner[recv] = matching_.message_count++;
+      matching_.partner[global(at)] = recv;
+    }
+    for (OpPosition at : recvs_)
+      if (matching_.partner[global(at)] < 0)
+        throw std::invalid_argument(describe(op_at(at), at.device, at.index) +
+                                    " has no matching send");
+  }
+
+  int find_receive(const Op& send, OpPosition at) {
+    const bool forward = send.kind == OpKind::SendActivation;
+    const int to_stage = send.stage + (forward ? 1 : -1);
+    if (to_stage < 0 || to_stage >= schedule_.stages())
+      throw std::invalid_argument(describe(send, at.device, at.index) + " has no stage " +
+                                  std::to_string(to_stage) + " to send to");
+    GridPosition position = grid_position(schedule_, at.device);
+    position.rank = to_stage % schedule_.pp;
+    const int receiver = grid_device(schedule_, position);
+    if (send.peer >= 0 && send.peer != receiver)
+      throw std::invalid_argument(
+          describe(send, at.device, at.index) + " names peer " + std::to_string(send.peer) +
+          " but stage " + std::to_string(to_stage) + " runs on device " + std::to_string(receiver));
+    const OpKind recv_kind = forward ? OpKind::RecvActivation : OpKind::RecvGradient;
+    const RecvTable& table = tables_.at(receiver, recv_kind, to_stage / schedule_.pp);
+    const int index = table.index(send.step, send.microbatch);
+    const int recv = index < 0 ? -1 : table.recv[index];
+    if (recv < 0)
+      throw std::invalid_argument(describe(send, at.device, at.index) + " has no matching " +
+                                  op_kind_name(recv_kind) + " on device " +
+                                  std::to_string(receiver));
+    return recv;
+  }
+
+  void match_push_pull() {
+    if (schedule_.staleness < 0)
+      throw std::invalid_argument("staleness = " + std::to_string(schedule_.staleness) +
+                                  " must be >= 0");
+    if (pushes_.empty()) return;  // no asynchronous data parallelism
+    int max_step = 0;
+    for (OpPosition at : pushes_) max_step = std::max(max_step, op_at(at).step);
+    const int steps = max_step + 1;
+    matching_.pushes_expected.assign(size_t(schedule_.pp) * schedule_.tp * steps, 0);
+    const int first_dp_group = schedule_.dp * schedule_.pp;
+    auto slot_of = [&](int device, int step) {
+      return (group_of(schedule_, CommGroup::DataParallel, device) - first_dp_group) * steps + step;
+    };
+    for (OpPosition at : pushes_) {
+      const int slot = slot_of(at.device, op_at(at).step);
+      matching_.partner[global(at)] = slot;
+      ++matching_.pushes_expected[slot];
+    }
+    for (OpPosition at : pulls_) {
+      const int needed_step = op_at(at).step - schedule_.staleness;
+      if (needed_step < 0 || needed_step >= steps) continue;
+      const int slot = slot_of(at.device, needed_step);
+      if (matching_.pushes_expected[slot] > 0) matching_.partner[global(at)] = slot;
+    }
+  }
+
+  const Schedule& schedule_;
+  ScheduleMatching matching_;
+  RecvTables tables_;
+  std::vector<OpPosition> sends_, recvs_, pushes_, pulls_;
+  std::vector<std::vector<int>> instances_;  // per group: its collectives, in order
+  std::vector<int> collectives_run_;         // per device: [tensor, data] so far
+};
+
+}  // namespace
+
+GridPosition grid_position(const Schedule& schedule, int device) {
+  GridPosition position;
+  position.shard = device % schedule.tp;
+  position.rank = (device / schedule.tp) % schedule.pp;
+  position.replica = device / (schedule.tp * schedule.pp);
+  return position;
+}
+
+int grid_device(const Schedule& schedule, GridPosition position) {
+  return (position.replica * schedule.pp + position.rank) * schedule.tp + position.shard;
+}
+
+ScheduleMatching match_schedule_ops(const Schedule& schedule) {
+  if (schedule.pp < 1 || schedule.dp < 1 || schedule.tp < 1 || schedule.chunks < 1)
+    throw std::invalid_argument("schedule needs pp, dp, tp and chunks >= 1");
+  if (schedule.device_count() != schedule.dp * schedule.pp * schedule.tp)
+    throw std::invalid_argument("schedule has " + std::to_string(schedule.device_count()) +
+                                " device lists but dp x pp x tp = " +
+                                std::to_string(schedule.dp * schedule.pp * schedule.tp) +
+                                "; lower the schedule for its plan");
+  return Matcher(schedule).run();
+}
+
+}  // namespace pipelab

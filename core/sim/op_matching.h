@@ -1,0 +1,61 @@
+// Op matching: before simulating, find every communication op's partners once,
+// so the simulation itself never searches.
+//
+//  - A SendActivation on stage s (device d) goes to the RecvActivation on stage
+//    s+1 with the same micro-batch and step, on the device of stage s+1 in d's
+//    replica and shard; a SendGradient on stage s to the RecvGradient on s-1.
+//  - An AllReduce is matched by order among its group's members: the k-th
+//    tensor-parallel all-reduce of every device of a TP group (same replica and
+//    pipeline rank) is one collective; likewise the k-th data-parallel one of a
+//    DP group (same pipeline rank and shard).
+//  - A PullWeights of step t waits for every PushGradient of step
+//    t - staleness in its DP group (none when that step is before the window or
+//    has no pushes in it).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/schedule/schedule.h"
+
+namespace pipelab {
+
+// Where a global device id sits in the dp x pp x tp grid of a schedule.
+struct GridPosition {
+  int replica = 0;
+  int rank = 0;  // pipeline rank
+  int shard = 0;
+};
+GridPosition grid_position(const Schedule& schedule, int device);
+int grid_device(const Schedule& schedule, GridPosition position);
+
+// One collective: the devices taking part, in device order.
+struct CollectiveGroup {
+  std::vector<int> members;
+};
+
+struct ScheduleMatching {
+  // Ops are numbered globally: device d's ops are first_op[d] .. first_op[d+1]-1.
+  std::vector<int> first_op;
+  // Per global op, what it is matched with (-1 for ops that need nothing):
+  //   Send          the global index of its receive
+  //   Recv          its message number, 0 .. message_count-1
+  //   AllReduce     its collective instance (index into group_of_collective)
+  //   PushGradient  the push slot (DP group, step) it fills
+  //   PullWeights   the push slot it waits for (-1: none, no wait)
+  std::vector<int> partner;
+  int message_count = 0;
+  // Per collective instance: which group it runs on (index into groups).
+  std::vector<int> group_of_collective;
+  std::vector<CollectiveGroup> groups;
+  std::vector<int> pushes_expected;  // per push slot
+
+  int op_count() const { return first_op.empty() ? 0 : first_op.back(); }
+};
+
+// Throws std::invalid_argument naming the device and op when a receive has no
+// send (or two), a send names the wrong peer, a collective's members disagree
+// on how many they run, or an op's fields are out of range.
+ScheduleMatching match_schedule_ops(const Schedule& schedule);
+
+}  // namespace pipelab

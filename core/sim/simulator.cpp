@@ -1,0 +1,366 @@
+#include "core/sim/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "core/sim/bubble_formula.h"
+#include "core/sim/memory_model.h"
+#include "core/sim/op_matching.h"
+
+namespace pipelab {
+namespace {
+
+constexpr double kNotYet = std::numeric_limits<double>::quiet_NaN();
+
+// Devices are identified on links by id; the parameter server is kServer.
+constexpr int kServer = -1;
+
+struct Link {
+  int peer = 0;
+  double free_at = 0;  // when the link finishes its last message
+};
+
+struct Collective {
+  int arrived = 0;
+  double start = 0;     // latest arrival so far
+  double duration = 0;  // longest of the members' costs
+  double end = kNotYet;
+};
+
+struct PushSlot {
+  int arrived = 0;
+  double last_arrival = 0;
+  std::vector<int> waiting;  // devices blocked on a pull of this slot
+};
+
+class Simulation {
+ public:
+  Simulation(const Schedule& schedule, const CostModel& cost, const SimulationOptions& options)
+      : schedule_(schedule),
+        cost_(cost),
+        options_(options),
+        matching_(match_schedule_ops(schedule)),
+        memory_(schedule, cost),
+        devices_(schedule.device_count()),
+        arrival_(matching_.message_count, kNotYet),
+        collectives_(matching_.group_of_collective.size()),
+        push_slots_(matching_.pushes_expected.size()) {
+    if (options_.record_events) events_.resize(matching_.op_count());
+  }
+
+  void run() {
+    for (int d = 0; d < schedule_.device_count(); ++d) wake(d);
+    while (!ready_.empty()) {
+      const int device = ready_.back();
+      ready_.pop_back();
+      devices_[device].queued = false;
+      advance(device);
+    }
+    check_finished();
+  }
+
+  SimulationResult result();
+
+ private:
+  struct DeviceState {
+    int pc = 0;           // next op to run
+    double clock = 0;     // when the device is free for it
+    bool queued = false;  // in ready_
+    int registered = -1;  // global op index of the collective it has joined
+    double busy = 0;
+    double comm = 0;
+    std::vector<Link> links;
+  };
+
+  const std::vector<Op>& ops(int device) const { return schedule_.devices[device]; }
+  int global(int device, int pc) const { return matching_.first_op[device] + pc; }
+
+  void wake(int device) {
+    if (devices_[device].queued) return;
+    devices_[device].queued = true;
+    ready_.push_back(device);
+  }
+
+  Link& link(int device, int peer) {
+    for (Link& l : devices_[device].links)
+      if (l.peer == peer) return l;
+    devices_[device].links.push_back({peer, 0});
+    return devices_[device].links.back();
+  }
+
+  void record(int device, int pc, double begin, double end) {
+    const Op& op = ops(device)[pc];
+    makespan_ = std::max(makespan_, end);
+    if (op.step >= static_cast<int>(step_end_.size())) step_end_.resize(op.step + 1, 0);
+    step_end_[op.step] = std::max(step_end_[op.step], end);
+    if (options_.record_events) events_[global(device, pc)] = {device, op, begin, end, op.bytes};
+  }
+
+  // Runs the device's ops until one has to wait or the program ends.
+  void advance(int device) {
+    DeviceState& state = devices_[device];
+    const std::vector<Op>& program = ops(device);
+    while (state.pc < static_cast<int>(program.size())) {
+      if (!try_run(device, program[state.pc])) return;
+      ++state.pc;
+    }
+  }
+
+  // Runs one op if it can start now; false when it must wait.
+  bool try_run(int device, const Op& op) {
+    DeviceState& state = devices_[device];
+    switch (op.kind) {
+      case OpKind::SendActivation:
+      case OpKind::SendGradient:
+        send(device, op);
+        return true;
+      case OpKind::PushGradient:
+        push(device, op);
+        return true;
+      case OpKind::RecvActivation:
+      case OpKind::RecvGradient:
+        return receive(device, op);
+      case OpKind::AllReduce:
+        return all_reduce(device, op);
+      case OpKind::PullWeights:
+        return pull(device, op);
+      default:
+        break;
+    }
+    // Compute ops, Offload and Reload occupy the device for their duration.
+    const double duration = cost_.duration(op);
+    const double begin = state.clock;
+    const double end = begin + duration;
+    memory_.op_started(op, begin);
+    memory_.op_finished(op, end);
+    if (is_compute(op.kind))
+      state.busy += duration;
+    else
+      state.comm += duration;
+    record(device, state.pc, begin, end);
+    state.clock = end;
+    return true;
+  }
+
+  void send(int device, const Op& op) {
+    DeviceState& state = devices_[device];
+    const int recv = matching_.partner[global(device, state.pc)];
+    const int receiver = device_of_op(recv);
+    const Op& recv_op = ops(receiver)[recv - matching_.first_op[receiver]];
+    Link& l = link(device, receiver);
+    const double begin = std::max(state.clock, l.free_at);
+    const double arrival = begin + cost_.duration(op);
+    l.free_at = arrival;
+    arrival_[matching_.partner[recv]] = arrival;
+    memory_.message_arrived(receiver, recv_op.bytes, arrival);
+    record(device, state.pc, begin, arrival);
+    // Wake the receiver if it is already waiting at this receive.
+    if (global(receiver, devices_[receiver].pc) == recv) wake(receiver);
+  }
+
+  bool receive(int device, const Op& op) {
+    DeviceState& state = devices_[device];
+    const double arrival = arrival_[matching_.partner[global(device, state.pc)]];
+    if (std::isnan(arrival)) return false;
+    const double end = std::max(state.clock, arrival);
+    memory_.message_consumed(device, op.bytes, end);
+    state.comm += end - state.clock;
+    record(device, state.pc, state.clock, end);
+    state.clock = end;
+    return true;
+  }
+
+  bool all_reduce(int device, const Op& op) {
+    DeviceState& state = devices_[device];
+    const int here = global(device, state.pc);
+    const int id = matching_.partner[here];
+    Collective& collective = collectives_[id];
+    const std::vector<int>& members = matching_.groups[matching_.group_of_collective[id]].members;
+    if (state.registered != here) {
+      state.registered = here;
+      collective.start = std::max(collective.start, state.clock);
+      collective.duration = std::max(
+          collective.duration, cost_.collective_duration(op, static_cast<int>(members.size())));
+      if (++collective.arrived == static_cast<int>(members.size())) {
+        collective.end = collective.start + collective.duration;
+        for (int member : members)
+          if (member != device) wake(member);
+      }
+    }
+    if (std::isnan(collective.end)) return false;
+    state.comm += collective.end - state.clock;
+    record(device, state.pc, state.clock, collective.end);
+    state.clock = collective.end;
+    return true;
+  }
+
+  void push(int device, const Op& op) {
+    DeviceState& state = devices_[device];
+    Link& l = link(device, kServer);
+    const double begin = std::max(state.clock, l.free_at);
+    const double arrival = begin + cost_.duration(op);
+    l.free_at = arrival;
+    memory_.op_finished(op, arrival);
+    record(device, state.pc, begin, arrival);
+    const int slot_id = matching_.partner[global(device, state.pc)];
+    PushSlot& slot = push_slots_[slot_id];
+    slot.last_arrival = std::max(slot.last_arrival, arrival);
+    if (++slot.arrived == matching_.pushes_expected[slot_id]) {
+      for (int waiter : slot.waiting) wake(waiter);
+      slot.waiting.clear();
+    }
+  }
+
+  bool pull(int device, const Op& op) {
+    DeviceState& state = devices_[device];
+    const int slot_id = matching_.partner[global(device, state.pc)];
+    double ready = state.clock;
+    if (slot_id >= 0) {
+      PushSlot& slot = push_slots_[slot_id];
+      if (slot.arrived < matching_.pushes_expected[slot_id]) {
+        slot.waiting.push_back(device);
+        return false;
+      }
+      ready = std::max(ready, slot.last_arrival);
+    }
+    const double end = ready + cost_.duration(op);
+    memory_.op_finished(op, end);
+    state.comm += end - state.clock;
+    record(device, state.pc, state.clock, end);
+    state.clock = end;
+    return true;
+  }
+
+  int device_of_op(int global_index) const {
+    const auto it =
+        std::upper_bound(matching_.first_op.begin(), matching_.first_op.end(), global_index);
+    return static_cast<int>(it - matching_.first_op.begin()) - 1;
+  }
+
+  void check_finished() const {
+    std::string stuck;
+    int count = 0;
+    for (int d = 0; d < schedule_.device_count(); ++d) {
+      const int pc = devices_[d].pc;
+      if (pc >= static_cast<int>(ops(d).size())) continue;
+      if (++count <= 3) {
+        const Op& op = ops(d)[pc];
+        stuck += (stuck.empty() ? "" : "; ") + std::string("device ") + std::to_string(d) +
+                 " waits at op #" + std::to_string(pc) + " " + op_kind_name(op.kind) + " stage " +
+                 std::to_string(op.stage) + " micro-batch " + std::to_string(op.microbatch) +
+                 " step " + std::to_string(op.step);
+      }
+    }
+    if (count > 0)
+      throw std::invalid_argument("schedule deadlocks (" + std::to_string(count) +
+                                  " devices never finish): " + stuck +
+                                  "; check the op order and the staleness");
+  }
+
+  const Schedule& schedule_;
+  const CostModel& cost_;
+  SimulationOptions options_;
+  ScheduleMatching matching_;
+  MemoryModel memory_;
+  std::vector<DeviceState> devices_;
+  std::vector<int> ready_;
+  std::vector<double> arrival_;  // per message: when it arrives (NaN: not sent yet)
+  std::vector<Collective> collectives_;
+  std::vector<PushSlot> push_slots_;
+  std::vector<TraceEvent> events_;
+  std::vector<double> step_end_;
+  double makespan_ = 0;
+};
+
+// The costs the textbook formula needs, read off the cost model (stage 0).
+UnitCosts formula_costs(const CostModel& cost) {
+  if (cost.is_unit()) return cost.unit_costs();
+  Op op;
+  op.stage = 0;
+  UnitCosts costs;
+  op.kind = OpKind::Forward;
+  costs.f = cost.duration(op);
+  op.kind = OpKind::BackwardInput;
+  costs.b = cost.duration(op);
+  op.kind = OpKind::BackwardWeight;
+  costs.w = cost.duration(op);
+  return costs;
+}
+
+SimulationResult Simulation::result() {
+  SimulationResult result;
+  Trace& trace = result.trace;
+  trace.source = "simulated";
+  trace.time_unit = cost_.is_unit() ? "unit" : "s";
+  trace.schedule = schedule_name(schedule_.kind);
+  trace.devices = describe_devices(schedule_.dp, schedule_.tp, schedule_.pp, schedule_.chunks);
+  trace.events = std::move(events_);
+
+  result.makespan = makespan_;
+  const std::vector<DeviceMemoryPeaks> peaks =
+      memory_.finish(options_.record_memory ? &trace.memory : nullptr);
+  double total_busy = 0;
+  for (int d = 0; d < schedule_.device_count(); ++d) {
+    DeviceSimStats stats;
+    stats.device = d;
+    stats.busy = devices_[d].busy;
+    stats.comm = devices_[d].comm;
+    stats.bubble_fraction = makespan_ > 0 ? 1 - stats.busy / makespan_ : 0;
+    stats.peak_bytes = peaks[d].peak_bytes;
+    stats.peak_total_bytes = peaks[d].peak_total_bytes;
+    stats.peak_inflight_microbatches = peaks[d].peak_inflight_microbatches;
+    stats.weight_versions = peaks[d].weight_versions;
+    result.per_device.push_back(stats);
+    total_busy += stats.busy;
+  }
+  const int devices = schedule_.device_count();
+  result.bubble_fraction =
+      makespan_ > 0 && devices > 0 ? 1 - total_busy / (devices * makespan_) : 0;
+  try {
+    result.bubble_fraction_theory =
+        theoretical_bubble(schedule_.kind, schedule_.pp, schedule_.microbatches, schedule_.chunks,
+                           formula_costs(cost_));
+  } catch (const std::invalid_argument&) {
+    result.bubble_fraction_theory = std::numeric_limits<double>::quiet_NaN();
+  }
+  const double microbatches = double(schedule_.microbatches) * schedule_.dp * schedule_.steps;
+  result.microbatches_per_time = makespan_ > 0 ? microbatches / makespan_ : 0;
+
+  double previous_end = 0;
+  for (int step = 0; step < static_cast<int>(step_end_.size()); ++step) {
+    StepMetrics metrics;
+    metrics.step = step;
+    metrics.t_end = step_end_[step];
+    metrics.step_time_s = step_end_[step] - previous_end;
+    metrics.bubble_simulated = result.bubble_fraction;
+    previous_end = step_end_[step];
+    trace.steps.push_back(metrics);
+  }
+  return result;
+}
+
+}  // namespace
+
+SimulationResult simulate(const Schedule& lowered, const CostModel& cost) {
+  return simulate(lowered, cost, SimulationOptions{});
+}
+
+SimulationResult simulate(const Schedule& lowered, const CostModel& cost,
+                          const SimulationOptions& options) {
+  if (!lowered.lowered)
+    throw std::invalid_argument(
+        "simulate needs a lowered schedule (sends, receives and updates in); "
+        "call lower_schedule() or build_schedule() first");
+  if (!cost.is_unit() && static_cast<int>(cost.stages().size()) < lowered.stages())
+    throw std::invalid_argument("cost model has " + std::to_string(cost.stages().size()) +
+                                " stage profiles but the schedule has " +
+                                std::to_string(lowered.stages()) + " stages; profile every stage");
+  Simulation simulation(lowered, cost, options);
+  simulation.run();
+  return simulation.result();
+}
+
+}  // namespace pipelab

@@ -1,0 +1,148 @@
+// validate_experiment: cross-field problems, each naming the fields involved.
+#include <gtest/gtest.h>
+
+#include "tests/core/io/io_test_support.h"
+
+namespace pipelab {
+namespace {
+
+using testing::parse_error;
+using testing::small_experiment_json;
+
+// The small experiment with one field changed, as parse_experiment reports it.
+std::string error_with(const std::string& section, const std::string& key, const nlohmann::json& value) {
+  auto document = small_experiment_json();
+  document[section][key] = value;
+  return parse_error(document.dump());
+}
+
+TEST(ExperimentValidation, TheSmallExperimentIsValid) {
+  EXPECT_EQ(parse_error(small_experiment_json().dump()), "");
+  EXPECT_TRUE(validate_experiment(default_experiment()).empty());
+}
+
+TEST(ExperimentValidation, MicrobatchesMustDivideTheReplicaBatch) {
+  auto document = small_experiment_json();
+  document["training"]["batch_size"] = 256;
+  document["parallel"]["microbatches"] = 12;
+  const std::string message = parse_error(document.dump());
+  EXPECT_MENTIONS(message,
+                  "parallel.microbatches = 12 does not divide the per-replica batch training.batch_size / "
+                  "parallel.dp = 256");
+  EXPECT_MENTIONS(message, "use e.g. 8");
+
+  document["parallel"]["dp"] = 2;
+  document["parallel"]["microbatches"] = 3;
+  EXPECT_MENTIONS(parse_error(document.dump()), "training.batch_size / parallel.dp = 256 / 2 = 128");
+
+  document["parallel"]["dp"] = 3;
+  EXPECT_MENTIONS(parse_error(document.dump()), "training.batch_size = 256 is not divisible by parallel.dp = 3");
+}
+
+TEST(ExperimentValidation, TheSplitMustFitTheModel) {
+  EXPECT_MENTIONS(error_with("parallel", "pp", 8), "pp = 8 but the model has 5 splittable layers");
+  EXPECT_MENTIONS(error_with("parallel", "tp", 3), "tp = 3 does not divide linear layer 0's width 16");
+  EXPECT_EQ(error_with("parallel", "tp", 4), "");
+}
+
+TEST(ExperimentValidation, ScheduleRules) {
+  auto document = small_experiment_json();
+  document["parallel"]["schedule"] = "interleaved-1f1b";
+  document["parallel"]["chunks"] = 2;
+  document["parallel"]["microbatches"] = 1;
+  EXPECT_MENTIONS(parse_error(document.dump()),
+                  "parallel.microbatches = 1 must be a multiple of parallel.pp = 2 for interleaved-1f1b");
+  document["parallel"]["microbatches"] = 4;
+  EXPECT_EQ(parse_error(document.dump()), "");
+  document["parallel"]["chunks"] = 1;
+  EXPECT_MENTIONS(parse_error(document.dump()), "interleaved-1f1b needs parallel.chunks >= 2");
+  document["parallel"]["chunks"] = 4;  // 2 x 4 = 8 stages for 5 layers
+  EXPECT_MENTIONS(parse_error(document.dump()), "pp x chunks = 8");
+
+  EXPECT_MENTIONS(error_with("parallel", "chunks", 2), "parallel.chunks = 2 needs parallel.schedule = interleaved-1f1b");
+
+  document = small_experiment_json();
+  document["parallel"]["schedule"] = "pipedream";
+  document["parallel"]["update"] = "async";
+  const std::string message = parse_error(document.dump());
+  EXPECT_MENTIONS(message, "parallel.update = async with parallel.schedule = pipedream is contradictory");
+  EXPECT_MENTIONS(message, "parameter server");
+  document["parallel"]["update"] = "sync";
+  EXPECT_EQ(parse_error(document.dump()), "");
+}
+
+TEST(ExperimentValidation, ValueRanges) {
+  auto document = small_experiment_json();
+  document["training"]["optimizer"]["lr"] = 0;
+  EXPECT_MENTIONS(parse_error(document.dump()), "training.optimizer.lr = 0 must be > 0");
+  document["training"]["optimizer"]["lr"] = 0.1;
+  document["training"]["optimizer"]["momentum"] = 1.0;
+  EXPECT_MENTIONS(parse_error(document.dump()), "training.optimizer.momentum");
+
+  EXPECT_MENTIONS(error_with("training", "steps", 0), "training.steps must be >= 1, got 0");
+  EXPECT_MENTIONS(error_with("training", "batch_size", 0), "training.batch_size must be >= 1");
+  EXPECT_MENTIONS(error_with("data", "validation_fraction", 1.0), "data.validation_fraction = 1 must be in [0, 1)");
+  EXPECT_MENTIONS(error_with("data", "validation_fraction", -0.5), "data.validation_fraction");
+  EXPECT_MENTIONS(error_with("data", "classes", 1), "data.classes must be >= 2");
+  EXPECT_MENTIONS(error_with("parallel", "dp", 0), "parallel.dp must be >= 1, got 0");
+  EXPECT_MENTIONS(error_with("parallel", "staleness", -1), "parallel.staleness must be >= 0");
+
+  document = small_experiment_json();
+  document["model"]["layers"][1] = {{"type", "dropout"}, {"p", 1.0}};
+  EXPECT_MENTIONS(parse_error(document.dump()), "model.layers[1]: dropout needs p in [0, 1)");
+  document["model"]["layers"][1] = {{"type", "dropout"}, {"p", 0.5}};
+  EXPECT_EQ(parse_error(document.dump()), "");
+  document["model"]["layers"][0]["out"] = 0;
+  EXPECT_MENTIONS(parse_error(document.dump()), "model.layers[0]: linear needs out >= 1");
+
+  document = small_experiment_json();
+  document["simulation"] = {{"profile", "unit"}, {"unit", {{"f", -1}}}};
+  EXPECT_MENTIONS(parse_error(document.dump()), "simulation.unit.f = -1 must be >= 0");
+}
+
+TEST(ExperimentValidation, TheModelMustFitTheData) {
+  auto document = small_experiment_json();
+  document["model"]["input"] = {3};
+  EXPECT_MENTIONS(parse_error(document.dump()),
+                  "model.input = [3] gives 3 features but data.source 'spiral' has 2");
+  document = small_experiment_json();
+  document["data"]["classes"] = 4;
+  EXPECT_MENTIONS(parse_error(document.dump()), "the model outputs 3 values but data.source 'spiral' has 4 classes");
+
+  document = small_experiment_json();
+  document["data"] = {{"source", "mnist"}};
+  document["model"]["input"] = {1, 28, 28};
+  document["model"]["layers"][4]["out"] = 10;
+  EXPECT_MENTIONS(parse_error(document.dump()), "data.path is empty");
+  document["data"]["path"] = "anywhere";  // validation does not need the files
+  EXPECT_EQ(parse_error(document.dump()), "");
+}
+
+TEST(ExperimentValidation, ReportsEveryProblem) {
+  Experiment experiment = default_experiment();
+  experiment.training.steps = 0;
+  experiment.backend.type = "tpu";
+  experiment.parallel.pp = 100;
+  const auto problems = validate_experiment(experiment);
+  ASSERT_EQ(problems.size(), 3u);
+  EXPECT_MENTIONS(problems[0], "training.steps");
+  EXPECT_MENTIONS(problems[1], "pp = 100");
+  EXPECT_MENTIONS(problems[2], "backend.type");
+
+  auto document = small_experiment_json();
+  document["training"]["steps"] = 0;
+  document["training"]["optimizer"]["lr"] = -1;
+  const std::string message = parse_error(document.dump());
+  EXPECT_MENTIONS(message, "(and 1 more problem)");
+}
+
+TEST(ExperimentValidation, MicrobatchSizeSplitsTheBatch) {
+  Experiment experiment = default_experiment();
+  experiment.training.batch_size = 96;
+  experiment.parallel.dp = 2;
+  experiment.parallel.microbatches = 3;
+  EXPECT_EQ(microbatch_size(experiment), 16);
+}
+
+}  // namespace
+}  // namespace pipelab

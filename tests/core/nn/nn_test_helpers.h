@@ -1,0 +1,87 @@
+// Helpers shared by the nn tests: seeded random tensors and a central-difference
+// gradient check.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <string>
+
+#include "core/nn/tensor.h"
+
+namespace pipelab::testing {
+
+// Values uniform in [low, high), reproducible from `seed`.
+inline Tensor random_tensor(int64_t rows, int64_t cols, uint32_t seed, float low = -1.0f,
+                            float high = 1.0f, DeviceAllocator* allocator = nullptr,
+                            MemoryCategory category = MemoryCategory::Workspace) {
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<float> uniform(low, high);
+  Tensor t(rows, cols, allocator, category);
+  for (int64_t i = 0; i < t.size(); ++i) t.data()[i] = uniform(engine);
+  return t;
+}
+
+// Like random_tensor, but every value is at least `margin` away from 0 (so a
+// finite difference never straddles relu's kink).
+inline Tensor random_tensor_away_from_zero(int64_t rows, int64_t cols, uint32_t seed,
+                                           float margin = 0.1f) {
+  Tensor t = random_tensor(rows, cols, seed);
+  for (int64_t i = 0; i < t.size(); ++i) {
+    float& v = t.data()[i];
+    if (std::fabs(v) < margin) v = v < 0 ? v - margin : v + margin;
+  }
+  return t;
+}
+
+// sum_ij y_ij * w_ij in double: a scalar loss whose gradient with respect to y is w.
+inline double weighted_sum(const Tensor& y, const Tensor& w) {
+  EXPECT_TRUE(y.same_shape(w));
+  double sum = 0;
+  for (int64_t i = 0; i < y.size(); ++i) sum += static_cast<double>(y.data()[i]) * w.data()[i];
+  return sum;
+}
+
+// Checks `analytic` (same shape as `variable`) against central differences of
+// loss() with respect to each element of `variable`, which it perturbs in place
+// and restores.
+inline void expect_gradient_matches(Tensor& variable, const std::function<double()>& loss,
+                                    const Tensor& analytic, const std::string& what,
+                                    double step = 1e-2, double absolute_tolerance = 2e-3,
+                                    double relative_tolerance = 1e-2) {
+  ASSERT_TRUE(variable.same_shape(analytic)) << what;
+  for (int64_t i = 0; i < variable.size(); ++i) {
+    float& v = variable.data()[i];
+    const float original = v;
+    v = static_cast<float>(original + step);
+    const double plus = loss();
+    v = static_cast<float>(original - step);
+    const double minus = loss();
+    v = original;
+    const double numeric = (plus - minus) / (2 * step);
+    const double expected = analytic.data()[i];
+    EXPECT_NEAR(expected, numeric, absolute_tolerance + relative_tolerance * std::fabs(numeric))
+        << what << " element " << i;
+  }
+}
+
+// Largest |a - b| over two tensors of the same shape.
+inline double max_abs_difference(const Tensor& a, const Tensor& b) {
+  EXPECT_TRUE(a.same_shape(b));
+  double worst = 0;
+  for (int64_t i = 0; i < a.size(); ++i)
+    worst = std::max(worst, static_cast<double>(std::fabs(a.data()[i] - b.data()[i])));
+  return worst;
+}
+
+inline bool bitwise_equal(const Tensor& a, const Tensor& b) {
+  if (!a.same_shape(b)) return false;
+  for (int64_t i = 0; i < a.size(); ++i)
+    if (a.data()[i] != b.data()[i]) return false;
+  return true;
+}
+
+}  // namespace pipelab::testing

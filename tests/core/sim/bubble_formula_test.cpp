@@ -1,0 +1,54 @@
+#include "core/sim/bubble_formula.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+namespace pipelab {
+namespace {
+
+TEST(BubbleFormulaTest, FillDrainSchedules) {
+  for (ScheduleKind kind : {ScheduleKind::GPipe, ScheduleKind::OneFOneB}) {
+    EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 8, 1, UnitCosts{}), 3.0 / 11.0);
+    EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 1, 8, 1, UnitCosts{}), 0.0);
+    EXPECT_EQ(bubble_formula_text(kind), "(p-1)/(m+p-1)");
+    EXPECT_EQ(bubble_formula_filled(kind, 4, 8, 1), "(4-1)/(8+4-1) = 0.273");
+  }
+}
+
+TEST(BubbleFormulaTest, InterleavedDividesTheBubbleByChunks) {
+  const ScheduleKind kind = ScheduleKind::Interleaved1F1B;
+  EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 8, 2, UnitCosts{}), 3.0 / 19.0);
+  EXPECT_EQ(bubble_formula_text(kind), "(p-1)/(v*m+p-1)");
+  EXPECT_EQ(bubble_formula_filled(kind, 4, 8, 2), "(4-1)/(2*8+4-1) = 0.158");
+}
+
+TEST(BubbleFormulaTest, ZeroBubbleH1) {
+  const ScheduleKind kind = ScheduleKind::ZeroBubbleH1;
+  // f = b = w: a third of 1F1B's idle time, (p-1)/(3m+p-1).
+  EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 8, 1, UnitCosts{1, 1, 1, 0, 0}), 3.0 / 27.0);
+  // idle (p-1)(f+b-w) = 3 * 4 = 12; busy m(f+b+w) = 8 * 6 = 48.
+  EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 8, 1, UnitCosts{2, 3, 1, 0, 0}), 12.0 / 60.0);
+  // w > f + b leaves nothing to hide: clamped at 0.
+  EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 8, 1, UnitCosts{1, 1, 3, 0, 0}), 0.0);
+  EXPECT_EQ(bubble_formula_filled(kind, 4, 8, 1), "(4-1)(1+1-1)/(8(1+1+1)+(4-1)(1+1-1)) = 0.111");
+}
+
+TEST(BubbleFormulaTest, AsynchronousSchedulesHaveNoSteadyStateBubble) {
+  for (ScheduleKind kind : {ScheduleKind::PipeDream, ScheduleKind::PipeDream2BW}) {
+    EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 8, 1, UnitCosts{}), 0.0);
+    EXPECT_EQ(bubble_formula_text(kind), "0 (steady state)");
+  }
+}
+
+TEST(BubbleFormulaTest, RejectsCountsBelowOne) {
+  EXPECT_THROW(theoretical_bubble(ScheduleKind::GPipe, 0, 8, 1, UnitCosts{}),
+               std::invalid_argument);
+  EXPECT_THROW(theoretical_bubble(ScheduleKind::GPipe, 4, 0, 1, UnitCosts{}),
+               std::invalid_argument);
+  EXPECT_THROW(theoretical_bubble(ScheduleKind::Interleaved1F1B, 4, 8, 0, UnitCosts{}),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace pipelab

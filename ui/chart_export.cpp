@@ -1,0 +1,156 @@
+#include "ui/chart_export.h"
+
+#include <QCoreApplication>
+#include <QFile>
+#include <QFileInfo>
+#include <QImage>
+#include <QPageSize>
+#include <QPdfWriter>
+#include <QSvgGenerator>
+#include <algorithm>
+
+#include <qcustomplot.h>
+
+namespace pipelab {
+namespace {
+
+constexpr double kPngScale = 2.0;  // sharp on slides and high-dpi screens
+constexpr int kScreenDpi = 96;
+
+QString tr_export(const char* text) { return QCoreApplication::translate("ChartExport", text); }
+
+constexpr QSize kUnshownChartSize(1400, 500);
+
+QSize chart_size(const QCustomPlot* chart, QSize requested) {
+  if (requested.isValid() && !requested.isEmpty()) return requested;
+  // A widget that was never shown reports Qt's default size (640 x 480 or
+  // 100 x 30); only trust sizes a user has seen.
+  if (chart->isVisible() && chart->width() >= 200 && chart->height() >= 120) return chart->size();
+  return kUnshownChartSize;
+}
+
+// Where each chart goes, and the size of the whole picture.
+struct Placement {
+  QList<QRect> rects;
+  QSize total;
+};
+
+Placement place(const QList<QCustomPlot*>& charts, Qt::Orientation orientation, QSize requested) {
+  Placement placement;
+  int offset = 0;
+  int across = 0;
+  for (const QCustomPlot* chart : charts) {
+    const QSize size = chart_size(chart, requested);
+    if (orientation == Qt::Vertical) {
+      placement.rects << QRect(QPoint(0, offset), size);
+      offset += size.height();
+      across = std::max(across, size.width());
+    } else {
+      placement.rects << QRect(QPoint(offset, 0), size);
+      offset += size.width();
+      across = std::max(across, size.height());
+    }
+  }
+  placement.total = orientation == Qt::Vertical ? QSize(across, offset) : QSize(offset, across);
+  return placement;
+}
+
+void draw_charts(QCPPainter& painter, const QList<QCustomPlot*>& charts, const Placement& placement) {
+  for (int i = 0; i < charts.size(); ++i) {
+    const QRect rect = placement.rects[i];
+    painter.save();
+    painter.translate(rect.topLeft());
+    charts[i]->toPainter(&painter, rect.width(), rect.height());
+    painter.restore();
+  }
+}
+
+}  // namespace
+
+std::optional<ChartFormat> chart_format_for_path(const QString& path) {
+  const QString suffix = QFileInfo(path).suffix().toLower();
+  if (suffix == QLatin1String("png")) return ChartFormat::Png;
+  if (suffix == QLatin1String("svg")) return ChartFormat::Svg;
+  if (suffix == QLatin1String("pdf")) return ChartFormat::Pdf;
+  return std::nullopt;
+}
+
+QString chart_file_filter() {
+  return tr_export("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)");
+}
+
+bool export_charts(const QList<QCustomPlot*>& charts, Qt::Orientation orientation,
+                   const QString& path, QString* error, QSize size) {
+  auto fail = [&](const QString& message) {
+    if (error) *error = message;
+    return false;
+  };
+  const auto format = chart_format_for_path(path);
+  if (!format)
+    return fail(tr_export("%1: unknown chart format; use a .png, .svg or .pdf file name")
+                    .arg(QFileInfo(path).fileName()));
+  if (charts.isEmpty()) return fail(tr_export("there is no chart to export"));
+  {
+    // Find out early (and in plain words) when the file cannot be written.
+    QFile probe(path);
+    if (!probe.open(QIODevice::WriteOnly))
+      return fail(tr_export("cannot write %1: %2").arg(path, probe.errorString()));
+  }
+
+  const Placement placement = place(charts, orientation, size);
+  bool written = true;
+  switch (*format) {
+    case ChartFormat::Png: {
+      QImage image(placement.total * kPngScale, QImage::Format_ARGB32);
+      image.setDevicePixelRatio(1.0);
+      image.fill(Qt::white);
+      {
+        QCPPainter painter(&image);
+        painter.setRenderHint(QPainter::Antialiasing);
+        painter.scale(kPngScale, kPngScale);
+        draw_charts(painter, charts, placement);
+      }
+      written = image.save(path, "PNG");
+      break;
+    }
+    case ChartFormat::Svg: {
+      QSvgGenerator generator;
+      generator.setFileName(path);
+      generator.setSize(placement.total);
+      generator.setViewBox(QRect(QPoint(0, 0), placement.total));
+      generator.setResolution(kScreenDpi);
+      generator.setTitle(QStringLiteral("PipeLab"));
+      QCPPainter painter;
+      written = painter.begin(&generator);
+      if (written) {
+        painter.setMode(QCPPainter::pmVectorized);
+        draw_charts(painter, charts, placement);
+        painter.end();
+      }
+      break;
+    }
+    case ChartFormat::Pdf: {
+      QPdfWriter writer(path);
+      writer.setCreator(QStringLiteral("PipeLab"));
+      writer.setResolution(kScreenDpi);
+      const QSizeF points = QSizeF(placement.total) * 72.0 / kScreenDpi;
+      writer.setPageSize(QPageSize(points, QPageSize::Point));
+      writer.setPageMargins(QMarginsF(0, 0, 0, 0));
+      QCPPainter painter;
+      written = painter.begin(&writer);
+      if (written) {
+        painter.setMode(QCPPainter::pmVectorized);
+        draw_charts(painter, charts, placement);
+        painter.end();
+      }
+      break;
+    }
+  }
+  // toPainter laid the charts out for the file's size; lay them out for the screen again.
+  for (QCustomPlot* chart : charts) chart->replot(QCustomPlot::rpQueuedReplot);
+  if (!written || QFileInfo(path).size() == 0)
+    return fail(tr_export("could not write the chart to %1").arg(path));
+  return true;
+}
+
+}  // namespace pipelab

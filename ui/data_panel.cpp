@@ -1,0 +1,262 @@
+#include "ui/data_panel.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QVBoxLayout>
+#include <limits>
+
+#include "core/io/data_sources.h"
+#include "ui/experiment_document.h"
+#include "ui/problem_label.h"
+
+namespace pipelab {
+namespace {
+
+QSpinBox* make_spin(QWidget* parent, int minimum, int maximum) {
+  auto* spin = new QSpinBox(parent);
+  spin->setRange(minimum, maximum);
+  spin->setKeyboardTracking(false);
+  return spin;
+}
+
+QDoubleSpinBox* make_double_spin(QWidget* parent, double minimum, double maximum, int decimals,
+                                 double step) {
+  auto* spin = new QDoubleSpinBox(parent);
+  spin->setRange(minimum, maximum);
+  spin->setDecimals(decimals);
+  spin->setSingleStep(step);
+  spin->setKeyboardTracking(false);
+  return spin;
+}
+
+// Changing the data set changes the model's ends: its input width and, for
+// classification, the last linear layer's width.
+void fit_model_to_data(Experiment& e) {
+  const DataShape shape = data_source_shape(e.data);
+  if (shape.features > 0) e.model.input = {shape.features};
+  if (shape.classes > 0) {
+    for (auto layer = e.model.layers.rbegin(); layer != e.model.layers.rend(); ++layer) {
+      if (layer->type == LayerType::Linear) {
+        layer->out = shape.classes;
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+DataPanel::DataPanel(ExperimentDocument* document, QWidget* parent)
+    : QWidget(parent), document_(document) {
+  source_combo_ = new QComboBox(this);
+  // Synthetic sets first (they need nothing on disk), then the file formats.
+  for (const std::string& name : data_source_names())
+    if (!is_file_data_source(name)) source_combo_->addItem(QString::fromStdString(name));
+  source_combo_->insertSeparator(source_combo_->count());
+  for (const std::string& name : data_source_names())
+    if (is_file_data_source(name)) source_combo_->addItem(QString::fromStdString(name));
+
+  path_edit_ = new QLineEdit(this);
+  path_edit_->setPlaceholderText(tr("folder with IDX files, or a CSV file"));
+  browse_button_ = new QPushButton(tr("Browse…"), this);
+  samples_spin_ = make_spin(this, 1, 10'000'000);
+  classes_spin_ = make_spin(this, 0, 1000);
+  features_spin_ = make_spin(this, 1, 100'000);
+  noise_spin_ = make_double_spin(this, 0, 10, 3, 0.05);
+  limit_spin_ = make_spin(this, 0, std::numeric_limits<int>::max());
+  limit_spin_->setSpecialValueText(tr("all"));
+  validation_spin_ = make_double_spin(this, 0, 0.95, 2, 0.05);
+  shape_label_ = new QLabel(this);
+  shape_label_->setStyleSheet(QStringLiteral("QLabel { color: palette(mid); }"));
+
+  batch_spin_ = make_spin(this, 1, 1 << 20);
+  batch_spin_->setToolTip(tr("Global batch per step: split over the dp replicas, then into "
+                             "micro-batches"));
+  optimizer_combo_ = new QComboBox(this);
+  optimizer_combo_->addItems({QStringLiteral("sgd"), QStringLiteral("adam"),
+                              QStringLiteral("adamw")});
+  lr_spin_ = make_double_spin(this, 1e-6, 10, 6, 0.001);
+  momentum_spin_ = make_double_spin(this, 0, 0.999, 3, 0.05);
+  weight_decay_spin_ = make_double_spin(this, 0, 1, 5, 0.0001);
+  steps_spin_ = make_spin(this, 1, 10'000'000);
+  eval_spin_ = make_spin(this, 0, 10'000'000);
+  eval_spin_->setSpecialValueText(tr("at the end"));
+  seed_spin_ = make_spin(this, 0, std::numeric_limits<int>::max());
+  seed_spin_->setToolTip(tr("The same seed gives the same data and initial weights, whatever "
+                            "the split"));
+  problem_label_ = new ProblemLabel(this);
+
+  auto* data_box = new QGroupBox(tr("Data set"), this);
+  auto* data_form = new QFormLayout(data_box);
+  data_form->addRow(tr("Source:"), source_combo_);
+  auto* path_row = new QHBoxLayout;
+  path_row->addWidget(path_edit_, 1);
+  path_row->addWidget(browse_button_);
+  data_form->addRow(tr("Files:"), path_row);
+  data_form->addRow(tr("Samples:"), samples_spin_);
+  data_form->addRow(tr("Classes:"), classes_spin_);
+  data_form->addRow(tr("Features:"), features_spin_);
+  data_form->addRow(tr("Noise:"), noise_spin_);
+  data_form->addRow(tr("Use at most:"), limit_spin_);
+  data_form->addRow(tr("Validation share:"), validation_spin_);
+  data_form->addRow(shape_label_);
+
+  auto* training_box = new QGroupBox(tr("Training"), this);
+  auto* training_form = new QFormLayout(training_box);
+  training_form->addRow(tr("Batch size:"), batch_spin_);
+  training_form->addRow(tr("Optimizer:"), optimizer_combo_);
+  training_form->addRow(tr("Learning rate:"), lr_spin_);
+  training_form->addRow(tr("Momentum:"), momentum_spin_);
+  training_form->addRow(tr("Weight decay:"), weight_decay_spin_);
+  training_form->addRow(tr("Steps:"), steps_spin_);
+  training_form->addRow(tr("Validate every:"), eval_spin_);
+  training_form->addRow(tr("Seed:"), seed_spin_);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(data_box);
+  layout->addWidget(training_box);
+  layout->addWidget(problem_label_);
+  layout->addStretch();
+
+  connect(source_combo_, &QComboBox::activated, this,
+          [this] { chooseSource(source_combo_->currentText()); });
+  connect(browse_button_, &QPushButton::clicked, this, &DataPanel::browseForData);
+  connect(path_edit_, &QLineEdit::editingFinished, this, [this] {
+    const std::string path = path_edit_->text().trimmed().toStdString();
+    document_->edit([&](Experiment& e) {
+      e.data.path = path;
+      e.data.resolved_path = QFileInfo(QString::fromStdString(path)).absoluteFilePath().toStdString();
+    });
+  });
+  auto edit_int = [this](QSpinBox* spin, auto setter) {
+    connect(spin, &QSpinBox::valueChanged, this,
+            [this, setter](int value) { document_->edit([&](Experiment& e) { setter(e, value); }); });
+  };
+  auto edit_double = [this](QDoubleSpinBox* spin, auto setter) {
+    connect(spin, &QDoubleSpinBox::valueChanged, this, [this, setter](double value) {
+      document_->edit([&](Experiment& e) { setter(e, value); });
+    });
+  };
+  edit_int(samples_spin_, [](Experiment& e, int v) { e.data.samples = v; });
+  edit_int(classes_spin_, [](Experiment& e, int v) {
+    e.data.classes = v;
+    fit_model_to_data(e);
+  });
+  edit_int(features_spin_, [](Experiment& e, int v) {
+    e.data.features = v;
+    fit_model_to_data(e);
+  });
+  edit_double(noise_spin_, [](Experiment& e, double v) { e.data.noise = v; });
+  edit_int(limit_spin_, [](Experiment& e, int v) { e.data.limit = v; });
+  edit_double(validation_spin_, [](Experiment& e, double v) { e.data.validation_fraction = v; });
+  edit_int(batch_spin_, [](Experiment& e, int v) { e.training.batch_size = v; });
+  edit_double(lr_spin_, [](Experiment& e, double v) { e.training.optimizer.lr = v; });
+  edit_double(momentum_spin_, [](Experiment& e, double v) { e.training.optimizer.momentum = v; });
+  edit_double(weight_decay_spin_,
+              [](Experiment& e, double v) { e.training.optimizer.weight_decay = v; });
+  edit_int(steps_spin_, [](Experiment& e, int v) { e.training.steps = v; });
+  edit_int(eval_spin_, [](Experiment& e, int v) { e.training.eval_every = v; });
+  edit_int(seed_spin_, [](Experiment& e, int v) { e.seed = static_cast<uint64_t>(v); });
+  connect(optimizer_combo_, &QComboBox::activated, this, [this] {
+    const std::string type = optimizer_combo_->currentText().toStdString();
+    document_->edit([&](Experiment& e) { e.training.optimizer.type = type; });
+  });
+  connect(document_, &ExperimentDocument::changed, this, &DataPanel::refreshFromDocument);
+  refreshFromDocument();
+}
+
+void DataPanel::chooseSource(const QString& source) {
+  document_->edit([&](Experiment& e) {
+    e.data.source = source.toStdString();
+    fit_model_to_data(e);
+  });
+  if (is_file_data_source(source.toStdString()) && document_->experiment().data.path.empty())
+    browseForData();
+}
+
+void DataPanel::browseForData() {
+  const std::string source = document_->experiment().data.source;
+  QString chosen;
+  if (source == "csv") {
+    chosen = QFileDialog::getOpenFileName(this, tr("Choose a CSV file"), QString(),
+                                          tr("CSV files (*.csv);;All files (*)"));
+  } else {
+    chosen = QFileDialog::getExistingDirectory(
+        this, tr("Choose the folder that holds the IDX files (train-*, t10k-*)"));
+  }
+  if (chosen.isEmpty()) return;
+  document_->edit([&](Experiment& e) {
+    e.data.path = chosen.toStdString();
+    e.data.resolved_path = QFileInfo(chosen).absoluteFilePath().toStdString();
+  });
+}
+
+void DataPanel::refreshFromDocument() {
+  const Experiment& experiment = document_->experiment();
+  const DataSpec& data = experiment.data;
+  const bool from_files = is_file_data_source(data.source);
+  {
+    const QSignalBlocker blocker(source_combo_);
+    source_combo_->setCurrentText(QString::fromStdString(data.source));
+  }
+  if (!path_edit_->hasFocus()) path_edit_->setText(QString::fromStdString(data.path));
+  path_edit_->setEnabled(from_files);
+  browse_button_->setEnabled(from_files);
+  auto set_spin = [](QSpinBox* spin, int64_t value) {
+    const QSignalBlocker blocker(spin);
+    spin->setValue(static_cast<int>(std::min<int64_t>(value, spin->maximum())));
+  };
+  auto set_double = [](QDoubleSpinBox* spin, double value) {
+    const QSignalBlocker blocker(spin);
+    spin->setValue(value);
+  };
+  set_spin(samples_spin_, data.samples);
+  set_spin(classes_spin_, data.classes);
+  set_spin(features_spin_, data.features);
+  set_double(noise_spin_, data.noise);
+  set_spin(limit_spin_, data.limit);
+  set_double(validation_spin_, data.validation_fraction);
+  set_spin(batch_spin_, experiment.training.batch_size);
+  set_double(lr_spin_, experiment.training.optimizer.lr);
+  set_double(momentum_spin_, experiment.training.optimizer.momentum);
+  set_double(weight_decay_spin_, experiment.training.optimizer.weight_decay);
+  set_spin(steps_spin_, experiment.training.steps);
+  set_spin(eval_spin_, experiment.training.eval_every);
+  set_spin(seed_spin_, static_cast<int64_t>(experiment.seed));
+  {
+    const QSignalBlocker blocker(optimizer_combo_);
+    optimizer_combo_->setCurrentText(QString::fromStdString(experiment.training.optimizer.type));
+  }
+  // Only the fields the chosen source reads are editable.
+  const bool synthetic = !from_files;
+  const bool sized = data.source == "blobs" || data.source == "teacher";
+  samples_spin_->setEnabled(synthetic);
+  noise_spin_->setEnabled(synthetic);
+  classes_spin_->setEnabled(synthetic && (sized || data.source == "spiral"));
+  features_spin_->setEnabled(synthetic && sized);
+  limit_spin_->setEnabled(from_files);
+  momentum_spin_->setEnabled(experiment.training.optimizer.type == "sgd");
+
+  const DataShape shape = data_source_shape(data);
+  if (shape.features > 0 && shape.classes > 0) {
+    shape_label_->setText(tr("%1 features → %2 classes").arg(shape.features).arg(shape.classes));
+  } else if (shape.features > 0) {
+    shape_label_->setText(tr("%1 features").arg(shape.features));
+  } else {
+    shape_label_->setText(tr("shape read from the files when the run starts"));
+  }
+}
+
+void DataPanel::setProblems(const QStringList& problems) { problem_label_->setProblems(problems); }
+
+}  // namespace pipelab

@@ -1,0 +1,56 @@
+// DataPanel: where training data comes from (a synthetic set generated from
+// the seed, or MNIST-style IDX files or a CSV file) and how training runs:
+// batch size, optimizer, learning rate, steps, evaluation and seed.
+#pragma once
+
+#include <QWidget>
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSpinBox;
+
+namespace pipelab {
+
+class ExperimentDocument;
+class ProblemLabel;
+
+class DataPanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit DataPanel(ExperimentDocument* document, QWidget* parent = nullptr);
+
+  void setProblems(const QStringList& problems);
+  QComboBox* sourceCombo() const { return source_combo_; }
+
+ private:
+  void refreshFromDocument();
+  void chooseSource(const QString& source);
+  void browseForData();
+
+  ExperimentDocument* document_;
+  QComboBox* source_combo_;
+  QLineEdit* path_edit_;
+  QPushButton* browse_button_;
+  QSpinBox* samples_spin_;
+  QSpinBox* classes_spin_;
+  QSpinBox* features_spin_;
+  QDoubleSpinBox* noise_spin_;
+  QSpinBox* limit_spin_;
+  QDoubleSpinBox* validation_spin_;
+  QSpinBox* batch_spin_;
+  QComboBox* optimizer_combo_;
+  QDoubleSpinBox* lr_spin_;
+  QDoubleSpinBox* momentum_spin_;
+  QDoubleSpinBox* weight_decay_spin_;
+  QSpinBox* steps_spin_;
+  QSpinBox* eval_spin_;
+  QSpinBox* seed_spin_;
+  QLabel* shape_label_;
+  ProblemLabel* problem_label_;
+};
+
+}  // namespace pipelab

@@ -1,0 +1,40 @@
+// The GUI binary's own command line, for making charts from a script:
+//   pipelab [FILE.json] [--run] [--steps N] [--export-timeline OUT.png|svg|pdf]
+//           [--export-memory OUT.png|svg|pdf] [--quit]
+// Parsed before QApplication starts, so a typo fails fast with one line even
+// where there is no display. Qt's own single-dash options (-platform offscreen,
+// -style fusion, ...) are left for Qt.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+#include <optional>
+
+namespace pipelab {
+
+struct HeadlessOptions {
+  QString experiment_path;   // empty: the default experiment
+  bool run = false;          // train before exporting
+  int steps = 0;             // > 0: overrides training.steps
+  QString export_timeline;   // chart files to write once the run (or prediction) is ready
+  QString export_memory;
+  bool quit = false;         // exit after the exports instead of staying open
+  bool help = false;
+
+  // Whether the app should drive itself (run, export, quit) rather than wait for a user.
+  bool scripted() const {
+    return run || quit || !export_timeline.isEmpty() || !export_memory.isEmpty();
+  }
+};
+
+struct HeadlessParseResult {
+  std::optional<HeadlessOptions> options;
+  QString error;  // one line when options is empty
+};
+
+// `args` excludes the program name.
+HeadlessParseResult parse_headless_options(const QStringList& args);
+
+QString headless_usage();
+
+}  // namespace pipelab

@@ -1,0 +1,77 @@
+#include "ui/headless_runner.h"
+
+#include <QComboBox>
+#include <cstdio>
+
+#include "ui/main_window.h"
+#include "ui/memory_view.h"
+#include "ui/training_view.h"
+#include "ui/prediction_updater.h"
+#include "ui/run_controller.h"
+#include "ui/timeline_chart.h"
+#include "ui/timeline_view.h"
+
+namespace pipelab {
+namespace {
+
+void print_error(const QString& text) {
+  std::fprintf(stderr, "pipelab: %s\n", text.toLocal8Bit().constData());
+}
+
+}  // namespace
+
+HeadlessRunner::HeadlessRunner(MainWindow* window, const HeadlessOptions& options,
+                               QObject* parent)
+    : QObject(parent), window_(window), options_(options) {}
+
+void HeadlessRunner::begin() {
+  // Without a run there is only the prediction to draw.
+  if (!options_.run) window_->timelineView()->setArrangement(TimelineView::Arrangement::PredictedOnly);
+  if (!options_.run) {
+    exportAndFinish();
+    return;
+  }
+  RunController* run = window_->runController();
+  // Charts for slides show the whole run, not a replay in progress.
+  window_->speedCombo()->setCurrentIndex(0);
+  connect(run, &RunController::phaseChanged, this, [this, run](RunController::Phase phase) {
+    if (run->isActive() || phase == RunController::Phase::Idle || done_) return;
+    if (phase == RunController::Phase::Failed) {
+      print_error(QObject::tr("the run failed: %1").arg(run->errorText()));
+      failed_ = true;
+    }
+    run->catchUp();
+    exportAndFinish();
+  });
+  if (!window_->startRun(false)) {
+    print_error(QObject::tr("cannot run: %1").arg(window_->predictor()->problems().join("; ")));
+    failed_ = true;
+    exportAndFinish();
+  }
+}
+
+void HeadlessRunner::exportAndFinish() {
+  if (done_) return;
+  done_ = true;
+  window_->predictor()->updateNow();
+  window_->memoryView()->rebuild();
+  window_->trainingView()->rebuild();
+  const int rows = std::max(window_->timelineView()->measuredChart()->rowCount(),
+                            window_->timelineView()->predictedChart()->rowCount());
+  const QSize timeline_size(kChartWidth, 150 + 34 * std::max(rows, 1));
+  const QSize memory_size(kChartWidth, 800);
+  QString error;
+  if (!options_.export_timeline.isEmpty() &&
+      !window_->exportTimeline(options_.export_timeline, &error, timeline_size)) {
+    print_error(error);
+    failed_ = true;
+  }
+  if (!options_.export_memory.isEmpty() &&
+      !window_->exportMemoryChart(options_.export_memory, &error, memory_size)) {
+    print_error(error);
+    failed_ = true;
+  }
+  emit finished(failed_ ? 1 : 0);
+}
+
+}  // namespace pipelab

@@ -1,0 +1,240 @@
+#include "ui/layer_table_model.h"
+
+#include <QBrush>
+#include <algorithm>
+#include <exception>
+
+#include "core/plan/partition.h"
+#include "ui/experiment_document.h"
+#include "ui/number_text.h"
+#include "ui/op_colors.h"
+
+namespace pipelab {
+namespace {
+
+constexpr LayerType kLayerTypes[] = {LayerType::Linear,    LayerType::Relu,
+                                     LayerType::Gelu,      LayerType::Tanh,
+                                     LayerType::Sigmoid,   LayerType::LayerNorm,
+                                     LayerType::Dropout};
+
+}  // namespace
+
+LayerTableModel::LayerTableModel(ExperimentDocument* document, QObject* parent)
+    : QAbstractTableModel(parent), document_(document) {
+  refresh();
+  connect(document_, &ExperimentDocument::changed, this, [this] {
+    beginResetModel();
+    refresh();
+    endResetModel();
+  });
+}
+
+QStringList LayerTableModel::layerTypeNames() {
+  QStringList names;
+  for (LayerType type : kLayerTypes) names << QString::fromLatin1(layer_type_name(type));
+  return names;
+}
+
+void LayerTableModel::refresh() {
+  const Experiment& experiment = document_->experiment();
+  infos_.clear();
+  stages_.clear();
+  problem_.clear();
+  try {
+    infos_ = describe_layers(experiment.model);
+  } catch (const std::exception& e) {
+    problem_ = QString::fromStdString(e.what());
+    return;
+  }
+  try {
+    const std::vector<LayerRange> ranges = partition_layers(experiment.model, experiment.parallel);
+    stages_.assign(experiment.model.layers.size(), -1);
+    for (size_t stage = 0; stage < ranges.size(); ++stage) {
+      for (int layer = ranges[stage].begin; layer < ranges[stage].end; ++layer) {
+        if (layer >= 0 && layer < static_cast<int>(stages_.size())) stages_[layer] = int(stage);
+      }
+    }
+  } catch (const std::exception& e) {
+    stages_.clear();
+    problem_ = QString::fromStdString(e.what());
+  }
+}
+
+int LayerTableModel::rowCount(const QModelIndex& parent) const {
+  if (parent.isValid()) return 0;
+  return static_cast<int>(document_->experiment().model.layers.size());
+}
+
+int LayerTableModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : ColumnCount;
+}
+
+int LayerTableModel::stageOfLayer(int row) const {
+  if (row < 0 || row >= static_cast<int>(stages_.size())) return -1;
+  return stages_[row];
+}
+
+QVariant LayerTableModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= rowCount()) return {};
+  const int row = index.row();
+  const LayerSpec& layer = document_->experiment().model.layers[row];
+  const LayerInfo* info = row < static_cast<int>(infos_.size()) ? &infos_[row] : nullptr;
+  const int stage = stageOfLayer(row);
+
+  if (role == Qt::BackgroundRole) return QBrush(stage_color(stage));
+  if (role == Qt::ToolTipRole) {
+    if (stage < 0) return tr("Layer %1: no stage (%2)").arg(row).arg(problem_);
+    const int pp = std::max(1, document_->experiment().parallel.pp);
+    return tr("Layer %1 runs in pipeline stage %2 on pipeline device %3")
+        .arg(row)
+        .arg(stage)
+        .arg(stage % pp);
+  }
+  if (role == Qt::CheckStateRole && index.column() == BiasColumn &&
+      layer.type == LayerType::Linear) {
+    return layer.bias ? Qt::Checked : Qt::Unchecked;
+  }
+  if (role == Qt::TextAlignmentRole && index.column() >= ShapeColumn) {
+    return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+  }
+  if (role != Qt::DisplayRole && role != Qt::EditRole) return {};
+
+  switch (index.column()) {
+    case TypeColumn: return QString::fromLatin1(layer_type_name(layer.type));
+    case SizeColumn:
+      if (layer.type == LayerType::Linear) return QVariant::fromValue<qlonglong>(layer.out);
+      if (layer.type == LayerType::Dropout) return layer.p;
+      return role == Qt::EditRole ? QVariant() : QVariant(QStringLiteral("—"));
+    case BiasColumn: return {};
+    case ShapeColumn:
+      if (!info) return QStringLiteral("?");
+      return QStringLiteral("%1 → %2").arg(info->in_features).arg(info->out_features);
+    case ParamsColumn: return info ? count_text(double(info->params)) : QStringLiteral("?");
+    case FlopsColumn: return info ? count_text(info->forward_flops) : QStringLiteral("?");
+    case ActivationColumn:
+      return info ? bytes_text(double(info->activation_bytes)) : QStringLiteral("?");
+    case StageColumn: return stage < 0 ? QStringLiteral("—") : QString::number(stage);
+    default: return {};
+  }
+}
+
+QVariant LayerTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (role != Qt::DisplayRole) return {};
+  if (orientation == Qt::Vertical) return section;
+  switch (section) {
+    case TypeColumn: return tr("Type");
+    case SizeColumn: return tr("Width / p");
+    case BiasColumn: return tr("Bias");
+    case ShapeColumn: return tr("In → out");
+    case ParamsColumn: return tr("Params");
+    case FlopsColumn: return tr("FLOPs/sample");
+    case ActivationColumn: return tr("Activation/sample");
+    case StageColumn: return tr("Stage");
+    default: return {};
+  }
+}
+
+Qt::ItemFlags LayerTableModel::flags(const QModelIndex& index) const {
+  if (!index.isValid()) return Qt::NoItemFlags;
+  Qt::ItemFlags flags = Qt::ItemIsEnabled | Qt::ItemIsSelectable;
+  const LayerType type = document_->experiment().model.layers[index.row()].type;
+  if (index.column() == TypeColumn) flags |= Qt::ItemIsEditable;
+  if (index.column() == SizeColumn && (type == LayerType::Linear || type == LayerType::Dropout))
+    flags |= Qt::ItemIsEditable;
+  if (index.column() == BiasColumn && type == LayerType::Linear) flags |= Qt::ItemIsUserCheckable;
+  return flags;
+}
+
+bool LayerTableModel::setData(const QModelIndex& index, const QVariant& value, int role) {
+  if (!index.isValid() || index.row() >= rowCount()) return false;
+  const int row = index.row();
+  const LayerSpec& current = document_->experiment().model.layers[row];
+
+  if (index.column() == BiasColumn && role == Qt::CheckStateRole) {
+    if (current.type != LayerType::Linear) return false;
+    const bool bias = value.toInt() == Qt::Checked;
+    document_->edit([&](Experiment& e) { e.model.layers[row].bias = bias; });
+    return true;
+  }
+  if (role != Qt::EditRole) return false;
+
+  if (index.column() == TypeColumn) {
+    const auto type = parse_layer_type(value.toString().trimmed().toStdString());
+    if (!type) {
+      emit editRejected(tr("'%1' is not a layer type; choose one of: %2")
+                            .arg(value.toString(), layerTypeNames().join(", ")));
+      return false;
+    }
+    document_->edit([&](Experiment& e) {
+      LayerSpec& layer = e.model.layers[row];
+      layer.type = *type;
+      // A layer that becomes linear needs a width; keep the one it had, if any.
+      if (layer.type == LayerType::Linear && layer.out < 1) layer.out = 64;
+    });
+    return true;
+  }
+
+  if (index.column() == SizeColumn && current.type == LayerType::Linear) {
+    bool ok = false;
+    const qlonglong width = value.toLongLong(&ok);
+    if (!ok || width < 1) {
+      emit editRejected(tr("Layer %1: the width must be a whole number of at least 1 (got '%2')")
+                            .arg(row)
+                            .arg(value.toString()));
+      return false;
+    }
+    document_->edit([&](Experiment& e) { e.model.layers[row].out = width; });
+    return true;
+  }
+  if (index.column() == SizeColumn && current.type == LayerType::Dropout) {
+    bool ok = false;
+    const double p = value.toDouble(&ok);
+    if (!ok || p < 0 || p >= 1) {
+      emit editRejected(tr("Layer %1: the drop probability must be in [0, 1) (got '%2')")
+                            .arg(row)
+                            .arg(value.toString()));
+      return false;
+    }
+    document_->edit([&](Experiment& e) { e.model.layers[row].p = p; });
+    return true;
+  }
+  return false;
+}
+
+void LayerTableModel::insertLayer(int row, const LayerSpec& layer) {
+  const int count = rowCount();
+  row = std::clamp(row, 0, count);
+  document_->edit([&](Experiment& e) {
+    e.model.layers.insert(e.model.layers.begin() + row, layer);
+    // A boundary at or after the new row moves down with the layer it names.
+    for (int& boundary : e.parallel.boundaries)
+      if (boundary > row) ++boundary;
+  });
+}
+
+bool LayerTableModel::removeLayer(int row) {
+  if (row < 0 || row >= rowCount()) return false;
+  document_->edit([&](Experiment& e) {
+    e.model.layers.erase(e.model.layers.begin() + row);
+    for (int& boundary : e.parallel.boundaries)
+      if (boundary > row) --boundary;
+    // Two boundaries can now name the same layer; the stage between them emptied.
+    auto& b = e.parallel.boundaries;
+    b.erase(std::unique(b.begin(), b.end()), b.end());
+  });
+  return true;
+}
+
+bool LayerTableModel::moveLayer(int from, int to) {
+  const int count = rowCount();
+  if (from < 0 || from >= count || to < 0 || to >= count || from == to) return false;
+  document_->edit([&](Experiment& e) {
+    auto& layers = e.model.layers;
+    const LayerSpec moved = layers[from];
+    layers.erase(layers.begin() + from);
+    layers.insert(layers.begin() + to, moved);
+  });
+  return true;
+}
+
+}  // namespace pipelab

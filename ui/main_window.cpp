@@ -1,0 +1,739 @@
+#include "ui/main_window.h"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QKeySequence>
+#include <QLabel>
+#include <QMenu>
+#include <QMenuBar>
+#include <QScrollArea>
+#include <QSettings>
+#include <QStatusBar>
+#include <QStyle>
+#include <QToolBar>
+#include <QVBoxLayout>
+#include <cmath>
+#include <fstream>
+
+#include "core/io/experiment_io.h"
+#include "core/trace/chrome_trace.h"
+#include "core/trace/csv_export.h"
+#include "ui/chart_export.h"
+#include "ui/data_panel.h"
+#include "ui/experiment_document.h"
+#include "ui/memory_view.h"
+#include "ui/model_panel.h"
+#include "ui/parallel_panel.h"
+#include "ui/prediction_updater.h"
+#include "ui/presets.h"
+#include "ui/problem_label.h"
+#include "ui/stats_panel.h"
+#include "ui/timeline_view.h"
+#include "ui/training_view.h"
+
+namespace pipelab {
+namespace {
+
+constexpr int kMaxRecentFiles = 8;
+constexpr int kStatusMessageMs = 15000;
+const char* const kRecentFilesKey = "recentFiles";
+const char* const kGeometryKey = "window/geometry";
+const char* const kStateKey = "window/state";
+const char* const kExportFolderKey = "exportFolder";
+
+// Playback speeds offered in the toolbar: trace seconds per wall-clock second.
+struct SpeedChoice {
+  const char* text;
+  double speed;
+};
+constexpr SpeedChoice kSpeeds[] = {
+    {QT_TRANSLATE_NOOP("MainWindow", "Live"), RunController::kLive},
+    {QT_TRANSLATE_NOOP("MainWindow", "1× (real time)"), 1.0},
+    {QT_TRANSLATE_NOOP("MainWindow", "1/10×"), 0.1},
+    {QT_TRANSLATE_NOOP("MainWindow", "1/100×"), 0.01},
+    {QT_TRANSLATE_NOOP("MainWindow", "1/1000× (1 ms in 1 s)"), 0.001},
+    {QT_TRANSLATE_NOOP("MainWindow", "1/10000× (1 ms in 10 s)"), 0.0001},
+};
+
+// A panel in a dock, scrollable so small screens can still reach every field.
+QDockWidget* make_dock(const QString& title, const QString& object_name, QWidget* content,
+                       QWidget* parent, bool scroll) {
+  auto* dock = new QDockWidget(title, parent);
+  dock->setObjectName(object_name);
+  if (scroll) {
+    auto* area = new QScrollArea(dock);
+    area->setWidget(content);
+    area->setWidgetResizable(true);
+    area->setFrameShape(QFrame::NoFrame);
+    dock->setWidget(area);
+  } else {
+    dock->setWidget(content);
+  }
+  return dock;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(const GpuAvailability& gpus, QWidget* parent)
+    : QMainWindow(parent), gpus_(gpus) {
+  setObjectName(QStringLiteral("PipeLabMainWindow"));
+  document_ = new ExperimentDocument(this);
+  predictor_ = new PredictionUpdater(document_, this);
+  run_ = new RunController(this);
+
+  model_panel_ = new ModelPanel(document_);
+  parallel_panel_ = new ParallelPanel(document_, gpus_);
+  data_panel_ = new DataPanel(document_);
+  timeline_view_ = new TimelineView;
+  memory_view_ = new MemoryView;
+  training_view_ = new TrainingView;
+  stats_panel_ = new StatsPanel;
+  timeline_view_->setRunController(run_);
+  memory_view_->setRunController(run_);
+  training_view_->setRunController(run_);
+  stats_panel_->setRunController(run_);
+
+  // The centre: a notice bar (file errors) above the timeline.
+  notice_label_ = new ProblemLabel;
+  notice_label_->setToolTip(tr("Click to dismiss"));
+  notice_label_->setCursor(Qt::PointingHandCursor);
+  notice_label_->installEventFilter(this);
+  auto* centre = new QWidget;
+  auto* centre_layout = new QVBoxLayout(centre);
+  centre_layout->setContentsMargins(4, 2, 4, 0);
+  centre_layout->addWidget(notice_label_);
+  centre_layout->addWidget(timeline_view_, 1);
+  setCentralWidget(centre);
+
+  run_status_label_ = new QLabel;
+  statusBar()->addPermanentWidget(run_status_label_);
+
+  buildActions();
+  buildToolbar();
+  buildMenus();
+  buildDocks();
+
+  connect(document_, &ExperimentDocument::dirtyChanged, this, &MainWindow::updateTitle);
+  connect(document_, &ExperimentDocument::filePathChanged, this, &MainWindow::updateTitle);
+  connect(document_, &ExperimentDocument::changed, this, [this] {
+    updateTitle();
+    // An edit answers a failed run's complaint (or makes it moot).
+    if (!run_problem_.isEmpty() && !run_->isActive()) {
+      run_problem_.clear();
+      distributeProblems();
+    }
+  });
+  connect(predictor_, &PredictionUpdater::updated, this, &MainWindow::onPredictionUpdated);
+  connect(run_, &RunController::phaseChanged, this, &MainWindow::onRunPhaseChanged);
+  connect(run_, &RunController::failed, this, &MainWindow::onRunFailed);
+  connect(run_, &RunController::traceGrew, this, &MainWindow::updateRunActions);
+  connect(run_, &RunController::message, this,
+          [this](const QString& text) { statusBar()->showMessage(text, kStatusMessageMs); });
+
+  save_question_ = [this](const QString& name) {
+    return QMessageBox::warning(
+        this, tr("Unsaved changes"),
+        tr("“%1” has changes that are not saved. Save them first?").arg(name),
+        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+  };
+
+  resize(1500, 950);
+  restoreSettings();
+  onPredictionUpdated();
+  updateTitle();
+  updateRunActions();
+}
+
+MainWindow::~MainWindow() = default;
+
+// --- building -------------------------------------------------------------
+
+void MainWindow::buildActions() {
+  QStyle* look = style();
+  new_action_ = new QAction(tr("&New"), this);
+  new_action_->setShortcut(QKeySequence::New);
+  connect(new_action_, &QAction::triggered, this, &MainWindow::newExperiment);
+  open_action_ = new QAction(look->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open…"), this);
+  open_action_->setShortcut(QKeySequence::Open);
+  connect(open_action_, &QAction::triggered, this, &MainWindow::openWithDialog);
+  save_action_ = new QAction(look->standardIcon(QStyle::SP_DialogSaveButton), tr("&Save"), this);
+  save_action_->setShortcut(QKeySequence::Save);
+  connect(save_action_, &QAction::triggered, this, &MainWindow::save);
+  save_as_action_ = new QAction(tr("Save &As…"), this);
+  save_as_action_->setShortcut(QKeySequence::SaveAs);
+  connect(save_as_action_, &QAction::triggered, this, &MainWindow::saveAsWithDialog);
+  quit_action_ = new QAction(tr("&Quit"), this);
+  quit_action_->setShortcut(QKeySequence::Quit);
+  connect(quit_action_, &QAction::triggered, this, &QWidget::close);
+
+  run_action_ = new QAction(look->standardIcon(QStyle::SP_MediaPlay), tr("&Run"), this);
+  run_action_->setShortcut(QKeySequence(Qt::Key_Space));
+  run_action_->setToolTip(tr("Run or pause training (Space)"));
+  connect(run_action_, &QAction::triggered, this, &MainWindow::runOrPause);
+  step_action_ = new QAction(look->standardIcon(QStyle::SP_MediaSeekForward), tr("S&tep"), this);
+  step_action_->setShortcut(QKeySequence(Qt::Key_Right));
+  step_action_->setToolTip(tr("Run one training step, then pause (→)"));
+  connect(step_action_, &QAction::triggered, this, &MainWindow::stepOnce);
+  stop_action_ = new QAction(look->standardIcon(QStyle::SP_MediaStop), tr("St&op"), this);
+  stop_action_->setShortcut(QKeySequence(Qt::Key_Escape));
+  stop_action_->setToolTip(tr("Stop the run; what was recorded stays (Esc)"));
+  connect(stop_action_, &QAction::triggered, this, &MainWindow::stopRun);
+  reset_action_ = new QAction(look->standardIcon(QStyle::SP_BrowserReload), tr("R&eset"), this);
+  reset_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+  reset_action_->setToolTip(tr("Stop and clear the measured run (Ctrl+R)"));
+  connect(reset_action_, &QAction::triggered, this, &MainWindow::resetRun);
+  for (QAction* action : {run_action_, step_action_, stop_action_, reset_action_}) {
+    // Window-wide, so the keys work wherever the focus is (text fields keep Space).
+    action->setShortcutContext(Qt::WindowShortcut);
+    addAction(action);
+  }
+
+  export_timeline_action_ = new QAction(tr("&Timeline chart…"), this);
+  connect(export_timeline_action_, &QAction::triggered, this, [this] {
+    exportChartWithDialog(tr("timeline"), [this](const QString& path, QString* error) {
+      return exportTimeline(path, error);
+    });
+  });
+  export_memory_action_ = new QAction(tr("&Memory chart…"), this);
+  connect(export_memory_action_, &QAction::triggered, this, [this] {
+    exportChartWithDialog(tr("memory"), [this](const QString& path, QString* error) {
+      return exportMemoryChart(path, error);
+    });
+  });
+  export_training_action_ = new QAction(tr("T&raining chart…"), this);
+  connect(export_training_action_, &QAction::triggered, this, [this] {
+    exportChartWithDialog(tr("training"), [this](const QString& path, QString* error) {
+      return exportTrainingChart(path, error);
+    });
+  });
+  export_chrome_action_ = new QAction(tr("Trace as &Chrome JSON (Perfetto)…"), this);
+  connect(export_chrome_action_, &QAction::triggered, this, [this] { exportTraceWithDialog(true); });
+  export_csv_action_ = new QAction(tr("&Events as CSV…"), this);
+  connect(export_csv_action_, &QAction::triggered, this, [this] { exportTraceWithDialog(false); });
+}
+
+void MainWindow::buildToolbar() {
+  QToolBar* toolbar = addToolBar(tr("Run"));
+  toolbar->setObjectName(QStringLiteral("runToolbar"));
+  toolbar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  toolbar->addAction(run_action_);
+  toolbar->addAction(step_action_);
+  toolbar->addAction(stop_action_);
+  toolbar->addAction(reset_action_);
+  toolbar->addSeparator();
+  toolbar->addWidget(new QLabel(tr(" Playback speed: ")));
+  speed_combo_ = new QComboBox;
+  for (const SpeedChoice& choice : kSpeeds) speed_combo_->addItem(tr(choice.text), choice.speed);
+  speed_combo_->setToolTip(
+      tr("Events are recorded as they happen; the charts replay them at this speed. At 1/1000×, "
+         "one millisecond of training takes one second on screen. Live shows the newest events."));
+  connect(speed_combo_, &QComboBox::currentIndexChanged, this,
+          [this] { run_->setPlaybackSpeed(speed_combo_->currentData().toDouble()); });
+  toolbar->addWidget(speed_combo_);
+  auto* catch_up = toolbar->addAction(tr("Jump to live"));
+  catch_up->setToolTip(tr("Show everything recorded so far"));
+  connect(catch_up, &QAction::triggered, run_, &RunController::catchUp);
+}
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(new_action_);
+  file->addAction(open_action_);
+  recent_menu_ = file->addMenu(tr("Open &Recent"));
+  file->addAction(save_action_);
+  file->addAction(save_as_action_);
+  file->addSeparator();
+  QMenu* export_menu = file->addMenu(tr("&Export"));
+  export_menu->addAction(export_timeline_action_);
+  export_menu->addAction(export_memory_action_);
+  export_menu->addAction(export_training_action_);
+  export_menu->addSeparator();
+  export_menu->addAction(export_chrome_action_);
+  export_menu->addAction(export_csv_action_);
+  file->addSeparator();
+  file->addAction(quit_action_);
+
+  QMenu* run = menuBar()->addMenu(tr("&Run"));
+  run->addAction(run_action_);
+  run->addAction(step_action_);
+  run->addAction(stop_action_);
+  run->addAction(reset_action_);
+
+  QMenu* presets_menu = menuBar()->addMenu(tr("&Presets"));
+  presets_menu->setToolTipsVisible(true);
+  for (const Preset& preset : presets()) {
+    QAction* action = presets_menu->addAction(preset.title);
+    action->setToolTip(preset.what_to_see);
+    const QString id = preset.id;
+    connect(action, &QAction::triggered, this, [this, id] { applyPreset(id); });
+  }
+
+  view_menu_ = menuBar()->addMenu(tr("&View"));
+  QMenu* arrangement = view_menu_->addMenu(tr("Timelines"));
+  auto* group = new QActionGroup(this);
+  const std::pair<QString, TimelineView::Arrangement> arrangements[] = {
+      {tr("Predicted under measured"), TimelineView::Arrangement::PredictedUnder},
+      {tr("Predicted beside measured"), TimelineView::Arrangement::PredictedBeside},
+      {tr("Measured only"), TimelineView::Arrangement::MeasuredOnly},
+      {tr("Predicted only"), TimelineView::Arrangement::PredictedOnly}};
+  for (const auto& [text, value] : arrangements) {
+    QAction* action = arrangement->addAction(text);
+    action->setCheckable(true);
+    action->setChecked(value == timeline_view_->arrangement());
+    group->addAction(action);
+    const auto chosen = value;
+    connect(action, &QAction::triggered, this,
+            [this, chosen] { timeline_view_->setArrangement(chosen); });
+  }
+  view_menu_->addSeparator();
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&Keyboard shortcuts"), this, [this] {
+    QMessageBox::information(
+        this, tr("Keyboard shortcuts"),
+        tr("Space: run / pause\n→: one training step\nEsc: stop\nCtrl+R: reset\n"
+           "Ctrl+N / Ctrl+O / Ctrl+S: new, open, save\n\n"
+           "Timeline: drag to pan, wheel to zoom, double-click to fit, hover for details."));
+  });
+  help->addAction(tr("&About PipeLab"), this, [this] {
+    QMessageBox::about(
+        this, tr("About PipeLab"),
+        tr("<b>PipeLab</b> %1<br>See and try distributed deep-learning training: data, tensor "
+           "and pipeline parallelism, their schedules, bubbles and memory.<br><br>"
+           "Licensed under the GNU GPL, version 3 or later. Charts by QCustomPlot (GPL-3.0+).")
+            .arg(QApplication::applicationVersion()));
+  });
+}
+
+void MainWindow::buildDocks() {
+  setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks |
+                 QMainWindow::AllowNestedDocks);
+  QDockWidget* parallel = make_dock(tr("Parallelism"), QStringLiteral("parallelDock"),
+                                    parallel_panel_, this, true);
+  QDockWidget* model = make_dock(tr("Model"), QStringLiteral("modelDock"), model_panel_, this, false);
+  QDockWidget* data = make_dock(tr("Data and training"), QStringLiteral("dataDock"), data_panel_,
+                                this, true);
+  QDockWidget* memory = make_dock(tr("Memory"), QStringLiteral("memoryDock"), memory_view_, this, false);
+  QDockWidget* training =
+      make_dock(tr("Training"), QStringLiteral("trainingDock"), training_view_, this, false);
+  QDockWidget* stats =
+      make_dock(tr("Statistics"), QStringLiteral("statsDock"), stats_panel_, this, false);
+
+  addDockWidget(Qt::LeftDockWidgetArea, parallel);
+  addDockWidget(Qt::LeftDockWidgetArea, model);
+  addDockWidget(Qt::LeftDockWidgetArea, data);
+  tabifyDockWidget(parallel, model);
+  tabifyDockWidget(model, data);
+  parallel->raise();
+
+  addDockWidget(Qt::BottomDockWidgetArea, memory);
+  splitDockWidget(memory, training, Qt::Horizontal);
+  splitDockWidget(training, stats, Qt::Horizontal);
+  resizeDocks({parallel}, {430}, Qt::Horizontal);
+  resizeDocks({memory}, {330}, Qt::Vertical);
+
+  config_docks_ = {parallel, model, data};
+  for (QDockWidget* dock : {parallel, model, data, memory, training, stats})
+    view_menu_->addAction(dock->toggleViewAction());
+}
+
+// --- settings -------------------------------------------------------------
+
+void MainWindow::restoreSettings() {
+  QSettings settings;
+  recent_files_ = settings.value(kRecentFilesKey).toStringList();
+  restoreGeometry(settings.value(kGeometryKey).toByteArray());
+  restoreState(settings.value(kStateKey).toByteArray());
+  rebuildRecentMenu();
+}
+
+void MainWindow::saveSettings() {
+  QSettings settings;
+  settings.setValue(kRecentFilesKey, recent_files_);
+  settings.setValue(kGeometryKey, saveGeometry());
+  settings.setValue(kStateKey, saveState());
+}
+
+void MainWindow::addRecentFile(const QString& path) {
+  const QString absolute = QFileInfo(path).absoluteFilePath();
+  recent_files_.removeAll(absolute);
+  recent_files_.prepend(absolute);
+  while (recent_files_.size() > kMaxRecentFiles) recent_files_.removeLast();
+  QSettings().setValue(kRecentFilesKey, recent_files_);
+  rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+  recent_menu_->clear();
+  for (int i = 0; i < recent_files_.size(); ++i) {
+    const QString path = recent_files_[i];
+    QAction* action =
+        recent_menu_->addAction(tr("&%1 %2").arg(i + 1).arg(QFileInfo(path).fileName()));
+    action->setToolTip(path);
+    connect(action, &QAction::triggered, this, [this, path] {
+      if (maybeSave()) openFile(path);
+    });
+  }
+  recent_menu_->setEnabled(!recent_files_.isEmpty());
+  if (!recent_files_.isEmpty()) {
+    recent_menu_->addSeparator();
+    recent_menu_->addAction(tr("Clear the list"), this, [this] {
+      recent_files_.clear();
+      QSettings().setValue(kRecentFilesKey, recent_files_);
+      rebuildRecentMenu();
+    });
+  }
+}
+
+// --- file commands ----------------------------------------------------------
+
+void MainWindow::newExperiment() {
+  if (!maybeSave()) return;
+  resetRun();
+  document_->replace(default_experiment(), QString(), false);
+  setNotice({});
+}
+
+bool MainWindow::openFile(const QString& path) {
+  QString error;
+  if (!document_->load(path, &error)) {
+    // The experiment on screen stays as it was.
+    setNotice(error);
+    statusBar()->showMessage(error, kStatusMessageMs);
+    if (!QFileInfo::exists(path)) {
+      recent_files_.removeAll(QFileInfo(path).absoluteFilePath());
+      rebuildRecentMenu();
+    }
+    return false;
+  }
+  resetRun();
+  setNotice({});
+  addRecentFile(path);
+  statusBar()->showMessage(tr("Opened %1").arg(path), kStatusMessageMs);
+  return true;
+}
+
+void MainWindow::openWithDialog() {
+  if (!maybeSave()) return;
+  const QString folder = document_->filePath().isEmpty()
+                             ? QString()
+                             : QFileInfo(document_->filePath()).absolutePath();
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open an experiment"), folder,
+                                                    tr("Experiments (*.json);;All files (*)"));
+  if (!path.isEmpty()) openFile(path);
+}
+
+bool MainWindow::saveTo(const QString& path) {
+  QString error;
+  if (!document_->save(path, &error)) {
+    setNotice(error);
+    statusBar()->showMessage(error, kStatusMessageMs);
+    return false;
+  }
+  setNotice({});
+  addRecentFile(path);
+  statusBar()->showMessage(tr("Saved %1").arg(path), kStatusMessageMs);
+  return true;
+}
+
+bool MainWindow::save() {
+  if (document_->filePath().isEmpty()) return saveAsWithDialog();
+  return saveTo(document_->filePath());
+}
+
+bool MainWindow::saveAsWithDialog() {
+  QString suggestion = document_->filePath();
+  if (suggestion.isEmpty())
+    suggestion = QString::fromStdString(document_->experiment().name).simplified().replace(' ', '-') +
+                 QStringLiteral(".json");
+  QString path = QFileDialog::getSaveFileName(this, tr("Save the experiment"), suggestion,
+                                              tr("Experiments (*.json)"));
+  if (path.isEmpty()) return false;
+  if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".json");
+  return saveTo(path);
+}
+
+bool MainWindow::maybeSave() {
+  if (!document_->isDirty()) return true;
+  switch (save_question_(document_->displayName())) {
+    case QMessageBox::Save: return save();
+    case QMessageBox::Discard: return true;
+    default: return false;
+  }
+}
+
+bool MainWindow::applyPreset(const QString& id) {
+  for (const Preset& preset : presets()) {
+    if (preset.id != id) continue;
+    if (!maybeSave()) return false;
+    resetRun();
+    document_->replace(preset.experiment, QString(), true);
+    setNotice({});
+    statusBar()->showMessage(preset.title + QStringLiteral(": ") + preset.what_to_see, 60000);
+    return true;
+  }
+  return false;
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (!maybeSave()) {
+    event->ignore();
+    return;
+  }
+  run_->reset();  // stops the workers before the window goes
+  saveSettings();
+  event->accept();
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+  // A click on the notice bar dismisses it.
+  if (watched == notice_label_ && event->type() == QEvent::MouseButtonRelease) setNotice({});
+  return QMainWindow::eventFilter(watched, event);
+}
+
+// --- exports ----------------------------------------------------------------
+
+bool MainWindow::exportTimeline(const QString& path, QString* error, QSize size) {
+  return export_charts(timeline_view_->visibleCharts(), timeline_view_->chartOrientation(), path,
+                       error, size);
+}
+
+bool MainWindow::exportMemoryChart(const QString& path, QString* error, QSize size) {
+  return export_charts({memory_view_->plot()}, Qt::Vertical, path, error, size);
+}
+
+bool MainWindow::exportTrainingChart(const QString& path, QString* error, QSize size) {
+  return export_charts({training_view_->plot()}, Qt::Vertical, path, error, size);
+}
+
+const Trace& MainWindow::traceToExport() const {
+  // The measured run when there is one, the prediction otherwise.
+  if (!run_->trace().events.empty()) return run_->trace();
+  static const Trace empty;
+  const auto prediction = predictor_->prediction();
+  return prediction ? prediction->result.trace : empty;
+}
+
+bool MainWindow::exportChromeTrace(const QString& path, QString* error) {
+  std::string message;
+  if (!export_trace_files(traceToExport(), path.toStdString(), std::string(), &message)) {
+    if (error) *error = QString::fromStdString(message);
+    return false;
+  }
+  return true;
+}
+
+bool MainWindow::exportCsv(const QString& prefix, QString* error) {
+  std::string message;
+  if (!export_trace_files(traceToExport(), std::string(), prefix.toStdString(), &message)) {
+    if (error) *error = QString::fromStdString(message);
+    return false;
+  }
+  return true;
+}
+
+void MainWindow::exportChartWithDialog(const QString& what,
+                                       const std::function<bool(const QString&, QString*)>& write) {
+  QSettings settings;
+  const QString folder = settings.value(kExportFolderKey).toString();
+  QString selected_filter;
+  QString path = QFileDialog::getSaveFileName(
+      this, tr("Export the %1 chart").arg(what),
+      QDir(folder).filePath(QStringLiteral("pipelab-%1.png").arg(what)), chart_file_filter(),
+      &selected_filter);
+  if (path.isEmpty()) return;
+  if (!chart_format_for_path(path)) {
+    // No or unknown extension: take the one of the chosen filter.
+    const QString extension = selected_filter.section(QStringLiteral("*."), 1).section(')', 0, 0);
+    path += '.' + (extension.isEmpty() ? QStringLiteral("png") : extension);
+  }
+  settings.setValue(kExportFolderKey, QFileInfo(path).absolutePath());
+  QString error;
+  if (!write(path, &error)) {
+    setNotice(error);
+    return;
+  }
+  statusBar()->showMessage(tr("Wrote %1").arg(path), kStatusMessageMs);
+}
+
+void MainWindow::exportTraceWithDialog(bool chrome) {
+  QSettings settings;
+  const QString folder = settings.value(kExportFolderKey).toString();
+  const QString source = run_->trace().events.empty() ? tr("predicted") : tr("measured");
+  QString path;
+  if (chrome) {
+    path = QFileDialog::getSaveFileName(
+        this, tr("Export the %1 trace for Perfetto / chrome://tracing").arg(source),
+        QDir(folder).filePath(QStringLiteral("pipelab-trace.json")), tr("Chrome trace (*.json)"));
+  } else {
+    path = QFileDialog::getSaveFileName(
+        this, tr("Export the %1 events as CSV (three files: _events, _memory, _steps)").arg(source),
+        QDir(folder).filePath(QStringLiteral("pipelab.csv")), tr("CSV files (*.csv)"));
+  }
+  if (path.isEmpty()) return;
+  settings.setValue(kExportFolderKey, QFileInfo(path).absolutePath());
+  QString error;
+  bool ok = false;
+  QString written = path;
+  if (chrome) {
+    ok = exportChromeTrace(path, &error);
+  } else {
+    QString prefix = path;
+    if (prefix.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive)) prefix.chop(4);
+    ok = exportCsv(prefix, &error);
+    written = tr("%1_events.csv, _memory.csv and _steps.csv").arg(prefix);
+  }
+  if (!ok) {
+    setNotice(error);
+    return;
+  }
+  statusBar()->showMessage(tr("Wrote %1").arg(written), kStatusMessageMs);
+}
+
+// --- run commands -----------------------------------------------------------
+
+bool MainWindow::startRun(bool paused) {
+  // A pending edit would otherwise be judged by its predecessor's problems.
+  predictor_->updateNow();
+  if (!predictor_->problems().isEmpty()) {
+    const QString text = tr("Fix the problems shown in the panels before running (%1)")
+                             .arg(predictor_->problems().first());
+    statusBar()->showMessage(text, kStatusMessageMs);
+    return false;
+  }
+  if (document_->experiment().backend.type == "cuda" && !gpus_.usable()) {
+    onRunFailed(gpus_.reason_unusable(), ProblemArea::Parallel);
+    return false;
+  }
+  run_problem_.clear();
+  training_view_->setRunError({});
+  distributeProblems();
+  run_->setPlaybackSpeed(speed_combo_->currentData().toDouble());
+  run_->start(document_->experiment(), 0, paused);
+  return true;
+}
+
+void MainWindow::runOrPause() {
+  switch (run_->phase()) {
+    case RunController::Phase::Running: run_->pause(); break;
+    case RunController::Phase::Paused: run_->resume(); break;
+    case RunController::Phase::Preparing: break;
+    default: startRun(false); break;
+  }
+}
+
+void MainWindow::stepOnce() {
+  switch (run_->phase()) {
+    case RunController::Phase::Paused:
+    case RunController::Phase::Preparing: run_->step(); break;
+    case RunController::Phase::Running: run_->pause(); break;
+    default:
+      if (startRun(true)) run_->step();
+      break;
+  }
+}
+
+void MainWindow::stopRun() { run_->stop(); }
+
+void MainWindow::resetRun() {
+  run_->reset();
+  run_problem_.clear();
+  training_view_->setRunError({});
+  distributeProblems();
+}
+
+void MainWindow::onRunPhaseChanged(RunController::Phase) {
+  const bool active = run_->isActive();
+  // The run uses a copy of the experiment; editing it meanwhile would make
+  // the predicted and measured timelines disagree about what ran.
+  for (QDockWidget* dock : config_docks_) dock->widget()->setEnabled(!active);
+  new_action_->setEnabled(!active);
+  open_action_->setEnabled(!active);
+  updateRunActions();
+}
+
+void MainWindow::onRunFailed(const QString& reason, ProblemArea area) {
+  run_problem_ = reason;
+  run_problem_area_ = area;
+  training_view_->setRunError(tr("The run stopped: %1").arg(reason));
+  statusBar()->showMessage(tr("Run failed: %1").arg(reason), kStatusMessageMs);
+  distributeProblems();
+  updateRunActions();
+}
+
+void MainWindow::updateRunActions() {
+  const RunController::Phase phase = run_->phase();
+  const bool running = phase == RunController::Phase::Running;
+  run_action_->setText(running ? tr("&Pause") : tr("&Run"));
+  run_action_->setIcon(style()->standardIcon(running ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
+  stop_action_->setEnabled(run_->isActive());
+  reset_action_->setEnabled(phase != RunController::Phase::Idle);
+  QString status = tr("Run: %1").arg(RunController::phaseName(phase));
+  if (phase != RunController::Phase::Idle && phase != RunController::Phase::Preparing)
+    status += tr(" · step %1 of %2").arg(run_->stepsDone()).arg(run_->stepsTotal());
+  run_status_label_->setText(status);
+}
+
+// --- predictions and problems -----------------------------------------------
+
+void MainWindow::onPredictionUpdated() {
+  const auto prediction = predictor_->prediction();
+  timeline_view_->setPrediction(prediction, predictor_->problems().join('\n'));
+  memory_view_->setPrediction(prediction);
+  stats_panel_->setPrediction(prediction, document_->experiment());
+  parallel_panel_->setPredictedBubble(prediction ? prediction->result.bubble_fraction
+                                                 : std::nan(""));
+  distributeProblems();
+}
+
+void MainWindow::distributeProblems() {
+  QStringList all = predictor_->problems();
+  if (document_->experiment().backend.type == "cuda" && !gpus_.usable())
+    all << tr("backend.type = cuda: %1 Choose CPU threads.").arg(gpus_.reason_unusable());
+  QStringList model = problems_in(all, ProblemArea::Model);
+  QStringList parallel = problems_in(all, ProblemArea::Parallel);
+  QStringList data = problems_in(all, ProblemArea::Data);
+  // Anything unrouted sits with the parallel settings, which decide what runs.
+  parallel << problems_in(all, ProblemArea::Run);
+  if (!run_problem_.isEmpty()) {
+    const QString text = tr("The last run failed: %1").arg(run_problem_);
+    switch (run_problem_area_) {
+      case ProblemArea::Model: model << text; break;
+      case ProblemArea::Data: data << text; break;
+      case ProblemArea::Parallel: parallel << text; break;
+      case ProblemArea::Run: break;  // the training view says it
+    }
+  }
+  model_panel_->setProblems(model);
+  parallel_panel_->setProblems(parallel);
+  data_panel_->setProblems(data);
+}
+
+QStringList MainWindow::shownProblems() const {
+  QStringList all = predictor_->problems();
+  if (!run_problem_.isEmpty()) all << run_problem_;
+  return all;
+}
+
+void MainWindow::updateTitle() {
+  setWindowTitle(tr("%1[*] — %2 — PipeLab")
+                     .arg(document_->displayName(),
+                          QString::fromStdString(document_->experiment().name)));
+  setWindowModified(document_->isDirty());
+}
+
+void MainWindow::setNotice(const QString& text) {
+  notice_label_->setProblems(text.isEmpty() ? QStringList{} : QStringList{text});
+}
+
+QString MainWindow::notice() const {
+  return notice_label_->problems().isEmpty() ? QString() : notice_label_->problems().first();
+}
+
+}  // namespace pipelab

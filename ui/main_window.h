@@ -1,0 +1,159 @@
+// MainWindow: PipeLab's window. The timeline sits in the middle; the model,
+// parallelism and data panels dock on the left; memory, training and
+// statistics dock at the bottom. Menus and a toolbar hold the file, run,
+// preset, export and view commands. Window layout and recent files persist
+// (QSettings); unsaved changes show in the title and are confirmed on close.
+#pragma once
+
+#include <QMainWindow>
+#include <QMessageBox>
+#include <QStringList>
+#include <functional>
+
+#include "ui/gpu_availability.h"
+#include "ui/problem_routing.h"
+#include "ui/run_controller.h"
+
+class QAction;
+class QComboBox;
+class QDockWidget;
+class QLabel;
+class QMenu;
+
+namespace pipelab {
+
+class DataPanel;
+class ExperimentDocument;
+class MemoryView;
+class ModelPanel;
+class ParallelPanel;
+class PredictionUpdater;
+class ProblemLabel;
+class StatsPanel;
+class TimelineView;
+class TrainingView;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  explicit MainWindow(const GpuAvailability& gpus = {}, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  // File commands without dialogs (the menu's dialogs end up here). They
+  // report failures in the window (notice bar and status bar) and return false.
+  bool openFile(const QString& path);
+  bool saveTo(const QString& path);
+  void newExperiment();
+  bool applyPreset(const QString& id);
+
+  // Exports; `size` as in export_charts. False with *error on failure.
+  bool exportTimeline(const QString& path, QString* error, QSize size = QSize());
+  bool exportMemoryChart(const QString& path, QString* error, QSize size = QSize());
+  bool exportTrainingChart(const QString& path, QString* error, QSize size = QSize());
+  bool exportChromeTrace(const QString& path, QString* error);
+  // Writes <prefix>_events.csv, <prefix>_memory.csv and <prefix>_steps.csv.
+  bool exportCsv(const QString& prefix, QString* error);
+
+  // Run commands, as the toolbar and shortcuts trigger them.
+  void runOrPause();
+  void stepOnce();
+  void stopRun();
+  void resetRun();
+  // Starts a run; false (with the reason shown) when the experiment has problems.
+  bool startRun(bool paused = false);
+
+  // The notice under the toolbar (a failed open or save, an export error).
+  QString notice() const;
+  // Every problem currently shown in the panels, in order.
+  QStringList shownProblems() const;
+
+  ExperimentDocument* document() const { return document_; }
+  PredictionUpdater* predictor() const { return predictor_; }
+  RunController* runController() const { return run_; }
+  ModelPanel* modelPanel() const { return model_panel_; }
+  ParallelPanel* parallelPanel() const { return parallel_panel_; }
+  DataPanel* dataPanel() const { return data_panel_; }
+  TimelineView* timelineView() const { return timeline_view_; }
+  MemoryView* memoryView() const { return memory_view_; }
+  TrainingView* trainingView() const { return training_view_; }
+  StatsPanel* statsPanel() const { return stats_panel_; }
+  QComboBox* speedCombo() const { return speed_combo_; }
+  QStringList recentFiles() const { return recent_files_; }
+
+  // How "save your changes?" is answered. The default asks with a message
+  // box; tests and scripted runs replace it.
+  using SaveQuestion = std::function<QMessageBox::StandardButton(const QString& name)>;
+  void setSaveQuestion(SaveQuestion question) { save_question_ = std::move(question); }
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
+ private:
+  void buildActions();
+  void buildMenus();
+  void buildToolbar();
+  void buildDocks();
+  void restoreSettings();
+  void saveSettings();
+
+  void openWithDialog();
+  bool save();
+  bool saveAsWithDialog();
+  // Asks whether to save unsaved changes; false when the user cancels.
+  bool maybeSave();
+  void addRecentFile(const QString& path);
+  void rebuildRecentMenu();
+  void exportChartWithDialog(const QString& what, const std::function<bool(const QString&, QString*)>& write);
+  void exportTraceWithDialog(bool chrome);
+  const Trace& traceToExport() const;
+
+  void onPredictionUpdated();
+  void onRunPhaseChanged(RunController::Phase phase);
+  void onRunFailed(const QString& reason, ProblemArea area);
+  void distributeProblems();
+  void updateTitle();
+  void updateRunActions();
+  void setNotice(const QString& text);
+
+  GpuAvailability gpus_;
+  ExperimentDocument* document_;
+  PredictionUpdater* predictor_;
+  RunController* run_;
+  ModelPanel* model_panel_;
+  ParallelPanel* parallel_panel_;
+  DataPanel* data_panel_;
+  TimelineView* timeline_view_;
+  MemoryView* memory_view_;
+  TrainingView* training_view_;
+  StatsPanel* stats_panel_;
+  ProblemLabel* notice_label_;
+  QLabel* run_status_label_;
+  QComboBox* speed_combo_;
+  QList<QDockWidget*> config_docks_;
+
+  QAction* new_action_;
+  QAction* open_action_;
+  QAction* save_action_;
+  QAction* save_as_action_;
+  QAction* quit_action_;
+  QAction* run_action_;
+  QAction* step_action_;
+  QAction* stop_action_;
+  QAction* reset_action_;
+  QAction* export_timeline_action_;
+  QAction* export_memory_action_;
+  QAction* export_training_action_;
+  QAction* export_chrome_action_;
+  QAction* export_csv_action_;
+  QMenu* recent_menu_ = nullptr;
+  QMenu* view_menu_ = nullptr;
+
+  QStringList recent_files_;
+  QString run_problem_;
+  ProblemArea run_problem_area_ = ProblemArea::Run;
+  SaveQuestion save_question_;
+};
+
+}  // namespace pipelab

@@ -1,0 +1,276 @@
+#include "ui/memory_view.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <qcustomplot.h>
+
+#include "ui/number_text.h"
+#include "ui/op_colors.h"
+#include "ui/run_controller.h"
+
+namespace pipelab {
+namespace {
+
+// The binary unit that keeps the largest value readable, and its name.
+struct ByteUnit {
+  double divisor = 1;
+  QString name;
+};
+ByteUnit byte_unit_for(double max_bytes) {
+  if (max_bytes >= 1024.0 * 1024 * 1024) return {1024.0 * 1024 * 1024, QStringLiteral("GiB")};
+  if (max_bytes >= 1024.0 * 1024) return {1024.0 * 1024, QStringLiteral("MiB")};
+  if (max_bytes >= 1024.0) return {1024.0, QStringLiteral("KiB")};
+  return {1.0, QStringLiteral("B")};
+}
+
+}  // namespace
+
+MemoryView::MemoryView(QWidget* parent) : QWidget(parent) {
+  plot_ = new QCustomPlot(this);
+  plot_->setObjectName(QStringLiteral("memoryPlot"));
+  plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  totals_rect_ = plot_->axisRect();
+  stacked_rect_ = new QCPAxisRect(plot_);
+  plot_->plotLayout()->addElement(1, 0, stacked_rect_);
+  for (QCPAxisRect* rect : {totals_rect_, stacked_rect_}) {
+    rect->setRangeDrag(Qt::Horizontal);
+    rect->setRangeZoom(Qt::Horizontal);
+  }
+  auto* margins = new QCPMarginGroup(plot_);
+  totals_rect_->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
+  stacked_rect_->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
+  // Panning one time axis pans the other.
+  QCPAxis* totals_x = totals_rect_->axis(QCPAxis::atBottom);
+  QCPAxis* stacked_x = stacked_rect_->axis(QCPAxis::atBottom);
+  connect(totals_x, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), stacked_x,
+          qOverload<const QCPRange&>(&QCPAxis::setRange));
+  connect(stacked_x, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), totals_x,
+          qOverload<const QCPRange&>(&QCPAxis::setRange));
+
+  plot_->legend->setVisible(true);
+  plot_->legend->setFont(QFont(font().family(), 8));
+  totals_rect_->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+  stacked_legend_ = new QCPLegend;
+  stacked_rect_->insetLayout()->addElement(stacked_legend_, Qt::AlignTop | Qt::AlignLeft);
+  stacked_legend_->setLayer(QStringLiteral("legend"));
+  stacked_legend_->setFont(QFont(font().family(), 8));
+
+  peak_tracer_ = new QCPItemTracer(plot_);
+  peak_tracer_->setClipAxisRect(stacked_rect_);
+  peak_tracer_->position->setAxes(stacked_x, stacked_rect_->axis(QCPAxis::atLeft));
+  peak_tracer_->setStyle(QCPItemTracer::tsCircle);
+  peak_tracer_->setSize(9);
+  peak_tracer_->setPen(QPen(Qt::black, 1.5));
+  peak_label_ = new QCPItemText(plot_);
+  peak_label_->setClipAxisRect(stacked_rect_);
+  peak_label_->position->setParentAnchor(peak_tracer_->position);
+  peak_label_->position->setCoords(0, -14);  // pixels above the tracer
+  peak_label_->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
+  peak_label_->setFont(QFont(font().family(), 8, QFont::Bold));
+  peak_label_->setClipToAxisRect(false);
+
+  device_combo_ = new QComboBox(this);
+  source_label_ = new QLabel(this);
+  source_label_->setStyleSheet(QStringLiteral("QLabel { color: palette(mid); }"));
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(new QLabel(tr("By category for:"), this));
+  controls->addWidget(device_combo_);
+  controls->addStretch();
+  controls->addWidget(source_label_);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(2, 2, 2, 2);
+  layout->addLayout(controls);
+  layout->addWidget(plot_, 1);
+
+  connect(device_combo_, &QComboBox::activated, this,
+          [this](int index) { setSelectedDevice(index); });
+  rebuild();
+}
+
+void MemoryView::setRunController(RunController* run) {
+  run_ = run;
+  connect(run_, &RunController::traceReset, this, &MemoryView::scheduleRebuild);
+  connect(run_, &RunController::traceGrew, this, [this](int, int first_memory, int) {
+    if (first_memory < static_cast<int>(run_->trace().memory.size())) scheduleRebuild();
+  });
+  connect(run_, &RunController::playbackMoved, this, [this] {
+    if (shows_measured_) scheduleRebuild();
+  });
+}
+
+void MemoryView::setPrediction(std::shared_ptr<const Prediction> prediction) {
+  prediction_ = std::move(prediction);
+  if (!shows_measured_) scheduleRebuild();
+}
+
+void MemoryView::setSelectedDevice(int device) {
+  selected_device_ = std::max(0, device);
+  rebuild();
+}
+
+const Trace* MemoryView::currentTrace() const {
+  if (run_ && !run_->trace().memory.empty()) return &run_->trace();
+  if (prediction_) return &prediction_->result.trace;
+  return nullptr;
+}
+
+int MemoryView::plottedPointCount() const {
+  int points = 0;
+  for (int i = 0; i < plot_->graphCount(); ++i)
+    if (plot_->graph(i)->keyAxis() == totals_rect_->axis(QCPAxis::atBottom))
+      points += plot_->graph(i)->dataCount();
+  return points;
+}
+
+void MemoryView::scheduleRebuild() {
+  // Many signals can arrive in one event-loop turn; draw once.
+  if (rebuild_pending_) return;
+  rebuild_pending_ = true;
+  QTimer::singleShot(0, this, [this] {
+    rebuild_pending_ = false;
+    rebuild();
+  });
+}
+
+void MemoryView::rebuild() {
+  plot_->clearGraphs();
+  stacked_legend_->clearItems();
+  const Trace* trace = currentTrace();
+  shows_measured_ = trace && run_ && trace == &run_->trace();
+  const double now = shows_measured_ ? run_->playbackTime() : std::numeric_limits<double>::infinity();
+  QCPAxis* totals_x = totals_rect_->axis(QCPAxis::atBottom);
+  QCPAxis* totals_y = totals_rect_->axis(QCPAxis::atLeft);
+  QCPAxis* stacked_x = stacked_rect_->axis(QCPAxis::atBottom);
+  QCPAxis* stacked_y = stacked_rect_->axis(QCPAxis::atLeft);
+  peak_tracer_->setVisible(false);
+  peak_label_->setVisible(false);
+  shown_peak_bytes_ = 0;
+
+  if (!trace || trace->memory.empty()) {
+    source_label_->setText(tr("no memory samples yet"));
+    device_combo_->clear();
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+    return;
+  }
+  source_label_->setText(shows_measured_ ? tr("measured run") : tr("predicted (simulated)"));
+  const bool unit_time = trace->time_unit == "unit";
+  const double time_scale = unit_time ? 1.0 : 1e3;
+  const QString time_label = unit_time ? tr("time (units)") : tr("time (ms)");
+
+  const int devices = device_count(*trace);
+  if (device_combo_->count() != devices) {
+    device_combo_->clear();
+    for (int device = 0; device < devices; ++device)
+      device_combo_->addItem(QString::fromStdString(device_label(*trace, device)));
+  }
+  selected_device_ = std::min(selected_device_, devices - 1);
+  plot_->legend->setVisible(devices <= 8);  // more curves than that: the combo names them
+  device_combo_->setCurrentIndex(selected_device_);
+
+  // Samples by device, up to the playback clock.
+  std::vector<std::vector<const MemorySample*>> by_device(static_cast<size_t>(devices));
+  double max_total = 0;
+  double last_time = 0;
+  for (const MemorySample& sample : trace->memory) {
+    if (sample.t > now || sample.device < 0 || sample.device >= devices) continue;
+    by_device[static_cast<size_t>(sample.device)].push_back(&sample);
+    max_total = std::max(max_total, double(total_bytes(sample.bytes)));
+    last_time = std::max(last_time, sample.t);
+  }
+  for (auto& samples : by_device) {
+    std::stable_sort(samples.begin(), samples.end(),
+                     [](const MemorySample* a, const MemorySample* b) { return a->t < b->t; });
+  }
+  const ByteUnit unit = byte_unit_for(max_total);
+  // Curves hold their last value until the playback clock (or the last sample).
+  const double end_time = std::isinf(now) ? last_time : now;
+
+  for (int device = 0; device < devices; ++device) {
+    const auto& samples = by_device[static_cast<size_t>(device)];
+    QVector<double> keys;
+    QVector<double> values;
+    for (const MemorySample* sample : samples) {
+      keys << sample->t * time_scale;
+      values << total_bytes(sample->bytes) / unit.divisor;
+    }
+    if (!samples.empty() && samples.back()->t < end_time) {
+      keys << end_time * time_scale;
+      values << values.back();
+    }
+    QCPGraph* graph = plot_->addGraph(totals_x, totals_y);
+    graph->setName(QString::fromStdString(device_label(*trace, device)));
+    graph->setPen(QPen(device_color(device), device == selected_device_ ? 2.5 : 1.5));
+    graph->setLineStyle(QCPGraph::lsStepLeft);
+    graph->setData(keys, values, true);
+  }
+
+  // The selected device, stacked by category: each graph is the running sum
+  // up to its category and fills down to the one below.
+  const auto& selected = by_device[static_cast<size_t>(selected_device_)];
+  std::array<bool, kMemoryCategoryCount> used{};
+  for (const MemorySample* sample : selected)
+    for (int c = 0; c < kMemoryCategoryCount; ++c) used[c] = used[c] || sample->bytes[c] != 0;
+  QCPGraph* below = nullptr;
+  std::vector<double> running(selected.size(), 0.0);
+  for (int c = 0; c < kMemoryCategoryCount; ++c) {
+    if (!used[c]) continue;
+    QVector<double> keys;
+    QVector<double> values;
+    for (size_t i = 0; i < selected.size(); ++i) {
+      running[i] += selected[i]->bytes[c] / unit.divisor;
+      keys << selected[i]->t * time_scale;
+      values << running[i];
+    }
+    if (!selected.empty() && selected.back()->t < end_time) {
+      keys << end_time * time_scale;
+      values << values.back();
+    }
+    const auto category = static_cast<MemoryCategory>(c);
+    QCPGraph* graph = plot_->addGraph(stacked_x, stacked_y);
+    graph->setName(QString::fromLatin1(memory_category_name(category)).replace('_', ' '));
+    const QColor color = memory_category_color(category);
+    QColor fill = color;
+    fill.setAlpha(150);
+    graph->setPen(QPen(color.darker(120), 1));
+    graph->setBrush(fill);
+    graph->setLineStyle(QCPGraph::lsStepLeft);
+    graph->setData(keys, values, true);
+    if (below) graph->setChannelFillGraph(below);
+    graph->removeFromLegend(plot_->legend);
+    graph->addToLegend(stacked_legend_);
+    below = graph;
+  }
+
+  // Peak of the selected device.
+  const MemorySample* peak = nullptr;
+  for (const MemorySample* sample : selected)
+    if (!peak || total_bytes(sample->bytes) > total_bytes(peak->bytes)) peak = sample;
+  if (peak) {
+    shown_peak_bytes_ = total_bytes(peak->bytes);
+    peak_tracer_->position->setCoords(peak->t * time_scale, shown_peak_bytes_ / unit.divisor);
+    peak_label_->setText(tr("peak %1").arg(bytes_text(double(shown_peak_bytes_))));
+    peak_tracer_->setVisible(true);
+    peak_label_->setVisible(true);
+  }
+
+  totals_x->setLabel(time_label);
+  stacked_x->setLabel(time_label);
+  totals_y->setLabel(tr("total per device (%1)").arg(unit.name));
+  stacked_y->setLabel(tr("device %1 by category (%2)").arg(selected_device_).arg(unit.name));
+  const double x_end = std::max(end_time * time_scale, 1e-9);
+  totals_x->setRange(0, x_end * 1.02);
+  stacked_x->setRange(0, x_end * 1.02);
+  const double y_top = std::max(max_total / unit.divisor * 1.25, 1e-9);
+  totals_y->setRange(0, y_top);
+  stacked_y->setRange(0, y_top);
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+}  // namespace pipelab

@@ -1,0 +1,280 @@
+#include "ui/parallel_panel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSignalBlocker>
+#include <QSlider>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+
+#include "core/io/experiment.h"
+#include "core/sim/cost_model.h"
+#include "ui/experiment_document.h"
+#include "ui/number_text.h"
+#include "ui/problem_label.h"
+
+namespace pipelab {
+namespace {
+
+constexpr int kMaxMicrobatches = 256;
+
+QSpinBox* make_spin(QWidget* parent, int minimum, int maximum) {
+  auto* spin = new QSpinBox(parent);
+  spin->setRange(minimum, maximum);
+  spin->setKeyboardTracking(false);  // one edit per finished number, not per digit
+  return spin;
+}
+
+}  // namespace
+
+ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability& gpus,
+                             QWidget* parent)
+    : QWidget(parent), document_(document), gpus_(gpus) {
+  dp_spin_ = make_spin(this, 1, 64);
+  dp_spin_->setToolTip(tr("Data-parallel replicas: each holds the whole pipeline"));
+  tp_spin_ = make_spin(this, 1, 16);
+  tp_spin_->setToolTip(tr("Tensor-parallel shards per stage: each linear is split across them"));
+  pp_spin_ = make_spin(this, 1, 64);
+  pp_spin_->setToolTip(tr("Pipeline devices: the layer stack is cut into this many parts"));
+
+  schedule_combo_ = new QComboBox(this);
+  for (const std::string& name : schedule_names()) {
+    const ScheduleKind kind = *parse_schedule(name);
+    schedule_combo_->addItem(QString::fromStdString(name), static_cast<int>(kind));
+    schedule_combo_->setItemData(schedule_combo_->count() - 1,
+                                 QString::fromLatin1(schedule_description(kind)), Qt::ToolTipRole);
+  }
+  schedule_description_ = new QLabel(this);
+  schedule_description_->setWordWrap(true);
+  schedule_description_->setStyleSheet(QStringLiteral("QLabel { color: palette(mid); }"));
+  chunks_spin_ = make_spin(this, 1, 8);
+  chunks_spin_->setToolTip(tr("Virtual stages per pipeline device (interleaved-1f1b only)"));
+
+  microbatch_slider_ = new QSlider(Qt::Horizontal, this);
+  microbatch_slider_->setTickPosition(QSlider::TicksBelow);
+  microbatch_slider_->setPageStep(1);
+  microbatch_label_ = new QLabel(this);
+  microbatch_label_->setMinimumWidth(70);
+  predicted_bubble_label_ = new QLabel(this);
+
+  update_combo_ = new QComboBox(this);
+  update_combo_->addItem(tr("sync"), static_cast<int>(UpdateMode::Sync));
+  update_combo_->addItem(tr("async"), static_cast<int>(UpdateMode::Async));
+  update_combo_->setToolTip(
+      tr("Sync: every replica applies the same averaged gradient each step. Async: replicas push "
+         "gradients to a parameter server and may read weights up to 'staleness' steps old."));
+  staleness_spin_ = make_spin(this, 0, 64);
+  recompute_check_ = new QCheckBox(tr("Recompute activations in backward"), this);
+  recompute_check_->setToolTip(
+      tr("Keep only each stage's input from the forward and rebuild the rest before the backward: "
+         "less memory, one more forward per micro-batch"));
+  partition_combo_ = new QComboBox(this);
+  for (PartitionRule rule : {PartitionRule::Balanced, PartitionRule::Uniform,
+                             PartitionRule::Params, PartitionRule::Explicit})
+    partition_combo_->addItem(QString::fromLatin1(partition_name(rule)), static_cast<int>(rule));
+  partition_combo_->setToolTip(
+      tr("balanced: even FLOPs per stage; uniform: even layer counts; params: even parameter "
+         "counts; explicit: the boundaries set in the Model panel"));
+
+  profile_combo_ = new QComboBox(this);
+  profile_combo_->addItem(tr("unit costs (F = B = W = 1)"), QStringLiteral("unit"));
+  for (const std::string& name : device_profile_names())
+    profile_combo_->addItem(QString::fromStdString(name), QString::fromStdString(name));
+  profile_combo_->setToolTip(tr("The device the predicted timeline is simulated on"));
+
+  backend_combo_ = new QComboBox(this);
+  backend_combo_->addItem(tr("CPU threads"), QStringLiteral("cpu"));
+  backend_combo_->addItem(tr("CUDA"), QStringLiteral("cuda"));
+  if (!gpus_.usable()) {
+    // Greyed out, with the reason where the user looks for it.
+    if (auto* model = qobject_cast<QStandardItemModel*>(backend_combo_->model())) {
+      QStandardItem* cuda = model->item(1);
+      cuda->setEnabled(false);
+      cuda->setToolTip(gpus_.reason_unusable());
+    }
+  }
+  threads_spin_ = make_spin(this, 0, 256);
+  threads_spin_->setSpecialValueText(tr("one per device"));
+  backend_note_ = new QLabel(this);
+  backend_note_->setWordWrap(true);
+  backend_note_->setText(gpus_.usable() ? gpus_.description() : gpus_.reason_unusable());
+  backend_note_->setStyleSheet(QStringLiteral("QLabel { color: palette(mid); }"));
+
+  problem_label_ = new ProblemLabel(this);
+
+  auto* grid_box = new QGroupBox(tr("Devices"), this);
+  auto* grid_form = new QFormLayout(grid_box);
+  auto* grid_row = new QHBoxLayout;
+  grid_row->addWidget(new QLabel(tr("dp"), this));
+  grid_row->addWidget(dp_spin_);
+  grid_row->addWidget(new QLabel(tr("tp"), this));
+  grid_row->addWidget(tp_spin_);
+  grid_row->addWidget(new QLabel(tr("pp"), this));
+  grid_row->addWidget(pp_spin_);
+  grid_form->addRow(grid_row);
+
+  auto* schedule_box = new QGroupBox(tr("Pipeline schedule"), this);
+  auto* schedule_form = new QFormLayout(schedule_box);
+  schedule_form->addRow(tr("Schedule:"), schedule_combo_);
+  schedule_form->addRow(schedule_description_);
+  schedule_form->addRow(tr("Chunks:"), chunks_spin_);
+  auto* slider_row = new QHBoxLayout;
+  slider_row->addWidget(microbatch_slider_, 1);
+  slider_row->addWidget(microbatch_label_);
+  schedule_form->addRow(tr("Micro-batches:"), slider_row);
+  schedule_form->addRow(predicted_bubble_label_);
+  schedule_form->addRow(tr("Update:"), update_combo_);
+  schedule_form->addRow(tr("Staleness:"), staleness_spin_);
+  schedule_form->addRow(recompute_check_);
+  schedule_form->addRow(tr("Partition rule:"), partition_combo_);
+  schedule_form->addRow(tr("Predict on:"), profile_combo_);
+
+  auto* backend_box = new QGroupBox(tr("Backend"), this);
+  auto* backend_form = new QFormLayout(backend_box);
+  backend_form->addRow(tr("Run on:"), backend_combo_);
+  backend_form->addRow(tr("CPU threads:"), threads_spin_);
+  backend_form->addRow(backend_note_);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(grid_box);
+  layout->addWidget(schedule_box);
+  layout->addWidget(backend_box);
+  layout->addWidget(problem_label_);
+  layout->addStretch();
+
+  auto edit_int = [this](QSpinBox* spin, int ParallelPlan::*field) {
+    connect(spin, &QSpinBox::valueChanged, this, [this, field](int value) {
+      document_->edit([=](Experiment& e) { e.parallel.*field = value; });
+    });
+  };
+  edit_int(dp_spin_, &ParallelPlan::dp);
+  edit_int(tp_spin_, &ParallelPlan::tp);
+  edit_int(pp_spin_, &ParallelPlan::pp);
+  edit_int(chunks_spin_, &ParallelPlan::chunks);
+  edit_int(staleness_spin_, &ParallelPlan::staleness);
+
+  connect(schedule_combo_, &QComboBox::activated, this, [this] {
+    const auto kind = static_cast<ScheduleKind>(schedule_combo_->currentData().toInt());
+    document_->edit([kind](Experiment& e) {
+      e.parallel.schedule = kind;
+      // Chunks only mean something for the interleaved schedule.
+      if (kind != ScheduleKind::Interleaved1F1B) e.parallel.chunks = 1;
+      if (kind == ScheduleKind::Interleaved1F1B && e.parallel.chunks < 2) e.parallel.chunks = 2;
+    });
+  });
+  connect(microbatch_slider_, &QSlider::valueChanged, this, [this](int position) {
+    if (position < 0 || position >= static_cast<int>(microbatch_choices_.size())) return;
+    const int microbatches = microbatch_choices_[position];
+    document_->edit([microbatches](Experiment& e) { e.parallel.microbatches = microbatches; });
+  });
+  connect(update_combo_, &QComboBox::activated, this, [this] {
+    const auto mode = static_cast<UpdateMode>(update_combo_->currentData().toInt());
+    document_->edit([mode](Experiment& e) { e.parallel.update = mode; });
+  });
+  connect(recompute_check_, &QCheckBox::toggled, this, [this](bool on) {
+    document_->edit([on](Experiment& e) { e.parallel.recompute = on; });
+  });
+  connect(partition_combo_, &QComboBox::activated, this, [this] {
+    const auto rule = static_cast<PartitionRule>(partition_combo_->currentData().toInt());
+    document_->edit([rule](Experiment& e) { e.parallel.partition = rule; });
+  });
+  connect(profile_combo_, &QComboBox::activated, this, [this] {
+    const std::string profile = profile_combo_->currentData().toString().toStdString();
+    document_->edit([profile](Experiment& e) { e.simulation.profile = profile; });
+  });
+  connect(backend_combo_, &QComboBox::activated, this, [this] {
+    const std::string type = backend_combo_->currentData().toString().toStdString();
+    document_->edit([type](Experiment& e) { e.backend.type = type; });
+  });
+  connect(threads_spin_, &QSpinBox::valueChanged, this, [this](int threads) {
+    document_->edit([threads](Experiment& e) { e.backend.threads = threads; });
+  });
+  connect(document_, &ExperimentDocument::changed, this, &ParallelPanel::refreshFromDocument);
+  refreshFromDocument();
+}
+
+void ParallelPanel::rebuildMicrobatchChoices() {
+  const Experiment& experiment = document_->experiment();
+  const ParallelPlan& plan = experiment.parallel;
+  const int64_t per_replica = experiment.training.batch_size / std::max(1, plan.dp);
+  std::vector<int> choices;
+  // Counts that split each replica's batch evenly; interleaving also needs a
+  // multiple of pp.
+  const bool interleaved = plan.schedule == ScheduleKind::Interleaved1F1B;
+  const int limit = static_cast<int>(std::min<int64_t>(per_replica, kMaxMicrobatches));
+  for (int m = 1; m <= limit; ++m) {
+    if (per_replica % m != 0) continue;
+    if (interleaved && m % std::max(1, plan.pp) != 0) continue;
+    choices.push_back(m);
+  }
+  if (std::find(choices.begin(), choices.end(), plan.microbatches) == choices.end()) {
+    choices.push_back(plan.microbatches);  // keep the file's value visible, even if invalid
+    std::sort(choices.begin(), choices.end());
+  }
+  microbatch_choices_ = choices;
+  const QSignalBlocker blocker(microbatch_slider_);
+  microbatch_slider_->setRange(0, static_cast<int>(choices.size()) - 1);
+  const auto position = std::find(choices.begin(), choices.end(), plan.microbatches);
+  microbatch_slider_->setValue(static_cast<int>(position - choices.begin()));
+}
+
+void ParallelPanel::refreshFromDocument() {
+  const Experiment& experiment = document_->experiment();
+  const ParallelPlan& plan = experiment.parallel;
+  auto set_spin = [](QSpinBox* spin, int value) {
+    const QSignalBlocker blocker(spin);
+    spin->setValue(value);
+  };
+  auto set_combo = [](QComboBox* combo, const QVariant& data) {
+    const QSignalBlocker blocker(combo);
+    combo->setCurrentIndex(combo->findData(data));
+  };
+  set_spin(dp_spin_, plan.dp);
+  set_spin(tp_spin_, plan.tp);
+  set_spin(pp_spin_, plan.pp);
+  set_spin(chunks_spin_, plan.chunks);
+  set_spin(staleness_spin_, plan.staleness);
+  set_spin(threads_spin_, experiment.backend.threads);
+  set_combo(schedule_combo_, static_cast<int>(plan.schedule));
+  set_combo(update_combo_, static_cast<int>(plan.update));
+  set_combo(partition_combo_, static_cast<int>(plan.partition));
+  set_combo(profile_combo_, QString::fromStdString(experiment.simulation.profile));
+  set_combo(backend_combo_, QString::fromStdString(experiment.backend.type));
+  {
+    const QSignalBlocker blocker(recompute_check_);
+    recompute_check_->setChecked(plan.recompute);
+  }
+  schedule_description_->setText(QString::fromLatin1(schedule_description(plan.schedule)));
+  chunks_spin_->setEnabled(plan.schedule == ScheduleKind::Interleaved1F1B);
+  staleness_spin_->setEnabled(plan.update == UpdateMode::Async);
+  threads_spin_->setEnabled(experiment.backend.type == "cpu");
+
+  rebuildMicrobatchChoices();
+  const int64_t samples = microbatch_size(experiment);
+  microbatch_label_->setText(tr("m = %1").arg(plan.microbatches));
+  microbatch_slider_->setToolTip(tr("%1 micro-batches of %2 samples per replica")
+                                     .arg(plan.microbatches)
+                                     .arg(samples));
+}
+
+void ParallelPanel::setProblems(const QStringList& problems) {
+  problem_label_->setProblems(problems);
+}
+
+void ParallelPanel::setPredictedBubble(double fraction) {
+  if (!std::isfinite(fraction)) {
+    predicted_bubble_label_->setText(tr("Predicted bubble: —"));
+    return;
+  }
+  predicted_bubble_label_->setText(tr("Predicted bubble: %1 of device time idle")
+                                       .arg(percent_text(fraction)));
+}
+
+}  // namespace pipelab

@@ -1,0 +1,69 @@
+// ParallelPanel: how the model is split and run: dp x tp x pp, the pipeline
+// schedule (with its one-line description), interleaving chunks, the
+// micro-batch count (a slider that re-predicts the timeline as it moves),
+// sync/async updates, recomputation, the partition rule, the cost model the
+// prediction uses, and the backend (CPU threads, or CUDA when a GPU is there).
+#pragma once
+
+#include <QWidget>
+#include <vector>
+
+#include "ui/gpu_availability.h"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QSlider;
+class QSpinBox;
+
+namespace pipelab {
+
+class ExperimentDocument;
+class ProblemLabel;
+
+class ParallelPanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  ParallelPanel(ExperimentDocument* document, const GpuAvailability& gpus,
+                QWidget* parent = nullptr);
+
+  void setProblems(const QStringList& problems);
+  // The predicted bubble fraction shown under the slider (NaN: none).
+  void setPredictedBubble(double fraction);
+
+  QSlider* microbatchSlider() const { return microbatch_slider_; }
+  QComboBox* scheduleCombo() const { return schedule_combo_; }
+  QComboBox* backendCombo() const { return backend_combo_; }
+  QSpinBox* ppSpin() const { return pp_spin_; }
+  // The micro-batch counts the slider steps through, in order.
+  const std::vector<int>& microbatchChoices() const { return microbatch_choices_; }
+
+ private:
+  void refreshFromDocument();
+  void rebuildMicrobatchChoices();
+
+  ExperimentDocument* document_;
+  GpuAvailability gpus_;
+  QSpinBox* dp_spin_;
+  QSpinBox* tp_spin_;
+  QSpinBox* pp_spin_;
+  QComboBox* schedule_combo_;
+  QLabel* schedule_description_;
+  QSpinBox* chunks_spin_;
+  QSlider* microbatch_slider_;
+  QLabel* microbatch_label_;
+  QLabel* predicted_bubble_label_;
+  QComboBox* update_combo_;
+  QSpinBox* staleness_spin_;
+  QCheckBox* recompute_check_;
+  QComboBox* partition_combo_;
+  QComboBox* profile_combo_;
+  QComboBox* backend_combo_;
+  QSpinBox* threads_spin_;
+  QLabel* backend_note_;
+  ProblemLabel* problem_label_;
+  std::vector<int> microbatch_choices_;
+};
+
+}  // namespace pipelab

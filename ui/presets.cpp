@@ -1,0 +1,160 @@
+#include "ui/presets.h"
+
+#include <QCoreApplication>
+
+#include "core/io/experiment_io.h"
+
+namespace pipelab {
+namespace {
+
+QString tr_preset(const char* text) { return QCoreApplication::translate("Presets", text); }
+
+// The shared starting point: the spiral task on a stack of seven hidden
+// layers, deep enough to cut into eight stages, trained with Adam.
+Experiment base_experiment() {
+  Experiment e = default_experiment();
+  const auto linear = [](int64_t out) { return LayerSpec{LayerType::Linear, out, true, 0.0}; };
+  const LayerSpec relu{LayerType::Relu, 0, true, 0.0};
+  e.model.layers.clear();
+  for (int hidden = 0; hidden < 7; ++hidden) {
+    e.model.layers.push_back(linear(64));
+    e.model.layers.push_back(relu);
+  }
+  e.model.layers.push_back(linear(3));
+  e.training.batch_size = 64;
+  e.training.steps = 200;
+  e.training.eval_every = 25;
+  e.parallel = ParallelPlan{};
+  e.parallel.pp = 4;
+  e.parallel.microbatches = 8;
+  e.parallel.partition = PartitionRule::Balanced;
+  // Unit costs (F = B = W = 1) make the predicted chart the textbook picture.
+  e.simulation.profile = "unit";
+  e.backend.type = "cpu";
+  e.backend.threads = 0;
+  return e;
+}
+
+Preset make(const char* id, const char* title, const char* what_to_see, Experiment e) {
+  e.name = QCoreApplication::translate("Presets", title).toStdString();
+  return Preset{QString::fromLatin1(id), tr_preset(title), tr_preset(what_to_see), std::move(e)};
+}
+
+}  // namespace
+
+std::vector<Preset> presets() {
+  std::vector<Preset> list;
+
+  Experiment naive = base_experiment();
+  naive.parallel.schedule = ScheduleKind::GPipe;
+  naive.parallel.microbatches = 1;
+  list.push_back(make("naive", QT_TRANSLATE_NOOP("Presets", "Naive model parallel (pp 4, 1 micro-batch)"),
+                      QT_TRANSLATE_NOOP("Presets",
+                                        "One device works at a time: 3 of 4 devices idle, a 75 % "
+                                        "bubble. Drag the micro-batch slider, or pick the GPipe preset."),
+                      naive));
+
+  Experiment gpipe = base_experiment();
+  gpipe.parallel.schedule = ScheduleKind::GPipe;
+  gpipe.parallel.microbatches = 8;
+  list.push_back(make("gpipe", QT_TRANSLATE_NOOP("Presets", "GPipe (pp 4, 8 micro-batches)"),
+                      QT_TRANSLATE_NOOP("Presets",
+                                        "Micro-batches fill the pipeline: the bubble falls to "
+                                        "(p-1)/(m+p-1) = 3/11. Compare with the naive preset."),
+                      gpipe));
+
+  Experiment gpipe_memory = base_experiment();
+  gpipe_memory.parallel.schedule = ScheduleKind::GPipe;
+  gpipe_memory.parallel.microbatches = 16;
+  list.push_back(make("gpipe-memory",
+                      QT_TRANSLATE_NOOP("Presets", "GPipe memory (pp 4, 16 micro-batches)"),
+                      QT_TRANSLATE_NOOP("Presets",
+                                        "GPipe keeps every micro-batch's activations until the "
+                                        "backwards start: watch device 0's activations climb in "
+                                        "the Memory chart, then open the 1F1B preset."),
+                      gpipe_memory));
+
+  Experiment one_f_one_b = base_experiment();
+  one_f_one_b.parallel.schedule = ScheduleKind::OneFOneB;
+  one_f_one_b.parallel.microbatches = 16;
+  list.push_back(make("1f1b-memory",
+                      QT_TRANSLATE_NOOP("Presets", "1F1B memory (pp 4, 16 micro-batches)"),
+                      QT_TRANSLATE_NOOP("Presets",
+                                        "Same bubble as GPipe, but each device holds at most p "
+                                        "micro-batches' activations: compare the peak in the "
+                                        "Memory chart with the GPipe memory preset."),
+                      one_f_one_b));
+
+  Experiment interleaved = base_experiment();
+  interleaved.parallel.schedule = ScheduleKind::Interleaved1F1B;
+  interleaved.parallel.chunks = 2;
+  interleaved.parallel.microbatches = 8;
+  list.push_back(make("interleaved",
+                      QT_TRANSLATE_NOOP("Presets", "Interleaved 1F1B (pp 4, 2 chunks, 8 micro-batches)"),
+                      QT_TRANSLATE_NOOP("Presets",
+                                        "Each device holds two stages, so the pipeline fills in "
+                                        "half the time: bubble (p-1)/(v*m+p-1), at the price of "
+                                        "twice the sends."),
+                      interleaved));
+
+  Experiment zero_bubble = base_experiment();
+  zero_bubble.parallel.schedule = ScheduleKind::ZeroBubbleH1;
+  zero_bubble.parallel.microbatches = 8;
+  list.push_back(make("zero-bubble",
+                      QT_TRANSLATE_NOOP("Presets", "Zero bubble ZB-H1 (pp 4, 8 micro-batches)"),
+                      QT_TRANSLATE_NOOP("Presets",
+                                        "The backward splits into BI (input gradient, light green) "
+                                        "and BW (weight gradient, dark green); the BWs fill what "
+                                        "would be 1F1B's bubbles."),
+                      zero_bubble));
+
+  Experiment pipedream = base_experiment();
+  pipedream.parallel.schedule = ScheduleKind::PipeDream;
+  pipedream.parallel.microbatches = 8;
+  list.push_back(make("pipedream",
+                      QT_TRANSLATE_NOOP("Presets", "PipeDream, asynchronous (pp 4)"),
+                      QT_TRANSLATE_NOOP("Presets",
+                                        "No flush between steps: devices never idle in steady "
+                                        "state. Hover the ops to see the weight version each one "
+                                        "reads; stage s stashes p - s versions (Memory: stashed "
+                                        "weights)."),
+                      pipedream));
+
+  Experiment two_bw = base_experiment();
+  two_bw.parallel.schedule = ScheduleKind::PipeDream2BW;
+  two_bw.parallel.microbatches = 8;
+  list.push_back(make("pipedream-2bw", QT_TRANSLATE_NOOP("Presets", "PipeDream-2BW (pp 4)"),
+                      QT_TRANSLATE_NOOP("Presets",
+                                        "Gradients accumulate over the micro-batches and only two "
+                                        "weight versions stay alive: less stashed memory than "
+                                        "PipeDream."),
+                      two_bw));
+
+  Experiment data_parallel = base_experiment();
+  data_parallel.parallel.pp = 1;
+  data_parallel.parallel.dp = 4;
+  data_parallel.parallel.microbatches = 1;
+  data_parallel.parallel.schedule = ScheduleKind::OneFOneB;
+  list.push_back(make("data-parallel",
+                      QT_TRANSLATE_NOOP("Presets", "Data parallel, ring all-reduce (dp 4)"),
+                      QT_TRANSLATE_NOOP("Presets",
+                                        "Four replicas each take a quarter of the batch, then "
+                                        "average their gradients with a ring all-reduce (dark "
+                                        "grey) before the update."),
+                      data_parallel));
+
+  Experiment tensor_parallel = base_experiment();
+  tensor_parallel.parallel.pp = 1;
+  tensor_parallel.parallel.tp = 4;
+  tensor_parallel.parallel.microbatches = 1;
+  tensor_parallel.parallel.schedule = ScheduleKind::OneFOneB;
+  list.push_back(make("tensor-parallel", QT_TRANSLATE_NOOP("Presets", "Tensor parallel (tp 4)"),
+                      QT_TRANSLATE_NOOP("Presets",
+                                        "Each linear layer is split over four devices (Megatron "
+                                        "style): an all-reduce follows each pair of layers in "
+                                        "the forward and in the backward."),
+                      tensor_parallel));
+  return list;
+}
+
+}  // namespace pipelab

@@ -1,0 +1,21 @@
+#include "ui/problem_label.h"
+
+namespace pipelab {
+
+ProblemLabel::ProblemLabel(QWidget* parent) : QLabel(parent) {
+  setWordWrap(true);
+  setTextFormat(Qt::PlainText);
+  setTextInteractionFlags(Qt::TextSelectableByMouse);
+  setStyleSheet(QStringLiteral("QLabel { color: #b00020; }"));
+  hide();
+}
+
+void ProblemLabel::setProblems(const QStringList& problems) {
+  problems_ = problems;
+  QStringList lines;
+  for (const QString& problem : problems) lines << QStringLiteral("⚠ ") + problem;
+  setText(lines.join('\n'));
+  setVisible(!problems.isEmpty());
+}
+
+}  // namespace pipelab

@@ -1,0 +1,288 @@
+#include "ui/run_controller.h"
+
+#include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
+#include <exception>
+
+#include "core/data/dataset.h"
+#include "core/io/experiment_io.h"
+
+namespace pipelab {
+
+RunController::RunController(QObject* parent) : QObject(parent) {
+  timer_.setInterval(kDrainIntervalMs);
+  connect(&timer_, &QTimer::timeout, this, &RunController::tick);
+  connect(&preparing_, &QFutureWatcher<Prepared>::finished, this, &RunController::onPrepared);
+}
+
+RunController::~RunController() {
+  // The preparation thread holds the sink and the executor it builds; let it
+  // finish so nothing outlives the application.
+  if (preparing_.isRunning()) preparing_.waitForFinished();
+  discardExecutor();
+}
+
+bool RunController::isActive() const {
+  return phase_ == Phase::Preparing || phase_ == Phase::Running || phase_ == Phase::Paused;
+}
+
+QString RunController::phaseName(Phase phase) {
+  switch (phase) {
+    case Phase::Idle: return tr("ready");
+    case Phase::Preparing: return tr("preparing");
+    case Phase::Running: return tr("running");
+    case Phase::Paused: return tr("paused");
+    case Phase::Finished: return tr("finished");
+    case Phase::Stopped: return tr("stopped");
+    case Phase::Failed: return tr("failed");
+  }
+  return {};
+}
+
+int RunController::stepsDone() const {
+  if (executor_) return executor_->steps_done();
+  return static_cast<int>(trace_.steps.size());
+}
+
+int RunController::stepsTotal() const {
+  if (executor_) return executor_->steps_total();
+  return experiment_.training.steps;
+}
+
+void RunController::start(const Experiment& experiment, int steps, bool paused) {
+  discardExecutor();
+  experiment_ = experiment;
+  trace_ = Trace{};
+  trace_.source = "measured";
+  trace_.time_unit = "s";
+  trace_.schedule = schedule_name(experiment.parallel.schedule);
+  try {
+    const ParallelPlan& plan = experiment.parallel;
+    trace_.devices = describe_devices(plan.dp, plan.tp, plan.pp, plan.chunks);
+  } catch (const std::exception&) {
+    // The executor reports the bad plan below, in its own words.
+  }
+  error_.clear();
+  recorded_time_ = 0;
+  playback_time_ = 0;
+  stop_requested_ = false;
+  pause_requested_ = false;
+  steps_requested_ = 0;
+  emit traceReset();
+
+  sink_ = std::make_shared<EventSink>();
+  ExecutorOptions options;
+  options.steps = steps;
+  options.start_paused = paused;
+  const int generation = ++generation_;
+  setPhase(Phase::Preparing);
+  // Loading data and building the stages can take a moment: off the GUI thread.
+  preparing_.setFuture(QtConcurrent::run([experiment, options, generation, sink = sink_] {
+    Prepared prepared;
+    prepared.generation = generation;
+    prepared.sink = sink;
+    try {
+      prepared.executor = make_executor(experiment, *sink, options);
+    } catch (const DataError& e) {
+      prepared.error = QString::fromStdString(e.what());
+      prepared.area = ProblemArea::Data;
+    } catch (const ExperimentError& e) {
+      prepared.error = QString::fromStdString(e.what());
+      prepared.area = problem_area(prepared.error);
+    } catch (const std::exception& e) {
+      prepared.error = QString::fromStdString(e.what());
+      prepared.area = problem_area(prepared.error);
+    }
+    return prepared;
+  }));
+}
+
+void RunController::onPrepared() {
+  const Prepared prepared = preparing_.result();
+  if (prepared.generation != generation_) return;  // a reset or a newer start won
+  if (!prepared.error.isEmpty()) {
+    error_ = prepared.error;
+    setPhase(Phase::Failed);
+    emit failed(error_, prepared.area);
+    return;
+  }
+  if (stop_requested_) {
+    setPhase(Phase::Stopped);
+    return;
+  }
+  executor_ = prepared.executor;
+  try {
+    executor_->start();
+    if (pause_requested_) executor_->pause();
+    if (steps_requested_ > 0) executor_->step();
+  } catch (const std::exception& e) {
+    error_ = QString::fromStdString(e.what());
+    setPhase(Phase::Failed);
+    emit failed(error_, problem_area(error_));
+    return;
+  }
+  wall_clock_.start();
+  timer_.start();
+  updatePhaseFromExecutor();
+}
+
+void RunController::pause() {
+  if (phase_ == Phase::Preparing) {
+    pause_requested_ = true;
+    return;
+  }
+  if (!executor_ || phase_ != Phase::Running) return;
+  executor_->pause();
+  updatePhaseFromExecutor();
+}
+
+void RunController::resume() {
+  if (phase_ == Phase::Preparing) {
+    pause_requested_ = false;
+    return;
+  }
+  if (!executor_ || phase_ != Phase::Paused) return;
+  executor_->resume();
+  if (!timer_.isActive()) {
+    wall_clock_.start();
+    timer_.start();
+  }
+  updatePhaseFromExecutor();
+}
+
+void RunController::step() {
+  if (phase_ == Phase::Preparing) {
+    ++steps_requested_;
+    return;
+  }
+  if (!executor_ || phase_ != Phase::Paused) return;
+  executor_->step();
+  if (!timer_.isActive()) {
+    wall_clock_.start();
+    timer_.start();
+  }
+  updatePhaseFromExecutor();
+}
+
+void RunController::stop() {
+  if (phase_ == Phase::Preparing) {
+    stop_requested_ = true;
+    ++generation_;  // the preparation's result is dropped when it arrives
+    setPhase(Phase::Stopped);
+    return;
+  }
+  if (!executor_ || !isActive()) return;
+  executor_->stop();  // returns once every worker has joined: within one op
+  tick();
+}
+
+void RunController::reset() {
+  ++generation_;
+  discardExecutor();
+  trace_ = Trace{};
+  trace_.source = "measured";
+  error_.clear();
+  recorded_time_ = 0;
+  playback_time_ = 0;
+  emit traceReset();
+  emit playbackMoved(playback_time_);
+  setPhase(Phase::Idle);
+}
+
+void RunController::discardExecutor() {
+  timer_.stop();
+  if (executor_) {
+    const RunState state = executor_->state();
+    if (state == RunState::Running || state == RunState::Paused || state == RunState::Ready)
+      executor_->stop();
+  }
+  executor_.reset();  // before the sink it pushes into
+  sink_.reset();
+}
+
+void RunController::setPlaybackSpeed(double speed) {
+  playback_speed_ = std::max(0.0, speed);
+  if (playback_speed_ == kLive) catchUp();
+  // The clock may have stopped at the end of a slow replay; resume animating.
+  if (playback_time_ < recorded_time_ && !timer_.isActive()) {
+    wall_clock_.start();
+    timer_.start();
+  }
+}
+
+void RunController::catchUp() {
+  if (playback_time_ == recorded_time_) return;
+  playback_time_ = recorded_time_;
+  emit playbackMoved(playback_time_);
+}
+
+void RunController::tick() {
+  // Read the state before draining: once it is final, everything the workers
+  // pushed is already in the sink, so this drain is the last one needed.
+  if (executor_) {
+    const RunState state = executor_->state();
+    drainSink();
+    updatePhaseFromState(state);
+  }
+  advancePlayback();
+  if (!isActive() && playback_time_ >= recorded_time_) timer_.stop();
+}
+
+void RunController::drainSink() {
+  if (!sink_) return;
+  const EventBatch batch = sink_->drain();
+  if (batch.empty()) return;
+  const int first_event = static_cast<int>(trace_.events.size());
+  const int first_memory = static_cast<int>(trace_.memory.size());
+  const int first_step = static_cast<int>(trace_.steps.size());
+  append_batch(trace_, batch);
+  for (const TraceEvent& event : batch.events) recorded_time_ = std::max(recorded_time_, event.t_end);
+  for (const MemorySample& sample : batch.memory) recorded_time_ = std::max(recorded_time_, sample.t);
+  for (const StepMetrics& metrics : batch.steps) recorded_time_ = std::max(recorded_time_, metrics.t_end);
+  for (const std::string& text : batch.messages) emit message(QString::fromStdString(text));
+  emit traceGrew(first_event, first_memory, first_step);
+}
+
+void RunController::advancePlayback() {
+  const double wall_seconds = wall_clock_.isValid() ? wall_clock_.nsecsElapsed() * 1e-9 : 0.0;
+  wall_clock_.restart();
+  const double before = playback_time_;
+  if (playback_speed_ == kLive) {
+    playback_time_ = recorded_time_;
+  } else {
+    playback_time_ = std::min(recorded_time_, playback_time_ + wall_seconds * playback_speed_);
+  }
+  if (playback_time_ != before) emit playbackMoved(playback_time_);
+}
+
+void RunController::updatePhaseFromExecutor() {
+  if (executor_) updatePhaseFromState(executor_->state());
+}
+
+void RunController::updatePhaseFromState(RunState state) {
+  Phase phase = phase_;
+  switch (state) {
+    case RunState::Ready:
+    case RunState::Paused: phase = Phase::Paused; break;
+    case RunState::Running: phase = Phase::Running; break;
+    case RunState::Finished: phase = Phase::Finished; break;
+    case RunState::Stopped: phase = Phase::Stopped; break;
+    case RunState::Failed: phase = Phase::Failed; break;
+  }
+  if (phase == phase_) return;
+  if (phase == Phase::Failed) {
+    drainSink();  // the events up to the failure are worth seeing
+    error_ = QString::fromStdString(executor_->error());
+    if (error_.isEmpty()) error_ = tr("the run failed without saying why");
+  }
+  setPhase(phase);
+  if (phase == Phase::Failed) emit failed(error_, problem_area(error_));
+}
+
+void RunController::setPhase(Phase phase) {
+  if (phase == phase_) return;
+  phase_ = phase;
+  emit phaseChanged(phase_);
+}
+
+}  // namespace pipelab

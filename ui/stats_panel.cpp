@@ -1,0 +1,195 @@
+#include "ui/stats_panel.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/sim/bubble_formula.h"
+#include "core/trace/bubbles.h"
+#include "ui/number_text.h"
+#include "ui/run_controller.h"
+
+namespace pipelab {
+namespace {
+
+constexpr int kRefreshMs = 250;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Mean of the finite values (NaN when there are none).
+double finite_mean(const std::vector<double>& values) {
+  double sum = 0;
+  int count = 0;
+  for (double value : values) {
+    if (!std::isfinite(value)) continue;
+    sum += value;
+    ++count;
+  }
+  return count > 0 ? sum / count : kNaN;
+}
+
+// Each device's highest total memory in a trace.
+std::vector<int64_t> peak_memory_per_device(const Trace& trace) {
+  std::vector<int64_t> peaks(static_cast<size_t>(device_count(trace)), 0);
+  for (const MemorySample& sample : trace.memory) {
+    if (sample.device < 0 || sample.device >= static_cast<int>(peaks.size())) continue;
+    peaks[sample.device] = std::max(peaks[sample.device], total_bytes(sample.bytes));
+  }
+  return peaks;
+}
+
+QTableWidgetItem* number_item(const QString& text) {
+  auto* item = new QTableWidgetItem(text);
+  item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  return item;
+}
+
+}  // namespace
+
+StatsPanel::StatsPanel(QWidget* parent) : QWidget(parent) {
+  bubble_label_ = new QLabel(this);
+  formula_label_ = new QLabel(this);
+  throughput_label_ = new QLabel(this);
+  for (QLabel* label : {bubble_label_, formula_label_, throughput_label_}) {
+    label->setWordWrap(true);
+    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  }
+  QFont bold = bubble_label_->font();
+  bold.setBold(true);
+  bubble_label_->setFont(bold);
+
+  table_ = new QTableWidget(0, 5, this);
+  table_->setHorizontalHeaderLabels({tr("Device"), tr("Utilisation (measured)"),
+                                     tr("Utilisation (predicted)"), tr("Peak memory (measured)"),
+                                     tr("Peak memory (predicted)")});
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->verticalHeader()->setVisible(false);
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table_->verticalHeader()->setDefaultSectionSize(20);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(bubble_label_);
+  layout->addWidget(formula_label_);
+  layout->addWidget(throughput_label_);
+  layout->addWidget(table_, 1);
+  since_refresh_.start();
+  refresh();
+}
+
+void StatsPanel::setRunController(RunController* run) {
+  run_ = run;
+  connect(run_, &RunController::traceReset, this, &StatsPanel::refresh);
+  connect(run_, &RunController::phaseChanged, this, &StatsPanel::refresh);
+  connect(run_, &RunController::traceGrew, this, [this] {
+    if (since_refresh_.elapsed() >= kRefreshMs) refresh();
+  });
+}
+
+void StatsPanel::setPrediction(std::shared_ptr<const Prediction> prediction,
+                               const Experiment& experiment) {
+  prediction_ = std::move(prediction);
+  experiment_ = experiment;
+  refresh();
+}
+
+QString StatsPanel::bubbleText() const { return bubble_label_->text(); }
+QString StatsPanel::formulaText() const { return formula_label_->text(); }
+QString StatsPanel::throughputText() const { return throughput_label_->text(); }
+
+void StatsPanel::refresh() {
+  since_refresh_.restart();
+  const Trace* measured = run_ && !run_->trace().events.empty() ? &run_->trace() : nullptr;
+  const SimulationResult* predicted = prediction_ ? &prediction_->result : nullptr;
+
+  // Bubble: the executor's per-step numbers when it reports them, else the
+  // whole recorded run read with the same rule as the simulator.
+  double measured_bubble = kNaN;
+  if (measured) {
+    std::vector<double> per_step;
+    for (const StepMetrics& metrics : measured->steps) per_step.push_back(metrics.bubble_measured);
+    measured_bubble = finite_mean(per_step);
+    if (!std::isfinite(measured_bubble)) measured_bubble = bubble_fraction(*measured);
+  }
+  const double simulated_bubble = predicted ? predicted->bubble_fraction : kNaN;
+  bubble_label_->setText(tr("Bubble: measured %1 · simulated %2")
+                             .arg(percent_text(measured_bubble), percent_text(simulated_bubble)));
+
+  const ParallelPlan& plan = experiment_.parallel;
+  QString formula;
+  try {
+    const UnitCosts costs =
+        experiment_.simulation.profile == "unit" ? experiment_.simulation.unit : UnitCosts{};
+    formula = tr("%1 formula: %2, with p = %3, m = %4%5: %6")
+                  .arg(QString::fromLatin1(schedule_name(plan.schedule)),
+                       QString::fromStdString(bubble_formula_text(plan.schedule)))
+                  .arg(plan.pp)
+                  .arg(plan.microbatches)
+                  .arg(plan.chunks > 1 ? tr(", v = %1").arg(plan.chunks) : QString())
+                  .arg(QString::fromStdString(
+                      bubble_formula_filled(plan.schedule, plan.pp, plan.microbatches,
+                                            std::max(1, plan.chunks), costs)));
+  } catch (const std::exception& e) {
+    formula = tr("Formula: %1").arg(QString::fromStdString(e.what()));
+  }
+  formula_label_->setText(formula);
+
+  // Step time and throughput.
+  QStringList throughput;
+  if (measured && !measured->steps.empty()) {
+    std::vector<double> step_times;
+    for (const StepMetrics& metrics : measured->steps) step_times.push_back(metrics.step_time_s);
+    const StepMetrics& last = measured->steps.back();
+    throughput << tr("Step time: %1 measured (mean of %2 steps)")
+                      .arg(duration_text(finite_mean(step_times)))
+                      .arg(measured->steps.size());
+    throughput << tr("%1 samples/s").arg(count_text(last.samples_per_s));
+  }
+  if (predicted && prediction_) {
+    const bool unit_time = predicted->trace.time_unit == "unit";
+    const int window = std::max(1, prediction_->schedule.steps);
+    const double step_time = predicted->makespan / window;
+    throughput << tr("predicted step %1").arg(trace_time_text(step_time, unit_time));
+    if (!unit_time && step_time > 0)
+      throughput << tr("%1 samples/s predicted")
+                        .arg(count_text(double(experiment_.training.batch_size) / step_time));
+  }
+  throughput_label_->setText(throughput.isEmpty() ? tr("Step time: — (no run yet)")
+                                                  : throughput.join(QStringLiteral(" · ")));
+
+  // Per device.
+  const std::vector<double> measured_idle =
+      measured ? bubble_fraction_per_device(*measured) : std::vector<double>{};
+  const std::vector<int64_t> measured_peaks =
+      measured ? peak_memory_per_device(*measured) : std::vector<int64_t>{};
+  const int devices = std::max(measured ? device_count(*measured) : 0,
+                               predicted ? static_cast<int>(predicted->per_device.size()) : 0);
+  table_->setRowCount(devices);
+  for (int device = 0; device < devices; ++device) {
+    const Trace* labels = measured ? measured : predicted ? &predicted->trace : nullptr;
+    table_->setItem(device, 0,
+                    new QTableWidgetItem(labels ? QString::fromStdString(device_label(*labels, device))
+                                                : tr("device %1").arg(device)));
+    const double measured_use = device < static_cast<int>(measured_idle.size())
+                                    ? 1.0 - measured_idle[device]
+                                    : kNaN;
+    table_->setItem(device, 1, number_item(percent_text(measured_use)));
+    double predicted_use = kNaN;
+    QString predicted_peak = QStringLiteral("—");
+    if (predicted && device < static_cast<int>(predicted->per_device.size())) {
+      predicted_use = 1.0 - predicted->per_device[device].bubble_fraction;
+      predicted_peak = bytes_text(double(predicted->per_device[device].peak_total_bytes));
+    }
+    table_->setItem(device, 2, number_item(percent_text(predicted_use)));
+    table_->setItem(device, 3,
+                    number_item(device < static_cast<int>(measured_peaks.size())
+                                    ? bytes_text(double(measured_peaks[device]))
+                                    : QStringLiteral("—")));
+    table_->setItem(device, 4, number_item(predicted_peak));
+  }
+}
+
+}  // namespace pipelab

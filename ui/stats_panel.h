@@ -1,0 +1,49 @@
+// StatsPanel: the numbers behind the charts. The measured bubble fraction next
+// to the simulated one and the schedule's textbook formula with the current p
+// and m filled in; step time and samples per second; and per device its
+// utilisation (busy share of the run) and peak memory, measured and predicted.
+#pragma once
+
+#include <QElapsedTimer>
+#include <QWidget>
+#include <memory>
+
+#include "core/io/experiment.h"
+#include "core/io/experiment_prediction.h"
+
+class QLabel;
+class QTableWidget;
+
+namespace pipelab {
+
+class RunController;
+
+class StatsPanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit StatsPanel(QWidget* parent = nullptr);
+
+  void setRunController(RunController* run);
+  void setPrediction(std::shared_ptr<const Prediction> prediction, const Experiment& experiment);
+
+  // The texts shown, for tests and exports.
+  QString bubbleText() const;
+  QString formulaText() const;
+  QString throughputText() const;
+  QTableWidget* deviceTable() const { return table_; }
+
+ private:
+  void refresh();
+
+  RunController* run_ = nullptr;
+  std::shared_ptr<const Prediction> prediction_;
+  Experiment experiment_;
+  QLabel* bubble_label_;
+  QLabel* formula_label_;
+  QLabel* throughput_label_;
+  QTableWidget* table_;
+  QElapsedTimer since_refresh_;
+};
+
+}  // namespace pipelab

@@ -1,0 +1,213 @@
+#include "ui/timeline_chart.h"
+
+#include <QToolTip>
+#include <algorithm>
+#include <cmath>
+
+#include "core/trace/bubbles.h"
+#include "ui/number_text.h"
+#include "ui/op_colors.h"
+#include "ui/op_legend_item.h"
+#include "ui/timeline_plottable.h"
+
+namespace pipelab {
+namespace {
+
+// Kinds in legend order, and the name each goes by there.
+struct LegendEntry {
+  OpKind kind;
+  const char* text;
+};
+constexpr LegendEntry kLegendEntries[] = {
+    {OpKind::Forward, QT_TRANSLATE_NOOP("TimelineChart", "F forward")},
+    {OpKind::Backward, QT_TRANSLATE_NOOP("TimelineChart", "B backward")},
+    {OpKind::BackwardInput, QT_TRANSLATE_NOOP("TimelineChart", "BI input grad")},
+    {OpKind::BackwardWeight, QT_TRANSLATE_NOOP("TimelineChart", "BW weight grad")},
+    {OpKind::Update, QT_TRANSLATE_NOOP("TimelineChart", "U update")},
+    {OpKind::Recompute, QT_TRANSLATE_NOOP("TimelineChart", "recompute")},
+    {OpKind::SendActivation, QT_TRANSLATE_NOOP("TimelineChart", "send/recv")},
+    {OpKind::AllReduce, QT_TRANSLATE_NOOP("TimelineChart", "all-reduce")},
+    {OpKind::PushGradient, QT_TRANSLATE_NOOP("TimelineChart", "push/pull")},
+    {OpKind::Offload, QT_TRANSLATE_NOOP("TimelineChart", "offload/reload")},
+};
+
+// The legend entry an op kind shows up under.
+OpKind legend_kind(OpKind kind) {
+  switch (kind) {
+    case OpKind::RecvActivation:
+    case OpKind::SendGradient:
+    case OpKind::RecvGradient: return OpKind::SendActivation;
+    case OpKind::PullWeights: return OpKind::PushGradient;
+    case OpKind::Reload: return OpKind::Offload;
+    default: return kind;
+  }
+}
+
+}  // namespace
+
+QString describe_trace_event(const TraceEvent& event, bool unit_time) {
+  const Op& op = event.op;
+  QStringList lines;
+  QString head = QString::fromLatin1(op_kind_name(op.kind));
+  if (op.microbatch >= 0) head += QObject::tr(" · micro-batch %1").arg(op.microbatch);
+  head += QObject::tr(" · stage %1").arg(op.stage);
+  if (op.chunk > 0) head += QObject::tr(" (chunk %1)").arg(op.chunk);
+  lines << head;
+  QString where = QObject::tr("device %1 · step %2").arg(event.device).arg(op.step);
+  if (op.kind == OpKind::Update)
+    where += QObject::tr(" · writes weight version %1").arg(op.weight_version);
+  else if (is_compute(op.kind))
+    where += QObject::tr(" · reads weight version %1").arg(op.weight_version);
+  lines << where;
+  if (op.peer >= 0) lines << QObject::tr("peer: device %1").arg(op.peer);
+  if (op.group == CommGroup::TensorParallel) lines << QObject::tr("group: tensor parallel");
+  if (op.group == CommGroup::DataParallel) lines << QObject::tr("group: data parallel");
+  const int64_t bytes = event.bytes > 0 ? event.bytes : op.bytes;
+  if (bytes > 0) lines << QObject::tr("payload: %1").arg(bytes_text(double(bytes)));
+  lines << QObject::tr("duration %1 (from %2 to %3)")
+               .arg(trace_time_text(event.t_end - event.t_begin, unit_time),
+                    trace_time_text(event.t_begin, unit_time),
+                    trace_time_text(event.t_end, unit_time));
+  return lines.join('\n');
+}
+
+TimelineChart::TimelineChart(QWidget* parent) : QCustomPlot(parent) {
+  setNoAntialiasingOnDrag(true);
+  setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  axisRect()->setRangeDrag(Qt::Horizontal);
+  axisRect()->setRangeZoom(Qt::Horizontal);
+
+  bars_ = new TimelinePlottable(xAxis, yAxis);
+
+  row_ticker_.reset(new QCPAxisTickerText);
+  yAxis->setTicker(row_ticker_);
+  yAxis->setRangeReversed(true);  // device 0 on top
+  yAxis->grid()->setVisible(false);
+  yAxis->setTickLength(0, 0);
+  yAxis->setSubTicks(false);
+  yAxis->setRange(-0.5, 0.5);
+  xAxis->setLabel(tr("time (ms)"));
+  xAxis->setRange(0, 1);
+
+  plotLayout()->insertRow(0);
+  title_ = new QCPTextElement(this, QString(), QFont(font().family(), 10, QFont::Bold));
+  plotLayout()->addElement(0, 0, title_);
+
+  // Legend in its own row under the axis rect, laid out left to right.
+  axisRect()->insetLayout()->take(legend);
+  auto* legend_row = new QCPLayoutGrid;
+  plotLayout()->addElement(2, 0, legend_row);
+  legend_row->setMargins(QMargins(5, 0, 5, 5));
+  legend_row->addElement(0, 0, legend);
+  legend->setFillOrder(QCPLegend::foColumnsFirst);
+  legend->setBorderPen(Qt::NoPen);
+  legend->setIconSize(14, 10);
+  plotLayout()->setRowStretchFactor(2, 0.001);
+  legend->setVisible(true);
+  rebuildLegend();
+
+  connect(this, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
+    if (event->buttons() & Qt::LeftButton) {
+      emit userPanned();
+      return;
+    }
+    showTooltip(event);
+  });
+  connect(this, &QCustomPlot::mouseWheel, this, [this] { emit userZoomed(); });
+  connect(this, &QCustomPlot::mouseDoubleClick, this, [this] {
+    fitAll();
+    replot(rpQueuedReplot);
+  });
+}
+
+void TimelineChart::setTitle(const QString& title) { title_->setText(title); }
+
+QString TimelineChart::title() const { return title_->text(); }
+
+void TimelineChart::setRowLabels(const QStringList& labels) {
+  row_count_ = static_cast<int>(labels.size());
+  QVector<double> ticks;
+  QVector<QString> names;
+  for (int row = 0; row < row_count_; ++row) {
+    ticks << row;
+    names << labels[row];
+  }
+  row_ticker_->setTicks(ticks, names);
+  yAxis->setRange(-0.5, std::max(row_count_, 1) - 0.5);
+}
+
+void TimelineChart::showTrace(const Trace& trace, double bubble_min_duration) {
+  unit_time_ = trace.time_unit == "unit";
+  bars_->clearAll();
+  bars_->setTimeScale(unit_time_ ? 1.0 : 1e3);
+  xAxis->setLabel(unit_time_ ? tr("time (units)") : tr("time (ms)"));
+  const int rows = device_count(trace);
+  QStringList labels;
+  for (int device = 0; device < rows; ++device)
+    labels << QString::fromStdString(device_label(trace, device));
+  setRowLabels(labels);
+  bars_->setEvents(trace.events);
+  updateBubbles(trace, bubble_min_duration);
+  legend_kinds_.clear();
+  for (const TraceEvent& event : trace.events) legend_kinds_.insert(legend_kind(event.op.kind));
+  rebuildLegend();
+}
+
+void TimelineChart::appendEvents(const std::vector<TraceEvent>& events) {
+  bars_->addEvents(events);
+  bool new_kind = false;
+  for (const TraceEvent& event : events)
+    new_kind |= legend_kinds_.insert(legend_kind(event.op.kind)).second;
+  if (new_kind) rebuildLegend();
+}
+
+void TimelineChart::updateBubbles(const Trace& trace, double bubble_min_duration) {
+  bars_->setBubbles(trace.events.empty() ? std::vector<BubbleSlice>{}
+                                         : find_bubbles(trace, bubble_min_duration));
+}
+
+void TimelineChart::setNow(double trace_time) { bars_->setNow(trace_time); }
+
+void TimelineChart::fitAll() {
+  bool found = false;
+  const QCPRange range = bars_->shownKeyRange(&found);
+  if (!found) return;
+  const double margin = std::max(range.size() * 0.01, 1e-9);
+  xAxis->setRange(std::min(0.0, range.lower), range.upper + margin);
+}
+
+void TimelineChart::showTimeRange(double begin, double end) {
+  const double scale = bars_->timeScale();
+  xAxis->setRange(begin * scale, end * scale);
+}
+
+void TimelineChart::setLegendShown(bool shown) {
+  legend_shown_ = shown;
+  rebuildLegend();
+}
+
+void TimelineChart::rebuildLegend() {
+  legend->clearItems();
+  legend->setVisible(legend_shown_);
+  if (!legend_shown_) return;
+  for (const LegendEntry& entry : kLegendEntries) {
+    // Before any op is known, show the basic trio so the chart explains itself.
+    const bool basic = entry.kind == OpKind::Forward || entry.kind == OpKind::Backward ||
+                       entry.kind == OpKind::Update;
+    if (legend_kinds_.count(entry.kind) == 0 && !(legend_kinds_.empty() && basic)) continue;
+    legend->addItem(new OpLegendItem(legend, op_color(entry.kind), tr(entry.text)));
+  }
+  legend->addItem(new OpLegendItem(legend, bubble_color(), tr("bubble (idle)"), true));
+}
+
+void TimelineChart::showTooltip(QMouseEvent* event) {
+  const TraceEvent* hit = bars_->eventAt(event->position());
+  if (!hit) {
+    QToolTip::hideText();
+    return;
+  }
+  QToolTip::showText(event->globalPosition().toPoint(), describe_trace_event(*hit, unit_time_),
+                     this);
+}
+
+}  // namespace pipelab

@@ -1,0 +1,74 @@
+// TimelineChart: one trace's timeline as a plot: a row per device labelled
+// with its device, stage(s) and replica, the ops as coloured bars, bubbles
+// shaded, a title and a legend. Drag pans and the wheel zooms in time; a
+// double-click fits everything; hovering an op shows its details.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+#include <set>
+#include <vector>
+
+#include <qcustomplot.h>
+
+#include "core/trace/trace_events.h"
+
+namespace pipelab {
+
+class TimelinePlottable;
+
+class TimelineChart : public QCustomPlot {
+  Q_OBJECT
+
+ public:
+  explicit TimelineChart(QWidget* parent = nullptr);
+
+  TimelinePlottable* bars() const { return bars_; }
+
+  void setTitle(const QString& title);
+  QString title() const;
+
+  // Replaces the rows, bars and bubbles with those of `trace`. Gaps shorter
+  // than bubble_min_duration (trace time) are not shaded.
+  void showTrace(const Trace& trace, double bubble_min_duration = 0);
+  // Appends ops recorded since the last call (a live run).
+  void appendEvents(const std::vector<TraceEvent>& events);
+  // Recomputes the shaded bubbles from the whole trace.
+  void updateBubbles(const Trace& trace, double bubble_min_duration = 0);
+  void setRowLabels(const QStringList& labels);
+  int rowCount() const { return row_count_; }
+
+  // The playback clock, in trace time (see TimelinePlottable::setNow).
+  void setNow(double trace_time);
+
+  // Fits the time axis to everything shown.
+  void fitAll();
+  // Shows [begin, end] of trace time.
+  void showTimeRange(double begin, double end);
+
+  void setLegendShown(bool shown);
+
+ signals:
+  // The user dragged the time axis (follow-live mode stops following).
+  void userPanned();
+  // The user zoomed with the wheel.
+  void userZoomed();
+
+ private:
+  void showTooltip(QMouseEvent* event);
+  void rebuildLegend();
+
+  TimelinePlottable* bars_;
+  QCPTextElement* title_;
+  QSharedPointer<QCPAxisTickerText> row_ticker_;
+  int row_count_ = 0;
+  bool unit_time_ = false;
+  std::set<OpKind> legend_kinds_;
+  bool legend_shown_ = true;
+};
+
+// What the tooltip says about an op: kind, micro-batch, stage, device, step,
+// weight version, start, end and duration.
+QString describe_trace_event(const TraceEvent& event, bool unit_time);
+
+}  // namespace pipelab

@@ -1,0 +1,218 @@
+#include "ui/timeline_view.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSplitter>
+#include <QVBoxLayout>
+#include <algorithm>
+
+#include "ui/number_text.h"
+#include "ui/run_controller.h"
+#include "ui/timeline_chart.h"
+#include "ui/timeline_plottable.h"
+
+namespace pipelab {
+namespace {
+
+// Measured gaps shorter than this are thread hand-over jitter, not bubbles.
+constexpr double kMeasuredBubbleMinSeconds = 5e-6;
+constexpr int kBubbleRefreshMs = 250;
+
+}  // namespace
+
+TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
+  measured_ = new TimelineChart(this);
+  predicted_ = new TimelineChart(this);
+  measured_->setObjectName(QStringLiteral("measuredTimeline"));
+  predicted_->setObjectName(QStringLiteral("predictedTimeline"));
+  measured_->setTitle(tr("Measured: no run yet. Press Run (Space) or Step (→)."));
+  predicted_->setTitle(tr("Predicted"));
+
+  arrangement_combo_ = new QComboBox(this);
+  arrangement_combo_->addItem(tr("Predicted under measured"),
+                              static_cast<int>(Arrangement::PredictedUnder));
+  arrangement_combo_->addItem(tr("Predicted beside measured"),
+                              static_cast<int>(Arrangement::PredictedBeside));
+  arrangement_combo_->addItem(tr("Measured only"), static_cast<int>(Arrangement::MeasuredOnly));
+  arrangement_combo_->addItem(tr("Predicted only"), static_cast<int>(Arrangement::PredictedOnly));
+  follow_check_ = new QCheckBox(tr("Follow live"), this);
+  follow_check_->setChecked(true);
+  follow_check_->setToolTip(tr("Keep the newest events in view; dragging the chart turns it off"));
+  auto* fit_button = new QPushButton(tr("Fit"), this);
+  fit_button->setToolTip(tr("Show everything (or double-click a chart)"));
+  auto* hint = new QLabel(tr("drag to pan · wheel to zoom · hover an op for details"), this);
+  hint->setStyleSheet(QStringLiteral("QLabel { color: palette(mid); }"));
+
+  splitter_ = new QSplitter(Qt::Vertical, this);
+  splitter_->addWidget(measured_);
+  splitter_->addWidget(predicted_);
+  splitter_->setChildrenCollapsible(false);
+
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(new QLabel(tr("Show:"), this));
+  controls->addWidget(arrangement_combo_);
+  controls->addWidget(follow_check_);
+  controls->addWidget(fit_button);
+  controls->addStretch();
+  controls->addWidget(hint);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(2, 2, 2, 2);
+  layout->addLayout(controls);
+  layout->addWidget(splitter_, 1);
+
+  connect(arrangement_combo_, &QComboBox::activated, this, [this] {
+    setArrangement(static_cast<Arrangement>(arrangement_combo_->currentData().toInt()));
+  });
+  connect(fit_button, &QPushButton::clicked, this, [this] {
+    for (TimelineChart* chart : {measured_, predicted_}) {
+      chart->fitAll();
+      chart->replot(QCustomPlot::rpQueuedReplot);
+    }
+    window_chosen_by_user_ = false;
+    follow_window_ = 0;
+  });
+  connect(measured_, &TimelineChart::userPanned, this, [this] { setFollowLive(false); });
+  connect(measured_, &TimelineChart::userZoomed, this, [this] {
+    // While following, the wheel picks how much history stays in view.
+    window_chosen_by_user_ = true;
+    follow_window_ = measured_->xAxis->range().size() / measured_->bars()->timeScale();
+  });
+  connect(follow_check_, &QCheckBox::toggled, this, [this](bool on) {
+    if (on && run_) followNow(run_->playbackTime());
+  });
+  setArrangement(arrangement_);
+  since_bubbles_.start();
+}
+
+void TimelineView::setRunController(RunController* run) {
+  run_ = run;
+  connect(run_, &RunController::traceReset, this, &TimelineView::onTraceReset);
+  connect(run_, &RunController::traceGrew, this,
+          [this](int first_event, int, int) { onTraceGrew(first_event); });
+  connect(run_, &RunController::playbackMoved, this, &TimelineView::onPlaybackMoved);
+  connect(run_, &RunController::phaseChanged, this, [this](RunController::Phase phase) {
+    if (!run_->isActive() && phase != RunController::Phase::Idle) {
+      // The final bubbles, over the whole run.
+      measured_->updateBubbles(run_->trace(), kMeasuredBubbleMinSeconds);
+    }
+    updateMeasuredTitle();
+    measured_->replot(QCustomPlot::rpQueuedReplot);
+  });
+}
+
+void TimelineView::setPrediction(std::shared_ptr<const Prediction> prediction,
+                                 const QString& problems) {
+  if (!prediction) {
+    predicted_->showTrace(Trace{});
+    predicted_->setTitle(problems.isEmpty()
+                             ? tr("Predicted: nothing to simulate")
+                             : tr("Predicted: not available until the problems in the panels "
+                                  "are fixed"));
+    predicted_->replot(QCustomPlot::rpQueuedReplot);
+    return;
+  }
+  const SimulationResult& result = prediction->result;
+  predicted_->showTrace(result.trace);
+  const bool unit_time = result.trace.time_unit == "unit";
+  const QString device =
+      prediction->cost.is_unit() ? tr("unit costs") : QString::fromStdString(prediction->cost.device().name);
+  predicted_->setTitle(tr("Predicted (%1, simulated on %2): makespan %3 · bubble %4")
+                           .arg(QString::fromStdString(result.trace.schedule), device,
+                                trace_time_text(result.makespan, unit_time),
+                                percent_text(result.bubble_fraction)));
+  predicted_->fitAll();
+  predicted_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::onTraceReset() {
+  measured_->showTrace(run_->trace(), kMeasuredBubbleMinSeconds);
+  measured_->setNow(run_->playbackTime());
+  if (!window_chosen_by_user_) follow_window_ = 0;
+  measured_->xAxis->setRange(0, 1);
+  updateMeasuredTitle();
+  measured_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::onTraceGrew(int first_event) {
+  const std::vector<TraceEvent>& events = run_->trace().events;
+  if (first_event < static_cast<int>(events.size())) {
+    measured_->appendEvents(
+        std::vector<TraceEvent>(events.begin() + first_event, events.end()));
+  }
+  if (since_bubbles_.elapsed() >= kBubbleRefreshMs) {
+    measured_->updateBubbles(run_->trace(), kMeasuredBubbleMinSeconds);
+    since_bubbles_.restart();
+  }
+  // While following, show about two steps once the first step's length is known.
+  const auto& steps = run_->trace().steps;
+  if (!window_chosen_by_user_ && follow_window_ == 0 && steps.size() >= 2) {
+    follow_window_ = 2.5 * (steps[1].t_end - steps[0].t_end);
+  }
+  updateMeasuredTitle();
+}
+
+void TimelineView::onPlaybackMoved(double time) {
+  measured_->setNow(time);
+  if (followLive()) followNow(time);
+  measured_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::followNow(double time) {
+  if (follow_window_ <= 0 || time <= follow_window_) {
+    measured_->showTimeRange(0, std::max(time, 1e-6) * 1.02);
+  } else {
+    measured_->showTimeRange(time - follow_window_ * 0.95, time + follow_window_ * 0.05);
+  }
+}
+
+void TimelineView::updateMeasuredTitle() {
+  if (!run_ || run_->phase() == RunController::Phase::Idle) {
+    measured_->setTitle(tr("Measured: no run yet. Press Run (Space) or Step (→)."));
+    return;
+  }
+  const Experiment& experiment = run_->experiment();
+  const QString backend = experiment.backend.type == "cuda" ? tr("CUDA") : tr("CPU threads");
+  measured_->setTitle(tr("Measured (%1, %2): step %3 of %4 · %5")
+                          .arg(QString::fromStdString(run_->trace().schedule), backend)
+                          .arg(run_->stepsDone())
+                          .arg(run_->stepsTotal())
+                          .arg(RunController::phaseName(run_->phase())));
+}
+
+void TimelineView::setArrangement(Arrangement arrangement) {
+  arrangement_ = arrangement;
+  const int index = arrangement_combo_->findData(static_cast<int>(arrangement));
+  arrangement_combo_->setCurrentIndex(index);
+  const bool show_measured = arrangement != Arrangement::PredictedOnly;
+  const bool show_predicted = arrangement != Arrangement::MeasuredOnly;
+  measured_->setVisible(show_measured);
+  predicted_->setVisible(show_predicted);
+  splitter_->setOrientation(arrangement == Arrangement::PredictedBeside ? Qt::Horizontal
+                                                                        : Qt::Vertical);
+  // One legend is enough: the last chart's.
+  measured_->setLegendShown(!show_predicted);
+  predicted_->setLegendShown(show_predicted);
+  measured_->replot(QCustomPlot::rpQueuedReplot);
+  predicted_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::setFollowLive(bool follow) { follow_check_->setChecked(follow); }
+
+bool TimelineView::followLive() const { return follow_check_->isChecked(); }
+
+QList<QCustomPlot*> TimelineView::visibleCharts() const {
+  QList<QCustomPlot*> charts;
+  if (arrangement_ != Arrangement::PredictedOnly) charts << measured_;
+  if (arrangement_ != Arrangement::MeasuredOnly) charts << predicted_;
+  return charts;
+}
+
+Qt::Orientation TimelineView::chartOrientation() const {
+  return arrangement_ == Arrangement::PredictedBeside ? Qt::Horizontal : Qt::Vertical;
+}
+
+}  // namespace pipelab

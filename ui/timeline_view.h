@@ -1,0 +1,68 @@
+// TimelineView: the measured timeline of the current run and the predicted
+// (simulated) one, under or beside each other, with follow-live mode. The
+// predicted chart follows the editor (it changes as the micro-batch slider
+// moves); the measured one grows as the run controller drains events and is
+// cut at the playback clock.
+#pragma once
+
+#include <QElapsedTimer>
+#include <QList>
+#include <QWidget>
+#include <memory>
+
+#include "core/io/experiment_prediction.h"
+
+class QCheckBox;
+class QComboBox;
+class QCustomPlot;
+class QSplitter;
+
+namespace pipelab {
+
+class RunController;
+class TimelineChart;
+
+class TimelineView : public QWidget {
+  Q_OBJECT
+
+ public:
+  enum class Arrangement { MeasuredOnly, PredictedOnly, PredictedUnder, PredictedBeside };
+
+  explicit TimelineView(QWidget* parent = nullptr);
+
+  void setRunController(RunController* run);
+  // A new prediction (null: none, because of `problems`).
+  void setPrediction(std::shared_ptr<const Prediction> prediction, const QString& problems = {});
+
+  void setArrangement(Arrangement arrangement);
+  Arrangement arrangement() const { return arrangement_; }
+  void setFollowLive(bool follow);
+  bool followLive() const;
+
+  TimelineChart* measuredChart() const { return measured_; }
+  TimelineChart* predictedChart() const { return predicted_; }
+  // The charts on screen, in reading order, and how they are arranged: what
+  // an export of "the timeline" draws.
+  QList<QCustomPlot*> visibleCharts() const;
+  Qt::Orientation chartOrientation() const;
+
+ private:
+  void onTraceReset();
+  void onTraceGrew(int first_event);
+  void onPlaybackMoved(double time);
+  void updateMeasuredTitle();
+  void followNow(double time);
+
+  RunController* run_ = nullptr;
+  TimelineChart* measured_;
+  TimelineChart* predicted_;
+  QSplitter* splitter_;
+  QComboBox* arrangement_combo_;
+  QCheckBox* follow_check_;
+  Arrangement arrangement_ = Arrangement::PredictedUnder;
+  QElapsedTimer since_bubbles_;  // measured bubbles are recomputed a few times a second
+  double follow_window_ = 0;     // trace seconds shown while following; 0 = everything so far
+  bool window_chosen_by_user_ = false;
+};
+
+}  // namespace pipelab
