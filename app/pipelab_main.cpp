@@ -2,8 +2,12 @@
 // scripted-export wiring lives in ui/.
 #include <QApplication>
 #include <QTimer>
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
+#include "core/runtime/executor.h"
 #include "ui/experiment_document.h"
 #include "ui/gpu_availability.h"
 #include "ui/headless_options.h"
@@ -20,7 +24,10 @@ pipelab::GpuAvailability probe_gpus() {
   pipelab::GpuAvailability availability;
 #ifdef PIPELAB_HAVE_CUDA
   const pipelab::gpu::GpuInventory inventory = pipelab::gpu::query_gpus();
-  availability.built_with_cuda = true;
+  // CUDA can be chosen only once gpu/ has registered its executor.
+  const std::vector<std::string> backends = pipelab::registered_backends();
+  availability.built_with_cuda =
+      std::find(backends.begin(), backends.end(), "cuda") != backends.end();
   availability.unavailable_reason = QString::fromStdString(inventory.unavailable_reason);
   for (const auto& gpu : inventory.gpus)
     availability.gpus.push_back(

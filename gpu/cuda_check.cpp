@@ -1,10 +1,16 @@
 #include "gpu/cuda_check.h"
 
+#include <cstdio>
+
 namespace pipelab::gpu {
 
 void throw_cuda_error(const char* what, const char* detail, const char* file, int line) {
   throw CudaError(std::string(what) + " failed: " + detail + " (" + file + ":" + std::to_string(line) +
                   ")");
+}
+
+void warn_cuda_error(const char* what, const char* detail, const char* file, int line) {
+  std::fprintf(stderr, "warning: %s failed: %s (%s:%d)\n", what, detail, file, line);
 }
 
 const char* cublas_status_text(cublasStatus_t status) {

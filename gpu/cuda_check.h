@@ -16,6 +16,8 @@ class CudaError : public std::runtime_error {
 };
 
 [[noreturn]] void throw_cuda_error(const char* what, const char* detail, const char* file, int line);
+// For destructors, which must not throw: prints the failure to stderr instead.
+void warn_cuda_error(const char* what, const char* detail, const char* file, int line);
 const char* cublas_status_text(cublasStatus_t status);
 
 }  // namespace pipelab::gpu
@@ -36,6 +38,23 @@ const char* cublas_status_text(cublasStatus_t status);
           #call, ::pipelab::gpu::cublas_status_text(pipelab_status_), __FILE__, __LINE__);    \
   } while (0)
 
+// In destructors and other places that must not throw: report and carry on.
+#define PIPELAB_CUDA_WARN(call)                                                               \
+  do {                                                                                        \
+    cudaError_t pipelab_status_ = (call);                                                     \
+    if (pipelab_status_ != cudaSuccess)                                                       \
+      ::pipelab::gpu::warn_cuda_error(#call, cudaGetErrorString(pipelab_status_), __FILE__,   \
+                                      __LINE__);                                              \
+  } while (0)
+
+#define PIPELAB_CUBLAS_WARN(call)                                                             \
+  do {                                                                                        \
+    cublasStatus_t pipelab_status_ = (call);                                                  \
+    if (pipelab_status_ != CUBLAS_STATUS_SUCCESS)                                             \
+      ::pipelab::gpu::warn_cuda_error(                                                        \
+          #call, ::pipelab::gpu::cublas_status_text(pipelab_status_), __FILE__, __LINE__);    \
+  } while (0)
+
 #ifdef PIPELAB_HAVE_NCCL
 #include <nccl.h>
 #define PIPELAB_NCCL_CHECK(call)                                                              \
@@ -44,5 +63,12 @@ const char* cublas_status_text(cublasStatus_t status);
     if (pipelab_status_ != ncclSuccess)                                                       \
       ::pipelab::gpu::throw_cuda_error(#call, ncclGetErrorString(pipelab_status_), __FILE__,  \
                                        __LINE__);                                             \
+  } while (0)
+#define PIPELAB_NCCL_WARN(call)                                                               \
+  do {                                                                                        \
+    ncclResult_t pipelab_status_ = (call);                                                    \
+    if (pipelab_status_ != ncclSuccess)                                                       \
+      ::pipelab::gpu::warn_cuda_error(#call, ncclGetErrorString(pipelab_status_), __FILE__,   \
+                                      __LINE__);                                              \
   } while (0)
 #endif

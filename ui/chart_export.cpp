@@ -1,5 +1,7 @@
 #include "ui/chart_export.h"
 
+#include <qcustomplot.h>
+
 #include <QCoreApplication>
 #include <QFile>
 #include <QFileInfo>
@@ -8,8 +10,6 @@
 #include <QPdfWriter>
 #include <QSvgGenerator>
 #include <algorithm>
-
-#include <qcustomplot.h>
 
 namespace pipelab {
 namespace {
@@ -55,7 +55,8 @@ Placement place(const QList<QCustomPlot*>& charts, Qt::Orientation orientation, 
   return placement;
 }
 
-void draw_charts(QCPPainter& painter, const QList<QCustomPlot*>& charts, const Placement& placement) {
+void draw_charts(QCPPainter& painter, const QList<QCustomPlot*>& charts,
+                 const Placement& placement) {
   for (int i = 0; i < charts.size(); ++i) {
     const QRect rect = placement.rects[i];
     painter.save();

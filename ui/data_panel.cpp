@@ -1,6 +1,7 @@
 #include "ui/data_panel.h"
 
 #include <QComboBox>
+#include <QDir>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -77,14 +78,15 @@ DataPanel::DataPanel(ExperimentDocument* document, QWidget* parent)
   limit_spin_->setSpecialValueText(tr("all"));
   validation_spin_ = make_double_spin(this, 0, 0.95, 2, 0.05);
   shape_label_ = new QLabel(this);
-  shape_label_->setStyleSheet(QStringLiteral("QLabel { color: palette(mid); }"));
+  shape_label_->setStyleSheet(QStringLiteral("QLabel { color: #555; }"));
 
   batch_spin_ = make_spin(this, 1, 1 << 20);
-  batch_spin_->setToolTip(tr("Global batch per step: split over the dp replicas, then into "
-                             "micro-batches"));
+  batch_spin_->setToolTip(
+      tr("Global batch per step: split over the dp replicas, then into "
+         "micro-batches"));
   optimizer_combo_ = new QComboBox(this);
-  optimizer_combo_->addItems({QStringLiteral("sgd"), QStringLiteral("adam"),
-                              QStringLiteral("adamw")});
+  optimizer_combo_->addItems(
+      {QStringLiteral("sgd"), QStringLiteral("adam"), QStringLiteral("adamw")});
   lr_spin_ = make_double_spin(this, 1e-6, 10, 6, 0.001);
   momentum_spin_ = make_double_spin(this, 0, 0.999, 3, 0.05);
   weight_decay_spin_ = make_double_spin(this, 0, 1, 5, 0.0001);
@@ -92,8 +94,9 @@ DataPanel::DataPanel(ExperimentDocument* document, QWidget* parent)
   eval_spin_ = make_spin(this, 0, 10'000'000);
   eval_spin_->setSpecialValueText(tr("at the end"));
   seed_spin_ = make_spin(this, 0, std::numeric_limits<int>::max());
-  seed_spin_->setToolTip(tr("The same seed gives the same data and initial weights, whatever "
-                            "the split"));
+  seed_spin_->setToolTip(
+      tr("The same seed gives the same data and initial weights, whatever "
+         "the split"));
   problem_label_ = new ProblemLabel(this);
 
   auto* data_box = new QGroupBox(tr("Data set"), this);
@@ -132,15 +135,16 @@ DataPanel::DataPanel(ExperimentDocument* document, QWidget* parent)
           [this] { chooseSource(source_combo_->currentText()); });
   connect(browse_button_, &QPushButton::clicked, this, &DataPanel::browseForData);
   connect(path_edit_, &QLineEdit::editingFinished, this, [this] {
-    const std::string path = path_edit_->text().trimmed().toStdString();
+    const QString path = path_edit_->text().trimmed();
     document_->edit([&](Experiment& e) {
-      e.data.path = path;
-      e.data.resolved_path = QFileInfo(QString::fromStdString(path)).absoluteFilePath().toStdString();
+      e.data.path = path.toStdString();
+      e.data.resolved_path = resolveDataPath(path).toStdString();
     });
   });
   auto edit_int = [this](QSpinBox* spin, auto setter) {
-    connect(spin, &QSpinBox::valueChanged, this,
-            [this, setter](int value) { document_->edit([&](Experiment& e) { setter(e, value); }); });
+    connect(spin, &QSpinBox::valueChanged, this, [this, setter](int value) {
+      document_->edit([&](Experiment& e) { setter(e, value); });
+    });
   };
   auto edit_double = [this](QDoubleSpinBox* spin, auto setter) {
     connect(spin, &QDoubleSpinBox::valueChanged, this, [this, setter](double value) {
@@ -197,8 +201,16 @@ void DataPanel::browseForData() {
   if (chosen.isEmpty()) return;
   document_->edit([&](Experiment& e) {
     e.data.path = chosen.toStdString();
-    e.data.resolved_path = QFileInfo(chosen).absoluteFilePath().toStdString();
+    e.data.resolved_path = resolveDataPath(chosen).toStdString();
   });
+}
+
+QString DataPanel::resolveDataPath(const QString& path) const {
+  if (path.isEmpty() || QFileInfo(path).isAbsolute()) return path;
+  // Relative paths are relative to the experiment file, as when it loads.
+  const QString file = document_->filePath();
+  const QDir base = file.isEmpty() ? QDir::current() : QFileInfo(file).absoluteDir();
+  return QDir::cleanPath(base.absoluteFilePath(path));
 }
 
 void DataPanel::refreshFromDocument() {

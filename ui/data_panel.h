@@ -30,6 +30,8 @@ class DataPanel : public QWidget {
   void refreshFromDocument();
   void chooseSource(const QString& source);
   void browseForData();
+  // Where a data path as typed points: relative to the experiment's file.
+  QString resolveDataPath(const QString& path) const;
 
   ExperimentDocument* document_;
   QComboBox* source_combo_;

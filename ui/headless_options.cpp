@@ -15,13 +15,13 @@ QString tr_options(const char* text) {
 // Qt's options that take a value, so the value is not read as a file name.
 const QSet<QString>& qt_options_with_value() {
   static const QSet<QString> options = {
-      QStringLiteral("-platform"),   QStringLiteral("-platformpluginpath"),
-      QStringLiteral("-platformtheme"), QStringLiteral("-plugin"),
-      QStringLiteral("-style"),      QStringLiteral("-stylesheet"),
-      QStringLiteral("-display"),    QStringLiteral("-geometry"),
+      QStringLiteral("-platform"),        QStringLiteral("-platformpluginpath"),
+      QStringLiteral("-platformtheme"),   QStringLiteral("-plugin"),
+      QStringLiteral("-style"),           QStringLiteral("-stylesheet"),
+      QStringLiteral("-display"),         QStringLiteral("-geometry"),
       QStringLiteral("-qwindowgeometry"), QStringLiteral("-qwindowtitle"),
-      QStringLiteral("-qwindowicon"), QStringLiteral("-session"),
-      QStringLiteral("-title"),      QStringLiteral("-name")};
+      QStringLiteral("-qwindowicon"),     QStringLiteral("-session"),
+      QStringLiteral("-title"),           QStringLiteral("-name")};
   return options;
 }
 
@@ -78,7 +78,8 @@ HeadlessParseResult parse_headless_options(const QStringList& args) {
       QString value;
       if (!take_value(&value)) return fail(tr_options("%1 needs an output file name").arg(arg));
       if (!chart_format_for_path(value))
-        return fail(tr_options("%1 %2: the file name must end in .png, .svg or .pdf").arg(arg, value));
+        return fail(
+            tr_options("%1 %2: the file name must end in .png, .svg or .pdf").arg(arg, value));
       (arg == QLatin1String("--export-timeline") ? options.export_timeline
                                                  : options.export_memory) = value;
     } else if (arg.startsWith(QLatin1String("--"))) {

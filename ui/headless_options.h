@@ -13,12 +13,12 @@
 namespace pipelab {
 
 struct HeadlessOptions {
-  QString experiment_path;   // empty: the default experiment
-  bool run = false;          // train before exporting
-  int steps = 0;             // > 0: overrides training.steps
-  QString export_timeline;   // chart files to write once the run (or prediction) is ready
+  QString experiment_path;  // empty: the default experiment
+  bool run = false;         // train before exporting
+  int steps = 0;            // > 0: overrides training.steps
+  QString export_timeline;  // chart files to write once the run (or prediction) is ready
   QString export_memory;
-  bool quit = false;         // exit after the exports instead of staying open
+  bool quit = false;  // exit after the exports instead of staying open
   bool help = false;
 
   // Whether the app should drive itself (run, export, quit) rather than wait for a user.

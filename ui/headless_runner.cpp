@@ -5,11 +5,11 @@
 
 #include "ui/main_window.h"
 #include "ui/memory_view.h"
-#include "ui/training_view.h"
 #include "ui/prediction_updater.h"
 #include "ui/run_controller.h"
 #include "ui/timeline_chart.h"
 #include "ui/timeline_view.h"
+#include "ui/training_view.h"
 
 namespace pipelab {
 namespace {
@@ -20,20 +20,20 @@ void print_error(const QString& text) {
 
 }  // namespace
 
-HeadlessRunner::HeadlessRunner(MainWindow* window, const HeadlessOptions& options,
-                               QObject* parent)
+HeadlessRunner::HeadlessRunner(MainWindow* window, const HeadlessOptions& options, QObject* parent)
     : QObject(parent), window_(window), options_(options) {}
 
 void HeadlessRunner::begin() {
   // Without a run there is only the prediction to draw.
-  if (!options_.run) window_->timelineView()->setArrangement(TimelineView::Arrangement::PredictedOnly);
+  if (!options_.run)
+    window_->timelineView()->setArrangement(TimelineView::Arrangement::PredictedOnly);
   if (!options_.run) {
     exportAndFinish();
     return;
   }
   RunController* run = window_->runController();
   // Charts for slides show the whole run, not a replay in progress.
-  window_->speedCombo()->setCurrentIndex(0);
+  window_->speedCombo()->setCurrentIndex(window_->speedCombo()->findData(RunController::kLive));
   connect(run, &RunController::phaseChanged, this, [this, run](RunController::Phase phase) {
     if (run->isActive() || phase == RunController::Phase::Idle || done_) return;
     if (phase == RunController::Phase::Failed) {
@@ -54,6 +54,10 @@ void HeadlessRunner::exportAndFinish() {
   if (done_) return;
   done_ = true;
   window_->predictor()->updateNow();
+  // Slides show the whole run, not the follow-live window.
+  window_->timelineView()->setFollowLive(false);
+  window_->runController()->catchUp();
+  window_->timelineView()->measuredChart()->fitAll();
   window_->memoryView()->rebuild();
   window_->trainingView()->rebuild();
   const int rows = std::max(window_->timelineView()->measuredChart()->rowCount(),

@@ -12,9 +12,8 @@
 namespace pipelab {
 namespace {
 
-constexpr LayerType kLayerTypes[] = {LayerType::Linear,    LayerType::Relu,
-                                     LayerType::Gelu,      LayerType::Tanh,
-                                     LayerType::Sigmoid,   LayerType::LayerNorm,
+constexpr LayerType kLayerTypes[] = {LayerType::Linear, LayerType::Relu,    LayerType::Gelu,
+                                     LayerType::Tanh,   LayerType::Sigmoid, LayerType::LayerNorm,
                                      LayerType::Dropout};
 
 }  // namespace
@@ -94,43 +93,72 @@ QVariant LayerTableModel::data(const QModelIndex& index, int role) const {
       layer.type == LayerType::Linear) {
     return layer.bias ? Qt::Checked : Qt::Unchecked;
   }
-  if (role == Qt::TextAlignmentRole && index.column() >= ShapeColumn) {
+  if (role == Qt::TextAlignmentRole && index.column() >= StageColumn) {
     return QVariant(Qt::AlignRight | Qt::AlignVCenter);
   }
   if (role != Qt::DisplayRole && role != Qt::EditRole) return {};
 
   switch (index.column()) {
-    case TypeColumn: return QString::fromLatin1(layer_type_name(layer.type));
+    case TypeColumn:
+      return QString::fromLatin1(layer_type_name(layer.type));
     case SizeColumn:
       if (layer.type == LayerType::Linear) return QVariant::fromValue<qlonglong>(layer.out);
       if (layer.type == LayerType::Dropout) return layer.p;
       return role == Qt::EditRole ? QVariant() : QVariant(QStringLiteral("—"));
-    case BiasColumn: return {};
+    case BiasColumn:
+      return {};
     case ShapeColumn:
       if (!info) return QStringLiteral("?");
       return QStringLiteral("%1 → %2").arg(info->in_features).arg(info->out_features);
-    case ParamsColumn: return info ? count_text(double(info->params)) : QStringLiteral("?");
-    case FlopsColumn: return info ? count_text(info->forward_flops) : QStringLiteral("?");
+    case ParamsColumn:
+      return info ? count_text(double(info->params)) : QStringLiteral("?");
+    case FlopsColumn:
+      return info ? count_text(info->forward_flops) : QStringLiteral("?");
     case ActivationColumn:
       return info ? bytes_text(double(info->activation_bytes)) : QStringLiteral("?");
-    case StageColumn: return stage < 0 ? QStringLiteral("—") : QString::number(stage);
-    default: return {};
+    case StageColumn:
+      return stage < 0 ? QStringLiteral("—") : QString::number(stage);
+    default:
+      return {};
   }
 }
 
 QVariant LayerTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation == Qt::Vertical) return role == Qt::DisplayRole ? QVariant(section) : QVariant();
+  if (role == Qt::ToolTipRole) {
+    switch (section) {
+      case SizeColumn:
+        return tr("Linear: output width. Dropout: drop probability.");
+      case StageColumn:
+        return tr("The pipeline stage the split puts the layer on");
+      case FlopsColumn:
+        return tr("Forward FLOPs per sample (a multiply-add counts as two)");
+      case ActivationColumn:
+        return tr("Bytes per sample kept from the forward for the backward");
+      default:
+        return {};
+    }
+  }
   if (role != Qt::DisplayRole) return {};
-  if (orientation == Qt::Vertical) return section;
   switch (section) {
-    case TypeColumn: return tr("Type");
-    case SizeColumn: return tr("Width / p");
-    case BiasColumn: return tr("Bias");
-    case ShapeColumn: return tr("In → out");
-    case ParamsColumn: return tr("Params");
-    case FlopsColumn: return tr("FLOPs/sample");
-    case ActivationColumn: return tr("Activation/sample");
-    case StageColumn: return tr("Stage");
-    default: return {};
+    case TypeColumn:
+      return tr("Type");
+    case SizeColumn:
+      return tr("Size");
+    case BiasColumn:
+      return tr("Bias");
+    case StageColumn:
+      return tr("Stage");
+    case ShapeColumn:
+      return tr("In → out");
+    case ParamsColumn:
+      return tr("Params");
+    case FlopsColumn:
+      return tr("FLOPs");
+    case ActivationColumn:
+      return tr("Activations");
+    default:
+      return {};
   }
 }
 

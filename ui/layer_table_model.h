@@ -19,14 +19,14 @@ class LayerTableModel : public QAbstractTableModel {
 
  public:
   enum Column {
-    TypeColumn,        // linear, relu, ... (editable)
-    SizeColumn,        // linear: output width; dropout: drop probability (editable)
-    BiasColumn,        // linear: checkable
-    ShapeColumn,       // "784 → 128"
+    TypeColumn,   // linear, relu, ... (editable)
+    SizeColumn,   // linear: output width; dropout: drop probability (editable)
+    BiasColumn,   // linear: checkable
+    StageColumn,  // early, so a narrow panel still shows it
+    ShapeColumn,  // "784 → 128"
     ParamsColumn,
     FlopsColumn,       // forward FLOPs per sample
     ActivationColumn,  // bytes kept for backward, per sample
-    StageColumn,
     ColumnCount
   };
 

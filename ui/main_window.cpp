@@ -46,6 +46,8 @@ const char* const kRecentFilesKey = "recentFiles";
 const char* const kGeometryKey = "window/geometry";
 const char* const kStateKey = "window/state";
 const char* const kExportFolderKey = "exportFolder";
+const char* const kSpeedKey = "playbackSpeed";
+constexpr double kDefaultSpeed = 0.01;
 
 // Playback speeds offered in the toolbar: trace seconds per wall-clock second.
 struct SpeedChoice {
@@ -213,7 +215,8 @@ void MainWindow::buildActions() {
     });
   });
   export_chrome_action_ = new QAction(tr("Trace as &Chrome JSON (Perfetto)…"), this);
-  connect(export_chrome_action_, &QAction::triggered, this, [this] { exportTraceWithDialog(true); });
+  connect(export_chrome_action_, &QAction::triggered, this,
+          [this] { exportTraceWithDialog(true); });
   export_csv_action_ = new QAction(tr("&Events as CSV…"), this);
   connect(export_csv_action_, &QAction::triggered, this, [this] { exportTraceWithDialog(false); });
 }
@@ -230,11 +233,21 @@ void MainWindow::buildToolbar() {
   toolbar->addWidget(new QLabel(tr(" Playback speed: ")));
   speed_combo_ = new QComboBox;
   for (const SpeedChoice& choice : kSpeeds) speed_combo_->addItem(tr(choice.text), choice.speed);
+  // A small model's step takes well under a millisecond: by default replay at
+  // 1/100 so a first run visibly unfolds; the last choice is remembered.
+  const int remembered =
+      speed_combo_->findData(QSettings().value(kSpeedKey, kDefaultSpeed).toDouble());
+  speed_combo_->setCurrentIndex(remembered >= 0 ? remembered
+                                                : speed_combo_->findData(kDefaultSpeed));
   speed_combo_->setToolTip(
       tr("Events are recorded as they happen; the charts replay them at this speed. At 1/1000×, "
          "one millisecond of training takes one second on screen. Live shows the newest events."));
-  connect(speed_combo_, &QComboBox::currentIndexChanged, this,
-          [this] { run_->setPlaybackSpeed(speed_combo_->currentData().toDouble()); });
+  connect(speed_combo_, &QComboBox::currentIndexChanged, this, [this] {
+    const double speed = speed_combo_->currentData().toDouble();
+    run_->setPlaybackSpeed(speed);
+    QSettings().setValue(kSpeedKey, speed);
+  });
+  run_->setPlaybackSpeed(speed_combo_->currentData().toDouble());
   toolbar->addWidget(speed_combo_);
   auto* catch_up = toolbar->addAction(tr("Jump to live"));
   catch_up->setToolTip(tr("Show everything recorded so far"));
@@ -314,12 +327,14 @@ void MainWindow::buildMenus() {
 void MainWindow::buildDocks() {
   setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks |
                  QMainWindow::AllowNestedDocks);
-  QDockWidget* parallel = make_dock(tr("Parallelism"), QStringLiteral("parallelDock"),
-                                    parallel_panel_, this, true);
-  QDockWidget* model = make_dock(tr("Model"), QStringLiteral("modelDock"), model_panel_, this, false);
-  QDockWidget* data = make_dock(tr("Data and training"), QStringLiteral("dataDock"), data_panel_,
-                                this, true);
-  QDockWidget* memory = make_dock(tr("Memory"), QStringLiteral("memoryDock"), memory_view_, this, false);
+  QDockWidget* parallel =
+      make_dock(tr("Parallelism"), QStringLiteral("parallelDock"), parallel_panel_, this, true);
+  QDockWidget* model =
+      make_dock(tr("Model"), QStringLiteral("modelDock"), model_panel_, this, false);
+  QDockWidget* data =
+      make_dock(tr("Data and training"), QStringLiteral("dataDock"), data_panel_, this, true);
+  QDockWidget* memory =
+      make_dock(tr("Memory"), QStringLiteral("memoryDock"), memory_view_, this, false);
   QDockWidget* training =
       make_dock(tr("Training"), QStringLiteral("trainingDock"), training_view_, this, false);
   QDockWidget* stats =
@@ -337,6 +352,7 @@ void MainWindow::buildDocks() {
   splitDockWidget(training, stats, Qt::Horizontal);
   resizeDocks({parallel}, {430}, Qt::Horizontal);
   resizeDocks({memory}, {330}, Qt::Vertical);
+  resizeDocks({memory, training, stats}, {520, 420, 480}, Qt::Horizontal);
 
   config_docks_ = {parallel, model, data};
   for (QDockWidget* dock : {parallel, model, data, memory, training, stats})
@@ -421,9 +437,8 @@ bool MainWindow::openFile(const QString& path) {
 
 void MainWindow::openWithDialog() {
   if (!maybeSave()) return;
-  const QString folder = document_->filePath().isEmpty()
-                             ? QString()
-                             : QFileInfo(document_->filePath()).absolutePath();
+  const QString folder =
+      document_->filePath().isEmpty() ? QString() : QFileInfo(document_->filePath()).absolutePath();
   const QString path = QFileDialog::getOpenFileName(this, tr("Open an experiment"), folder,
                                                     tr("Experiments (*.json);;All files (*)"));
   if (!path.isEmpty()) openFile(path);
@@ -450,8 +465,9 @@ bool MainWindow::save() {
 bool MainWindow::saveAsWithDialog() {
   QString suggestion = document_->filePath();
   if (suggestion.isEmpty())
-    suggestion = QString::fromStdString(document_->experiment().name).simplified().replace(' ', '-') +
-                 QStringLiteral(".json");
+    suggestion =
+        QString::fromStdString(document_->experiment().name).simplified().replace(' ', '-') +
+        QStringLiteral(".json");
   QString path = QFileDialog::getSaveFileName(this, tr("Save the experiment"), suggestion,
                                               tr("Experiments (*.json)"));
   if (path.isEmpty()) return false;
@@ -462,9 +478,12 @@ bool MainWindow::saveAsWithDialog() {
 bool MainWindow::maybeSave() {
   if (!document_->isDirty()) return true;
   switch (save_question_(document_->displayName())) {
-    case QMessageBox::Save: return save();
-    case QMessageBox::Discard: return true;
-    default: return false;
+    case QMessageBox::Save:
+      return save();
+    case QMessageBox::Discard:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -621,18 +640,29 @@ bool MainWindow::startRun(bool paused) {
 
 void MainWindow::runOrPause() {
   switch (run_->phase()) {
-    case RunController::Phase::Running: run_->pause(); break;
-    case RunController::Phase::Paused: run_->resume(); break;
-    case RunController::Phase::Preparing: break;
-    default: startRun(false); break;
+    case RunController::Phase::Running:
+      run_->pause();
+      break;
+    case RunController::Phase::Paused:
+      run_->resume();
+      break;
+    case RunController::Phase::Preparing:
+      break;
+    default:
+      startRun(false);
+      break;
   }
 }
 
 void MainWindow::stepOnce() {
   switch (run_->phase()) {
     case RunController::Phase::Paused:
-    case RunController::Phase::Preparing: run_->step(); break;
-    case RunController::Phase::Running: run_->pause(); break;
+    case RunController::Phase::Preparing:
+      run_->step();
+      break;
+    case RunController::Phase::Running:
+      run_->pause();
+      break;
     default:
       if (startRun(true)) run_->step();
       break;
@@ -671,7 +701,8 @@ void MainWindow::updateRunActions() {
   const RunController::Phase phase = run_->phase();
   const bool running = phase == RunController::Phase::Running;
   run_action_->setText(running ? tr("&Pause") : tr("&Run"));
-  run_action_->setIcon(style()->standardIcon(running ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
+  run_action_->setIcon(
+      style()->standardIcon(running ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
   stop_action_->setEnabled(run_->isActive());
   reset_action_->setEnabled(phase != RunController::Phase::Idle);
   QString status = tr("Run: %1").arg(RunController::phaseName(phase));
@@ -704,15 +735,31 @@ void MainWindow::distributeProblems() {
   if (!run_problem_.isEmpty()) {
     const QString text = tr("The last run failed: %1").arg(run_problem_);
     switch (run_problem_area_) {
-      case ProblemArea::Model: model << text; break;
-      case ProblemArea::Data: data << text; break;
-      case ProblemArea::Parallel: parallel << text; break;
-      case ProblemArea::Run: break;  // the training view says it
+      case ProblemArea::Model:
+        model << text;
+        break;
+      case ProblemArea::Data:
+        data << text;
+        break;
+      case ProblemArea::Parallel:
+        parallel << text;
+        break;
+      case ProblemArea::Run:
+        break;  // the training view says it
     }
   }
   model_panel_->setProblems(model);
   parallel_panel_->setProblems(parallel);
   data_panel_->setProblems(data);
+  // Panels hidden behind a dock tab still show that they need attention.
+  const std::pair<QDockWidget*, bool> docks[] = {{config_docks_.value(0), !parallel.isEmpty()},
+                                                 {config_docks_.value(1), !model.isEmpty()},
+                                                 {config_docks_.value(2), !data.isEmpty()}};
+  const QString titles[] = {tr("Parallelism"), tr("Model"), tr("Data and training")};
+  for (int i = 0; i < 3; ++i) {
+    if (!docks[i].first) continue;
+    docks[i].first->setWindowTitle(docks[i].second ? titles[i] + QStringLiteral(" ⚠") : titles[i]);
+  }
 }
 
 QStringList MainWindow::shownProblems() const {
@@ -722,9 +769,9 @@ QStringList MainWindow::shownProblems() const {
 }
 
 void MainWindow::updateTitle() {
-  setWindowTitle(tr("%1[*] — %2 — PipeLab")
-                     .arg(document_->displayName(),
-                          QString::fromStdString(document_->experiment().name)));
+  setWindowTitle(
+      tr("%1[*] — %2 — PipeLab")
+          .arg(document_->displayName(), QString::fromStdString(document_->experiment().name)));
   setWindowModified(document_->isDirty());
 }
 

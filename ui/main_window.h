@@ -105,7 +105,8 @@ class MainWindow : public QMainWindow {
   bool maybeSave();
   void addRecentFile(const QString& path);
   void rebuildRecentMenu();
-  void exportChartWithDialog(const QString& what, const std::function<bool(const QString&, QString*)>& write);
+  void exportChartWithDialog(const QString& what,
+                             const std::function<bool(const QString&, QString*)>& write);
   void exportTraceWithDialog(bool chrome);
   const Trace& traceToExport() const;
 

@@ -1,5 +1,7 @@
 #include "ui/memory_view.h"
 
+#include <qcustomplot.h>
+
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -9,11 +11,10 @@
 #include <cmath>
 #include <limits>
 
-#include <qcustomplot.h>
-
 #include "ui/number_text.h"
 #include "ui/op_colors.h"
 #include "ui/run_controller.h"
+#include "ui/time_axis_unit.h"
 
 namespace pipelab {
 namespace {
@@ -28,6 +29,34 @@ ByteUnit byte_unit_for(double max_bytes) {
   if (max_bytes >= 1024.0 * 1024) return {1024.0 * 1024, QStringLiteral("MiB")};
   if (max_bytes >= 1024.0) return {1024.0, QStringLiteral("KiB")};
   return {1.0, QStringLiteral("B")};
+}
+
+// Curves with more points than this are thinned: a long run records hundreds
+// of thousands of samples, far more than a chart has pixels.
+constexpr size_t kMaxPointsPerCurve = 1500;
+
+// Keeps, per time bucket, the sample with the highest total, so the curve's
+// peaks (what a memory chart is read for) survive the thinning.
+std::vector<const MemorySample*> thin_out(const std::vector<const MemorySample*>& samples) {
+  if (samples.size() <= kMaxPointsPerCurve) return samples;
+  const double begin = samples.front()->t;
+  const double span = std::max(samples.back()->t - begin, 1e-12);
+  std::vector<const MemorySample*> kept;
+  kept.reserve(kMaxPointsPerCurve + 1);
+  int current_bucket = -1;
+  for (const MemorySample* sample : samples) {
+    const int bucket =
+        std::min<int>(static_cast<int>((sample->t - begin) / span * kMaxPointsPerCurve),
+                      static_cast<int>(kMaxPointsPerCurve) - 1);
+    if (bucket != current_bucket) {
+      kept.push_back(sample);
+      current_bucket = bucket;
+    } else if (total_bytes(sample->bytes) > total_bytes(kept.back()->bytes)) {
+      kept.back() = sample;
+    }
+  }
+  if (kept.back() != samples.back()) kept.push_back(samples.back());  // where the curve ends
+  return kept;
 }
 
 }  // namespace
@@ -54,13 +83,26 @@ MemoryView::MemoryView(QWidget* parent) : QWidget(parent) {
   connect(stacked_x, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), totals_x,
           qOverload<const QCPRange&>(&QCPAxis::setRange));
 
-  plot_->legend->setVisible(true);
-  plot_->legend->setFont(QFont(font().family(), 8));
-  totals_rect_->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+  // Legends beside the charts, not over the curves.
+  // Each sits at the top of its cell, above an empty stretching one.
+  totals_rect_->insetLayout()->take(plot_->legend);
   stacked_legend_ = new QCPLegend;
-  stacked_rect_->insetLayout()->addElement(stacked_legend_, Qt::AlignTop | Qt::AlignLeft);
-  stacked_legend_->setLayer(QStringLiteral("legend"));
-  stacked_legend_->setFont(QFont(font().family(), 8));
+  int row = 0;
+  for (QCPLegend* legend : {plot_->legend, stacked_legend_}) {
+    auto* cell = new QCPLayoutGrid;
+    plot_->plotLayout()->addElement(row++, 1, cell);
+    cell->addElement(0, 0, legend);
+    cell->addElement(1, 0, new QCPLayoutElement(plot_));
+    cell->setRowStretchFactor(0, 0.001);
+  }
+  plot_->plotLayout()->setColumnStretchFactor(1, 0.001);
+  stacked_legend_->setLayer(QStringLiteral("legend"));  // once it belongs to the plot
+  for (QCPLegend* legend : {plot_->legend, stacked_legend_}) {
+    legend->setVisible(true);
+    legend->setFont(QFont(font().family(), 8));
+    legend->setBorderPen(Qt::NoPen);
+    legend->setMargins(QMargins(4, 2, 4, 2));
+  }
 
   peak_tracer_ = new QCPItemTracer(plot_);
   peak_tracer_->setClipAxisRect(stacked_rect_);
@@ -78,7 +120,7 @@ MemoryView::MemoryView(QWidget* parent) : QWidget(parent) {
 
   device_combo_ = new QComboBox(this);
   source_label_ = new QLabel(this);
-  source_label_->setStyleSheet(QStringLiteral("QLabel { color: palette(mid); }"));
+  source_label_->setStyleSheet(QStringLiteral("QLabel { color: #555; }"));
   auto* controls = new QHBoxLayout;
   controls->addWidget(new QLabel(tr("By category for:"), this));
   controls->addWidget(device_combo_);
@@ -130,21 +172,27 @@ int MemoryView::plottedPointCount() const {
 }
 
 void MemoryView::scheduleRebuild() {
-  // Many signals can arrive in one event-loop turn; draw once.
+  // Many signals arrive per event-loop turn, and a long run's samples take a
+  // while to sort through: redraw at most kMaxRefreshHz times a second.
   if (rebuild_pending_) return;
   rebuild_pending_ = true;
-  QTimer::singleShot(0, this, [this] {
+  const qint64 wait = since_rebuild_.isValid()
+                          ? std::max<qint64>(0, 1000 / kMaxRefreshHz - since_rebuild_.elapsed())
+                          : 0;
+  QTimer::singleShot(static_cast<int>(wait), this, [this] {
     rebuild_pending_ = false;
     rebuild();
   });
 }
 
 void MemoryView::rebuild() {
+  since_rebuild_.start();
   plot_->clearGraphs();
   stacked_legend_->clearItems();
   const Trace* trace = currentTrace();
   shows_measured_ = trace && run_ && trace == &run_->trace();
-  const double now = shows_measured_ ? run_->playbackTime() : std::numeric_limits<double>::infinity();
+  const double now =
+      shows_measured_ ? run_->playbackTime() : std::numeric_limits<double>::infinity();
   QCPAxis* totals_x = totals_rect_->axis(QCPAxis::atBottom);
   QCPAxis* totals_y = totals_rect_->axis(QCPAxis::atLeft);
   QCPAxis* stacked_x = stacked_rect_->axis(QCPAxis::atBottom);
@@ -156,13 +204,14 @@ void MemoryView::rebuild() {
   if (!trace || trace->memory.empty()) {
     source_label_->setText(tr("no memory samples yet"));
     device_combo_->clear();
+    for (QCPAxis* axis : {totals_x, stacked_x, totals_y, stacked_y}) axis->setRange(0, 1);
     plot_->replot(QCustomPlot::rpQueuedReplot);
     return;
   }
   source_label_->setText(shows_measured_ ? tr("measured run") : tr("predicted (simulated)"));
-  const bool unit_time = trace->time_unit == "unit";
-  const double time_scale = unit_time ? 1.0 : 1e3;
-  const QString time_label = unit_time ? tr("time (units)") : tr("time (ms)");
+  const TimeAxisUnit time_unit = time_axis_unit(*trace);
+  const double time_scale = time_unit.scale;
+  const QString time_label = time_unit.label;
 
   const int devices = device_count(*trace);
   if (device_combo_->count() != devices) {
@@ -171,7 +220,6 @@ void MemoryView::rebuild() {
       device_combo_->addItem(QString::fromStdString(device_label(*trace, device)));
   }
   selected_device_ = std::min(selected_device_, devices - 1);
-  plot_->legend->setVisible(devices <= 8);  // more curves than that: the combo names them
   device_combo_->setCurrentIndex(selected_device_);
 
   // Samples by device, up to the playback clock.
@@ -184,10 +232,16 @@ void MemoryView::rebuild() {
     max_total = std::max(max_total, double(total_bytes(sample.bytes)));
     last_time = std::max(last_time, sample.t);
   }
+  const auto earlier = [](const MemorySample* a, const MemorySample* b) { return a->t < b->t; };
   for (auto& samples : by_device) {
-    std::stable_sort(samples.begin(), samples.end(),
-                     [](const MemorySample* a, const MemorySample* b) { return a->t < b->t; });
+    if (!std::is_sorted(samples.begin(), samples.end(), earlier))
+      std::stable_sort(samples.begin(), samples.end(), earlier);
   }
+  // The peak is found on every sample; the curves draw a thinned copy.
+  const MemorySample* peak = nullptr;
+  for (const MemorySample* sample : by_device[static_cast<size_t>(selected_device_)])
+    if (!peak || total_bytes(sample->bytes) > total_bytes(peak->bytes)) peak = sample;
+  for (auto& samples : by_device) samples = thin_out(samples);
   const ByteUnit unit = byte_unit_for(max_total);
   // Curves hold their last value until the playback clock (or the last sample).
   const double end_time = std::isinf(now) ? last_time : now;
@@ -205,7 +259,7 @@ void MemoryView::rebuild() {
       values << values.back();
     }
     QCPGraph* graph = plot_->addGraph(totals_x, totals_y);
-    graph->setName(QString::fromStdString(device_label(*trace, device)));
+    graph->setName(tr("device %1").arg(device));
     graph->setPen(QPen(device_color(device), device == selected_device_ ? 2.5 : 1.5));
     graph->setLineStyle(QCPGraph::lsStepLeft);
     graph->setData(keys, values, true);
@@ -249,9 +303,6 @@ void MemoryView::rebuild() {
   }
 
   // Peak of the selected device.
-  const MemorySample* peak = nullptr;
-  for (const MemorySample* sample : selected)
-    if (!peak || total_bytes(sample->bytes) > total_bytes(peak->bytes)) peak = sample;
   if (peak) {
     shown_peak_bytes_ = total_bytes(peak->bytes);
     peak_tracer_->position->setCoords(peak->t * time_scale, shown_peak_bytes_ / unit.divisor);
@@ -262,8 +313,8 @@ void MemoryView::rebuild() {
 
   totals_x->setLabel(time_label);
   stacked_x->setLabel(time_label);
-  totals_y->setLabel(tr("total per device (%1)").arg(unit.name));
-  stacked_y->setLabel(tr("device %1 by category (%2)").arg(selected_device_).arg(unit.name));
+  totals_y->setLabel(tr("total (%1)").arg(unit.name));
+  stacked_y->setLabel(tr("device %1 (%2)").arg(selected_device_).arg(unit.name));
   const double x_end = std::max(end_time * time_scale, 1e-9);
   totals_x->setRange(0, x_end * 1.02);
   stacked_x->setRange(0, x_end * 1.02);

@@ -5,6 +5,7 @@
 // live), the prediction otherwise.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QWidget>
 #include <memory>
 
@@ -62,7 +63,9 @@ class MemoryView : public QWidget {
   QLabel* source_label_;
   int selected_device_ = 0;
   bool shows_measured_ = false;
+  static constexpr int kMaxRefreshHz = 12;
   bool rebuild_pending_ = false;
+  QElapsedTimer since_rebuild_;
   int64_t shown_peak_bytes_ = 0;
 };
 

@@ -20,6 +20,7 @@
 #include "ui/experiment_document.h"
 #include "ui/layer_table_model.h"
 #include "ui/layer_type_delegate.h"
+#include "ui/local_arrow_keys.h"
 #include "ui/number_text.h"
 #include "ui/problem_label.h"
 
@@ -73,6 +74,7 @@ ModelPanel::ModelPanel(ExperimentDocument* document, QWidget* parent)
   layer_view_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   layer_view_->horizontalHeader()->setStretchLastSection(true);
   layer_view_->verticalHeader()->setDefaultSectionSize(22);
+  LocalArrowKeys::install(layer_view_, true);  // arrows move between cells, Space toggles bias
 
   add_button_ = new QPushButton(tr("Add"), this);
   add_button_->setToolTip(tr("Insert a layer after the selected one"));
@@ -162,7 +164,8 @@ void ModelPanel::refreshFromDocument() {
       std::vector<int> begins;
       try {
         const auto ranges = partition_layers(experiment.model, experiment.parallel);
-        for (size_t stage = 1; stage < ranges.size(); ++stage) begins.push_back(ranges[stage].begin);
+        for (size_t stage = 1; stage < ranges.size(); ++stage)
+          begins.push_back(ranges[stage].begin);
       } catch (const std::exception&) {
       }
       boundaries_edit_->setText(join_ints(begins));
@@ -174,13 +177,15 @@ void ModelPanel::refreshFromDocument() {
     for (const LayerInfo& info : describe_layers(experiment.model)) params += info.params;
   } catch (const std::exception&) {
   }
-  summary_label_->setText(tr("%1 layers · %2 parameters · %3 pipeline stages (%4)")
-                              .arg(experiment.model.layers.size())
-                              .arg(count_text(double(params)))
-                              .arg(experiment.parallel.stages())
-                              .arg(manual ? tr("set by hand")
-                                          : tr("rule: %1").arg(QString::fromLatin1(partition_name(
-                                                experiment.parallel.partition)))));
+  summary_label_->setText(
+      tr("%1 layers · %2 parameters · %3 pipeline stages (%4)")
+          .arg(experiment.model.layers.size())
+          .arg(count_text(double(params)))
+          .arg(experiment.parallel.stages())
+          .arg(manual
+                   ? tr("set by hand")
+                   : tr("rule: %1")
+                         .arg(QString::fromLatin1(partition_name(experiment.parallel.partition)))));
   updateButtons();
   showProblems();
 }
@@ -242,7 +247,8 @@ void ModelPanel::moveSelected(int delta) {
 void ModelPanel::setManualBoundaries(bool manual) {
   if (!manual) {
     document_->edit([](Experiment& e) {
-      if (e.parallel.partition == PartitionRule::Explicit) e.parallel.partition = PartitionRule::Balanced;
+      if (e.parallel.partition == PartitionRule::Explicit)
+        e.parallel.partition = PartitionRule::Balanced;
       e.parallel.boundaries.clear();
     });
     return;

@@ -6,21 +6,31 @@ namespace pipelab {
 
 QColor op_color(OpKind kind) {
   switch (kind) {
-    case OpKind::Forward: return QColor(0x3b, 0x7d, 0xd8);         // blue
-    case OpKind::Backward: return QColor(0x2e, 0xa0, 0x43);        // green
-    case OpKind::BackwardInput: return QColor(0x8f, 0xd1, 0x7e);   // light green
-    case OpKind::BackwardWeight: return QColor(0x1b, 0x5e, 0x20);  // dark green
-    case OpKind::Update: return QColor(0xf0, 0x8c, 0x1a);          // orange
-    case OpKind::Recompute: return QColor(0x8e, 0x44, 0xad);       // purple
+    case OpKind::Forward:
+      return QColor(0x3b, 0x7d, 0xd8);  // blue
+    case OpKind::Backward:
+      return QColor(0x2e, 0xa0, 0x43);  // green
+    case OpKind::BackwardInput:
+      return QColor(0x8f, 0xd1, 0x7e);  // light green
+    case OpKind::BackwardWeight:
+      return QColor(0x1b, 0x5e, 0x20);  // dark green
+    case OpKind::Update:
+      return QColor(0xf0, 0x8c, 0x1a);  // orange
+    case OpKind::Recompute:
+      return QColor(0x8e, 0x44, 0xad);  // purple
     case OpKind::SendActivation:
     case OpKind::RecvActivation:
     case OpKind::SendGradient:
-    case OpKind::RecvGradient: return QColor(0x90, 0x90, 0x90);    // grey
-    case OpKind::AllReduce: return QColor(0x55, 0x55, 0x55);       // dark grey
+    case OpKind::RecvGradient:
+      return QColor(0x90, 0x90, 0x90);  // grey
+    case OpKind::AllReduce:
+      return QColor(0x55, 0x55, 0x55);  // dark grey
     case OpKind::PushGradient:
-    case OpKind::PullWeights: return QColor(0x6d, 0x7b, 0x8d);     // blue grey
+    case OpKind::PullWeights:
+      return QColor(0x6d, 0x7b, 0x8d);  // blue grey
     case OpKind::Offload:
-    case OpKind::Reload: return QColor(0x8d, 0x6e, 0x63);          // brown
+    case OpKind::Reload:
+      return QColor(0x8d, 0x6e, 0x63);  // brown
   }
   return Qt::black;
 }
@@ -43,9 +53,8 @@ constexpr std::array<QRgb, 8> kStageColors = {0xcfe2f3, 0xd9ead3, 0xfff2cc, 0xf4
                                               0xd9d2e9, 0xfce5cd, 0xd0e0e3, 0xead1dc};
 
 // Strong, distinct colours for lines (Tableau 10).
-constexpr std::array<QRgb, 10> kDeviceColors = {0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2,
-                                                0x59a14f, 0xedc948, 0xb07aa1, 0xff9da7,
-                                                0x9c755f, 0xbab0ac};
+constexpr std::array<QRgb, 10> kDeviceColors = {0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f,
+                                                0xedc948, 0xb07aa1, 0xff9da7, 0x9c755f, 0xbab0ac};
 
 }  // namespace
 
@@ -61,13 +70,20 @@ QColor device_color(int device) {
 
 QColor memory_category_color(MemoryCategory category) {
   switch (category) {
-    case MemoryCategory::Weights: return QColor(0x3b, 0x7d, 0xd8);         // like F: the model
-    case MemoryCategory::Gradients: return QColor(0x2e, 0xa0, 0x43);       // like B
-    case MemoryCategory::OptimizerState: return QColor(0xf0, 0x8c, 0x1a);  // like U
-    case MemoryCategory::Activations: return QColor(0xe1, 0x57, 0x59);
-    case MemoryCategory::StashedWeights: return QColor(0x8e, 0x44, 0xad);
-    case MemoryCategory::CommBuffers: return QColor(0x90, 0x90, 0x90);
-    case MemoryCategory::Workspace: return QColor(0xc8, 0xb8, 0x6b);
+    case MemoryCategory::Weights:
+      return QColor(0x3b, 0x7d, 0xd8);  // like F: the model
+    case MemoryCategory::Gradients:
+      return QColor(0x2e, 0xa0, 0x43);  // like B
+    case MemoryCategory::OptimizerState:
+      return QColor(0xf0, 0x8c, 0x1a);  // like U
+    case MemoryCategory::Activations:
+      return QColor(0xe1, 0x57, 0x59);
+    case MemoryCategory::StashedWeights:
+      return QColor(0x8e, 0x44, 0xad);
+    case MemoryCategory::CommBuffers:
+      return QColor(0x90, 0x90, 0x90);
+    case MemoryCategory::Workspace:
+      return QColor(0xc8, 0xb8, 0x6b);
   }
   return Qt::black;
 }

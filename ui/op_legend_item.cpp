@@ -13,8 +13,8 @@ OpLegendItem::OpLegendItem(QCPLegend* legend, const QColor& color, const QString
 void OpLegendItem::draw(QCPPainter* painter) {
   const QSize icon = mParentLegend->iconSize();
   const QRect area = mRect;
-  const QRectF swatch(area.left(), area.top() + (area.height() - icon.height()) / 2.0,
-                      icon.width(), icon.height());
+  const QRectF swatch(area.left(), area.top() + (area.height() - icon.height()) / 2.0, icon.width(),
+                      icon.height());
   painter->setPen(QPen(Qt::gray, 0));
   if (hatched_) {
     QColor fill = color_;

@@ -3,10 +3,10 @@
 // plot so exported charts carry it too.
 #pragma once
 
+#include <qcustomplot.h>
+
 #include <QColor>
 #include <QString>
-
-#include <qcustomplot.h>
 
 namespace pipelab {
 

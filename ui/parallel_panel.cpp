@@ -17,6 +17,7 @@
 #include "core/io/experiment.h"
 #include "core/sim/cost_model.h"
 #include "ui/experiment_document.h"
+#include "ui/local_arrow_keys.h"
 #include "ui/number_text.h"
 #include "ui/problem_label.h"
 
@@ -53,13 +54,14 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   }
   schedule_description_ = new QLabel(this);
   schedule_description_->setWordWrap(true);
-  schedule_description_->setStyleSheet(QStringLiteral("QLabel { color: palette(mid); }"));
+  schedule_description_->setStyleSheet(QStringLiteral("QLabel { color: #555; }"));
   chunks_spin_ = make_spin(this, 1, 8);
   chunks_spin_->setToolTip(tr("Virtual stages per pipeline device (interleaved-1f1b only)"));
 
   microbatch_slider_ = new QSlider(Qt::Horizontal, this);
   microbatch_slider_->setTickPosition(QSlider::TicksBelow);
   microbatch_slider_->setPageStep(1);
+  LocalArrowKeys::install(microbatch_slider_);
   microbatch_label_ = new QLabel(this);
   microbatch_label_->setMinimumWidth(70);
   predicted_bubble_label_ = new QLabel(this);
@@ -76,8 +78,8 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
       tr("Keep only each stage's input from the forward and rebuild the rest before the backward: "
          "less memory, one more forward per micro-batch"));
   partition_combo_ = new QComboBox(this);
-  for (PartitionRule rule : {PartitionRule::Balanced, PartitionRule::Uniform,
-                             PartitionRule::Params, PartitionRule::Explicit})
+  for (PartitionRule rule : {PartitionRule::Balanced, PartitionRule::Uniform, PartitionRule::Params,
+                             PartitionRule::Explicit})
     partition_combo_->addItem(QString::fromLatin1(partition_name(rule)), static_cast<int>(rule));
   partition_combo_->setToolTip(
       tr("balanced: even FLOPs per stage; uniform: even layer counts; params: even parameter "
@@ -105,7 +107,7 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   backend_note_ = new QLabel(this);
   backend_note_->setWordWrap(true);
   backend_note_->setText(gpus_.usable() ? gpus_.description() : gpus_.reason_unusable());
-  backend_note_->setStyleSheet(QStringLiteral("QLabel { color: palette(mid); }"));
+  backend_note_->setStyleSheet(QStringLiteral("QLabel { color: #555; }"));
 
   problem_label_ = new ProblemLabel(this);
 
@@ -178,9 +180,8 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
     const auto mode = static_cast<UpdateMode>(update_combo_->currentData().toInt());
     document_->edit([mode](Experiment& e) { e.parallel.update = mode; });
   });
-  connect(recompute_check_, &QCheckBox::toggled, this, [this](bool on) {
-    document_->edit([on](Experiment& e) { e.parallel.recompute = on; });
-  });
+  connect(recompute_check_, &QCheckBox::toggled, this,
+          [this](bool on) { document_->edit([on](Experiment& e) { e.parallel.recompute = on; }); });
   connect(partition_combo_, &QComboBox::activated, this, [this] {
     const auto rule = static_cast<PartitionRule>(partition_combo_->currentData().toInt());
     document_->edit([rule](Experiment& e) { e.parallel.partition = rule; });
@@ -259,9 +260,8 @@ void ParallelPanel::refreshFromDocument() {
   rebuildMicrobatchChoices();
   const int64_t samples = microbatch_size(experiment);
   microbatch_label_->setText(tr("m = %1").arg(plan.microbatches));
-  microbatch_slider_->setToolTip(tr("%1 micro-batches of %2 samples per replica")
-                                     .arg(plan.microbatches)
-                                     .arg(samples));
+  microbatch_slider_->setToolTip(
+      tr("%1 micro-batches of %2 samples per replica").arg(plan.microbatches).arg(samples));
 }
 
 void ParallelPanel::setProblems(const QStringList& problems) {
@@ -273,8 +273,8 @@ void ParallelPanel::setPredictedBubble(double fraction) {
     predicted_bubble_label_->setText(tr("Predicted bubble: —"));
     return;
   }
-  predicted_bubble_label_->setText(tr("Predicted bubble: %1 of device time idle")
-                                       .arg(percent_text(fraction)));
+  predicted_bubble_label_->setText(
+      tr("Predicted bubble: %1 of device time idle").arg(percent_text(fraction)));
 }
 
 }  // namespace pipelab

@@ -20,6 +20,7 @@ class PredictionUpdater : public QObject {
 
  public:
   static constexpr int kDebounceMs = 50;
+  static constexpr int kMaxInteractiveDevices = 256;
 
   explicit PredictionUpdater(ExperimentDocument* document, QObject* parent = nullptr);
 

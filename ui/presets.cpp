@@ -9,15 +9,16 @@ namespace {
 
 QString tr_preset(const char* text) { return QCoreApplication::translate("Presets", text); }
 
-// The shared starting point: the spiral task on a stack of seven hidden
-// layers, deep enough to cut into eight stages, trained with Adam.
+// The shared starting point: the spiral task on an input layer, eight equal
+// hidden layers (so four or eight stages get equal work) and an output layer,
+// wide enough that compute, not message latency, sets the pace; Adam.
 Experiment base_experiment() {
   Experiment e = default_experiment();
   const auto linear = [](int64_t out) { return LayerSpec{LayerType::Linear, out, true, 0.0}; };
   const LayerSpec relu{LayerType::Relu, 0, true, 0.0};
-  e.model.layers.clear();
-  for (int hidden = 0; hidden < 7; ++hidden) {
-    e.model.layers.push_back(linear(64));
+  e.model.layers = {linear(256), relu};
+  for (int hidden = 0; hidden < 8; ++hidden) {
+    e.model.layers.push_back(linear(256));
     e.model.layers.push_back(relu);
   }
   e.model.layers.push_back(linear(3));
@@ -28,8 +29,8 @@ Experiment base_experiment() {
   e.parallel.pp = 4;
   e.parallel.microbatches = 8;
   e.parallel.partition = PartitionRule::Balanced;
-  // Unit costs (F = B = W = 1) make the predicted chart the textbook picture.
-  e.simulation.profile = "unit";
+  // A real device profile, so the memory chart is in bytes and messages cost time.
+  e.simulation.profile = "cpu-core";
   e.backend.type = "cpu";
   e.backend.threads = 0;
   return e;
@@ -48,11 +49,12 @@ std::vector<Preset> presets() {
   Experiment naive = base_experiment();
   naive.parallel.schedule = ScheduleKind::GPipe;
   naive.parallel.microbatches = 1;
-  list.push_back(make("naive", QT_TRANSLATE_NOOP("Presets", "Naive model parallel (pp 4, 1 micro-batch)"),
-                      QT_TRANSLATE_NOOP("Presets",
-                                        "One device works at a time: 3 of 4 devices idle, a 75 % "
-                                        "bubble. Drag the micro-batch slider, or pick the GPipe preset."),
-                      naive));
+  list.push_back(
+      make("naive", QT_TRANSLATE_NOOP("Presets", "Naive model parallel (pp 4, 1 micro-batch)"),
+           QT_TRANSLATE_NOOP("Presets",
+                             "One device works at a time: 3 of 4 devices idle, a 75 % "
+                             "bubble. Drag the micro-batch slider, or pick the GPipe preset."),
+           naive));
 
   Experiment gpipe = base_experiment();
   gpipe.parallel.schedule = ScheduleKind::GPipe;
@@ -63,9 +65,12 @@ std::vector<Preset> presets() {
                                         "(p-1)/(m+p-1) = 3/11. Compare with the naive preset."),
                       gpipe));
 
+  // The memory comparison needs activations that weigh: bigger micro-batches.
   Experiment gpipe_memory = base_experiment();
   gpipe_memory.parallel.schedule = ScheduleKind::GPipe;
   gpipe_memory.parallel.microbatches = 16;
+  gpipe_memory.training.batch_size = 512;
+  gpipe_memory.training.steps = 100;
   list.push_back(make("gpipe-memory",
                       QT_TRANSLATE_NOOP("Presets", "GPipe memory (pp 4, 16 micro-batches)"),
                       QT_TRANSLATE_NOOP("Presets",
@@ -74,9 +79,8 @@ std::vector<Preset> presets() {
                                         "the Memory chart, then open the 1F1B preset."),
                       gpipe_memory));
 
-  Experiment one_f_one_b = base_experiment();
+  Experiment one_f_one_b = gpipe_memory;
   one_f_one_b.parallel.schedule = ScheduleKind::OneFOneB;
-  one_f_one_b.parallel.microbatches = 16;
   list.push_back(make("1f1b-memory",
                       QT_TRANSLATE_NOOP("Presets", "1F1B memory (pp 4, 16 micro-batches)"),
                       QT_TRANSLATE_NOOP("Presets",
@@ -89,13 +93,14 @@ std::vector<Preset> presets() {
   interleaved.parallel.schedule = ScheduleKind::Interleaved1F1B;
   interleaved.parallel.chunks = 2;
   interleaved.parallel.microbatches = 8;
-  list.push_back(make("interleaved",
-                      QT_TRANSLATE_NOOP("Presets", "Interleaved 1F1B (pp 4, 2 chunks, 8 micro-batches)"),
-                      QT_TRANSLATE_NOOP("Presets",
-                                        "Each device holds two stages, so the pipeline fills in "
-                                        "half the time: bubble (p-1)/(v*m+p-1), at the price of "
-                                        "twice the sends."),
-                      interleaved));
+  list.push_back(
+      make("interleaved",
+           QT_TRANSLATE_NOOP("Presets", "Interleaved 1F1B (pp 4, 2 chunks, 8 micro-batches)"),
+           QT_TRANSLATE_NOOP("Presets",
+                             "Each device holds two stages, so the pipeline fills in "
+                             "half the time: bubble (p-1)/(v*m+p-1), at the price of "
+                             "twice the sends."),
+           interleaved));
 
   Experiment zero_bubble = base_experiment();
   zero_bubble.parallel.schedule = ScheduleKind::ZeroBubbleH1;
@@ -108,11 +113,13 @@ std::vector<Preset> presets() {
                                         "would be 1F1B's bubbles."),
                       zero_bubble));
 
+  // PipeDream updates after every micro-batch; plain SGD keeps that update light.
   Experiment pipedream = base_experiment();
   pipedream.parallel.schedule = ScheduleKind::PipeDream;
   pipedream.parallel.microbatches = 8;
-  list.push_back(make("pipedream",
-                      QT_TRANSLATE_NOOP("Presets", "PipeDream, asynchronous (pp 4)"),
+  pipedream.training.optimizer.type = "sgd";
+  pipedream.training.optimizer.lr = 0.05;
+  list.push_back(make("pipedream", QT_TRANSLATE_NOOP("Presets", "PipeDream, asynchronous (pp 4)"),
                       QT_TRANSLATE_NOOP("Presets",
                                         "No flush between steps: devices never idle in steady "
                                         "state. Hover the ops to see the weight version each one "

@@ -14,9 +14,9 @@
 namespace pipelab {
 
 struct Preset {
-  QString id;          // stable, for tests and scripts: "gpipe", "naive", ...
-  QString title;       // menu text
-  QString what_to_see; // one or two sentences: what to look at in this preset
+  QString id;           // stable, for tests and scripts: "gpipe", "naive", ...
+  QString title;        // menu text
+  QString what_to_see;  // one or two sentences: what to look at in this preset
   Experiment experiment;
 };
 

@@ -16,9 +16,17 @@ ProblemArea problem_area(const QString& message) {
     return ProblemArea::Data;
   if (text.startsWith(QLatin1String("parallel.")) || text.startsWith(QLatin1String("backend.")) ||
       text.startsWith(QLatin1String("simulation.")) || text.startsWith(QLatin1String("pp ")) ||
-      text.startsWith(QLatin1String("tp ")) || text.startsWith(QLatin1String("micro-batch")) || text.contains(QLatin1String("GPU")) ||
-      text.contains(QLatin1String("CUDA")))
+      text.startsWith(QLatin1String("tp ")) || text.startsWith(QLatin1String("micro-batch")) ||
+      text.contains(QLatin1String("GPU")) || text.contains(QLatin1String("CUDA")))
     return ProblemArea::Parallel;
+  // Otherwise the first field the message names, e.g. a diverged run's
+  // "... lower training.optimizer.lr (now 10)".
+  for (const auto& [field, area] :
+       {std::pair{"training.", ProblemArea::Data}, std::pair{"data.", ProblemArea::Data},
+        std::pair{"model.", ProblemArea::Model}, std::pair{"parallel.", ProblemArea::Parallel},
+        std::pair{"backend.", ProblemArea::Parallel}}) {
+    if (text.contains(QLatin1String(field))) return area;
+  }
   return ProblemArea::Run;
 }
 

@@ -8,6 +8,26 @@
 #include "core/io/experiment_io.h"
 
 namespace pipelab {
+namespace {
+
+// A measured trace before its first event: who the devices are, what runs.
+Trace empty_measured_trace(const Experiment& experiment) {
+  Trace trace;
+  // Built from std::string values: GCC 12 warns falsely (-Wrestrict) on
+  // assigning short literals here.
+  trace.source = std::string("measured");
+  trace.time_unit = std::string("s");
+  trace.schedule = std::string(schedule_name(experiment.parallel.schedule));
+  try {
+    const ParallelPlan& plan = experiment.parallel;
+    trace.devices = describe_devices(plan.dp, plan.tp, plan.pp, plan.chunks);
+  } catch (const std::exception&) {
+    // The executor reports a bad plan in its own words.
+  }
+  return trace;
+}
+
+}  // namespace
 
 RunController::RunController(QObject* parent) : QObject(parent) {
   timer_.setInterval(kDrainIntervalMs);
@@ -28,13 +48,20 @@ bool RunController::isActive() const {
 
 QString RunController::phaseName(Phase phase) {
   switch (phase) {
-    case Phase::Idle: return tr("ready");
-    case Phase::Preparing: return tr("preparing");
-    case Phase::Running: return tr("running");
-    case Phase::Paused: return tr("paused");
-    case Phase::Finished: return tr("finished");
-    case Phase::Stopped: return tr("stopped");
-    case Phase::Failed: return tr("failed");
+    case Phase::Idle:
+      return tr("ready");
+    case Phase::Preparing:
+      return tr("preparing");
+    case Phase::Running:
+      return tr("running");
+    case Phase::Paused:
+      return tr("paused");
+    case Phase::Finished:
+      return tr("finished");
+    case Phase::Stopped:
+      return tr("stopped");
+    case Phase::Failed:
+      return tr("failed");
   }
   return {};
 }
@@ -52,16 +79,7 @@ int RunController::stepsTotal() const {
 void RunController::start(const Experiment& experiment, int steps, bool paused) {
   discardExecutor();
   experiment_ = experiment;
-  trace_ = Trace{};
-  trace_.source = "measured";
-  trace_.time_unit = "s";
-  trace_.schedule = schedule_name(experiment.parallel.schedule);
-  try {
-    const ParallelPlan& plan = experiment.parallel;
-    trace_.devices = describe_devices(plan.dp, plan.tp, plan.pp, plan.chunks);
-  } catch (const std::exception&) {
-    // The executor reports the bad plan below, in its own words.
-  }
+  trace_ = empty_measured_trace(experiment);
   error_.clear();
   recorded_time_ = 0;
   playback_time_ = 0;
@@ -179,14 +197,13 @@ void RunController::stop() {
 void RunController::reset() {
   ++generation_;
   discardExecutor();
-  trace_ = Trace{};
-  trace_.source = "measured";
+  trace_ = Trace{};  // no run, no devices: the views show their empty state
   error_.clear();
   recorded_time_ = 0;
   playback_time_ = 0;
+  setPhase(Phase::Idle);  // first, so the views redraw their idle state
   emit traceReset();
   emit playbackMoved(playback_time_);
-  setPhase(Phase::Idle);
 }
 
 void RunController::discardExecutor() {
@@ -236,9 +253,12 @@ void RunController::drainSink() {
   const int first_memory = static_cast<int>(trace_.memory.size());
   const int first_step = static_cast<int>(trace_.steps.size());
   append_batch(trace_, batch);
-  for (const TraceEvent& event : batch.events) recorded_time_ = std::max(recorded_time_, event.t_end);
-  for (const MemorySample& sample : batch.memory) recorded_time_ = std::max(recorded_time_, sample.t);
-  for (const StepMetrics& metrics : batch.steps) recorded_time_ = std::max(recorded_time_, metrics.t_end);
+  for (const TraceEvent& event : batch.events)
+    recorded_time_ = std::max(recorded_time_, event.t_end);
+  for (const MemorySample& sample : batch.memory)
+    recorded_time_ = std::max(recorded_time_, sample.t);
+  for (const StepMetrics& metrics : batch.steps)
+    recorded_time_ = std::max(recorded_time_, metrics.t_end);
   for (const std::string& text : batch.messages) emit message(QString::fromStdString(text));
   emit traceGrew(first_event, first_memory, first_step);
 }
@@ -263,11 +283,21 @@ void RunController::updatePhaseFromState(RunState state) {
   Phase phase = phase_;
   switch (state) {
     case RunState::Ready:
-    case RunState::Paused: phase = Phase::Paused; break;
-    case RunState::Running: phase = Phase::Running; break;
-    case RunState::Finished: phase = Phase::Finished; break;
-    case RunState::Stopped: phase = Phase::Stopped; break;
-    case RunState::Failed: phase = Phase::Failed; break;
+    case RunState::Paused:
+      phase = Phase::Paused;
+      break;
+    case RunState::Running:
+      phase = Phase::Running;
+      break;
+    case RunState::Finished:
+      phase = Phase::Finished;
+      break;
+    case RunState::Stopped:
+      phase = Phase::Stopped;
+      break;
+    case RunState::Failed:
+      phase = Phase::Failed;
+      break;
   }
   if (phase == phase_) return;
   if (phase == Phase::Failed) {

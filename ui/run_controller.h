@@ -102,7 +102,7 @@ class RunController : public QObject {
 
   Phase phase_ = Phase::Idle;
   Experiment experiment_;
-  std::shared_ptr<EventSink> sink_;      // declared before executor_: outlives it
+  std::shared_ptr<EventSink> sink_;  // declared before executor_: outlives it
   std::shared_ptr<Executor> executor_;
   int generation_ = 0;  // which start() a finished preparation belongs to
   QFutureWatcher<Prepared> preparing_;

@@ -62,9 +62,9 @@ StatsPanel::StatsPanel(QWidget* parent) : QWidget(parent) {
   bubble_label_->setFont(bold);
 
   table_ = new QTableWidget(0, 5, this);
-  table_->setHorizontalHeaderLabels({tr("Device"), tr("Utilisation (measured)"),
-                                     tr("Utilisation (predicted)"), tr("Peak memory (measured)"),
-                                     tr("Peak memory (predicted)")});
+  table_->setHorizontalHeaderLabels({tr("Device"), tr("Utilisation\nmeasured"),
+                                     tr("Utilisation\npredicted"), tr("Peak memory\nmeasured"),
+                                     tr("Peak memory\npredicted")});
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->verticalHeader()->setVisible(false);
@@ -129,36 +129,35 @@ void StatsPanel::refresh() {
                   .arg(plan.pp)
                   .arg(plan.microbatches)
                   .arg(plan.chunks > 1 ? tr(", v = %1").arg(plan.chunks) : QString())
-                  .arg(QString::fromStdString(
-                      bubble_formula_filled(plan.schedule, plan.pp, plan.microbatches,
-                                            std::max(1, plan.chunks), costs)));
+                  .arg(QString::fromStdString(bubble_formula_filled(
+                      plan.schedule, plan.pp, plan.microbatches, std::max(1, plan.chunks), costs)));
   } catch (const std::exception& e) {
     formula = tr("Formula: %1").arg(QString::fromStdString(e.what()));
   }
   formula_label_->setText(formula);
 
-  // Step time and throughput.
+  // Step time and throughput, measured then predicted.
   QStringList throughput;
   if (measured && !measured->steps.empty()) {
     std::vector<double> step_times;
     for (const StepMetrics& metrics : measured->steps) step_times.push_back(metrics.step_time_s);
-    const StepMetrics& last = measured->steps.back();
-    throughput << tr("Step time: %1 measured (mean of %2 steps)")
+    throughput << tr("Measured: step %1 (mean of %2) · %3 samples/s")
                       .arg(duration_text(finite_mean(step_times)))
-                      .arg(measured->steps.size());
-    throughput << tr("%1 samples/s").arg(count_text(last.samples_per_s));
+                      .arg(measured->steps.size())
+                      .arg(count_text(measured->steps.back().samples_per_s));
   }
   if (predicted && prediction_) {
     const bool unit_time = predicted->trace.time_unit == "unit";
     const int window = std::max(1, prediction_->schedule.steps);
     const double step_time = predicted->makespan / window;
-    throughput << tr("predicted step %1").arg(trace_time_text(step_time, unit_time));
+    QString line = tr("Predicted: step %1").arg(trace_time_text(step_time, unit_time));
     if (!unit_time && step_time > 0)
-      throughput << tr("%1 samples/s predicted")
-                        .arg(count_text(double(experiment_.training.batch_size) / step_time));
+      line += tr(" · %1 samples/s")
+                  .arg(count_text(double(experiment_.training.batch_size) / step_time));
+    throughput << line;
   }
   throughput_label_->setText(throughput.isEmpty() ? tr("Step time: — (no run yet)")
-                                                  : throughput.join(QStringLiteral(" · ")));
+                                                  : throughput.join('\n'));
 
   // Per device.
   const std::vector<double> measured_idle =
@@ -170,12 +169,12 @@ void StatsPanel::refresh() {
   table_->setRowCount(devices);
   for (int device = 0; device < devices; ++device) {
     const Trace* labels = measured ? measured : predicted ? &predicted->trace : nullptr;
-    table_->setItem(device, 0,
-                    new QTableWidgetItem(labels ? QString::fromStdString(device_label(*labels, device))
-                                                : tr("device %1").arg(device)));
-    const double measured_use = device < static_cast<int>(measured_idle.size())
-                                    ? 1.0 - measured_idle[device]
-                                    : kNaN;
+    table_->setItem(
+        device, 0,
+        new QTableWidgetItem(labels ? QString::fromStdString(device_label(*labels, device))
+                                    : tr("device %1").arg(device)));
+    const double measured_use =
+        device < static_cast<int>(measured_idle.size()) ? 1.0 - measured_idle[device] : kNaN;
     table_->setItem(device, 1, number_item(percent_text(measured_use)));
     double predicted_use = kNaN;
     QString predicted_peak = QStringLiteral("—");

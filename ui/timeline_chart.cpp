@@ -8,6 +8,7 @@
 #include "ui/number_text.h"
 #include "ui/op_colors.h"
 #include "ui/op_legend_item.h"
+#include "ui/time_axis_unit.h"
 #include "ui/timeline_plottable.h"
 
 namespace pipelab {
@@ -36,10 +37,14 @@ OpKind legend_kind(OpKind kind) {
   switch (kind) {
     case OpKind::RecvActivation:
     case OpKind::SendGradient:
-    case OpKind::RecvGradient: return OpKind::SendActivation;
-    case OpKind::PullWeights: return OpKind::PushGradient;
-    case OpKind::Reload: return OpKind::Offload;
-    default: return kind;
+    case OpKind::RecvGradient:
+      return OpKind::SendActivation;
+    case OpKind::PullWeights:
+      return OpKind::PushGradient;
+    case OpKind::Reload:
+      return OpKind::Offload;
+    default:
+      return kind;
   }
 }
 
@@ -93,17 +98,21 @@ TimelineChart::TimelineChart(QWidget* parent) : QCustomPlot(parent) {
   title_ = new QCPTextElement(this, QString(), QFont(font().family(), 10, QFont::Bold));
   plotLayout()->addElement(0, 0, title_);
 
-  // Legend in its own row under the axis rect, laid out left to right.
+  // Legend in its own row under the axis rect, laid out left to right and
+  // kept compact on the left by a stretching empty cell beside it.
   axisRect()->insetLayout()->take(legend);
-  auto* legend_row = new QCPLayoutGrid;
-  plotLayout()->addElement(2, 0, legend_row);
-  legend_row->setMargins(QMargins(5, 0, 5, 5));
-  legend_row->addElement(0, 0, legend);
+  legend_row_ = new QCPLayoutGrid;
+  legend_row_->setMargins(QMargins(5, 0, 5, 5));
+  legend_row_->addElement(0, 0, legend);
+  legend_row_->addElement(0, 1, new QCPLayoutElement(this));
+  legend_row_->setColumnStretchFactor(0, 0.001);
+  legend_row_->setColumnStretchFactor(1, 1);
   legend->setFillOrder(QCPLegend::foColumnsFirst);
   legend->setBorderPen(Qt::NoPen);
   legend->setIconSize(14, 10);
-  plotLayout()->setRowStretchFactor(2, 0.001);
   legend->setVisible(true);
+  plotLayout()->addElement(2, 0, legend_row_);
+  plotLayout()->setRowStretchFactor(2, 0.001);
   rebuildLegend();
 
   connect(this, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
@@ -139,8 +148,9 @@ void TimelineChart::setRowLabels(const QStringList& labels) {
 void TimelineChart::showTrace(const Trace& trace, double bubble_min_duration) {
   unit_time_ = trace.time_unit == "unit";
   bars_->clearAll();
-  bars_->setTimeScale(unit_time_ ? 1.0 : 1e3);
-  xAxis->setLabel(unit_time_ ? tr("time (units)") : tr("time (ms)"));
+  const TimeAxisUnit unit = time_axis_unit(trace);
+  bars_->setTimeScale(unit.scale);
+  xAxis->setLabel(unit.label);
   const int rows = device_count(trace);
   QStringList labels;
   for (int device = 0; device < rows; ++device)
@@ -182,13 +192,22 @@ void TimelineChart::showTimeRange(double begin, double end) {
 }
 
 void TimelineChart::setLegendShown(bool shown) {
+  if (shown == legend_shown_) return;
   legend_shown_ = shown;
+  // A hidden legend leaves the layout altogether: an empty legend would
+  // otherwise cap the column's width at its margins.
+  if (shown) {
+    plotLayout()->addElement(2, 0, legend_row_);
+    plotLayout()->setRowStretchFactor(2, 0.001);
+  } else {
+    plotLayout()->take(legend_row_);
+    plotLayout()->simplify();
+  }
   rebuildLegend();
 }
 
 void TimelineChart::rebuildLegend() {
   legend->clearItems();
-  legend->setVisible(legend_shown_);
   if (!legend_shown_) return;
   for (const LegendEntry& entry : kLegendEntries) {
     // Before any op is known, show the basic trio so the chart explains itself.

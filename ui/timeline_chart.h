@@ -4,12 +4,12 @@
 // double-click fits everything; hovering an op shows its details.
 #pragma once
 
+#include <qcustomplot.h>
+
 #include <QString>
 #include <QStringList>
 #include <set>
 #include <vector>
-
-#include <qcustomplot.h>
 
 #include "core/trace/trace_events.h"
 
@@ -60,6 +60,7 @@ class TimelineChart : public QCustomPlot {
 
   TimelinePlottable* bars_;
   QCPTextElement* title_;
+  QCPLayoutGrid* legend_row_;  // owned by the plot layout while shown, by this chart otherwise
   QSharedPointer<QCPAxisTickerText> row_ticker_;
   int row_count_ = 0;
   bool unit_time_ = false;

@@ -98,9 +98,7 @@ void TimelinePlottable::setBubbles(const std::vector<BubbleSlice>& bubbles) {
 
 void TimelinePlottable::setNow(double trace_time) { now_ = trace_time; }
 
-double TimelinePlottable::nowKey() const {
-  return std::isinf(now_) ? now_ : now_ * time_scale_;
-}
+double TimelinePlottable::nowKey() const { return std::isinf(now_) ? now_ : now_ * time_scale_; }
 
 int TimelinePlottable::shownEventCount() const {
   const double now_key = nowKey();
@@ -141,16 +139,16 @@ void TimelinePlottable::draw(QCPPainter* painter) {
     color.setAlpha(50);
     return color;
   }();
-  const auto first_shade = std::lower_bound(
-      shades_.begin(), shades_.end(), visible.lower - longest_shade_,
-      [](const Shade& shade, double key) { return shade.begin < key; });
+  const auto first_shade =
+      std::lower_bound(shades_.begin(), shades_.end(), visible.lower - longest_shade_,
+                       [](const Shade& shade, double key) { return shade.begin < key; });
   for (auto it = first_shade; it != shades_.end() && it->begin <= last_key; ++it) {
     if (it->end < visible.lower) continue;
     const double end = std::min(it->end, now_key);
     if (end <= it->begin) continue;
-    const QRectF rect =
-        QRectF(coordsToPixels(it->begin, it->row + kRowTop), coordsToPixels(end, it->row + kRowBottom))
-            .normalized();
+    const QRectF rect = QRectF(coordsToPixels(it->begin, it->row + kRowTop),
+                               coordsToPixels(end, it->row + kRowBottom))
+                            .normalized();
     painter->fillRect(rect, bubble_fill);
     painter->fillRect(rect, bubble_brush());
   }

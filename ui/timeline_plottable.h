@@ -10,10 +10,10 @@
 // (row r spans r +- 0.5; reverse the axis to put device 0 on top), time the key axis.
 #pragma once
 
+#include <qcustomplot.h>
+
 #include <limits>
 #include <vector>
-
-#include <qcustomplot.h>
 
 #include "core/trace/bubbles.h"
 #include "core/trace/trace_events.h"
@@ -58,7 +58,8 @@ class TimelinePlottable : public QCPAbstractPlottable {
 
   double selectTest(const QPointF& pos, bool only_selectable,
                     QVariant* details = nullptr) const override;
-  QCPRange getKeyRange(bool& found_range, QCP::SignDomain in_sign_domain = QCP::sdBoth) const override;
+  QCPRange getKeyRange(bool& found_range,
+                       QCP::SignDomain in_sign_domain = QCP::sdBoth) const override;
   QCPRange getValueRange(bool& found_range, QCP::SignDomain in_sign_domain = QCP::sdBoth,
                          const QCPRange& in_key_range = QCPRange()) const override;
 
@@ -72,7 +73,7 @@ class TimelinePlottable : public QCPAbstractPlottable {
     double end = 0;
     int row = 0;
     bool communication = false;
-    int event = 0;     // index into events_
+    int event = 0;  // index into events_
   };
   struct Shade {
     double begin = 0;

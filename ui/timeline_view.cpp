@@ -44,7 +44,7 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   auto* fit_button = new QPushButton(tr("Fit"), this);
   fit_button->setToolTip(tr("Show everything (or double-click a chart)"));
   auto* hint = new QLabel(tr("drag to pan · wheel to zoom · hover an op for details"), this);
-  hint->setStyleSheet(QStringLiteral("QLabel { color: palette(mid); }"));
+  hint->setStyleSheet(QStringLiteral("QLabel { color: #555; }"));
 
   splitter_ = new QSplitter(Qt::Vertical, this);
   splitter_->addWidget(measured_);
@@ -86,6 +86,9 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   });
   setArrangement(arrangement_);
   since_bubbles_.start();
+  bubble_timer_ = new QTimer(this);
+  bubble_timer_->setSingleShot(true);
+  connect(bubble_timer_, &QTimer::timeout, this, &TimelineView::refreshMeasuredBubbles);
 }
 
 void TimelineView::setRunController(RunController* run) {
@@ -96,8 +99,7 @@ void TimelineView::setRunController(RunController* run) {
   connect(run_, &RunController::playbackMoved, this, &TimelineView::onPlaybackMoved);
   connect(run_, &RunController::phaseChanged, this, [this](RunController::Phase phase) {
     if (!run_->isActive() && phase != RunController::Phase::Idle) {
-      // The final bubbles, over the whole run.
-      measured_->updateBubbles(run_->trace(), kMeasuredBubbleMinSeconds);
+      refreshMeasuredBubbles();  // the final bubbles, over the whole run
     }
     updateMeasuredTitle();
     measured_->replot(QCustomPlot::rpQueuedReplot);
@@ -107,29 +109,43 @@ void TimelineView::setRunController(RunController* run) {
 void TimelineView::setPrediction(std::shared_ptr<const Prediction> prediction,
                                  const QString& problems) {
   if (!prediction) {
+    planned_rows_.clear();
     predicted_->showTrace(Trace{});
+    predicted_->xAxis->setRange(0, 1);
+    const QString first = problems.section('\n', 0, 0);
     predicted_->setTitle(problems.isEmpty()
                              ? tr("Predicted: nothing to simulate")
                              : tr("Predicted: not available until the problems in the panels "
-                                  "are fixed"));
+                                  "(marked ⚠) are fixed, e.g. %1")
+                                   .arg(first));
     predicted_->replot(QCustomPlot::rpQueuedReplot);
     return;
   }
   const SimulationResult& result = prediction->result;
   predicted_->showTrace(result.trace);
   const bool unit_time = result.trace.time_unit == "unit";
-  const QString device =
-      prediction->cost.is_unit() ? tr("unit costs") : QString::fromStdString(prediction->cost.device().name);
+  const QString device = prediction->cost.is_unit()
+                             ? tr("unit costs")
+                             : QString::fromStdString(prediction->cost.device().name);
   predicted_->setTitle(tr("Predicted (%1, simulated on %2): makespan %3 · bubble %4")
                            .arg(QString::fromStdString(result.trace.schedule), device,
                                 trace_time_text(result.makespan, unit_time),
                                 percent_text(result.bubble_fraction)));
   predicted_->fitAll();
   predicted_->replot(QCustomPlot::rpQueuedReplot);
+  // Before a run, the measured chart already shows the rows it will fill.
+  planned_rows_.clear();
+  for (int device = 0; device < device_count(result.trace); ++device)
+    planned_rows_ << QString::fromStdString(device_label(result.trace, device));
+  if (!run_ || run_->phase() == RunController::Phase::Idle) {
+    measured_->setRowLabels(planned_rows_);
+    measured_->replot(QCustomPlot::rpQueuedReplot);
+  }
 }
 
 void TimelineView::onTraceReset() {
   measured_->showTrace(run_->trace(), kMeasuredBubbleMinSeconds);
+  if (run_->phase() == RunController::Phase::Idle) measured_->setRowLabels(planned_rows_);
   measured_->setNow(run_->playbackTime());
   if (!window_chosen_by_user_) follow_window_ = 0;
   measured_->xAxis->setRange(0, 1);
@@ -140,12 +156,12 @@ void TimelineView::onTraceReset() {
 void TimelineView::onTraceGrew(int first_event) {
   const std::vector<TraceEvent>& events = run_->trace().events;
   if (first_event < static_cast<int>(events.size())) {
-    measured_->appendEvents(
-        std::vector<TraceEvent>(events.begin() + first_event, events.end()));
+    measured_->appendEvents(std::vector<TraceEvent>(events.begin() + first_event, events.end()));
   }
   if (since_bubbles_.elapsed() >= kBubbleRefreshMs) {
-    measured_->updateBubbles(run_->trace(), kMeasuredBubbleMinSeconds);
-    since_bubbles_.restart();
+    refreshMeasuredBubbles();
+  } else if (!bubble_timer_->isActive()) {
+    bubble_timer_->start(kBubbleRefreshMs - static_cast<int>(since_bubbles_.elapsed()));
   }
   // While following, show about two steps once the first step's length is known.
   const auto& steps = run_->trace().steps;
@@ -155,13 +171,22 @@ void TimelineView::onTraceGrew(int first_event) {
   updateMeasuredTitle();
 }
 
+void TimelineView::refreshMeasuredBubbles() {
+  bubble_timer_->stop();
+  measured_->updateBubbles(run_->trace(), kMeasuredBubbleMinSeconds);
+  since_bubbles_.restart();
+  measured_->replot(QCustomPlot::rpQueuedReplot);
+}
+
 void TimelineView::onPlaybackMoved(double time) {
   measured_->setNow(time);
+  updateMeasuredTitle();
   if (followLive()) followNow(time);
   measured_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void TimelineView::followNow(double time) {
+  if (time <= 0) return;  // nothing recorded yet: keep the empty chart's axis
   if (follow_window_ <= 0 || time <= follow_window_) {
     measured_->showTimeRange(0, std::max(time, 1e-6) * 1.02);
   } else {
@@ -176,11 +201,17 @@ void TimelineView::updateMeasuredTitle() {
   }
   const Experiment& experiment = run_->experiment();
   const QString backend = experiment.backend.type == "cuda" ? tr("CUDA") : tr("CPU threads");
-  measured_->setTitle(tr("Measured (%1, %2): step %3 of %4 · %5")
+  // While the replay lags the recording, say where the replay is.
+  const bool replaying = run_->playbackTime() < run_->recordedTime();
+  const QString replay =
+      replaying ? tr(" · replaying at %1 of %2")
+                      .arg(duration_text(run_->playbackTime()), duration_text(run_->recordedTime()))
+                : QString();
+  measured_->setTitle(tr("Measured (%1, %2): step %3 of %4 · %5%6")
                           .arg(QString::fromStdString(run_->trace().schedule), backend)
                           .arg(run_->stepsDone())
                           .arg(run_->stepsTotal())
-                          .arg(RunController::phaseName(run_->phase())));
+                          .arg(RunController::phaseName(run_->phase()), replay));
 }
 
 void TimelineView::setArrangement(Arrangement arrangement) {

@@ -7,6 +7,8 @@
 
 #include <QElapsedTimer>
 #include <QList>
+#include <QStringList>
+#include <QTimer>
 #include <QWidget>
 #include <memory>
 
@@ -51,6 +53,7 @@ class TimelineView : public QWidget {
   void onTraceGrew(int first_event);
   void onPlaybackMoved(double time);
   void updateMeasuredTitle();
+  void refreshMeasuredBubbles();
   void followNow(double time);
 
   RunController* run_ = nullptr;
@@ -61,8 +64,10 @@ class TimelineView : public QWidget {
   QCheckBox* follow_check_;
   Arrangement arrangement_ = Arrangement::PredictedUnder;
   QElapsedTimer since_bubbles_;  // measured bubbles are recomputed a few times a second
+  QTimer* bubble_timer_;         // ... and once more after the last growth
   double follow_window_ = 0;     // trace seconds shown while following; 0 = everything so far
   bool window_chosen_by_user_ = false;
+  QStringList planned_rows_;  // the predicted plan's device rows, shown before a run
 };
 
 }  // namespace pipelab

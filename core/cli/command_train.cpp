@@ -1,18 +1,96 @@
-// pipelab-cli train: real training on the CPU (or CUDA) backend.
+// pipelab-cli train: real training on the CPU (or CUDA) backend, with progress
+// on stderr and a JSON summary on stdout.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
 #include <ostream>
+#include <thread>
 
 #include "core/cli/cli_args.h"
 #include "core/cli/cli_commands.h"
+#include "core/cli/simulation_report.h"
+#include "core/cli/training_summary.h"
+#include "core/io/experiment_io.h"
+#include "core/runtime/executor.h"
+#include "core/trace/trace_events.h"
 
 namespace pipelab {
 
+Experiment experiment_from_args(const ParsedArgs& parsed);            // command_simulate.cpp
+void write_requested_traces(const ParsedArgs& parsed, const Trace& trace);  // command_simulate.cpp
+
+namespace {
+
+bool is_terminal(RunState state) {
+  return state == RunState::Finished || state == RunState::Stopped || state == RunState::Failed;
+}
+
+void print_progress(std::ostream& err, const StepMetrics& step, int total) {
+  err << "step " << step.step + 1 << "/" << total << "  loss " << step.loss;
+  if (std::isfinite(step.val_accuracy)) err << "  val_acc " << step.val_accuracy;
+  err << "  " << step.step_time_s * 1e3 << " ms  " << step.samples_per_s << " samples/s\n";
+}
+
+}  // namespace
+
 int command_train(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
                   const CliHooks& hooks) {
-  (void)args;
-  (void)out;
-  (void)err;
-  (void)hooks;
-  throw UsageError("train is not available in this build yet; use simulate to predict a run");
+  (void)hooks;  // the CUDA backend registers itself with the executor factory
+  const ParsedArgs parsed = parse_args("train", args,
+                                       {{"config"}, {"set", true, true}, {"steps"}, {"backend"},
+                                        {"trace"}, {"csv"}, {"summary"}, {"quiet", false}});
+  if (!parsed.has("config")) throw UsageError("train needs --config FILE (see examples/)");
+  ParsedArgs with_overrides = parsed;
+  if (parsed.has("backend"))
+    with_overrides.values["set"].push_back("backend.type=" + parsed.get("backend"));
+  if (parsed.has("steps"))
+    with_overrides.values["set"].push_back(
+        "training.steps=" + std::to_string(parsed.get_int("steps", 1, 1, 10000000)));
+  const Experiment experiment = experiment_from_args(with_overrides);
+  const bool quiet = parsed.has("quiet");
+
+  EventSink sink;
+  std::unique_ptr<Executor> executor = make_executor(experiment, sink);
+  Trace trace;
+  trace.source = "measured";
+  trace.schedule = schedule_name(experiment.parallel.schedule);
+  const ParallelPlan& plan = experiment.parallel;
+  trace.devices = describe_devices(plan.dp, plan.tp, plan.pp, plan.chunks);
+
+  if (!quiet)
+    err << "training '" << experiment.name << "' on " << plan.devices() << " "
+        << experiment.backend.type << " device(s), " << executor->steps_total() << " steps\n";
+  executor->start();
+  auto drain = [&] {
+    EventBatch batch = sink.drain();
+    if (!quiet) {
+      for (const auto& message : batch.messages) err << message << "\n";
+      for (const auto& step : batch.steps) print_progress(err, step, executor->steps_total());
+    }
+    append_batch(trace, batch);
+  };
+  while (!is_terminal(executor->state())) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    drain();
+  }
+  executor->wait();
+  drain();
+
+  write_requested_traces(parsed, trace);
+  const auto summary = training_summary_json(experiment, trace, executor->state(), executor->error());
+  const std::string text = summary.dump(2);
+  if (parsed.has("summary")) {
+    std::ofstream file(parsed.get("summary"));
+    if (!(file << text << "\n"))
+      throw UsageError("cannot write --summary file '" + parsed.get("summary") + "'");
+  }
+  out << text << "\n";
+  if (executor->state() == RunState::Failed) {
+    err << "pipelab-cli: " << executor->error() << "\n";
+    return kExitUsage;
+  }
+  return kExitOk;
 }
 
 }  // namespace pipelab

@@ -53,6 +53,12 @@ CostModel CostModel::from_profiles(const std::vector<StageProfile>& stages,
   return model;
 }
 
+CostModel CostModel::from_durations(const CostModel& fallback, DurationLookup lookup) {
+  CostModel model = fallback;
+  model.lookup_ = std::move(lookup);
+  return model;
+}
+
 int64_t CostModel::optimizer_bytes_per_param(int optimizer_slots) {
   // Read weight, gradient and every slot; write weight and every slot.
   return 4 * (2 + 1 + 2 * static_cast<int64_t>(optimizer_slots));
@@ -76,6 +82,8 @@ double CostModel::compute_slowdown(int device) const {
 }
 
 double CostModel::duration(const Op& op) const {
+  if (lookup_)
+    if (const std::optional<double> measured = lookup_(op)) return *measured;
   if (op.kind == OpKind::AllReduce) return collective_duration(op, 2);
 
   if (unit_mode_) {
@@ -140,6 +148,8 @@ double CostModel::duration(const Op& op) const {
 }
 
 double CostModel::collective_duration(const Op& op, int members) const {
+  if (lookup_)
+    if (const std::optional<double> measured = lookup_(op)) return *measured;
   if (unit_mode_) return unit_.comm;
   if (members <= 1) return 0;
   // Ring all-reduce: a reduce-scatter and an all-gather, each n-1 steps that

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,11 @@ class CostModel {
   // the optimizer's state per parameter (0 plain SGD, 1 momentum, 2 Adam).
   static CostModel from_profiles(const std::vector<StageProfile>& stages, const DeviceProfile& device,
                                  int optimizer_slots);
+  // Measured per-op durations (replay, core/runtime/replay.h): duration() and
+  // collective_duration() return lookup(op) when it has a value, and
+  // `fallback`'s estimate otherwise. Everything else is fallback's.
+  using DurationLookup = std::function<std::optional<double>(const Op&)>;
+  static CostModel from_durations(const CostModel& fallback, DurationLookup lookup);
 
   double duration(const Op& op) const;  // seconds (or units)
   // An AllReduce over `members` devices (ring: 2(n-1)/n * bytes / bandwidth +
@@ -68,6 +74,7 @@ class CostModel {
   DeviceProfile device_;
   int optimizer_slots_ = 0;
   std::vector<double> compute_slowdown_;  // per device; missing entries mean 1
+  DurationLookup lookup_;                 // from_durations: measured times first
 };
 
 }  // namespace pipelab

@@ -100,7 +100,8 @@ class LayerTableModelTest : public QObject {
     ExperimentDocument document;
     document.edit([](Experiment& e) { e.parallel.pp = 2; });
     LayerTableModel model(&document);
-    const auto ranges = partition_layers(document.experiment().model, document.experiment().parallel);
+    const auto ranges =
+        partition_layers(document.experiment().model, document.experiment().parallel);
     QCOMPARE(int(ranges.size()), 2);
     for (int stage = 0; stage < 2; ++stage) {
       for (int row = ranges[stage].begin; row < ranges[stage].end; ++row) {

@@ -24,7 +24,8 @@ namespace {
 double stage0_forward_time(const Prediction& prediction) {
   double total = 0;
   for (const TraceEvent& event : prediction.result.trace.events)
-    if (event.op.kind == OpKind::Forward && event.op.stage == 0) total += event.t_end - event.t_begin;
+    if (event.op.kind == OpKind::Forward && event.op.stage == 0)
+      total += event.t_end - event.t_begin;
   return total;
 }
 
@@ -77,6 +78,9 @@ class PredictedTimelineTest : public QObject {
 
   void microbatchSliderUpdatesTimelineAndBubbleAtOnce() {
     MainWindow window;
+    // Unit costs: the textbook picture, where more micro-batches always shrink the bubble.
+    window.document()->edit([](Experiment& e) { e.simulation.profile = "unit"; });
+    window.predictor()->updateNow();
     ParallelPanel* panel = window.parallelPanel();
     QSlider* slider = panel->microbatchSlider();
     const auto& choices = panel->microbatchChoices();

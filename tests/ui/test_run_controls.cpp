@@ -1,6 +1,7 @@
 // A short CPU run fills the timeline, memory and training views; pause, step
 // and stop do what they say; run errors appear in the window.
 #include <QComboBox>
+#include <QSlider>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -8,6 +9,7 @@
 #include "ui/experiment_document.h"
 #include "ui/main_window.h"
 #include "ui/memory_view.h"
+#include "ui/parallel_panel.h"
 #include "ui/problem_label.h"
 #include "ui/run_controller.h"
 #include "ui/stats_panel.h"
@@ -22,6 +24,11 @@ using namespace pipelab;
 namespace {
 
 constexpr int kRunTimeoutMs = 20000;
+
+// Playback that shows every event as soon as it is recorded.
+void follow_live(MainWindow& window) {
+  window.speedCombo()->setCurrentIndex(window.speedCombo()->findData(RunController::kLive));
+}
 
 bool finished_or_stopped(RunController::Phase phase) {
   return phase == RunController::Phase::Finished || phase == RunController::Phase::Stopped ||
@@ -41,6 +48,7 @@ class RunControlsTest : public QObject {
     window.resize(1400, 900);
     window.show();
     window.document()->replace(testing::short_experiment(4), QString(), false);
+    follow_live(window);
     QVERIFY(window.startRun());
     QTRY_VERIFY_WITH_TIMEOUT(finished_or_stopped(window.runController()->phase()), kRunTimeoutMs);
     QCOMPARE(window.runController()->phase(), RunController::Phase::Finished);
@@ -57,9 +65,9 @@ class RunControlsTest : public QObject {
              window.document()->experiment().parallel.devices());
     // Every device did forwards and backwards.
     for (int device = 0; device < window.document()->experiment().parallel.devices(); ++device) {
-      const bool has_forward = std::any_of(trace.events.begin(), trace.events.end(), [&](const TraceEvent& e) {
-        return e.device == device && e.op.kind == OpKind::Forward;
-      });
+      const bool has_forward = std::any_of(
+          trace.events.begin(), trace.events.end(),
+          [&](const TraceEvent& e) { return e.device == device && e.op.kind == OpKind::Forward; });
       QVERIFY(has_forward);
     }
     QTRY_VERIFY(window.memoryView()->showsMeasured());
@@ -104,14 +112,41 @@ class RunControlsTest : public QObject {
 
     window.resetRun();
     QCOMPARE(run->phase(), RunController::Phase::Idle);
+    // Back to the empty chart with the plan's rows, ready for the next run.
+    QCOMPARE(window.timelineView()->measuredChart()->rowCount(),
+             window.document()->experiment().parallel.devices());
     QVERIFY(run->trace().events.empty());
     QCOMPARE(window.timelineView()->measuredChart()->bars()->eventCount(), 0);
+  }
+
+  void keyboardShortcutsStepAndRun() {
+    MainWindow window;
+    window.document()->replace(testing::short_experiment(50), QString(), false);
+    window.show();
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    RunController* run = window.runController();
+    // With the micro-batch slider focused, Right moves the slider, not the run.
+    QSlider* slider = window.parallelPanel()->microbatchSlider();
+    slider->setFocus();
+    const int position = slider->value();
+    QTest::keyClick(slider, Qt::Key_Right);
+    QCOMPARE(slider->value(), position + 1);
+    QCOMPARE(run->phase(), RunController::Phase::Idle);
+    window.setFocus();
+    QTest::keyClick(&window, Qt::Key_Right);  // one step
+    QTRY_VERIFY_WITH_TIMEOUT(run->stepsDone() == 1 && run->phase() == RunController::Phase::Paused,
+                             kRunTimeoutMs);
+    QTest::keyClick(&window, Qt::Key_Space);  // run on
+    QTRY_VERIFY_WITH_TIMEOUT(run->stepsDone() > 1, kRunTimeoutMs);
+    QTest::keyClick(&window, Qt::Key_Escape);  // stop
+    QTRY_VERIFY_WITH_TIMEOUT(!run->isActive(), kRunTimeoutMs);
   }
 
   void slowPlaybackRevealsEventsGradually() {
     MainWindow window;
     window.document()->replace(testing::short_experiment(3), QString(), false);
-    window.speedCombo()->setCurrentIndex(window.speedCombo()->count() - 1);  // 1/10000x
+    window.speedCombo()->setCurrentIndex(window.speedCombo()->findData(0.0001));
     RunController* run = window.runController();
     QVERIFY(window.startRun());
     QTRY_VERIFY_WITH_TIMEOUT(!run->isActive(), kRunTimeoutMs);
@@ -123,6 +158,30 @@ class RunControlsTest : public QObject {
     run->catchUp();
     QCOMPARE(run->playbackTime(), run->recordedTime());
     QCOMPARE(bars->shownEventCount(), bars->eventCount());
+  }
+
+  void divergedRunSaysSoNextToTheLearningRate() {
+    MainWindow window;
+    window.document()->edit([](Experiment& e) {
+      e.training.steps = 60;
+      e.training.optimizer.type = "sgd";
+      e.training.optimizer.momentum = 0.9;
+      e.training.optimizer.lr = 1e6;
+    });
+    RunController* run = window.runController();
+    QVERIFY(window.startRun());
+    QTRY_VERIFY_WITH_TIMEOUT(!run->isActive(), kRunTimeoutMs);
+    QCOMPARE(run->phase(), RunController::Phase::Failed);
+    QVERIFY(run->errorText().contains("diverged"));
+    bool shown_in_data_panel = false;
+    for (ProblemLabel* label : window.dataPanel()->findChildren<ProblemLabel*>())
+      for (const QString& problem : label->problems())
+        shown_in_data_panel |= problem.contains("diverged");
+    QVERIFY(shown_in_data_panel);
+    QVERIFY(window.trainingView()->runError().contains("diverged"));
+    // Fixing the learning rate clears the complaint.
+    window.document()->edit([](Experiment& e) { e.training.optimizer.lr = 0.05; });
+    QVERIFY(!window.shownProblems().join(' ').contains("diverged"));
   }
 
   void malformedDataFileFailsTheRunWithTheReasonInTheDataPanel() {
@@ -144,7 +203,8 @@ class RunControlsTest : public QObject {
     // The window is still here, and says why next to the data settings.
     bool shown_in_data_panel = false;
     for (ProblemLabel* label : window.dataPanel()->findChildren<ProblemLabel*>())
-      for (const QString& problem : label->problems()) shown_in_data_panel |= problem.contains(run->errorText());
+      for (const QString& problem : label->problems())
+        shown_in_data_panel |= problem.contains(run->errorText());
     QVERIFY(shown_in_data_panel);
     QVERIFY(window.trainingView()->runError().contains(run->errorText()));
   }

@@ -1,0 +1,104 @@
+#include "core/runtime/calibration.h"
+
+#include <cmath>
+#include <set>
+
+#include "core/io/experiment_io.h"
+#include "core/runtime/cpu_executor.h"
+#include "core/runtime/op_durations.h"
+
+namespace pipelab {
+namespace {
+
+// FLOPs of a compute op on its stage (0 for ops the profiles do not cost).
+double op_flops(const Op& op, const std::vector<StageProfile>& stages) {
+  if (op.stage < 0 || op.stage >= static_cast<int>(stages.size())) return 0;
+  const StageProfile& stage = stages[op.stage];
+  switch (op.kind) {
+    case OpKind::Forward:
+    case OpKind::Recompute:
+      return stage.forward_flops;
+    case OpKind::Backward:
+      return stage.backward_input_flops + stage.backward_weight_flops;
+    case OpKind::BackwardInput:
+      return stage.backward_input_flops;
+    case OpKind::BackwardWeight:
+      return stage.backward_weight_flops;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+CalibrationResult calibrate_profile(const Trace& measured, const std::vector<StageProfile>& stages,
+                                    const DeviceProfile& base) {
+  CalibrationResult result;
+  result.profile = base;
+  result.profile.name = base.name + "-measured";
+  const std::vector<double> own = own_durations(measured);
+
+  double flops_squared = 0;
+  double flops_times_seconds = 0;
+  // Sends: sums for the least-squares line t = a + b * bytes.
+  double n = 0, sum_x = 0, sum_y = 0, sum_xx = 0, sum_xy = 0;
+  std::set<int64_t> sizes;
+  for (size_t i = 0; i < measured.events.size(); ++i) {
+    const TraceEvent& event = measured.events[i];
+    const OpKind kind = event.op.kind;
+    if (is_compute(kind)) {
+      const double flops = op_flops(event.op, stages);
+      if (flops <= 0 || own[i] <= 0) continue;
+      flops_squared += flops * flops;
+      flops_times_seconds += flops * own[i];
+      ++result.compute_samples;
+    } else if ((kind == OpKind::SendActivation || kind == OpKind::SendGradient) &&
+               event.bytes > 0) {
+      const double x = static_cast<double>(event.bytes);
+      n += 1;
+      sum_x += x;
+      sum_y += own[i];
+      sum_xx += x * x;
+      sum_xy += x * own[i];
+      sizes.insert(event.bytes);
+      ++result.message_samples;
+    }
+  }
+  if (flops_times_seconds > 0) result.profile.flops_per_s = flops_squared / flops_times_seconds;
+
+  if (n > 0 && sizes.size() >= 2) {
+    const double slope = (n * sum_xy - sum_x * sum_y) / (n * sum_xx - sum_x * sum_x);
+    const double intercept = (sum_y - slope * sum_x) / n;
+    if (slope > 0) {
+      result.profile.link_bandwidth = 1.0 / slope;
+      result.profile.link_latency_s = std::max(0.0, intercept);
+    }
+  } else if (n > 0) {
+    const double per_message = sum_y / n - base.link_latency_s;
+    if (per_message > 0) result.profile.link_bandwidth = (sum_x / n) / per_message;
+  }
+  return result;
+}
+
+CalibrationResult calibrate_cpu_profile(const Experiment& experiment, int steps) {
+  Experiment short_run = experiment;
+  short_run.backend.type = "cpu";
+  short_run.training.eval_every = 0;
+  EventSink sink;
+  ExecutorOptions options;
+  options.steps = steps;
+  CpuExecutor executor(short_run, sink, options);
+  executor.start();
+  executor.wait();
+  if (executor.state() != RunState::Finished)
+    throw ExperimentError("calibration run failed: " + executor.error());
+  Trace trace;
+  append_batch(trace, sink.drain());
+  const std::string name =
+      experiment.simulation.profile == "unit" ? "cpu-core" : experiment.simulation.profile;
+  const auto base = find_device_profile(name);
+  if (!base) throw ExperimentError("simulation.profile = '" + name + "' is not a device profile");
+  return calibrate_profile(trace, executor.stage_profiles(), *base);
+}
+
+}  // namespace pipelab

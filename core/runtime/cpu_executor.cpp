@@ -1,0 +1,267 @@
+#include "core/runtime/cpu_executor.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+
+#include "core/io/experiment_io.h"
+#include "core/io/experiment_prediction.h"
+#include "core/nn/blas_threads.h"
+
+namespace pipelab {
+namespace {
+
+void check_experiment(const Experiment& experiment) {
+  const std::vector<std::string> problems = validate_experiment(experiment);
+  if (problems.empty()) return;
+  std::string text = problems.front();
+  if (problems.size() > 1) text += " (and " + std::to_string(problems.size() - 1) + " more)";
+  throw ExperimentError(text);
+}
+
+// The prediction's bubble fraction, for every step's metrics (NaN if it cannot be simulated).
+double simulated_bubble(const Experiment& experiment) {
+  try {
+    return predict_experiment(experiment).result.bubble_fraction;
+  } catch (const std::exception&) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
+// The steps evaluated: every eval_every-th, and the last.
+std::set<int> evaluated_steps(int eval_every, int total_steps) {
+  std::set<int> steps;
+  if (eval_every > 0)
+    for (int step = eval_every - 1; step < total_steps; step += eval_every) steps.insert(step);
+  steps.insert(total_steps - 1);
+  return steps;
+}
+
+std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f s", seconds);
+  return text;
+}
+
+}  // namespace
+
+CpuExecutor::CpuExecutor(const Experiment& experiment, EventSink& sink,
+                         const ExecutorOptions& options)
+    : experiment_(experiment), sink_(sink), options_(options) {
+  check_experiment(experiment_);
+  if (options_.steps < 0)
+    throw ExperimentError("steps = " + std::to_string(options_.steps) +
+                          " must be >= 0 (0 runs training.steps)");
+  total_steps_ = options_.steps > 0 ? options_.steps : experiment_.training.steps;
+  const ParallelPlan& plan = experiment_.parallel;
+  const int devices = plan.devices();
+  set_blas_threads(1);  // one core per device thread: timings mean something
+
+  data_ = std::make_unique<TrainingData>(experiment_);  // DataError propagates
+  try {
+    profiles_ = profile_stages(experiment_.model, plan, microbatch_size(experiment_));
+    for (const StageProfile& profile : profiles_) stage_ranges_.push_back(profile.layers);
+    tp_roles_ = tensor_parallel_roles(experiment_.model, stage_ranges_);
+    program_ = std::make_unique<TrainingProgram>(plan, profiles_, total_steps_);
+  } catch (const std::invalid_argument& error) {
+    throw ExperimentError(error.what());
+  }
+
+  control_ = std::make_unique<RunControl>(devices);
+  for (int d = 0; d < devices; ++d) {
+    allocators_.push_back(std::make_unique<DeviceAllocator>(d));
+    allocators_.back()->set_listener([this, d](const MemoryBytes& bytes) {
+      sink_.add_memory({d, clock_.now(), bytes});
+    });
+  }
+  for (int d = 0; d < devices; ++d)
+    mailboxes_.push_back(std::make_unique<Mailbox>(d, *allocators_[d], *control_));
+
+  RecorderSettings settings;
+  settings.devices = devices;
+  settings.total_steps = total_steps_;
+  settings.global_batch = experiment_.training.batch_size;
+  settings.classification = data_->train().is_classification();
+  settings.simulated_bubble = simulated_bubble(experiment_);
+  settings.learning_rate = experiment_.training.optimizer.lr;
+  const bool validate = data_->validation().samples > 0;
+  if (validate)
+    settings.evaluated_steps = evaluated_steps(experiment_.training.eval_every, total_steps_);
+  for (int step : settings.evaluated_steps)
+    meeting_points_.push_back({step, program_->positions_after_step(step)});
+  recorder_ = std::make_unique<RunRecorder>(sink_, clock_, settings,
+                                            [this](const std::string& message) { fail(message); });
+  rendezvous_ = std::make_unique<Rendezvous>(devices, *control_);
+
+  shared_ = std::make_unique<WorkerShared>(
+      WorkerShared{experiment_, *program_, stage_ranges_, tp_roles_, clock_, *control_, *data_,
+                   *recorder_, allocators_, mailboxes_, servers_, *rendezvous_, meeting_points_,
+                   [this](int step) { evaluate_after(step); },
+                   [this](const std::string& message) { fail(message); }});
+  try {
+    for (int d = 0; d < devices; ++d)
+      workers_.push_back(std::make_unique<DeviceWorker>(*shared_, d));
+  } catch (const std::invalid_argument& error) {
+    throw ExperimentError(error.what());
+  }
+
+  if (plan.update == UpdateMode::Async && plan.dp > 1) make_parameter_servers();
+  if (validate)
+    evaluator_ =
+        std::make_unique<Evaluator>(experiment_.model, experiment_.seed, data_->validation());
+  if (experiment_.backend.threads > 0 && experiment_.backend.threads != devices)
+    sink_.add_message("backend.threads = " + std::to_string(experiment_.backend.threads) +
+                      " is ignored: the CPU backend runs one thread per virtual device (" +
+                      std::to_string(devices) + ")");
+}
+
+void CpuExecutor::make_parameter_servers() {
+  // One server per stage shard, starting from replica 0's (seeded) weights.
+  const ParallelPlan& plan = experiment_.parallel;
+  servers_.resize(static_cast<size_t>(plan.stages()) * plan.tp);
+  for (const auto& worker : workers_) {
+    if (worker->replica() != 0) continue;
+    for (int chunk = 0; chunk < worker->chunk_count(); ++chunk)
+      servers_[worker->stage_index(chunk) * plan.tp + worker->shard()] =
+          std::make_unique<ParameterServer>(worker->stage(chunk).parameters(),
+                                            optimizer_settings(experiment_.training.optimizer),
+                                            plan.dp, *control_);
+  }
+}
+
+CpuExecutor::~CpuExecutor() {
+  if (control_) control_->stop();
+  join_and_release();
+}
+
+bool CpuExecutor::terminal_locked() const {
+  return state_ == RunState::Finished || state_ == RunState::Stopped || state_ == RunState::Failed;
+}
+
+void CpuExecutor::launch_locked() {
+  const ParallelPlan& plan = experiment_.parallel;
+  clock_.start();
+  state_ = RunState::Running;
+  sink_.add_message("cpu backend: " + std::to_string(device_count()) + " device threads (dp " +
+                    std::to_string(plan.dp) + " x tp " + std::to_string(plan.tp) + " x pp " +
+                    std::to_string(plan.pp) + "), schedule " + schedule_name(plan.schedule) + ", " +
+                    std::to_string(total_steps_) + " steps of " +
+                    std::to_string(experiment_.training.batch_size) + " samples");
+  std::lock_guard<std::mutex> join_lock(join_mutex_);
+  for (auto& worker : workers_)
+    threads_.emplace_back([this, raw = worker.get()] {
+      raw->run();
+      worker_exited();
+    });
+}
+
+void CpuExecutor::start() {
+  std::lock_guard<std::mutex> lock(state_mutex_);
+  if (state_ != RunState::Ready) return;
+  if (options_.start_paused) control_->hold();
+  launch_locked();
+}
+
+void CpuExecutor::pause() {
+  std::lock_guard<std::mutex> lock(state_mutex_);
+  if (state_ == RunState::Running) control_->hold();
+}
+
+void CpuExecutor::resume() {
+  std::lock_guard<std::mutex> lock(state_mutex_);
+  if (state_ == RunState::Running) control_->release();
+}
+
+void CpuExecutor::step() {
+  std::lock_guard<std::mutex> lock(state_mutex_);
+  if (terminal_locked()) return;
+  const int next = recorder_->steps_done();
+  if (next >= total_steps_)
+    control_->release();
+  else
+    control_->hold_at(program_->positions_after_step(next));
+  if (state_ == RunState::Ready) launch_locked();
+}
+
+void CpuExecutor::stop() {
+  control_->stop();
+  join_and_release();
+  std::lock_guard<std::mutex> lock(state_mutex_);
+  if (!terminal_locked()) {
+    state_ = RunState::Stopped;
+    state_changed_.notify_all();
+  }
+}
+
+void CpuExecutor::wait() {
+  {
+    std::unique_lock<std::mutex> lock(state_mutex_);
+    if (state_ == RunState::Ready) return;
+    state_changed_.wait(lock, [&] { return terminal_locked(); });
+  }
+  join_and_release();
+}
+
+void CpuExecutor::join_and_release() {
+  std::lock_guard<std::mutex> lock(join_mutex_);
+  for (std::thread& thread : threads_)
+    if (thread.joinable()) thread.join();
+  // Nothing runs now (a finished run holds nothing in flight anyway).
+  for (auto& worker : workers_) worker->drop_in_flight();
+  for (auto& mailbox : mailboxes_) mailbox->clear();
+}
+
+void CpuExecutor::worker_exited() {
+  std::lock_guard<std::mutex> lock(state_mutex_);
+  if (++workers_exited_ < device_count()) return;
+  if (!error_.empty()) {
+    state_ = RunState::Failed;
+  } else if (control_->stopping()) {
+    state_ = RunState::Stopped;
+    sink_.add_message("stopped after " + std::to_string(recorder_->steps_done()) + " of " +
+                      std::to_string(total_steps_) + " steps");
+  } else {
+    state_ = RunState::Finished;
+    sink_.add_message("finished " + std::to_string(total_steps_) + " steps in " +
+                      seconds_text(clock_.now()));
+  }
+  state_changed_.notify_all();
+}
+
+void CpuExecutor::fail(const std::string& message) {
+  {
+    std::lock_guard<std::mutex> lock(state_mutex_);
+    if (!error_.empty() || terminal_locked()) return;
+    error_ = message;
+  }
+  sink_.add_message("error: " + message);
+  control_->stop();
+}
+
+void CpuExecutor::evaluate_after(int step) {
+  const int tp = experiment_.parallel.tp;
+  for (auto& worker : workers_) {
+    if (worker->replica() != 0) continue;
+    for (int chunk = 0; chunk < worker->chunk_count(); ++chunk)
+      evaluator_->copy_weights_from(worker->stage(chunk), tp, worker->shard());
+  }
+  recorder_->validation(step, evaluator_->evaluate());
+}
+
+RunState CpuExecutor::state() const {
+  std::lock_guard<std::mutex> lock(state_mutex_);
+  if (state_ == RunState::Running && control_->holding() && control_->all_idle())
+    return RunState::Paused;
+  return state_;
+}
+
+std::string CpuExecutor::error() const {
+  std::lock_guard<std::mutex> lock(state_mutex_);
+  return error_;
+}
+
+int CpuExecutor::steps_done() const { return recorder_->steps_done(); }
+int CpuExecutor::steps_total() const { return total_steps_; }
+
+}  // namespace pipelab

@@ -1,0 +1,118 @@
+// CpuExecutor: real training on CPU threads. Every virtual device of the
+// dp x tp x pp grid is a worker thread (device_worker.h) that runs its op list
+// of the lowered schedule, the same one the simulator reads; devices exchange
+// real activations and gradients through mailboxes and all-reduce real
+// gradients over rings. Reports every op's measured begin/end, a memory sample
+// at every allocation change, and one StepMetrics per training step.
+//
+// Deterministic: the same experiment gives the same numbers on every run, and
+// every synchronous schedule gives single-device training up to float
+// reassociation (weights depend on seed and layer only, dropout on seed,
+// layer, step and global sample index, and micro-batch gradients are scaled by
+// 1 / global batch and summed).
+//
+// Memory on a device: its allocator counts weights, gradients and optimizer
+// state from construction, activations kept between F and B, received
+// messages as CommBuffers until their receive ends, PipeDream's older weight
+// versions as StashedWeights, and the data-parallel all-reduce's staging
+// buffer as Workspace. Async data parallelism's parameter servers belong to no
+// device and are not counted.
+//
+// Evaluation (training.eval_every, and after the last step) makes every worker
+// meet at the step's boundary; the last to arrive copies the weights of
+// replica 0 into a whole model and runs the validation set.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/runtime/channel.h"
+#include "core/runtime/device_worker.h"
+#include "core/runtime/evaluation.h"
+#include "core/runtime/executor.h"
+#include "core/runtime/parameter_server.h"
+#include "core/runtime/rendezvous.h"
+#include "core/runtime/run_clock.h"
+#include "core/runtime/run_control.h"
+#include "core/runtime/run_recorder.h"
+#include "core/runtime/training_data.h"
+#include "core/runtime/training_program.h"
+
+namespace pipelab {
+
+class CpuExecutor : public Executor {
+ public:
+  // Loads the data and builds every device's stages. Throws ExperimentError
+  // (an experiment that does not validate or cannot be split) or DataError.
+  CpuExecutor(const Experiment& experiment, EventSink& sink, const ExecutorOptions& options = {});
+  ~CpuExecutor() override;  // stops and joins every worker
+
+  void start() override;
+  void pause() override;
+  void resume() override;
+  void step() override;
+  void stop() override;
+  // Returns at once when the run was never started.
+  void wait() override;
+  RunState state() const override;
+  std::string error() const override;
+  int steps_done() const override;
+  int steps_total() const override;
+
+  // For tests and tools.
+  int device_count() const { return static_cast<int>(workers_.size()); }
+  const TrainingProgram& program() const { return *program_; }
+  const std::vector<StageProfile>& stage_profiles() const { return profiles_; }
+  const DeviceAllocator& allocator(int device) const { return *allocators_[device]; }
+  const TrainingData& data() const { return *data_; }
+
+ private:
+  void make_parameter_servers();
+  void launch_locked();
+  void worker_exited();
+  // Joins every worker, then frees what in-flight micro-batches and undelivered
+  // messages held (memory returns to weights, gradients and optimizer state).
+  void join_and_release();
+  void fail(const std::string& message);
+  void evaluate_after(int step);
+  bool terminal_locked() const;
+
+  Experiment experiment_;
+  EventSink& sink_;
+  ExecutorOptions options_;
+  int total_steps_ = 0;
+  RunClock clock_;
+  std::unique_ptr<RunControl> control_;
+
+  // Declared before everything that holds device memory: destroyed last.
+  std::vector<std::unique_ptr<DeviceAllocator>> allocators_;
+  std::vector<std::unique_ptr<Mailbox>> mailboxes_;
+
+  std::unique_ptr<TrainingData> data_;
+  std::vector<StageProfile> profiles_;
+  std::vector<LayerRange> stage_ranges_;
+  std::vector<TensorParallelRole> tp_roles_;
+  std::unique_ptr<TrainingProgram> program_;
+  std::unique_ptr<RunRecorder> recorder_;
+  std::unique_ptr<Rendezvous> rendezvous_;
+  std::vector<MeetingPoint> meeting_points_;
+  std::unique_ptr<Evaluator> evaluator_;
+  std::vector<std::unique_ptr<ParameterServer>> servers_;
+  std::unique_ptr<WorkerShared> shared_;
+  std::vector<std::unique_ptr<DeviceWorker>> workers_;
+
+  mutable std::mutex state_mutex_;
+  std::condition_variable state_changed_;
+  RunState state_ = RunState::Ready;
+  std::string error_;
+  int workers_exited_ = 0;
+
+  std::mutex join_mutex_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace pipelab

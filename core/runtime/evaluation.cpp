@@ -1,0 +1,102 @@
+#include "core/runtime/evaluation.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "core/data/batch_iterator.h"
+#include "core/nn/linear.h"
+#include "core/nn/tensor_parallel.h"
+#include "core/runtime/microbatch_loss.h"
+
+namespace pipelab {
+namespace {
+
+// Writes `part` into the block `slice` of `full`.
+void paste_slice(Tensor& full, const MatrixSlice& slice, const Tensor& part) {
+  assert(part.rows() == slice.rows && part.cols() == slice.cols);
+  for (int64_t r = 0; r < slice.rows; ++r)
+    std::memcpy(full.row(slice.row_begin + r) + slice.col_begin, part.row(r),
+                static_cast<size_t>(slice.cols) * sizeof(float));
+}
+
+}  // namespace
+
+Evaluator::Evaluator(const ModelSpec& model, uint64_t seed, const Dataset& data)
+    : loss_(model.loss),
+      data_(data),
+      whole_(model, 0, static_cast<int>(model.layers.size()), seed, nullptr) {}
+
+void Evaluator::copy_weights_from(Sequential& stage, int tp, int shard) {
+  for (int k = 0; k < stage.layer_count(); ++k) {
+    Layer& part = stage.layer(k);
+    Layer& full = whole_.layer(stage.begin() + k);
+    const TensorParallelRole role = stage.role(k);
+    const bool split =
+        tp > 1 && part.type() == LayerType::Linear &&
+        (role == TensorParallelRole::ColumnParallel || role == TensorParallelRole::RowParallel);
+    if (!split) {
+      // The whole layer: every shard holds the same values; take shard 0's.
+      if (shard != 0) continue;
+      const std::vector<Tensor*> from = part.params();
+      const std::vector<Tensor*> to = full.params();
+      assert(from.size() == to.size());
+      for (size_t i = 0; i < from.size(); ++i) to[i]->copy_from(*from[i]);
+      continue;
+    }
+    auto& part_linear = static_cast<LinearLayer&>(part);
+    auto& full_linear = static_cast<LinearLayer&>(full);
+    paste_slice(full_linear.weight(),
+                linear_weight_slice(role, full.in_features(), full.out_features(), tp, shard),
+                part_linear.weight());
+    if (!part_linear.has_bias()) continue;
+    if (role == TensorParallelRole::ColumnParallel)
+      paste_slice(full_linear.bias(), linear_bias_slice(role, full.out_features(), tp, shard),
+                  part_linear.bias());
+    else if (shard == 0)  // row-parallel: every shard holds the whole bias
+      full_linear.bias().copy_from(part_linear.bias());
+  }
+}
+
+EvaluationResult Evaluator::evaluate(int64_t batch_rows) {
+  EvaluationResult result;
+  if (data_.samples == 0) return result;
+  const TargetEncoding encoding =
+      loss_ == LossType::Mse ? TargetEncoding::OneHot : TargetEncoding::Labels;
+  std::vector<int64_t> ids(static_cast<size_t>(data_.samples));
+  std::iota(ids.begin(), ids.end(), int64_t{0});
+  double loss_sum = 0;
+  int64_t correct = 0;
+  Batch batch;
+  for (int64_t begin = 0; begin < data_.samples; begin += batch_rows) {
+    const int64_t rows = std::min(batch_rows, data_.samples - begin);
+    gather_batch(data_, std::span<const int64_t>(ids).subspan(begin, rows), encoding, batch);
+    if (data_.is_classification() && batch.labels.empty())
+      for (int64_t id : batch.sample_ids) batch.labels.push_back(data_.labels[id]);
+    Tensor x(rows, data_.features);
+    std::memcpy(x.data(), batch.x.data(), static_cast<size_t>(x.size()) * sizeof(float));
+    ForwardInfo info;
+    info.first_sample = begin;
+    info.training = false;
+    const Tensor outputs = whole_.infer(x, info);
+    MicrobatchTargets targets;
+    targets.rows = rows;
+    targets.labels = batch.labels;
+    if (batch.target_width > 0) {
+      targets.width = batch.target_width;
+      targets.targets = batch.targets.data();
+    }
+    const LossResult loss = output_loss(loss_, outputs, targets, 1.0, false);
+    loss_sum += loss.loss_sum;
+    correct += loss.correct;
+  }
+  result.samples = data_.samples;
+  result.loss = loss_sum / static_cast<double>(data_.samples);
+  if (data_.is_classification())
+    result.accuracy = static_cast<double>(correct) / static_cast<double>(data_.samples);
+  return result;
+}
+
+}  // namespace pipelab

@@ -1,0 +1,78 @@
+// make_executor: the one place that maps backend.type to an executor. "cpu" is
+// built in; other backends (gpu/'s "cuda") add themselves with register_backend.
+#include <map>
+#include <mutex>
+
+#include "core/io/experiment_io.h"
+#include "core/runtime/cpu_executor.h"
+#include "core/runtime/executor.h"
+
+namespace pipelab {
+namespace {
+
+struct BackendRegistry {
+  std::mutex mutex;
+  std::map<std::string, ExecutorFactory> factories;
+};
+
+BackendRegistry& registry() {
+  static BackendRegistry instance;
+  return instance;
+}
+
+}  // namespace
+
+const char* run_state_name(RunState state) {
+  switch (state) {
+    case RunState::Ready:
+      return "ready";
+    case RunState::Running:
+      return "running";
+    case RunState::Paused:
+      return "paused";
+    case RunState::Finished:
+      return "finished";
+    case RunState::Stopped:
+      return "stopped";
+    case RunState::Failed:
+      return "failed";
+  }
+  return "unknown";
+}
+
+void register_backend(const std::string& name, ExecutorFactory factory) {
+  BackendRegistry& backends = registry();
+  std::lock_guard<std::mutex> lock(backends.mutex);
+  backends.factories[name] = std::move(factory);
+}
+
+std::vector<std::string> registered_backends() {
+  std::vector<std::string> names = {"cpu"};
+  BackendRegistry& backends = registry();
+  std::lock_guard<std::mutex> lock(backends.mutex);
+  for (const auto& [name, factory] : backends.factories)
+    if (name != "cpu") names.push_back(name);
+  return names;
+}
+
+std::unique_ptr<Executor> make_executor(const Experiment& experiment, EventSink& sink,
+                                        const ExecutorOptions& options) {
+  const std::string& type = experiment.backend.type;
+  if (type == "cpu") return std::make_unique<CpuExecutor>(experiment, sink, options);
+  ExecutorFactory factory;
+  {
+    BackendRegistry& backends = registry();
+    std::lock_guard<std::mutex> lock(backends.mutex);
+    const auto found = backends.factories.find(type);
+    if (found != backends.factories.end()) factory = found->second;
+  }
+  if (factory) return factory(experiment, sink, options);
+  if (type == "cuda")
+    throw ExperimentError(
+        "backend.type = cuda, but this build has no CUDA backend; use backend.type = cpu");
+  std::string known;
+  for (const std::string& name : registered_backends()) known += (known.empty() ? "" : ", ") + name;
+  throw ExperimentError("backend.type = '" + type + "' is not a backend; registered: " + known);
+}
+
+}  // namespace pipelab

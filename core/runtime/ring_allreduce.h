@@ -1,0 +1,36 @@
+// Ring all-reduce over a group of devices (the data-parallel replicas of a
+// stage, or the tensor-parallel shards of one), with real messages through
+// the members' mailboxes.
+//
+// The n members sit on a ring; the values are cut into n chunks. A
+// reduce-scatter of n - 1 steps passes partial sums to the next member (each
+// adds what it receives), after which member r holds the full sum of chunk
+// (r + 1) mod n; an all-gather of n - 1 more steps passes those finished
+// chunks round the ring. Every finished chunk is computed once and copied, so
+// every member ends with bit-identical values, and the result is a SUM (the
+// loss scale 1 / global batch already makes the sum the mean gradient).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/runtime/channel.h"
+
+namespace pipelab {
+
+struct RingGroup {
+  MessageKind kind = MessageKind::DataParallelChunk;
+  std::vector<int> devices;         // members in ring order
+  std::vector<Mailbox*> mailboxes;  // mailboxes[i] belongs to devices[i]
+  int rank = 0;                     // this member's index
+  int size() const { return static_cast<int>(devices.size()); }
+};
+
+// Sums `values` over the group in place. Every member calls it with the same
+// `collective` number (members run their collectives in the same order, so a
+// per-group counter works) and the same value count. Throws RunStopped when
+// the run stops while waiting.
+void ring_all_reduce(std::span<float> values, const RingGroup& group, int64_t collective);
+
+}  // namespace pipelab

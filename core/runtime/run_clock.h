@@ -1,0 +1,29 @@
+// RunClock: the one time base of a run's events, memory samples and step
+// metrics: seconds of std::chrono::steady_clock since the run started. Before
+// start() every reading is 0 (memory allocated while the run is being built
+// shows at the very beginning of the curves).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+
+namespace pipelab {
+
+class RunClock {
+ public:
+  void start() {
+    origin_ = std::chrono::steady_clock::now();
+    started_.store(true, std::memory_order_release);
+  }
+
+  double now() const {
+    if (!started_.load(std::memory_order_acquire)) return 0.0;
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - origin_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point origin_{};
+  std::atomic<bool> started_{false};
+};
+
+}  // namespace pipelab

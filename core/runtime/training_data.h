@@ -1,0 +1,69 @@
+// TrainingData: the experiment's data set, loaded once, and the batches each
+// training step reads, cut per data-parallel replica and micro-batch.
+//
+// Step t reads batch t of an endless stream of shuffled epochs (batches of
+// training.batch_size samples, the last short batch of an epoch dropped), so
+// a step's samples depend only on the seed and t, never on the split. Replica
+// r of dp reads rows [r B/dp, (r+1) B/dp) of the global batch B, then its
+// micro-batches in order; a micro-batch's first_row is its rows' index in the
+// global batch, which keys dropout the same way a single device would.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+
+#include "core/data/batch_iterator.h"
+#include "core/data/load_dataset.h"
+#include "core/io/experiment.h"
+#include "core/nn/tensor.h"
+
+namespace pipelab {
+
+// What a micro-batch's loss compares the outputs with. `batch` keeps the
+// storage alive.
+struct MicrobatchTargets {
+  std::shared_ptr<const Batch> batch;
+  std::span<const int32_t> labels;  // classification (also under mse, for accuracy)
+  const float* targets = nullptr;   // mse: rows x width (one-hot rows for classification)
+  int64_t rows = 0;
+  int64_t width = 0;  // 0 when there are no targets
+};
+
+class TrainingData {
+ public:
+  // Loads or generates the data (DataError for missing or malformed files) and
+  // checks it fits the model (ExperimentError naming the field to change).
+  explicit TrainingData(const Experiment& experiment);
+
+  const Dataset& train() const { return split_.train; }
+  const Dataset& validation() const { return split_.validation; }
+  LossType loss() const { return loss_; }
+  int64_t global_batch() const { return global_batch_; }
+  int64_t microbatch_rows() const { return microbatch_rows_; }
+  int64_t batches_per_epoch() const { return iterator_->batches_per_epoch(); }
+
+  // Index in the global batch of the first row of replica `replica`'s micro-batch.
+  int64_t first_row(int replica, int microbatch) const;
+
+  // The global batch of step `step` (thread-safe; recent steps are cached).
+  std::shared_ptr<const Batch> batch(int step);
+  // A micro-batch's inputs, as a tensor on `allocator` counted as Activations.
+  Tensor inputs(int step, int replica, int microbatch, DeviceAllocator* allocator);
+  MicrobatchTargets targets(int step, int replica, int microbatch);
+
+ private:
+  DataSplit split_;
+  LossType loss_ = LossType::CrossEntropy;
+  TargetEncoding encoding_ = TargetEncoding::Labels;
+  int64_t global_batch_ = 0;
+  int64_t replica_rows_ = 0;
+  int64_t microbatch_rows_ = 0;
+  std::unique_ptr<BatchIterator> iterator_;
+  std::mutex mutex_;
+  std::map<int, std::shared_ptr<const Batch>> cache_;  // by step
+};
+
+}  // namespace pipelab

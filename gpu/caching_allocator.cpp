@@ -1,0 +1,147 @@
+#include "gpu/caching_allocator.h"
+
+#include <cassert>
+
+#include "gpu/cuda_check.h"
+#include "gpu/device_guard.h"
+#include "gpu/out_of_memory.h"
+
+namespace pipelab::gpu {
+namespace {
+
+// cudaMalloc's out-of-memory error is not sticky, but it stays the thread's
+// last error; clear it so a later launch check does not report it. Any other
+// pending error is real and is thrown.
+void clear_out_of_memory_error() {
+  const cudaError_t last = cudaGetLastError();
+  if (last != cudaErrorMemoryAllocation) PIPELAB_CUDA_CHECK(last);
+}
+
+}  // namespace
+
+CachingAllocator::CachingAllocator(int gpu, cudaStream_t stream) : gpu_(gpu), stream_(stream) {}
+
+CachingAllocator::~CachingAllocator() {
+  assert(ledger_.current_total() == 0 && "a device tensor outlived its allocator");
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (pool_.cached_blocks() == 0) return;
+  DeviceGuard guard(gpu_, DeviceGuard::NoThrow{});
+  for (const BlockPool::Block& block : pool_.take_all()) PIPELAB_CUDA_WARN(cudaFree(block.data));
+}
+
+void* CachingAllocator::allocate(int64_t bytes, MemoryCategory category) {
+  const int64_t block_bytes = block_size_for(bytes);
+  if (block_bytes == 0) return nullptr;
+  std::lock_guard<std::mutex> lock(mutex_);
+  void* data = pool_.take(block_bytes);
+  if (!data) {
+    DeviceGuard guard(gpu_);
+    cudaError_t status = cudaMalloc(&data, static_cast<size_t>(block_bytes));
+    if (status == cudaErrorMemoryAllocation) {
+      // Give the cache back and try once more.
+      clear_out_of_memory_error();
+      empty_cache_locked();
+      status = cudaMalloc(&data, static_cast<size_t>(block_bytes));
+    }
+    if (status == cudaErrorMemoryAllocation) {
+      clear_out_of_memory_error();
+      size_t free_bytes = 0, total_bytes = 0;
+      PIPELAB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+      throw GpuOutOfMemory(gpu_, bytes, category, static_cast<int64_t>(free_bytes));
+    }
+    PIPELAB_CUDA_CHECK(status);
+    reserved_bytes_ += block_bytes;
+    if (reserved_bytes_ > peak_reserved_bytes_) peak_reserved_bytes_ = reserved_bytes_;
+  }
+  ledger_.add(category, bytes);
+  return data;
+}
+
+void CachingAllocator::release(void* data, int64_t bytes, MemoryCategory category) {
+  if (!data) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  ledger_.remove(category, bytes);
+  pool_.put(data, block_size_for(bytes));
+}
+
+void CachingAllocator::retag(int64_t bytes, MemoryCategory from, MemoryCategory to) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ledger_.retag(bytes, from, to);
+}
+
+void CachingAllocator::set_listener(Listener listener) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ledger_.set_listener(std::move(listener));
+}
+
+MemoryBytes CachingAllocator::current() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return ledger_.current();
+}
+
+int64_t CachingAllocator::current_total() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return ledger_.current_total();
+}
+
+int64_t CachingAllocator::peak_total() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return ledger_.peak_total();
+}
+
+MemoryBytes CachingAllocator::peak_by_category() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return ledger_.peak_by_category();
+}
+
+void CachingAllocator::reset_peak() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ledger_.reset_peak();
+}
+
+int64_t CachingAllocator::reserved_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return reserved_bytes_;
+}
+
+int64_t CachingAllocator::peak_reserved_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return peak_reserved_bytes_;
+}
+
+int64_t CachingAllocator::cached_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return pool_.cached_bytes();
+}
+
+void CachingAllocator::empty_cache() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  empty_cache_locked();
+}
+
+void CachingAllocator::empty_cache_locked() {
+  if (pool_.cached_blocks() == 0) return;
+  DeviceGuard guard(gpu_);
+  for (const BlockPool::Block& block : pool_.take_all()) {
+    PIPELAB_CUDA_CHECK(cudaFree(block.data));
+    reserved_bytes_ -= block.bytes;
+  }
+}
+
+DeviceMemoryInfo CachingAllocator::memory_info() const {
+  DeviceMemoryInfo info;
+  {
+    DeviceGuard guard(gpu_);
+    size_t free_bytes = 0, total_bytes = 0;
+    PIPELAB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    info.free_bytes = static_cast<int64_t>(free_bytes);
+    info.total_bytes = static_cast<int64_t>(total_bytes);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  info.counted_bytes = ledger_.current_total();
+  info.reserved_bytes = reserved_bytes_;
+  info.cached_bytes = pool_.cached_bytes();
+  return info;
+}
+
+}  // namespace pipelab::gpu

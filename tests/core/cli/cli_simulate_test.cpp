@@ -1,0 +1,145 @@
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_test_support.h"
+
+namespace pipelab {
+namespace {
+
+using test::example;
+using test::run;
+
+double bubble_of(const std::vector<std::string>& args) {
+  const auto result = run(args);
+  EXPECT_EQ(result.code, 0) << result.err;
+  return nlohmann::json::parse(result.out)["bubble_fraction"].get<double>();
+}
+
+TEST(CliSimulate, PipelineBubbleMatchesTheFormula) {
+  for (const std::string schedule : {"gpipe", "1f1b"}) {
+    const auto result = run({"simulate", "--schedule", schedule, "--stages", "4", "--microbatches", "8"});
+    ASSERT_EQ(result.code, 0) << result.err;
+    const auto json = nlohmann::json::parse(result.out);
+    EXPECT_NEAR(json["bubble_fraction"].get<double>(), 3.0 / 11.0, 1e-9);
+    EXPECT_NEAR(json["bubble_fraction_theory"].get<double>(), 3.0 / 11.0, 1e-9);
+    ASSERT_EQ(json["per_device"].size(), 4u);
+    for (const auto& device : json["per_device"]) {
+      EXPECT_TRUE(device.contains("peak_bytes"));
+      EXPECT_TRUE(device["peak_bytes"].contains("activations"));
+      EXPECT_TRUE(device.contains("peak_inflight_microbatches"));
+      EXPECT_TRUE(device.contains("weight_versions"));
+    }
+  }
+}
+
+TEST(CliSimulate, InterleavedAndZeroBubbleBeat1F1B) {
+  const double one_f_one_b = bubble_of({"simulate", "--schedule", "1f1b", "--stages", "4", "--microbatches", "8"});
+  const double interleaved = bubble_of({"simulate", "--schedule", "interleaved-1f1b", "--stages", "4",
+                                        "--microbatches", "8", "--chunks", "2"});
+  const double zero_bubble = bubble_of({"simulate", "--schedule", "zb-h1", "--stages", "4", "--microbatches", "8"});
+  EXPECT_LT(interleaved, one_f_one_b);
+  EXPECT_LT(zero_bubble, one_f_one_b);
+}
+
+TEST(CliSimulate, CostsChangeTheMakespan) {
+  const auto free_comm = run({"simulate", "--schedule", "gpipe", "--stages", "4", "--microbatches", "4"});
+  const auto slow_comm = run({"simulate", "--schedule", "gpipe", "--stages", "4", "--microbatches", "4",
+                              "--cost", "f=1,b=1,w=1,comm=0.5"});
+  ASSERT_EQ(free_comm.code, 0);
+  ASSERT_EQ(slow_comm.code, 0) << slow_comm.err;
+  EXPECT_GT(nlohmann::json::parse(slow_comm.out)["makespan"].get<double>(),
+            nlohmann::json::parse(free_comm.out)["makespan"].get<double>());
+}
+
+TEST(CliSimulate, PipeDreamVersionsPerStage) {
+  const auto result = run({"simulate", "--schedule", "pipedream", "--stages", "4", "--microbatches", "8"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  for (int stage = 0; stage < 4; ++stage)
+    EXPECT_EQ(json["per_device"][stage]["weight_versions"].get<int>(), 4 - stage);
+}
+
+TEST(CliSimulate, ConfigWithOverridesAndTraceFiles) {
+  const auto dir = std::filesystem::temp_directory_path() / "pipelab_cli_simulate_test";
+  std::filesystem::create_directories(dir);
+  const std::string trace_path = (dir / "trace.json").string();
+  const std::string csv_prefix = (dir / "run").string();
+  const auto result = run({"simulate", "--config", example("mnist_mlp_1f1b.json"), "--set",
+                           "parallel.schedule=gpipe", "--set", "parallel.microbatches=4", "--trace",
+                           trace_path, "--csv", csv_prefix});
+  ASSERT_EQ(result.code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["schedule"], "gpipe");
+  EXPECT_EQ(json["microbatches"], 4);
+  EXPECT_EQ(json["memory_unit"], "bytes");
+  EXPECT_GT(json["per_device"][0]["peak_bytes"]["weights"].get<double>(), 0);
+  std::ifstream trace_file(trace_path);
+  const auto trace = nlohmann::json::parse(trace_file);
+  EXPECT_FALSE(trace["traceEvents"].empty());
+  EXPECT_TRUE(std::filesystem::exists(csv_prefix + "_events.csv"));
+  EXPECT_TRUE(std::filesystem::exists(csv_prefix + "_memory.csv"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliSimulate, UserErrorsExitTwo) {
+  const auto dir = std::filesystem::temp_directory_path() / "pipelab_cli_errors_test";
+  std::filesystem::create_directories(dir);
+  const std::string not_json = (dir / "bad.json").string();
+  std::ofstream(not_json) << "{ this is not json";
+  struct Case {
+    std::vector<std::string> args;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {{"simulate", "--config", (dir / "missing.json").string()}, "missing.json"},
+      {{"simulate", "--config", not_json}, "not valid JSON"},
+      {{"simulate", "--config", example("mnist_mlp_1f1b.json"), "--set", "parallel.microbatches=12"},
+       "does not divide"},
+      {{"simulate", "--config", example("mnist_mlp_1f1b.json"), "--set", "parallel.pp=8"},
+       "splittable layers"},
+      {{"simulate", "--config", example("mnist_mlp_1f1b.json"), "--set", "parallel.pp=1", "--set",
+        "parallel.tp=3"},
+       "tp = 3 does not divide"},
+      {{"simulate", "--config", example("mnist_mlp_1f1b.json"), "--set", "parallel.schedule=zb"},
+       "valid: gpipe"},
+      {{"simulate", "--config", example("mnist_mlp_1f1b.json"), "--set", "parallel.bogus=1"},
+       "bogus"},
+      {{"simulate", "--config", example("mnist_mlp_1f1b.json"), "--stages", "2"},
+       "cannot be combined with --config"},
+      {{"simulate", "--schedule", "gpipe", "--stages", "2", "--microbatches", "2", "--cost", "f=x"},
+       "--cost f must be a number"},
+      {{"simulate", "--schedule", "gpipe", "--stages", "2", "--microbatches", "2", "--cost", "q=1"},
+       "valid: f, b, w, comm, u"},
+      {{"simulate", "--schedule", "gpipe", "--stages", "2", "--microbatches", "2", "--trace",
+        (dir / "no_such_dir" / "t.json").string()},
+       "no_such_dir"},
+  };
+  for (const auto& c : cases) {
+    const auto result = run(c.args);
+    EXPECT_EQ(result.code, 2) << c.expected << ": " << result.err;
+    EXPECT_NE(result.err.find(c.expected), std::string::npos) << result.err;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliValidate, ExamplesAreValid) {
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(PIPELAB_SOURCE_DIR) + "/examples")) {
+    if (entry.path().extension() != ".json") continue;
+    const auto result = run({"validate", "--config", entry.path().string()});
+    EXPECT_EQ(result.code, 0) << entry.path() << ": " << result.err;
+  }
+}
+
+TEST(CliDevices, ListsTheCpuWithoutCuda) {
+  const auto result = run({"devices"});
+  ASSERT_EQ(result.code, 0);
+  EXPECT_NE(result.out.find("cpu:"), std::string::npos);
+  EXPECT_NE(result.out.find("cuda:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pipelab

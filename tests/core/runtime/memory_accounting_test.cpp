@@ -1,0 +1,134 @@
+// Measured memory: every allocation change is a sample, categories are the
+// real bytes, and in-flight memory comes and goes with the schedule.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "core/io/experiment_prediction.h"
+#include "runtime_test_support.h"
+
+namespace pipelab {
+namespace {
+
+using testing::run_experiment;
+using testing::small_experiment;
+using testing::with_plan;
+
+int64_t category(const MemorySample& sample, MemoryCategory which) {
+  return sample.bytes[static_cast<int>(which)];
+}
+
+// Weights, gradients and momentum of each stage: params x 4 bytes each.
+std::vector<int64_t> stage_parameter_bytes(const Experiment& experiment) {
+  std::vector<int64_t> bytes;
+  for (const StageProfile& profile :
+       profile_stages(experiment.model, experiment.parallel, microbatch_size(experiment)))
+    bytes.push_back(profile.params * 4);
+  return bytes;
+}
+
+TEST(MemoryAccounting, EveryStepFreesItsActivationsBeforeItsUpdate) {
+  for (ScheduleKind kind :
+       {ScheduleKind::GPipe, ScheduleKind::OneFOneB, ScheduleKind::ZeroBubbleH1}) {
+    const Experiment experiment = with_plan(small_experiment(), kind, 2, 4, 2);
+    const testing::RunOutput run = run_experiment(experiment);
+    ASSERT_EQ(run.state, RunState::Finished) << run.error;
+    const std::vector<int64_t> parameter_bytes = stage_parameter_bytes(experiment);
+
+    std::map<int, std::vector<double>> update_begins;
+    for (const TraceEvent& event : run.trace.events)
+      if (event.op.kind == OpKind::Update) update_begins[event.device].push_back(event.t_begin);
+    ASSERT_EQ(update_begins.size(), 4u);
+    for (const auto& [device, begins] : update_begins) {
+      ASSERT_EQ(begins.size(), 20u);
+      const int64_t bytes = parameter_bytes[device % 2];  // device = replica * pp + rank
+      for (double begin : begins) {
+        const MemorySample* last = nullptr;
+        for (const MemorySample& sample : run.trace.memory)
+          if (sample.device == device && sample.t <= begin) last = &sample;
+        ASSERT_NE(last, nullptr);
+        const std::string where =
+            std::string(schedule_name(kind)) + " device " + std::to_string(device);
+        EXPECT_EQ(category(*last, MemoryCategory::Weights), bytes) << where;
+        EXPECT_EQ(category(*last, MemoryCategory::Gradients), bytes) << where;
+        EXPECT_EQ(category(*last, MemoryCategory::OptimizerState), bytes) << where;
+        EXPECT_EQ(category(*last, MemoryCategory::Activations), 0) << where;
+        EXPECT_EQ(category(*last, MemoryCategory::Workspace), 0) << where;
+        EXPECT_EQ(category(*last, MemoryCategory::StashedWeights), 0) << where;
+        // Only the next step's first activations may already wait in a mailbox.
+        EXPECT_LE(category(*last, MemoryCategory::CommBuffers), 4 * 8 * 16 * 4) << where;
+      }
+    }
+  }
+}
+
+TEST(MemoryAccounting, StepBoundariesAreExactlyTheBaseline) {
+  const Experiment experiment = with_plan(small_experiment(), ScheduleKind::OneFOneB, 2, 4, 2);
+  const std::vector<int64_t> parameter_bytes = stage_parameter_bytes(experiment);
+  EventSink sink;
+  ExecutorOptions options;
+  options.steps = 3;
+  std::unique_ptr<Executor> executor = make_executor(experiment, sink, options);
+  for (int step = 1; step <= 3; ++step) {
+    executor->step();
+    testing::wait_for_pause(*executor);
+    ASSERT_EQ(executor->steps_done(), step);
+    testing::RunOutput output;
+    testing::drain_into(sink, output);
+    std::map<int, MemoryBytes> last;
+    for (const MemorySample& sample : output.trace.memory) last[sample.device] = sample.bytes;
+    for (const auto& [device, bytes] : last)
+      EXPECT_EQ(total_bytes(bytes), 3 * parameter_bytes[device % 2])
+          << "device " << device << " after step " << step;
+  }
+  executor->stop();
+}
+
+TEST(MemoryAccounting, OneFOneBKeepsFewerActivationsThanGPipe) {
+  auto peak_activations = [](ScheduleKind kind) {
+    const testing::RunOutput run = run_experiment(with_plan(small_experiment(), kind, 2, 8));
+    EXPECT_EQ(run.state, RunState::Finished) << run.error;
+    int64_t peak = 0;
+    for (const MemorySample& sample : run.trace.memory)
+      if (sample.device == 0) peak = std::max(peak, category(sample, MemoryCategory::Activations));
+    return peak;
+  };
+  const int64_t gpipe = peak_activations(ScheduleKind::GPipe);
+  const int64_t one_f_one_b = peak_activations(ScheduleKind::OneFOneB);
+  EXPECT_GT(one_f_one_b, 0);
+  // GPipe keeps all 8 micro-batches in flight on stage 0, 1F1B at most pp = 2.
+  EXPECT_LT(one_f_one_b, gpipe);
+  EXPECT_LE(one_f_one_b * 3, gpipe);
+}
+
+TEST(MemoryAccounting, MessagesAreCommBuffersOnTheReceiver) {
+  const testing::RunOutput run =
+      run_experiment(with_plan(small_experiment(), ScheduleKind::GPipe, 2, 4));
+  ASSERT_EQ(run.state, RunState::Finished) << run.error;
+  int64_t on_receiver = 0;
+  for (const MemorySample& sample : run.trace.memory)
+    if (sample.device == 1)
+      on_receiver = std::max(on_receiver, category(sample, MemoryCategory::CommBuffers));
+  // A micro-batch of 8 samples x 16 features crosses the stage boundary.
+  EXPECT_GE(on_receiver, 8 * 16 * 4);
+}
+
+TEST(MemoryAccounting, RecomputationKeepsOnlyStageInputsBetweenForwardAndBackward) {
+  Experiment experiment = with_plan(small_experiment(), ScheduleKind::GPipe, 2, 4);
+  auto peak_on_stage_0 = [](const Experiment& e) {
+    const testing::RunOutput run = run_experiment(e);
+    EXPECT_EQ(run.state, RunState::Finished) << run.error;
+    int64_t peak = 0;
+    for (const MemorySample& sample : run.trace.memory)
+      if (sample.device == 0) peak = std::max(peak, category(sample, MemoryCategory::Activations));
+    return peak;
+  };
+  const int64_t kept = peak_on_stage_0(experiment);
+  experiment.parallel.recompute = true;
+  const int64_t recomputed = peak_on_stage_0(experiment);
+  EXPECT_LT(recomputed, kept);
+}
+
+}  // namespace
+}  // namespace pipelab

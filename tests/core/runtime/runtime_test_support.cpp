@@ -1,0 +1,91 @@
+#include "runtime_test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+namespace pipelab::testing {
+
+Experiment small_experiment() {
+  Experiment experiment;
+  experiment.name = "runtime test";
+  experiment.seed = 7;
+  experiment.model.input = {2};
+  const auto linear = [](int64_t out) { return LayerSpec{LayerType::Linear, out, true, 0.0}; };
+  const LayerSpec relu{LayerType::Relu, 0, true, 0.0};
+  experiment.model.layers = {linear(16), relu, linear(16), relu, linear(16), relu, linear(3)};
+  experiment.model.loss = LossType::CrossEntropy;
+  experiment.data.source = "blobs";
+  experiment.data.samples = 600;
+  experiment.data.classes = 3;
+  experiment.data.features = 2;
+  experiment.data.noise = 1.0;
+  experiment.data.validation_fraction = 0.2;
+  experiment.training.batch_size = 32;
+  experiment.training.steps = 20;
+  experiment.training.eval_every = 0;
+  experiment.training.optimizer.type = "sgd";
+  experiment.training.optimizer.lr = 0.2;
+  experiment.training.optimizer.momentum = 0.9;
+  experiment.parallel.schedule = ScheduleKind::OneFOneB;
+  experiment.simulation.profile = "cpu-core";
+  experiment.backend.type = "cpu";
+  return experiment;
+}
+
+Experiment with_plan(Experiment experiment, ScheduleKind schedule, int pp, int microbatches, int dp,
+                     int tp, int chunks) {
+  experiment.parallel.schedule = schedule;
+  experiment.parallel.pp = pp;
+  experiment.parallel.microbatches = microbatches;
+  experiment.parallel.dp = dp;
+  experiment.parallel.tp = tp;
+  experiment.parallel.chunks = chunks;
+  return experiment;
+}
+
+std::vector<double> RunOutput::losses() const {
+  std::vector<double> values;
+  for (const StepMetrics& metrics : trace.steps) values.push_back(metrics.loss);
+  return values;
+}
+
+void wait_for_pause(const Executor& executor) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto settled = [](RunState state) {
+    return state == RunState::Paused || state == RunState::Finished || state == RunState::Stopped ||
+           state == RunState::Failed;
+  };
+  while (!settled(executor.state())) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ADD_FAILURE() << "the run neither paused nor ended; it is "
+                    << run_state_name(executor.state());
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+void drain_into(EventSink& sink, RunOutput& output) {
+  const EventBatch batch = sink.drain();
+  append_batch(output.trace, batch);
+  output.messages.insert(output.messages.end(), batch.messages.begin(), batch.messages.end());
+}
+
+RunOutput run_experiment(const Experiment& experiment, const ExecutorOptions& options) {
+  RunOutput output;
+  EventSink sink;
+  {
+    std::unique_ptr<Executor> executor = make_executor(experiment, sink, options);
+    executor->start();
+    executor->wait();
+    output.state = executor->state();
+    output.error = executor->error();
+  }
+  drain_into(sink, output);
+  output.trace.source = "measured";
+  return output;
+}
+
+}  // namespace pipelab::testing

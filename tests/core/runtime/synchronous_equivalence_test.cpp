@@ -1,0 +1,175 @@
+// Every synchronous schedule trains exactly like one device: the per-step loss
+// curve matches single-device training up to float reassociation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "runtime_test_support.h"
+
+namespace pipelab {
+namespace {
+
+using testing::run_experiment;
+using testing::small_experiment;
+using testing::with_plan;
+
+// Relative agreement of two loss curves, step by step.
+void expect_same_curve(const std::vector<double>& expected, const std::vector<double>& actual,
+                       const std::string& what) {
+  ASSERT_EQ(expected.size(), actual.size()) << what;
+  for (size_t i = 0; i < expected.size(); ++i)
+    EXPECT_NEAR(actual[i], expected[i], 1e-4 * std::max(1.0, std::abs(expected[i])))
+        << what << " step " << i;
+}
+
+class SynchronousEquivalence : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const testing::RunOutput single = run_experiment(small_experiment());
+    ASSERT_EQ(single.state, RunState::Finished) << single.error;
+    reference_ = new std::vector<double>(single.losses());
+  }
+  static void TearDownTestSuite() { delete reference_; }
+
+  void check(const Experiment& experiment, const std::string& what) {
+    const testing::RunOutput run = run_experiment(experiment);
+    ASSERT_EQ(run.state, RunState::Finished) << what << ": " << run.error;
+    expect_same_curve(*reference_, run.losses(), what);
+  }
+
+  static std::vector<double>* reference_;
+};
+std::vector<double>* SynchronousEquivalence::reference_ = nullptr;
+
+TEST_F(SynchronousEquivalence, SingleDeviceLearns) {
+  ASSERT_EQ(reference_->size(), 20u);
+  EXPECT_LT(reference_->back(), reference_->front());
+}
+
+TEST_F(SynchronousEquivalence, GPipe) {
+  check(with_plan(small_experiment(), ScheduleKind::GPipe, 2, 4), "gpipe pp2 m4");
+  check(with_plan(small_experiment(), ScheduleKind::GPipe, 4, 8), "gpipe pp4 m8");
+}
+
+TEST_F(SynchronousEquivalence, OneFOneB) {
+  check(with_plan(small_experiment(), ScheduleKind::OneFOneB, 2, 4), "1f1b pp2 m4");
+  check(with_plan(small_experiment(), ScheduleKind::OneFOneB, 4, 8), "1f1b pp4 m8");
+}
+
+TEST_F(SynchronousEquivalence, Interleaved) {
+  check(with_plan(small_experiment(), ScheduleKind::Interleaved1F1B, 2, 4, 1, 1, 2),
+        "interleaved pp2 v2 m4");
+  // Both chunks on one device: activations pass between them without messages.
+  check(with_plan(small_experiment(), ScheduleKind::Interleaved1F1B, 1, 2, 1, 1, 2),
+        "interleaved pp1 v2 m2");
+}
+
+TEST_F(SynchronousEquivalence, ZeroBubble) {
+  check(with_plan(small_experiment(), ScheduleKind::ZeroBubbleH1, 2, 4), "zb-h1 pp2 m4");
+  check(with_plan(small_experiment(), ScheduleKind::ZeroBubbleH1, 4, 4), "zb-h1 pp4 m4");
+}
+
+TEST_F(SynchronousEquivalence, DataParallel) {
+  check(with_plan(small_experiment(), ScheduleKind::OneFOneB, 1, 1, 2), "dp2");
+  check(with_plan(small_experiment(), ScheduleKind::OneFOneB, 2, 2, 2), "dp2 x pp2");
+}
+
+TEST_F(SynchronousEquivalence, TensorParallel) {
+  check(with_plan(small_experiment(), ScheduleKind::OneFOneB, 1, 1, 1, 2), "tp2");
+  check(with_plan(small_experiment(), ScheduleKind::OneFOneB, 2, 2, 1, 2), "tp2 x pp2");
+}
+
+TEST_F(SynchronousEquivalence, Recomputation) {
+  Experiment experiment = with_plan(small_experiment(), ScheduleKind::OneFOneB, 2, 4);
+  experiment.parallel.recompute = true;
+  check(experiment, "1f1b pp2 recompute");
+}
+
+TEST_F(SynchronousEquivalence, AsyncDataParallelWithStalenessZeroIsSynchronous) {
+  Experiment experiment = with_plan(small_experiment(), ScheduleKind::OneFOneB, 1, 1, 2);
+  experiment.parallel.update = UpdateMode::Async;
+  experiment.parallel.staleness = 0;
+  check(experiment, "async dp2 staleness 0");
+}
+
+}  // namespace
+}  // namespace pipelab
+
+namespace pipelab {
+namespace {
+
+// Dropout masks depend on (seed, layer, step, global sample), never on the split.
+TEST(SynchronousEquivalenceWithDropout, MasksFollowTheSampleNotTheSplit) {
+  Experiment experiment = testing::small_experiment();
+  const auto linear = [](int64_t out) { return LayerSpec{LayerType::Linear, out, true, 0.0}; };
+  const LayerSpec relu{LayerType::Relu, 0, true, 0.0};
+  const LayerSpec dropout{LayerType::Dropout, 0, true, 0.3};
+  experiment.model.layers = {linear(16), relu,       dropout, linear(16),
+                             relu,       linear(16), relu,    linear(3)};
+  const testing::RunOutput single = testing::run_experiment(experiment);
+  ASSERT_EQ(single.state, RunState::Finished) << single.error;
+  const std::vector<double> reference = single.losses();
+
+  // Without dropout the curve is another one: the masks are really applied.
+  Experiment no_dropout = experiment;
+  no_dropout.model.layers[2].p = 0.0;
+  EXPECT_NE(testing::run_experiment(no_dropout).losses(), reference);
+
+  for (const auto& [plan, name] : std::vector<std::pair<Experiment, std::string>>{
+           {testing::with_plan(experiment, ScheduleKind::OneFOneB, 2, 4), "1f1b pp2 m4"},
+           {testing::with_plan(experiment, ScheduleKind::GPipe, 1, 4, 2), "dp2 m4"},
+           {testing::with_plan(experiment, ScheduleKind::OneFOneB, 1, 2, 1, 2), "tp2 m2"}}) {
+    const testing::RunOutput run = testing::run_experiment(plan);
+    ASSERT_EQ(run.state, RunState::Finished) << name << ": " << run.error;
+    const std::vector<double> losses = run.losses();
+    ASSERT_EQ(losses.size(), reference.size());
+    for (size_t i = 0; i < losses.size(); ++i)
+      EXPECT_NEAR(losses[i], reference[i], 1e-4) << name << " step " << i;
+  }
+}
+
+// Other layer kinds under tensor parallelism: gelu and tanh between a column-
+// and a row-parallel linear (sharded), a layernorm (replicated) between pairs.
+TEST(SynchronousEquivalenceOtherLayers, TensorAndPipelineParallel) {
+  Experiment experiment = testing::small_experiment();
+  const auto linear = [](int64_t out) { return LayerSpec{LayerType::Linear, out, true, 0.0}; };
+  experiment.model.layers = {
+      linear(16), {LayerType::Gelu, 0, true, 0.0}, linear(16), {LayerType::LayerNorm, 0, true, 0.0},
+      linear(16), {LayerType::Tanh, 0, true, 0.0}, linear(3)};
+  const std::vector<double> reference = testing::run_experiment(experiment).losses();
+  ASSERT_EQ(reference.size(), 20u);
+  for (const auto& [plan, name] : std::vector<std::pair<Experiment, std::string>>{
+           {testing::with_plan(experiment, ScheduleKind::OneFOneB, 1, 2, 1, 2), "tp2"},
+           {testing::with_plan(experiment, ScheduleKind::ZeroBubbleH1, 2, 2, 1, 2),
+            "zb-h1 pp2 tp2"},
+           {testing::with_plan(experiment, ScheduleKind::GPipe, 2, 2, 2, 2), "dp2 tp2 pp2"}}) {
+    const testing::RunOutput run = testing::run_experiment(plan);
+    ASSERT_EQ(run.state, RunState::Finished) << name << ": " << run.error;
+    const std::vector<double> losses = run.losses();
+    ASSERT_EQ(losses.size(), reference.size());
+    for (size_t i = 0; i < losses.size(); ++i)
+      EXPECT_NEAR(losses[i], reference[i], 1e-4) << name << " step " << i;
+  }
+}
+
+// Mean squared error on one-hot rows of a classification set (experiments
+// only allow classification data sets).
+TEST(SynchronousEquivalenceOtherLosses, MeanSquaredError) {
+  Experiment experiment = testing::small_experiment();
+  experiment.model.loss = LossType::Mse;
+  const testing::RunOutput single = testing::run_experiment(experiment);
+  ASSERT_EQ(single.state, RunState::Finished) << single.error;
+  const testing::RunOutput split =
+      testing::run_experiment(testing::with_plan(experiment, ScheduleKind::OneFOneB, 2, 4, 2));
+  ASSERT_EQ(split.state, RunState::Finished) << split.error;
+  const std::vector<double> expected = single.losses(), actual = split.losses();
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) EXPECT_NEAR(actual[i], expected[i], 1e-5);
+  EXPECT_LT(expected.back(), expected.front());
+  // Accuracy from the arg-max, as under cross-entropy.
+  EXPECT_GT(split.trace.steps.back().accuracy, 0.0);
+  EXPECT_GT(split.trace.steps.back().val_accuracy, 0.0);
+}
+
+}  // namespace
+}  // namespace pipelab
