@@ -5,6 +5,7 @@
 
 #include "core/cli/cli_args.h"
 #include "core/cli/cli_commands.h"
+#include "core/data/dataset.h"
 #include "core/io/experiment_io.h"
 
 namespace pipelab {
@@ -63,6 +64,10 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return kExitUsage;
   } catch (const ExperimentError& error) {
     err << "pipelab-cli: " << error.what() << "\n";
+    return kExitUsage;
+  } catch (const DataError& error) {
+    // A missing or malformed data file: the message names the file and the problem.
+    err << "pipelab-cli: data: " << error.what() << "\n";
     return kExitUsage;
   } catch (const std::invalid_argument& error) {
     // Generators and the partitioner report impossible plans this way.

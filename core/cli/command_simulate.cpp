@@ -25,7 +25,8 @@ void write_requested_traces(const ParsedArgs& parsed, const Trace& trace) {
 // --config FILE plus every --set, validated.
 Experiment experiment_from_args(const ParsedArgs& parsed) {
   Experiment experiment = load_experiment(parsed.get("config"));
-  for (const std::string& assignment : parsed.all("set")) apply_override(experiment, assignment);
+  // All overrides first, then one validation: several --set may only fit together.
+  apply_overrides(experiment, parsed.all("set"));
   const auto problems = validate_experiment(experiment);
   if (!problems.empty()) throw ExperimentError(problems.front());
   return experiment;

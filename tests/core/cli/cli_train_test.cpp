@@ -1,0 +1,91 @@
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_test_support.h"
+
+namespace pipelab {
+namespace {
+
+using test::example;
+using test::run;
+
+class CliTrain : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("pipelab_cli_train_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(CliTrain, PrintsTheSummaryAndWritesTraces) {
+  const auto result = run({"train", "--config", example("spiral_interleaved.json"), "--steps", "6",
+                           "--set", "training.eval_every=3", "--quiet", "--trace", path("t.json"),
+                           "--csv", path("run"), "--summary", path("summary.json")});
+  ASSERT_EQ(result.code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["status"], "finished");
+  EXPECT_EQ(json["steps"], 6);
+  ASSERT_EQ(json["loss"].size(), 6u);
+  for (const char* key : {"final_loss", "val_accuracy", "samples_per_s", "step_time_ms_median",
+                          "bubble_fraction_measured", "bubble_fraction_simulated"})
+    EXPECT_TRUE(json[key].is_number()) << key;
+  EXPECT_EQ(json["final_loss"].get<double>(), json["loss"].back().get<double>());
+  ASSERT_FALSE(json["peak_bytes"].empty());
+  EXPECT_GT(json["peak_bytes"][0]["weights"].get<double>(), 0);
+  std::ifstream summary(path("summary.json"));
+  EXPECT_EQ(nlohmann::json::parse(summary), json);
+  std::ifstream trace(path("t.json"));
+  EXPECT_FALSE(nlohmann::json::parse(trace)["traceEvents"].empty());
+  EXPECT_TRUE(std::filesystem::exists(path("run_steps.csv")));
+}
+
+TEST_F(CliTrain, ProgressGoesToStderr) {
+  const auto result = run({"train", "--config", example("spiral_interleaved.json"), "--steps", "2"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  EXPECT_NE(result.err.find("step 2/2"), std::string::npos) << result.err;
+}
+
+TEST_F(CliTrain, MalformedDataFileIsAUserError) {
+  std::ofstream(path("bad.csv")) << "label,a,b\n0,1,2\n1,x,3\n";
+  std::ofstream(path("bad.json"))
+      << R"({"model": {"input": [2], "layers": [{"type": "linear", "out": 2}]},
+             "data": {"source": "csv", "path": "bad.csv", "classes": 2},
+             "training": {"batch_size": 2, "steps": 1}})";
+  const auto result = run({"train", "--config", path("bad.json")});
+  EXPECT_EQ(result.code, 2);
+  EXPECT_NE(result.err.find("bad.csv"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("'x' is not a number"), std::string::npos) << result.err;
+  EXPECT_EQ(result.err.find("internal error"), std::string::npos) << result.err;
+}
+
+TEST_F(CliTrain, DivergenceStopsWithAUserError) {
+  const auto result = run({"train", "--config", example("mnist_gpipe.json"), "--quiet", "--set",
+                           "data.source=blobs", "--set", "data.features=784", "--set",
+                           "data.classes=10", "--set", "training.optimizer.lr=100000", "--steps", "20"});
+  ASSERT_EQ(result.code, 2) << result.out;
+  EXPECT_NE(result.err.find("diverged"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("training.optimizer.lr"), std::string::npos) << result.err;
+}
+
+TEST_F(CliTrain, CudaWithoutAGpuIsAUserError) {
+  const auto result = run({"train", "--config", example("spiral_interleaved.json"), "--backend", "cuda"});
+  // In-process there is no CUDA backend registered; the real binary says "no CUDA device".
+  EXPECT_EQ(result.code, 2);
+  EXPECT_NE(result.err.find("backend.type = cpu"), std::string::npos) << result.err;
+}
+
+TEST_F(CliTrain, NeedsAConfig) {
+  const auto result = run({"train"});
+  EXPECT_EQ(result.code, 2);
+  EXPECT_NE(result.err.find("--config"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pipelab
