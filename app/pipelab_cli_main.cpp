@@ -1,5 +1,6 @@
-// pipelab-cli: the headless front end. Everything but argv and the GPU probe
-// lives in core/cli so tests can run the commands in-process.
+// pipelab-cli: the headless front end. Everything but argv, the CUDA backend's
+// registration and the GPU probe lives in core/cli so tests can run the
+// commands in-process.
 #include <iostream>
 #include <string>
 #include <vector>
@@ -7,6 +8,7 @@
 #include "core/cli/cli.h"
 
 #ifdef PIPELAB_HAVE_CUDA
+#include "gpu/cuda_backend.h"
 #include "gpu/device_query.h"
 #endif
 
@@ -14,6 +16,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   pipelab::CliHooks hooks;
 #ifdef PIPELAB_HAVE_CUDA
+  // backend.type = cuda (or --backend cuda) runs on GPUs from here on.
+  pipelab::gpu::register_cuda_backend();
   hooks.probe_gpus = [] {
     const pipelab::gpu::GpuInventory inventory = pipelab::gpu::query_gpus();
     pipelab::GpuProbe probe;

@@ -15,6 +15,7 @@
 #include "ui/main_window.h"
 
 #ifdef PIPELAB_HAVE_CUDA
+#include "gpu/cuda_backend.h"
 #include "gpu/device_query.h"
 #endif
 
@@ -39,6 +40,10 @@ pipelab::GpuAvailability probe_gpus() {
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef PIPELAB_HAVE_CUDA
+  // Before the window asks which backends exist (probe_gpus).
+  pipelab::gpu::register_cuda_backend();
+#endif
   // Our flags first, before Qt needs a display: a typo fails fast, in one line.
   QStringList args;
   for (int i = 1; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);

@@ -17,6 +17,19 @@ void clear_out_of_memory_error() {
   if (last != cudaErrorMemoryAllocation) PIPELAB_CUDA_CHECK(last);
 }
 
+// Whether `event` has completed, without waiting.
+bool event_done(cudaEvent_t event) {
+  const cudaError_t status = cudaEventQuery(event);
+  if (status == cudaErrorNotReady) {
+    // An answer, not a failure: do not leave it as the thread's last error.
+    const cudaError_t last = cudaGetLastError();
+    if (last != cudaSuccess && last != cudaErrorNotReady) PIPELAB_CUDA_CHECK(last);
+    return false;
+  }
+  PIPELAB_CUDA_CHECK(status);
+  return true;
+}
+
 }  // namespace
 
 CachingAllocator::CachingAllocator(int gpu, cudaStream_t stream) : gpu_(gpu), stream_(stream) {}
@@ -24,9 +37,42 @@ CachingAllocator::CachingAllocator(int gpu, cudaStream_t stream) : gpu_(gpu), st
 CachingAllocator::~CachingAllocator() {
   assert(ledger_.current_total() == 0 && "a device tensor outlived its allocator");
   std::lock_guard<std::mutex> lock(mutex_);
-  if (pool_.cached_blocks() == 0) return;
+  if (pool_.cached_blocks() == 0 && idle_pool_.cached_blocks() == 0 && fenced_.empty()) return;
   DeviceGuard guard(gpu_, DeviceGuard::NoThrow{});
+  for (FencedBlock& block : fenced_) {
+    for (cudaEvent_t event : block.events) {
+      PIPELAB_CUDA_WARN(cudaEventSynchronize(event));
+      PIPELAB_CUDA_WARN(cudaEventDestroy(event));
+    }
+    PIPELAB_CUDA_WARN(cudaFree(block.data));
+  }
+  fenced_.clear();
   for (const BlockPool::Block& block : pool_.take_all()) PIPELAB_CUDA_WARN(cudaFree(block.data));
+  for (const BlockPool::Block& block : idle_pool_.take_all())
+    PIPELAB_CUDA_WARN(cudaFree(block.data));
+}
+
+void* CachingAllocator::cuda_malloc_locked(int64_t block_bytes, int64_t bytes,
+                                           MemoryCategory category) {
+  void* data = nullptr;
+  DeviceGuard guard(gpu_);
+  cudaError_t status = cudaMalloc(&data, static_cast<size_t>(block_bytes));
+  if (status == cudaErrorMemoryAllocation) {
+    // Give the cache back and try once more.
+    clear_out_of_memory_error();
+    empty_cache_locked();
+    status = cudaMalloc(&data, static_cast<size_t>(block_bytes));
+  }
+  if (status == cudaErrorMemoryAllocation) {
+    clear_out_of_memory_error();
+    size_t free_bytes = 0, total_bytes = 0;
+    PIPELAB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    throw GpuOutOfMemory(gpu_, bytes, category, static_cast<int64_t>(free_bytes));
+  }
+  PIPELAB_CUDA_CHECK(status);
+  reserved_bytes_ += block_bytes;
+  if (reserved_bytes_ > peak_reserved_bytes_) peak_reserved_bytes_ = reserved_bytes_;
+  return data;
 }
 
 void* CachingAllocator::allocate(int64_t bytes, MemoryCategory category) {
@@ -35,24 +81,22 @@ void* CachingAllocator::allocate(int64_t bytes, MemoryCategory category) {
   std::lock_guard<std::mutex> lock(mutex_);
   void* data = pool_.take(block_bytes);
   if (!data) {
-    DeviceGuard guard(gpu_);
-    cudaError_t status = cudaMalloc(&data, static_cast<size_t>(block_bytes));
-    if (status == cudaErrorMemoryAllocation) {
-      // Give the cache back and try once more.
-      clear_out_of_memory_error();
-      empty_cache_locked();
-      status = cudaMalloc(&data, static_cast<size_t>(block_bytes));
-    }
-    if (status == cudaErrorMemoryAllocation) {
-      clear_out_of_memory_error();
-      size_t free_bytes = 0, total_bytes = 0;
-      PIPELAB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-      throw GpuOutOfMemory(gpu_, bytes, category, static_cast<int64_t>(free_bytes));
-    }
-    PIPELAB_CUDA_CHECK(status);
-    reserved_bytes_ += block_bytes;
-    if (reserved_bytes_ > peak_reserved_bytes_) peak_reserved_bytes_ = reserved_bytes_;
+    // An idle block is safe for stream() too.
+    collect_fenced_locked();
+    data = idle_pool_.take(block_bytes);
   }
+  if (!data) data = cuda_malloc_locked(block_bytes, bytes, category);
+  ledger_.add(category, bytes);
+  return data;
+}
+
+void* CachingAllocator::allocate_idle(int64_t bytes, MemoryCategory category) {
+  const int64_t block_bytes = block_size_for(bytes);
+  if (block_bytes == 0) return nullptr;
+  std::lock_guard<std::mutex> lock(mutex_);
+  collect_fenced_locked();
+  void* data = idle_pool_.take(block_bytes);
+  if (!data) data = cuda_malloc_locked(block_bytes, bytes, category);
   ledger_.add(category, bytes);
   return data;
 }
@@ -62,6 +106,53 @@ void CachingAllocator::release(void* data, int64_t bytes, MemoryCategory categor
   std::lock_guard<std::mutex> lock(mutex_);
   ledger_.remove(category, bytes);
   pool_.put(data, block_size_for(bytes));
+}
+
+void CachingAllocator::release_fenced(void* data, int64_t bytes, MemoryCategory category,
+                                      std::span<const StreamOnDevice> streams) {
+  if (!data) return;
+  FencedBlock block;
+  block.data = data;
+  block.block_bytes = block_size_for(bytes);
+  auto fence = [&](StreamOnDevice stream) {
+    DeviceGuard guard(stream.device);
+    cudaEvent_t event = nullptr;
+    PIPELAB_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    block.events.push_back(event);
+    PIPELAB_CUDA_CHECK(cudaEventRecord(event, stream.stream));
+  };
+  fence({stream_, gpu_});
+  for (const StreamOnDevice& stream : streams)
+    if (!(stream == StreamOnDevice{stream_, gpu_})) fence(stream);
+  std::lock_guard<std::mutex> lock(mutex_);
+  ledger_.remove(category, bytes);
+  fenced_bytes_ += block.block_bytes;
+  fenced_.push_back(std::move(block));
+  collect_fenced_locked();
+}
+
+void CachingAllocator::collect_fenced_locked() {
+  for (size_t i = 0; i < fenced_.size();) {
+    FencedBlock& block = fenced_[i];
+    bool done = true;
+    for (cudaEvent_t event : block.events) done = done && event_done(event);
+    if (!done) {
+      ++i;
+      continue;
+    }
+    for (cudaEvent_t event : block.events) PIPELAB_CUDA_CHECK(cudaEventDestroy(event));
+    idle_pool_.put(block.data, block.block_bytes);
+    fenced_bytes_ -= block.block_bytes;
+    fenced_[i] = std::move(fenced_.back());
+    fenced_.pop_back();
+  }
+}
+
+void CachingAllocator::wait_for_fenced_locked() {
+  for (FencedBlock& block : fenced_)
+    for (cudaEvent_t event : block.events) PIPELAB_CUDA_CHECK(cudaEventSynchronize(event));
+  collect_fenced_locked();
+  assert(fenced_.empty());
 }
 
 void CachingAllocator::retag(int64_t bytes, MemoryCategory from, MemoryCategory to) {
@@ -111,7 +202,7 @@ int64_t CachingAllocator::peak_reserved_bytes() const {
 
 int64_t CachingAllocator::cached_bytes() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return pool_.cached_bytes();
+  return pool_.cached_bytes() + idle_pool_.cached_bytes() + fenced_bytes_;
 }
 
 void CachingAllocator::empty_cache() {
@@ -120,12 +211,14 @@ void CachingAllocator::empty_cache() {
 }
 
 void CachingAllocator::empty_cache_locked() {
-  if (pool_.cached_blocks() == 0) return;
+  if (pool_.cached_blocks() == 0 && idle_pool_.cached_blocks() == 0 && fenced_.empty()) return;
   DeviceGuard guard(gpu_);
-  for (const BlockPool::Block& block : pool_.take_all()) {
-    PIPELAB_CUDA_CHECK(cudaFree(block.data));
-    reserved_bytes_ -= block.bytes;
-  }
+  wait_for_fenced_locked();
+  for (BlockPool* pool : {&pool_, &idle_pool_})
+    for (const BlockPool::Block& block : pool->take_all()) {
+      PIPELAB_CUDA_CHECK(cudaFree(block.data));
+      reserved_bytes_ -= block.bytes;
+    }
 }
 
 DeviceMemoryInfo CachingAllocator::memory_info() const {
@@ -140,7 +233,7 @@ DeviceMemoryInfo CachingAllocator::memory_info() const {
   std::lock_guard<std::mutex> lock(mutex_);
   info.counted_bytes = ledger_.current_total();
   info.reserved_bytes = reserved_bytes_;
-  info.cached_bytes = pool_.cached_bytes();
+  info.cached_bytes = pool_.cached_bytes() + idle_pool_.cached_bytes() + fenced_bytes_;
   return info;
 }
 

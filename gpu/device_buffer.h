@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "gpu/caching_allocator.h"
+#include "gpu/stream_order.h"
 
 namespace pipelab::gpu {
 
@@ -16,6 +18,11 @@ class DeviceBuffer {
   // Throws std::invalid_argument for a negative size or a missing allocator,
   // GpuOutOfMemory when the GPU cannot hold it.
   DeviceBuffer(int64_t bytes, CachingAllocator* allocator, MemoryCategory category);
+  // Memory no stream is using (CachingAllocator::allocate_idle), for a buffer
+  // that another stream than the allocator's writes first; record every
+  // stream that touches it, the allocator's included.
+  struct Idle {};
+  DeviceBuffer(int64_t bytes, CachingAllocator* allocator, MemoryCategory category, Idle);
   ~DeviceBuffer() { reset(); }
 
   DeviceBuffer(DeviceBuffer&& other) noexcept;
@@ -40,6 +47,9 @@ class DeviceBuffer {
 
   // Counts these bytes under another category from now on.
   void retag(MemoryCategory category);
+  // Notes that work on `stream` (besides the allocator's stream) uses this
+  // memory: when the buffer dies, its block is reused only after that work.
+  void record_stream(StreamOnDevice stream);
   // Gives the memory back to the allocator now; the buffer becomes empty.
   void reset();
 
@@ -48,6 +58,8 @@ class DeviceBuffer {
   int64_t bytes_ = 0;
   CachingAllocator* allocator_ = nullptr;
   MemoryCategory category_ = MemoryCategory::Workspace;
+  bool idle_ = false;                         // from allocate_idle: always released fenced
+  std::vector<StreamOnDevice> other_streams_;  // recorded by record_stream
 };
 
 }  // namespace pipelab::gpu

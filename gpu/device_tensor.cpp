@@ -40,6 +40,15 @@ DeviceTensor DeviceTensor::uninitialized(int64_t rows, int64_t cols, CachingAllo
       rows, cols, DeviceBuffer(count * static_cast<int64_t>(sizeof(float)), allocator, category));
 }
 
+DeviceTensor DeviceTensor::uninitialized_idle(int64_t rows, int64_t cols,
+                                              CachingAllocator* allocator,
+                                              MemoryCategory category) {
+  const int64_t count = checked_size(rows, cols);
+  return DeviceTensor(rows, cols,
+                      DeviceBuffer(count * static_cast<int64_t>(sizeof(float)), allocator, category,
+                                   DeviceBuffer::Idle{}));
+}
+
 DeviceTensor DeviceTensor::from_host(const Tensor& host, CachingAllocator* allocator,
                                      MemoryCategory category) {
   DeviceTensor tensor = uninitialized(host.rows(), host.cols(), allocator, category);

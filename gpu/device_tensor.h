@@ -29,6 +29,10 @@ class DeviceTensor {
   // Storage left as it is: for outputs a kernel overwrites entirely.
   static DeviceTensor uninitialized(int64_t rows, int64_t cols, CachingAllocator* allocator,
                                     MemoryCategory category = MemoryCategory::Workspace);
+  // Uninitialised storage that no stream is using (DeviceBuffer::Idle), for a
+  // message another stream writes first; record_stream every stream using it.
+  static DeviceTensor uninitialized_idle(int64_t rows, int64_t cols, CachingAllocator* allocator,
+                                         MemoryCategory category);
   // A copy of a host tensor (same shape).
   static DeviceTensor from_host(const Tensor& host, CachingAllocator* allocator,
                                 MemoryCategory category = MemoryCategory::Workspace);
@@ -51,6 +55,8 @@ class DeviceTensor {
   DeviceTensor clone(CachingAllocator* allocator, MemoryCategory category) const;
 
   void retag(MemoryCategory category) { storage_.retag(category); }
+  // Work on `stream` uses this tensor too (see DeviceBuffer::record_stream).
+  void record_stream(StreamOnDevice stream) { storage_.record_stream(stream); }
   void reset();  // frees the storage now; the tensor becomes empty
 
   int64_t rows() const { return rows_; }

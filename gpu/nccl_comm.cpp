@@ -70,6 +70,18 @@ void NcclGroup::send_recv(int rank, std::span<const NcclTransfer> transfers,
   PIPELAB_NCCL_CHECK(ncclGroupEnd());
 }
 
+void NcclGroup::transfer(int from, const DeviceTensor& source, cudaStream_t from_stream, int to,
+                         DeviceTensor& target, cudaStream_t to_stream) const {
+  assert(from >= 0 && from < size() && to >= 0 && to < size() && from != to);
+  assert(source.size() == target.size());
+  PIPELAB_NCCL_CHECK(ncclGroupStart());
+  PIPELAB_NCCL_CHECK(ncclSend(source.data(), element_count(source), ncclFloat32, to, comms_[from],
+                              from_stream));
+  PIPELAB_NCCL_CHECK(
+      ncclRecv(target.data(), element_count(target), ncclFloat32, from, comms_[to], to_stream));
+  PIPELAB_NCCL_CHECK(ncclGroupEnd());
+}
+
 void NcclGroup::all_reduce_sum_all(std::span<DeviceTensor* const> tensors,
                                    std::span<const cudaStream_t> streams) const {
   if (static_cast<int>(tensors.size()) != size() || streams.size() != tensors.size())

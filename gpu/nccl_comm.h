@@ -49,6 +49,12 @@ class NcclGroup {
   void recv(int rank, DeviceTensor& tensor, int peer, cudaStream_t stream) const;
   // Several transfers of one rank as one NCCL group.
   void send_recv(int rank, std::span<const NcclTransfer> transfers, cudaStream_t stream) const;
+  // From a single thread: one message, both sides at once (one NCCL group):
+  // rank `from` sends `source` on `from_stream`, rank `to` receives it into
+  // `target` (same size) on `to_stream`. Issuing both halves together is what
+  // keeps point-to-point transfers from deadlocking (see message_routes.h).
+  void transfer(int from, const DeviceTensor& source, cudaStream_t from_stream, int to,
+                DeviceTensor& target, cudaStream_t to_stream) const;
 
   // From a single thread: the all-reduce of every rank at once (one NCCL group),
   // tensors[i] and streams[i] being rank i's. For tests and single-threaded drivers.

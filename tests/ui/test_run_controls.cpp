@@ -82,7 +82,10 @@ class RunControlsTest : public QObject {
 
   void stepPauseResumeAndStop() {
     MainWindow window;
-    window.document()->replace(testing::short_experiment(200), QString(), false);
+    // Far more steps than the test lets run: the default model does a step in
+    // well under a millisecond, so a short run could finish before the pause.
+    constexpr int kSteps = 1000000;
+    window.document()->replace(testing::short_experiment(kSteps), QString(), false);
     RunController* run = window.runController();
 
     window.stepOnce();  // from idle: a paused run that does one step
@@ -107,7 +110,7 @@ class RunControlsTest : public QObject {
     window.runOrPause();
     window.stopRun();
     QTRY_COMPARE_WITH_TIMEOUT(run->phase(), RunController::Phase::Stopped, kRunTimeoutMs);
-    QVERIFY(run->stepsDone() < 200);
+    QVERIFY(run->stepsDone() < kSteps);
     QVERIFY(!run->trace().events.empty());  // what was recorded stays
 
     window.resetRun();

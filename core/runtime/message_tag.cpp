@@ -1,0 +1,30 @@
+#include "core/runtime/message_tag.h"
+
+namespace pipelab {
+
+MessageTag MessageTag::activation(int sender, int stage, int step, int microbatch) {
+  MessageTag tag;
+  tag.kind = MessageKind::Activation;
+  tag.sender = sender;
+  tag.stage = stage;
+  tag.step = step;
+  tag.microbatch = microbatch;
+  return tag;
+}
+
+MessageTag MessageTag::gradient(int sender, int stage, int step, int microbatch) {
+  MessageTag tag = activation(sender, stage, step, microbatch);
+  tag.kind = MessageKind::Gradient;
+  return tag;
+}
+
+MessageTag MessageTag::ring_chunk(MessageKind kind, int sender, int64_t collective, int ring_step) {
+  MessageTag tag;
+  tag.kind = kind;
+  tag.sender = sender;
+  tag.collective = collective;
+  tag.ring_step = ring_step;
+  return tag;
+}
+
+}  // namespace pipelab

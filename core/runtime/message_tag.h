@@ -1,0 +1,34 @@
+// MessageTag: what identifies a message between virtual devices at its
+// receiver (both executors match messages by tag, see tagged_mailbox.h).
+#pragma once
+
+#include <compare>
+#include <cstdint>
+
+namespace pipelab {
+
+enum class MessageKind {
+  Activation,           // a stage's output, to the next stage
+  Gradient,             // a stage's input gradient, to the previous stage
+  TensorParallelChunk,  // one ring step of a tensor-parallel all-reduce
+  DataParallelChunk,    // one ring step of a data-parallel all-reduce
+};
+
+// Fields a kind does not use stay 0.
+struct MessageTag {
+  MessageKind kind = MessageKind::Activation;
+  int sender = 0;          // device
+  int stage = 0;           // activations and gradients: the sending stage
+  int step = 0;            // activations and gradients: the global training step
+  int microbatch = 0;      // activations and gradients
+  int64_t collective = 0;  // ring chunks: which collective of the sender's group
+  int ring_step = 0;       // ring chunks: 0 .. 2(n-1)-1
+
+  auto operator<=>(const MessageTag&) const = default;
+
+  static MessageTag activation(int sender, int stage, int step, int microbatch);
+  static MessageTag gradient(int sender, int stage, int step, int microbatch);
+  static MessageTag ring_chunk(MessageKind kind, int sender, int64_t collective, int ring_step);
+};
+
+}  // namespace pipelab

@@ -1,0 +1,15 @@
+#include "gpu/cuda_backend.h"
+
+#include "core/runtime/executor.h"
+#include "gpu/cuda_executor.h"
+
+namespace pipelab::gpu {
+
+void register_cuda_backend() {
+  register_backend("cuda", [](const Experiment& experiment, EventSink& sink,
+                              const ExecutorOptions& options) -> std::unique_ptr<Executor> {
+    return std::make_unique<CudaExecutor>(experiment, sink, options);
+  });
+}
+
+}  // namespace pipelab::gpu

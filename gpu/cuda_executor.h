@@ -1,0 +1,137 @@
+// CudaExecutor: real training on NVIDIA GPUs. The twin of core/runtime's
+// CpuExecutor: the same lowered schedule (TrainingProgram over build_schedule),
+// the same run control (start, pause, resume, step, stop within one op), the
+// same event stream (a TraceEvent per op with its identity, a MemorySample at
+// every allocation change, one StepMetrics per step, progress messages), the
+// same divergence failure; only the math and the movement of data differ.
+//
+// Every virtual device of the dp x tp x pp grid gets a VirtualDevice (its own
+// compute stream, cuBLAS handle, CachingAllocator and communication stream)
+// on a physical GPU (device_mapping.h: one per GPU when there are enough,
+// otherwise contiguous blocks per GPU) and a host thread (CudaDeviceWorker)
+// that queues its op list onto its streams. Messages go through NCCL between
+// GPUs and device-to-device copies on one GPU (message_routes.h); all-reduces
+// likewise (device_all_reduce.h). Ops are timed with CUDA events mapped onto
+// the run's clock, with NVTX ranges of the same names.
+//
+// Building one checks, before any device memory is used:
+//  - that there is a GPU: otherwise ExperimentError "backend.type = cuda, but
+//    there is no CUDA device (...); use backend.type = cpu";
+//  - that the split fits: each virtual device's estimated peak, summed per GPU,
+//    against the GPU's free memory (memory_preflight.h): otherwise
+//    ExperimentError naming the GPU, its devices, bytes needed and free.
+// backend.tf32 turns on TF32 tensor-core GEMMs (about 1e-3 relative error).
+//
+// Evaluation (training.eval_every, and after the last step) meets every
+// worker at the step's boundary; the last to arrive copies replica 0's
+// weights to the host (HostStageMirror) and evaluates there, as the CPU
+// backend does. Async data parallelism's parameter servers live on the host
+// (core/runtime/parameter_server.h), fed through host mirrors.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/runtime/evaluation.h"
+#include "core/runtime/executor.h"
+#include "core/runtime/parameter_server.h"
+#include "core/runtime/rendezvous.h"
+#include "core/runtime/run_clock.h"
+#include "core/runtime/run_control.h"
+#include "core/runtime/run_recorder.h"
+#include "core/runtime/training_data.h"
+#include "core/runtime/training_program.h"
+#include "gpu/cuda_device_worker.h"
+#include "gpu/device_all_reduce.h"
+#include "gpu/message_routes.h"
+#include "gpu/virtual_device.h"
+
+namespace pipelab::gpu {
+
+// "backend.type = cuda, but no CUDA device (<reason>); use backend.type = cpu
+// (pipelab-cli: --backend cpu)", for query_gpus()'s unavailable_reason.
+std::string no_cuda_device_message(const std::string& reason);
+
+class CudaExecutor : public Executor {
+ public:
+  // Loads the data, checks the GPUs and the memory, and builds every
+  // device's stages. Throws ExperimentError (no GPU, a split that does not
+  // fit, an experiment that does not validate) or DataError.
+  CudaExecutor(const Experiment& experiment, EventSink& sink, const ExecutorOptions& options = {});
+  ~CudaExecutor() override;  // stops and joins every worker
+
+  void start() override;
+  void pause() override;
+  void resume() override;
+  void step() override;
+  void stop() override;
+  void wait() override;
+  RunState state() const override;
+  std::string error() const override;
+  int steps_done() const override;
+  int steps_total() const override;
+
+  // For tests and tools.
+  int device_count() const { return static_cast<int>(workers_.size()); }
+  int gpu_of(int device) const { return devices_[static_cast<size_t>(device)]->gpu; }
+  const CachingAllocator& allocator(int device) const {
+    return devices_[static_cast<size_t>(device)]->context->allocator();
+  }
+  const TrainingProgram& program() const { return *program_; }
+  const MessageRoutes& routes() const { return *routes_; }
+
+ private:
+  void build_devices(const std::vector<int>& gpu_of_device);
+  void build_groups();
+  void make_parameter_servers();
+  void launch_locked();
+  void worker_exited();
+  void join_and_release();
+  void fail(const std::string& message);
+  void evaluate_after(int step);
+  bool terminal_locked() const;
+
+  Experiment experiment_;
+  EventSink& sink_;
+  ExecutorOptions options_;
+  int total_steps_ = 0;
+  RunClock clock_;
+  std::unique_ptr<RunControl> control_;
+  std::string launch_message_;
+
+  // Declared before everything that holds device memory: destroyed last.
+  std::vector<std::unique_ptr<VirtualDevice>> devices_;
+  std::mutex nccl_launch_;
+  std::unique_ptr<MessageRoutes> routes_;
+  std::vector<std::unique_ptr<DeviceAllReduce>> groups_;
+  std::vector<DeviceAllReduce*> data_parallel_group_of_;    // per device; null: none
+  std::vector<DeviceAllReduce*> tensor_parallel_group_of_;  // per device; null: none
+
+  std::unique_ptr<TrainingData> data_;
+  std::vector<StageProfile> profiles_;
+  std::vector<LayerRange> stage_ranges_;
+  std::vector<TensorParallelRole> tp_roles_;
+  std::unique_ptr<TrainingProgram> program_;
+  std::unique_ptr<RunRecorder> recorder_;
+  std::unique_ptr<Rendezvous> rendezvous_;
+  std::vector<MeetingPoint> meeting_points_;
+  std::unique_ptr<Evaluator> evaluator_;
+  std::vector<std::unique_ptr<ParameterServer>> servers_;
+  std::unique_ptr<CudaWorkerShared> shared_;
+  std::vector<std::unique_ptr<CudaDeviceWorker>> workers_;
+
+  mutable std::mutex state_mutex_;
+  std::condition_variable state_changed_;
+  RunState state_ = RunState::Ready;
+  std::string error_;
+  int workers_exited_ = 0;
+
+  std::mutex join_mutex_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace pipelab::gpu

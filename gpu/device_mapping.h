@@ -1,0 +1,36 @@
+// Virtual devices onto physical GPUs. A run's dp x tp x pp grid names its
+// virtual devices 0 .. n-1 (replica-major, then pipeline rank, then tensor
+// shard; parallel_plan.h). With at least n GPUs, virtual device d runs on GPU
+// d; with fewer, each GPU takes a contiguous block of virtual devices, the
+// blocks differing in size by at most one. Contiguous blocks keep neighbouring
+// pipeline stages and the shards of one stage together, so most messages stay
+// on one GPU. Each virtual device keeps its own streams and memory accounting
+// whichever GPU it shares.
+//
+// Pure arithmetic: no CUDA calls (host tests check it without a GPU).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace pipelab::gpu {
+
+// The GPU of each virtual device. Throws std::invalid_argument when either
+// count is below 1.
+std::vector<int> map_virtual_devices(int virtual_devices, int gpus);
+
+// The virtual devices on `gpu`, in order.
+std::vector<int> devices_on_gpu(const std::vector<int>& gpu_of_device, int gpu);
+
+// Whether the virtual devices `devices` all sit on distinct GPUs (what NCCL
+// needs to put them in one communicator).
+bool on_distinct_gpus(const std::vector<int>& gpu_of_device, const std::vector<int>& devices);
+
+// "0-3", "0, 2, 5", "4": a compact list of device numbers (sorted input).
+std::string device_list_text(const std::vector<int>& devices);
+
+// One line for the run's messages, e.g.
+//   "8 virtual devices on 2 GPUs: devices 0-3 on GPU 0, devices 4-7 on GPU 1"
+std::string describe_mapping(const std::vector<int>& gpu_of_device);
+
+}  // namespace pipelab::gpu

@@ -1,0 +1,67 @@
+// Pre-flight memory check of the CUDA backend: before any device memory is
+// allocated, estimate what each virtual device will hold and compare it, per
+// physical GPU (summing the virtual devices mapped onto it), with what
+// cudaMemGetInfo says is free. A split that cannot fit then fails at once with
+// an ExperimentError naming the GPU, its virtual devices, the bytes needed and
+// free, and what to change, instead of running out of memory mid-step.
+//
+// The estimate of a virtual device is
+//   the simulator's peak total bytes for it (memory_model.h: weights,
+//   gradients, optimizer state, activations in flight, stashed weights,
+//   messages), run on the GPU's device profile (h100 or h200)
+//   + its fixed workspace (the cuBLAS workspace of its DeviceContext)
+//   + the data-parallel all-reduce's staging buffer (its gradients' bytes,
+//     under synchronous data parallelism: the simulator does not model it)
+//   + a margin of kEstimateMarginPercent percent of the simulated peak
+//     (loss buffers, labels, allocation rounding).
+// Everything here is host arithmetic, no CUDA calls: host tests check it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/io/experiment.h"
+#include "core/sim/cost_model.h"
+
+namespace pipelab::gpu {
+
+inline constexpr int64_t kEstimateMarginPercent = 5;
+
+// The simulator's profile for a GPU model name: "h100" for an H100, "h200"
+// otherwise (the closest profile to any recent data-centre GPU).
+std::string device_profile_name_for_gpu(const std::string& gpu_name);
+
+// Bytes each virtual device of `experiment` will hold at its peak (see above),
+// with `workspace_bytes` of fixed workspace per device. Throws
+// std::invalid_argument (from the partitioner or the schedule builder) for a
+// plan that cannot be built.
+std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
+                                           const DeviceProfile& profile, int64_t workspace_bytes);
+
+// A GPU whose virtual devices need more than it has free.
+struct GpuShortfall {
+  int gpu = 0;
+  std::vector<int> devices;  // the virtual devices mapped onto it
+  int64_t needed_bytes = 0;  // their estimates, summed
+  int64_t free_bytes = 0;
+};
+
+// Every GPU where the estimates of its virtual devices add up to more than
+// its free bytes. needed_per_device and gpu_of_device have one entry per
+// virtual device; free_per_gpu one per GPU.
+std::vector<GpuShortfall> find_memory_shortfalls(const std::vector<int64_t>& needed_per_device,
+                                                 const std::vector<int>& gpu_of_device,
+                                                 const std::vector<int64_t>& free_per_gpu);
+
+// One line for the user, e.g.
+//   "the split does not fit in GPU memory: GPU 0 (virtual devices 0-3) needs
+//   160.2 GiB (the largest, device 0, 41.0 GiB) but has 139.5 GiB free; use
+//   more pipeline stages (parallel.pp) or tensor shards (parallel.tp),
+//   parallel.recompute = true, a schedule with fewer micro-batches in flight
+//   (1f1b rather than gpipe), a smaller batch or model, or backend.type = cpu"
+// Lists every short GPU. `shortfalls` must not be empty.
+std::string memory_shortfall_message(const std::vector<GpuShortfall>& shortfalls,
+                                     const std::vector<int64_t>& needed_per_device);
+
+}  // namespace pipelab::gpu
