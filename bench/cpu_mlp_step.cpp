@@ -53,11 +53,13 @@ double train_step(Sequential& net, Optimizer& optimizer, const Tensor& x,
 int main(int argc, char** argv) {
   const int steps = argc > 1 ? std::atoi(argv[1]) : 20;
   const int warmup = argc > 2 ? std::atoi(argv[2]) : 3;
-  if (steps < 1 || warmup < 0) {
-    std::fprintf(stderr, "usage: cpu_mlp_step [steps >= 1] [warmup >= 0]\n");
+  const int threads = argc > 3 ? std::atoi(argv[3]) : 1;
+  if (steps < 1 || warmup < 0 || threads < 1) {
+    std::fprintf(stderr, "usage: cpu_mlp_step [steps >= 1] [warmup >= 0] [threads >= 1]\n");
     return 2;
   }
-  set_blas_threads(1);
+  // GEMM threads: 1 is how each virtual device runs; more is the all-cores peer.
+  set_blas_threads(threads);
 
   const ModelSpec model = mlp();
   DeviceAllocator allocator;
@@ -84,8 +86,8 @@ int main(int argc, char** argv) {
   std::printf(
       "{\"bench\": \"cpu_mlp_step\", \"model\": \"784-1024-1024-1024-10\", \"batch\": %lld, "
       "\"steps\": %d, "
-      "\"threads\": 1, \"ms_per_step\": %.3f, \"final_loss\": %.6f, \"peak_bytes\": %lld}\n",
-      static_cast<long long>(kBatch), steps, 1000.0 * seconds / steps, loss,
+      "\"threads\": %d, \"ms_per_step\": %.3f, \"final_loss\": %.6f, \"peak_bytes\": %lld}\n",
+      static_cast<long long>(kBatch), steps, threads, 1000.0 * seconds / steps, loss,
       static_cast<long long>(allocator.peak_total()));
   return 0;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the CPU MLP training-step benchmark and its PyTorch peer, both
-# single-threaded, and prints their ratio (PipeLab ms / PyTorch ms; below 1 means
-# PipeLab is faster). Without PyTorch it says so and exits 0.
+# single-threaded and then both on every core, and prints each ratio (PipeLab ms /
+# PyTorch ms; below 1 means PipeLab is faster). Without PyTorch it says so and
+# exits 0.
 #
 # Usage: bench/run_cpu_vs_torch.sh [build-dir=build] [steps=20]
 # Set PYTHON to pick the interpreter that has torch.
@@ -16,9 +17,6 @@ if [[ ! -x "${cpu_bench}" ]]; then
   exit 1
 fi
 
-cpu_line="$("${cpu_bench}" "${steps}")"
-echo "${cpu_line}"
-
 # The first interpreter that can import torch (pyenv or venv python3s often cannot
 # see the distribution's python3-torch).
 python=""
@@ -29,16 +27,23 @@ for candidate in "${PYTHON:-}" python3 /usr/bin/python3; do
   fi
 done
 if [[ -z "${python}" ]]; then
-  echo "PyTorch is not installed (no python3 can import torch): skipping the comparison."
+  "${cpu_bench}" "${steps}"
+  echo "PyTorch is not installed (no python3 can import torch): no ratio to print."
   exit 0
 fi
 
-torch_line="$("${python}" "${here}/torch_mlp_step.py" "${steps}")"
-echo "${torch_line}"
-"${python}" - "${cpu_line}" "${torch_line}" <<'PY'
+cores="$(nproc)"
+for threads in 1 "${cores}"; do
+  # Alternate the two so a change in machine load hits both alike.
+  cpu_line="$("${cpu_bench}" "${steps}" 3 "${threads}")"
+  torch_line="$("${python}" "${here}/torch_mlp_step.py" "${steps}" 3 "${threads}")"
+  echo "${cpu_line}"
+  echo "${torch_line}"
+  "${python}" - "${cpu_line}" "${torch_line}" <<'PY'
 import json, sys
 cpu, torch = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-print(json.dumps({"bench": "cpu_vs_torch_mlp_step", "pipelab_ms": cpu["ms_per_step"],
-                  "torch_ms": torch["ms_per_step"],
+print(json.dumps({"bench": "cpu_vs_torch_mlp_step", "threads": cpu["threads"],
+                  "pipelab_ms": cpu["ms_per_step"], "torch_ms": torch["ms_per_step"],
                   "ratio_pipelab_over_torch": round(cpu["ms_per_step"] / torch["ms_per_step"], 3)}))
 PY
+done

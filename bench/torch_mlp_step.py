@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The PyTorch peer of bench/cpu_mlp_step.cpp: one training step of a
 784-1024-1024-1024-10 ReLU MLP (batch 256, cross-entropy, SGD with momentum 0.9),
-single-threaded. Prints one JSON line, or {"skipped": ...} when PyTorch is missing.
+on `threads` threads. Prints one JSON line, or {"skipped": ...} when PyTorch is missing.
 
-Usage: torch_mlp_step.py [steps=20] [warmup=3]
+Usage: torch_mlp_step.py [steps=20] [warmup=3] [threads=1]
 """
 import json
 import sys
@@ -13,12 +13,13 @@ import time
 def main():
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     warmup = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    threads = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     try:
         import torch
     except ImportError:
         print(json.dumps({"bench": "torch_mlp_step", "skipped": "PyTorch is not installed"}))
         return 0
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads)
     torch.manual_seed(1)
     batch, classes = 256, 10
     net = torch.nn.Sequential(
@@ -46,7 +47,7 @@ def main():
         loss = step()
     seconds = time.perf_counter() - start
     print(json.dumps({"bench": "torch_mlp_step", "model": "784-1024-1024-1024-10", "batch": batch,
-                      "steps": steps, "threads": 1, "ms_per_step": round(1000.0 * seconds / steps, 3),
+                      "steps": steps, "threads": threads, "ms_per_step": round(1000.0 * seconds / steps, 3),
                       "final_loss": round(loss, 6), "torch": torch.__version__}))
     return 0
 

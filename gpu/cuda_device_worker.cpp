@@ -177,6 +177,8 @@ void CudaDeviceWorker::run_op(const TrainingWindow& window, int index) {
       timings_->end(compute(), op, 0);
       break;
     case OpKind::Update:
+      // The version U writes, known before it runs: it names the NVTX range.
+      op.weight_version = stages_[op.chunk].versions->current() + 1;
       timings_->begin(compute(), op);
       update(op, ops[index].weight_version);
       timings_->end(compute(), op, 0);
@@ -207,6 +209,7 @@ void CudaDeviceWorker::run_op(const TrainingWindow& window, int index) {
       timings_->end(compute(), op, bytes);
       break;
     case OpKind::PullWeights:
+      op.weight_version = std::max(0, op.step + 1 - shared_.experiment.parallel.staleness);
       timings_->begin(compute(), op);
       bytes = pull(op);
       timings_->end(compute(), op, bytes);

@@ -1,14 +1,12 @@
 #include "gpu/cuda_executor.h"
 
-#include <cmath>
-#include <cstdio>
-#include <limits>
-#include <map>
+#include <cassert>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
 #include "core/io/experiment_io.h"
-#include "core/io/experiment_prediction.h"
+#include "core/runtime/run_settings.h"
 #include "gpu/cuda_check.h"
 #include "gpu/device_guard.h"
 #include "gpu/device_mapping.h"
@@ -18,37 +16,6 @@
 
 namespace pipelab::gpu {
 namespace {
-
-void check_experiment(const Experiment& experiment) {
-  const std::vector<std::string> problems = validate_experiment(experiment);
-  if (problems.empty()) return;
-  std::string text = problems.front();
-  if (problems.size() > 1) text += " (and " + std::to_string(problems.size() - 1) + " more)";
-  throw ExperimentError(text);
-}
-
-// The prediction's bubble fraction, for every step's metrics (NaN if it cannot be simulated).
-double simulated_bubble(const Experiment& experiment) {
-  try {
-    return predict_experiment(experiment).result.bubble_fraction;
-  } catch (const std::exception&) {
-    return std::numeric_limits<double>::quiet_NaN();
-  }
-}
-
-std::set<int> evaluated_steps(int eval_every, int total_steps) {
-  std::set<int> steps;
-  if (eval_every > 0)
-    for (int step = eval_every - 1; step < total_steps; step += eval_every) steps.insert(step);
-  steps.insert(total_steps - 1);
-  return steps;
-}
-
-std::string seconds_text(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f s", seconds);
-  return text;
-}
 
 // Fails before any device memory is used when the split cannot fit.
 void check_memory(const Experiment& experiment, const GpuInventory& inventory,
@@ -94,10 +61,7 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
                            const ExecutorOptions& options)
     : experiment_(experiment), sink_(sink), options_(options) {
   check_experiment(experiment_);
-  if (options_.steps < 0)
-    throw ExperimentError("steps = " + std::to_string(options_.steps) +
-                          " must be >= 0 (0 runs training.steps)");
-  total_steps_ = options_.steps > 0 ? options_.steps : experiment_.training.steps;
+  total_steps_ = run_steps(experiment_, options_);
   const ParallelPlan& plan = experiment_.parallel;
   const int devices = plan.devices();
 
@@ -111,8 +75,10 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
     for (const StageProfile& profile : profiles_) stage_ranges_.push_back(profile.layers);
     tp_roles_ = tensor_parallel_roles(experiment_.model, stage_ranges_);
     program_ = std::make_unique<TrainingProgram>(plan, profiles_, total_steps_);
+    // Positions in the inventory, then CUDA's device numbers.
     gpu_of_device = map_virtual_devices(devices, static_cast<int>(inventory.gpus.size()));
     check_memory(experiment_, inventory, gpu_of_device);
+    for (int& gpu : gpu_of_device) gpu = inventory.gpus[static_cast<size_t>(gpu)].index;
   } catch (const std::invalid_argument& error) {
     throw ExperimentError(error.what());
   }
@@ -128,16 +94,8 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
                           error.what() + "; use backend.type = cpu");
   }
 
-  RecorderSettings settings;
-  settings.devices = devices;
-  settings.total_steps = total_steps_;
-  settings.global_batch = experiment_.training.batch_size;
-  settings.classification = data_->train().is_classification();
-  settings.simulated_bubble = simulated_bubble(experiment_);
-  settings.learning_rate = experiment_.training.optimizer.lr;
+  const RecorderSettings settings = recorder_settings(experiment_, *data_, total_steps_);
   const bool validate = data_->validation().samples > 0;
-  if (validate)
-    settings.evaluated_steps = evaluated_steps(experiment_.training.eval_every, total_steps_);
   for (int step : settings.evaluated_steps)
     meeting_points_.push_back({step, program_->positions_after_step(step)});
   recorder_ = std::make_unique<RunRecorder>(sink_, clock_, settings,

@@ -22,6 +22,11 @@
 //    ExperimentError naming the GPU, its devices, bytes needed and free.
 // backend.tf32 turns on TF32 tensor-core GEMMs (about 1e-3 relative error).
 //
+// Times: op events are GPU times (event pairs) mapped onto the run's clock;
+// memory samples are taken when the host queues an allocation or a free,
+// which runs a little ahead of the GPU (by at most a few ops, see
+// op_timings.h), so a curve may lead its ops by that much.
+//
 // Evaluation (training.eval_every, and after the last step) meets every
 // worker at the step's boundary; the last to arrive copies replica 0's
 // weights to the host (HostStageMirror) and evaluates there, as the CPU

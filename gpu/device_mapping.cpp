@@ -45,7 +45,10 @@ std::string device_list_text(const std::vector<int>& devices) {
     while (j + 1 < devices.size() && devices[j + 1] == devices[j] + 1) ++j;
     if (!text.empty()) text += ", ";
     text += std::to_string(devices[i]);
-    if (j > i) text += "-" + std::to_string(devices[j]);
+    if (j > i) {
+      text += '-';
+      text += std::to_string(devices[j]);
+    }
     i = j + 1;
   }
   return text;

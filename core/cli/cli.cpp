@@ -23,7 +23,8 @@ const char* kUsage =
     "                       [--set key.path=value ...] [--trace FILE.json] [--csv PREFIX]\n"
     "  pipelab-cli train --config FILE [--set key.path=value ...] [--steps N]\n"
     "                    [--backend cpu|cuda] [--trace FILE.json] [--csv PREFIX]\n"
-    "                    [--summary FILE.json] [--quiet]\n"
+    "                    [--summary FILE.json] [--replay-trace FILE.json] [--quiet]\n"
+    "  pipelab-cli calibrate --config FILE [--set key.path=value ...] [--steps N]\n"
     "  pipelab-cli validate --config FILE [--set key.path=value ...]\n"
     "  pipelab-cli devices\n"
     "  pipelab-cli --help | --version\n"
@@ -55,10 +56,11 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (command == "schedule") return command_schedule(rest, out);
     if (command == "simulate") return command_simulate(rest, out);
     if (command == "validate") return command_validate(rest, out);
+    if (command == "calibrate") return command_calibrate(rest, out);
     if (command == "devices") return command_devices(rest, out, hooks);
     if (command == "train") return command_train(rest, out, err, hooks);
     throw UsageError("unknown command '" + command +
-                     "'; commands: schedule, simulate, train, validate, devices (see --help)");
+                     "'; commands: schedule, simulate, train, calibrate, validate, devices (see --help)");
   } catch (const UsageError& error) {
     err << "pipelab-cli: " << error.what() << "\n";
     return kExitUsage;

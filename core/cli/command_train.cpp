@@ -12,6 +12,9 @@
 #include "core/cli/simulation_report.h"
 #include "core/cli/training_summary.h"
 #include "core/io/experiment_io.h"
+#include "core/io/experiment_prediction.h"
+#include "core/runtime/replay.h"
+#include "core/trace/chrome_trace.h"
 #include "core/runtime/executor.h"
 #include "core/trace/trace_events.h"
 
@@ -32,6 +35,22 @@ void print_progress(std::ostream& err, const StepMetrics& step, int total) {
   err << "  " << step.step_time_s * 1e3 << " ms  " << step.samples_per_s << " samples/s\n";
 }
 
+// The measured op durations laid out on the schedule's dependencies: the shape
+// the run would have with one core per device (see core/runtime/replay.h).
+void add_replay(const Experiment& experiment, const Trace& measured, const std::string& trace_path,
+                nlohmann::ordered_json& summary) {
+  if (measured.events.empty()) return;
+  const Prediction prediction = predict_experiment(experiment);
+  SimulationResult replay = replay_measured(prediction.schedule, measured, prediction.cost);
+  summary["bubble_fraction_replayed"] = replay.bubble_fraction;
+  summary["step_time_ms_replayed"] = replay.makespan * 1e3 / prediction.schedule.steps;
+  if (trace_path.empty()) return;
+  replay.trace.source = "replayed";
+  std::ofstream file(trace_path);
+  write_chrome_trace(replay.trace, file);
+  if (!file) throw UsageError("cannot write --replay-trace file '" + trace_path + "'");
+}
+
 }  // namespace
 
 int command_train(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
@@ -39,7 +58,7 @@ int command_train(const std::vector<std::string>& args, std::ostream& out, std::
   (void)hooks;  // the CUDA backend registers itself with the executor factory
   const ParsedArgs parsed = parse_args("train", args,
                                        {{"config"}, {"set", true, true}, {"steps"}, {"backend"},
-                                        {"trace"}, {"csv"}, {"summary"}, {"quiet", false}});
+                                        {"trace"}, {"csv"}, {"summary"}, {"replay-trace"}, {"quiet", false}});
   if (!parsed.has("config")) throw UsageError("train needs --config FILE (see examples/)");
   ParsedArgs with_overrides = parsed;
   if (parsed.has("backend"))
@@ -78,7 +97,8 @@ int command_train(const std::vector<std::string>& args, std::ostream& out, std::
   drain();
 
   write_requested_traces(parsed, trace);
-  const auto summary = training_summary_json(experiment, trace, executor->state(), executor->error());
+  auto summary = training_summary_json(experiment, trace, executor->state(), executor->error());
+  add_replay(experiment, trace, parsed.get("replay-trace"), summary);
   const std::string text = summary.dump(2);
   if (parsed.has("summary")) {
     std::ofstream file(parsed.get("summary"));

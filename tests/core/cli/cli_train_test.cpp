@@ -44,6 +44,28 @@ TEST_F(CliTrain, PrintsTheSummaryAndWritesTraces) {
   std::ifstream trace(path("t.json"));
   EXPECT_FALSE(nlohmann::json::parse(trace)["traceEvents"].empty());
   EXPECT_TRUE(std::filesystem::exists(path("run_steps.csv")));
+  // The replay lays the measured durations on the schedule: a bubble in [0, 1).
+  ASSERT_TRUE(json["bubble_fraction_replayed"].is_number());
+  EXPECT_GE(json["bubble_fraction_replayed"].get<double>(), 0.0);
+  EXPECT_LT(json["bubble_fraction_replayed"].get<double>(), 1.0);
+}
+
+TEST_F(CliTrain, ReplayTraceIsWritten) {
+  const auto result = run({"train", "--config", example("spiral_interleaved.json"), "--steps", "3",
+                           "--quiet", "--replay-trace", path("replay.json")});
+  ASSERT_EQ(result.code, 0) << result.err;
+  std::ifstream trace(path("replay.json"));
+  EXPECT_FALSE(nlohmann::json::parse(trace)["traceEvents"].empty());
+}
+
+TEST_F(CliTrain, CalibrateFitsTheComputeRate) {
+  const auto result = run({"calibrate", "--config", example("spiral_interleaved.json"), "--steps", "3"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_GT(json["compute_samples"].get<int>(), 0);
+  EXPECT_GT(json["calibrated_profile"]["flops_per_s"].get<double>(), 0.0);
+  EXPECT_NE(json["calibrated_profile"]["flops_per_s"], json["base_profile"]["flops_per_s"]);
+  EXPECT_GT(json["predicted_step_ms_calibrated"].get<double>(), 0.0);
 }
 
 TEST_F(CliTrain, ProgressGoesToStderr) {

@@ -1,0 +1,64 @@
+#include "core/runtime/run_settings.h"
+
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "core/io/experiment_io.h"
+#include "core/io/experiment_prediction.h"
+
+namespace pipelab {
+
+void check_experiment(const Experiment& experiment) {
+  const std::vector<std::string> problems = validate_experiment(experiment);
+  if (problems.empty()) return;
+  std::string text = problems.front();
+  if (problems.size() > 1) text += " (and " + std::to_string(problems.size() - 1) + " more)";
+  throw ExperimentError(text);
+}
+
+int run_steps(const Experiment& experiment, const ExecutorOptions& options) {
+  if (options.steps < 0)
+    throw ExperimentError("steps = " + std::to_string(options.steps) +
+                          " must be >= 0 (0 runs training.steps)");
+  return options.steps > 0 ? options.steps : experiment.training.steps;
+}
+
+double simulated_bubble(const Experiment& experiment) {
+  try {
+    return predict_experiment(experiment).result.bubble_fraction;
+  } catch (const std::exception&) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
+std::set<int> evaluated_steps(int eval_every, int total_steps) {
+  std::set<int> steps;
+  if (eval_every > 0)
+    for (int step = eval_every - 1; step < total_steps; step += eval_every) steps.insert(step);
+  steps.insert(total_steps - 1);
+  return steps;
+}
+
+RecorderSettings recorder_settings(const Experiment& experiment, const TrainingData& data,
+                                   int total_steps) {
+  RecorderSettings settings;
+  settings.devices = experiment.parallel.devices();
+  settings.total_steps = total_steps;
+  settings.global_batch = experiment.training.batch_size;
+  settings.classification = data.train().is_classification();
+  settings.simulated_bubble = simulated_bubble(experiment);
+  settings.learning_rate = experiment.training.optimizer.lr;
+  if (data.validation().samples > 0)
+    settings.evaluated_steps = evaluated_steps(experiment.training.eval_every, total_steps);
+  return settings;
+}
+
+std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f s", seconds);
+  return text;
+}
+
+}  // namespace pipelab

@@ -1,0 +1,38 @@
+// What every executor (CPU here, CUDA in gpu/) derives from an experiment
+// before a run, in one place so the backends agree: the checks, the step
+// count, and the recorder's settings (global batch, the simulated bubble
+// every StepMetrics carries, which steps are evaluated).
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "core/io/experiment.h"
+#include "core/runtime/executor.h"
+#include "core/runtime/run_recorder.h"
+#include "core/runtime/training_data.h"
+
+namespace pipelab {
+
+// Throws ExperimentError with validate_experiment's first problem (and how
+// many more there are).
+void check_experiment(const Experiment& experiment);
+
+// options.steps, or training.steps when it is 0. Throws ExperimentError for
+// a negative count.
+int run_steps(const Experiment& experiment, const ExecutorOptions& options);
+
+// The prediction's bubble fraction (NaN if the experiment cannot be simulated).
+double simulated_bubble(const Experiment& experiment);
+
+// The steps evaluated: every eval_every-th, and the last.
+std::set<int> evaluated_steps(int eval_every, int total_steps);
+
+// The recorder's settings for a run of `total_steps` on `data`.
+RecorderSettings recorder_settings(const Experiment& experiment, const TrainingData& data,
+                                   int total_steps);
+
+// "12.34 s", for the end-of-run message.
+std::string seconds_text(double seconds);
+
+}  // namespace pipelab
