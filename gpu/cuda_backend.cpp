@@ -6,10 +6,11 @@
 namespace pipelab::gpu {
 
 void register_cuda_backend() {
-  register_backend("cuda", [](const Experiment& experiment, EventSink& sink,
-                              const ExecutorOptions& options) -> std::unique_ptr<Executor> {
-    return std::make_unique<CudaExecutor>(experiment, sink, options);
-  });
+  register_backend("cuda",
+                   [](const Experiment& experiment, EventSink& sink,
+                      const ExecutorOptions& options) -> std::unique_ptr<Executor> {
+                     return std::make_unique<CudaExecutor>(experiment, sink, options);
+                   });
 }
 
 }  // namespace pipelab::gpu

@@ -170,8 +170,8 @@ class CudaDeviceWorker {
   int rank_ = 0;
   int shard_ = 0;
   int last_stage_ = 0;
-  std::vector<StageState> stages_;  // by chunk
-  std::unique_ptr<OpTimings> timings_;  // made on the worker's thread, in run()
+  std::vector<StageState> stages_;          // by chunk
+  std::unique_ptr<OpTimings> timings_;      // made on the worker's thread, in run()
   std::unique_ptr<PinnedStaging> staging_;  // stage 0's input uploads
 
   CurrentOp current_;

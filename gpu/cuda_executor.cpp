@@ -66,7 +66,8 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
   const int devices = plan.devices();
 
   const GpuInventory inventory = query_gpus();
-  if (inventory.gpus.empty()) throw ExperimentError(no_cuda_device_message(inventory.unavailable_reason));
+  if (inventory.gpus.empty())
+    throw ExperimentError(no_cuda_device_message(inventory.unavailable_reason));
 
   data_ = std::make_unique<TrainingData>(experiment_);  // DataError propagates
   std::vector<int> gpu_of_device;
@@ -115,6 +116,9 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
     throw ExperimentError(error.what());
   } catch (const GpuOutOfMemory& error) {
     throw ExperimentError(error.what());
+  } catch (const CudaError& error) {
+    throw ExperimentError(std::string("backend.type = cuda: the model could not be built: ") +
+                          error.what() + "; use backend.type = cpu");
   }
   if (validate)
     evaluator_ =
@@ -124,6 +128,8 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
     sink_.add_message("backend.threads = " + std::to_string(experiment_.backend.threads) +
                       " is ignored: the cuda backend runs one host thread per virtual device (" +
                       std::to_string(devices) + ")");
+  bool uses_nccl = routes_->nccl_links() > 0;
+  for (const auto& group : groups_) uses_nccl = uses_nccl || group->uses_nccl();
   std::string gpu_names;
   std::set<std::string> names;
   for (const GpuInfo& gpu : inventory.gpus)
@@ -132,9 +138,9 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
                     "), dp " + std::to_string(plan.dp) + " x tp " + std::to_string(plan.tp) +
                     " x pp " + std::to_string(plan.pp) + ", schedule " +
                     schedule_name(plan.schedule) + ", " + std::to_string(total_steps_) +
-                    " steps of " + std::to_string(experiment_.training.batch_size) +
-                    " samples, " + (experiment_.backend.tf32 ? "tf32" : "fp32") + " GEMMs, " +
-                    (routes_->nccl_links() > 0 ? "NCCL between GPUs" : "device-to-device copies");
+                    " steps of " + std::to_string(experiment_.training.batch_size) + " samples, " +
+                    (experiment_.backend.tf32 ? "tf32" : "fp32") + " GEMMs, " +
+                    (uses_nccl ? "NCCL between GPUs" : "device-to-device copies");
 }
 
 void CudaExecutor::build_devices(const std::vector<int>& gpu_of_device) {
@@ -160,7 +166,8 @@ void CudaExecutor::build_groups() {
   tensor_parallel_group_of_.assign(devices, nullptr);
   auto make_group = [&](const std::vector<int>& members, std::vector<DeviceAllReduce*>& group_of) {
     std::vector<VirtualDevice*> member_devices;
-    for (int member : members) member_devices.push_back(devices_[static_cast<size_t>(member)].get());
+    for (int member : members)
+      member_devices.push_back(devices_[static_cast<size_t>(member)].get());
     groups_.push_back(std::make_unique<DeviceAllReduce>(member_devices, *control_, nccl_launch_));
     for (int member : members) group_of[static_cast<size_t>(member)] = groups_.back().get();
   };

@@ -58,7 +58,7 @@ class DeviceBuffer {
   int64_t bytes_ = 0;
   CachingAllocator* allocator_ = nullptr;
   MemoryCategory category_ = MemoryCategory::Workspace;
-  bool idle_ = false;                         // from allocate_idle: always released fenced
+  bool idle_ = false;                          // from allocate_idle: always released fenced
   std::vector<StreamOnDevice> other_streams_;  // recorded by record_stream
 };
 

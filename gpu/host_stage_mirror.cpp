@@ -21,8 +21,7 @@ TensorParallelSetup host_setup(int tp, int shard, const std::vector<TensorParall
 void copy_to_host(const DeviceTensor& from, Tensor& to) {
   assert(from.size() == to.size());
   const std::vector<float> values = from.to_vector();  // waits for the stream
-  if (!values.empty())
-    std::memcpy(to.data(), values.data(), values.size() * sizeof(float));
+  if (!values.empty()) std::memcpy(to.data(), values.data(), values.size() * sizeof(float));
 }
 
 }  // namespace

@@ -23,8 +23,8 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
   const std::vector<StageProfile> profiles =
       profile_stages(experiment.model, plan, microbatch_size(experiment));
   const Schedule schedule = build_schedule(plan, profiles);
-  const CostModel cost = CostModel::from_profiles(profiles, profile,
-                                                  optimizer_slots(experiment.training.optimizer));
+  const CostModel cost =
+      CostModel::from_profiles(profiles, profile, optimizer_slots(experiment.training.optimizer));
   SimulationOptions options;
   options.record_events = false;
   options.record_memory = false;

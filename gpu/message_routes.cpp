@@ -24,8 +24,7 @@ std::vector<std::pair<int, int>> message_links(const Schedule& schedule) {
 }
 
 MessageRoutes::MessageRoutes(const std::vector<std::unique_ptr<VirtualDevice>>& devices,
-                             const std::vector<std::pair<int, int>>& links,
-                             std::mutex& nccl_launch)
+                             const std::vector<std::pair<int, int>>& links, std::mutex& nccl_launch)
     : nccl_launch_(nccl_launch) {
 #ifdef PIPELAB_HAVE_NCCL
   for (const auto& [a, b] : links) {
@@ -81,8 +80,8 @@ DeviceMessage MessageRoutes::transfer(VirtualDevice& from, VirtualDevice& to,
       PIPELAB_CUDA_CHECK(cudaMemcpyAsync(message.tensor.data(), source.data(), bytes,
                                          cudaMemcpyDeviceToDevice, from.comm.get()));
     else
-      PIPELAB_CUDA_CHECK(cudaMemcpyPeerAsync(message.tensor.data(), to.gpu, source.data(),
-                                             from.gpu, bytes, from.comm.get()));
+      PIPELAB_CUDA_CHECK(cudaMemcpyPeerAsync(message.tensor.data(), to.gpu, source.data(), from.gpu,
+                                             bytes, from.comm.get()));
   }
   message.arrived = CudaEvent(from.gpu);
   message.arrived.record(from.comm.get());

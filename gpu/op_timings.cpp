@@ -1,7 +1,8 @@
 #include "gpu/op_timings.h"
 
-#include <cassert>
 #include <nvtx3/nvToolsExt.h>
+
+#include <cassert>
 
 #include "gpu/device_guard.h"
 

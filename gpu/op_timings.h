@@ -31,8 +31,7 @@ class OpTimings {
 
   // For virtual device `device` on GPU `gpu` (made current for the calls).
   // Calibrates on `stream`, which it waits for.
-  OpTimings(int device, int gpu, cudaStream_t stream, const RunClock& clock,
-            RunRecorder& recorder);
+  OpTimings(int device, int gpu, cudaStream_t stream, const RunClock& clock, RunRecorder& recorder);
   ~OpTimings();
   OpTimings(const OpTimings&) = delete;
   OpTimings& operator=(const OpTimings&) = delete;

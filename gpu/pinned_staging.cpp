@@ -19,8 +19,7 @@ PinnedStaging::~PinnedStaging() {
 
 DeviceTensor PinnedStaging::upload(const Tensor& host, CachingAllocator& allocator,
                                    MemoryCategory category) {
-  DeviceTensor tensor =
-      DeviceTensor::uninitialized(host.rows(), host.cols(), &allocator, category);
+  DeviceTensor tensor = DeviceTensor::uninitialized(host.rows(), host.cols(), &allocator, category);
   if (host.empty()) return tensor;
   Slot& slot = slots_[static_cast<size_t>(next_)];
   next_ = (next_ + 1) % kSlots;
@@ -29,15 +28,14 @@ DeviceTensor PinnedStaging::upload(const Tensor& host, CachingAllocator& allocat
   if (slot.capacity < host.size()) {
     if (slot.pinned) PIPELAB_CUDA_CHECK(cudaFreeHost(slot.pinned));
     slot.pinned = nullptr;
-    PIPELAB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&slot.pinned),
-                                      static_cast<size_t>(host.bytes())));
+    PIPELAB_CUDA_CHECK(
+        cudaMallocHost(reinterpret_cast<void**>(&slot.pinned), static_cast<size_t>(host.bytes())));
     slot.capacity = host.size();
   }
   if (!slot.copied.get()) slot.copied = CudaEvent(gpu_);
   std::memcpy(slot.pinned, host.data(), static_cast<size_t>(host.bytes()));
-  PIPELAB_CUDA_CHECK(cudaMemcpyAsync(tensor.data(), slot.pinned,
-                                     static_cast<size_t>(host.bytes()), cudaMemcpyHostToDevice,
-                                     allocator.stream()));
+  PIPELAB_CUDA_CHECK(cudaMemcpyAsync(tensor.data(), slot.pinned, static_cast<size_t>(host.bytes()),
+                                     cudaMemcpyHostToDevice, allocator.stream()));
   slot.copied.record(allocator.stream());
   slot.used = true;
   return tensor;

@@ -59,8 +59,10 @@ TEST_F(CudaTraining, Interleaved) {
 }
 
 TEST_F(CudaTraining, ZeroBubble) {
-  expect_same_as_cpu(with_plan(small_experiment(), ScheduleKind::ZeroBubbleH1, 2, 4), "zb-h1 pp2 m4");
-  expect_same_as_cpu(with_plan(small_experiment(), ScheduleKind::ZeroBubbleH1, 4, 4), "zb-h1 pp4 m4");
+  expect_same_as_cpu(with_plan(small_experiment(), ScheduleKind::ZeroBubbleH1, 2, 4),
+                     "zb-h1 pp2 m4");
+  expect_same_as_cpu(with_plan(small_experiment(), ScheduleKind::ZeroBubbleH1, 4, 4),
+                     "zb-h1 pp4 m4");
 }
 
 TEST_F(CudaTraining, PipeDreamWeightStashing) {
@@ -79,7 +81,8 @@ TEST_F(CudaTraining, DataParallel) {
 
 TEST_F(CudaTraining, TensorParallel) {
   expect_same_as_cpu(with_plan(small_experiment(), ScheduleKind::OneFOneB, 1, 1, 1, 2), "tp2");
-  expect_same_as_cpu(with_plan(small_experiment(), ScheduleKind::OneFOneB, 2, 2, 1, 2), "tp2 x pp2");
+  expect_same_as_cpu(with_plan(small_experiment(), ScheduleKind::OneFOneB, 2, 2, 1, 2),
+                     "tp2 x pp2");
 }
 
 TEST_F(CudaTraining, DataTimesPipelineParallel) {

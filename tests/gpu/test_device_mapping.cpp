@@ -56,8 +56,9 @@ TEST(DeviceMappingTest, ListsAndDescribesTheMapping) {
   EXPECT_FALSE(on_distinct_gpus(mapping, {0, 2}));
   EXPECT_TRUE(on_distinct_gpus(mapping, {2, 3}));
   EXPECT_EQ(device_list_text({0, 1, 2, 5, 7, 8}), "0-2, 5, 7-8");
-  EXPECT_EQ(describe_mapping(mapping), "5 virtual devices on 2 GPUs: devices 0-2 on GPU 0, "
-                                       "devices 3-4 on GPU 1");
+  EXPECT_EQ(describe_mapping(mapping),
+            "5 virtual devices on 2 GPUs: devices 0-2 on GPU 0, "
+            "devices 3-4 on GPU 1");
   EXPECT_EQ(describe_mapping({0}), "1 virtual device on 1 GPU: device 0 on GPU 0");
 }
 

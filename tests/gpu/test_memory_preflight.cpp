@@ -32,7 +32,8 @@ TEST(MemoryPreflightTest, SumsTheVirtualDevicesOfEachGpu) {
   const std::vector<int64_t> needed = {10, 20, 30, 40};
   EXPECT_TRUE(find_memory_shortfalls(needed, gpu_of_device, {30, 70}).empty());  // exactly fits
 
-  const std::vector<GpuShortfall> short_first = find_memory_shortfalls(needed, gpu_of_device, {29, 100});
+  const std::vector<GpuShortfall> short_first =
+      find_memory_shortfalls(needed, gpu_of_device, {29, 100});
   ASSERT_EQ(short_first.size(), 1u);
   EXPECT_EQ(short_first[0].gpu, 0);
   EXPECT_EQ(short_first[0].devices, (std::vector<int>{0, 1}));
