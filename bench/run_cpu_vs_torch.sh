@@ -33,17 +33,31 @@ if [[ -z "${python}" ]]; then
 fi
 
 cores="$(nproc)"
+# Debian's PyTorch does its GEMMs in the system OpenBLAS, whose threads
+# torch.set_num_threads does not control: pin them with OPENBLAS_NUM_THREADS, or
+# "single-threaded" PyTorch quietly uses every core. On all cores PyTorch is
+# fastest with OpenBLAS on every core and its own intra-op pool at 1 (its
+# OpenMP and OpenBLAS pools otherwise fight over the cores); we time both
+# settings and compare against the faster one.
+torch_ms() {  # blas_threads torch_threads
+  OPENBLAS_NUM_THREADS="$1" OMP_NUM_THREADS="$2" \
+    "${python}" "${here}/torch_mlp_step.py" "${steps}" 3 "$2"
+}
 for threads in 1 "${cores}"; do
   # Alternate the two so a change in machine load hits both alike.
   cpu_line="$("${cpu_bench}" "${steps}" 3 "${threads}")"
-  torch_line="$("${python}" "${here}/torch_mlp_step.py" "${steps}" 3 "${threads}")"
+  torch_line="$(torch_ms "${threads}" "${threads}")"
+  torch_alt_line="$(torch_ms "${threads}" 1)"
   echo "${cpu_line}"
   echo "${torch_line}"
-  "${python}" - "${cpu_line}" "${torch_line}" <<'PY'
+  echo "${torch_alt_line}"
+  "${python}" - "${cpu_line}" "${torch_line}" "${torch_alt_line}" <<'PY'
 import json, sys
-cpu, torch = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-print(json.dumps({"bench": "cpu_vs_torch_mlp_step", "threads": cpu["threads"],
+cpu = json.loads(sys.argv[1])
+torch = min((json.loads(line) for line in sys.argv[2:]), key=lambda t: t["ms_per_step"])
+print(json.dumps({"bench": "cpu_vs_torch_mlp_step", "cores": cpu["threads"],
                   "pipelab_ms": cpu["ms_per_step"], "torch_ms": torch["ms_per_step"],
+                  "torch_intra_op_threads": torch["threads"],
                   "ratio_pipelab_over_torch": round(cpu["ms_per_step"] / torch["ms_per_step"], 3)}))
 PY
 done

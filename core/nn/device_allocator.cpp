@@ -32,11 +32,26 @@ void free_aligned_floats(float* data) {
 
 DeviceAllocator::~DeviceAllocator() {
   assert(current_total_ == 0 && "a tensor outlived its device allocator");
+  empty_cache();
 }
 
 float* DeviceAllocator::allocate(int64_t count, MemoryCategory category) {
-  float* data = allocate_aligned_floats(count);
-  if (count == 0) return data;
+  if (count == 0) return allocate_aligned_floats(0);
+  float* reused = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = cached_blocks_.find(count); it != cached_blocks_.end()) {
+      reused = it->second;
+      cached_blocks_.erase(it);
+      cached_bytes_ -= bytes_of(count);
+    }
+  }
+  float* data = reused;
+  if (data) {
+    std::memset(data, 0, static_cast<std::size_t>(bytes_of(count)));  // same contract as fresh
+  } else {
+    data = allocate_aligned_floats(count);
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   add_locked(category, bytes_of(count));
   notify_locked();
@@ -45,13 +60,36 @@ float* DeviceAllocator::allocate(int64_t count, MemoryCategory category) {
 
 void DeviceAllocator::release(float* data, int64_t count, MemoryCategory category) {
   if (count == 0) return;
+  bool cached = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     assert(current_[index_of(category)] >= bytes_of(count) && "released more than was allocated");
     add_locked(category, -bytes_of(count));
     notify_locked();
+    // Keep the block for the next tensor of the same size: a training step
+    // allocates the same shapes every time, and fresh pages cost page faults.
+    if (cached_bytes_ + bytes_of(count) <= kMaxCachedBytes) {
+      cached_blocks_.emplace(count, data);
+      cached_bytes_ += bytes_of(count);
+      cached = true;
+    }
   }
-  free_aligned_floats(data);
+  if (!cached) free_aligned_floats(data);
+}
+
+int64_t DeviceAllocator::cached_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cached_bytes_;
+}
+
+void DeviceAllocator::empty_cache() {
+  std::unordered_multimap<int64_t, float*> blocks;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    blocks.swap(cached_blocks_);
+    cached_bytes_ = 0;
+  }
+  for (auto& [count, data] : blocks) free_aligned_floats(data);
 }
 
 void DeviceAllocator::retag(int64_t bytes, MemoryCategory from, MemoryCategory to) {

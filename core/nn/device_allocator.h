@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <unordered_map>
 
 #include "core/trace/trace_events.h"
 
@@ -52,8 +53,14 @@ class DeviceAllocator {
   int64_t peak_total() const;            // the largest sum seen since the last reset_peak
   MemoryBytes peak_by_category() const;  // each category's own largest value since then
   void reset_peak();                     // peaks restart from the current values
+  int64_t cached_bytes() const;          // freed blocks kept for reuse (not in use)
+  void empty_cache();                    // gives the cached blocks back to the system
 
  private:
+  // Freed blocks kept for reuse, keyed by float count. They are not counted as
+  // in use (like a GPU caching allocator's reserved-but-free memory).
+  static constexpr int64_t kMaxCachedBytes = int64_t{256} << 20;
+
   void add_locked(MemoryCategory category, int64_t bytes);  // updates peaks; no listener call
   void notify_locked();
 
@@ -64,6 +71,8 @@ class DeviceAllocator {
   int64_t current_total_ = 0;
   int64_t peak_total_ = 0;
   Listener listener_;
+  std::unordered_multimap<int64_t, float*> cached_blocks_;
+  int64_t cached_bytes_ = 0;
 };
 
 }  // namespace pipelab

@@ -76,13 +76,15 @@ SgdOptimizer::SgdOptimizer(const OptimizerSettings& settings, std::vector<Parame
 }
 
 void SgdOptimizer::update(size_t i, int64_t) {
-  float* p = parameters_[i].value->data();
-  const float* g = parameters_[i].grad->data();
+  // Parameters, gradients and state never share storage (__restrict__ lets
+  // the loops vectorise).
+  float* __restrict__ p = parameters_[i].value->data();
+  const float* __restrict__ g = parameters_[i].grad->data();
   const int64_t n = parameters_[i].value->size();
   const float lr = static_cast<float>(settings_.lr);
   const float wd = static_cast<float>(settings_.weight_decay);
   if (settings_.momentum > 0) {
-    float* v = state_[i].data();
+    float* __restrict__ v = state_[i].data();
     const float momentum = static_cast<float>(settings_.momentum);
     for (int64_t k = 0; k < n; ++k) {
       v[k] = momentum * v[k] + (g[k] + wd * p[k]);
