@@ -59,9 +59,7 @@ std::string no_cuda_device_message(const std::string& reason) {
 
 CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
                            const ExecutorOptions& options)
-    : experiment_(experiment), sink_(sink), options_(options) {
-  check_experiment(experiment_);
-  total_steps_ = run_steps(experiment_, options_);
+    : ThreadedExecutor(experiment, sink, options) {
   const ParallelPlan& plan = experiment_.parallel;
   const int devices = plan.devices();
 
@@ -84,7 +82,6 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
     throw ExperimentError(error.what());
   }
 
-  control_ = std::make_unique<RunControl>(devices);
   try {
     build_devices(gpu_of_device);
     build_groups();
@@ -207,78 +204,11 @@ void CudaExecutor::make_parameter_servers() {
   }
 }
 
-CudaExecutor::~CudaExecutor() {
-  if (control_) control_->stop();
-  join_and_release();
-}
+CudaExecutor::~CudaExecutor() { stop_and_join(); }
 
-bool CudaExecutor::terminal_locked() const {
-  return state_ == RunState::Finished || state_ == RunState::Stopped || state_ == RunState::Failed;
-}
+void CudaExecutor::run_worker(int device) { workers_[static_cast<size_t>(device)]->run(); }
 
-void CudaExecutor::launch_locked() {
-  clock_.start();
-  state_ = RunState::Running;
-  sink_.add_message(launch_message_);
-  std::lock_guard<std::mutex> join_lock(join_mutex_);
-  for (auto& worker : workers_)
-    threads_.emplace_back([this, raw = worker.get()] {
-      raw->run();
-      worker_exited();
-    });
-}
-
-void CudaExecutor::start() {
-  std::lock_guard<std::mutex> lock(state_mutex_);
-  if (state_ != RunState::Ready) return;
-  if (options_.start_paused) control_->hold();
-  launch_locked();
-}
-
-void CudaExecutor::pause() {
-  std::lock_guard<std::mutex> lock(state_mutex_);
-  if (state_ == RunState::Running) control_->hold();
-}
-
-void CudaExecutor::resume() {
-  std::lock_guard<std::mutex> lock(state_mutex_);
-  if (state_ == RunState::Running) control_->release();
-}
-
-void CudaExecutor::step() {
-  std::lock_guard<std::mutex> lock(state_mutex_);
-  if (terminal_locked()) return;
-  const int next = recorder_->steps_done();
-  if (next >= total_steps_)
-    control_->release();
-  else
-    control_->hold_at(program_->positions_after_step(next));
-  if (state_ == RunState::Ready) launch_locked();
-}
-
-void CudaExecutor::stop() {
-  control_->stop();
-  join_and_release();
-  std::lock_guard<std::mutex> lock(state_mutex_);
-  if (!terminal_locked()) {
-    state_ = RunState::Stopped;
-    state_changed_.notify_all();
-  }
-}
-
-void CudaExecutor::wait() {
-  {
-    std::unique_lock<std::mutex> lock(state_mutex_);
-    if (state_ == RunState::Ready) return;
-    state_changed_.wait(lock, [&] { return terminal_locked(); });
-  }
-  join_and_release();
-}
-
-void CudaExecutor::join_and_release() {
-  std::lock_guard<std::mutex> lock(join_mutex_);
-  for (std::thread& thread : threads_)
-    if (thread.joinable()) thread.join();
+void CudaExecutor::release_in_flight() {
   // Nothing is issued any more: free what in-flight micro-batches and
   // undelivered messages held, then let the GPUs finish what was queued, so
   // the memory really is idle (counted bytes are back to weights, gradients,
@@ -290,33 +220,6 @@ void CudaExecutor::join_and_release() {
     PIPELAB_CUDA_WARN(cudaStreamSynchronize(device->compute_stream()));
     PIPELAB_CUDA_WARN(cudaStreamSynchronize(device->comm.get()));
   }
-}
-
-void CudaExecutor::worker_exited() {
-  std::lock_guard<std::mutex> lock(state_mutex_);
-  if (++workers_exited_ < device_count()) return;
-  if (!error_.empty()) {
-    state_ = RunState::Failed;
-  } else if (control_->stopping()) {
-    state_ = RunState::Stopped;
-    sink_.add_message("stopped after " + std::to_string(recorder_->steps_done()) + " of " +
-                      std::to_string(total_steps_) + " steps");
-  } else {
-    state_ = RunState::Finished;
-    sink_.add_message("finished " + std::to_string(total_steps_) + " steps in " +
-                      seconds_text(clock_.now()));
-  }
-  state_changed_.notify_all();
-}
-
-void CudaExecutor::fail(const std::string& message) {
-  {
-    std::lock_guard<std::mutex> lock(state_mutex_);
-    if (!error_.empty() || terminal_locked()) return;
-    error_ = message;
-  }
-  sink_.add_message("error: " + message);
-  control_->stop();
 }
 
 void CudaExecutor::evaluate_after(int step) {
@@ -331,20 +234,5 @@ void CudaExecutor::evaluate_after(int step) {
   }
   recorder_->validation(step, evaluator_->evaluate());
 }
-
-RunState CudaExecutor::state() const {
-  std::lock_guard<std::mutex> lock(state_mutex_);
-  if (state_ == RunState::Running && control_->holding() && control_->all_idle())
-    return RunState::Paused;
-  return state_;
-}
-
-std::string CudaExecutor::error() const {
-  std::lock_guard<std::mutex> lock(state_mutex_);
-  return error_;
-}
-
-int CudaExecutor::steps_done() const { return recorder_->steps_done(); }
-int CudaExecutor::steps_total() const { return total_steps_; }
 
 }  // namespace pipelab::gpu

@@ -34,22 +34,16 @@
 // (core/runtime/parameter_server.h), fed through host mirrors.
 #pragma once
 
-#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/runtime/evaluation.h"
-#include "core/runtime/executor.h"
 #include "core/runtime/parameter_server.h"
 #include "core/runtime/rendezvous.h"
-#include "core/runtime/run_clock.h"
-#include "core/runtime/run_control.h"
-#include "core/runtime/run_recorder.h"
+#include "core/runtime/threaded_executor.h"
 #include "core/runtime/training_data.h"
-#include "core/runtime/training_program.h"
 #include "gpu/cuda_device_worker.h"
 #include "gpu/device_all_reduce.h"
 #include "gpu/message_routes.h"
@@ -61,7 +55,10 @@ namespace pipelab::gpu {
 // (pipelab-cli: --backend cpu)", for query_gpus()'s unavailable_reason.
 std::string no_cuda_device_message(const std::string& reason);
 
-class CudaExecutor : public Executor {
+// The run's life cycle (start, pause, step, stop, state, ...) is
+// ThreadedExecutor's, as for the CPU; this class builds the GPU devices, their
+// communication and their workers.
+class CudaExecutor : public ThreadedExecutor {
  public:
   // Loads the data, checks the GPUs and the memory, and builds every
   // device's stages. Throws ExperimentError (no GPU, a split that does not
@@ -69,43 +66,22 @@ class CudaExecutor : public Executor {
   CudaExecutor(const Experiment& experiment, EventSink& sink, const ExecutorOptions& options = {});
   ~CudaExecutor() override;  // stops and joins every worker
 
-  void start() override;
-  void pause() override;
-  void resume() override;
-  void step() override;
-  void stop() override;
-  void wait() override;
-  RunState state() const override;
-  std::string error() const override;
-  int steps_done() const override;
-  int steps_total() const override;
-
   // For tests and tools.
-  int device_count() const { return static_cast<int>(workers_.size()); }
   int gpu_of(int device) const { return devices_[static_cast<size_t>(device)]->gpu; }
   const CachingAllocator& allocator(int device) const {
     return devices_[static_cast<size_t>(device)]->context->allocator();
   }
-  const TrainingProgram& program() const { return *program_; }
   const MessageRoutes& routes() const { return *routes_; }
 
  private:
+  void run_worker(int device) override;
+  void release_in_flight() override;
+  std::string launch_message() const override { return launch_message_; }
   void build_devices(const std::vector<int>& gpu_of_device);
   void build_groups();
   void make_parameter_servers();
-  void launch_locked();
-  void worker_exited();
-  void join_and_release();
-  void fail(const std::string& message);
   void evaluate_after(int step);
-  bool terminal_locked() const;
 
-  Experiment experiment_;
-  EventSink& sink_;
-  ExecutorOptions options_;
-  int total_steps_ = 0;
-  RunClock clock_;
-  std::unique_ptr<RunControl> control_;
   std::string launch_message_;
 
   // Declared before everything that holds device memory: destroyed last.
@@ -120,23 +96,12 @@ class CudaExecutor : public Executor {
   std::vector<StageProfile> profiles_;
   std::vector<LayerRange> stage_ranges_;
   std::vector<TensorParallelRole> tp_roles_;
-  std::unique_ptr<TrainingProgram> program_;
-  std::unique_ptr<RunRecorder> recorder_;
   std::unique_ptr<Rendezvous> rendezvous_;
   std::vector<MeetingPoint> meeting_points_;
   std::unique_ptr<Evaluator> evaluator_;
   std::vector<std::unique_ptr<ParameterServer>> servers_;
   std::unique_ptr<CudaWorkerShared> shared_;
   std::vector<std::unique_ptr<CudaDeviceWorker>> workers_;
-
-  mutable std::mutex state_mutex_;
-  std::condition_variable state_changed_;
-  RunState state_ = RunState::Ready;
-  std::string error_;
-  int workers_exited_ = 0;
-
-  std::mutex join_mutex_;
-  std::vector<std::thread> threads_;
 };
 
 }  // namespace pipelab::gpu

@@ -1,12 +1,10 @@
 #include "gpu/gpu_sequential.h"
 
 #include <cassert>
-#include <stdexcept>
-#include <string>
 #include <utility>
 
 #include "core/nn/init.h"
-#include "core/nn/tensor_parallel.h"
+#include "core/nn/stack_layout.h"
 #include "gpu/device_guard.h"
 #include "gpu/gpu_activation.h"
 #include "gpu/gpu_dropout.h"
@@ -16,89 +14,38 @@
 namespace pipelab::gpu {
 namespace {
 
-std::string layer_name(int index, LayerType type) {
-  return "layer " + std::to_string(index) + " (" + layer_type_name(type) + ")";
-}
-
-bool is_elementwise(LayerType type) {
-  return type == LayerType::Relu || type == LayerType::Gelu || type == LayerType::Tanh ||
-         type == LayerType::Sigmoid || type == LayerType::Dropout;
-}
-
-// The roles of the model's layers, checked against their types as the CPU
-// Sequential checks them. All Replicated without tensor parallelism.
-std::vector<TensorParallelRole> checked_roles(const ModelSpec& model,
-                                              const GpuTensorParallelSetup& tp) {
-  const size_t count = model.layers.size();
-  if (tp.degree < 1)
-    throw std::invalid_argument("parallel.tp must be >= 1, got " + std::to_string(tp.degree));
-  if (tp.shard < 0 || tp.shard >= tp.degree)
-    throw std::invalid_argument("tensor-parallel shard " + std::to_string(tp.shard) +
-                                " is outside [0, " + std::to_string(tp.degree) + ")");
-  if (tp.degree == 1) return std::vector<TensorParallelRole>(count, TensorParallelRole::Replicated);
-  if (tp.roles.size() != count)
-    throw std::invalid_argument("tensor parallelism needs one role per model layer (" +
-                                std::to_string(count) + "), got " +
-                                std::to_string(tp.roles.size()) + "; use tensor_parallel_roles");
-  if (!tp.all_reduce)
-    throw std::invalid_argument("tensor parallelism (tp = " + std::to_string(tp.degree) +
-                                ") needs an all_reduce function");
-  for (size_t i = 0; i < count; ++i) {
-    const LayerType type = model.layers[i].type;
-    const TensorParallelRole role = tp.roles[i];
-    const bool linear_role =
-        role == TensorParallelRole::ColumnParallel || role == TensorParallelRole::RowParallel;
-    if ((linear_role && type != LayerType::Linear) ||
-        (role == TensorParallelRole::Sharded && !is_elementwise(type)))
-      throw std::invalid_argument(
-          layer_name(static_cast<int>(i), type) +
-          " cannot take the tensor-parallel role it was given; use tensor_parallel_roles");
-  }
-  return tp.roles;
-}
-
-// A linear's initial weights: generated on the host for this shard's slice of
+// A linear's initial weights: generated on the host for this shard's block of
 // the full layer (core/nn/init.h), then copied to the device.
-void initialise_linear(GpuLinear& linear, const MatrixSlice& w, const MatrixSlice& b, uint64_t seed,
-                       int index, int64_t in, int64_t out) {
-  Tensor weight(w.rows, w.cols);
-  init_linear_weight(weight, seed, index, in, out, w.row_begin, w.col_begin);
+void initialise_linear(GpuLinear& linear, const LayerLayout& layer, uint64_t seed) {
+  Tensor weight(layer.weight.rows, layer.weight.cols);
+  init_linear_weight(weight, seed, layer.index, layer.full_in, layer.full_out,
+                     layer.weight.row_begin, layer.weight.col_begin);
   linear.weight().copy_from_host(weight);
   if (linear.has_bias()) {
-    Tensor bias(1, b.cols);
-    init_linear_bias(bias, seed, index, in, out, b.col_begin);
+    Tensor bias(1, layer.bias.cols);
+    init_linear_bias(bias, seed, layer.index, layer.full_in, layer.full_out,
+                     layer.bias.col_begin);
     linear.bias().copy_from_host(bias);
   }
   // The host tensors die when this returns; copy_from_host has staged them.
 }
 
-std::unique_ptr<GpuLayer> build_layer(const LayerSpec& spec, int index, int64_t in, int64_t out,
-                                      TensorParallelRole role, const GpuTensorParallelSetup& tp,
-                                      uint64_t seed, DeviceContext& context) {
+std::unique_ptr<GpuLayer> build_layer(const LayerLayout& layer, uint64_t seed,
+                                      DeviceContext& context) {
+  const LayerSpec& spec = layer.spec;
   if (spec.type == LayerType::Linear) {
-    const MatrixSlice w = linear_weight_slice(role, in, out, tp.degree, tp.shard);
-    const MatrixSlice b = linear_bias_slice(role, out, tp.degree, tp.shard);
     // A row-parallel shard adds the bias once, after the all-reduce.
-    auto linear = std::make_unique<GpuLinear>(index, w.rows, w.cols, spec.bias, context,
-                                              role != TensorParallelRole::RowParallel);
-    initialise_linear(*linear, w, b, seed, index, in, out);
+    auto linear = std::make_unique<GpuLinear>(layer.index, layer.in, layer.out, spec.bias, context,
+                                              layer.role != TensorParallelRole::RowParallel);
+    initialise_linear(*linear, layer, seed);
     return linear;
   }
-  int64_t local = out;
-  int64_t offset = 0;
-  if (role == TensorParallelRole::Sharded) {
-    if (out % tp.degree != 0)
-      throw std::invalid_argument("tp = " + std::to_string(tp.degree) +
-                                  " does not divide the width " + std::to_string(out) + " of " +
-                                  layer_name(index, spec.type));
-    local = out / tp.degree;
-    offset = local * tp.shard;
-  }
   if (spec.type == LayerType::LayerNorm)
-    return std::make_unique<GpuLayerNorm>(index, local, context);
+    return std::make_unique<GpuLayerNorm>(layer.index, layer.out, context);
   if (spec.type == LayerType::Dropout)
-    return std::make_unique<GpuDropout>(index, local, spec.p, seed, context, offset);
-  return std::make_unique<GpuActivation>(spec.type, index, local, context);
+    return std::make_unique<GpuDropout>(layer.index, layer.out, spec.p, seed, context,
+                                        layer.feature_offset);
+  return std::make_unique<GpuActivation>(spec.type, layer.index, layer.out, context);
 }
 
 }  // namespace
@@ -113,45 +60,16 @@ int64_t GpuStageActivations::bytes() const {
 GpuSequential::GpuSequential(const ModelSpec& model, int begin, int end, uint64_t seed,
                              DeviceContext& context, GpuTensorParallelSetup tensor_parallel)
     : begin_(begin), context_(context) {
-  const int count = static_cast<int>(model.layers.size());
-  if (begin < 0 || begin >= end || end > count)
-    throw std::invalid_argument(
-        "stage layer range [" + std::to_string(begin) + ", " + std::to_string(end) +
-        ") must be non-empty and inside the model's " + std::to_string(count) + " layers");
-  for (int64_t dim : model.input)
-    if (dim <= 0)
-      throw std::invalid_argument("model.input dimensions must be > 0, got " + std::to_string(dim));
-  int64_t width = pipelab::input_features(model);
-  if (width <= 0)
-    throw std::invalid_argument(
-        "model.input is empty; give the per-sample input shape, e.g. [784]");
-
-  const std::vector<TensorParallelRole> model_roles = checked_roles(model, tensor_parallel);
+  const std::vector<LayerLayout> layout =
+      stack_layout(model, begin, end,
+                   {tensor_parallel.degree, tensor_parallel.shard, tensor_parallel.roles,
+                    static_cast<bool>(tensor_parallel.all_reduce)});
   all_reduce_ = std::move(tensor_parallel.all_reduce);
 
   DeviceGuard guard(context_.gpu());
-  // Widths follow from the input through every layer before the stage too.
-  for (int i = 0; i < end; ++i) {
-    const LayerSpec& spec = model.layers[i];
-    const TensorParallelRole role = model_roles[i];
-    const int64_t in = width;
-    if (spec.type == LayerType::Linear) {
-      if (spec.out <= 0)
-        throw std::invalid_argument(layer_name(i, spec.type) + ": out must be > 0, got " +
-                                    std::to_string(spec.out));
-      width = spec.out;
-    }
-    if (i < begin) continue;
-
-    std::unique_ptr<GpuLayer> layer =
-        build_layer(spec, i, in, width, role, tensor_parallel, seed, context_);
-    if (!layers_.empty() && layer->in_features() != layers_.back()->out_features())
-      throw std::invalid_argument(
-          layer_name(i, spec.type) + " takes " + std::to_string(layer->in_features()) +
-          " features per shard but receives " + std::to_string(layers_.back()->out_features()) +
-          ": the tensor-parallel roles do not pair up; use tensor_parallel_roles");
-    layers_.push_back(std::move(layer));
-    roles_.push_back(role);
+  for (const LayerLayout& layer : layout) {
+    layers_.push_back(build_layer(layer, seed, context_));
+    roles_.push_back(layer.role);
   }
 }
 

@@ -55,8 +55,8 @@ struct GpuStageActivations {
 class GpuSequential {
  public:
   // Builds model layers [begin, end) on `context`. Throws std::invalid_argument
-  // naming the field, with the CPU Sequential's messages, when the model cannot
-  // be built.
+  // naming the field, as the CPU Sequential does (both check the model with
+  // stack_layout, core/nn/stack_layout.h), when the model cannot be built.
   GpuSequential(const ModelSpec& model, int begin, int end, uint64_t seed, DeviceContext& context,
                 GpuTensorParallelSetup tensor_parallel = {});
 

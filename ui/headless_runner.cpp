@@ -1,11 +1,13 @@
 #include "ui/headless_runner.h"
 
 #include <QComboBox>
+#include <algorithm>
 #include <cstdio>
 
 #include "ui/main_window.h"
 #include "ui/memory_view.h"
 #include "ui/prediction_updater.h"
+#include "ui/replay_updater.h"
 #include "ui/run_controller.h"
 #include "ui/timeline_chart.h"
 #include "ui/timeline_view.h"
@@ -58,10 +60,14 @@ void HeadlessRunner::exportAndFinish() {
   window_->timelineView()->setFollowLive(false);
   window_->runController()->catchUp();
   window_->timelineView()->measuredChart()->fitAll();
+  // The replay is computed off the GUI thread; a script waits for the final one.
+  if (window_->timelineView()->visibleCharts().contains(window_->timelineView()->replayedChart()))
+    window_->replayUpdater()->updateNow();
   window_->memoryView()->rebuild();
   window_->trainingView()->rebuild();
-  const int rows = std::max(window_->timelineView()->measuredChart()->rowCount(),
-                            window_->timelineView()->predictedChart()->rowCount());
+  const int rows = std::max({window_->timelineView()->measuredChart()->rowCount(),
+                             window_->timelineView()->replayedChart()->rowCount(),
+                             window_->timelineView()->predictedChart()->rowCount()});
   const QSize timeline_size(kChartWidth, 150 + 34 * std::max(rows, 1));
   const QSize memory_size(kChartWidth, 800);
   QString error;

@@ -33,6 +33,7 @@
 #include "ui/prediction_updater.h"
 #include "ui/presets.h"
 #include "ui/problem_label.h"
+#include "ui/replay_updater.h"
 #include "ui/stats_panel.h"
 #include "ui/timeline_view.h"
 #include "ui/training_view.h"
@@ -88,6 +89,8 @@ MainWindow::MainWindow(const GpuAvailability& gpus, QWidget* parent)
   document_ = new ExperimentDocument(this);
   predictor_ = new PredictionUpdater(document_, this);
   run_ = new RunController(this);
+  replay_updater_ = new ReplayUpdater(this);
+  replay_updater_->setRunController(run_);
 
   model_panel_ = new ModelPanel(document_);
   parallel_panel_ = new ParallelPanel(document_, gpus_);
@@ -132,6 +135,10 @@ MainWindow::MainWindow(const GpuAvailability& gpus, QWidget* parent)
     }
   });
   connect(predictor_, &PredictionUpdater::updated, this, &MainWindow::onPredictionUpdated);
+  connect(replay_updater_, &ReplayUpdater::updated, this, [this] {
+    timeline_view_->setReplay(replay_updater_->replay());
+    stats_panel_->setReplay(replay_updater_->replay());
+  });
   connect(run_, &RunController::phaseChanged, this, &MainWindow::onRunPhaseChanged);
   connect(run_, &RunController::failed, this, &MainWindow::onRunFailed);
   connect(run_, &RunController::traceGrew, this, &MainWindow::updateRunActions);
@@ -294,7 +301,10 @@ void MainWindow::buildMenus() {
       {tr("Predicted under measured"), TimelineView::Arrangement::PredictedUnder},
       {tr("Predicted beside measured"), TimelineView::Arrangement::PredictedBeside},
       {tr("Measured only"), TimelineView::Arrangement::MeasuredOnly},
-      {tr("Predicted only"), TimelineView::Arrangement::PredictedOnly}};
+      {tr("Predicted only"), TimelineView::Arrangement::PredictedOnly},
+      {tr("Replayed under measured"), TimelineView::Arrangement::ReplayedUnder},
+      {tr("Predicted under replayed"), TimelineView::Arrangement::PredictedUnderReplayed},
+      {tr("Measured, replayed and predicted"), TimelineView::Arrangement::AllThree}};
   for (const auto& [text, value] : arrangements) {
     QAction* action = arrangement->addAction(text);
     action->setCheckable(true);

@@ -29,6 +29,7 @@ class ModelPanel;
 class ParallelPanel;
 class PredictionUpdater;
 class ProblemLabel;
+class ReplayUpdater;
 class StatsPanel;
 class TimelineView;
 class TrainingView;
@@ -71,6 +72,7 @@ class MainWindow : public QMainWindow {
   ExperimentDocument* document() const { return document_; }
   PredictionUpdater* predictor() const { return predictor_; }
   RunController* runController() const { return run_; }
+  ReplayUpdater* replayUpdater() const { return replay_updater_; }
   ModelPanel* modelPanel() const { return model_panel_; }
   ParallelPanel* parallelPanel() const { return parallel_panel_; }
   DataPanel* dataPanel() const { return data_panel_; }
@@ -122,6 +124,7 @@ class MainWindow : public QMainWindow {
   ExperimentDocument* document_;
   PredictionUpdater* predictor_;
   RunController* run_;
+  ReplayUpdater* replay_updater_;
   ModelPanel* model_panel_;
   ParallelPanel* parallel_panel_;
   DataPanel* data_panel_;

@@ -89,6 +89,11 @@ void StatsPanel::setRunController(RunController* run) {
   });
 }
 
+void StatsPanel::setReplay(std::shared_ptr<const Replay> replay) {
+  replay_ = std::move(replay);
+  refresh();
+}
+
 void StatsPanel::setPrediction(std::shared_ptr<const Prediction> prediction,
                                const Experiment& experiment) {
   prediction_ = std::move(prediction);
@@ -115,8 +120,11 @@ void StatsPanel::refresh() {
     if (!std::isfinite(measured_bubble)) measured_bubble = bubble_fraction(*measured);
   }
   const double simulated_bubble = predicted ? predicted->bubble_fraction : kNaN;
-  bubble_label_->setText(tr("Bubble: measured %1 · simulated %2")
-                             .arg(percent_text(measured_bubble), percent_text(simulated_bubble)));
+  const Replay* replay = replay_ && replay_->error.isEmpty() ? replay_.get() : nullptr;
+  const double replayed_bubble = replay ? replay->result.bubble_fraction : kNaN;
+  bubble_label_->setText(tr("Bubble: measured %1 · replayed %2 · simulated %3")
+                             .arg(percent_text(measured_bubble), percent_text(replayed_bubble),
+                                  percent_text(simulated_bubble)));
 
   const ParallelPlan& plan = experiment_.parallel;
   QString formula;
@@ -145,6 +153,14 @@ void StatsPanel::refresh() {
                       .arg(duration_text(finite_mean(step_times)))
                       .arg(measured->steps.size())
                       .arg(count_text(measured->steps.back().samples_per_s));
+  }
+  if (replay) {
+    // The step the run would take with one core per device.
+    const double step_time = replay->stepTime();
+    QString line = tr("Replayed: step %1").arg(duration_text(step_time));
+    if (step_time > 0)
+      line += tr(" · %1 samples/s").arg(count_text(double(replay->batch_size) / step_time));
+    throughput << line;
   }
   if (predicted && prediction_) {
     const bool unit_time = predicted->trace.time_unit == "unit";

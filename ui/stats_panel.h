@@ -1,6 +1,6 @@
 // StatsPanel: the numbers behind the charts. The measured bubble fraction next
-// to the simulated one and the schedule's textbook formula with the current p
-// and m filled in; step time and samples per second; and per device its
+// to the replayed and the simulated one, and the schedule's textbook formula with the current p
+// and m filled in; step time (measured, replayed, predicted) and samples per second; and per device its
 // utilisation (busy share of the run) and peak memory, measured and predicted.
 #pragma once
 
@@ -10,6 +10,7 @@
 
 #include "core/io/experiment.h"
 #include "core/io/experiment_prediction.h"
+#include "ui/replay_updater.h"
 
 class QLabel;
 class QTableWidget;
@@ -26,6 +27,8 @@ class StatsPanel : public QWidget {
 
   void setRunController(RunController* run);
   void setPrediction(std::shared_ptr<const Prediction> prediction, const Experiment& experiment);
+  // The current run's replay (null: none yet).
+  void setReplay(std::shared_ptr<const Replay> replay);
 
   // The texts shown, for tests and exports.
   QString bubbleText() const;
@@ -38,6 +41,7 @@ class StatsPanel : public QWidget {
 
   RunController* run_ = nullptr;
   std::shared_ptr<const Prediction> prediction_;
+  std::shared_ptr<const Replay> replay_;
   Experiment experiment_;
   QLabel* bubble_label_;
   QLabel* formula_label_;

@@ -129,6 +129,13 @@ TimelineChart::TimelineChart(QWidget* parent) : QCustomPlot(parent) {
   });
 }
 
+void TimelineChart::resizeEvent(QResizeEvent* event) {
+  // A chart shown in a splitter is resized to nothing until the splitter lays
+  // it out; drawing it then only makes QCustomPlot warn about an empty buffer.
+  if (event->size().isEmpty()) return;
+  QCustomPlot::resizeEvent(event);
+}
+
 void TimelineChart::setTitle(const QString& title) { title_->setText(title); }
 
 QString TimelineChart::title() const { return title_->text(); }

@@ -54,6 +54,9 @@ class TimelineChart : public QCustomPlot {
   // The user zoomed with the wheel.
   void userZoomed();
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
   void showTooltip(QMouseEvent* event);
   void rebuildLegend();

@@ -21,15 +21,51 @@ namespace {
 constexpr double kMeasuredBubbleMinSeconds = 5e-6;
 constexpr int kBubbleRefreshMs = 250;
 
+// Which charts an arrangement shows.
+struct ShownCharts {
+  bool measured = false;
+  bool replayed = false;
+  bool predicted = false;
+};
+
+ShownCharts shown_charts(TimelineView::Arrangement arrangement) {
+  using A = TimelineView::Arrangement;
+  switch (arrangement) {
+    case A::MeasuredOnly:
+      return {true, false, false};
+    case A::PredictedOnly:
+      return {false, false, true};
+    case A::PredictedUnder:
+    case A::PredictedBeside:
+      return {true, false, true};
+    case A::ReplayedUnder:
+      return {true, true, false};
+    case A::PredictedUnderReplayed:
+      return {false, true, true};
+    case A::AllThree:
+      return {true, true, true};
+  }
+  return {true, false, true};
+}
+
+// Hidden charts have no size in the splitter, and QCustomPlot warns when it
+// draws into an empty buffer; a chart replots itself when it is resized into view.
+void replot_if_shown(TimelineChart* chart) {
+  if (chart->isVisible()) chart->replot(QCustomPlot::rpQueuedReplot);
+}
+
 }  // namespace
 
 TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   measured_ = new TimelineChart(this);
   predicted_ = new TimelineChart(this);
+  replayed_ = new TimelineChart(this);
   measured_->setObjectName(QStringLiteral("measuredTimeline"));
   predicted_->setObjectName(QStringLiteral("predictedTimeline"));
+  replayed_->setObjectName(QStringLiteral("replayedTimeline"));
   measured_->setTitle(tr("Measured: no run yet. Press Run (Space) or Step (→)."));
   predicted_->setTitle(tr("Predicted"));
+  updateReplayedTitle();
 
   arrangement_combo_ = new QComboBox(this);
   arrangement_combo_->addItem(tr("Predicted under measured"),
@@ -38,6 +74,16 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
                               static_cast<int>(Arrangement::PredictedBeside));
   arrangement_combo_->addItem(tr("Measured only"), static_cast<int>(Arrangement::MeasuredOnly));
   arrangement_combo_->addItem(tr("Predicted only"), static_cast<int>(Arrangement::PredictedOnly));
+  arrangement_combo_->addItem(tr("Replayed under measured"),
+                              static_cast<int>(Arrangement::ReplayedUnder));
+  arrangement_combo_->addItem(tr("Predicted under replayed"),
+                              static_cast<int>(Arrangement::PredictedUnderReplayed));
+  arrangement_combo_->addItem(tr("Measured, replayed and predicted"),
+                              static_cast<int>(Arrangement::AllThree));
+  arrangement_combo_->setObjectName(QStringLiteral("timelineShowCombo"));
+  arrangement_combo_->setToolTip(
+      tr("Replayed: the measured op times laid out on the schedule, one core per device; "
+         "compare it with the prediction when the machine has fewer cores than devices"));
   follow_check_ = new QCheckBox(tr("Follow live"), this);
   follow_check_->setChecked(true);
   follow_check_->setToolTip(tr("Keep the newest events in view; dragging the chart turns it off"));
@@ -48,6 +94,7 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
 
   splitter_ = new QSplitter(Qt::Vertical, this);
   splitter_->addWidget(measured_);
+  splitter_->addWidget(replayed_);
   splitter_->addWidget(predicted_);
   splitter_->setChildrenCollapsible(false);
 
@@ -68,9 +115,9 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
     setArrangement(static_cast<Arrangement>(arrangement_combo_->currentData().toInt()));
   });
   connect(fit_button, &QPushButton::clicked, this, [this] {
-    for (TimelineChart* chart : {measured_, predicted_}) {
+    for (TimelineChart* chart : {measured_, replayed_, predicted_}) {
       chart->fitAll();
-      chart->replot(QCustomPlot::rpQueuedReplot);
+      replot_if_shown(chart);
     }
     window_chosen_by_user_ = false;
     follow_window_ = 0;
@@ -102,7 +149,9 @@ void TimelineView::setRunController(RunController* run) {
       refreshMeasuredBubbles();  // the final bubbles, over the whole run
     }
     updateMeasuredTitle();
-    measured_->replot(QCustomPlot::rpQueuedReplot);
+    updateReplayedTitle();
+    replot_if_shown(measured_);
+    replot_if_shown(replayed_);
   });
 }
 
@@ -118,7 +167,7 @@ void TimelineView::setPrediction(std::shared_ptr<const Prediction> prediction,
                              : tr("Predicted: not available until the problems in the panels "
                                   "(marked ⚠) are fixed, e.g. %1")
                                    .arg(first));
-    predicted_->replot(QCustomPlot::rpQueuedReplot);
+    replot_if_shown(predicted_);
     return;
   }
   const SimulationResult& result = prediction->result;
@@ -132,14 +181,54 @@ void TimelineView::setPrediction(std::shared_ptr<const Prediction> prediction,
                                 trace_time_text(result.makespan, unit_time),
                                 percent_text(result.bubble_fraction)));
   predicted_->fitAll();
-  predicted_->replot(QCustomPlot::rpQueuedReplot);
+  replot_if_shown(predicted_);
   // Before a run, the measured chart already shows the rows it will fill.
   planned_rows_.clear();
   for (int device = 0; device < device_count(result.trace); ++device)
     planned_rows_ << QString::fromStdString(device_label(result.trace, device));
   if (!run_ || run_->phase() == RunController::Phase::Idle) {
     measured_->setRowLabels(planned_rows_);
-    measured_->replot(QCustomPlot::rpQueuedReplot);
+    replot_if_shown(measured_);
+  }
+  if (!replay_) {
+    replayed_->setRowLabels(planned_rows_);
+    replot_if_shown(replayed_);
+  }
+}
+
+void TimelineView::setReplay(std::shared_ptr<const Replay> replay) {
+  const bool first_of_run = !replay_ || replay_->result.trace.events.empty();
+  replay_ = std::move(replay);
+  if (replay_ && !replay_->result.trace.events.empty()) {
+    replayed_->showTrace(replay_->result.trace);
+    // Later replays of the same run keep the user's zoom; the window's length barely moves.
+    if (first_of_run) replayed_->fitAll();
+  } else {
+    replayed_->showTrace(Trace{});
+    replayed_->setRowLabels(planned_rows_);
+    replayed_->xAxis->setRange(0, 1);
+  }
+  updateReplayedTitle();
+  replot_if_shown(replayed_);
+}
+
+void TimelineView::updateReplayedTitle() {
+  if (replay_ && replay_->error.isEmpty()) {
+    const QString so_far =
+        replay_->final ? QString() : tr(" · from %1 steps so far").arg(replay_->steps_measured);
+    replayed_->setTitle(
+        tr("Replayed (measured op times on the schedule, one core per device): step %1 · "
+           "bubble %2%3")
+            .arg(duration_text(replay_->stepTime()),
+                 percent_text(replay_->result.bubble_fraction), so_far));
+  } else if (replay_) {
+    replayed_->setTitle(tr("Replayed: not available: %1").arg(replay_->error));
+  } else if (run_ && run_->isActive()) {
+    replayed_->setTitle(tr("Replayed: the measured op times on the schedule, one core per "
+                           "device; shown a few seconds into the run and when it ends"));
+  } else {
+    replayed_->setTitle(tr("Replayed: no run yet. After a run, its measured op times are laid "
+                           "out here on the schedule, one core per device."));
   }
 }
 
@@ -150,7 +239,7 @@ void TimelineView::onTraceReset() {
   if (!window_chosen_by_user_) follow_window_ = 0;
   measured_->xAxis->setRange(0, 1);
   updateMeasuredTitle();
-  measured_->replot(QCustomPlot::rpQueuedReplot);
+  replot_if_shown(measured_);
 }
 
 void TimelineView::onTraceGrew(int first_event) {
@@ -175,14 +264,14 @@ void TimelineView::refreshMeasuredBubbles() {
   bubble_timer_->stop();
   measured_->updateBubbles(run_->trace(), kMeasuredBubbleMinSeconds);
   since_bubbles_.restart();
-  measured_->replot(QCustomPlot::rpQueuedReplot);
+  replot_if_shown(measured_);
 }
 
 void TimelineView::onPlaybackMoved(double time) {
   measured_->setNow(time);
   updateMeasuredTitle();
   if (followLive()) followNow(time);
-  measured_->replot(QCustomPlot::rpQueuedReplot);
+  replot_if_shown(measured_);
 }
 
 void TimelineView::followNow(double time) {
@@ -218,17 +307,20 @@ void TimelineView::setArrangement(Arrangement arrangement) {
   arrangement_ = arrangement;
   const int index = arrangement_combo_->findData(static_cast<int>(arrangement));
   arrangement_combo_->setCurrentIndex(index);
-  const bool show_measured = arrangement != Arrangement::PredictedOnly;
-  const bool show_predicted = arrangement != Arrangement::MeasuredOnly;
-  measured_->setVisible(show_measured);
-  predicted_->setVisible(show_predicted);
-  splitter_->setOrientation(arrangement == Arrangement::PredictedBeside ? Qt::Horizontal
-                                                                        : Qt::Vertical);
+  const ShownCharts shown = shown_charts(arrangement);
+  measured_->setVisible(shown.measured);
+  replayed_->setVisible(shown.replayed);
+  predicted_->setVisible(shown.predicted);
+  splitter_->setOrientation(chartOrientation());
+  // Shown charts share the space evenly (the weights are relative).
+  splitter_->setSizes({shown.measured ? 1000 : 0, shown.replayed ? 1000 : 0,
+                       shown.predicted ? 1000 : 0});
   // One legend is enough: the last chart's.
-  measured_->setLegendShown(!show_predicted);
-  predicted_->setLegendShown(show_predicted);
-  measured_->replot(QCustomPlot::rpQueuedReplot);
-  predicted_->replot(QCustomPlot::rpQueuedReplot);
+  const QList<QCustomPlot*> charts = visibleCharts();
+  for (TimelineChart* chart : {measured_, replayed_, predicted_}) {
+    chart->setLegendShown(chart == charts.last());
+    replot_if_shown(chart);
+  }
 }
 
 void TimelineView::setFollowLive(bool follow) { follow_check_->setChecked(follow); }
@@ -236,9 +328,11 @@ void TimelineView::setFollowLive(bool follow) { follow_check_->setChecked(follow
 bool TimelineView::followLive() const { return follow_check_->isChecked(); }
 
 QList<QCustomPlot*> TimelineView::visibleCharts() const {
+  const ShownCharts shown = shown_charts(arrangement_);
   QList<QCustomPlot*> charts;
-  if (arrangement_ != Arrangement::PredictedOnly) charts << measured_;
-  if (arrangement_ != Arrangement::MeasuredOnly) charts << predicted_;
+  if (shown.measured) charts << measured_;
+  if (shown.replayed) charts << replayed_;
+  if (shown.predicted) charts << predicted_;
   return charts;
 }
 

@@ -1,8 +1,10 @@
-// TimelineView: the measured timeline of the current run and the predicted
-// (simulated) one, under or beside each other, with follow-live mode. The
-// predicted chart follows the editor (it changes as the micro-batch slider
-// moves); the measured one grows as the run controller drains events and is
-// cut at the playback clock.
+// TimelineView: the measured timeline of the current run, the replayed one
+// (the measured op times laid out on the schedule, one core per device) and
+// the predicted (simulated) one, under or beside each other, with follow-live
+// mode. The predicted chart follows the editor (it changes as the micro-batch
+// slider moves); the measured one grows as the run controller drains events
+// and is cut at the playback clock; the replayed one is redrawn whenever the
+// ReplayUpdater has a new replay.
 #pragma once
 
 #include <QElapsedTimer>
@@ -13,6 +15,7 @@
 #include <memory>
 
 #include "core/io/experiment_prediction.h"
+#include "ui/replay_updater.h"
 
 class QCheckBox;
 class QComboBox;
@@ -28,13 +31,23 @@ class TimelineView : public QWidget {
   Q_OBJECT
 
  public:
-  enum class Arrangement { MeasuredOnly, PredictedOnly, PredictedUnder, PredictedBeside };
+  enum class Arrangement {
+    MeasuredOnly,
+    PredictedOnly,
+    PredictedUnder,
+    PredictedBeside,
+    ReplayedUnder,           // replayed under measured
+    PredictedUnderReplayed,  // predicted under replayed
+    AllThree,                // measured, replayed, predicted
+  };
 
   explicit TimelineView(QWidget* parent = nullptr);
 
   void setRunController(RunController* run);
   // A new prediction (null: none, because of `problems`).
   void setPrediction(std::shared_ptr<const Prediction> prediction, const QString& problems = {});
+  // A new replay of the current run (null: none yet).
+  void setReplay(std::shared_ptr<const Replay> replay);
 
   void setArrangement(Arrangement arrangement);
   Arrangement arrangement() const { return arrangement_; }
@@ -43,6 +56,8 @@ class TimelineView : public QWidget {
 
   TimelineChart* measuredChart() const { return measured_; }
   TimelineChart* predictedChart() const { return predicted_; }
+  TimelineChart* replayedChart() const { return replayed_; }
+  QComboBox* arrangementCombo() const { return arrangement_combo_; }
   // The charts on screen, in reading order, and how they are arranged: what
   // an export of "the timeline" draws.
   QList<QCustomPlot*> visibleCharts() const;
@@ -53,12 +68,15 @@ class TimelineView : public QWidget {
   void onTraceGrew(int first_event);
   void onPlaybackMoved(double time);
   void updateMeasuredTitle();
+  void updateReplayedTitle();
   void refreshMeasuredBubbles();
   void followNow(double time);
 
   RunController* run_ = nullptr;
   TimelineChart* measured_;
   TimelineChart* predicted_;
+  TimelineChart* replayed_;
+  std::shared_ptr<const Replay> replay_;
   QSplitter* splitter_;
   QComboBox* arrangement_combo_;
   QCheckBox* follow_check_;

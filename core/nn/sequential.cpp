@@ -1,8 +1,6 @@
 #include "core/nn/sequential.h"
 
 #include <cassert>
-#include <stdexcept>
-#include <string>
 #include <utility>
 
 #include "core/nn/activations.h"
@@ -10,84 +8,34 @@
 #include "core/nn/init.h"
 #include "core/nn/layer_norm.h"
 #include "core/nn/linear.h"
-#include "core/nn/tensor_parallel.h"
+#include "core/nn/stack_layout.h"
 
 namespace pipelab {
 namespace {
 
-std::string layer_name(int index, LayerType type) {
-  return "layer " + std::to_string(index) + " (" + layer_type_name(type) + ")";
-}
-
-bool is_elementwise(LayerType type) {
-  return type == LayerType::Relu || type == LayerType::Gelu || type == LayerType::Tanh ||
-         type == LayerType::Sigmoid || type == LayerType::Dropout;
-}
-
-// The roles of the model's layers, checked against their types. All
-// Replicated without tensor parallelism.
-std::vector<TensorParallelRole> checked_roles(const ModelSpec& model,
-                                              const TensorParallelSetup& tp) {
-  const size_t count = model.layers.size();
-  if (tp.degree < 1)
-    throw std::invalid_argument("parallel.tp must be >= 1, got " + std::to_string(tp.degree));
-  if (tp.shard < 0 || tp.shard >= tp.degree)
-    throw std::invalid_argument("tensor-parallel shard " + std::to_string(tp.shard) +
-                                " is outside [0, " + std::to_string(tp.degree) + ")");
-  if (tp.degree == 1) return std::vector<TensorParallelRole>(count, TensorParallelRole::Replicated);
-  if (tp.roles.size() != count)
-    throw std::invalid_argument("tensor parallelism needs one role per model layer (" +
-                                std::to_string(count) + "), got " +
-                                std::to_string(tp.roles.size()) + "; use tensor_parallel_roles");
-  if (!tp.all_reduce)
-    throw std::invalid_argument("tensor parallelism (tp = " + std::to_string(tp.degree) +
-                                ") needs an all_reduce function");
-  for (size_t i = 0; i < count; ++i) {
-    const LayerType type = model.layers[i].type;
-    const TensorParallelRole role = tp.roles[i];
-    const bool linear_role =
-        role == TensorParallelRole::ColumnParallel || role == TensorParallelRole::RowParallel;
-    if ((linear_role && type != LayerType::Linear) ||
-        (role == TensorParallelRole::Sharded && !is_elementwise(type)))
-      throw std::invalid_argument(
-          layer_name(static_cast<int>(i), type) +
-          " cannot take the tensor-parallel role it was given; use tensor_parallel_roles");
-  }
-  return tp.roles;
-}
-
-// Model layer `index` as shard `tp.shard` holds it: `in` and `out` are the full
-// layer's widths; linears are initialised with their slice of the full weights.
-std::unique_ptr<Layer> build_layer(const LayerSpec& spec, int index, int64_t in, int64_t out,
-                                   TensorParallelRole role, const TensorParallelSetup& tp,
-                                   uint64_t seed, DeviceAllocator* allocator) {
+// One layer as its layout says; linears are initialised with their block of
+// the full layer's weights.
+std::unique_ptr<Layer> build_layer(const LayerLayout& layer, uint64_t seed,
+                                   DeviceAllocator* allocator) {
+  const LayerSpec& spec = layer.spec;
   if (spec.type == LayerType::Linear) {
-    const MatrixSlice w = linear_weight_slice(role, in, out, tp.degree, tp.shard);
-    const MatrixSlice b = linear_bias_slice(role, out, tp.degree, tp.shard);
     // A row-parallel shard adds the bias once, after the all-reduce.
-    auto linear = std::make_unique<LinearLayer>(index, w.rows, w.cols, spec.bias, allocator,
-                                                role != TensorParallelRole::RowParallel);
-    init_linear_weight(linear->weight(), seed, index, in, out, w.row_begin, w.col_begin);
-    if (spec.bias) init_linear_bias(linear->bias(), seed, index, in, out, b.col_begin);
+    auto linear = std::make_unique<LinearLayer>(layer.index, layer.in, layer.out, spec.bias,
+                                                allocator,
+                                                layer.role != TensorParallelRole::RowParallel);
+    init_linear_weight(linear->weight(), seed, layer.index, layer.full_in, layer.full_out,
+                       layer.weight.row_begin, layer.weight.col_begin);
+    if (spec.bias)
+      init_linear_bias(linear->bias(), seed, layer.index, layer.full_in, layer.full_out,
+                       layer.bias.col_begin);
     return linear;
   }
-  // Between a column- and a row-parallel linear, elementwise layers see this
-  // shard's features [offset, offset + local).
-  int64_t local = out;
-  int64_t offset = 0;
-  if (role == TensorParallelRole::Sharded) {
-    if (out % tp.degree != 0)
-      throw std::invalid_argument("tp = " + std::to_string(tp.degree) +
-                                  " does not divide the width " + std::to_string(out) + " of " +
-                                  layer_name(index, spec.type));
-    local = out / tp.degree;
-    offset = local * tp.shard;
-  }
   if (spec.type == LayerType::LayerNorm)
-    return std::make_unique<LayerNormLayer>(index, local, allocator);
+    return std::make_unique<LayerNormLayer>(layer.index, layer.out, allocator);
   if (spec.type == LayerType::Dropout)
-    return std::make_unique<DropoutLayer>(index, local, spec.p, seed, allocator, offset);
-  return make_activation_layer(spec.type, index, local, allocator);
+    return std::make_unique<DropoutLayer>(layer.index, layer.out, spec.p, seed, allocator,
+                                          layer.feature_offset);
+  return make_activation_layer(spec.type, layer.index, layer.out, allocator);
 }
 
 }  // namespace
@@ -102,44 +50,14 @@ int64_t StageActivations::bytes() const {
 Sequential::Sequential(const ModelSpec& model, int begin, int end, uint64_t seed,
                        DeviceAllocator* allocator, TensorParallelSetup tensor_parallel)
     : begin_(begin) {
-  const int count = static_cast<int>(model.layers.size());
-  if (begin < 0 || begin >= end || end > count)
-    throw std::invalid_argument(
-        "stage layer range [" + std::to_string(begin) + ", " + std::to_string(end) +
-        ") must be non-empty and inside the model's " + std::to_string(count) + " layers");
-  for (int64_t dim : model.input)
-    if (dim <= 0)
-      throw std::invalid_argument("model.input dimensions must be > 0, got " + std::to_string(dim));
-  int64_t width = pipelab::input_features(model);
-  if (width <= 0)
-    throw std::invalid_argument(
-        "model.input is empty; give the per-sample input shape, e.g. [784]");
-
-  const std::vector<TensorParallelRole> model_roles = checked_roles(model, tensor_parallel);
+  const std::vector<LayerLayout> layout =
+      stack_layout(model, begin, end,
+                   {tensor_parallel.degree, tensor_parallel.shard, tensor_parallel.roles,
+                    static_cast<bool>(tensor_parallel.all_reduce)});
   all_reduce_ = std::move(tensor_parallel.all_reduce);
-
-  // Widths follow from the input through every layer before the stage too.
-  for (int i = 0; i < end; ++i) {
-    const LayerSpec& spec = model.layers[i];
-    const TensorParallelRole role = model_roles[i];
-    const int64_t in = width;
-    if (spec.type == LayerType::Linear) {
-      if (spec.out <= 0)
-        throw std::invalid_argument(layer_name(i, spec.type) + ": out must be > 0, got " +
-                                    std::to_string(spec.out));
-      width = spec.out;
-    }
-    if (i < begin) continue;
-
-    std::unique_ptr<Layer> layer =
-        build_layer(spec, i, in, width, role, tensor_parallel, seed, allocator);
-    if (!layers_.empty() && layer->in_features() != layers_.back()->out_features())
-      throw std::invalid_argument(
-          layer_name(i, spec.type) + " takes " + std::to_string(layer->in_features()) +
-          " features per shard but receives " + std::to_string(layers_.back()->out_features()) +
-          ": the tensor-parallel roles do not pair up; use tensor_parallel_roles");
-    layers_.push_back(std::move(layer));
-    roles_.push_back(role);
+  for (const LayerLayout& layer : layout) {
+    layers_.push_back(build_layer(layer, seed, allocator));
+    roles_.push_back(layer.role);
   }
 }
 

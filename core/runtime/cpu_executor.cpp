@@ -10,9 +10,7 @@ namespace pipelab {
 
 CpuExecutor::CpuExecutor(const Experiment& experiment, EventSink& sink,
                          const ExecutorOptions& options)
-    : experiment_(experiment), sink_(sink), options_(options) {
-  check_experiment(experiment_);
-  total_steps_ = run_steps(experiment_, options_);
+    : ThreadedExecutor(experiment, sink, options) {
   const ParallelPlan& plan = experiment_.parallel;
   const int devices = plan.devices();
   set_blas_threads(1);  // one core per device thread: timings mean something
@@ -27,7 +25,6 @@ CpuExecutor::CpuExecutor(const Experiment& experiment, EventSink& sink,
     throw ExperimentError(error.what());
   }
 
-  control_ = std::make_unique<RunControl>(devices);
   for (int d = 0; d < devices; ++d) {
     allocators_.push_back(std::make_unique<DeviceAllocator>(d));
     allocators_.back()->set_listener([this, d](const MemoryBytes& bytes) {
@@ -81,113 +78,22 @@ void CpuExecutor::make_parameter_servers() {
   }
 }
 
-CpuExecutor::~CpuExecutor() {
-  if (control_) control_->stop();
-  join_and_release();
-}
+CpuExecutor::~CpuExecutor() { stop_and_join(); }
 
-bool CpuExecutor::terminal_locked() const {
-  return state_ == RunState::Finished || state_ == RunState::Stopped || state_ == RunState::Failed;
-}
-
-void CpuExecutor::launch_locked() {
+std::string CpuExecutor::launch_message() const {
   const ParallelPlan& plan = experiment_.parallel;
-  clock_.start();
-  state_ = RunState::Running;
-  sink_.add_message("cpu backend: " + std::to_string(device_count()) + " device threads (dp " +
-                    std::to_string(plan.dp) + " x tp " + std::to_string(plan.tp) + " x pp " +
-                    std::to_string(plan.pp) + "), schedule " + schedule_name(plan.schedule) + ", " +
-                    std::to_string(total_steps_) + " steps of " +
-                    std::to_string(experiment_.training.batch_size) + " samples");
-  std::lock_guard<std::mutex> join_lock(join_mutex_);
-  for (auto& worker : workers_)
-    threads_.emplace_back([this, raw = worker.get()] {
-      raw->run();
-      worker_exited();
-    });
+  return "cpu backend: " + std::to_string(device_count()) + " device threads (dp " +
+         std::to_string(plan.dp) + " x tp " + std::to_string(plan.tp) + " x pp " +
+         std::to_string(plan.pp) + "), schedule " + schedule_name(plan.schedule) + ", " +
+         std::to_string(total_steps_) + " steps of " +
+         std::to_string(experiment_.training.batch_size) + " samples";
 }
 
-void CpuExecutor::start() {
-  std::lock_guard<std::mutex> lock(state_mutex_);
-  if (state_ != RunState::Ready) return;
-  if (options_.start_paused) control_->hold();
-  launch_locked();
-}
+void CpuExecutor::run_worker(int device) { workers_[device]->run(); }
 
-void CpuExecutor::pause() {
-  std::lock_guard<std::mutex> lock(state_mutex_);
-  if (state_ == RunState::Running) control_->hold();
-}
-
-void CpuExecutor::resume() {
-  std::lock_guard<std::mutex> lock(state_mutex_);
-  if (state_ == RunState::Running) control_->release();
-}
-
-void CpuExecutor::step() {
-  std::lock_guard<std::mutex> lock(state_mutex_);
-  if (terminal_locked()) return;
-  const int next = recorder_->steps_done();
-  if (next >= total_steps_)
-    control_->release();
-  else
-    control_->hold_at(program_->positions_after_step(next));
-  if (state_ == RunState::Ready) launch_locked();
-}
-
-void CpuExecutor::stop() {
-  control_->stop();
-  join_and_release();
-  std::lock_guard<std::mutex> lock(state_mutex_);
-  if (!terminal_locked()) {
-    state_ = RunState::Stopped;
-    state_changed_.notify_all();
-  }
-}
-
-void CpuExecutor::wait() {
-  {
-    std::unique_lock<std::mutex> lock(state_mutex_);
-    if (state_ == RunState::Ready) return;
-    state_changed_.wait(lock, [&] { return terminal_locked(); });
-  }
-  join_and_release();
-}
-
-void CpuExecutor::join_and_release() {
-  std::lock_guard<std::mutex> lock(join_mutex_);
-  for (std::thread& thread : threads_)
-    if (thread.joinable()) thread.join();
-  // Nothing runs now (a finished run holds nothing in flight anyway).
+void CpuExecutor::release_in_flight() {
   for (auto& worker : workers_) worker->drop_in_flight();
   for (auto& mailbox : mailboxes_) mailbox->clear();
-}
-
-void CpuExecutor::worker_exited() {
-  std::lock_guard<std::mutex> lock(state_mutex_);
-  if (++workers_exited_ < device_count()) return;
-  if (!error_.empty()) {
-    state_ = RunState::Failed;
-  } else if (control_->stopping()) {
-    state_ = RunState::Stopped;
-    sink_.add_message("stopped after " + std::to_string(recorder_->steps_done()) + " of " +
-                      std::to_string(total_steps_) + " steps");
-  } else {
-    state_ = RunState::Finished;
-    sink_.add_message("finished " + std::to_string(total_steps_) + " steps in " +
-                      seconds_text(clock_.now()));
-  }
-  state_changed_.notify_all();
-}
-
-void CpuExecutor::fail(const std::string& message) {
-  {
-    std::lock_guard<std::mutex> lock(state_mutex_);
-    if (!error_.empty() || terminal_locked()) return;
-    error_ = message;
-  }
-  sink_.add_message("error: " + message);
-  control_->stop();
 }
 
 void CpuExecutor::evaluate_after(int step) {
@@ -199,20 +105,5 @@ void CpuExecutor::evaluate_after(int step) {
   }
   recorder_->validation(step, evaluator_->evaluate());
 }
-
-RunState CpuExecutor::state() const {
-  std::lock_guard<std::mutex> lock(state_mutex_);
-  if (state_ == RunState::Running && control_->holding() && control_->all_idle())
-    return RunState::Paused;
-  return state_;
-}
-
-std::string CpuExecutor::error() const {
-  std::lock_guard<std::mutex> lock(state_mutex_);
-  return error_;
-}
-
-int CpuExecutor::steps_done() const { return recorder_->steps_done(); }
-int CpuExecutor::steps_total() const { return total_steps_; }
 
 }  // namespace pipelab

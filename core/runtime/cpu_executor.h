@@ -23,70 +23,40 @@
 // replica 0 into a whole model and runs the validation set.
 #pragma once
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/runtime/channel.h"
 #include "core/runtime/device_worker.h"
 #include "core/runtime/evaluation.h"
-#include "core/runtime/executor.h"
 #include "core/runtime/parameter_server.h"
 #include "core/runtime/rendezvous.h"
-#include "core/runtime/run_clock.h"
-#include "core/runtime/run_control.h"
-#include "core/runtime/run_recorder.h"
+#include "core/runtime/threaded_executor.h"
 #include "core/runtime/training_data.h"
-#include "core/runtime/training_program.h"
 
 namespace pipelab {
 
-class CpuExecutor : public Executor {
+// The run's life cycle (start, pause, step, stop, state, ...) is
+// ThreadedExecutor's; this class builds the CPU devices and their workers.
+class CpuExecutor : public ThreadedExecutor {
  public:
   // Loads the data and builds every device's stages. Throws ExperimentError
   // (an experiment that does not validate or cannot be split) or DataError.
   CpuExecutor(const Experiment& experiment, EventSink& sink, const ExecutorOptions& options = {});
   ~CpuExecutor() override;  // stops and joins every worker
 
-  void start() override;
-  void pause() override;
-  void resume() override;
-  void step() override;
-  void stop() override;
-  // Returns at once when the run was never started.
-  void wait() override;
-  RunState state() const override;
-  std::string error() const override;
-  int steps_done() const override;
-  int steps_total() const override;
-
   // For tests and tools.
-  int device_count() const { return static_cast<int>(workers_.size()); }
-  const TrainingProgram& program() const { return *program_; }
   const std::vector<StageProfile>& stage_profiles() const { return profiles_; }
   const DeviceAllocator& allocator(int device) const { return *allocators_[device]; }
   const TrainingData& data() const { return *data_; }
 
  private:
+  void run_worker(int device) override;
+  void release_in_flight() override;
+  std::string launch_message() const override;
   void make_parameter_servers();
-  void launch_locked();
-  void worker_exited();
-  // Joins every worker, then frees what in-flight micro-batches and undelivered
-  // messages held (memory returns to weights, gradients and optimizer state).
-  void join_and_release();
-  void fail(const std::string& message);
   void evaluate_after(int step);
-  bool terminal_locked() const;
-
-  Experiment experiment_;
-  EventSink& sink_;
-  ExecutorOptions options_;
-  int total_steps_ = 0;
-  RunClock clock_;
-  std::unique_ptr<RunControl> control_;
 
   // Declared before everything that holds device memory: destroyed last.
   std::vector<std::unique_ptr<DeviceAllocator>> allocators_;
@@ -96,23 +66,12 @@ class CpuExecutor : public Executor {
   std::vector<StageProfile> profiles_;
   std::vector<LayerRange> stage_ranges_;
   std::vector<TensorParallelRole> tp_roles_;
-  std::unique_ptr<TrainingProgram> program_;
-  std::unique_ptr<RunRecorder> recorder_;
   std::unique_ptr<Rendezvous> rendezvous_;
   std::vector<MeetingPoint> meeting_points_;
   std::unique_ptr<Evaluator> evaluator_;
   std::vector<std::unique_ptr<ParameterServer>> servers_;
   std::unique_ptr<WorkerShared> shared_;
   std::vector<std::unique_ptr<DeviceWorker>> workers_;
-
-  mutable std::mutex state_mutex_;
-  std::condition_variable state_changed_;
-  RunState state_ = RunState::Ready;
-  std::string error_;
-  int workers_exited_ = 0;
-
-  std::mutex join_mutex_;
-  std::vector<std::thread> threads_;
 };
 
 }  // namespace pipelab

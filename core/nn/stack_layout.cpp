@@ -1,0 +1,123 @@
+#include "core/nn/stack_layout.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace pipelab {
+namespace {
+
+std::string layer_name(int index, LayerType type) {
+  return "layer " + std::to_string(index) + " (" + layer_type_name(type) + ")";
+}
+
+bool is_elementwise(LayerType type) {
+  return type == LayerType::Relu || type == LayerType::Gelu || type == LayerType::Tanh ||
+         type == LayerType::Sigmoid || type == LayerType::Dropout;
+}
+
+// The roles of the model's layers, checked against their types. All
+// Replicated without tensor parallelism.
+std::vector<TensorParallelRole> checked_roles(const ModelSpec& model,
+                                              const TensorParallelShard& tp) {
+  const size_t count = model.layers.size();
+  if (tp.degree < 1)
+    throw std::invalid_argument("parallel.tp must be >= 1, got " + std::to_string(tp.degree));
+  if (tp.shard < 0 || tp.shard >= tp.degree)
+    throw std::invalid_argument("tensor-parallel shard " + std::to_string(tp.shard) +
+                                " is outside [0, " + std::to_string(tp.degree) + ")");
+  if (tp.degree == 1) return std::vector<TensorParallelRole>(count, TensorParallelRole::Replicated);
+  if (tp.roles.size() != count)
+    throw std::invalid_argument("tensor parallelism needs one role per model layer (" +
+                                std::to_string(count) + "), got " +
+                                std::to_string(tp.roles.size()) + "; use tensor_parallel_roles");
+  if (!tp.has_all_reduce)
+    throw std::invalid_argument("tensor parallelism (tp = " + std::to_string(tp.degree) +
+                                ") needs an all_reduce function");
+  for (size_t i = 0; i < count; ++i) {
+    const LayerType type = model.layers[i].type;
+    const TensorParallelRole role = tp.roles[i];
+    const bool linear_role =
+        role == TensorParallelRole::ColumnParallel || role == TensorParallelRole::RowParallel;
+    if ((linear_role && type != LayerType::Linear) ||
+        (role == TensorParallelRole::Sharded && !is_elementwise(type)))
+      throw std::invalid_argument(
+          layer_name(static_cast<int>(i), type) +
+          " cannot take the tensor-parallel role it was given; use tensor_parallel_roles");
+  }
+  return {tp.roles.begin(), tp.roles.end()};
+}
+
+// Fills in the shard's widths, weight blocks and feature offset of `layer`,
+// whose full widths and role are set.
+void place_on_shard(LayerLayout& layer, const TensorParallelShard& tp) {
+  if (layer.spec.type == LayerType::Linear) {
+    layer.weight =
+        linear_weight_slice(layer.role, layer.full_in, layer.full_out, tp.degree, tp.shard);
+    layer.bias = linear_bias_slice(layer.role, layer.full_out, tp.degree, tp.shard);
+    layer.in = layer.weight.rows;
+    layer.out = layer.weight.cols;
+    return;
+  }
+  // Between a column- and a row-parallel linear, elementwise layers see this
+  // shard's features [offset, offset + local).
+  layer.in = layer.out = layer.full_out;
+  if (layer.role == TensorParallelRole::Sharded) {
+    if (layer.full_out % tp.degree != 0)
+      throw std::invalid_argument("tp = " + std::to_string(tp.degree) +
+                                  " does not divide the width " + std::to_string(layer.full_out) +
+                                  " of " + layer_name(layer.index, layer.spec.type));
+    layer.in = layer.out = layer.full_out / tp.degree;
+    layer.feature_offset = layer.out * tp.shard;
+  }
+}
+
+}  // namespace
+
+std::vector<LayerLayout> stack_layout(const ModelSpec& model, int begin, int end,
+                                      const TensorParallelShard& tp) {
+  const int count = static_cast<int>(model.layers.size());
+  if (begin < 0 || begin >= end || end > count)
+    throw std::invalid_argument(
+        "stage layer range [" + std::to_string(begin) + ", " + std::to_string(end) +
+        ") must be non-empty and inside the model's " + std::to_string(count) + " layers");
+  for (int64_t dim : model.input)
+    if (dim <= 0)
+      throw std::invalid_argument("model.input dimensions must be > 0, got " + std::to_string(dim));
+  int64_t width = input_features(model);
+  if (width <= 0)
+    throw std::invalid_argument(
+        "model.input is empty; give the per-sample input shape, e.g. [784]");
+
+  const std::vector<TensorParallelRole> roles = checked_roles(model, tp);
+
+  std::vector<LayerLayout> layout;
+  // Widths follow from the input through every layer before the stage too.
+  for (int i = 0; i < end; ++i) {
+    const LayerSpec& spec = model.layers[i];
+    const int64_t in = width;
+    if (spec.type == LayerType::Linear) {
+      if (spec.out <= 0)
+        throw std::invalid_argument(layer_name(i, spec.type) + ": out must be > 0, got " +
+                                    std::to_string(spec.out));
+      width = spec.out;
+    }
+    if (i < begin) continue;
+
+    LayerLayout layer;
+    layer.index = i;
+    layer.spec = spec;
+    layer.role = roles[i];
+    layer.full_in = in;
+    layer.full_out = width;
+    place_on_shard(layer, tp);
+    if (!layout.empty() && layer.in != layout.back().out)
+      throw std::invalid_argument(
+          layer_name(i, spec.type) + " takes " + std::to_string(layer.in) +
+          " features per shard but receives " + std::to_string(layout.back().out) +
+          ": the tensor-parallel roles do not pair up; use tensor_parallel_roles");
+    layout.push_back(layer);
+  }
+  return layout;
+}
+
+}  // namespace pipelab

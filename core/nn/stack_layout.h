@@ -1,0 +1,58 @@
+// StackLayout: what each layer of one pipeline stage's slice of a model is on
+// one tensor-parallel shard: its type, role, the shard's and the full layer's
+// widths, a linear's block of the full weights, and the first feature an
+// elementwise layer sees. Worked out and validated once, here, so the CPU
+// Sequential (sequential.h) and the GPU's GpuSequential build the same stack
+// and reject the same models with the same messages; they only allocate.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/model/model_spec.h"
+#include "core/nn/tensor_parallel.h"
+#include "core/plan/stage_profile.h"
+
+namespace pipelab {
+
+// The backend-neutral part of a tensor-parallel setup (TensorParallelSetup in
+// sequential.h without its all-reduce function).
+struct TensorParallelShard {
+  int degree = 1;  // tp; 1 = no tensor parallelism
+  int shard = 0;   // this shard, in [0, degree)
+  // One role per model layer; ignored when degree == 1. A view: the caller's
+  // vector must outlive the call to stack_layout.
+  std::span<const TensorParallelRole> roles;
+  bool has_all_reduce = false;  // whether the backend supplied its all-reduce
+};
+
+// One layer of a stage as one shard holds it.
+struct LayerLayout {
+  int index = 0;  // in the model
+  LayerSpec spec;
+  TensorParallelRole role = TensorParallelRole::Replicated;
+  int64_t full_in = 0;   // the whole layer's input width
+  int64_t full_out = 0;  // the whole layer's output width
+  int64_t in = 0;        // this shard's input width
+  int64_t out = 0;       // this shard's output width
+  // Linear only: this shard's block of the full [full_in, full_out] weight and
+  // of the full [1, full_out] bias (init.h keys initial values by position in
+  // the full layer, so the blocks say what to initialise).
+  MatrixSlice weight;
+  MatrixSlice bias;
+  // Elementwise under Sharded: this shard sees features [offset, offset + out)
+  // of the full layer (dropout's mask is keyed by the full feature index).
+  int64_t feature_offset = 0;
+};
+
+// The layers [begin, end) of `model` on shard `tp.shard`, in order. Throws
+// std::invalid_argument naming the field when the stack cannot be built: a
+// range outside the layer list, an empty or non-positive input shape, a linear
+// with out <= 0, or a tensor-parallel setup that does not fit (roles of the
+// wrong size or kind, a width tp does not divide, roles that do not pair up, a
+// missing all-reduce).
+std::vector<LayerLayout> stack_layout(const ModelSpec& model, int begin, int end,
+                                      const TensorParallelShard& tp);
+
+}  // namespace pipelab

@@ -1,0 +1,136 @@
+#include "ui/replay_updater.h"
+
+#include <QtConcurrent/QtConcurrentRun>
+#include <exception>
+
+#include "core/io/experiment.h"
+#include "core/io/experiment_prediction.h"
+#include "core/runtime/replay.h"
+#include "ui/run_controller.h"
+
+namespace pipelab {
+
+// What a worker needs: copies, so the run may go on (or be reset) meanwhile.
+struct ReplayUpdater::Job {
+  Experiment experiment;  // the one the run started with
+  Trace measured;         // events and devices only
+  int steps_measured = 0;
+  bool final = false;
+};
+
+ReplayUpdater::ReplayUpdater(QObject* parent) : QObject(parent) {
+  live_timer_.setSingleShot(true);
+  live_timer_.setInterval(kLiveIntervalMs);
+  connect(&live_timer_, &QTimer::timeout, this, &ReplayUpdater::requestLive);
+  connect(&watcher_, &QFutureWatcher<std::shared_ptr<const Replay>>::finished, this,
+          &ReplayUpdater::onJobFinished);
+}
+
+ReplayUpdater::~ReplayUpdater() {
+  if (watcher_.isRunning()) watcher_.waitForFinished();
+}
+
+void ReplayUpdater::setRunController(RunController* run) {
+  run_ = run;
+  connect(run_, &RunController::traceReset, this, &ReplayUpdater::onTraceReset);
+  connect(run_, &RunController::phaseChanged, this, &ReplayUpdater::onPhaseChanged);
+  connect(run_, &RunController::traceGrew, this, [this] {
+    if (run_->isActive() && !live_timer_.isActive()) live_timer_.start();
+  });
+}
+
+void ReplayUpdater::onTraceReset() {
+  ++generation_;  // a job still in flight belongs to the old run
+  live_timer_.stop();
+  pending_final_ = false;
+  events_replayed_ = 0;
+  replay_.reset();
+  emit updated();
+}
+
+void ReplayUpdater::onPhaseChanged() {
+  if (run_->isActive() || run_->phase() == RunController::Phase::Idle) return;
+  live_timer_.stop();
+  if (run_->trace().events.empty()) return;  // stopped before the first op
+  if (computing_) {
+    pending_final_ = true;  // replayed once the live job is done
+    return;
+  }
+  startJob(true);
+}
+
+void ReplayUpdater::requestLive() {
+  if (!run_ || !run_->isActive() || computing_) return;
+  // A replay needs at least one whole step, and something new since the last.
+  const Trace& trace = run_->trace();
+  if (trace.steps.empty() || static_cast<int>(trace.events.size()) == events_replayed_) return;
+  startJob(false);
+}
+
+ReplayUpdater::Job ReplayUpdater::makeJob(bool final) const {
+  Job job;
+  job.experiment = run_->experiment();
+  const Trace& trace = run_->trace();
+  job.measured.source = trace.source;
+  job.measured.time_unit = trace.time_unit;
+  job.measured.schedule = trace.schedule;
+  job.measured.devices = trace.devices;
+  job.measured.events = trace.events;
+  job.steps_measured = static_cast<int>(trace.steps.size());
+  job.final = final;
+  return job;
+}
+
+void ReplayUpdater::startJob(bool final) {
+  Job job = makeJob(final);
+  events_replayed_ = static_cast<int>(job.measured.events.size());
+  job_generation_ = generation_;
+  computing_ = true;
+  watcher_.setFuture(
+      QtConcurrent::run([job = std::move(job)] { return computeReplay(job); }));
+}
+
+void ReplayUpdater::onJobFinished() {
+  computing_ = false;
+  if (job_generation_ == generation_) {
+    replay_ = watcher_.result();
+    emit updated();
+  }
+  if (pending_final_) {
+    pending_final_ = false;
+    startJob(true);
+  }
+}
+
+void ReplayUpdater::updateNow() {
+  if (!run_ || run_->trace().events.empty()) return;
+  if (watcher_.isRunning()) watcher_.waitForFinished();
+  computing_ = false;
+  pending_final_ = false;
+  ++generation_;  // whatever was in flight is superseded by this result
+  replay_ = computeReplay(makeJob(!run_->isActive()));
+  events_replayed_ = static_cast<int>(run_->trace().events.size());
+  emit updated();
+}
+
+std::shared_ptr<const Replay> ReplayUpdater::computeReplay(const Job& job) {
+  auto replay = std::make_shared<Replay>();
+  replay->steps_measured = job.steps_measured;
+  replay->batch_size = job.experiment.training.batch_size;
+  replay->final = job.final;
+  try {
+    // Unmeasured ops fall back to a device profile: measured times are
+    // seconds, so abstract unit costs would not mix with them.
+    Experiment experiment = job.experiment;
+    if (experiment.simulation.profile == "unit") experiment.simulation.profile = "cpu-core";
+    const Prediction prediction = predict_experiment(experiment);
+    replay->window_steps = std::max(1, prediction.schedule.steps);
+    replay->result = replay_measured(prediction.schedule, job.measured, prediction.cost);
+    replay->result.trace.source = "replayed";
+  } catch (const std::exception& e) {
+    replay->error = QString::fromStdString(e.what());
+  }
+  return replay;
+}
+
+}  // namespace pipelab

@@ -1,0 +1,83 @@
+// ReplayUpdater: keeps the replayed timeline of the current run: the measured
+// op durations laid out on the schedule's dependencies by the simulator (see
+// core/runtime/replay.h), one core per device. On a laptop with fewer cores
+// than virtual devices this is the shape to compare with the prediction.
+//
+// It replays on a worker thread when a run finishes, stops or fails, and
+// every few seconds while a long run records (the events so far). The
+// schedule comes from the experiment the run started with, not later edits.
+#pragma once
+
+#include <QFutureWatcher>
+#include <QObject>
+#include <QString>
+#include <QTimer>
+#include <algorithm>
+#include <memory>
+
+#include "core/sim/simulator.h"
+#include "core/trace/trace_events.h"
+
+namespace pipelab {
+
+class RunController;
+
+// One replay: the simulated result and what it says per training step.
+struct Replay {
+  SimulationResult result;  // result.trace.source == "replayed", seconds
+  int window_steps = 1;     // training steps the replayed window holds
+  int steps_measured = 0;   // measured steps the durations were averaged over
+  int batch_size = 0;       // samples per training step
+  bool final = false;       // the run had ended (no newer replay will come)
+  QString error;            // why there is no result (result is then empty)
+
+  double stepTime() const { return result.makespan / std::max(1, window_steps); }
+};
+
+class ReplayUpdater : public QObject {
+  Q_OBJECT
+
+ public:
+  static constexpr int kLiveIntervalMs = 3000;
+
+  explicit ReplayUpdater(QObject* parent = nullptr);
+  ~ReplayUpdater() override;
+
+  void setRunController(RunController* run);
+  // How long a run records between live replays (tests shorten it).
+  void setLiveInterval(int ms) { live_timer_.setInterval(ms); }
+
+  // The latest replay of the current run; null before one is ready.
+  std::shared_ptr<const Replay> replay() const { return replay_; }
+  // A replay is being computed on the worker thread.
+  bool isComputing() const { return computing_; }
+
+  // Replays the run's trace now, on the calling thread (headless exports).
+  void updateNow();
+
+ signals:
+  // replay() changed (a new result, or none after a reset).
+  void updated();
+
+ private:
+  struct Job;
+  void onTraceReset();
+  void onPhaseChanged();
+  void requestLive();
+  void startJob(bool final);
+  void onJobFinished();
+  Job makeJob(bool final) const;
+  static std::shared_ptr<const Replay> computeReplay(const Job& job);
+
+  RunController* run_ = nullptr;
+  std::shared_ptr<const Replay> replay_;
+  QFutureWatcher<std::shared_ptr<const Replay>> watcher_;
+  int generation_ = 0;           // bumped by each reset: drops stale results
+  int job_generation_ = 0;       // the generation of the job in flight
+  bool computing_ = false;       // a job was started and its result not yet taken
+  bool pending_final_ = false;   // the run ended while a live job was in flight
+  int events_replayed_ = 0;      // trace events the newest job saw
+  QTimer live_timer_;            // debounces replays during a run
+};
+
+}  // namespace pipelab
