@@ -22,6 +22,7 @@ DataShape data_source_shape(const DataSpec& data) {
   if (source == "mnist" || source == "fashion-mnist") return {28 * 28, 10};
   if (source == "spiral") return {2, data.classes};
   if (source == "moons" || source == "circles" || source == "xor") return {2, 2};
+  if (source == "teacher" && data.classes == 0) return {data.features, 1};  // regression
   if (source == "blobs" || source == "teacher") return {data.features, data.classes};
   return {0, 0};  // idx, csv, or an unknown name (reported by validation)
 }

@@ -70,7 +70,13 @@ void check_data(const DataSpec& data, const ModelSpec& model, bool model_ok, Pro
   } else {
     check_at_least(problems, "data.samples", data.samples, 1);
     check_non_negative(problems, "data.noise", data.noise);
-    if (data.source == "spiral" || data.source == "blobs" || data.source == "teacher")
+    // teacher with classes = 0 is a regression set (one target per sample).
+    const bool teacher_regression = data.source == "teacher" && data.classes == 0;
+    if (teacher_regression && model.loss != LossType::Mse)
+      problems.push_back("data.classes = 0 makes 'teacher' a regression set (one target per sample); "
+                         "it needs model.loss = mse, or set data.classes >= 2");
+    if ((data.source == "spiral" || data.source == "blobs" || data.source == "teacher") &&
+        !teacher_regression)
       check_at_least(problems, "data.classes", data.classes, 2);
     if (data.source == "blobs" || data.source == "teacher")
       check_at_least(problems, "data.features", data.features, 1);
@@ -87,7 +93,8 @@ void check_data(const DataSpec& data, const ModelSpec& model, bool model_ok, Pro
   if (shape.classes > 0 && output_features(model) != shape.classes)
     problems.push_back("the model outputs " + std::to_string(output_features(model)) +
                        " values but data.source '" + data.source + "' has " + std::to_string(shape.classes) +
-                       " classes; set the last linear layer's out to " + std::to_string(shape.classes));
+                       (data.classes == 0 ? " target" : " classes") + "; set the last linear layer's out to " +
+                       std::to_string(shape.classes));
 }
 
 void check_training(const TrainingSpec& training, Problems& problems) {

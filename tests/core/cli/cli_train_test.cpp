@@ -103,6 +103,27 @@ TEST_F(CliTrain, CudaWithoutAGpuIsAUserError) {
   EXPECT_NE(result.err.find("backend.type = cpu"), std::string::npos) << result.err;
 }
 
+TEST_F(CliTrain, TeacherRegressionTrainsWithMse) {
+  std::ofstream(path("regression.json"))
+      << R"({"model": {"input": [8], "layers": [{"type": "linear", "out": 16}, {"type": "tanh"},
+                                              {"type": "linear", "out": 1}], "loss": "mse"},
+             "data": {"source": "teacher", "features": 8, "classes": 0, "samples": 512},
+             "training": {"batch_size": 32, "steps": 30, "optimizer": {"type": "adam", "lr": 0.01}},
+             "parallel": {"pp": 2, "microbatches": 2}})";
+  const auto result = run({"train", "--config", path("regression.json"), "--quiet"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  const auto& loss = json["loss"];
+  ASSERT_EQ(loss.size(), 30u);
+  EXPECT_LT(loss.back().get<double>(), loss.front().get<double>());
+  EXPECT_TRUE(json["val_accuracy"].is_null());  // no classes, no accuracy
+
+  const auto wrong_loss = run({"train", "--config", path("regression.json"), "--set",
+                               "model.loss=cross_entropy"});
+  EXPECT_EQ(wrong_loss.code, 2);
+  EXPECT_NE(wrong_loss.err.find("needs model.loss = mse"), std::string::npos) << wrong_loss.err;
+}
+
 TEST_F(CliTrain, NeedsAConfig) {
   const auto result = run({"train"});
   EXPECT_EQ(result.code, 2);

@@ -72,6 +72,9 @@ struct BadCsv {
   int label_column = 0;
 };
 
+// Names the case in test listings (gtest would print its raw bytes).
+void PrintTo(const BadCsv& c, std::ostream* out) { *out << c.name; }
+
 class MalformedCsv : public ::testing::TestWithParam<BadCsv> {};
 
 TEST_P(MalformedCsv, ThrowsOneLineNamingFileAndProblem) {

@@ -25,6 +25,9 @@ struct GeneratorCase {
   int expected_features;
 };
 
+// Names the case in test listings (gtest would print its raw bytes).
+void PrintTo(const GeneratorCase& c, std::ostream* out) { *out << c.source; }
+
 class EverySyntheticSet : public ::testing::TestWithParam<GeneratorCase> {};
 
 TEST_P(EverySyntheticSet, HasTheRightShapeAndLabels) {
