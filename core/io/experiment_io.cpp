@@ -17,8 +17,9 @@ Json parse_json_text(const std::string& json_text) {
   try {
     // Comments are allowed so users can annotate their files (saving drops them).
     return Json::parse(json_text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
-  } catch (const Json::parse_error& error) {
-    // what() is "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
+  } catch (const Json::exception& error) {
+    // Parse errors and numbers out of range (1e400) alike. what() is
+    // "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
     std::string message = error.what();
     const size_t tag_end = message.find("] ");
     if (message.rfind("[json.exception", 0) == 0 && tag_end != std::string::npos) message.erase(0, tag_end + 2);
@@ -120,6 +121,8 @@ Json& find_override_target(Json& document, const std::string& key_path) {
 Json parse_override_value(const std::string& text) {
   try {
     return Json::parse(text);
+  } catch (const Json::out_of_range&) {
+    throw ExperimentError("'" + text + "' is out of range for a number");
   } catch (const Json::parse_error&) {
     return Json(text);
   }

@@ -4,6 +4,7 @@
 
 #include "core/io/experiment_io.h"
 #include "core/nn/blas_threads.h"
+#include "core/runtime/host_memory_check.h"
 #include "core/runtime/run_settings.h"
 
 namespace pipelab {
@@ -15,6 +16,9 @@ CpuExecutor::CpuExecutor(const Experiment& experiment, EventSink& sink,
   const int devices = plan.devices();
   set_blas_threads(1);  // one core per device thread: timings mean something
 
+  // Before anything is generated or allocated: a run that cannot fit is refused
+  // with the numbers instead of thrashing or being killed.
+  check_host_memory_for_run(experiment_);
   data_ = std::make_unique<TrainingData>(experiment_);  // DataError propagates
   try {
     profiles_ = profile_stages(experiment_.model, plan, microbatch_size(experiment_));

@@ -277,7 +277,23 @@ Schedule build_schedule(const ParallelPlan& plan, const std::vector<StageProfile
   options.steps = steps;
   const bool async_data_parallel = plan.update == UpdateMode::Async && plan.dp > 1;
   if (steps == 0 && async_data_parallel) options.steps = plan.staleness + 2;
+  check_schedule_size(plan, options.steps == 0 ? default_steps(plan.schedule, plan.pp, plan.microbatches) : options.steps);
   return lower_schedule(generate_schedule(options), plan, profiles);
+}
+
+void check_schedule_size(const ParallelPlan& plan, int steps) {
+  // Per device and micro-batch and chunk: F, B (or BI and BW), two sends, two
+  // receives and a few collectives; counted in doubles so huge plans cannot overflow.
+  const double ops = 8.0 * plan.dp * plan.tp * plan.pp * plan.chunks * double(plan.microbatches) *
+                      std::max(steps, 1);
+  if (ops > kMaxScheduleOps)
+    throw std::invalid_argument(
+        "dp x tp x pp x chunks x microbatches = " + std::to_string(plan.dp) + " x " +
+        std::to_string(plan.tp) + " x " + std::to_string(plan.pp) + " x " +
+        std::to_string(plan.chunks) + " x " + std::to_string(plan.microbatches) +
+        " makes a schedule of about " + std::to_string(static_cast<long long>(ops)) +
+        " ops, more than the " + std::to_string(static_cast<long long>(kMaxScheduleOps)) +
+        " PipeLab builds; use fewer devices or micro-batches");
 }
 
 }  // namespace pipelab

@@ -52,7 +52,17 @@ namespace pipelab {
 Schedule lower_schedule(const Schedule& compute, const ParallelPlan& plan,
                         const std::vector<StageProfile>& profiles = {});
 
-// generate_schedule + lower_schedule for a whole plan. steps = 0 picks the
+// Plans larger than this many ops (about 5 GB of Op records) are refused: the
+// simulator runs 8 x 64 x 1024 (3M ops) in well under a second, so this is far
+// past any plan a person reads, and it keeps a typo from exhausting memory.
+inline constexpr double kMaxScheduleOps = 1e8;
+
+// Throws std::invalid_argument (naming the degrees) when the plan's schedule
+// would exceed kMaxScheduleOps over `steps` steps.
+void check_schedule_size(const ParallelPlan& plan, int steps);
+
+// generate_schedule + lower_schedule for a whole plan; refuses oversized plans
+// (check_schedule_size). steps = 0 picks the
 // default window: generate_schedule's, or staleness + 2 for async data parallel.
 Schedule build_schedule(const ParallelPlan& plan, const std::vector<StageProfile>& profiles = {},
                         int steps = 0);

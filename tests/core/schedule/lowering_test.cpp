@@ -336,3 +336,28 @@ TEST(Lowering, RejectsInputsThatDoNotFit) {
 
 }  // namespace
 }  // namespace pipelab
+
+namespace pipelab {
+namespace {
+
+TEST(ScheduleSize, OversizedPlansAreRefusedBeforeBuilding) {
+  ParallelPlan plan;
+  plan.schedule = ScheduleKind::OneFOneB;
+  plan.pp = 1024;
+  plan.dp = 1024;
+  plan.microbatches = 65536;
+  try {
+    build_schedule(plan);
+    FAIL() << "a schedule of half a trillion ops was accepted";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("1024 x 1 x 1024 x 1 x 65536"), std::string::npos)
+        << error.what();
+  }
+  plan.dp = 8;
+  plan.pp = 64;
+  plan.microbatches = 1024;  // the scale the simulator is asked to handle
+  EXPECT_NO_THROW(check_schedule_size(plan, 1));
+}
+
+}  // namespace
+}  // namespace pipelab

@@ -1,0 +1,60 @@
+#include "core/runtime/host_memory_check.h"
+
+#include <gtest/gtest.h>
+
+#include "core/io/experiment_io.h"
+#include "core/io/experiment_prediction.h"
+#include "core/runtime/executor.h"
+
+namespace pipelab {
+namespace {
+
+TEST(HostMemoryCheck, ReadsTheAvailableMemory) {
+  const auto available = available_host_memory();
+  ASSERT_TRUE(available.has_value()) << "/proc/meminfo has no MemAvailable";
+  EXPECT_GT(*available, 0);
+}
+
+TEST(HostMemoryCheck, AcceptsARunThatFits) {
+  const Experiment experiment = default_experiment();
+  const SimulationResult predicted = predict_experiment(experiment).result;
+  EXPECT_NO_THROW(check_host_memory(experiment, predicted, int64_t{1} << 30));
+}
+
+TEST(HostMemoryCheck, RefusesARunThatDoesNotFitWithTheNumbers) {
+  const Experiment experiment = default_experiment();
+  const SimulationResult predicted = predict_experiment(experiment).result;
+  try {
+    // Room for the data set and 1000 bytes more: not for the model.
+    check_host_memory(experiment, predicted, synthetic_data_bytes(experiment.data) + 1000);
+    FAIL() << "a run larger than the free memory was accepted";
+  } catch (const ExperimentError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("needs about"), std::string::npos) << message;
+    EXPECT_NE(message.find("available"), std::string::npos) << message;
+    EXPECT_NE(message.find("recompute"), std::string::npos) << message;
+  }
+}
+
+TEST(HostMemoryCheck, RefusesAHugeSyntheticDataSet) {
+  Experiment experiment = default_experiment();
+  experiment.data.samples = int64_t{1} << 40;
+  const SimulationResult predicted = predict_experiment(default_experiment()).result;
+  EXPECT_THROW(check_host_memory(experiment, predicted, int64_t{1} << 30), ExperimentError);
+}
+
+TEST(HostMemoryCheck, MakeExecutorRefusesAModelLargerThanTheMachine) {
+  Experiment experiment = default_experiment();
+  experiment.model.layers[0].out = 3'000'000'000;  // 2 x 3e9 weights: far beyond any test machine
+  experiment.model.layers[2].out = 64;
+  EventSink sink;
+  try {
+    make_executor(experiment, sink);
+    FAIL() << "a model of tens of GiB was accepted";
+  } catch (const ExperimentError& error) {
+    EXPECT_NE(std::string(error.what()).find("needs about"), std::string::npos) << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace pipelab
