@@ -313,6 +313,9 @@ void MainWindow::buildMenus() {
     const auto chosen = value;
     connect(action, &QAction::triggered, this,
             [this, chosen] { timeline_view_->setArrangement(chosen); });
+    // The menu's check mark follows the Show combo too.
+    connect(timeline_view_, &TimelineView::arrangementChanged, action,
+            [action, chosen](TimelineView::Arrangement now) { action->setChecked(now == chosen); });
   }
   view_menu_->addSeparator();
 

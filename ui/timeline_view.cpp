@@ -321,6 +321,7 @@ void TimelineView::setArrangement(Arrangement arrangement) {
     chart->setLegendShown(chart == charts.last());
     replot_if_shown(chart);
   }
+  emit arrangementChanged(arrangement_);
 }
 
 void TimelineView::setFollowLive(bool follow) { follow_check_->setChecked(follow); }

@@ -63,6 +63,10 @@ class TimelineView : public QWidget {
   QList<QCustomPlot*> visibleCharts() const;
   Qt::Orientation chartOrientation() const;
 
+ signals:
+  // Whichever control changed it (the Show combo or the View menu).
+  void arrangementChanged(TimelineView::Arrangement arrangement);
+
  private:
   void onTraceReset();
   void onTraceGrew(int first_event);

@@ -14,6 +14,7 @@
 #include "ui/presets.h"
 #include "ui/problem_label.h"
 #include "ui/problem_routing.h"
+#include "ui/timeline_view.h"
 #include "ui_test_support.h"
 
 using namespace pipelab;
@@ -25,6 +26,19 @@ class MainWindowTest : public QObject {
   void initTestCase() {
     testing::use_test_settings();
     QSettings().clear();
+  }
+
+  void viewMenuFollowsTheShowCombo() {
+    MainWindow window;
+    QAction* measured_only = nullptr;
+    for (QAction* action : window.findChildren<QAction*>())
+      if (action->text() == QStringLiteral("Measured only")) measured_only = action;
+    QVERIFY(measured_only);
+    QVERIFY(!measured_only->isChecked());
+    window.timelineView()->setArrangement(TimelineView::Arrangement::MeasuredOnly);
+    QVERIFY(measured_only->isChecked());
+    window.timelineView()->setArrangement(TimelineView::Arrangement::PredictedUnder);
+    QVERIFY(!measured_only->isChecked());
   }
 
   void malformedExperimentShowsAnErrorAndKeepsThePreviousOne() {
