@@ -318,7 +318,11 @@ TEST(ExperimentExamples, TheDefaultExperimentIsSmallAndValid) {
   EXPECT_EQ(input_features(experiment.model), 2);
   EXPECT_EQ(output_features(experiment.model), 3);
   EXPECT_EQ(experiment.parallel.pp, 2);
-  EXPECT_EQ(microbatch_size(experiment), 64 / 4);
+  EXPECT_EQ(microbatch_size(experiment), 256 / 4);
+  // Small: it must train in about a second on one laptop core.
+  int64_t params = 0;
+  for (const LayerInfo& layer : describe_layers(experiment.model)) params += layer.params;
+  EXPECT_LT(params, 500'000);
   expect_same_experiment(experiment, parse_experiment(experiment_to_json(experiment)));
 }
 
