@@ -8,8 +8,8 @@
 #include "core/cli/cli.h"
 
 #ifdef PIPELAB_HAVE_CUDA
-#include "gpu/cuda_backend.h"
-#include "gpu/device_query.h"
+#include "gpu/executor/backend_registration.h"
+#include "gpu/device/device_query.h"
 #endif
 
 int main(int argc, char** argv) {

@@ -15,8 +15,8 @@
 #include "ui/main_window.h"
 
 #ifdef PIPELAB_HAVE_CUDA
-#include "gpu/cuda_backend.h"
-#include "gpu/device_query.h"
+#include "gpu/executor/backend_registration.h"
+#include "gpu/device/device_query.h"
 #endif
 
 namespace {

@@ -20,12 +20,12 @@
 
 #include "core/model/model_spec.h"
 #include "core/nn/counter_rng.h"
-#include "gpu/cublas_gemm.h"
-#include "gpu/device_context.h"
-#include "gpu/device_query.h"
-#include "gpu/gpu_loss.h"
-#include "gpu/gpu_optimizer.h"
-#include "gpu/gpu_sequential.h"
+#include "gpu/layers/cublas_gemm.h"
+#include "gpu/device/device_context.h"
+#include "gpu/device/device_query.h"
+#include "gpu/layers/loss.h"
+#include "gpu/layers/optimizer.h"
+#include "gpu/layers/sequential.h"
 
 namespace {
 

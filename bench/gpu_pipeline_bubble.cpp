@@ -23,8 +23,8 @@
 #include "core/io/experiment_io.h"
 #include "core/io/experiment_prediction.h"
 #include "core/trace/event_sink.h"
-#include "gpu/cuda_executor.h"
-#include "gpu/device_query.h"
+#include "gpu/executor/cuda_executor.h"
+#include "gpu/device/device_query.h"
 
 namespace {
 

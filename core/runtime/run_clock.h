@@ -19,7 +19,7 @@ class RunClock {
   double now() const { return seconds_at(std::chrono::steady_clock::now()); }
 
   // The reading for an earlier or later instant of steady_clock, e.g. a GPU
-  // event mapped onto the host clock (gpu/event_timer.h): same time base as now().
+  // event mapped onto the host clock (gpu/executor/event_timer.h): same time base as now().
   double seconds_at(std::chrono::steady_clock::time_point time) const {
     if (!started_.load(std::memory_order_acquire)) return 0.0;
     return std::chrono::duration<double>(time - origin_).count();

@@ -1,6 +1,6 @@
 #include "gpu/kernels/dropout.h"
 
-#include "gpu/device_rng.h"
+#include "gpu/kernels/device_rng.h"
 #include "gpu/kernels/launch.cuh"
 
 namespace pipelab::gpu::kernels {

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "gpu/cuda_check.h"
+#include "gpu/device/cuda_check.h"
 
 namespace pipelab::gpu::kernels {
 

@@ -7,7 +7,7 @@
 
 #include <math.h>
 
-#include "gpu/host_device.h"
+#include "gpu/device/host_device.h"
 
 namespace pipelab::gpu::optimizer_math {
 

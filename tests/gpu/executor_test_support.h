@@ -16,7 +16,7 @@
 #include "core/io/experiment.h"
 #include "core/runtime/executor.h"
 #include "core/trace/event_sink.h"
-#include "gpu/cuda_backend.h"
+#include "gpu/executor/backend_registration.h"
 
 namespace pipelab::gpu::testing {
 

@@ -1,0 +1,103 @@
+#ifdef PIPELAB_HAVE_NCCL
+
+#include "gpu/comm/nccl_comm.h"
+
+#include <algorithm>
+#include <cassert>
+#include <stdexcept>
+#include <string>
+
+#include "gpu/device/cuda_check.h"
+#include "gpu/device/device_guard.h"
+
+namespace pipelab::gpu {
+namespace {
+
+size_t element_count(const DeviceTensor& tensor) { return static_cast<size_t>(tensor.size()); }
+
+}  // namespace
+
+NcclGroup::NcclGroup(std::vector<int> gpus) : gpus_(std::move(gpus)) {
+  if (gpus_.empty()) throw std::invalid_argument("an NCCL group needs at least one GPU");
+  std::vector<int> sorted = gpus_;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    throw std::invalid_argument(
+        "NCCL cannot put two ranks on one GPU; use the same-GPU fallback (same_gpu_comm.h) for "
+        "virtual devices that share a GPU");
+  comms_.resize(gpus_.size());
+  PIPELAB_NCCL_CHECK(ncclCommInitAll(comms_.data(), size(), gpus_.data()));
+}
+
+NcclGroup::~NcclGroup() {
+  for (size_t i = 0; i < comms_.size(); ++i) {
+    DeviceGuard guard(gpus_[i], DeviceGuard::NoThrow{});
+    PIPELAB_NCCL_WARN(ncclCommDestroy(comms_[i]));
+  }
+}
+
+void NcclGroup::all_reduce_sum(int rank, DeviceTensor& tensor, cudaStream_t stream) const {
+  assert(rank >= 0 && rank < size() && tensor.device() == gpus_[rank]);
+  DeviceGuard guard(gpus_[rank]);
+  PIPELAB_NCCL_CHECK(ncclAllReduce(tensor.data(), tensor.data(), element_count(tensor), ncclFloat32,
+                                   ncclSum, comms_[rank], stream));
+}
+
+void NcclGroup::send(int rank, const DeviceTensor& tensor, int peer, cudaStream_t stream) const {
+  const NcclTransfer transfer{NcclTransfer::Kind::Send, const_cast<DeviceTensor*>(&tensor), peer};
+  send_recv(rank, std::span<const NcclTransfer>(&transfer, 1), stream);
+}
+
+void NcclGroup::recv(int rank, DeviceTensor& tensor, int peer, cudaStream_t stream) const {
+  const NcclTransfer transfer{NcclTransfer::Kind::Recv, &tensor, peer};
+  send_recv(rank, std::span<const NcclTransfer>(&transfer, 1), stream);
+}
+
+void NcclGroup::send_recv(int rank, std::span<const NcclTransfer> transfers,
+                          cudaStream_t stream) const {
+  assert(rank >= 0 && rank < size());
+  DeviceGuard guard(gpus_[rank]);
+  PIPELAB_NCCL_CHECK(ncclGroupStart());
+  for (const NcclTransfer& transfer : transfers) {
+    assert(transfer.peer >= 0 && transfer.peer < size() && transfer.peer != rank);
+    if (transfer.kind == NcclTransfer::Kind::Send)
+      PIPELAB_NCCL_CHECK(ncclSend(transfer.tensor->data(), element_count(*transfer.tensor),
+                                  ncclFloat32, transfer.peer, comms_[rank], stream));
+    else
+      PIPELAB_NCCL_CHECK(ncclRecv(transfer.tensor->data(), element_count(*transfer.tensor),
+                                  ncclFloat32, transfer.peer, comms_[rank], stream));
+  }
+  PIPELAB_NCCL_CHECK(ncclGroupEnd());
+}
+
+void NcclGroup::transfer(int from, const DeviceTensor& source, cudaStream_t from_stream, int to,
+                         DeviceTensor& target, cudaStream_t to_stream) const {
+  assert(from >= 0 && from < size() && to >= 0 && to < size() && from != to);
+  assert(source.size() == target.size());
+  PIPELAB_NCCL_CHECK(ncclGroupStart());
+  PIPELAB_NCCL_CHECK(ncclSend(source.data(), element_count(source), ncclFloat32, to, comms_[from],
+                              from_stream));
+  PIPELAB_NCCL_CHECK(
+      ncclRecv(target.data(), element_count(target), ncclFloat32, from, comms_[to], to_stream));
+  PIPELAB_NCCL_CHECK(ncclGroupEnd());
+}
+
+void NcclGroup::all_reduce_sum_all(std::span<DeviceTensor* const> tensors,
+                                   std::span<const cudaStream_t> streams) const {
+  if (static_cast<int>(tensors.size()) != size() || streams.size() != tensors.size())
+    throw std::invalid_argument("an all-reduce over an NCCL group of " + std::to_string(size()) +
+                                " ranks needs one tensor and one stream per rank, got " +
+                                std::to_string(tensors.size()) + " and " +
+                                std::to_string(streams.size()));
+  PIPELAB_NCCL_CHECK(ncclGroupStart());
+  for (int rank = 0; rank < size(); ++rank) {
+    DeviceTensor& tensor = *tensors[rank];
+    PIPELAB_NCCL_CHECK(ncclAllReduce(tensor.data(), tensor.data(), element_count(tensor),
+                                     ncclFloat32, ncclSum, comms_[rank], streams[rank]));
+  }
+  PIPELAB_NCCL_CHECK(ncclGroupEnd());
+}
+
+}  // namespace pipelab::gpu
+
+#endif  // PIPELAB_HAVE_NCCL

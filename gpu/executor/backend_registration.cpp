@@ -1,0 +1,16 @@
+#include "gpu/executor/backend_registration.h"
+
+#include "core/runtime/executor.h"
+#include "gpu/executor/cuda_executor.h"
+
+namespace pipelab::gpu {
+
+void register_cuda_backend() {
+  register_backend("cuda",
+                   [](const Experiment& experiment, EventSink& sink,
+                      const ExecutorOptions& options) -> std::unique_ptr<Executor> {
+                     return std::make_unique<CudaExecutor>(experiment, sink, options);
+                   });
+}
+
+}  // namespace pipelab::gpu

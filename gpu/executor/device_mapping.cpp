@@ -1,0 +1,72 @@
+#include "gpu/executor/device_mapping.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+namespace pipelab::gpu {
+
+std::vector<int> map_virtual_devices(int virtual_devices, int gpus) {
+  if (virtual_devices < 1)
+    throw std::invalid_argument("a run needs at least one virtual device, got " +
+                                std::to_string(virtual_devices));
+  if (gpus < 1)
+    throw std::invalid_argument("mapping virtual devices needs at least one GPU, got " +
+                                std::to_string(gpus));
+  std::vector<int> gpu_of_device(static_cast<size_t>(virtual_devices));
+  // With enough GPUs this is the identity; otherwise GPU g takes devices
+  // [ceil(g n / G), ceil((g+1) n / G)): blocks of floor(n/G) or ceil(n/G).
+  const int used = std::min(virtual_devices, gpus);
+  for (int d = 0; d < virtual_devices; ++d)
+    gpu_of_device[static_cast<size_t>(d)] =
+        static_cast<int>(static_cast<long long>(d) * used / virtual_devices);
+  return gpu_of_device;
+}
+
+std::vector<int> devices_on_gpu(const std::vector<int>& gpu_of_device, int gpu) {
+  std::vector<int> devices;
+  for (size_t d = 0; d < gpu_of_device.size(); ++d)
+    if (gpu_of_device[d] == gpu) devices.push_back(static_cast<int>(d));
+  return devices;
+}
+
+bool on_distinct_gpus(const std::vector<int>& gpu_of_device, const std::vector<int>& devices) {
+  std::set<int> gpus;
+  for (int device : devices)
+    if (!gpus.insert(gpu_of_device.at(static_cast<size_t>(device))).second) return false;
+  return true;
+}
+
+std::string device_list_text(const std::vector<int>& devices) {
+  std::string text;
+  size_t i = 0;
+  while (i < devices.size()) {
+    size_t j = i;
+    while (j + 1 < devices.size() && devices[j + 1] == devices[j] + 1) ++j;
+    if (!text.empty()) text += ", ";
+    text += std::to_string(devices[i]);
+    if (j > i) {
+      text += '-';
+      text += std::to_string(devices[j]);
+    }
+    i = j + 1;
+  }
+  return text;
+}
+
+std::string describe_mapping(const std::vector<int>& gpu_of_device) {
+  const int devices = static_cast<int>(gpu_of_device.size());
+  int gpus = 0;
+  for (int gpu : gpu_of_device) gpus = std::max(gpus, gpu + 1);
+  std::string text = std::to_string(devices) + " virtual device" + (devices == 1 ? "" : "s") +
+                     " on " + std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s") + ": ";
+  for (int gpu = 0; gpu < gpus; ++gpu) {
+    const std::vector<int> on_gpu = devices_on_gpu(gpu_of_device, gpu);
+    if (gpu > 0) text += ", ";
+    text += (on_gpu.size() == 1 ? "device " : "devices ") + device_list_text(on_gpu) + " on GPU " +
+            std::to_string(gpu);
+  }
+  return text;
+}
+
+}  // namespace pipelab::gpu

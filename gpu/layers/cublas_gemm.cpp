@@ -1,0 +1,104 @@
+#include "gpu/layers/cublas_gemm.h"
+
+#include <algorithm>
+#include <cassert>
+#include <climits>
+#include <stdexcept>
+
+#include "gpu/device/cuda_check.h"
+#include "gpu/kernels/bias.h"
+
+namespace pipelab::gpu {
+namespace {
+
+int blas_int(int64_t value, const char* what) {
+  if (value < 0 || value > INT_MAX)
+    throw std::invalid_argument(std::string("GEMM ") + what + " " + std::to_string(value) +
+                                " is outside cuBLAS's int range");
+  return static_cast<int>(value);
+}
+
+std::string shape(int64_t rows, int64_t cols, bool transposed) {
+  return std::to_string(rows) + " x " + std::to_string(cols) + (transposed ? " (transposed)" : "");
+}
+
+}  // namespace
+
+const char* gemm_precision_name(GemmPrecision precision) {
+  return precision == GemmPrecision::Tf32 ? "tf32" : "fp32";
+}
+
+std::optional<GemmPrecision> parse_gemm_precision(const std::string& name) {
+  if (name == "fp32") return GemmPrecision::Fp32;
+  if (name == "tf32") return GemmPrecision::Tf32;
+  return std::nullopt;
+}
+
+void set_gemm_precision(cublasHandle_t handle, GemmPrecision precision) {
+  PIPELAB_CUBLAS_CHECK(cublasSetMathMode(
+      handle, precision == GemmPrecision::Tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+}
+
+ColumnMajorGemm plan_row_major_gemm(int64_t a_rows, int64_t a_cols, bool transpose_a,
+                                    int64_t b_rows, int64_t b_cols, bool transpose_b,
+                                    int64_t c_rows, int64_t c_cols) {
+  // op(A) is [M, K], op(B) is [K, N], C is [M, N].
+  const int64_t op_a_rows = transpose_a ? a_cols : a_rows;
+  const int64_t inner = transpose_a ? a_rows : a_cols;
+  const int64_t op_b_rows = transpose_b ? b_cols : b_rows;
+  const int64_t op_b_cols = transpose_b ? b_rows : b_cols;
+  if (op_a_rows != c_rows || op_b_rows != inner || op_b_cols != c_cols)
+    throw std::invalid_argument(
+        "GEMM shapes do not chain: A " + shape(a_rows, a_cols, transpose_a) + ", B " +
+        shape(b_rows, b_cols, transpose_b) + ", C " + shape(c_rows, c_cols, false));
+  ColumnMajorGemm plan;
+  plan.first_op = transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  plan.second_op = transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  plan.m = blas_int(c_cols, "width");
+  plan.n = blas_int(c_rows, "height");
+  plan.k = blas_int(inner, "inner size");
+  // Leading dimensions must be >= 1 even for empty matrices.
+  plan.first_ld = std::max(1, blas_int(b_cols, "row length"));
+  plan.second_ld = std::max(1, blas_int(a_cols, "row length"));
+  plan.c_ld = std::max(1, blas_int(c_cols, "row length"));
+  return plan;
+}
+
+void gemm(cublasHandle_t handle, const DeviceTensor& a, bool transpose_a, const DeviceTensor& b,
+          bool transpose_b, DeviceTensor& c, float alpha, float beta) {
+  const ColumnMajorGemm plan = plan_row_major_gemm(a.rows(), a.cols(), transpose_a, b.rows(),
+                                                   b.cols(), transpose_b, c.rows(), c.cols());
+  if (plan.m == 0 || plan.n == 0) return;
+  PIPELAB_CUBLAS_CHECK(cublasSgemm(handle, plan.first_op, plan.second_op, plan.m, plan.n, plan.k,
+                                   &alpha, b.data(), plan.first_ld, a.data(), plan.second_ld, &beta,
+                                   c.data(), plan.c_ld));
+}
+
+void linear_forward(cublasHandle_t handle, const DeviceTensor& x, const DeviceTensor& weight,
+                    const DeviceTensor* bias, DeviceTensor& y) {
+  assert(x.cols() == weight.rows() && y.rows() == x.rows() && y.cols() == weight.cols());
+  if (y.empty()) return;
+  const bool with_bias = bias && !bias->empty();
+  // Seeding Y with the bias and using beta = 1 adds it inside the GEMM's pass.
+  if (with_bias) kernels::broadcast_rows(y.data(), bias->data(), y.rows(), y.cols(), y.stream());
+  gemm(handle, x, false, weight, false, y, 1.0f, with_bias ? 1.0f : 0.0f);
+}
+
+void linear_backward_input(cublasHandle_t handle, const DeviceTensor& dy,
+                           const DeviceTensor& weight, DeviceTensor& dx) {
+  assert(dy.cols() == weight.cols() && dx.rows() == dy.rows() && dx.cols() == weight.rows());
+  gemm(handle, dy, false, weight, true, dx, 1.0f, 0.0f);
+}
+
+void linear_backward_weight(cublasHandle_t handle, const DeviceTensor& x, const DeviceTensor& dy,
+                            DeviceTensor& weight_grad, DeviceTensor* bias_grad) {
+  assert(x.rows() == dy.rows() && weight_grad.rows() == x.cols() &&
+         weight_grad.cols() == dy.cols());
+  if (x.rows() == 0) return;
+  gemm(handle, x, true, dy, false, weight_grad, 1.0f, 1.0f);
+  if (bias_grad && !bias_grad->empty())
+    kernels::add_column_sums(bias_grad->data(), dy.data(), dy.rows(), dy.cols(),
+                             bias_grad->stream());
+}
+
+}  // namespace pipelab::gpu

@@ -1,0 +1,68 @@
+// GEMMs through cuBLAS on row-major matrices, and the three products of a
+// linear layer (W stored [in, out] row-major, as core/nn/linear.h):
+//   linear_forward          Y  = X W (+ b: Y is seeded with b, then beta = 1)
+//   linear_backward_input   dX = dY W^T
+//   linear_backward_weight  dW += X^T dY (beta = 1 accumulates), db += column sums of dY
+// The backward is split so zero-bubble schedules can run BI and BW apart.
+//
+// cuBLAS is column-major. A row-major [r, c] matrix read as column-major is its
+// transpose [c, r], so the row-major C = op(A) op(B) is computed as the
+// column-major C^T = op(B)^T op(A)^T: swap the operands, keep each one's
+// transpose flag, pass the row lengths as leading dimensions. No copies.
+//
+// Precision: FP32 by default (CUBLAS_DEFAULT_MATH); TF32 tensor cores as an
+// option (CUBLAS_TF32_TENSOR_OP_MATH), about 1e-3 relative error.
+#pragma once
+
+#include <cublas_v2.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "gpu/memory/device_tensor.h"
+
+namespace pipelab::gpu {
+
+enum class GemmPrecision { Fp32, Tf32 };
+const char* gemm_precision_name(GemmPrecision precision);  // "fp32", "tf32"
+std::optional<GemmPrecision> parse_gemm_precision(const std::string& name);
+// Sets the handle's math mode for the precision.
+void set_gemm_precision(cublasHandle_t handle, GemmPrecision precision);
+
+// The column-major cublasSgemm call that computes a row-major C[m, n] = op(A) op(B).
+// "first" is the operand passed first to cuBLAS (B), "second" the one passed
+// second (A).
+struct ColumnMajorGemm {
+  cublasOperation_t first_op = CUBLAS_OP_N;   // op applied to B
+  cublasOperation_t second_op = CUBLAS_OP_N;  // op applied to A
+  int m = 0;                                  // cuBLAS m: columns of the row-major C
+  int n = 0;                                  // cuBLAS n: rows of the row-major C
+  int k = 0;                                  // the inner dimension
+  int first_ld = 1;                           // B's row length
+  int second_ld = 1;                          // A's row length
+  int c_ld = 1;                               // C's row length
+};
+
+// Plans C = op(A) op(B) for row-major shapes. Throws std::invalid_argument when
+// the shapes do not chain or a size exceeds cuBLAS's int range.
+ColumnMajorGemm plan_row_major_gemm(int64_t a_rows, int64_t a_cols, bool transpose_a,
+                                    int64_t b_rows, int64_t b_cols, bool transpose_b,
+                                    int64_t c_rows, int64_t c_cols);
+
+// C = alpha op(A) op(B) + beta C on the handle's stream (set it to the tensors').
+void gemm(cublasHandle_t handle, const DeviceTensor& a, bool transpose_a, const DeviceTensor& b,
+          bool transpose_b, DeviceTensor& c, float alpha, float beta);
+
+// y [batch, out] = x [batch, in] W [in, out] (+ bias [1, out] unless bias is null
+// or empty). y's storage may be uninitialised.
+void linear_forward(cublasHandle_t handle, const DeviceTensor& x, const DeviceTensor& weight,
+                    const DeviceTensor* bias, DeviceTensor& y);
+// dx [batch, in] = dy [batch, out] W^T. dx's storage may be uninitialised.
+void linear_backward_input(cublasHandle_t handle, const DeviceTensor& dy,
+                           const DeviceTensor& weight, DeviceTensor& dx);
+// weight_grad += x^T dy; bias_grad += column sums of dy (unless null or empty).
+void linear_backward_weight(cublasHandle_t handle, const DeviceTensor& x, const DeviceTensor& dy,
+                            DeviceTensor& weight_grad, DeviceTensor* bias_grad);
+
+}  // namespace pipelab::gpu

@@ -1,0 +1,240 @@
+#include "gpu/memory/caching_allocator.h"
+
+#include <cassert>
+
+#include "gpu/device/cuda_check.h"
+#include "gpu/device/device_guard.h"
+#include "gpu/memory/out_of_memory.h"
+
+namespace pipelab::gpu {
+namespace {
+
+// cudaMalloc's out-of-memory error is not sticky, but it stays the thread's
+// last error; clear it so a later launch check does not report it. Any other
+// pending error is real and is thrown.
+void clear_out_of_memory_error() {
+  const cudaError_t last = cudaGetLastError();
+  if (last != cudaErrorMemoryAllocation) PIPELAB_CUDA_CHECK(last);
+}
+
+// Whether `event` has completed, without waiting.
+bool event_done(cudaEvent_t event) {
+  const cudaError_t status = cudaEventQuery(event);
+  if (status == cudaErrorNotReady) {
+    // An answer, not a failure: do not leave it as the thread's last error.
+    const cudaError_t last = cudaGetLastError();
+    if (last != cudaSuccess && last != cudaErrorNotReady) PIPELAB_CUDA_CHECK(last);
+    return false;
+  }
+  PIPELAB_CUDA_CHECK(status);
+  return true;
+}
+
+}  // namespace
+
+CachingAllocator::CachingAllocator(int gpu, cudaStream_t stream) : gpu_(gpu), stream_(stream) {}
+
+CachingAllocator::~CachingAllocator() {
+  assert(ledger_.current_total() == 0 && "a device tensor outlived its allocator");
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (pool_.cached_blocks() == 0 && idle_pool_.cached_blocks() == 0 && fenced_.empty()) return;
+  DeviceGuard guard(gpu_, DeviceGuard::NoThrow{});
+  for (FencedBlock& block : fenced_) {
+    for (cudaEvent_t event : block.events) {
+      PIPELAB_CUDA_WARN(cudaEventSynchronize(event));
+      PIPELAB_CUDA_WARN(cudaEventDestroy(event));
+    }
+    PIPELAB_CUDA_WARN(cudaFree(block.data));
+  }
+  fenced_.clear();
+  for (const BlockPool::Block& block : pool_.take_all()) PIPELAB_CUDA_WARN(cudaFree(block.data));
+  for (const BlockPool::Block& block : idle_pool_.take_all())
+    PIPELAB_CUDA_WARN(cudaFree(block.data));
+}
+
+void* CachingAllocator::cuda_malloc_locked(int64_t block_bytes, int64_t bytes,
+                                           MemoryCategory category) {
+  void* data = nullptr;
+  DeviceGuard guard(gpu_);
+  cudaError_t status = cudaMalloc(&data, static_cast<size_t>(block_bytes));
+  if (status == cudaErrorMemoryAllocation) {
+    // Give the cache back and try once more.
+    clear_out_of_memory_error();
+    empty_cache_locked();
+    status = cudaMalloc(&data, static_cast<size_t>(block_bytes));
+  }
+  if (status == cudaErrorMemoryAllocation) {
+    clear_out_of_memory_error();
+    size_t free_bytes = 0, total_bytes = 0;
+    PIPELAB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    throw GpuOutOfMemory(gpu_, bytes, category, static_cast<int64_t>(free_bytes));
+  }
+  PIPELAB_CUDA_CHECK(status);
+  reserved_bytes_ += block_bytes;
+  if (reserved_bytes_ > peak_reserved_bytes_) peak_reserved_bytes_ = reserved_bytes_;
+  return data;
+}
+
+void* CachingAllocator::allocate(int64_t bytes, MemoryCategory category) {
+  const int64_t block_bytes = block_size_for(bytes);
+  if (block_bytes == 0) return nullptr;
+  std::lock_guard<std::mutex> lock(mutex_);
+  void* data = pool_.take(block_bytes);
+  if (!data) {
+    // An idle block is safe for stream() too.
+    collect_fenced_locked();
+    data = idle_pool_.take(block_bytes);
+  }
+  if (!data) data = cuda_malloc_locked(block_bytes, bytes, category);
+  ledger_.add(category, bytes);
+  return data;
+}
+
+void* CachingAllocator::allocate_idle(int64_t bytes, MemoryCategory category) {
+  const int64_t block_bytes = block_size_for(bytes);
+  if (block_bytes == 0) return nullptr;
+  std::lock_guard<std::mutex> lock(mutex_);
+  collect_fenced_locked();
+  void* data = idle_pool_.take(block_bytes);
+  if (!data) data = cuda_malloc_locked(block_bytes, bytes, category);
+  ledger_.add(category, bytes);
+  return data;
+}
+
+void CachingAllocator::release(void* data, int64_t bytes, MemoryCategory category) {
+  if (!data) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  ledger_.remove(category, bytes);
+  pool_.put(data, block_size_for(bytes));
+}
+
+void CachingAllocator::release_fenced(void* data, int64_t bytes, MemoryCategory category,
+                                      std::span<const StreamOnDevice> streams) {
+  if (!data) return;
+  FencedBlock block;
+  block.data = data;
+  block.block_bytes = block_size_for(bytes);
+  auto fence = [&](StreamOnDevice stream) {
+    DeviceGuard guard(stream.device);
+    cudaEvent_t event = nullptr;
+    PIPELAB_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    block.events.push_back(event);
+    PIPELAB_CUDA_CHECK(cudaEventRecord(event, stream.stream));
+  };
+  fence({stream_, gpu_});
+  for (const StreamOnDevice& stream : streams)
+    if (!(stream == StreamOnDevice{stream_, gpu_})) fence(stream);
+  std::lock_guard<std::mutex> lock(mutex_);
+  ledger_.remove(category, bytes);
+  fenced_bytes_ += block.block_bytes;
+  fenced_.push_back(std::move(block));
+  collect_fenced_locked();
+}
+
+void CachingAllocator::collect_fenced_locked() {
+  for (size_t i = 0; i < fenced_.size();) {
+    FencedBlock& block = fenced_[i];
+    bool done = true;
+    for (cudaEvent_t event : block.events) done = done && event_done(event);
+    if (!done) {
+      ++i;
+      continue;
+    }
+    for (cudaEvent_t event : block.events) PIPELAB_CUDA_CHECK(cudaEventDestroy(event));
+    idle_pool_.put(block.data, block.block_bytes);
+    fenced_bytes_ -= block.block_bytes;
+    fenced_[i] = std::move(fenced_.back());
+    fenced_.pop_back();
+  }
+}
+
+void CachingAllocator::wait_for_fenced_locked() {
+  for (FencedBlock& block : fenced_)
+    for (cudaEvent_t event : block.events) PIPELAB_CUDA_CHECK(cudaEventSynchronize(event));
+  collect_fenced_locked();
+  assert(fenced_.empty());
+}
+
+void CachingAllocator::retag(int64_t bytes, MemoryCategory from, MemoryCategory to) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ledger_.retag(bytes, from, to);
+}
+
+void CachingAllocator::set_listener(Listener listener) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ledger_.set_listener(std::move(listener));
+}
+
+MemoryBytes CachingAllocator::current() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return ledger_.current();
+}
+
+int64_t CachingAllocator::current_total() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return ledger_.current_total();
+}
+
+int64_t CachingAllocator::peak_total() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return ledger_.peak_total();
+}
+
+MemoryBytes CachingAllocator::peak_by_category() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return ledger_.peak_by_category();
+}
+
+void CachingAllocator::reset_peak() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ledger_.reset_peak();
+}
+
+int64_t CachingAllocator::reserved_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return reserved_bytes_;
+}
+
+int64_t CachingAllocator::peak_reserved_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return peak_reserved_bytes_;
+}
+
+int64_t CachingAllocator::cached_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return pool_.cached_bytes() + idle_pool_.cached_bytes() + fenced_bytes_;
+}
+
+void CachingAllocator::empty_cache() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  empty_cache_locked();
+}
+
+void CachingAllocator::empty_cache_locked() {
+  if (pool_.cached_blocks() == 0 && idle_pool_.cached_blocks() == 0 && fenced_.empty()) return;
+  DeviceGuard guard(gpu_);
+  wait_for_fenced_locked();
+  for (BlockPool* pool : {&pool_, &idle_pool_})
+    for (const BlockPool::Block& block : pool->take_all()) {
+      PIPELAB_CUDA_CHECK(cudaFree(block.data));
+      reserved_bytes_ -= block.bytes;
+    }
+}
+
+DeviceMemoryInfo CachingAllocator::memory_info() const {
+  DeviceMemoryInfo info;
+  {
+    DeviceGuard guard(gpu_);
+    size_t free_bytes = 0, total_bytes = 0;
+    PIPELAB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    info.free_bytes = static_cast<int64_t>(free_bytes);
+    info.total_bytes = static_cast<int64_t>(total_bytes);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  info.counted_bytes = ledger_.current_total();
+  info.reserved_bytes = reserved_bytes_;
+  info.cached_bytes = pool_.cached_bytes() + idle_pool_.cached_bytes() + fenced_bytes_;
+  return info;
+}
+
+}  // namespace pipelab::gpu

@@ -1,0 +1,109 @@
+// DeviceTensor: a 2-D row-major float32 matrix [rows, cols] in GPU memory, the
+// CUDA twin of core/nn's Tensor. It owns its storage (RAII, move-only), which
+// comes from a CachingAllocator and is counted under the tensor's
+// MemoryCategory until the tensor dies, exactly as a Tensor's bytes are.
+//
+// Work on a tensor (zero-fill, copies, fill, add) is queued on its allocator's
+// stream and returns without waiting, except the copies back to the host,
+// which wait for it. Methods that launch work make the tensor's GPU current
+// for the call, so any host thread may use them.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "core/nn/tensor.h"
+#include "gpu/memory/device_buffer.h"
+
+namespace pipelab::gpu {
+
+class DeviceTensor {
+ public:
+  DeviceTensor() = default;  // empty: 0 x 0, no storage
+  // Zero-filled, like Tensor. Throws std::invalid_argument for negative sizes or
+  // a missing allocator, GpuOutOfMemory when the GPU cannot hold it.
+  DeviceTensor(int64_t rows, int64_t cols, CachingAllocator* allocator,
+               MemoryCategory category = MemoryCategory::Workspace);
+  // Storage left as it is: for outputs a kernel overwrites entirely.
+  static DeviceTensor uninitialized(int64_t rows, int64_t cols, CachingAllocator* allocator,
+                                    MemoryCategory category = MemoryCategory::Workspace);
+  // Uninitialised storage that no stream is using (DeviceBuffer::Idle), for a
+  // message another stream writes first; record_stream every stream using it.
+  static DeviceTensor uninitialized_idle(int64_t rows, int64_t cols, CachingAllocator* allocator,
+                                         MemoryCategory category);
+  // A copy of a host tensor (same shape).
+  static DeviceTensor from_host(const Tensor& host, CachingAllocator* allocator,
+                                MemoryCategory category = MemoryCategory::Workspace);
+  // A tensor holding `values` (rows * cols of them, row-major); for tests and data.
+  static DeviceTensor from_values(int64_t rows, int64_t cols, const std::vector<float>& values,
+                                  CachingAllocator* allocator,
+                                  MemoryCategory category = MemoryCategory::Workspace);
+
+  DeviceTensor(DeviceTensor&& other) noexcept;
+  DeviceTensor& operator=(DeviceTensor&& other) noexcept;
+  DeviceTensor(const DeviceTensor&) = delete;
+  DeviceTensor& operator=(const DeviceTensor&) = delete;
+
+  // A copy on the same allocator, with the same or another category.
+  DeviceTensor clone() const { return clone(allocator(), category()); }
+  DeviceTensor clone(MemoryCategory category) const { return clone(allocator(), category); }
+  // A copy on another allocator: another virtual device on this GPU, or another
+  // GPU (a peer copy). Ordered after the work queued on this tensor's stream, and
+  // this tensor's later work waits for the copy.
+  DeviceTensor clone(CachingAllocator* allocator, MemoryCategory category) const;
+
+  void retag(MemoryCategory category) { storage_.retag(category); }
+  // Work on `stream` uses this tensor too (see DeviceBuffer::record_stream).
+  void record_stream(StreamOnDevice stream) { storage_.record_stream(stream); }
+  void reset();  // frees the storage now; the tensor becomes empty
+
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+  int64_t size() const { return rows_ * cols_; }
+  int64_t bytes() const { return size() * static_cast<int64_t>(sizeof(float)); }
+  bool empty() const { return size() == 0; }
+  bool same_shape(const DeviceTensor& other) const {
+    return rows_ == other.rows_ && cols_ == other.cols_;
+  }
+  MemoryCategory category() const { return storage_.category(); }
+  CachingAllocator* allocator() const { return storage_.allocator(); }
+  int device() const;           // the GPU it lives on
+  cudaStream_t stream() const;  // its allocator's stream
+
+  float* data() { return storage_.as<float>(); }
+  const float* data() const { return storage_.as<float>(); }
+
+  void fill(float value);
+  void set_zero();
+  // Copies the values of a tensor of the same shape (from any allocator or GPU).
+  void copy_from(const DeviceTensor& source);
+  // Copies rows() * cols() floats from host memory.
+  void copy_from_host(const float* values);
+  void copy_from_host(const Tensor& source);  // same shape
+  // this += source (same shape, same GPU): gradient sums, same-GPU all-reduce.
+  void add(const DeviceTensor& source);
+  // this *= factor
+  void scale(float factor);
+
+  // Waits for the tensor's stream and copies the values to the host.
+  std::vector<float> to_vector() const;
+  Tensor to_host(DeviceAllocator* allocator = nullptr,
+                 MemoryCategory category = MemoryCategory::Workspace) const;
+
+ private:
+  DeviceTensor(int64_t rows, int64_t cols, DeviceBuffer storage);
+
+  DeviceBuffer storage_;
+  int64_t rows_ = 0;
+  int64_t cols_ = 0;
+};
+
+// Copies `source` into `target` (same shape) wherever each lives: same
+// allocator, another allocator on the same GPU, or another GPU. Runs on the
+// target's stream after the source's queued work; the source's stream then
+// waits for the copy (so its memory is not reused under it).
+void copy_between(const DeviceTensor& source, DeviceTensor& target);
+
+}  // namespace pipelab::gpu

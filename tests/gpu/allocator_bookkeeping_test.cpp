@@ -1,0 +1,152 @@
+// Host-only checks of the caching allocator's bookkeeping (size classes, the
+// free-block pool, per-category accounting) and of the out-of-memory message:
+// none of them needs a GPU.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+#include <vector>
+
+#include "gpu/memory/block_pool.h"
+#include "gpu/memory/caching_allocator.h"
+#include "gpu/memory/memory_ledger.h"
+#include "gpu/memory/out_of_memory.h"
+
+namespace pipelab::gpu {
+namespace {
+
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+TEST(BlockSizeTest, RoundsUpTo512ByteClasses) {
+  EXPECT_EQ(block_size_for(0), 0);
+  EXPECT_EQ(block_size_for(1), 512);
+  EXPECT_EQ(block_size_for(511), 512);
+  EXPECT_EQ(block_size_for(512), 512);
+  EXPECT_EQ(block_size_for(513), 1024);
+  EXPECT_EQ(block_size_for(4 * 1000), 4096);
+  EXPECT_EQ(block_size_for(80 * kGiB + 1), 80 * kGiB + 512);
+  EXPECT_THROW(block_size_for(-1), std::invalid_argument);
+}
+
+// Fake addresses: the pool never dereferences what it keeps.
+void* fake(uintptr_t address) { return reinterpret_cast<void*>(address); }
+
+TEST(BlockPoolTest, ReusesBlocksOnlyOfTheSameClass) {
+  BlockPool pool;
+  EXPECT_EQ(pool.take(512), nullptr);
+  pool.put(fake(0x1000), 512);
+  pool.put(fake(0x2000), 1024);
+  pool.put(fake(0x3000), 512);
+  EXPECT_EQ(pool.cached_bytes(), 2048);
+  EXPECT_EQ(pool.cached_blocks(), 3);
+  EXPECT_EQ(pool.take(1536), nullptr);
+  // The most recently freed block of a class comes back first.
+  EXPECT_EQ(pool.take(512), fake(0x3000));
+  EXPECT_EQ(pool.take(512), fake(0x1000));
+  EXPECT_EQ(pool.take(512), nullptr);
+  EXPECT_EQ(pool.cached_bytes(), 1024);
+  EXPECT_EQ(pool.take(1024), fake(0x2000));
+  EXPECT_EQ(pool.cached_bytes(), 0);
+  EXPECT_EQ(pool.cached_blocks(), 0);
+}
+
+TEST(BlockPoolTest, TakeAllEmptiesThePool) {
+  BlockPool pool;
+  pool.put(fake(0x1000), 512);
+  pool.put(fake(0x2000), 4096);
+  pool.put(fake(0x3000), 512);
+  const std::vector<BlockPool::Block> blocks = pool.take_all();
+  ASSERT_EQ(blocks.size(), 3u);
+  std::set<uintptr_t> addresses;
+  int64_t bytes = 0;
+  for (const BlockPool::Block& block : blocks) {
+    addresses.insert(reinterpret_cast<uintptr_t>(block.data));
+    bytes += block.bytes;
+  }
+  EXPECT_EQ(addresses, (std::set<uintptr_t>{0x1000, 0x2000, 0x3000}));
+  EXPECT_EQ(bytes, 512 + 4096 + 512);
+  EXPECT_EQ(pool.cached_bytes(), 0);
+  EXPECT_EQ(pool.take(512), nullptr);
+}
+
+TEST(MemoryLedgerTest, CountsPerCategoryWithPeaksAndReturnsToZero) {
+  MemoryLedger ledger;
+  std::vector<MemoryBytes> samples;
+  ledger.set_listener([&](const MemoryBytes& bytes) { samples.push_back(bytes); });
+  ledger.add(MemoryCategory::Weights, 1000);
+  ledger.add(MemoryCategory::Activations, 300);
+  ledger.add(MemoryCategory::Activations, 200);
+  EXPECT_EQ(ledger.current(MemoryCategory::Weights), 1000);
+  EXPECT_EQ(ledger.current(MemoryCategory::Activations), 500);
+  EXPECT_EQ(ledger.current_total(), 1500);
+  ledger.remove(MemoryCategory::Activations, 300);
+  ledger.retag(1000, MemoryCategory::Weights, MemoryCategory::StashedWeights);
+  EXPECT_EQ(ledger.current(MemoryCategory::Weights), 0);
+  EXPECT_EQ(ledger.current(MemoryCategory::StashedWeights), 1000);
+  EXPECT_EQ(ledger.current_total(), 1200);
+  EXPECT_EQ(ledger.peak_total(), 1500);
+  EXPECT_EQ(ledger.peak_by_category()[static_cast<int>(MemoryCategory::Activations)], 500);
+  EXPECT_EQ(ledger.peak_by_category()[static_cast<int>(MemoryCategory::Weights)], 1000);
+
+  ledger.reset_peak();
+  EXPECT_EQ(ledger.peak_total(), 1200);
+  ledger.remove(MemoryCategory::Activations, 200);
+  ledger.remove(MemoryCategory::StashedWeights, 1000);
+  EXPECT_EQ(ledger.current_total(), 0);
+  EXPECT_EQ(ledger.peak_total(), 1200);
+
+  // One sample per change (a retag is one change), in order, ending at zero.
+  ASSERT_EQ(samples.size(), 7u);
+  EXPECT_EQ(samples[1][static_cast<int>(MemoryCategory::Activations)], 300);
+  EXPECT_EQ(samples[4][static_cast<int>(MemoryCategory::StashedWeights)], 1000);
+  EXPECT_EQ(total_bytes(samples.back()), 0);
+}
+
+TEST(MemoryLedgerTest, ZeroByteChangesAreNotSampled) {
+  MemoryLedger ledger;
+  int calls = 0;
+  ledger.set_listener([&](const MemoryBytes&) { ++calls; });
+  ledger.add(MemoryCategory::Workspace, 0);
+  ledger.retag(0, MemoryCategory::Workspace, MemoryCategory::Weights);
+  EXPECT_EQ(calls, 0);
+}
+
+TEST(OutOfMemoryTest, MessageNamesBytesCategoryDeviceAndFreeMemory) {
+  const int64_t free_bytes = static_cast<int64_t>(12.3 * static_cast<double>(kGiB));
+  EXPECT_EQ(out_of_memory_message(0, 80 * kGiB, MemoryCategory::Activations, free_bytes),
+            "out of GPU memory on device 0: asked 80.0 GiB for activations, 12.3 GiB free; use "
+            "fewer micro-batches in flight, recompute, or more pipeline stages");
+  const GpuOutOfMemory error(3, 5 * kGiB, MemoryCategory::OptimizerState, kGiB / 2);
+  EXPECT_EQ(std::string(error.what()),
+            "out of GPU memory on device 3: asked 5.0 GiB for optimizer state, 512.0 MiB free; "
+            "use fewer micro-batches in flight, recompute, or more pipeline stages");
+  EXPECT_EQ(error.device(), 3);
+  EXPECT_EQ(error.asked_bytes(), 5 * kGiB);
+  EXPECT_EQ(error.category(), MemoryCategory::OptimizerState);
+  EXPECT_EQ(error.free_bytes(), kGiB / 2);
+}
+
+TEST(OutOfMemoryTest, FormatsBytesInTheLargestFittingUnit) {
+  EXPECT_EQ(format_bytes(0), "0 B");
+  EXPECT_EQ(format_bytes(1023), "1023 B");
+  EXPECT_EQ(format_bytes(1024), "1.0 KiB");
+  EXPECT_EQ(format_bytes(1536), "1.5 KiB");
+  EXPECT_EQ(format_bytes(int64_t{3} << 20), "3.0 MiB");
+  EXPECT_EQ(format_bytes(141 * kGiB), "141.0 GiB");
+  EXPECT_EQ(format_bytes(int64_t{2} << 40), "2.0 TiB");
+}
+
+// A CUDA build must start on a machine without a GPU: making an allocator (and
+// reading its counters) touches no CUDA API.
+TEST(CachingAllocatorTest, ConstructionTouchesNoDriver) {
+  CachingAllocator allocator(0, nullptr);
+  EXPECT_EQ(allocator.device(), 0);
+  EXPECT_EQ(allocator.current_total(), 0);
+  EXPECT_EQ(allocator.reserved_bytes(), 0);
+  EXPECT_EQ(allocator.cached_bytes(), 0);
+  EXPECT_EQ(allocator.allocate(0, MemoryCategory::Weights), nullptr);
+  allocator.empty_cache();  // nothing cached: no CUDA call
+}
+
+}  // namespace
+}  // namespace pipelab::gpu

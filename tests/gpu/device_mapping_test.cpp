@@ -1,0 +1,66 @@
+// Virtual devices onto physical GPUs: pure arithmetic, checked without a GPU.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <stdexcept>
+
+#include "gpu/executor/device_mapping.h"
+
+namespace pipelab::gpu {
+namespace {
+
+TEST(DeviceMappingTest, OneVirtualDevicePerGpuWhenThereAreEnough) {
+  EXPECT_EQ(map_virtual_devices(4, 4), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(map_virtual_devices(3, 8), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(map_virtual_devices(1, 1), (std::vector<int>{0}));
+}
+
+TEST(DeviceMappingTest, FewerGpusTakeContiguousBalancedBlocks) {
+  EXPECT_EQ(map_virtual_devices(4, 1), (std::vector<int>{0, 0, 0, 0}));
+  EXPECT_EQ(map_virtual_devices(8, 2), (std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1}));
+  for (int devices = 1; devices <= 24; ++devices)
+    for (int gpus = 1; gpus <= 8; ++gpus) {
+      const std::vector<int> mapping = map_virtual_devices(devices, gpus);
+      ASSERT_EQ(static_cast<int>(mapping.size()), devices);
+      std::map<int, int> load;
+      for (size_t d = 0; d < mapping.size(); ++d) {
+        ASSERT_GE(mapping[d], 0);
+        ASSERT_LT(mapping[d], gpus);
+        if (d > 0) {
+          // Contiguous: never goes back to an earlier GPU, never skips one.
+          EXPECT_GE(mapping[d], mapping[d - 1]);
+          EXPECT_LE(mapping[d], mapping[d - 1] + 1);
+        }
+        ++load[mapping[d]];
+      }
+      // Every GPU that can be used is used, and loads differ by at most one.
+      EXPECT_EQ(static_cast<int>(load.size()), std::min(devices, gpus));
+      int least = devices, most = 0;
+      for (const auto& [gpu, count] : load) {
+        least = std::min(least, count);
+        most = std::max(most, count);
+      }
+      EXPECT_LE(most - least, 1) << devices << " devices on " << gpus << " GPUs";
+    }
+}
+
+TEST(DeviceMappingTest, RejectsEmptyCounts) {
+  EXPECT_THROW(map_virtual_devices(0, 2), std::invalid_argument);
+  EXPECT_THROW(map_virtual_devices(2, 0), std::invalid_argument);
+}
+
+TEST(DeviceMappingTest, ListsAndDescribesTheMapping) {
+  const std::vector<int> mapping = map_virtual_devices(5, 2);  // 0 0 0 1 1
+  EXPECT_EQ(devices_on_gpu(mapping, 0), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(devices_on_gpu(mapping, 1), (std::vector<int>{3, 4}));
+  EXPECT_FALSE(on_distinct_gpus(mapping, {0, 2}));
+  EXPECT_TRUE(on_distinct_gpus(mapping, {2, 3}));
+  EXPECT_EQ(device_list_text({0, 1, 2, 5, 7, 8}), "0-2, 5, 7-8");
+  EXPECT_EQ(describe_mapping(mapping),
+            "5 virtual devices on 2 GPUs: devices 0-2 on GPU 0, "
+            "devices 3-4 on GPU 1");
+  EXPECT_EQ(describe_mapping({0}), "1 virtual device on 1 GPU: device 0 on GPU 0");
+}
+
+}  // namespace
+}  // namespace pipelab::gpu

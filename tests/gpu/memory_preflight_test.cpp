@@ -1,0 +1,120 @@
+// The CUDA backend's pre-flight memory check: the estimate per virtual device
+// and the per-GPU comparison are host arithmetic, checked without a GPU.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "core/io/experiment_prediction.h"
+#include "core/plan/stage_profile.h"
+#include "core/sim/cost_model.h"
+#include "executor_test_support.h"
+#include "gpu/memory/memory_preflight.h"
+#include "gpu/memory/out_of_memory.h"
+
+namespace pipelab::gpu {
+namespace {
+
+constexpr int64_t kWorkspace = 32ll << 20;
+
+DeviceProfile h200() { return *find_device_profile("h200"); }
+
+std::vector<int64_t> parameter_bytes(const Experiment& experiment) {
+  std::vector<int64_t> bytes;
+  for (const StageProfile& profile :
+       profile_stages(experiment.model, experiment.parallel, microbatch_size(experiment)))
+    bytes.push_back(profile.params * 4);
+  return bytes;
+}
+
+TEST(MemoryPreflightTest, SumsTheVirtualDevicesOfEachGpu) {
+  // Devices 0 and 1 on GPU 0, 2 and 3 on GPU 1.
+  const std::vector<int> gpu_of_device = {0, 0, 1, 1};
+  const std::vector<int64_t> needed = {10, 20, 30, 40};
+  EXPECT_TRUE(find_memory_shortfalls(needed, gpu_of_device, {30, 70}).empty());  // exactly fits
+
+  const std::vector<GpuShortfall> short_first =
+      find_memory_shortfalls(needed, gpu_of_device, {29, 100});
+  ASSERT_EQ(short_first.size(), 1u);
+  EXPECT_EQ(short_first[0].gpu, 0);
+  EXPECT_EQ(short_first[0].devices, (std::vector<int>{0, 1}));
+  EXPECT_EQ(short_first[0].needed_bytes, 30);
+  EXPECT_EQ(short_first[0].free_bytes, 29);
+
+  const std::vector<GpuShortfall> both = find_memory_shortfalls(needed, gpu_of_device, {1, 1});
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(both[1].gpu, 1);
+  EXPECT_EQ(both[1].needed_bytes, 70);
+
+  // A GPU with no virtual device on it needs nothing.
+  EXPECT_TRUE(find_memory_shortfalls({5}, {0}, {5, 0}).empty());
+  EXPECT_THROW(find_memory_shortfalls({1, 2}, {0}, {10}), std::invalid_argument);
+}
+
+TEST(MemoryPreflightTest, MessageNamesGpuDevicesBytesAndFixes) {
+  const int64_t gib = 1ll << 30;
+  const std::vector<int64_t> needed = {40 * gib, 50 * gib, 45 * gib, 30 * gib};
+  const std::vector<GpuShortfall> shortfalls =
+      find_memory_shortfalls(needed, {0, 0, 0, 0}, {139 * gib});
+  ASSERT_EQ(shortfalls.size(), 1u);
+  const std::string message = memory_shortfall_message(shortfalls, needed);
+  EXPECT_NE(message.find("does not fit in GPU memory"), std::string::npos) << message;
+  EXPECT_NE(message.find("GPU 0 (virtual devices 0-3)"), std::string::npos) << message;
+  EXPECT_NE(message.find("needs " + format_bytes(165 * gib)), std::string::npos) << message;
+  EXPECT_NE(message.find("device 1, " + format_bytes(50 * gib)), std::string::npos) << message;
+  EXPECT_NE(message.find(format_bytes(139 * gib) + " free"), std::string::npos) << message;
+  EXPECT_NE(message.find("parallel.pp"), std::string::npos) << message;
+  EXPECT_NE(message.find("backend.type = cpu"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos);  // one line
+}
+
+TEST(MemoryPreflightTest, EstimateHoldsWeightsGradientsStateAndWorkspace) {
+  const Experiment single = testing::small_experiment();
+  const int64_t params = parameter_bytes(single)[0];
+  const std::vector<int64_t> estimate = estimate_device_bytes(single, h200(), kWorkspace);
+  ASSERT_EQ(estimate.size(), 1u);
+  // SGD with momentum: weights, gradients and one state slot, plus activations.
+  EXPECT_GT(estimate[0], 3 * params + kWorkspace);
+  // And not wildly more: activations of one 32-sample batch of 16-wide layers.
+  EXPECT_LT(estimate[0], 3 * params + kWorkspace + (1 << 20));
+
+  // Adam keeps two state slots.
+  Experiment adam = single;
+  adam.training.optimizer.type = "adam";
+  EXPECT_GE(estimate_device_bytes(adam, h200(), kWorkspace)[0], estimate[0] + params);
+
+  // Synchronous data parallelism stages one copy of the gradients on top.
+  const Experiment dp2 = testing::with_plan(single, ScheduleKind::OneFOneB, 1, 1, 2);
+  for (int64_t bytes : estimate_device_bytes(dp2, h200(), kWorkspace))
+    EXPECT_GT(bytes, 4 * params + kWorkspace);
+}
+
+TEST(MemoryPreflightTest, EstimateFollowsTheSplitAndTheSchedule) {
+  const Experiment single = testing::small_experiment();
+  const int64_t whole = estimate_device_bytes(single, h200(), 0)[0];
+  const Experiment pp2 = testing::with_plan(single, ScheduleKind::OneFOneB, 2, 8);
+  const std::vector<int64_t> split = estimate_device_bytes(pp2, h200(), 0);
+  ASSERT_EQ(split.size(), 2u);
+  for (int64_t bytes : split) EXPECT_LT(bytes, whole);
+
+  // GPipe keeps every micro-batch's activations on stage 0; 1F1B at most pp.
+  const Experiment gpipe = testing::with_plan(single, ScheduleKind::GPipe, 2, 8);
+  EXPECT_GT(estimate_device_bytes(gpipe, h200(), 0)[0], split[0]);
+}
+
+TEST(MemoryPreflightTest, AHugeModelDoesNotFitAnH200) {
+  Experiment huge = testing::small_experiment();
+  const auto linear = [](int64_t out) { return LayerSpec{LayerType::Linear, out, true, 0.0}; };
+  huge.model.layers = {linear(200000), linear(200000), linear(3)};  // 4e10 weights in the middle
+  const std::vector<int64_t> estimate = estimate_device_bytes(huge, h200(), kWorkspace);
+  EXPECT_GT(estimate[0], h200().memory_bytes);
+  EXPECT_EQ(find_memory_shortfalls(estimate, {0}, {h200().memory_bytes}).size(), 1u);
+}
+
+TEST(MemoryPreflightTest, PicksTheProfileOfTheGpu) {
+  EXPECT_EQ(device_profile_name_for_gpu("NVIDIA H100 80GB HBM3"), "h100");
+  EXPECT_EQ(device_profile_name_for_gpu("NVIDIA H200"), "h200");
+  EXPECT_EQ(device_profile_name_for_gpu("NVIDIA A100-SXM4-80GB"), "h200");
+}
+
+}  // namespace
+}  // namespace pipelab::gpu

@@ -1,0 +1,212 @@
+// The window as a user meets it: files, presets, unsaved changes, errors.
+#include <QComboBox>
+#include <QSettings>
+#include <QStandardItemModel>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "core/io/experiment_io.h"
+#include "core/io/experiment_prediction.h"
+#include "ui/experiment_document.h"
+#include "ui/main_window.h"
+#include "ui/parallel_panel.h"
+#include "ui/prediction_updater.h"
+#include "ui/presets.h"
+#include "ui/problem_label.h"
+#include "ui/problem_routing.h"
+#include "ui/timeline_view.h"
+#include "ui_test_support.h"
+
+using namespace pipelab;
+
+class MainWindowTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    testing::use_test_settings();
+    QSettings().clear();
+  }
+
+  void viewMenuFollowsTheShowCombo() {
+    MainWindow window;
+    QAction* measured_only = nullptr;
+    for (QAction* action : window.findChildren<QAction*>())
+      if (action->text() == QStringLiteral("Measured only")) measured_only = action;
+    QVERIFY(measured_only);
+    QVERIFY(!measured_only->isChecked());
+    window.timelineView()->setArrangement(TimelineView::Arrangement::MeasuredOnly);
+    QVERIFY(measured_only->isChecked());
+    window.timelineView()->setArrangement(TimelineView::Arrangement::PredictedUnder);
+    QVERIFY(!measured_only->isChecked());
+  }
+
+  void malformedExperimentShowsAnErrorAndKeepsThePreviousOne() {
+    QTemporaryDir folder;
+    const QString good = folder.filePath("good.json");
+    Experiment experiment = default_experiment();
+    experiment.name = "the good one";
+    experiment.parallel.microbatches = 8;
+    save_experiment(experiment, good.toStdString());
+
+    MainWindow window;
+    QVERIFY(window.openFile(good));
+    const std::string before = experiment_to_json(window.document()->experiment());
+
+    const QString broken = folder.filePath("broken.json");
+    QVERIFY(testing::write_text(broken, "{ \"name\": \"broken\", \"parallel\": { \"pp\": "));
+    QVERIFY(!window.openFile(broken));
+    QVERIFY(window.notice().contains("broken.json"));
+    QCOMPARE(experiment_to_json(window.document()->experiment()), before);
+    QCOMPARE(window.document()->filePath(), QFileInfo(good).absoluteFilePath());
+
+    const QString unknown_key = folder.filePath("unknown.json");
+    // A complete experiment but for one misspelt key.
+    QString text = QString::fromStdString(experiment_to_json(experiment));
+    QVERIFY(text.contains("\"parallel\": {"));
+    text.replace("\"parallel\": {", "\"parallel\": { \"pipelines\": 4,");
+    QVERIFY(testing::write_text(unknown_key, text.toUtf8()));
+    QVERIFY(!window.openFile(unknown_key));
+    QVERIFY(window.notice().contains("pipelines"));
+    QCOMPARE(experiment_to_json(window.document()->experiment()), before);
+
+    QVERIFY(!window.openFile(folder.filePath("missing.json")));
+    QCOMPARE(experiment_to_json(window.document()->experiment()), before);
+  }
+
+  void fileWithValuesToFixOpensAndListsTheProblems() {
+    QTemporaryDir folder;
+    Experiment experiment = default_experiment();
+    experiment.parallel.microbatches = 7;  // does not divide the batch of 64
+    const QString path = folder.filePath("fixme.json");
+    save_experiment(experiment, path.toStdString());
+    MainWindow window;
+    QVERIFY(window.openFile(path));
+    QCOMPARE(window.document()->experiment().parallel.microbatches, 7);
+    window.predictor();
+    QTRY_VERIFY(!window.shownProblems().isEmpty());
+    // The micro-batch problem sits in the parallelism panel.
+    bool in_parallel_panel = false;
+    for (ProblemLabel* label : window.parallelPanel()->findChildren<ProblemLabel*>())
+      for (const QString& problem : label->problems())
+        in_parallel_panel |= problem.contains("parallel.microbatches");
+    QVERIFY(in_parallel_panel);
+  }
+
+  void titleMarksUnsavedChangesAndSaveClearsThem() {
+    QTemporaryDir folder;
+    MainWindow window;
+    QVERIFY(!window.isWindowModified());
+    QVERIFY(window.windowTitle().contains("Untitled"));
+    window.document()->edit([](Experiment& e) { e.training.steps = 17; });
+    QVERIFY(window.isWindowModified());
+    const QString path = folder.filePath("saved.json");
+    QVERIFY(window.saveTo(path));
+    QVERIFY(!window.isWindowModified());
+    QVERIFY(window.windowTitle().contains("saved.json"));
+    QCOMPARE(load_experiment(path.toStdString()).training.steps, 17);
+    QCOMPARE(window.recentFiles().value(0), QFileInfo(path).absoluteFilePath());
+    // Recent files persist.
+    QCOMPARE(QSettings().value("recentFiles").toStringList().value(0),
+             QFileInfo(path).absoluteFilePath());
+  }
+
+  void closingWithUnsavedChangesAsksFirst() {
+    MainWindow window;
+    window.show();
+    int asked = 0;
+    window.setSaveQuestion([&](const QString&) {
+      ++asked;
+      return QMessageBox::Cancel;
+    });
+    window.document()->edit([](Experiment& e) { e.training.steps = 3; });
+    QVERIFY(!window.close());
+    QCOMPARE(asked, 1);
+    QVERIFY(window.isVisible());
+    window.setSaveQuestion([&](const QString&) {
+      ++asked;
+      return QMessageBox::Discard;
+    });
+    QVERIFY(window.close());
+    QCOMPARE(asked, 2);
+  }
+
+  void everyPresetIsARunnableExperiment() {
+    const std::vector<Preset> list = presets();
+    QVERIFY(list.size() >= 9);
+    QStringList ids;
+    for (const Preset& preset : list) {
+      ids << preset.id;
+      const auto problems = validate_experiment(preset.experiment);
+      QVERIFY2(problems.empty(),
+               qPrintable(preset.id + ": " +
+                          QString::fromStdString(problems.empty() ? "" : problems.front())));
+      const Prediction prediction = predict_experiment(preset.experiment);
+      QVERIFY(!prediction.result.trace.events.empty());
+      QVERIFY(!preset.what_to_see.isEmpty());
+    }
+    for (const char* id : {"naive", "gpipe", "1f1b-memory", "interleaved", "zero-bubble",
+                           "pipedream", "data-parallel", "tensor-parallel"})
+      QVERIFY2(ids.contains(id), id);
+  }
+
+  void presetsSetUpTheirComparison() {
+    MainWindow window;
+    window.setSaveQuestion([](const QString&) { return QMessageBox::Discard; });
+    QVERIFY(window.applyPreset("naive"));
+    QCOMPARE(window.document()->experiment().parallel.microbatches, 1);
+    QCOMPARE(window.document()->experiment().parallel.schedule, ScheduleKind::GPipe);
+    window.predictor()->updateNow();
+    const double naive = window.predictor()->prediction()->result.bubble_fraction;
+    QVERIFY(window.applyPreset("gpipe"));
+    window.predictor()->updateNow();
+    const double gpipe = window.predictor()->prediction()->result.bubble_fraction;
+    QVERIFY(gpipe < naive);  // the point of the comparison
+    QVERIFY(window.applyPreset("zero-bubble"));
+    window.predictor()->updateNow();
+    const auto& events = window.predictor()->prediction()->result.trace.events;
+    QVERIFY(std::any_of(events.begin(), events.end(),
+                        [](const TraceEvent& e) { return e.op.kind == OpKind::BackwardWeight; }));
+    QVERIFY(!window.applyPreset("no-such-preset"));
+  }
+
+  void cudaIsGreyedOutWithTheReasonWhenThereIsNoGpu() {
+    GpuAvailability none;
+    none.built_with_cuda = true;
+    none.unavailable_reason = "no CUDA device";
+    MainWindow window(none);
+    QComboBox* backend = window.parallelPanel()->backendCombo();
+    auto* model = qobject_cast<QStandardItemModel*>(backend->model());
+    QVERIFY(model);
+    const int cuda = backend->findData("cuda");
+    QVERIFY(cuda >= 0);
+    QVERIFY(!model->item(cuda)->isEnabled());
+    QVERIFY(model->item(cuda)->toolTip().contains("no CUDA device"));
+    // A file that asks for CUDA anyway gets a plain-words problem, not a crash.
+    window.document()->edit([](Experiment& e) { e.backend.type = "cuda"; });
+    QVERIFY(!window.startRun());
+    bool said_so = false;
+    for (ProblemLabel* label : window.parallelPanel()->findChildren<ProblemLabel*>())
+      for (const QString& problem : label->problems())
+        said_so |= problem.contains("no CUDA device");
+    QVERIFY(said_so);
+  }
+
+  void problemsAreRoutedToTheirPanel() {
+    QCOMPARE(problem_area("model.layers[2]: linear needs out >= 1, got 0"), ProblemArea::Model);
+    QCOMPARE(problem_area("parallel.partition = [9]: boundary 9 is outside 1..6"),
+             ProblemArea::Model);
+    QCOMPARE(problem_area("data.path is empty; data.source = 'csv' reads files"),
+             ProblemArea::Data);
+    QCOMPARE(problem_area("training.optimizer.lr = 0 must be > 0"), ProblemArea::Data);
+    QCOMPARE(problem_area("parallel.microbatches = 7 does not divide"), ProblemArea::Parallel);
+    QCOMPARE(problem_area("pp = 8 but the model has 5 splittable layers"), ProblemArea::Parallel);
+    QCOMPARE(problem_area(
+                 "training diverged at step 3 (loss is NaN); lower training.optimizer.lr (now 10)"),
+             ProblemArea::Data);
+    QCOMPARE(problem_area("something else entirely"), ProblemArea::Run);
+  }
+};
+
+QTEST_MAIN(MainWindowTest)
+#include "main_window_test.moc"
