@@ -19,15 +19,13 @@
 #include <string>
 #include <vector>
 
+#include "core/nn/basic_layer.h"
 #include "core/nn/tensor.h"
 
 namespace pipelab {
 
-// A trainable tensor and its gradient (same shape).
-struct Parameter {
-  Tensor* value = nullptr;
-  Tensor* grad = nullptr;
-};
+// A trainable host tensor and its gradient (same shape).
+using Parameter = BasicParameter<Tensor>;
 
 enum class OptimizerType { Sgd, Adam, AdamW };
 const char* optimizer_type_name(OptimizerType type);  // "sgd", "adam", "adamw"

@@ -17,10 +17,7 @@
 namespace pipelab::gpu {
 
 // A trainable device tensor and its gradient (same shape).
-struct GpuParameter {
-  DeviceTensor* value = nullptr;
-  DeviceTensor* grad = nullptr;
-};
+using GpuParameter = BasicParameter<DeviceTensor>;
 
 class GpuOptimizer {
  public:

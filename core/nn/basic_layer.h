@@ -1,0 +1,97 @@
+// BasicLayer: the contract of one entry of a stage's layer stack, written once
+// for every backend (core/nn's Layer over host Tensors, gpu/'s GpuLayer over
+// DeviceTensors): forward, and a backward split into the input gradient (BI)
+// and the weight gradient (BW) for zero-bubble schedules.
+//
+// A layer keeps no per-micro-batch state: its backward is a function of its
+// forward input x, the gradient dy of its output and the ForwardInfo. So the
+// stage keeps each layer's input per in-flight micro-batch (StageStack's
+// activations, stage_stack.h) and nothing else; dropping those inputs and
+// re-running forward recomputes them exactly (dropout's mask is a function of
+// ForwardInfo).
+//
+// Gradients accumulate: backward_weight adds into the gradient tensors, so the
+// micro-batches of a step sum up; zero_grad clears them.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/model/model_spec.h"
+
+namespace pipelab {
+
+// Which micro-batch a forward (or its backward) is for.
+struct ForwardInfo {
+  int step = 0;              // training step: part of dropout's key
+  int64_t first_sample = 0;  // index of row 0 within the step's whole (global) batch
+  bool training = true;      // false (evaluation): dropout passes x through
+};
+
+// A trainable tensor and its gradient (same shape).
+template <typename TensorT>
+struct BasicParameter {
+  TensorT* value = nullptr;
+  TensorT* grad = nullptr;
+};
+
+// TensorT: the backend's tensor; ContextT: what its layers allocate and
+// compute with (a pointer: a host allocator, or a GPU's device context).
+template <typename TensorT, typename ContextT>
+class BasicLayer {
+ public:
+  // `index` is the layer's position in the whole model (keys its random numbers);
+  // widths are this layer's (this shard's, under tensor parallelism).
+  BasicLayer(LayerType type, int index, int64_t in_features, int64_t out_features,
+             ContextT context)
+      : type_(type),
+        index_(index),
+        in_features_(in_features),
+        out_features_(out_features),
+        context_(context) {}
+  virtual ~BasicLayer() = default;
+  BasicLayer(const BasicLayer&) = delete;
+  BasicLayer& operator=(const BasicLayer&) = delete;
+
+  LayerType type() const { return type_; }
+  int index() const { return index_; }
+  int64_t in_features() const { return in_features_; }
+  int64_t out_features() const { return out_features_; }
+
+  // y = f(x): x is [batch, in_features], y is [batch, out_features].
+  virtual TensorT forward(const TensorT& x, const ForwardInfo& info) = 0;
+  // dL/dx [batch, in_features] from dy = dL/dy, for the x and info of the forward.
+  virtual TensorT backward_input(const TensorT& x, const TensorT& dy, const ForwardInfo& info) = 0;
+  // Adds dL/dW (and dL/db) for this micro-batch into grads(). Layers without
+  // weights do nothing.
+  virtual void backward_weight(const TensorT& x, const TensorT& dy) {
+    (void)x;
+    (void)dy;
+  }
+  // Fused backward: backward_input then backward_weight.
+  TensorT backward(const TensorT& x, const TensorT& dy, const ForwardInfo& info) {
+    TensorT dx = backward_input(x, dy, info);
+    backward_weight(x, dy);
+    return dx;
+  }
+
+  // Trainable tensors and their gradients, in matching order (empty if none).
+  virtual std::vector<TensorT*> params() { return {}; }
+  virtual std::vector<TensorT*> grads() { return {}; }
+  bool has_params() { return !params().empty(); }
+  void zero_grad() {
+    for (TensorT* grad : grads()) grad->set_zero();
+  }
+
+ protected:
+  ContextT context_ptr() const { return context_; }
+
+ private:
+  const LayerType type_;
+  const int index_;
+  const int64_t in_features_;
+  const int64_t out_features_;
+  ContextT const context_;
+};
+
+}  // namespace pipelab

@@ -1,0 +1,270 @@
+// StageStack: the layers [begin, end) of a model as one pipeline stage (one
+// tensor-parallel shard of it) holds them, with forward and backward over the
+// stack. Written once for every backend: `Math` says what a tensor and a layer
+// are and how a layer is built (HostStackMath in sequential.h for the CPU,
+// DeviceStackMath in gpu/layers/sequential.h for CUDA), so the executor loop
+// drives the CPU's Sequential and the GPU's GpuSequential the same way.
+//
+// The executor's life cycle of one micro-batch on a stage:
+//   Activations saved;                               // one per in-flight micro-batch
+//   y = stage.forward(std::move(x), info, saved);    // F: keeps each layer's input
+//   ... optionally stage.drop_activations(saved) and later stage.recompute(saved)
+//   dx = stage.backward(std::move(dy), saved);       // B (fused)
+//     or: dx = stage.backward_input(std::move(dy), saved);  // BI
+//         ... stage.backward_weight(saved);                 // BW, later
+// Backward frees what it no longer needs as it goes; after B (or BW) `saved`
+// holds nothing and can be destroyed or reused. Everything kept in `saved`,
+// the stage input included, is counted as Activations.
+//
+// Weights are initialised from (seed, model layer index) only (init.h), so a
+// stage or shard starts with exactly its slice of the single-device model, on
+// every backend. Weight gradients accumulate across micro-batches until
+// zero_grad().
+//
+// What Math provides:
+//   Tensor, Layer, Context      the tensor type, the layer base, what layers are built on
+//   build_layer(layout, seed, context) -> std::unique_ptr<Layer>
+//   add_bias(layer, y)          a row-parallel linear's bias, added after the all-reduce
+//   Scope(context)              held while the stack works (makes a GPU current)
+#pragma once
+
+#include <cassert>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "core/model/model_spec.h"
+#include "core/nn/basic_layer.h"
+#include "core/nn/stack_layout.h"
+#include "core/plan/stage_profile.h"
+#include "core/trace/trace_events.h"
+
+namespace pipelab {
+
+// Sums `tensor` over the tensor-parallel group, in place: every shard passes its
+// partial and receives the total. `layer` is the model layer it follows and
+// `in_forward` says which of the two Megatron all-reduces it is (as in
+// TensorParallelAllReduce of stage_profile.h): true after a row-parallel
+// linear's forward, false after a column-parallel linear's input gradient.
+template <typename TensorT>
+using BasicTensorParallelAllReduce = std::function<void(TensorT& tensor, int layer, bool in_forward)>;
+
+template <typename TensorT>
+struct BasicTensorParallelSetup {
+  int degree = 1;  // tp; 1 = no tensor parallelism
+  int shard = 0;   // this shard, in [0, degree)
+  // One role per layer of the whole model, from tensor_parallel_roles
+  // (core/plan/stage_profile.h). Ignored when degree == 1.
+  std::vector<TensorParallelRole> roles;
+  BasicTensorParallelAllReduce<TensorT> all_reduce;  // required when degree > 1
+};
+
+// What one micro-batch's forward on a stage keeps for its backward.
+template <typename TensorT>
+struct BasicStageActivations {
+  ForwardInfo info;
+  std::vector<TensorT> inputs;        // inputs[k]: input of the stage's k-th layer; [0] = stage input
+  std::vector<TensorT> output_grads;  // between BI and BW: dL/dy of the k-th layer (layers with weights)
+
+  int64_t bytes() const {
+    int64_t total = 0;
+    for (const TensorT& t : inputs) total += t.bytes();
+    for (const TensorT& t : output_grads) total += t.bytes();
+    return total;
+  }
+};
+
+template <typename Math>
+class StageStack {
+ public:
+  using Tensor = typename Math::Tensor;
+  using Layer = typename Math::Layer;
+  using Context = typename Math::Context;
+  using Parameter = BasicParameter<Tensor>;
+  using Activations = BasicStageActivations<Tensor>;
+  using TensorParallelSetup = BasicTensorParallelSetup<Tensor>;
+
+  // Builds model layers [begin, end) on `context`. Throws std::invalid_argument
+  // naming the field when the model cannot be built (stack_layout checks it:
+  // an empty or non-positive input shape, a range outside the layer list, a
+  // linear with out <= 0, a dropout p outside [0, 1), or a tensor-parallel
+  // setup that does not fit).
+  StageStack(const ModelSpec& model, int begin, int end, uint64_t seed, Context context,
+             TensorParallelSetup tensor_parallel = {})
+      : begin_(begin), context_(context) {
+    const std::vector<LayerLayout> layout =
+        stack_layout(model, begin, end,
+                     {tensor_parallel.degree, tensor_parallel.shard, tensor_parallel.roles,
+                      static_cast<bool>(tensor_parallel.all_reduce)});
+    all_reduce_ = std::move(tensor_parallel.all_reduce);
+    typename Math::Scope scope(context_);
+    for (const LayerLayout& layer : layout) {
+      layers_.push_back(Math::build_layer(layer, seed, context_));
+      roles_.push_back(layer.role);
+    }
+  }
+  StageStack(const StageStack&) = delete;
+  StageStack& operator=(const StageStack&) = delete;
+
+  int begin() const { return begin_; }
+  int end() const { return begin_ + layer_count(); }
+  int layer_count() const { return static_cast<int>(layers_.size()); }
+  Layer& layer(int k) { return *layers_[k]; }  // the stage's k-th layer (model layer begin + k)
+  TensorParallelRole role(int k) const { return roles_[k]; }
+  int64_t input_features() const { return layers_.front()->in_features(); }   // this shard's
+  int64_t output_features() const { return layers_.back()->out_features(); }  // this shard's
+  Context context() const { return context_; }
+
+  // F: y for the stage input `input` [batch, input_features()], which `saved`
+  // takes over (retagged Activations), with every later layer's input.
+  Tensor forward(Tensor input, const ForwardInfo& info, Activations& saved) {
+    assert(input.cols() == input_features());
+    typename Math::Scope scope(context_);
+    input.retag(MemoryCategory::Activations);
+    saved.info = info;
+    saved.inputs.clear();
+    saved.inputs.resize(layers_.size());
+    saved.output_grads.clear();
+    saved.output_grads.resize(layers_.size());
+    saved.inputs[0] = std::move(input);
+    return forward_keeping_inputs(saved);
+  }
+
+  // Forward keeping nothing (evaluation, or a forward-only pass).
+  Tensor infer(const Tensor& input, const ForwardInfo& info) {
+    assert(input.cols() == input_features());
+    typename Math::Scope scope(context_);
+    Tensor current = layer_forward(0, input, info);
+    for (int k = 1; k < layer_count(); ++k) current = layer_forward(k, current, info);
+    return current;
+  }
+
+  // Frees every saved layer input but the stage input, to rebuild them later.
+  void drop_activations(Activations& saved) const {
+    for (size_t k = 1; k < saved.inputs.size(); ++k) saved.inputs[k].reset();
+  }
+
+  // Rebuilds the inputs drop_activations freed (bit-identical: dropout's mask is
+  // a function of the saved ForwardInfo). Under tensor parallelism this calls
+  // the forward all-reduces again, as Megatron's recomputation does.
+  void recompute(Activations& saved) {
+    assert(saved.inputs.size() == layers_.size() && !saved.inputs[0].empty());
+    typename Math::Scope scope(context_);
+    forward_keeping_inputs(saved);  // the stage output was sent already; it is dropped here
+  }
+
+  // B: from dL/d(stage output), adds every weight gradient and returns dL/d(stage
+  // input), or an empty tensor when begin == 0 (the data needs no gradient).
+  Tensor backward(Tensor output_grad, Activations& saved) {
+    return backward_pass(std::move(output_grad), saved, /*fused=*/true);
+  }
+
+  // BI: returns dL/d(stage input) (empty when begin == 0); keeps in `saved` what
+  // backward_weight needs (the inputs and output gradients of layers with weights).
+  Tensor backward_input(Tensor output_grad, Activations& saved) {
+    return backward_pass(std::move(output_grad), saved, /*fused=*/false);
+  }
+
+  // BW: adds the weight gradients of a micro-batch whose backward_input ran.
+  void backward_weight(Activations& saved) {
+    assert(saved.inputs.size() == layers_.size() && saved.output_grads.size() == layers_.size());
+    typename Math::Scope scope(context_);
+    for (int k = layer_count() - 1; k >= 0; --k) {
+      if (saved.output_grads[k].empty()) continue;
+      layers_[k]->backward_weight(saved.inputs[k], saved.output_grads[k]);
+      saved.inputs[k].reset();
+      saved.output_grads[k].reset();
+    }
+    saved.inputs.clear();
+    saved.output_grads.clear();
+  }
+
+  // Every trainable tensor with its gradient, layer by layer (for an optimizer,
+  // a data-parallel all-reduce, or weight stashing by swapping tensors).
+  std::vector<Parameter> parameters() {
+    std::vector<Parameter> result;
+    for (auto& layer : layers_) {
+      const std::vector<Tensor*> values = layer->params();
+      const std::vector<Tensor*> grads = layer->grads();
+      assert(values.size() == grads.size());
+      for (size_t i = 0; i < values.size(); ++i) result.push_back({values[i], grads[i]});
+    }
+    return result;
+  }
+
+  int64_t parameter_count() const {  // trainable scalars this shard holds
+    int64_t count = 0;
+    for (const auto& layer : layers_)
+      for (Tensor* value : layer->params()) count += value->size();
+    return count;
+  }
+
+  void zero_grad() {
+    typename Math::Scope scope(context_);
+    for (auto& layer : layers_) layer->zero_grad();
+  }
+
+ private:
+  Tensor layer_forward(int k, const Tensor& x, const ForwardInfo& info) {
+    Tensor y = layers_[k]->forward(x, info);
+    if (roles_[k] == TensorParallelRole::RowParallel) {
+      all_reduce_(y, begin_ + k, true);
+      Math::add_bias(*layers_[k], y);
+    }
+    return y;
+  }
+
+  Tensor layer_input_grad(int k, const Tensor& x, const Tensor& dy, const ForwardInfo& info) {
+    Tensor dx = layers_[k]->backward_input(x, dy, info);
+    if (roles_[k] == TensorParallelRole::ColumnParallel) all_reduce_(dx, begin_ + k, false);
+    return dx;
+  }
+
+  bool needs_input_grad(int k) const { return k > 0 || begin_ > 0; }
+
+  // Runs forward from saved.inputs[0], keeping every layer input; returns y.
+  Tensor forward_keeping_inputs(Activations& saved) {
+    const int last = layer_count() - 1;
+    for (int k = 0; k < last; ++k)
+      saved.inputs[k + 1] = layer_forward(k, saved.inputs[k], saved.info);
+    return layer_forward(last, saved.inputs[last], saved.info);
+  }
+
+  // B or BI, last layer first. Fused: each layer's weight gradient right after
+  // its input gradient, freeing its input. Split: layers with weights keep
+  // their input and output gradient for BW.
+  Tensor backward_pass(Tensor output_grad, Activations& saved, bool fused) {
+    assert(saved.inputs.size() == layers_.size());
+    typename Math::Scope scope(context_);
+    Tensor grad = std::move(output_grad);
+    for (int k = layer_count() - 1; k >= 0; --k) {
+      Tensor input_grad;
+      if (needs_input_grad(k)) input_grad = layer_input_grad(k, saved.inputs[k], grad, saved.info);
+      if (fused) {
+        layers_[k]->backward_weight(saved.inputs[k], grad);
+        saved.inputs[k].reset();
+      } else if (layers_[k]->has_params()) {
+        grad.retag(MemoryCategory::Activations);
+        saved.output_grads[k] = std::move(grad);  // with inputs[k], what BW needs
+      } else {
+        saved.inputs[k].reset();
+      }
+      grad = std::move(input_grad);
+    }
+    if (fused) {
+      saved.inputs.clear();
+      saved.output_grads.clear();
+    }
+    return grad;
+  }
+
+  const int begin_;
+  Context context_;
+  std::vector<std::unique_ptr<Layer>> layers_;
+  std::vector<TensorParallelRole> roles_;  // per stage layer; Replicated without tp
+  BasicTensorParallelAllReduce<Tensor> all_reduce_;
+};
+
+}  // namespace pipelab
