@@ -23,23 +23,17 @@
 // replica 0 into a whole model and runs the validation set.
 #pragma once
 
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "core/runtime/channel.h"
-#include "core/runtime/device_worker.h"
-#include "core/runtime/evaluation.h"
-#include "core/runtime/parameter_server.h"
-#include "core/runtime/rendezvous.h"
-#include "core/runtime/threaded_executor.h"
-#include "core/runtime/training_data.h"
+#include "core/runtime/cpu_backend.h"
+#include "core/runtime/pipeline_executor.h"
 
 namespace pipelab {
 
-// The run's life cycle (start, pause, step, stop, state, ...) is
-// ThreadedExecutor's; this class builds the CPU devices and their workers.
-class CpuExecutor : public ThreadedExecutor {
+// The run's life cycle is ThreadedExecutor's, the loop DeviceWorker's; this
+// class builds the CPU devices (allocators and mailboxes).
+class CpuExecutor : public PipelineExecutor<CpuBackend> {
  public:
   // Loads the data and builds every device's stages. Throws ExperimentError
   // (an experiment that does not validate or cannot be split) or DataError.
@@ -48,30 +42,14 @@ class CpuExecutor : public ThreadedExecutor {
 
   // For tests and tools.
   const std::vector<StageProfile>& stage_profiles() const { return profiles_; }
-  const DeviceAllocator& allocator(int device) const { return *allocators_[device]; }
+  const DeviceAllocator& allocator(int device) const { return *devices_->allocators[device]; }
   const TrainingData& data() const { return *data_; }
 
  private:
-  void run_worker(int device) override;
-  void release_in_flight() override;
   std::string launch_message() const override;
-  void make_parameter_servers();
-  void evaluate_after(int step);
-
-  // Declared before everything that holds device memory: destroyed last.
-  std::vector<std::unique_ptr<DeviceAllocator>> allocators_;
-  std::vector<std::unique_ptr<Mailbox>> mailboxes_;
-
-  std::unique_ptr<TrainingData> data_;
-  std::vector<StageProfile> profiles_;
-  std::vector<LayerRange> stage_ranges_;
-  std::vector<TensorParallelRole> tp_roles_;
-  std::unique_ptr<Rendezvous> rendezvous_;
-  std::vector<MeetingPoint> meeting_points_;
-  std::unique_ptr<Evaluator> evaluator_;
-  std::vector<std::unique_ptr<ParameterServer>> servers_;
-  std::unique_ptr<WorkerShared> shared_;
-  std::vector<std::unique_ptr<DeviceWorker>> workers_;
 };
+
+extern template class DeviceWorker<CpuBackend>;
+extern template class PipelineExecutor<CpuBackend>;
 
 }  // namespace pipelab

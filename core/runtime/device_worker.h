@@ -1,7 +1,7 @@
-// DeviceWorker: one virtual device of the CPU executor, run by one thread. It
-// holds its pipeline stages (one per chunk; its tensor-parallel shard of each)
-// with their optimizers and weight versions, and executes its op list of every
-// window of the TrainingProgram with real math:
+// DeviceWorker: one virtual device of a run, driven by one host thread: the
+// one executor loop of PipeLab, written once for every backend, in the way
+// DeepSpeed's pipe engine maps instructions to methods. It walks the device's
+// op list of every window of the TrainingProgram and gives each op its meaning:
 //
 //   F          stage input from the data (stage 0) or a receive; keeps the
 //              layer inputs; the last stage computes the loss right after F
@@ -10,16 +10,29 @@
 //   Recompute  rebuilds what F dropped (plan.recompute drops all but the stage
 //              input right after F)
 //   U          optimizer step, gradients zeroed
-//   Send/Recv  copies through the receiver's mailbox (channel.h)
-//   AllReduce  data-parallel: a ring all-reduce of the stage's gradients over
-//              the replicas; tensor-parallel: the ring all-reduces happen
-//              inside F/B (Sequential calls them), each reported with the
-//              identity of the schedule's ALLREDUCE op that names its layer
-//   Push/Pull  async data parallelism through the stage's ParameterServer
-// Each op is reported as a TraceEvent with its measured begin and end; its
-// step is the global step and weight_version the version actually used.
+//   Send/Recv  through the backend's transfers
+//   AllReduce  data-parallel: the stage's gradients, flattened, summed over
+//              the replicas; tensor-parallel: inside F/B (the stage stack calls
+//              them), each reported with the identity of the schedule's
+//              ALLREDUCE op that names its layer
+//   Push/Pull  async data parallelism through the stage's ParameterServer,
+//              on a host view of the stage's weights
+//   Offload/Reload  activations stay where they are (zero-length ops)
+//
+// Everything about weight versions (stashing, 2BW), micro-batch bookkeeping,
+// evaluation meetings and run control lives here, once; so the CPU tests cover
+// it for every backend. A Backend supplies only what differs between devices:
+// the math types (its stage stack, tensors, optimizer), timing, the stage
+// input upload, the loss, transfers and collectives, and host views of a
+// stage's weights. CpuBackend (cpu_backend.h) and gpu/'s CudaBackend are the
+// two; see either for the exact members a Backend has.
+//
+// Each op is reported as a TraceEvent (through the backend's timing) with the
+// global step and the weight version actually used.
 #pragma once
 
+#include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -30,10 +43,8 @@
 #include "core/nn/optimizer.h"
 #include "core/nn/sequential.h"
 #include "core/plan/partition.h"
-#include "core/runtime/channel.h"
 #include "core/runtime/parameter_server.h"
 #include "core/runtime/rendezvous.h"
-#include "core/runtime/ring_allreduce.h"
 #include "core/runtime/run_clock.h"
 #include "core/runtime/run_control.h"
 #include "core/runtime/run_recorder.h"
@@ -53,7 +64,7 @@ struct MeetingPoint {
   std::vector<int64_t> positions;
 };
 
-// What every worker of a run shares. Owned by the executor.
+// What every worker of a run shares, whatever the backend. Owned by the executor.
 struct WorkerShared {
   const Experiment& experiment;
   const TrainingProgram& program;
@@ -63,8 +74,6 @@ struct WorkerShared {
   RunControl& control;
   TrainingData& data;
   RunRecorder& recorder;
-  std::vector<std::unique_ptr<DeviceAllocator>>& allocators;  // per device
-  std::vector<std::unique_ptr<Mailbox>>& mailboxes;           // per device
   // Async data parallelism: one server per (stage, shard), at stage * tp + shard.
   std::vector<std::unique_ptr<ParameterServer>>& servers;
   Rendezvous& rendezvous;
@@ -73,11 +82,33 @@ struct WorkerShared {
   std::function<void(const std::string&)> fail;    // ends the run as Failed
 };
 
+// Which tensors of a stage a host copy carries (CUDA backend; the CPU's stage
+// is its own host view).
+enum class ParameterPart { Values, Gradients };
+
+// A device's place in the dp x tp x pp grid, as its backend needs it.
+struct WorkerPlace {
+  int device = 0;
+  int replica = 0;
+  int rank = 0;  // pipeline rank
+  int shard = 0;
+};
+
+template <typename Backend>
 class DeviceWorker {
  public:
-  // Builds the device's stages on its allocator (std::invalid_argument when
-  // the model cannot be built).
-  DeviceWorker(WorkerShared& shared, int device);
+  using Stack = typename Backend::Stack;
+  using Tensor = typename Stack::Tensor;
+  using Parameter = typename Stack::Parameter;
+  using Activations = typename Stack::Activations;
+  using Optimizer = typename Backend::Optimizer;
+  using Stash = BasicWeightStash<Parameter>;
+  using Devices = typename Backend::Devices;
+
+  // Builds the device's stages on its backend (std::invalid_argument when the
+  // model cannot be built; the backend's own errors when it does not fit).
+  DeviceWorker(WorkerShared& shared, Devices& devices, int device);
+  ~DeviceWorker();
   DeviceWorker(const DeviceWorker&) = delete;
   DeviceWorker& operator=(const DeviceWorker&) = delete;
 
@@ -85,13 +116,17 @@ class DeviceWorker {
   // go to shared.fail, a stop just returns.
   void run();
 
-  int device() const { return device_; }
-  int replica() const { return replica_; }
-  int shard() const { return shard_; }
+  int device() const { return place_.device; }
+  int replica() const { return place_.replica; }
+  int shard() const { return place_.shard; }
   int chunk_count() const { return static_cast<int>(stages_.size()); }
   int stage_index(int chunk) const { return stages_[chunk].stage; }
-  Sequential& stage(int chunk) { return *stages_[chunk].layers; }
-  const WeightStash& weight_versions(int chunk) const { return *stages_[chunk].versions; }
+  Stack& stage(int chunk) { return *stages_[chunk].layers; }
+  const Stash& weight_versions(int chunk) const { return *stages_[chunk].versions; }
+  Backend& backend() { return backend_; }
+  // A host Sequential holding chunk `chunk`'s current weights (evaluation,
+  // parameter servers): the stage itself on the CPU, a copy on a GPU.
+  Sequential& host_weights(int chunk);
 
   // Frees what in-flight micro-batches held (after a stop), so memory returns
   // to weights, gradients and optimizer state.
@@ -100,9 +135,9 @@ class DeviceWorker {
  private:
   struct StageState {
     int stage = 0;
-    std::unique_ptr<Sequential> layers;
+    std::unique_ptr<Stack> layers;
     std::unique_ptr<Optimizer> optimizer;  // null under async data parallelism
-    std::unique_ptr<WeightStash> versions;
+    std::unique_ptr<Stash> versions;
     int window_base_version = 0;  // versions at the start of the current window
   };
   // A micro-batch on one of this device's chunks, at a global step.
@@ -122,7 +157,9 @@ class DeviceWorker {
   void run_windows();
   void meet(size_t& next_point, int64_t position);
   void run_op(const TrainingWindow& window, int index);
-  void record(const Op& op, double begin, int64_t bytes);
+  // Runs `body` (which returns the op's bytes) between the backend's begin and end.
+  template <typename Body>
+  void timed(Op& op, Body&& body);
 
   void forward(Op& op);
   void backward(Op& op);
@@ -143,30 +180,27 @@ class DeviceWorker {
   void finish_microbatch(const MicrobatchKey& key, StageState& stage);
   Tensor take(std::map<MicrobatchKey, Tensor>& from, const MicrobatchKey& key, const char* what);
   MicrobatchKey key_of(const Op& op) const { return {op.chunk, op.step, op.microbatch}; }
-  DeviceAllocator& allocator() { return *shared_.allocators[device_]; }
+  ParameterServer& server_of(const Op& op);
 
   WorkerShared& shared_;
-  const int device_;
-  int replica_ = 0;
-  int rank_ = 0;
-  int shard_ = 0;
-  int last_stage_ = 0;
+  const WorkerPlace place_;
+  const int last_stage_;
+  Backend backend_;
   std::vector<StageState> stages_;  // by chunk
-  RingGroup tensor_parallel_group_;
-  RingGroup data_parallel_group_;
-  int64_t tensor_parallel_collectives_ = 0;
-  int64_t data_parallel_collectives_ = 0;
 
   CurrentOp current_;
   std::vector<char> tensor_parallel_reported_;  // per op of the current window
 
   // In-flight micro-batches.
-  std::map<MicrobatchKey, StageActivations> saved_;
+  std::map<MicrobatchKey, Activations> saved_;
   std::map<MicrobatchKey, int> forward_version_;
   std::map<MicrobatchKey, Tensor> inputs_;        // received (or handed over) stage inputs
   std::map<MicrobatchKey, Tensor> output_grads_;  // received gradients, or the loss's
   std::map<MicrobatchKey, Tensor> outgoing_activations_;
   std::map<MicrobatchKey, Tensor> outgoing_gradients_;
 };
+
+// Where device `device` sits in `experiment`'s grid.
+WorkerPlace worker_place(const Experiment& experiment, int device);
 
 }  // namespace pipelab

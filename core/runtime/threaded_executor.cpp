@@ -1,5 +1,7 @@
 #include "core/runtime/threaded_executor.h"
 
+#include <stdexcept>
+
 #include "core/io/experiment_io.h"
 #include "core/runtime/run_settings.h"
 
@@ -11,6 +13,36 @@ ThreadedExecutor::ThreadedExecutor(const Experiment& experiment, EventSink& sink
   check_experiment(experiment_);
   total_steps_ = run_steps(experiment_, options_);
   control_ = std::make_unique<RunControl>(experiment_.parallel.devices());
+}
+
+void ThreadedExecutor::prepare_run() {
+  const ParallelPlan& plan = experiment_.parallel;
+  data_ = std::make_unique<TrainingData>(experiment_);  // DataError propagates
+  try {
+    profiles_ = profile_stages(experiment_.model, plan, microbatch_size(experiment_));
+    for (const StageProfile& profile : profiles_) stage_ranges_.push_back(profile.layers);
+    tp_roles_ = tensor_parallel_roles(experiment_.model, stage_ranges_);
+    program_ = std::make_unique<TrainingProgram>(plan, profiles_, total_steps_);
+  } catch (const std::invalid_argument& error) {
+    throw ExperimentError(error.what());
+  }
+  const RecorderSettings settings = recorder_settings(experiment_, *data_, total_steps_);
+  for (int step : settings.evaluated_steps)
+    meeting_points_.push_back({step, program_->positions_after_step(step)});
+  recorder_ = std::make_unique<RunRecorder>(sink_, clock_, settings,
+                                            [this](const std::string& message) { fail(message); });
+  rendezvous_ = std::make_unique<Rendezvous>(plan.devices(), *control_);
+  if (data_->validation().samples > 0)
+    evaluator_ =
+        std::make_unique<Evaluator>(experiment_.model, experiment_.seed, data_->validation());
+}
+
+std::unique_ptr<WorkerShared> ThreadedExecutor::make_worker_shared(
+    std::function<void(int step)> at_meeting_point) {
+  return std::make_unique<WorkerShared>(
+      WorkerShared{experiment_, *program_, stage_ranges_, tp_roles_, clock_, *control_, *data_,
+                   *recorder_, servers_, *rendezvous_, meeting_points_, std::move(at_meeting_point),
+                   [this](const std::string& message) { fail(message); }});
 }
 
 void ThreadedExecutor::stop_and_join() {

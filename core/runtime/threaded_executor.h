@@ -1,12 +1,14 @@
 // ThreadedExecutor: the run life cycle shared by the executors that give every
 // virtual device of the dp x tp x pp grid its own host thread (CpuExecutor
-// here, CudaExecutor in gpu/). It owns the RunControl the workers check
-// between ops, the worker threads, the state machine (Ready -> Running ->
-// Finished, Stopped or Failed; Paused while every worker waits on a hold) and
-// the first error, and implements start, pause, resume, step, stop and wait on
-// them. A subclass builds its devices, program, recorder and workers in its
-// constructor, and says how one device's worker runs and what to free once
-// every worker has been joined.
+// here, CudaExecutor in gpu/, both through PipelineExecutor). It owns the
+// RunControl the workers check between ops, the worker threads, the state
+// machine (Ready -> Running -> Finished, Stopped or Failed; Paused while every
+// worker waits on a hold) and the first error, and implements start, pause,
+// resume, step, stop and wait on them. It also prepares what every training
+// run needs whatever its devices (prepare_run: the data, the stages, the
+// lowered program, the recorder, evaluation). A subclass builds its devices
+// and workers in its constructor, and says how one device's worker runs and
+// what to free once every worker has been joined.
 #pragma once
 
 #include <condition_variable>
@@ -17,10 +19,17 @@
 #include <vector>
 
 #include "core/io/experiment.h"
+#include "core/plan/partition.h"
+#include "core/plan/stage_profile.h"
+#include "core/runtime/device_worker.h"
+#include "core/runtime/evaluation.h"
 #include "core/runtime/executor.h"
+#include "core/runtime/parameter_server.h"
+#include "core/runtime/rendezvous.h"
 #include "core/runtime/run_clock.h"
 #include "core/runtime/run_control.h"
 #include "core/runtime/run_recorder.h"
+#include "core/runtime/training_data.h"
 #include "core/runtime/training_program.h"
 #include "core/trace/event_sink.h"
 
@@ -62,6 +71,13 @@ class ThreadedExecutor : public Executor {
   // The message that announces the run when it launches.
   virtual std::string launch_message() const = 0;
 
+  // Loads the data (DataError), splits the model and lowers the schedule
+  // (ExperimentError), and makes the recorder, the evaluation meetings and,
+  // with a validation set, the evaluator.
+  void prepare_run();
+  // The WorkerShared of this run; `at_meeting_point` evaluates after a step.
+  std::unique_ptr<WorkerShared> make_worker_shared(std::function<void(int step)> at_meeting_point);
+
   void stop_and_join();
   // Records the run's first error and stops every worker (the run ends Failed).
   void fail(const std::string& message);
@@ -74,8 +90,18 @@ class ThreadedExecutor : public Executor {
   // The members below outlive everything a subclass declares (a base's
   // members are destroyed last), so its devices and workers may refer to them.
   std::unique_ptr<RunControl> control_;
-  std::unique_ptr<TrainingProgram> program_;  // set by the subclass's constructor
-  std::unique_ptr<RunRecorder> recorder_;     // set by the subclass's constructor
+  std::unique_ptr<TrainingProgram> program_;  // set by prepare_run
+  std::unique_ptr<RunRecorder> recorder_;     // set by prepare_run
+  // Set by prepare_run:
+  std::unique_ptr<TrainingData> data_;
+  std::vector<StageProfile> profiles_;
+  std::vector<LayerRange> stage_ranges_;       // per pipeline stage
+  std::vector<TensorParallelRole> tp_roles_;  // per model layer
+  std::vector<MeetingPoint> meeting_points_;
+  std::unique_ptr<Rendezvous> rendezvous_;
+  std::unique_ptr<Evaluator> evaluator_;  // null without a validation set
+  // Async data parallelism: one server per (stage, shard), at stage * tp + shard.
+  std::vector<std::unique_ptr<ParameterServer>> servers_;
 
  private:
   void launch_locked();

@@ -6,13 +6,18 @@
 #include <stdexcept>
 
 #include "core/io/experiment_io.h"
-#include "core/runtime/run_settings.h"
+#include "core/runtime/device_worker_impl.h"
 #include "gpu/device/cuda_check.h"
 #include "gpu/device/device_guard.h"
 #include "gpu/executor/device_mapping.h"
 #include "gpu/device/device_query.h"
 #include "gpu/memory/memory_preflight.h"
 #include "gpu/memory/out_of_memory.h"
+
+namespace pipelab {
+template class DeviceWorker<gpu::CudaBackend>;
+template class PipelineExecutor<gpu::CudaBackend>;
+}  // namespace pipelab
 
 namespace pipelab::gpu {
 namespace {
@@ -59,7 +64,7 @@ std::string no_cuda_device_message(const std::string& reason) {
 
 CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
                            const ExecutorOptions& options)
-    : ThreadedExecutor(experiment, sink, options) {
+    : PipelineExecutor(experiment, sink, options) {
   const ParallelPlan& plan = experiment_.parallel;
   const int devices = plan.devices();
 
@@ -67,13 +72,9 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
   if (inventory.gpus.empty())
     throw ExperimentError(no_cuda_device_message(inventory.unavailable_reason));
 
-  data_ = std::make_unique<TrainingData>(experiment_);  // DataError propagates
+  prepare_run();
   std::vector<int> gpu_of_device;
   try {
-    profiles_ = profile_stages(experiment_.model, plan, microbatch_size(experiment_));
-    for (const StageProfile& profile : profiles_) stage_ranges_.push_back(profile.layers);
-    tp_roles_ = tensor_parallel_roles(experiment_.model, stage_ranges_);
-    program_ = std::make_unique<TrainingProgram>(plan, profiles_, total_steps_);
     // Positions in the inventory, then CUDA's device numbers.
     gpu_of_device = map_virtual_devices(devices, static_cast<int>(inventory.gpus.size()));
     check_memory(experiment_, inventory, gpu_of_device);
@@ -92,23 +93,8 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
                           error.what() + "; use backend.type = cpu");
   }
 
-  const RecorderSettings settings = recorder_settings(experiment_, *data_, total_steps_);
-  const bool validate = data_->validation().samples > 0;
-  for (int step : settings.evaluated_steps)
-    meeting_points_.push_back({step, program_->positions_after_step(step)});
-  recorder_ = std::make_unique<RunRecorder>(sink_, clock_, settings,
-                                            [this](const std::string& message) { fail(message); });
-  rendezvous_ = std::make_unique<Rendezvous>(devices, *control_);
-
-  shared_ = std::make_unique<CudaWorkerShared>(CudaWorkerShared{
-      experiment_, *program_, stage_ranges_, tp_roles_, clock_, *control_, *data_, *recorder_,
-      devices_, *routes_, data_parallel_group_of_, tensor_parallel_group_of_, servers_,
-      *rendezvous_, meeting_points_, [this](int step) { evaluate_after(step); },
-      [this](const std::string& message) { fail(message); }});
   try {
-    for (int d = 0; d < devices; ++d)
-      workers_.push_back(std::make_unique<CudaDeviceWorker>(*shared_, d));
-    if (plan.update == UpdateMode::Async && plan.dp > 1) make_parameter_servers();
+    build_workers();
   } catch (const std::invalid_argument& error) {
     throw ExperimentError(error.what());
   } catch (const GpuOutOfMemory& error) {
@@ -117,16 +103,13 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
     throw ExperimentError(std::string("backend.type = cuda: the model could not be built: ") +
                           error.what() + "; use backend.type = cpu");
   }
-  if (validate)
-    evaluator_ =
-        std::make_unique<Evaluator>(experiment_.model, experiment_.seed, data_->validation());
 
   if (experiment_.backend.threads > 0)
     sink_.add_message("backend.threads = " + std::to_string(experiment_.backend.threads) +
                       " is ignored: the cuda backend runs one host thread per virtual device (" +
                       std::to_string(devices) + ")");
-  bool uses_nccl = routes_->nccl_links() > 0;
-  for (const auto& group : groups_) uses_nccl = uses_nccl || group->uses_nccl();
+  bool uses_nccl = devices_->routes->nccl_links() > 0;
+  for (const auto& group : devices_->groups) uses_nccl = uses_nccl || group->uses_nccl();
   std::string gpu_names;
   std::set<std::string> names;
   for (const GpuInfo& gpu : inventory.gpus)
@@ -145,28 +128,32 @@ void CudaExecutor::build_devices(const std::vector<int>& gpu_of_device) {
       experiment_.backend.tf32 ? GemmPrecision::Tf32 : GemmPrecision::Fp32;
   std::set<int> gpus(gpu_of_device.begin(), gpu_of_device.end());
   if (gpus.size() > 1) enable_peer_access({gpus.begin(), gpus.end()});
+  devices_ = std::make_unique<CudaDevices>();
   for (int d = 0; d < static_cast<int>(gpu_of_device.size()); ++d) {
-    devices_.push_back(std::make_unique<VirtualDevice>(d, gpu_of_device[static_cast<size_t>(d)],
-                                                       precision, *control_));
-    devices_.back()->allocator().set_listener([this, d](const MemoryBytes& bytes) {
+    devices_->devices.push_back(std::make_unique<VirtualDevice>(
+        d, gpu_of_device[static_cast<size_t>(d)], precision, *control_));
+    devices_->devices.back()->allocator().set_listener([this, d](const MemoryBytes& bytes) {
       sink_.add_memory({d, clock_.now(), bytes});
     });
   }
-  routes_ = std::make_unique<MessageRoutes>(
-      devices_, message_links(*program_->windows().front().schedule), nccl_launch_);
+  devices_->routes = std::make_unique<MessageRoutes>(
+      devices_->devices, message_links(*program_->windows().front().schedule),
+      devices_->nccl_launch);
 }
 
 void CudaExecutor::build_groups() {
   const ParallelPlan& plan = experiment_.parallel;
-  const size_t devices = devices_.size();
-  data_parallel_group_of_.assign(devices, nullptr);
-  tensor_parallel_group_of_.assign(devices, nullptr);
+  CudaDevices& cuda = *devices_;
+  const size_t devices = cuda.devices.size();
+  cuda.data_parallel_group_of.assign(devices, nullptr);
+  cuda.tensor_parallel_group_of.assign(devices, nullptr);
   auto make_group = [&](const std::vector<int>& members, std::vector<DeviceAllReduce*>& group_of) {
     std::vector<VirtualDevice*> member_devices;
     for (int member : members)
-      member_devices.push_back(devices_[static_cast<size_t>(member)].get());
-    groups_.push_back(std::make_unique<DeviceAllReduce>(member_devices, *control_, nccl_launch_));
-    for (int member : members) group_of[static_cast<size_t>(member)] = groups_.back().get();
+      member_devices.push_back(cuda.devices[static_cast<size_t>(member)].get());
+    cuda.groups.push_back(
+        std::make_unique<DeviceAllReduce>(member_devices, *control_, cuda.nccl_launch));
+    for (int member : members) group_of[static_cast<size_t>(member)] = cuda.groups.back().get();
   };
   // Data parallelism all-reduces gradients unless parameter servers replace it.
   if (plan.dp > 1 && plan.update == UpdateMode::Sync)
@@ -175,7 +162,7 @@ void CudaExecutor::build_groups() {
         std::vector<int> members;
         for (int replica = 0; replica < plan.dp; ++replica)
           members.push_back(device_id(plan, {replica, rank, shard}));
-        make_group(members, data_parallel_group_of_);
+        make_group(members, cuda.data_parallel_group_of);
       }
   if (plan.tp > 1)
     for (int replica = 0; replica < plan.dp; ++replica)
@@ -183,56 +170,10 @@ void CudaExecutor::build_groups() {
         std::vector<int> members;
         for (int shard = 0; shard < plan.tp; ++shard)
           members.push_back(device_id(plan, {replica, rank, shard}));
-        make_group(members, tensor_parallel_group_of_);
+        make_group(members, cuda.tensor_parallel_group_of);
       }
 }
 
-void CudaExecutor::make_parameter_servers() {
-  // One server per stage shard, starting from replica 0's (seeded) weights.
-  const ParallelPlan& plan = experiment_.parallel;
-  servers_.resize(static_cast<size_t>(plan.stages()) * plan.tp);
-  for (const auto& worker : workers_) {
-    if (worker->replica() != 0) continue;
-    for (int chunk = 0; chunk < worker->chunk_count(); ++chunk) {
-      HostStageMirror& mirror = worker->host_mirror(chunk);
-      mirror.copy_values_from_device();
-      servers_[worker->stage_index(chunk) * plan.tp + worker->shard()] =
-          std::make_unique<ParameterServer>(mirror.parameters(),
-                                            optimizer_settings(experiment_.training.optimizer),
-                                            plan.dp, *control_);
-    }
-  }
-}
-
 CudaExecutor::~CudaExecutor() { stop_and_join(); }
-
-void CudaExecutor::run_worker(int device) { workers_[static_cast<size_t>(device)]->run(); }
-
-void CudaExecutor::release_in_flight() {
-  // Nothing is issued any more: free what in-flight micro-batches and
-  // undelivered messages held, then let the GPUs finish what was queued, so
-  // the memory really is idle (counted bytes are back to weights, gradients,
-  // optimizer state and workspace).
-  for (auto& worker : workers_) worker->drop_in_flight();
-  for (auto& device : devices_) device->mailbox.clear();
-  for (auto& device : devices_) {
-    DeviceGuard guard(device->gpu, DeviceGuard::NoThrow{});
-    PIPELAB_CUDA_WARN(cudaStreamSynchronize(device->compute_stream()));
-    PIPELAB_CUDA_WARN(cudaStreamSynchronize(device->comm.get()));
-  }
-}
-
-void CudaExecutor::evaluate_after(int step) {
-  const int tp = experiment_.parallel.tp;
-  for (auto& worker : workers_) {
-    if (worker->replica() != 0) continue;
-    for (int chunk = 0; chunk < worker->chunk_count(); ++chunk) {
-      HostStageMirror& mirror = worker->host_mirror(chunk);
-      mirror.copy_values_from_device();
-      evaluator_->copy_weights_from(mirror.stage(), tp, worker->shard());
-    }
-  }
-  recorder_->validation(step, evaluator_->evaluate());
-}
 
 }  // namespace pipelab::gpu

@@ -1,0 +1,136 @@
+#include "core/runtime/cpu_backend.h"
+
+#include <cassert>
+#include <cstring>
+#include <span>
+
+#include "core/runtime/microbatch_loss.h"
+
+namespace pipelab {
+namespace {
+
+// The ring of `members` devices that device `place` belongs to, with mailboxes.
+template <typename DeviceOfMember>
+RingGroup make_ring(CpuDevices& devices, MessageKind kind, int members, int rank,
+                    DeviceOfMember device_of_member) {
+  RingGroup group;
+  group.kind = kind;
+  group.rank = rank;
+  for (int member = 0; member < members; ++member) {
+    const int member_device = device_of_member(member);
+    group.devices.push_back(member_device);
+    group.mailboxes.push_back(devices.mailboxes[member_device].get());
+  }
+  return group;
+}
+
+}  // namespace
+
+void CpuDevices::release_in_flight() {
+  for (auto& mailbox : mailboxes) mailbox->clear();
+}
+
+CpuBackend::CpuBackend(CpuDevices& devices, WorkerShared& shared, const WorkerPlace& place)
+    : devices_(devices), shared_(shared), place_(place) {
+  const ParallelPlan& plan = shared_.experiment.parallel;
+  tensor_parallel_group_ =
+      make_ring(devices_, MessageKind::TensorParallelChunk, plan.tp, place_.shard, [&](int member) {
+        return device_id(plan, {place_.replica, place_.rank, member});
+      });
+  data_parallel_group_ =
+      make_ring(devices_, MessageKind::DataParallelChunk, plan.dp, place_.replica, [&](int member) {
+        return device_id(plan, {member, place_.rank, place_.shard});
+      });
+}
+
+std::unique_ptr<Sequential> CpuBackend::make_stack(const LayerRange& range,
+                                                   TensorParallelSetup tensor_parallel) {
+  const Experiment& experiment = shared_.experiment;
+  return std::make_unique<Sequential>(experiment.model, range.begin, range.end, experiment.seed,
+                                      &allocator(), std::move(tensor_parallel));
+}
+
+std::unique_ptr<Optimizer> CpuBackend::make_optimizer(const OptimizerSettings& settings,
+                                                      std::vector<Parameter> parameters) {
+  return pipelab::make_optimizer(settings, std::move(parameters));
+}
+
+std::string CpuBackend::failure_message(const std::exception& error) const {
+  return "device " + std::to_string(place_.device) + ": " + error.what();
+}
+
+void CpuBackend::begin(const Op&) { open_begins_.push_back(shared_.clock.now()); }
+
+void CpuBackend::end(const Op& op, int64_t bytes) {
+  assert(!open_begins_.empty());
+  TraceEvent event;
+  event.device = place_.device;
+  event.op = op;
+  event.t_begin = open_begins_.back();
+  event.t_end = shared_.clock.now();
+  event.bytes = bytes;
+  open_begins_.pop_back();
+  shared_.recorder.event(event);
+}
+
+Tensor CpuBackend::stage_input(const Op& op) {
+  return shared_.data.inputs(op.step, place_.replica, op.microbatch, &allocator());
+}
+
+Tensor CpuBackend::loss_gradient(const Op& op, const Tensor& output) {
+  TrainingData& data = shared_.data;
+  const MicrobatchTargets targets = data.targets(op.step, place_.replica, op.microbatch);
+  LossResult loss = output_loss(data.loss(), output, targets,
+                                1.0 / static_cast<double>(data.global_batch()), true);
+  // Every shard computes the same loss; one reports it.
+  if (place_.shard == 0) shared_.recorder.loss(op.step, place_.replica, op.microbatch, loss);
+  return std::move(loss.grad);
+}
+
+int64_t CpuBackend::send(const Op& op, const MessageTag& tag, Tensor message) {
+  begin(op);
+  devices_.mailboxes[op.peer]->post_copy(tag, message);
+  end(op, message.bytes());
+  return message.bytes();
+}
+
+Tensor CpuBackend::receive(const Op& op, const MessageTag& tag) {
+  begin(op);
+  Tensor message = devices_.mailboxes[place_.device]->receive(tag);
+  end(op, message.bytes());
+  return message;
+}
+
+Tensor CpuBackend::gather_gradients(const std::vector<Parameter>& parameters) {
+  int64_t count = 0;
+  for (const Parameter& parameter : parameters) count += parameter.grad->size();
+  Tensor flat(1, count, &allocator(), MemoryCategory::Workspace);
+  int64_t offset = 0;
+  for (const Parameter& parameter : parameters) {
+    std::memcpy(flat.data() + offset, parameter.grad->data(),
+                static_cast<size_t>(parameter.grad->size()) * sizeof(float));
+    offset += parameter.grad->size();
+  }
+  return flat;
+}
+
+void CpuBackend::scatter_gradients(const Tensor& flat, const std::vector<Parameter>& parameters) {
+  int64_t offset = 0;
+  for (const Parameter& parameter : parameters) {
+    std::memcpy(parameter.grad->data(), flat.data() + offset,
+                static_cast<size_t>(parameter.grad->size()) * sizeof(float));
+    offset += parameter.grad->size();
+  }
+}
+
+void CpuBackend::data_parallel_all_reduce(Tensor& flat) {
+  ring_all_reduce(std::span<float>(flat.data(), static_cast<size_t>(flat.size())),
+                  data_parallel_group_, data_parallel_collectives_++);
+}
+
+void CpuBackend::tensor_parallel_all_reduce(Tensor& values) {
+  ring_all_reduce(std::span<float>(values.data(), static_cast<size_t>(values.size())),
+                  tensor_parallel_group_, tensor_parallel_collectives_++);
+}
+
+}  // namespace pipelab

@@ -1,0 +1,91 @@
+// CpuBackend: what the executor loop (device_worker.h) runs one CPU virtual
+// device's ops on. Its math is core/nn's (host tensors, BLAS); its timing the
+// run's steady clock around each op; its transfers copies through the
+// receiver's mailbox (channel.h); its collectives ring all-reduces over those
+// mailboxes (ring_allreduce.h). A stage's host view is the stage itself.
+//
+// CpuDevices is what every CPU device of a run shares: one counting allocator
+// and one mailbox per virtual device.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/nn/device_allocator.h"
+#include "core/nn/optimizer.h"
+#include "core/nn/sequential.h"
+#include "core/runtime/channel.h"
+#include "core/runtime/device_worker.h"
+#include "core/runtime/message_tag.h"
+#include "core/runtime/ring_allreduce.h"
+
+namespace pipelab {
+
+struct CpuDevices {
+  std::vector<std::unique_ptr<DeviceAllocator>> allocators;  // per device
+  std::vector<std::unique_ptr<Mailbox>> mailboxes;           // per device
+
+  // Frees every message nobody received (after a stop).
+  void release_in_flight();
+};
+
+class CpuBackend {
+ public:
+  using Devices = CpuDevices;
+  using Stack = Sequential;
+  using Optimizer = pipelab::Optimizer;
+
+  CpuBackend(CpuDevices& devices, WorkerShared& shared, const WorkerPlace& place);
+
+  std::unique_ptr<Sequential> make_stack(const LayerRange& range, TensorParallelSetup tensor_parallel);
+  std::unique_ptr<Optimizer> make_optimizer(const OptimizerSettings& settings,
+                                            std::vector<Parameter> parameters);
+
+  // The worker's thread: nothing to set up; errors read "device N: ...".
+  void enter_thread() {}
+  void leave_thread() {}
+  std::string failure_message(const std::exception& error) const;
+
+  // Timing: an op's measured begin (now) and end (now), reported at once.
+  // Ops may nest (a tensor-parallel all-reduce inside a forward).
+  void begin(const Op& op);
+  void end(const Op& op, int64_t bytes);
+  void op_done(const Op&) {}
+  void report_all() {}  // everything is reported as it happens
+
+  Tensor stage_input(const Op& op);
+  // The loss of the last stage's output (reported by shard 0); returns its gradient.
+  Tensor loss_gradient(const Op& op, const Tensor& output);
+  // Posts a copy of `message` into the receiver's mailbox; timed.
+  int64_t send(const Op& op, const MessageTag& tag, Tensor message);
+  // Waits for the message; timed.
+  Tensor receive(const Op& op, const MessageTag& tag);
+
+  Tensor gather_gradients(const std::vector<Parameter>& parameters);
+  void scatter_gradients(const Tensor& flat, const std::vector<Parameter>& parameters);
+  void data_parallel_all_reduce(Tensor& flat);
+  void tensor_parallel_all_reduce(Tensor& values);
+
+  // The host view of a stage is the stage: nothing to copy.
+  Sequential& host_stage(Sequential& stage, int) { return stage; }
+  void copy_to_host(Sequential&, int, ParameterPart) {}
+  void copy_values_to_device(Sequential&, int) {}
+  void drop_in_flight() {}
+
+ private:
+  DeviceAllocator& allocator() { return *devices_.allocators[place_.device]; }
+
+  CpuDevices& devices_;
+  WorkerShared& shared_;
+  const WorkerPlace place_;
+  RingGroup tensor_parallel_group_;
+  RingGroup data_parallel_group_;
+  int64_t tensor_parallel_collectives_ = 0;
+  int64_t data_parallel_collectives_ = 0;
+  std::vector<double> open_begins_;  // begin times of the ops begun, not ended (innermost last)
+};
+
+}  // namespace pipelab

@@ -1,0 +1,415 @@
+// The definitions of DeviceWorker<Backend> (device_worker.h). Included only by
+// the file that instantiates the loop for a backend (cpu_executor.cpp, and
+// gpu/executor/cuda_executor.cpp), so other users compile the declarations only.
+#pragma once
+
+#include <algorithm>
+#include <cassert>
+#include <new>
+#include <stdexcept>
+#include <utility>
+
+#include "core/runtime/device_worker.h"
+#include "core/runtime/message_tag.h"
+
+namespace pipelab {
+namespace runtime_detail {
+
+template <typename ParameterT>
+int64_t parameter_bytes(const std::vector<ParameterT>& parameters) {
+  int64_t bytes = 0;
+  for (const ParameterT& parameter : parameters) bytes += parameter.value->bytes();
+  return bytes;
+}
+
+// Runs a backward (or recompute) on an older weight version and puts the
+// current one back however the scope ends.
+template <typename Stash>
+class VersionInUse {
+ public:
+  VersionInUse(Stash& stash, int version) : stash_(stash) { stash_.use(version); }
+  ~VersionInUse() { stash_.restore_current(); }
+  VersionInUse(const VersionInUse&) = delete;
+  VersionInUse& operator=(const VersionInUse&) = delete;
+
+ private:
+  Stash& stash_;
+};
+
+}  // namespace runtime_detail
+
+template <typename Backend>
+DeviceWorker<Backend>::DeviceWorker(WorkerShared& shared, Devices& devices, int device)
+    : shared_(shared),
+      place_(worker_place(shared.experiment, device)),
+      last_stage_(shared.experiment.parallel.stages() - 1),
+      backend_(devices, shared, place_) {
+  const Experiment& experiment = shared_.experiment;
+  const ParallelPlan& plan = experiment.parallel;
+  const bool async_data_parallel = plan.update == UpdateMode::Async && plan.dp > 1;
+
+  for (int chunk = 0; chunk < plan.chunks; ++chunk) {
+    StageState state;
+    state.stage = chunk * plan.pp + place_.rank;
+    typename Stack::TensorParallelSetup tensor_parallel;
+    tensor_parallel.degree = plan.tp;
+    tensor_parallel.shard = place_.shard;
+    if (plan.tp > 1) {
+      tensor_parallel.roles = shared_.tp_roles;
+      tensor_parallel.all_reduce = [this](Tensor& values, int layer, bool) {
+        tensor_parallel_all_reduce(values, layer);
+      };
+    }
+    state.layers = backend_.make_stack(shared_.stage_ranges[state.stage], tensor_parallel);
+    if (!async_data_parallel)
+      state.optimizer = backend_.make_optimizer(optimizer_settings(experiment.training.optimizer),
+                                                state.layers->parameters());
+    state.versions = std::make_unique<Stash>(state.layers->parameters());
+    stages_.push_back(std::move(state));
+  }
+}
+
+template <typename Backend>
+DeviceWorker<Backend>::~DeviceWorker() {
+  // In-flight tensors go before the stages and the backend they live on.
+  drop_in_flight();
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::run() {
+  try {
+    backend_.enter_thread();
+    run_windows();
+    backend_.report_all();
+  } catch (const RunStopped&) {
+    // The run is stopping: leave quietly.
+  } catch (const std::bad_alloc&) {
+    shared_.fail("device " + std::to_string(place_.device) +
+                 " ran out of host memory; use a smaller model, batch or fewer micro-batches in "
+                 "flight");
+  } catch (const std::exception& error) {
+    shared_.fail(backend_.failure_message(error));
+  }
+  backend_.leave_thread();
+  shared_.control.worker_done(place_.device);
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::meet(size_t& next_point, int64_t position) {
+  const auto& points = shared_.meeting_points;
+  while (next_point < points.size() && points[next_point].positions[place_.device] == position) {
+    const int step = points[next_point].step;
+    shared_.rendezvous.arrive(place_.device, [&] { shared_.at_meeting_point(step); });
+    ++next_point;
+  }
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::run_windows() {
+  size_t next_point = 0;
+  const int device = place_.device;
+  for (const TrainingWindow& window : shared_.program.windows()) {
+    const std::vector<Op>& ops = window.schedule->devices[device];
+    const std::vector<int>& last_op = window.boundaries->last_op_of_step()[device];
+    for (StageState& stage : stages_) stage.window_base_version = stage.versions->current();
+    tensor_parallel_reported_.assign(ops.size(), 0);
+    for (int s = 0; s < window.steps; ++s)  // steps this device has nothing to do in
+      if (last_op[s] < 0) shared_.recorder.device_finished_step(window.first_step + s);
+
+    for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
+      const int64_t position = window.first_position[device] + i;
+      meet(next_point, position);
+      if (!shared_.control.wait_for_turn(device, position)) return;
+      run_op(window, i);
+      if (last_op[ops[i].step] == i) {
+        // Every op and loss of the step is reported before the step is.
+        backend_.report_all();
+        shared_.recorder.device_finished_step(window.first_step + ops[i].step);
+      }
+    }
+  }
+  meet(next_point, shared_.program.end_positions()[device]);
+}
+
+template <typename Backend>
+template <typename Body>
+void DeviceWorker<Backend>::timed(Op& op, Body&& body) {
+  backend_.begin(op);
+  const int64_t bytes = body();
+  backend_.end(op, bytes);
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::run_op(const TrainingWindow& window, int index) {
+  const std::vector<Op>& ops = window.schedule->devices[place_.device];
+  Op op = ops[index];
+  op.step += window.first_step;
+  current_ = {&ops, index, window.first_step};
+  const auto none = [] { return int64_t{0}; };
+  switch (op.kind) {
+    case OpKind::Forward:
+      timed(op, [&] { forward(op); return int64_t{0}; });
+      break;
+    case OpKind::Backward:
+    case OpKind::BackwardInput:
+      timed(op, [&] { backward(op); return int64_t{0}; });
+      break;
+    case OpKind::BackwardWeight:
+      timed(op, [&] { backward_weight(op); return int64_t{0}; });
+      break;
+    case OpKind::Recompute:
+      timed(op, [&] { recompute(op); return int64_t{0}; });
+      break;
+    case OpKind::Update:
+      // The version U writes, known before it runs (it names the op's range).
+      op.weight_version = stages_[op.chunk].versions->current() + 1;
+      timed(op, [&] { update(op, ops[index].weight_version); return int64_t{0}; });
+      break;
+    case OpKind::SendActivation:
+    case OpKind::SendGradient:
+      send(op);  // timed by the backend, on the lane that moves the data
+      break;
+    case OpKind::RecvActivation:
+    case OpKind::RecvGradient:
+      receive(op);  // timed by the backend
+      break;
+    case OpKind::AllReduce:
+      if (op.group == CommGroup::DataParallel)
+        timed(op, [&] { return data_parallel_all_reduce(op); });
+      else if (!tensor_parallel_reported_[index])
+        // No all-reduce was needed (a column-parallel first layer of stage 0
+        // computes no input gradient): reported as a zero-length op.
+        timed(op, none);
+      // Otherwise it ran inside the compute op before it, and was reported there.
+      break;
+    case OpKind::PushGradient:
+      timed(op, [&] { return push(op); });
+      break;
+    case OpKind::PullWeights:
+      // Bounded staleness: the version holding every gradient of steps 0 .. t - staleness.
+      op.weight_version = std::max(0, op.step + 1 - shared_.experiment.parallel.staleness);
+      timed(op, [&] { return pull(op); });
+      break;
+    case OpKind::Offload:
+    case OpKind::Reload:
+      timed(op, none);  // activations stay where they are: a zero-length op
+      break;
+  }
+  backend_.op_done(op);
+}
+
+template <typename Backend>
+auto DeviceWorker<Backend>::take(std::map<MicrobatchKey, Tensor>& from, const MicrobatchKey& key,
+                                 const char* what) -> Tensor {
+  auto found = from.find(key);
+  if (found == from.end())
+    throw std::logic_error(std::string("schedule error: no ") + what + " for micro-batch " +
+                           std::to_string(key.microbatch) + " of step " + std::to_string(key.step) +
+                           " on chunk " + std::to_string(key.chunk));
+  Tensor tensor = std::move(found->second);
+  from.erase(found);
+  return tensor;
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::forward(Op& op) {
+  StageState& stage = stages_[op.chunk];
+  const MicrobatchKey key = key_of(op);
+  Tensor input =
+      op.stage == 0 ? backend_.stage_input(op) : take(inputs_, key, "received activation");
+  op.weight_version = stage.versions->note_forward();
+  forward_version_[key] = op.weight_version;
+
+  ForwardInfo info;
+  info.step = op.step;
+  info.first_sample = shared_.data.first_row(place_.replica, op.microbatch);
+  Activations& saved = saved_[key];
+  Tensor output = stage.layers->forward(std::move(input), info, saved);
+
+  if (op.stage == last_stage_)
+    // The loss right after F; its gradient waits for B. The output dies here.
+    output_grads_[key] = backend_.loss_gradient(op, output);
+  else
+    pass_on(op, std::move(output), true);
+  if (shared_.experiment.parallel.recompute) stage.layers->drop_activations(saved);
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::backward(Op& op) {
+  StageState& stage = stages_[op.chunk];
+  const MicrobatchKey key = key_of(op);
+  Tensor output_grad = take(output_grads_, key, "output gradient");
+  op.weight_version = forward_version_.at(key);
+  Activations& saved = saved_.at(key);
+  Tensor input_grad;
+  {
+    runtime_detail::VersionInUse<Stash> in_use(*stage.versions, op.weight_version);
+    input_grad = op.kind == OpKind::Backward
+                     ? stage.layers->backward(std::move(output_grad), saved)
+                     : stage.layers->backward_input(std::move(output_grad), saved);
+  }
+  if (op.kind == OpKind::Backward) finish_microbatch(key, stage);
+  if (!input_grad.empty()) pass_on(op, std::move(input_grad), false);
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::backward_weight(Op& op) {
+  StageState& stage = stages_[op.chunk];
+  const MicrobatchKey key = key_of(op);
+  op.weight_version = forward_version_.at(key);
+  // The weight gradient reads the kept inputs and output gradients, not the weights.
+  stage.layers->backward_weight(saved_.at(key));
+  finish_microbatch(key, stage);
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::recompute(Op& op) {
+  StageState& stage = stages_[op.chunk];
+  const MicrobatchKey key = key_of(op);
+  op.weight_version = forward_version_.at(key);
+  runtime_detail::VersionInUse<Stash> in_use(*stage.versions, op.weight_version);
+  stage.layers->recompute(saved_.at(key));
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::finish_microbatch(const MicrobatchKey& key, StageState& stage) {
+  saved_.erase(key);
+  const auto version = forward_version_.find(key);
+  stage.versions->release(version->second);
+  forward_version_.erase(version);
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::update(Op& op, int scheduled_version) {
+  StageState& stage = stages_[op.chunk];
+  stage.versions->before_update();
+  stage.optimizer->step();
+  stage.layers->zero_grad();
+  stage.versions->after_update(stage.versions->current() + 1);
+  op.weight_version = stage.versions->current();
+  // The schedule numbers versions from its window's start.
+  assert(op.weight_version == stage.window_base_version + scheduled_version);
+  (void)scheduled_version;
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::pass_on(const Op& op, Tensor tensor, bool forward) {
+  const Schedule& schedule = *shared_.program.windows().front().schedule;
+  const int to_stage = op.stage + (forward ? 1 : -1);
+  const int to_device = schedule.device_of_stage(to_stage, place_.replica, place_.shard);
+  if (to_device == place_.device) {
+    const MicrobatchKey to_key{to_stage / schedule.pp, op.step, op.microbatch};
+    (forward ? inputs_ : output_grads_)[to_key] = std::move(tensor);
+  } else {
+    (forward ? outgoing_activations_ : outgoing_gradients_)[key_of(op)] = std::move(tensor);
+  }
+}
+
+template <typename Backend>
+int64_t DeviceWorker<Backend>::send(const Op& op) {
+  const bool activation = op.kind == OpKind::SendActivation;
+  Tensor message = take(activation ? outgoing_activations_ : outgoing_gradients_, key_of(op),
+                        activation ? "activation to send" : "gradient to send");
+  const int device = place_.device;
+  const MessageTag tag = activation
+                             ? MessageTag::activation(device, op.stage, op.step, op.microbatch)
+                             : MessageTag::gradient(device, op.stage, op.step, op.microbatch);
+  return backend_.send(op, tag, std::move(message));
+}
+
+template <typename Backend>
+int64_t DeviceWorker<Backend>::receive(const Op& op) {
+  const bool activation = op.kind == OpKind::RecvActivation;
+  const MessageTag tag = activation
+                             ? MessageTag::activation(op.peer, op.stage - 1, op.step, op.microbatch)
+                             : MessageTag::gradient(op.peer, op.stage + 1, op.step, op.microbatch);
+  Tensor message = backend_.receive(op, tag);
+  message.retag(MemoryCategory::Activations);  // consumed: from here on it is the stage's
+  const int64_t bytes = message.bytes();
+  (activation ? inputs_ : output_grads_)[key_of(op)] = std::move(message);
+  return bytes;
+}
+
+template <typename Backend>
+int64_t DeviceWorker<Backend>::data_parallel_all_reduce(const Op& op) {
+  const std::vector<Parameter> parameters = stages_[op.chunk].layers->parameters();
+  // One contiguous buffer: one collective instead of one per parameter (and
+  // a ring cuts it into even chunks).
+  Tensor flat = backend_.gather_gradients(parameters);
+  backend_.data_parallel_all_reduce(flat);
+  backend_.scatter_gradients(flat, parameters);
+  return flat.bytes();
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::tensor_parallel_all_reduce(Tensor& values, int layer) {
+  // The schedule lists this all-reduce right after the compute op running it;
+  // a recomputation repeats forward all-reduces the schedule does not list.
+  const std::vector<Op>& ops = *current_.ops;
+  const Op* listed = nullptr;
+  for (size_t j = current_.index + 1; j < ops.size() && ops[j].kind == OpKind::AllReduce &&
+                                      ops[j].group == CommGroup::TensorParallel;
+       ++j) {
+    if (ops[j].layer != layer || tensor_parallel_reported_[j]) continue;
+    tensor_parallel_reported_[j] = 1;
+    listed = &ops[j];
+    break;
+  }
+  if (!listed) {
+    backend_.tensor_parallel_all_reduce(values);
+    return;
+  }
+  Op op = *listed;
+  op.step += current_.first_step;
+  timed(op, [&] {
+    backend_.tensor_parallel_all_reduce(values);
+    return values.bytes();
+  });
+}
+
+template <typename Backend>
+ParameterServer& DeviceWorker<Backend>::server_of(const Op& op) {
+  return *shared_.servers[op.stage * shared_.experiment.parallel.tp + place_.shard];
+}
+
+template <typename Backend>
+Sequential& DeviceWorker<Backend>::host_weights(int chunk) {
+  Sequential& host = backend_.host_stage(stage(chunk), chunk);
+  backend_.copy_to_host(stage(chunk), chunk, ParameterPart::Values);
+  return host;
+}
+
+template <typename Backend>
+int64_t DeviceWorker<Backend>::push(const Op& op) {
+  Stack& layers = *stages_[op.chunk].layers;
+  Sequential& host = backend_.host_stage(layers, op.chunk);
+  backend_.copy_to_host(layers, op.chunk, ParameterPart::Gradients);
+  server_of(op).push(op.step, place_.replica, host.parameters());
+  layers.zero_grad();
+  return runtime_detail::parameter_bytes(layers.parameters());
+}
+
+template <typename Backend>
+int64_t DeviceWorker<Backend>::pull(Op& op) {
+  StageState& stage = stages_[op.chunk];
+  Sequential& host = backend_.host_stage(*stage.layers, op.chunk);
+  stage.versions->before_update();
+  server_of(op).pull(op.weight_version, place_.replica, place_.device, host.parameters());
+  backend_.copy_values_to_device(*stage.layers, op.chunk);
+  stage.versions->after_update(op.weight_version);
+  return runtime_detail::parameter_bytes(stage.layers->parameters());
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::drop_in_flight() {
+  saved_.clear();
+  forward_version_.clear();
+  inputs_.clear();
+  output_grads_.clear();
+  outgoing_activations_.clear();
+  outgoing_gradients_.clear();
+  backend_.drop_in_flight();
+  for (StageState& stage : stages_) stage.versions->clear();
+}
+
+}  // namespace pipelab

@@ -1,0 +1,84 @@
+// PipelineExecutor: a training run whose every virtual device is a
+// DeviceWorker<Backend> on its own host thread. The run life cycle and its
+// preparation are ThreadedExecutor's; the loop is DeviceWorker's; this class
+// adds what ties them to a backend, once for every backend: the devices the
+// backend shares (Backend::Devices), one worker per device, the parameter
+// servers of async data parallelism and the evaluation after a step, both on
+// the host views of replica 0's stages.
+//
+// A subclass (CpuExecutor, gpu/'s CudaExecutor) calls prepare_run(), makes
+// devices_, then build_workers(), and calls stop_and_join() in its destructor.
+// devices_ is declared before workers_, so the workers (and the memory they
+// hold) go first.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/runtime/device_worker.h"
+#include "core/runtime/threaded_executor.h"
+
+namespace pipelab {
+
+template <typename Backend>
+class PipelineExecutor : public ThreadedExecutor {
+ public:
+  using Worker = DeviceWorker<Backend>;
+  using Devices = typename Backend::Devices;
+
+  // For tests and tools.
+  Worker& worker(int device) { return *workers_[static_cast<size_t>(device)]; }
+
+ protected:
+  using ThreadedExecutor::ThreadedExecutor;
+
+  // One worker per virtual device (std::invalid_argument when a stage cannot
+  // be built), then the parameter servers under async data parallelism.
+  void build_workers() {
+    shared_ = make_worker_shared([this](int step) { evaluate_after(step); });
+    for (int device = 0; device < device_count(); ++device)
+      workers_.push_back(std::make_unique<Worker>(*shared_, *devices_, device));
+    const ParallelPlan& plan = experiment_.parallel;
+    if (plan.update == UpdateMode::Async && plan.dp > 1) make_parameter_servers();
+  }
+
+  void run_worker(int device) override { workers_[static_cast<size_t>(device)]->run(); }
+
+  void release_in_flight() override {
+    for (auto& worker : workers_) worker->drop_in_flight();
+    devices_->release_in_flight();
+  }
+
+  std::unique_ptr<Devices> devices_;  // made by the subclass before build_workers
+  std::unique_ptr<WorkerShared> shared_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+
+ private:
+  // One server per stage shard, starting from replica 0's (seeded) weights.
+  void make_parameter_servers() {
+    const ParallelPlan& plan = experiment_.parallel;
+    servers_.resize(static_cast<size_t>(plan.stages()) * plan.tp);
+    for (auto& worker : workers_) {
+      if (worker->replica() != 0) continue;
+      for (int chunk = 0; chunk < worker->chunk_count(); ++chunk)
+        servers_[worker->stage_index(chunk) * plan.tp + worker->shard()] =
+            std::make_unique<ParameterServer>(worker->host_weights(chunk).parameters(),
+                                              optimizer_settings(experiment_.training.optimizer),
+                                              plan.dp, *control_);
+    }
+  }
+
+  // Run by the last worker to reach the step's meeting point: replica 0's
+  // weights into the evaluator's whole model, then the validation set.
+  void evaluate_after(int step) {
+    const int tp = experiment_.parallel.tp;
+    for (auto& worker : workers_) {
+      if (worker->replica() != 0) continue;
+      for (int chunk = 0; chunk < worker->chunk_count(); ++chunk)
+        evaluator_->copy_weights_from(worker->host_weights(chunk), tp, worker->shard());
+    }
+    recorder_->validation(step, evaluator_->evaluate());
+  }
+};
+
+}  // namespace pipelab

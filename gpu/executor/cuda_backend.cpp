@@ -1,0 +1,210 @@
+#include "gpu/executor/cuda_backend.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "core/runtime/microbatch_loss.h"
+#include "gpu/device/cuda_check.h"
+#include "gpu/device/device_guard.h"
+#include "gpu/device/stream_order.h"
+#include "gpu/memory/out_of_memory.h"
+
+namespace pipelab::gpu {
+
+void CudaDevices::release_in_flight() {
+  for (auto& device : devices) device->mailbox.clear();
+  for (auto& device : devices) {
+    DeviceGuard guard(device->gpu, DeviceGuard::NoThrow{});
+    PIPELAB_CUDA_WARN(cudaStreamSynchronize(device->compute_stream()));
+    PIPELAB_CUDA_WARN(cudaStreamSynchronize(device->comm.get()));
+  }
+}
+
+bool cuda_sync_mode() {
+  const char* value = std::getenv("PIPELAB_CUDA_SYNC");
+  return value != nullptr && std::strcmp(value, "") != 0 && std::strcmp(value, "0") != 0;
+}
+
+CudaBackend::CudaBackend(CudaDevices& devices, WorkerShared& shared, const WorkerPlace& place)
+    : devices_(devices), shared_(shared), place_(place), sync_mode_(cuda_sync_mode()) {
+  staging_ = std::make_unique<PinnedStaging>(self().gpu);
+  mirrors_.resize(static_cast<size_t>(shared_.experiment.parallel.chunks));
+}
+
+CudaBackend::~CudaBackend() = default;
+
+std::unique_ptr<GpuSequential> CudaBackend::make_stack(const LayerRange& range,
+                                                       GpuTensorParallelSetup tensor_parallel) {
+  const Experiment& experiment = shared_.experiment;
+  return std::make_unique<GpuSequential>(experiment.model, range.begin, range.end, experiment.seed,
+                                         *self().context, std::move(tensor_parallel));
+}
+
+std::unique_ptr<GpuOptimizer> CudaBackend::make_optimizer(const OptimizerSettings& settings,
+                                                          std::vector<GpuParameter> parameters) {
+  return make_gpu_optimizer(settings, std::move(parameters));
+}
+
+void CudaBackend::enter_thread() {
+  // CUDA's current device is per thread: this thread works on its GPU.
+  PIPELAB_CUDA_CHECK(cudaSetDevice(self().gpu));
+  timings_ = std::make_unique<OpTimings>(place_.device, self().gpu, compute(), shared_.clock,
+                                         shared_.recorder);
+}
+
+void CudaBackend::leave_thread() {
+  if (timings_) timings_->abandon();  // no-op after a clean finish
+}
+
+std::string CudaBackend::failure_message(const std::exception& error) const {
+  // Out-of-memory messages name the device and the fix already.
+  if (dynamic_cast<const GpuOutOfMemory*>(&error)) return error.what();
+  return "device " + std::to_string(place_.device) + ": " + error.what();
+}
+
+void CudaBackend::begin(const Op& op) { timings_->begin(compute(), op); }
+
+void CudaBackend::end(const Op& op, int64_t bytes) { timings_->end(compute(), op, bytes); }
+
+void CudaBackend::op_done(const Op& op) {
+  if (sync_mode_) {
+    // Debug: a fault surfaces at the op that caused it, not ops later.
+    VirtualDevice& device = self();
+    const cudaError_t compute_status = cudaStreamSynchronize(device.compute_stream());
+    const cudaError_t comm_status = cudaStreamSynchronize(device.comm.get());
+    const cudaError_t status = compute_status != cudaSuccess ? compute_status : comm_status;
+    if (status != cudaSuccess)
+      throw std::runtime_error("PIPELAB_CUDA_SYNC: " + op_label(op) + " on GPU " +
+                               std::to_string(device.gpu) + " failed: " +
+                               cudaGetErrorString(status));
+    PIPELAB_CUDA_CHECK(cudaGetLastError());
+  }
+  timings_->emit_ready();
+}
+
+void CudaBackend::report_all() {
+  timings_->emit_all();  // waits for this device's queued work
+  for (PendingLoss& pending : pending_losses_) {
+    LossResult totals = pending.loss.totals();
+    if (!pending.correct.row_correct.empty()) totals.correct = pending.correct.totals().correct;
+    shared_.recorder.loss(pending.step, place_.replica, pending.microbatch, totals);
+  }
+  pending_losses_.clear();
+}
+
+DeviceTensor CudaBackend::stage_input(const Op& op) {
+  const Tensor host = shared_.data.inputs(op.step, place_.replica, op.microbatch, nullptr);
+  return staging_->upload(host, allocator(), MemoryCategory::Activations);
+}
+
+DeviceTensor CudaBackend::loss_gradient(const Op& op, const DeviceTensor& output) {
+  TrainingData& data = shared_.data;
+  const MicrobatchTargets targets = data.targets(op.step, place_.replica, op.microbatch);
+  const double scale = 1.0 / static_cast<double>(data.global_batch());
+  PendingLoss pending;
+  pending.step = op.step;
+  pending.microbatch = op.microbatch;
+  if (data.loss() == LossType::CrossEntropy) {
+    pending.loss = gpu_softmax_cross_entropy(output, targets.labels, scale, true);
+  } else {
+    DeviceTensor expected = DeviceTensor::uninitialized(targets.rows, targets.width, &allocator(),
+                                                        MemoryCategory::Workspace);
+    expected.copy_from_host(targets.targets);
+    pending.loss = gpu_mean_squared_error(output, expected, scale, true);
+    // Accuracy on a classification set, as the CPU counts it (the first
+    // maximal output is the label): the cross-entropy kernel's hit count.
+    if (!targets.labels.empty())
+      pending.correct = gpu_softmax_cross_entropy(output, targets.labels, 1.0, false);
+  }
+  DeviceTensor grad = std::move(pending.loss.grad);
+  // Only shard 0 reports, as on the CPU (every shard computes the same loss).
+  if (place_.shard == 0) pending_losses_.push_back(std::move(pending));
+  return grad;
+}
+
+int64_t CudaBackend::send(const Op& op, const MessageTag& tag, DeviceTensor message) {
+  VirtualDevice& from = self();
+  VirtualDevice& to = *devices_.devices[static_cast<size_t>(op.peer)];
+  // The comm stream starts once the compute stream has produced the tensor.
+  wait_for(from.comm_on_device(), from.compute_on_device());
+  timings_->begin(from.comm.get(), op);
+  DeviceMessage sent = devices_.routes->transfer(from, to, message);
+  timings_->end(from.comm.get(), op, message.bytes());
+  to.mailbox.post(tag, std::move(sent));
+  return message.bytes();  // `message` dies here; its block waits for the comm stream
+}
+
+DeviceTensor CudaBackend::receive(const Op& op, const MessageTag& tag) {
+  DeviceMessage message = self().mailbox.receive(tag);
+  // The op lasts while the compute stream waits for the data to arrive.
+  begin(op);
+  message.arrived.make_wait(compute());
+  end(op, message.tensor.bytes());
+  return std::move(message.tensor);
+}
+
+DeviceTensor CudaBackend::gather_gradients(const std::vector<GpuParameter>& parameters) {
+  int64_t count = 0;
+  for (const GpuParameter& parameter : parameters) count += parameter.grad->size();
+  DeviceTensor flat =
+      DeviceTensor::uninitialized(1, count, &allocator(), MemoryCategory::Workspace);
+  int64_t offset = 0;
+  for (const GpuParameter& parameter : parameters) {
+    PIPELAB_CUDA_CHECK(cudaMemcpyAsync(flat.data() + offset, parameter.grad->data(),
+                                       static_cast<size_t>(parameter.grad->bytes()),
+                                       cudaMemcpyDeviceToDevice, compute()));
+    offset += parameter.grad->size();
+  }
+  return flat;
+}
+
+void CudaBackend::scatter_gradients(const DeviceTensor& flat,
+                                    const std::vector<GpuParameter>& parameters) {
+  int64_t offset = 0;
+  for (const GpuParameter& parameter : parameters) {
+    PIPELAB_CUDA_CHECK(cudaMemcpyAsync(parameter.grad->data(), flat.data() + offset,
+                                       static_cast<size_t>(parameter.grad->bytes()),
+                                       cudaMemcpyDeviceToDevice, compute()));
+    offset += parameter.grad->size();
+  }
+}
+
+void CudaBackend::data_parallel_all_reduce(DeviceTensor& flat) {
+  devices_.data_parallel_group_of[static_cast<size_t>(place_.device)]->all_reduce(place_.replica,
+                                                                                  flat);
+}
+
+void CudaBackend::tensor_parallel_all_reduce(DeviceTensor& values) {
+  devices_.tensor_parallel_group_of[static_cast<size_t>(place_.device)]->all_reduce(place_.shard,
+                                                                                    values);
+}
+
+HostStageMirror& CudaBackend::mirror(GpuSequential& stage, int chunk) {
+  std::unique_ptr<HostStageMirror>& mirror = mirrors_[static_cast<size_t>(chunk)];
+  if (!mirror)
+    mirror = std::make_unique<HostStageMirror>(shared_.experiment.model, shared_.experiment.seed,
+                                               stage, shared_.experiment.parallel.tp,
+                                               place_.shard, shared_.tp_roles);
+  return *mirror;
+}
+
+Sequential& CudaBackend::host_stage(GpuSequential& stage, int chunk) {
+  return mirror(stage, chunk).stage();
+}
+
+void CudaBackend::copy_to_host(GpuSequential& stage, int chunk, ParameterPart part) {
+  HostStageMirror& host = mirror(stage, chunk);
+  if (part == ParameterPart::Values)
+    host.copy_values_from_device();
+  else
+    host.copy_gradients_from_device();  // waits for the compute stream
+}
+
+void CudaBackend::copy_values_to_device(GpuSequential& stage, int chunk) {
+  mirror(stage, chunk).copy_values_to_device();
+}
+
+void CudaBackend::drop_in_flight() { pending_losses_.clear(); }
+
+}  // namespace pipelab::gpu

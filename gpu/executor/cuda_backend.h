@@ -1,0 +1,129 @@
+// CudaBackend: what the executor loop (core/runtime/device_worker.h) runs one
+// CUDA virtual device's ops on. The loop (weight versions, micro-batches,
+// meetings, run control) is the CPU's; this class supplies the device side:
+//
+//   math         GpuSequential and GpuOptimizer on the device's context
+//   timing       a CUDA event pair per op on the stream that runs it
+//                (OpTimings), reported once the GPU has passed it; a device's
+//                ops and losses of a step are all reported before the step is
+//   stage input  uploaded through pinned staging (PinnedStaging)
+//   loss         kernels on the GPU, totals read back at the end of the step
+//   Send         on the comm stream (message_routes.h), timed there
+//   Recv         the compute stream waits for the message's arrival, timed there
+//   all-reduces  DeviceAllReduce (NCCL across GPUs, copies on one GPU)
+//   host views   a HostStageMirror per chunk (evaluation, parameter servers)
+//
+// PIPELAB_CUDA_SYNC=1 (debug): after every op, both streams are synchronised
+// and checked, and a fault names the op that caused it.
+//
+// CudaDevices is what every CUDA device of a run shares: the virtual devices,
+// the run's NCCL launch lock, the message routes and the all-reduce groups.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/runtime/device_worker.h"
+#include "core/runtime/message_tag.h"
+#include "gpu/comm/device_all_reduce.h"
+#include "gpu/comm/message_routes.h"
+#include "gpu/executor/host_stage_mirror.h"
+#include "gpu/executor/op_timings.h"
+#include "gpu/executor/virtual_device.h"
+#include "gpu/layers/loss.h"
+#include "gpu/layers/optimizer.h"
+#include "gpu/layers/sequential.h"
+#include "gpu/memory/pinned_staging.h"
+
+namespace pipelab::gpu {
+
+struct CudaDevices {
+  std::vector<std::unique_ptr<VirtualDevice>> devices;  // per virtual device
+  std::mutex nccl_launch;                               // the run's one lock around NCCL launches
+  std::unique_ptr<MessageRoutes> routes;
+  std::vector<std::unique_ptr<DeviceAllReduce>> groups;
+  // Per virtual device: its data-parallel and tensor-parallel groups (null
+  // when the group has one member).
+  std::vector<DeviceAllReduce*> data_parallel_group_of;
+  std::vector<DeviceAllReduce*> tensor_parallel_group_of;
+
+  // With no worker running: frees undelivered messages, then lets the GPUs
+  // finish what was queued, so counted memory really is idle.
+  void release_in_flight();
+};
+
+// Whether PIPELAB_CUDA_SYNC asks for a synchronising, checking run.
+bool cuda_sync_mode();
+
+class CudaBackend {
+ public:
+  using Devices = CudaDevices;
+  using Stack = GpuSequential;
+  using Optimizer = GpuOptimizer;
+
+  CudaBackend(CudaDevices& devices, WorkerShared& shared, const WorkerPlace& place);
+  ~CudaBackend();
+
+  std::unique_ptr<GpuSequential> make_stack(const LayerRange& range,
+                                            GpuTensorParallelSetup tensor_parallel);
+  std::unique_ptr<GpuOptimizer> make_optimizer(const OptimizerSettings& settings,
+                                               std::vector<GpuParameter> parameters);
+
+  // The worker's thread works on the device's GPU; its timings live there.
+  void enter_thread();
+  void leave_thread();
+  std::string failure_message(const std::exception& error) const;
+
+  // Timing on the compute stream (sends time themselves on the comm stream).
+  void begin(const Op& op);
+  void end(const Op& op, int64_t bytes);
+  // Reports the ops the GPU has finished; in sync mode, waits and checks.
+  void op_done(const Op& op);
+  // Waits for and reports every queued op and loss.
+  void report_all();
+
+  DeviceTensor stage_input(const Op& op);
+  DeviceTensor loss_gradient(const Op& op, const DeviceTensor& output);
+  int64_t send(const Op& op, const MessageTag& tag, DeviceTensor message);
+  DeviceTensor receive(const Op& op, const MessageTag& tag);
+
+  DeviceTensor gather_gradients(const std::vector<GpuParameter>& parameters);
+  void scatter_gradients(const DeviceTensor& flat, const std::vector<GpuParameter>& parameters);
+  void data_parallel_all_reduce(DeviceTensor& flat);
+  void tensor_parallel_all_reduce(DeviceTensor& values);
+
+  // A host copy of chunk `chunk`'s stage, made on first use.
+  Sequential& host_stage(GpuSequential& stage, int chunk);
+  void copy_to_host(GpuSequential& stage, int chunk, ParameterPart part);
+  void copy_values_to_device(GpuSequential& stage, int chunk);
+  void drop_in_flight();
+
+ private:
+  // A loss whose sums the GPU is still computing.
+  struct PendingLoss {
+    int step = 0;
+    int microbatch = 0;
+    GpuLossResult loss;     // row losses (and, for cross-entropy, hits)
+    GpuLossResult correct;  // mse on a classification set: hits from the arg-max
+  };
+
+  VirtualDevice& self() { return *devices_.devices[static_cast<size_t>(place_.device)]; }
+  CachingAllocator& allocator() { return self().allocator(); }
+  cudaStream_t compute() { return self().compute_stream(); }
+  HostStageMirror& mirror(GpuSequential& stage, int chunk);
+
+  CudaDevices& devices_;
+  WorkerShared& shared_;
+  const WorkerPlace place_;
+  const bool sync_mode_;
+  std::unique_ptr<OpTimings> timings_;      // made on the worker's thread
+  std::unique_ptr<PinnedStaging> staging_;  // stage 0's input uploads
+  std::vector<std::unique_ptr<HostStageMirror>> mirrors_;  // by chunk, made on first use
+  std::vector<PendingLoss> pending_losses_;
+};
+
+}  // namespace pipelab::gpu
