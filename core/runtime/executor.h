@@ -52,8 +52,18 @@ using ExecutorFactory =
 std::unique_ptr<Executor> make_executor(const Experiment& experiment, EventSink& sink,
                                         const ExecutorOptions& options = {});
 
-// gpu/ calls this once at start-up (from main) to add "cuda".
-void register_backend(const std::string& name, ExecutorFactory factory);
+// Why a backend cannot run on this machine ("" when it can), e.g. "no CUDA
+// device (...)": asked before building, so tests and menus can say why.
+using BackendAvailability = std::function<std::string()>;
+
+// gpu/ calls this once at start-up (from main) to add "cuda". Without an
+// availability check the backend is taken to run everywhere.
+void register_backend(const std::string& name, ExecutorFactory factory,
+                      BackendAvailability unavailable_reason = {});
+// "cpu" first, then the others by name.
 std::vector<std::string> registered_backends();
+// "" when backend `name` can run here; otherwise why not (also for a name
+// that is not registered).
+std::string backend_unavailable_reason(const std::string& name);
 
 }  // namespace pipelab

@@ -13,6 +13,7 @@ namespace {
 struct BackendRegistry {
   std::mutex mutex;
   std::map<std::string, ExecutorFactory> factories;
+  std::map<std::string, BackendAvailability> availability;
 };
 
 BackendRegistry& registry() {
@@ -40,10 +41,25 @@ const char* run_state_name(RunState state) {
   return "unknown";
 }
 
-void register_backend(const std::string& name, ExecutorFactory factory) {
+void register_backend(const std::string& name, ExecutorFactory factory,
+                      BackendAvailability unavailable_reason) {
   BackendRegistry& backends = registry();
   std::lock_guard<std::mutex> lock(backends.mutex);
   backends.factories[name] = std::move(factory);
+  backends.availability[name] = std::move(unavailable_reason);
+}
+
+std::string backend_unavailable_reason(const std::string& name) {
+  if (name == "cpu") return "";
+  BackendAvailability check;
+  {
+    BackendRegistry& backends = registry();
+    std::lock_guard<std::mutex> lock(backends.mutex);
+    if (backends.factories.count(name) == 0)
+      return "backend '" + name + "' is not part of this build";
+    check = backends.availability[name];
+  }
+  return check ? check() : "";
 }
 
 std::vector<std::string> registered_backends() {

@@ -1,6 +1,7 @@
 #include "gpu/executor/backend_registration.h"
 
 #include "core/runtime/executor.h"
+#include "gpu/device/device_query.h"
 #include "gpu/executor/cuda_executor.h"
 
 namespace pipelab::gpu {
@@ -10,6 +11,13 @@ void register_cuda_backend() {
                    [](const Experiment& experiment, EventSink& sink,
                       const ExecutorOptions& options) -> std::unique_ptr<Executor> {
                      return std::make_unique<CudaExecutor>(experiment, sink, options);
+                   },
+                   [] {
+                     const GpuInventory inventory = query_gpus();
+                     if (!inventory.gpus.empty()) return std::string();
+                     return inventory.unavailable_reason.empty()
+                                ? std::string("no CUDA device")
+                                : inventory.unavailable_reason;
                    });
 }
 

@@ -11,7 +11,6 @@
 
 #include "core/cli/cli.h"
 #include "core/io/experiment_io.h"
-#include "executor_test_support.h"
 #include "gpu/executor/cuda_executor.h"
 #include "gpu_test_support.h"
 

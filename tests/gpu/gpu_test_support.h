@@ -11,10 +11,27 @@
 #include <string>
 #include <vector>
 
+#include "../core/runtime/runtime_test_support.h"
 #include "core/nn/counter_rng.h"
 #include "core/nn/tensor.h"
+#include "gpu/executor/backend_registration.h"
 
 namespace pipelab::gpu::testing {
+
+// The runtime tests' helpers (tests/core/runtime/runtime_test_support.h).
+using pipelab::testing::drain_into;
+using pipelab::testing::expect_same_curve;
+using pipelab::testing::on_backend;
+using pipelab::testing::run_experiment;
+using pipelab::testing::RunOutput;
+using pipelab::testing::wait_for_pause;
+using pipelab::testing::with_plan;
+
+// The runtime tests' small experiment on `backend` (registering "cuda").
+inline Experiment small_experiment(const std::string& backend = "cuda") {
+  register_cuda_backend();
+  return on_backend(pipelab::testing::small_experiment(), backend);
+}
 
 // How many CUDA devices there are, and why there are none.
 struct GpuAvailability {

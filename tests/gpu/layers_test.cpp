@@ -1,5 +1,6 @@
-// Every GPU layer's forward and backward against the CPU layer of core/nn on
-// random inputs, with per-op tolerances (skipped without a GPU).
+// GPU layer details the per-op table (op_conformance_test.cpp) does not
+// cover: saved row statistics, dropout offsets and rates, split versus fused
+// backward, row-parallel bias, and what layers count. Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -37,54 +38,6 @@ class GpuLayerTest : public ::testing::Test {
 
   std::unique_ptr<DeviceContext> context_;
 };
-
-TEST_F(GpuLayerTest, ActivationsMatchTheCpu) {
-  // Odd sizes, values over the interesting range of each function.
-  const Tensor x = random_tensor(37, 129, 1, 5.0);
-  const Tensor dy = random_tensor(37, 129, 2);
-  const DeviceTensor x_gpu = upload(x), dy_gpu = upload(dy);
-  for (LayerType type : {LayerType::Relu, LayerType::Gelu, LayerType::Tanh, LayerType::Sigmoid}) {
-    const std::unique_ptr<Layer> cpu = make_activation_layer(type, 0, 129, nullptr);
-    GpuActivation gpu(type, 0, 129, *context_);
-    const ForwardInfo info;
-    expect_close(gpu.forward(x_gpu, info).to_vector(), cpu->forward(x, info).to_vector(), 1e-5,
-                 1e-6, std::string(layer_type_name(type)) + " forward");
-    expect_close(gpu.backward_input(x_gpu, dy_gpu, info).to_vector(),
-                 cpu->backward_input(x, dy, info).to_vector(), 1e-5, 1e-6,
-                 std::string(layer_type_name(type)) + " backward");
-  }
-}
-
-TEST_F(GpuLayerTest, LayerNormMatchesTheCpu) {
-  for (int64_t width : {5, 1000, 3000}) {  // under a warp, uneven, several passes per thread
-    const Tensor x = random_tensor(9, width, 3, 3.0);
-    const Tensor dy = random_tensor(9, width, 4);
-    LayerNormLayer cpu(0, width, nullptr);
-    GpuLayerNorm gpu(0, width, *context_);
-    // Non-trivial gain and bias, the same on both.
-    const Tensor gain = random_tensor(1, width, 5), bias = random_tensor(1, width, 6);
-    cpu.gain().copy_from(gain);
-    cpu.bias().copy_from(bias);
-    gpu.gain().copy_from_host(gain);
-    gpu.bias().copy_from_host(bias);
-    const DeviceTensor x_gpu = upload(x), dy_gpu = upload(dy);
-    const std::string what = "layernorm width " + std::to_string(width);
-
-    expect_close(gpu.forward(x_gpu, {}).to_vector(), cpu.forward(x, {}).to_vector(), 1e-5, 1e-5,
-                 what + " forward");
-    expect_close_to_scale(gpu.backward_input(x_gpu, dy_gpu, {}).to_vector(),
-                          cpu.backward_input(x, dy, {}).to_vector(), 1e-4, what + " dx");
-    // Twice: the parameter gradients accumulate.
-    for (int pass = 0; pass < 2; ++pass) {
-      cpu.backward_weight(x, dy);
-      gpu.backward_weight(x_gpu, dy_gpu);
-    }
-    expect_close_to_scale(gpu.gain_grad().to_vector(), cpu.gain_grad().to_vector(), 1e-4,
-                          what + " dgain");
-    expect_close_to_scale(gpu.bias_grad().to_vector(), cpu.bias_grad().to_vector(), 1e-4,
-                          what + " dbias");
-  }
-}
 
 // The forward kernel can save each row's mean and 1/std; they equal what the
 // statistics kernel computes and the CPU's double-precision statistics.
@@ -155,37 +108,6 @@ struct LinearPair {
     if (bias) gpu.bias().copy_from_host(cpu.bias());
   }
 };
-
-void check_linear_against_cpu(DeviceContext& context, GemmPrecision precision, double rtol) {
-  context.set_precision(precision);
-  const int64_t batch = 33, in = 270, out = 45;  // odd shapes catch layout mistakes
-  LinearPair pair(in, out, true, context);
-  const Tensor x = random_tensor(batch, in, 10);
-  const Tensor dy = random_tensor(batch, out, 11);
-  CachingAllocator* a = &context.allocator();
-  const DeviceTensor x_gpu = DeviceTensor::from_host(x, a), dy_gpu = DeviceTensor::from_host(dy, a);
-  const std::string what = gemm_precision_name(precision);
-
-  expect_close_to_scale(pair.gpu.forward(x_gpu, {}).to_vector(),
-                        pair.cpu.forward(x, {}).to_vector(), rtol, what + " forward");
-  expect_close_to_scale(pair.gpu.backward_input(x_gpu, dy_gpu, {}).to_vector(),
-                        pair.cpu.backward_input(x, dy, {}).to_vector(), rtol, what + " dx");
-  pair.cpu.backward_weight(x, dy);
-  pair.gpu.backward_weight(x_gpu, dy_gpu);
-  expect_close_to_scale(pair.gpu.weight_grad().to_vector(), pair.cpu.weight_grad().to_vector(),
-                        rtol, what + " dW");
-  expect_close_to_scale(pair.gpu.bias_grad().to_vector(), pair.cpu.bias_grad().to_vector(), 1e-5,
-                        what + " db");
-  context.set_precision(GemmPrecision::Fp32);
-}
-
-TEST_F(GpuLayerTest, LinearMatchesTheCpuInFp32) {
-  check_linear_against_cpu(*context_, GemmPrecision::Fp32, 1e-4);
-}
-
-TEST_F(GpuLayerTest, LinearMatchesTheCpuInTf32) {
-  check_linear_against_cpu(*context_, GemmPrecision::Tf32, 1e-3);
-}
 
 TEST_F(GpuLayerTest, LinearSplitBackwardEqualsFused) {
   const int64_t batch = 16, in = 40, out = 24;

@@ -7,7 +7,7 @@
 #include "core/io/experiment_prediction.h"
 #include "core/plan/stage_profile.h"
 #include "core/sim/cost_model.h"
-#include "executor_test_support.h"
+#include "gpu_test_support.h"
 #include "gpu/memory/memory_preflight.h"
 #include "gpu/memory/out_of_memory.h"
 

@@ -2,10 +2,22 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 namespace pipelab::testing {
+
+namespace {
+std::string& backend_setting() {
+  static std::string backend = "cpu";
+  return backend;
+}
+}  // namespace
+
+void set_backend_under_test(const std::string& backend) { backend_setting() = backend; }
+const std::string& backend_under_test() { return backend_setting(); }
 
 Experiment small_experiment() {
   Experiment experiment;
@@ -30,8 +42,21 @@ Experiment small_experiment() {
   experiment.training.optimizer.momentum = 0.9;
   experiment.parallel.schedule = ScheduleKind::OneFOneB;
   experiment.simulation.profile = "cpu-core";
-  experiment.backend.type = "cpu";
+  experiment.backend.type = backend_under_test();
   return experiment;
+}
+
+Experiment on_backend(Experiment experiment, const std::string& backend) {
+  experiment.backend.type = backend;
+  return experiment;
+}
+
+void expect_same_curve(const std::vector<double>& expected, const std::vector<double>& actual,
+                       double rtol, const std::string& what) {
+  ASSERT_EQ(expected.size(), actual.size()) << what;
+  for (size_t i = 0; i < expected.size(); ++i)
+    EXPECT_NEAR(actual[i], expected[i], rtol * std::max(1.0, std::abs(expected[i])))
+        << what << " step " << i;
 }
 
 Experiment with_plan(Experiment experiment, ScheduleKind schedule, int pp, int microbatches, int dp,

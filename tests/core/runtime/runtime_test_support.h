@@ -1,5 +1,6 @@
-// Helpers shared by the runtime tests: small experiments that train in
-// milliseconds, and running one to the end while collecting its event stream.
+// Helpers shared by the runtime tests and the backend-conformance suite
+// (tests/conformance): small experiments that train in milliseconds, and
+// running one to the end while collecting its event stream.
 #pragma once
 
 #include <memory>
@@ -13,8 +14,16 @@
 namespace pipelab::testing {
 
 // 2-16-16-16-3 MLP (relu) on 3 noisy Gaussian blobs (600 samples, 480 train),
-// batch 32, 20 steps of SGD with momentum, one device.
+// batch 32, 20 steps of SGD with momentum, one device, FP32, on the backend
+// under test ("cpu" unless a conformance test set another).
 Experiment small_experiment();
+
+// The backend small_experiment() runs on (the conformance fixture sets it).
+void set_backend_under_test(const std::string& backend);
+const std::string& backend_under_test();
+
+// The same experiment on another backend.
+Experiment on_backend(Experiment experiment, const std::string& backend);
 
 // The same experiment with a parallel plan.
 Experiment with_plan(Experiment experiment, ScheduleKind schedule, int pp, int microbatches,
@@ -37,5 +46,9 @@ void wait_for_pause(const Executor& executor);
 
 // Drains `sink` into `output`.
 void drain_into(EventSink& sink, RunOutput& output);
+
+// Step by step, |actual - expected| <= rtol * max(1, |expected|).
+void expect_same_curve(const std::vector<double>& expected, const std::vector<double>& actual,
+                       double rtol, const std::string& what);
 
 }  // namespace pipelab::testing

@@ -11,7 +11,7 @@
 #include "core/io/experiment_prediction.h"
 #include "core/runtime/training_program.h"
 #include "core/schedule/lowering.h"
-#include "runtime_test_support.h"
+#include "conformance_support.h"
 
 namespace pipelab {
 namespace {
@@ -43,7 +43,10 @@ std::map<int, int64_t> peak_of(const Trace& trace, MemoryCategory category) {
   return peaks;
 }
 
-TEST(PipeDream, BackwardsReadTheVersionTheirForwardRead) {
+class PipeDream : public testing::BackendConformance {};
+PIPELAB_CONFORMANCE_SUITE(PipeDream);
+
+TEST_P(PipeDream, BackwardsReadTheVersionTheirForwardRead) {
   const Experiment experiment = with_plan(small_experiment(), ScheduleKind::PipeDream, 4, 4);
   const testing::RunOutput run = run_experiment(experiment);
   ASSERT_EQ(run.state, RunState::Finished) << run.error;
@@ -72,7 +75,7 @@ TEST(PipeDream, BackwardsReadTheVersionTheirForwardRead) {
   EXPECT_GT(stale_backwards, 0);
 }
 
-TEST(PipeDream, StashesOlderVersionsAndTrainsDifferently) {
+TEST_P(PipeDream, StashesOlderVersionsAndTrainsDifferently) {
   const Experiment experiment = with_plan(small_experiment(), ScheduleKind::PipeDream, 4, 4);
   const testing::RunOutput run = run_experiment(experiment);
   ASSERT_EQ(run.state, RunState::Finished) << run.error;
@@ -94,7 +97,10 @@ TEST(PipeDream, StashesOlderVersionsAndTrainsDifferently) {
   EXPECT_GT(differing, 15);
 }
 
-TEST(PipeDream2BW, KeepsAtMostTwoVersions) {
+class PipeDream2BW : public testing::BackendConformance {};
+PIPELAB_CONFORMANCE_SUITE(PipeDream2BW);
+
+TEST_P(PipeDream2BW, KeepsAtMostTwoVersions) {
   const Experiment experiment = with_plan(small_experiment(), ScheduleKind::PipeDream2BW, 4, 4);
   const testing::RunOutput run = run_experiment(experiment);
   ASSERT_EQ(run.state, RunState::Finished) << run.error;
@@ -108,7 +114,7 @@ TEST(PipeDream2BW, KeepsAtMostTwoVersions) {
   EXPECT_EQ(updates, 4 * 20);
 }
 
-TEST(PipeDream, LongRunsRepeatTheWindow) {
+TEST_P(PipeDream, LongRunsRepeatTheWindow) {
   // More steps than one window holds: the pipeline flushes between windows
   // and versions keep counting.
   Experiment experiment = with_plan(small_experiment(), ScheduleKind::PipeDream, 2, 2);
@@ -125,7 +131,10 @@ TEST(PipeDream, LongRunsRepeatTheWindow) {
   EXPECT_TRUE(std::isfinite(run.trace.steps.back().loss));
 }
 
-TEST(AsyncDataParallel, PullsTheBoundedStaleVersion) {
+class AsyncDataParallel : public testing::BackendConformance {};
+PIPELAB_CONFORMANCE_SUITE(AsyncDataParallel);
+
+TEST_P(AsyncDataParallel, PullsTheBoundedStaleVersion) {
   Experiment experiment = with_plan(small_experiment(), ScheduleKind::OneFOneB, 1, 2, 2);
   experiment.parallel.update = UpdateMode::Async;
   experiment.parallel.staleness = 2;
@@ -153,6 +162,27 @@ TEST(AsyncDataParallel, PullsTheBoundedStaleVersion) {
   EXPECT_NE(async_losses.back(), sync_losses.back());
   // And the same experiment repeats exactly (the server sums in replica order).
   EXPECT_EQ(run_experiment(experiment).losses(), async_losses);
+}
+
+// Asynchronous schedules give every backend the CPU's curve: the same weight
+// versions are read, stashed and pulled whatever runs the math.
+class AsynchronousAgreement : public testing::BackendConformance {};
+PIPELAB_CONFORMANCE_SUITE(AsynchronousAgreement);
+
+TEST_P(AsynchronousAgreement, CurvesMatchTheCpu) {
+  Experiment async_dp = with_plan(small_experiment(), ScheduleKind::OneFOneB, 1, 1, 2);
+  async_dp.parallel.update = UpdateMode::Async;
+  async_dp.parallel.staleness = 2;
+  for (const auto& [experiment, name] : std::vector<std::pair<Experiment, std::string>>{
+           {with_plan(small_experiment(), ScheduleKind::PipeDream, 4, 4), "pipedream pp4 m4"},
+           {with_plan(small_experiment(), ScheduleKind::PipeDream2BW, 4, 4), "2bw pp4 m4"},
+           {async_dp, "async dp2 staleness 2"}}) {
+    const testing::RunOutput cpu = run_experiment(testing::on_backend(experiment, "cpu"));
+    ASSERT_EQ(cpu.state, RunState::Finished) << name << ": " << cpu.error;
+    const testing::RunOutput run = run_experiment(experiment);
+    ASSERT_EQ(run.state, RunState::Finished) << name << ": " << run.error;
+    testing::expect_same_curve(cpu.losses(), run.losses(), testing::kBackendLossTolerance, name);
+  }
 }
 
 }  // namespace

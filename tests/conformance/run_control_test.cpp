@@ -7,7 +7,7 @@
 #include <map>
 #include <thread>
 
-#include "runtime_test_support.h"
+#include "conformance_support.h"
 
 namespace pipelab {
 namespace {
@@ -20,7 +20,10 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-TEST(RunControl, StepsOneTrainingStepAtATimeThenResumes) {
+class RunControl : public testing::BackendConformance {};
+PIPELAB_CONFORMANCE_SUITE(RunControl);
+
+TEST_P(RunControl, StepsOneTrainingStepAtATimeThenResumes) {
   const Experiment experiment = with_plan(small_experiment(), ScheduleKind::OneFOneB, 2, 4, 2);
   const std::vector<double> straight = testing::run_experiment(experiment).losses();
 
@@ -57,7 +60,7 @@ TEST(RunControl, StepsOneTrainingStepAtATimeThenResumes) {
   EXPECT_EQ(output.losses(), straight);
 }
 
-TEST(RunControl, PauseHaltsMidRunAndResumeContinues) {
+TEST_P(RunControl, PauseHaltsMidRunAndResumeContinues) {
   Experiment experiment = with_plan(small_experiment(), ScheduleKind::GPipe, 4, 4);
   EventSink sink;
   ExecutorOptions options;
@@ -81,7 +84,7 @@ TEST(RunControl, PauseHaltsMidRunAndResumeContinues) {
   EXPECT_EQ(executor->steps_done(), 400);
 }
 
-TEST(RunControl, StopEndsQuicklyAndLeavesNothingBehind) {
+TEST_P(RunControl, StopEndsQuicklyAndLeavesNothingBehind) {
   EventSink sink;
   {
     ExecutorOptions options;
@@ -106,7 +109,7 @@ TEST(RunControl, StopEndsQuicklyAndLeavesNothingBehind) {
   for (const auto& [device, total] : last_total) EXPECT_EQ(total, 0) << "device " << device;
 }
 
-TEST(RunControl, StopWakesWorkersBlockedInReceives) {
+TEST_P(RunControl, StopWakesWorkersBlockedInReceives) {
   // Paused mid-run, the later stages wait in receives for halted senders.
   EventSink sink;
   ExecutorOptions options;
@@ -123,7 +126,7 @@ TEST(RunControl, StopWakesWorkersBlockedInReceives) {
   EXPECT_EQ(executor->state(), RunState::Stopped);
 }
 
-TEST(RunControl, StopBeforeStartAndWaitWithoutStartReturn) {
+TEST_P(RunControl, StopBeforeStartAndWaitWithoutStartReturn) {
   EventSink sink;
   std::unique_ptr<Executor> executor = make_executor(small_experiment(), sink);
   executor->wait();  // never started: returns at once
@@ -133,7 +136,7 @@ TEST(RunControl, StopBeforeStartAndWaitWithoutStartReturn) {
   EXPECT_EQ(executor->state(), RunState::Stopped);
 }
 
-TEST(RunControl, DivergenceFailsWithAMessageNamingTheStep) {
+TEST_P(RunControl, DivergenceFailsWithAMessageNamingTheStep) {
   Experiment experiment = with_plan(small_experiment(), ScheduleKind::OneFOneB, 2, 2);
   experiment.training.optimizer.lr = 1000;
   experiment.training.optimizer.momentum = 0.0;

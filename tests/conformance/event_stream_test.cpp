@@ -6,20 +6,25 @@
 #include <cmath>
 #include <map>
 
-#include "core/runtime/cpu_executor.h"
-#include "runtime_test_support.h"
+#include "core/runtime/threaded_executor.h"
+#include "conformance_support.h"
 
 namespace pipelab {
 namespace {
 
-TEST(EventStream, EveryScheduledOpIsReportedOnceWithItsMeasuredTimes) {
+class EventStream : public testing::BackendConformance {};
+PIPELAB_CONFORMANCE_SUITE(EventStream);
+
+TEST_P(EventStream, EveryScheduledOpIsReportedOnceWithItsMeasuredTimes) {
   Experiment experiment =
       testing::with_plan(testing::small_experiment(), ScheduleKind::OneFOneB, 2, 2, 2, 2);
   EventSink sink;
-  CpuExecutor executor(experiment, sink);
+  const std::unique_ptr<Executor> built = make_executor(experiment, sink);
+  // Every backend's executor is a ThreadedExecutor: its program is the schedule it ran.
+  auto& executor = dynamic_cast<ThreadedExecutor&>(*built);
   executor.start();
   executor.wait();
-  ASSERT_EQ(executor.state(), RunState::Finished);
+  ASSERT_EQ(executor.state(), RunState::Finished) << executor.error();
   testing::RunOutput output;
   testing::drain_into(sink, output);
 
@@ -76,7 +81,7 @@ TEST(EventStream, EveryScheduledOpIsReportedOnceWithItsMeasuredTimes) {
   for (const MemorySample& sample : output.trace.memory) EXPECT_LE(sample.t, last_end + 1.0);
 }
 
-TEST(EventStream, EvaluatesEveryEvalEverySteps) {
+TEST_P(EventStream, EvaluatesEveryEvalEverySteps) {
   Experiment experiment =
       testing::with_plan(testing::small_experiment(), ScheduleKind::PipeDream, 2, 2);
   experiment.training.eval_every = 5;
@@ -90,10 +95,10 @@ TEST(EventStream, EvaluatesEveryEvalEverySteps) {
     EXPECT_EQ(run.trace.steps[i].step, static_cast<int>(i));
 }
 
-TEST(EventStream, ValidationMatchesTheSingleDeviceModel) {
+TEST_P(EventStream, ValidationMatchesTheSingleDeviceModel) {
   // Evaluation reassembles the stages' (and shards') weights into one model.
   Experiment experiment = testing::small_experiment();
-  const testing::RunOutput single = testing::run_experiment(experiment);
+  const testing::RunOutput single = testing::run_experiment(testing::on_backend(experiment, "cpu"));
   const testing::RunOutput split =
       testing::run_experiment(testing::with_plan(experiment, ScheduleKind::OneFOneB, 2, 2, 1, 2));
   ASSERT_EQ(split.state, RunState::Finished) << split.error;

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "core/io/experiment_prediction.h"
-#include "runtime_test_support.h"
+#include "conformance_support.h"
 
 namespace pipelab {
 namespace {
@@ -28,7 +28,23 @@ std::vector<int64_t> stage_parameter_bytes(const Experiment& experiment) {
   return bytes;
 }
 
-TEST(MemoryAccounting, EveryStepFreesItsActivationsBeforeItsUpdate) {
+// Workspace a backend keeps for the whole run (0 on the CPU, the cuBLAS
+// workspace on CUDA): what device `device` holds there before its first op.
+int64_t persistent_workspace(const Trace& trace, int device) {
+  double first_op = 1e300;
+  for (const TraceEvent& event : trace.events)
+    if (event.device == device) first_op = std::min(first_op, event.t_begin);
+  int64_t workspace = 0;
+  for (const MemorySample& sample : trace.memory)
+    if (sample.device == device && sample.t <= first_op)
+      workspace = category(sample, MemoryCategory::Workspace);
+  return workspace;
+}
+
+class MemoryAccounting : public testing::BackendConformance {};
+PIPELAB_CONFORMANCE_SUITE(MemoryAccounting);
+
+TEST_P(MemoryAccounting, EveryStepFreesItsActivationsBeforeItsUpdate) {
   for (ScheduleKind kind :
        {ScheduleKind::GPipe, ScheduleKind::OneFOneB, ScheduleKind::ZeroBubbleH1}) {
     const Experiment experiment = with_plan(small_experiment(), kind, 2, 4, 2);
@@ -43,6 +59,7 @@ TEST(MemoryAccounting, EveryStepFreesItsActivationsBeforeItsUpdate) {
     for (const auto& [device, begins] : update_begins) {
       ASSERT_EQ(begins.size(), 20u);
       const int64_t bytes = parameter_bytes[device % 2];  // device = replica * pp + rank
+      const int64_t workspace = persistent_workspace(run.trace, device);
       for (double begin : begins) {
         const MemorySample* last = nullptr;
         for (const MemorySample& sample : run.trace.memory)
@@ -54,7 +71,7 @@ TEST(MemoryAccounting, EveryStepFreesItsActivationsBeforeItsUpdate) {
         EXPECT_EQ(category(*last, MemoryCategory::Gradients), bytes) << where;
         EXPECT_EQ(category(*last, MemoryCategory::OptimizerState), bytes) << where;
         EXPECT_EQ(category(*last, MemoryCategory::Activations), 0) << where;
-        EXPECT_EQ(category(*last, MemoryCategory::Workspace), 0) << where;
+        EXPECT_EQ(category(*last, MemoryCategory::Workspace), workspace) << where;
         EXPECT_EQ(category(*last, MemoryCategory::StashedWeights), 0) << where;
         // Only the next step's first activations may already wait in a mailbox.
         EXPECT_LE(category(*last, MemoryCategory::CommBuffers), 4 * 8 * 16 * 4) << where;
@@ -63,29 +80,31 @@ TEST(MemoryAccounting, EveryStepFreesItsActivationsBeforeItsUpdate) {
   }
 }
 
-TEST(MemoryAccounting, StepBoundariesAreExactlyTheBaseline) {
+TEST_P(MemoryAccounting, StepBoundariesAreExactlyTheBaseline) {
   const Experiment experiment = with_plan(small_experiment(), ScheduleKind::OneFOneB, 2, 4, 2);
   const std::vector<int64_t> parameter_bytes = stage_parameter_bytes(experiment);
   EventSink sink;
   ExecutorOptions options;
   options.steps = 3;
   std::unique_ptr<Executor> executor = make_executor(experiment, sink, options);
+  testing::RunOutput output;
   for (int step = 1; step <= 3; ++step) {
     executor->step();
     testing::wait_for_pause(*executor);
     ASSERT_EQ(executor->steps_done(), step);
-    testing::RunOutput output;
     testing::drain_into(sink, output);
     std::map<int, MemoryBytes> last;
     for (const MemorySample& sample : output.trace.memory) last[sample.device] = sample.bytes;
+    ASSERT_EQ(last.size(), 4u);
     for (const auto& [device, bytes] : last)
-      EXPECT_EQ(total_bytes(bytes), 3 * parameter_bytes[device % 2])
+      EXPECT_EQ(total_bytes(bytes), 3 * parameter_bytes[device % 2] +
+                                        persistent_workspace(output.trace, device))
           << "device " << device << " after step " << step;
   }
   executor->stop();
 }
 
-TEST(MemoryAccounting, OneFOneBKeepsFewerActivationsThanGPipe) {
+TEST_P(MemoryAccounting, OneFOneBKeepsFewerActivationsThanGPipe) {
   auto peak_activations = [](ScheduleKind kind) {
     const testing::RunOutput run = run_experiment(with_plan(small_experiment(), kind, 2, 8));
     EXPECT_EQ(run.state, RunState::Finished) << run.error;
@@ -102,7 +121,7 @@ TEST(MemoryAccounting, OneFOneBKeepsFewerActivationsThanGPipe) {
   EXPECT_LE(one_f_one_b * 3, gpipe);
 }
 
-TEST(MemoryAccounting, MessagesAreCommBuffersOnTheReceiver) {
+TEST_P(MemoryAccounting, MessagesAreCommBuffersOnTheReceiver) {
   const testing::RunOutput run =
       run_experiment(with_plan(small_experiment(), ScheduleKind::GPipe, 2, 4));
   ASSERT_EQ(run.state, RunState::Finished) << run.error;
@@ -114,7 +133,7 @@ TEST(MemoryAccounting, MessagesAreCommBuffersOnTheReceiver) {
   EXPECT_GE(on_receiver, 8 * 16 * 4);
 }
 
-TEST(MemoryAccounting, RecomputationKeepsOnlyStageInputsBetweenForwardAndBackward) {
+TEST_P(MemoryAccounting, RecomputationKeepsOnlyStageInputsBetweenForwardAndBackward) {
   Experiment experiment = with_plan(small_experiment(), ScheduleKind::GPipe, 2, 4);
   auto peak_on_stage_0 = [](const Experiment& e) {
     const testing::RunOutput run = run_experiment(e);

@@ -1,10 +1,11 @@
-// Every synchronous schedule trains exactly like one device: the per-step loss
-// curve matches single-device training up to float reassociation.
+// Every synchronous schedule trains exactly like one device, on every backend:
+// the per-step loss curve matches single-device training on the CPU (the
+// reference) up to float reassociation.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "runtime_test_support.h"
+#include "conformance_support.h"
 
 namespace pipelab {
 namespace {
@@ -13,19 +14,17 @@ using testing::run_experiment;
 using testing::small_experiment;
 using testing::with_plan;
 
-// Relative agreement of two loss curves, step by step.
-void expect_same_curve(const std::vector<double>& expected, const std::vector<double>& actual,
-                       const std::string& what) {
-  ASSERT_EQ(expected.size(), actual.size()) << what;
-  for (size_t i = 0; i < expected.size(); ++i)
-    EXPECT_NEAR(actual[i], expected[i], 1e-4 * std::max(1.0, std::abs(expected[i])))
-        << what << " step " << i;
+// The CPU's single-device run of an experiment.
+std::vector<double> cpu_reference(const Experiment& experiment) {
+  const testing::RunOutput single = run_experiment(testing::on_backend(experiment, "cpu"));
+  EXPECT_EQ(single.state, RunState::Finished) << single.error;
+  return single.losses();
 }
 
-class SynchronousEquivalence : public ::testing::Test {
+class SynchronousEquivalence : public testing::BackendConformance {
  protected:
   static void SetUpTestSuite() {
-    const testing::RunOutput single = run_experiment(small_experiment());
+    const testing::RunOutput single = run_experiment(testing::on_backend(small_experiment(), "cpu"));
     ASSERT_EQ(single.state, RunState::Finished) << single.error;
     reference_ = new std::vector<double>(single.losses());
   }
@@ -34,29 +33,31 @@ class SynchronousEquivalence : public ::testing::Test {
   void check(const Experiment& experiment, const std::string& what) {
     const testing::RunOutput run = run_experiment(experiment);
     ASSERT_EQ(run.state, RunState::Finished) << what << ": " << run.error;
-    expect_same_curve(*reference_, run.losses(), what);
+    testing::expect_same_curve(*reference_, run.losses(), testing::kBackendLossTolerance, what);
   }
 
   static std::vector<double>* reference_;
 };
 std::vector<double>* SynchronousEquivalence::reference_ = nullptr;
+PIPELAB_CONFORMANCE_SUITE(SynchronousEquivalence);
 
-TEST_F(SynchronousEquivalence, SingleDeviceLearns) {
+TEST_P(SynchronousEquivalence, SingleDeviceLearns) {
   ASSERT_EQ(reference_->size(), 20u);
   EXPECT_LT(reference_->back(), reference_->front());
+  check(small_experiment(), "one device");
 }
 
-TEST_F(SynchronousEquivalence, GPipe) {
+TEST_P(SynchronousEquivalence, GPipe) {
   check(with_plan(small_experiment(), ScheduleKind::GPipe, 2, 4), "gpipe pp2 m4");
   check(with_plan(small_experiment(), ScheduleKind::GPipe, 4, 8), "gpipe pp4 m8");
 }
 
-TEST_F(SynchronousEquivalence, OneFOneB) {
+TEST_P(SynchronousEquivalence, OneFOneB) {
   check(with_plan(small_experiment(), ScheduleKind::OneFOneB, 2, 4), "1f1b pp2 m4");
   check(with_plan(small_experiment(), ScheduleKind::OneFOneB, 4, 8), "1f1b pp4 m8");
 }
 
-TEST_F(SynchronousEquivalence, Interleaved) {
+TEST_P(SynchronousEquivalence, Interleaved) {
   check(with_plan(small_experiment(), ScheduleKind::Interleaved1F1B, 2, 4, 1, 1, 2),
         "interleaved pp2 v2 m4");
   // Both chunks on one device: activations pass between them without messages.
@@ -64,28 +65,28 @@ TEST_F(SynchronousEquivalence, Interleaved) {
         "interleaved pp1 v2 m2");
 }
 
-TEST_F(SynchronousEquivalence, ZeroBubble) {
+TEST_P(SynchronousEquivalence, ZeroBubble) {
   check(with_plan(small_experiment(), ScheduleKind::ZeroBubbleH1, 2, 4), "zb-h1 pp2 m4");
   check(with_plan(small_experiment(), ScheduleKind::ZeroBubbleH1, 4, 4), "zb-h1 pp4 m4");
 }
 
-TEST_F(SynchronousEquivalence, DataParallel) {
+TEST_P(SynchronousEquivalence, DataParallel) {
   check(with_plan(small_experiment(), ScheduleKind::OneFOneB, 1, 1, 2), "dp2");
   check(with_plan(small_experiment(), ScheduleKind::OneFOneB, 2, 2, 2), "dp2 x pp2");
 }
 
-TEST_F(SynchronousEquivalence, TensorParallel) {
+TEST_P(SynchronousEquivalence, TensorParallel) {
   check(with_plan(small_experiment(), ScheduleKind::OneFOneB, 1, 1, 1, 2), "tp2");
   check(with_plan(small_experiment(), ScheduleKind::OneFOneB, 2, 2, 1, 2), "tp2 x pp2");
 }
 
-TEST_F(SynchronousEquivalence, Recomputation) {
+TEST_P(SynchronousEquivalence, Recomputation) {
   Experiment experiment = with_plan(small_experiment(), ScheduleKind::OneFOneB, 2, 4);
   experiment.parallel.recompute = true;
   check(experiment, "1f1b pp2 recompute");
 }
 
-TEST_F(SynchronousEquivalence, AsyncDataParallelWithStalenessZeroIsSynchronous) {
+TEST_P(SynchronousEquivalence, AsyncDataParallelWithStalenessZeroIsSynchronous) {
   Experiment experiment = with_plan(small_experiment(), ScheduleKind::OneFOneB, 1, 1, 2);
   experiment.parallel.update = UpdateMode::Async;
   experiment.parallel.staleness = 0;
@@ -98,17 +99,18 @@ TEST_F(SynchronousEquivalence, AsyncDataParallelWithStalenessZeroIsSynchronous) 
 namespace pipelab {
 namespace {
 
+class SynchronousEquivalenceWithDropout : public testing::BackendConformance {};
+PIPELAB_CONFORMANCE_SUITE(SynchronousEquivalenceWithDropout);
+
 // Dropout masks depend on (seed, layer, step, global sample), never on the split.
-TEST(SynchronousEquivalenceWithDropout, MasksFollowTheSampleNotTheSplit) {
+TEST_P(SynchronousEquivalenceWithDropout, MasksFollowTheSampleNotTheSplit) {
   Experiment experiment = testing::small_experiment();
   const auto linear = [](int64_t out) { return LayerSpec{LayerType::Linear, out, true, 0.0}; };
   const LayerSpec relu{LayerType::Relu, 0, true, 0.0};
   const LayerSpec dropout{LayerType::Dropout, 0, true, 0.3};
   experiment.model.layers = {linear(16), relu,       dropout, linear(16),
                              relu,       linear(16), relu,    linear(3)};
-  const testing::RunOutput single = testing::run_experiment(experiment);
-  ASSERT_EQ(single.state, RunState::Finished) << single.error;
-  const std::vector<double> reference = single.losses();
+  const std::vector<double> reference = cpu_reference(experiment);
 
   // Without dropout the curve is another one: the masks are really applied.
   Experiment no_dropout = experiment;
@@ -128,15 +130,18 @@ TEST(SynchronousEquivalenceWithDropout, MasksFollowTheSampleNotTheSplit) {
   }
 }
 
+class SynchronousEquivalenceOtherLayers : public testing::BackendConformance {};
+PIPELAB_CONFORMANCE_SUITE(SynchronousEquivalenceOtherLayers);
+
 // Other layer kinds under tensor parallelism: gelu and tanh between a column-
 // and a row-parallel linear (sharded), a layernorm (replicated) between pairs.
-TEST(SynchronousEquivalenceOtherLayers, TensorAndPipelineParallel) {
+TEST_P(SynchronousEquivalenceOtherLayers, TensorAndPipelineParallel) {
   Experiment experiment = testing::small_experiment();
   const auto linear = [](int64_t out) { return LayerSpec{LayerType::Linear, out, true, 0.0}; };
   experiment.model.layers = {
       linear(16), {LayerType::Gelu, 0, true, 0.0}, linear(16), {LayerType::LayerNorm, 0, true, 0.0},
       linear(16), {LayerType::Tanh, 0, true, 0.0}, linear(3)};
-  const std::vector<double> reference = testing::run_experiment(experiment).losses();
+  const std::vector<double> reference = cpu_reference(experiment);
   ASSERT_EQ(reference.size(), 20u);
   for (const auto& [plan, name] : std::vector<std::pair<Experiment, std::string>>{
            {testing::with_plan(experiment, ScheduleKind::OneFOneB, 1, 2, 1, 2), "tp2"},
@@ -152,17 +157,19 @@ TEST(SynchronousEquivalenceOtherLayers, TensorAndPipelineParallel) {
   }
 }
 
+class SynchronousEquivalenceOtherLosses : public testing::BackendConformance {};
+PIPELAB_CONFORMANCE_SUITE(SynchronousEquivalenceOtherLosses);
+
 // Mean squared error on one-hot rows of a classification set (experiments
 // only allow classification data sets).
-TEST(SynchronousEquivalenceOtherLosses, MeanSquaredError) {
+TEST_P(SynchronousEquivalenceOtherLosses, MeanSquaredError) {
   Experiment experiment = testing::small_experiment();
   experiment.model.loss = LossType::Mse;
-  const testing::RunOutput single = testing::run_experiment(experiment);
-  ASSERT_EQ(single.state, RunState::Finished) << single.error;
+  const std::vector<double> expected = cpu_reference(experiment);
   const testing::RunOutput split =
       testing::run_experiment(testing::with_plan(experiment, ScheduleKind::OneFOneB, 2, 4, 2));
   ASSERT_EQ(split.state, RunState::Finished) << split.error;
-  const std::vector<double> expected = single.losses(), actual = split.losses();
+  const std::vector<double> actual = split.losses();
   ASSERT_EQ(actual.size(), expected.size());
   for (size_t i = 0; i < actual.size(); ++i) EXPECT_NEAR(actual[i], expected[i], 1e-5);
   EXPECT_LT(expected.back(), expected.front());
@@ -171,5 +178,22 @@ TEST(SynchronousEquivalenceOtherLosses, MeanSquaredError) {
   EXPECT_GT(split.trace.steps.back().val_accuracy, 0.0);
 }
 
+// Adam and AdamW step the same on every backend and every split.
+TEST_P(SynchronousEquivalenceOtherLosses, AdamAndAdamW) {
+  for (const char* optimizer : {"adam", "adamw"}) {
+    Experiment experiment = small_experiment();
+    experiment.training.optimizer.type = optimizer;
+    experiment.training.optimizer.lr = 0.01;
+    experiment.training.optimizer.weight_decay = 0.01;
+    const std::vector<double> expected = cpu_reference(experiment);
+    const testing::RunOutput split =
+        testing::run_experiment(testing::with_plan(experiment, ScheduleKind::OneFOneB, 2, 4, 2));
+    ASSERT_EQ(split.state, RunState::Finished) << optimizer << ": " << split.error;
+    testing::expect_same_curve(expected, split.losses(), testing::kBackendLossTolerance,
+                               std::string(optimizer) + " dp2 x pp2");
+  }
+}
+
 }  // namespace
 }  // namespace pipelab
+

@@ -1,0 +1,146 @@
+// Every layer op of the CUDA backend against the CPU reference, from one
+// table of cases with per-op tolerances (as llama.cpp's test-backend-ops
+// does): forward, the input gradient (BI) and the weight gradients (BW, twice,
+// so accumulation is checked too), each layer built by the one stage-stack
+// template on both backends from the same model slice and seed. The CPU
+// reference itself is checked by finite differences (tests/core/nn).
+// Skipped without a GPU.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/nn/sequential.h"
+#include "gpu/device/device_context.h"
+#include "gpu/layers/sequential.h"
+#include "gpu_test_support.h"
+
+namespace pipelab::gpu {
+namespace {
+
+using testing::expect_close_to_scale;
+using testing::random_tensor;
+
+struct OpCase {
+  std::string name;
+  LayerSpec layer;
+  int64_t in = 0;  // input width
+  int64_t batch = 0;
+  GemmPrecision precision = GemmPrecision::Fp32;
+  double forward_tolerance = 0;   // relative to the largest expected value
+  double backward_tolerance = 0;  // dx and weight gradients, likewise
+};
+
+const std::vector<OpCase>& op_cases() {
+  const auto layer = [](LayerType type, int64_t out = 0, bool bias = true, double p = 0.0) {
+    return LayerSpec{type, out, bias, p};
+  };
+  static const std::vector<OpCase> cases = {
+      // GEMMs: FP32 sums differ by reassociation; TF32 keeps 10 mantissa bits.
+      {"linear", layer(LayerType::Linear, 129), 300, 37, GemmPrecision::Fp32, 1e-5, 1e-4},
+      {"linear_no_bias", layer(LayerType::Linear, 64, false), 33, 5, GemmPrecision::Fp32, 1e-5,
+       1e-4},
+      {"linear_tf32", layer(LayerType::Linear, 129), 300, 37, GemmPrecision::Tf32, 1e-3, 1e-3},
+      // Elementwise: the same formula per element (kernels/activation_math.h).
+      {"relu", layer(LayerType::Relu), 129, 37, GemmPrecision::Fp32, 1e-6, 1e-6},
+      {"gelu", layer(LayerType::Gelu), 129, 37, GemmPrecision::Fp32, 1e-5, 1e-5},
+      {"tanh", layer(LayerType::Tanh), 129, 37, GemmPrecision::Fp32, 1e-5, 1e-5},
+      {"sigmoid", layer(LayerType::Sigmoid), 129, 37, GemmPrecision::Fp32, 1e-5, 1e-5},
+      // Row reductions: under a warp, uneven, several passes per thread.
+      {"layernorm_5", layer(LayerType::LayerNorm), 5, 9, GemmPrecision::Fp32, 1e-5, 1e-4},
+      {"layernorm_1000", layer(LayerType::LayerNorm), 1000, 9, GemmPrecision::Fp32, 1e-5, 1e-4},
+      {"layernorm_3000", layer(LayerType::LayerNorm), 3000, 9, GemmPrecision::Fp32, 1e-5, 1e-4},
+      // The counter-based mask is bit-identical: exact.
+      {"dropout", layer(LayerType::Dropout, 0, true, 0.3), 301, 17, GemmPrecision::Fp32, 0, 0},
+  };
+  return cases;
+}
+
+// A model whose layer 1 is the case's layer (layer 0 only gives the stack a
+// predecessor, so the stack computes its input gradient).
+ModelSpec one_layer_model(const OpCase& op) {
+  ModelSpec model;
+  model.input = {op.in};
+  model.layers = {LayerSpec{LayerType::Relu, 0, true, 0.0}, op.layer};
+  model.loss = LossType::Mse;
+  return model;
+}
+
+std::vector<float> host_values(const std::vector<Parameter>& parameters, bool grads) {
+  std::vector<float> values;
+  for (const Parameter& parameter : parameters) {
+    const Tensor& tensor = grads ? *parameter.grad : *parameter.value;
+    values.insert(values.end(), tensor.data(), tensor.data() + tensor.size());
+  }
+  return values;
+}
+
+std::vector<float> device_values(const std::vector<GpuParameter>& parameters, bool grads) {
+  std::vector<float> values;
+  for (const GpuParameter& parameter : parameters) {
+    const std::vector<float> part = (grads ? *parameter.grad : *parameter.value).to_vector();
+    values.insert(values.end(), part.begin(), part.end());
+  }
+  return values;
+}
+
+class OpConformance : public ::testing::TestWithParam<OpCase> {
+ protected:
+  void SetUp() override { PIPELAB_REQUIRE_GPU(); }
+};
+
+TEST_P(OpConformance, MatchesTheCpu) {
+  const OpCase& op = GetParam();
+  const ModelSpec model = one_layer_model(op);
+  const uint64_t seed = 11;
+  Sequential cpu(model, 1, 2, seed, nullptr);
+  DeviceContext context(0, op.precision);
+  GpuSequential gpu(model, 1, 2, seed, context);
+  ASSERT_EQ(cpu.output_features(), gpu.output_features());
+  // Initial weights are generated once, on the host, for both.
+  EXPECT_EQ(device_values(gpu.parameters(), false), host_values(cpu.parameters(), false));
+
+  const int64_t out = cpu.output_features();
+  const Tensor x = random_tensor(op.batch, op.in, 1, 3.0);
+  const Tensor dy = random_tensor(op.batch, out, 2);
+  ForwardInfo info;
+  info.step = 3;
+  info.first_sample = 5;
+  StageActivations cpu_saved;
+  GpuStageActivations gpu_saved;
+  const Tensor y_cpu = cpu.forward(x.clone(), info, cpu_saved);
+  const DeviceTensor y_gpu = gpu.forward(
+      DeviceTensor::from_host(x, &context.allocator(), MemoryCategory::Activations), info,
+      gpu_saved);
+  expect_close_to_scale(y_gpu.to_vector(), y_cpu.to_vector(), op.forward_tolerance,
+                        op.name + " forward");
+
+  const Tensor dx_cpu = cpu.backward_input(dy.clone(), cpu_saved);
+  const DeviceTensor dx_gpu = gpu.backward_input(
+      DeviceTensor::from_host(dy, &context.allocator(), MemoryCategory::Activations), gpu_saved);
+  expect_close_to_scale(dx_gpu.to_vector(), dx_cpu.to_vector(), op.backward_tolerance,
+                        op.name + " input gradient");
+
+  cpu.backward_weight(cpu_saved);
+  gpu.backward_weight(gpu_saved);
+  // A second micro-batch: the weight gradients accumulate.
+  StageActivations cpu_again;
+  GpuStageActivations gpu_again;
+  cpu.forward(x.clone(), info, cpu_again);
+  gpu.forward(DeviceTensor::from_host(x, &context.allocator(), MemoryCategory::Activations), info,
+              gpu_again);
+  cpu.backward(dy.clone(), cpu_again);
+  gpu.backward(DeviceTensor::from_host(dy, &context.allocator(), MemoryCategory::Activations),
+               gpu_again);
+  expect_close_to_scale(device_values(gpu.parameters(), true), host_values(cpu.parameters(), true),
+                        op.backward_tolerance, op.name + " weight gradients");
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryLayerOp, OpConformance, ::testing::ValuesIn(op_cases()),
+                         [](const ::testing::TestParamInfo<OpCase>& info) {
+                           return info.param.name;
+                         });
+
+}  // namespace
+}  // namespace pipelab::gpu
