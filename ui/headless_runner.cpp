@@ -5,13 +5,13 @@
 #include <cstdio>
 
 #include "ui/main_window.h"
-#include "ui/memory_view.h"
-#include "ui/prediction_updater.h"
-#include "ui/replay_updater.h"
-#include "ui/run_controller.h"
-#include "ui/timeline_chart.h"
-#include "ui/timeline_view.h"
-#include "ui/training_view.h"
+#include "ui/models/prediction_updater.h"
+#include "ui/models/replay_updater.h"
+#include "ui/models/run_controller.h"
+#include "ui/panels/memory_view.h"
+#include "ui/panels/training_view.h"
+#include "ui/timeline/timeline_chart.h"
+#include "ui/timeline/timeline_view.h"
 
 namespace pipelab {
 namespace {

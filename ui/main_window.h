@@ -11,8 +11,8 @@
 #include <functional>
 
 #include "ui/gpu_availability.h"
-#include "ui/problem_routing.h"
-#include "ui/run_controller.h"
+#include "ui/models/problem_routing.h"
+#include "ui/models/run_controller.h"
 
 class QAction;
 class QComboBox;

@@ -6,12 +6,12 @@
 #include <QXmlStreamReader>
 #include <QtTest>
 
-#include "ui/chart_export.h"
+#include "ui/exports/chart_export.h"
 #include "ui/main_window.h"
-#include "ui/memory_view.h"
-#include "ui/prediction_updater.h"
-#include "ui/timeline_view.h"
-#include "ui/training_view.h"
+#include "ui/models/prediction_updater.h"
+#include "ui/panels/memory_view.h"
+#include "ui/panels/training_view.h"
+#include "ui/timeline/timeline_view.h"
 #include "ui_test_support.h"
 
 using namespace pipelab;

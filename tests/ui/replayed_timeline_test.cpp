@@ -5,16 +5,16 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "ui/experiment_document.h"
 #include "ui/main_window.h"
+#include "ui/models/experiment_document.h"
+#include "ui/models/prediction_updater.h"
+#include "ui/models/replay_updater.h"
+#include "ui/models/run_controller.h"
 #include "ui/number_text.h"
-#include "ui/prediction_updater.h"
-#include "ui/replay_updater.h"
-#include "ui/run_controller.h"
-#include "ui/stats_panel.h"
-#include "ui/timeline_chart.h"
-#include "ui/timeline_plottable.h"
-#include "ui/timeline_view.h"
+#include "ui/panels/stats_panel.h"
+#include "ui/timeline/timeline_chart.h"
+#include "ui/timeline/timeline_plottable.h"
+#include "ui/timeline/timeline_view.h"
 #include "ui_test_support.h"
 
 using namespace pipelab;

@@ -1,4 +1,4 @@
-#include "ui/chart_export.h"
+#include "ui/exports/chart_export.h"
 
 #include <qcustomplot.h>
 
