@@ -5,6 +5,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "ui/exports/export_actions.h"
 #include "ui/main_window.h"
 #include "ui/models/experiment_document.h"
 #include "ui/models/prediction_updater.h"
@@ -86,7 +87,8 @@ class ReplayedTimelineTest : public QObject {
     QCOMPARE(view->visibleCharts().size(), 3);
     QTemporaryDir dir;
     QString error;
-    QVERIFY2(window.exportTimeline(dir.filePath("three.png"), &error), qPrintable(error));
+    QVERIFY2(window.exports()->exportTimeline(dir.filePath("three.png"), &error),
+             qPrintable(error));
     // The earlier choices still work.
     choose_arrangement(view, TimelineView::Arrangement::PredictedOnly);
     QCOMPARE(view->visibleCharts(), (QList<QCustomPlot*>{view->predictedChart()}));
