@@ -248,6 +248,7 @@ void MainWindow::buildMenus() {
   file->addAction(save_as_action_);
   file->addSeparator();
   QMenu* export_menu = file->addMenu(tr("&Export"));
+  export_menu->setObjectName(QStringLiteral("exportMenu"));
   exports_->addTo(export_menu);
   file->addSeparator();
   file->addAction(quit_action_);

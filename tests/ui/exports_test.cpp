@@ -157,9 +157,7 @@ class ExportsTest : public QObject {
 
   void exportMenuOffersChartsThenTraces() {
     MainWindow window;
-    QMenu* export_menu = nullptr;
-    for (QMenu* menu : window.findChildren<QMenu*>())
-      if (menu->title() == QStringLiteral("&Export")) export_menu = menu;
+    const auto* export_menu = window.findChild<QMenu*>(QStringLiteral("exportMenu"));
     QVERIFY(export_menu);
     QStringList texts;
     for (const QAction* action : export_menu->actions())
