@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "core/runtime/executor.h"
-#include "ui/experiment_document.h"
 #include "ui/gpu_availability.h"
 #include "ui/headless_options.h"
 #include "ui/headless_runner.h"
 #include "ui/main_window.h"
+#include "ui/models/experiment_document.h"
 
 #ifdef PIPELAB_HAVE_CUDA
 #include "gpu/executor/backend_registration.h"

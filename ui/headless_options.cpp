@@ -3,7 +3,7 @@
 #include <QCoreApplication>
 #include <QSet>
 
-#include "ui/chart_export.h"
+#include "ui/exports/chart_export.h"
 
 namespace pipelab {
 namespace {

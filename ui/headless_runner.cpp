@@ -4,14 +4,15 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "ui/exports/export_actions.h"
 #include "ui/main_window.h"
-#include "ui/memory_view.h"
-#include "ui/prediction_updater.h"
-#include "ui/replay_updater.h"
-#include "ui/run_controller.h"
-#include "ui/timeline_chart.h"
-#include "ui/timeline_view.h"
-#include "ui/training_view.h"
+#include "ui/models/prediction_updater.h"
+#include "ui/models/replay_updater.h"
+#include "ui/models/run_controller.h"
+#include "ui/panels/memory_view.h"
+#include "ui/panels/training_view.h"
+#include "ui/timeline/timeline_chart.h"
+#include "ui/timeline/timeline_view.h"
 
 namespace pipelab {
 namespace {
@@ -72,12 +73,12 @@ void HeadlessRunner::exportAndFinish() {
   const QSize memory_size(kChartWidth, 800);
   QString error;
   if (!options_.export_timeline.isEmpty() &&
-      !window_->exportTimeline(options_.export_timeline, &error, timeline_size)) {
+      !window_->exports()->exportTimeline(options_.export_timeline, &error, timeline_size)) {
     print_error(error);
     failed_ = true;
   }
   if (!options_.export_memory.isEmpty() &&
-      !window_->exportMemoryChart(options_.export_memory, &error, memory_size)) {
+      !window_->exports()->exportMemoryChart(options_.export_memory, &error, memory_size)) {
     print_error(error);
     failed_ = true;
   }

@@ -19,24 +19,21 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 #include <cmath>
-#include <fstream>
 
 #include "core/io/experiment_io.h"
-#include "core/trace/chrome_trace.h"
-#include "core/trace/csv_export.h"
-#include "ui/chart_export.h"
-#include "ui/data_panel.h"
-#include "ui/experiment_document.h"
-#include "ui/memory_view.h"
-#include "ui/model_panel.h"
-#include "ui/parallel_panel.h"
-#include "ui/prediction_updater.h"
-#include "ui/presets.h"
-#include "ui/problem_label.h"
-#include "ui/replay_updater.h"
-#include "ui/stats_panel.h"
-#include "ui/timeline_view.h"
-#include "ui/training_view.h"
+#include "ui/exports/export_actions.h"
+#include "ui/models/experiment_document.h"
+#include "ui/models/prediction_updater.h"
+#include "ui/models/presets.h"
+#include "ui/models/replay_updater.h"
+#include "ui/panels/data_panel.h"
+#include "ui/panels/memory_view.h"
+#include "ui/panels/model_panel.h"
+#include "ui/panels/parallel_panel.h"
+#include "ui/panels/problem_label.h"
+#include "ui/panels/stats_panel.h"
+#include "ui/panels/training_view.h"
+#include "ui/timeline/timeline_view.h"
 
 namespace pipelab {
 namespace {
@@ -46,7 +43,6 @@ constexpr int kStatusMessageMs = 15000;
 const char* const kRecentFilesKey = "recentFiles";
 const char* const kGeometryKey = "window/geometry";
 const char* const kStateKey = "window/state";
-const char* const kExportFolderKey = "exportFolder";
 const char* const kSpeedKey = "playbackSpeed";
 constexpr double kDefaultSpeed = 0.01;
 
@@ -203,29 +199,11 @@ void MainWindow::buildActions() {
     addAction(action);
   }
 
-  export_timeline_action_ = new QAction(tr("&Timeline chart…"), this);
-  connect(export_timeline_action_, &QAction::triggered, this, [this] {
-    exportChartWithDialog(tr("timeline"), [this](const QString& path, QString* error) {
-      return exportTimeline(path, error);
-    });
-  });
-  export_memory_action_ = new QAction(tr("&Memory chart…"), this);
-  connect(export_memory_action_, &QAction::triggered, this, [this] {
-    exportChartWithDialog(tr("memory"), [this](const QString& path, QString* error) {
-      return exportMemoryChart(path, error);
-    });
-  });
-  export_training_action_ = new QAction(tr("T&raining chart…"), this);
-  connect(export_training_action_, &QAction::triggered, this, [this] {
-    exportChartWithDialog(tr("training"), [this](const QString& path, QString* error) {
-      return exportTrainingChart(path, error);
-    });
-  });
-  export_chrome_action_ = new QAction(tr("Trace as &Chrome JSON (Perfetto)…"), this);
-  connect(export_chrome_action_, &QAction::triggered, this,
-          [this] { exportTraceWithDialog(true); });
-  export_csv_action_ = new QAction(tr("&Events as CSV…"), this);
-  connect(export_csv_action_, &QAction::triggered, this, [this] { exportTraceWithDialog(false); });
+  exports_ =
+      new ExportActions({timeline_view_, memory_view_, training_view_, run_, predictor_}, this);
+  connect(exports_, &ExportActions::failed, this, &MainWindow::setNotice);
+  connect(exports_, &ExportActions::wrote, this,
+          [this](const QString& text) { statusBar()->showMessage(text, kStatusMessageMs); });
 }
 
 void MainWindow::buildToolbar() {
@@ -270,12 +248,8 @@ void MainWindow::buildMenus() {
   file->addAction(save_as_action_);
   file->addSeparator();
   QMenu* export_menu = file->addMenu(tr("&Export"));
-  export_menu->addAction(export_timeline_action_);
-  export_menu->addAction(export_memory_action_);
-  export_menu->addAction(export_training_action_);
-  export_menu->addSeparator();
-  export_menu->addAction(export_chrome_action_);
-  export_menu->addAction(export_csv_action_);
+  export_menu->setObjectName(QStringLiteral("exportMenu"));
+  exports_->addTo(export_menu);
   file->addSeparator();
   file->addAction(quit_action_);
 
@@ -527,105 +501,6 @@ bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
   // A click on the notice bar dismisses it.
   if (watched == notice_label_ && event->type() == QEvent::MouseButtonRelease) setNotice({});
   return QMainWindow::eventFilter(watched, event);
-}
-
-// --- exports ----------------------------------------------------------------
-
-bool MainWindow::exportTimeline(const QString& path, QString* error, QSize size) {
-  return export_charts(timeline_view_->visibleCharts(), timeline_view_->chartOrientation(), path,
-                       error, size);
-}
-
-bool MainWindow::exportMemoryChart(const QString& path, QString* error, QSize size) {
-  return export_charts({memory_view_->plot()}, Qt::Vertical, path, error, size);
-}
-
-bool MainWindow::exportTrainingChart(const QString& path, QString* error, QSize size) {
-  return export_charts({training_view_->plot()}, Qt::Vertical, path, error, size);
-}
-
-const Trace& MainWindow::traceToExport() const {
-  // The measured run when there is one, the prediction otherwise.
-  if (!run_->trace().events.empty()) return run_->trace();
-  static const Trace empty;
-  const auto prediction = predictor_->prediction();
-  return prediction ? prediction->result.trace : empty;
-}
-
-bool MainWindow::exportChromeTrace(const QString& path, QString* error) {
-  std::string message;
-  if (!export_trace_files(traceToExport(), path.toStdString(), std::string(), &message)) {
-    if (error) *error = QString::fromStdString(message);
-    return false;
-  }
-  return true;
-}
-
-bool MainWindow::exportCsv(const QString& prefix, QString* error) {
-  std::string message;
-  if (!export_trace_files(traceToExport(), std::string(), prefix.toStdString(), &message)) {
-    if (error) *error = QString::fromStdString(message);
-    return false;
-  }
-  return true;
-}
-
-void MainWindow::exportChartWithDialog(const QString& what,
-                                       const std::function<bool(const QString&, QString*)>& write) {
-  QSettings settings;
-  const QString folder = settings.value(kExportFolderKey).toString();
-  QString selected_filter;
-  QString path = QFileDialog::getSaveFileName(
-      this, tr("Export the %1 chart").arg(what),
-      QDir(folder).filePath(QStringLiteral("pipelab-%1.png").arg(what)), chart_file_filter(),
-      &selected_filter);
-  if (path.isEmpty()) return;
-  if (!chart_format_for_path(path)) {
-    // No or unknown extension: take the one of the chosen filter.
-    const QString extension = selected_filter.section(QStringLiteral("*."), 1).section(')', 0, 0);
-    path += '.' + (extension.isEmpty() ? QStringLiteral("png") : extension);
-  }
-  settings.setValue(kExportFolderKey, QFileInfo(path).absolutePath());
-  QString error;
-  if (!write(path, &error)) {
-    setNotice(error);
-    return;
-  }
-  statusBar()->showMessage(tr("Wrote %1").arg(path), kStatusMessageMs);
-}
-
-void MainWindow::exportTraceWithDialog(bool chrome) {
-  QSettings settings;
-  const QString folder = settings.value(kExportFolderKey).toString();
-  const QString source = run_->trace().events.empty() ? tr("predicted") : tr("measured");
-  QString path;
-  if (chrome) {
-    path = QFileDialog::getSaveFileName(
-        this, tr("Export the %1 trace for Perfetto / chrome://tracing").arg(source),
-        QDir(folder).filePath(QStringLiteral("pipelab-trace.json")), tr("Chrome trace (*.json)"));
-  } else {
-    path = QFileDialog::getSaveFileName(
-        this, tr("Export the %1 events as CSV (three files: _events, _memory, _steps)").arg(source),
-        QDir(folder).filePath(QStringLiteral("pipelab.csv")), tr("CSV files (*.csv)"));
-  }
-  if (path.isEmpty()) return;
-  settings.setValue(kExportFolderKey, QFileInfo(path).absolutePath());
-  QString error;
-  bool ok = false;
-  QString written = path;
-  if (chrome) {
-    ok = exportChromeTrace(path, &error);
-  } else {
-    QString prefix = path;
-    if (prefix.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive)) prefix.chop(4);
-    ok = exportCsv(prefix, &error);
-    written = tr("%1_events.csv, _memory.csv and _steps.csv").arg(prefix);
-  }
-  if (!ok) {
-    setNotice(error);
-    return;
-  }
-  statusBar()->showMessage(tr("Wrote %1").arg(written), kStatusMessageMs);
 }
 
 // --- run commands -----------------------------------------------------------

@@ -11,8 +11,8 @@
 #include <functional>
 
 #include "ui/gpu_availability.h"
-#include "ui/problem_routing.h"
-#include "ui/run_controller.h"
+#include "ui/models/problem_routing.h"
+#include "ui/models/run_controller.h"
 
 class QAction;
 class QComboBox;
@@ -24,6 +24,7 @@ namespace pipelab {
 
 class DataPanel;
 class ExperimentDocument;
+class ExportActions;
 class MemoryView;
 class ModelPanel;
 class ParallelPanel;
@@ -47,14 +48,6 @@ class MainWindow : public QMainWindow {
   bool saveTo(const QString& path);
   void newExperiment();
   bool applyPreset(const QString& id);
-
-  // Exports; `size` as in export_charts. False with *error on failure.
-  bool exportTimeline(const QString& path, QString* error, QSize size = QSize());
-  bool exportMemoryChart(const QString& path, QString* error, QSize size = QSize());
-  bool exportTrainingChart(const QString& path, QString* error, QSize size = QSize());
-  bool exportChromeTrace(const QString& path, QString* error);
-  // Writes <prefix>_events.csv, <prefix>_memory.csv and <prefix>_steps.csv.
-  bool exportCsv(const QString& prefix, QString* error);
 
   // Run commands, as the toolbar and shortcuts trigger them.
   void runOrPause();
@@ -80,6 +73,8 @@ class MainWindow : public QMainWindow {
   MemoryView* memoryView() const { return memory_view_; }
   TrainingView* trainingView() const { return training_view_; }
   StatsPanel* statsPanel() const { return stats_panel_; }
+  // File > Export, also callable without dialogs.
+  ExportActions* exports() const { return exports_; }
   QComboBox* speedCombo() const { return speed_combo_; }
   QStringList recentFiles() const { return recent_files_; }
 
@@ -107,10 +102,6 @@ class MainWindow : public QMainWindow {
   bool maybeSave();
   void addRecentFile(const QString& path);
   void rebuildRecentMenu();
-  void exportChartWithDialog(const QString& what,
-                             const std::function<bool(const QString&, QString*)>& write);
-  void exportTraceWithDialog(bool chrome);
-  const Trace& traceToExport() const;
 
   void onPredictionUpdated();
   void onRunPhaseChanged(RunController::Phase phase);
@@ -132,6 +123,7 @@ class MainWindow : public QMainWindow {
   MemoryView* memory_view_;
   TrainingView* training_view_;
   StatsPanel* stats_panel_;
+  ExportActions* exports_;
   ProblemLabel* notice_label_;
   QLabel* run_status_label_;
   QComboBox* speed_combo_;
@@ -146,11 +138,6 @@ class MainWindow : public QMainWindow {
   QAction* step_action_;
   QAction* stop_action_;
   QAction* reset_action_;
-  QAction* export_timeline_action_;
-  QAction* export_memory_action_;
-  QAction* export_training_action_;
-  QAction* export_chrome_action_;
-  QAction* export_csv_action_;
   QMenu* recent_menu_ = nullptr;
   QMenu* view_menu_ = nullptr;
 

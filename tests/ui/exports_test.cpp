@@ -2,16 +2,19 @@
 // Chrome JSON and CSV.
 #include <QFileInfo>
 #include <QJsonDocument>
+#include <QMenu>
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
 #include <QtTest>
 
-#include "ui/chart_export.h"
+#include "ui/exports/chart_export.h"
+#include "ui/exports/export_actions.h"
+#include "ui/exports/trace_export.h"
 #include "ui/main_window.h"
-#include "ui/memory_view.h"
-#include "ui/prediction_updater.h"
-#include "ui/timeline_view.h"
-#include "ui/training_view.h"
+#include "ui/models/prediction_updater.h"
+#include "ui/panels/memory_view.h"
+#include "ui/panels/training_view.h"
+#include "ui/timeline/timeline_view.h"
 #include "ui_test_support.h"
 
 using namespace pipelab;
@@ -68,9 +71,10 @@ class ExportsTest : public QObject {
     const QString path = folder.filePath(chart + "." + extension);
     QString error;
     bool ok = false;
-    if (chart == "timeline") ok = window.exportTimeline(path, &error, QSize(1200, 400));
-    if (chart == "memory") ok = window.exportMemoryChart(path, &error, QSize(1000, 600));
-    if (chart == "training") ok = window.exportTrainingChart(path, &error, QSize(900, 400));
+    if (chart == "timeline") ok = window.exports()->exportTimeline(path, &error, QSize(1200, 400));
+    if (chart == "memory") ok = window.exports()->exportMemoryChart(path, &error, QSize(1000, 600));
+    if (chart == "training")
+      ok = window.exports()->exportTrainingChart(path, &error, QSize(900, 400));
     QVERIFY2(ok, qPrintable(error));
     const QByteArray bytes = testing::read_bytes(path);
     QVERIFY2(bytes.size() > kNonTrivialBytes, qPrintable(QString::number(bytes.size())));
@@ -99,10 +103,10 @@ class ExportsTest : public QObject {
     window.timelineView()->setArrangement(TimelineView::Arrangement::PredictedOnly);
     QString error;
     const QString one = folder.filePath("one.png");
-    QVERIFY(window.exportTimeline(one, &error, QSize(800, 300)));
+    QVERIFY(window.exports()->exportTimeline(one, &error, QSize(800, 300)));
     window.timelineView()->setArrangement(TimelineView::Arrangement::PredictedUnder);
     const QString two = folder.filePath("two.png");
-    QVERIFY(window.exportTimeline(two, &error, QSize(800, 300)));
+    QVERIFY(window.exports()->exportTimeline(two, &error, QSize(800, 300)));
     QImage single(one);
     QImage stacked(two);
     QCOMPARE(stacked.width(), single.width());
@@ -113,10 +117,10 @@ class ExportsTest : public QObject {
     QTemporaryDir folder;
     MainWindow window;
     QString error;
-    QVERIFY(!window.exportTimeline(folder.filePath("chart.bmp"), &error));
+    QVERIFY(!window.exports()->exportTimeline(folder.filePath("chart.bmp"), &error));
     QVERIFY(error.contains(".png"));
     error.clear();
-    QVERIFY(!window.exportTimeline(folder.filePath("missing-folder/chart.png"), &error));
+    QVERIFY(!window.exports()->exportTimeline(folder.filePath("missing-folder/chart.png"), &error));
     QVERIFY(!error.isEmpty());
   }
 
@@ -126,7 +130,7 @@ class ExportsTest : public QObject {
     window.predictor()->updateNow();
     QString error;
     const QString json_path = folder.filePath("trace.json");
-    QVERIFY2(window.exportChromeTrace(json_path, &error), qPrintable(error));
+    QVERIFY2(window.exports()->exportChromeTrace(json_path, &error), qPrintable(error));
     QJsonParseError parse_error;
     const QJsonDocument json =
         QJsonDocument::fromJson(testing::read_bytes(json_path), &parse_error);
@@ -135,7 +139,7 @@ class ExportsTest : public QObject {
     QVERIFY(json.object().value("traceEvents").toArray().size() > 0);
 
     const QString prefix = folder.filePath("run");
-    QVERIFY2(window.exportCsv(prefix, &error), qPrintable(error));
+    QVERIFY2(window.exports()->exportCsv(prefix, &error), qPrintable(error));
     const QByteArray events = testing::read_bytes(prefix + "_events.csv");
     QVERIFY(events.startsWith("device,kind,"));
     // One line per predicted op plus the header.
@@ -143,6 +147,23 @@ class ExportsTest : public QObject {
     QCOMPARE(events.count('\n'), ops + 1);
     QVERIFY(QFileInfo::exists(prefix + "_memory.csv"));
     QVERIFY(QFileInfo::exists(prefix + "_steps.csv"));
+  }
+
+  void csvPrefixDropsTheExtension() {
+    QCOMPARE(csv_prefix_for_path("a/run.csv"), QString("a/run"));
+    QCOMPARE(csv_prefix_for_path("a/run.CSV"), QString("a/run"));
+    QCOMPARE(csv_prefix_for_path("a/run"), QString("a/run"));
+  }
+
+  void exportMenuOffersChartsThenTraces() {
+    MainWindow window;
+    const auto* export_menu = window.findChild<QMenu*>(QStringLiteral("exportMenu"));
+    QVERIFY(export_menu);
+    QStringList texts;
+    for (const QAction* action : export_menu->actions())
+      texts << (action->isSeparator() ? QStringLiteral("|") : action->text());
+    QCOMPARE(texts, (QStringList{"&Timeline chart…", "&Memory chart…", "T&raining chart…", "|",
+                                 "Trace as &Chrome JSON (Perfetto)…", "&Events as CSV…"}));
   }
 };
 

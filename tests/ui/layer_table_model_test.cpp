@@ -5,10 +5,10 @@
 #include <QtTest>
 
 #include "core/plan/partition.h"
-#include "ui/experiment_document.h"
-#include "ui/layer_table_model.h"
-#include "ui/model_panel.h"
-#include "ui/op_colors.h"
+#include "ui/models/experiment_document.h"
+#include "ui/models/layer_table_model.h"
+#include "ui/panels/model_panel.h"
+#include "ui/timeline/op_colors.h"
 #include "ui_test_support.h"
 
 using namespace pipelab;

@@ -7,14 +7,14 @@
 
 #include "core/io/experiment_io.h"
 #include "core/io/experiment_prediction.h"
-#include "ui/experiment_document.h"
 #include "ui/main_window.h"
-#include "ui/parallel_panel.h"
-#include "ui/prediction_updater.h"
-#include "ui/presets.h"
-#include "ui/problem_label.h"
-#include "ui/problem_routing.h"
-#include "ui/timeline_view.h"
+#include "ui/models/experiment_document.h"
+#include "ui/models/prediction_updater.h"
+#include "ui/models/presets.h"
+#include "ui/models/problem_routing.h"
+#include "ui/panels/parallel_panel.h"
+#include "ui/panels/problem_label.h"
+#include "ui/timeline/timeline_view.h"
 #include "ui_test_support.h"
 
 using namespace pipelab;

@@ -7,13 +7,13 @@
 #include <chrono>
 
 #include "core/io/experiment_prediction.h"
-#include "ui/experiment_document.h"
 #include "ui/main_window.h"
-#include "ui/parallel_panel.h"
-#include "ui/prediction_updater.h"
-#include "ui/timeline_chart.h"
-#include "ui/timeline_plottable.h"
-#include "ui/timeline_view.h"
+#include "ui/models/experiment_document.h"
+#include "ui/models/prediction_updater.h"
+#include "ui/panels/parallel_panel.h"
+#include "ui/timeline/timeline_chart.h"
+#include "ui/timeline/timeline_plottable.h"
+#include "ui/timeline/timeline_view.h"
 #include "ui_test_support.h"
 
 using namespace pipelab;

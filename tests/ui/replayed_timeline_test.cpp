@@ -5,16 +5,17 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "ui/experiment_document.h"
+#include "ui/exports/export_actions.h"
 #include "ui/main_window.h"
+#include "ui/models/experiment_document.h"
+#include "ui/models/prediction_updater.h"
+#include "ui/models/replay_updater.h"
+#include "ui/models/run_controller.h"
 #include "ui/number_text.h"
-#include "ui/prediction_updater.h"
-#include "ui/replay_updater.h"
-#include "ui/run_controller.h"
-#include "ui/stats_panel.h"
-#include "ui/timeline_chart.h"
-#include "ui/timeline_plottable.h"
-#include "ui/timeline_view.h"
+#include "ui/panels/stats_panel.h"
+#include "ui/timeline/timeline_chart.h"
+#include "ui/timeline/timeline_plottable.h"
+#include "ui/timeline/timeline_view.h"
 #include "ui_test_support.h"
 
 using namespace pipelab;
@@ -86,7 +87,8 @@ class ReplayedTimelineTest : public QObject {
     QCOMPARE(view->visibleCharts().size(), 3);
     QTemporaryDir dir;
     QString error;
-    QVERIFY2(window.exportTimeline(dir.filePath("three.png"), &error), qPrintable(error));
+    QVERIFY2(window.exports()->exportTimeline(dir.filePath("three.png"), &error),
+             qPrintable(error));
     // The earlier choices still work.
     choose_arrangement(view, TimelineView::Arrangement::PredictedOnly);
     QCOMPARE(view->visibleCharts(), (QList<QCustomPlot*>{view->predictedChart()}));

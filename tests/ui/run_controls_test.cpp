@@ -5,18 +5,18 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "ui/data_panel.h"
-#include "ui/experiment_document.h"
 #include "ui/main_window.h"
-#include "ui/memory_view.h"
-#include "ui/parallel_panel.h"
-#include "ui/problem_label.h"
-#include "ui/run_controller.h"
-#include "ui/stats_panel.h"
-#include "ui/timeline_chart.h"
-#include "ui/timeline_plottable.h"
-#include "ui/timeline_view.h"
-#include "ui/training_view.h"
+#include "ui/models/experiment_document.h"
+#include "ui/models/run_controller.h"
+#include "ui/panels/data_panel.h"
+#include "ui/panels/memory_view.h"
+#include "ui/panels/parallel_panel.h"
+#include "ui/panels/problem_label.h"
+#include "ui/panels/stats_panel.h"
+#include "ui/panels/training_view.h"
+#include "ui/timeline/timeline_chart.h"
+#include "ui/timeline/timeline_plottable.h"
+#include "ui/timeline/timeline_view.h"
 #include "ui_test_support.h"
 
 using namespace pipelab;

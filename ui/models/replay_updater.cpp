@@ -1,4 +1,4 @@
-#include "ui/replay_updater.h"
+#include "ui/models/replay_updater.h"
 
 #include <QtConcurrent/QtConcurrentRun>
 #include <exception>
@@ -6,7 +6,7 @@
 #include "core/io/experiment.h"
 #include "core/io/experiment_prediction.h"
 #include "core/runtime/replay.h"
-#include "ui/run_controller.h"
+#include "ui/models/run_controller.h"
 
 namespace pipelab {
 

@@ -10,7 +10,7 @@
 
 #include "core/io/experiment.h"
 #include "core/io/experiment_prediction.h"
-#include "ui/replay_updater.h"
+#include "ui/models/replay_updater.h"
 
 class QLabel;
 class QTableWidget;

@@ -1,4 +1,4 @@
-#include "ui/presets.h"
+#include "ui/models/presets.h"
 
 #include <QCoreApplication>
 

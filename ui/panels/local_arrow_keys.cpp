@@ -1,4 +1,4 @@
-#include "ui/local_arrow_keys.h"
+#include "ui/panels/local_arrow_keys.h"
 
 #include <QKeyEvent>
 #include <QWidget>

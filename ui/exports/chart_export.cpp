@@ -1,4 +1,4 @@
-#include "ui/chart_export.h"
+#include "ui/exports/chart_export.h"
 
 #include <qcustomplot.h>
 
@@ -66,6 +66,17 @@ void draw_charts(QCPPainter& painter, const QList<QCustomPlot*>& charts,
   }
 }
 
+// SVG and PDF stay vector: QCustomPlot draws its items, not a pixmap.
+bool draw_vectorized(QPaintDevice* device, const QList<QCustomPlot*>& charts,
+                     const Placement& placement) {
+  QCPPainter painter;
+  if (!painter.begin(device)) return false;
+  painter.setMode(QCPPainter::pmVectorized);
+  draw_charts(painter, charts, placement);
+  painter.end();
+  return true;
+}
+
 }  // namespace
 
 std::optional<ChartFormat> chart_format_for_path(const QString& path) {
@@ -121,13 +132,7 @@ bool export_charts(const QList<QCustomPlot*>& charts, Qt::Orientation orientatio
       generator.setViewBox(QRect(QPoint(0, 0), placement.total));
       generator.setResolution(kScreenDpi);
       generator.setTitle(QStringLiteral("PipeLab"));
-      QCPPainter painter;
-      written = painter.begin(&generator);
-      if (written) {
-        painter.setMode(QCPPainter::pmVectorized);
-        draw_charts(painter, charts, placement);
-        painter.end();
-      }
+      written = draw_vectorized(&generator, charts, placement);
       break;
     }
     case ChartFormat::Pdf: {
@@ -137,13 +142,7 @@ bool export_charts(const QList<QCustomPlot*>& charts, Qt::Orientation orientatio
       const QSizeF points = QSizeF(placement.total) * 72.0 / kScreenDpi;
       writer.setPageSize(QPageSize(points, QPageSize::Point));
       writer.setPageMargins(QMarginsF(0, 0, 0, 0));
-      QCPPainter painter;
-      written = painter.begin(&writer);
-      if (written) {
-        painter.setMode(QCPPainter::pmVectorized);
-        draw_charts(painter, charts, placement);
-        painter.end();
-      }
+      written = draw_vectorized(&writer, charts, placement);
       break;
     }
   }

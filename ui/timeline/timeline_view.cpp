@@ -1,4 +1,4 @@
-#include "ui/timeline_view.h"
+#include "ui/timeline/timeline_view.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -9,10 +9,10 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "ui/models/run_controller.h"
 #include "ui/number_text.h"
-#include "ui/run_controller.h"
-#include "ui/timeline_chart.h"
-#include "ui/timeline_plottable.h"
+#include "ui/timeline/timeline_chart.h"
+#include "ui/timeline/timeline_plottable.h"
 
 namespace pipelab {
 namespace {

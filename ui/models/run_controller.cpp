@@ -1,4 +1,4 @@
-#include "ui/run_controller.h"
+#include "ui/models/run_controller.h"
 
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>

@@ -1,4 +1,4 @@
-#include "ui/model_panel.h"
+#include "ui/panels/model_panel.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -17,12 +17,12 @@
 #include <exception>
 
 #include "core/plan/partition.h"
-#include "ui/experiment_document.h"
-#include "ui/layer_table_model.h"
-#include "ui/layer_type_delegate.h"
-#include "ui/local_arrow_keys.h"
+#include "ui/models/experiment_document.h"
+#include "ui/models/layer_table_model.h"
 #include "ui/number_text.h"
-#include "ui/problem_label.h"
+#include "ui/panels/layer_type_delegate.h"
+#include "ui/panels/local_arrow_keys.h"
+#include "ui/panels/problem_label.h"
 
 namespace pipelab {
 namespace {

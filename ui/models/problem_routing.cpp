@@ -1,4 +1,4 @@
-#include "ui/problem_routing.h"
+#include "ui/models/problem_routing.h"
 
 namespace pipelab {
 

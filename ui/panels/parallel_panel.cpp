@@ -1,4 +1,4 @@
-#include "ui/parallel_panel.h"
+#include "ui/panels/parallel_panel.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -16,10 +16,10 @@
 
 #include "core/io/experiment.h"
 #include "core/sim/cost_model.h"
-#include "ui/experiment_document.h"
-#include "ui/local_arrow_keys.h"
+#include "ui/models/experiment_document.h"
 #include "ui/number_text.h"
-#include "ui/problem_label.h"
+#include "ui/panels/local_arrow_keys.h"
+#include "ui/panels/problem_label.h"
 
 namespace pipelab {
 namespace {

@@ -1,4 +1,4 @@
-#include "ui/memory_view.h"
+#include "ui/panels/memory_view.h"
 
 #include <qcustomplot.h>
 
@@ -11,10 +11,10 @@
 #include <cmath>
 #include <limits>
 
+#include "ui/models/run_controller.h"
 #include "ui/number_text.h"
-#include "ui/op_colors.h"
-#include "ui/run_controller.h"
-#include "ui/time_axis_unit.h"
+#include "ui/timeline/op_colors.h"
+#include "ui/timeline/time_axis_unit.h"
 
 namespace pipelab {
 namespace {

@@ -1,8 +1,8 @@
-#include "ui/layer_type_delegate.h"
+#include "ui/panels/layer_type_delegate.h"
 
 #include <QComboBox>
 
-#include "ui/layer_table_model.h"
+#include "ui/models/layer_table_model.h"
 
 namespace pipelab {
 

@@ -1,6 +1,6 @@
-#include "ui/op_legend_item.h"
+#include "ui/timeline/op_legend_item.h"
 
-#include "ui/op_colors.h"
+#include "ui/timeline/op_colors.h"
 
 namespace pipelab {
 

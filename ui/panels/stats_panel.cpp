@@ -1,4 +1,4 @@
-#include "ui/stats_panel.h"
+#include "ui/panels/stats_panel.h"
 
 #include <QHeaderView>
 #include <QLabel>
@@ -10,8 +10,8 @@
 
 #include "core/sim/bubble_formula.h"
 #include "core/trace/bubbles.h"
+#include "ui/models/run_controller.h"
 #include "ui/number_text.h"
-#include "ui/run_controller.h"
 
 namespace pipelab {
 namespace {

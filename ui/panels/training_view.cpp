@@ -1,4 +1,4 @@
-#include "ui/training_view.h"
+#include "ui/panels/training_view.h"
 
 #include <qcustomplot.h>
 
@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ui/problem_label.h"
-#include "ui/run_controller.h"
+#include "ui/models/run_controller.h"
+#include "ui/panels/problem_label.h"
 
 namespace pipelab {
 

@@ -1,4 +1,4 @@
-#include "ui/timeline_chart.h"
+#include "ui/timeline/timeline_chart.h"
 
 #include <QToolTip>
 #include <algorithm>
@@ -6,10 +6,10 @@
 
 #include "core/trace/bubbles.h"
 #include "ui/number_text.h"
-#include "ui/op_colors.h"
-#include "ui/op_legend_item.h"
-#include "ui/time_axis_unit.h"
-#include "ui/timeline_plottable.h"
+#include "ui/timeline/op_colors.h"
+#include "ui/timeline/op_legend_item.h"
+#include "ui/timeline/time_axis_unit.h"
+#include "ui/timeline/timeline_plottable.h"
 
 namespace pipelab {
 namespace {

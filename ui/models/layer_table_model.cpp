@@ -1,13 +1,13 @@
-#include "ui/layer_table_model.h"
+#include "ui/models/layer_table_model.h"
 
 #include <QBrush>
 #include <algorithm>
 #include <exception>
 
 #include "core/plan/partition.h"
-#include "ui/experiment_document.h"
+#include "ui/models/experiment_document.h"
 #include "ui/number_text.h"
-#include "ui/op_colors.h"
+#include "ui/timeline/op_colors.h"
 
 namespace pipelab {
 namespace {

@@ -18,7 +18,7 @@
 #include "core/runtime/executor.h"
 #include "core/trace/event_sink.h"
 #include "core/trace/trace_events.h"
-#include "ui/problem_routing.h"
+#include "ui/models/problem_routing.h"
 
 namespace pipelab {
 

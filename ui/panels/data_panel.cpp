@@ -1,4 +1,4 @@
-#include "ui/data_panel.h"
+#include "ui/panels/data_panel.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -17,8 +17,8 @@
 #include <limits>
 
 #include "core/io/data_sources.h"
-#include "ui/experiment_document.h"
-#include "ui/problem_label.h"
+#include "ui/models/experiment_document.h"
+#include "ui/panels/problem_label.h"
 
 namespace pipelab {
 namespace {

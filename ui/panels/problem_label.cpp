@@ -1,4 +1,4 @@
-#include "ui/problem_label.h"
+#include "ui/panels/problem_label.h"
 
 namespace pipelab {
 

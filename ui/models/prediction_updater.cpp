@@ -1,9 +1,9 @@
-#include "ui/prediction_updater.h"
+#include "ui/models/prediction_updater.h"
 
 #include <exception>
 
 #include "core/io/experiment_io.h"
-#include "ui/experiment_document.h"
+#include "ui/models/experiment_document.h"
 
 namespace pipelab {
 

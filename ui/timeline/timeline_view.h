@@ -15,7 +15,7 @@
 #include <memory>
 
 #include "core/io/experiment_prediction.h"
-#include "ui/replay_updater.h"
+#include "ui/models/replay_updater.h"
 
 class QCheckBox;
 class QComboBox;

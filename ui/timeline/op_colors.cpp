@@ -1,4 +1,4 @@
-#include "ui/op_colors.h"
+#include "ui/timeline/op_colors.h"
 
 #include <array>
 

@@ -1,9 +1,9 @@
-#include "ui/timeline_plottable.h"
+#include "ui/timeline/timeline_plottable.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "ui/op_colors.h"
+#include "ui/timeline/op_colors.h"
 
 namespace pipelab {
 namespace {

@@ -1,4 +1,4 @@
-#include "ui/experiment_document.h"
+#include "ui/models/experiment_document.h"
 
 #include <QFileInfo>
 #include <exception>

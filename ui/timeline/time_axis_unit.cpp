@@ -1,4 +1,4 @@
-#include "ui/time_axis_unit.h"
+#include "ui/timeline/time_axis_unit.h"
 
 #include <QCoreApplication>
 #include <algorithm>
