@@ -26,15 +26,6 @@ OpIdentity identity(const Op& op, int device) {
   return {device, static_cast<int>(op.kind), op.stage, op.step, op.microbatch};
 }
 
-// Weight bytes of each stage (params x 4).
-std::vector<int64_t> stage_weight_bytes(const Experiment& experiment) {
-  std::vector<int64_t> bytes;
-  for (const StageProfile& profile :
-       profile_stages(experiment.model, experiment.parallel, microbatch_size(experiment)))
-    bytes.push_back(profile.params * 4);
-  return bytes;
-}
-
 // Largest value of one memory category per device.
 std::map<int, int64_t> peak_of(const Trace& trace, MemoryCategory category) {
   std::map<int, int64_t> peaks;
@@ -79,7 +70,7 @@ TEST_P(PipeDream, StashesOlderVersionsAndTrainsDifferently) {
   const Experiment experiment = with_plan(small_experiment(), ScheduleKind::PipeDream, 4, 4);
   const testing::RunOutput run = run_experiment(experiment);
   ASSERT_EQ(run.state, RunState::Finished) << run.error;
-  const std::vector<int64_t> weights = stage_weight_bytes(experiment);
+  const std::vector<int64_t> weights = testing::stage_parameter_bytes(experiment);
   const std::map<int, int64_t> stashed = peak_of(run.trace, MemoryCategory::StashedWeights);
   EXPECT_GT(stashed.at(0), 0);
   for (int s = 0; s < 4; ++s)  // stage s keeps p - s versions at its peak
@@ -104,7 +95,7 @@ TEST_P(PipeDream2BW, KeepsAtMostTwoVersions) {
   const Experiment experiment = with_plan(small_experiment(), ScheduleKind::PipeDream2BW, 4, 4);
   const testing::RunOutput run = run_experiment(experiment);
   ASSERT_EQ(run.state, RunState::Finished) << run.error;
-  const std::vector<int64_t> weights = stage_weight_bytes(experiment);
+  const std::vector<int64_t> weights = testing::stage_parameter_bytes(experiment);
   const std::map<int, int64_t> stashed = peak_of(run.trace, MemoryCategory::StashedWeights);
   EXPECT_EQ(stashed.at(0), weights[0]);  // one older version besides the current one
   for (int s = 0; s < 4; ++s) EXPECT_LE(stashed.at(s), weights[s]);

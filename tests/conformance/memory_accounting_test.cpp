@@ -19,15 +19,6 @@ int64_t category(const MemorySample& sample, MemoryCategory which) {
   return sample.bytes[static_cast<int>(which)];
 }
 
-// Weights, gradients and momentum of each stage: params x 4 bytes each.
-std::vector<int64_t> stage_parameter_bytes(const Experiment& experiment) {
-  std::vector<int64_t> bytes;
-  for (const StageProfile& profile :
-       profile_stages(experiment.model, experiment.parallel, microbatch_size(experiment)))
-    bytes.push_back(profile.params * 4);
-  return bytes;
-}
-
 // Workspace a backend keeps for the whole run (0 on the CPU, the cuBLAS
 // workspace on CUDA): what device `device` holds there before its first op.
 int64_t persistent_workspace(const Trace& trace, int device) {
@@ -50,7 +41,7 @@ TEST_P(MemoryAccounting, EveryStepFreesItsActivationsBeforeItsUpdate) {
     const Experiment experiment = with_plan(small_experiment(), kind, 2, 4, 2);
     const testing::RunOutput run = run_experiment(experiment);
     ASSERT_EQ(run.state, RunState::Finished) << run.error;
-    const std::vector<int64_t> parameter_bytes = stage_parameter_bytes(experiment);
+    const std::vector<int64_t> parameter_bytes = testing::stage_parameter_bytes(experiment);
 
     std::map<int, std::vector<double>> update_begins;
     for (const TraceEvent& event : run.trace.events)
@@ -82,7 +73,7 @@ TEST_P(MemoryAccounting, EveryStepFreesItsActivationsBeforeItsUpdate) {
 
 TEST_P(MemoryAccounting, StepBoundariesAreExactlyTheBaseline) {
   const Experiment experiment = with_plan(small_experiment(), ScheduleKind::OneFOneB, 2, 4, 2);
-  const std::vector<int64_t> parameter_bytes = stage_parameter_bytes(experiment);
+  const std::vector<int64_t> parameter_bytes = testing::stage_parameter_bytes(experiment);
   EventSink sink;
   ExecutorOptions options;
   options.steps = 3;

@@ -21,6 +21,16 @@ std::vector<double> cpu_reference(const Experiment& experiment) {
   return single.losses();
 }
 
+// Each named split of the experiment trains to `reference`, within 1e-4.
+void expect_splits_match(const std::vector<double>& reference,
+                         const std::vector<std::pair<Experiment, std::string>>& splits) {
+  for (const auto& [plan, name] : splits) {
+    const testing::RunOutput run = testing::run_experiment(plan);
+    ASSERT_EQ(run.state, RunState::Finished) << name << ": " << run.error;
+    testing::expect_same_curve(reference, run.losses(), testing::kBackendLossTolerance, name);
+  }
+}
+
 class SynchronousEquivalence : public testing::BackendConformance {
  protected:
   static void SetUpTestSuite() {
@@ -117,17 +127,11 @@ TEST_P(SynchronousEquivalenceWithDropout, MasksFollowTheSampleNotTheSplit) {
   no_dropout.model.layers[2].p = 0.0;
   EXPECT_NE(testing::run_experiment(no_dropout).losses(), reference);
 
-  for (const auto& [plan, name] : std::vector<std::pair<Experiment, std::string>>{
-           {testing::with_plan(experiment, ScheduleKind::OneFOneB, 2, 4), "1f1b pp2 m4"},
-           {testing::with_plan(experiment, ScheduleKind::GPipe, 1, 4, 2), "dp2 m4"},
-           {testing::with_plan(experiment, ScheduleKind::OneFOneB, 1, 2, 1, 2), "tp2 m2"}}) {
-    const testing::RunOutput run = testing::run_experiment(plan);
-    ASSERT_EQ(run.state, RunState::Finished) << name << ": " << run.error;
-    const std::vector<double> losses = run.losses();
-    ASSERT_EQ(losses.size(), reference.size());
-    for (size_t i = 0; i < losses.size(); ++i)
-      EXPECT_NEAR(losses[i], reference[i], 1e-4) << name << " step " << i;
-  }
+  expect_splits_match(reference,
+                      {{testing::with_plan(experiment, ScheduleKind::OneFOneB, 2, 4), "1f1b pp2 m4"},
+                       {testing::with_plan(experiment, ScheduleKind::GPipe, 1, 4, 2), "dp2 m4"},
+                       {testing::with_plan(experiment, ScheduleKind::OneFOneB, 1, 2, 1, 2),
+                        "tp2 m2"}});
 }
 
 class SynchronousEquivalenceOtherLayers : public testing::BackendConformance {};
@@ -143,18 +147,11 @@ TEST_P(SynchronousEquivalenceOtherLayers, TensorAndPipelineParallel) {
       linear(16), {LayerType::Tanh, 0, true, 0.0}, linear(3)};
   const std::vector<double> reference = cpu_reference(experiment);
   ASSERT_EQ(reference.size(), 20u);
-  for (const auto& [plan, name] : std::vector<std::pair<Experiment, std::string>>{
-           {testing::with_plan(experiment, ScheduleKind::OneFOneB, 1, 2, 1, 2), "tp2"},
-           {testing::with_plan(experiment, ScheduleKind::ZeroBubbleH1, 2, 2, 1, 2),
-            "zb-h1 pp2 tp2"},
-           {testing::with_plan(experiment, ScheduleKind::GPipe, 2, 2, 2, 2), "dp2 tp2 pp2"}}) {
-    const testing::RunOutput run = testing::run_experiment(plan);
-    ASSERT_EQ(run.state, RunState::Finished) << name << ": " << run.error;
-    const std::vector<double> losses = run.losses();
-    ASSERT_EQ(losses.size(), reference.size());
-    for (size_t i = 0; i < losses.size(); ++i)
-      EXPECT_NEAR(losses[i], reference[i], 1e-4) << name << " step " << i;
-  }
+  expect_splits_match(
+      reference,
+      {{testing::with_plan(experiment, ScheduleKind::OneFOneB, 1, 2, 1, 2), "tp2"},
+       {testing::with_plan(experiment, ScheduleKind::ZeroBubbleH1, 2, 2, 1, 2), "zb-h1 pp2 tp2"},
+       {testing::with_plan(experiment, ScheduleKind::GPipe, 2, 2, 2, 2), "dp2 tp2 pp2"}});
 }
 
 class SynchronousEquivalenceOtherLosses : public testing::BackendConformance {};

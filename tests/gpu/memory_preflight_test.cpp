@@ -18,14 +18,6 @@ constexpr int64_t kWorkspace = 32ll << 20;
 
 DeviceProfile h200() { return *find_device_profile("h200"); }
 
-std::vector<int64_t> parameter_bytes(const Experiment& experiment) {
-  std::vector<int64_t> bytes;
-  for (const StageProfile& profile :
-       profile_stages(experiment.model, experiment.parallel, microbatch_size(experiment)))
-    bytes.push_back(profile.params * 4);
-  return bytes;
-}
-
 TEST(MemoryPreflightTest, SumsTheVirtualDevicesOfEachGpu) {
   // Devices 0 and 1 on GPU 0, 2 and 3 on GPU 1.
   const std::vector<int> gpu_of_device = {0, 0, 1, 1};
@@ -69,7 +61,7 @@ TEST(MemoryPreflightTest, MessageNamesGpuDevicesBytesAndFixes) {
 
 TEST(MemoryPreflightTest, EstimateHoldsWeightsGradientsStateAndWorkspace) {
   const Experiment single = testing::small_experiment();
-  const int64_t params = parameter_bytes(single)[0];
+  const int64_t params = testing::stage_parameter_bytes(single)[0];
   const std::vector<int64_t> estimate = estimate_device_bytes(single, h200(), kWorkspace);
   ASSERT_EQ(estimate.size(), 1u);
   // SGD with momentum: weights, gradients and one state slot, plus activations.

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <thread>
 
+#include "core/plan/stage_profile.h"
+
 namespace pipelab::testing {
 
 namespace {
@@ -49,6 +51,14 @@ Experiment small_experiment() {
 Experiment on_backend(Experiment experiment, const std::string& backend) {
   experiment.backend.type = backend;
   return experiment;
+}
+
+std::vector<int64_t> stage_parameter_bytes(const Experiment& experiment) {
+  std::vector<int64_t> bytes;
+  for (const StageProfile& profile :
+       profile_stages(experiment.model, experiment.parallel, microbatch_size(experiment)))
+    bytes.push_back(profile.params * 4);
+  return bytes;
 }
 
 void expect_same_curve(const std::vector<double>& expected, const std::vector<double>& actual,

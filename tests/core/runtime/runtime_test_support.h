@@ -47,6 +47,10 @@ void wait_for_pause(const Executor& executor);
 // Drains `sink` into `output`.
 void drain_into(EventSink& sink, RunOutput& output);
 
+// Bytes of one copy of each pipeline stage's parameters (params x 4): its
+// weights, and as much again for gradients and for momentum.
+std::vector<int64_t> stage_parameter_bytes(const Experiment& experiment);
+
 // Step by step, |actual - expected| <= rtol * max(1, |expected|).
 void expect_same_curve(const std::vector<double>& expected, const std::vector<double>& actual,
                        double rtol, const std::string& what);

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# The whole GPU check in one command, for a GPU machine without Qt (and
+# without Debian packages: carry .gpu-deps from tests/gpu/pack_gpu_deps.sh).
+#   1. build the headless targets with CUDA (-DPIPELAB_UI=OFF)
+#   2. every GPU test (tests/gpu) and the backend-conformance suite on every
+#      backend (tests/conformance: the CUDA cases against the CPU reference)
+#   3. compute-sanitizer memcheck and racecheck on the executor's CUDA cases
+#   4. a CLI training run on CUDA in PIPELAB_CUDA_SYNC=1 mode and a normal one
+#      with its Chrome trace (bring it back and render it with the app)
+#   5. the benchmarks against PyTorch and bare cuBLAS, and a pipeline's
+#      measured bubble next to the simulated one
+# Each step's outcome goes into REPORT_DIR/gpu_check_report.md, its output into
+# REPORT_DIR/gpu_check_logs.txt; a failing step does not stop the next ones.
+#
+# Usage: bash tests/gpu/gpu_check.sh [REPORT_DIR=gpu-check] [BUILD_DIR=build-gpu]
+# STEPS="build tests sanitizer cli bench" picks steps; JOBS sets build parallelism.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+report_dir="${1:-gpu-check}"
+build_dir="${2:-build-gpu}"
+steps="${STEPS:-build tests sanitizer cli bench}"
+jobs="${JOBS:-$(nproc)}"
+mkdir -p "${report_dir}" "${build_dir}"
+report_dir="$(cd "${report_dir}" && pwd)"
+build_dir="$(cd "${build_dir}" && pwd)"
+report="${report_dir}/gpu_check_report.md"
+logs="${report_dir}/gpu_check_logs.txt"
+: >"${logs}"
+
+{
+  echo "# PipeLab GPU check"
+  echo
+  echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "- GPU: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | paste -sd';' || echo none)"
+  echo "- nvcc: $(nvcc --version 2>/dev/null | tail -n 1 || echo none)"
+  echo
+  echo "| step | result | seconds |"
+  echo "|---|---|---|"
+} >"${report}"
+
+# Runs "$@" as step $1's part $2, logging its output; records the outcome.
+run_step() {
+  local name="$1"
+  shift
+  local start=${SECONDS}
+  echo "===== ${name}: $*" >>"${logs}"
+  "$@" >>"${logs}" 2>&1
+  local status=$?
+  local result="passed"
+  [[ ${status} -ne 0 ]] && result="FAILED (exit ${status})"
+  echo "| ${name} | ${result} | $((SECONDS - start)) |" >>"${report}"
+  echo "${name}: ${result}"
+  return ${status}
+}
+
+wants() { [[ " ${steps} " == *" $1 "* ]]; }
+
+# Carried dependencies (pack_gpu_deps.sh) come first on every search path.
+cmake_prefix=""
+if [[ -d .gpu-deps ]]; then
+  deps="$(pwd)/.gpu-deps"
+  export LD_LIBRARY_PATH="${deps}/lib${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}"
+  cmake_prefix="${deps}"
+  if [[ -d "${deps}/src/googletest" && ! -d "${deps}/gtest" ]]; then
+    build_gtest() {
+      cmake -S "${deps}/src/googletest" -B "${build_dir}/_googletest" -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_INSTALL_PREFIX="${deps}/gtest" -DBUILD_GMOCK=OFF &&
+        cmake --build "${build_dir}/_googletest" -j"${jobs}" &&
+        cmake --install "${build_dir}/_googletest"
+    }
+    wants build && run_step "googletest from carried sources" build_gtest
+  fi
+  cmake_prefix="${deps};${deps}/gtest"
+fi
+
+# NCCL from PyTorch's wheel (nvidia-nccl-cu13) when the toolkit has none: it
+# ships libnccl.so.2 only, so link an unversioned name beside it.
+if ! ls /usr/local/cuda/lib*/libnccl.so >/dev/null 2>&1 && [[ -z "${NCCL_HOME:-}" ]]; then
+  nccl_package="$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0])' 2>/dev/null)"
+  if [[ -n "${nccl_package}" && -f "${nccl_package}/lib/libnccl.so.2" ]]; then
+    mkdir -p "${build_dir}/_nccl/lib"
+    ln -sfn "${nccl_package}/include" "${build_dir}/_nccl/include"
+    ln -sf "${nccl_package}/lib/libnccl.so.2" "${build_dir}/_nccl/lib/libnccl.so"
+    export NCCL_HOME="${build_dir}/_nccl"
+    export LD_LIBRARY_PATH="${nccl_package}/lib${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}"
+  fi
+fi
+
+targets="test_gpu test_conformance test_runtime pipelab-cli gpu_mlp_step gpu_pipeline_bubble"
+if wants build; then
+  configure() {
+    cmake -S . -B "${build_dir}" -DCMAKE_BUILD_TYPE=Release -DPIPELAB_UI=OFF -DPIPELAB_CUDA=ON \
+      -DPIPELAB_BENCH=ON -DCMAKE_PREFIX_PATH="${cmake_prefix}"
+  }
+  run_step "configure" configure && run_step "build" cmake --build "${build_dir}" -j"${jobs}" --target ${targets}
+fi
+
+# A gtest binary's summary line for the report.
+summarise() {
+  local log="$1"
+  grep -E '^\[  (PASSED|FAILED|SKIPPED) \] [0-9]+ test' "${log}" | paste -sd';' -
+}
+
+if wants tests; then
+  for suite in test_gpu test_conformance test_runtime; do
+    out="${build_dir}/${suite}.log"
+    run_step "${suite}" bash -c "'${build_dir}/tests/${suite}' 2>&1 | tee '${out}'"
+    echo "  - ${suite}: $(summarise "${out}")" >>"${report}.details"
+    grep -E '^\[  (FAILED|SKIPPED) \] [A-Za-z]' "${out}" | head -n 40 | sed 's/^/    /' >>"${report}.details"
+  done
+fi
+
+if wants sanitizer; then
+  if command -v compute-sanitizer >/dev/null; then
+    filter='*OneFOneB/cuda:*ZeroBubble/cuda:*TensorParallel/cuda:*StopEndsQuicklyAndLeavesNothingBehind/cuda'
+    for tool in memcheck racecheck; do
+      run_step "compute-sanitizer ${tool}" compute-sanitizer --tool "${tool}" --error-exitcode 9 \
+        "${build_dir}/tests/test_conformance" --gtest_filter="${filter}"
+    done
+  else
+    echo "| compute-sanitizer | not installed | 0 |" >>"${report}"
+  fi
+fi
+
+if wants cli; then
+  cli="${build_dir}/app/pipelab-cli"
+  run_step "cli train, PIPELAB_CUDA_SYNC=1" env PIPELAB_CUDA_SYNC=1 "${cli}" train \
+    --config examples/dp_tp_pp_mix.json --backend cuda --steps 20
+  run_step "cli train with trace" "${cli}" train --config examples/dp_tp_pp_mix.json \
+    --backend cuda --steps 20 --trace "${report_dir}/cuda_trace.json" \
+    --summary "${report_dir}/cuda_summary.json"
+fi
+
+if wants bench; then
+  bench_log="${build_dir}/bench.log"
+  run_step "bench: MLP step vs PyTorch, GEMM vs cuBLAS" bash -c \
+    "bash bench/run_gpu_vs_torch.sh '${build_dir}' 20 2>&1 | tee '${bench_log}'"
+  run_step "bench: pipeline bubble" bash -c \
+    "'${build_dir}/bench/gpu_pipeline_bubble' 8 4096 20 5 2>&1 | tee -a '${bench_log}'"
+  { echo; echo "## Benchmarks"; echo; echo '```'; cat "${bench_log}"; echo '```'; } >>"${report}.details"
+fi
+
+if [[ -f "${report}.details" ]]; then
+  { echo; echo "## Details"; echo; cat "${report}.details"; } >>"${report}"
+  rm -f "${report}.details"
+fi
+echo "report: ${report}; logs: ${logs}"
+grep -q FAILED "${report}" && exit 1
+exit 0
