@@ -4,6 +4,7 @@
 
 #include "gpu/device/cuda_check.h"
 #include "gpu/device/device_guard.h"
+#include "gpu/device/event_pool.h"
 #include "gpu/memory/out_of_memory.h"
 
 namespace pipelab::gpu {
@@ -40,9 +41,9 @@ CachingAllocator::~CachingAllocator() {
   if (pool_.cached_blocks() == 0 && idle_pool_.cached_blocks() == 0 && fenced_.empty()) return;
   DeviceGuard guard(gpu_, DeviceGuard::NoThrow{});
   for (FencedBlock& block : fenced_) {
-    for (cudaEvent_t event : block.events) {
-      PIPELAB_CUDA_WARN(cudaEventSynchronize(event));
-      PIPELAB_CUDA_WARN(cudaEventDestroy(event));
+    for (const Fence& fence : block.fences) {
+      PIPELAB_CUDA_WARN(cudaEventSynchronize(fence.event));
+      EventPool::of_gpu(fence.gpu).release(fence.event);
     }
     PIPELAB_CUDA_WARN(cudaFree(block.data));
   }
@@ -114,16 +115,16 @@ void CachingAllocator::release_fenced(void* data, int64_t bytes, MemoryCategory 
   FencedBlock block;
   block.data = data;
   block.block_bytes = block_size_for(bytes);
-  auto fence = [&](StreamOnDevice stream) {
+  auto record_fence = [&](StreamOnDevice stream) {
+    EventPool& pool = EventPool::of_gpu(stream.device);
+    const Fence fence{pool.acquire(), stream.device};
+    block.fences.push_back(fence);
     DeviceGuard guard(stream.device);
-    cudaEvent_t event = nullptr;
-    PIPELAB_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-    block.events.push_back(event);
-    PIPELAB_CUDA_CHECK(cudaEventRecord(event, stream.stream));
+    PIPELAB_CUDA_CHECK(cudaEventRecord(fence.event, stream.stream));
   };
-  fence({stream_, gpu_});
+  record_fence({stream_, gpu_});
   for (const StreamOnDevice& stream : streams)
-    if (!(stream == StreamOnDevice{stream_, gpu_})) fence(stream);
+    if (!(stream == StreamOnDevice{stream_, gpu_})) record_fence(stream);
   std::lock_guard<std::mutex> lock(mutex_);
   ledger_.remove(category, bytes);
   fenced_bytes_ += block.block_bytes;
@@ -135,12 +136,12 @@ void CachingAllocator::collect_fenced_locked() {
   for (size_t i = 0; i < fenced_.size();) {
     FencedBlock& block = fenced_[i];
     bool done = true;
-    for (cudaEvent_t event : block.events) done = done && event_done(event);
+    for (const Fence& fence : block.fences) done = done && event_done(fence.event);
     if (!done) {
       ++i;
       continue;
     }
-    for (cudaEvent_t event : block.events) PIPELAB_CUDA_CHECK(cudaEventDestroy(event));
+    for (const Fence& fence : block.fences) EventPool::of_gpu(fence.gpu).release(fence.event);
     idle_pool_.put(block.data, block.block_bytes);
     fenced_bytes_ -= block.block_bytes;
     fenced_[i] = std::move(fenced_.back());
@@ -150,7 +151,7 @@ void CachingAllocator::collect_fenced_locked() {
 
 void CachingAllocator::wait_for_fenced_locked() {
   for (FencedBlock& block : fenced_)
-    for (cudaEvent_t event : block.events) PIPELAB_CUDA_CHECK(cudaEventSynchronize(event));
+    for (const Fence& fence : block.fences) PIPELAB_CUDA_CHECK(cudaEventSynchronize(fence.event));
   collect_fenced_locked();
   assert(fenced_.empty());
 }

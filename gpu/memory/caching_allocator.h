@@ -13,7 +13,8 @@
 // or writing a message another device reads) is released fenced: the buffer
 // lists those streams (DeviceBuffer::record_stream), an event is recorded on
 // each of them and on stream() when it dies, and the block is reused only once
-// every event has completed (the host polls; no stream waits). Such a block
+// every event has completed (the host polls; no stream waits; the events come
+// from each GPU's EventPool and go back to it). Such a block
 // is then idle: no stream uses it, so allocate_idle() hands it to a buffer any
 // stream may write at once (PyTorch's recordStream, in short).
 //
@@ -97,11 +98,16 @@ class CachingAllocator {
   DeviceMemoryInfo memory_info() const;
 
  private:
+  // An event (from its GPU's EventPool) recorded on a stream that used a block.
+  struct Fence {
+    cudaEvent_t event = nullptr;
+    int gpu = 0;
+  };
   // A freed block waiting for the events of the streams that used it.
   struct FencedBlock {
     void* data = nullptr;
     int64_t block_bytes = 0;
-    std::vector<cudaEvent_t> events;
+    std::vector<Fence> fences;
   };
   void empty_cache_locked();
   void* cuda_malloc_locked(int64_t block_bytes, int64_t bytes, MemoryCategory category);
