@@ -5,6 +5,7 @@
 #include "gpu/device/cuda_check.h"
 #include "gpu/device/device_guard.h"
 #include "gpu/device/event_pool.h"
+#include "gpu/memory/allocator_registry.h"
 #include "gpu/memory/out_of_memory.h"
 
 namespace pipelab::gpu {
@@ -33,9 +34,12 @@ bool event_done(cudaEvent_t event) {
 
 }  // namespace
 
-CachingAllocator::CachingAllocator(int gpu, cudaStream_t stream) : gpu_(gpu), stream_(stream) {}
+CachingAllocator::CachingAllocator(int gpu, cudaStream_t stream) : gpu_(gpu), stream_(stream) {
+  AllocatorRegistry::instance().add(this);
+}
 
 CachingAllocator::~CachingAllocator() {
+  AllocatorRegistry::instance().remove(this);  // first: no one empties us from here on
   assert(ledger_.current_total() == 0 && "a device tensor outlived its allocator");
   std::lock_guard<std::mutex> lock(mutex_);
   if (pool_.cached_blocks() == 0 && idle_pool_.cached_blocks() == 0 && fenced_.empty()) return;
@@ -53,22 +57,35 @@ CachingAllocator::~CachingAllocator() {
     PIPELAB_CUDA_WARN(cudaFree(block.data));
 }
 
-void* CachingAllocator::cuda_malloc_locked(int64_t block_bytes, int64_t bytes,
-                                           MemoryCategory category) {
+void* CachingAllocator::cuda_malloc(std::unique_lock<std::mutex>& lock, int64_t block_bytes,
+                                    int64_t bytes, MemoryCategory category) {
   void* data = nullptr;
   DeviceGuard guard(gpu_);
   cudaError_t status = cudaMalloc(&data, static_cast<size_t>(block_bytes));
   if (status == cudaErrorMemoryAllocation) {
-    // Give the cache back and try once more.
+    // Give back what every virtual device on this GPU caches (ours included)
+    // and try once more. Not under our lock: another allocator emptying the
+    // caches may be waiting for it.
     clear_out_of_memory_error();
-    empty_cache_locked();
+    lock.unlock();
+    AllocatorRegistry::instance().empty_caches(gpu_);
+    lock.lock();
     status = cudaMalloc(&data, static_cast<size_t>(block_bytes));
   }
   if (status == cudaErrorMemoryAllocation) {
     clear_out_of_memory_error();
     size_t free_bytes = 0, total_bytes = 0;
     PIPELAB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    throw GpuOutOfMemory(gpu_, bytes, category, static_cast<int64_t>(free_bytes));
+    OutOfMemoryReport report;
+    report.gpu = gpu_;
+    report.asked_bytes = bytes;
+    report.category = category;
+    report.free_bytes = static_cast<int64_t>(free_bytes);
+    report.counted_bytes = ledger_.current_total();
+    report.cached_bytes = cached_bytes_locked();
+    lock.unlock();  // usage() takes every allocator's lock, ours included
+    report.gpu_usage = AllocatorRegistry::instance().usage(gpu_);
+    throw GpuOutOfMemory(report);
   }
   PIPELAB_CUDA_CHECK(status);
   reserved_bytes_ += block_bytes;
@@ -79,14 +96,14 @@ void* CachingAllocator::cuda_malloc_locked(int64_t block_bytes, int64_t bytes,
 void* CachingAllocator::allocate(int64_t bytes, MemoryCategory category) {
   const int64_t block_bytes = block_size_for(bytes);
   if (block_bytes == 0) return nullptr;
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
   void* data = pool_.take(block_bytes);
   if (!data) {
     // An idle block is safe for stream() too.
     collect_fenced_locked();
     data = idle_pool_.take(block_bytes);
   }
-  if (!data) data = cuda_malloc_locked(block_bytes, bytes, category);
+  if (!data) data = cuda_malloc(lock, block_bytes, bytes, category);
   ledger_.add(category, bytes);
   return data;
 }
@@ -94,10 +111,10 @@ void* CachingAllocator::allocate(int64_t bytes, MemoryCategory category) {
 void* CachingAllocator::allocate_idle(int64_t bytes, MemoryCategory category) {
   const int64_t block_bytes = block_size_for(bytes);
   if (block_bytes == 0) return nullptr;
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
   collect_fenced_locked();
   void* data = idle_pool_.take(block_bytes);
-  if (!data) data = cuda_malloc_locked(block_bytes, bytes, category);
+  if (!data) data = cuda_malloc(lock, block_bytes, bytes, category);
   ledger_.add(category, bytes);
   return data;
 }
@@ -203,6 +220,10 @@ int64_t CachingAllocator::peak_reserved_bytes() const {
 
 int64_t CachingAllocator::cached_bytes() const {
   std::lock_guard<std::mutex> lock(mutex_);
+  return cached_bytes_locked();
+}
+
+int64_t CachingAllocator::cached_bytes_locked() const {
   return pool_.cached_bytes() + idle_pool_.cached_bytes() + fenced_bytes_;
 }
 
@@ -234,7 +255,7 @@ DeviceMemoryInfo CachingAllocator::memory_info() const {
   std::lock_guard<std::mutex> lock(mutex_);
   info.counted_bytes = ledger_.current_total();
   info.reserved_bytes = reserved_bytes_;
-  info.cached_bytes = pool_.cached_bytes() + idle_pool_.cached_bytes() + fenced_bytes_;
+  info.cached_bytes = cached_bytes_locked();
   return info;
 }
 

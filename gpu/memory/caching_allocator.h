@@ -18,12 +18,16 @@
 // is then idle: no stream uses it, so allocate_idle() hands it to a buffer any
 // stream may write at once (PyTorch's recordStream, in short).
 //
-// A request that cudaMalloc cannot satisfy first empties the cache and retries;
-// if it still fails it throws GpuOutOfMemory naming the bytes asked, the
-// category, the device and the bytes free. Nothing here aborts.
+// A request that cudaMalloc cannot satisfy first empties the cache of every
+// allocator on the GPU (other virtual devices on it may hold what this one
+// needs; allocator_registry.h) and retries; if it still fails it throws
+// GpuOutOfMemory naming the bytes asked, the category, the GPU, the bytes
+// free, and what this and the other allocators on the GPU count and hold.
+// Nothing here aborts.
 //
 // Thread-safe. Constructing one makes no CUDA call (a CUDA build must start on a
-// machine without a GPU); the first allocation does.
+// machine without a GPU); the first allocation does. Every allocator is listed
+// in the AllocatorRegistry from construction to destruction.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -110,7 +114,11 @@ class CachingAllocator {
     std::vector<Fence> fences;
   };
   void empty_cache_locked();
-  void* cuda_malloc_locked(int64_t block_bytes, int64_t bytes, MemoryCategory category);
+  int64_t cached_bytes_locked() const;
+  // cudaMalloc under `lock`; on failure empties every cache on the GPU, which
+  // releases `lock` for a while (other allocators may be waiting for it).
+  void* cuda_malloc(std::unique_lock<std::mutex>& lock, int64_t block_bytes, int64_t bytes,
+                    MemoryCategory category);
   // Moves fenced blocks whose events have all completed to the idle pool.
   void collect_fenced_locked();
   void wait_for_fenced_locked();

@@ -157,17 +157,24 @@ TEST_F(DeviceTensorTest, ImpossibleAllocationThrowsAClearErrorAndLeavesTheAlloca
   CachingAllocator& a = *allocator();
   const DeviceMemoryInfo info = a.memory_info();
   const MemoryBytes before = a.current();
+  const int64_t before_total = a.current_total();
   const int64_t asked = info.total_bytes + (int64_t{1} << 30);
   try {
     DeviceTensor huge = DeviceTensor::uninitialized(asked / 4, 1, &a, MemoryCategory::Activations);
     FAIL() << "allocated " << asked << " bytes on a GPU of " << info.total_bytes;
   } catch (const GpuOutOfMemory& error) {
     const std::string message = error.what();
-    EXPECT_EQ(message.rfind("out of GPU memory on device 0: asked " + format_bytes(asked / 4 * 4) +
+    EXPECT_EQ(message.rfind("out of GPU memory on GPU 0: asked " + format_bytes(asked / 4 * 4) +
                                 " for activations, ",
                             0),
               0u)
         << message;
+    EXPECT_NE(message.find("; this device counts " + format_bytes(before_total) + " in use"),
+              std::string::npos)
+        << message;
+    EXPECT_EQ(error.report().counted_bytes, before_total);
+    EXPECT_EQ(error.report().cached_bytes, 0);  // emptied before giving up
+    EXPECT_GE(error.report().gpu_usage.allocators, 1);
     EXPECT_NE(message.find(" free; use fewer micro-batches in flight, recompute, or more "
                            "pipeline stages"),
               std::string::npos)
