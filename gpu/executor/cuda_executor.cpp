@@ -104,7 +104,12 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
       experiment_, *program_, stage_ranges_, tp_roles_, clock_, *control_, *data_, *recorder_,
       devices_, *routes_, data_parallel_group_of_, tensor_parallel_group_of_, servers_,
       *rendezvous_, meeting_points_, [this](int step) { evaluate_after(step); },
-      [this](const std::string& message) { fail(message); }});
+      [this](const std::string& message) {
+        fail(message);
+        // A fault on one GPU leaves NCCL kernels on the others waiting for it:
+        // abort the communicators so their workers' waits return.
+        comm_world_->abort();
+      }});
   try {
     for (int d = 0; d < devices; ++d)
       workers_.push_back(std::make_unique<CudaDeviceWorker>(*shared_, d));
@@ -152,12 +157,12 @@ void CudaExecutor::build_devices(const std::vector<int>& gpu_of_device) {
       sink_.add_memory({d, clock_.now(), bytes});
     });
   }
+  comm_world_ = std::make_unique<CommWorld>(std::vector<int>(gpus.begin(), gpus.end()));
   routes_ = std::make_unique<MessageRoutes>(
-      devices_, message_links(*program_->windows().front().schedule), nccl_launch_);
+      devices_, message_links(*program_->windows().front().schedule), *comm_world_);
 }
 
 void CudaExecutor::build_groups() {
-  const ParallelPlan& plan = experiment_.parallel;
   const size_t devices = devices_.size();
   data_parallel_group_of_.assign(devices, nullptr);
   tensor_parallel_group_of_.assign(devices, nullptr);
@@ -165,26 +170,14 @@ void CudaExecutor::build_groups() {
     std::vector<VirtualDevice*> member_devices;
     for (int member : members)
       member_devices.push_back(devices_[static_cast<size_t>(member)].get());
-    groups_.push_back(std::make_unique<DeviceAllReduce>(member_devices, *control_, nccl_launch_));
+    groups_.push_back(std::make_unique<DeviceAllReduce>(member_devices, *control_, *comm_world_));
     for (int member : members) group_of[static_cast<size_t>(member)] = groups_.back().get();
   };
-  // Data parallelism all-reduces gradients unless parameter servers replace it.
-  if (plan.dp > 1 && plan.update == UpdateMode::Sync)
-    for (int rank = 0; rank < plan.pp; ++rank)
-      for (int shard = 0; shard < plan.tp; ++shard) {
-        std::vector<int> members;
-        for (int replica = 0; replica < plan.dp; ++replica)
-          members.push_back(device_id(plan, {replica, rank, shard}));
-        make_group(members, data_parallel_group_of_);
-      }
-  if (plan.tp > 1)
-    for (int replica = 0; replica < plan.dp; ++replica)
-      for (int rank = 0; rank < plan.pp; ++rank) {
-        std::vector<int> members;
-        for (int shard = 0; shard < plan.tp; ++shard)
-          members.push_back(device_id(plan, {replica, rank, shard}));
-        make_group(members, tensor_parallel_group_of_);
-      }
+  const CollectiveGroups groups = collective_groups(experiment_.parallel);
+  for (const std::vector<int>& members : groups.data_parallel)
+    make_group(members, data_parallel_group_of_);
+  for (const std::vector<int>& members : groups.tensor_parallel)
+    make_group(members, tensor_parallel_group_of_);
 }
 
 void CudaExecutor::make_parameter_servers() {
@@ -219,6 +212,7 @@ void CudaExecutor::release_in_flight() {
     DeviceGuard guard(device->gpu, DeviceGuard::NoThrow{});
     PIPELAB_CUDA_WARN(cudaStreamSynchronize(device->compute_stream()));
     PIPELAB_CUDA_WARN(cudaStreamSynchronize(device->comm.get()));
+    PIPELAB_CUDA_WARN(cudaStreamSynchronize(device->recv.get()));
   }
 }
 

@@ -35,7 +35,6 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -45,6 +44,7 @@
 #include "core/runtime/threaded_executor.h"
 #include "core/runtime/training_data.h"
 #include "gpu/executor/cuda_device_worker.h"
+#include "gpu/comm/comm_world.h"
 #include "gpu/comm/device_all_reduce.h"
 #include "gpu/comm/message_routes.h"
 #include "gpu/executor/virtual_device.h"
@@ -86,7 +86,7 @@ class CudaExecutor : public ThreadedExecutor {
 
   // Declared before everything that holds device memory: destroyed last.
   std::vector<std::unique_ptr<VirtualDevice>> devices_;
-  std::mutex nccl_launch_;
+  std::unique_ptr<CommWorld> comm_world_;  // outlives the routes and groups using it
   std::unique_ptr<MessageRoutes> routes_;
   std::vector<std::unique_ptr<DeviceAllReduce>> groups_;
   std::vector<DeviceAllReduce*> data_parallel_group_of_;    // per device; null: none

@@ -11,9 +11,7 @@
 #include "gpu/comm/same_gpu_comm.h"
 #include "gpu_test_support.h"
 
-#ifdef PIPELAB_HAVE_NCCL
-#include "gpu/comm/nccl_comm.h"
-#endif
+#include "gpu/comm/comm_world.h"
 
 namespace pipelab::gpu {
 namespace {
@@ -120,6 +118,57 @@ TEST(NcclCommTest, AllReduceAndSendRecvBetweenTwoGpus) {
   for (size_t k = 0; k < sum.size(); ++k) sum[k] += other[k];
   EXPECT_EQ(reduced[0], sum);
   EXPECT_EQ(reduced[1], sum);
+}
+
+TEST(NcclCommTest, GroupsAreSplitFromOneWorldAndCachedPerGpuSet) {
+  PIPELAB_REQUIRE_GPUS(2);
+  CommWorld world({1, 0});
+  const NcclGroup& pair = world.group({1, 0});
+  EXPECT_EQ(&world.group({0, 1}), &pair);  // one communicator per GPU set
+  EXPECT_EQ(world.communicators(), 1);     // both GPUs: the world itself
+  EXPECT_EQ(pair.rank_of(0), 0);
+  EXPECT_EQ(pair.rank_of(1), 1);
+  EXPECT_EQ(pair.rank_of(7), -1);
+  EXPECT_THROW(world.group({0, 7}), std::invalid_argument);
+}
+
+TEST(NcclCommTest, ASplitGroupSumsOverItsGpusOnly) {
+  PIPELAB_REQUIRE_GPUS(3);
+  const NcclGroup world({0, 1, 2});
+  const NcclGroup split(world, {2, 0});  // ranks in the order given
+  ASSERT_EQ(split.size(), 2);
+  EXPECT_EQ(split.rank_of(2), 0);
+  EXPECT_EQ(split.rank_of(0), 1);
+  DeviceContext on_2(2), on_0(0);
+  const std::vector<float> a = testing::random_values(100, 82), b = testing::random_values(100, 83);
+  DeviceTensor ta = DeviceTensor::from_values(10, 10, a, &on_2.allocator());
+  DeviceTensor tb = DeviceTensor::from_values(10, 10, b, &on_0.allocator());
+  std::vector<DeviceTensor*> tensors = {&ta, &tb};
+  std::vector<cudaStream_t> streams = {on_2.stream(), on_0.stream()};
+  split.all_reduce_sum_all(tensors, streams);
+  std::vector<float> expected(100);
+  for (size_t k = 0; k < expected.size(); ++k) expected[k] = a[k] + b[k];
+  EXPECT_EQ(ta.to_vector(), expected);
+  EXPECT_EQ(tb.to_vector(), expected);
+  EXPECT_THROW(NcclGroup(world, {0, 5}), std::invalid_argument);
+}
+
+TEST(NcclCommTest, AbortReleasesAStreamWaitingForAPeerThatNeverSends) {
+  PIPELAB_REQUIRE_GPUS(2);
+  DeviceContext first(0), second(1);
+  NcclGroup group({0, 1});
+  DeviceTensor outgoing(8, 8, &first.allocator()), incoming(8, 8, &second.allocator());
+  // One full transfer first, so the connection exists and the lone receive
+  // below only waits on the GPU, not in its launch.
+  group.transfer(0, outgoing, first.stream(), 1, incoming, second.stream());
+  second.synchronize();
+  group.recv(1, incoming, 0, second.stream());  // no send will ever match it
+  group.abort();
+  // The receive's kernel gave up: the stream drains instead of hanging
+  // (returning at all is the check; what the abandoned kernel left is moot).
+  (void)cudaStreamSynchronize(second.stream());
+  (void)cudaGetLastError();
+  EXPECT_TRUE(group.aborted());
 }
 
 #endif  // PIPELAB_HAVE_NCCL
