@@ -27,8 +27,10 @@ void check_memory(const Experiment& experiment, const GpuInventory& inventory,
       estimate_device_bytes(experiment, *profile, DeviceContext::kCublasWorkspaceBytes);
   std::vector<int64_t> free_per_gpu;
   for (const GpuInfo& gpu : inventory.gpus) free_per_gpu.push_back(gpu.free_bytes);
+  const std::vector<int64_t> nccl = estimate_nccl_bytes_per_gpu(
+      experiment, gpu_of_device, static_cast<int>(inventory.gpus.size()));
   const std::vector<GpuShortfall> shortfalls =
-      find_memory_shortfalls(needed, gpu_of_device, free_per_gpu);
+      find_memory_shortfalls(needed, gpu_of_device, free_per_gpu, nccl);
   if (!shortfalls.empty()) throw ExperimentError(memory_shortfall_message(shortfalls, needed));
 }
 
