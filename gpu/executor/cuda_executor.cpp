@@ -115,7 +115,13 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
   try {
     for (int d = 0; d < devices; ++d)
       workers_.push_back(std::make_unique<CudaDeviceWorker>(*shared_, d));
-    if (plan.update == UpdateMode::Async && plan.dp > 1) make_parameter_servers();
+    const bool async_data_parallel = plan.update == UpdateMode::Async && plan.dp > 1;
+    if (async_data_parallel) make_parameter_servers();
+    // Host mirrors pin their buffers when made: make every one the run uses
+    // (evaluation: replica 0's; parameter servers: all) now, not mid-run.
+    for (const auto& worker : workers_)
+      if (async_data_parallel || (validate && worker->replica() == 0))
+        for (int chunk = 0; chunk < worker->chunk_count(); ++chunk) worker->host_mirror(chunk);
   } catch (const std::invalid_argument& error) {
     throw ExperimentError(error.what());
   } catch (const GpuOutOfMemory& error) {

@@ -12,6 +12,7 @@
 #include "gpu/memory/caching_allocator.h"
 #include "gpu/memory/memory_ledger.h"
 #include "gpu/memory/out_of_memory.h"
+#include "gpu/memory/pinned_staging.h"
 
 namespace pipelab::gpu {
 namespace {
@@ -174,6 +175,21 @@ TEST(CachingAllocatorTest, ConstructionTouchesNoDriver) {
   EXPECT_EQ(allocator.cached_bytes(), 0);
   EXPECT_EQ(allocator.allocate(0, MemoryCategory::Weights), nullptr);
   allocator.empty_cache();  // nothing cached: no CUDA call
+}
+
+// Pinned staging sized for a micro-batch: its largest upload, inputs, labels
+// (an int32 a row) or targets. Sized without a GPU; pinning is at construction.
+TEST(PinnedStagingTest, SlotsHoldAMicroBatchsLargestUpload) {
+  EXPECT_EQ(microbatch_staging_bytes(64, 784, 10), 64 * 784 * 4);  // MNIST inputs
+  EXPECT_EQ(microbatch_staging_bytes(64, 2, 10), 64 * 10 * 4);     // one-hot targets
+  EXPECT_EQ(microbatch_staging_bytes(64, 0, 0), 64 * 4);           // labels only
+  EXPECT_EQ(microbatch_staging_bytes(0, 784, 10), 0);
+  // Nothing reserved: no CUDA call, so this runs without a GPU.
+  const PinnedStaging lazy(0);
+  EXPECT_EQ(lazy.slot_bytes(), 0);
+  const PinnedBuffer empty;
+  EXPECT_EQ(empty.data(), nullptr);
+  EXPECT_EQ(empty.bytes(), 0);
 }
 
 // The registry lists every allocator by GPU from construction to destruction,
