@@ -113,21 +113,14 @@ TEST(MemoryLedgerTest, ZeroByteChangesAreNotSampled) {
   EXPECT_EQ(calls, 0);
 }
 
-OutOfMemoryReport report_on_gpu(int gpu, int64_t asked, MemoryCategory category, int64_t free) {
-  OutOfMemoryReport report;
-  report.gpu = gpu;
-  report.asked_bytes = asked;
-  report.category = category;
-  report.free_bytes = free;
-  return report;
-}
-
 TEST(OutOfMemoryTest, MessageNamesBytesCategoryGpuFreeCountedAndCachedMemory) {
-  OutOfMemoryReport report = report_on_gpu(0, 80 * kGiB, MemoryCategory::Activations,
-                                           static_cast<int64_t>(12.3 * static_cast<double>(kGiB)));
-  report.counted_bytes = 20 * kGiB;
-  report.cached_bytes = 0;
-  report.gpu_usage = {1, 20 * kGiB, 0};
+  OutOfMemoryReport report{.gpu = 0,
+                           .asked_bytes = 80 * kGiB,
+                           .category = MemoryCategory::Activations,
+                           .free_bytes = static_cast<int64_t>(12.3 * static_cast<double>(kGiB)),
+                           .counted_bytes = 20 * kGiB,
+                           .cached_bytes = 0,
+                           .gpu_usage = {1, 20 * kGiB, 0}};
   // Alone on its GPU: nothing about other virtual devices.
   EXPECT_EQ(out_of_memory_message(report),
             "out of GPU memory on GPU 0: asked 80.0 GiB for activations, 12.3 GiB free; this "
@@ -142,8 +135,11 @@ TEST(OutOfMemoryTest, MessageNamesBytesCategoryGpuFreeCountedAndCachedMemory) {
             "GPU 0 count 60.0 GiB and hold 5.0 MiB; use fewer micro-batches in flight, "
             "recompute, or more pipeline stages");
 
-  const GpuOutOfMemory error(
-      report_on_gpu(3, 5 * kGiB, MemoryCategory::OptimizerState, kGiB / 2));
+  const GpuOutOfMemory error({.gpu = 3,
+                              .asked_bytes = 5 * kGiB,
+                              .category = MemoryCategory::OptimizerState,
+                              .free_bytes = kGiB / 2,
+                              .gpu_usage = {1, 0, 0}});
   EXPECT_EQ(std::string(error.what()).rfind("out of GPU memory on GPU 3: asked 5.0 GiB for "
                                             "optimizer state, 512.0 MiB free; ",
                                             0),

@@ -2,16 +2,16 @@
 // between two GPUs (skipped without a GPU, or with fewer than two for NCCL).
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <memory>
 #include <thread>
 #include <vector>
 
+#include "gpu/comm/comm_world.h"
+#include "gpu/comm/same_gpu_comm.h"
 #include "gpu/device/device_context.h"
 #include "gpu/device/device_query.h"
-#include "gpu/comm/same_gpu_comm.h"
 #include "gpu_test_support.h"
-
-#include "gpu/comm/comm_world.h"
 
 namespace pipelab::gpu {
 namespace {
@@ -65,6 +65,22 @@ TEST(SameGpuCommTest, AllReduceAcrossTwoGpusWithoutNccl) {
 
 #ifdef PIPELAB_HAVE_NCCL
 
+// An all-reduce of a two-rank group from one thread: each rank gets a + b.
+void expect_all_reduce_sums(const NcclGroup& group, DeviceContext& rank0, DeviceContext& rank1,
+                            uint64_t seed) {
+  const std::vector<float> a = testing::random_values(1000, seed),
+                           b = testing::random_values(1000, seed + 1);
+  DeviceTensor ta = DeviceTensor::from_values(10, 100, a, &rank0.allocator());
+  DeviceTensor tb = DeviceTensor::from_values(10, 100, b, &rank1.allocator());
+  std::vector<DeviceTensor*> tensors = {&ta, &tb};
+  std::vector<cudaStream_t> streams = {rank0.stream(), rank1.stream()};
+  group.all_reduce_sum_all(tensors, streams);
+  std::vector<float> expected(1000);
+  for (size_t k = 0; k < expected.size(); ++k) expected[k] = a[k] + b[k];
+  EXPECT_EQ(ta.to_vector(), expected);
+  EXPECT_EQ(tb.to_vector(), expected);
+}
+
 TEST(NcclCommTest, RefusesTwoRanksOnOneGpu) {
   // Checked before NCCL is called, so this needs no GPU.
   EXPECT_THROW(NcclGroup({0, 0}), std::invalid_argument);
@@ -79,17 +95,7 @@ TEST(NcclCommTest, AllReduceAndSendRecvBetweenTwoGpus) {
   ASSERT_EQ(group.size(), 2);
 
   // All-reduce from one thread (grouped).
-  const std::vector<float> a = testing::random_values(1000, 80),
-                           b = testing::random_values(1000, 81);
-  DeviceTensor ta = DeviceTensor::from_values(10, 100, a, &first.allocator());
-  DeviceTensor tb = DeviceTensor::from_values(10, 100, b, &second.allocator());
-  std::vector<DeviceTensor*> tensors = {&ta, &tb};
-  std::vector<cudaStream_t> streams = {first.stream(), second.stream()};
-  group.all_reduce_sum_all(tensors, streams);
-  std::vector<float> expected(1000);
-  for (size_t k = 0; k < expected.size(); ++k) expected[k] = a[k] + b[k];
-  EXPECT_EQ(ta.to_vector(), expected);
-  EXPECT_EQ(tb.to_vector(), expected);
+  expect_all_reduce_sums(group, first, second, 80);
 
   // Each rank driven by its own thread: an exchange (both send and receive at
   // once, grouped), then an all-reduce.
@@ -140,16 +146,7 @@ TEST(NcclCommTest, ASplitGroupSumsOverItsGpusOnly) {
   EXPECT_EQ(split.rank_of(2), 0);
   EXPECT_EQ(split.rank_of(0), 1);
   DeviceContext on_2(2), on_0(0);
-  const std::vector<float> a = testing::random_values(100, 82), b = testing::random_values(100, 83);
-  DeviceTensor ta = DeviceTensor::from_values(10, 10, a, &on_2.allocator());
-  DeviceTensor tb = DeviceTensor::from_values(10, 10, b, &on_0.allocator());
-  std::vector<DeviceTensor*> tensors = {&ta, &tb};
-  std::vector<cudaStream_t> streams = {on_2.stream(), on_0.stream()};
-  split.all_reduce_sum_all(tensors, streams);
-  std::vector<float> expected(100);
-  for (size_t k = 0; k < expected.size(); ++k) expected[k] = a[k] + b[k];
-  EXPECT_EQ(ta.to_vector(), expected);
-  EXPECT_EQ(tb.to_vector(), expected);
+  expect_all_reduce_sums(split, on_2, on_0, 82);
   EXPECT_THROW(NcclGroup(world, {0, 5}), std::invalid_argument);
 }
 
