@@ -145,6 +145,7 @@ void ThreadedExecutor::fail(const std::string& message) {
   }
   sink_.add_message("error: " + message);
   control_->stop();
+  after_failure();
 }
 
 RunState ThreadedExecutor::state() const {

@@ -70,6 +70,10 @@ class ThreadedExecutor : public Executor {
   virtual void release_in_flight() = 0;
   // The message that announces the run when it launches.
   virtual std::string launch_message() const = 0;
+  // Called once the first error is recorded and every worker told to stop,
+  // from the failing thread: whatever may keep other workers waiting on the
+  // device is released here (CUDA: NCCL communicators are aborted).
+  virtual void after_failure() {}
 
   // Loads the data (DataError), splits the model and lowers the schedule
   // (ExperimentError), and makes the recorder, the evaluation meetings and,

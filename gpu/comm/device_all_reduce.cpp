@@ -30,9 +30,9 @@ void copy_async(float* target, int to, const float* source, int from, int64_t by
 }  // namespace
 
 DeviceAllReduce::DeviceAllReduce(std::vector<VirtualDevice*> members, RunControl& control,
-                                 std::mutex& nccl_launch)
+                                 CommWorld& world)
     : members_(std::move(members)),
-      nccl_launch_(nccl_launch),
+      world_(world),
       rendezvous_(static_cast<int>(members_.size()), control),
       tensors_(members_.size(), nullptr) {
   assert(!members_.empty());
@@ -44,7 +44,7 @@ DeviceAllReduce::DeviceAllReduce(std::vector<VirtualDevice*> members, RunControl
   if (members_.size() > 1 && distinct_gpus(members_)) {
     std::vector<int> gpus;
     for (VirtualDevice* member : members_) gpus.push_back(member->gpu);
-    nccl_ = std::make_unique<NcclGroup>(gpus);
+    nccl_ = &world_.group(gpus);
   }
 #endif
 }
@@ -80,15 +80,20 @@ void DeviceAllReduce::issue_locked() {
 
 void DeviceAllReduce::issue_nccl_locked() {
 #ifdef PIPELAB_HAVE_NCCL
-  std::vector<cudaStream_t> streams;
+  // The communicator orders its ranks by GPU; members_ are in rank order of
+  // the group.
+  std::vector<DeviceTensor*> tensors(members_.size());
+  std::vector<cudaStream_t> streams(members_.size());
   for (size_t i = 0; i < members_.size(); ++i) {
     produced_[i].make_wait(members_[i]->comm.get());
     tensors_[i]->record_stream(members_[i]->comm_on_device());
-    streams.push_back(members_[i]->comm.get());
+    const auto rank = static_cast<size_t>(nccl_->rank_of(members_[i]->gpu));
+    tensors[rank] = tensors_[i];
+    streams[rank] = members_[i]->comm.get();
   }
   {
-    std::lock_guard<std::mutex> lock(nccl_launch_);
-    nccl_->all_reduce_sum_all(tensors_, streams);
+    const auto lock = world_.lock_for_launch();
+    nccl_->all_reduce_sum_all(tensors, streams);
   }
   for (size_t i = 0; i < members_.size(); ++i) done_[i].record(members_[i]->comm.get());
 #endif

@@ -9,7 +9,8 @@
 // waits for the result with an event: the host never waits for the GPU.
 //  - Members on distinct GPUs, with NCCL: ncclAllReduce of every rank in one
 //    NCCL group, each on its member's communication stream, under the run's
-//    NCCL launch lock (see message_routes.h for why).
+//    NCCL launch lock (see message_routes.h for why), through the
+//    communicator of the members' GPUs (comm_world.h).
 //  - Otherwise (some members share a GPU: NCCL refuses that; or no NCCL): on
 //    member 0's communication stream, the others' tensors are added into
 //    member 0's in member order (tensors on another GPU are first copied
@@ -19,25 +20,21 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "core/runtime/rendezvous.h"
 #include "core/runtime/run_control.h"
 #include "gpu/executor/virtual_device.h"
 
-#ifdef PIPELAB_HAVE_NCCL
-#include "gpu/comm/nccl_comm.h"
-#endif
+#include "gpu/comm/comm_world.h"
 
 namespace pipelab::gpu {
 
 class DeviceAllReduce {
  public:
-  // `members` in rank order (not owned). With NCCL and distinct GPUs, creates
-  // the group's communicator now.
-  DeviceAllReduce(std::vector<VirtualDevice*> members, RunControl& control,
-                  std::mutex& nccl_launch);
+  // `members` in rank order (not owned). With NCCL and distinct GPUs, gets
+  // the communicator of their GPUs from `world` now.
+  DeviceAllReduce(std::vector<VirtualDevice*> members, RunControl& control, CommWorld& world);
   ~DeviceAllReduce();
   DeviceAllReduce(const DeviceAllReduce&) = delete;
   DeviceAllReduce& operator=(const DeviceAllReduce&) = delete;
@@ -56,13 +53,13 @@ class DeviceAllReduce {
   void issue_local_locked();
 
   std::vector<VirtualDevice*> members_;
-  std::mutex& nccl_launch_;
+  CommWorld& world_;
   Rendezvous rendezvous_;
   std::vector<DeviceTensor*> tensors_;  // by rank, for the collective in progress
   std::vector<CudaEvent> produced_;     // by rank: its tensor is ready
   std::vector<CudaEvent> done_;         // by rank (NCCL), or [0] for everyone (local)
 #ifdef PIPELAB_HAVE_NCCL
-  std::unique_ptr<NcclGroup> nccl_;
+  const NcclGroup* nccl_ = nullptr;  // owned by the CommWorld
 #endif
 };
 

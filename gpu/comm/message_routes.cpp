@@ -24,15 +24,15 @@ std::vector<std::pair<int, int>> message_links(const Schedule& schedule) {
 }
 
 MessageRoutes::MessageRoutes(const std::vector<std::unique_ptr<VirtualDevice>>& devices,
-                             const std::vector<std::pair<int, int>>& links, std::mutex& nccl_launch)
-    : nccl_launch_(nccl_launch) {
+                             const std::vector<std::pair<int, int>>& links, CommWorld& world)
+    : world_(world) {
 #ifdef PIPELAB_HAVE_NCCL
   for (const auto& [a, b] : links) {
     const std::pair<int, int> key = ordered(a, b);
     const int gpu_a = devices[static_cast<size_t>(key.first)]->gpu;
     const int gpu_b = devices[static_cast<size_t>(key.second)]->gpu;
     if (gpu_a == gpu_b || links_.count(key)) continue;
-    links_[key] = std::make_unique<NcclGroup>(std::vector<int>{gpu_a, gpu_b});
+    links_[key] = &world_.group({gpu_a, gpu_b});
   }
 #else
   (void)devices;
@@ -53,22 +53,22 @@ DeviceMessage MessageRoutes::transfer(VirtualDevice& from, VirtualDevice& to,
                                                     MemoryCategory::CommBuffers);
   source.record_stream(from.comm_on_device());
   if (source.empty()) {
-    message.arrived = CudaEvent(from.gpu);
+    message.arrived = CudaEvent::pooled(from.gpu);
     message.arrived.record(from.comm.get());
     return message;
   }
 #ifdef PIPELAB_HAVE_NCCL
   const auto link = links_.find(ordered(from.device, to.device));
   if (link != links_.end()) {
-    const int from_rank = from.device < to.device ? 0 : 1;
-    message.tensor.record_stream(to.comm_on_device());
+    const NcclGroup& group = *link->second;
+    message.tensor.record_stream(to.recv_on_device());
     {
-      std::lock_guard<std::mutex> lock(nccl_launch_);
-      link->second->transfer(from_rank, source, from.comm.get(), 1 - from_rank, message.tensor,
-                             to.comm.get());
+      const auto lock = world_.lock_for_launch();
+      group.transfer(group.rank_of(from.gpu), source, from.comm.get(), group.rank_of(to.gpu),
+                     message.tensor, to.recv.get());
     }
-    message.arrived = CudaEvent(to.gpu);
-    message.arrived.record(to.comm.get());
+    message.arrived = CudaEvent::pooled(to.gpu);
+    message.arrived.record(to.recv.get());
     return message;
   }
 #endif
@@ -83,7 +83,7 @@ DeviceMessage MessageRoutes::transfer(VirtualDevice& from, VirtualDevice& to,
       PIPELAB_CUDA_CHECK(cudaMemcpyPeerAsync(message.tensor.data(), to.gpu, source.data(), from.gpu,
                                              bytes, from.comm.get()));
   }
-  message.arrived = CudaEvent(from.gpu);
+  message.arrived = CudaEvent::pooled(from.gpu);
   message.arrived.record(from.comm.get());
   return message;
 }

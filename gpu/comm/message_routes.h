@@ -5,7 +5,10 @@
 //    device-to-device copy (cudaMemcpyAsync, or cudaMemcpyPeerAsync across
 //    GPUs) on the sender's communication stream.
 //  - On two GPUs, with NCCL: ncclSend on the sender's communication stream
-//    and ncclRecv on the receiver's, through a communicator of those two GPUs.
+//    and ncclRecv on the receiver's receive stream (its own, so a receive
+//    never queues behind the receiver's own sends, which wait for their
+//    peers), through the communicator of those two GPUs (CommWorld: one per
+//    GPU pair, shared by every pair of virtual devices on them).
 //
 // The sender issues the whole transfer at its SEND op, both NCCL halves in one
 // NCCL group from its own thread, into a buffer it takes from the receiver's
@@ -20,32 +23,30 @@
 // asynchronous, as in the simulator). Issuing both halves together means a
 // send never waits for work its peer has not issued yet. And every NCCL launch
 // of the run (these transfers and the all-reduces of device_all_reduce.h) is
-// made under one lock, so all streams see the blocking kernels in one global
-// order: each kernel then only waits for work issued before it.
+// made under one lock (CommWorld::lock_for_launch), so all streams see the
+// blocking kernels in one global order: each kernel then only waits for work
+// issued before it.
 #pragma once
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <utility>
 #include <vector>
 
 #include "core/schedule/schedule.h"
 #include "gpu/executor/virtual_device.h"
 
-#ifdef PIPELAB_HAVE_NCCL
-#include "gpu/comm/nccl_comm.h"
-#endif
+#include "gpu/comm/comm_world.h"
 
 namespace pipelab::gpu {
 
 class MessageRoutes {
  public:
   // `links`: the pairs of virtual devices that exchange messages (both orders
-  // count as one). With NCCL, pairs on two GPUs get a communicator now.
-  // `nccl_launch` is the run's one lock around NCCL launches.
+  // count as one). With NCCL, pairs on two GPUs get their GPU pair's
+  // communicator from `world` now.
   MessageRoutes(const std::vector<std::unique_ptr<VirtualDevice>>& devices,
-                const std::vector<std::pair<int, int>>& links, std::mutex& nccl_launch);
+                const std::vector<std::pair<int, int>>& links, CommWorld& world);
   ~MessageRoutes();
   MessageRoutes(const MessageRoutes&) = delete;
   MessageRoutes& operator=(const MessageRoutes&) = delete;
@@ -56,15 +57,16 @@ class MessageRoutes {
 
   // Queues the transfer of `source` (on `from`'s allocator, produced on its
   // compute stream, which `from`'s comm stream must already wait for) to a new
-  // tensor on `to`, on `from`'s comm stream (and `to`'s, for NCCL). Records
-  // the streams that use `source` on it, so it may be freed right after.
+  // tensor on `to`, on `from`'s comm stream (and `to`'s receive stream, for
+  // NCCL). Records the streams that use `source` on it, so it may be freed
+  // right after. Throws RunStopped once the communicators were aborted.
   DeviceMessage transfer(VirtualDevice& from, VirtualDevice& to, DeviceTensor& source) const;
 
  private:
-  std::mutex& nccl_launch_;
+  CommWorld& world_;
 #ifdef PIPELAB_HAVE_NCCL
-  // Per linked pair (lower device first) on two GPUs: rank 0 is the lower device.
-  std::map<std::pair<int, int>, std::unique_ptr<NcclGroup>> links_;
+  // Per linked pair (lower device first) on two GPUs: their GPUs' communicator.
+  std::map<std::pair<int, int>, const NcclGroup*> links_;
 #else
   std::map<std::pair<int, int>, int> links_;  // always empty
 #endif

@@ -15,24 +15,75 @@ namespace {
 
 size_t element_count(const DeviceTensor& tensor) { return static_cast<size_t>(tensor.size()); }
 
-}  // namespace
-
-NcclGroup::NcclGroup(std::vector<int> gpus) : gpus_(std::move(gpus)) {
-  if (gpus_.empty()) throw std::invalid_argument("an NCCL group needs at least one GPU");
-  std::vector<int> sorted = gpus_;
+void check_distinct(const std::vector<int>& gpus) {
+  if (gpus.empty()) throw std::invalid_argument("an NCCL group needs at least one GPU");
+  std::vector<int> sorted = gpus;
   std::sort(sorted.begin(), sorted.end());
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
     throw std::invalid_argument(
         "NCCL cannot put two ranks on one GPU; use the same-GPU fallback (same_gpu_comm.h) for "
         "virtual devices that share a GPU");
+}
+
+}  // namespace
+
+NcclGroup::NcclGroup(std::vector<int> gpus) : gpus_(std::move(gpus)) {
+  check_distinct(gpus_);
   comms_.resize(gpus_.size());
   PIPELAB_NCCL_CHECK(ncclCommInitAll(comms_.data(), size(), gpus_.data()));
 }
 
+NcclGroup::NcclGroup(const NcclGroup& parent, std::vector<int> gpus) : gpus_(std::move(gpus)) {
+  check_distinct(gpus_);
+  for (int gpu : gpus_)
+    if (parent.rank_of(gpu) < 0)
+      throw std::invalid_argument("GPU " + std::to_string(gpu) +
+                                  " is not in the NCCL group being split");
+  std::vector<ncclComm_t> split(static_cast<size_t>(parent.size()), nullptr);
+  PIPELAB_NCCL_CHECK(ncclGroupStart());
+  for (int rank = 0; rank < parent.size(); ++rank) {
+    const auto position = std::find(gpus_.begin(), gpus_.end(), parent.gpu(rank));
+    const bool member = position != gpus_.end();
+    // Keys order the new ranks as `gpus_` lists them.
+    PIPELAB_NCCL_CHECK(ncclCommSplit(parent.comm(rank), member ? 0 : NCCL_SPLIT_NOCOLOR,
+                                     static_cast<int>(position - gpus_.begin()), &split[rank],
+                                     nullptr));
+  }
+  PIPELAB_NCCL_CHECK(ncclGroupEnd());
+  for (int gpu : gpus_) comms_.push_back(split[static_cast<size_t>(parent.rank_of(gpu))]);
+}
+
 NcclGroup::~NcclGroup() {
+  if (aborted_) return;  // ncclCommAbort freed them
   for (size_t i = 0; i < comms_.size(); ++i) {
     DeviceGuard guard(gpus_[i], DeviceGuard::NoThrow{});
     PIPELAB_NCCL_WARN(ncclCommDestroy(comms_[i]));
+  }
+}
+
+int NcclGroup::rank_of(int gpu) const {
+  const auto found = std::find(gpus_.begin(), gpus_.end(), gpu);
+  return found == gpus_.end() ? -1 : static_cast<int>(found - gpus_.begin());
+}
+
+void NcclGroup::abort() noexcept {
+  if (aborted_) return;
+  aborted_ = true;
+  // Every rank must be aborted; each call returns once its kernels have quit.
+  for (size_t i = 0; i < comms_.size(); ++i) {
+    DeviceGuard guard(gpus_[i], DeviceGuard::NoThrow{});
+    PIPELAB_NCCL_WARN(ncclCommAbort(comms_[i]));
+  }
+}
+
+void NcclGroup::check_async_errors() const {
+  if (aborted_) return;
+  for (size_t i = 0; i < comms_.size(); ++i) {
+    ncclResult_t error = ncclSuccess;
+    PIPELAB_NCCL_CHECK(ncclCommGetAsyncError(comms_[i], &error));
+    if (error != ncclSuccess && error != ncclInProgress)
+      throw CudaError("NCCL reports an asynchronous error on GPU " + std::to_string(gpus_[i]) +
+                      ": " + ncclGetErrorString(error) + " (" + ncclGetLastError(comms_[i]) + ")");
   }
 }
 

@@ -1,6 +1,8 @@
 // NCCL communicators for a group of GPUs in this process (only when built with
 // NCCL: PIPELAB_HAVE_NCCL). Rank i drives GPU gpus[i]; NCCL needs distinct GPUs
-// (two ranks on one GPU: use same_gpu_comm.h instead).
+// (two ranks on one GPU: use same_gpu_comm.h instead). A group is created
+// whole (ncclCommInitAll) or split from a larger one (ncclCommSplit, which
+// reuses the parent's bootstrap instead of building a new one; comm_world.h).
 //
 // The per-rank calls are made by the host thread that drives that rank, each
 // on its own stream; NCCL matches them across ranks on the GPUs. Sends and
@@ -35,6 +37,14 @@ class NcclGroup {
   // std::invalid_argument for an empty list or a GPU listed twice, CudaError
   // when NCCL fails.
   explicit NcclGroup(std::vector<int> gpus);
+  // The ranks of `parent` on `gpus` (in that order), split from it:
+  // ncclCommSplit is a collective over every rank of `parent`, so this thread
+  // issues it for all of them in one NCCL group (the ranks not in `gpus` with
+  // NCCL_SPLIT_NOCOLOR). `parent` must have no NCCL operation outstanding.
+  // Throws std::invalid_argument when `gpus` is empty, lists a GPU twice or
+  // one `parent` does not have.
+  NcclGroup(const NcclGroup& parent, std::vector<int> gpus);
+  // Destroys the communicators (unless aborted), after the work queued on them.
   ~NcclGroup();
   NcclGroup(const NcclGroup&) = delete;
   NcclGroup& operator=(const NcclGroup&) = delete;
@@ -42,6 +52,19 @@ class NcclGroup {
   int size() const { return static_cast<int>(gpus_.size()); }
   int gpu(int rank) const { return gpus_[rank]; }
   ncclComm_t comm(int rank) const { return comms_[rank]; }
+  // The rank on `gpu`, or -1 when the group has none there.
+  int rank_of(int gpu) const;
+
+  // Aborts every rank's communicator (ncclCommAbort): NCCL kernels still
+  // waiting for a peer give up, so the streams can be synchronised after a
+  // fault. The group is unusable afterwards. Idempotent; no other thread may
+  // use the group meanwhile (CommWorld holds the launch lock).
+  void abort() noexcept;
+  bool aborted() const { return aborted_; }
+  // Throws CudaError naming the first rank whose communicator has an
+  // asynchronous error (ncclCommGetAsyncError): after one, nothing queued on
+  // it can be trusted to finish, and it must be aborted.
+  void check_async_errors() const;
 
   // Rank `rank`'s part of an in-place sum over all ranks.
   void all_reduce_sum(int rank, DeviceTensor& tensor, cudaStream_t stream) const;
@@ -64,6 +87,7 @@ class NcclGroup {
  private:
   std::vector<int> gpus_;
   std::vector<ncclComm_t> comms_;
+  bool aborted_ = false;
 };
 
 }  // namespace pipelab::gpu

@@ -4,6 +4,7 @@
 
 #include "gpu/device/cuda_check.h"
 #include "gpu/device/device_guard.h"
+#include "gpu/device/event_pool.h"
 
 namespace pipelab::gpu {
 
@@ -44,16 +45,27 @@ CudaEvent::CudaEvent(int gpu) : gpu_(gpu) {
   PIPELAB_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
 }
 
+CudaEvent CudaEvent::pooled(int gpu) {
+  CudaEvent event;
+  event.event_ = EventPool::of_gpu(gpu).acquire();
+  event.gpu_ = gpu;
+  event.pooled_ = true;
+  return event;
+}
+
 CudaEvent::~CudaEvent() { reset(); }
 
 CudaEvent::CudaEvent(CudaEvent&& other) noexcept
-    : event_(std::exchange(other.event_, nullptr)), gpu_(other.gpu_) {}
+    : event_(std::exchange(other.event_, nullptr)),
+      gpu_(other.gpu_),
+      pooled_(std::exchange(other.pooled_, false)) {}
 
 CudaEvent& CudaEvent::operator=(CudaEvent&& other) noexcept {
   if (this != &other) {
     reset();
     event_ = std::exchange(other.event_, nullptr);
     gpu_ = other.gpu_;
+    pooled_ = std::exchange(other.pooled_, false);
   }
   return *this;
 }
@@ -71,9 +83,14 @@ void CudaEvent::synchronize() const { PIPELAB_CUDA_CHECK(cudaEventSynchronize(ev
 
 void CudaEvent::reset() noexcept {
   if (!event_) return;
-  DeviceGuard guard(gpu_, DeviceGuard::NoThrow{});
-  PIPELAB_CUDA_WARN(cudaEventDestroy(event_));
+  if (pooled_) {
+    EventPool::of_gpu(gpu_).release(event_);
+  } else {
+    DeviceGuard guard(gpu_, DeviceGuard::NoThrow{});
+    PIPELAB_CUDA_WARN(cudaEventDestroy(event_));
+  }
   event_ = nullptr;
+  pooled_ = false;
 }
 
 }  // namespace pipelab::gpu

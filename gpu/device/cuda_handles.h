@@ -34,7 +34,12 @@ class CudaStream {
 class CudaEvent {
  public:
   CudaEvent() = default;
+  // A new event of its own on `gpu`.
   explicit CudaEvent(int gpu);
+  // An event from `gpu`'s EventPool, given back when this dies: for
+  // short-lived events (a message's arrival). Give it up only once every
+  // wait on it was issued and no host call will read it any more.
+  static CudaEvent pooled(int gpu);
   ~CudaEvent();
   CudaEvent(CudaEvent&& other) noexcept;
   CudaEvent& operator=(CudaEvent&& other) noexcept;
@@ -54,6 +59,7 @@ class CudaEvent {
   void reset() noexcept;
   cudaEvent_t event_ = nullptr;
   int gpu_ = 0;
+  bool pooled_ = false;
 };
 
 }  // namespace pipelab::gpu

@@ -15,7 +15,8 @@ struct StreamOnDevice {
   bool operator==(const StreamOnDevice&) const = default;
 };
 
-// No-op when both are the same stream. Records a temporary event on the producer.
+// No-op when both are the same stream. Records an event from the producer
+// GPU's EventPool, which takes it back once the wait is issued.
 void wait_for(StreamOnDevice waiter, StreamOnDevice producer);
 
 }  // namespace pipelab::gpu

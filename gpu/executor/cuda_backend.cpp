@@ -1,5 +1,6 @@
 #include "gpu/executor/cuda_backend.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -18,6 +19,7 @@ void CudaDevices::release_in_flight() {
     DeviceGuard guard(device->gpu, DeviceGuard::NoThrow{});
     PIPELAB_CUDA_WARN(cudaStreamSynchronize(device->compute_stream()));
     PIPELAB_CUDA_WARN(cudaStreamSynchronize(device->comm.get()));
+    PIPELAB_CUDA_WARN(cudaStreamSynchronize(device->recv.get()));
   }
 }
 
@@ -28,7 +30,12 @@ bool cuda_sync_mode() {
 
 CudaBackend::CudaBackend(CudaDevices& devices, WorkerShared& shared, const WorkerPlace& place)
     : devices_(devices), shared_(shared), place_(place), sync_mode_(cuda_sync_mode()) {
-  staging_ = std::make_unique<PinnedStaging>(self().gpu);
+  // Pinned before the run starts: a micro-batch's inputs and targets.
+  const TrainingData& data = shared_.data;
+  staging_ = std::make_unique<PinnedStaging>(
+      self().gpu, microbatch_staging_bytes(
+                      data.microbatch_rows(), data.train().features,
+                      std::max<int64_t>(data.train().target_width, data.train().classes)));
   mirrors_.resize(static_cast<size_t>(shared_.experiment.parallel.chunks));
 }
 
@@ -71,9 +78,11 @@ void CudaBackend::op_done(const Op& op) {
   if (sync_mode_) {
     // Debug: a fault surfaces at the op that caused it, not ops later.
     VirtualDevice& device = self();
-    const cudaError_t compute_status = cudaStreamSynchronize(device.compute_stream());
-    const cudaError_t comm_status = cudaStreamSynchronize(device.comm.get());
-    const cudaError_t status = compute_status != cudaSuccess ? compute_status : comm_status;
+    cudaError_t status = cudaSuccess;
+    for (cudaStream_t stream : {device.compute_stream(), device.comm.get(), device.recv.get()}) {
+      const cudaError_t stream_status = cudaStreamSynchronize(stream);
+      if (status == cudaSuccess) status = stream_status;
+    }
     if (status != cudaSuccess)
       throw std::runtime_error("PIPELAB_CUDA_SYNC: " + op_label(op) + " on GPU " +
                                std::to_string(device.gpu) + " failed: " +
@@ -105,17 +114,21 @@ DeviceTensor CudaBackend::loss_gradient(const Op& op, const DeviceTensor& output
   PendingLoss pending;
   pending.step = op.step;
   pending.microbatch = op.microbatch;
+  // Labels and targets go up through pinned staging: no pageable copy stalls
+  // this thread behind its GPU.
+  DeviceBuffer labels;
+  if (!targets.labels.empty())
+    labels = upload_labels(targets.labels, targets.rows, output.cols(), allocator(), staging_.get());
   if (data.loss() == LossType::CrossEntropy) {
-    pending.loss = gpu_softmax_cross_entropy(output, targets.labels, scale, true);
+    pending.loss = gpu_softmax_cross_entropy(output, labels, scale, true);
   } else {
-    DeviceTensor expected = DeviceTensor::uninitialized(targets.rows, targets.width, &allocator(),
-                                                        MemoryCategory::Workspace);
-    expected.copy_from_host(targets.targets);
+    const DeviceTensor expected = staging_->upload(targets.targets, targets.rows, targets.width,
+                                                   allocator(), MemoryCategory::Workspace);
     pending.loss = gpu_mean_squared_error(output, expected, scale, true);
     // Accuracy on a classification set, as the CPU counts it (the first
     // maximal output is the label): the cross-entropy kernel's hit count.
     if (!targets.labels.empty())
-      pending.correct = gpu_softmax_cross_entropy(output, targets.labels, 1.0, false);
+      pending.correct = gpu_softmax_cross_entropy(output, labels, 1.0, false);
   }
   DeviceTensor grad = std::move(pending.loss.grad);
   // Only shard 0 reports, as on the CPU (every shard computes the same loss).

@@ -17,7 +17,8 @@
 // and checked, and a fault names the op that caused it.
 //
 // CudaDevices is what every CUDA device of a run shares: the virtual devices,
-// the run's NCCL launch lock, the message routes and the all-reduce groups.
+// the run's NCCL side (communicators per GPU set, the launch lock, abort), the
+// message routes and the all-reduce groups.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +30,7 @@
 
 #include "core/runtime/device_worker.h"
 #include "core/runtime/message_tag.h"
+#include "gpu/comm/comm_world.h"
 #include "gpu/comm/device_all_reduce.h"
 #include "gpu/comm/message_routes.h"
 #include "gpu/executor/host_stage_mirror.h"
@@ -43,7 +45,7 @@ namespace pipelab::gpu {
 
 struct CudaDevices {
   std::vector<std::unique_ptr<VirtualDevice>> devices;  // per virtual device
-  std::mutex nccl_launch;                               // the run's one lock around NCCL launches
+  std::unique_ptr<CommWorld> comm_world;                // outlives the routes and groups using it
   std::unique_ptr<MessageRoutes> routes;
   std::vector<std::unique_ptr<DeviceAllReduce>> groups;
   // Per virtual device: its data-parallel and tensor-parallel groups (null
@@ -96,7 +98,8 @@ class CudaBackend {
   void data_parallel_all_reduce(DeviceTensor& flat);
   void tensor_parallel_all_reduce(DeviceTensor& values);
 
-  // A host copy of chunk `chunk`'s stage, made on first use.
+  // A host copy of chunk `chunk`'s stage, made on first use (its pinned
+  // buffers too: the executor makes the ones a run uses before it starts).
   Sequential& host_stage(GpuSequential& stage, int chunk);
   void copy_to_host(GpuSequential& stage, int chunk, ParameterPart part);
   void copy_values_to_device(GpuSequential& stage, int chunk);

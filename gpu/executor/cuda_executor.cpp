@@ -32,8 +32,10 @@ void check_memory(const Experiment& experiment, const GpuInventory& inventory,
       estimate_device_bytes(experiment, *profile, DeviceContext::kCublasWorkspaceBytes);
   std::vector<int64_t> free_per_gpu;
   for (const GpuInfo& gpu : inventory.gpus) free_per_gpu.push_back(gpu.free_bytes);
+  const std::vector<int64_t> nccl = estimate_nccl_bytes_per_gpu(
+      experiment, gpu_of_device, static_cast<int>(inventory.gpus.size()));
   const std::vector<GpuShortfall> shortfalls =
-      find_memory_shortfalls(needed, gpu_of_device, free_per_gpu);
+      find_memory_shortfalls(needed, gpu_of_device, free_per_gpu, nccl);
   if (!shortfalls.empty()) throw ExperimentError(memory_shortfall_message(shortfalls, needed));
 }
 
@@ -95,6 +97,14 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
 
   try {
     build_workers();
+    // Host mirrors pin their buffers when made: make every one the run uses
+    // (evaluation: replica 0's; parameter servers: all) now, not mid-run.
+    const bool async_data_parallel = plan.update == UpdateMode::Async && plan.dp > 1;
+    const bool validate = evaluator_ != nullptr;
+    for (const auto& worker : workers_)
+      if (async_data_parallel || (validate && worker->replica() == 0))
+        for (int chunk = 0; chunk < worker->chunk_count(); ++chunk)
+          worker->backend().host_stage(worker->stage(chunk), chunk);
   } catch (const std::invalid_argument& error) {
     throw ExperimentError(error.what());
   } catch (const GpuOutOfMemory& error) {
@@ -136,13 +146,13 @@ void CudaExecutor::build_devices(const std::vector<int>& gpu_of_device) {
       sink_.add_memory({d, clock_.now(), bytes});
     });
   }
+  devices_->comm_world = std::make_unique<CommWorld>(std::vector<int>(gpus.begin(), gpus.end()));
   devices_->routes = std::make_unique<MessageRoutes>(
       devices_->devices, message_links(*program_->windows().front().schedule),
-      devices_->nccl_launch);
+      *devices_->comm_world);
 }
 
 void CudaExecutor::build_groups() {
-  const ParallelPlan& plan = experiment_.parallel;
   CudaDevices& cuda = *devices_;
   const size_t devices = cuda.devices.size();
   cuda.data_parallel_group_of.assign(devices, nullptr);
@@ -152,26 +162,20 @@ void CudaExecutor::build_groups() {
     for (int member : members)
       member_devices.push_back(cuda.devices[static_cast<size_t>(member)].get());
     cuda.groups.push_back(
-        std::make_unique<DeviceAllReduce>(member_devices, *control_, cuda.nccl_launch));
+        std::make_unique<DeviceAllReduce>(member_devices, *control_, *cuda.comm_world));
     for (int member : members) group_of[static_cast<size_t>(member)] = cuda.groups.back().get();
   };
-  // Data parallelism all-reduces gradients unless parameter servers replace it.
-  if (plan.dp > 1 && plan.update == UpdateMode::Sync)
-    for (int rank = 0; rank < plan.pp; ++rank)
-      for (int shard = 0; shard < plan.tp; ++shard) {
-        std::vector<int> members;
-        for (int replica = 0; replica < plan.dp; ++replica)
-          members.push_back(device_id(plan, {replica, rank, shard}));
-        make_group(members, cuda.data_parallel_group_of);
-      }
-  if (plan.tp > 1)
-    for (int replica = 0; replica < plan.dp; ++replica)
-      for (int rank = 0; rank < plan.pp; ++rank) {
-        std::vector<int> members;
-        for (int shard = 0; shard < plan.tp; ++shard)
-          members.push_back(device_id(plan, {replica, rank, shard}));
-        make_group(members, cuda.tensor_parallel_group_of);
-      }
+  const CollectiveGroups groups = collective_groups(experiment_.parallel);
+  for (const std::vector<int>& members : groups.data_parallel)
+    make_group(members, cuda.data_parallel_group_of);
+  for (const std::vector<int>& members : groups.tensor_parallel)
+    make_group(members, cuda.tensor_parallel_group_of);
+}
+
+void CudaExecutor::after_failure() {
+  // A fault on one GPU leaves NCCL kernels on the others waiting for it:
+  // abort the communicators so their workers' waits return.
+  if (devices_ && devices_->comm_world) devices_->comm_world->abort();
 }
 
 CudaExecutor::~CudaExecutor() { stop_and_join(); }

@@ -64,6 +64,7 @@ class CudaExecutor : public PipelineExecutor<CudaBackend> {
 
  private:
   std::string launch_message() const override { return launch_message_; }
+  void after_failure() override;
   void build_devices(const std::vector<int>& gpu_of_device);
   void build_groups();
 

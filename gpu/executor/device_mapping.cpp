@@ -23,6 +23,25 @@ std::vector<int> map_virtual_devices(int virtual_devices, int gpus) {
   return gpu_of_device;
 }
 
+CollectiveGroups collective_groups(const ParallelPlan& plan) {
+  CollectiveGroups groups;
+  if (plan.dp > 1 && plan.update == UpdateMode::Sync)
+    for (int rank = 0; rank < plan.pp; ++rank)
+      for (int shard = 0; shard < plan.tp; ++shard) {
+        std::vector<int>& members = groups.data_parallel.emplace_back();
+        for (int replica = 0; replica < plan.dp; ++replica)
+          members.push_back(device_id(plan, {replica, rank, shard}));
+      }
+  if (plan.tp > 1)
+    for (int replica = 0; replica < plan.dp; ++replica)
+      for (int rank = 0; rank < plan.pp; ++rank) {
+        std::vector<int>& members = groups.tensor_parallel.emplace_back();
+        for (int shard = 0; shard < plan.tp; ++shard)
+          members.push_back(device_id(plan, {replica, rank, shard}));
+      }
+  return groups;
+}
+
 std::vector<int> devices_on_gpu(const std::vector<int>& gpu_of_device, int gpu) {
   std::vector<int> devices;
   for (size_t d = 0; d < gpu_of_device.size(); ++d)

@@ -13,7 +13,20 @@
 #include <string>
 #include <vector>
 
+#include "core/plan/parallel_plan.h"
+
 namespace pipelab::gpu {
+
+// The all-reduce groups of a plan, each listing its virtual devices in rank
+// order: data parallelism's (one per stage shard, over the replicas; only
+// under synchronous updates, which parameter servers replace otherwise) and
+// tensor parallelism's (one per replica and pipeline rank, over the shards).
+// Groups of one device are left out.
+struct CollectiveGroups {
+  std::vector<std::vector<int>> data_parallel;
+  std::vector<std::vector<int>> tensor_parallel;
+};
+CollectiveGroups collective_groups(const ParallelPlan& plan);
 
 // The GPU of each virtual device. Throws std::invalid_argument when either
 // count is below 1.

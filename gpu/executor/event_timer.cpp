@@ -16,24 +16,57 @@ std::chrono::steady_clock::duration from_ms(float ms) {
 }  // namespace
 
 EventClock::EventClock(cudaStream_t stream) {
-  PIPELAB_CUDA_CHECK(cudaEventCreate(&reference_));
-  calibrate(stream);
+  try {
+    PIPELAB_CUDA_CHECK(cudaEventCreate(&anchor_));
+    for (cudaEvent_t& event : samples_) PIPELAB_CUDA_CHECK(cudaEventCreate(&event));
+    anchor_host_ = sample(stream);
+  } catch (...) {
+    release();
+    throw;
+  }
+  std::swap(anchor_, samples_[0]);
 }
 
-EventClock::~EventClock() { PIPELAB_CUDA_WARN(cudaEventDestroy(reference_)); }
+EventClock::~EventClock() { release(); }
 
-void EventClock::calibrate(cudaStream_t stream) {
-  PIPELAB_CUDA_CHECK(cudaStreamSynchronize(stream));  // so the reference completes at once
-  PIPELAB_CUDA_CHECK(cudaEventRecord(reference_, stream));
-  PIPELAB_CUDA_CHECK(cudaEventSynchronize(reference_));
-  reference_host_ = std::chrono::steady_clock::now();
+void EventClock::release() noexcept {
+  if (anchor_) PIPELAB_CUDA_WARN(cudaEventDestroy(anchor_));
+  for (cudaEvent_t event : samples_)
+    if (event) PIPELAB_CUDA_WARN(cudaEventDestroy(event));
+  anchor_ = nullptr;
+  samples_.fill(nullptr);
+}
+
+HostTime EventClock::sample(cudaStream_t stream) {
+  PIPELAB_CUDA_CHECK(cudaStreamSynchronize(stream));  // so each sample completes at once
+  std::array<ClockSample, kClockSamples> readings;
+  for (size_t i = 0; i < samples_.size(); ++i) {
+    PIPELAB_CUDA_CHECK(cudaEventRecord(samples_[i], stream));
+    PIPELAB_CUDA_CHECK(cudaEventSynchronize(samples_[i]));
+    readings[i].host = std::chrono::steady_clock::now();
+  }
+  for (size_t i = 0; i < samples_.size(); ++i) {
+    float ms = 0.0f;
+    PIPELAB_CUDA_CHECK(cudaEventElapsedTime(&ms, samples_[0], samples_[i]));
+    readings[i].since_anchor = from_ms(ms);
+  }
+  return best_anchor_time(readings);
+}
+
+void EventClock::recalibrate(cudaStream_t stream) {
+  const HostTime measured = sample(stream);
+  float ms = 0.0f;
+  PIPELAB_CUDA_CHECK(cudaEventElapsedTime(&ms, anchor_, samples_[0]));
+  const HostTime predicted = anchor_host_ + from_ms(ms);
+  anchor_host_ = slewed_anchor_time(predicted, measured, max_slew(predicted - anchor_host_));
+  std::swap(anchor_, samples_[0]);
 }
 
 HostTime EventClock::host_time(cudaEvent_t event) const {
   PIPELAB_CUDA_CHECK(cudaEventSynchronize(event));
   float ms = 0.0f;
-  PIPELAB_CUDA_CHECK(cudaEventElapsedTime(&ms, reference_, event));
-  return reference_host_ + from_ms(ms);
+  PIPELAB_CUDA_CHECK(cudaEventElapsedTime(&ms, anchor_, event));
+  return anchor_host_ + from_ms(ms);
 }
 
 EventTimer::EventTimer() {

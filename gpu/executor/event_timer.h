@@ -1,11 +1,12 @@
 // Timing GPU ops on the host's clock, so measured traces line up with the
 // executor's host-side events.
 //
-// EventClock calibrates once per stream: it records a reference event, waits
-// for it, and takes steady_clock::now() right after. Any later event then maps
-// to t_host = t_reference_host + cudaEventElapsedTime(reference, event). (The
-// host timestamp trails the GPU's by the wake-up latency, a few microseconds,
-// the same for every event.) Recalibrate now and then on long runs.
+// EventClock anchors the GPU's event times to the host clock: it records a
+// few events on an idle stream, reads steady_clock after each, and keeps the
+// sample with the least host wake-up delay (clock_calibration.h). Any later
+// event then maps to t_host = t_anchor + cudaEventElapsedTime(anchor, event).
+// Long runs re-anchor now and then (recalibrate()), slewing the mapping by a
+// bounded step instead of jumping, so ops around a re-anchor keep their places.
 //
 // EventTimer brackets one op on a stream with a begin and an end event and an
 // NVTX range of the same name (use op_label(op)), so Nsight Systems shows the
@@ -14,39 +15,40 @@
 
 #include <cuda_runtime.h>
 
+#include <array>
 #include <chrono>
 #include <string>
 
 #include "core/schedule/op.h"
+#include "gpu/executor/clock_calibration.h"
 
 namespace pipelab::gpu {
 
-using HostTime = std::chrono::steady_clock::time_point;
-
 class EventClock {
  public:
-  // Calibrates on `stream` of the current device (waits for the stream's work).
+  // Anchors on `stream` of the current device (waits for the stream's work).
   explicit EventClock(cudaStream_t stream);
   ~EventClock();
   EventClock(const EventClock&) = delete;
   EventClock& operator=(const EventClock&) = delete;
 
-  // Records a new reference on `stream` and waits for it.
-  void calibrate(cudaStream_t stream);
-  // The host time at which `event` (recorded after the reference) completed;
+  // Records a new anchor on `stream` (waits for it) and moves the mapping
+  // towards the new measurement by at most max_slew(). Map no event
+  // recorded before it afterwards.
+  void recalibrate(cudaStream_t stream);
+  // The host time at which `event` (recorded after the anchor) completed;
   // waits for the event.
   HostTime host_time(cudaEvent_t event) const;
 
  private:
-  cudaEvent_t reference_ = nullptr;
-  HostTime reference_host_{};
-};
+  // Records the samples on the idle `stream`; returns the best estimate of
+  // when samples_[0] completed.
+  HostTime sample(cudaStream_t stream);
+  void release() noexcept;
 
-// A begin and an end on the host clock.
-struct HostInterval {
-  HostTime begin{};
-  HostTime end{};
-  double seconds() const { return std::chrono::duration<double>(end - begin).count(); }
+  std::array<cudaEvent_t, kClockSamples> samples_{};  // samples_[0] becomes the anchor
+  cudaEvent_t anchor_ = nullptr;
+  HostTime anchor_host_{};
 };
 
 class EventTimer {

@@ -3,6 +3,9 @@
 #include <cassert>
 #include <cstring>
 
+#include "gpu/device/cuda_check.h"
+#include "gpu/device/device_guard.h"
+
 namespace pipelab::gpu {
 namespace {
 
@@ -18,10 +21,15 @@ TensorParallelSetup host_setup(int tp, int shard, const std::vector<TensorParall
   return setup;
 }
 
-void copy_to_host(const DeviceTensor& from, Tensor& to) {
-  assert(from.size() == to.size());
-  const std::vector<float> values = from.to_vector();  // waits for the stream
-  if (!values.empty()) std::memcpy(to.data(), values.data(), values.size() * sizeof(float));
+int64_t parameter_floats(const std::vector<GpuParameter>& parameters) {
+  int64_t floats = 0;
+  for (const GpuParameter& parameter : parameters) floats += parameter.value->size();
+  return floats;
+}
+
+// The stage's GPU (every parameter lives on the stage's allocator).
+int stage_gpu(const std::vector<GpuParameter>& parameters) {
+  return parameters.empty() ? 0 : parameters.front().value->device();
 }
 
 }  // namespace
@@ -32,24 +40,59 @@ HostStageMirror::HostStageMirror(const ModelSpec& model, uint64_t seed, GpuSeque
       host_(model, device_stage.begin(), device_stage.end(), seed, nullptr,
             host_setup(tp, shard, roles)) {
   assert(host_.parameters().size() == device_.parameters().size());
+  const std::vector<GpuParameter> parameters = device_.parameters();
+  const int gpu = stage_gpu(parameters);
+  pinned_ = PinnedBuffer(gpu, parameter_floats(parameters) * static_cast<int64_t>(sizeof(float)));
+  if (pinned_.bytes() > 0) uploaded_ = CudaEvent(gpu);
 }
 
-void HostStageMirror::copy_values_from_device() {
+void HostStageMirror::download(bool gradients) {
   const std::vector<GpuParameter> from = device_.parameters();
   const std::vector<Parameter> to = host_.parameters();
-  for (size_t i = 0; i < from.size(); ++i) copy_to_host(*from[i].value, *to[i].value);
+  if (pinned_.bytes() == 0) return;
+  DeviceGuard guard(stage_gpu(from));
+  const cudaStream_t stream = from.front().value->stream();
+  // Queued after any upload from the buffer on the same stream, so it cannot
+  // overwrite values the GPU has yet to read.
+  float* staged = pinned_.as<float>();
+  for (const GpuParameter& parameter : from) {
+    const DeviceTensor& tensor = gradients ? *parameter.grad : *parameter.value;
+    PIPELAB_CUDA_CHECK(cudaMemcpyAsync(staged, tensor.data(), static_cast<size_t>(tensor.bytes()),
+                                       cudaMemcpyDeviceToHost, stream));
+    staged += tensor.size();
+  }
+  PIPELAB_CUDA_CHECK(cudaStreamSynchronize(stream));  // one wait for the whole stage
+  uploading_ = false;
+  staged = pinned_.as<float>();
+  for (const Parameter& parameter : to) {
+    Tensor& tensor = gradients ? *parameter.grad : *parameter.value;
+    std::memcpy(tensor.data(), staged, static_cast<size_t>(tensor.size()) * sizeof(float));
+    staged += tensor.size();
+  }
 }
 
-void HostStageMirror::copy_gradients_from_device() {
-  const std::vector<GpuParameter> from = device_.parameters();
-  const std::vector<Parameter> to = host_.parameters();
-  for (size_t i = 0; i < from.size(); ++i) copy_to_host(*from[i].grad, *to[i].grad);
-}
+void HostStageMirror::copy_values_from_device() { download(false); }
+
+void HostStageMirror::copy_gradients_from_device() { download(true); }
 
 void HostStageMirror::copy_values_to_device() {
   const std::vector<GpuParameter> to = device_.parameters();
   const std::vector<Parameter> from = host_.parameters();
-  for (size_t i = 0; i < to.size(); ++i) to[i].value->copy_from_host(*from[i].value);
+  if (pinned_.bytes() == 0) return;
+  DeviceGuard guard(stage_gpu(to));
+  const cudaStream_t stream = to.front().value->stream();
+  if (uploading_) uploaded_.synchronize();  // the GPU is done reading the buffer
+  float* staged = pinned_.as<float>();
+  for (size_t i = 0; i < to.size(); ++i) {
+    assert(from[i].value->size() == to[i].value->size());
+    std::memcpy(staged, from[i].value->data(), static_cast<size_t>(to[i].value->bytes()));
+    PIPELAB_CUDA_CHECK(cudaMemcpyAsync(to[i].value->data(), staged,
+                                       static_cast<size_t>(to[i].value->bytes()),
+                                       cudaMemcpyHostToDevice, stream));
+    staged += to[i].value->size();
+  }
+  uploaded_.record(stream);
+  uploading_ = true;
 }
 
 }  // namespace pipelab::gpu

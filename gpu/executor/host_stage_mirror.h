@@ -5,13 +5,19 @@
 //   - async data parallelism: the ParameterServer pushes and pulls host
 //     Parameters (mirror.parameters()).
 // Host memory, not counted on any device (like the CPU backend's servers and
-// evaluation model). The copies wait for the device stage's stream.
+// evaluation model). Copies go through one pinned buffer holding the whole
+// stage, pinned at construction (so make every mirror before the run starts):
+// device-to-host copies are all queued and then waited for once;
+// host-to-device copies (an async data-parallel pull) are only queued, the
+// buffer being reused once the GPU has read it.
 #pragma once
 
 #include <vector>
 
 #include "core/nn/sequential.h"
+#include "gpu/device/cuda_handles.h"
 #include "gpu/layers/sequential.h"
+#include "gpu/memory/pinned_buffer.h"
 
 namespace pipelab::gpu {
 
@@ -25,16 +31,22 @@ class HostStageMirror {
   Sequential& stage() { return host_; }
   std::vector<Parameter> parameters() { return host_.parameters(); }
 
-  // Values (weights and biases), device to host.
+  // Values (weights and biases), device to host; waits for the stage's stream.
   void copy_values_from_device();
-  // Gradients, device to host.
+  // Gradients, device to host; waits for the stage's stream.
   void copy_gradients_from_device();
-  // Values, host to device (queued on the device stage's stream).
+  // Values, host to device, queued on the device stage's stream (no wait,
+  // unless the previous upload is still being read from the buffer).
   void copy_values_to_device();
 
  private:
+  void download(bool gradients);
+
   GpuSequential& device_;
   Sequential host_;
+  PinnedBuffer pinned_;  // every parameter's floats, in parameter order
+  CudaEvent uploaded_;   // recorded after the last host-to-device copy
+  bool uploading_ = false;
 };
 
 }  // namespace pipelab::gpu

@@ -9,8 +9,9 @@
 namespace pipelab::gpu {
 namespace {
 
-// Recalibrating costs a stream synchronisation; once a second keeps the drift
-// between the GPU's and the host's clocks to microseconds.
+// Re-anchoring costs a stream synchronisation; once a second keeps the
+// float milliseconds of cudaEventElapsedTime precise to well under a
+// microsecond and follows the drift between the GPU's and the host's clocks.
 constexpr std::chrono::seconds kRecalibrateEvery{1};
 
 }  // namespace
@@ -45,26 +46,31 @@ std::unique_ptr<EventTimer> OpTimings::take_timer() {
 void OpTimings::begin(cudaStream_t stream, const Op& op) {
   std::unique_ptr<EventTimer> timer = take_timer();
   timer->begin(stream, op);
-  open_.push_back(std::move(timer));
+  open_.push_back({std::move(timer), next_sequence_++});
 }
 
 void OpTimings::end(cudaStream_t stream, const Op& op, int64_t bytes) {
   assert(!open_.empty());
-  std::unique_ptr<EventTimer> timer = std::move(open_.back());
+  OpenOp open = std::move(open_.back());
   open_.pop_back();
-  timer->end(stream);
+  open.timer->end(stream);
   QueuedOp queued;
   queued.event.device = device_;
   queued.event.op = op;
   queued.event.bytes = bytes;
-  queued.timer = std::move(timer);
+  queued.timer = std::move(open.timer);
+  queued.stream = stream;
+  queued.begin_sequence = open.begin_sequence;
+  queued.end_sequence = next_sequence_++;
   queued_.push_back(std::move(queued));
   if (queued_.size() > kMaxQueuedOps) emit_front();
 }
 
 void OpTimings::emit_front() {
   QueuedOp& front = queued_.front();
-  const HostInterval interval = front.timer->resolve(*event_clock_);  // waits
+  const HostInterval interval =
+      monotonicity_.clamp(reinterpret_cast<uintptr_t>(front.stream), front.begin_sequence,
+                          front.end_sequence, front.timer->resolve(*event_clock_));  // waits
   front.event.t_begin = clock_.seconds_at(interval.begin);
   front.event.t_end = clock_.seconds_at(interval.end);
   recorder_.event(front.event);
@@ -81,18 +87,15 @@ void OpTimings::emit_all() {
   const auto now = std::chrono::steady_clock::now();
   if (open_.empty() && now - calibrated_at_ >= kRecalibrateEvery) {
     DeviceGuard guard(gpu_);
-    event_clock_->calibrate(calibration_stream_);
+    event_clock_->recalibrate(calibration_stream_);
     calibrated_at_ = std::chrono::steady_clock::now();
   }
 }
 
 void OpTimings::abandon() {
   // Each open op pushed an NVTX range on this (the issuing) thread: pop them.
-  for (auto& timer : open_) {
-    (void)timer;
-    nvtxRangePop();
-  }
-  for (auto& timer : open_) spare_.push_back(std::move(timer));
+  for (size_t i = 0; i < open_.size(); ++i) nvtxRangePop();
+  for (OpenOp& open : open_) spare_.push_back(std::move(open.timer));
   open_.clear();
   for (QueuedOp& queued : queued_) spare_.push_back(std::move(queued.timer));
   queued_.clear();

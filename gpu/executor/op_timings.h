@@ -8,7 +8,10 @@
 // hands those already done to the RunRecorder (without waiting) and
 // emit_all() waits for every one. Event times are mapped onto the host clock
 // with an EventClock (event_timer.h) and then onto the run's clock, so GPU
-// ops, host-side memory samples and step metrics share one time base.
+// ops, host-side memory samples and step metrics share one time base. The
+// times reported for one stream never go back: an op begins no earlier than
+// the previous op on its stream ended (StreamMonotonicity), whatever a
+// re-anchoring of the clock did between them.
 // At most kMaxQueuedOps ops wait: beyond that end() waits for the oldest,
 // which bounds how far the host runs ahead.
 #pragma once
@@ -55,9 +58,16 @@ class OpTimings {
   size_t queued() const { return queued_.size(); }
 
  private:
+  struct OpenOp {
+    std::unique_ptr<EventTimer> timer;
+    uint64_t begin_sequence = 0;
+  };
   struct QueuedOp {
     TraceEvent event;  // identity and bytes; times filled in when resolved
     std::unique_ptr<EventTimer> timer;
+    cudaStream_t stream = nullptr;
+    uint64_t begin_sequence = 0;
+    uint64_t end_sequence = 0;
   };
   std::unique_ptr<EventTimer> take_timer();
   void emit_front();
@@ -69,9 +79,11 @@ class OpTimings {
   RunRecorder& recorder_;
   std::unique_ptr<EventClock> event_clock_;
   std::chrono::steady_clock::time_point calibrated_at_;
-  std::vector<std::unique_ptr<EventTimer>> open_;   // begun, not ended (innermost last)
+  std::vector<OpenOp> open_;                        // begun, not ended (innermost last)
   std::deque<QueuedOp> queued_;                     // ended, not yet reported
   std::vector<std::unique_ptr<EventTimer>> spare_;  // for reuse
+  uint64_t next_sequence_ = 1;                      // of the events recorded, in issue order
+  StreamMonotonicity monotonicity_;
 };
 
 }  // namespace pipelab::gpu

@@ -8,6 +8,7 @@ VirtualDevice::VirtualDevice(int device_id, int gpu_index, GemmPrecision precisi
       gpu(gpu_index),
       context(std::make_unique<DeviceContext>(gpu_index, precision)),
       comm(gpu_index),
+      recv(gpu_index),
       mailbox(device_id, control) {}
 
 }  // namespace pipelab::gpu

@@ -5,6 +5,9 @@
 //   comm      its communication stream: sends and all-reduces run there,
 //             ordered against the compute stream with events, so transfers
 //             overlap computation
+//   recv      its receive stream: NCCL receives into it run there, so a
+//             receive never waits behind this device's own sends (an NCCL
+//             send holds its stream until the peer receives)
 //   mailbox   the messages sent to it, matched by tag (tagged_mailbox.h);
 //             each holds the tensor, already on this device, and the event
 //             after which its data is there
@@ -32,20 +35,23 @@ struct DeviceMessage {
 };
 
 struct VirtualDevice {
-  // Creates the context and the comm stream on `gpu` (throws CudaError when
-  // the GPU cannot be used) and the mailbox, which registers with `control`.
+  // Creates the context, the comm and receive streams on `gpu` (throws
+  // CudaError when the GPU cannot be used) and the mailbox, which registers
+  // with `control`.
   VirtualDevice(int device, int gpu, GemmPrecision precision, RunControl& control);
 
   int device = 0;
   int gpu = 0;
   std::unique_ptr<DeviceContext> context;
   CudaStream comm;
+  CudaStream recv;
   TaggedMailbox<DeviceMessage> mailbox;
 
   CachingAllocator& allocator() { return context->allocator(); }
   cudaStream_t compute_stream() const { return context->stream(); }
   StreamOnDevice compute_on_device() const { return {context->stream(), gpu}; }
   StreamOnDevice comm_on_device() const { return {comm.get(), gpu}; }
+  StreamOnDevice recv_on_device() const { return {recv.get(), gpu}; }
 };
 
 }  // namespace pipelab::gpu

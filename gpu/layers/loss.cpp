@@ -53,7 +53,7 @@ LossResult GpuLossResult::totals() const {
 }
 
 DeviceBuffer upload_labels(std::span<const int32_t> labels, int64_t batch, int64_t classes,
-                           CachingAllocator& allocator) {
+                           CachingAllocator& allocator, PinnedStaging* staging) {
   if (static_cast<int64_t>(labels.size()) != batch)
     throw std::invalid_argument("cross-entropy got " + std::to_string(labels.size()) +
                                 " labels for a batch of " + std::to_string(batch) +
@@ -64,6 +64,7 @@ DeviceBuffer upload_labels(std::span<const int32_t> labels, int64_t batch, int64
                                   " of sample " + std::to_string(r) + " is outside [0, " +
                                   std::to_string(classes) +
                                   "); the model's last width must cover every class");
+  if (staging) return staging->upload(labels, allocator, MemoryCategory::Workspace);
   DeviceBuffer buffer(batch * static_cast<int64_t>(sizeof(int32_t)), &allocator,
                       MemoryCategory::Workspace);
   if (batch > 0) {

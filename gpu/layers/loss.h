@@ -12,6 +12,7 @@
 #include "core/nn/loss.h"
 #include "gpu/memory/device_buffer.h"
 #include "gpu/memory/device_tensor.h"
+#include "gpu/memory/pinned_staging.h"
 
 namespace pipelab::gpu {
 
@@ -27,14 +28,17 @@ struct GpuLossResult {
 };
 
 // Checks the labels like the CPU loss (one per row, each in [0, classes); throws
-// std::invalid_argument otherwise) and copies them to the device (Workspace).
+// std::invalid_argument otherwise) and copies them to the device (Workspace):
+// through `staging`'s pinned buffers when given (the per-micro-batch path,
+// which must not stall the host thread), else straight from the host memory.
 DeviceBuffer upload_labels(std::span<const int32_t> labels, int64_t batch, int64_t classes,
-                           CachingAllocator& allocator);
+                           CachingAllocator& allocator, PinnedStaging* staging = nullptr);
 
 // Softmax cross-entropy over logits [batch, classes] and labels from upload_labels.
 GpuLossResult gpu_softmax_cross_entropy(const DeviceTensor& logits, const DeviceBuffer& labels,
                                         double scale, bool with_grad = true);
-// The same from host labels: checks and uploads them first.
+// The same from host labels: checks and uploads them first (pageable: for
+// tests and one-off losses; per micro-batch, use upload_labels with staging).
 GpuLossResult gpu_softmax_cross_entropy(const DeviceTensor& logits, std::span<const int32_t> labels,
                                         double scale, bool with_grad = true);
 // Mean squared error; throws std::invalid_argument when the shapes differ.

@@ -4,6 +4,8 @@
 
 #include "gpu/device/cuda_check.h"
 #include "gpu/device/device_guard.h"
+#include "gpu/device/event_pool.h"
+#include "gpu/memory/allocator_registry.h"
 #include "gpu/memory/out_of_memory.h"
 
 namespace pipelab::gpu {
@@ -32,17 +34,20 @@ bool event_done(cudaEvent_t event) {
 
 }  // namespace
 
-CachingAllocator::CachingAllocator(int gpu, cudaStream_t stream) : gpu_(gpu), stream_(stream) {}
+CachingAllocator::CachingAllocator(int gpu, cudaStream_t stream) : gpu_(gpu), stream_(stream) {
+  AllocatorRegistry::instance().add(this);
+}
 
 CachingAllocator::~CachingAllocator() {
+  AllocatorRegistry::instance().remove(this);  // first: no one empties us from here on
   assert(ledger_.current_total() == 0 && "a device tensor outlived its allocator");
   std::lock_guard<std::mutex> lock(mutex_);
   if (pool_.cached_blocks() == 0 && idle_pool_.cached_blocks() == 0 && fenced_.empty()) return;
   DeviceGuard guard(gpu_, DeviceGuard::NoThrow{});
   for (FencedBlock& block : fenced_) {
-    for (cudaEvent_t event : block.events) {
-      PIPELAB_CUDA_WARN(cudaEventSynchronize(event));
-      PIPELAB_CUDA_WARN(cudaEventDestroy(event));
+    for (const Fence& fence : block.fences) {
+      PIPELAB_CUDA_WARN(cudaEventSynchronize(fence.event));
+      EventPool::of_gpu(fence.gpu).release(fence.event);
     }
     PIPELAB_CUDA_WARN(cudaFree(block.data));
   }
@@ -52,22 +57,35 @@ CachingAllocator::~CachingAllocator() {
     PIPELAB_CUDA_WARN(cudaFree(block.data));
 }
 
-void* CachingAllocator::cuda_malloc_locked(int64_t block_bytes, int64_t bytes,
-                                           MemoryCategory category) {
+void* CachingAllocator::cuda_malloc(std::unique_lock<std::mutex>& lock, int64_t block_bytes,
+                                    int64_t bytes, MemoryCategory category) {
   void* data = nullptr;
   DeviceGuard guard(gpu_);
   cudaError_t status = cudaMalloc(&data, static_cast<size_t>(block_bytes));
   if (status == cudaErrorMemoryAllocation) {
-    // Give the cache back and try once more.
+    // Give back what every virtual device on this GPU caches (ours included)
+    // and try once more. Not under our lock: another allocator emptying the
+    // caches may be waiting for it.
     clear_out_of_memory_error();
-    empty_cache_locked();
+    lock.unlock();
+    AllocatorRegistry::instance().empty_caches(gpu_);
+    lock.lock();
     status = cudaMalloc(&data, static_cast<size_t>(block_bytes));
   }
   if (status == cudaErrorMemoryAllocation) {
     clear_out_of_memory_error();
     size_t free_bytes = 0, total_bytes = 0;
     PIPELAB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    throw GpuOutOfMemory(gpu_, bytes, category, static_cast<int64_t>(free_bytes));
+    OutOfMemoryReport report;
+    report.gpu = gpu_;
+    report.asked_bytes = bytes;
+    report.category = category;
+    report.free_bytes = static_cast<int64_t>(free_bytes);
+    report.counted_bytes = ledger_.current_total();
+    report.cached_bytes = cached_bytes_locked();
+    lock.unlock();  // usage() takes every allocator's lock, ours included
+    report.gpu_usage = AllocatorRegistry::instance().usage(gpu_);
+    throw GpuOutOfMemory(report);
   }
   PIPELAB_CUDA_CHECK(status);
   reserved_bytes_ += block_bytes;
@@ -78,14 +96,14 @@ void* CachingAllocator::cuda_malloc_locked(int64_t block_bytes, int64_t bytes,
 void* CachingAllocator::allocate(int64_t bytes, MemoryCategory category) {
   const int64_t block_bytes = block_size_for(bytes);
   if (block_bytes == 0) return nullptr;
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
   void* data = pool_.take(block_bytes);
   if (!data) {
     // An idle block is safe for stream() too.
     collect_fenced_locked();
     data = idle_pool_.take(block_bytes);
   }
-  if (!data) data = cuda_malloc_locked(block_bytes, bytes, category);
+  if (!data) data = cuda_malloc(lock, block_bytes, bytes, category);
   ledger_.add(category, bytes);
   return data;
 }
@@ -93,10 +111,10 @@ void* CachingAllocator::allocate(int64_t bytes, MemoryCategory category) {
 void* CachingAllocator::allocate_idle(int64_t bytes, MemoryCategory category) {
   const int64_t block_bytes = block_size_for(bytes);
   if (block_bytes == 0) return nullptr;
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
   collect_fenced_locked();
   void* data = idle_pool_.take(block_bytes);
-  if (!data) data = cuda_malloc_locked(block_bytes, bytes, category);
+  if (!data) data = cuda_malloc(lock, block_bytes, bytes, category);
   ledger_.add(category, bytes);
   return data;
 }
@@ -114,16 +132,16 @@ void CachingAllocator::release_fenced(void* data, int64_t bytes, MemoryCategory 
   FencedBlock block;
   block.data = data;
   block.block_bytes = block_size_for(bytes);
-  auto fence = [&](StreamOnDevice stream) {
+  auto record_fence = [&](StreamOnDevice stream) {
+    EventPool& pool = EventPool::of_gpu(stream.device);
+    const Fence fence{pool.acquire(), stream.device};
+    block.fences.push_back(fence);
     DeviceGuard guard(stream.device);
-    cudaEvent_t event = nullptr;
-    PIPELAB_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-    block.events.push_back(event);
-    PIPELAB_CUDA_CHECK(cudaEventRecord(event, stream.stream));
+    PIPELAB_CUDA_CHECK(cudaEventRecord(fence.event, stream.stream));
   };
-  fence({stream_, gpu_});
+  record_fence({stream_, gpu_});
   for (const StreamOnDevice& stream : streams)
-    if (!(stream == StreamOnDevice{stream_, gpu_})) fence(stream);
+    if (!(stream == StreamOnDevice{stream_, gpu_})) record_fence(stream);
   std::lock_guard<std::mutex> lock(mutex_);
   ledger_.remove(category, bytes);
   fenced_bytes_ += block.block_bytes;
@@ -135,12 +153,12 @@ void CachingAllocator::collect_fenced_locked() {
   for (size_t i = 0; i < fenced_.size();) {
     FencedBlock& block = fenced_[i];
     bool done = true;
-    for (cudaEvent_t event : block.events) done = done && event_done(event);
+    for (const Fence& fence : block.fences) done = done && event_done(fence.event);
     if (!done) {
       ++i;
       continue;
     }
-    for (cudaEvent_t event : block.events) PIPELAB_CUDA_CHECK(cudaEventDestroy(event));
+    for (const Fence& fence : block.fences) EventPool::of_gpu(fence.gpu).release(fence.event);
     idle_pool_.put(block.data, block.block_bytes);
     fenced_bytes_ -= block.block_bytes;
     fenced_[i] = std::move(fenced_.back());
@@ -150,7 +168,7 @@ void CachingAllocator::collect_fenced_locked() {
 
 void CachingAllocator::wait_for_fenced_locked() {
   for (FencedBlock& block : fenced_)
-    for (cudaEvent_t event : block.events) PIPELAB_CUDA_CHECK(cudaEventSynchronize(event));
+    for (const Fence& fence : block.fences) PIPELAB_CUDA_CHECK(cudaEventSynchronize(fence.event));
   collect_fenced_locked();
   assert(fenced_.empty());
 }
@@ -202,6 +220,10 @@ int64_t CachingAllocator::peak_reserved_bytes() const {
 
 int64_t CachingAllocator::cached_bytes() const {
   std::lock_guard<std::mutex> lock(mutex_);
+  return cached_bytes_locked();
+}
+
+int64_t CachingAllocator::cached_bytes_locked() const {
   return pool_.cached_bytes() + idle_pool_.cached_bytes() + fenced_bytes_;
 }
 
@@ -233,7 +255,7 @@ DeviceMemoryInfo CachingAllocator::memory_info() const {
   std::lock_guard<std::mutex> lock(mutex_);
   info.counted_bytes = ledger_.current_total();
   info.reserved_bytes = reserved_bytes_;
-  info.cached_bytes = pool_.cached_bytes() + idle_pool_.cached_bytes() + fenced_bytes_;
+  info.cached_bytes = cached_bytes_locked();
   return info;
 }
 

@@ -13,16 +13,21 @@
 // or writing a message another device reads) is released fenced: the buffer
 // lists those streams (DeviceBuffer::record_stream), an event is recorded on
 // each of them and on stream() when it dies, and the block is reused only once
-// every event has completed (the host polls; no stream waits). Such a block
+// every event has completed (the host polls; no stream waits; the events come
+// from each GPU's EventPool and go back to it). Such a block
 // is then idle: no stream uses it, so allocate_idle() hands it to a buffer any
 // stream may write at once (PyTorch's recordStream, in short).
 //
-// A request that cudaMalloc cannot satisfy first empties the cache and retries;
-// if it still fails it throws GpuOutOfMemory naming the bytes asked, the
-// category, the device and the bytes free. Nothing here aborts.
+// A request that cudaMalloc cannot satisfy first empties the cache of every
+// allocator on the GPU (other virtual devices on it may hold what this one
+// needs; allocator_registry.h) and retries; if it still fails it throws
+// GpuOutOfMemory naming the bytes asked, the category, the GPU, the bytes
+// free, and what this and the other allocators on the GPU count and hold.
+// Nothing here aborts.
 //
 // Thread-safe. Constructing one makes no CUDA call (a CUDA build must start on a
-// machine without a GPU); the first allocation does.
+// machine without a GPU); the first allocation does. Every allocator is listed
+// in the AllocatorRegistry from construction to destruction.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -97,14 +102,23 @@ class CachingAllocator {
   DeviceMemoryInfo memory_info() const;
 
  private:
+  // An event (from its GPU's EventPool) recorded on a stream that used a block.
+  struct Fence {
+    cudaEvent_t event = nullptr;
+    int gpu = 0;
+  };
   // A freed block waiting for the events of the streams that used it.
   struct FencedBlock {
     void* data = nullptr;
     int64_t block_bytes = 0;
-    std::vector<cudaEvent_t> events;
+    std::vector<Fence> fences;
   };
   void empty_cache_locked();
-  void* cuda_malloc_locked(int64_t block_bytes, int64_t bytes, MemoryCategory category);
+  int64_t cached_bytes_locked() const;
+  // cudaMalloc under `lock`; on failure empties every cache on the GPU, which
+  // releases `lock` for a while (other allocators may be waiting for it).
+  void* cuda_malloc(std::unique_lock<std::mutex>& lock, int64_t block_bytes, int64_t bytes,
+                    MemoryCategory category);
   // Moves fenced blocks whose events have all completed to the idle pool.
   void collect_fenced_locked();
   void wait_for_fenced_locked();

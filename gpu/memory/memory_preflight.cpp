@@ -8,6 +8,8 @@
 #include "core/plan/stage_profile.h"
 #include "core/schedule/lowering.h"
 #include "core/sim/simulator.h"
+#include "gpu/comm/comm_world.h"
+#include "gpu/comm/message_routes.h"
 #include "gpu/executor/device_mapping.h"
 #include "gpu/memory/out_of_memory.h"
 
@@ -17,11 +19,18 @@ std::string device_profile_name_for_gpu(const std::string& gpu_name) {
   return gpu_name.find("H100") != std::string::npos ? "h100" : "h200";
 }
 
+namespace {
+
+std::vector<StageProfile> stage_profiles(const Experiment& experiment) {
+  return profile_stages(experiment.model, experiment.parallel, microbatch_size(experiment));
+}
+
+}  // namespace
+
 std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
                                            const DeviceProfile& profile, int64_t workspace_bytes) {
   const ParallelPlan& plan = experiment.parallel;
-  const std::vector<StageProfile> profiles =
-      profile_stages(experiment.model, plan, microbatch_size(experiment));
+  const std::vector<StageProfile> profiles = stage_profiles(experiment);
   const Schedule schedule = build_schedule(plan, profiles);
   const CostModel cost =
       CostModel::from_profiles(profiles, profile, optimizer_slots(experiment.training.optimizer));
@@ -42,19 +51,42 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
         staging = std::max(staging, profiles[static_cast<size_t>(chunk * plan.pp + rank)].params *
                                         static_cast<int64_t>(sizeof(float)));
     }
-    needed[static_cast<size_t>(d)] =
-        peak + workspace_bytes + staging + peak * kEstimateMarginPercent / 100;
+    needed[static_cast<size_t>(d)] = peak + workspace_bytes + kCublasHandleBytes + staging +
+                                     peak * (kEstimateMarginPercent + kCacheOverheadPercent) / 100;
   }
   return needed;
 }
 
+std::vector<int64_t> estimate_nccl_bytes_per_gpu(const Experiment& experiment,
+                                                 const std::vector<int>& gpu_of_device, int gpus) {
+  std::vector<int64_t> bytes(static_cast<size_t>(gpus), 0);
+  if (!kHaveNccl) return bytes;
+  const ParallelPlan& plan = experiment.parallel;
+  std::vector<std::vector<int>> device_groups;
+  for (const auto& [a, b] : message_links(build_schedule(plan, stage_profiles(experiment))))
+    device_groups.push_back({a, b});
+  const CollectiveGroups collectives = collective_groups(plan);
+  for (const auto* groups : {&collectives.data_parallel, &collectives.tensor_parallel})
+    device_groups.insert(device_groups.end(), groups->begin(), groups->end());
+  const std::vector<int> communicators =
+      nccl_communicators_per_gpu(nccl_gpu_sets(device_groups, gpu_of_device), gpus);
+  for (int gpu = 0; gpu < gpus; ++gpu)
+    bytes[static_cast<size_t>(gpu)] = communicators[static_cast<size_t>(gpu)] * kNcclCommunicatorBytes;
+  return bytes;
+}
+
 std::vector<GpuShortfall> find_memory_shortfalls(const std::vector<int64_t>& needed_per_device,
                                                  const std::vector<int>& gpu_of_device,
-                                                 const std::vector<int64_t>& free_per_gpu) {
+                                                 const std::vector<int64_t>& free_per_gpu,
+                                                 const std::vector<int64_t>& nccl_per_gpu) {
   if (needed_per_device.size() != gpu_of_device.size())
     throw std::invalid_argument("memory check: " + std::to_string(needed_per_device.size()) +
                                 " estimates for " + std::to_string(gpu_of_device.size()) +
                                 " virtual devices");
+  if (!nccl_per_gpu.empty() && nccl_per_gpu.size() != free_per_gpu.size())
+    throw std::invalid_argument("memory check: NCCL bytes for " +
+                                std::to_string(nccl_per_gpu.size()) + " GPUs, free bytes for " +
+                                std::to_string(free_per_gpu.size()));
   std::vector<GpuShortfall> shortfalls;
   for (int gpu = 0; gpu < static_cast<int>(free_per_gpu.size()); ++gpu) {
     GpuShortfall candidate;
@@ -63,6 +95,8 @@ std::vector<GpuShortfall> find_memory_shortfalls(const std::vector<int64_t>& nee
     candidate.free_bytes = free_per_gpu[static_cast<size_t>(gpu)];
     for (int device : candidate.devices)
       candidate.needed_bytes += needed_per_device[static_cast<size_t>(device)];
+    if (!nccl_per_gpu.empty()) candidate.nccl_bytes = nccl_per_gpu[static_cast<size_t>(gpu)];
+    candidate.needed_bytes += candidate.nccl_bytes;
     if (!candidate.devices.empty() && candidate.needed_bytes > candidate.free_bytes)
       shortfalls.push_back(std::move(candidate));
   }
@@ -79,15 +113,20 @@ std::string memory_shortfall_message(const std::vector<GpuShortfall>& shortfalls
     text += "GPU " + std::to_string(shortfall.gpu) + " (virtual device" +
             (shortfall.devices.size() == 1 ? " " : "s ") + device_list_text(shortfall.devices) +
             ") needs " + format_bytes(shortfall.needed_bytes);
+    std::string details;
     if (shortfall.devices.size() > 1) {
       int largest = shortfall.devices.front();
       for (int device : shortfall.devices)
         if (needed_per_device[static_cast<size_t>(device)] >
             needed_per_device[static_cast<size_t>(largest)])
           largest = device;
-      text += " (the largest, device " + std::to_string(largest) + ", " +
-              format_bytes(needed_per_device[static_cast<size_t>(largest)]) + ")";
+      details = "the largest, device " + std::to_string(largest) + ", " +
+                format_bytes(needed_per_device[static_cast<size_t>(largest)]);
     }
+    if (shortfall.nccl_bytes > 0)
+      details += (details.empty() ? "" : "; ") + std::string("NCCL ") +
+                 format_bytes(shortfall.nccl_bytes);
+    if (!details.empty()) text += " (" + details + ")";
     text += " but has " + format_bytes(shortfall.free_bytes) + " free";
   }
   text +=

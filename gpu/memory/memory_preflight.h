@@ -10,10 +10,24 @@
 //   gradients, optimizer state, activations in flight, stashed weights,
 //   messages), run on the GPU's device profile (h100 or h200)
 //   + its fixed workspace (the cuBLAS workspace of its DeviceContext)
+//   + kCublasHandleBytes for its cuBLAS handle
 //   + the data-parallel all-reduce's staging buffer (its gradients' bytes,
 //     under synchronous data parallelism: the simulator does not model it)
 //   + a margin of kEstimateMarginPercent percent of the simulated peak
-//     (loss buffers, labels, allocation rounding).
+//     (loss buffers, labels, allocation rounding)
+//   + kCacheOverheadPercent percent of the simulated peak for blocks its
+//     caching allocator holds but does not count.
+// and each GPU adds kNcclCommunicatorBytes per NCCL communicator it takes part
+// in (estimate_nccl_bytes_per_gpu). The CUDA context itself is already gone
+// from the free bytes measured (query_gpus() creates it before measuring).
+//
+// These allowances are assumptions, not measurements (the backend has not
+// run on a GPU yet); each errs high, and an allocation that still fails
+// first empties every cache on its GPU and retries (allocator_registry.h).
+// Measure them on a GPU (cudaMemGetInfo around cublasCreate, around NCCL's
+// first transfer, and the allocators' reserved against counted bytes at the
+// end of a run) and tighten them.
+//
 // Everything here is host arithmetic, no CUDA calls: host tests check it.
 #pragma once
 
@@ -28,6 +42,25 @@ namespace pipelab::gpu {
 
 inline constexpr int64_t kEstimateMarginPercent = 5;
 
+// cuBLAS: the handle's own device memory (its 32 MiB workspace comes from our
+// allocator and is counted as Workspace). A few MiB in practice; allow 8.
+inline constexpr int64_t kCublasHandleBytes = int64_t{8} << 20;
+
+// The caching allocator reuses a freed block only for requests of its size
+// class (512-byte granularity) and keeps blocks that comm streams used until
+// those streams pass them, so what it reserves exceeds what it counts: the
+// classes that peak at different times (forward activations, backward
+// gradients, messages) are all held. Allow 10 % of the peak.
+inline constexpr int64_t kCacheOverheadPercent = 10;
+
+// NCCL, per communicator and GPU: its buffers, one per channel, peer and
+// protocol (the Simple protocol's is NCCL_BUFFSIZE, 4 MiB by default, LL128's
+// about as large), over up to 16-32 channels between NVLink GPUs, plus its
+// work queues. Allow 256 MiB. (NCCL connects lazily, so a communicator that
+// never carries traffic, like the world the others are split from, holds far
+// less; it is counted all the same.)
+inline constexpr int64_t kNcclCommunicatorBytes = int64_t{256} << 20;
+
 // The simulator's profile for a GPU model name: "h100" for an H100, "h200"
 // otherwise (the closest profile to any recent data-centre GPU).
 std::string device_profile_name_for_gpu(const std::string& gpu_name);
@@ -39,24 +72,34 @@ std::string device_profile_name_for_gpu(const std::string& gpu_name);
 std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
                                            const DeviceProfile& profile, int64_t workspace_bytes);
 
+// NCCL's bytes on each of `gpus` GPUs: kNcclCommunicatorBytes per
+// communicator it takes part in (comm_world.h: one per GPU set of the run's
+// message links and all-reduce groups, plus the world). Zeros without NCCL.
+std::vector<int64_t> estimate_nccl_bytes_per_gpu(const Experiment& experiment,
+                                                 const std::vector<int>& gpu_of_device, int gpus);
+
 // A GPU whose virtual devices need more than it has free.
 struct GpuShortfall {
   int gpu = 0;
   std::vector<int> devices;  // the virtual devices mapped onto it
-  int64_t needed_bytes = 0;  // their estimates, summed
+  int64_t needed_bytes = 0;  // their estimates, summed, plus the GPU's NCCL bytes
+  int64_t nccl_bytes = 0;    // of which NCCL's
   int64_t free_bytes = 0;
 };
 
-// Every GPU where the estimates of its virtual devices add up to more than
-// its free bytes. needed_per_device and gpu_of_device have one entry per
-// virtual device; free_per_gpu one per GPU.
+// Every GPU where the estimates of its virtual devices and its NCCL bytes add
+// up to more than its free bytes. needed_per_device and gpu_of_device have one
+// entry per virtual device; free_per_gpu and nccl_per_gpu one per GPU
+// (nccl_per_gpu may be empty: none).
 std::vector<GpuShortfall> find_memory_shortfalls(const std::vector<int64_t>& needed_per_device,
                                                  const std::vector<int>& gpu_of_device,
-                                                 const std::vector<int64_t>& free_per_gpu);
+                                                 const std::vector<int64_t>& free_per_gpu,
+                                                 const std::vector<int64_t>& nccl_per_gpu = {});
 
 // One line for the user, e.g.
 //   "the split does not fit in GPU memory: GPU 0 (virtual devices 0-3) needs
-//   160.2 GiB (the largest, device 0, 41.0 GiB) but has 139.5 GiB free; use
+//   160.2 GiB (the largest, device 0, 41.0 GiB; NCCL 512.0 MiB) but has
+//   139.5 GiB free; use
 //   more pipeline stages (parallel.pp) or tensor shards (parallel.tp),
 //   parallel.recompute = true, a schedule with fewer micro-batches in flight
 //   (1f1b rather than gpipe), a smaller batch or model, or backend.type = cpu"

@@ -19,22 +19,23 @@ std::string format_bytes(int64_t bytes) {
   return text;
 }
 
-std::string out_of_memory_message(int device, int64_t asked_bytes, MemoryCategory category,
-                                  int64_t free_bytes) {
+std::string out_of_memory_message(const OutOfMemoryReport& report) {
   // "optimizer_state" reads better as "optimizer state" in a sentence.
-  std::string what = memory_category_name(category);
+  std::string what = memory_category_name(report.category);
   std::replace(what.begin(), what.end(), '_', ' ');
-  return "out of GPU memory on device " + std::to_string(device) + ": asked " +
-         format_bytes(asked_bytes) + " for " + what + ", " + format_bytes(free_bytes) +
-         " free; use fewer micro-batches in flight, recompute, or more pipeline stages";
+  std::string text = "out of GPU memory on GPU " + std::to_string(report.gpu) + ": asked " +
+                     format_bytes(report.asked_bytes) + " for " + what + ", " +
+                     format_bytes(report.free_bytes) + " free; this device counts " +
+                     format_bytes(report.counted_bytes) + " in use and holds " +
+                     format_bytes(report.cached_bytes) + " cached";
+  if (report.gpu_usage.allocators > 1)
+    text += "; the " + std::to_string(report.gpu_usage.allocators) + " virtual devices on GPU " +
+            std::to_string(report.gpu) + " count " + format_bytes(report.gpu_usage.counted_bytes) +
+            " and hold " + format_bytes(report.gpu_usage.cached_bytes);
+  return text + "; use fewer micro-batches in flight, recompute, or more pipeline stages";
 }
 
-GpuOutOfMemory::GpuOutOfMemory(int device, int64_t asked_bytes, MemoryCategory category,
-                               int64_t free_bytes)
-    : std::runtime_error(out_of_memory_message(device, asked_bytes, category, free_bytes)),
-      device_(device),
-      asked_bytes_(asked_bytes),
-      category_(category),
-      free_bytes_(free_bytes) {}
+GpuOutOfMemory::GpuOutOfMemory(const OutOfMemoryReport& report)
+    : std::runtime_error(out_of_memory_message(report)), report_(report) {}
 
 }  // namespace pipelab::gpu

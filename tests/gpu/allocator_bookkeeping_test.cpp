@@ -1,16 +1,18 @@
 // Host-only checks of the caching allocator's bookkeeping (size classes, the
-// free-block pool, per-category accounting) and of the out-of-memory message:
-// none of them needs a GPU.
+// free-block pool, per-category accounting, the per-GPU registry) and of the
+// out-of-memory message: none of them needs a GPU.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <set>
 #include <vector>
 
+#include "gpu/memory/allocator_registry.h"
 #include "gpu/memory/block_pool.h"
 #include "gpu/memory/caching_allocator.h"
 #include "gpu/memory/memory_ledger.h"
 #include "gpu/memory/out_of_memory.h"
+#include "gpu/memory/pinned_staging.h"
 
 namespace pipelab::gpu {
 namespace {
@@ -111,15 +113,38 @@ TEST(MemoryLedgerTest, ZeroByteChangesAreNotSampled) {
   EXPECT_EQ(calls, 0);
 }
 
-TEST(OutOfMemoryTest, MessageNamesBytesCategoryDeviceAndFreeMemory) {
-  const int64_t free_bytes = static_cast<int64_t>(12.3 * static_cast<double>(kGiB));
-  EXPECT_EQ(out_of_memory_message(0, 80 * kGiB, MemoryCategory::Activations, free_bytes),
-            "out of GPU memory on device 0: asked 80.0 GiB for activations, 12.3 GiB free; use "
-            "fewer micro-batches in flight, recompute, or more pipeline stages");
-  const GpuOutOfMemory error(3, 5 * kGiB, MemoryCategory::OptimizerState, kGiB / 2);
-  EXPECT_EQ(std::string(error.what()),
-            "out of GPU memory on device 3: asked 5.0 GiB for optimizer state, 512.0 MiB free; "
-            "use fewer micro-batches in flight, recompute, or more pipeline stages");
+TEST(OutOfMemoryTest, MessageNamesBytesCategoryGpuFreeCountedAndCachedMemory) {
+  OutOfMemoryReport report{.gpu = 0,
+                           .asked_bytes = 80 * kGiB,
+                           .category = MemoryCategory::Activations,
+                           .free_bytes = static_cast<int64_t>(12.3 * static_cast<double>(kGiB)),
+                           .counted_bytes = 20 * kGiB,
+                           .cached_bytes = 0,
+                           .gpu_usage = {1, 20 * kGiB, 0}};
+  // Alone on its GPU: nothing about other virtual devices.
+  EXPECT_EQ(out_of_memory_message(report),
+            "out of GPU memory on GPU 0: asked 80.0 GiB for activations, 12.3 GiB free; this "
+            "device counts 20.0 GiB in use and holds 0 B cached; use fewer micro-batches in "
+            "flight, recompute, or more pipeline stages");
+  // Sharing the GPU: what all of its virtual devices count and hold.
+  report.cached_bytes = int64_t{3} << 20;
+  report.gpu_usage = {4, 60 * kGiB, int64_t{5} << 20};
+  EXPECT_EQ(out_of_memory_message(report),
+            "out of GPU memory on GPU 0: asked 80.0 GiB for activations, 12.3 GiB free; this "
+            "device counts 20.0 GiB in use and holds 3.0 MiB cached; the 4 virtual devices on "
+            "GPU 0 count 60.0 GiB and hold 5.0 MiB; use fewer micro-batches in flight, "
+            "recompute, or more pipeline stages");
+
+  const GpuOutOfMemory error({.gpu = 3,
+                              .asked_bytes = 5 * kGiB,
+                              .category = MemoryCategory::OptimizerState,
+                              .free_bytes = kGiB / 2,
+                              .gpu_usage = {1, 0, 0}});
+  EXPECT_EQ(std::string(error.what()).rfind("out of GPU memory on GPU 3: asked 5.0 GiB for "
+                                            "optimizer state, 512.0 MiB free; ",
+                                            0),
+            0u)
+      << error.what();
   EXPECT_EQ(error.device(), 3);
   EXPECT_EQ(error.asked_bytes(), 5 * kGiB);
   EXPECT_EQ(error.category(), MemoryCategory::OptimizerState);
@@ -146,6 +171,38 @@ TEST(CachingAllocatorTest, ConstructionTouchesNoDriver) {
   EXPECT_EQ(allocator.cached_bytes(), 0);
   EXPECT_EQ(allocator.allocate(0, MemoryCategory::Weights), nullptr);
   allocator.empty_cache();  // nothing cached: no CUDA call
+}
+
+// Pinned staging sized for a micro-batch: its largest upload, inputs, labels
+// (an int32 a row) or targets. Sized without a GPU; pinning is at construction.
+TEST(PinnedStagingTest, SlotsHoldAMicroBatchsLargestUpload) {
+  EXPECT_EQ(microbatch_staging_bytes(64, 784, 10), 64 * 784 * 4);  // MNIST inputs
+  EXPECT_EQ(microbatch_staging_bytes(64, 2, 10), 64 * 10 * 4);     // one-hot targets
+  EXPECT_EQ(microbatch_staging_bytes(64, 0, 0), 64 * 4);           // labels only
+  EXPECT_EQ(microbatch_staging_bytes(0, 784, 10), 0);
+  // Nothing reserved: no CUDA call, so this runs without a GPU.
+  const PinnedStaging lazy(0);
+  EXPECT_EQ(lazy.slot_bytes(), 0);
+  const PinnedBuffer empty;
+  EXPECT_EQ(empty.data(), nullptr);
+  EXPECT_EQ(empty.bytes(), 0);
+}
+
+// The registry lists every allocator by GPU from construction to destruction,
+// so an out-of-memory on one virtual device can empty its neighbours' caches.
+TEST(AllocatorRegistryTest, ListsTheAllocatorsOfEachGpu) {
+  AllocatorRegistry& registry = AllocatorRegistry::instance();
+  const int before_on_7 = registry.usage(7).allocators;
+  {
+    CachingAllocator a(7, nullptr), b(7, nullptr), c(8, nullptr);
+    const GpuAllocatorUsage on_7 = registry.usage(7);
+    EXPECT_EQ(on_7.allocators, before_on_7 + 2);
+    EXPECT_EQ(on_7.counted_bytes, 0);
+    EXPECT_EQ(on_7.cached_bytes, 0);
+    EXPECT_GE(registry.usage(8).allocators, 1);
+    registry.empty_caches(7);  // nothing cached anywhere: no CUDA call
+  }
+  EXPECT_EQ(registry.usage(7).allocators, before_on_7);
 }
 
 }  // namespace

@@ -2,18 +2,16 @@
 // between two GPUs (skipped without a GPU, or with fewer than two for NCCL).
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <memory>
 #include <thread>
 #include <vector>
 
+#include "gpu/comm/comm_world.h"
+#include "gpu/comm/same_gpu_comm.h"
 #include "gpu/device/device_context.h"
 #include "gpu/device/device_query.h"
-#include "gpu/comm/same_gpu_comm.h"
 #include "gpu_test_support.h"
-
-#ifdef PIPELAB_HAVE_NCCL
-#include "gpu/comm/nccl_comm.h"
-#endif
 
 namespace pipelab::gpu {
 namespace {
@@ -67,6 +65,22 @@ TEST(SameGpuCommTest, AllReduceAcrossTwoGpusWithoutNccl) {
 
 #ifdef PIPELAB_HAVE_NCCL
 
+// An all-reduce of a two-rank group from one thread: each rank gets a + b.
+void expect_all_reduce_sums(const NcclGroup& group, DeviceContext& rank0, DeviceContext& rank1,
+                            uint64_t seed) {
+  const std::vector<float> a = testing::random_values(1000, seed),
+                           b = testing::random_values(1000, seed + 1);
+  DeviceTensor ta = DeviceTensor::from_values(10, 100, a, &rank0.allocator());
+  DeviceTensor tb = DeviceTensor::from_values(10, 100, b, &rank1.allocator());
+  std::vector<DeviceTensor*> tensors = {&ta, &tb};
+  std::vector<cudaStream_t> streams = {rank0.stream(), rank1.stream()};
+  group.all_reduce_sum_all(tensors, streams);
+  std::vector<float> expected(1000);
+  for (size_t k = 0; k < expected.size(); ++k) expected[k] = a[k] + b[k];
+  EXPECT_EQ(ta.to_vector(), expected);
+  EXPECT_EQ(tb.to_vector(), expected);
+}
+
 TEST(NcclCommTest, RefusesTwoRanksOnOneGpu) {
   // Checked before NCCL is called, so this needs no GPU.
   EXPECT_THROW(NcclGroup({0, 0}), std::invalid_argument);
@@ -81,17 +95,7 @@ TEST(NcclCommTest, AllReduceAndSendRecvBetweenTwoGpus) {
   ASSERT_EQ(group.size(), 2);
 
   // All-reduce from one thread (grouped).
-  const std::vector<float> a = testing::random_values(1000, 80),
-                           b = testing::random_values(1000, 81);
-  DeviceTensor ta = DeviceTensor::from_values(10, 100, a, &first.allocator());
-  DeviceTensor tb = DeviceTensor::from_values(10, 100, b, &second.allocator());
-  std::vector<DeviceTensor*> tensors = {&ta, &tb};
-  std::vector<cudaStream_t> streams = {first.stream(), second.stream()};
-  group.all_reduce_sum_all(tensors, streams);
-  std::vector<float> expected(1000);
-  for (size_t k = 0; k < expected.size(); ++k) expected[k] = a[k] + b[k];
-  EXPECT_EQ(ta.to_vector(), expected);
-  EXPECT_EQ(tb.to_vector(), expected);
+  expect_all_reduce_sums(group, first, second, 80);
 
   // Each rank driven by its own thread: an exchange (both send and receive at
   // once, grouped), then an all-reduce.
@@ -120,6 +124,48 @@ TEST(NcclCommTest, AllReduceAndSendRecvBetweenTwoGpus) {
   for (size_t k = 0; k < sum.size(); ++k) sum[k] += other[k];
   EXPECT_EQ(reduced[0], sum);
   EXPECT_EQ(reduced[1], sum);
+}
+
+TEST(NcclCommTest, GroupsAreSplitFromOneWorldAndCachedPerGpuSet) {
+  PIPELAB_REQUIRE_GPUS(2);
+  CommWorld world({1, 0});
+  const NcclGroup& pair = world.group({1, 0});
+  EXPECT_EQ(&world.group({0, 1}), &pair);  // one communicator per GPU set
+  EXPECT_EQ(world.communicators(), 1);     // both GPUs: the world itself
+  EXPECT_EQ(pair.rank_of(0), 0);
+  EXPECT_EQ(pair.rank_of(1), 1);
+  EXPECT_EQ(pair.rank_of(7), -1);
+  EXPECT_THROW(world.group({0, 7}), std::invalid_argument);
+}
+
+TEST(NcclCommTest, ASplitGroupSumsOverItsGpusOnly) {
+  PIPELAB_REQUIRE_GPUS(3);
+  const NcclGroup world({0, 1, 2});
+  const NcclGroup split(world, {2, 0});  // ranks in the order given
+  ASSERT_EQ(split.size(), 2);
+  EXPECT_EQ(split.rank_of(2), 0);
+  EXPECT_EQ(split.rank_of(0), 1);
+  DeviceContext on_2(2), on_0(0);
+  expect_all_reduce_sums(split, on_2, on_0, 82);
+  EXPECT_THROW(NcclGroup(world, {0, 5}), std::invalid_argument);
+}
+
+TEST(NcclCommTest, AbortReleasesAStreamWaitingForAPeerThatNeverSends) {
+  PIPELAB_REQUIRE_GPUS(2);
+  DeviceContext first(0), second(1);
+  NcclGroup group({0, 1});
+  DeviceTensor outgoing(8, 8, &first.allocator()), incoming(8, 8, &second.allocator());
+  // One full transfer first, so the connection exists and the lone receive
+  // below only waits on the GPU, not in its launch.
+  group.transfer(0, outgoing, first.stream(), 1, incoming, second.stream());
+  second.synchronize();
+  group.recv(1, incoming, 0, second.stream());  // no send will ever match it
+  group.abort();
+  // The receive's kernel gave up: the stream drains instead of hanging
+  // (returning at all is the check; what the abandoned kernel left is moot).
+  (void)cudaStreamSynchronize(second.stream());
+  (void)cudaGetLastError();
+  EXPECT_TRUE(group.aborted());
 }
 
 #endif  // PIPELAB_HAVE_NCCL

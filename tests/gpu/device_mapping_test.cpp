@@ -62,5 +62,22 @@ TEST(DeviceMappingTest, ListsAndDescribesTheMapping) {
   EXPECT_EQ(describe_mapping({0}), "1 virtual device on 1 GPU: device 0 on GPU 0");
 }
 
+TEST(DeviceMappingTest, CollectiveGroupsFollowTheGrid) {
+  ParallelPlan plan;
+  plan.dp = 2;
+  plan.pp = 2;
+  plan.tp = 2;  // devices: replica-major, then pipeline rank, then shard
+  const CollectiveGroups groups = collective_groups(plan);
+  EXPECT_EQ(groups.data_parallel,
+            (std::vector<std::vector<int>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}}));
+  EXPECT_EQ(groups.tensor_parallel,
+            (std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}, {6, 7}}));
+  // Parameter servers replace the data-parallel all-reduce; one device needs none.
+  plan.update = UpdateMode::Async;
+  EXPECT_TRUE(collective_groups(plan).data_parallel.empty());
+  EXPECT_TRUE(collective_groups(ParallelPlan{}).data_parallel.empty());
+  EXPECT_TRUE(collective_groups(ParallelPlan{}).tensor_parallel.empty());
+}
+
 }  // namespace
 }  // namespace pipelab::gpu

@@ -8,7 +8,9 @@
 #include "gpu/memory/caching_allocator.h"
 #include "gpu/device/device_context.h"
 #include "gpu/memory/device_tensor.h"
+#include "gpu/device/cuda_check.h"
 #include "gpu/memory/out_of_memory.h"
+#include "gpu/memory/pinned_staging.h"
 #include "gpu_test_support.h"
 
 namespace pipelab::gpu {
@@ -88,6 +90,35 @@ TEST_F(DeviceTensorTest, ClonesOntoAnotherVirtualDeviceOfTheSameGpu) {
   EXPECT_EQ(other.allocator().current_total(), before);
 }
 
+TEST_F(DeviceTensorTest, PinnedStagingUploadsTensorsTargetsAndLabels) {
+  // Slots pinned up front for 8-row micro-batches of 5 inputs or 3 targets.
+  PinnedStaging staging(0, microbatch_staging_bytes(8, 5, 3));
+  EXPECT_EQ(staging.slot_bytes(), 8 * 5 * 4);
+  // More uploads than slots: each slot is reused once its copy is done.
+  for (int i = 0; i < 3 * PinnedStaging::kSlots; ++i) {
+    const std::vector<float> inputs = testing::random_values(8 * 5, 100 + i);
+    const DeviceTensor a = staging.upload(Tensor::from_values(8, 5, inputs), *allocator(),
+                                          MemoryCategory::Activations);
+    EXPECT_EQ(a.to_vector(), inputs);
+    const std::vector<float> targets = testing::random_values(8 * 3, 200 + i);
+    const DeviceTensor t =
+        staging.upload(targets.data(), 8, 3, *allocator(), MemoryCategory::Workspace);
+    EXPECT_EQ(t.to_vector(), targets);
+  }
+  const std::vector<int32_t> labels = {3, 1, 4, 1, 5, 9, 2, 6};
+  const DeviceBuffer device_labels = staging.upload(labels, *allocator(), MemoryCategory::Workspace);
+  std::vector<int32_t> back(labels.size());
+  PIPELAB_CUDA_CHECK(cudaMemcpy(back.data(), device_labels.data(), labels.size() * 4,
+                                cudaMemcpyDeviceToHost));
+  EXPECT_EQ(back, labels);
+  // A larger upload than reserved still works (its slot is pinned again).
+  const std::vector<float> big = testing::random_values(64 * 64, 300);
+  EXPECT_EQ(staging.upload(Tensor::from_values(64, 64, big), *allocator(),
+                           MemoryCategory::Activations)
+                .to_vector(),
+            big);
+}
+
 TEST(DeviceTensorPeerTest, ClonesOntoAnotherGpu) {
   PIPELAB_REQUIRE_GPUS(2);
   DeviceContext first(0), second(1);
@@ -157,17 +188,24 @@ TEST_F(DeviceTensorTest, ImpossibleAllocationThrowsAClearErrorAndLeavesTheAlloca
   CachingAllocator& a = *allocator();
   const DeviceMemoryInfo info = a.memory_info();
   const MemoryBytes before = a.current();
+  const int64_t before_total = a.current_total();
   const int64_t asked = info.total_bytes + (int64_t{1} << 30);
   try {
     DeviceTensor huge = DeviceTensor::uninitialized(asked / 4, 1, &a, MemoryCategory::Activations);
     FAIL() << "allocated " << asked << " bytes on a GPU of " << info.total_bytes;
   } catch (const GpuOutOfMemory& error) {
     const std::string message = error.what();
-    EXPECT_EQ(message.rfind("out of GPU memory on device 0: asked " + format_bytes(asked / 4 * 4) +
+    EXPECT_EQ(message.rfind("out of GPU memory on GPU 0: asked " + format_bytes(asked / 4 * 4) +
                                 " for activations, ",
                             0),
               0u)
         << message;
+    EXPECT_NE(message.find("; this device counts " + format_bytes(before_total) + " in use"),
+              std::string::npos)
+        << message;
+    EXPECT_EQ(error.report().counted_bytes, before_total);
+    EXPECT_EQ(error.report().cached_bytes, 0);  // emptied before giving up
+    EXPECT_GE(error.report().gpu_usage.allocators, 1);
     EXPECT_NE(message.find(" free; use fewer micro-batches in flight, recompute, or more "
                            "pipeline stages"),
               std::string::npos)

@@ -38,6 +38,26 @@ TEST(EventTimerTest, MapsAnOpOntoTheHostClock) {
   EXPECT_EQ(c.to_vector()[0], 2048 * 0.25f);
 }
 
+TEST(EventTimerTest, StaysOnTheHostClockAcrossReAnchors) {
+  PIPELAB_REQUIRE_GPU();
+  DeviceContext context(0);
+  context.make_current();
+  EventClock clock(context.stream());
+  EventTimer timer;
+  const auto slack = std::chrono::milliseconds(1);
+  for (int round = 0; round < 5; ++round) {
+    clock.recalibrate(context.stream());
+    const HostTime before = std::chrono::steady_clock::now();
+    timer.begin(context.stream(), "F0 s0");
+    timer.end(context.stream());
+    const HostInterval interval = timer.resolve(clock);
+    const HostTime after = std::chrono::steady_clock::now();
+    EXPECT_GE(interval.begin + slack, before) << "round " << round;
+    EXPECT_LE(interval.end, after + slack) << "round " << round;
+    EXPECT_LE(interval.begin, interval.end);
+  }
+}
+
 TEST(EventTimerTest, NvtxRangesNeedNoProfiler) {
   // Without Nsight attached NVTX calls are no-ops: a range must not fail.
   NvtxRange range("B3 s1");

@@ -24,6 +24,7 @@ using pipelab::testing::expect_same_curve;
 using pipelab::testing::on_backend;
 using pipelab::testing::run_experiment;
 using pipelab::testing::RunOutput;
+using pipelab::testing::stage_parameter_bytes;
 using pipelab::testing::wait_for_pause;
 using pipelab::testing::with_plan;
 

@@ -59,6 +59,13 @@ TEST_F(GpuLossTest, SoftmaxCrossEntropyMatchesTheCpu) {
     const GpuLossResult no_grad = gpu_softmax_cross_entropy(upload(logits), labels, scale, false);
     EXPECT_TRUE(no_grad.grad.empty());
     expect_same_loss(no_grad.totals(), cpu, what + " without grad");
+
+    // The per-micro-batch path: labels through pinned staging, same result.
+    PinnedStaging staging(0, microbatch_staging_bytes(batch, classes, 0));
+    const DeviceBuffer staged =
+        upload_labels(labels, batch, classes, context_->allocator(), &staging);
+    expect_same_loss(gpu_softmax_cross_entropy(upload(logits), staged, scale).totals(), cpu,
+                     what + " staged labels");
   }
 }
 
@@ -68,6 +75,9 @@ TEST_F(GpuLossTest, CrossEntropyRejectsBadLabelsLikeTheCpu) {
   const std::vector<int32_t> out_of_range = {1, 2, 10, 3};
   EXPECT_THROW(gpu_softmax_cross_entropy(logits, too_few, 1.0), std::invalid_argument);
   EXPECT_THROW(gpu_softmax_cross_entropy(logits, out_of_range, 1.0), std::invalid_argument);
+  PinnedStaging staging(0);
+  EXPECT_THROW(upload_labels(out_of_range, 4, 10, context_->allocator(), &staging),
+               std::invalid_argument);
 }
 
 TEST_F(GpuLossTest, MeanSquaredErrorMatchesTheCpu) {

@@ -8,6 +8,7 @@
 #include "core/plan/stage_profile.h"
 #include "core/sim/cost_model.h"
 #include "gpu_test_support.h"
+#include "gpu/comm/comm_world.h"
 #include "gpu/memory/memory_preflight.h"
 #include "gpu/memory/out_of_memory.h"
 
@@ -64,10 +65,11 @@ TEST(MemoryPreflightTest, EstimateHoldsWeightsGradientsStateAndWorkspace) {
   const int64_t params = testing::stage_parameter_bytes(single)[0];
   const std::vector<int64_t> estimate = estimate_device_bytes(single, h200(), kWorkspace);
   ASSERT_EQ(estimate.size(), 1u);
-  // SGD with momentum: weights, gradients and one state slot, plus activations.
-  EXPECT_GT(estimate[0], 3 * params + kWorkspace);
+  // SGD with momentum: weights, gradients and one state slot, plus activations,
+  // the workspace and the cuBLAS handle.
+  EXPECT_GT(estimate[0], 3 * params + kWorkspace + kCublasHandleBytes);
   // And not wildly more: activations of one 32-sample batch of 16-wide layers.
-  EXPECT_LT(estimate[0], 3 * params + kWorkspace + (1 << 20));
+  EXPECT_LT(estimate[0], 3 * params + kWorkspace + kCublasHandleBytes + (1 << 20));
 
   // Adam keeps two state slots.
   Experiment adam = single;
@@ -91,6 +93,54 @@ TEST(MemoryPreflightTest, EstimateFollowsTheSplitAndTheSchedule) {
   // GPipe keeps every micro-batch's activations on stage 0; 1F1B at most pp.
   const Experiment gpipe = testing::with_plan(single, ScheduleKind::GPipe, 2, 8);
   EXPECT_GT(estimate_device_bytes(gpipe, h200(), 0)[0], split[0]);
+}
+
+TEST(MemoryPreflightTest, CachedBlocksAreAllowedForOnTopOfThePeak) {
+  // The same model with twice the batch: the simulated peak grows, and the
+  // estimate by the peak's growth plus the margin and the cache allowance.
+  Experiment small = testing::small_experiment();
+  small.model.layers[0].out = 4096;  // activations dominate
+  Experiment large = small;
+  large.training.batch_size *= 2;
+  const int64_t grown = estimate_device_bytes(large, h200(), 0)[0] -
+                        estimate_device_bytes(small, h200(), 0)[0];
+  EXPECT_GT(grown, 0);
+  // Activations of the first layer alone grow by 32 rows x 4096 floats.
+  const int64_t activation_growth = 32 * 4096 * 4;
+  EXPECT_GE(grown, activation_growth * (100 + kEstimateMarginPercent + kCacheOverheadPercent) / 100);
+}
+
+TEST(MemoryPreflightTest, CountsNcclBuffersPerCommunicatorOfEachGpu) {
+  const Experiment single = testing::small_experiment();
+  // One device: no communicator.
+  EXPECT_EQ(estimate_nccl_bytes_per_gpu(single, {0}, 1), (std::vector<int64_t>{0}));
+  // A 4-stage pipeline on 4 GPUs: the pairs 0-1, 1-2, 2-3 and the world.
+  const Experiment pp4 = testing::with_plan(single, ScheduleKind::OneFOneB, 4, 8);
+  const int64_t c = kNcclCommunicatorBytes;
+  const std::vector<int64_t> expected = {2 * c, 3 * c, 3 * c, 2 * c};
+  EXPECT_EQ(estimate_nccl_bytes_per_gpu(pp4, {0, 1, 2, 3}, 4), kHaveNccl
+                                                                  ? expected
+                                                                  : std::vector<int64_t>(4, 0));
+  // The same pipeline on one GPU: device-to-device copies, no NCCL.
+  EXPECT_EQ(estimate_nccl_bytes_per_gpu(pp4, {0, 0, 0, 0}, 1), (std::vector<int64_t>{0}));
+}
+
+TEST(MemoryPreflightTest, NcclBytesCountTowardsTheGpuAndShowInTheMessage) {
+  const int64_t gib = 1ll << 30;
+  const std::vector<int64_t> needed = {10 * gib, 10 * gib};
+  EXPECT_TRUE(find_memory_shortfalls(needed, {0, 1}, {11 * gib, 11 * gib}, {gib, gib}).empty());
+  const std::vector<GpuShortfall> shortfalls =
+      find_memory_shortfalls(needed, {0, 1}, {11 * gib, 11 * gib}, {gib, 2 * gib});
+  ASSERT_EQ(shortfalls.size(), 1u);
+  EXPECT_EQ(shortfalls[0].gpu, 1);
+  EXPECT_EQ(shortfalls[0].needed_bytes, 12 * gib);
+  EXPECT_EQ(shortfalls[0].nccl_bytes, 2 * gib);
+  const std::string message = memory_shortfall_message(shortfalls, needed);
+  EXPECT_NE(message.find("GPU 1 (virtual device 1) needs 12.0 GiB (NCCL 2.0 GiB) but has 11.0 GiB "
+                         "free"),
+            std::string::npos)
+      << message;
+  EXPECT_THROW(find_memory_shortfalls(needed, {0, 1}, {gib, gib}, {gib}), std::invalid_argument);
 }
 
 TEST(MemoryPreflightTest, AHugeModelDoesNotFitAnH200) {
