@@ -118,8 +118,4 @@ HostInterval EventTimer::resolve(const EventClock& clock) const {
   return {clock.host_time(begin_), clock.host_time(end_)};
 }
 
-NvtxRange::NvtxRange(const std::string& name) { nvtxRangePushA(name.c_str()); }
-
-NvtxRange::~NvtxRange() { nvtxRangePop(); }
-
 }  // namespace pipelab::gpu

@@ -77,14 +77,4 @@ class EventTimer {
   cudaEvent_t end_ = nullptr;
 };
 
-// An NVTX range for a scope: marks host-side work (launch code, waits) with a
-// name in Nsight Systems' timeline.
-class NvtxRange {
- public:
-  explicit NvtxRange(const std::string& name);
-  ~NvtxRange();
-  NvtxRange(const NvtxRange&) = delete;
-  NvtxRange& operator=(const NvtxRange&) = delete;
-};
-
 }  // namespace pipelab::gpu

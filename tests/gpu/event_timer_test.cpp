@@ -58,11 +58,5 @@ TEST(EventTimerTest, StaysOnTheHostClockAcrossReAnchors) {
   }
 }
 
-TEST(EventTimerTest, NvtxRangesNeedNoProfiler) {
-  // Without Nsight attached NVTX calls are no-ops: a range must not fail.
-  NvtxRange range("B3 s1");
-  SUCCEED();
-}
-
 }  // namespace
 }  // namespace pipelab::gpu
