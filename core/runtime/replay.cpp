@@ -44,13 +44,13 @@ MeasuredDurations::MeasuredDurations(const Trace& measured, const Schedule& wind
     Key shared = key;
     const int device = std::get<0>(key);
     if (device >= window.device_count()) return shared;
-    const GridPosition at = grid_position(window, device);
+    const DeviceCoord at = window.layout().coord_of(device);
     const bool tensor_parallel = std::get<7>(key) == static_cast<int>(CommGroup::TensorParallel);
     // Members of a tensor-parallel group share replica and rank; of a
     // data-parallel group rank and shard.
-    std::get<0>(shared) = tensor_parallel
-                              ? -1 - (at.replica * window.pp + at.rank)
-                              : -1 - window.dp * window.pp - (at.rank * window.tp + at.shard);
+    std::get<0>(shared) =
+        tensor_parallel ? -1 - (at.replica * window.pp + at.pipeline_rank)
+                        : -1 - window.dp * window.pp - (at.pipeline_rank * window.tp + at.shard);
     return shared;
   };
   for (const auto& [key, seconds] : seconds_) {

@@ -56,6 +56,7 @@ class Validator {
  public:
   explicit Validator(const Schedule& schedule)
       : s_(schedule),
+        layout_(schedule.layout()),
         stages_(schedule.stages()),
         m_(schedule.microbatches),
         graph_(ops_per_device(schedule)) {}
@@ -107,18 +108,11 @@ class Validator {
 
   // ---- layout ---------------------------------------------------------------
 
-  int rank_of(int device) const { return s_.lowered ? (device / s_.tp) % s_.pp : device; }
-  int replica_of(int device) const { return s_.lowered ? device / (s_.tp * s_.pp) : 0; }
-  int shard_of(int device) const { return s_.lowered ? device % s_.tp : 0; }
+  // A compute-only schedule has dp = tp = 1 (check_shape), so device d is rank d.
+  int rank_of(int device) const { return layout_.coord_of(device).pipeline_rank; }
   // The device that runs `stage` in the same replica and shard as `device`.
-  int neighbour_device(int device, int stage) const {
-    if (!s_.lowered) return stage % s_.pp;
-    return device_at(replica_of(device), stage % s_.pp, shard_of(device));
-  }
-  int device_at(int replica, int rank, int shard) const {
-    return (replica * s_.pp + rank) * s_.tp + shard;  // ParallelPlan's layout
-  }
-  int stage_of(int device, int chunk) const { return chunk * s_.pp + rank_of(device); }
+  int neighbour_device(int device, int stage) const { return layout_.pipeline_peer(device, stage); }
+  int stage_of(int device, int chunk) const { return layout_.stage_of(rank_of(device), chunk); }
 
   // Per-micro-batch tables are indexed by (device, chunk, step, micro-batch).
   size_t slot(int device, int chunk, int step, int microbatch) const {
@@ -165,14 +159,15 @@ class Validator {
           error(d, op, "stage out of range 0.." + std::to_string(stages_ - 1));
           continue;
         }
-        if (op.stage % s_.pp != rank_of(d))
+        const int rank = layout_.rank_of_stage(op.stage);
+        if (rank != rank_of(d))
           error(d, op,
                 "on the wrong device: stage " + std::to_string(op.stage) +
-                    " runs on pipeline rank " + std::to_string(op.stage % s_.pp));
-        if (op.chunk != op.stage / s_.pp)
+                    " runs on pipeline rank " + std::to_string(rank));
+        if (op.chunk != layout_.chunk_of_stage(op.stage))
           error(d, op,
                 "chunk " + std::to_string(op.chunk) +
-                    " should be stage / pp = " + std::to_string(op.stage / s_.pp));
+                    " should be stage / pp = " + std::to_string(layout_.chunk_of_stage(op.stage)));
         if (op.step < 0 || op.step >= s_.steps)
           error(d, op, "step out of range 0.." + std::to_string(s_.steps - 1));
         const bool microbatch_in_range = op.microbatch >= 0 && op.microbatch < m_;
@@ -366,7 +361,8 @@ class Validator {
     const int produced_at = producers[slot(op)];
     if (produced_at == kAbsent || produced_at > index)
       error(d, op, activation ? "sent before its F has run" : "sent before its B/BI has run");
-    const size_t receiver_slot = slot(expected, target / s_.pp, op.step, op.microbatch);
+    const size_t receiver_slot =
+        slot(expected, layout_.chunk_of_stage(target), op.step, op.microbatch);
     const int recv = (activation ? recv_activation_ : recv_gradient_)[receiver_slot];
     if (recv == kAbsent) {
       error(d, op,
@@ -435,9 +431,9 @@ class Validator {
       std::vector<int> devices;
       for (int k = 0; k < members; ++k) {
         if (tensor_parallel)
-          devices.push_back(device_at(g / s_.pp, g % s_.pp, k));
+          devices.push_back(layout_.device_of(g / s_.pp, g % s_.pp, k));
         else
-          devices.push_back(device_at(k, g / s_.tp, g % s_.tp));
+          devices.push_back(layout_.device_of(k, g / s_.tp, g % s_.tp));
       }
       check_collective_group(group, devices);
     }
@@ -497,10 +493,10 @@ class Validator {
   }
 
   void check_parameter_server_step(int rank, int shard, int c, int t) {
-    const int stage = c * s_.pp + rank;
+    const int stage = layout_.stage_of(rank, c);
     const int pushes_done = graph_.add_virtual_node();  // every replica pushed step t
     for (int r = 0; r < s_.dp; ++r) {
-      const int d = device_at(r, rank, shard);
+      const int d = layout_.device_of(r, rank, shard);
       const int push = push_[step_slot(d, c, t)];
       const int pull = pull_[step_slot(d, c, t)];
       if (push == kAbsent) error(d, missing_op(OpKind::PushGradient, d, stage, -1, t), "missing");
@@ -542,7 +538,7 @@ class Validator {
     const int source_device = neighbour_device(d, source);
     if (s_.lowered && source_device != d) return;
     const int to = table[slot(d, c, t, mb)];
-    const int from = table[slot(source_device, source / s_.pp, t, mb)];
+    const int from = table[slot(source_device, layout_.chunk_of_stage(source), t, mb)];
     if (to == kAbsent || from == kAbsent) return;
     graph_.add_edge(graph_.op_node(source_device, from), graph_.op_node(d, to));
   }
@@ -703,6 +699,7 @@ class Validator {
   }
 
   const Schedule& s_;
+  const DeviceLayout layout_;
   const int stages_;
   const int m_;
   WaitGraph graph_;

@@ -50,12 +50,12 @@ MemoryModel::MemoryModel(const Schedule& schedule, const CostModel& cost)
     : schedule_(schedule), pp_(schedule.pp), devices_(schedule.device_count()) {
   for (int d = 0; d < schedule.device_count(); ++d) {
     DeviceState& state = devices_[d];
-    const int rank = (d / schedule.tp) % schedule.pp;
+    const int rank = schedule.layout().coord_of(d).pipeline_rank;
     state.chunk_memory.resize(schedule.chunks);
     state.gradients_allocated.assign(schedule.chunks, 0);
     state.changes.reserve(schedule.devices[d].size() + 16);
     for (int chunk = 0; chunk < schedule.chunks; ++chunk) {
-      const StageMemory stage = stage_memory(cost, chunk * schedule.pp + rank);
+      const StageMemory stage = stage_memory(cost, schedule.layout().stage_of(rank, chunk));
       state.chunk_memory[chunk] = stage;
       add(d, 0, MemoryCategory::Weights, stage.weights);
       add(d, 0, MemoryCategory::OptimizerState, stage.optimizer_state);

@@ -54,15 +54,17 @@ class RecvTables {
 // Groups 0 .. dp*pp-1 are tensor-parallel (one per replica and rank), the rest
 // data-parallel (one per rank and shard).
 int group_of(const Schedule& schedule, CommGroup group, int device) {
-  const GridPosition p = grid_position(schedule, device);
-  if (group == CommGroup::TensorParallel) return p.replica * schedule.pp + p.rank;
-  return schedule.dp * schedule.pp + p.rank * schedule.tp + p.shard;
+  const DeviceCoord p = schedule.layout().coord_of(device);
+  if (group == CommGroup::TensorParallel) return p.replica * schedule.pp + p.pipeline_rank;
+  return schedule.dp * schedule.pp + p.pipeline_rank * schedule.tp + p.shard;
 }
 
 class Matcher {
  public:
   explicit Matcher(const Schedule& schedule)
-      : schedule_(schedule), tables_(schedule.device_count(), schedule.chunks) {}
+      : schedule_(schedule),
+        layout_(schedule.layout()),
+        tables_(schedule.device_count(), schedule.chunks) {}
 
   ScheduleMatching run() {
     number_ops();
@@ -111,7 +113,7 @@ class Matcher {
         const Op& op = ops[i];
         check_fields(op, d, i);
         if (is_recv(op.kind)) {
-          RecvTable& table = tables_.at(d, op.kind, op.stage / schedule_.pp);
+          RecvTable& table = tables_.at(d, op.kind, layout_.chunk_of_stage(op.stage));
           table.step_min = std::min(table.step_min, op.step);
           table.step_max = std::max(table.step_max, op.step);
           table.microbatch_max = std::max(table.microbatch_max, op.microbatch);
@@ -145,7 +147,7 @@ class Matcher {
       if (op.microbatch < 0)
         throw std::invalid_argument(describe(op, device, position) +
                                     ": sends and receives need a micro-batch >= 0");
-      if (op.stage % schedule_.pp != grid_position(schedule_, device).rank)
+      if (layout_.rank_of_stage(op.stage) != layout_.coord_of(device).pipeline_rank)
         throw std::invalid_argument(describe(op, device, position) + ": stage " +
                                     std::to_string(op.stage) + " does not run on this device");
     }
@@ -184,7 +186,7 @@ class Matcher {
     // File every receive in its table.
     for (OpPosition at : recvs_) {
       const Op& op = op_at(at);
-      RecvTable& table = tables_.at(at.device, op.kind, op.stage / schedule_.pp);
+      RecvTable& table = tables_.at(at.device, op.kind, layout_.chunk_of_stage(op.stage));
       if (table.recv.empty())
         table.recv.assign(size_t(table.step_max - table.step_min + 1) * (table.microbatch_max + 1),
                           -1);
@@ -216,15 +218,13 @@ class Matcher {
     if (to_stage < 0 || to_stage >= schedule_.stages())
       throw std::invalid_argument(describe(send, at.device, at.index) + " has no stage " +
                                   std::to_string(to_stage) + " to send to");
-    GridPosition position = grid_position(schedule_, at.device);
-    position.rank = to_stage % schedule_.pp;
-    const int receiver = grid_device(schedule_, position);
+    const int receiver = layout_.pipeline_peer(at.device, to_stage);
     if (send.peer >= 0 && send.peer != receiver)
       throw std::invalid_argument(
           describe(send, at.device, at.index) + " names peer " + std::to_string(send.peer) +
           " but stage " + std::to_string(to_stage) + " runs on device " + std::to_string(receiver));
     const OpKind recv_kind = forward ? OpKind::RecvActivation : OpKind::RecvGradient;
-    const RecvTable& table = tables_.at(receiver, recv_kind, to_stage / schedule_.pp);
+    const RecvTable& table = tables_.at(receiver, recv_kind, layout_.chunk_of_stage(to_stage));
     const int index = table.index(send.step, send.microbatch);
     const int recv = index < 0 ? -1 : table.recv[index];
     if (recv < 0)
@@ -261,6 +261,7 @@ class Matcher {
   }
 
   const Schedule& schedule_;
+  const DeviceLayout layout_;
   ScheduleMatching matching_;
   RecvTables tables_;
   std::vector<OpPosition> sends_, recvs_, pushes_, pulls_;
@@ -270,26 +271,14 @@ class Matcher {
 
 }  // namespace
 
-GridPosition grid_position(const Schedule& schedule, int device) {
-  GridPosition position;
-  position.shard = device % schedule.tp;
-  position.rank = (device / schedule.tp) % schedule.pp;
-  position.replica = device / (schedule.tp * schedule.pp);
-  return position;
-}
-
-int grid_device(const Schedule& schedule, GridPosition position) {
-  return (position.replica * schedule.pp + position.rank) * schedule.tp + position.shard;
-}
-
 ScheduleMatching match_schedule_ops(const Schedule& schedule) {
   if (schedule.pp < 1 || schedule.dp < 1 || schedule.tp < 1 || schedule.chunks < 1)
     throw std::invalid_argument("schedule needs pp, dp, tp and chunks >= 1");
-  if (schedule.device_count() != schedule.dp * schedule.pp * schedule.tp)
-    throw std::invalid_argument("schedule has " + std::to_string(schedule.device_count()) +
-                                " device lists but dp x pp x tp = " +
-                                std::to_string(schedule.dp * schedule.pp * schedule.tp) +
-                                "; lower the schedule for its plan");
+  if (schedule.device_count() != schedule.layout().device_count())
+    throw std::invalid_argument(
+        "schedule has " + std::to_string(schedule.device_count()) +
+        " device lists but dp x pp x tp = " + std::to_string(schedule.layout().device_count()) +
+        "; lower the schedule for its plan");
   return Matcher(schedule).run();
 }
 

@@ -20,15 +20,6 @@
 
 namespace pipelab {
 
-// Where a global device id sits in the dp x pp x tp grid of a schedule.
-struct GridPosition {
-  int replica = 0;
-  int rank = 0;  // pipeline rank
-  int shard = 0;
-};
-GridPosition grid_position(const Schedule& schedule, int device);
-int grid_device(const Schedule& schedule, GridPosition position);
-
 // One collective: the devices taking part, in device order.
 struct CollectiveGroup {
   std::vector<int> members;
