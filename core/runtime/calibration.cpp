@@ -13,20 +13,7 @@ namespace {
 // FLOPs of a compute op on its stage (0 for ops the profiles do not cost).
 double op_flops(const Op& op, const std::vector<StageProfile>& stages) {
   if (op.stage < 0 || op.stage >= static_cast<int>(stages.size())) return 0;
-  const StageProfile& stage = stages[op.stage];
-  switch (op.kind) {
-    case OpKind::Forward:
-    case OpKind::Recompute:
-      return stage.forward_flops;
-    case OpKind::Backward:
-      return stage.backward_input_flops + stage.backward_weight_flops;
-    case OpKind::BackwardInput:
-      return stage.backward_input_flops;
-    case OpKind::BackwardWeight:
-      return stage.backward_weight_flops;
-    default:
-      return 0;
-  }
+  return stage_flops(op.kind, stages[op.stage]);
 }
 
 }  // namespace
@@ -52,8 +39,7 @@ CalibrationResult calibrate_profile(const Trace& measured, const std::vector<Sta
       flops_squared += flops * flops;
       flops_times_seconds += flops * own[i];
       ++result.compute_samples;
-    } else if ((kind == OpKind::SendActivation || kind == OpKind::SendGradient) &&
-               event.bytes > 0) {
+    } else if (is_send(kind) && event.bytes > 0) {
       const double x = static_cast<double>(event.bytes);
       n += 1;
       sum_x += x;

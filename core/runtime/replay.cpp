@@ -8,14 +8,6 @@
 #include "core/sim/op_matching.h"
 
 namespace pipelab {
-namespace {
-
-bool waits_for_group(OpKind kind) {
-  return kind == OpKind::AllReduce || kind == OpKind::PullWeights;
-}
-
-}  // namespace
-
 MeasuredDurations::Key MeasuredDurations::key_of(const Op& op, int device) const {
   const int step = window_steps_ > 0 ? op.step % window_steps_ : op.step;
   return {device,   static_cast<int>(op.kind), op.stage, op.chunk, op.microbatch, step,
@@ -54,13 +46,14 @@ MeasuredDurations::MeasuredDurations(const Trace& measured, const Schedule& wind
     return shared;
   };
   for (const auto& [key, seconds] : seconds_) {
-    if (!waits_for_group(static_cast<OpKind>(std::get<1>(key)))) continue;
+    if (!op_kind_facts(static_cast<OpKind>(std::get<1>(key))).waits_for_group) continue;
     const Key shared = group_key(key);
     const auto found = shortest.find(shared);
     shortest[shared] = found == shortest.end() ? seconds : std::min(found->second, seconds);
   }
   for (auto& [key, seconds] : seconds_)
-    if (waits_for_group(static_cast<OpKind>(std::get<1>(key)))) seconds = shortest[group_key(key)];
+    if (op_kind_facts(static_cast<OpKind>(std::get<1>(key))).waits_for_group)
+      seconds = shortest[group_key(key)];
 }
 
 std::optional<double> MeasuredDurations::lookup(const Op& op) const {

@@ -17,29 +17,6 @@ namespace {
 constexpr size_t kMaxReportedErrors = 50;
 constexpr int kAbsent = -1;
 
-bool is_backward(OpKind kind) { return kind == OpKind::Backward || kind == OpKind::BackwardInput; }
-bool is_last_backward(OpKind kind) {
-  return kind == OpKind::Backward || kind == OpKind::BackwardWeight;
-}
-bool is_per_microbatch(OpKind kind) {
-  switch (kind) {
-    case OpKind::Forward:
-    case OpKind::Backward:
-    case OpKind::BackwardInput:
-    case OpKind::BackwardWeight:
-    case OpKind::Recompute:
-    case OpKind::SendActivation:
-    case OpKind::RecvActivation:
-    case OpKind::SendGradient:
-    case OpKind::RecvGradient:
-    case OpKind::Offload:
-    case OpKind::Reload:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // A placeholder op, to name a pass that should exist but does not.
 Op missing_op(OpKind kind, int device, int stage, int microbatch, int step) {
   Op op;
@@ -172,7 +149,7 @@ class Validator {
           error(d, op, "step out of range 0.." + std::to_string(s_.steps - 1));
         const bool microbatch_in_range = op.microbatch >= 0 && op.microbatch < m_;
         const bool per_microbatch =
-            is_per_microbatch(op.kind) ||
+            op_kind_facts(op.kind).needs_microbatch ||
             (op.kind == OpKind::AllReduce && op.group == CommGroup::TensorParallel);
         if (per_microbatch && !microbatch_in_range)
           error(d, op, "micro-batch out of range 0.." + std::to_string(m_ - 1));
@@ -185,23 +162,20 @@ class Validator {
   }
 
   void check_kind_allowed(int d, const Op& op) {
-    const bool compute_pass =
-        op.kind == OpKind::Forward || is_backward(op.kind) || op.kind == OpKind::BackwardWeight;
+    const OpKindFacts& facts = op_kind_facts(op.kind);
     if (!s_.lowered) {
-      if (!compute_pass)
+      if (!facts.in_compute_schedule)
         error(d, op,
               "a compute-only schedule holds only F, B, BI and BW; lower_schedule adds "
               "the rest");
       return;
     }
-    const bool point_to_point = op.kind == OpKind::SendActivation ||
-                                op.kind == OpKind::RecvActivation ||
-                                op.kind == OpKind::SendGradient || op.kind == OpKind::RecvGradient;
+    const bool point_to_point = facts.family == OpFamily::PointToPoint;
     if (point_to_point && (op.peer < 0 || op.peer >= s_.device_count()))
       error(d, op, "peer device out of range");
     if (op.kind == OpKind::AllReduce && op.group == CommGroup::None)
       error(d, op, "an all-reduce needs a group (tensor-parallel or data-parallel)");
-    const bool server_op = op.kind == OpKind::PushGradient || op.kind == OpKind::PullWeights;
+    const bool server_op = facts.family == OpFamily::ParameterServer;
     if (server_op && !s_.async_data_parallel())
       error(d, op, "push/pull only exist with async data parallel (update = async, dp > 1)");
     if (server_op && op.microbatch != -1) error(d, op, "push/pull span the step (micro-batch -1)");
@@ -332,7 +306,7 @@ class Validator {
         if (op.kind == OpKind::RecvActivation) check_recv(d, i, true);
         if (op.kind == OpKind::RecvGradient) check_recv(d, i, false);
         if (op.kind == OpKind::Forward) check_input_arrives(d, i, true);
-        if (is_backward(op.kind)) check_input_arrives(d, i, false);
+        if (computes_input_gradient(op.kind)) check_input_arrives(d, i, false);
       }
     }
   }
@@ -631,7 +605,7 @@ class Validator {
                 "reads weight version " + std::to_string(op.weight_version) + " but its F read " +
                     std::to_string(op_at(d, f).weight_version) +
                     " (a backward uses its forward's weights)");
-        if (is_last_backward(op.kind)) {
+        if (computes_weight_gradient(op.kind)) {
           ++state.backwards_done;
           if (++state.backwards_in_step[op.step] == m_) ++state.complete_steps;
         }

@@ -20,9 +20,6 @@ std::string describe(const Op& op, int device, int position) {
          std::to_string(op.microbatch) + " step " + std::to_string(op.step) + ")";
 }
 
-bool is_send(OpKind kind) { return kind == OpKind::SendActivation || kind == OpKind::SendGradient; }
-bool is_recv(OpKind kind) { return kind == OpKind::RecvActivation || kind == OpKind::RecvGradient; }
-
 // Receives are looked up by (device, direction, chunk), then by (step,
 // micro-batch) in a dense table covering the range the receives use.
 struct RecvTable {
@@ -112,7 +109,7 @@ class Matcher {
       for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
         const Op& op = ops[i];
         check_fields(op, d, i);
-        if (is_recv(op.kind)) {
+        if (is_receive(op.kind)) {
           RecvTable& table = tables_.at(d, op.kind, layout_.chunk_of_stage(op.stage));
           table.step_min = std::min(table.step_min, op.step);
           table.step_max = std::max(table.step_max, op.step);
@@ -143,7 +140,7 @@ class Matcher {
       throw std::invalid_argument(describe(op, device, position) + ": step must be >= 0");
     if (op.weight_version < 0)
       throw std::invalid_argument(describe(op, device, position) + ": weight_version must be >= 0");
-    if (is_send(op.kind) || is_recv(op.kind)) {
+    if (is_send(op.kind) || is_receive(op.kind)) {
       if (op.microbatch < 0)
         throw std::invalid_argument(describe(op, device, position) +
                                     ": sends and receives need a micro-batch >= 0");
