@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "core/runtime/op_durations.h"
-#include "core/sim/op_matching.h"
+#include "core/schedule/op_matching.h"
 
 namespace pipelab {
 MeasuredDurations::Key MeasuredDurations::key_of(const Op& op, int device) const {
@@ -36,13 +36,10 @@ MeasuredDurations::MeasuredDurations(const Trace& measured, const Schedule& wind
     Key shared = key;
     const int device = std::get<0>(key);
     if (device >= window.device_count()) return shared;
-    const DeviceCoord at = window.layout().coord_of(device);
+    // Pulls wait on their data-parallel group, all-reduces on the group they name.
     const bool tensor_parallel = std::get<7>(key) == static_cast<int>(CommGroup::TensorParallel);
-    // Members of a tensor-parallel group share replica and rank; of a
-    // data-parallel group rank and shard.
-    std::get<0>(shared) =
-        tensor_parallel ? -1 - (at.replica * window.pp + at.pipeline_rank)
-                        : -1 - window.dp * window.pp - (at.pipeline_rank * window.tp + at.shard);
+    const CommGroup group = tensor_parallel ? CommGroup::TensorParallel : CommGroup::DataParallel;
+    std::get<0>(shared) = -1 - collective_group_of(window.layout(), group, device);
     return shared;
   };
   for (const auto& [key, seconds] : seconds_) {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "core/sim/op_matching.h"
+#include "core/schedule/op_matching.h"
 
 namespace pipelab {
 

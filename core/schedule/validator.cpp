@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/schedule/op_matching.h"
 #include "core/schedule/schedule_stats.h"
 #include "core/schedule/wait_graph.h"
 
@@ -296,15 +297,13 @@ class Validator {
     for (int d = 0; d < s_.device_count(); ++d) {
       for (int i = 0; i < static_cast<int>(s_.devices[d].size()); ++i) {
         const Op& op = op_at(d, i);
-        if (op.kind == OpKind::SendActivation) check_send(d, i, /*activation=*/true);
-        if (op.kind == OpKind::SendGradient) check_send(d, i, /*activation=*/false);
+        if (is_send(op.kind)) check_send(d, i, op.kind == OpKind::SendActivation);
       }
     }
     for (int d = 0; d < s_.device_count(); ++d) {
       for (int i = 0; i < static_cast<int>(s_.devices[d].size()); ++i) {
         const Op& op = op_at(d, i);
-        if (op.kind == OpKind::RecvActivation) check_recv(d, i, true);
-        if (op.kind == OpKind::RecvGradient) check_recv(d, i, false);
+        if (is_receive(op.kind)) check_recv(d, i, op.kind == OpKind::RecvActivation);
         if (op.kind == OpKind::Forward) check_input_arrives(d, i, true);
         if (computes_input_gradient(op.kind)) check_input_arrives(d, i, false);
       }
@@ -313,7 +312,7 @@ class Validator {
 
   void check_send(int d, int index, bool activation) {
     const Op& op = op_at(d, index);
-    const int target = activation ? op.stage + 1 : op.stage - 1;
+    const int target = message_peer_stage(op);
     if (target < 0 || target >= stages_) {
       error(d, op,
             activation ? "the last stage has no next stage to send to"
@@ -341,7 +340,7 @@ class Validator {
     if (recv == kAbsent) {
       error(d, op,
             std::string("unmatched: d") + std::to_string(expected) + " has no " +
-                (activation ? "RECV_ACT" : "RECV_GRAD") + " for it");
+                op_kind_name(op_kind_facts(op.kind).other_end) + " for it");
       return;
     }
     if (op_at(expected, recv).peer != d) return;  // reported with the receive
@@ -356,8 +355,8 @@ class Validator {
 
   void check_recv(int d, int index, bool activation) {
     const Op& op = op_at(d, index);
-    const int source = activation ? op.stage - 1 : op.stage + 1;
-    const char* send_name = activation ? "SEND_ACT" : "SEND_GRAD";
+    const int source = message_peer_stage(op);
+    const char* send_name = op_kind_name(op_kind_facts(op.kind).other_end);
     if (source < 0 || source >= stages_) {
       error(d, op,
             activation ? "the first stage receives no activation"
@@ -398,19 +397,8 @@ class Validator {
   // Members of a group run their all-reduces of that group in the same order;
   // the k-th of each member form one collective, which ends once all arrive.
   void check_collectives(CommGroup group) {
-    const bool tensor_parallel = group == CommGroup::TensorParallel;
-    const int groups = tensor_parallel ? s_.dp * s_.pp : s_.pp * s_.tp;
-    const int members = tensor_parallel ? s_.tp : s_.dp;
-    for (int g = 0; g < groups; ++g) {
-      std::vector<int> devices;
-      for (int k = 0; k < members; ++k) {
-        if (tensor_parallel)
-          devices.push_back(layout_.device_of(g / s_.pp, g % s_.pp, k));
-        else
-          devices.push_back(layout_.device_of(k, g / s_.tp, g % s_.tp));
-      }
+    for (const std::vector<int>& devices : collective_groups(layout_, group))
       check_collective_group(group, devices);
-    }
   }
 
   void check_collective_group(CommGroup group, const std::vector<int>& devices) {

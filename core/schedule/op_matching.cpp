@@ -1,6 +1,7 @@
-#include "core/sim/op_matching.h"
+#include "core/schedule/op_matching.h"
 
 #include <algorithm>
+#include <cassert>
 #include <climits>
 #include <stdexcept>
 #include <string>
@@ -48,14 +49,6 @@ class RecvTables {
   std::vector<RecvTable> tables_;
 };
 
-// Groups 0 .. dp*pp-1 are tensor-parallel (one per replica and rank), the rest
-// data-parallel (one per rank and shard).
-int group_of(const Schedule& schedule, CommGroup group, int device) {
-  const DeviceCoord p = schedule.layout().coord_of(device);
-  if (group == CommGroup::TensorParallel) return p.replica * schedule.pp + p.pipeline_rank;
-  return schedule.dp * schedule.pp + p.pipeline_rank * schedule.tp + p.shard;
-}
-
 class Matcher {
  public:
   explicit Matcher(const Schedule& schedule)
@@ -91,12 +84,9 @@ class Matcher {
   }
 
   void build_groups() {
-    matching_.groups.assign(
-        size_t(schedule_.dp) * schedule_.pp + size_t(schedule_.pp) * schedule_.tp, {});
-    for (int d = 0; d < schedule_.device_count(); ++d) {
-      matching_.groups[group_of(schedule_, CommGroup::TensorParallel, d)].members.push_back(d);
-      matching_.groups[group_of(schedule_, CommGroup::DataParallel, d)].members.push_back(d);
-    }
+    for (CommGroup group : {CommGroup::TensorParallel, CommGroup::DataParallel})
+      for (std::vector<int>& members : collective_groups(layout_, group))
+        matching_.groups.push_back({std::move(members)});
     instances_.resize(matching_.groups.size());
     collectives_run_.assign(size_t(schedule_.device_count()) * 2, 0);
   }
@@ -155,7 +145,7 @@ class Matcher {
     if (op.group == CommGroup::None)
       throw std::invalid_argument(describe(op, device, position) +
                                   ": an AllReduce needs group tensor-parallel or data-parallel");
-    const int g = group_of(schedule_, op.group, device);
+    const int g = collective_group_of(layout_, op.group, device);
     int& ordinal = collectives_run_[size_t(device) * 2 + (op.group == CommGroup::DataParallel)];
     if (ordinal == static_cast<int>(instances_[g].size())) {
       instances_[g].push_back(static_cast<int>(matching_.group_of_collective.size()));
@@ -169,7 +159,8 @@ class Matcher {
     for (int d = 0; d < schedule_.device_count(); ++d)
       for (CommGroup kind : {CommGroup::TensorParallel, CommGroup::DataParallel}) {
         const int mine = collectives_run_[size_t(d) * 2 + (kind == CommGroup::DataParallel)];
-        const int group_total = static_cast<int>(instances_[group_of(schedule_, kind, d)].size());
+        const int group_total =
+            static_cast<int>(instances_[collective_group_of(layout_, kind, d)].size());
         if (mine != group_total)
           throw std::invalid_argument(
               "device " + std::to_string(d) + " runs " + std::to_string(mine) + " " +
@@ -210,8 +201,7 @@ class Matcher {
   }
 
   int find_receive(const Op& send, OpPosition at) {
-    const bool forward = send.kind == OpKind::SendActivation;
-    const int to_stage = send.stage + (forward ? 1 : -1);
+    const int to_stage = message_peer_stage(send);
     if (to_stage < 0 || to_stage >= schedule_.stages())
       throw std::invalid_argument(describe(send, at.device, at.index) + " has no stage " +
                                   std::to_string(to_stage) + " to send to");
@@ -220,7 +210,7 @@ class Matcher {
       throw std::invalid_argument(
           describe(send, at.device, at.index) + " names peer " + std::to_string(send.peer) +
           " but stage " + std::to_string(to_stage) + " runs on device " + std::to_string(receiver));
-    const OpKind recv_kind = forward ? OpKind::RecvActivation : OpKind::RecvGradient;
+    const OpKind recv_kind = op_kind_facts(send.kind).other_end;
     const RecvTable& table = tables_.at(receiver, recv_kind, layout_.chunk_of_stage(to_stage));
     const int index = table.index(send.step, send.microbatch);
     const int recv = index < 0 ? -1 : table.recv[index];
@@ -242,7 +232,9 @@ class Matcher {
     matching_.pushes_expected.assign(size_t(schedule_.pp) * schedule_.tp * steps, 0);
     const int first_dp_group = schedule_.dp * schedule_.pp;
     auto slot_of = [&](int device, int step) {
-      return (group_of(schedule_, CommGroup::DataParallel, device) - first_dp_group) * steps + step;
+      const int dp_group =
+          collective_group_of(layout_, CommGroup::DataParallel, device) - first_dp_group;
+      return dp_group * steps + step;
     };
     for (OpPosition at : pushes_) {
       const int slot = slot_of(at.device, op_at(at).step);
@@ -267,6 +259,28 @@ class Matcher {
 };
 
 }  // namespace
+
+int message_peer_stage(const Op& op) {
+  assert(op_kind_facts(op.kind).message_end != MessageEnd::None);
+  return op.stage + op_kind_facts(op.kind).peer_stage_offset;
+}
+
+int collective_group_of(const DeviceLayout& layout, CommGroup group, int device) {
+  assert(group != CommGroup::None);
+  const DeviceCoord coord = layout.coord_of(device);
+  if (group == CommGroup::TensorParallel) return coord.replica * layout.pp + coord.pipeline_rank;
+  return layout.dp * layout.pp + coord.pipeline_rank * layout.tp + coord.shard;
+}
+
+std::vector<std::vector<int>> collective_groups(const DeviceLayout& layout, CommGroup group) {
+  const bool tensor_parallel = group == CommGroup::TensorParallel;
+  const int first = tensor_parallel ? 0 : layout.dp * layout.pp;
+  std::vector<std::vector<int>> groups(tensor_parallel ? layout.dp * layout.pp
+                                                       : layout.pp * layout.tp);
+  for (int device = 0; device < layout.device_count(); ++device)
+    groups[collective_group_of(layout, group, device) - first].push_back(device);
+  return groups;
+}
 
 ScheduleMatching match_schedule_ops(const Schedule& schedule) {
   if (schedule.pp < 1 || schedule.dp < 1 || schedule.tp < 1 || schedule.chunks < 1)
