@@ -1,11 +1,11 @@
-#include "core/runtime/replay.h"
+#include "core/sim/replay.h"
 
 #include <algorithm>
 #include <limits>
 #include <memory>
 
-#include "core/runtime/op_durations.h"
 #include "core/schedule/op_matching.h"
+#include "core/sim/op_durations.h"
 
 namespace pipelab {
 MeasuredDurations::Key MeasuredDurations::key_of(const Op& op, int device) const {

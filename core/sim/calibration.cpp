@@ -1,11 +1,9 @@
-#include "core/runtime/calibration.h"
+#include "core/sim/calibration.h"
 
 #include <cmath>
 #include <set>
 
-#include "core/io/experiment_io.h"
-#include "core/runtime/cpu_executor.h"
-#include "core/runtime/op_durations.h"
+#include "core/sim/op_durations.h"
 
 namespace pipelab {
 namespace {
@@ -64,27 +62,6 @@ CalibrationResult calibrate_profile(const Trace& measured, const std::vector<Sta
     if (per_message > 0) result.profile.link_bandwidth = (sum_x / n) / per_message;
   }
   return result;
-}
-
-CalibrationResult calibrate_cpu_profile(const Experiment& experiment, int steps) {
-  Experiment short_run = experiment;
-  short_run.backend.type = "cpu";
-  short_run.training.eval_every = 0;
-  EventSink sink;
-  ExecutorOptions options;
-  options.steps = steps;
-  CpuExecutor executor(short_run, sink, options);
-  executor.start();
-  executor.wait();
-  if (executor.state() != RunState::Finished)
-    throw ExperimentError("calibration run failed: " + executor.error());
-  Trace trace;
-  append_batch(trace, sink.drain());
-  const std::string name =
-      experiment.simulation.profile == "unit" ? "cpu-core" : experiment.simulation.profile;
-  const auto base = find_device_profile(name);
-  if (!base) throw ExperimentError("simulation.profile = '" + name + "' is not a device profile");
-  return calibrate_profile(trace, executor.stage_profiles(), *base);
 }
 
 }  // namespace pipelab
