@@ -14,7 +14,7 @@ enum class CommGroup { None, TensorParallel, DataParallel };
 
 struct Op {
   OpKind kind = OpKind::Forward;
-  int device = 0;          // global device id (see ParallelPlan's device layout)
+  int device = 0;          // global device id (see core/plan/device_layout.h)
   int stage = 0;           // pipeline stage (virtual stage when chunks > 1)
   int chunk = 0;           // which of the device's chunks holds the stage
   int microbatch = -1;     // -1 when the op spans every micro-batch (U, DP all-reduce);
