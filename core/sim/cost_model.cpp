@@ -109,8 +109,8 @@ double CostModel::duration(const Op& op) const {
         std::to_string(stages_.size()) + "); pass one profile per pipeline stage");
   const StageProfile& stage = stages_[op.stage];
   double time = stage_flops(op.kind, stage) / device_.flops_per_s;
+  // The optimizer step is elementwise over every parameter: memory-bound.
   if (op_kind_facts(op.kind).work.optimizer_step)
-    // Elementwise over every parameter: memory-bound.
     time += static_cast<double>(stage.params) *
             static_cast<double>(optimizer_bytes_per_param(optimizer_slots_)) /
             device_.memory_bandwidth;
