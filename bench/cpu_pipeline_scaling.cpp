@@ -5,7 +5,7 @@
 // replica when pp > 1. Each virtual device is one thread; on a machine with
 // fewer cores than devices they share cores, which the measured times show.
 // The "replay" column lays the measured op durations out on the schedule
-// (core/runtime/replay.h): the step time with one core per device, if each op
+// (core/sim/replay.h): the step time with one core per device, if each op
 // took as long as it was measured to take (ops measured while threads shared
 // cores are themselves slower, so on a small machine this is pessimistic).
 //
@@ -22,7 +22,7 @@
 #include "core/io/experiment.h"
 #include "core/io/experiment_prediction.h"
 #include "core/runtime/cpu_executor.h"
-#include "core/runtime/replay.h"
+#include "core/sim/replay.h"
 
 namespace {
 

@@ -6,9 +6,9 @@
 
 #include "core/cli/cli_args.h"
 #include "core/cli/cli_commands.h"
+#include "core/cli/cpu_calibration.h"
 #include "core/io/experiment_io.h"
 #include "core/io/experiment_prediction.h"
-#include "core/runtime/calibration.h"
 
 namespace pipelab {
 

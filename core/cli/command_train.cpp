@@ -13,9 +13,9 @@
 #include "core/cli/training_summary.h"
 #include "core/io/experiment_io.h"
 #include "core/io/experiment_prediction.h"
-#include "core/runtime/replay.h"
-#include "core/trace/chrome_trace.h"
 #include "core/runtime/executor.h"
+#include "core/sim/replay.h"
+#include "core/trace/chrome_trace.h"
 #include "core/trace/trace_events.h"
 
 namespace pipelab {
@@ -36,7 +36,7 @@ void print_progress(std::ostream& err, const StepMetrics& step, int total) {
 }
 
 // The measured op durations laid out on the schedule's dependencies: the shape
-// the run would have with one core per device (see core/runtime/replay.h).
+// the run would have with one core per device (see core/sim/replay.h).
 void add_replay(const Experiment& experiment, const Trace& measured, const std::string& trace_path,
                 nlohmann::ordered_json& summary) {
   if (measured.events.empty()) return;

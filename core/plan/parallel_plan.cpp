@@ -86,16 +86,9 @@ std::optional<PartitionRule> parse_partition(const std::string& name) {
 }
 
 DeviceCoord device_coord(const ParallelPlan& plan, int device) {
-  assert(device >= 0 && device < plan.devices());
-  DeviceCoord coord;
-  coord.shard = device % plan.tp;
-  coord.pipeline_rank = (device / plan.tp) % plan.pp;
-  coord.replica = device / (plan.tp * plan.pp);
-  return coord;
+  return plan.layout().coord_of(device);
 }
 
-int device_id(const ParallelPlan& plan, DeviceCoord coord) {
-  return (coord.replica * plan.pp + coord.pipeline_rank) * plan.tp + coord.shard;
-}
+int device_id(const ParallelPlan& plan, DeviceCoord coord) { return plan.layout().device_of(coord); }
 
 }  // namespace pipelab

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/plan/device_layout.h"
+
 namespace pipelab {
 
 enum class ScheduleKind { GPipe, OneFOneB, Interleaved1F1B, ZeroBubbleH1, PipeDream, PipeDream2BW };
@@ -28,6 +30,7 @@ struct ParallelPlan {
 
   int stages() const { return pp * chunks; }             // pipeline stages in total
   int devices() const { return dp * tp * pp; }           // devices in total
+  DeviceLayout layout() const { return {dp, tp, pp}; }
 };
 
 // Names as written in experiment files and on the command line.
@@ -42,14 +45,7 @@ std::optional<UpdateMode> parse_update(const std::string& name);
 const char* partition_name(PartitionRule rule);
 std::optional<PartitionRule> parse_partition(const std::string& name);
 
-// Where a device sits in the dp x pp x tp grid. Global device ids are laid out
-// replica-major, then pipeline rank, then tensor shard:
-//   device = (replica * pp + pipeline_rank) * tp + shard
-struct DeviceCoord {
-  int replica = 0;
-  int pipeline_rank = 0;
-  int shard = 0;
-};
+// The plan's device numbering (see device_layout.h).
 DeviceCoord device_coord(const ParallelPlan& plan, int device);
 int device_id(const ParallelPlan& plan, DeviceCoord coord);
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/io/experiment_io.h"
-#include "core/io/experiment_prediction.h"
+#include "core/io/predicted_memory.h"
 
 namespace pipelab {
 namespace {
@@ -44,12 +44,10 @@ int64_t synthetic_data_bytes(const DataSpec& data) {
 void check_host_memory_for_run(const Experiment& experiment) {
   const std::optional<int64_t> available = available_host_memory();
   if (!available) return;
-  Experiment in_bytes = experiment;
-  if (in_bytes.simulation.profile == "unit") in_bytes.simulation.profile = "cpu-core";
-  check_host_memory(experiment, predict_experiment(in_bytes).result, *available);
+  check_host_memory(experiment, predicted_peak_bytes(experiment), *available);
 }
 
-void check_host_memory(const Experiment& experiment, const SimulationResult& predicted,
+void check_host_memory(const Experiment& experiment, const std::vector<int64_t>& device_peaks,
                        int64_t available) {
   const int64_t data_bytes = synthetic_data_bytes(experiment.data);
   if (data_bytes > available)
@@ -59,13 +57,13 @@ void check_host_memory(const Experiment& experiment, const SimulationResult& pre
   int64_t needed = data_bytes;
   int largest_device = 0;
   int64_t largest = 0;
-  for (const DeviceSimStats& device : predicted.per_device) {
+  for (int device = 0; device < static_cast<int>(device_peaks.size()); ++device) {
     // Peaks of different devices need not coincide: their sum is an upper
     // bound, which is what a pre-flight wants.
-    needed += device.peak_total_bytes;
-    if (device.peak_total_bytes > largest) {
-      largest = device.peak_total_bytes;
-      largest_device = device.device;
+    needed += device_peaks[device];
+    if (device_peaks[device] > largest) {
+      largest = device_peaks[device];
+      largest_device = device;
     }
   }
   if (needed <= available) return;

@@ -6,9 +6,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "core/io/experiment.h"
-#include "core/sim/simulator.h"
 
 namespace pipelab {
 
@@ -21,9 +21,10 @@ std::optional<int64_t> available_host_memory();
 int64_t synthetic_data_bytes(const DataSpec& data);
 
 // Throws ExperimentError when the data set plus the sum of the devices'
-// predicted peaks is more than `available` bytes. Pure, so it is testable
-// without a large machine.
-void check_host_memory(const Experiment& experiment, const SimulationResult& predicted,
+// predicted peaks (bytes, indexed by device; see core/io/predicted_memory.h)
+// is more than `available` bytes. Pure, so it is testable without a large
+// machine.
+void check_host_memory(const Experiment& experiment, const std::vector<int64_t>& device_peaks,
                        int64_t available);
 
 // The pre-flight the CPU executor runs before it loads data or allocates:

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "core/sim/op_matching.h"
+#include "core/schedule/op_matching.h"
 
 namespace pipelab {
 
@@ -20,7 +20,7 @@ StepBoundaries::StepBoundaries(const Schedule& window) : window_(window), steps_
     for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
       const int global = first_op_[d] + i;
       const OpKind kind = ops[i].kind;
-      if (kind == OpKind::SendActivation || kind == OpKind::SendGradient)
+      if (is_send(kind))
         waits_for_[matching.partner[global]].push_back(global);  // the receive waits for it
       else if (kind == OpKind::AllReduce)
         collective_members[matching.partner[global]].push_back(global);

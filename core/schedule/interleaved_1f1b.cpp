@@ -48,7 +48,7 @@ Schedule generate_interleaved_1f1b(int pp, int microbatches, int chunks) {
     for (const PassSlot& slot : one_f_one_b_order(warmup, total)) {
       const VirtualMicrobatch v = virtual_microbatch(slot.index, pp, chunks, slot.forward);
       const OpKind kind = slot.forward ? OpKind::Forward : OpKind::Backward;
-      const int stage = v.chunk * pp + rank;
+      const int stage = schedule.layout().stage_of(rank, v.chunk);
       schedule.devices[rank].push_back(
           make_compute_op(kind, rank, stage, v.chunk, v.microbatch, 0, 0));
     }

@@ -20,10 +20,6 @@ namespace {
 
 void fail(const std::string& message) { throw std::invalid_argument(message); }
 
-bool is_last_backward_kind(OpKind kind) {
-  return kind == OpKind::Backward || kind == OpKind::BackwardWeight;
-}
-
 void check_plan(const ParallelPlan& plan) {
   if (plan.dp < 1)
     fail("dp must be at least 1 (got " + std::to_string(plan.dp) +
@@ -90,21 +86,15 @@ class DeviceLowering {
       Op op = compute_ops[i];
       op.device = device_;
       if (out_.async_data_parallel()) op.weight_version = pulled_version(op.step);
-      switch (op.kind) {
-        case OpKind::Forward:
-          add_forward(op);
-          break;
-        case OpKind::Backward:
-        case OpKind::BackwardInput:
-          add_backward(op);
-          break;
-        default:
-          ops_.push_back(op);
-          break;
-      }
+      if (op.kind == OpKind::Forward)
+        add_forward(op);
+      else if (computes_input_gradient(op.kind))  // B or BI: takes the next stage's gradient
+        add_backward(op);
+      else
+        ops_.push_back(op);
       if (out_.kind == ScheduleKind::PipeDream) {
         if (op.kind == OpKind::Backward) add_update(op.stage, op.chunk, op.step, op.microbatch);
-      } else if (is_last_backward_kind(op.kind) &&
+      } else if (computes_weight_gradient(op.kind) &&
                  last_backward[op.chunk * out_.steps + op.step] == static_cast<int>(i)) {
         add_update(op.stage, op.chunk, op.step, -1);
       }
@@ -117,7 +107,7 @@ class DeviceLowering {
   std::vector<int> last_backward_positions(const std::vector<Op>& compute_ops) const {
     std::vector<int> last(static_cast<size_t>(out_.chunks) * out_.steps, -1);
     for (size_t i = 0; i < compute_ops.size(); ++i)
-      if (is_last_backward_kind(compute_ops[i].kind))
+      if (computes_weight_gradient(compute_ops[i].kind))
         last[compute_ops[i].chunk * out_.steps + compute_ops[i].step] = static_cast<int>(i);
     return last;
   }
@@ -277,7 +267,9 @@ Schedule build_schedule(const ParallelPlan& plan, const std::vector<StageProfile
   options.steps = steps;
   const bool async_data_parallel = plan.update == UpdateMode::Async && plan.dp > 1;
   if (steps == 0 && async_data_parallel) options.steps = plan.staleness + 2;
-  check_schedule_size(plan, options.steps == 0 ? default_steps(plan.schedule, plan.pp, plan.microbatches) : options.steps);
+  check_schedule_size(plan, options.steps == 0
+                                ? default_steps(plan.schedule, plan.pp, plan.microbatches)
+                                : options.steps);
   return lower_schedule(generate_schedule(options), plan, profiles);
 }
 
@@ -285,7 +277,7 @@ void check_schedule_size(const ParallelPlan& plan, int steps) {
   // Per device and micro-batch and chunk: F, B (or BI and BW), two sends, two
   // receives and a few collectives; counted in doubles so huge plans cannot overflow.
   const double ops = 8.0 * plan.dp * plan.tp * plan.pp * plan.chunks * double(plan.microbatches) *
-                      std::max(steps, 1);
+                     std::max(steps, 1);
   if (ops > kMaxScheduleOps)
     throw std::invalid_argument(
         "dp x tp x pp x chunks x microbatches = " + std::to_string(plan.dp) + " x " +

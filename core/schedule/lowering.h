@@ -13,7 +13,7 @@
 
 namespace pipelab {
 
-// What each device's list holds (device = (replica * pp + rank) * tp + shard;
+// What each device's list holds (devices numbered as in core/plan/device_layout.h;
 // each device runs its pipeline rank's compute ops in the same order):
 //   F:     [RECV_ACT] F [ALLREDUCE tp, one per forward tp_allreduce] [SEND_ACT]
 //   B, BI: [RECV_GRAD] [RECOMPUTE] B [ALLREDUCE tp, one per backward entry] [SEND_GRAD]

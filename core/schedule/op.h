@@ -3,35 +3,18 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
-namespace pipelab {
+#include "core/schedule/op_kind.h"
 
-enum class OpKind {
-  Forward,         // F
-  Backward,        // B: fused input and weight gradient
-  BackwardInput,   // BI: input gradient only (zero-bubble)
-  BackwardWeight,  // BW: weight gradient only (zero-bubble)
-  Update,          // U: optimizer step
-  SendActivation,  // to the next stage's device
-  RecvActivation,  // from the previous stage's device
-  SendGradient,    // to the previous stage's device
-  RecvGradient,    // from the next stage's device
-  AllReduce,       // collective over a group (tensor-parallel or data-parallel)
-  Recompute,       // rebuild a micro-batch's activations before its backward
-  Offload,         // move activations to host memory
-  Reload,          // bring them back
-  PushGradient,    // async data parallel: send gradients to the parameter server
-  PullWeights,     // async data parallel: fetch the newest weights
-};
+namespace pipelab {
 
 // Which devices an AllReduce spans.
 enum class CommGroup { None, TensorParallel, DataParallel };
 
 struct Op {
   OpKind kind = OpKind::Forward;
-  int device = 0;          // global device id (see ParallelPlan's device layout)
+  int device = 0;          // global device id (see core/plan/device_layout.h)
   int stage = 0;           // pipeline stage (virtual stage when chunks > 1)
   int chunk = 0;           // which of the device's chunks holds the stage
   int microbatch = -1;     // -1 when the op spans every micro-batch (U, DP all-reduce);
@@ -40,16 +23,9 @@ struct Op {
   int weight_version = 0;  // weight version the op reads (F, B, BI, BW, Recompute) or writes (U)
   int peer = -1;           // Send/Recv: the other device
   CommGroup group = CommGroup::None;  // AllReduce / Push / Pull
-  int layer = -1;          // tensor-parallel all-reduce: the layer it follows; -1 otherwise
-  int64_t bytes = 0;       // payload of communication ops (0 when the model is unknown)
+  int layer = -1;     // tensor-parallel all-reduce: the layer it follows; -1 otherwise
+  int64_t bytes = 0;  // payload of communication ops (0 when the model is unknown)
 };
-
-// Short names used in text grids, CSV and JSON: F, B, BI, BW, U, SEND_ACT, ...
-const char* op_kind_name(OpKind kind);
-std::optional<OpKind> parse_op_kind(const std::string& name);
-
-bool is_compute(OpKind kind);        // F, B, BI, BW, U, Recompute
-bool is_communication(OpKind kind);  // Send*, Recv*, AllReduce, Push, Pull, Offload, Reload
 
 // A compact label for grids, tooltips and validator messages: kind name, then
 // micro-batch, stage, and what else identifies the op, e.g. "F3 s1", "B3 s1",

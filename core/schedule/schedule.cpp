@@ -7,8 +7,8 @@ namespace pipelab {
 int Schedule::device_of_stage(int stage, int replica, int shard) const {
   assert(stage >= 0 && stage < stages());
   assert(replica >= 0 && replica < dp && shard >= 0 && shard < tp);
-  const int pipeline_rank = stage % pp;  // stage s runs on rank s % pp, chunk s / pp
-  return (replica * pp + pipeline_rank) * tp + shard;
+  const DeviceLayout grid = layout();
+  return grid.device_of(replica, grid.rank_of_stage(stage), shard);
 }
 
 ParallelPlan Schedule::plan() const {

@@ -7,13 +7,13 @@
 namespace pipelab {
 
 int peak_inflight_microbatches(const Schedule& schedule, int device, InflightUntil until) {
-  const OpKind split_end =
-      until == InflightUntil::LastBackward ? OpKind::BackwardWeight : OpKind::BackwardInput;
+  const auto ends_inflight =
+      until == InflightUntil::LastBackward ? computes_weight_gradient : computes_input_gradient;
   int inflight = 0;
   int peak = 0;
   for (const Op& op : schedule.devices[device]) {
     if (op.kind == OpKind::Forward) peak = std::max(peak, ++inflight);
-    if (op.kind == OpKind::Backward || op.kind == split_end) --inflight;
+    if (ends_inflight(op.kind)) --inflight;
   }
   return peak;
 }
@@ -21,7 +21,7 @@ int peak_inflight_microbatches(const Schedule& schedule, int device, InflightUnt
 int forwards_before_first_backward(const Schedule& schedule, int device) {
   int forwards = 0;
   for (const Op& op : schedule.devices[device]) {
-    if (op.kind == OpKind::Backward || op.kind == OpKind::BackwardInput) break;
+    if (computes_input_gradient(op.kind)) break;
     if (op.kind == OpKind::Forward) ++forwards;
   }
   return forwards;

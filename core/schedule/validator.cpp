@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/schedule/op_matching.h"
 #include "core/schedule/schedule_stats.h"
 #include "core/schedule/wait_graph.h"
 
@@ -16,29 +17,6 @@ namespace {
 
 constexpr size_t kMaxReportedErrors = 50;
 constexpr int kAbsent = -1;
-
-bool is_backward(OpKind kind) { return kind == OpKind::Backward || kind == OpKind::BackwardInput; }
-bool is_last_backward(OpKind kind) {
-  return kind == OpKind::Backward || kind == OpKind::BackwardWeight;
-}
-bool is_per_microbatch(OpKind kind) {
-  switch (kind) {
-    case OpKind::Forward:
-    case OpKind::Backward:
-    case OpKind::BackwardInput:
-    case OpKind::BackwardWeight:
-    case OpKind::Recompute:
-    case OpKind::SendActivation:
-    case OpKind::RecvActivation:
-    case OpKind::SendGradient:
-    case OpKind::RecvGradient:
-    case OpKind::Offload:
-    case OpKind::Reload:
-      return true;
-    default:
-      return false;
-  }
-}
 
 // A placeholder op, to name a pass that should exist but does not.
 Op missing_op(OpKind kind, int device, int stage, int microbatch, int step) {
@@ -56,6 +34,7 @@ class Validator {
  public:
   explicit Validator(const Schedule& schedule)
       : s_(schedule),
+        layout_(schedule.layout()),
         stages_(schedule.stages()),
         m_(schedule.microbatches),
         graph_(ops_per_device(schedule)) {}
@@ -107,18 +86,11 @@ class Validator {
 
   // ---- layout ---------------------------------------------------------------
 
-  int rank_of(int device) const { return s_.lowered ? (device / s_.tp) % s_.pp : device; }
-  int replica_of(int device) const { return s_.lowered ? device / (s_.tp * s_.pp) : 0; }
-  int shard_of(int device) const { return s_.lowered ? device % s_.tp : 0; }
+  // A compute-only schedule has dp = tp = 1 (check_shape), so device d is rank d.
+  int rank_of(int device) const { return layout_.coord_of(device).pipeline_rank; }
   // The device that runs `stage` in the same replica and shard as `device`.
-  int neighbour_device(int device, int stage) const {
-    if (!s_.lowered) return stage % s_.pp;
-    return device_at(replica_of(device), stage % s_.pp, shard_of(device));
-  }
-  int device_at(int replica, int rank, int shard) const {
-    return (replica * s_.pp + rank) * s_.tp + shard;  // ParallelPlan's layout
-  }
-  int stage_of(int device, int chunk) const { return chunk * s_.pp + rank_of(device); }
+  int neighbour_device(int device, int stage) const { return layout_.pipeline_peer(device, stage); }
+  int stage_of(int device, int chunk) const { return layout_.stage_of(rank_of(device), chunk); }
 
   // Per-micro-batch tables are indexed by (device, chunk, step, micro-batch).
   size_t slot(int device, int chunk, int step, int microbatch) const {
@@ -165,19 +137,20 @@ class Validator {
           error(d, op, "stage out of range 0.." + std::to_string(stages_ - 1));
           continue;
         }
-        if (op.stage % s_.pp != rank_of(d))
+        const int rank = layout_.rank_of_stage(op.stage);
+        if (rank != rank_of(d))
           error(d, op,
                 "on the wrong device: stage " + std::to_string(op.stage) +
-                    " runs on pipeline rank " + std::to_string(op.stage % s_.pp));
-        if (op.chunk != op.stage / s_.pp)
+                    " runs on pipeline rank " + std::to_string(rank));
+        if (op.chunk != layout_.chunk_of_stage(op.stage))
           error(d, op,
                 "chunk " + std::to_string(op.chunk) +
-                    " should be stage / pp = " + std::to_string(op.stage / s_.pp));
+                    " should be stage / pp = " + std::to_string(layout_.chunk_of_stage(op.stage)));
         if (op.step < 0 || op.step >= s_.steps)
           error(d, op, "step out of range 0.." + std::to_string(s_.steps - 1));
         const bool microbatch_in_range = op.microbatch >= 0 && op.microbatch < m_;
         const bool per_microbatch =
-            is_per_microbatch(op.kind) ||
+            op_kind_facts(op.kind).needs_microbatch ||
             (op.kind == OpKind::AllReduce && op.group == CommGroup::TensorParallel);
         if (per_microbatch && !microbatch_in_range)
           error(d, op, "micro-batch out of range 0.." + std::to_string(m_ - 1));
@@ -190,23 +163,20 @@ class Validator {
   }
 
   void check_kind_allowed(int d, const Op& op) {
-    const bool compute_pass =
-        op.kind == OpKind::Forward || is_backward(op.kind) || op.kind == OpKind::BackwardWeight;
+    const OpKindFacts& facts = op_kind_facts(op.kind);
     if (!s_.lowered) {
-      if (!compute_pass)
+      if (!facts.in_compute_schedule)
         error(d, op,
               "a compute-only schedule holds only F, B, BI and BW; lower_schedule adds "
               "the rest");
       return;
     }
-    const bool point_to_point = op.kind == OpKind::SendActivation ||
-                                op.kind == OpKind::RecvActivation ||
-                                op.kind == OpKind::SendGradient || op.kind == OpKind::RecvGradient;
+    const bool point_to_point = facts.family == OpFamily::PointToPoint;
     if (point_to_point && (op.peer < 0 || op.peer >= s_.device_count()))
       error(d, op, "peer device out of range");
     if (op.kind == OpKind::AllReduce && op.group == CommGroup::None)
       error(d, op, "an all-reduce needs a group (tensor-parallel or data-parallel)");
-    const bool server_op = op.kind == OpKind::PushGradient || op.kind == OpKind::PullWeights;
+    const bool server_op = facts.family == OpFamily::ParameterServer;
     if (server_op && !s_.async_data_parallel())
       error(d, op, "push/pull only exist with async data parallel (update = async, dp > 1)");
     if (server_op && op.microbatch != -1) error(d, op, "push/pull span the step (micro-batch -1)");
@@ -327,24 +297,22 @@ class Validator {
     for (int d = 0; d < s_.device_count(); ++d) {
       for (int i = 0; i < static_cast<int>(s_.devices[d].size()); ++i) {
         const Op& op = op_at(d, i);
-        if (op.kind == OpKind::SendActivation) check_send(d, i, /*activation=*/true);
-        if (op.kind == OpKind::SendGradient) check_send(d, i, /*activation=*/false);
+        if (is_send(op.kind)) check_send(d, i, op.kind == OpKind::SendActivation);
       }
     }
     for (int d = 0; d < s_.device_count(); ++d) {
       for (int i = 0; i < static_cast<int>(s_.devices[d].size()); ++i) {
         const Op& op = op_at(d, i);
-        if (op.kind == OpKind::RecvActivation) check_recv(d, i, true);
-        if (op.kind == OpKind::RecvGradient) check_recv(d, i, false);
+        if (is_receive(op.kind)) check_recv(d, i, op.kind == OpKind::RecvActivation);
         if (op.kind == OpKind::Forward) check_input_arrives(d, i, true);
-        if (is_backward(op.kind)) check_input_arrives(d, i, false);
+        if (computes_input_gradient(op.kind)) check_input_arrives(d, i, false);
       }
     }
   }
 
   void check_send(int d, int index, bool activation) {
     const Op& op = op_at(d, index);
-    const int target = activation ? op.stage + 1 : op.stage - 1;
+    const int target = message_peer_stage(op);
     if (target < 0 || target >= stages_) {
       error(d, op,
             activation ? "the last stage has no next stage to send to"
@@ -366,12 +334,13 @@ class Validator {
     const int produced_at = producers[slot(op)];
     if (produced_at == kAbsent || produced_at > index)
       error(d, op, activation ? "sent before its F has run" : "sent before its B/BI has run");
-    const size_t receiver_slot = slot(expected, target / s_.pp, op.step, op.microbatch);
+    const size_t receiver_slot =
+        slot(expected, layout_.chunk_of_stage(target), op.step, op.microbatch);
     const int recv = (activation ? recv_activation_ : recv_gradient_)[receiver_slot];
     if (recv == kAbsent) {
       error(d, op,
             std::string("unmatched: d") + std::to_string(expected) + " has no " +
-                (activation ? "RECV_ACT" : "RECV_GRAD") + " for it");
+                op_kind_name(op_kind_facts(op.kind).other_end) + " for it");
       return;
     }
     if (op_at(expected, recv).peer != d) return;  // reported with the receive
@@ -386,8 +355,8 @@ class Validator {
 
   void check_recv(int d, int index, bool activation) {
     const Op& op = op_at(d, index);
-    const int source = activation ? op.stage - 1 : op.stage + 1;
-    const char* send_name = activation ? "SEND_ACT" : "SEND_GRAD";
+    const int source = message_peer_stage(op);
+    const char* send_name = op_kind_name(op_kind_facts(op.kind).other_end);
     if (source < 0 || source >= stages_) {
       error(d, op,
             activation ? "the first stage receives no activation"
@@ -428,19 +397,8 @@ class Validator {
   // Members of a group run their all-reduces of that group in the same order;
   // the k-th of each member form one collective, which ends once all arrive.
   void check_collectives(CommGroup group) {
-    const bool tensor_parallel = group == CommGroup::TensorParallel;
-    const int groups = tensor_parallel ? s_.dp * s_.pp : s_.pp * s_.tp;
-    const int members = tensor_parallel ? s_.tp : s_.dp;
-    for (int g = 0; g < groups; ++g) {
-      std::vector<int> devices;
-      for (int k = 0; k < members; ++k) {
-        if (tensor_parallel)
-          devices.push_back(device_at(g / s_.pp, g % s_.pp, k));
-        else
-          devices.push_back(device_at(k, g / s_.tp, g % s_.tp));
-      }
+    for (const std::vector<int>& devices : collective_groups(layout_, group))
       check_collective_group(group, devices);
-    }
   }
 
   void check_collective_group(CommGroup group, const std::vector<int>& devices) {
@@ -497,10 +455,10 @@ class Validator {
   }
 
   void check_parameter_server_step(int rank, int shard, int c, int t) {
-    const int stage = c * s_.pp + rank;
+    const int stage = layout_.stage_of(rank, c);
     const int pushes_done = graph_.add_virtual_node();  // every replica pushed step t
     for (int r = 0; r < s_.dp; ++r) {
-      const int d = device_at(r, rank, shard);
+      const int d = layout_.device_of(r, rank, shard);
       const int push = push_[step_slot(d, c, t)];
       const int pull = pull_[step_slot(d, c, t)];
       if (push == kAbsent) error(d, missing_op(OpKind::PushGradient, d, stage, -1, t), "missing");
@@ -542,7 +500,7 @@ class Validator {
     const int source_device = neighbour_device(d, source);
     if (s_.lowered && source_device != d) return;
     const int to = table[slot(d, c, t, mb)];
-    const int from = table[slot(source_device, source / s_.pp, t, mb)];
+    const int from = table[slot(source_device, layout_.chunk_of_stage(source), t, mb)];
     if (to == kAbsent || from == kAbsent) return;
     graph_.add_edge(graph_.op_node(source_device, from), graph_.op_node(d, to));
   }
@@ -635,7 +593,7 @@ class Validator {
                 "reads weight version " + std::to_string(op.weight_version) + " but its F read " +
                     std::to_string(op_at(d, f).weight_version) +
                     " (a backward uses its forward's weights)");
-        if (is_last_backward(op.kind)) {
+        if (computes_weight_gradient(op.kind)) {
           ++state.backwards_done;
           if (++state.backwards_in_step[op.step] == m_) ++state.complete_steps;
         }
@@ -703,6 +661,7 @@ class Validator {
   }
 
   const Schedule& s_;
+  const DeviceLayout layout_;
   const int stages_;
   const int m_;
   WaitGraph graph_;

@@ -11,6 +11,16 @@ double message_time(const DeviceProfile& device, int64_t bytes) {
   return device.link_latency_s + static_cast<double>(bytes) / device.link_bandwidth;
 }
 
+// An op's time in unit costs: the units of the work it does.
+double unit_time(const StageWork& work, const UnitCosts& unit) {
+  double time = 0;
+  if (work.forward) time += unit.f;
+  if (work.backward_input) time += unit.b;
+  if (work.backward_weight) time += unit.w;
+  if (work.optimizer_step) time += unit.u;
+  return time;
+}
+
 void check_positive(double value, const char* field, const std::string& profile) {
   if (!(value > 0))
     throw std::invalid_argument("device profile '" + profile + "': " + field +
@@ -87,30 +97,8 @@ double CostModel::duration(const Op& op) const {
   if (op.kind == OpKind::AllReduce) return collective_duration(op, 2);
 
   if (unit_mode_) {
-    double time = unit_.comm;  // every communication op
-    switch (op.kind) {
-      case OpKind::Forward:
-        time = unit_.f;
-        break;
-      case OpKind::Backward:
-        time = unit_.b + unit_.w;
-        break;
-      case OpKind::BackwardInput:
-        time = unit_.b;
-        break;
-      case OpKind::BackwardWeight:
-        time = unit_.w;
-        break;
-      case OpKind::Recompute:
-        time = unit_.f;
-        break;
-      case OpKind::Update:
-        time = unit_.u;
-        break;
-      default:
-        break;
-    }
-    return is_compute(op.kind) ? time * compute_slowdown(op.device) : time;
+    if (is_communication(op.kind)) return unit_.comm;
+    return unit_time(op_kind_facts(op.kind).work, unit_) * compute_slowdown(op.device);
   }
 
   if (is_communication(op.kind)) return message_time(device_, op.bytes);
@@ -120,30 +108,12 @@ double CostModel::duration(const Op& op) const {
         "op on stage " + std::to_string(op.stage) + " has no StageProfile (the cost model has " +
         std::to_string(stages_.size()) + "); pass one profile per pipeline stage");
   const StageProfile& stage = stages_[op.stage];
-  double time = 0;
-  switch (op.kind) {
-    case OpKind::Forward:
-    case OpKind::Recompute:
-      time = stage.forward_flops / device_.flops_per_s;
-      break;
-    case OpKind::Backward:
-      time = (stage.backward_input_flops + stage.backward_weight_flops) / device_.flops_per_s;
-      break;
-    case OpKind::BackwardInput:
-      time = stage.backward_input_flops / device_.flops_per_s;
-      break;
-    case OpKind::BackwardWeight:
-      time = stage.backward_weight_flops / device_.flops_per_s;
-      break;
-    case OpKind::Update:
-      // Elementwise over every parameter: memory-bound.
-      time = static_cast<double>(stage.params) *
-             static_cast<double>(optimizer_bytes_per_param(optimizer_slots_)) /
-             device_.memory_bandwidth;
-      break;
-    default:
-      break;
-  }
+  double time = stage_flops(op.kind, stage) / device_.flops_per_s;
+  // The optimizer step is elementwise over every parameter: memory-bound.
+  if (op_kind_facts(op.kind).work.optimizer_step)
+    time += static_cast<double>(stage.params) *
+            static_cast<double>(optimizer_bytes_per_param(optimizer_slots_)) /
+            device_.memory_bandwidth;
   return time * compute_slowdown(op.device);
 }
 

@@ -43,7 +43,7 @@ class CostModel {
   // the optimizer's state per parameter (0 plain SGD, 1 momentum, 2 Adam).
   static CostModel from_profiles(const std::vector<StageProfile>& stages, const DeviceProfile& device,
                                  int optimizer_slots);
-  // Measured per-op durations (replay, core/runtime/replay.h): duration() and
+  // Measured per-op durations (replay, core/sim/replay.h): duration() and
   // collective_duration() return lookup(op) when it has a value, and
   // `fallback`'s estimate otherwise. Everything else is fallback's.
   using DurationLookup = std::function<std::optional<double>(const Op&)>;

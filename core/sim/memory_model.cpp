@@ -5,27 +5,6 @@
 #include <climits>
 
 namespace pipelab {
-namespace {
-
-bool reads_weights(OpKind kind) {
-  return kind == OpKind::Forward || kind == OpKind::Backward || kind == OpKind::BackwardInput ||
-         kind == OpKind::BackwardWeight || kind == OpKind::Recompute;
-}
-
-// The op after which a micro-batch's activations are no longer needed.
-bool ends_backward(OpKind kind) {
-  return kind == OpKind::Backward || kind == OpKind::BackwardWeight;
-}
-
-// The optimizer step, or (async data parallel) fetching the server's weights.
-bool writes_weights(OpKind kind) { return kind == OpKind::Update || kind == OpKind::PullWeights; }
-
-bool makes_weight_gradient(OpKind kind) {
-  return kind == OpKind::Backward || kind == OpKind::BackwardWeight;
-}
-
-}  // namespace
-
 StageMemory stage_memory(const CostModel& cost, int stage) {
   StageMemory memory;
   if (cost.is_unit()) {
@@ -50,12 +29,12 @@ MemoryModel::MemoryModel(const Schedule& schedule, const CostModel& cost)
     : schedule_(schedule), pp_(schedule.pp), devices_(schedule.device_count()) {
   for (int d = 0; d < schedule.device_count(); ++d) {
     DeviceState& state = devices_[d];
-    const int rank = (d / schedule.tp) % schedule.pp;
+    const int rank = schedule.layout().coord_of(d).pipeline_rank;
     state.chunk_memory.resize(schedule.chunks);
     state.gradients_allocated.assign(schedule.chunks, 0);
     state.changes.reserve(schedule.devices[d].size() + 16);
     for (int chunk = 0; chunk < schedule.chunks; ++chunk) {
-      const StageMemory stage = stage_memory(cost, chunk * schedule.pp + rank);
+      const StageMemory stage = stage_memory(cost, schedule.layout().stage_of(rank, chunk));
       state.chunk_memory[chunk] = stage;
       add(d, 0, MemoryCategory::Weights, stage.weights);
       add(d, 0, MemoryCategory::OptimizerState, stage.optimizer_state);
@@ -78,8 +57,8 @@ void MemoryModel::init_versions(int device) {
   std::vector<std::vector<char>> written(schedule_.chunks);
   for (const Op& op : schedule_.devices[device]) {
     if (op.kind == OpKind::Recompute) state.recompute = true;
-    const bool reads = reads_weights(op.kind);
-    if (!reads && !writes_weights(op.kind)) continue;
+    const bool reads = op_kind_facts(op.kind).reads_weights;
+    if (!reads && !op_kind_facts(op.kind).writes_weights) continue;
     const int chunk = chunk_of(op);
     VersionState& versions = state.versions[chunk];
     const size_t version = static_cast<size_t>(op.weight_version);
@@ -151,7 +130,7 @@ void MemoryModel::op_started(const Op& op, double t) {
     default:
       break;
   }
-  if (makes_weight_gradient(op.kind) && !state.gradients_allocated[chunk]) {
+  if (computes_weight_gradient(op.kind) && !state.gradients_allocated[chunk]) {
     state.gradients_allocated[chunk] = 1;
     add(op.device, t, MemoryCategory::Gradients, stage.gradients);
   }
@@ -167,7 +146,7 @@ void MemoryModel::op_finished(const Op& op, double t) {
     ++state.inflight;
     state.peaks.peak_inflight_microbatches =
         std::max(state.peaks.peak_inflight_microbatches, state.inflight);
-  } else if (ends_backward(op.kind)) {
+  } else if (computes_weight_gradient(op.kind)) {  // the micro-batch's activations are done
     add(op.device, t, MemoryCategory::Activations, -stage.activations);
     --state.inflight;
   } else if (op.kind == OpKind::Offload) {
@@ -179,8 +158,10 @@ void MemoryModel::op_finished(const Op& op, double t) {
       add(op.device, t, MemoryCategory::Gradients, -stage.gradients);
     }
   }
-  if (writes_weights(op.kind)) version_written(op.device, chunk, op.weight_version, t);
-  if (reads_weights(op.kind)) version_read_done(op.device, chunk, op.weight_version, t);
+  // Writers: the optimizer step, or (async data parallel) fetching the server's weights.
+  const OpKindFacts& facts = op_kind_facts(op.kind);
+  if (facts.writes_weights) version_written(op.device, chunk, op.weight_version, t);
+  if (facts.reads_weights) version_read_done(op.device, chunk, op.weight_version, t);
 }
 
 void MemoryModel::message_arrived(int device, int64_t bytes, double t) {

@@ -8,7 +8,7 @@
 
 #include "core/sim/bubble_formula.h"
 #include "core/sim/memory_model.h"
-#include "core/sim/op_matching.h"
+#include "core/schedule/op_matching.h"
 
 namespace pipelab {
 namespace {

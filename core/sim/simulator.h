@@ -28,7 +28,7 @@
 // With comm = 0 and uniform unit costs, GPipe and 1F1B come out at exactly
 // (p-1)/(m+p-1). Memory accounting is described in memory_model.h.
 //
-// Cost: O(ops) after an O(ops) matching pass (op_matching.h); memory samples
+// Cost: O(ops) after an O(ops) matching pass (core/schedule/op_matching.h); memory samples
 // are sorted per device.
 #pragma once
 

@@ -15,27 +15,8 @@ struct Box {
   std::string label;
 };
 
-const char* short_name(OpKind kind) {
-  switch (kind) {
-    case OpKind::Forward:
-      return "F";
-    case OpKind::Backward:
-      return "B";
-    case OpKind::BackwardInput:
-      return "BI";
-    case OpKind::BackwardWeight:
-      return "BW";
-    case OpKind::Update:
-      return "U";
-    case OpKind::Recompute:
-      return "R";
-    default:
-      return "?";
-  }
-}
-
 std::string box_label(const Op& op) {
-  std::string label = short_name(op.kind);
+  std::string label = op_kind_facts(op.kind).short_name;
   if (op.microbatch >= 0) label += std::to_string(op.microbatch);
   if (op.chunk > 0) {
     label += '.';

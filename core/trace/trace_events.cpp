@@ -4,6 +4,8 @@
 #include <cassert>
 #include <stdexcept>
 
+#include "core/plan/device_layout.h"
+
 namespace pipelab {
 
 const char* memory_category_name(MemoryCategory category) {
@@ -80,17 +82,18 @@ std::vector<DeviceInfo> describe_devices(int dp, int tp, int pp, int chunks) {
 
   std::vector<DeviceInfo> devices;
   devices.reserve(static_cast<size_t>(dp) * tp * pp);
-  // Same layout as ParallelPlan: device = (replica * pp + rank) * tp + shard.
+  const DeviceLayout layout{dp, tp, pp};
   for (int replica = 0; replica < dp; ++replica) {
     for (int rank = 0; rank < pp; ++rank) {
       for (int shard = 0; shard < tp; ++shard) {
         DeviceInfo info;
-        info.device = (replica * pp + rank) * tp + shard;
+        info.device = layout.device_of(replica, rank, shard);
         info.replica = replica;
         info.pipeline_rank = rank;
         info.shard = shard;
         // Interleaved placement: rank r holds virtual stages r, r + pp, r + 2 pp, ...
-        for (int chunk = 0; chunk < chunks; ++chunk) info.stages.push_back(rank + chunk * pp);
+        for (int chunk = 0; chunk < chunks; ++chunk)
+          info.stages.push_back(layout.stage_of(rank, chunk));
         info.label = make_label(info, tp);
         assert(info.device == static_cast<int>(devices.size()));
         devices.push_back(std::move(info));

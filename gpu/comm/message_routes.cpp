@@ -18,8 +18,7 @@ std::vector<std::pair<int, int>> message_links(const Schedule& schedule) {
   std::set<std::pair<int, int>> links;
   for (const std::vector<Op>& ops : schedule.devices)
     for (const Op& op : ops)
-      if (op.kind == OpKind::SendActivation || op.kind == OpKind::SendGradient)
-        links.insert(ordered(op.device, op.peer));
+      if (is_send(op.kind)) links.insert(ordered(op.device, op.peer));
   return {links.begin(), links.end()};
 }
 

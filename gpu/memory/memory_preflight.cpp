@@ -47,9 +47,11 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
     if (staged_all_reduce) {
       // The all-reduce flattens one stage's gradients at a time: the largest chunk's.
       const int rank = device_coord(plan, d).pipeline_rank;
-      for (int chunk = 0; chunk < plan.chunks; ++chunk)
-        staging = std::max(staging, profiles[static_cast<size_t>(chunk * plan.pp + rank)].params *
+      for (int chunk = 0; chunk < plan.chunks; ++chunk) {
+        const int stage = plan.layout().stage_of(rank, chunk);
+        staging = std::max(staging, profiles[static_cast<size_t>(stage)].params *
                                         static_cast<int64_t>(sizeof(float)));
+      }
     }
     needed[static_cast<size_t>(d)] = peak + workspace_bytes + kCublasHandleBytes + staging +
                                      peak * (kEstimateMarginPercent + kCacheOverheadPercent) / 100;

@@ -5,7 +5,7 @@
 
 #include "core/io/experiment.h"
 #include "core/io/experiment_prediction.h"
-#include "core/runtime/replay.h"
+#include "core/sim/replay.h"
 #include "ui/models/run_controller.h"
 
 namespace pipelab {

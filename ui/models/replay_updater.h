@@ -1,6 +1,6 @@
 // ReplayUpdater: keeps the replayed timeline of the current run: the measured
 // op durations laid out on the schedule's dependencies by the simulator (see
-// core/runtime/replay.h), one core per device. On a laptop with fewer cores
+// core/sim/replay.h), one core per device. On a laptop with fewer cores
 // than virtual devices this is the shape to compare with the prediction.
 //
 // It replays on a worker thread when a run finishes, stops or fails, and

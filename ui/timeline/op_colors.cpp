@@ -4,36 +4,33 @@
 
 namespace pipelab {
 
-QColor op_color(OpKind kind) {
-  switch (kind) {
-    case OpKind::Forward:
+QColor op_role_color(OpColorRole role) {
+  switch (role) {
+    case OpColorRole::Forward:
       return QColor(0x3b, 0x7d, 0xd8);  // blue
-    case OpKind::Backward:
+    case OpColorRole::Backward:
       return QColor(0x2e, 0xa0, 0x43);  // green
-    case OpKind::BackwardInput:
+    case OpColorRole::BackwardInput:
       return QColor(0x8f, 0xd1, 0x7e);  // light green
-    case OpKind::BackwardWeight:
+    case OpColorRole::BackwardWeight:
       return QColor(0x1b, 0x5e, 0x20);  // dark green
-    case OpKind::Update:
+    case OpColorRole::Update:
       return QColor(0xf0, 0x8c, 0x1a);  // orange
-    case OpKind::Recompute:
+    case OpColorRole::Recompute:
       return QColor(0x8e, 0x44, 0xad);  // purple
-    case OpKind::SendActivation:
-    case OpKind::RecvActivation:
-    case OpKind::SendGradient:
-    case OpKind::RecvGradient:
+    case OpColorRole::PointToPoint:
       return QColor(0x90, 0x90, 0x90);  // grey
-    case OpKind::AllReduce:
+    case OpColorRole::AllReduce:
       return QColor(0x55, 0x55, 0x55);  // dark grey
-    case OpKind::PushGradient:
-    case OpKind::PullWeights:
+    case OpColorRole::ParameterServer:
       return QColor(0x6d, 0x7b, 0x8d);  // blue grey
-    case OpKind::Offload:
-    case OpKind::Reload:
+    case OpColorRole::HostTransfer:
       return QColor(0x8d, 0x6e, 0x63);  // brown
   }
   return Qt::black;
 }
+
+QColor op_color(OpKind kind) { return op_role_color(op_kind_facts(kind).color_role); }
 
 QColor text_color_on(const QColor& background) {
   // Perceived brightness (ITU-R BT.601 weights).

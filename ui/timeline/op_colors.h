@@ -13,7 +13,8 @@ namespace pipelab {
 
 // F blue, B green (BI light green, BW dark green), U orange, recompute purple,
 // communication greys, offload/reload brown.
-QColor op_color(OpKind kind);
+QColor op_role_color(OpColorRole role);
+QColor op_color(OpKind kind);  // its kind's colour role's
 
 // Text drawn on top of a bar of `background`: black or white, whichever reads better.
 QColor text_color_on(const QColor& background);

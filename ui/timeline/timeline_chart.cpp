@@ -14,39 +14,23 @@
 namespace pipelab {
 namespace {
 
-// Kinds in legend order, and the name each goes by there.
+// One legend entry per colour role, in legend order, and the name it goes by.
 struct LegendEntry {
-  OpKind kind;
+  OpColorRole role;
   const char* text;
 };
 constexpr LegendEntry kLegendEntries[] = {
-    {OpKind::Forward, QT_TRANSLATE_NOOP("TimelineChart", "F forward")},
-    {OpKind::Backward, QT_TRANSLATE_NOOP("TimelineChart", "B backward")},
-    {OpKind::BackwardInput, QT_TRANSLATE_NOOP("TimelineChart", "BI input grad")},
-    {OpKind::BackwardWeight, QT_TRANSLATE_NOOP("TimelineChart", "BW weight grad")},
-    {OpKind::Update, QT_TRANSLATE_NOOP("TimelineChart", "U update")},
-    {OpKind::Recompute, QT_TRANSLATE_NOOP("TimelineChart", "recompute")},
-    {OpKind::SendActivation, QT_TRANSLATE_NOOP("TimelineChart", "send/recv")},
-    {OpKind::AllReduce, QT_TRANSLATE_NOOP("TimelineChart", "all-reduce")},
-    {OpKind::PushGradient, QT_TRANSLATE_NOOP("TimelineChart", "push/pull")},
-    {OpKind::Offload, QT_TRANSLATE_NOOP("TimelineChart", "offload/reload")},
+    {OpColorRole::Forward, QT_TRANSLATE_NOOP("TimelineChart", "F forward")},
+    {OpColorRole::Backward, QT_TRANSLATE_NOOP("TimelineChart", "B backward")},
+    {OpColorRole::BackwardInput, QT_TRANSLATE_NOOP("TimelineChart", "BI input grad")},
+    {OpColorRole::BackwardWeight, QT_TRANSLATE_NOOP("TimelineChart", "BW weight grad")},
+    {OpColorRole::Update, QT_TRANSLATE_NOOP("TimelineChart", "U update")},
+    {OpColorRole::Recompute, QT_TRANSLATE_NOOP("TimelineChart", "recompute")},
+    {OpColorRole::PointToPoint, QT_TRANSLATE_NOOP("TimelineChart", "send/recv")},
+    {OpColorRole::AllReduce, QT_TRANSLATE_NOOP("TimelineChart", "all-reduce")},
+    {OpColorRole::ParameterServer, QT_TRANSLATE_NOOP("TimelineChart", "push/pull")},
+    {OpColorRole::HostTransfer, QT_TRANSLATE_NOOP("TimelineChart", "offload/reload")},
 };
-
-// The legend entry an op kind shows up under.
-OpKind legend_kind(OpKind kind) {
-  switch (kind) {
-    case OpKind::RecvActivation:
-    case OpKind::SendGradient:
-    case OpKind::RecvGradient:
-      return OpKind::SendActivation;
-    case OpKind::PullWeights:
-      return OpKind::PushGradient;
-    case OpKind::Reload:
-      return OpKind::Offload;
-    default:
-      return kind;
-  }
-}
 
 }  // namespace
 
@@ -165,8 +149,9 @@ void TimelineChart::showTrace(const Trace& trace, double bubble_min_duration) {
   setRowLabels(labels);
   bars_->setEvents(trace.events);
   updateBubbles(trace, bubble_min_duration);
-  legend_kinds_.clear();
-  for (const TraceEvent& event : trace.events) legend_kinds_.insert(legend_kind(event.op.kind));
+  legend_roles_.clear();
+  for (const TraceEvent& event : trace.events)
+    legend_roles_.insert(op_kind_facts(event.op.kind).color_role);
   rebuildLegend();
 }
 
@@ -174,7 +159,7 @@ void TimelineChart::appendEvents(const std::vector<TraceEvent>& events) {
   bars_->addEvents(events);
   bool new_kind = false;
   for (const TraceEvent& event : events)
-    new_kind |= legend_kinds_.insert(legend_kind(event.op.kind)).second;
+    new_kind |= legend_roles_.insert(op_kind_facts(event.op.kind).color_role).second;
   if (new_kind) rebuildLegend();
 }
 
@@ -218,10 +203,10 @@ void TimelineChart::rebuildLegend() {
   if (!legend_shown_) return;
   for (const LegendEntry& entry : kLegendEntries) {
     // Before any op is known, show the basic trio so the chart explains itself.
-    const bool basic = entry.kind == OpKind::Forward || entry.kind == OpKind::Backward ||
-                       entry.kind == OpKind::Update;
-    if (legend_kinds_.count(entry.kind) == 0 && !(legend_kinds_.empty() && basic)) continue;
-    legend->addItem(new OpLegendItem(legend, op_color(entry.kind), tr(entry.text)));
+    const bool basic = entry.role == OpColorRole::Forward || entry.role == OpColorRole::Backward ||
+                       entry.role == OpColorRole::Update;
+    if (legend_roles_.count(entry.role) == 0 && !(legend_roles_.empty() && basic)) continue;
+    legend->addItem(new OpLegendItem(legend, op_role_color(entry.role), tr(entry.text)));
   }
   legend->addItem(new OpLegendItem(legend, bubble_color(), tr("bubble (idle)"), true));
 }

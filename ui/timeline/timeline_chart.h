@@ -67,7 +67,7 @@ class TimelineChart : public QCustomPlot {
   QSharedPointer<QCPAxisTickerText> row_ticker_;
   int row_count_ = 0;
   bool unit_time_ = false;
-  std::set<OpKind> legend_kinds_;
+  std::set<OpColorRole> legend_roles_;  // the legend entries the shown ops need
   bool legend_shown_ = true;
 };
 

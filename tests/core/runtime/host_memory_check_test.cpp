@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/io/experiment_io.h"
-#include "core/io/experiment_prediction.h"
+#include "core/io/predicted_memory.h"
 #include "core/runtime/executor.h"
 
 namespace pipelab {
@@ -17,13 +17,13 @@ TEST(HostMemoryCheck, ReadsTheAvailableMemory) {
 
 TEST(HostMemoryCheck, AcceptsARunThatFits) {
   const Experiment experiment = default_experiment();
-  const SimulationResult predicted = predict_experiment(experiment).result;
+  const std::vector<int64_t> predicted = predicted_peak_bytes(experiment);
   EXPECT_NO_THROW(check_host_memory(experiment, predicted, int64_t{1} << 30));
 }
 
 TEST(HostMemoryCheck, RefusesARunThatDoesNotFitWithTheNumbers) {
   const Experiment experiment = default_experiment();
-  const SimulationResult predicted = predict_experiment(experiment).result;
+  const std::vector<int64_t> predicted = predicted_peak_bytes(experiment);
   try {
     // Room for the data set and 1000 bytes more: not for the model.
     check_host_memory(experiment, predicted, synthetic_data_bytes(experiment.data) + 1000);
@@ -39,7 +39,7 @@ TEST(HostMemoryCheck, RefusesARunThatDoesNotFitWithTheNumbers) {
 TEST(HostMemoryCheck, RefusesAHugeSyntheticDataSet) {
   Experiment experiment = default_experiment();
   experiment.data.samples = int64_t{1} << 40;
-  const SimulationResult predicted = predict_experiment(default_experiment()).result;
+  const std::vector<int64_t> predicted = predicted_peak_bytes(default_experiment());
   EXPECT_THROW(check_host_memory(experiment, predicted, int64_t{1} << 30), ExperimentError);
 }
 

@@ -10,11 +10,11 @@
 //    at least two sizes; with one size, the latency stays and the bandwidth
 //    is bytes / (t - latency). Left as they are when nothing was sent.
 // Fields it cannot measure come from `base`; the name becomes "<base>-measured".
+// (core/cli/cpu_calibration.h measures such a run on this machine's CPU.)
 #pragma once
 
 #include <vector>
 
-#include "core/io/experiment.h"
 #include "core/plan/stage_profile.h"
 #include "core/sim/cost_model.h"
 #include "core/trace/trace_events.h"
@@ -29,10 +29,5 @@ struct CalibrationResult {
 
 CalibrationResult calibrate_profile(const Trace& measured, const std::vector<StageProfile>& stages,
                                     const DeviceProfile& base);
-
-// Runs `steps` training steps of `experiment` on the CPU backend and fits
-// its simulation.profile (cpu-core for "unit") to them. Throws like
-// make_executor, and ExperimentError when the run fails.
-CalibrationResult calibrate_cpu_profile(const Experiment& experiment, int steps = 5);
 
 }  // namespace pipelab

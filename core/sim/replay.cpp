@@ -1,21 +1,13 @@
-#include "core/runtime/replay.h"
+#include "core/sim/replay.h"
 
 #include <algorithm>
 #include <limits>
 #include <memory>
 
-#include "core/runtime/op_durations.h"
-#include "core/sim/op_matching.h"
+#include "core/schedule/op_matching.h"
+#include "core/sim/op_durations.h"
 
 namespace pipelab {
-namespace {
-
-bool waits_for_group(OpKind kind) {
-  return kind == OpKind::AllReduce || kind == OpKind::PullWeights;
-}
-
-}  // namespace
-
 MeasuredDurations::Key MeasuredDurations::key_of(const Op& op, int device) const {
   const int step = window_steps_ > 0 ? op.step % window_steps_ : op.step;
   return {device,   static_cast<int>(op.kind), op.stage, op.chunk, op.microbatch, step,
@@ -44,23 +36,21 @@ MeasuredDurations::MeasuredDurations(const Trace& measured, const Schedule& wind
     Key shared = key;
     const int device = std::get<0>(key);
     if (device >= window.device_count()) return shared;
-    const GridPosition at = grid_position(window, device);
+    // Pulls wait on their data-parallel group, all-reduces on the group they name.
     const bool tensor_parallel = std::get<7>(key) == static_cast<int>(CommGroup::TensorParallel);
-    // Members of a tensor-parallel group share replica and rank; of a
-    // data-parallel group rank and shard.
-    std::get<0>(shared) = tensor_parallel
-                              ? -1 - (at.replica * window.pp + at.rank)
-                              : -1 - window.dp * window.pp - (at.rank * window.tp + at.shard);
+    const CommGroup group = tensor_parallel ? CommGroup::TensorParallel : CommGroup::DataParallel;
+    std::get<0>(shared) = -1 - collective_group_of(window.layout(), group, device);
     return shared;
   };
   for (const auto& [key, seconds] : seconds_) {
-    if (!waits_for_group(static_cast<OpKind>(std::get<1>(key)))) continue;
+    if (!op_kind_facts(static_cast<OpKind>(std::get<1>(key))).waits_for_group) continue;
     const Key shared = group_key(key);
     const auto found = shortest.find(shared);
     shortest[shared] = found == shortest.end() ? seconds : std::min(found->second, seconds);
   }
   for (auto& [key, seconds] : seconds_)
-    if (waits_for_group(static_cast<OpKind>(std::get<1>(key)))) seconds = shortest[group_key(key)];
+    if (op_kind_facts(static_cast<OpKind>(std::get<1>(key))).waits_for_group)
+      seconds = shortest[group_key(key)];
 }
 
 std::optional<double> MeasuredDurations::lookup(const Op& op) const {

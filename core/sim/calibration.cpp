@@ -1,11 +1,9 @@
-#include "core/runtime/calibration.h"
+#include "core/sim/calibration.h"
 
 #include <cmath>
 #include <set>
 
-#include "core/io/experiment_io.h"
-#include "core/runtime/cpu_executor.h"
-#include "core/runtime/op_durations.h"
+#include "core/sim/op_durations.h"
 
 namespace pipelab {
 namespace {
@@ -13,20 +11,7 @@ namespace {
 // FLOPs of a compute op on its stage (0 for ops the profiles do not cost).
 double op_flops(const Op& op, const std::vector<StageProfile>& stages) {
   if (op.stage < 0 || op.stage >= static_cast<int>(stages.size())) return 0;
-  const StageProfile& stage = stages[op.stage];
-  switch (op.kind) {
-    case OpKind::Forward:
-    case OpKind::Recompute:
-      return stage.forward_flops;
-    case OpKind::Backward:
-      return stage.backward_input_flops + stage.backward_weight_flops;
-    case OpKind::BackwardInput:
-      return stage.backward_input_flops;
-    case OpKind::BackwardWeight:
-      return stage.backward_weight_flops;
-    default:
-      return 0;
-  }
+  return stage_flops(op.kind, stages[op.stage]);
 }
 
 }  // namespace
@@ -52,8 +37,7 @@ CalibrationResult calibrate_profile(const Trace& measured, const std::vector<Sta
       flops_squared += flops * flops;
       flops_times_seconds += flops * own[i];
       ++result.compute_samples;
-    } else if ((kind == OpKind::SendActivation || kind == OpKind::SendGradient) &&
-               event.bytes > 0) {
+    } else if (is_send(kind) && event.bytes > 0) {
       const double x = static_cast<double>(event.bytes);
       n += 1;
       sum_x += x;
@@ -78,27 +62,6 @@ CalibrationResult calibrate_profile(const Trace& measured, const std::vector<Sta
     if (per_message > 0) result.profile.link_bandwidth = (sum_x / n) / per_message;
   }
   return result;
-}
-
-CalibrationResult calibrate_cpu_profile(const Experiment& experiment, int steps) {
-  Experiment short_run = experiment;
-  short_run.backend.type = "cpu";
-  short_run.training.eval_every = 0;
-  EventSink sink;
-  ExecutorOptions options;
-  options.steps = steps;
-  CpuExecutor executor(short_run, sink, options);
-  executor.start();
-  executor.wait();
-  if (executor.state() != RunState::Finished)
-    throw ExperimentError("calibration run failed: " + executor.error());
-  Trace trace;
-  append_batch(trace, sink.drain());
-  const std::string name =
-      experiment.simulation.profile == "unit" ? "cpu-core" : experiment.simulation.profile;
-  const auto base = find_device_profile(name);
-  if (!base) throw ExperimentError("simulation.profile = '" + name + "' is not a device profile");
-  return calibrate_profile(trace, executor.stage_profiles(), *base);
 }
 
 }  // namespace pipelab

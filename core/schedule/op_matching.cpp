@@ -1,6 +1,7 @@
-#include "core/sim/op_matching.h"
+#include "core/schedule/op_matching.h"
 
 #include <algorithm>
+#include <cassert>
 #include <climits>
 #include <stdexcept>
 #include <string>
@@ -19,9 +20,6 @@ std::string describe(const Op& op, int device, int position) {
          op_kind_name(op.kind) + " stage " + std::to_string(op.stage) + " micro-batch " +
          std::to_string(op.microbatch) + " step " + std::to_string(op.step) + ")";
 }
-
-bool is_send(OpKind kind) { return kind == OpKind::SendActivation || kind == OpKind::SendGradient; }
-bool is_recv(OpKind kind) { return kind == OpKind::RecvActivation || kind == OpKind::RecvGradient; }
 
 // Receives are looked up by (device, direction, chunk), then by (step,
 // micro-batch) in a dense table covering the range the receives use.
@@ -51,18 +49,12 @@ class RecvTables {
   std::vector<RecvTable> tables_;
 };
 
-// Groups 0 .. dp*pp-1 are tensor-parallel (one per replica and rank), the rest
-// data-parallel (one per rank and shard).
-int group_of(const Schedule& schedule, CommGroup group, int device) {
-  const GridPosition p = grid_position(schedule, device);
-  if (group == CommGroup::TensorParallel) return p.replica * schedule.pp + p.rank;
-  return schedule.dp * schedule.pp + p.rank * schedule.tp + p.shard;
-}
-
 class Matcher {
  public:
   explicit Matcher(const Schedule& schedule)
-      : schedule_(schedule), tables_(schedule.device_count(), schedule.chunks) {}
+      : schedule_(schedule),
+        layout_(schedule.layout()),
+        tables_(schedule.device_count(), schedule.chunks) {}
 
   ScheduleMatching run() {
     number_ops();
@@ -92,12 +84,9 @@ class Matcher {
   }
 
   void build_groups() {
-    matching_.groups.assign(
-        size_t(schedule_.dp) * schedule_.pp + size_t(schedule_.pp) * schedule_.tp, {});
-    for (int d = 0; d < schedule_.device_count(); ++d) {
-      matching_.groups[group_of(schedule_, CommGroup::TensorParallel, d)].members.push_back(d);
-      matching_.groups[group_of(schedule_, CommGroup::DataParallel, d)].members.push_back(d);
-    }
+    for (CommGroup group : {CommGroup::TensorParallel, CommGroup::DataParallel})
+      for (std::vector<int>& members : collective_groups(layout_, group))
+        matching_.groups.push_back({std::move(members)});
     instances_.resize(matching_.groups.size());
     collectives_run_.assign(size_t(schedule_.device_count()) * 2, 0);
   }
@@ -110,8 +99,8 @@ class Matcher {
       for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
         const Op& op = ops[i];
         check_fields(op, d, i);
-        if (is_recv(op.kind)) {
-          RecvTable& table = tables_.at(d, op.kind, op.stage / schedule_.pp);
+        if (is_receive(op.kind)) {
+          RecvTable& table = tables_.at(d, op.kind, layout_.chunk_of_stage(op.stage));
           table.step_min = std::min(table.step_min, op.step);
           table.step_max = std::max(table.step_max, op.step);
           table.microbatch_max = std::max(table.microbatch_max, op.microbatch);
@@ -141,11 +130,11 @@ class Matcher {
       throw std::invalid_argument(describe(op, device, position) + ": step must be >= 0");
     if (op.weight_version < 0)
       throw std::invalid_argument(describe(op, device, position) + ": weight_version must be >= 0");
-    if (is_send(op.kind) || is_recv(op.kind)) {
+    if (is_send(op.kind) || is_receive(op.kind)) {
       if (op.microbatch < 0)
         throw std::invalid_argument(describe(op, device, position) +
                                     ": sends and receives need a micro-batch >= 0");
-      if (op.stage % schedule_.pp != grid_position(schedule_, device).rank)
+      if (layout_.rank_of_stage(op.stage) != layout_.coord_of(device).pipeline_rank)
         throw std::invalid_argument(describe(op, device, position) + ": stage " +
                                     std::to_string(op.stage) + " does not run on this device");
     }
@@ -156,7 +145,7 @@ class Matcher {
     if (op.group == CommGroup::None)
       throw std::invalid_argument(describe(op, device, position) +
                                   ": an AllReduce needs group tensor-parallel or data-parallel");
-    const int g = group_of(schedule_, op.group, device);
+    const int g = collective_group_of(layout_, op.group, device);
     int& ordinal = collectives_run_[size_t(device) * 2 + (op.group == CommGroup::DataParallel)];
     if (ordinal == static_cast<int>(instances_[g].size())) {
       instances_[g].push_back(static_cast<int>(matching_.group_of_collective.size()));
@@ -170,7 +159,8 @@ class Matcher {
     for (int d = 0; d < schedule_.device_count(); ++d)
       for (CommGroup kind : {CommGroup::TensorParallel, CommGroup::DataParallel}) {
         const int mine = collectives_run_[size_t(d) * 2 + (kind == CommGroup::DataParallel)];
-        const int group_total = static_cast<int>(instances_[group_of(schedule_, kind, d)].size());
+        const int group_total =
+            static_cast<int>(instances_[collective_group_of(layout_, kind, d)].size());
         if (mine != group_total)
           throw std::invalid_argument(
               "device " + std::to_string(d) + " runs " + std::to_string(mine) + " " +
@@ -184,7 +174,7 @@ class Matcher {
     // File every receive in its table.
     for (OpPosition at : recvs_) {
       const Op& op = op_at(at);
-      RecvTable& table = tables_.at(at.device, op.kind, op.stage / schedule_.pp);
+      RecvTable& table = tables_.at(at.device, op.kind, layout_.chunk_of_stage(op.stage));
       if (table.recv.empty())
         table.recv.assign(size_t(table.step_max - table.step_min + 1) * (table.microbatch_max + 1),
                           -1);
@@ -211,20 +201,17 @@ class Matcher {
   }
 
   int find_receive(const Op& send, OpPosition at) {
-    const bool forward = send.kind == OpKind::SendActivation;
-    const int to_stage = send.stage + (forward ? 1 : -1);
+    const int to_stage = message_peer_stage(send);
     if (to_stage < 0 || to_stage >= schedule_.stages())
       throw std::invalid_argument(describe(send, at.device, at.index) + " has no stage " +
                                   std::to_string(to_stage) + " to send to");
-    GridPosition position = grid_position(schedule_, at.device);
-    position.rank = to_stage % schedule_.pp;
-    const int receiver = grid_device(schedule_, position);
+    const int receiver = layout_.pipeline_peer(at.device, to_stage);
     if (send.peer >= 0 && send.peer != receiver)
       throw std::invalid_argument(
           describe(send, at.device, at.index) + " names peer " + std::to_string(send.peer) +
           " but stage " + std::to_string(to_stage) + " runs on device " + std::to_string(receiver));
-    const OpKind recv_kind = forward ? OpKind::RecvActivation : OpKind::RecvGradient;
-    const RecvTable& table = tables_.at(receiver, recv_kind, to_stage / schedule_.pp);
+    const OpKind recv_kind = op_kind_facts(send.kind).other_end;
+    const RecvTable& table = tables_.at(receiver, recv_kind, layout_.chunk_of_stage(to_stage));
     const int index = table.index(send.step, send.microbatch);
     const int recv = index < 0 ? -1 : table.recv[index];
     if (recv < 0)
@@ -245,7 +232,9 @@ class Matcher {
     matching_.pushes_expected.assign(size_t(schedule_.pp) * schedule_.tp * steps, 0);
     const int first_dp_group = schedule_.dp * schedule_.pp;
     auto slot_of = [&](int device, int step) {
-      return (group_of(schedule_, CommGroup::DataParallel, device) - first_dp_group) * steps + step;
+      const int dp_group =
+          collective_group_of(layout_, CommGroup::DataParallel, device) - first_dp_group;
+      return dp_group * steps + step;
     };
     for (OpPosition at : pushes_) {
       const int slot = slot_of(at.device, op_at(at).step);
@@ -261,6 +250,7 @@ class Matcher {
   }
 
   const Schedule& schedule_;
+  const DeviceLayout layout_;
   ScheduleMatching matching_;
   RecvTables tables_;
   std::vector<OpPosition> sends_, recvs_, pushes_, pulls_;
@@ -270,26 +260,36 @@ class Matcher {
 
 }  // namespace
 
-GridPosition grid_position(const Schedule& schedule, int device) {
-  GridPosition position;
-  position.shard = device % schedule.tp;
-  position.rank = (device / schedule.tp) % schedule.pp;
-  position.replica = device / (schedule.tp * schedule.pp);
-  return position;
+int message_peer_stage(const Op& op) {
+  assert(op_kind_facts(op.kind).message_end != MessageEnd::None);
+  return op.stage + op_kind_facts(op.kind).peer_stage_offset;
 }
 
-int grid_device(const Schedule& schedule, GridPosition position) {
-  return (position.replica * schedule.pp + position.rank) * schedule.tp + position.shard;
+int collective_group_of(const DeviceLayout& layout, CommGroup group, int device) {
+  assert(group != CommGroup::None);
+  const DeviceCoord coord = layout.coord_of(device);
+  if (group == CommGroup::TensorParallel) return coord.replica * layout.pp + coord.pipeline_rank;
+  return layout.dp * layout.pp + coord.pipeline_rank * layout.tp + coord.shard;
+}
+
+std::vector<std::vector<int>> collective_groups(const DeviceLayout& layout, CommGroup group) {
+  const bool tensor_parallel = group == CommGroup::TensorParallel;
+  const int first = tensor_parallel ? 0 : layout.dp * layout.pp;
+  std::vector<std::vector<int>> groups(tensor_parallel ? layout.dp * layout.pp
+                                                       : layout.pp * layout.tp);
+  for (int device = 0; device < layout.device_count(); ++device)
+    groups[collective_group_of(layout, group, device) - first].push_back(device);
+  return groups;
 }
 
 ScheduleMatching match_schedule_ops(const Schedule& schedule) {
   if (schedule.pp < 1 || schedule.dp < 1 || schedule.tp < 1 || schedule.chunks < 1)
     throw std::invalid_argument("schedule needs pp, dp, tp and chunks >= 1");
-  if (schedule.device_count() != schedule.dp * schedule.pp * schedule.tp)
-    throw std::invalid_argument("schedule has " + std::to_string(schedule.device_count()) +
-                                " device lists but dp x pp x tp = " +
-                                std::to_string(schedule.dp * schedule.pp * schedule.tp) +
-                                "; lower the schedule for its plan");
+  if (schedule.device_count() != schedule.layout().device_count())
+    throw std::invalid_argument(
+        "schedule has " + std::to_string(schedule.device_count()) +
+        " device lists but dp x pp x tp = " + std::to_string(schedule.layout().device_count()) +
+        "; lower the schedule for its plan");
   return Matcher(schedule).run();
 }
 

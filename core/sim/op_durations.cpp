@@ -1,4 +1,4 @@
-#include "core/runtime/op_durations.h"
+#include "core/sim/op_durations.h"
 
 #include <algorithm>
 #include <map>

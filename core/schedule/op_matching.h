@@ -1,5 +1,4 @@
-// Op matching: before simulating, find every communication op's partners once,
-// so the simulation itself never searches.
+// Op matching: which communication ops of a schedule pair up.
 //
 //  - A SendActivation on stage s (device d) goes to the RecvActivation on stage
 //    s+1 with the same micro-batch and step, on the device of stage s+1 in d's
@@ -11,23 +10,30 @@
 //  - A PullWeights of step t waits for every PushGradient of step
 //    t - staleness in its DP group (none when that step is before the window or
 //    has no pushes in it).
+//
+// The validator checks a schedule against the rules below and reports every
+// break; match_schedule_ops finds every op's partners once, so the simulator
+// and the runtime's step boundaries never search.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "core/plan/device_layout.h"
 #include "core/schedule/schedule.h"
 
 namespace pipelab {
 
-// Where a global device id sits in the dp x pp x tp grid of a schedule.
-struct GridPosition {
-  int replica = 0;
-  int rank = 0;  // pipeline rank
-  int shard = 0;
-};
-GridPosition grid_position(const Schedule& schedule, int device);
-int grid_device(const Schedule& schedule, GridPosition position);
+// The stage at the other end of a send or receive (the kind's
+// peer_stage_offset from op.stage); its device is the layout's pipeline_peer.
+int message_peer_stage(const Op& op);
+
+// Collective groups of a layout, numbered 0 .. dp*pp-1 for the tensor-parallel
+// ones (one per replica and pipeline rank, members: its shards), then the
+// data-parallel ones (one per pipeline rank and shard, members: its replicas).
+int collective_group_of(const DeviceLayout& layout, CommGroup group, int device);
+// Every group of one kind, in group order, each its members in device order.
+std::vector<std::vector<int>> collective_groups(const DeviceLayout& layout, CommGroup group);
 
 // One collective: the devices taking part, in device order.
 struct CollectiveGroup {

@@ -1,0 +1,16 @@
+#include "core/io/predicted_memory.h"
+
+#include "core/io/experiment_prediction.h"
+
+namespace pipelab {
+
+std::vector<int64_t> predicted_peak_bytes(const Experiment& experiment) {
+  Experiment in_bytes = experiment;
+  if (in_bytes.simulation.profile == "unit") in_bytes.simulation.profile = "cpu-core";
+  std::vector<int64_t> peaks;
+  for (const DeviceSimStats& device : predict_experiment(in_bytes).result.per_device)
+    peaks.push_back(device.peak_total_bytes);
+  return peaks;
+}
+
+}  // namespace pipelab

@@ -1,0 +1,55 @@
+// DeviceLayout: how global device ids map onto the dp x pp x tp grid, and
+// which pipeline rank runs which stage. Plans, schedules, the simulator, the
+// executors and traces all number devices this one way:
+//   device = (replica * pp + pipeline_rank) * tp + shard
+// so the shards of a stage sit next to each other, and a replica is one block.
+// Stage s runs on pipeline rank s % pp as that rank's chunk s / pp (interleaved
+// placement; with one chunk per rank, stage s is rank s).
+#pragma once
+
+#include <cassert>
+
+namespace pipelab {
+
+// Where a device sits in the grid.
+struct DeviceCoord {
+  int replica = 0;
+  int pipeline_rank = 0;
+  int shard = 0;
+};
+
+struct DeviceLayout {
+  int dp = 1;  // data-parallel replicas
+  int tp = 1;  // tensor-parallel shards per stage
+  int pp = 1;  // pipeline ranks
+
+  int device_count() const { return dp * tp * pp; }
+
+  int device_of(int replica, int pipeline_rank, int shard) const {
+    return (replica * pp + pipeline_rank) * tp + shard;
+  }
+  int device_of(DeviceCoord coord) const {
+    return device_of(coord.replica, coord.pipeline_rank, coord.shard);
+  }
+  DeviceCoord coord_of(int device) const {
+    assert(device >= 0 && device < device_count());
+    DeviceCoord coord;
+    coord.shard = device % tp;
+    coord.pipeline_rank = (device / tp) % pp;
+    coord.replica = device / (tp * pp);
+    return coord;
+  }
+
+  int rank_of_stage(int stage) const { return stage % pp; }
+  int chunk_of_stage(int stage) const { return stage / pp; }
+  int stage_of(int pipeline_rank, int chunk) const { return chunk * pp + pipeline_rank; }
+
+  // The device that runs `stage` in the replica and shard of `device`: its
+  // peer along the pipeline.
+  int pipeline_peer(int device, int stage) const {
+    const DeviceCoord coord = coord_of(device);
+    return device_of(coord.replica, rank_of_stage(stage), coord.shard);
+  }
+};
+
+}  // namespace pipelab
