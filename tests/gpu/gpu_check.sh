@@ -32,7 +32,10 @@ logs="${report_dir}/gpu_check_logs.txt"
   echo
   echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-  echo "- GPU: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | paste -sd';' || echo none)"
+  gpus="none"
+  command -v nvidia-smi >/dev/null &&
+    gpus="$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | paste -sd';')"
+  echo "- GPU: ${gpus}"
   echo "- nvcc: $(nvcc --version 2>/dev/null | tail -n 1 || echo none)"
   echo
   echo "| step | result | seconds |"
@@ -99,7 +102,7 @@ fi
 # A gtest binary's summary line for the report.
 summarise() {
   local log="$1"
-  grep -E '^\[  (PASSED|FAILED|SKIPPED) \] [0-9]+ test' "${log}" | paste -sd';' -
+  grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ test' "${log}" | paste -sd';' -
 }
 
 if wants tests; then
@@ -107,7 +110,7 @@ if wants tests; then
     out="${build_dir}/${suite}.log"
     run_step "${suite}" bash -c "'${build_dir}/tests/${suite}' 2>&1 | tee '${out}'"
     echo "  - ${suite}: $(summarise "${out}")" >>"${report}.details"
-    grep -E '^\[  (FAILED|SKIPPED) \] [A-Za-z]' "${out}" | head -n 40 | sed 's/^/    /' >>"${report}.details"
+    grep -E '^\[  (FAILED|SKIPPED) +\] [A-Za-z]' "${out}" | head -n 40 | sed 's/^/    /' >>"${report}.details"
   done
 fi
 
