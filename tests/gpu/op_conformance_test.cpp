@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct OpCase {
   double forward_tolerance = 0;   // relative to the largest expected value
   double backward_tolerance = 0;  // dx and weight gradients, likewise
 };
+
+// gtest prints a case by its name (not its bytes) in listings and failures.
+void PrintTo(const OpCase& op, std::ostream* out) { *out << op.name; }
 
 const std::vector<OpCase>& op_cases() {
   const auto layer = [](LayerType type, int64_t out = 0, bool bias = true, double p = 0.0) {
