@@ -42,6 +42,10 @@ int command_simulate(const std::vector<std::string>& args, std::ostream& out) {
   std::optional<UnitCosts> unit;
   if (parsed.has("cost")) unit = parse_unit_costs(parsed.get("cost"));
 
+  // Every event and memory sample only when a trace file wants them: a large
+  // plan's metrics alone take a fraction of the time and memory.
+  SimulationOptions options;
+  options.record_events = options.record_memory = parsed.has("trace") || parsed.has("csv");
   Schedule schedule;
   SimulationResult result;
   if (parsed.has("config")) {
@@ -52,7 +56,7 @@ int command_simulate(const std::vector<std::string>& args, std::ostream& out) {
                          (std::string(flag) == "stages" ? "pp" : flag) + "=VALUE");
     Experiment experiment = experiment_from_args(parsed);
     if (parsed.has("profile")) apply_override(experiment, "simulation.profile=" + parsed.get("profile"));
-    Prediction prediction = predict_experiment(experiment, unit, steps);
+    Prediction prediction = predict_experiment(experiment, unit, steps, options);
     schedule = std::move(prediction.schedule);
     result = std::move(prediction.result);
   } else {
@@ -62,7 +66,7 @@ int command_simulate(const std::vector<std::string>& args, std::ostream& out) {
       throw UsageError("--profile needs --config (a model to take FLOPs from); without one use --cost");
     const ParallelPlan plan = plan_from_flags(parsed);
     schedule = build_schedule(plan, {}, steps);
-    result = simulate(schedule, CostModel::unit(unit.value_or(UnitCosts{})));
+    result = simulate(schedule, CostModel::unit(unit.value_or(UnitCosts{})), options);
   }
   write_requested_traces(parsed, result.trace);
   out << simulation_to_json(schedule, result).dump(2) << "\n";

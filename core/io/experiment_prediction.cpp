@@ -25,14 +25,14 @@ CostModel experiment_cost_model(const Experiment& experiment,
 }
 
 Prediction predict_experiment(const Experiment& experiment, std::optional<UnitCosts> unit_override,
-                              int steps) {
+                              int steps, const SimulationOptions& options) {
   Prediction prediction;
   prediction.profiles =
       profile_stages(experiment.model, experiment.parallel, microbatch_size(experiment));
   prediction.schedule = build_schedule(experiment.parallel, prediction.profiles, steps);
   prediction.cost = unit_override ? CostModel::unit(*unit_override)
                                   : experiment_cost_model(experiment, prediction.profiles);
-  prediction.result = simulate(prediction.schedule, prediction.cost);
+  prediction.result = simulate(prediction.schedule, prediction.cost, options);
   return prediction;
 }
 

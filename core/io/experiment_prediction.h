@@ -30,8 +30,10 @@ CostModel experiment_cost_model(const Experiment& experiment,
                                 const std::vector<StageProfile>& profiles);
 
 // Builds, lowers and simulates. `unit_override` forces unit costs (CLI --cost).
-// `steps` is the window length (0: the schedule's default).
+// `steps` is the window length (0: the schedule's default). `options` says
+// whether to record every event and memory sample (metrics come either way).
 Prediction predict_experiment(const Experiment& experiment,
-                              std::optional<UnitCosts> unit_override = std::nullopt, int steps = 0);
+                              std::optional<UnitCosts> unit_override = std::nullopt, int steps = 0,
+                              const SimulationOptions& options = {});
 
 }  // namespace pipelab

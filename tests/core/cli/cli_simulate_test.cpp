@@ -141,5 +141,28 @@ TEST(CliDevices, ListsTheCpuWithoutCuda) {
   EXPECT_NE(result.out.find("cuda:"), std::string::npos);
 }
 
+// Without --trace or --csv the simulator records no events or memory samples;
+// the summary must not change for it.
+TEST(CliSimulate, TheSummaryIsTheSameWithAndWithoutATrace) {
+  const std::filesystem::path trace =
+      std::filesystem::temp_directory_path() / "pipelab_cli_simulate_summary_trace.json";
+  for (const std::vector<std::string>& plan :
+       {std::vector<std::string>{"--schedule", "zb-h1", "--stages", "4", "--microbatches", "8",
+                                 "--dp", "2"},
+        std::vector<std::string>{"--config", example("mnist_mlp_1f1b.json")}}) {
+    std::vector<std::string> plain = {"simulate"};
+    plain.insert(plain.end(), plan.begin(), plan.end());
+    std::vector<std::string> traced = plain;
+    traced.insert(traced.end(), {"--trace", trace.string()});
+    const auto without = run(plain);
+    const auto with = run(traced);
+    ASSERT_EQ(without.code, 0) << without.err;
+    ASSERT_EQ(with.code, 0) << with.err;
+    EXPECT_EQ(without.out, with.out);
+    EXPECT_TRUE(std::filesystem::exists(trace));
+    std::filesystem::remove(trace);
+  }
+}
+
 }  // namespace
 }  // namespace pipelab
