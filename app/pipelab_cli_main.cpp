@@ -18,18 +18,7 @@ int main(int argc, char** argv) {
 #ifdef PIPELAB_HAVE_CUDA
   // backend.type = cuda (or --backend cuda) runs on GPUs from here on.
   pipelab::gpu::register_cuda_backend();
-  hooks.probe_gpus = [] {
-    const pipelab::gpu::GpuInventory inventory = pipelab::gpu::query_gpus();
-    pipelab::GpuProbe probe;
-    probe.built_with_cuda = true;
-    probe.unavailable_reason = inventory.unavailable_reason;
-    probe.nccl_available = inventory.nccl_available;
-    probe.nccl_version = inventory.nccl_version;
-    for (const auto& gpu : inventory.gpus)
-      probe.gpus.push_back({gpu.index, gpu.name, gpu.total_bytes, gpu.free_bytes, gpu.compute_major,
-                            gpu.compute_minor});
-    return probe;
-  };
+  hooks.probe_gpus = pipelab::gpu::query_gpus;
 #endif
   return pipelab::run_cli(args, std::cout, std::cerr, hooks);
 }

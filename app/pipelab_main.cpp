@@ -29,10 +29,7 @@ pipelab::GpuAvailability probe_gpus() {
   const std::vector<std::string> backends = pipelab::registered_backends();
   availability.built_with_cuda =
       std::find(backends.begin(), backends.end(), "cuda") != backends.end();
-  availability.unavailable_reason = QString::fromStdString(inventory.unavailable_reason);
-  for (const auto& gpu : inventory.gpus)
-    availability.gpus.push_back(
-        {gpu.index, QString::fromStdString(gpu.name), gpu.total_bytes, gpu.free_bytes});
+  availability.inventory = inventory;
 #endif
   return availability;
 }

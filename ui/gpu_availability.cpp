@@ -13,10 +13,10 @@ QString GpuAvailability::reason_unusable() const {
         "GpuAvailability",
         "This build has no CUDA backend (configure with -DPIPELAB_CUDA=ON on a machine with the "
         "CUDA toolkit).");
-  if (gpus.empty()) {
-    const QString reason = unavailable_reason.isEmpty()
+  if (inventory.gpus.empty()) {
+    const QString reason = inventory.unavailable_reason.empty()
                                ? QCoreApplication::translate("GpuAvailability", "no CUDA device")
-                               : unavailable_reason;
+                               : QString::fromStdString(inventory.unavailable_reason);
     return QCoreApplication::translate("GpuAvailability", "No GPU can be used: %1.").arg(reason);
   }
   return {};
@@ -24,10 +24,10 @@ QString GpuAvailability::reason_unusable() const {
 
 QString GpuAvailability::description() const {
   QStringList lines;
-  for (const GpuDescription& gpu : gpus) {
+  for (const GpuInfo& gpu : inventory.gpus) {
     lines << QCoreApplication::translate("GpuAvailability", "GPU %1: %2, %3 (%4 free)")
                  .arg(gpu.index)
-                 .arg(gpu.name, bytes_text(double(gpu.total_bytes)),
+                 .arg(QString::fromStdString(gpu.name), bytes_text(double(gpu.total_bytes)),
                       bytes_text(double(gpu.free_bytes)));
   }
   return lines.join('\n');

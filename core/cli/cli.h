@@ -8,28 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "core/runtime/gpu_inventory.h"
+
 namespace pipelab {
 
-// What the GPU backend reports; filled in by the app when it is built with CUDA.
-struct GpuSummary {
-  int index = 0;
-  std::string name;
-  int64_t total_bytes = 0;
-  int64_t free_bytes = 0;
-  int compute_major = 0;
-  int compute_minor = 0;
-};
-
-struct GpuProbe {
-  bool built_with_cuda = false;
-  std::vector<GpuSummary> gpus;
-  std::string unavailable_reason;
-  bool nccl_available = false;
-  int nccl_version = 0;
-};
-
 struct CliHooks {
-  std::function<GpuProbe()> probe_gpus;  // empty: built without CUDA
+  std::function<GpuInventory()> probe_gpus;  // set by a CUDA build (gpu/'s query_gpus)
 };
 
 // Exit codes: 0 success, 1 internal error, 2 user error (one line on `err`

@@ -17,12 +17,12 @@ int command_devices(const std::vector<std::string>& args, std::ostream& out, con
     out << "cuda: not built (configure with -DPIPELAB_CUDA=ON on a machine with the CUDA toolkit)\n";
     return kExitOk;
   }
-  const GpuProbe probe = hooks.probe_gpus();
+  const GpuInventory probe = hooks.probe_gpus();
   if (probe.gpus.empty()) {
     out << "cuda: " << (probe.unavailable_reason.empty() ? "no CUDA device" : probe.unavailable_reason)
         << "; use the CPU backend (backend.type = cpu)\n";
   }
-  for (const GpuSummary& gpu : probe.gpus) {
+  for (const GpuInfo& gpu : probe.gpus) {
     out << "gpu " << gpu.index << ": " << gpu.name << ", " << std::fixed << std::setprecision(1)
         << gpu.total_bytes / double(1 << 30) << " GiB (" << gpu.free_bytes / double(1 << 30)
         << " GiB free), compute capability " << gpu.compute_major << "." << gpu.compute_minor << "\n";

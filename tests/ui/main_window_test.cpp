@@ -173,7 +173,7 @@ class MainWindowTest : public QObject {
   void cudaIsGreyedOutWithTheReasonWhenThereIsNoGpu() {
     GpuAvailability none;
     none.built_with_cuda = true;
-    none.unavailable_reason = "no CUDA device";
+    none.inventory.unavailable_reason = "no CUDA device";
     MainWindow window(none);
     QComboBox* backend = window.parallelPanel()->backendCombo();
     auto* model = qobject_cast<QStandardItemModel*>(backend->model());
