@@ -22,7 +22,7 @@ namespace pipelab::gpu {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using testing::process_threads;
+using pipelab::testing::process_threads;
 using testing::small_experiment;
 using testing::with_plan;
 
