@@ -74,7 +74,7 @@ struct WorkerShared {
   // where that step is over for it); the last to arrive runs at_meeting_point.
   const EvaluatedSteps& evaluated_steps;
   std::function<void(int step)> at_meeting_point;
-  std::function<void(const std::string&)> fail;    // ends the run as Failed
+  std::function<void(const std::string&)> fail;  // ends the run as Failed
 };
 
 // Which tensors of a stage a host copy carries (CUDA backend; the CPU's stage

@@ -45,7 +45,7 @@ struct RecorderSettings {
   int64_t global_batch = 1;
   bool classification = true;  // accuracy is reported
   double simulated_bubble = 0;
-  double learning_rate = 0;       // for the divergence message
+  double learning_rate = 0;        // for the divergence message
   EvaluatedSteps evaluated_steps;  // their metrics wait for validation()
 };
 

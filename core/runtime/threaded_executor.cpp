@@ -38,10 +38,10 @@ void ThreadedExecutor::prepare_run() {
 
 std::unique_ptr<WorkerShared> ThreadedExecutor::make_worker_shared(
     std::function<void(int step)> at_meeting_point) {
-  return std::make_unique<WorkerShared>(
-      WorkerShared{experiment_, *program_, stage_ranges_, tp_roles_, clock_, *control_, *data_,
-                   *recorder_, servers_, *rendezvous_, evaluated_steps_, std::move(at_meeting_point),
-                   [this](const std::string& message) { fail(message); }});
+  return std::make_unique<WorkerShared>(WorkerShared{
+      experiment_, *program_, stage_ranges_, tp_roles_, clock_, *control_, *data_, *recorder_,
+      servers_, *rendezvous_, evaluated_steps_, std::move(at_meeting_point),
+      [this](const std::string& message) { fail(message); }});
 }
 
 void ThreadedExecutor::stop_and_join() {

@@ -1,6 +1,7 @@
 #include "runtime_test_support.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -8,7 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
-#include <unistd.h>
 
 #include "core/plan/stage_profile.h"
 

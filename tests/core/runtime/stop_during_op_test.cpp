@@ -13,8 +13,8 @@
 #include <atomic>
 #include <chrono>
 #include <map>
-#include <ostream>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <thread>
 
@@ -87,8 +87,9 @@ class ProbeExecutor : public PipelineExecutor<ProbeBackend> {
     auto devices = std::make_unique<ProbeDevices>(target);
     for (int d = 0; d < device_count(); ++d) {
       devices->allocators.push_back(std::make_unique<DeviceAllocator>(d));
-      devices->allocators.back()->set_listener(
-          [this, d](const MemoryBytes& bytes) { sink_.add_memory({d, clock_.now(), bytes}); });
+      devices->allocators.back()->set_listener([this, d](const MemoryBytes& bytes) {
+        sink_.add_memory({d, clock_.now(), bytes});
+      });
     }
     for (int d = 0; d < device_count(); ++d)
       devices->mailboxes.push_back(
