@@ -82,7 +82,7 @@ Measurement measure(int pp, int dp, int steps, int warmup) {
   // Replay the steps after warm-up only.
   Trace steady = trace;
   std::erase_if(steady.events, [&](const TraceEvent& event) { return event.op.step < warmup; });
-  const Schedule& window = *executor.program().windows().front().schedule;
+  const Schedule& window = executor.program().schedule();
   const CostModel fallback = experiment_cost_model(experiment, executor.stage_profiles());
   result.replayed_s = replay_measured(window, steady, fallback).makespan;
   return result;

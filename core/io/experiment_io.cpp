@@ -13,10 +13,25 @@ namespace fs = std::filesystem;
 namespace pipelab {
 namespace {
 
+// An experiment nests a few levels deep. Deeper input is refused while it is
+// parsed: printing a value nested thousands deep (as error messages do)
+// recurses once per level and overflows the stack.
+constexpr int kMaxJsonDepth = 64;
+
+Json parse_with_depth_limit(const std::string& text, bool ignore_comments) {
+  const auto check_depth = [](int depth, Json::parse_event_t, Json&) {
+    if (depth >= kMaxJsonDepth)
+      throw ExperimentError("values nested more than " + std::to_string(kMaxJsonDepth) +
+                            " levels deep; an experiment needs a handful");
+    return true;
+  };
+  return Json::parse(text, check_depth, /*allow_exceptions=*/true, ignore_comments);
+}
+
 Json parse_json_text(const std::string& json_text) {
   try {
     // Comments are allowed so users can annotate their files (saving drops them).
-    return Json::parse(json_text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+    return parse_with_depth_limit(json_text, /*ignore_comments=*/true);
   } catch (const Json::exception& error) {
     // Parse errors and numbers out of range (1e400) alike. what() is
     // "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
@@ -120,7 +135,7 @@ Json& find_override_target(Json& document, const std::string& key_path) {
 // JSON when the text is JSON (4, true, [2, 4], {"type": "relu"}), else the text itself (gpipe, 1f1b).
 Json parse_override_value(const std::string& text) {
   try {
-    return Json::parse(text);
+    return parse_with_depth_limit(text, /*ignore_comments=*/false);
   } catch (const Json::out_of_range&) {
     throw ExperimentError("'" + text + "' is out of range for a number");
   } catch (const Json::parse_error&) {

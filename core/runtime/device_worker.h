@@ -57,13 +57,6 @@ namespace pipelab {
 // The optimizer an experiment asks for (training.optimizer).
 OptimizerSettings optimizer_settings(const OptimizerSpec& spec);
 
-// A point where every worker meets (evaluation after a step): per device, the
-// position before which it arrives, and what the last arrival runs.
-struct MeetingPoint {
-  int step = 0;
-  std::vector<int64_t> positions;
-};
-
 // What every worker of a run shares, whatever the backend. Owned by the executor.
 struct WorkerShared {
   const Experiment& experiment;
@@ -77,9 +70,11 @@ struct WorkerShared {
   // Async data parallelism: one server per (stage, shard), at stage * tp + shard.
   std::vector<std::unique_ptr<ParameterServer>>& servers;
   Rendezvous& rendezvous;
-  const std::vector<MeetingPoint>& meeting_points;
-  std::function<void(int step)> at_meeting_point;  // run by the last worker to arrive
-  std::function<void(const std::string&)> fail;    // ends the run as Failed
+  // Every worker meets the others after each evaluated step (at the position
+  // where that step is over for it); the last to arrive runs at_meeting_point.
+  const EvaluatedSteps& evaluated_steps;
+  std::function<void(int step)> at_meeting_point;
+  std::function<void(const std::string&)> fail;  // ends the run as Failed
 };
 
 // Which tensors of a stage a host copy carries (CUDA backend; the CPU's stage
@@ -154,8 +149,15 @@ class DeviceWorker {
     int first_step = 0;
   };
 
+  // The next evaluation this worker meets the others at; position -1: none left.
+  struct Meeting {
+    int step = 0;
+    int64_t position = -1;
+  };
+
   void run_windows();
-  void meet(size_t& next_point, int64_t position);
+  Meeting meeting_from(int step) const;
+  void meet(Meeting& next, int64_t position);
   void run_op(const TrainingWindow& window, int index);
   // Runs `body` (which returns the op's bytes) between the backend's begin and end.
   template <typename Body>

@@ -95,20 +95,27 @@ void DeviceWorker<Backend>::run() {
 }
 
 template <typename Backend>
-void DeviceWorker<Backend>::meet(size_t& next_point, int64_t position) {
-  const auto& points = shared_.meeting_points;
-  while (next_point < points.size() && points[next_point].positions[place_.device] == position) {
-    const int step = points[next_point].step;
+auto DeviceWorker<Backend>::meeting_from(int step) const -> Meeting {
+  const int next = shared_.evaluated_steps.first_from(step);
+  if (next >= shared_.evaluated_steps.total_steps) return {};
+  return {next, shared_.program.positions_after_step(next)[place_.device]};
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::meet(Meeting& next, int64_t position) {
+  while (next.position == position) {
+    const int step = next.step;
     shared_.rendezvous.arrive(place_.device, [&] { shared_.at_meeting_point(step); });
-    ++next_point;
+    next = meeting_from(step + 1);
   }
 }
 
 template <typename Backend>
 void DeviceWorker<Backend>::run_windows() {
-  size_t next_point = 0;
+  Meeting next_meeting = meeting_from(0);
   const int device = place_.device;
-  for (const TrainingWindow& window : shared_.program.windows()) {
+  for (int w = 0; w < shared_.program.window_count(); ++w) {
+    const TrainingWindow window = shared_.program.window(w);
     const std::vector<Op>& ops = window.schedule->devices[device];
     const std::vector<int>& last_op = window.boundaries->last_op_of_step()[device];
     for (StageState& stage : stages_) stage.window_base_version = stage.versions->current();
@@ -118,7 +125,7 @@ void DeviceWorker<Backend>::run_windows() {
 
     for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
       const int64_t position = window.first_position[device] + i;
-      meet(next_point, position);
+      meet(next_meeting, position);
       if (!shared_.control.wait_for_turn(device, position)) return;
       run_op(window, i);
       if (last_op[ops[i].step] == i) {
@@ -128,7 +135,7 @@ void DeviceWorker<Backend>::run_windows() {
       }
     }
   }
-  meet(next_point, shared_.program.end_positions()[device]);
+  meet(next_meeting, shared_.program.end_positions()[device]);
 }
 
 template <typename Backend>
@@ -294,7 +301,7 @@ void DeviceWorker<Backend>::update(Op& op, int scheduled_version) {
 
 template <typename Backend>
 void DeviceWorker<Backend>::pass_on(const Op& op, Tensor tensor, bool forward) {
-  const Schedule& schedule = *shared_.program.windows().front().schedule;
+  const Schedule& schedule = shared_.program.schedule();
   const int to_stage = op.stage + (forward ? 1 : -1);
   const int to_device = schedule.device_of_stage(to_stage, place_.replica, place_.shard);
   if (to_device == place_.device) {

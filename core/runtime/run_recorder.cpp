@@ -30,6 +30,19 @@ std::string progress_text(const StepMetrics& metrics, int total_steps) {
 
 }  // namespace
 
+bool EvaluatedSteps::contains(int step) const {
+  if (step < 0 || step >= total_steps) return false;
+  return step == total_steps - 1 || (every > 0 && (step + 1) % every == 0);
+}
+
+int EvaluatedSteps::first_from(int step) const {
+  if (step >= total_steps) return total_steps;
+  if (every <= 0) return total_steps - 1;
+  // The smallest s >= step with (s + 1) a multiple of `every`, in 64 bits.
+  const int64_t next = (int64_t{step} + every) / every * every - 1;
+  return static_cast<int>(std::min<int64_t>(next, total_steps - 1));
+}
+
 std::string divergence_message(int step, double loss, double learning_rate) {
   const char* what = std::isnan(loss) ? "NaN" : "infinite";
   return "training diverged at step " + std::to_string(step) + " (loss is " + what +
@@ -46,7 +59,7 @@ RunRecorder::RunRecorder(EventSink& sink, const RunClock& clock, RecorderSetting
 void RunRecorder::event(const TraceEvent& event) {
   sink_.add_event(event);
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!completed_steps_.count(event.op.step)) open_steps_[event.op.step].events.push_back(event);
+  if (!completed_locked(event.op.step)) open_steps_[event.op.step].events.push_back(event);
 }
 
 void RunRecorder::loss(int step, int replica, int microbatch, const LossResult& result) {
@@ -63,12 +76,12 @@ void RunRecorder::device_finished_step(int step) {
     if (++record.devices_finished < settings_.devices) return;
     const StepMetrics metrics = complete_step_locked(step, record);
     open_steps_.erase(step);
-    completed_steps_.insert(step);
+    mark_completed_locked(step);
     steps_done_.fetch_add(1);
     if (!std::isfinite(metrics.loss)) {
       emit_locked(metrics);
       failure = divergence_message(step, metrics.loss, settings_.learning_rate);
-    } else if (settings_.evaluated_steps.count(step)) {
+    } else if (settings_.evaluated_steps.contains(step)) {
       awaiting_validation_[step] = metrics;
     } else {
       emit_locked(metrics);
@@ -77,6 +90,18 @@ void RunRecorder::device_finished_step(int step) {
     }
   }
   if (!failure.empty()) on_failure_(failure);
+}
+
+bool RunRecorder::completed_locked(int step) const {
+  return step < completed_below_ || completed_above_.count(step) > 0;
+}
+
+void RunRecorder::mark_completed_locked(int step) {
+  completed_above_.insert(step);
+  while (!completed_above_.empty() && *completed_above_.begin() == completed_below_) {
+    completed_above_.erase(completed_above_.begin());
+    ++completed_below_;
+  }
 }
 
 StepMetrics RunRecorder::complete_step_locked(int step, StepRecord& record) {

@@ -28,14 +28,25 @@
 
 namespace pipelab {
 
+// The steps after which the model is evaluated: every `every`-th (none when
+// 0) and the last. Computed, not listed, so a long run costs no memory per step.
+struct EvaluatedSteps {
+  int every = 0;
+  int total_steps = 0;  // 0: none (no validation set)
+
+  bool contains(int step) const;
+  // The first evaluated step at or after `step`; total_steps when none is left.
+  int first_from(int step) const;
+};
+
 struct RecorderSettings {
   int devices = 1;
   int total_steps = 1;
   int64_t global_batch = 1;
   bool classification = true;  // accuracy is reported
   double simulated_bubble = 0;
-  double learning_rate = 0;       // for the divergence message
-  std::set<int> evaluated_steps;  // their metrics wait for validation()
+  double learning_rate = 0;        // for the divergence message
+  EvaluatedSteps evaluated_steps;  // their metrics wait for validation()
 };
 
 class RunRecorder {
@@ -70,6 +81,8 @@ class RunRecorder {
     std::vector<TraceEvent> events;
   };
   StepMetrics complete_step_locked(int step, StepRecord& record);
+  bool completed_locked(int step) const;
+  void mark_completed_locked(int step);
   void emit_locked(const StepMetrics& metrics);
 
   EventSink& sink_;
@@ -79,7 +92,11 @@ class RunRecorder {
   mutable std::mutex mutex_;
   std::map<int, StepRecord> open_steps_;
   std::map<int, StepMetrics> awaiting_validation_;
-  std::set<int> completed_steps_;
+  // Completed steps: every step below completed_below_, and those above it in
+  // completed_above_ (steps may complete out of order). Kept this way, not
+  // as a set of every step, so a long run does not grow with its steps.
+  int completed_below_ = 0;
+  std::set<int> completed_above_;
   double last_step_end_ = 0;
   StepMetrics last_metrics_;
   std::atomic<int> steps_done_{0};

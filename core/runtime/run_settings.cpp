@@ -33,14 +33,6 @@ double simulated_bubble(const Experiment& experiment) {
   }
 }
 
-std::set<int> evaluated_steps(int eval_every, int total_steps) {
-  std::set<int> steps;
-  if (eval_every > 0)
-    for (int step = eval_every - 1; step < total_steps; step += eval_every) steps.insert(step);
-  steps.insert(total_steps - 1);
-  return steps;
-}
-
 RecorderSettings recorder_settings(const Experiment& experiment, const TrainingData& data,
                                    int total_steps) {
   RecorderSettings settings;
@@ -51,7 +43,7 @@ RecorderSettings recorder_settings(const Experiment& experiment, const TrainingD
   settings.simulated_bubble = simulated_bubble(experiment);
   settings.learning_rate = experiment.training.optimizer.lr;
   if (data.validation().samples > 0)
-    settings.evaluated_steps = evaluated_steps(experiment.training.eval_every, total_steps);
+    settings.evaluated_steps = {experiment.training.eval_every, total_steps};
   return settings;
 }
 

@@ -4,7 +4,6 @@
 // every StepMetrics carries, which steps are evaluated).
 #pragma once
 
-#include <set>
 #include <string>
 
 #include "core/io/experiment.h"
@@ -24,9 +23,6 @@ int run_steps(const Experiment& experiment, const ExecutorOptions& options);
 
 // The prediction's bubble fraction (NaN if the experiment cannot be simulated).
 double simulated_bubble(const Experiment& experiment);
-
-// The steps evaluated: every eval_every-th, and the last.
-std::set<int> evaluated_steps(int eval_every, int total_steps);
 
 // The recorder's settings for a run of `total_steps` on `data`.
 RecorderSettings recorder_settings(const Experiment& experiment, const TrainingData& data,

@@ -27,8 +27,7 @@ void ThreadedExecutor::prepare_run() {
     throw ExperimentError(error.what());
   }
   const RecorderSettings settings = recorder_settings(experiment_, *data_, total_steps_);
-  for (int step : settings.evaluated_steps)
-    meeting_points_.push_back({step, program_->positions_after_step(step)});
+  evaluated_steps_ = settings.evaluated_steps;
   recorder_ = std::make_unique<RunRecorder>(sink_, clock_, settings,
                                             [this](const std::string& message) { fail(message); });
   rendezvous_ = std::make_unique<Rendezvous>(plan.devices(), *control_);
@@ -39,10 +38,10 @@ void ThreadedExecutor::prepare_run() {
 
 std::unique_ptr<WorkerShared> ThreadedExecutor::make_worker_shared(
     std::function<void(int step)> at_meeting_point) {
-  return std::make_unique<WorkerShared>(
-      WorkerShared{experiment_, *program_, stage_ranges_, tp_roles_, clock_, *control_, *data_,
-                   *recorder_, servers_, *rendezvous_, meeting_points_, std::move(at_meeting_point),
-                   [this](const std::string& message) { fail(message); }});
+  return std::make_unique<WorkerShared>(WorkerShared{
+      experiment_, *program_, stage_ranges_, tp_roles_, clock_, *control_, *data_, *recorder_,
+      servers_, *rendezvous_, evaluated_steps_, std::move(at_meeting_point),
+      [this](const std::string& message) { fail(message); }});
 }
 
 void ThreadedExecutor::stop_and_join() {

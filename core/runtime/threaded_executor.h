@@ -101,7 +101,7 @@ class ThreadedExecutor : public Executor {
   std::vector<StageProfile> profiles_;
   std::vector<LayerRange> stage_ranges_;       // per pipeline stage
   std::vector<TensorParallelRole> tp_roles_;  // per model layer
-  std::vector<MeetingPoint> meeting_points_;
+  EvaluatedSteps evaluated_steps_;
   std::unique_ptr<Rendezvous> rendezvous_;
   std::unique_ptr<Evaluator> evaluator_;  // null without a validation set
   // Async data parallelism: one server per (stage, shard), at stage * tp + shard.

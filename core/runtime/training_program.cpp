@@ -34,34 +34,35 @@ TrainingProgram::TrainingProgram(const ParallelPlan& plan,
   asynchronous_ =
       is_asynchronous(plan.schedule) || (plan.update == UpdateMode::Async && plan.dp > 1);
   window_steps_ = asynchronous_ ? std::min(total_steps, kMaxWindowSteps) : 1;
-  const int full_windows = total_steps / window_steps_;
+  full_windows_ = total_steps / window_steps_;
   const int rest = total_steps % window_steps_;
-
   add_schedule(build_window(plan, profiles, window_steps_));
   if (rest > 0) add_schedule(build_window(plan, profiles, rest));
-
-  std::vector<int64_t> position(devices_, 0);
-  for (int w = 0; w < full_windows + (rest > 0 ? 1 : 0); ++w) {
-    const size_t which = w < full_windows ? 0 : 1;
-    TrainingWindow window;
-    window.schedule = schedules_[which].get();
-    window.boundaries = boundaries_[which].get();
-    window.first_step = w * window_steps_;
-    window.steps = window.schedule->steps;
-    window.first_position = position;
-    for (int d = 0; d < devices_; ++d)
-      position[d] += static_cast<int64_t>(window.schedule->devices[d].size());
-    windows_.push_back(std::move(window));
-  }
 }
 
-const TrainingWindow& TrainingProgram::window_of_step(int step) const {
+TrainingWindow TrainingProgram::window(int index) const {
+  assert(index >= 0 && index < window_count());
+  // Every window before this one is a full one.
+  const size_t which = index < full_windows_ ? 0 : 1;
+  TrainingWindow window;
+  window.schedule = schedules_[which].get();
+  window.boundaries = boundaries_[which].get();
+  window.first_step = index * window_steps_;
+  window.steps = window.schedule->steps;
+  window.first_position.resize(static_cast<size_t>(devices_));
+  for (int d = 0; d < devices_; ++d)
+    window.first_position[d] =
+        int64_t{index} * static_cast<int64_t>(schedules_.front()->devices[d].size());
+  return window;
+}
+
+TrainingWindow TrainingProgram::window_of_step(int step) const {
   assert(step >= 0 && step < total_steps_);
-  return windows_[static_cast<size_t>(step / window_steps_)];
+  return window(step / window_steps_);
 }
 
 std::vector<int64_t> TrainingProgram::positions_after_step(int step) const {
-  const TrainingWindow& window = window_of_step(step);
+  const TrainingWindow window = window_of_step(step);
   const std::vector<int> prefix = window.boundaries->after_step(step - window.first_step);
   std::vector<int64_t> positions(devices_);
   for (int d = 0; d < devices_; ++d) positions[d] = window.first_position[d] + prefix[d];
@@ -69,7 +70,7 @@ std::vector<int64_t> TrainingProgram::positions_after_step(int step) const {
 }
 
 std::vector<int64_t> TrainingProgram::end_positions() const {
-  const TrainingWindow& last = windows_.back();
+  const TrainingWindow last = window(window_count() - 1);
   std::vector<int64_t> positions(devices_);
   for (int d = 0; d < devices_; ++d)
     positions[d] = last.first_position[d] + static_cast<int64_t>(last.schedule->devices[d].size());

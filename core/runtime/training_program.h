@@ -13,7 +13,9 @@
 //    dropping every op of the later steps leaves a valid schedule, since ops
 //    only wait for ops of their own or earlier steps.
 // Ops keep their window-relative step; global step = window.first_step + op.step.
-// A device's position counts its ops from the start of the run.
+// A device's position counts its ops from the start of the run. Windows are
+// computed when asked for, not stored: a run of millions of steps costs no
+// memory per step.
 #pragma once
 
 #include <cstdint>
@@ -47,8 +49,15 @@ class TrainingProgram {
   int total_steps() const { return total_steps_; }
   int device_count() const { return devices_; }
   bool asynchronous() const { return asynchronous_; }
-  const std::vector<TrainingWindow>& windows() const { return windows_; }
-  const TrainingWindow& window_of_step(int step) const;
+  // The full windows, and a shorter last one when the steps do not divide
+  // evenly (it has the second schedule).
+  int window_count() const { return full_windows_ + (schedules_.size() > 1 ? 1 : 0); }
+  // Window `index`, 0 .. window_count() - 1.
+  TrainingWindow window(int index) const;
+  TrainingWindow window_of_step(int step) const;
+  // The first window's schedule: every window has the same devices, stages
+  // and messages between them.
+  const Schedule& schedule() const { return *schedules_.front(); }
   // Per device: the position where it halts once global step `step` is over.
   std::vector<int64_t> positions_after_step(int step) const;
   // Per device: the position after its last op.
@@ -62,8 +71,8 @@ class TrainingProgram {
   bool asynchronous_ = false;
   std::vector<std::unique_ptr<Schedule>> schedules_;  // at most two distinct windows
   std::vector<std::unique_ptr<StepBoundaries>> boundaries_;
-  std::vector<TrainingWindow> windows_;
-  int window_steps_ = 1;
+  int window_steps_ = 1;  // steps of every window but a shorter last one
+  int full_windows_ = 0;  // windows of window_steps_ steps
 };
 
 // The lowered schedule of `steps` training steps for `plan`: generated with at

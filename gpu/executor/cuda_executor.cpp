@@ -148,8 +148,7 @@ void CudaExecutor::build_devices(const std::vector<int>& gpu_of_device) {
   }
   devices_->comm_world = std::make_unique<CommWorld>(std::vector<int>(gpus.begin(), gpus.end()));
   devices_->routes = std::make_unique<MessageRoutes>(
-      devices_->devices, message_links(*program_->windows().front().schedule),
-      *devices_->comm_world);
+      devices_->devices, message_links(program_->schedule()), *devices_->comm_world);
 }
 
 void CudaExecutor::build_groups() {

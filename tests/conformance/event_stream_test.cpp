@@ -30,9 +30,10 @@ TEST_P(EventStream, EveryScheduledOpIsReportedOnceWithItsMeasuredTimes) {
 
   // Count ops per (device, kind) in the program and in the events.
   std::map<std::pair<int, int>, int> scheduled, reported;
-  for (const TrainingWindow& window : executor.program().windows())
+  for (int w = 0; w < executor.program().window_count(); ++w)
     for (int d = 0; d < executor.device_count(); ++d)
-      for (const Op& op : window.schedule->devices[d]) ++scheduled[{d, static_cast<int>(op.kind)}];
+      for (const Op& op : executor.program().window(w).schedule->devices[d])
+        ++scheduled[{d, static_cast<int>(op.kind)}];
   double last_end = 0;
   for (const TraceEvent& event : output.trace.events) {
     ++reported[{event.device, static_cast<int>(event.op.kind)}];

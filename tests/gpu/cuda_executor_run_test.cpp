@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <map>
 #include <thread>
 
@@ -23,6 +22,7 @@ namespace pipelab::gpu {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using pipelab::testing::process_threads;
 using testing::small_experiment;
 using testing::with_plan;
 
@@ -42,13 +42,6 @@ std::vector<int64_t> baseline_bytes(const Experiment& experiment) {
        profile_stages(experiment.model, experiment.parallel, microbatch_size(experiment)))
     bytes.push_back(3 * profile.params * 4 + DeviceContext::kCublasWorkspaceBytes);
   return bytes;
-}
-
-int process_threads() {
-  int count = 0;
-  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task"))
-    ++count;
-  return count;
 }
 
 TEST(CudaRunTest, StopMidRunLeavesNoThreadOrDeviceMemory) {

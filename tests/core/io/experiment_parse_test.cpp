@@ -82,6 +82,15 @@ TEST(ExperimentParseErrors, NotJsonNamesTheLine) {
   EXPECT_MENTIONS(parse_error("[1, 2]"), "must be a JSON object");
 }
 
+TEST(ExperimentParseErrors, DeepNestingIsRefusedNotACrash) {
+  // Printing a value this deep for the message used to overflow the stack.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_MENTIONS(parse_error(deep), "nested more than 64 levels deep");
+  EXPECT_MENTIONS(parse_error("{\"name\": " + deep + "}"), "nested more than 64 levels deep");
+  Experiment experiment = default_experiment();
+  EXPECT_THROW(apply_override(experiment, "name=" + deep), ExperimentError);
+}
+
 TEST(ExperimentParseErrors, UnknownKeysListTheValidOnes) {
   auto document = small_experiment_json();
   document["parallel"]["schedul"] = "gpipe";

@@ -1,10 +1,13 @@
 #include "runtime_test_support.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "core/plan/stage_profile.h"
@@ -59,6 +62,32 @@ std::vector<int64_t> stage_parameter_bytes(const Experiment& experiment) {
        profile_stages(experiment.model, experiment.parallel, microbatch_size(experiment)))
     bytes.push_back(profile.params * 4);
   return bytes;
+}
+
+int process_threads() {
+  int count = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task"))
+    ++count;
+  return count;
+}
+
+int process_threads_settled(int expected) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  int count = process_threads();
+  while (count != expected && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    count = process_threads();
+  }
+  return count;
+}
+
+int64_t resident_bytes() {
+  // statm: total program size, then resident pages.
+  std::ifstream statm("/proc/self/statm");
+  int64_t size_pages = 0;
+  int64_t resident_pages = 0;
+  statm >> size_pages >> resident_pages;
+  return resident_pages * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
 }
 
 void expect_same_curve(const std::vector<double>& expected, const std::vector<double>& actual,

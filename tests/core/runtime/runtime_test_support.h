@@ -51,6 +51,14 @@ void drain_into(EventSink& sink, RunOutput& output);
 // weights, and as much again for gradients and for momentum.
 std::vector<int64_t> stage_parameter_bytes(const Experiment& experiment);
 
+// The threads this process has now (entries of /proc/self/task).
+int process_threads();
+// The thread count once it is back to `expected`, or after 1 s what it is then:
+// a joined thread's /proc entry can outlive the join by a moment.
+int process_threads_settled(int expected);
+// Its resident memory in bytes (/proc/self/statm).
+int64_t resident_bytes();
+
 // Step by step, |actual - expected| <= rtol * max(1, |expected|).
 void expect_same_curve(const std::vector<double>& expected, const std::vector<double>& actual,
                        double rtol, const std::string& what);
