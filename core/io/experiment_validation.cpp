@@ -9,7 +9,9 @@
 #include "core/io/data_sources.h"
 #include "core/io/experiment_io.h"
 #include "core/io/json_reader.h"
+#include "core/plan/plan_limits.h"
 #include "core/plan/stage_profile.h"
+#include "core/schedule/lowering.h"
 #include "core/sim/cost_model.h"
 
 namespace pipelab {
@@ -33,6 +35,12 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 void check_at_least(Problems& problems, const std::string& field, int64_t value, int64_t minimum) {
   if (value < minimum)
     problems.push_back(field + " must be >= " + std::to_string(minimum) + ", got " + std::to_string(value));
+}
+
+void check_at_most(Problems& problems, const std::string& field, int64_t value, int64_t maximum) {
+  if (value > maximum)
+    problems.push_back(field + " = " + std::to_string(value) + " is more than the " +
+                       std::to_string(maximum) + " PipeLab plans; use at most " + std::to_string(maximum));
 }
 
 // [0, 1): fractions and decay rates. Written so NaN fails too.
@@ -154,8 +162,20 @@ void check_parallel(const Experiment& experiment, bool model_ok, Problems& probl
   check_at_least(problems, "parallel.microbatches", plan.microbatches, 1);
   check_at_least(problems, "parallel.chunks", plan.chunks, 1);
   check_at_least(problems, "parallel.staleness", plan.staleness, 0);
-  if (problems.size() != before) return;  // the checks below divide by these
+  check_at_most(problems, "parallel.dp", plan.dp, kMaxDataParallel);
+  check_at_most(problems, "parallel.tp", plan.tp, kMaxTensorParallel);
+  check_at_most(problems, "parallel.pp", plan.pp, kMaxPipelineDevices);
+  check_at_most(problems, "parallel.microbatches", plan.microbatches, kMaxMicrobatches);
+  check_at_most(problems, "parallel.chunks", plan.chunks, kMaxChunks);
+  check_at_most(problems, "parallel.staleness", plan.staleness, kMaxStaleness);
+  if (problems.size() != before) return;  // the checks below divide and multiply by these
   check_schedule(plan, problems);
+  try {
+    check_schedule_size(plan, 0);  // the window the simulator and executors build
+  } catch (const std::invalid_argument& error) {
+    problems.push_back(error.what());
+    return;
+  }
 
   const int64_t batch = experiment.training.batch_size;
   if (batch < 1) return;  // reported by check_training

@@ -45,7 +45,8 @@ TEST(HostMemoryCheck, RefusesAHugeSyntheticDataSet) {
 
 TEST(HostMemoryCheck, MakeExecutorRefusesAModelLargerThanTheMachine) {
   Experiment experiment = default_experiment();
-  experiment.model.layers[0].out = 3'000'000'000;  // 2 x 3e9 weights: far beyond any test machine
+  // 1e9 x 64 weights after it (widths stay under kMaxWidth): far beyond any test machine.
+  experiment.model.layers[0].out = 1'000'000'000;
   experiment.model.layers[2].out = 64;
   EventSink sink;
   try {
