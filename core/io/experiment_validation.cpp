@@ -144,6 +144,11 @@ void check_schedule(const ParallelPlan& plan, Problems& problems) {
     problems.push_back("parallel.microbatches = " + std::to_string(plan.microbatches) +
                        " must be a multiple of parallel.pp = " + std::to_string(plan.pp) +
                        " for interleaved-1f1b (micro-batches go round the devices in groups of pp)");
+  if (plan.schedule == ScheduleKind::PipeDream2BW && plan.microbatches < plan.pp)
+    problems.push_back("parallel.microbatches = " + std::to_string(plan.microbatches) +
+                       " must be >= parallel.pp = " + std::to_string(plan.pp) +
+                       " for pipedream-2bw (two weight versions suffice only when a step's "
+                       "micro-batches fill the pipeline); use microbatches = " + std::to_string(plan.pp));
   if (plan.update == UpdateMode::Async && is_asynchronous(plan.schedule))
     problems.push_back(std::string("parallel.update = async with parallel.schedule = ") +
                        schedule_name(plan.schedule) + " is contradictory: update = async means "
