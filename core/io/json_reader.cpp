@@ -49,8 +49,12 @@ std::optional<std::string> closest_name(const std::string& name, const std::vect
   size_t best_distance = std::numeric_limits<size_t>::max();
   const std::string lowered = lowercase(name);
   for (const std::string& candidate : candidates) {
-    const size_t distance = edit_distance(lowered, lowercase(candidate));
     const size_t allowed = std::max<size_t>(1, std::max(name.size(), candidate.size()) / 3);
+    // The lengths alone rule it out; skipping keeps a megabyte-long key from costing seconds.
+    const size_t length_gap = name.size() > candidate.size() ? name.size() - candidate.size()
+                                                             : candidate.size() - name.size();
+    if (length_gap > allowed) continue;
+    const size_t distance = edit_distance(lowered, lowercase(candidate));
     if (distance <= allowed && distance < best_distance) {
       best = candidate;
       best_distance = distance;

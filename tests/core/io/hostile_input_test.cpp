@@ -102,6 +102,14 @@ TEST(HostileExperiment, KeysAndNamesAreQuotedEscaped) {
   EXPECT_LT(unknown_name.size(), 300u);
 }
 
+TEST(HostileExperiment, AMegabyteKeyIsQuotedShort) {
+  // Without the length check, suggesting the closest valid key compared all 3 MiB
+  // against every valid key, character by character.
+  const std::string message = parse_error("{\"" + std::string(3 << 20, 'k') + "\": 1}");
+  EXPECT_MENTIONS(message, "unknown key 'kkkk");
+  EXPECT_LT(message.size(), 300u);
+}
+
 TEST(HostileExperiment, OverridesWithOddBytesOrHugeIndicesAreErrors) {
   const std::string invalid_utf8 = override_error("name=caf\xe9");
   EXPECT_MENTIONS(invalid_utf8, "not valid UTF-8");
