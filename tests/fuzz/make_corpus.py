@@ -40,6 +40,10 @@ shutil.rmtree(corpus, ignore_errors=True)
 
 for example in sorted(examples.glob("*.json")):
     write("experiment_fuzz", example.name, example.read_bytes())
+# Huge numbers in a synthetic data section reach the memory pre-flight.
+write("experiment_fuzz", "huge_synthetic_samples.json",
+      '{"data": {"source": "blobs", "samples": 4611686018427387904, "features": 1000}, '
+      '"model": {"input": [1000], "layers": [{"type": "linear", "out": 3}]}}')
 
 overrides = {
     "pipeline": "parallel.pp=4\nparallel.microbatches=8",
