@@ -7,6 +7,7 @@
 #include "core/cli/cli_commands.h"
 #include "core/data/dataset.h"
 #include "core/io/experiment_io.h"
+#include "core/text/quoted_excerpt.h"
 
 namespace pipelab {
 namespace {
@@ -59,8 +60,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (command == "calibrate") return command_calibrate(rest, out);
     if (command == "devices") return command_devices(rest, out, hooks);
     if (command == "train") return command_train(rest, out, err, hooks);
-    throw UsageError("unknown command '" + command +
-                     "'; commands: schedule, simulate, train, calibrate, validate, devices (see --help)");
+    throw UsageError("unknown command " + quoted_excerpt(command) +
+                     "; commands: schedule, simulate, train, calibrate, validate, devices (see --help)");
   } catch (const UsageError& error) {
     err << "pipelab-cli: " << error.what() << "\n";
     return kExitUsage;

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "core/text/quoted_excerpt.h"
+
 namespace pipelab {
 
 bool ParsedArgs::has(const std::string& name) const { return values.count(name) > 0; }
@@ -24,7 +26,7 @@ int ParsedArgs::get_int(const std::string& name, int fallback, int min, int max)
   int value = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size())
-    throw UsageError("--" + name + " must be an integer, got '" + text + "'");
+    throw UsageError("--" + name + " must be an integer, got " + quoted_excerpt(text));
   if (value < min || value > max)
     throw UsageError("--" + name + " = " + text + " is out of range; use " + std::to_string(min) +
                      ".." + std::to_string(max));
@@ -42,7 +44,7 @@ ParsedArgs parse_args(const std::string& command, const std::vector<std::string>
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg.rfind("--", 0) != 0)
-      throw UsageError("unexpected argument '" + arg + "' for '" + command + "'; options: " +
+      throw UsageError("unexpected argument " + quoted_excerpt(arg) + " for '" + command + "'; options: " +
                        valid_list());
     std::string name = arg.substr(2);
     std::string value;
@@ -56,7 +58,7 @@ ParsedArgs parse_args(const std::string& command, const std::vector<std::string>
     for (const auto& candidate : specs)
       if (candidate.name == name) spec = &candidate;
     if (!spec)
-      throw UsageError("unknown option '--" + name + "' for '" + command + "'; valid: " +
+      throw UsageError("unknown option " + quoted_excerpt("--" + name) + " for '" + command + "'; valid: " +
                        valid_list());
     if (spec->takes_value && !inline_value) {
       if (i + 1 >= args.size()) throw UsageError("--" + name + " needs a value");

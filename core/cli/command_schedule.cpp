@@ -8,6 +8,7 @@
 #include "core/schedule/lowering.h"
 #include "core/sim/simulator.h"
 #include "core/sim/timeline_text.h"
+#include "core/text/quoted_excerpt.h"
 
 namespace pipelab {
 
@@ -19,7 +20,7 @@ int command_schedule(const std::vector<std::string>& args, std::ostream& out) {
   const int steps = parsed.get_int("steps", 0, 0, 64);
   const std::string format = parsed.get("format", "text");
   if (format != "text" && format != "json")
-    throw UsageError("--format must be text or json, got '" + format + "'");
+    throw UsageError("--format must be text or json, got " + quoted_excerpt(format));
 
   const Schedule schedule = build_schedule(plan, {}, steps);
   if (format == "json") {

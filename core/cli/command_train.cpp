@@ -15,6 +15,7 @@
 #include "core/io/experiment_prediction.h"
 #include "core/runtime/executor.h"
 #include "core/sim/replay.h"
+#include "core/text/quoted_excerpt.h"
 #include "core/trace/chrome_trace.h"
 #include "core/trace/trace_events.h"
 
@@ -48,7 +49,7 @@ void add_replay(const Experiment& experiment, const Trace& measured, const std::
   replay.trace.source = "replayed";
   std::ofstream file(trace_path);
   write_chrome_trace(replay.trace, file);
-  if (!file) throw UsageError("cannot write --replay-trace file '" + trace_path + "'");
+  if (!file) throw UsageError("cannot write --replay-trace file " + quoted_excerpt(trace_path, kPathExcerptBytes));
 }
 
 }  // namespace
@@ -78,7 +79,7 @@ int command_train(const std::vector<std::string>& args, std::ostream& out, std::
   trace.devices = describe_devices(plan.dp, plan.tp, plan.pp, plan.chunks);
 
   if (!quiet)
-    err << "training '" << experiment.name << "' on " << plan.devices() << " "
+    err << "training " << quoted_excerpt(experiment.name, kPathExcerptBytes) << " on " << plan.devices() << " "
         << experiment.backend.type << " device(s), " << executor->steps_total() << " steps\n";
   executor->start();
   auto drain = [&] {
@@ -103,7 +104,7 @@ int command_train(const std::vector<std::string>& args, std::ostream& out, std::
   if (parsed.has("summary")) {
     std::ofstream file(parsed.get("summary"));
     if (!(file << text << "\n"))
-      throw UsageError("cannot write --summary file '" + parsed.get("summary") + "'");
+      throw UsageError("cannot write --summary file " + quoted_excerpt(parsed.get("summary"), kPathExcerptBytes));
   }
   out << text << "\n";
   if (executor->state() == RunState::Failed) {

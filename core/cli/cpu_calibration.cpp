@@ -2,6 +2,7 @@
 
 #include "core/io/experiment_io.h"
 #include "core/runtime/cpu_executor.h"
+#include "core/text/quoted_excerpt.h"
 
 namespace pipelab {
 
@@ -22,7 +23,7 @@ CalibrationResult calibrate_cpu_profile(const Experiment& experiment, int steps)
   const std::string name =
       experiment.simulation.profile == "unit" ? "cpu-core" : experiment.simulation.profile;
   const auto base = find_device_profile(name);
-  if (!base) throw ExperimentError("simulation.profile = '" + name + "' is not a device profile");
+  if (!base) throw ExperimentError("simulation.profile = " + quoted_excerpt(name) + " is not a device profile");
   return calibrate_profile(trace, executor.stage_profiles(), *base);
 }
 

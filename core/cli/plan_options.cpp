@@ -3,6 +3,9 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/plan/plan_limits.h"
+#include "core/text/quoted_excerpt.h"
+
 namespace pipelab {
 namespace {
 
@@ -20,21 +23,21 @@ ParallelPlan plan_from_flags(const ParsedArgs& parsed) {
     throw UsageError("--schedule is required; one of " + valid_schedules());
   const std::string name = parsed.get("schedule");
   auto kind = parse_schedule(name);
-  if (!kind) throw UsageError("--schedule '" + name + "' is not a schedule; valid: " + valid_schedules());
+  if (!kind) throw UsageError("--schedule " + quoted_excerpt(name) + " is not a schedule; valid: " + valid_schedules());
   plan.schedule = *kind;
   if (!parsed.has("stages")) throw UsageError("--stages is required (pipeline devices, e.g. --stages 4)");
   if (!parsed.has("microbatches"))
     throw UsageError("--microbatches is required (e.g. --microbatches 8)");
-  plan.pp = parsed.get_int("stages", 1, 1, 1024);
-  plan.microbatches = parsed.get_int("microbatches", 1, 1, 1 << 16);
-  plan.chunks = parsed.get_int("chunks", 1, 1, 64);
-  plan.dp = parsed.get_int("dp", 1, 1, 1024);
-  plan.tp = parsed.get_int("tp", 1, 1, 64);
-  plan.staleness = parsed.get_int("staleness", plan.staleness, 0, 1000);
+  plan.pp = parsed.get_int("stages", 1, 1, kMaxPipelineDevices);
+  plan.microbatches = parsed.get_int("microbatches", 1, 1, kMaxMicrobatches);
+  plan.chunks = parsed.get_int("chunks", 1, 1, kMaxChunks);
+  plan.dp = parsed.get_int("dp", 1, 1, kMaxDataParallel);
+  plan.tp = parsed.get_int("tp", 1, 1, kMaxTensorParallel);
+  plan.staleness = parsed.get_int("staleness", plan.staleness, 0, kMaxStaleness);
   plan.recompute = parsed.has("recompute");
   if (parsed.has("update")) {
     auto update = parse_update(parsed.get("update"));
-    if (!update) throw UsageError("--update must be sync or async, got '" + parsed.get("update") + "'");
+    if (!update) throw UsageError("--update must be sync or async, got " + quoted_excerpt(parsed.get("update")));
     plan.update = *update;
   }
   if (plan.chunks > 1 && plan.schedule != ScheduleKind::Interleaved1F1B)
@@ -51,7 +54,7 @@ UnitCosts parse_unit_costs(const std::string& text) {
   while (std::getline(stream, item, ',')) {
     const auto eq = item.find('=');
     if (eq == std::string::npos)
-      throw UsageError("--cost item '" + item + "' must look like name=value, e.g. f=1,b=1,w=1,comm=0");
+      throw UsageError("--cost item " + quoted_excerpt(item) + " must look like name=value, e.g. f=1,b=1,w=1,comm=0");
     const std::string key = item.substr(0, eq);
     const std::string value_text = item.substr(eq + 1);
     double value = 0;
@@ -60,16 +63,17 @@ UnitCosts parse_unit_costs(const std::string& text) {
       value = std::stod(value_text, &used);
       if (used != value_text.size()) throw std::invalid_argument("trailing text");
     } catch (const std::exception&) {
-      throw UsageError("--cost " + key + " must be a number, got '" + value_text + "'");
+      throw UsageError("--cost " + safe_excerpt(key) + " must be a number, got " + quoted_excerpt(value_text));
     }
     if (!std::isfinite(value) || value < 0)
-      throw UsageError("--cost " + key + " must be a finite number >= 0, got '" + value_text + "'");
+      throw UsageError("--cost " + safe_excerpt(key) + " must be a finite number >= 0, got " +
+                       quoted_excerpt(value_text));
     if (key == "f") costs.f = value;
     else if (key == "b") costs.b = value;
     else if (key == "w") costs.w = value;
     else if (key == "comm") costs.comm = value;
     else if (key == "u") costs.u = value;
-    else throw UsageError("--cost has no '" + key + "'; valid: f, b, w, comm, u");
+    else throw UsageError("--cost has no " + quoted_excerpt(key) + "; valid: f, b, w, comm, u");
   }
   if (costs.f + costs.b + costs.w <= 0)
     throw UsageError("--cost needs f, b or w above 0, or nothing takes time");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/data/file_bytes.h"
+#include "core/text/quoted_excerpt.h"
 
 namespace pipelab {
 
@@ -52,7 +53,7 @@ std::optional<double> parse_number(std::string_view cell) {
 }
 
 struct CsvPosition {
-  const std::string& path;
+  const std::string& path;  // escaped for messages
   int64_t line;
   size_t column;  // 0-based; printed 1-based
   std::string where() const {
@@ -64,11 +65,11 @@ float parse_feature(std::string_view cell, const CsvPosition& at) {
   const auto value = parse_number(cell);
   if (!value) {
     if (cell.empty()) throw DataError(at.where() + ": empty cell; every feature needs a number");
-    throw DataError(at.where() + ": '" + std::string(cell) + "' is not a number");
+    throw DataError(at.where() + ": " + quoted_excerpt(cell) + " is not a number");
   }
   const auto as_float = static_cast<float>(*value);
   if (!std::isfinite(as_float)) {
-    throw DataError(at.where() + ": '" + std::string(cell) + "' is not a finite 32-bit number");
+    throw DataError(at.where() + ": " + quoted_excerpt(cell) + " is not a finite 32-bit number");
   }
   return as_float;
 }
@@ -77,17 +78,17 @@ int32_t parse_label(std::string_view cell, const CsvPosition& at) {
   const auto value = parse_number(cell);
   if (!value) {
     if (cell.empty()) throw DataError(at.where() + ": empty label cell");
-    throw DataError(at.where() + ": label '" + std::string(cell) + "' is not a number");
+    throw DataError(at.where() + ": label " + quoted_excerpt(cell) + " is not a number");
   }
   if (*value < 0) {
-    throw DataError(at.where() + ": label " + std::string(cell) +
+    throw DataError(at.where() + ": label " + safe_excerpt(cell) +
                     " is negative; labels are class numbers 0, 1, 2, ...");
   }
   if (!std::isfinite(*value) || *value != std::floor(*value)) {
-    throw DataError(at.where() + ": label " + std::string(cell) + " is not a whole number");
+    throw DataError(at.where() + ": label " + safe_excerpt(cell) + " is not a whole number");
   }
   if (*value > kMaxLabel) {
-    throw DataError(at.where() + ": label " + std::string(cell) + " is too large (at most " +
+    throw DataError(at.where() + ": label " + safe_excerpt(cell) + " is too large (at most " +
                     std::to_string(kMaxLabel) + ")");
   }
   return static_cast<int32_t>(*value);
@@ -96,7 +97,12 @@ int32_t parse_label(std::string_view cell, const CsvPosition& at) {
 }  // namespace
 
 Dataset read_csv_dataset(const std::string& path, const CsvOptions& options) {
-  const std::vector<uint8_t> bytes = read_file_bytes(path);
+  return parse_csv_dataset(read_file_bytes(path), path, options);
+}
+
+Dataset parse_csv_dataset(std::span<const uint8_t> bytes, const std::string& file_path,
+                          const CsvOptions& options) {
+  const std::string path = path_excerpt(file_path);
   if (bytes.empty()) throw DataError(path + ": file is empty");
   std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // UTF-8 byte order mark
@@ -128,8 +134,8 @@ Dataset read_csv_dataset(const std::string& path, const CsvOptions& options) {
                         " has 1 cell; rows need a label column and at least one feature column "
                         "(separated by commas)");
       }
-      const int columns = static_cast<int>(cell_count);
-      const int wanted =
+      const auto columns = static_cast<int64_t>(cell_count);
+      const int64_t wanted =
           options.label_column < 0 ? columns + options.label_column : options.label_column;
       if (wanted < 0 || wanted >= columns) {
         throw DataError(path + ": label column " + std::to_string(options.label_column) +

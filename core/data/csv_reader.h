@@ -5,6 +5,8 @@
 // contain commas. The file may be gzip-compressed.
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
 
 #include "core/data/dataset.h"
@@ -21,5 +23,10 @@ struct CsvOptions {
 // number, a row with a different number of cells than the first, or a label
 // column outside the rows.
 Dataset read_csv_dataset(const std::string& path, const CsvOptions& options = {});
+
+// The same for a file's bytes already in memory (decompressed); `path` names
+// it in messages.
+Dataset parse_csv_dataset(std::span<const uint8_t> bytes, const std::string& path,
+                          const CsvOptions& options = {});
 
 }  // namespace pipelab

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/data/dataset.h"
+#include "core/text/quoted_excerpt.h"
 
 namespace pipelab {
 
@@ -49,10 +50,10 @@ struct PartialPair {
 };
 
 // When both "x" and "x.gz" exist, the uncompressed one wins (it loads faster).
-void keep_preferred(std::string& slot, const fs::path& candidate) {
+void keep_preferred(std::string& slot, const std::string& candidate) {
   const bool slot_is_gzip = ends_with(slot, ".gz");
-  const bool candidate_is_gzip = ends_with(candidate.string(), ".gz");
-  if (slot.empty() || (slot_is_gzip && !candidate_is_gzip)) slot = candidate.string();
+  const bool candidate_is_gzip = ends_with(candidate, ".gz");
+  if (slot.empty() || (slot_is_gzip && !candidate_is_gzip)) slot = candidate;
 }
 
 std::string expected_names_hint(const std::string& folder, const std::string& dataset_name) {
@@ -60,7 +61,7 @@ std::string expected_names_hint(const std::string& folder, const std::string& da
       "expected t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz (and the train-* "
       "pair), raw or .gz";
   if (dataset_name == "mnist" || dataset_name == "fashion-mnist") {
-    hint += "; download them with: datasets/download.sh " + dataset_name + " " + folder;
+    hint += "; download them with: datasets/download.sh " + dataset_name + " " + path_excerpt(folder);
   }
   return hint;
 }
@@ -73,37 +74,47 @@ IdxFolder find_idx_files(const std::string& folder, const std::string& dataset_n
                     ": data.path is empty; name the folder that holds the IDX "
                     "files");
   }
+  const std::string shown = path_excerpt(folder);
   std::error_code error;
   const auto status = fs::status(folder, error);
-  if (!fs::exists(status)) throw DataError(folder + ": folder not found");
+  if (!fs::exists(status)) throw DataError(shown + ": folder not found");
   if (!fs::is_directory(status)) {
-    throw DataError(folder + ": is a file; " + dataset_name +
+    throw DataError(shown + ": is a file; " + dataset_name +
                     " needs the folder that holds the IDX files");
   }
-
-  std::map<std::string, PartialPair> pairs;  // by prefix, sorted for stable messages
+  std::vector<std::string> file_names;
   for (const auto& entry : fs::directory_iterator(folder, error)) {
-    if (!entry.is_regular_file(error)) continue;
-    const auto found = recognise(entry.path().filename().string());
+    if (entry.is_regular_file(error)) file_names.push_back(entry.path().filename().string());
+  }
+  if (error) throw DataError(shown + ": cannot list the folder (" + error.message() + ")");
+  return pair_idx_files(folder, file_names, dataset_name);
+}
+
+IdxFolder pair_idx_files(const std::string& folder, const std::vector<std::string>& file_names,
+                         const std::string& dataset_name) {
+  const std::string shown = path_excerpt(folder);
+  std::map<std::string, PartialPair> pairs;  // by prefix, sorted for stable messages
+  for (const std::string& name : file_names) {
+    const auto found = recognise(name);
     if (!found) continue;
     PartialPair& pair = pairs[found->prefix];
-    keep_preferred(found->role == IdxRole::Images ? pair.images : pair.labels, entry.path());
+    keep_preferred(found->role == IdxRole::Images ? pair.images : pair.labels,
+                   (fs::path(folder) / name).string());
   }
-  if (error) throw DataError(folder + ": cannot list the folder (" + error.message() + ")");
   if (pairs.empty()) {
-    throw DataError(folder + ": holds no " + dataset_name + " IDX files; " +
+    throw DataError(shown + ": holds no " + dataset_name + " IDX files; " +
                     expected_names_hint(folder, dataset_name));
   }
 
   std::vector<std::pair<std::string, IdxFilePair>> complete;
   for (const auto& [prefix, pair] : pairs) {
     if (pair.labels.empty()) {
-      throw DataError(pair.images + ": no matching labels file " + prefix +
-                      "labels-idx1-ubyte(.gz) in " + folder);
+      throw DataError(path_excerpt(pair.images) + ": no matching labels file " +
+                      safe_excerpt(prefix) + "labels-idx1-ubyte(.gz) in " + shown);
     }
     if (pair.images.empty()) {
-      throw DataError(pair.labels + ": no matching images file " + prefix +
-                      "images-idx3-ubyte(.gz) in " + folder);
+      throw DataError(path_excerpt(pair.labels) + ": no matching images file " +
+                      safe_excerpt(prefix) + "images-idx3-ubyte(.gz) in " + shown);
     }
     complete.emplace_back(prefix, IdxFilePair{pair.images, pair.labels});
   }
@@ -119,7 +130,7 @@ IdxFolder find_idx_files(const std::string& folder, const std::string& dataset_n
         prefix.find("t10k") != std::string::npos || prefix.find("test") != std::string::npos;
     auto& slot = is_train ? result.train : result.test;
     if (is_train == is_test || slot) {
-      throw DataError(folder + ": holds " + std::to_string(complete.size()) +
+      throw DataError(shown + ": holds " + std::to_string(complete.size()) +
                       " IDX file pairs and cannot tell which to use; keep one train-* pair and "
                       "one t10k-* (or test-*) pair");
     }

@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace pipelab {
 
@@ -30,5 +31,9 @@ struct IdxFolder {
 // whose roles cannot be told apart. `dataset_name` (e.g. "mnist") goes into
 // the messages, with the download hint for MNIST-like sets.
 IdxFolder find_idx_files(const std::string& folder, const std::string& dataset_name);
+
+// The same for the names of the regular files in `folder`, already listed.
+IdxFolder pair_idx_files(const std::string& folder, const std::vector<std::string>& file_names,
+                         const std::string& dataset_name);
 
 }  // namespace pipelab

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/data/file_bytes.h"
+#include "core/text/quoted_excerpt.h"
 
 namespace pipelab {
 
@@ -53,6 +54,7 @@ struct IdxHeader {
 
 // Checks the magic number and that the header fits; `expected_magic` says
 // which kind of file the caller wants (images accept 2 or more dimensions).
+// `name` is already escaped for messages (path_excerpt).
 IdxHeader parse_header(std::span<const uint8_t> bytes, const std::string& name,
                        uint32_t expected_magic) {
   const bool want_images = expected_magic == kImagesMagic;
@@ -97,6 +99,7 @@ IdxHeader parse_header(std::span<const uint8_t> bytes, const std::string& name,
 }
 
 // Throws unless the data after the header is exactly `expected` bytes long.
+// `name` is already escaped for messages.
 void check_data_size(size_t available, std::optional<uint64_t> expected, const std::string& name,
                      const std::string& claim) {
   if (expected && *expected == available) return;
@@ -116,7 +119,8 @@ int64_t IdxImages::pixels_per_image() const {
   return product;
 }
 
-IdxImages parse_idx_images(std::span<const uint8_t> bytes, const std::string& name) {
+IdxImages parse_idx_images(std::span<const uint8_t> bytes, const std::string& path) {
+  const std::string name = path_excerpt(path);
   const IdxHeader header = parse_header(bytes, name, kImagesMagic);
   IdxImages images;
   images.count = header.dims[0];
@@ -136,7 +140,8 @@ IdxImages parse_idx_images(std::span<const uint8_t> bytes, const std::string& na
   return images;
 }
 
-std::vector<uint8_t> parse_idx_labels(std::span<const uint8_t> bytes, const std::string& name) {
+std::vector<uint8_t> parse_idx_labels(std::span<const uint8_t> bytes, const std::string& path) {
+  const std::string name = path_excerpt(path);
   const IdxHeader header = parse_header(bytes, name, kLabelsMagic);
   const int64_t count = header.dims[0];
   if (count == 0) throw DataError(name + ": header says 0 labels; the file holds no data");
@@ -163,23 +168,31 @@ IdxExpectations mnist_expectations() {
 
 Dataset load_idx_pair(const std::string& images_path, const std::string& labels_path,
                       const IdxExpectations& expectations) {
-  // Labels first: the smaller file, so a mismatch is reported before the big read.
+  // Labels first: the smaller file, so a damaged one is reported before the big read.
   const std::vector<uint8_t> labels = read_idx_labels(labels_path);
-  const IdxImages images = read_idx_images(images_path);
+  return idx_dataset(read_idx_images(images_path), labels, images_path, labels_path,
+                     expectations);
+}
+
+Dataset idx_dataset(const IdxImages& images, const std::vector<uint8_t>& labels,
+                    const std::string& images_path, const std::string& labels_path,
+                    const IdxExpectations& expectations) {
+  const std::string images_name = path_excerpt(images_path);
+  const std::string labels_name = path_excerpt(labels_path);
   if (static_cast<int64_t>(labels.size()) != images.count) {
-    throw DataError(labels_path + ": holds " + std::to_string(labels.size()) + " labels but " +
-                    images_path + " holds " + std::to_string(images.count) +
+    throw DataError(labels_name + ": holds " + std::to_string(labels.size()) + " labels but " +
+                    images_name + " holds " + std::to_string(images.count) +
                     " images; the two files must come from the same set");
   }
   if (!expectations.image_shape.empty() && images.shape != expectations.image_shape) {
-    throw DataError(images_path + ": images are " + shape_text(images.shape) + " but " +
+    throw DataError(images_name + ": images are " + shape_text(images.shape) + " but " +
                     expectations.dataset_name + " images are " +
                     shape_text(expectations.image_shape));
   }
   int max_label = 0;
   for (size_t i = 0; i < labels.size(); ++i) {
     if (expectations.classes > 0 && labels[i] >= expectations.classes) {
-      throw DataError(labels_path + ": label " + std::to_string(labels[i]) + " at index " +
+      throw DataError(labels_name + ": label " + std::to_string(labels[i]) + " at index " +
                       std::to_string(i) + " is out of range: " + expectations.dataset_name +
                       " labels are 0.." + std::to_string(expectations.classes - 1));
     }

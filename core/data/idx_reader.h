@@ -21,12 +21,12 @@ struct IdxImages {
   int64_t pixels_per_image() const;
 };
 
-// Parse bytes already in memory; `name` names the file in error messages.
+// Parse bytes already in memory; `path` names the file in error messages.
 // Every header field is checked against the data before it is used: a wrong
 // magic number, a truncated or over-long file, or an empty dimension throws
 // DataError.
-IdxImages parse_idx_images(std::span<const uint8_t> bytes, const std::string& name);
-std::vector<uint8_t> parse_idx_labels(std::span<const uint8_t> bytes, const std::string& name);
+IdxImages parse_idx_images(std::span<const uint8_t> bytes, const std::string& path);
+std::vector<uint8_t> parse_idx_labels(std::span<const uint8_t> bytes, const std::string& path);
 
 // Read a file (raw or gzip) and parse it.
 IdxImages read_idx_images(const std::string& path);
@@ -48,5 +48,10 @@ IdxExpectations mnist_expectations();
 // or a label is out of range.
 Dataset load_idx_pair(const std::string& images_path, const std::string& labels_path,
                       const IdxExpectations& expectations);
+
+// The same from files already parsed; the paths name them in messages.
+Dataset idx_dataset(const IdxImages& images, const std::vector<uint8_t>& labels,
+                    const std::string& images_path, const std::string& labels_path,
+                    const IdxExpectations& expectations);
 
 }  // namespace pipelab

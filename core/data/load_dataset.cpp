@@ -6,6 +6,7 @@
 #include "core/data/idx_folder.h"
 #include "core/data/idx_reader.h"
 #include "core/data/synthetic.h"
+#include "core/text/quoted_excerpt.h"
 
 namespace pipelab {
 
@@ -33,8 +34,9 @@ LoadedSamples load_idx_source(const DatasetOptions& options) {
   loaded.train = load_idx_pair(folder.train->images, folder.train->labels, expectations);
   loaded.test = load_idx_pair(folder.test->images, folder.test->labels, expectations);
   if (loaded.train->features != loaded.test->features) {
-    throw DataError(folder.test->images + ": images have " + std::to_string(loaded.test->features) +
-                    " pixels but " + folder.train->images + " has " +
+    throw DataError(path_excerpt(folder.test->images) + ": images have " +
+                    std::to_string(loaded.test->features) + " pixels but " +
+                    path_excerpt(folder.train->images) + " has " +
                     std::to_string(loaded.train->features));
   }
   // Both sets must agree on the class count even when one lacks the top label.
@@ -68,7 +70,8 @@ LoadedSamples load_samples(const DatasetOptions& options) {
   }
   std::string valid;
   for (const auto& name : dataset_source_names()) valid += (valid.empty() ? "" : ", ") + name;
-  throw DataError("unknown data.source '" + options.source + "': valid sources are " + valid);
+  throw DataError("unknown data.source " + quoted_excerpt(options.source) + ": valid sources are " +
+                  valid);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "core/data/random.h"
+#include "core/text/quoted_excerpt.h"
 
 namespace pipelab {
 
@@ -326,7 +327,8 @@ Dataset make_synthetic(const std::string& source, const SyntheticOptions& option
   if (source == "teacher") return make_teacher(options);
   std::string valid;
   for (const auto& name : synthetic_source_names()) valid += (valid.empty() ? "" : ", ") + name;
-  throw DataError("unknown synthetic data set '" + source + "': valid ones are " + valid);
+  throw DataError("unknown synthetic data set " + quoted_excerpt(source) + ": valid ones are " +
+                  valid);
 }
 
 }  // namespace pipelab

@@ -5,6 +5,7 @@
 
 #include "core/io/data_sources.h"
 #include "core/io/experiment_json.h"
+#include "core/text/quoted_excerpt.h"
 
 namespace pipelab {
 namespace {
@@ -48,8 +49,8 @@ ModelSpec read_model(const JsonObjectReader& top, const DataSpec& data) {
     // Without an input shape, take the width the data source gives.
     const int64_t features = data_source_shape(data).features;
     if (features <= 0)
-      throw ExperimentError("model.input is missing and data.source '" + data.source +
-                            "' does not fix it; give the input shape per sample, e.g. \"input\": [784]");
+      throw ExperimentError("model.input is missing and data.source " + quoted_excerpt(data.source) +
+                            " does not fix it; give the input shape per sample, e.g. \"input\": [784]");
     model.input = {features};
   }
 

@@ -1,46 +1,22 @@
 // Experiment files: text <-> Experiment, data path resolution, overrides.
 #include "core/io/experiment_io.h"
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "core/io/experiment_json.h"
+#include "core/io/json_document.h"
 #include "core/io/json_format.h"
+#include "core/text/quoted_excerpt.h"
+#include "core/text/utf8.h"
 
 namespace fs = std::filesystem;
 
 namespace pipelab {
 namespace {
-
-// An experiment nests a few levels deep. Deeper input is refused while it is
-// parsed: printing a value nested thousands deep (as error messages do)
-// recurses once per level and overflows the stack.
-constexpr int kMaxJsonDepth = 64;
-
-Json parse_with_depth_limit(const std::string& text, bool ignore_comments) {
-  const auto check_depth = [](int depth, Json::parse_event_t, Json&) {
-    if (depth >= kMaxJsonDepth)
-      throw ExperimentError("values nested more than " + std::to_string(kMaxJsonDepth) +
-                            " levels deep; an experiment needs a handful");
-    return true;
-  };
-  return Json::parse(text, check_depth, /*allow_exceptions=*/true, ignore_comments);
-}
-
-Json parse_json_text(const std::string& json_text) {
-  try {
-    // Comments are allowed so users can annotate their files (saving drops them).
-    return parse_with_depth_limit(json_text, /*ignore_comments=*/true);
-  } catch (const Json::exception& error) {
-    // Parse errors and numbers out of range (1e400) alike. what() is
-    // "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
-    std::string message = error.what();
-    const size_t tag_end = message.find("] ");
-    if (message.rfind("[json.exception", 0) == 0 && tag_end != std::string::npos) message.erase(0, tag_end + 2);
-    throw ExperimentError("not valid JSON: " + message);
-  }
-}
 
 // Relative paths are looked up beside the experiment file first (examples
 // name their data relative to themselves), then in the working directory.
@@ -76,16 +52,22 @@ void throw_if_invalid(const Experiment& experiment) {
   throw ExperimentError(message);
 }
 
+// Reads at most one byte more than an experiment may hold, so a huge file or
+// an endless one (/dev/zero) is refused by the size check, not read whole.
 std::string read_text_file(const std::string& path) {
   std::error_code ignored;
-  if (!fs::exists(path, ignored)) throw ExperimentError("experiment file not found: '" + path + "'");
+  if (!fs::exists(path, ignored))
+    throw ExperimentError("experiment file not found: " + quoted_excerpt(path, kPathExcerptBytes));
   if (fs::is_directory(path, ignored))
-    throw ExperimentError("'" + path + "' is a folder; give the experiment's .json file");
+    throw ExperimentError(quoted_excerpt(path, kPathExcerptBytes) +
+                          " is a folder; give the experiment's .json file");
   std::ifstream file(path, std::ios::binary);
-  if (!file) throw ExperimentError("cannot open experiment file '" + path + "'");
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
+  if (!file) throw ExperimentError("cannot open experiment file " + quoted_excerpt(path, kPathExcerptBytes));
+  std::string text(kMaxExperimentBytes + 1, '\0');
+  file.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (file.bad()) throw ExperimentError("cannot read experiment file " + quoted_excerpt(path, kPathExcerptBytes));
+  text.resize(static_cast<size_t>(file.gcount()));
+  return text;
 }
 
 // "model.layers[0].out" and "model.layers.0.out" both become {model, layers, 0, out}.
@@ -100,33 +82,42 @@ std::vector<std::string> split_key_path(std::string key_path) {
   return parts;
 }
 
+// The array index `part` names, or nothing when it is not a whole number below `size`.
+std::optional<size_t> array_index(const std::string& part, size_t size) {
+  size_t index = 0;
+  const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), index);
+  if (part.empty() || error != std::errc() || end != part.data() + part.size() || index >= size)
+    return std::nullopt;
+  return index;
+}
+
 // The value an override path names inside the experiment's JSON form.
 Json& find_override_target(Json& document, const std::string& key_path) {
   Json* node = &document;
   std::string walked;
+  const std::string missing = "override path " + quoted_excerpt(key_path) + " does not exist: ";
   for (const std::string& part : split_key_path(key_path)) {
     const std::string where = walked.empty() ? "the experiment" : "'" + walked + "'";
     if (node->is_object()) {
       if (!node->contains(part)) {
         std::vector<std::string> keys;
         for (const auto& [key, value] : node->items()) keys.push_back(key);
-        std::string message = "override path '" + key_path + "' does not exist: " + where + " has no key '" +
-                              part + "'";
+        std::string message = missing + where + " has no key " + quoted_excerpt(part);
         if (auto guess = closest_name(part, keys)) message += " (did you mean '" + *guess + "'?)";
         throw ExperimentError(message + "; valid keys there: " + join_names(keys));
       }
       node = &(*node)[part];
     } else if (node->is_array()) {
-      const bool is_index = !part.empty() && part.find_first_not_of("0123456789") == std::string::npos;
-      if (!is_index || std::stoull(part) >= node->size())
-        throw ExperimentError("override path '" + key_path + "' does not exist: " + where + " has " +
-                              std::to_string(node->size()) + " entries (index 0.." +
-                              std::to_string(static_cast<int64_t>(node->size()) - 1) + "), not '" + part + "'");
-      node = &(*node)[std::stoull(part)];
+      const std::optional<size_t> index = array_index(part, node->size());
+      if (!index)
+        throw ExperimentError(missing + where + " has " + std::to_string(node->size()) + " entries (index 0.." +
+                              std::to_string(static_cast<int64_t>(node->size()) - 1) + "), not " +
+                              quoted_excerpt(part));
+      node = &(*node)[*index];
     } else {
-      throw ExperimentError("override path '" + key_path + "' does not exist: " + where + " is a single value, " +
-                            "it has no '" + part + "'");
+      throw ExperimentError(missing + where + " is a single value, it has no " + quoted_excerpt(part));
     }
+    // Every part walked so far exists, so it is one of the experiment's own keys or an index.
     walked += (walked.empty() ? "" : ".") + part;
   }
   return *node;
@@ -134,20 +125,20 @@ Json& find_override_target(Json& document, const std::string& key_path) {
 
 // JSON when the text is JSON (4, true, [2, 4], {"type": "relu"}), else the text itself (gpipe, 1f1b).
 Json parse_override_value(const std::string& text) {
-  try {
-    return parse_with_depth_limit(text, /*ignore_comments=*/false);
-  } catch (const Json::out_of_range&) {
-    throw ExperimentError("'" + text + "' is out of range for a number");
-  } catch (const Json::parse_error&) {
-    return Json(text);
-  }
+  if (std::optional<Json> value = parse_json_if_valid(text)) return *value;
+  // Strings end up in messages, files and the app, which all need UTF-8.
+  if (!is_valid_utf8(text))
+    throw ExperimentError("override value " + quoted_excerpt(text) +
+                          " is not valid UTF-8 text; write it in UTF-8");
+  return Json(text);
 }
 
 // Edits the JSON form in place; the caller re-parses it.
 void edit_json(Json& document, const std::string& assignment) {
   const size_t equals = assignment.find('=');
   if (equals == std::string::npos || equals == 0)
-    throw ExperimentError("override '" + assignment + "' must look like key.path=value, e.g. parallel.pp=4");
+    throw ExperimentError("override " + quoted_excerpt(assignment) +
+                          " must look like key.path=value, e.g. parallel.pp=4");
   const std::string key_path = assignment.substr(0, equals);
   find_override_target(document, key_path) = parse_override_value(assignment.substr(equals + 1));
 }
@@ -163,7 +154,7 @@ Experiment reparse(const Json& document, const Experiment& original) {
 }  // namespace
 
 Experiment parse_experiment_unvalidated(const std::string& json_text, const std::string& base_dir) {
-  Experiment experiment = experiment_from_json(parse_json_text(json_text));
+  Experiment experiment = experiment_from_json(parse_json_document(json_text));
   experiment.data.resolved_path = resolve_data_path(experiment.data.path, base_dir);
   return experiment;
 }
@@ -181,7 +172,7 @@ Experiment load_experiment_unvalidated(const std::string& path) {
     experiment.file_path = path;
     return experiment;
   } catch (const ExperimentError& error) {
-    throw ExperimentError(path + ": " + error.what());
+    throw ExperimentError(path_excerpt(path) + ": " + error.what());
   }
 }
 
@@ -190,7 +181,7 @@ Experiment load_experiment(const std::string& path) {
   try {
     throw_if_invalid(experiment);
   } catch (const ExperimentError& error) {
-    throw ExperimentError(path + ": " + error.what());
+    throw ExperimentError(path_excerpt(path) + ": " + error.what());
   }
   return experiment;
 }
@@ -204,16 +195,20 @@ void save_experiment(const Experiment& experiment, const std::string& path) {
   const std::string temporary = path + ".saving";
   {
     std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    if (!file) throw ExperimentError("cannot write experiment file '" + path + "': cannot create '" + temporary + "'");
+    if (!file)
+      throw ExperimentError("cannot write experiment file " + quoted_excerpt(path, kPathExcerptBytes) +
+                            ": cannot create " + quoted_excerpt(temporary, kPathExcerptBytes));
     file << experiment_to_json(experiment);
-    if (!file.flush()) throw ExperimentError("cannot write experiment file '" + path + "'");
+    if (!file.flush())
+      throw ExperimentError("cannot write experiment file " + quoted_excerpt(path, kPathExcerptBytes));
   }
   std::error_code error;
   fs::rename(temporary, path, error);
   if (error) {
     std::error_code ignored;
     fs::remove(temporary, ignored);
-    throw ExperimentError("cannot write experiment file '" + path + "': " + error.message());
+    throw ExperimentError("cannot write experiment file " + quoted_excerpt(path, kPathExcerptBytes) + ": " +
+                          error.message());
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/io/experiment_io.h"
 #include "core/schedule/lowering.h"
+#include "core/text/quoted_excerpt.h"
 
 namespace pipelab {
 
@@ -18,7 +19,7 @@ CostModel experiment_cost_model(const Experiment& experiment,
   if (!device) {
     std::string valid = "unit";
     for (const auto& known : device_profile_names()) valid += ", " + known;
-    throw ExperimentError("simulation.profile = '" + name + "' is not a device profile; valid: " +
+    throw ExperimentError("simulation.profile = " + quoted_excerpt(name) + " is not a device profile; valid: " +
                           valid);
   }
   return CostModel::from_profiles(profiles, *device, optimizer_slots(experiment.training.optimizer));

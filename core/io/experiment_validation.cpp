@@ -9,7 +9,9 @@
 #include "core/io/data_sources.h"
 #include "core/io/experiment_io.h"
 #include "core/io/json_reader.h"
+#include "core/plan/plan_limits.h"
 #include "core/plan/stage_profile.h"
+#include "core/schedule/lowering.h"
 #include "core/sim/cost_model.h"
 
 namespace pipelab {
@@ -33,6 +35,12 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 void check_at_least(Problems& problems, const std::string& field, int64_t value, int64_t minimum) {
   if (value < minimum)
     problems.push_back(field + " must be >= " + std::to_string(minimum) + ", got " + std::to_string(value));
+}
+
+void check_at_most(Problems& problems, const std::string& field, int64_t value, int64_t maximum) {
+  if (value > maximum)
+    problems.push_back(field + " = " + std::to_string(value) + " is more than the " +
+                       std::to_string(maximum) + " PipeLab plans; use at most " + std::to_string(maximum));
 }
 
 // [0, 1): fractions and decay rates. Written so NaN fails too.
@@ -136,6 +144,11 @@ void check_schedule(const ParallelPlan& plan, Problems& problems) {
     problems.push_back("parallel.microbatches = " + std::to_string(plan.microbatches) +
                        " must be a multiple of parallel.pp = " + std::to_string(plan.pp) +
                        " for interleaved-1f1b (micro-batches go round the devices in groups of pp)");
+  if (plan.schedule == ScheduleKind::PipeDream2BW && plan.microbatches < plan.pp)
+    problems.push_back("parallel.microbatches = " + std::to_string(plan.microbatches) +
+                       " must be >= parallel.pp = " + std::to_string(plan.pp) +
+                       " for pipedream-2bw (two weight versions suffice only when a step's "
+                       "micro-batches fill the pipeline); use microbatches = " + std::to_string(plan.pp));
   if (plan.update == UpdateMode::Async && is_asynchronous(plan.schedule))
     problems.push_back(std::string("parallel.update = async with parallel.schedule = ") +
                        schedule_name(plan.schedule) + " is contradictory: update = async means "
@@ -154,8 +167,20 @@ void check_parallel(const Experiment& experiment, bool model_ok, Problems& probl
   check_at_least(problems, "parallel.microbatches", plan.microbatches, 1);
   check_at_least(problems, "parallel.chunks", plan.chunks, 1);
   check_at_least(problems, "parallel.staleness", plan.staleness, 0);
-  if (problems.size() != before) return;  // the checks below divide by these
+  check_at_most(problems, "parallel.dp", plan.dp, kMaxDataParallel);
+  check_at_most(problems, "parallel.tp", plan.tp, kMaxTensorParallel);
+  check_at_most(problems, "parallel.pp", plan.pp, kMaxPipelineDevices);
+  check_at_most(problems, "parallel.microbatches", plan.microbatches, kMaxMicrobatches);
+  check_at_most(problems, "parallel.chunks", plan.chunks, kMaxChunks);
+  check_at_most(problems, "parallel.staleness", plan.staleness, kMaxStaleness);
+  if (problems.size() != before) return;  // the checks below divide and multiply by these
   check_schedule(plan, problems);
+  try {
+    check_schedule_size(plan, 0);  // the window the simulator and executors build
+  } catch (const std::invalid_argument& error) {
+    problems.push_back(error.what());
+    return;
+  }
 
   const int64_t batch = experiment.training.batch_size;
   if (batch < 1) return;  // reported by check_training

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/text/quoted_excerpt.h"
+
 namespace pipelab {
 namespace {
 
@@ -47,8 +49,12 @@ std::optional<std::string> closest_name(const std::string& name, const std::vect
   size_t best_distance = std::numeric_limits<size_t>::max();
   const std::string lowered = lowercase(name);
   for (const std::string& candidate : candidates) {
-    const size_t distance = edit_distance(lowered, lowercase(candidate));
     const size_t allowed = std::max<size_t>(1, std::max(name.size(), candidate.size()) / 3);
+    // The lengths alone rule it out; skipping keeps a megabyte-long key from costing seconds.
+    const size_t length_gap = name.size() > candidate.size() ? name.size() - candidate.size()
+                                                             : candidate.size() - name.size();
+    if (length_gap > allowed) continue;
+    const size_t distance = edit_distance(lowered, lowercase(candidate));
     if (distance <= allowed && distance < best_distance) {
       best = candidate;
       best_distance = distance;
@@ -58,10 +64,9 @@ std::optional<std::string> closest_name(const std::string& name, const std::vect
 }
 
 std::string json_value_text(const Json& value) {
-  std::string text = value.dump();
-  constexpr size_t kMaxLength = 60;
-  if (text.size() > kMaxLength) text = text.substr(0, kMaxLength - 3) + "...";
-  return text;
+  // Strings from --set may hold any bytes: replace keeps dump() from throwing,
+  // and the excerpt escapes what is left.
+  return safe_excerpt(value.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
 std::string json_to_string(const Json& value, const std::string& field) {
@@ -119,7 +124,7 @@ std::vector<int64_t> json_to_integer_list(const Json& value, const std::string& 
 
 std::string unknown_name_message(const std::string& field, const std::string& name, const char* what,
                                  const std::vector<std::string>& valid_names) {
-  std::string message = field + " = '" + name + "' is not " + what + "; valid: " + join_names(valid_names);
+  std::string message = field + " = " + quoted_excerpt(name) + " is not " + what + "; valid: " + join_names(valid_names);
   if (auto guess = closest_name(name, valid_names)) message += " (did you mean '" + *guess + "'?)";
   return message;
 }
@@ -130,7 +135,7 @@ JsonObjectReader::JsonObjectReader(const Json& value, std::string path, std::vec
     throw_type_error(path_.empty() ? std::string("the experiment") : path_, "a JSON object {...}", value);
   for (const auto& [key, member] : value.items()) {
     if (std::find(valid_keys.begin(), valid_keys.end(), key) != valid_keys.end()) continue;
-    std::string message = "unknown key '" + field(key) + "'";
+    std::string message = "unknown key " + quoted_excerpt(field(key), path_.size() + 1 + kExcerptBytes);
     if (auto guess = closest_name(key, valid_keys)) message += " (did you mean '" + *guess + "'?)";
     message += "; valid keys here: " + join_names(valid_keys);
     throw ExperimentError(message);

@@ -3,6 +3,8 @@
 #include <array>
 #include <stdexcept>
 
+#include "core/model/model_limits.h"
+
 namespace pipelab {
 namespace {
 
@@ -132,7 +134,11 @@ std::vector<std::string> loss_type_names() { return {"cross_entropy", "mse"}; }
 int64_t input_features(const ModelSpec& model) {
   if (model.input.empty()) return 0;  // no shape given: not a usable model
   int64_t width = 1;
-  for (int64_t dim : model.input) width *= dim;
+  for (int64_t dim : model.input) {
+    if (dim < 1) return 0;                              // not a usable shape either
+    if (width > kMaxWidth / dim) return kMaxWidth + 1;  // too wide; stops before overflowing
+    width *= dim;
+  }
   return width;
 }
 
@@ -146,10 +152,19 @@ std::vector<LayerInfo> describe_layers(const ModelSpec& model) {
   }
   if (model.layers.empty())
     throw std::invalid_argument("model.layers is empty; add at least one layer, e.g. {\"type\": \"linear\", \"out\": 10}");
+  if (model.layers.size() > static_cast<size_t>(kMaxLayers))
+    throw std::invalid_argument("model.layers has " + std::to_string(model.layers.size()) +
+                                " layers, more than the " + std::to_string(kMaxLayers) +
+                                " PipeLab handles; use fewer layers");
+  if (input_features(model) > kMaxWidth)
+    throw std::invalid_argument("model.input's dimensions multiply to more than " +
+                                std::to_string(kMaxWidth) +
+                                " values per sample, more than PipeLab handles; use a smaller input shape");
 
   std::vector<LayerInfo> infos;
   infos.reserve(model.layers.size());
   int64_t width = input_features(model);
+  int64_t parameters = 0;
   for (size_t i = 0; i < model.layers.size(); ++i) {
     const LayerSpec& spec = model.layers[i];
     const int index = static_cast<int>(i);
@@ -158,6 +173,10 @@ std::vector<LayerInfo> describe_layers(const ModelSpec& model) {
       if (spec.out < 1)
         throw std::invalid_argument(layer_label(index) + ": linear needs out >= 1, got " +
                                     std::to_string(spec.out));
+      if (spec.out > kMaxWidth)
+        throw std::invalid_argument(layer_label(index) + ": linear out = " + std::to_string(spec.out) +
+                                    " is more than the " + std::to_string(kMaxWidth) +
+                                    " values per sample PipeLab handles; use a smaller out");
       info = describe_linear(spec, width);
     } else {
       if (spec.type == LayerType::Dropout && !(spec.p >= 0.0 && spec.p < 1.0))
@@ -169,6 +188,12 @@ std::vector<LayerInfo> describe_layers(const ModelSpec& model) {
     info.type = spec.type;
     info.output_bytes = info.out_features * kBytesPerValue;
     width = info.out_features;
+    // Widths are at most 2^30, so one layer's params fit; their sum is checked as it grows.
+    parameters += info.params;
+    if (parameters > kMaxParameters)
+      throw std::invalid_argument("the layers up to " + layer_label(index) + " hold more than " +
+                                  std::to_string(kMaxParameters) +
+                                  " parameters, more than PipeLab handles; use narrower or fewer linear layers");
     infos.push_back(info);
   }
   return infos;

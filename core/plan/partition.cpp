@@ -31,6 +31,25 @@ void check_stage_count(const ParallelPlan& plan, int layer_count) {
   }
 }
 
+// The min-max search below visits about stages x (layers - stages)^2 / 2
+// candidate splits and keeps stages x layers scores. Past these a search
+// takes more than seconds or hundreds of MB; models of up to 1,000 layers never
+// reach them, whatever the stage count.
+constexpr double kMaxSearchSteps = double(1 << 30);
+constexpr double kMaxSearchCells = double(1 << 22);
+
+void check_search_size(const ParallelPlan& plan, int layer_count) {
+  const double stages = plan.stages();
+  const double free_layers = layer_count - stages + 1;
+  const double steps = stages * free_layers * free_layers / 2;
+  const double cells = (stages + 1) * (layer_count + 1.0);
+  if (steps > kMaxSearchSteps || cells > kMaxSearchCells)
+    throw std::invalid_argument("parallel.partition = " + std::string(partition_name(plan.partition)) +
+                                " would search too long for the best split of " + std::to_string(layer_count) +
+                                " layers into " + stage_count_text(plan) + " stages; use parallel.partition = "
+                                "uniform or list the stage starts, e.g. [4, 8]");
+}
+
 // The quality of a split into contiguous stages: first the costliest stage
 // (what the pipeline waits on), then, among splits with the same costliest
 // stage, the sum of squared stage costs (prefers spreading the rest evenly).
@@ -162,6 +181,8 @@ std::vector<double> param_costs(const ModelSpec& model) {
 std::vector<LayerRange> partition_layers(const ModelSpec& model, const ParallelPlan& plan) {
   const int layer_count = static_cast<int>(model.layers.size());
   check_stage_count(plan, layer_count);
+  if (plan.partition == PartitionRule::Balanced || plan.partition == PartitionRule::Params)
+    check_search_size(plan, layer_count);
   switch (plan.partition) {
     case PartitionRule::Balanced: return min_max_split(compute_costs(model, plan.tp), plan.stages());
     case PartitionRule::Uniform: return uniform_split(layer_count, plan.stages());

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/model/model_limits.h"
+
 namespace pipelab {
 namespace {
 
@@ -52,6 +54,19 @@ ShardCost sharded_elementwise_cost(const LayerInfo& info, int tp) {
   return cost;
 }
 
+// Every byte count below is a per-sample size times the micro-batch size, so
+// bounding the sum of them all bounds each one.
+void check_microbatch_bytes(const std::vector<LayerInfo>& infos, int64_t microbatch_size) {
+  int64_t bytes_per_sample = infos.front().in_features * kBytesPerValue;  // sizes are checked by describe_layers
+  for (const LayerInfo& info : infos) bytes_per_sample += info.activation_bytes + info.output_bytes;
+  if (microbatch_size > kMaxMicrobatchBytes / bytes_per_sample)
+    throw std::invalid_argument(
+        "a micro-batch of " + std::to_string(microbatch_size) + " samples keeps and sends more than " +
+        std::to_string(kMaxMicrobatchBytes >> 30) + " GiB through the model (" +
+        std::to_string(bytes_per_sample) + " bytes per sample), more than PipeLab handles; "
+        "lower training.batch_size or raise parallel.microbatches");
+}
+
 void check_tensor_parallel_widths(const std::vector<LayerInfo>& infos,
                                   const std::vector<TensorParallelRole>& roles, int tp) {
   for (size_t i = 0; i < infos.size(); ++i) {
@@ -98,6 +113,7 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
     throw std::invalid_argument("micro-batch size must be >= 1, got " + std::to_string(microbatch_size) +
                                 "; lower parallel.microbatches or parallel.dp, or raise training.batch_size");
   const std::vector<LayerInfo> infos = describe_layers(model);
+  check_microbatch_bytes(infos, microbatch_size);
   const std::vector<LayerRange> ranges = partition_layers(model, plan);
   const std::vector<TensorParallelRole> roles = tensor_parallel_roles(model, ranges);
   const int tp = plan.tp;

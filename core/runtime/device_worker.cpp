@@ -2,14 +2,16 @@
 
 #include <stdexcept>
 
+#include "core/text/quoted_excerpt.h"
+
 namespace pipelab {
 
 OptimizerSettings optimizer_settings(const OptimizerSpec& spec) {
   OptimizerSettings settings;
   const auto type = parse_optimizer_type(spec.type);
   if (!type)
-    throw std::invalid_argument("training.optimizer.type = '" + spec.type +
-                                "' is not an optimizer; use sgd, adam or adamw");
+    throw std::invalid_argument("training.optimizer.type = " + quoted_excerpt(spec.type) +
+                                " is not an optimizer; use sgd, adam or adamw");
   settings.type = *type;
   settings.lr = spec.lr;
   settings.momentum = spec.momentum;

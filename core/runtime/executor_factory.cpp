@@ -6,6 +6,7 @@
 #include "core/io/experiment_io.h"
 #include "core/runtime/cpu_executor.h"
 #include "core/runtime/executor.h"
+#include "core/text/quoted_excerpt.h"
 
 namespace pipelab {
 namespace {
@@ -56,7 +57,7 @@ std::string backend_unavailable_reason(const std::string& name) {
     BackendRegistry& backends = registry();
     std::lock_guard<std::mutex> lock(backends.mutex);
     if (backends.factories.count(name) == 0)
-      return "backend '" + name + "' is not part of this build";
+      return "backend " + quoted_excerpt(name) + " is not part of this build";
     check = backends.availability[name];
   }
   return check ? check() : "";
@@ -88,7 +89,7 @@ std::unique_ptr<Executor> make_executor(const Experiment& experiment, EventSink&
         "backend.type = cuda, but this build has no CUDA backend; use backend.type = cpu");
   std::string known;
   for (const std::string& name : registered_backends()) known += (known.empty() ? "" : ", ") + name;
-  throw ExperimentError("backend.type = '" + type + "' is not a backend; registered: " + known);
+  throw ExperimentError("backend.type = " + quoted_excerpt(type) + " is not a backend; registered: " + known);
 }
 
 }  // namespace pipelab

@@ -36,9 +36,13 @@ int64_t synthetic_data_bytes(const DataSpec& data) {
   if (data.source == "mnist" || data.source == "fashion-mnist" || data.source == "idx" ||
       data.source == "csv")
     return 0;
-  const int64_t width = std::max<int64_t>(data.features, 2);
+  const double width = std::max(data.features, 2);
   // Features plus a label per sample, generated once and copied into the split.
-  return 2 * data.samples * (width + 1) * static_cast<int64_t>(sizeof(float));
+  // Counted in doubles and capped, so data.samples = 1e18 reads as too large
+  // instead of overflowing.
+  const double bytes = 2.0 * static_cast<double>(data.samples) * (width + 1) * sizeof(float);
+  constexpr double kLargest = 9.0e18;  // just under INT64_MAX
+  return bytes >= kLargest ? static_cast<int64_t>(kLargest) : static_cast<int64_t>(bytes);
 }
 
 void check_host_memory_for_run(const Experiment& experiment) {

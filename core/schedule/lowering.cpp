@@ -256,28 +256,34 @@ Schedule lower_schedule(const Schedule& compute, const ParallelPlan& plan,
   return out;
 }
 
+int window_steps(const ParallelPlan& plan, int steps) {
+  if (steps > 0) return steps;
+  if (plan.update == UpdateMode::Async && plan.dp > 1) return plan.staleness + 2;
+  return default_steps(plan.schedule, plan.pp, plan.microbatches);
+}
+
+double schedule_size_estimate(const ParallelPlan& plan, int steps) {
+  // Per device and micro-batch and chunk: F, B (or BI and BW), two sends, two
+  // receives and a few collectives; counted in doubles so huge plans cannot overflow.
+  return 8.0 * plan.dp * plan.tp * plan.pp * plan.chunks * double(plan.microbatches) *
+         window_steps(plan, steps);
+}
+
 Schedule build_schedule(const ParallelPlan& plan, const std::vector<StageProfile>& profiles,
                         int steps) {
   check_plan(plan);
+  check_schedule_size(plan, steps);
   GeneratorOptions options;
   options.kind = plan.schedule;
   options.pp = plan.pp;
   options.microbatches = plan.microbatches;
   options.chunks = plan.chunks;
-  options.steps = steps;
-  const bool async_data_parallel = plan.update == UpdateMode::Async && plan.dp > 1;
-  if (steps == 0 && async_data_parallel) options.steps = plan.staleness + 2;
-  check_schedule_size(plan, options.steps == 0
-                                ? default_steps(plan.schedule, plan.pp, plan.microbatches)
-                                : options.steps);
+  options.steps = window_steps(plan, steps);
   return lower_schedule(generate_schedule(options), plan, profiles);
 }
 
 void check_schedule_size(const ParallelPlan& plan, int steps) {
-  // Per device and micro-batch and chunk: F, B (or BI and BW), two sends, two
-  // receives and a few collectives; counted in doubles so huge plans cannot overflow.
-  const double ops = 8.0 * plan.dp * plan.tp * plan.pp * plan.chunks * double(plan.microbatches) *
-                     std::max(steps, 1);
+  const double ops = schedule_size_estimate(plan, steps);
   if (ops > kMaxScheduleOps)
     throw std::invalid_argument(
         "dp x tp x pp x chunks x microbatches = " + std::to_string(plan.dp) + " x " +

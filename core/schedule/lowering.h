@@ -52,18 +52,27 @@ namespace pipelab {
 Schedule lower_schedule(const Schedule& compute, const ParallelPlan& plan,
                         const std::vector<StageProfile>& profiles = {});
 
-// Plans larger than this many ops (about 5 GB of Op records) are refused: the
-// simulator runs 8 x 64 x 1024 (3M ops) in well under a second, so this is far
-// past any plan a person reads, and it keeps a typo from exhausting memory.
-inline constexpr double kMaxScheduleOps = 1e8;
+// Plans larger than this many ops (counted as check_schedule_size does) are
+// refused. Simulating one takes about 125 bytes per op: 8 x 64 x 1024 (4M ops)
+// runs in under a second in 0.5 GB, and this limit, four times that, in about
+// 2 GB and 8 s. That is past any plan a person reads, and it keeps a typo from
+// exhausting a laptop's memory.
+inline constexpr double kMaxScheduleOps = 1 << 24;
+
+// The steps build_schedule's window spans when asked for `steps` (0: the
+// default window: generate_schedule's, or staleness + 2 for async data parallel).
+int window_steps(const ParallelPlan& plan, int steps);
+
+// About how many ops build_schedule(plan, ..., steps) makes, from the degrees
+// alone (nothing is built).
+double schedule_size_estimate(const ParallelPlan& plan, int steps);
 
 // Throws std::invalid_argument (naming the degrees) when the plan's schedule
-// would exceed kMaxScheduleOps over `steps` steps.
+// would exceed kMaxScheduleOps over a window of `steps` steps (0: the default).
 void check_schedule_size(const ParallelPlan& plan, int steps);
 
-// generate_schedule + lower_schedule for a whole plan; refuses oversized plans
-// (check_schedule_size). steps = 0 picks the
-// default window: generate_schedule's, or staleness + 2 for async data parallel.
+// generate_schedule + lower_schedule for a whole plan over window_steps(plan,
+// steps) steps; refuses oversized plans (check_schedule_size).
 Schedule build_schedule(const ParallelPlan& plan, const std::vector<StageProfile>& profiles = {},
                         int steps = 0);
 

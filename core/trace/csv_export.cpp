@@ -9,6 +9,7 @@
 
 #include "core/trace/chrome_trace.h"
 #include "core/trace/number_format.h"
+#include "core/text/quoted_excerpt.h"
 
 namespace pipelab {
 
@@ -83,7 +84,7 @@ bool write_file(const std::string& path, const std::function<void(std::ostream&)
   if (!out) {
     if (error) {
       const std::string reason = errno != 0 ? std::strerror(errno) : "cannot open";
-      *error = "cannot write '" + path + "' (" + reason +
+      *error = "cannot write " + quoted_excerpt(path, kPathExcerptBytes) + " (" + reason +
                "); check that the folder exists and is writable";
     }
     return false;
@@ -91,7 +92,8 @@ bool write_file(const std::string& path, const std::function<void(std::ostream&)
   write(out);
   out.flush();
   if (!out) {
-    if (error) *error = "writing '" + path + "' failed (disk full?); check the free space";
+    if (error)
+      *error = "writing " + quoted_excerpt(path, kPathExcerptBytes) + " failed (disk full?); check the free space";
     return false;
   }
   return true;

@@ -43,9 +43,29 @@ TEST(HostMemoryCheck, RefusesAHugeSyntheticDataSet) {
   EXPECT_THROW(check_host_memory(experiment, predicted, int64_t{1} << 30), ExperimentError);
 }
 
+// Found reviewing the fuzz harness's pre-flight step: samples x features x 8
+// bytes overflowed int64 before it could be compared with the free memory.
+TEST(HostMemoryCheck, ASampleCountWhoseBytesOverflowIsRefused) {
+  Experiment experiment = default_experiment();
+  experiment.data.source = "blobs";
+  experiment.data.features = 1000;
+  experiment.data.samples = int64_t{1} << 62;
+  EXPECT_GT(synthetic_data_bytes(experiment.data), int64_t{1} << 62);
+  const std::vector<int64_t> predicted = predicted_peak_bytes(default_experiment());
+  try {
+    check_host_memory(experiment, predicted, int64_t{16} << 30);
+    FAIL() << "2^62 samples were accepted";
+  } catch (const ExperimentError& error) {
+    EXPECT_NE(std::string(error.what()).find("data.samples = 4611686018427387904 needs about"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(HostMemoryCheck, MakeExecutorRefusesAModelLargerThanTheMachine) {
   Experiment experiment = default_experiment();
-  experiment.model.layers[0].out = 3'000'000'000;  // 2 x 3e9 weights: far beyond any test machine
+  // 1e9 x 64 weights after it (widths stay under kMaxWidth): far beyond any test machine.
+  experiment.model.layers[0].out = 1'000'000'000;
   experiment.model.layers[2].out = 64;
   EventSink sink;
   try {

@@ -359,5 +359,20 @@ TEST(ScheduleSize, OversizedPlansAreRefusedBeforeBuilding) {
   EXPECT_NO_THROW(check_schedule_size(plan, 1));
 }
 
+TEST(ScheduleSize, TheDefaultWindowCountsEveryStepItHolds) {
+  ParallelPlan plan;
+  plan.dp = 2;
+  plan.pp = 4;
+  plan.microbatches = 1024;
+  plan.update = UpdateMode::Async;
+  plan.staleness = 1000;  // a window of 1002 steps
+  EXPECT_EQ(window_steps(plan, 0), 1002);
+  EXPECT_EQ(window_steps(plan, 5), 5);
+  EXPECT_THROW(check_schedule_size(plan, 0), std::invalid_argument);
+  EXPECT_NO_THROW(check_schedule_size(plan, 1));
+  plan.update = UpdateMode::Sync;
+  EXPECT_EQ(window_steps(plan, 0), 1);
+}
+
 }  // namespace
 }  // namespace pipelab

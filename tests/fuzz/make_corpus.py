@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Writes the fuzz targets' seed corpus under tests/fuzz/corpus/ from the
+examples and from files like the ones the data tests generate. Run it again
+after adding an example; the files it writes are committed."""
+import gzip
+import pathlib
+import shutil
+import struct
+
+here = pathlib.Path(__file__).resolve().parent
+corpus = here / "corpus"
+examples = here.parent.parent / "examples"
+
+
+def write(target, name, data):
+    folder = corpus / target
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_bytes(data if isinstance(data, bytes) else data.encode())
+
+
+def gz(data):
+    return gzip.compress(data, mtime=0)
+
+
+def idx_labels(labels):
+    return struct.pack(">II", 0x801, len(labels)) + bytes(labels)
+
+
+def idx_images(count, rows, cols):
+    pixels = bytes((i * 37 + 11) % 256 for i in range(count * rows * cols))
+    return struct.pack(">IIII", 0x803, count, rows, cols) + pixels
+
+
+def idx_input(labels, images, mnist):
+    # idx_fuzz: labels length (2 bytes, little-endian), a flags byte, labels, images.
+    return struct.pack("<HB", len(labels), 1 if mnist else 0) + labels + images
+
+
+shutil.rmtree(corpus, ignore_errors=True)
+
+for example in sorted(examples.glob("*.json")):
+    write("experiment_fuzz", example.name, example.read_bytes())
+# Huge numbers in a synthetic data section reach the memory pre-flight.
+write("experiment_fuzz", "huge_synthetic_samples.json",
+      '{"data": {"source": "blobs", "samples": 4611686018427387904, "features": 1000}, '
+      '"model": {"input": [1000], "layers": [{"type": "linear", "out": 3}]}}')
+
+overrides = {
+    "pipeline": "parallel.pp=4\nparallel.microbatches=8",
+    "width": "model.layers.0.out=64",
+    "schedule": "parallel.schedule=gpipe",
+    "explicit": "parallel.partition=[2, 4]",
+    "layers": 'model.layers=[{"type": "linear", "out": 8}, {"type": "gelu"}, {"type": "linear", "out": 3}]',
+    "regression": "data.source=teacher\ndata.classes=0\nmodel.loss=mse\nmodel.layers.6.out=1",
+    "async": "parallel.update=async\nparallel.dp=2\nparallel.staleness=1",
+    "interleaved": "parallel.schedule=interleaved-1f1b\nparallel.chunks=2\nparallel.microbatches=4",
+    "tensor": "parallel.tp=2\nparallel.dp=2\ntraining.batch_size=64",
+    "optimizer": 'training.optimizer={"type": "adamw", "lr": 0.001, "weight_decay": 0.01}',
+    "zero_bubble": "parallel.schedule=zb-h1\nsimulation.profile=unit\nsimulation.unit.w=0.5",
+    "pipedream": "parallel.schedule=pipedream-2bw\nparallel.microbatches=4",
+    "data": "data.source=csv\ndata.path=data.csv\nmodel.input=[4]",
+    "brackets": "model.layers[1].type=dropout",
+}
+for name, text in overrides.items():
+    write("set_override_fuzz", name, text)
+
+labels = bytes([0, 1, 2])
+write("idx_fuzz", "raw", idx_input(idx_labels(labels), idx_images(3, 2, 2), False))
+write("idx_fuzz", "gzip", idx_input(gz(idx_labels(labels)), gz(idx_images(3, 2, 2)), False))
+write("idx_fuzz", "mnist", idx_input(gz(idx_labels(bytes([7, 2]))), gz(idx_images(2, 28, 28)), True))
+three_d = struct.pack(">IIIII", 0x804, 2, 2, 2, 2) + bytes(16)  # 3 dimensions per image
+write("idx_fuzz", "three_dims", idx_input(idx_labels(bytes([1, 0])), three_d, False))
+write("idx_fuzz", "concatenated_gzip",
+      idx_input(gz(idx_labels(labels[:1])) + gz(labels[1:]), idx_images(3, 1, 1), False))
+
+csv_files = {
+    "plain": "1,0.5,-2\n0,3,4e-1\n2,+1,0\n",
+    "header": '\ufeff"label","x","y"\r\n1, 2 ,3\r\n\r\n0,"4",5\r\n\n',
+    "last_column": "x,y,class\n0.5,1.5,1\n2.5,3.5,0\n",
+    "not_finite": "1,2\n0,inf\n",
+    "ragged": "1,2,3\n0,1\n",
+}
+for name, text in csv_files.items():
+    write("csv_fuzz", name, b"\x04" + text.encode())  # byte 0: label column 0
+write("csv_fuzz", "gzip", b"\x03" + gz(csv_files["last_column"].encode()))  # column -1
+
+folders = {
+    "mnist": "train-images-idx3-ubyte.gz\ntrain-labels-idx1-ubyte.gz\n"
+             "t10k-images-idx3-ubyte.gz\nt10k-labels-idx1-ubyte.gz",
+    "one_pair": "t10k-images-idx3-ubyte\nt10k-labels-idx1-ubyte\nREADME",
+    "both_forms": "x-images-idx3-ubyte\nx-images-idx3-ubyte.gz\nx-labels-idx1-ubyte.gz",
+    "emnist": "emnist-letters-train-images-idx3-ubyte\nemnist-letters-train-labels-idx1-ubyte",
+    "missing_labels": "train-images-idx3-ubyte.gz",
+}
+for name, text in folders.items():
+    write("idx_folder_fuzz", name, b"\x01" + text.encode())
+
+command_lines = {
+    "schedule": "schedule --schedule 1f1b --stages 4 --microbatches 8",
+    "interleaved": "schedule --schedule interleaved-1f1b --stages 2 --microbatches 4 --chunks 2 --format json",
+    "simulate": "simulate --schedule zb-h1 --stages 4 --microbatches 8 --cost f=1,b=1,w=1,comm=0",
+    "data_parallel": "simulate --schedule gpipe --stages 2 --microbatches 2 --dp 2 --tp 2 --recompute",
+    "async": "simulate --schedule 1f1b --stages 2 --microbatches 2 --dp 2 --update async --staleness 1",
+    "pipedream": "simulate --schedule pipedream --stages 3 --microbatches 3 --steps 4",
+    "inline_value": "schedule --schedule=gpipe --stages=2 --microbatches=1",
+    "help": "--help",
+}
+for name, line in command_lines.items():
+    write("cli_args_fuzz", name, "\n".join(line.split(" ")))
