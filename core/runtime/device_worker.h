@@ -156,6 +156,8 @@ class DeviceWorker {
   };
 
   void run_windows();
+  // " (during B3 s1)" for the op being run, so a failure names it; "" before the first.
+  std::string during_op() const;
   Meeting meeting_from(int step) const;
   void meet(Meeting& next, int64_t position);
   void run_op(const TrainingWindow& window, int index);

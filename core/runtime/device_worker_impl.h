@@ -84,11 +84,11 @@ void DeviceWorker<Backend>::run() {
   } catch (const RunStopped&) {
     // The run is stopping: leave quietly.
   } catch (const std::bad_alloc&) {
-    shared_.fail("device " + std::to_string(place_.device) +
-                 " ran out of host memory; use a smaller model, batch or fewer micro-batches in "
-                 "flight");
+    shared_.fail("device " + std::to_string(place_.device) + " ran out of host memory" +
+                 during_op() +
+                 "; use a smaller model, batch or fewer micro-batches in flight");
   } catch (const std::exception& error) {
-    shared_.fail(backend_.failure_message(error));
+    shared_.fail(backend_.failure_message(error) + during_op());
   }
   backend_.leave_thread();
   shared_.control.worker_done(place_.device);
@@ -99,6 +99,14 @@ auto DeviceWorker<Backend>::meeting_from(int step) const -> Meeting {
   const int next = shared_.evaluated_steps.first_from(step);
   if (next >= shared_.evaluated_steps.total_steps) return {};
   return {next, shared_.program.positions_after_step(next)[place_.device]};
+}
+
+template <typename Backend>
+std::string DeviceWorker<Backend>::during_op() const {
+  if (!current_.ops) return "";
+  Op op = (*current_.ops)[current_.index];
+  op.step += current_.first_step;
+  return " (during " + op_label(op) + ")";
 }
 
 template <typename Backend>

@@ -74,7 +74,7 @@ void CudaBackend::begin(const Op& op) { timings_->begin(compute(), op); }
 
 void CudaBackend::end(const Op& op, int64_t bytes) { timings_->end(compute(), op, bytes); }
 
-void CudaBackend::op_done(const Op& op) {
+void CudaBackend::op_done(const Op&) {
   if (sync_mode_) {
     // Debug: a fault surfaces at the op that caused it, not ops later.
     VirtualDevice& device = self();
@@ -84,9 +84,9 @@ void CudaBackend::op_done(const Op& op) {
       if (status == cudaSuccess) status = stream_status;
     }
     if (status != cudaSuccess)
-      throw std::runtime_error("PIPELAB_CUDA_SYNC: " + op_label(op) + " on GPU " +
-                               std::to_string(device.gpu) + " failed: " +
-                               cudaGetErrorString(status));
+      // The loop adds which op this was.
+      throw std::runtime_error("PIPELAB_CUDA_SYNC: GPU " + std::to_string(device.gpu) +
+                               " faulted: " + cudaGetErrorString(status));
     PIPELAB_CUDA_CHECK(cudaGetLastError());
   }
   timings_->emit_ready();

@@ -1,7 +1,9 @@
 // A stop that lands while an op of each kind the CPU backend runs is under
 // way: the run ends Stopped, no thread is left, and every device's memory is
 // back to its weights, gradients and optimizer state (then to nothing once the
-// executor is gone).
+// executor is gone). And a fault in an op of each kind: the run ends Failed,
+// the message names the device and the op, and the other devices stop (none
+// is left waiting for the failed one).
 //
 // A probe backend (the CPU backend whose begin, send and receive hold the
 // chosen op until the run stops) puts the stop inside that op for certain: the
@@ -15,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -35,6 +38,7 @@ struct ProbeTarget {
   OpKind kind = OpKind::Forward;
   CommGroup group = CommGroup::None;
   int step = 1;  // after the first update: optimizer state and versions exist
+  bool fault = false;  // throw from the op instead of holding it
   std::atomic<bool> began{false};
 };
 
@@ -70,6 +74,7 @@ class ProbeBackend : public CpuBackend {
     if (op.kind != target_.kind || op.step != target_.step) return;
     if (op.kind == OpKind::AllReduce && op.group != target_.group) return;
     if (target_.began.exchange(true)) return;  // only the first one
+    if (target_.fault) throw std::runtime_error("injected fault");
     while (!control_.stopping()) std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
 
@@ -198,6 +203,41 @@ TEST_P(StopDuringOp, EndsStoppedWithNoThreadOrInFlightMemoryLeft) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryOpKind, StopDuringOp, ::testing::ValuesIn(stop_cases()),
+                         [](const ::testing::TestParamInfo<StopCase>& info) {
+                           return info.param.name;
+                         });
+
+class FaultDuringOp : public ::testing::TestWithParam<StopCase> {};
+
+TEST_P(FaultDuringOp, FailsNamingTheDeviceAndTheOpAndStopsTheOthers) {
+  const StopCase& fault_case = GetParam();
+  testing::run_experiment(fault_case.experiment);  // warm-up: BLAS's threads exist now
+  const int threads_before = testing::process_threads();
+  EventSink sink;
+  ProbeTarget target;
+  target.kind = fault_case.kind;
+  target.group = fault_case.group;
+  target.fault = true;
+  {
+    ProbeExecutor executor(fault_case.experiment, sink, target);
+    const auto start = std::chrono::steady_clock::now();
+    executor.start();
+    executor.wait();  // returns only once every worker has ended: nobody hangs
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+    ASSERT_EQ(executor.state(), RunState::Failed);
+    const std::string error = executor.error();
+    EXPECT_EQ(error.rfind("device ", 0), 0u) << error;
+    EXPECT_NE(error.find("injected fault"), std::string::npos) << error;
+    // A tensor-parallel all-reduce runs inside the forward or backward that needs it.
+    const std::string running = fault_case.group == CommGroup::TensorParallel
+                                    ? std::string()
+                                    : op_kind_name(fault_case.kind);
+    EXPECT_NE(error.find("(during " + running), std::string::npos) << error;
+  }
+  EXPECT_EQ(testing::process_threads_settled(threads_before), threads_before);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryOpKind, FaultDuringOp, ::testing::ValuesIn(stop_cases()),
                          [](const ::testing::TestParamInfo<StopCase>& info) {
                            return info.param.name;
                          });
