@@ -5,7 +5,12 @@
 namespace pipelab {
 
 std::vector<std::string> data_source_names() {
-  return {"mnist", "fashion-mnist", "idx", "csv", "spiral", "moons", "circles", "xor", "blobs", "teacher"};
+  return {"mnist", "fashion-mnist", "idx", "csv", "spiral", "moons", "circles", "xor", "blobs", "teacher",
+          "text", "copy", "reverse", "sort", "add"};
+}
+
+bool is_sequence_data_source(const std::string& source) {
+  return source == "text" || source == "copy" || source == "reverse" || source == "sort" || source == "add";
 }
 
 bool is_data_source(const std::string& source) {
@@ -14,7 +19,7 @@ bool is_data_source(const std::string& source) {
 }
 
 bool is_file_data_source(const std::string& source) {
-  return source == "mnist" || source == "fashion-mnist" || source == "idx" || source == "csv";
+  return source == "mnist" || source == "fashion-mnist" || source == "idx" || source == "csv" || source == "text";
 }
 
 DataShape data_source_shape(const DataSpec& data) {
@@ -24,7 +29,7 @@ DataShape data_source_shape(const DataSpec& data) {
   if (source == "moons" || source == "circles" || source == "xor") return {2, 2};
   if (source == "teacher" && data.classes == 0) return {data.features, 1};  // regression
   if (source == "blobs" || source == "teacher") return {data.features, data.classes};
-  return {0, 0};  // idx, csv, or an unknown name (reported by validation)
+  return {0, 0};  // idx, csv, token sequences (the model's input sets their length), or an unknown name
 }
 
 }  // namespace pipelab

@@ -10,9 +10,12 @@
 
 namespace pipelab {
 
-// mnist, fashion-mnist, idx, csv, spiral, moons, circles, xor, blobs, teacher.
+// mnist, fashion-mnist, idx, csv, spiral, moons, circles, xor, blobs, teacher,
+// and the token-sequence sources text, copy, reverse, sort, add.
 std::vector<std::string> data_source_names();
 bool is_data_source(const std::string& source);
+// Token sequences, for a model that starts with an embedding.
+bool is_sequence_data_source(const std::string& source);
 // Sources read from data.path (the others are generated from the seed).
 bool is_file_data_source(const std::string& source);
 

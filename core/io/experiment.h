@@ -42,6 +42,7 @@ struct TrainingSpec {
   int steps = 100;
   OptimizerSpec optimizer;
   int eval_every = 0;             // validate every N steps (0: only at the end)
+  Precision precision = Precision::Fp32;
 };
 
 struct SimulationSpec {

@@ -5,6 +5,7 @@
 
 #include "core/io/data_sources.h"
 #include "core/io/experiment_json.h"
+#include "core/model/model_limits.h"
 #include "core/text/quoted_excerpt.h"
 
 namespace pipelab {
@@ -24,14 +25,40 @@ LayerSpec read_layer(const Json& value, int index) {
   layer.type = json_to_name<LayerType>(*type_value, path + ".type", "a layer type", parse_layer_type,
                                        layer_type_names());
   // Only the fields that mean something for this type are accepted.
-  std::vector<std::string> keys = {"type"};
+  std::vector<std::string> keys = {"type", "repeat"};
   if (layer.type == LayerType::Linear) keys.insert(keys.end(), {"out", "bias"});
   if (layer.type == LayerType::Dropout) keys.push_back("p");
+  if (layer.type == LayerType::Embedding) keys.insert(keys.end(), {"vocab", "dim"});
+  if (layer.type == LayerType::TransformerBlock)
+    keys.insert(keys.end(), {"heads", "ffn", "causal", "norm", "activation", "dropout", "bias"});
   const JsonObjectReader reader(value, path, keys);
   reader.read("out", layer.out);
   reader.read("bias", layer.bias);
   reader.read("p", layer.p);
+  reader.read("vocab", layer.vocab);
+  reader.read("dim", layer.dim);
+  reader.read("heads", layer.heads);
+  reader.read("ffn", layer.ffn);
+  reader.read("causal", layer.causal);
+  reader.read("dropout", layer.dropout);
+  if (const Json* norm = reader.find("norm"))
+    layer.norm = json_to_name<NormType>(*norm, path + ".norm", "a norm", parse_norm_type, norm_type_names());
+  if (const Json* activation = reader.find("activation"))
+    layer.activation = json_to_name<BlockActivation>(*activation, path + ".activation", "an activation",
+                                                     parse_block_activation, block_activation_names());
   return layer;
+}
+
+// `repeat: N` stands for N copies of the entry (a 96-block model is one line).
+int read_repeat(const Json& value, int index) {
+  const auto repeat = value.find("repeat");
+  if (repeat == value.end()) return 1;
+  const std::string path = "model.layers[" + std::to_string(index) + "].repeat";
+  const int64_t count = json_to_int(*repeat, path);
+  if (count < 1 || count > kMaxLayers)
+    throw ExperimentError(path + " = " + std::to_string(count) + "; repeat a layer 1 to " +
+                          std::to_string(kMaxLayers) + " times");
+  return static_cast<int>(count);
 }
 
 ModelSpec read_model(const JsonObjectReader& top, const DataSpec& data) {
@@ -59,7 +86,16 @@ ModelSpec read_model(const JsonObjectReader& top, const DataSpec& data) {
     throw ExperimentError("model.layers is missing; list the layers, e.g. [{\"type\": \"linear\", \"out\": 10}]");
   if (!layers->is_array())
     throw ExperimentError("model.layers must be an array of layers, got " + json_value_text(*layers));
-  for (size_t i = 0; i < layers->size(); ++i) model.layers.push_back(read_layer((*layers)[i], static_cast<int>(i)));
+  for (size_t i = 0; i < layers->size(); ++i) {
+    const int index = static_cast<int>(i);
+    const LayerSpec layer = read_layer((*layers)[i], index);
+    const int repeat = read_repeat((*layers)[i], index);
+    // (Without repeats an overlong stack is reported by validation, with the count.)
+    if (repeat > 1 && model.layers.size() + static_cast<size_t>(repeat) > static_cast<size_t>(kMaxLayers))
+      throw ExperimentError("model.layers: with repeats the model has more than " + std::to_string(kMaxLayers) +
+                            " layers, more than PipeLab handles; use fewer layers or smaller repeats");
+    model.layers.insert(model.layers.end(), static_cast<size_t>(repeat), layer);
+  }
 
   if (const Json* loss = reader.find("loss"))
     model.loss = json_to_name<LossType>(*loss, "model.loss", "a loss", parse_loss_type, loss_type_names());
@@ -102,8 +138,12 @@ TrainingSpec read_training(const JsonObjectReader& top) {
   TrainingSpec training;
   const Json* value = top.find("training");
   if (!value) return training;
-  const JsonObjectReader reader(*value, "training", {"batch_size", "steps", "optimizer", "eval_every"});
+  const JsonObjectReader reader(*value, "training",
+                                {"batch_size", "steps", "optimizer", "eval_every", "precision"});
   reader.read("batch_size", training.batch_size);
+  if (const Json* precision = reader.find("precision"))
+    training.precision = json_to_name<Precision>(*precision, "training.precision", "a precision", parse_precision,
+                                                 precision_names());
   reader.read("steps", training.steps);
   reader.read("eval_every", training.eval_every);
   if (const Json* optimizer = reader.find("optimizer")) training.optimizer = read_optimizer(*optimizer);
@@ -116,13 +156,27 @@ ParallelPlan read_parallel(const JsonObjectReader& top) {
   if (!value) return plan;
   const JsonObjectReader reader(*value, "parallel",
                                 {"dp", "tp", "pp", "microbatches", "chunks", "schedule", "update", "recompute",
-                                 "partition", "staleness"});
+                                 "partition", "staleness", "sequence_parallel"});
   reader.read("dp", plan.dp);
   reader.read("tp", plan.tp);
   reader.read("pp", plan.pp);
   reader.read("microbatches", plan.microbatches);
   reader.read("chunks", plan.chunks);
-  reader.read("recompute", plan.recompute);
+  reader.read("sequence_parallel", plan.sequence_parallel);
+  if (const Json* recompute = reader.find("recompute")) {
+    // false, true (= "full") or "selective" (transformer blocks' attention core only).
+    if (recompute->is_boolean()) {
+      plan.recompute = recompute->get<bool>();
+    } else if (recompute->is_string() && (*recompute == "full" || *recompute == "selective" ||
+                                          *recompute == "none")) {
+      plan.recompute = *recompute == "full";
+      plan.selective_recompute = *recompute == "selective";
+    } else {
+      throw ExperimentError("parallel.recompute must be false, true (\"full\": keep only stage and block inputs) "
+                            "or \"selective\" (recompute transformer blocks' attention), got " +
+                            json_value_text(*recompute));
+    }
+  }
   reader.read("staleness", plan.staleness);
   if (const Json* schedule = reader.find("schedule"))
     plan.schedule = json_to_name<ScheduleKind>(*schedule, "parallel.schedule", "a schedule", parse_schedule,

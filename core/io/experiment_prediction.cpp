@@ -22,6 +22,8 @@ CostModel experiment_cost_model(const Experiment& experiment,
     throw ExperimentError("simulation.profile = " + quoted_excerpt(name) + " is not a device profile; valid: " +
                           valid);
   }
+  // Mixed precision runs its GEMMs in bf16 (tensor cores on a GPU).
+  if (experiment.training.precision == Precision::Bf16Mixed) device->flops_per_s = device->bf16_flops_per_s;
   return CostModel::from_profiles(profiles, *device, optimizer_slots(experiment.training.optimizer));
 }
 
@@ -29,7 +31,8 @@ Prediction predict_experiment(const Experiment& experiment, std::optional<UnitCo
                               int steps, const SimulationOptions& options) {
   Prediction prediction;
   prediction.profiles =
-      profile_stages(experiment.model, experiment.parallel, microbatch_size(experiment));
+      profile_stages(experiment.model, experiment.parallel, microbatch_size(experiment),
+                        experiment.training.precision);
   prediction.schedule = build_schedule(experiment.parallel, prediction.profiles, steps);
   prediction.cost = unit_override ? CostModel::unit(*unit_override)
                                   : experiment_cost_model(experiment, prediction.profiles);

@@ -14,6 +14,19 @@ Json layer_to_json(const LayerSpec& layer) {
     json["bias"] = layer.bias;
   }
   if (layer.type == LayerType::Dropout) json["p"] = layer.p;
+  if (layer.type == LayerType::Embedding) {
+    json["vocab"] = layer.vocab;
+    json["dim"] = layer.dim;
+  }
+  if (layer.type == LayerType::TransformerBlock) {
+    json["heads"] = layer.heads;
+    json["ffn"] = layer.ffn;
+    json["causal"] = layer.causal;
+    json["norm"] = norm_type_name(layer.norm);
+    json["activation"] = block_activation_name(layer.activation);
+    json["dropout"] = layer.dropout;
+    json["bias"] = layer.bias;
+  }
   return json;
 }
 
@@ -21,7 +34,16 @@ Json model_to_json(const ModelSpec& model) {
   Json json;
   json["input"] = model.input;
   json["layers"] = Json::array();
-  for (const LayerSpec& layer : model.layers) json["layers"].push_back(layer_to_json(layer));
+  // Runs of identical entries are written once with "repeat": the same model,
+  // and a 96-block file stays short.
+  for (size_t i = 0; i < model.layers.size();) {
+    size_t run = 1;
+    while (i + run < model.layers.size() && model.layers[i + run] == model.layers[i]) ++run;
+    Json layer = layer_to_json(model.layers[i]);
+    if (run > 1) layer["repeat"] = run;
+    json["layers"].push_back(layer);
+    i += run;
+  }
   json["loss"] = loss_type_name(model.loss);
   return json;
 }
@@ -54,6 +76,7 @@ Json training_to_json(const TrainingSpec& training) {
   json["batch_size"] = training.batch_size;
   json["steps"] = training.steps;
   json["eval_every"] = training.eval_every;
+  json["precision"] = precision_name(training.precision);
   json["optimizer"] = optimizer_json;
   return json;
 }
@@ -67,7 +90,11 @@ Json parallel_to_json(const ParallelPlan& plan) {
   json["chunks"] = plan.chunks;
   json["schedule"] = schedule_name(plan.schedule);
   json["update"] = update_name(plan.update);
-  json["recompute"] = plan.recompute;
+  if (plan.selective_recompute)
+    json["recompute"] = "selective";
+  else
+    json["recompute"] = plan.recompute;
+  json["sequence_parallel"] = plan.sequence_parallel;
   // An explicit split is written as its stage start indices.
   if (plan.partition == PartitionRule::Explicit)
     json["partition"] = plan.boundaries;

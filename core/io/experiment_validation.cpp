@@ -92,6 +92,16 @@ void check_data(const DataSpec& data, const ModelSpec& model, bool model_ok, Pro
 
   // The model's ends must fit the data where the source fixes them.
   if (!model_ok) return;
+  if (is_sequence_model(model) != is_sequence_data_source(data.source)) {
+    problems.push_back(is_sequence_model(model)
+                           ? "model.layers[0] is an embedding, which reads token ids, but data.source '" +
+                                 data.source + "' gives feature vectors; use data.source = text, copy, reverse, "
+                                 "sort or add"
+                           : "data.source '" + data.source + "' gives token sequences, which need a model that "
+                             "starts with an embedding layer; add {\"type\": \"embedding\", \"vocab\": ..., "
+                             "\"dim\": ...} as model.layers[0]");
+    return;
+  }
   const DataShape shape = data_source_shape(data);
   if (shape.features > 0 && input_features(model) != shape.features)
     problems.push_back("model.input = " + shape_text(model.input) + " gives " +
@@ -199,10 +209,23 @@ void check_parallel(const Experiment& experiment, bool model_ok, Problems& probl
     return;
   }
 
+  if (plan.sequence_parallel && plan.tp < 2)
+    problems.push_back("parallel.sequence_parallel splits the work tensor parallelism repeats on every shard, "
+                       "so it needs parallel.tp >= 2 (now " + std::to_string(plan.tp) +
+                       "); raise tp or set sequence_parallel = false");
+  if (model_ok && plan.sequence_parallel && !is_sequence_model(experiment.model))
+    problems.push_back("parallel.sequence_parallel splits along the sequence, so it needs a Transformer (a model "
+                       "that starts with an embedding); set sequence_parallel = false");
+  if (model_ok && plan.selective_recompute &&
+      std::none_of(experiment.model.layers.begin(), experiment.model.layers.end(),
+                   [](const LayerSpec& layer) { return layer.type == LayerType::TransformerBlock; }))
+    problems.push_back("parallel.recompute = \"selective\" recomputes transformer blocks' attention, and this "
+                       "model has none; use recompute = true (full) or false");
+
   // The split itself: enough layers for the stages, explicit boundaries, tp widths.
   if (!model_ok) return;
   try {
-    profile_stages(experiment.model, plan, per_replica / plan.microbatches);
+    profile_stages(experiment.model, plan, per_replica / plan.microbatches, experiment.training.precision);
   } catch (const std::invalid_argument& error) {
     problems.push_back(error.what());
   }

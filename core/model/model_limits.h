@@ -14,7 +14,9 @@ inline constexpr int kMaxLayers = 10000;
 inline constexpr int64_t kMaxWidth = int64_t{1} << 30;
 // Trainable scalars in the whole model (4 TiB of float32 weights).
 inline constexpr int64_t kMaxParameters = int64_t{1} << 40;
-// Bytes one micro-batch keeps and sends through the whole stack (1 TiB).
-inline constexpr int64_t kMaxMicrobatchBytes = int64_t{1} << 40;
+// Bytes one micro-batch keeps and sends through the whole, unsplit stack
+// (16 TiB: a GPT-3 micro-batch of 3 sequences is about 1.5 TB before any
+// split). Times the 65,536 micro-batches a plan may have, still inside int64.
+inline constexpr int64_t kMaxMicrobatchBytes = int64_t{1} << 44;
 
 }  // namespace pipelab

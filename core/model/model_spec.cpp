@@ -16,7 +16,7 @@ struct LayerTypeEntry {
   const char* name;
 };
 
-constexpr std::array<LayerTypeEntry, 7> kLayerTypes = {{
+constexpr std::array<LayerTypeEntry, 9> kLayerTypes = {{
     {LayerType::Linear, "linear"},
     {LayerType::Relu, "relu"},
     {LayerType::Gelu, "gelu"},
@@ -24,6 +24,8 @@ constexpr std::array<LayerTypeEntry, 7> kLayerTypes = {{
     {LayerType::Sigmoid, "sigmoid"},
     {LayerType::LayerNorm, "layernorm"},
     {LayerType::Dropout, "dropout"},
+    {LayerType::Embedding, "embedding"},
+    {LayerType::TransformerBlock, "transformer_block"},
 }};
 
 // FLOPs per element of the elementwise layers (and layernorm), counted the way
@@ -52,51 +54,128 @@ ElementwiseFlops elementwise_flops(LayerType type) {
     case LayerType::Sigmoid: return {4, 3, 0};
     case LayerType::LayerNorm: return {8, 10, 3};
     case LayerType::Dropout: return {2, 1, 0};
-    case LayerType::Linear: break;
+    case LayerType::Linear:
+    case LayerType::Embedding:
+    case LayerType::TransformerBlock: break;
   }
   return {0, 0, 0};
 }
 
 std::string layer_label(int index) { return "model.layers[" + std::to_string(index) + "]"; }
 
-LayerInfo describe_linear(const LayerSpec& spec, int64_t in) {
+// A linear applies to each of the sample's `tokens` positions (one for an MLP).
+LayerInfo describe_linear(const LayerSpec& spec, int64_t in, int64_t tokens) {
   LayerInfo info;
-  info.in_features = in;
-  info.out_features = spec.out;
-  const double matmul_flops = 2.0 * static_cast<double>(in) * static_cast<double>(spec.out);
-  const double bias_flops = spec.bias ? static_cast<double>(spec.out) : 0.0;
+  info.in_features = in * tokens;
+  info.out_features = spec.out * tokens;
+  const double matmul_flops = 2.0 * static_cast<double>(in) * static_cast<double>(spec.out) *
+                              static_cast<double>(tokens);
+  const double bias_flops = spec.bias ? static_cast<double>(spec.out * tokens) : 0.0;
   info.params = in * spec.out + (spec.bias ? spec.out : 0);
   info.forward_flops = matmul_flops + bias_flops;      // x W^T (+ b)
   info.backward_input_flops = matmul_flops;            // g W
   info.backward_weight_flops = matmul_flops + bias_flops;  // g^T x (+ sum of g for the bias)
-  info.activation_bytes = in * kBytesPerValue;         // the input, for the weight gradient
+  info.activation_bytes = info.in_features * kBytesPerValue;  // the input, for the weight gradient
   return info;
 }
 
-LayerInfo describe_elementwise(const LayerSpec& spec, int64_t width) {
+LayerInfo describe_elementwise(const LayerSpec& spec, int64_t width, int64_t tokens) {
   LayerInfo info;
-  info.in_features = width;
-  info.out_features = width;
+  info.in_features = width * tokens;
+  info.out_features = width * tokens;
   const ElementwiseFlops flops = elementwise_flops(spec.type);
-  const double elements = static_cast<double>(width);
+  const double elements = static_cast<double>(width * tokens);
   info.forward_flops = flops.forward * elements;
   info.backward_input_flops = flops.backward_input * elements;
   info.backward_weight_flops = flops.backward_weight * elements;
   switch (spec.type) {
     case LayerType::LayerNorm:
-      info.params = 2 * width;  // gamma and beta
-      // The input, plus the per-sample mean and reciprocal standard deviation.
-      info.activation_bytes = width * kBytesPerValue + 2 * kBytesPerValue;
+      info.params = 2 * width;  // gamma and beta, shared by every position
+      // The input, plus each position's mean and reciprocal standard deviation.
+      info.activation_bytes = (width * kBytesPerValue + 2 * kBytesPerValue) * tokens;
       break;
     case LayerType::Dropout:
-      info.activation_bytes = width;  // the keep mask, one byte per element
+      info.activation_bytes = width * tokens;  // the keep mask, one byte per element
       break;
     default:
       // relu/gelu/tanh/sigmoid keep their input (or output) to form the derivative.
-      info.activation_bytes = width * kBytesPerValue;
+      info.activation_bytes = width * tokens * kBytesPerValue;
       break;
   }
   return info;
+}
+
+// Token lookup plus a learned position embedding: forward and the weight
+// gradient touch each position's `dim` values once (a gather, a scatter-add).
+LayerInfo describe_embedding(const LayerSpec& spec, int64_t tokens) {
+  LayerInfo info;
+  info.in_features = tokens;
+  info.out_features = tokens * spec.dim;
+  info.params = (spec.vocab + tokens) * spec.dim;
+  info.forward_flops = static_cast<double>(tokens * spec.dim);
+  info.backward_weight_flops = 2.0 * static_cast<double>(tokens * spec.dim);
+  info.activation_bytes = tokens * kBytesPerValue;  // the ids, for the scatter-add
+  return info;
+}
+
+LayerInfo describe_block(const TransformerBlockShape& shape) {
+  LayerInfo info;
+  info.in_features = shape.tokens * shape.dim;
+  info.out_features = info.in_features;
+  info.block = shape;
+  const BlockCost cost = transformer_block_cost(shape, BlockSplit{});
+  info.params = cost.params;
+  info.forward_flops = cost.forward_flops;
+  info.backward_input_flops = cost.backward_input_flops;
+  info.backward_weight_flops = cost.backward_weight_flops;
+  info.activation_bytes = cost.kept.bytes(kBytesPerValue);
+  return info;
+}
+
+void check_width(const std::string& label, const char* field, int64_t value) {
+  if (value < 1)
+    throw std::invalid_argument(label + ": " + field + " must be >= 1, got " + std::to_string(value));
+  if (value > kMaxWidth)
+    throw std::invalid_argument(label + ": " + field + " = " + std::to_string(value) + " is more than the " +
+                                std::to_string(kMaxWidth) + " PipeLab handles; use a smaller " + field);
+}
+
+// The block's shape from its spec and the width reaching it, with every
+// constraint a user can break named.
+TransformerBlockShape block_shape(const LayerSpec& spec, int64_t dim, int64_t tokens, const std::string& label) {
+  if (spec.heads < 1)
+    throw std::invalid_argument(label + ": transformer_block needs heads >= 1, got " + std::to_string(spec.heads));
+  if (dim % spec.heads != 0)
+    throw std::invalid_argument(label + ": heads = " + std::to_string(spec.heads) +
+                                " does not divide the block's width " + std::to_string(dim) +
+                                "; choose heads that divide it (e.g. " + std::to_string(dim / 64 > 0 ? dim / 64 : 1) +
+                                ") or change the embedding's dim");
+  if (spec.ffn < 0)
+    throw std::invalid_argument(label + ": ffn must be >= 1 (or 0 for 4 x the width), got " +
+                                std::to_string(spec.ffn));
+  if (!(spec.dropout >= 0.0 && spec.dropout < 1.0))
+    throw std::invalid_argument(label + ": dropout must be in [0, 1), got " + std::to_string(spec.dropout));
+  TransformerBlockShape shape;
+  shape.tokens = tokens;
+  shape.dim = dim;
+  shape.heads = spec.heads;
+  shape.ffn = spec.ffn > 0 ? spec.ffn : 4 * dim;
+  check_width(label, "ffn", shape.ffn);
+  if (shape.ffn > kMaxWidth / tokens)
+    throw std::invalid_argument(label + ": ffn x sequence length = " + std::to_string(shape.ffn) + " x " +
+                                std::to_string(tokens) + " is more than the " + std::to_string(kMaxWidth) +
+                                " values per sample PipeLab handles; use a smaller ffn or model.input");
+  // heads x tokens <= dim x tokens <= kMaxWidth, so this product cannot overflow.
+  if (tokens > kMaxMicrobatchBytes / (spec.heads * tokens))
+    throw std::invalid_argument(label + ": heads x sequence length^2 = " + std::to_string(spec.heads) + " x " +
+                                std::to_string(tokens) + "^2 attention scores per sample is more than the " +
+                                std::to_string(kMaxMicrobatchBytes) +
+                                " PipeLab handles; use a shorter sequence (model.input) or fewer heads");
+  shape.norm = spec.norm;
+  shape.activation = spec.activation;
+  shape.bias = spec.bias;
+  shape.dropout = spec.dropout > 0.0;
+  return shape;
 }
 
 }  // namespace
@@ -118,6 +197,28 @@ std::vector<std::string> layer_type_names() {
   for (const auto& entry : kLayerTypes) names.emplace_back(entry.name);
   return names;
 }
+
+const char* norm_type_name(NormType type) { return type == NormType::RmsNorm ? "rmsnorm" : "layernorm"; }
+
+std::optional<NormType> parse_norm_type(const std::string& name) {
+  if (name == "layernorm") return NormType::LayerNorm;
+  if (name == "rmsnorm") return NormType::RmsNorm;
+  return std::nullopt;
+}
+
+std::vector<std::string> norm_type_names() { return {"layernorm", "rmsnorm"}; }
+
+const char* block_activation_name(BlockActivation activation) {
+  return activation == BlockActivation::SwiGlu ? "swiglu" : "gelu";
+}
+
+std::optional<BlockActivation> parse_block_activation(const std::string& name) {
+  if (name == "gelu") return BlockActivation::Gelu;
+  if (name == "swiglu") return BlockActivation::SwiGlu;
+  return std::nullopt;
+}
+
+std::vector<std::string> block_activation_names() { return {"gelu", "swiglu"}; }
 
 const char* loss_type_name(LossType type) {
   return type == LossType::CrossEntropy ? "cross_entropy" : "mse";
@@ -161,33 +262,59 @@ std::vector<LayerInfo> describe_layers(const ModelSpec& model) {
                                 std::to_string(kMaxWidth) +
                                 " values per sample, more than PipeLab handles; use a smaller input shape");
 
+  const bool sequence = is_sequence_model(model);
+  if (sequence && model.input.size() != 1)
+    throw std::invalid_argument("model.input has " + std::to_string(model.input.size()) +
+                                " dimensions, but a model that starts with an embedding reads token ids: "
+                                "give the sequence length alone, e.g. \"input\": [128]");
+  const int64_t tokens = sequence_length(model);
+
   std::vector<LayerInfo> infos;
   infos.reserve(model.layers.size());
-  int64_t width = input_features(model);
+  // Values per position: the whole sample for an MLP, one token's for a sequence model.
+  int64_t width = sequence ? 1 : input_features(model);
   int64_t parameters = 0;
   for (size_t i = 0; i < model.layers.size(); ++i) {
     const LayerSpec& spec = model.layers[i];
     const int index = static_cast<int>(i);
+    const std::string label = layer_label(index);
     LayerInfo info;
-    if (spec.type == LayerType::Linear) {
+    if (spec.type == LayerType::Embedding) {
+      if (index != 0)
+        throw std::invalid_argument(label + ": an embedding reads token ids, so it must be the first layer; "
+                                    "move it to model.layers[0]");
+      check_width(label, "vocab", spec.vocab);
+      check_width(label, "dim", spec.dim);
+      if (spec.dim > kMaxWidth / tokens)
+        throw std::invalid_argument(label + ": dim x sequence length = " + std::to_string(spec.dim) + " x " +
+                                    std::to_string(tokens) + " is more than the " + std::to_string(kMaxWidth) +
+                                    " values per sample PipeLab handles; use a smaller dim or model.input");
+      info = describe_embedding(spec, tokens);
+    } else if (spec.type == LayerType::TransformerBlock) {
+      if (!sequence)
+        throw std::invalid_argument(label + ": a transformer_block works on token sequences; start the model "
+                                    "with an embedding ({\"type\": \"embedding\", \"vocab\": 256, \"dim\": 128}) "
+                                    "and give model.input = [sequence length]");
+      info = describe_block(block_shape(spec, width, tokens, label));
+    } else if (spec.type == LayerType::Linear) {
       if (spec.out < 1)
-        throw std::invalid_argument(layer_label(index) + ": linear needs out >= 1, got " +
-                                    std::to_string(spec.out));
-      if (spec.out > kMaxWidth)
-        throw std::invalid_argument(layer_label(index) + ": linear out = " + std::to_string(spec.out) +
+        throw std::invalid_argument(label + ": linear needs out >= 1, got " + std::to_string(spec.out));
+      if (spec.out > kMaxWidth / tokens)
+        throw std::invalid_argument(label + ": linear out = " + std::to_string(spec.out) +
+                                    (tokens > 1 ? " (x " + std::to_string(tokens) + " positions)" : std::string()) +
                                     " is more than the " + std::to_string(kMaxWidth) +
                                     " values per sample PipeLab handles; use a smaller out");
-      info = describe_linear(spec, width);
+      info = describe_linear(spec, width, tokens);
     } else {
       if (spec.type == LayerType::Dropout && !(spec.p >= 0.0 && spec.p < 1.0))
-        throw std::invalid_argument(layer_label(index) + ": dropout needs p in [0, 1), got " +
-                                    std::to_string(spec.p));
-      info = describe_elementwise(spec, width);
+        throw std::invalid_argument(label + ": dropout needs p in [0, 1), got " + std::to_string(spec.p));
+      info = describe_elementwise(spec, width, tokens);
     }
     info.index = index;
     info.type = spec.type;
+    info.tokens = tokens;
     info.output_bytes = info.out_features * kBytesPerValue;
-    width = info.out_features;
+    width = info.token_out();
     // Widths are at most 2^30, so one layer's params fit; their sum is checked as it grows.
     parameters += info.params;
     if (parameters > kMaxParameters)
@@ -200,10 +327,21 @@ std::vector<LayerInfo> describe_layers(const ModelSpec& model) {
 }
 
 int64_t output_features(const ModelSpec& model) {
+  const int64_t tokens = sequence_length(model);
   int64_t width = input_features(model);
-  for (const LayerSpec& layer : model.layers)
-    if (layer.type == LayerType::Linear) width = layer.out;
+  for (const LayerSpec& layer : model.layers) {
+    if (layer.type == LayerType::Linear) width = layer.out * tokens;
+    if (layer.type == LayerType::Embedding) width = layer.dim * tokens;
+  }
   return width;
+}
+
+bool is_sequence_model(const ModelSpec& model) {
+  return !model.layers.empty() && model.layers.front().type == LayerType::Embedding;
+}
+
+int64_t sequence_length(const ModelSpec& model) {
+  return is_sequence_model(model) && !model.input.empty() ? model.input.front() : 1;
 }
 
 int count_linear_layers(const ModelSpec& model) {

@@ -7,17 +7,36 @@
 #include <string>
 #include <vector>
 
+#include "core/model/transformer_block.h"
+
 namespace pipelab {
 
-enum class LayerType { Linear, Relu, Gelu, Tanh, Sigmoid, LayerNorm, Dropout };
+// Embedding and TransformerBlock make a sequence model (a GPT): its first
+// layer is an embedding, its input is model.input = [sequence_length] token
+// ids, and every later layer works on each of the sequence's positions (a
+// linear or a layernorm is applied per token).
+enum class LayerType { Linear, Relu, Gelu, Tanh, Sigmoid, LayerNorm, Dropout, Embedding, TransformerBlock };
 enum class LossType { CrossEntropy, Mse };
 
 // One entry of the layer stack, as written in an experiment file.
 struct LayerSpec {
   LayerType type = LayerType::Linear;
   int64_t out = 0;     // linear: output width
-  bool bias = true;    // linear: add a bias vector
+  bool bias = true;    // linear, transformer_block: add bias vectors
   double p = 0.0;      // dropout: drop probability in [0, 1)
+  // embedding: token ids in [0, vocab), each mapped to `dim` values, plus a
+  // learned position embedding of the same width.
+  int64_t vocab = 0;
+  int64_t dim = 0;
+  // transformer_block (its width is the incoming per-token width).
+  int64_t heads = 0;
+  int64_t ffn = 0;          // MLP hidden width; 0 = 4 x the block's width
+  bool causal = true;       // each position attends to itself and earlier ones only
+  NormType norm = NormType::LayerNorm;
+  BlockActivation activation = BlockActivation::Gelu;
+  double dropout = 0.0;     // after the attention scores, Proj and FFN2; in [0, 1)
+
+  bool operator==(const LayerSpec&) const = default;
 };
 
 struct ModelSpec {
@@ -27,23 +46,35 @@ struct ModelSpec {
 };
 
 // What a layer costs, per sample, derived from the spec. FLOPs count a
-// multiply-add as two operations.
+// multiply-add as two operations. In a sequence model a sample is a sequence
+// of `tokens` positions, and the widths count every position's values.
 struct LayerInfo {
   int index = 0;
   LayerType type = LayerType::Linear;
-  int64_t in_features = 0;
-  int64_t out_features = 0;
+  int64_t tokens = 1;          // positions per sample (1 unless a sequence model)
+  int64_t in_features = 0;     // values per sample in (an embedding: the token ids)
+  int64_t out_features = 0;    // values per sample out
+  TransformerBlockShape block;  // transformer_block only
   int64_t params = 0;                  // trainable scalars
   double forward_flops = 0;            // per sample
   double backward_input_flops = 0;     // per sample: gradient w.r.t. the input
   double backward_weight_flops = 0;    // per sample: gradient w.r.t. the weights
   int64_t activation_bytes = 0;        // per sample, kept from forward for backward
   int64_t output_bytes = 0;            // per sample: the output tensor (sent between stages)
+
+  int64_t token_in() const { return in_features / tokens; }    // per position
+  int64_t token_out() const { return out_features / tokens; }  // per position
 };
 
 const char* layer_type_name(LayerType type);
 std::optional<LayerType> parse_layer_type(const std::string& name);
 std::vector<std::string> layer_type_names();  // every valid name, in order
+const char* norm_type_name(NormType type);
+std::optional<NormType> parse_norm_type(const std::string& name);
+std::vector<std::string> norm_type_names();
+const char* block_activation_name(BlockActivation activation);
+std::optional<BlockActivation> parse_block_activation(const std::string& name);
+std::vector<std::string> block_activation_names();
 const char* loss_type_name(LossType type);
 std::optional<LossType> parse_loss_type(const std::string& name);
 std::vector<std::string> loss_type_names();
@@ -56,8 +87,14 @@ int64_t input_features(const ModelSpec& model);
 // out <= 0, an empty input shape).
 std::vector<LayerInfo> describe_layers(const ModelSpec& model);
 
-// Width of the model's output (the last linear's out, or the input width).
+// Width of the model's output per sample (the last linear's out, times the
+// sequence length in a sequence model; or the input width).
 int64_t output_features(const ModelSpec& model);
+
+// True when the first layer is an embedding: the model reads token ids.
+bool is_sequence_model(const ModelSpec& model);
+// Positions per sample: model.input[0] for a sequence model, else 1.
+int64_t sequence_length(const ModelSpec& model);
 
 // Number of linear layers (tensor parallelism shards these).
 int count_linear_layers(const ModelSpec& model);

@@ -20,7 +20,9 @@ struct ParallelPlan {
   int microbatches = 1;   // per step and replica
   ScheduleKind schedule = ScheduleKind::OneFOneB;
   UpdateMode update = UpdateMode::Sync;
-  bool recompute = false;
+  bool recompute = false;            // full: keep only stage (and block) inputs, rerun forward before B
+  bool selective_recompute = false;  // transformer blocks keep no attention scores; B recomputes them
+  bool sequence_parallel = false;    // tp > 1: norms, dropouts, residuals split along the sequence
   int chunks = 1;         // virtual stages per pipeline device (interleaved-1f1b)
   PartitionRule partition = PartitionRule::Balanced;
   // Explicit: the layer index each stage after the first starts at

@@ -1,5 +1,6 @@
 #include "core/plan/stage_profile.h"
 
+#include <algorithm>
 #include <cassert>
 #include <stdexcept>
 #include <string>
@@ -17,7 +18,7 @@ struct ShardCost {
   double backward_input_flops = 0;
   double backward_weight_flops = 0;
   int64_t params = 0;
-  int64_t activation_bytes = 0;
+  int64_t activation_bytes = 0;  // in float32 (masks: one byte per element)
 };
 
 ShardCost full_cost(const LayerInfo& info) {
@@ -25,20 +26,21 @@ ShardCost full_cost(const LayerInfo& info) {
           info.activation_bytes};
 }
 
-// A split linear: each shard multiplies in x out / tp. A column-parallel
-// shard owns out / tp bias entries; a row-parallel shard adds the whole
-// (replicated) bias after the all-reduce, and each computes its gradient.
+// A split linear: each shard multiplies in x out / tp per position. A
+// column-parallel shard owns out / tp bias entries; a row-parallel shard adds
+// the whole (replicated) bias after the all-reduce, and each computes its gradient.
 ShardCost linear_shard_cost(const LayerInfo& info, bool has_bias, TensorParallelRole role, int tp) {
-  const int64_t shard_in = role == TensorParallelRole::RowParallel ? info.in_features / tp : info.in_features;
-  const int64_t shard_out = role == TensorParallelRole::ColumnParallel ? info.out_features / tp : info.out_features;
+  const int64_t shard_in = role == TensorParallelRole::RowParallel ? info.token_in() / tp : info.token_in();
+  const int64_t shard_out = role == TensorParallelRole::ColumnParallel ? info.token_out() / tp : info.token_out();
   const int64_t bias = has_bias ? shard_out : 0;
-  const double matmul_flops = 2.0 * static_cast<double>(shard_in) * static_cast<double>(shard_out);
+  const double tokens = static_cast<double>(info.tokens);
+  const double matmul_flops = 2.0 * static_cast<double>(shard_in) * static_cast<double>(shard_out) * tokens;
   ShardCost cost;
-  cost.forward_flops = matmul_flops + static_cast<double>(bias);
+  cost.forward_flops = matmul_flops + static_cast<double>(bias) * tokens;
   cost.backward_input_flops = matmul_flops;
-  cost.backward_weight_flops = matmul_flops + static_cast<double>(bias);
+  cost.backward_weight_flops = matmul_flops + static_cast<double>(bias) * tokens;
   cost.params = shard_in * shard_out + bias;
-  cost.activation_bytes = shard_in * kBytesPerValue;  // the (possibly split) input
+  cost.activation_bytes = shard_in * info.tokens * kBytesPerValue;  // the (possibly split) input
   return cost;
 }
 
@@ -54,6 +56,18 @@ ShardCost sharded_elementwise_cost(const LayerInfo& info, int tp) {
   return cost;
 }
 
+// A vocabulary-parallel embedding: vocab / tp token rows per shard (the
+// position table is whole on each); each shard looks up every position.
+ShardCost embedding_shard_cost(const LayerInfo& info, const LayerSpec& spec, int tp) {
+  ShardCost cost = full_cost(info);
+  cost.params = (spec.vocab / tp + info.tokens) * spec.dim;
+  return cost;
+}
+
+BlockSplit block_split(const ParallelPlan& plan) {
+  return {plan.tp, plan.sequence_parallel && plan.tp > 1, plan.selective_recompute};
+}
+
 // Every byte count below is a per-sample size times the micro-batch size, so
 // bounding the sum of them all bounds each one.
 void check_microbatch_bytes(const std::vector<LayerInfo>& infos, int64_t microbatch_size) {
@@ -67,16 +81,55 @@ void check_microbatch_bytes(const std::vector<LayerInfo>& infos, int64_t microba
         "lower training.batch_size or raise parallel.microbatches");
 }
 
-void check_tensor_parallel_widths(const std::vector<LayerInfo>& infos,
-                                  const std::vector<TensorParallelRole>& roles, int tp) {
+std::string tp_text(int tp) { return "tp = " + std::to_string(tp); }
+
+void check_tensor_parallel_widths(const ModelSpec& model, const std::vector<LayerInfo>& infos,
+                                  const std::vector<TensorParallelRole>& roles, int tp, bool sequence_parallel) {
   for (size_t i = 0; i < infos.size(); ++i) {
-    if (roles[i] != TensorParallelRole::ColumnParallel) continue;
-    // The row-parallel partner's input width is the same number.
-    if (infos[i].out_features % tp != 0)
-      throw std::invalid_argument("tp = " + std::to_string(tp) + " does not divide linear layer " +
-                                  std::to_string(i) + "'s width " + std::to_string(infos[i].out_features) +
-                                  "; choose a tp that divides it or change the layer's out");
+    const std::string layer = std::to_string(i);
+    switch (roles[i]) {
+      case TensorParallelRole::ColumnParallel:
+        // The row-parallel partner's input width is the same number.
+        if (infos[i].token_out() % tp != 0)
+          throw std::invalid_argument(tp_text(tp) + " does not divide linear layer " + layer + "'s width " +
+                                      std::to_string(infos[i].token_out()) +
+                                      "; choose a tp that divides it or change the layer's out");
+        break;
+      case TensorParallelRole::VocabParallel:
+        if (model.layers[i].vocab % tp != 0)
+          throw std::invalid_argument(tp_text(tp) + " does not divide embedding layer " + layer + "'s vocab " +
+                                      std::to_string(model.layers[i].vocab) +
+                                      " (each shard holds vocab / tp rows); choose a tp that divides it "
+                                      "or pad the vocab to a multiple of tp");
+        break;
+      case TensorParallelRole::BlockParallel: {
+        const TransformerBlockShape& block = infos[i].block;
+        if (block.heads % tp != 0)
+          throw std::invalid_argument(tp_text(tp) + " does not divide transformer_block layer " + layer +
+                                      "'s heads = " + std::to_string(block.heads) +
+                                      " (attention is split by heads); choose a tp that divides it or change heads");
+        if (block.ffn % tp != 0)
+          throw std::invalid_argument(tp_text(tp) + " does not divide transformer_block layer " + layer +
+                                      "'s ffn = " + std::to_string(block.ffn) +
+                                      "; choose a tp that divides it or change ffn");
+        if (sequence_parallel && block.tokens % tp != 0)
+          throw std::invalid_argument(tp_text(tp) + " does not divide the sequence length " +
+                                      std::to_string(block.tokens) +
+                                      ", which parallel.sequence_parallel splits; choose a tp that divides it "
+                                      "or change model.input");
+        break;
+      }
+      default:
+        break;
+    }
   }
+}
+
+// A float32 byte count (LayerInfo's) in the run's activation precision; a
+// dropout layer's mask stays one byte per element.
+int64_t in_precision(int64_t fp32_bytes, LayerType type, const PrecisionBytes& precision) {
+  if (type == LayerType::Dropout) return fp32_bytes;
+  return fp32_bytes / kBytesPerValue * precision.activation;
 }
 
 }  // namespace
@@ -88,6 +141,15 @@ std::vector<TensorParallelRole> tensor_parallel_roles(const ModelSpec& model,
     int pending_column = -1;  // a column-parallel linear still waiting for its row partner
     for (int i = stage.begin; i < stage.end; ++i) {
       const LayerType type = model.layers[i].type;
+      if (type == LayerType::Embedding) {
+        roles[i] = TensorParallelRole::VocabParallel;
+        continue;
+      }
+      if (type == LayerType::TransformerBlock) {
+        roles[i] = TensorParallelRole::BlockParallel;
+        pending_column = -1;  // a linear before a block needs the full width
+        continue;
+      }
       if (type == LayerType::Linear) {
         if (pending_column < 0) {
           pending_column = i;
@@ -102,12 +164,16 @@ std::vector<TensorParallelRole> tensor_parallel_roles(const ModelSpec& model,
         pending_column = -1;  // needs the full width: the pending linear stays replicated
       }
     }
+    // A sequence model's output layer: column-parallel over the vocabulary.
+    const int last = static_cast<int>(model.layers.size()) - 1;
+    if (pending_column == last && stage.end == last + 1 && is_sequence_model(model))
+      roles[last] = TensorParallelRole::ColumnParallel;
   }
   return roles;
 }
 
 std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelPlan& plan,
-                                         int64_t microbatch_size) {
+                                         int64_t microbatch_size, Precision precision) {
   if (plan.tp < 1) throw std::invalid_argument("parallel.tp must be >= 1, got " + std::to_string(plan.tp));
   if (microbatch_size < 1)
     throw std::invalid_argument("micro-batch size must be >= 1, got " + std::to_string(microbatch_size) +
@@ -117,7 +183,9 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
   const std::vector<LayerRange> ranges = partition_layers(model, plan);
   const std::vector<TensorParallelRole> roles = tensor_parallel_roles(model, ranges);
   const int tp = plan.tp;
-  if (tp > 1) check_tensor_parallel_widths(infos, roles, tp);
+  const BlockSplit split = block_split(plan);
+  if (tp > 1) check_tensor_parallel_widths(model, infos, roles, tp, split.sequence_parallel);
+  const PrecisionBytes bytes = precision_bytes(precision);
 
   const double samples = static_cast<double>(microbatch_size);
   std::vector<StageProfile> profiles;
@@ -125,10 +193,15 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
   for (const LayerRange& range : ranges) {
     StageProfile profile;
     profile.layers = range;
+    profile.precision = bytes;
     int64_t activation_bytes_per_sample = 0;
+    int64_t block_checkpoints_per_sample = 0;  // inputs of blocks after the stage's first layer
+    int64_t largest_block_per_sample = 0;
+    int64_t other_layers_per_sample = 0;       // activations of the stage's layers that are not blocks
     for (int i = range.begin; i < range.end; ++i) {
       const LayerInfo& info = infos[i];
       ShardCost cost;
+      int64_t kept = 0;  // this layer's kept bytes per sample, in the run's precision
       switch (roles[i]) {
         case TensorParallelRole::Replicated: cost = full_cost(info); break;
         case TensorParallelRole::Sharded: cost = sharded_elementwise_cost(info, tp); break;
@@ -136,24 +209,69 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
         case TensorParallelRole::RowParallel:
           cost = linear_shard_cost(info, model.layers[i].bias, roles[i], tp);
           break;
+        case TensorParallelRole::VocabParallel: cost = embedding_shard_cost(info, model.layers[i], tp); break;
+        case TensorParallelRole::BlockParallel: {
+          const BlockCost block = transformer_block_cost(info.block, split);
+          cost = {block.forward_flops, block.backward_input_flops, block.backward_weight_flops, block.params, 0};
+          kept = block.kept.bytes(bytes.activation);
+          largest_block_per_sample = std::max(largest_block_per_sample, kept);
+          if (i > range.begin) block_checkpoints_per_sample += block.input_values * bytes.activation;
+          break;
+        }
+      }
+      if (roles[i] != TensorParallelRole::BlockParallel) {
+        kept = in_precision(cost.activation_bytes, info.type, bytes);
+        other_layers_per_sample += kept;
       }
       profile.forward_flops += cost.forward_flops * samples;
       profile.backward_input_flops += cost.backward_input_flops * samples;
       profile.backward_weight_flops += cost.backward_weight_flops * samples;
       profile.params += cost.params;
-      activation_bytes_per_sample += cost.activation_bytes;
+      activation_bytes_per_sample += kept;
 
       // With one shard there is nothing to combine.
-      if (tp > 1 && roles[i] == TensorParallelRole::RowParallel)
-        profile.tp_allreduces.push_back({i, microbatch_size * info.out_features * kBytesPerValue, true});
-      if (tp > 1 && roles[i] == TensorParallelRole::ColumnParallel)
-        profile.tp_allreduces.push_back({i, microbatch_size * info.in_features * kBytesPerValue, false});
+      if (tp == 1) continue;
+      const int64_t token_values = info.out_features * microbatch_size;
+      switch (roles[i]) {
+        case TensorParallelRole::RowParallel:
+          profile.tp_allreduces.push_back({i, token_values * bytes.activation, true});
+          break;
+        case TensorParallelRole::ColumnParallel:
+          profile.tp_allreduces.push_back({i, info.in_features * microbatch_size * bytes.activation, false});
+          break;
+        case TensorParallelRole::VocabParallel:
+          profile.tp_allreduces.push_back({i, token_values * bytes.activation, true});
+          break;
+        case TensorParallelRole::BlockParallel:
+          // After Proj and FFN2 in the forward; after QKV's and FFN1's input gradients in the backward.
+          for (bool in_forward : {true, true, false, false})
+            profile.tp_allreduces.push_back({i, token_values * bytes.activation, in_forward});
+          break;
+        default:
+          break;
+      }
     }
     profile.activation_bytes = activation_bytes_per_sample * microbatch_size;
-    // Stage 0's input is the data batch and the last stage's output feeds the
-    // loss; both are filled in the same way so every stage reads alike.
-    profile.input_bytes = microbatch_size * infos[range.begin].in_features * kBytesPerValue;
-    profile.output_bytes = microbatch_size * infos[range.end - 1].output_bytes;
+    // Stage 0's input is the data batch (float32 values or int32 token ids, as
+    // loaded) and the last stage's output feeds the loss; both are filled in
+    // the same way so every stage reads alike. Under sequence parallelism a
+    // block hands the next stage its slice of the sequence.
+    const auto boundary_split = [&](int layer) {
+      return split.sequence_parallel && roles[layer] == TensorParallelRole::BlockParallel ? tp : 1;
+    };
+    const int64_t value_bytes = range.begin == 0 ? kBytesPerValue : bytes.activation;
+    profile.input_bytes =
+        microbatch_size * infos[range.begin].in_features * value_bytes / boundary_split(range.begin);
+    profile.output_bytes =
+        microbatch_size * infos[range.end - 1].out_features * bytes.activation / boundary_split(range.end - 1);
+    // Full recomputation keeps the stage input and every later block's input.
+    profile.recompute_kept_bytes =
+        std::min(profile.input_bytes + block_checkpoints_per_sample * microbatch_size, profile.activation_bytes);
+    profile.recompute_working_bytes =
+        largest_block_per_sample > 0
+            ? std::min((other_layers_per_sample + largest_block_per_sample) * microbatch_size,
+                       profile.activation_bytes - profile.recompute_kept_bytes)
+            : profile.activation_bytes - profile.recompute_kept_bytes;
     profiles.push_back(profile);
   }
   return profiles;

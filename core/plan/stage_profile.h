@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/model/model_spec.h"
+#include "core/model/precision.h"
 #include "core/plan/parallel_plan.h"
 #include "core/plan/partition.h"
 
@@ -14,9 +15,10 @@ namespace pipelab {
 
 // A tensor-parallel all-reduce Megatron's split implies: after the forward of
 // each row-parallel linear, and after the input-gradient of each
-// column-parallel linear.
+// column-parallel linear (a transformer block has two of each; a
+// vocabulary-parallel embedding one in the forward).
 struct TensorParallelAllReduce {
-  int layer = 0;             // the linear layer it belongs to
+  int layer = 0;             // the layer it belongs to
   int64_t bytes = 0;         // per micro-batch
   bool in_forward = true;    // forward (row-parallel output) or backward (column-parallel input grad)
 };
@@ -31,7 +33,22 @@ struct StageProfile {
   int64_t activation_bytes = 0;    // kept from forward to backward, per micro-batch
   int64_t input_bytes = 0;         // activation received from the previous stage, per micro-batch
   int64_t output_bytes = 0;        // activation sent to the next stage, per micro-batch
+  // Full recomputation (plan.recompute): what forward keeps per micro-batch
+  // (the stage input, and each transformer block's input as a checkpoint),
+  // and the most that recomputing puts back at once before the backward
+  // (all the rest for an MLP stage; one block's activations at a time, plus
+  // the stage's other layers, for a stage of blocks).
+  int64_t recompute_kept_bytes = 0;
+  int64_t recompute_working_bytes = 0;
+  PrecisionBytes precision;        // bytes per weight, gradient, optimizer slot, activation
   std::vector<TensorParallelAllReduce> tp_allreduces;
+
+  int64_t weight_bytes() const { return params * precision.weight; }
+  int64_t gradient_bytes() const { return params * precision.gradient; }
+  // The master copy (mixed precision) and `state_slots` values per parameter.
+  int64_t optimizer_bytes(int state_slots) const {
+    return params * (precision.master_weight + state_slots * precision.optimizer_slot);
+  }
 };
 
 // How Megatron-style tensor parallelism treats each layer. Within one stage,
@@ -44,11 +61,19 @@ struct StageProfile {
 // A linear left without a partner (the last of an odd count in its stage, or
 // one followed by a layernorm) is replicated: every shard computes it in full,
 // which needs no communication and no divisible width, but gains no speed-up.
+//
+// In a sequence model the embedding is vocabulary-parallel (each shard holds
+// vocab / tp rows; the partial lookups are summed by a forward all-reduce), a
+// transformer block splits itself (attention by heads, its MLP by columns
+// then rows: transformer_block.h), and a final linear (the output layer) is
+// column-parallel over the vocabulary, feeding the parallel cross-entropy.
 enum class TensorParallelRole {
   Replicated,      // every shard holds and computes the whole layer
   ColumnParallel,  // linear: out / tp outputs per shard
   RowParallel,     // linear: in / tp inputs per shard, then a forward all-reduce
   Sharded,         // elementwise layer between a column- and a row-parallel linear
+  VocabParallel,   // embedding: vocab / tp rows per shard, then a forward all-reduce
+  BlockParallel,   // transformer block: split inside, two all-reduces each way
 };
 
 // One role per layer of the model, for the given stage ranges (pairs never
@@ -59,8 +84,9 @@ std::vector<TensorParallelRole> tensor_parallel_roles(const ModelSpec& model,
 // One profile per pipeline stage (plan.stages() of them), for micro-batches of
 // `microbatch_size` samples. Throws std::invalid_argument like partition_layers,
 // and when tp does not divide a column-parallel linear's width, e.g.
-// "tp = 3 does not divide linear layer 2's width 512".
+// "tp = 3 does not divide linear layer 2's width 512", a block's heads or ffn,
+// an embedding's vocab, or (sequence parallel) the sequence length.
 std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelPlan& plan,
-                                         int64_t microbatch_size);
+                                         int64_t microbatch_size, Precision precision = Precision::Fp32);
 
 }  // namespace pipelab

@@ -4,6 +4,7 @@
 
 #include "core/io/experiment_io.h"
 #include "core/runtime/run_settings.h"
+#include "core/runtime/trainable.h"
 
 namespace pipelab {
 
@@ -11,6 +12,7 @@ ThreadedExecutor::ThreadedExecutor(const Experiment& experiment, EventSink& sink
                                    const ExecutorOptions& options)
     : experiment_(experiment), sink_(sink), options_(options) {
   check_experiment(experiment_);
+  check_trainable(experiment_);
   total_steps_ = run_steps(experiment_, options_);
   control_ = std::make_unique<RunControl>(experiment_.parallel.devices());
 }
@@ -19,7 +21,8 @@ void ThreadedExecutor::prepare_run() {
   const ParallelPlan& plan = experiment_.parallel;
   data_ = std::make_unique<TrainingData>(experiment_);  // DataError propagates
   try {
-    profiles_ = profile_stages(experiment_.model, plan, microbatch_size(experiment_));
+    profiles_ = profile_stages(experiment_.model, plan, microbatch_size(experiment_),
+                               experiment_.training.precision);
     for (const StageProfile& profile : profiles_) stage_ranges_.push_back(profile.layers);
     tp_roles_ = tensor_parallel_roles(experiment_.model, stage_ranges_);
     program_ = std::make_unique<TrainingProgram>(plan, profiles_, total_steps_);

@@ -132,7 +132,7 @@ class DeviceLowering {
     return profiles_.empty() ? 0 : profiles_[sending_stage].input_bytes;
   }
   int64_t parameter_bytes(int stage) const {
-    return profiles_.empty() ? 0 : profiles_[stage].params * 4;  // float32
+    return profiles_.empty() ? 0 : profiles_[stage].gradient_bytes();
   }
 
   Op comm_op(OpKind kind, const Op& about, int peer, int64_t bytes) const {

@@ -26,6 +26,7 @@ struct UnitCosts {
 struct DeviceProfile {
   std::string name;              // "cpu-core", "h100", "h200"
   double flops_per_s = 0;        // sustained FP32 GEMM throughput
+  double bf16_flops_per_s = 0;   // sustained BF16 GEMM throughput (tensor cores), for bf16-mixed
   double memory_bandwidth = 0;   // bytes/s, for elementwise ops and the optimizer
   double link_bandwidth = 0;     // bytes/s between two devices
   double link_latency_s = 0;     // per message

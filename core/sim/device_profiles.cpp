@@ -14,6 +14,8 @@ DeviceProfile cpu_core() {
   // One modern x86 core: 2 AVX2 FMA units x 8 FP32 lanes x 2 FLOP x ~3 GHz =
   // ~96 GFLOP/s peak; OpenBLAS SGEMM sustains roughly half of it.
   profile.flops_per_s = 50e9;
+  // No BF16 units assumed: bf16 math runs at the FP32 rate.
+  profile.bf16_flops_per_s = profile.flops_per_s;
   // Single-thread STREAM-like bandwidth of a desktop/server core.
   profile.memory_bandwidth = 10e9;
   // Devices are threads of one process: a message is a memcpy through shared
@@ -29,8 +31,10 @@ DeviceProfile h100() {
   DeviceProfile profile;
   profile.name = "h100";
   // NVIDIA H100 SXM5 datasheet: 67 TFLOP/s FP32 (non-tensor-core) peak; large
-  // SGEMMs sustain ~75% of it.
+  // SGEMMs sustain ~75% of it. BF16 dense tensor-core peak is 989 TFLOP/s;
+  // large GEMMs sustain roughly two thirds of it.
   profile.flops_per_s = 50e12;
+  profile.bf16_flops_per_s = 650e12;
   // Datasheet: 3.35 TB/s HBM3; streaming kernels reach ~90%.
   profile.memory_bandwidth = 3.0e12;
   // NVLink 4: 900 GB/s total per GPU, i.e. 450 GB/s per direction; NCCL's
@@ -47,6 +51,7 @@ DeviceProfile h200() {
   // NVIDIA H200 SXM datasheet: the H100's Hopper chip (67 TFLOP/s FP32 peak),
   // with 141 GB of HBM3e at 4.8 TB/s; same NVLink 4 as the H100.
   profile.flops_per_s = 50e12;
+  profile.bf16_flops_per_s = 650e12;
   profile.memory_bandwidth = 4.3e12;  // ~90% of 4.8 TB/s
   profile.link_bandwidth = 450e9;
   profile.link_latency_s = 5e-6;

@@ -13,15 +13,17 @@ StageMemory stage_memory(const CostModel& cost, int stage) {
     memory.optimizer_state = cost.optimizer_slots();
     memory.activations = 1;
     memory.kept_input = 0;
+    memory.recomputed = 1;
     return memory;
   }
   assert(stage >= 0 && stage < static_cast<int>(cost.stages().size()));
   const StageProfile& profile = cost.stages()[stage];
-  memory.weights = profile.params * 4;
-  memory.gradients = profile.params * 4;
-  memory.optimizer_state = int64_t{cost.optimizer_slots()} * profile.params * 4;
+  memory.weights = profile.weight_bytes();
+  memory.gradients = profile.gradient_bytes();
+  memory.optimizer_state = profile.optimizer_bytes(cost.optimizer_slots());
   memory.activations = profile.activation_bytes;
-  memory.kept_input = std::min(profile.input_bytes, profile.activation_bytes);
+  memory.kept_input = profile.recompute_kept_bytes;
+  memory.recomputed = profile.recompute_working_bytes;
   return memory;
 }
 
@@ -122,7 +124,7 @@ void MemoryModel::op_started(const Op& op, double t) {
       add(op.device, t, MemoryCategory::Activations, stage.activations);
       break;
     case OpKind::Recompute:
-      add(op.device, t, MemoryCategory::Activations, stage.activations - stage.kept_input);
+      add(op.device, t, MemoryCategory::Activations, stage.recomputed);
       break;
     case OpKind::Reload:
       add(op.device, t, MemoryCategory::Activations, stage.activations);
@@ -147,7 +149,8 @@ void MemoryModel::op_finished(const Op& op, double t) {
     state.peaks.peak_inflight_microbatches =
         std::max(state.peaks.peak_inflight_microbatches, state.inflight);
   } else if (computes_weight_gradient(op.kind)) {  // the micro-batch's activations are done
-    add(op.device, t, MemoryCategory::Activations, -stage.activations);
+    add(op.device, t, MemoryCategory::Activations,
+        state.recompute ? -(stage.kept_input + stage.recomputed) : -stage.activations);
     --state.inflight;
   } else if (op.kind == OpKind::Offload) {
     add(op.device, t, MemoryCategory::Activations, -stage.activations);

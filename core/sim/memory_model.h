@@ -1,8 +1,9 @@
 // Memory model: what each device holds over a simulated run, by category.
 //
-//  weights          params * 4 per stage the device holds, from the start
-//  optimizer state  slots * params * 4 per stage, from the start
-//  gradients        params * 4 per stage, allocated when the stage's first
+//  weights          params x weight bytes (precision.h) per stage the device
+//                   holds, from the start
+//  optimizer state  params x (master copy + slots x slot bytes), from the start
+//  gradients        params x gradient bytes per stage, allocated when the stage's first
 //                   weight gradient of a step starts (B or BW) and freed when
 //                   that stage's optimizer step (U) ends, or, for async data
 //                   parallelism, when its PushGradient has reached the server
@@ -11,8 +12,10 @@
 //                   BI frees nothing early: the weight gradient still needs the
 //                   stage's inputs). With recomputation (the device's program
 //                   has Recompute ops, one before each micro-batch's backward)
-//                   F keeps only the stage input (input_bytes) once it ends,
-//                   and Recompute puts the rest back until B/BW.
+//                   F keeps only the stage input (and each later transformer
+//                   block's input) once it ends, and Recompute puts back what
+//                   the backward needs at once (all the rest for an MLP; one
+//                   block at a time for blocks) until B/BW.
 //                   Offload frees a micro-batch's activations, Reload restores them.
 //  stashed weights  (versions alive - 1) * params * 4 per stage. A weight
 //                   version is alive while it is the newest one, or while an
@@ -48,7 +51,8 @@ struct StageMemory {
   int64_t gradients = 0;
   int64_t optimizer_state = 0;
   int64_t activations = 0;  // per in-flight micro-batch
-  int64_t kept_input = 0;   // per micro-batch under recomputation
+  int64_t kept_input = 0;   // per micro-batch under recomputation: what F keeps
+  int64_t recomputed = 0;   // per micro-batch under recomputation: what Recompute puts back
 };
 StageMemory stage_memory(const CostModel& cost, int stage);
 

@@ -22,7 +22,8 @@ std::string device_profile_name_for_gpu(const std::string& gpu_name) {
 namespace {
 
 std::vector<StageProfile> stage_profiles(const Experiment& experiment) {
-  return profile_stages(experiment.model, experiment.parallel, microbatch_size(experiment));
+  return profile_stages(experiment.model, experiment.parallel, microbatch_size(experiment),
+                        experiment.training.precision);
 }
 
 }  // namespace

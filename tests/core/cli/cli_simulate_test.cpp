@@ -164,5 +164,27 @@ TEST(CliSimulate, TheSummaryIsTheSameWithAndWithoutATrace) {
   }
 }
 
+// The Transformer examples simulate to the memory the published analysis
+// gives: GPT-3's first device holds its blocks' 34 s b h / t bytes (sequence
+// parallel, selective recompute) per sample for every micro-batch in flight.
+TEST(CliSimulate, GptThreeFitsAnEightyGigabyteGpuAsMegatronRunsIt) {
+  const auto result = run({"simulate", "--config", example("gpt3_175b_predict.json")});
+  ASSERT_EQ(result.code, 0) << result.err;
+  const auto summary = nlohmann::json::parse(result.out);
+  const auto& device = summary["per_device"][0];
+  const double s = 2048, h = 12288, t = 8, blocks = 6, samples = 3;
+  const double inflight = device["peak_inflight_microbatches"].get<double>();
+  EXPECT_EQ(inflight, 16);  // 1F1B: p micro-batches on the first stage
+  const double blocks_bytes = inflight * samples * blocks * s * h * 34 / t;
+  const double activations = device["peak_bytes"]["activations"].get<double>();
+  EXPECT_GE(activations, blocks_bytes);
+  EXPECT_LT(activations, blocks_bytes * 1.01);  // plus the embedding's small share
+  // bf16-mixed Adam: 16 bytes per parameter in weights, gradients and optimizer state.
+  const double state = device["peak_bytes"]["weights"].get<double>() + device["peak_bytes"]["gradients"].get<double>() +
+                       device["peak_bytes"]["optimizer_state"].get<double>();
+  EXPECT_DOUBLE_EQ(state, 8 * device["peak_bytes"]["weights"].get<double>());
+  EXPECT_LT(device["peak_bytes"]["total"].get<double>(), 80e9);
+}
+
 }  // namespace
 }  // namespace pipelab

@@ -103,6 +103,20 @@ TEST_F(CliTrain, CudaWithoutAGpuIsAUserError) {
   EXPECT_NE(result.err.find("backend.type = cpu"), std::string::npos) << result.err;
 }
 
+// Transformers and bf16 are predicted, not yet trained: the run says so
+// before it loads anything, and simulate answers for the same file.
+TEST_F(CliTrain, ModelsTheExecutorsCannotTrainAreUserErrors) {
+  const auto transformer = run({"train", "--config", example("llama_7b_predict.json"), "--backend", "cpu"});
+  EXPECT_EQ(transformer.code, 2);
+  EXPECT_NE(transformer.err.find("model.layers[0] is embedding: PipeLab predicts Transformers"), std::string::npos)
+      << transformer.err;
+  EXPECT_EQ(run({"simulate", "--config", example("llama_7b_predict.json")}).code, 0);
+  const auto bf16 = run({"train", "--config", example("spiral_interleaved.json"), "--set",
+                         "training.precision=bf16-mixed", "--steps", "1"});
+  EXPECT_EQ(bf16.code, 2);
+  EXPECT_NE(bf16.err.find("trains in fp32 only"), std::string::npos) << bf16.err;
+}
+
 TEST_F(CliTrain, TeacherRegressionTrainsWithMse) {
   std::ofstream(path("regression.json"))
       << R"({"model": {"input": [8], "layers": [{"type": "linear", "out": 16}, {"type": "tanh"},

@@ -41,6 +41,7 @@ void expect_same_experiment(const Experiment& a, const Experiment& b) {
     EXPECT_EQ(a.model.layers[i].out, b.model.layers[i].out) << "layer " << i;
     EXPECT_EQ(a.model.layers[i].bias, b.model.layers[i].bias) << "layer " << i;
     EXPECT_EQ(a.model.layers[i].p, b.model.layers[i].p) << "layer " << i;
+    EXPECT_TRUE(a.model.layers[i] == b.model.layers[i]) << "layer " << i;  // every field, blocks' too
   }
   EXPECT_EQ(a.model.loss, b.model.loss);
   EXPECT_EQ(a.data.source, b.data.source);
@@ -54,6 +55,7 @@ void expect_same_experiment(const Experiment& a, const Experiment& b) {
   EXPECT_EQ(a.training.batch_size, b.training.batch_size);
   EXPECT_EQ(a.training.steps, b.training.steps);
   EXPECT_EQ(a.training.eval_every, b.training.eval_every);
+  EXPECT_EQ(a.training.precision, b.training.precision);
   EXPECT_EQ(a.training.optimizer.type, b.training.optimizer.type);
   EXPECT_EQ(a.training.optimizer.lr, b.training.optimizer.lr);
   EXPECT_EQ(a.training.optimizer.momentum, b.training.optimizer.momentum);
@@ -68,6 +70,8 @@ void expect_same_experiment(const Experiment& a, const Experiment& b) {
   EXPECT_EQ(a.parallel.schedule, b.parallel.schedule);
   EXPECT_EQ(a.parallel.update, b.parallel.update);
   EXPECT_EQ(a.parallel.recompute, b.parallel.recompute);
+  EXPECT_EQ(a.parallel.selective_recompute, b.parallel.selective_recompute);
+  EXPECT_EQ(a.parallel.sequence_parallel, b.parallel.sequence_parallel);
   EXPECT_EQ(a.parallel.chunks, b.parallel.chunks);
   EXPECT_EQ(a.parallel.partition, b.parallel.partition);
   EXPECT_EQ(a.parallel.boundaries, b.parallel.boundaries);

@@ -120,7 +120,7 @@ TEST(ExperimentParseErrors, WrongTypesShowTheValue) {
 
   document = small_experiment_json();
   document["parallel"]["recompute"] = "yes";
-  EXPECT_MENTIONS(parse_error(document.dump()), "parallel.recompute must be true or false");
+  EXPECT_MENTIONS(parse_error(document.dump()), "parallel.recompute must be false, true");
   document = small_experiment_json();
   document["training"]["optimizer"]["lr"] = "fast";
   EXPECT_MENTIONS(parse_error(document.dump()), "training.optimizer.lr must be a number");

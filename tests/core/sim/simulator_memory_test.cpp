@@ -36,6 +36,9 @@ std::vector<StageProfile> uniform_profiles(int stages, int64_t params, int64_t a
   stage.activation_bytes = activation_bytes;
   stage.input_bytes = input_bytes;
   stage.output_bytes = input_bytes;
+  // Full recomputation keeps the input and rebuilds the rest (an MLP stage).
+  stage.recompute_kept_bytes = std::min(input_bytes, activation_bytes);
+  stage.recompute_working_bytes = activation_bytes - stage.recompute_kept_bytes;
   return std::vector<StageProfile>(stages, stage);
 }
 

@@ -1,0 +1,100 @@
+#include "core/model/transformer_block.h"
+
+namespace pipelab {
+namespace {
+
+// FLOPs per element of the block's elementwise work, counted the way a
+// straightforward kernel spends them (as for the elementwise layers in
+// model_spec.cpp): they only need the right size next to the GEMMs.
+constexpr double kNormForward = 8, kNormBackwardInput = 10, kNormBackwardWeight = 3;
+constexpr double kSoftmaxForward = 5, kSoftmaxBackward = 4;  // per attention score
+constexpr double kGeluForward = 8, kGeluBackward = 12;       // per hidden element
+constexpr double kSwiGluForward = 6, kSwiGluBackward = 10;   // per hidden element (both halves)
+constexpr double kDropoutForward = 2, kDropoutBackward = 1;
+constexpr double kResidual = 1;
+
+}  // namespace
+
+int64_t transformer_block_params(const TransformerBlockShape& shape) {
+  const int64_t h = shape.dim;
+  const int64_t f = shape.ffn;
+  const int64_t ffn1_out = shape.activation == BlockActivation::SwiGlu ? 2 * f : f;
+  const int64_t biases = shape.bias ? 3 * h + h + ffn1_out + h : 0;
+  const int64_t norms = shape.norm == NormType::LayerNorm ? 2 * 2 * h : 2 * h;
+  return 3 * h * h + h * h + h * ffn1_out + f * h + biases + norms;
+}
+
+BlockCost transformer_block_cost(const TransformerBlockShape& shape, const BlockSplit& split) {
+  const double s = static_cast<double>(shape.tokens);
+  const double h = static_cast<double>(shape.dim);
+  const double a = static_cast<double>(shape.heads);
+  const double f = static_cast<double>(shape.ffn);
+  const double t = static_cast<double>(split.tp);
+  const int64_t tp = split.tp;
+  const bool swiglu = shape.activation == BlockActivation::SwiGlu;
+  const double ffn1_out = swiglu ? 2 * f : f;
+  // Work on the full width (norms, residuals, the dropouts after Proj and
+  // FFN2) is repeated on every shard, unless sequence parallelism splits it.
+  const double repeated = split.sequence_parallel ? 1.0 / t : 1.0;
+
+  BlockCost cost;
+  // --- parameters: GEMM weights split over the shards; the row-parallel
+  // biases and the norms are whole on every shard (as in Megatron-LM).
+  const int64_t hi = shape.dim, fi = shape.ffn, ffn1_width = swiglu ? 2 * fi : fi;
+  const int64_t norm_params = shape.norm == NormType::LayerNorm ? 4 * hi : 2 * hi;
+  cost.params = (3 * hi * hi + hi * hi + hi * ffn1_width + fi * hi) / tp + norm_params;
+  if (shape.bias) cost.params += (3 * hi + ffn1_width) / tp + 2 * hi;
+
+  // --- FLOPs per sample (a multiply-add is 2).
+  const double gemm = 2 * s * h * (3 * h + h + ffn1_out + f) / t;  // QKV, Proj, FFN1, FFN2
+  const double scores = a * s * s / t;                              // attention scores per shard
+  const double attention_forward = 4 * s * s * h / t;               // Q K^T and P V
+  const double attention_backward = 8 * s * s * h / t;              // dQ, dK, dP, dV
+  const double bias = shape.bias ? s * (3 * h + ffn1_out) / t + 2 * s * h : 0;
+  const double full_width = s * h * repeated;                       // elements of a norm or residual
+  const double dropout_elements = shape.dropout ? scores + 2 * full_width : 0;
+  const double hidden = s * f / t;
+  cost.forward_flops = gemm + attention_forward + bias + kSoftmaxForward * scores +
+                       2 * kNormForward * full_width + 2 * kResidual * full_width +
+                       (swiglu ? kSwiGluForward : kGeluForward) * hidden + kDropoutForward * dropout_elements;
+  cost.backward_input_flops = gemm + attention_backward + kSoftmaxBackward * scores +
+                              2 * kNormBackwardInput * full_width + 2 * kResidual * full_width +
+                              (swiglu ? kSwiGluBackward : kGeluBackward) * hidden +
+                              kDropoutBackward * dropout_elements;
+  cost.backward_weight_flops = gemm + bias + 2 * kNormBackwardWeight * full_width;
+  // Selective recomputation runs the attention core's forward again in the backward.
+  if (split.selective_recompute)
+    cost.backward_input_flops += attention_forward + kSoftmaxForward * scores +
+                                 (shape.dropout ? kDropoutForward * scores : 0);
+
+  // --- kept activations, Korthikanti et al.'s items (see the header).
+  const int64_t sh = shape.tokens * shape.dim;
+  const int64_t sf = shape.tokens * shape.ffn;
+  const int64_t score_count = shape.heads * shape.tokens * shape.tokens;
+  const int64_t rep_div = split.sequence_parallel ? tp : 1;
+  BlockActivations& kept = cost.kept;
+  kept.values += sh / rep_div;          // Norm1's input
+  kept.values += sh / rep_div;          // QKV's input (Norm1's output)
+  kept.values += 2 * sh / tp;           // Q and K, for the scores' backward
+  if (!split.selective_recompute) {
+    kept.values += score_count / tp;    // softmax output
+    if (shape.dropout) {
+      kept.values += score_count / tp;  // the dropped-out scores, for P V's backward
+      kept.mask_bytes += score_count / tp;
+    }
+  }
+  kept.values += sh / tp;               // V
+  kept.values += sh / tp;               // Proj's input
+  if (shape.dropout) kept.mask_bytes += sh / rep_div;  // dropout after Proj
+  kept.values += sh / rep_div;          // Norm2's input
+  kept.values += sh / rep_div;          // FFN1's input (Norm2's output)
+  kept.values += (swiglu ? 2 * sf : sf) / tp;  // the activation's input (FFN1's output)
+  kept.values += sf / tp;               // FFN2's input (the activation's output)
+  if (shape.dropout) kept.mask_bytes += sh / rep_div;  // dropout after FFN2
+
+  cost.input_values = sh / rep_div;
+  cost.allreduce_values = sh;
+  return cost;
+}
+
+}  // namespace pipelab

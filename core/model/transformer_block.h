@@ -1,0 +1,73 @@
+// What one GPT-style Transformer block holds and costs, per sample (one
+// sequence of `tokens` positions), whole or as one tensor-parallel shard.
+//
+// The block is pre-norm:  h = x + Proj(Attention(Norm1(x)));  y = h + FFN2(Act(FFN1(Norm2(h)))).
+// Under tensor parallelism (Megatron-LM) QKV is column-parallel split by
+// heads, Proj row-parallel, FFN1 column-parallel and FFN2 row-parallel: one
+// all-reduce after Proj and one after FFN2 in the forward, one after each
+// column-parallel input gradient in the backward. Sequence parallelism splits
+// the norms, dropouts and residuals along the sequence instead of repeating
+// them on every shard.
+//
+// Activation memory follows Korthikanti et al., "Reducing Activation
+// Recomputation in Large Transformer Models" (2022), item by item, so that in
+// 16 bits with dropout and a GELU MLP of 4 x dim it is exactly their
+//   s h (34 + 5 a s / h)                   no parallelism
+//   s h (10 + 24/t + 5 a s / (h t))        tensor parallel
+//   s h (34/t + 5 a s / (h t))             tensor + sequence parallel
+//   s h 34/t                               ... + selective recompute
+// bytes per sample (s tokens, h = dim, a = heads, t = tp). See kept_values in
+// transformer_block.cpp for the items; without dropout the masks and the
+// dropped-out scores are not kept, and SwiGLU keeps both halves of FFN1.
+#pragma once
+
+#include <cstdint>
+
+namespace pipelab {
+
+enum class NormType { LayerNorm, RmsNorm };
+enum class BlockActivation { Gelu, SwiGlu };
+
+struct TransformerBlockShape {
+  int64_t tokens = 1;  // sequence length s
+  int64_t dim = 0;     // model width h
+  int64_t heads = 1;   // a; dim % heads == 0
+  int64_t ffn = 0;     // hidden width of the MLP (each half of SwiGLU's FFN1)
+  NormType norm = NormType::LayerNorm;
+  BlockActivation activation = BlockActivation::Gelu;
+  bool bias = true;    // QKV, Proj, FFN1, FFN2 biases
+  bool dropout = false;  // dropout after attention scores, Proj and FFN2
+};
+
+struct BlockSplit {
+  int tp = 1;
+  bool sequence_parallel = false;
+  bool selective_recompute = false;  // the attention core (scores, softmax, dropout) is recomputed
+};
+
+// What a block keeps for its backward: values (in the activation precision)
+// plus one-byte dropout masks.
+struct BlockActivations {
+  int64_t values = 0;
+  int64_t mask_bytes = 0;
+  int64_t bytes(int64_t bytes_per_value) const { return values * bytes_per_value + mask_bytes; }
+};
+
+struct BlockCost {
+  int64_t params = 0;                // trainable scalars of this shard
+  double forward_flops = 0;          // per sample
+  double backward_input_flops = 0;   // per sample; the attention core's backward is all here
+  double backward_weight_flops = 0;  // per sample
+  BlockActivations kept;             // per sample, from forward to backward
+  int64_t input_values = 0;          // per sample: the block's input as this shard holds it
+  int64_t allreduce_values = 0;      // per sample, each of the 2 forward and 2 backward collectives
+};
+
+// The block's total parameters (no split).
+int64_t transformer_block_params(const TransformerBlockShape& shape);
+
+// One shard's cost under `split`. The caller checks that tp divides heads,
+// ffn and (with sequence parallelism) tokens.
+BlockCost transformer_block_cost(const TransformerBlockShape& shape, const BlockSplit& split);
+
+}  // namespace pipelab

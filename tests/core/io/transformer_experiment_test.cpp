@@ -1,0 +1,131 @@
+// Transformer experiments in files: the new layer fields, repeat, precision,
+// sequence parallelism, recompute modes, and the errors a user can make.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/io/experiment_io.h"
+#include "core/io/experiment_json.h"
+
+namespace pipelab {
+namespace {
+
+Json tiny_gpt_document() {
+  return Json::parse(R"({
+    "name": "tiny GPT",
+    "model": {"input": [32], "layers": [
+      {"type": "embedding", "vocab": 64, "dim": 48},
+      {"type": "transformer_block", "heads": 4, "repeat": 3},
+      {"type": "transformer_block", "heads": 4, "norm": "rmsnorm", "activation": "swiglu", "ffn": 96,
+       "causal": false, "dropout": 0.1, "bias": false},
+      {"type": "layernorm"},
+      {"type": "linear", "out": 64}
+    ]},
+    "data": {"source": "text", "path": "LICENSE"},
+    "training": {"batch_size": 8, "precision": "bf16-mixed"},
+    "parallel": {"tp": 2, "pp": 2, "microbatches": 4, "sequence_parallel": true, "recompute": "selective"}
+  })");
+}
+
+std::string error_of(const Json& document) {
+  try {
+    const Experiment experiment = parse_experiment(document.dump());
+    const auto problems = validate_experiment(experiment);
+    return problems.empty() ? "no error" : problems.front();
+  } catch (const ExperimentError& error) {
+    return error.what();
+  }
+}
+
+TEST(TransformerExperiment, ReadsEveryFieldAndExpandsRepeats) {
+  const Experiment experiment = parse_experiment(tiny_gpt_document().dump());
+  EXPECT_TRUE(validate_experiment(experiment).empty()) << validate_experiment(experiment).front();
+  const auto& layers = experiment.model.layers;
+  ASSERT_EQ(layers.size(), 7u);  // embedding, 3 + 1 blocks, norm, linear
+  EXPECT_EQ(layers[0].vocab, 64);
+  EXPECT_EQ(layers[0].dim, 48);
+  EXPECT_TRUE(layers[1] == layers[3]);
+  EXPECT_EQ(layers[4].norm, NormType::RmsNorm);
+  EXPECT_EQ(layers[4].activation, BlockActivation::SwiGlu);
+  EXPECT_EQ(layers[4].ffn, 96);
+  EXPECT_FALSE(layers[4].causal);
+  EXPECT_DOUBLE_EQ(layers[4].dropout, 0.1);
+  EXPECT_FALSE(layers[4].bias);
+  EXPECT_EQ(experiment.training.precision, Precision::Bf16Mixed);
+  EXPECT_TRUE(experiment.parallel.sequence_parallel);
+  EXPECT_TRUE(experiment.parallel.selective_recompute);
+  EXPECT_FALSE(experiment.parallel.recompute);
+}
+
+TEST(TransformerExperiment, SavingWritesRepeatsBackAndReadsTheSame) {
+  const Experiment experiment = parse_experiment(tiny_gpt_document().dump());
+  const Json saved = Json::parse(experiment_to_json(experiment));
+  ASSERT_EQ(saved["model"]["layers"].size(), 5u);
+  EXPECT_EQ(saved["model"]["layers"][1]["repeat"], 3);
+  EXPECT_EQ(saved["parallel"]["recompute"], "selective");
+  const Experiment again = parse_experiment(saved.dump());
+  EXPECT_EQ(again.model.layers, experiment.model.layers);
+  EXPECT_EQ(again.training.precision, Precision::Bf16Mixed);
+}
+
+TEST(TransformerExperiment, RecomputeTakesBooleansAndModeNames) {
+  for (const auto& [value, full, selective] :
+       {std::tuple{Json(true), true, false}, std::tuple{Json(false), false, false},
+        std::tuple{Json("full"), true, false}, std::tuple{Json("none"), false, false},
+        std::tuple{Json("selective"), false, true}}) {
+    Json document = tiny_gpt_document();
+    document["parallel"]["recompute"] = value;
+    const Experiment experiment = parse_experiment(document.dump());
+    EXPECT_EQ(experiment.parallel.recompute, full) << value;
+    EXPECT_EQ(experiment.parallel.selective_recompute, selective) << value;
+  }
+}
+
+TEST(TransformerExperiment, MistakesAreNamedWithTheFix) {
+  const auto with = [](auto edit) {
+    Json document = tiny_gpt_document();
+    edit(document);
+    return error_of(document);
+  };
+  EXPECT_NE(with([](Json& d) { d["parallel"]["recompute"] = "some"; })
+                .find("parallel.recompute must be false, true"),
+            std::string::npos);
+  EXPECT_NE(with([](Json& d) { d["training"]["precision"] = "fp16"; }).find("training.precision"),
+            std::string::npos);
+  EXPECT_NE(with([](Json& d) { d["model"]["layers"][1]["norm"] = "batchnorm"; }).find("model.layers[1].norm"),
+            std::string::npos);
+  EXPECT_NE(with([](Json& d) { d["model"]["layers"][1]["activation"] = "relu"; })
+                .find("model.layers[1].activation"),
+            std::string::npos);
+  EXPECT_NE(with([](Json& d) { d["model"]["layers"][1]["repeat"] = 0; })
+                .find("model.layers[1].repeat = 0; repeat a layer 1 to"),
+            std::string::npos);
+  EXPECT_NE(with([](Json& d) { d["model"]["layers"][1]["repeat"] = 20000; }).find("repeat a layer 1 to 10000"),
+            std::string::npos);
+  EXPECT_NE(with([](Json& d) { d["model"]["layers"][0]["heads"] = 4; }).find("heads"), std::string::npos);
+  EXPECT_NE(with([](Json& d) { d["parallel"]["tp"] = 1; }).find("sequence_parallel"), std::string::npos);
+  EXPECT_NE(with([](Json& d) { d["data"] = Json::parse(R"({"source": "spiral"})"); })
+                .find("gives feature vectors; use data.source = text"),
+            std::string::npos);
+  EXPECT_NE(with([](Json& d) { d["parallel"]["tp"] = 8; }).find("tp = 8 does not divide"), std::string::npos);
+}
+
+TEST(TransformerExperiment, FeatureModelsRefuseSequenceOnlySettings) {
+  const Json mlp = Json::parse(R"({
+    "model": {"input": [2], "layers": [{"type": "linear", "out": 8}, {"type": "relu"}, {"type": "linear", "out": 3}]},
+    "data": {"source": "spiral"},
+    "parallel": {"tp": 2}
+  })");
+  Json selective = mlp;
+  selective["parallel"]["recompute"] = "selective";
+  EXPECT_NE(error_of(selective).find("this model has none"), std::string::npos);
+  Json sequence = mlp;
+  sequence["parallel"]["sequence_parallel"] = true;
+  EXPECT_NE(error_of(sequence).find("needs a Transformer"), std::string::npos);
+  Json tokens = mlp;
+  tokens["data"] = Json::parse(R"({"source": "copy"})");
+  EXPECT_NE(error_of(tokens).find("gives token sequences"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pipelab

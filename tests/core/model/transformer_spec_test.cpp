@@ -1,0 +1,100 @@
+// Sequence models in the layer stack: shapes per position, the block's
+// parameters and the errors a user can cause.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "core/model/model_spec.h"
+
+namespace pipelab {
+namespace {
+
+ModelSpec tiny_gpt() {
+  ModelSpec model;
+  model.input = {16};
+  LayerSpec embedding;
+  embedding.type = LayerType::Embedding;
+  embedding.vocab = 50;
+  embedding.dim = 32;
+  LayerSpec block;
+  block.type = LayerType::TransformerBlock;
+  block.heads = 4;
+  LayerSpec norm;
+  norm.type = LayerType::LayerNorm;
+  LayerSpec head;
+  head.type = LayerType::Linear;
+  head.out = 50;
+  model.layers = {embedding, block, block, norm, head};
+  return model;
+}
+
+std::string error_of(const ModelSpec& model) {
+  try {
+    describe_layers(model);
+  } catch (const std::invalid_argument& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+TEST(TransformerSpec, LayersAfterTheEmbeddingWorkPerPosition) {
+  const ModelSpec model = tiny_gpt();
+  ASSERT_TRUE(is_sequence_model(model));
+  EXPECT_EQ(sequence_length(model), 16);
+  const auto infos = describe_layers(model);
+  EXPECT_EQ(infos[0].in_features, 16);            // token ids
+  EXPECT_EQ(infos[0].out_features, 16 * 32);
+  EXPECT_EQ(infos[0].params, (50 + 16) * 32);     // tokens and positions
+  EXPECT_EQ(infos[1].params, 12 * 32 * 32 + 13 * 32);
+  EXPECT_EQ(infos[3].params, 2 * 32);             // one gamma and beta for every position
+  EXPECT_EQ(infos[4].params, 32 * 50 + 50);       // the output layer per position
+  EXPECT_EQ(infos[4].token_in(), 32);
+  EXPECT_EQ(infos[4].out_features, 16 * 50);
+  EXPECT_DOUBLE_EQ(infos[4].forward_flops, 16.0 * (2 * 32 * 50 + 50));
+  EXPECT_EQ(output_features(model), 16 * 50);
+}
+
+TEST(TransformerSpec, SwiGluAndRmsNormChangeTheBlocksParameters) {
+  ModelSpec model = tiny_gpt();
+  model.layers[1].activation = BlockActivation::SwiGlu;
+  model.layers[1].norm = NormType::RmsNorm;
+  model.layers[1].bias = false;
+  model.layers[1].ffn = 96;
+  const auto infos = describe_layers(model);
+  // QKV, Proj, FFN1 (two halves), FFN2, two RMSNorm gains.
+  EXPECT_EQ(infos[1].params, 4 * 32 * 32 + 3 * 32 * 96 + 2 * 32);
+}
+
+TEST(TransformerSpec, MistakesAreNamedWithTheFix) {
+  ModelSpec model = tiny_gpt();
+  model.layers[1].heads = 5;
+  EXPECT_NE(error_of(model).find("model.layers[1]: heads = 5 does not divide the block's width 32"),
+            std::string::npos);
+  model = tiny_gpt();
+  model.layers[1].heads = 0;
+  EXPECT_NE(error_of(model).find("needs heads >= 1"), std::string::npos);
+  model = tiny_gpt();
+  std::swap(model.layers[0], model.layers[1]);
+  EXPECT_NE(error_of(model).find("a transformer_block works on token sequences"), std::string::npos);
+  model = tiny_gpt();
+  model.layers.insert(model.layers.begin() + 2, model.layers[0]);
+  EXPECT_NE(error_of(model).find("model.layers[2]: an embedding reads token ids, so it must be the first layer"),
+            std::string::npos);
+  model = tiny_gpt();
+  model.input = {4, 4};
+  EXPECT_NE(error_of(model).find("give the sequence length alone"), std::string::npos);
+  model = tiny_gpt();
+  model.layers[0].vocab = 0;
+  EXPECT_NE(error_of(model).find("vocab must be >= 1"), std::string::npos);
+  model = tiny_gpt();
+  model.layers[1].dropout = 1.0;
+  EXPECT_NE(error_of(model).find("dropout must be in [0, 1)"), std::string::npos);
+  model = tiny_gpt();
+  model.input = {1 << 20};
+  model.layers[0].dim = 1 << 10;
+  EXPECT_NE(error_of(model).find("more than the"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pipelab

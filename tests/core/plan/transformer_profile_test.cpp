@@ -1,0 +1,187 @@
+// A Transformer's stage profiles against the published activation-memory
+// analysis (Korthikanti et al. 2022, transformer_block.h) and the 16 bytes per
+// parameter of mixed-precision Adam.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "core/plan/stage_profile.h"
+
+namespace pipelab {
+namespace {
+
+constexpr int64_t kTokens = 128, kDim = 64, kHeads = 4, kVocab = 96, kBlocks = 4;
+constexpr int64_t kMicrobatch = 2;
+
+LayerSpec embedding() {
+  LayerSpec layer;
+  layer.type = LayerType::Embedding;
+  layer.vocab = kVocab;
+  layer.dim = kDim;
+  return layer;
+}
+
+LayerSpec block(double dropout = 0.1) {
+  LayerSpec layer;
+  layer.type = LayerType::TransformerBlock;
+  layer.heads = kHeads;
+  layer.dropout = dropout;
+  return layer;
+}
+
+// An embedding, then kBlocks GPT blocks; stage 1 holds exactly the blocks.
+ModelSpec gpt(double dropout = 0.1) {
+  ModelSpec model;
+  model.input = {kTokens};
+  model.layers = {embedding()};
+  for (int i = 0; i < kBlocks; ++i) model.layers.push_back(block(dropout));
+  return model;
+}
+
+ParallelPlan two_stages(int tp = 1) {
+  ParallelPlan plan;
+  plan.pp = 2;
+  plan.tp = tp;
+  plan.partition = PartitionRule::Explicit;
+  plan.boundaries = {1};
+  return plan;
+}
+
+int64_t block_stage_activations(const ParallelPlan& plan, Precision precision = Precision::Bf16Mixed,
+                                double dropout = 0.1) {
+  return profile_stages(gpt(dropout), plan, kMicrobatch, precision).at(1).activation_bytes;
+}
+
+// s b h (coefficient) + 5 a s^2 b / divisor, for all kBlocks blocks.
+int64_t formula(int64_t sbh_numerator, int64_t sbh_denominator, int64_t scores_divisor) {
+  const int64_t s = kTokens, b = kMicrobatch, h = kDim, a = kHeads;
+  const int64_t scores = scores_divisor == 0 ? 0 : 5 * a * s * s * b / scores_divisor;
+  return kBlocks * (s * b * h * sbh_numerator / sbh_denominator + scores);
+}
+
+TEST(TransformerProfile, ActivationsFollowKorthikantiWithoutParallelism) {
+  // s b h (34 + 5 a s / h)
+  EXPECT_EQ(block_stage_activations(two_stages()), formula(34, 1, 1));
+}
+
+TEST(TransformerProfile, ActivationsFollowKorthikantiWithTensorParallelism) {
+  // s b h (10 + 24 / t + 5 a s / (h t))
+  for (int t : {2, 4}) {
+    SCOPED_TRACE("tp = " + std::to_string(t));
+    EXPECT_EQ(block_stage_activations(two_stages(t)), formula(10 * t + 24, t, t));
+  }
+}
+
+TEST(TransformerProfile, ActivationsFollowKorthikantiWithSequenceParallelism) {
+  // s b h (34 / t + 5 a s / (h t))
+  for (int t : {2, 4}) {
+    ParallelPlan plan = two_stages(t);
+    plan.sequence_parallel = true;
+    EXPECT_EQ(block_stage_activations(plan), formula(34, t, t)) << "tp = " << t;
+  }
+}
+
+TEST(TransformerProfile, SelectiveRecomputeDropsTheAttentionScores) {
+  // s b h 34 / t with sequence parallelism; s b h (10 + 24/t) without.
+  ParallelPlan plan = two_stages(2);
+  plan.sequence_parallel = true;
+  plan.selective_recompute = true;
+  EXPECT_EQ(block_stage_activations(plan), formula(34, 2, 0));
+  plan.sequence_parallel = false;
+  EXPECT_EQ(block_stage_activations(plan), formula(10 * 2 + 24, 2, 0));
+}
+
+TEST(TransformerProfile, FullRecomputeKeepsEachBlocksInput) {
+  // 2 s b h per block in 16 bits: the stage input plus three block checkpoints.
+  ParallelPlan plan = two_stages();
+  plan.recompute = true;
+  const StageProfile stage = profile_stages(gpt(), plan, kMicrobatch, Precision::Bf16Mixed).at(1);
+  EXPECT_EQ(stage.recompute_kept_bytes, kBlocks * 2 * kTokens * kMicrobatch * kDim);
+  // Recomputing puts back one block at a time.
+  EXPECT_EQ(stage.recompute_working_bytes, formula(34, 1, 1) / kBlocks);
+}
+
+TEST(TransformerProfile, Float32DoublesTheValuesButNotTheDropoutMasks) {
+  const int64_t bf16 = block_stage_activations(two_stages(), Precision::Bf16Mixed);
+  const int64_t fp32 = block_stage_activations(two_stages(), Precision::Fp32);
+  // Masks: a s^2 + 2 s h bytes per block and sample.
+  const int64_t masks = kBlocks * kMicrobatch * (kHeads * kTokens * kTokens + 2 * kTokens * kDim);
+  EXPECT_EQ(fp32 - masks, 2 * (bf16 - masks));
+}
+
+TEST(TransformerProfile, WithoutDropoutNoMasksAndNoDroppedScoresAreKept) {
+  // 34 s h + 5 a s^2 less the masks (2 s h + a s^2) and the dropped scores (2 a s^2).
+  EXPECT_EQ(block_stage_activations(two_stages(), Precision::Bf16Mixed, 0.0),
+            kBlocks * kMicrobatch * (32 * kTokens * kDim + 2 * kHeads * kTokens * kTokens));
+}
+
+TEST(TransformerProfile, MixedPrecisionAdamHoldsSixteenBytesPerParameter) {
+  for (const StageProfile& stage : profile_stages(gpt(), two_stages(2), kMicrobatch, Precision::Bf16Mixed))
+    EXPECT_EQ(stage.weight_bytes() + stage.gradient_bytes() + stage.optimizer_bytes(2), 16 * stage.params);
+  for (const StageProfile& stage : profile_stages(gpt(), two_stages(2), kMicrobatch, Precision::Fp32))
+    EXPECT_EQ(stage.weight_bytes() + stage.gradient_bytes() + stage.optimizer_bytes(2), 16 * stage.params);
+  // SGD with momentum in mixed precision: 2 + 2 + 4 + 4.
+  const StageProfile stage = profile_stages(gpt(), two_stages(), kMicrobatch, Precision::Bf16Mixed).at(1);
+  EXPECT_EQ(stage.weight_bytes() + stage.gradient_bytes() + stage.optimizer_bytes(1), 12 * stage.params);
+}
+
+TEST(TransformerProfile, TensorParallelShardsHoldTheirShareOfTheBlock) {
+  const int64_t h = kDim, f = 4 * kDim;
+  const int64_t whole = profile_stages(gpt(), two_stages(), kMicrobatch).at(1).params;
+  EXPECT_EQ(whole, kBlocks * (12 * h * h + 13 * h));  // GPT-2/3's block: 12 h^2 + 13 h
+  const int64_t shard = profile_stages(gpt(), two_stages(2), kMicrobatch).at(1).params;
+  // GEMMs and the column-parallel biases halve; norms and row-parallel biases stay.
+  EXPECT_EQ(shard, kBlocks * ((4 * h * h + 2 * h * f) / 2 + (3 * h + f) / 2 + 2 * h + 4 * h));
+  // The embedding is split over the vocabulary, its positions are not.
+  EXPECT_EQ(profile_stages(gpt(), two_stages(2), kMicrobatch).at(0).params, (kVocab / 2 + kTokens) * kDim);
+}
+
+TEST(TransformerProfile, EachBlockAllReducesTwiceInEachDirection) {
+  const auto profiles = profile_stages(gpt(), two_stages(2), kMicrobatch, Precision::Bf16Mixed);
+  int forward = 0, backward = 0;
+  for (const TensorParallelAllReduce& reduce : profiles.at(1).tp_allreduces) {
+    EXPECT_EQ(reduce.bytes, kMicrobatch * kTokens * kDim * 2);
+    (reduce.in_forward ? forward : backward) += 1;
+  }
+  EXPECT_EQ(forward, 2 * kBlocks);
+  EXPECT_EQ(backward, 2 * kBlocks);
+  // The vocabulary-parallel embedding sums its partial lookups once.
+  ASSERT_EQ(profiles.at(0).tp_allreduces.size(), 1u);
+  EXPECT_TRUE(profiles.at(0).tp_allreduces[0].in_forward);
+}
+
+TEST(TransformerProfile, ForwardFlopsAreTheTextbookCount) {
+  // 24 s h^2 + 4 s^2 h per block for the GEMMs and attention, plus elementwise work.
+  const double s = kTokens, h = kDim;
+  const double gemms = kBlocks * kMicrobatch * (24 * s * h * h + 4 * s * s * h);
+  const double forward = profile_stages(gpt(0.0), two_stages(), kMicrobatch).at(1).forward_flops;
+  EXPECT_GT(forward, gemms);
+  EXPECT_LT(forward, gemms * 1.1);
+}
+
+TEST(TransformerProfile, SplitsTheBlockCannotTakeAreRefusedWithTheFix) {
+  auto message = [](const ModelSpec& model, const ParallelPlan& plan) {
+    try {
+      profile_stages(model, plan, kMicrobatch);
+    } catch (const std::invalid_argument& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(gpt(), two_stages(8)).find("tp = 8 does not divide transformer_block layer 1's heads = 4"),
+            std::string::npos);
+  ModelSpec odd_vocab = gpt();
+  odd_vocab.layers[0].vocab = 97;
+  EXPECT_NE(message(odd_vocab, two_stages(2)).find("does not divide embedding layer 0's vocab 97"),
+            std::string::npos);
+  ModelSpec odd_sequence = gpt();
+  odd_sequence.input = {129};
+  ParallelPlan sequence_parallel = two_stages(2);
+  sequence_parallel.sequence_parallel = true;
+  EXPECT_NE(message(odd_sequence, sequence_parallel).find("does not divide the sequence length 129"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace pipelab
