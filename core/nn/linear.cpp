@@ -4,18 +4,10 @@
 
 #include <algorithm>
 #include <cassert>
-#include <climits>
+
+#include "core/nn/blas_int.h"
 
 namespace pipelab {
-namespace {
-
-// cblas takes int sizes; the widths and batches of this lab are far below that.
-int blas_int(int64_t value) {
-  assert(value >= 0 && value <= INT_MAX);
-  return static_cast<int>(value);
-}
-
-}  // namespace
 
 LinearLayer::LinearLayer(int index, int64_t in_features, int64_t out_features, bool bias,
                          DeviceAllocator* allocator, bool add_bias_in_forward)
