@@ -109,7 +109,7 @@ TEST_P(AttentionTest, RecomputedProbabilitiesGiveTheSameResults) {
   EXPECT_TRUE(testing::bitwise_equal(dqkv_kept, dqkv_lean));
 }
 
-INSTANTIATE_TEST_SUITE_P(CausalAndFull, AttentionTest, ::testing::Bool(),
+INSTANTIATE_TEST_SUITE_P(Attention, AttentionTest, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "Causal" : "Full"; });
 
 TEST(Attention, LargeScoresStayFinite) {
