@@ -63,8 +63,8 @@ void attention_forward(const Tensor& qkv, const AttentionShape& shape, Tensor& o
                        Tensor* probabilities) {
   check_shapes(qkv, shape);
   assert(out.rows() == shape.rows() && out.cols() == shape.width());
-  assert(!probabilities || (probabilities->rows() == shape.probability_rows() &&
-                            probabilities->cols() == shape.seq));
+  assert(!probabilities ||
+         (probabilities->rows() == shape.probability_rows() && probabilities->cols() == shape.seq));
   const int64_t seq = shape.seq;
   Tensor scratch = probabilities ? Tensor() : Tensor(seq, seq);
   for (int64_t b = 0; b < shape.batch; ++b)
@@ -103,8 +103,8 @@ void attention_backward(const Tensor& qkv, const Tensor* probabilities, const Te
   check_shapes(qkv, shape);
   assert(dqkv.same_shape(qkv));
   assert(dout.rows() == shape.rows() && dout.cols() == shape.width());
-  assert(!probabilities || (probabilities->rows() == shape.probability_rows() &&
-                            probabilities->cols() == shape.seq));
+  assert(!probabilities ||
+         (probabilities->rows() == shape.probability_rows() && probabilities->cols() == shape.seq));
   const int64_t seq = shape.seq;
   const int64_t d = shape.head_dim;
   const int s = blas_int(seq);
@@ -131,8 +131,8 @@ void attention_backward(const Tensor& qkv, const Tensor* probabilities, const Te
       float* dq = dqkv.data() + view.qkv_offset;
       float* dk = dq + d;
       float* dv = dq + 2 * d;
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, s, hd, s, 1.0f, p, s, d_o, ld_out,
-                  0.0f, dv, ld_qkv);
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, s, hd, s, 1.0f, p, s, d_o, ld_out, 0.0f,
+                  dv, ld_qkv);
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s, s, hd, 1.0f, d_o, ld_out, v, ld_qkv,
                   0.0f, dp.data(), s);
       for (int64_t i = 0; i < seq; ++i) {
@@ -145,8 +145,8 @@ void attention_backward(const Tensor& qkv, const Tensor* probabilities, const Te
       }
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s, hd, s, scale, dp.data(), s, k,
                   ld_qkv, 0.0f, dq, ld_qkv);
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, s, hd, s, scale, dp.data(), s, q,
-                  ld_qkv, 0.0f, dk, ld_qkv);
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, s, hd, s, scale, dp.data(), s, q, ld_qkv,
+                  0.0f, dk, ld_qkv);
     }
 }
 

@@ -57,8 +57,7 @@ void attention_forward(const Tensor& qkv, const AttentionShape& shape, Tensor& o
                        Tensor* probabilities);
 
 // P alone, from qkv: recomputes what forward would have kept.
-void attention_probabilities(const Tensor& qkv, const AttentionShape& shape,
-                             Tensor& probabilities);
+void attention_probabilities(const Tensor& qkv, const AttentionShape& shape, Tensor& probabilities);
 
 // dqkv [rows, qkv_width] (overwritten, same layout as qkv) from dout
 // [rows, width]. `probabilities` is forward's P, or nullptr to recompute each

@@ -34,8 +34,9 @@ VocabRange vocab_shard(int64_t vocab, int tp, int shard) {
     throw std::invalid_argument("vocabulary shard " + std::to_string(shard) + " of tp = " +
                                 std::to_string(tp) + " does not exist; need 0 <= shard < tp");
   if (vocab % tp != 0)
-    throw std::invalid_argument("tp = " + std::to_string(tp) + " does not divide the vocabulary of " +
-                                std::to_string(vocab) + "; pad the vocabulary to a multiple of tp");
+    throw std::invalid_argument("tp = " + std::to_string(tp) +
+                                " does not divide the vocabulary of " + std::to_string(vocab) +
+                                "; pad the vocabulary to a multiple of tp");
   const int64_t rows = vocab / tp;
   return {rows * shard, rows, vocab};
 }

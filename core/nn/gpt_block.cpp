@@ -119,7 +119,9 @@ const GptBlockConfig& checked(const GptBlockConfig& config, const TensorParallel
   return config;
 }
 
-double uniform_bound(int64_t in_features) { return 1.0 / std::sqrt(static_cast<double>(in_features)); }
+double uniform_bound(int64_t in_features) {
+  return 1.0 / std::sqrt(static_cast<double>(in_features));
+}
 
 }  // namespace
 
@@ -134,8 +136,8 @@ void check_gpt_block(const GptBlockConfig& config, const TensorParallelShard& sh
     fail(std::to_string(config.heads) + " heads do not divide dim " + std::to_string(config.dim) +
          "; choose a head count that divides the model width");
   if (shard.tp < 1 || shard.shard < 0 || shard.shard >= shard.tp)
-    fail("tensor-parallel shard " + std::to_string(shard.shard) + " of tp = " +
-         std::to_string(shard.tp) + " does not exist; need 0 <= shard < tp");
+    fail("tensor-parallel shard " + std::to_string(shard.shard) +
+         " of tp = " + std::to_string(shard.tp) + " does not exist; need 0 <= shard < tp");
   if (config.heads % shard.tp != 0)
     fail("tp = " + std::to_string(shard.tp) + " does not divide the " +
          std::to_string(config.heads) + " heads; each shard needs whole heads");
@@ -236,8 +238,8 @@ void GptBlock::init(uint64_t seed, int layer) {
       init_two_column_blocks(t.ffn1_bias, key(BlockTensor::Ffn1Bias), uniform_bound(dim), 2 * f,
                              k * w.ffn, f + k * w.ffn);
   }
-  init_uniform_block(t.ffn2_weight, key(BlockTensor::Ffn2Weight), uniform_bound(f), dim,
-                     k * w.ffn, 0);
+  init_uniform_block(t.ffn2_weight, key(BlockTensor::Ffn2Weight), uniform_bound(f), dim, k * w.ffn,
+                     0);
   init_uniform_block(t.ffn2_bias, key(BlockTensor::Ffn2Bias), uniform_bound(f), dim);
 }
 
@@ -273,16 +275,16 @@ void GptBlock::norm_backward_weight(const Tensor& x, const Tensor& dy, Tensor& g
     rms_norm_backward_weight(x, dy, gain_grad);
 }
 
-void GptBlock::forward(const Tensor& x, int64_t batch, int64_t seq, GptBlockCache& cache,
-                       Tensor& y, const AllReduceFunction& all_reduce_sum) const {
+void GptBlock::forward(const Tensor& x, int64_t batch, int64_t seq, GptBlockCache& cache, Tensor& y,
+                       const AllReduceFunction& all_reduce_sum) const {
   const int64_t rows = batch * seq;
   const int64_t dim = config_.dim;
   if (batch <= 0 || seq <= 0 || x.rows() != rows || x.cols() != dim || !x.same_shape(y))
-    throw std::invalid_argument(
-        "Transformer block: input " + std::to_string(x.rows()) + " x " + std::to_string(x.cols()) +
-        " and output " + std::to_string(y.rows()) + " x " + std::to_string(y.cols()) +
-        " must both be (batch " + std::to_string(batch) + " * seq " + std::to_string(seq) +
-        ") x dim " + std::to_string(dim));
+    throw std::invalid_argument("Transformer block: input " + std::to_string(x.rows()) + " x " +
+                                std::to_string(x.cols()) + " and output " +
+                                std::to_string(y.rows()) + " x " + std::to_string(y.cols()) +
+                                " must both be (batch " + std::to_string(batch) + " * seq " +
+                                std::to_string(seq) + ") x dim " + std::to_string(dim));
   const ShardWidths w = shard_widths(config_, shard_.tp);
   const AttentionShape shape = attention_shape(batch, seq);
   cache.batch = batch;

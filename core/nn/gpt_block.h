@@ -175,8 +175,7 @@ class GptBlock {
  private:
   AttentionShape attention_shape(int64_t batch, int64_t seq) const;
   void norm_forward(const Tensor& gain, const Tensor& bias, const Tensor& x, Tensor& y) const;
-  void norm_backward_input(const Tensor& gain, const Tensor& x, const Tensor& dy,
-                           Tensor& dx) const;
+  void norm_backward_input(const Tensor& gain, const Tensor& x, const Tensor& dy, Tensor& dx) const;
   void norm_backward_weight(const Tensor& x, const Tensor& dy, Tensor& gain_grad,
                             Tensor& bias_grad) const;
 

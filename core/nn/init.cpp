@@ -22,7 +22,8 @@ void init_uniform_block(Tensor& block, uint64_t key, double bound, int64_t full_
     float* row = block.row(r);
     const int64_t full_row_start = (row_begin + r) * full_cols + col_begin;
     for (int64_t c = 0; c < block.cols(); ++c)
-      row[c] = symmetric_uniform(combine_key(key, static_cast<uint64_t>(full_row_start + c)), bound);
+      row[c] =
+          symmetric_uniform(combine_key(key, static_cast<uint64_t>(full_row_start + c)), bound);
   }
 }
 

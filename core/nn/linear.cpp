@@ -36,9 +36,9 @@ void linear_backward_input(const Tensor& dy, const Tensor& weight, Tensor& dx) {
     return;
   }
   // dX [batch, in] = dY [batch, out] * W^T, W being [in, out].
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blas_int(batch), blas_int(in),
-              blas_int(out), 1.0f, dy.data(), blas_int(out), weight.data(), blas_int(out), 0.0f,
-              dx.data(), blas_int(in));
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blas_int(batch), blas_int(in), blas_int(out),
+              1.0f, dy.data(), blas_int(out), weight.data(), blas_int(out), 0.0f, dx.data(),
+              blas_int(in));
 }
 
 void linear_backward_weight(const Tensor& x, const Tensor& dy, Tensor& weight_grad,

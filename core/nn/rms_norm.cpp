@@ -10,7 +10,8 @@ namespace {
 float inverse_rms(const float* x, int64_t width) {
   double squares = 0;
   for (int64_t c = 0; c < width; ++c) squares += static_cast<double>(x[c]) * x[c];
-  return static_cast<float>(1.0 / std::sqrt(squares / static_cast<double>(width) + kRmsNormEpsilon));
+  return static_cast<float>(1.0 /
+                            std::sqrt(squares / static_cast<double>(width) + kRmsNormEpsilon));
 }
 
 }  // namespace

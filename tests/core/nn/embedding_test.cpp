@@ -97,8 +97,8 @@ TEST(Embedding, VocabParallelShardsSumToTheWholeLookup) {
       summed.add(partial);  // the all-reduce
       Tensor grad(range.rows, kDim);
       token_embedding_backward(kTokens, upstream, range, grad);
-      EXPECT_TRUE(testing::bitwise_equal(
-          grad, copy_slice(full_grad, {range.begin, range.rows, 0, kDim})))
+      EXPECT_TRUE(
+          testing::bitwise_equal(grad, copy_slice(full_grad, {range.begin, range.rows, 0, kDim})))
           << "tp " << tp << " shard " << shard;
     }
     add_position_embedding(positions, kSeq, summed);

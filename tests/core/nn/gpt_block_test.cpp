@@ -81,8 +81,8 @@ TEST_P(TransformerBlockGradient, EveryGradientMatchesFiniteDifferences) {
   const std::vector<Tensor*> grads = block.gradients().list();
   ASSERT_EQ(weights.size(), grads.size());
   for (size_t i = 0; i < weights.size(); ++i)
-    expect_gradient_matches(*weights[i], loss, *grads[i], "block tensor " + std::to_string(i),
-                            1e-2, 1e-3, 1e-2);
+    expect_gradient_matches(*weights[i], loss, *grads[i], "block tensor " + std::to_string(i), 1e-2,
+                            1e-3, 1e-2);
 }
 
 std::string variant_name(const ::testing::TestParamInfo<Variant>& info) {
@@ -256,8 +256,7 @@ TEST(TransformerBlock, UserErrorsAreExplained) {
   GptBlockCache cache;
   const Tensor x(5, 8);
   Tensor y(5, 8);
-  EXPECT_THROW(block.forward(x, kBatch, kSeq, cache, y, all_reduce_nothing),
-               std::invalid_argument);
+  EXPECT_THROW(block.forward(x, kBatch, kSeq, cache, y, all_reduce_nothing), std::invalid_argument);
 }
 
 }  // namespace

@@ -97,8 +97,8 @@ void expect_shards_match_whole(int tp, const Tensor& logits, std::span<const int
     for (int64_t i = 0; i < 2 * kRows; ++i) global_sums[i] += sums[k][i];
   for (int k = 0; k < tp; ++k) {
     Tensor grad(kRows, ranges[k].rows);
-    const TokenLoss loss = vocab_parallel_finish(shard_logits[k], global_max, global_sums,
-                                                 labels, mask, ranges[k], &grad);
+    const TokenLoss loss = vocab_parallel_finish(shard_logits[k], global_max, global_sums, labels,
+                                                 mask, ranges[k], &grad);
     EXPECT_EQ(loss.tokens, expected.tokens);
     EXPECT_NEAR(loss.loss, expected.loss, 1e-6 * std::fabs(expected.loss)) << "tp " << tp;
     const Tensor expected_part =
