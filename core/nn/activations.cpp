@@ -37,6 +37,24 @@ float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 }  // namespace
 
+void gelu_forward(const float* __restrict__ x, float* __restrict__ y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    const float t = std::tanh(kGeluScale * (v + kGeluCubic * v * v * v));
+    y[i] = 0.5f * v * (1.0f + t);
+  }
+}
+
+void gelu_backward(const float* __restrict__ x, const float* __restrict__ dy,
+                   float* __restrict__ dx, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    const float t = std::tanh(kGeluScale * (v + kGeluCubic * v * v * v));
+    const float inner_derivative = kGeluScale * (1.0f + 3.0f * kGeluCubic * v * v);
+    dx[i] = dy[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * inner_derivative);
+  }
+}
+
 Tensor ReluLayer::forward(const Tensor& x, const ForwardInfo&) {
   return map_elementwise(
       x, [](float v) { return v > 0.0f ? v : 0.0f; }, make_activation(x.rows(), x.cols()));
@@ -60,24 +78,16 @@ Tensor ReluLayer::backward_input(const Tensor& x, const Tensor& dy, const Forwar
 }
 
 Tensor GeluLayer::forward(const Tensor& x, const ForwardInfo&) {
-  return map_elementwise(
-      x,
-      [](float v) {
-        const float t = std::tanh(kGeluScale * (v + kGeluCubic * v * v * v));
-        return 0.5f * v * (1.0f + t);
-      },
-      make_activation(x.rows(), x.cols()));
+  Tensor y = make_activation(x.rows(), x.cols());
+  gelu_forward(x.data(), y.data(), x.size());
+  return y;
 }
 
 Tensor GeluLayer::backward_input(const Tensor& x, const Tensor& dy, const ForwardInfo&) {
-  return chain_elementwise(
-      x, dy,
-      [](float v) {
-        const float t = std::tanh(kGeluScale * (v + kGeluCubic * v * v * v));
-        const float inner_derivative = kGeluScale * (1.0f + 3.0f * kGeluCubic * v * v);
-        return 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * inner_derivative;
-      },
-      make_activation(x.rows(), x.cols()));
+  assert(x.same_shape(dy));
+  Tensor dx = make_activation(x.rows(), x.cols());
+  gelu_backward(x.data(), dy.data(), dx.data(), x.size());
+  return dx;
 }
 
 Tensor TanhLayer::forward(const Tensor& x, const ForwardInfo&) {

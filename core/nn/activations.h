@@ -13,6 +13,11 @@
 
 namespace pipelab {
 
+// GeluLayer's math over n contiguous floats, for callers with their own
+// buffers (the Transformer block's feed-forward): y = gelu(x); dx = dy * gelu'(x).
+void gelu_forward(const float* x, float* y, int64_t n);
+void gelu_backward(const float* x, const float* dy, float* dx, int64_t n);
+
 class ReluLayer : public Layer {
  public:
   ReluLayer(int index, int64_t width, DeviceAllocator* allocator)

@@ -20,6 +20,9 @@ enum class RandomStream : uint64_t {
   LinearWeight = 1,
   LinearBias = 2,
   Dropout = 3,
+  TokenEmbedding = 4,
+  PositionEmbedding = 5,
+  TransformerBlock = 6,  // a block's tensors: each adds its own word (gpt_block.h)
 };
 
 constexpr uint64_t mix64(uint64_t z) {

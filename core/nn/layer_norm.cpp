@@ -28,21 +28,11 @@ RowStatistics row_statistics(const float* x, int64_t width) {
 
 }  // namespace
 
-LayerNormLayer::LayerNormLayer(int index, int64_t width, DeviceAllocator* allocator)
-    : Layer(LayerType::LayerNorm, index, width, width, allocator),
-      gain_(1, width, allocator, MemoryCategory::Weights),
-      bias_(1, width, allocator, MemoryCategory::Weights),
-      gain_grad_(1, width, allocator, MemoryCategory::Gradients),
-      bias_grad_(1, width, allocator, MemoryCategory::Gradients) {
-  gain_.fill(1.0f);
-}
-
-Tensor LayerNormLayer::forward(const Tensor& x, const ForwardInfo&) {
-  assert(x.cols() == in_features());
-  const int64_t width = in_features();
-  Tensor y = make_activation(x.rows(), width);
-  const float* g = gain_.data();
-  const float* b = bias_.data();
+void layer_norm_forward(const Tensor& x, const Tensor& gain, const Tensor& bias, Tensor& y) {
+  assert(x.same_shape(y) && gain.size() == x.cols() && bias.size() == x.cols());
+  const int64_t width = x.cols();
+  const float* g = gain.data();
+  const float* b = bias.data();
   for (int64_t r = 0; r < x.rows(); ++r) {
     const float* in = x.row(r);
     float* out = y.row(r);
@@ -50,16 +40,12 @@ Tensor LayerNormLayer::forward(const Tensor& x, const ForwardInfo&) {
     for (int64_t c = 0; c < width; ++c)
       out[c] = (in[c] - stats.mean) * stats.inverse_std * g[c] + b[c];
   }
-  return y;
 }
 
-// With xhat = (x - mean) * inverse_std and dxhat = dy * gain, per row:
-//   dx = inverse_std * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
-Tensor LayerNormLayer::backward_input(const Tensor& x, const Tensor& dy, const ForwardInfo&) {
-  assert(x.same_shape(dy) && x.cols() == in_features());
-  const int64_t width = in_features();
-  Tensor dx = make_activation(x.rows(), width);
-  const float* g = gain_.data();
+void layer_norm_backward_input(const Tensor& x, const Tensor& gain, const Tensor& dy, Tensor& dx) {
+  assert(x.same_shape(dy) && x.same_shape(dx) && gain.size() == x.cols());
+  const int64_t width = x.cols();
+  const float* g = gain.data();
   for (int64_t r = 0; r < x.rows(); ++r) {
     const float* in = x.row(r);
     const float* grad = dy.row(r);
@@ -80,14 +66,14 @@ Tensor LayerNormLayer::backward_input(const Tensor& x, const Tensor& dy, const F
       out[c] = stats.inverse_std * (grad[c] * g[c] - mean_dxhat - xhat * mean_dxhat_xhat);
     }
   }
-  return dx;
 }
 
-void LayerNormLayer::backward_weight(const Tensor& x, const Tensor& dy) {
-  assert(x.same_shape(dy) && x.cols() == in_features());
-  const int64_t width = in_features();
-  float* dgain = gain_grad_.data();
-  float* dbias = bias_grad_.data();
+void layer_norm_backward_weight(const Tensor& x, const Tensor& dy, Tensor& gain_grad,
+                                Tensor& bias_grad) {
+  assert(x.same_shape(dy) && gain_grad.size() == x.cols() && bias_grad.size() == x.cols());
+  const int64_t width = x.cols();
+  float* dgain = gain_grad.data();
+  float* dbias = bias_grad.data();
   for (int64_t r = 0; r < x.rows(); ++r) {
     const float* in = x.row(r);
     const float* grad = dy.row(r);
@@ -97,6 +83,34 @@ void LayerNormLayer::backward_weight(const Tensor& x, const Tensor& dy) {
       dbias[c] += grad[c];
     }
   }
+}
+
+LayerNormLayer::LayerNormLayer(int index, int64_t width, DeviceAllocator* allocator)
+    : Layer(LayerType::LayerNorm, index, width, width, allocator),
+      gain_(1, width, allocator, MemoryCategory::Weights),
+      bias_(1, width, allocator, MemoryCategory::Weights),
+      gain_grad_(1, width, allocator, MemoryCategory::Gradients),
+      bias_grad_(1, width, allocator, MemoryCategory::Gradients) {
+  gain_.fill(1.0f);
+}
+
+Tensor LayerNormLayer::forward(const Tensor& x, const ForwardInfo&) {
+  assert(x.cols() == in_features());
+  Tensor y = make_activation(x.rows(), in_features());
+  layer_norm_forward(x, gain_, bias_, y);
+  return y;
+}
+
+Tensor LayerNormLayer::backward_input(const Tensor& x, const Tensor& dy, const ForwardInfo&) {
+  assert(x.same_shape(dy) && x.cols() == in_features());
+  Tensor dx = make_activation(x.rows(), in_features());
+  layer_norm_backward_input(x, gain_, dy, dx);
+  return dx;
+}
+
+void LayerNormLayer::backward_weight(const Tensor& x, const Tensor& dy) {
+  assert(x.same_shape(dy) && x.cols() == in_features());
+  layer_norm_backward_weight(x, dy, gain_grad_, bias_grad_);
 }
 
 }  // namespace pipelab

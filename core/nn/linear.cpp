@@ -4,18 +4,74 @@
 
 #include <algorithm>
 #include <cassert>
-#include <climits>
+
+#include "core/nn/blas_int.h"
 
 namespace pipelab {
-namespace {
 
-// cblas takes int sizes; the widths and batches of this lab are far below that.
-int blas_int(int64_t value) {
-  assert(value >= 0 && value <= INT_MAX);
-  return static_cast<int>(value);
+void linear_forward(const Tensor& x, const Tensor& weight, const Tensor* bias, Tensor& y) {
+  const int64_t batch = x.rows();
+  const int64_t in = weight.rows();
+  const int64_t out = weight.cols();
+  assert(x.cols() == in && y.rows() == batch && y.cols() == out);
+  if (y.empty()) return;
+  // Seeding Y with the bias and using beta = 1 adds it inside the GEMM's pass.
+  if (bias) {
+    assert(bias->size() == out);
+    for (int64_t r = 0; r < batch; ++r) std::copy(bias->data(), bias->data() + out, y.row(r));
+  }
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blas_int(batch), blas_int(out),
+              blas_int(in), 1.0f, x.data(), blas_int(in), weight.data(), blas_int(out),
+              bias ? 1.0f : 0.0f, y.data(), blas_int(out));
 }
 
-}  // namespace
+void linear_backward_input(const Tensor& dy, const Tensor& weight, Tensor& dx) {
+  const int64_t batch = dy.rows();
+  const int64_t in = weight.rows();
+  const int64_t out = weight.cols();
+  assert(dy.cols() == out && dx.rows() == batch && dx.cols() == in);
+  if (dx.empty()) return;
+  if (out == 0) {
+    dx.set_zero();
+    return;
+  }
+  // dX [batch, in] = dY [batch, out] * W^T, W being [in, out].
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blas_int(batch), blas_int(in), blas_int(out),
+              1.0f, dy.data(), blas_int(out), weight.data(), blas_int(out), 0.0f, dx.data(),
+              blas_int(in));
+}
+
+void linear_backward_weight(const Tensor& x, const Tensor& dy, Tensor& weight_grad,
+                            Tensor* bias_grad) {
+  const int64_t batch = x.rows();
+  const int64_t in = weight_grad.rows();
+  const int64_t out = weight_grad.cols();
+  assert(x.cols() == in && dy.cols() == out && dy.rows() == batch);
+  if (batch == 0) return;
+  // dW [in, out] += X^T [in, batch] * dY [batch, out]; beta = 1 accumulates.
+  if (!weight_grad.empty())
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, blas_int(in), blas_int(out),
+                blas_int(batch), 1.0f, x.data(), blas_int(in), dy.data(), blas_int(out), 1.0f,
+                weight_grad.data(), blas_int(out));
+  if (bias_grad) {
+    assert(bias_grad->size() == out);
+    float* __restrict__ db = bias_grad->data();
+    for (int64_t r = 0; r < batch; ++r) {
+      const float* __restrict__ g = dy.row(r);
+      for (int64_t c = 0; c < out; ++c) db[c] += g[c];
+    }
+  }
+}
+
+void add_row_vector(const Tensor& bias, Tensor& y) {
+  assert(bias.size() == y.cols());
+  const float* __restrict__ b = bias.data();
+  const int64_t width = y.cols();
+  for (int64_t r = 0; r < y.rows(); ++r) {
+    float* __restrict__ out = y.row(r);
+    for (int64_t c = 0; c < width; ++c) out[c] += b[c];
+  }
+}
 
 LinearLayer::LinearLayer(int index, int64_t in_features, int64_t out_features, bool bias,
                          DeviceAllocator* allocator, bool add_bias_in_forward)
@@ -29,16 +85,8 @@ LinearLayer::LinearLayer(int index, int64_t in_features, int64_t out_features, b
 Tensor LinearLayer::forward(const Tensor& x, const ForwardInfo& info) {
   (void)info;
   assert(x.cols() == in_features());
-  const int64_t batch = x.rows();
-  Tensor y = make_activation(batch, out_features());
-  if (y.empty()) return y;
-  // Seeding Y with the bias and using beta = 1 adds it inside the GEMM's pass.
-  const bool with_bias = add_bias_in_forward_ && has_bias();
-  if (with_bias) add_bias(y);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blas_int(batch), blas_int(out_features()),
-              blas_int(in_features()), 1.0f, x.data(), blas_int(in_features()), weight_.data(),
-              blas_int(out_features()), with_bias ? 1.0f : 0.0f, y.data(),
-              blas_int(out_features()));
+  Tensor y = make_activation(x.rows(), out_features());
+  linear_forward(x, weight_, add_bias_in_forward_ && has_bias() ? &bias_ : nullptr, y);
   return y;
 }
 
@@ -46,34 +94,13 @@ Tensor LinearLayer::backward_input(const Tensor& x, const Tensor& dy, const Forw
   (void)x;  // dX needs only W; x is checked in debug builds
   (void)info;
   assert(dy.cols() == out_features() && dy.rows() == x.rows());
-  const int64_t batch = dy.rows();
-  Tensor dx = make_activation(batch, in_features());
-  if (dx.empty() || out_features() == 0) return dx;
-  // dX [batch, in] = dY [batch, out] * W^T, W being [in, out].
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blas_int(batch), blas_int(in_features()),
-              blas_int(out_features()), 1.0f, dy.data(), blas_int(out_features()), weight_.data(),
-              blas_int(out_features()), 0.0f, dx.data(), blas_int(in_features()));
+  Tensor dx = make_activation(dy.rows(), in_features());
+  linear_backward_input(dy, weight_, dx);
   return dx;
 }
 
 void LinearLayer::backward_weight(const Tensor& x, const Tensor& dy) {
-  assert(x.cols() == in_features() && dy.cols() == out_features() && dy.rows() == x.rows());
-  const int64_t batch = x.rows();
-  if (batch == 0) return;
-  // dW [in, out] += X^T [in, batch] * dY [batch, out]; beta = 1 accumulates.
-  if (!weight_grad_.empty())
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, blas_int(in_features()),
-                blas_int(out_features()), blas_int(batch), 1.0f, x.data(), blas_int(in_features()),
-                dy.data(), blas_int(out_features()), 1.0f, weight_grad_.data(),
-                blas_int(out_features()));
-  if (has_bias()) {
-    float* db = bias_grad_.data();
-    const int64_t width = out_features();
-    for (int64_t r = 0; r < batch; ++r) {
-      const float* g = dy.row(r);
-      for (int64_t c = 0; c < width; ++c) db[c] += g[c];
-    }
-  }
+  linear_backward_weight(x, dy, weight_grad_, has_bias() ? &bias_grad_ : nullptr);
 }
 
 std::vector<Tensor*> LinearLayer::params() {
@@ -89,12 +116,7 @@ std::vector<Tensor*> LinearLayer::grads() {
 void LinearLayer::add_bias(Tensor& y) const {
   if (!has_bias()) return;
   assert(y.cols() == out_features());
-  const float* b = bias_.data();
-  const int64_t width = out_features();
-  for (int64_t r = 0; r < y.rows(); ++r) {
-    float* out = y.row(r);
-    for (int64_t c = 0; c < width; ++c) out[c] += b[c];
-  }
+  add_row_vector(bias_, y);
 }
 
 }  // namespace pipelab

@@ -15,6 +15,18 @@
 
 namespace pipelab {
 
+// The three products as kernels over caller-allocated tensors, shared by the
+// layer and the Transformer block (gpt_block.h). W is [in, out].
+// y [batch, out] = x W, plus bias [1, out] on every row when bias is not null.
+void linear_forward(const Tensor& x, const Tensor& weight, const Tensor* bias, Tensor& y);
+// dx [batch, in] = dy W^T (overwritten).
+void linear_backward_input(const Tensor& dy, const Tensor& weight, Tensor& dx);
+// weight_grad += x^T dy; bias_grad (when not null) += column sums of dy.
+void linear_backward_weight(const Tensor& x, const Tensor& dy, Tensor& weight_grad,
+                            Tensor* bias_grad);
+// y += bias on every row.
+void add_row_vector(const Tensor& bias, Tensor& y);
+
 class LinearLayer : public Layer {
  public:
   // Weights and bias start at zero: fill them with init_linear (init.h) or by hand.

@@ -1,0 +1,153 @@
+#include "core/nn/attention.h"
+
+#include <cblas.h>
+
+#include <cassert>
+#include <cmath>
+
+#include "core/nn/blas_int.h"
+
+namespace pipelab {
+namespace {
+
+// Pointers and strides of one (b, h)'s q, k, v in a fused qkv buffer.
+struct HeadView {
+  int64_t qkv_offset = 0;  // of q(b, 0, h, 0); k and v follow head_dim and 2 head_dim later
+  int64_t out_offset = 0;  // of out(b, 0, h * head_dim)
+  int64_t probability_offset = 0;
+};
+
+HeadView head_view(const AttentionShape& shape, int64_t b, int64_t h) {
+  const int64_t first_row = b * shape.seq;
+  return {first_row * shape.qkv_width() + 3 * h * shape.head_dim,
+          first_row * shape.width() + h * shape.head_dim,
+          (b * shape.heads + h) * shape.seq * shape.seq};
+}
+
+float score_scale(const AttentionShape& shape) {
+  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(shape.head_dim)));
+}
+
+// p [seq, seq] = softmax(q k^T / sqrt(head_dim) + mask) of one head.
+void head_probabilities(const float* q, const float* k, const AttentionShape& shape, float* p) {
+  const int64_t seq = shape.seq;
+  const int ld = blas_int(shape.qkv_width());
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blas_int(seq), blas_int(seq),
+              blas_int(shape.head_dim), score_scale(shape), q, ld, k, ld, 0.0f, p, blas_int(seq));
+  for (int64_t i = 0; i < seq; ++i) {
+    float* row = p + i * seq;
+    const int64_t visible = shape.causal ? i + 1 : seq;  // keys [0, visible) are unmasked
+    float max_score = row[0];
+    for (int64_t j = 1; j < visible; ++j) max_score = row[j] > max_score ? row[j] : max_score;
+    double sum = 0;
+    for (int64_t j = 0; j < visible; ++j) {
+      row[j] = std::exp(row[j] - max_score);
+      sum += row[j];
+    }
+    const float inverse_sum = static_cast<float>(1.0 / sum);
+    for (int64_t j = 0; j < visible; ++j) row[j] *= inverse_sum;
+    for (int64_t j = visible; j < seq; ++j) row[j] = 0.0f;
+  }
+}
+
+void check_shapes(const Tensor& qkv, const AttentionShape& shape) {
+  (void)qkv;
+  (void)shape;
+  assert(shape.batch >= 0 && shape.seq > 0 && shape.heads > 0 && shape.head_dim > 0);
+  assert(qkv.rows() == shape.rows() && qkv.cols() == shape.qkv_width());
+}
+
+}  // namespace
+
+void attention_forward(const Tensor& qkv, const AttentionShape& shape, Tensor& out,
+                       Tensor* probabilities) {
+  check_shapes(qkv, shape);
+  assert(out.rows() == shape.rows() && out.cols() == shape.width());
+  assert(!probabilities ||
+         (probabilities->rows() == shape.probability_rows() && probabilities->cols() == shape.seq));
+  const int64_t seq = shape.seq;
+  Tensor scratch = probabilities ? Tensor() : Tensor(seq, seq);
+  for (int64_t b = 0; b < shape.batch; ++b)
+    for (int64_t h = 0; h < shape.heads; ++h) {
+      const HeadView view = head_view(shape, b, h);
+      const float* q = qkv.data() + view.qkv_offset;
+      float* p = probabilities ? probabilities->data() + view.probability_offset : scratch.data();
+      head_probabilities(q, q + shape.head_dim, shape, p);
+      // O [seq, head_dim] = P [seq, seq] V [seq, head_dim], written into out's head columns.
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blas_int(seq),
+                  blas_int(shape.head_dim), blas_int(seq), 1.0f, p, blas_int(seq),
+                  q + 2 * shape.head_dim, blas_int(shape.qkv_width()), 0.0f,
+                  out.data() + view.out_offset, blas_int(shape.width()));
+    }
+}
+
+void attention_probabilities(const Tensor& qkv, const AttentionShape& shape,
+                             Tensor& probabilities) {
+  check_shapes(qkv, shape);
+  assert(probabilities.rows() == shape.probability_rows() && probabilities.cols() == shape.seq);
+  for (int64_t b = 0; b < shape.batch; ++b)
+    for (int64_t h = 0; h < shape.heads; ++h) {
+      const HeadView view = head_view(shape, b, h);
+      const float* q = qkv.data() + view.qkv_offset;
+      head_probabilities(q, q + shape.head_dim, shape,
+                         probabilities.data() + view.probability_offset);
+    }
+}
+
+// Per head, with dS the gradient of the scaled scores:
+//   dV = P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(P * dP)),
+//   dQ = dS K / sqrt(d),  dK = dS^T Q / sqrt(d)
+// Masked entries have P = 0, so their dS is 0 without a separate mask.
+void attention_backward(const Tensor& qkv, const Tensor* probabilities, const Tensor& dout,
+                        const AttentionShape& shape, Tensor& dqkv) {
+  check_shapes(qkv, shape);
+  assert(dqkv.same_shape(qkv));
+  assert(dout.rows() == shape.rows() && dout.cols() == shape.width());
+  assert(!probabilities ||
+         (probabilities->rows() == shape.probability_rows() && probabilities->cols() == shape.seq));
+  const int64_t seq = shape.seq;
+  const int64_t d = shape.head_dim;
+  const int s = blas_int(seq);
+  const int hd = blas_int(d);
+  const int ld_qkv = blas_int(shape.qkv_width());
+  const int ld_out = blas_int(shape.width());
+  const float scale = score_scale(shape);
+  Tensor dp(seq, seq);
+  Tensor recomputed = probabilities ? Tensor() : Tensor(seq, seq);
+  for (int64_t b = 0; b < shape.batch; ++b)
+    for (int64_t h = 0; h < shape.heads; ++h) {
+      const HeadView view = head_view(shape, b, h);
+      const float* q = qkv.data() + view.qkv_offset;
+      const float* k = q + d;
+      const float* v = q + 2 * d;
+      const float* p;
+      if (probabilities) {
+        p = probabilities->data() + view.probability_offset;
+      } else {
+        head_probabilities(q, k, shape, recomputed.data());
+        p = recomputed.data();
+      }
+      const float* d_o = dout.data() + view.out_offset;
+      float* dq = dqkv.data() + view.qkv_offset;
+      float* dk = dq + d;
+      float* dv = dq + 2 * d;
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, s, hd, s, 1.0f, p, s, d_o, ld_out, 0.0f,
+                  dv, ld_qkv);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s, s, hd, 1.0f, d_o, ld_out, v, ld_qkv,
+                  0.0f, dp.data(), s);
+      for (int64_t i = 0; i < seq; ++i) {
+        const float* __restrict__ p_row = p + i * seq;
+        float* __restrict__ ds_row = dp.row(i);
+        double dot = 0;
+        for (int64_t j = 0; j < seq; ++j) dot += static_cast<double>(p_row[j]) * ds_row[j];
+        const float row_dot = static_cast<float>(dot);
+        for (int64_t j = 0; j < seq; ++j) ds_row[j] = p_row[j] * (ds_row[j] - row_dot);
+      }
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s, hd, s, scale, dp.data(), s, k,
+                  ld_qkv, 0.0f, dq, ld_qkv);
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, s, hd, s, scale, dp.data(), s, q, ld_qkv,
+                  0.0f, dk, ld_qkv);
+    }
+}
+
+}  // namespace pipelab

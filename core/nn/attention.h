@@ -1,0 +1,68 @@
+// The core of multi-head self-attention, per sequence b and head h:
+//   P = softmax(Q K^T / sqrt(head_dim) + mask),   O = P V
+// where mask is -inf above the diagonal when causal (token i sees tokens
+// j <= i) and 0 otherwise. The projections around it (the fused QKV linear
+// and the output projection) are ordinary linears (gpt_block.h).
+//
+// Layout. The input is the fused QKV projection's output, [batch * seq,
+// heads * 3 * head_dim], row b * seq + t for token t of sequence b, and within
+// a row one [q | k | v] group of 3 * head_dim columns per head:
+//   q(b, t, h, j) = qkv[b * seq + t][(3 h + 0) head_dim + j]
+//   k(b, t, h, j) = qkv[b * seq + t][(3 h + 1) head_dim + j]
+//   v(b, t, h, j) = qkv[b * seq + t][(3 h + 2) head_dim + j]
+// That is q, k and v each laid out [b, s, heads, head_dim] with a row stride
+// of 3 * width. Grouping by head (Megatron's layout) makes a tensor-parallel
+// shard's heads one contiguous block of the QKV weight's columns, and the
+// strided views go straight into sgemm (lda = 3 * width): no copies.
+// The output is [batch * seq, heads * head_dim], head h in columns
+// [h head_dim, (h + 1) head_dim): the order the output projection reads.
+//
+// What backward needs. Besides qkv, backward needs P: batch * heads * seq^2
+// floats, the 5 a s / h term of Korthikanti et al.'s per-layer activation
+// count. A caller either keeps P from forward (pass `probabilities`), or
+// passes nullptr to forward and backward, which then work one (b, h) at a
+// time in a [seq, seq] scratch and backward recomputes that head's P from q
+// and k ("selective recompute": one more Q K^T per head, no P kept).
+// attention_probabilities recomputes the whole P tensor on its own.
+//
+// Every matmul is one cblas_sgemm per (b, h); the softmax subtracts each row's
+// max before exponentiating, so any finite scores are safe, and a causal row
+// always keeps its diagonal, so no row is all masked.
+#pragma once
+
+#include <cstdint>
+
+#include "core/nn/tensor.h"
+
+namespace pipelab {
+
+struct AttentionShape {
+  int64_t batch = 0;
+  int64_t seq = 0;
+  int64_t heads = 0;  // this shard's heads under tensor parallelism
+  int64_t head_dim = 0;
+  bool causal = true;
+
+  int64_t rows() const { return batch * seq; }
+  int64_t width() const { return heads * head_dim; }  // the output's columns
+  int64_t qkv_width() const { return 3 * width(); }
+  // P is [batch * heads * seq, seq]; row ((b * heads + h) * seq + i) is query i's.
+  int64_t probability_rows() const { return batch * heads * seq; }
+};
+
+// out [rows, width] from qkv [rows, qkv_width]. When `probabilities` is not
+// null it receives P ([probability_rows, seq]; zero above a causal diagonal)
+// for attention_backward.
+void attention_forward(const Tensor& qkv, const AttentionShape& shape, Tensor& out,
+                       Tensor* probabilities);
+
+// P alone, from qkv: recomputes what forward would have kept.
+void attention_probabilities(const Tensor& qkv, const AttentionShape& shape, Tensor& probabilities);
+
+// dqkv [rows, qkv_width] (overwritten, same layout as qkv) from dout
+// [rows, width]. `probabilities` is forward's P, or nullptr to recompute each
+// head's P in a scratch.
+void attention_backward(const Tensor& qkv, const Tensor* probabilities, const Tensor& dout,
+                        const AttentionShape& shape, Tensor& dqkv);
+
+}  // namespace pipelab

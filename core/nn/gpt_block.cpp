@@ -1,0 +1,376 @@
+#include "core/nn/gpt_block.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "core/nn/activations.h"
+#include "core/nn/counter_rng.h"
+#include "core/nn/init.h"
+#include "core/nn/layer_norm.h"
+#include "core/nn/linear.h"
+#include "core/nn/rms_norm.h"
+#include "core/nn/swiglu.h"
+#include "core/nn/tensor_parallel.h"
+
+namespace pipelab {
+namespace {
+
+// The widths one shard holds.
+struct ShardWidths {
+  int64_t qkv = 0;        // 3 dim / tp
+  int64_t attention = 0;  // dim / tp
+  int64_t heads = 0;      // heads / tp
+  int64_t ffn = 0;        // f / tp
+  int64_t ffn1 = 0;       // ffn1_width / tp
+};
+
+ShardWidths shard_widths(const GptBlockConfig& config, int tp) {
+  return {3 * config.dim / tp, config.dim / tp, config.heads / tp, config.ffn_hidden / tp,
+          config.ffn1_width() / tp};
+}
+
+Tensor make(int64_t rows, int64_t cols, DeviceAllocator* allocator, MemoryCategory category) {
+  return Tensor(rows, cols, allocator, category);
+}
+
+// Zero tensors in the shard's shapes.
+GptBlockTensors shard_tensors(const GptBlockConfig& config, int tp, DeviceAllocator* allocator,
+                              MemoryCategory category) {
+  const ShardWidths w = shard_widths(config, tp);
+  const int64_t dim = config.dim;
+  const int64_t bias_rows = config.bias ? 1 : 0;
+  const int64_t norm_bias = config.norm == BlockNorm::LayerNorm ? 1 : 0;
+  GptBlockTensors t;
+  t.norm1_gain = make(1, dim, allocator, category);
+  t.norm1_bias = make(norm_bias, norm_bias * dim, allocator, category);
+  t.qkv_weight = make(dim, w.qkv, allocator, category);
+  t.qkv_bias = make(bias_rows, bias_rows * w.qkv, allocator, category);
+  t.proj_weight = make(w.attention, dim, allocator, category);
+  t.proj_bias = make(bias_rows, bias_rows * dim, allocator, category);
+  t.norm2_gain = make(1, dim, allocator, category);
+  t.norm2_bias = make(norm_bias, norm_bias * dim, allocator, category);
+  t.ffn1_weight = make(dim, w.ffn1, allocator, category);
+  t.ffn1_bias = make(bias_rows, bias_rows * w.ffn1, allocator, category);
+  t.ffn2_weight = make(w.ffn, dim, allocator, category);
+  t.ffn2_bias = make(bias_rows, bias_rows * dim, allocator, category);
+  return t;
+}
+
+// Columns [a_begin, a_begin + half) then [b_begin, b_begin + half) of `full`,
+// side by side: a SwiGLU shard's [gate | up] slice.
+Tensor two_column_blocks(const Tensor& full, int64_t a_begin, int64_t b_begin, int64_t half,
+                         DeviceAllocator* allocator) {
+  Tensor part(full.rows(), 2 * half, allocator, MemoryCategory::Workspace);
+  for (int64_t r = 0; r < full.rows(); ++r) {
+    std::copy(full.row(r) + a_begin, full.row(r) + a_begin + half, part.row(r));
+    std::copy(full.row(r) + b_begin, full.row(r) + b_begin + half, part.row(r) + half);
+  }
+  return part;
+}
+
+// The init rule for a [rows, 2 half] SwiGLU shard tensor: its gate half is
+// columns [gate_begin, ...) and its up half [up_begin, ...) of the full one.
+void init_two_column_blocks(Tensor& part, uint64_t key, double bound, int64_t full_cols,
+                            int64_t gate_begin, int64_t up_begin) {
+  const int64_t half = part.cols() / 2;
+  Tensor gate(part.rows(), half);
+  Tensor up(part.rows(), half);
+  init_uniform_block(gate, key, bound, full_cols, 0, gate_begin);
+  init_uniform_block(up, key, bound, full_cols, 0, up_begin);
+  for (int64_t r = 0; r < part.rows(); ++r) {
+    std::copy(gate.row(r), gate.row(r) + half, part.row(r));
+    std::copy(up.row(r), up.row(r) + half, part.row(r) + half);
+  }
+}
+
+// Resizes a cache tensor only when its shape changes.
+void ensure(Tensor& t, int64_t rows, int64_t cols, DeviceAllocator* allocator) {
+  if (t.rows() != rows || t.cols() != cols)
+    t = Tensor(rows, cols, allocator, MemoryCategory::Activations);
+}
+
+// y += residual (+ bias on every row): the residual connection, after the
+// row-parallel linear's all-reduce so that neither is added tp times.
+void add_residual(Tensor& y, const Tensor& residual, const Tensor& bias) {
+  assert(y.same_shape(residual));
+  const int64_t width = y.cols();
+  const bool with_bias = !bias.empty();
+  for (int64_t r = 0; r < y.rows(); ++r) {
+    float* __restrict__ out = y.row(r);
+    const float* __restrict__ in = residual.row(r);
+    if (with_bias) {
+      const float* __restrict__ b = bias.data();
+      for (int64_t c = 0; c < width; ++c) out[c] += in[c] + b[c];
+    } else {
+      for (int64_t c = 0; c < width; ++c) out[c] += in[c];
+    }
+  }
+}
+
+const Tensor* optional(const Tensor& t) { return t.empty() ? nullptr : &t; }
+Tensor* optional(Tensor& t) { return t.empty() ? nullptr : &t; }
+
+// The config, once check_gpt_block accepts it (for the constructor's initialiser list).
+const GptBlockConfig& checked(const GptBlockConfig& config, const TensorParallelShard& shard) {
+  check_gpt_block(config, shard);
+  return config;
+}
+
+double uniform_bound(int64_t in_features) {
+  return 1.0 / std::sqrt(static_cast<double>(in_features));
+}
+
+}  // namespace
+
+void check_gpt_block(const GptBlockConfig& config, const TensorParallelShard& shard) {
+  const auto fail = [](const std::string& message) {
+    throw std::invalid_argument("Transformer block: " + message);
+  };
+  if (config.dim <= 0 || config.heads <= 0 || config.ffn_hidden <= 0)
+    fail("dim (" + std::to_string(config.dim) + "), heads (" + std::to_string(config.heads) +
+         ") and ffn_hidden (" + std::to_string(config.ffn_hidden) + ") must all be positive");
+  if (config.dim % config.heads != 0)
+    fail(std::to_string(config.heads) + " heads do not divide dim " + std::to_string(config.dim) +
+         "; choose a head count that divides the model width");
+  if (shard.tp < 1 || shard.shard < 0 || shard.shard >= shard.tp)
+    fail("tensor-parallel shard " + std::to_string(shard.shard) +
+         " of tp = " + std::to_string(shard.tp) + " does not exist; need 0 <= shard < tp");
+  if (config.heads % shard.tp != 0)
+    fail("tp = " + std::to_string(shard.tp) + " does not divide the " +
+         std::to_string(config.heads) + " heads; each shard needs whole heads");
+  if (config.ffn_hidden % shard.tp != 0)
+    fail("tp = " + std::to_string(shard.tp) + " does not divide ffn_hidden " +
+         std::to_string(config.ffn_hidden) + "; choose a hidden width that tp divides");
+}
+
+std::vector<Tensor*> GptBlockTensors::list() {
+  std::vector<Tensor*> all;
+  for (Tensor* t : {&norm1_gain, &norm1_bias, &qkv_weight, &qkv_bias, &proj_weight, &proj_bias,
+                    &norm2_gain, &norm2_bias, &ffn1_weight, &ffn1_bias, &ffn2_weight, &ffn2_bias})
+    if (!t->empty()) all.push_back(t);
+  return all;
+}
+
+GptBlockTensors slice_block_tensors(GptBlockTensors& full, const GptBlockConfig& config,
+                                    const TensorParallelShard& shard, DeviceAllocator* allocator) {
+  check_gpt_block(config, shard);
+  const ShardWidths w = shard_widths(config, shard.tp);
+  const int64_t k = shard.shard;
+  const auto whole = [&](const Tensor& t) {
+    return copy_slice(t, {0, t.rows(), 0, t.cols()}, allocator);
+  };
+  const auto columns = [&](const Tensor& t, int64_t begin, int64_t count) {
+    return t.empty() ? Tensor() : copy_slice(t, {0, t.rows(), begin, count}, allocator);
+  };
+  const auto rows = [&](const Tensor& t, int64_t begin, int64_t count) {
+    return copy_slice(t, {begin, count, 0, t.cols()}, allocator);
+  };
+  const auto ffn1_part = [&](const Tensor& t) {
+    if (t.empty()) return Tensor();
+    if (config.activation == BlockActivation::Gelu) return columns(t, k * w.ffn, w.ffn);
+    return two_column_blocks(t, k * w.ffn, config.ffn_hidden + k * w.ffn, w.ffn, allocator);
+  };
+  GptBlockTensors part;
+  part.norm1_gain = whole(full.norm1_gain);
+  part.norm1_bias = whole(full.norm1_bias);
+  part.qkv_weight = columns(full.qkv_weight, k * w.qkv, w.qkv);
+  part.qkv_bias = columns(full.qkv_bias, k * w.qkv, w.qkv);
+  part.proj_weight = rows(full.proj_weight, k * w.attention, w.attention);
+  part.proj_bias = whole(full.proj_bias);
+  part.norm2_gain = whole(full.norm2_gain);
+  part.norm2_bias = whole(full.norm2_bias);
+  part.ffn1_weight = ffn1_part(full.ffn1_weight);
+  part.ffn1_bias = ffn1_part(full.ffn1_bias);
+  part.ffn2_weight = rows(full.ffn2_weight, k * w.ffn, w.ffn);
+  part.ffn2_bias = whole(full.ffn2_bias);
+  return part;
+}
+
+int64_t GptBlockCache::forward_floats() const {
+  return norm1_out.size() + qkv.size() + probabilities.size() + attention_out.size() + h.size() +
+         norm2_out.size() + ffn1_out.size() + activation_out.size();
+}
+
+GptBlock::GptBlock(const GptBlockConfig& config, const TensorParallelShard& shard,
+                   DeviceAllocator* allocator)
+    : config_(checked(config, shard)),
+      shard_(shard),
+      allocator_(allocator),
+      weights_(shard_tensors(config, shard.tp, allocator, MemoryCategory::Weights)),
+      gradients_(shard_tensors(config, shard.tp, allocator, MemoryCategory::Gradients)) {
+  weights_.norm1_gain.fill(1.0f);
+  weights_.norm2_gain.fill(1.0f);
+}
+
+void GptBlock::init(uint64_t seed, int layer) {
+  const uint64_t base = layer_key(seed, RandomStream::TransformerBlock, layer);
+  const auto key = [&](BlockTensor tensor) {
+    return combine_key(base, static_cast<uint64_t>(tensor));
+  };
+  const ShardWidths w = shard_widths(config_, shard_.tp);
+  const int64_t k = shard_.shard;
+  const int64_t dim = config_.dim;
+  const int64_t f = config_.ffn_hidden;
+  GptBlockTensors& t = weights_;
+  t.norm1_gain.fill(1.0f);
+  t.norm1_bias.set_zero();
+  t.norm2_gain.fill(1.0f);
+  t.norm2_bias.set_zero();
+  init_uniform_block(t.qkv_weight, key(BlockTensor::QkvWeight), uniform_bound(dim), 3 * dim, 0,
+                     k * w.qkv);
+  init_uniform_block(t.qkv_bias, key(BlockTensor::QkvBias), uniform_bound(dim), 3 * dim, 0,
+                     k * w.qkv);
+  init_uniform_block(t.proj_weight, key(BlockTensor::ProjWeight), uniform_bound(dim), dim,
+                     k * w.attention, 0);
+  init_uniform_block(t.proj_bias, key(BlockTensor::ProjBias), uniform_bound(dim), dim);
+  if (config_.activation == BlockActivation::Gelu) {
+    init_uniform_block(t.ffn1_weight, key(BlockTensor::Ffn1Weight), uniform_bound(dim), f, 0,
+                       k * w.ffn);
+    init_uniform_block(t.ffn1_bias, key(BlockTensor::Ffn1Bias), uniform_bound(dim), f, 0,
+                       k * w.ffn);
+  } else {
+    init_two_column_blocks(t.ffn1_weight, key(BlockTensor::Ffn1Weight), uniform_bound(dim), 2 * f,
+                           k * w.ffn, f + k * w.ffn);
+    if (!t.ffn1_bias.empty())
+      init_two_column_blocks(t.ffn1_bias, key(BlockTensor::Ffn1Bias), uniform_bound(dim), 2 * f,
+                             k * w.ffn, f + k * w.ffn);
+  }
+  init_uniform_block(t.ffn2_weight, key(BlockTensor::Ffn2Weight), uniform_bound(f), dim, k * w.ffn,
+                     0);
+  init_uniform_block(t.ffn2_bias, key(BlockTensor::Ffn2Bias), uniform_bound(f), dim);
+}
+
+void GptBlock::zero_grad() {
+  for (Tensor* grad : gradients_.list()) grad->set_zero();
+}
+
+AttentionShape GptBlock::attention_shape(int64_t batch, int64_t seq) const {
+  return {batch, seq, config_.heads / shard_.tp, config_.head_dim(), config_.causal};
+}
+
+void GptBlock::norm_forward(const Tensor& gain, const Tensor& bias, const Tensor& x,
+                            Tensor& y) const {
+  if (config_.norm == BlockNorm::LayerNorm)
+    layer_norm_forward(x, gain, bias, y);
+  else
+    rms_norm_forward(x, gain, y);
+}
+
+void GptBlock::norm_backward_input(const Tensor& gain, const Tensor& x, const Tensor& dy,
+                                   Tensor& dx) const {
+  if (config_.norm == BlockNorm::LayerNorm)
+    layer_norm_backward_input(x, gain, dy, dx);
+  else
+    rms_norm_backward_input(x, gain, dy, dx);
+}
+
+void GptBlock::norm_backward_weight(const Tensor& x, const Tensor& dy, Tensor& gain_grad,
+                                    Tensor& bias_grad) const {
+  if (config_.norm == BlockNorm::LayerNorm)
+    layer_norm_backward_weight(x, dy, gain_grad, bias_grad);
+  else
+    rms_norm_backward_weight(x, dy, gain_grad);
+}
+
+void GptBlock::forward(const Tensor& x, int64_t batch, int64_t seq, GptBlockCache& cache, Tensor& y,
+                       const AllReduceFunction& all_reduce_sum) const {
+  const int64_t rows = batch * seq;
+  const int64_t dim = config_.dim;
+  if (batch <= 0 || seq <= 0 || x.rows() != rows || x.cols() != dim || !x.same_shape(y))
+    throw std::invalid_argument("Transformer block: input " + std::to_string(x.rows()) + " x " +
+                                std::to_string(x.cols()) + " and output " +
+                                std::to_string(y.rows()) + " x " + std::to_string(y.cols()) +
+                                " must both be (batch " + std::to_string(batch) + " * seq " +
+                                std::to_string(seq) + ") x dim " + std::to_string(dim));
+  const ShardWidths w = shard_widths(config_, shard_.tp);
+  const AttentionShape shape = attention_shape(batch, seq);
+  cache.batch = batch;
+  cache.seq = seq;
+  ensure(cache.norm1_out, rows, dim, allocator_);
+  ensure(cache.qkv, rows, w.qkv, allocator_);
+  if (config_.keep_attention_probabilities)
+    ensure(cache.probabilities, shape.probability_rows(), seq, allocator_);
+  else
+    cache.probabilities.reset();
+  ensure(cache.attention_out, rows, w.attention, allocator_);
+  ensure(cache.h, rows, dim, allocator_);
+  ensure(cache.norm2_out, rows, dim, allocator_);
+  ensure(cache.ffn1_out, rows, w.ffn1, allocator_);
+  ensure(cache.activation_out, rows, w.ffn, allocator_);
+  const GptBlockTensors& t = weights_;
+
+  // Attention half: h = x + proj(attention(qkv(norm1(x)))).
+  norm_forward(t.norm1_gain, t.norm1_bias, x, cache.norm1_out);
+  linear_forward(cache.norm1_out, t.qkv_weight, optional(t.qkv_bias), cache.qkv);
+  attention_forward(cache.qkv, shape, cache.attention_out,
+                    config_.keep_attention_probabilities ? &cache.probabilities : nullptr);
+  linear_forward(cache.attention_out, t.proj_weight, nullptr, cache.h);
+  all_reduce_sum(cache.h.data(), cache.h.size());
+  add_residual(cache.h, x, t.proj_bias);
+
+  // Feed-forward half: y = h + ffn2(act(ffn1(norm2(h)))).
+  norm_forward(t.norm2_gain, t.norm2_bias, cache.h, cache.norm2_out);
+  linear_forward(cache.norm2_out, t.ffn1_weight, optional(t.ffn1_bias), cache.ffn1_out);
+  if (config_.activation == BlockActivation::Gelu)
+    gelu_forward(cache.ffn1_out.data(), cache.activation_out.data(), cache.ffn1_out.size());
+  else
+    swiglu_forward(cache.ffn1_out, cache.activation_out);
+  linear_forward(cache.activation_out, t.ffn2_weight, nullptr, y);
+  all_reduce_sum(y.data(), y.size());
+  add_residual(y, cache.h, t.ffn2_bias);
+}
+
+void GptBlock::backward_input(const Tensor& x, const Tensor& dy, GptBlockCache& cache, Tensor& dx,
+                              const AllReduceFunction& all_reduce_sum) const {
+  const int64_t rows = cache.batch * cache.seq;
+  const int64_t dim = config_.dim;
+  assert(x.rows() == rows && x.cols() == dim && x.same_shape(dy) && x.same_shape(dx));
+  assert(cache.h.rows() == rows);
+  const ShardWidths w = shard_widths(config_, shard_.tp);
+  ensure(cache.d_activation_out, rows, w.ffn, allocator_);
+  ensure(cache.d_ffn1_out, rows, w.ffn1, allocator_);
+  ensure(cache.d_norm2_out, rows, dim, allocator_);
+  ensure(cache.d_h, rows, dim, allocator_);
+  ensure(cache.d_attention_out, rows, w.attention, allocator_);
+  ensure(cache.d_qkv, rows, w.qkv, allocator_);
+  ensure(cache.d_norm1_out, rows, dim, allocator_);
+  const GptBlockTensors& t = weights_;
+
+  // Feed-forward half, back to dh = dy + norm2'(dnorm2_out).
+  linear_backward_input(dy, t.ffn2_weight, cache.d_activation_out);
+  if (config_.activation == BlockActivation::Gelu)
+    gelu_backward(cache.ffn1_out.data(), cache.d_activation_out.data(), cache.d_ffn1_out.data(),
+                  cache.ffn1_out.size());
+  else
+    swiglu_backward(cache.ffn1_out, cache.d_activation_out, cache.d_ffn1_out);
+  linear_backward_input(cache.d_ffn1_out, t.ffn1_weight, cache.d_norm2_out);
+  all_reduce_sum(cache.d_norm2_out.data(), cache.d_norm2_out.size());
+  norm_backward_input(t.norm2_gain, cache.h, cache.d_norm2_out, cache.d_h);
+  cache.d_h.add(dy);
+
+  // Attention half, back to dx = dh + norm1'(dnorm1_out).
+  linear_backward_input(cache.d_h, t.proj_weight, cache.d_attention_out);
+  attention_backward(cache.qkv,
+                     config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
+                     cache.d_attention_out, attention_shape(cache.batch, cache.seq), cache.d_qkv);
+  linear_backward_input(cache.d_qkv, t.qkv_weight, cache.d_norm1_out);
+  all_reduce_sum(cache.d_norm1_out.data(), cache.d_norm1_out.size());
+  norm_backward_input(t.norm1_gain, x, cache.d_norm1_out, dx);
+  dx.add(cache.d_h);
+}
+
+void GptBlock::backward_weight(const Tensor& x, const Tensor& dy, const GptBlockCache& cache) {
+  assert(cache.d_h.same_shape(dy) && x.same_shape(dy));
+  GptBlockTensors& g = gradients_;
+  linear_backward_weight(cache.activation_out, dy, g.ffn2_weight, optional(g.ffn2_bias));
+  linear_backward_weight(cache.norm2_out, cache.d_ffn1_out, g.ffn1_weight, optional(g.ffn1_bias));
+  norm_backward_weight(cache.h, cache.d_norm2_out, g.norm2_gain, g.norm2_bias);
+  linear_backward_weight(cache.attention_out, cache.d_h, g.proj_weight, optional(g.proj_bias));
+  linear_backward_weight(cache.norm1_out, cache.d_qkv, g.qkv_weight, optional(g.qkv_bias));
+  norm_backward_weight(x, cache.d_norm1_out, g.norm1_gain, g.norm1_bias);
+}
+
+}  // namespace pipelab

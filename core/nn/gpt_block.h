@@ -1,0 +1,189 @@
+// One pre-norm GPT Transformer block, forward and backward, over the kernels
+// of this folder (a later TransformerBlock layer wraps it):
+//   h = x + proj(attention(qkv(norm1(x))))
+//   y = h + ffn2(act(ffn1(norm2(h))))
+// norm is the layer norm or RMSNorm, act GELU (tanh form) or SwiGLU (ffn1
+// then outputs 2 ffn_hidden columns, [gate | up]), attention causal or not.
+// x and y are [batch * seq, dim], row b * seq + t. Dropout is not part of the
+// block yet (it behaves as p = 0).
+//
+// Megatron tensor parallelism. Shard k of tp holds:
+//   qkv   column-parallel by heads: heads / tp whole heads. With attention.h's
+//         head-grouped layout that is columns [k, k + 1) * 3 dim / tp of the
+//         full [dim, 3 dim] weight, and the same bias columns;
+//   proj  row-parallel: rows [k, k + 1) * dim / tp (its heads' outputs);
+//   ffn1  column-parallel: columns [k, k + 1) * f / tp (GELU); for SwiGLU those
+//         columns of the gate and the same of the up half, as [gate | up];
+//   ffn2  row-parallel: rows [k, k + 1) * f / tp;
+//   norms and the row-parallel biases replicated (added once, after the all-reduce).
+// x, y, dx and dy are whole (replicated) on every shard. Forward all-reduces
+// (sums) the partial outputs of proj and of ffn2, backward the partial input
+// gradients of ffn1 and of qkv: two each way, through the caller's
+// AllReduceFunction (all_reduce.h), which sums over the shards in place.
+// With tp = 1 pass all_reduce_nothing.
+//
+// Initial weights depend only on (seed, layer) and the element's place in the
+// full block, so a shard initialised for its slice holds exactly that slice
+// (slice_block_tensors cuts it from a full block's tensors). Linear weights and
+// biases: uniform(-1/sqrt(in), 1/sqrt(in)) of the full linear (PyTorch's nn.Linear
+// default, as init.h), element (i, j) of a full [in, out] tensor keyed
+//   combine_key(combine_key(layer_key(seed, TransformerBlock, layer), tensor), i * out + j)
+// where tensor is the BlockTensor number below. Norm gains start at 1, biases at 0.
+//
+// What is kept. forward fills a GptBlockCache: every tensor backward reads
+// (Korthikanti et al.'s per-layer activations), the attention probabilities
+// only with keep_attention_probabilities (otherwise backward recomputes them
+// per head: selective recompute). The caller keeps x (and, until
+// backward_weight, dy), as with every layer (basic_layer.h). backward_input
+// leaves in the cache the gradients backward_weight needs, so the two can run
+// apart (zero-bubble schedules' BI and BW).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/nn/all_reduce.h"
+#include "core/nn/attention.h"
+#include "core/nn/tensor.h"
+
+namespace pipelab {
+
+enum class BlockNorm { LayerNorm, RmsNorm };
+enum class BlockActivation { Gelu, SwiGlu };
+
+struct GptBlockConfig {
+  int64_t dim = 0;
+  int64_t heads = 0;
+  int64_t ffn_hidden = 0;  // f: the feed-forward's hidden width (SwiGLU: after the gate)
+  BlockNorm norm = BlockNorm::LayerNorm;
+  BlockActivation activation = BlockActivation::Gelu;
+  bool causal = true;
+  bool bias = true;  // biases on the four linears (LLaMA-style blocks have none)
+  bool keep_attention_probabilities = true;  // false: recompute them in backward
+
+  int64_t head_dim() const { return heads > 0 ? dim / heads : 0; }
+  // ffn1's full output width: f, or 2 f for SwiGLU.
+  int64_t ffn1_width() const {
+    return activation == BlockActivation::SwiGlu ? 2 * ffn_hidden : ffn_hidden;
+  }
+};
+
+struct TensorParallelShard {
+  int tp = 1;
+  int shard = 0;
+};
+
+// Throws std::invalid_argument, saying what to change, unless every width is
+// positive, heads divides dim, and tp divides heads and ffn_hidden.
+void check_gpt_block(const GptBlockConfig& config, const TensorParallelShard& shard);
+
+// The block's trainable tensors (and, in the same shapes, their gradients),
+// as one shard holds them. Norm biases and linear biases are empty when the
+// config has none (RMSNorm has no bias).
+struct GptBlockTensors {
+  Tensor norm1_gain, norm1_bias;  // [1, dim]
+  Tensor qkv_weight, qkv_bias;    // [dim, 3 dim / tp], [1, 3 dim / tp]
+  Tensor proj_weight, proj_bias;  // [dim / tp, dim], [1, dim]
+  Tensor norm2_gain, norm2_bias;  // [1, dim]
+  Tensor ffn1_weight, ffn1_bias;  // [dim, ffn1_width / tp], [1, ffn1_width / tp]
+  Tensor ffn2_weight, ffn2_bias;  // [f / tp, dim], [1, dim]
+
+  // The non-empty tensors, in the order above.
+  std::vector<Tensor*> list();
+};
+
+// The key number of each linear tensor in the init formula above.
+enum class BlockTensor : uint64_t {
+  QkvWeight = 1,
+  QkvBias = 2,
+  ProjWeight = 3,
+  ProjBias = 4,
+  Ffn1Weight = 5,
+  Ffn1Bias = 6,
+  Ffn2Weight = 7,
+  Ffn2Bias = 8,
+};
+
+// Shard `shard`'s slice of a full (tp = 1) block's tensors: weights when
+// loading a checkpoint into shards, gradients when comparing them.
+GptBlockTensors slice_block_tensors(GptBlockTensors& full, const GptBlockConfig& config,
+                                    const TensorParallelShard& shard,
+                                    DeviceAllocator* allocator = nullptr);
+
+// What one micro-batch's forward keeps for its backward ([rows, ...] with rows
+// = batch * seq; widths are the shard's), then what backward_input keeps for
+// backward_weight. The block sizes them on first use and reuses them.
+struct GptBlockCache {
+  int64_t batch = 0;
+  int64_t seq = 0;
+  // forward
+  Tensor norm1_out;       // [rows, dim]
+  Tensor qkv;             // [rows, 3 dim / tp]
+  Tensor probabilities;   // [batch * heads / tp * seq, seq]; empty under recompute
+  Tensor attention_out;   // [rows, dim / tp]
+  Tensor h;               // [rows, dim]: the residual stream between the halves
+  Tensor norm2_out;       // [rows, dim]
+  Tensor ffn1_out;        // [rows, ffn1_width / tp]
+  Tensor activation_out;  // [rows, f / tp]
+  // backward_input
+  Tensor d_activation_out;  // [rows, f / tp] (scratch)
+  Tensor d_ffn1_out;        // [rows, ffn1_width / tp]
+  Tensor d_norm2_out;       // [rows, dim], all-reduced
+  Tensor d_h;               // [rows, dim]
+  Tensor d_attention_out;   // [rows, dim / tp] (scratch)
+  Tensor d_qkv;             // [rows, 3 dim / tp]
+  Tensor d_norm1_out;       // [rows, dim], all-reduced
+
+  // Floats forward keeps for backward (the first group above).
+  int64_t forward_floats() const;
+};
+
+class GptBlock {
+ public:
+  // Allocates zero weights and gradients for the shard (call init to fill the
+  // weights). Throws like check_gpt_block.
+  GptBlock(const GptBlockConfig& config, const TensorParallelShard& shard,
+           DeviceAllocator* allocator = nullptr);
+
+  // Deterministic initial weights for model layer `layer` (formula above).
+  void init(uint64_t seed, int layer);
+
+  // y [batch * seq, dim] from x [batch * seq, dim]; fills cache. Throws
+  // std::invalid_argument when x or y is not [batch * seq, dim].
+  void forward(const Tensor& x, int64_t batch, int64_t seq, GptBlockCache& cache, Tensor& y,
+               const AllReduceFunction& all_reduce_sum) const;
+  // dx from dy, for the x of the forward that filled cache; keeps in cache
+  // what backward_weight needs.
+  void backward_input(const Tensor& x, const Tensor& dy, GptBlockCache& cache, Tensor& dx,
+                      const AllReduceFunction& all_reduce_sum) const;
+  // Adds this micro-batch's weight gradients into gradients(); needs no
+  // collective (the replicated tensors' gradients are equal on every shard).
+  void backward_weight(const Tensor& x, const Tensor& dy, const GptBlockCache& cache);
+  void backward(const Tensor& x, const Tensor& dy, GptBlockCache& cache, Tensor& dx,
+                const AllReduceFunction& all_reduce_sum) {
+    backward_input(x, dy, cache, dx, all_reduce_sum);
+    backward_weight(x, dy, cache);
+  }
+
+  const GptBlockConfig& config() const { return config_; }
+  const TensorParallelShard& shard() const { return shard_; }
+  GptBlockTensors& weights() { return weights_; }
+  const GptBlockTensors& weights() const { return weights_; }
+  GptBlockTensors& gradients() { return gradients_; }
+  void zero_grad();
+
+ private:
+  AttentionShape attention_shape(int64_t batch, int64_t seq) const;
+  void norm_forward(const Tensor& gain, const Tensor& bias, const Tensor& x, Tensor& y) const;
+  void norm_backward_input(const Tensor& gain, const Tensor& x, const Tensor& dy, Tensor& dx) const;
+  void norm_backward_weight(const Tensor& x, const Tensor& dy, Tensor& gain_grad,
+                            Tensor& bias_grad) const;
+
+  const GptBlockConfig config_;
+  const TensorParallelShard shard_;
+  DeviceAllocator* const allocator_;
+  GptBlockTensors weights_;
+  GptBlockTensors gradients_;
+};
+
+}  // namespace pipelab

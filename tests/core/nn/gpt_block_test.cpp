@@ -1,0 +1,263 @@
+// The pre-norm GPT block: every gradient against central differences for both
+// norms, both activations, causal and not; the BI/BW split and the recomputed
+// attention probabilities change nothing; tensor-parallel shards run in
+// lockstep threads (the all-reduce summing on the host) reproduce tp = 1.
+#include "core/nn/gpt_block.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <barrier>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "nn_test_helpers.h"
+
+namespace pipelab {
+namespace {
+
+using testing::expect_gradient_matches;
+using testing::random_tensor;
+using testing::weighted_sum;
+
+constexpr int64_t kBatch = 2;
+constexpr int64_t kSeq = 3;
+constexpr int64_t kRows = kBatch * kSeq;
+
+GptBlockConfig tiny_config(BlockNorm norm, BlockActivation activation, bool causal) {
+  GptBlockConfig config;
+  config.dim = 8;
+  config.heads = 4;
+  config.ffn_hidden = 12;
+  config.norm = norm;
+  config.activation = activation;
+  config.causal = causal;
+  return config;
+}
+
+// Norm gains and biases away from their 1 and 0, so their roles are exercised.
+void perturb_norms(GptBlock& block, uint32_t seed) {
+  GptBlockTensors& w = block.weights();
+  w.norm1_gain.copy_from(random_tensor(1, 8, seed, 0.5f, 1.5f));
+  w.norm2_gain.copy_from(random_tensor(1, 8, seed + 1, 0.5f, 1.5f));
+  if (!w.norm1_bias.empty()) w.norm1_bias.copy_from(random_tensor(1, 8, seed + 2));
+  if (!w.norm2_bias.empty()) w.norm2_bias.copy_from(random_tensor(1, 8, seed + 3));
+}
+
+Tensor run_forward(const GptBlock& block, const Tensor& x) {
+  GptBlockCache cache;
+  Tensor y(x.rows(), x.cols());
+  block.forward(x, kBatch, kSeq, cache, y, all_reduce_nothing);
+  return y;
+}
+
+using Variant = std::tuple<BlockNorm, BlockActivation, bool>;
+
+class TransformerBlockGradient : public ::testing::TestWithParam<Variant> {};
+
+TEST_P(TransformerBlockGradient, EveryGradientMatchesFiniteDifferences) {
+  const auto [norm, activation, causal] = GetParam();
+  GptBlock block(tiny_config(norm, activation, causal), {});
+  block.init(3, 1);
+  perturb_norms(block, 10);
+  Tensor x = random_tensor(kRows, 8, 20, -2.0f, 2.0f);
+  const Tensor upstream = random_tensor(kRows, 8, 21);
+  const auto loss = [&] { return weighted_sum(run_forward(block, x), upstream); };
+
+  GptBlockCache cache;
+  Tensor y(kRows, 8);
+  block.forward(x, kBatch, kSeq, cache, y, all_reduce_nothing);
+  Tensor dx(kRows, 8);
+  block.zero_grad();
+  block.backward(x, upstream, cache, dx, all_reduce_nothing);
+
+  expect_gradient_matches(x, loss, dx, "block dx", 1e-2, 1e-3, 1e-2);
+  const std::vector<Tensor*> weights = block.weights().list();
+  const std::vector<Tensor*> grads = block.gradients().list();
+  ASSERT_EQ(weights.size(), grads.size());
+  for (size_t i = 0; i < weights.size(); ++i)
+    expect_gradient_matches(*weights[i], loss, *grads[i], "block tensor " + std::to_string(i), 1e-2,
+                            1e-3, 1e-2);
+}
+
+std::string variant_name(const ::testing::TestParamInfo<Variant>& info) {
+  const auto [norm, activation, causal] = info.param;
+  return std::string(norm == BlockNorm::LayerNorm ? "LayerNorm" : "RmsNorm") +
+         (activation == BlockActivation::Gelu ? "Gelu" : "SwiGlu") + (causal ? "Causal" : "Full");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    TransformerBlock, TransformerBlockGradient,
+    ::testing::Combine(::testing::Values(BlockNorm::LayerNorm, BlockNorm::RmsNorm),
+                       ::testing::Values(BlockActivation::Gelu, BlockActivation::SwiGlu),
+                       ::testing::Bool()),
+    variant_name);
+
+TEST(TransformerBlock, WithoutBiasesAndWithRecomputeGradientsStillMatch) {
+  GptBlockConfig config = tiny_config(BlockNorm::RmsNorm, BlockActivation::SwiGlu, true);
+  config.bias = false;
+  config.keep_attention_probabilities = false;
+  GptBlock block(config, {});
+  block.init(4, 0);
+  // RMSNorm gains plus four weights: nothing else.
+  EXPECT_EQ(block.weights().list().size(), 6u);
+  Tensor x = random_tensor(kRows, 8, 30);
+  const Tensor upstream = random_tensor(kRows, 8, 31);
+  GptBlockCache cache;
+  Tensor y(kRows, 8);
+  block.forward(x, kBatch, kSeq, cache, y, all_reduce_nothing);
+  EXPECT_TRUE(cache.probabilities.empty());
+  Tensor dx(kRows, 8);
+  block.backward(x, upstream, cache, dx, all_reduce_nothing);
+  const auto loss = [&] { return weighted_sum(run_forward(block, x), upstream); };
+  expect_gradient_matches(x, loss, dx, "dx", 1e-2, 1e-3, 1e-2);
+  expect_gradient_matches(block.weights().qkv_weight, loss, block.gradients().qkv_weight, "dWqkv",
+                          1e-2, 1e-3, 1e-2);
+}
+
+TEST(TransformerBlock, SplitBackwardAndRecomputeChangeNothing) {
+  const GptBlockConfig kept = tiny_config(BlockNorm::LayerNorm, BlockActivation::Gelu, true);
+  GptBlockConfig lean = kept;
+  lean.keep_attention_probabilities = false;
+  GptBlock a(kept, {});
+  GptBlock b(lean, {});
+  a.init(5, 2);
+  b.init(5, 2);
+  const Tensor x = random_tensor(kRows, 8, 40);
+  const Tensor dy = random_tensor(kRows, 8, 41);
+  GptBlockCache cache_a, cache_b;
+  Tensor ya(kRows, 8), yb(kRows, 8), dxa(kRows, 8), dxb(kRows, 8);
+  a.forward(x, kBatch, kSeq, cache_a, ya, all_reduce_nothing);
+  b.forward(x, kBatch, kSeq, cache_b, yb, all_reduce_nothing);
+  EXPECT_TRUE(testing::bitwise_equal(ya, yb));
+  EXPECT_EQ(cache_a.forward_floats() - cache_b.forward_floats(), kBatch * 4 * kSeq * kSeq);
+  a.backward(x, dy, cache_a, dxa, all_reduce_nothing);
+  b.backward_input(x, dy, cache_b, dxb, all_reduce_nothing);
+  b.backward_weight(x, dy, cache_b);
+  EXPECT_TRUE(testing::bitwise_equal(dxa, dxb));
+  for (size_t i = 0; i < a.gradients().list().size(); ++i)
+    EXPECT_TRUE(testing::bitwise_equal(*a.gradients().list()[i], *b.gradients().list()[i])) << i;
+  // Forward keeps norm1_out, h and norm2_out (dim each), qkv (3 dim), the
+  // attention output (dim), ffn1's output and the activation (f each), and P.
+  EXPECT_EQ(cache_a.forward_floats(), kRows * (8 * 7 + 12 * 2) + kBatch * 4 * kSeq * kSeq);
+}
+
+// An all-reduce (sum) over `tp` threads: each call waits for every shard's
+// buffer, sums them in shard order (so every shard gets the same bits), then
+// writes its own buffer.
+class HostAllReduce {
+ public:
+  explicit HostAllReduce(int tp) : buffers_(tp), barrier_(tp) {}
+  void operator()(int shard, float* data, int64_t count) {
+    buffers_[shard] = data;
+    barrier_.arrive_and_wait();
+    std::vector<float> sum(count, 0.0f);
+    for (float* buffer : buffers_)
+      for (int64_t i = 0; i < count; ++i) sum[i] += buffer[i];
+    barrier_.arrive_and_wait();  // every shard has read every buffer
+    std::copy(sum.begin(), sum.end(), data);
+  }
+
+ private:
+  std::vector<float*> buffers_;
+  std::barrier<> barrier_;
+};
+
+void expect_close(const Tensor& actual, const Tensor& expected, const std::string& what) {
+  ASSERT_TRUE(actual.same_shape(expected)) << what;
+  for (int64_t i = 0; i < actual.size(); ++i)
+    EXPECT_NEAR(actual.data()[i], expected.data()[i], 1e-5 * (1 + std::fabs(expected.data()[i])))
+        << what << " element " << i;
+}
+
+void expect_shards_match_whole(const GptBlockConfig& config, int tp) {
+  GptBlock whole(config, {});
+  whole.init(7, 3);
+  const Tensor x = random_tensor(kRows, config.dim, 50);
+  const Tensor dy = random_tensor(kRows, config.dim, 51);
+  GptBlockCache cache;
+  Tensor y(kRows, config.dim), dx(kRows, config.dim);
+  whole.forward(x, kBatch, kSeq, cache, y, all_reduce_nothing);
+  whole.backward(x, dy, cache, dx, all_reduce_nothing);
+
+  std::vector<std::unique_ptr<GptBlock>> shards;
+  for (int k = 0; k < tp; ++k) {
+    shards.push_back(std::make_unique<GptBlock>(config, TensorParallelShard{tp, k}));
+    shards[k]->init(7, 3);
+  }
+  std::vector<Tensor> ys, dxs;
+  for (int k = 0; k < tp; ++k) {
+    ys.emplace_back(kRows, config.dim);
+    dxs.emplace_back(kRows, config.dim);
+  }
+  HostAllReduce reduce(tp);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < tp; ++k)
+    threads.emplace_back([&, k] {
+      const AllReduceFunction all_reduce = [&](float* data, int64_t count) {
+        reduce(k, data, count);
+      };
+      GptBlockCache shard_cache;
+      shards[k]->forward(x, kBatch, kSeq, shard_cache, ys[k], all_reduce);
+      shards[k]->backward(x, dy, shard_cache, dxs[k], all_reduce);
+    });
+  for (std::thread& thread : threads) thread.join();
+
+  const std::string label = "tp " + std::to_string(tp) + " ";
+  for (int k = 0; k < tp; ++k) {
+    expect_close(ys[k], y, label + "y");
+    expect_close(dxs[k], dx, label + "dx");
+    // A shard initialised on its own holds exactly its slice of the whole block...
+    GptBlockTensors expected_weights = slice_block_tensors(whole.weights(), config, {tp, k});
+    GptBlockTensors expected_grads = slice_block_tensors(whole.gradients(), config, {tp, k});
+    const std::vector<Tensor*> weights = shards[k]->weights().list();
+    const std::vector<Tensor*> grads = shards[k]->gradients().list();
+    ASSERT_EQ(weights.size(), expected_weights.list().size());
+    for (size_t i = 0; i < weights.size(); ++i) {
+      EXPECT_TRUE(testing::bitwise_equal(*weights[i], *expected_weights.list()[i]))
+          << label << "shard " << k << " weight " << i;
+      // ...and its gradients are that slice of the whole block's.
+      expect_close(*grads[i], *expected_grads.list()[i],
+                   label + "shard " + std::to_string(k) + " gradient " + std::to_string(i));
+    }
+  }
+}
+
+TEST(TransformerBlock, TensorParallelShardsReproduceTheWholeBlock) {
+  for (BlockNorm norm : {BlockNorm::LayerNorm, BlockNorm::RmsNorm})
+    for (BlockActivation activation : {BlockActivation::Gelu, BlockActivation::SwiGlu}) {
+      const GptBlockConfig config = tiny_config(norm, activation, true);
+      expect_shards_match_whole(config, 2);
+      expect_shards_match_whole(config, 4);
+    }
+  GptBlockConfig lean = tiny_config(BlockNorm::LayerNorm, BlockActivation::Gelu, false);
+  lean.keep_attention_probabilities = false;
+  expect_shards_match_whole(lean, 2);
+}
+
+TEST(TransformerBlock, UserErrorsAreExplained) {
+  GptBlockConfig config = tiny_config(BlockNorm::LayerNorm, BlockActivation::Gelu, true);
+  config.heads = 3;
+  EXPECT_THROW(GptBlock(config, {}), std::invalid_argument);
+  config.heads = 4;
+  try {
+    GptBlock block(config, {8, 0});
+    FAIL() << "tp = 8 cannot split 4 heads";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("whole heads"), std::string::npos);
+  }
+  EXPECT_THROW(GptBlock(config, {2, 2}), std::invalid_argument);
+  GptBlock block(config, {});
+  GptBlockCache cache;
+  const Tensor x(5, 8);
+  Tensor y(5, 8);
+  EXPECT_THROW(block.forward(x, kBatch, kSeq, cache, y, all_reduce_nothing), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace pipelab
