@@ -43,8 +43,7 @@ bool has_consistent_shape(const Dataset& dataset) {
   }
   if (static_cast<int64_t>(dataset.x.size()) != dataset.samples * dataset.features) return false;
   if (dataset.is_sequence()) return has_consistent_sequence_shape(dataset);
-  if (!dataset.token_labels.empty() || !dataset.loss_mask.empty() ||
-      !dataset.token_text.empty()) {
+  if (!dataset.token_labels.empty() || !dataset.loss_mask.empty() || !dataset.token_text.empty()) {
     return false;
   }
   if (dataset.is_classification()) {

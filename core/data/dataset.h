@@ -1,8 +1,9 @@
 // Dataset: samples held in memory as plain row-major arrays, ready to be cut
 // into batches. Three kinds share it: classification (one label per sample),
 // regression (a row of targets per sample) and token sequences (a label and a
-// loss-mask entry per position, for GPT-style models). DataError is the one error type core/data throws for problems
-// a user can cause (bad files, bad parameters).
+// loss-mask entry per position, for GPT-style models). DataError is the one
+// error type core/data throws for problems a user can cause (bad files, bad
+// parameters).
 #pragma once
 
 #include <cstdint>

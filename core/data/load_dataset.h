@@ -16,7 +16,8 @@ namespace pipelab {
 
 struct DatasetOptions {
   std::string source = "spiral";  // see dataset_source_names() and sequence_source_names()
-  std::string path;  // from DataSpec::resolved_path; mnist/fashion-mnist/idx: a folder, csv/text: a file
+  std::string path;  // from DataSpec::resolved_path; mnist/fashion-mnist/idx: a folder,
+                     // csv and text: a file
   double validation_fraction = 0.2;
   int64_t samples = 2048;  // synthetic sets
   int classes = 3;         // spiral, blobs, teacher (0: teacher regression)
@@ -26,7 +27,7 @@ struct DatasetOptions {
   uint64_t seed = 1;       // generation, shuffling and splitting
   // Unset: the source's default (images: global, csv: per-feature, synthetic: none).
   std::optional<Normalization> normalization;
-  int csv_label_column = 0;  // csv: see CsvOptions
+  int csv_label_column = 0;      // csv: see CsvOptions
   int64_t sequence_length = 32;  // sequence sources: tokens per sample (the model's input width)
   int vocab = 16;                // copy, reverse, sort, add: token ids (text: the file decides)
   int64_t stride = 0;            // text: characters between windows (0: sequence_length)

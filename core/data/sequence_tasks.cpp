@@ -52,9 +52,9 @@ void check_task(const std::string& source, const SequenceTaskOptions& options,
   }
   if (options.sequence_length < needs.min_sequence_length) {
     throw DataError(source + ": data.sequence_length is " +
-                    std::to_string(options.sequence_length) + "; " + source +
-                    " needs at least " + std::to_string(needs.min_sequence_length) + " " +
-                    needs.sequence_reason + "; raise data.sequence_length");
+                    std::to_string(options.sequence_length) + "; " + source + " needs at least " +
+                    std::to_string(needs.min_sequence_length) + " " + needs.sequence_reason +
+                    "; raise data.sequence_length");
   }
   if (options.samples > kMaxSequenceTokens / options.sequence_length) {
     throw DataError(source + ": " + std::to_string(options.samples) + " samples x " +
@@ -65,13 +65,15 @@ void check_task(const std::string& source, const SequenceTaskOptions& options,
 }
 
 const TaskNeeds kSymbolTaskNeeds{
-    2, "(a 1-symbol question, the separator and a 1-symbol answer make 3 tokens, and the "
-       "inputs are all but the last)",
+    2,
+    "(a 1-symbol question, the separator and a 1-symbol answer make 3 tokens, and the "
+    "inputs are all but the last)",
     kSpecialTokens + kMinSymbols, "(4 special tokens and 2 symbols)"};
 
 const TaskNeeds kAddTaskNeeds{
-    5, "(1-digit numbers: a + b = and a 2-digit sum make 6 tokens, and the inputs are all "
-       "but the last)",
+    5,
+    "(1-digit numbers: a + b = and a 2-digit sum make 6 tokens, and the inputs are all "
+    "but the last)",
     kSpecialTokens + kDecimalDigits, "(4 special tokens and the digits 0-9)"};
 
 Dataset empty_sequence_set(const std::string& name, const SequenceTaskOptions& options) {
@@ -146,8 +148,9 @@ Dataset make_reverse_task(const SequenceTaskOptions& options) {
 }
 
 Dataset make_sort_task(const SequenceTaskOptions& options) {
-  return make_symbol_task("sort", kSortStream, options,
-                          [](std::vector<int32_t>& answer) { std::sort(answer.begin(), answer.end()); });
+  return make_symbol_task("sort", kSortStream, options, [](std::vector<int32_t>& answer) {
+    std::sort(answer.begin(), answer.end());
+  });
 }
 
 Dataset make_add_task(const SequenceTaskOptions& options) {

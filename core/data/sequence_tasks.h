@@ -31,9 +31,9 @@ inline constexpr int32_t kFirstSymbolToken = 4;
 inline constexpr int kDecimalDigits = 10;
 
 struct SequenceTaskOptions {
-  int64_t samples = 2048;         // how many sequences (before any split)
-  int64_t sequence_length = 32;   // tokens per sample: the model's input width
-  int vocab = 16;                 // token ids 0..vocab-1, the 4 special tokens included
+  int64_t samples = 2048;        // how many sequences (before any split)
+  int64_t sequence_length = 32;  // tokens per sample: the model's input width
+  int vocab = 16;                // token ids 0..vocab-1, the 4 special tokens included
   uint64_t seed = 1;
 };
 

@@ -38,7 +38,9 @@ void check_options(const TextCorpusOptions& options) {
 
 // The code point of the well-formed sequence of `length` bytes at text[at].
 char32_t decode_utf8(std::string_view text, size_t at, size_t length) {
-  const auto byte = [&](size_t i) { return static_cast<char32_t>(static_cast<uint8_t>(text[at + i])); };
+  const auto byte = [&](size_t i) {
+    return static_cast<char32_t>(static_cast<uint8_t>(text[at + i]));
+  };
   if (length == 1) return byte(0);
   static constexpr char32_t kLeadMask[] = {0, 0, 0x1F, 0x0F, 0x07};
   char32_t code = byte(0) & kLeadMask[length];
@@ -105,8 +107,8 @@ int64_t window_count(int64_t begin, int64_t end, int64_t length, int64_t stride)
 }
 
 // A sequence set of the windows in [begin, end) of `ids`.
-Dataset cut_windows(const std::vector<int32_t>& ids, int64_t begin, int64_t end,
-                    int64_t length, int64_t stride, const Dataset& shape) {
+Dataset cut_windows(const std::vector<int32_t>& ids, int64_t begin, int64_t end, int64_t length,
+                    int64_t stride, const Dataset& shape) {
   Dataset dataset = shape;
   dataset.samples = window_count(begin, end, length, stride);
   const auto tokens = static_cast<size_t>(dataset.samples * length);
@@ -193,8 +195,9 @@ DataSplit parse_text_corpus(std::span<const uint8_t> bytes, const std::string& p
 DataSplit load_text_corpus(const std::string& path, const TextCorpusOptions& options) {
   check_options(options);  // before reading, so a bad option is reported without the file
   if (path.empty()) {
-    throw DataError("text: data.path is empty; name a UTF-8 text file, such as the LICENSE file "
-                    "at the top of the PipeLab sources");
+    throw DataError(
+        "text: data.path is empty; name a UTF-8 text file, such as the LICENSE file "
+        "at the top of the PipeLab sources");
   }
   return parse_text_corpus(read_file_bytes(path), path, options);
 }

@@ -30,8 +30,8 @@
 namespace pipelab {
 
 struct TextCorpusOptions {
-  int64_t sequence_length = 64;      // characters per sample's input (the model's width)
-  int64_t stride = 0;                // characters between window starts, 1..sequence_length; 0: sequence_length
+  int64_t sequence_length = 64;  // characters per sample's input (the model's width)
+  int64_t stride = 0;  // characters between window starts, 1..sequence_length; 0: sequence_length
   double validation_fraction = 0.1;  // share of the characters, from the end, that validates
 };
 

@@ -67,10 +67,10 @@ TEST(SequenceDataset, ShapeChecksCoverTheTokenFields) {
     change(dataset);
     return !has_consistent_shape(dataset);
   };
-  EXPECT_TRUE(broken([](Dataset& d) { d.token_labels[4] = 10; }));       // past the vocabulary
+  EXPECT_TRUE(broken([](Dataset& d) { d.token_labels[4] = 10; }));  // past the vocabulary
   EXPECT_TRUE(broken([](Dataset& d) { d.token_labels[4] = -1; }));
-  EXPECT_TRUE(broken([](Dataset& d) { d.loss_mask[2] = 2; }));           // a mask is 0 or 1
-  EXPECT_TRUE(broken([](Dataset& d) { d.x[1] = 2.5f; }));               // a scaled id
+  EXPECT_TRUE(broken([](Dataset& d) { d.loss_mask[2] = 2; }));  // a mask is 0 or 1
+  EXPECT_TRUE(broken([](Dataset& d) { d.x[1] = 2.5f; }));       // a scaled id
   EXPECT_TRUE(broken([](Dataset& d) { d.x[1] = 10.0f; }));
   EXPECT_TRUE(broken([](Dataset& d) { d.loss_mask.pop_back(); }));
   EXPECT_TRUE(broken([](Dataset& d) { d.token_labels.pop_back(); }));
@@ -237,7 +237,8 @@ TEST(SequenceDataset, LoadDatasetReadsTextSplitByPosition) {
     train_rows.emplace(ordered.train.row(i), ordered.train.row(i) + 32);
   }
   for (int64_t i = 0; i < split.train.samples; ++i) {  // a shuffle of the same windows
-    const auto found = train_rows.find(std::vector<float>(split.train.row(i), split.train.row(i) + 32));
+    const auto found =
+        train_rows.find(std::vector<float>(split.train.row(i), split.train.row(i) + 32));
     ASSERT_NE(found, train_rows.end());
     train_rows.erase(found);
   }
@@ -255,9 +256,10 @@ TEST(SequenceDataset, LoadDatasetReadsTextSplitByPosition) {
 TEST(SequenceDataset, LoadDatasetErrors) {
   DatasetOptions scaled = sequence_options("copy");
   scaled.normalization = Normalization::Global;
-  EXPECT_NE(error_of(scaled).find("copy: data.normalization is 'global', but a sequence set's inputs "
-                                  "are token ids, which must not be scaled; use none"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(scaled).find("copy: data.normalization is 'global', but a sequence set's inputs "
+                            "are token ids, which must not be scaled; use none"),
+      std::string::npos);
   scaled.normalization = Normalization::None;
   EXPECT_EQ(error_of(scaled), "no error");
 

@@ -35,7 +35,8 @@ std::vector<int32_t> full_tokens(const Dataset& dataset, int64_t i) {
 std::vector<int64_t> counted_positions(const Dataset& dataset, int64_t i) {
   std::vector<int64_t> positions;
   for (int64_t p = 0; p < dataset.features; ++p) {
-    if (dataset.loss_mask[static_cast<size_t>(i * dataset.features + p)] == 1) positions.push_back(p);
+    if (dataset.loss_mask[static_cast<size_t>(i * dataset.features + p)] == 1)
+      positions.push_back(p);
   }
   return positions;
 }
@@ -142,8 +143,10 @@ TEST(SequenceTasks, CopyRepeatsTheQuestion) {
 }
 
 TEST(SequenceTasks, ReverseReversesIt) {
-  check_symbol_task("reverse", 16, [](std::vector<int32_t>& q) { std::reverse(q.begin(), q.end()); });
-  check_symbol_task("reverse", 9, [](std::vector<int32_t>& q) { std::reverse(q.begin(), q.end()); });
+  check_symbol_task("reverse", 16,
+                    [](std::vector<int32_t>& q) { std::reverse(q.begin(), q.end()); });
+  check_symbol_task("reverse", 9,
+                    [](std::vector<int32_t>& q) { std::reverse(q.begin(), q.end()); });
 }
 
 TEST(SequenceTasks, SortSortsIt) {
@@ -193,10 +196,10 @@ void check_add_task(int64_t length, int vocab) {
 }
 
 TEST(SequenceTasks, AddWritesCorrectSums) {
-  check_add_task(5, 14);    // 1-digit numbers, the shortest
-  check_add_task(11, 14);   // 3 digits
-  check_add_task(13, 14);   // 3 digits and 2 pad tokens
-  check_add_task(62, 20);   // 20 digits: past 64-bit integers
+  check_add_task(5, 14);   // 1-digit numbers, the shortest
+  check_add_task(11, 14);  // 3 digits
+  check_add_task(13, 14);  // 3 digits and 2 pad tokens
+  check_add_task(62, 20);  // 20 digits: past 64-bit integers
 }
 
 TEST(SequenceTasks, AddUsesOnlyDigitsWhateverTheVocabulary) {
@@ -229,8 +232,9 @@ TEST(SequenceTasks, TheSameSeedGivesTheSameTokensEverywhere) {
   // Pinned tokens: a change here means every saved experiment gets new data.
   const Dataset copy = make_copy_task(task_options(2, 8, 10, 1));
   const Dataset add = make_add_task(task_options(1, 8, 14, 1));
-  EXPECT_EQ(decode_tokens(copy, full_tokens(copy, 0)) + " " + decode_tokens(copy, full_tokens(copy, 1)) +
-                " " + decode_tokens(add, full_tokens(add, 0)),
+  EXPECT_EQ(decode_tokens(copy, full_tokens(copy, 0)) + " " +
+                decode_tokens(copy, full_tokens(copy, 1)) + " " +
+                decode_tokens(add, full_tokens(add, 0)),
             "5434|5434 2001|2001 39+27=561");  // 93 + 72 = 165, digits reversed
 }
 
@@ -265,13 +269,15 @@ TEST(SequenceTasks, ErrorsSayWhatIsWrongAndHowToFixIt) {
       << message;
 
   message = error_of("reverse", task_options(10, 8, 5));
-  EXPECT_TRUE(contains(message, "reverse: data.vocab is 5; reverse needs at least 6 (4 special tokens "
-                                "and 2 symbols); raise data.vocab"))
+  EXPECT_TRUE(contains(message,
+                       "reverse: data.vocab is 5; reverse needs at least 6 (4 special tokens "
+                       "and 2 symbols); raise data.vocab"))
       << message;
 
   message = error_of("add", task_options(10, 8, 13));
-  EXPECT_TRUE(contains(message, "add: data.vocab is 13; add needs at least 14 (4 special tokens and "
-                                "the digits 0-9); raise data.vocab"))
+  EXPECT_TRUE(contains(message,
+                       "add: data.vocab is 13; add needs at least 14 (4 special tokens and "
+                       "the digits 0-9); raise data.vocab"))
       << message;
 
   message = error_of("sort", task_options(10, 8, 70000));
@@ -280,7 +286,8 @@ TEST(SequenceTasks, ErrorsSayWhatIsWrongAndHowToFixIt) {
   EXPECT_TRUE(contains(message, "lower data.vocab")) << message;
 
   message = error_of("copy", task_options(10, 1, 10));
-  EXPECT_TRUE(contains(message, "copy: data.sequence_length is 1; copy needs at least 2 (")) << message;
+  EXPECT_TRUE(contains(message, "copy: data.sequence_length is 1; copy needs at least 2 ("))
+      << message;
   EXPECT_TRUE(contains(message, "raise data.sequence_length")) << message;
 
   message = error_of("add", task_options(10, 4, 14));
@@ -291,13 +298,15 @@ TEST(SequenceTasks, ErrorsSayWhatIsWrongAndHowToFixIt) {
   EXPECT_TRUE(contains(message, "data.sequence_length is -3")) << message;
 
   message = error_of("copy", task_options(int64_t{1} << 20, 1024, 10));
-  EXPECT_TRUE(contains(message, "copy: 1048576 samples x 1024 tokens is too large (at most 268435456 "
-                                "tokens); lower data.samples or data.sequence_length"))
+  EXPECT_TRUE(contains(message,
+                       "copy: 1048576 samples x 1024 tokens is too large (at most 268435456 "
+                       "tokens); lower data.samples or data.sequence_length"))
       << message;
 
   message = error_of("palindrome\n", task_options(10, 8, 10));
-  EXPECT_TRUE(contains(message, "unknown sequence task 'palindrome\\n': valid ones are copy, reverse, "
-                                "sort, add"))
+  EXPECT_TRUE(contains(message,
+                       "unknown sequence task 'palindrome\\n': valid ones are copy, reverse, "
+                       "sort, add"))
       << message;
 }
 

@@ -129,7 +129,9 @@ TEST(TextCorpus, ValidationIsTheEndOfTheFileAndSharesNoCharacter) {
 }
 
 TEST(TextCorpus, MultiByteCharactersAreOneTokenAndAByteOrderMarkIsDropped) {
-  const std::string text = "\xEF\xBB\xBF" "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x99\x82!";  // café € 🙂!
+  const std::string text =
+      "\xEF\xBB\xBF"
+      "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x99\x82!";  // café € 🙂!
   const Dataset train = parse(text, text_options(8, 0.0)).train;
   ASSERT_EQ(train.samples, 1);  // 9 characters: exactly one window
   EXPECT_EQ(window_text(train, 0), "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x99\x82!");
@@ -182,12 +184,16 @@ TEST(TextCorpus, InvalidUtf8NamesTheByteOffset) {
     std::string expected;
   };
   const std::vector<Case> cases = {
-      {"hello\x80world", "at byte 5 (0x80)"},               // a lone continuation byte
-      {"ab\xC0\x80", "at byte 2 (0xC0)"},                   // an overlong NUL
-      {"abc\xED\xA0\x80", "at byte 3 (0xED)"},              // a surrogate
-      {"abcd\xF0\x9F\x99", "at byte 4 (0xF0)"},             // cut short at the end
-      {"\xFF\xFE" "a\0b\0", "at byte 0 (0xFF)"},            // UTF-16
-      {"\xEF\xBB\xBF" "ok\xF5\x80\x80\x80", "at byte 5 (0xF5)"},  // past U+10FFFF, after a BOM
+      {"hello\x80world", "at byte 5 (0x80)"},    // a lone continuation byte
+      {"ab\xC0\x80", "at byte 2 (0xC0)"},        // an overlong NUL
+      {"abc\xED\xA0\x80", "at byte 3 (0xED)"},   // a surrogate
+      {"abcd\xF0\x9F\x99", "at byte 4 (0xF0)"},  // cut short at the end
+      {"\xFF\xFE"
+       "a\0b\0",
+       "at byte 0 (0xFF)"},  // UTF-16
+      {"\xEF\xBB\xBF"
+       "ok\xF5\x80\x80\x80",
+       "at byte 5 (0xF5)"},  // past U+10FFFF, after a BOM
   };
   for (const Case& c : cases) {
     const std::string message = parse_error(c.bytes, text_options(1, 0.0));
@@ -200,16 +206,18 @@ TEST(TextCorpus, InvalidUtf8NamesTheByteOffset) {
 
 TEST(TextCorpus, TooLittleTextSaysHowMuchItHasAndNeeds) {
   std::string message = parse_error("", text_options(64, 0.1));
-  EXPECT_NE(message.find("corpus.txt: is empty; a text source needs at least 65 (data.sequence_length "
-                         "64 + 1 for the last label) characters"),
-            std::string::npos)
+  EXPECT_NE(
+      message.find("corpus.txt: is empty; a text source needs at least 65 (data.sequence_length "
+                   "64 + 1 for the last label) characters"),
+      std::string::npos)
       << message;
   EXPECT_NE(parse_error("\xEF\xBB\xBF", text_options(64, 0.1)).find("is empty"), std::string::npos);
 
   message = parse_error("a", text_options(64, 0.1));
-  EXPECT_NE(message.find("corpus.txt: holds 1 character; one sample needs 65 (data.sequence_length 64 "
-                         "+ 1 for the last label); use a longer text or lower data.sequence_length"),
-            std::string::npos)
+  EXPECT_NE(
+      message.find("corpus.txt: holds 1 character; one sample needs 65 (data.sequence_length 64 "
+                   "+ 1 for the last label); use a longer text or lower data.sequence_length"),
+      std::string::npos)
       << message;
 
   message = parse_error(std::string(40, 'a'), text_options(64, 0.1));
@@ -225,11 +233,13 @@ TEST(TextCorpus, TooLittleTextSaysHowMuchItHasAndNeeds) {
             std::string::npos)
       << message;
   message = parse_error(std::string(100, 'a'), text_options(40, 0.8));
-  EXPECT_NE(message.find("corpus.txt: its training part (the first 20 characters) is shorter than one "
-                         "sample of 41"),
-            std::string::npos)
+  EXPECT_NE(
+      message.find("corpus.txt: its training part (the first 20 characters) is shorter than one "
+                   "sample of 41"),
+      std::string::npos)
       << message;
-  EXPECT_NE(message.find("lower data.validation_fraction or data.sequence_length"), std::string::npos);
+  EXPECT_NE(message.find("lower data.validation_fraction or data.sequence_length"),
+            std::string::npos);
 }
 
 TEST(TextCorpus, OptionsOutOfRangeAreErrors) {
@@ -244,8 +254,9 @@ TEST(TextCorpus, OptionsOutOfRangeAreErrors) {
   EXPECT_NE(parse_error(text, text_options(8, 0.1, 9)).find("data.stride is 9"), std::string::npos);
   EXPECT_NE(parse_error(text, text_options(8, 1.0)).find("data.validation_fraction"),
             std::string::npos);
-  EXPECT_NE(data_error([] { load_text_corpus("", text_options(8, 0.1)); })
-                .find("text: data.path is empty; name a UTF-8 text file"),
+  EXPECT_NE(data_error([] {
+              load_text_corpus("", text_options(8, 0.1));
+            }).find("text: data.path is empty; name a UTF-8 text file"),
             std::string::npos);
 }
 
@@ -260,35 +271,42 @@ TEST(TextCorpus, TooManyWindowsAreRefusedBeforeTheyTakeTheMemory) {
 
 TEST(TextCorpus, HostileFilesFailWithADataError) {
   TempDir dir;
-  EXPECT_NE(data_error([&] { load_text_corpus(dir.file("missing.txt"), text_options(8, 0.1)); })
-                .find("missing.txt: file not found"),
+  EXPECT_NE(data_error([&] {
+              load_text_corpus(dir.file("missing.txt"), text_options(8, 0.1));
+            }).find("missing.txt: file not found"),
             std::string::npos);
-  EXPECT_NE(data_error([&] { load_text_corpus(dir.path(), text_options(8, 0.1)); })
-                .find("is a folder, expected a file"),
+  EXPECT_NE(data_error([&] {
+              load_text_corpus(dir.path(), text_options(8, 0.1));
+            }).find("is a folder, expected a file"),
             std::string::npos);
   test::write_text(dir.file("empty.txt"), "");
-  EXPECT_NE(data_error([&] { load_text_corpus(dir.file("empty.txt"), text_options(8, 0.1)); })
-                .find("empty.txt: is empty"),
+  EXPECT_NE(data_error([&] {
+              load_text_corpus(dir.file("empty.txt"), text_options(8, 0.1));
+            }).find("empty.txt: is empty"),
             std::string::npos);
   test::write_text(dir.file("one.txt"), "x");
-  EXPECT_NE(data_error([&] { load_text_corpus(dir.file("one.txt"), text_options(8, 0.1)); })
-                .find("one.txt: holds 1 character; one sample needs 9"),
+  EXPECT_NE(data_error([&] {
+              load_text_corpus(dir.file("one.txt"), text_options(8, 0.1));
+            }).find("one.txt: holds 1 character; one sample needs 9"),
             std::string::npos);
   test::write_bytes(dir.file("binary.bin"), test::pattern_pixels(4096));
-  EXPECT_NE(data_error([&] { load_text_corpus(dir.file("binary.bin"), text_options(8, 0.1)); })
-                .find("binary.bin: not valid UTF-8 at byte"),
+  EXPECT_NE(data_error([&] {
+              load_text_corpus(dir.file("binary.bin"), text_options(8, 0.1));
+            }).find("binary.bin: not valid UTF-8 at byte"),
             std::string::npos);
   // A corrupt gzip stream is reported by the file reader, in one safe line.
   std::vector<uint8_t> gzip = test::gzip_bytes(bytes_of(std::string(5000, 'z')));
   gzip.resize(gzip.size() / 2);
   test::write_bytes(dir.file("cut.txt.gz"), gzip);
-  EXPECT_NE(data_error([&] { load_text_corpus(dir.file("cut.txt.gz"), text_options(8, 0.1)); })
-                .find("cut.txt.gz"),
+  EXPECT_NE(data_error([&] {
+              load_text_corpus(dir.file("cut.txt.gz"), text_options(8, 0.1));
+            }).find("cut.txt.gz"),
             std::string::npos);
   // A name with a line break is escaped in the message.
   test::write_text(dir.file("two\nlines.txt"), "\x80");
-  EXPECT_NE(data_error([&] { load_text_corpus(dir.file("two\nlines.txt"), text_options(8, 0.1)); })
-                .find("two\\nlines.txt: not valid UTF-8 at byte 0"),
+  EXPECT_NE(data_error([&] {
+              load_text_corpus(dir.file("two\nlines.txt"), text_options(8, 0.1));
+            }).find("two\\nlines.txt: not valid UTF-8 at byte 0"),
             std::string::npos);
 }
 
