@@ -14,7 +14,8 @@ namespace pipelab {
 
 namespace {
 
-// The samples before splitting: one pool, or a folder's official train/test pair.
+// The samples before splitting: one pool, or a folder's official train/test pair
+// (or a text file already split by position).
 struct LoadedSamples {
   Dataset pool;                  // one pool to split (when there is no test set)
   std::optional<Dataset> train;  // with `test`: the official split
