@@ -29,6 +29,12 @@ Batch Batch::slice(int64_t begin, int64_t count) const {
     part.targets.assign(targets.begin() + begin * target_width,
                         targets.begin() + (begin + count) * target_width);
   }
+  if (!token_labels.empty()) {
+    part.token_labels.assign(token_labels.begin() + begin * features,
+                             token_labels.begin() + (begin + count) * features);
+    part.loss_mask.assign(loss_mask.begin() + begin * features,
+                          loss_mask.begin() + (begin + count) * features);
+  }
   part.sample_ids.assign(sample_ids.begin() + begin, sample_ids.begin() + begin + count);
   return part;
 }
@@ -46,11 +52,20 @@ void gather_batch(const Dataset& dataset, std::span<const int64_t> sample_ids,
   out.x.resize(static_cast<size_t>(count * dataset.features));
   out.labels.clear();
   out.targets.assign(static_cast<size_t>(count * out.target_width), 0.0f);
+  const int64_t sequence_tokens = dataset.is_sequence() ? count * dataset.features : 0;
+  out.token_labels.resize(static_cast<size_t>(sequence_tokens));
+  out.loss_mask.resize(static_cast<size_t>(sequence_tokens));
   for (int64_t row = 0; row < count; ++row) {
     const int64_t sample = sample_ids[static_cast<size_t>(row)];
     assert(sample >= 0 && sample < dataset.samples);
     std::copy_n(dataset.row(sample), dataset.features, out.x.begin() + row * dataset.features);
-    if (!dataset.is_classification()) {
+    if (dataset.is_sequence()) {
+      const int64_t from = sample * dataset.features;
+      const int64_t to = row * dataset.features;
+      std::copy_n(dataset.token_labels.begin() + from, dataset.features,
+                  out.token_labels.begin() + to);
+      std::copy_n(dataset.loss_mask.begin() + from, dataset.features, out.loss_mask.begin() + to);
+    } else if (!dataset.is_classification()) {
       std::copy_n(dataset.targets.begin() + sample * dataset.target_width, dataset.target_width,
                   out.targets.begin() + row * dataset.target_width);
     } else if (one_hot) {

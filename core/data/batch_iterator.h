@@ -18,13 +18,15 @@ enum class TargetEncoding {
 };
 
 struct Batch {
-  int64_t size = 0;  // samples in this batch
-  int64_t features = 0;
-  int64_t target_width = 0;         // columns of `targets` (0 when it is empty)
-  std::vector<float> x;             // size x features
-  std::vector<int32_t> labels;      // classification with TargetEncoding::Labels
-  std::vector<float> targets;       // one-hot (OneHot) or regression values: size x target_width
-  std::vector<int64_t> sample_ids;  // which dataset rows, in batch order
+  int64_t size = 0;                   // samples in this batch
+  int64_t features = 0;               // sequence sets: tokens per sample
+  int64_t target_width = 0;           // columns of `targets` (0 when it is empty)
+  std::vector<float> x;               // size x features (sequence sets: token ids)
+  std::vector<int32_t> labels;        // classification with TargetEncoding::Labels
+  std::vector<float> targets;         // one-hot (OneHot) or regression values: size x target_width
+  std::vector<int32_t> token_labels;  // sequence sets: size x features next-token targets
+  std::vector<uint8_t> loss_mask;     // sequence sets: size x features, 1 = counted
+  std::vector<int64_t> sample_ids;    // which dataset rows, in batch order
 
   // Rows [begin, begin + count) as a batch of their own (for micro-batches).
   Batch slice(int64_t begin, int64_t count) const;
@@ -32,7 +34,9 @@ struct Batch {
 
 // Copies the rows `sample_ids` of `dataset` into `out`, reusing its storage.
 // Regression sets always fill `targets`; classification sets fill `labels` or
-// one-hot `targets` as `encoding` says.
+// one-hot `targets` as `encoding` says; sequence sets always fill
+// `token_labels` and `loss_mask` (a one-hot row per token would be vocab times
+// the batch, so `encoding` does not apply to them).
 void gather_batch(const Dataset& dataset, std::span<const int64_t> sample_ids,
                   TargetEncoding encoding, Batch& out);
 

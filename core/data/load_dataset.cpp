@@ -5,14 +5,17 @@
 #include "core/data/csv_reader.h"
 #include "core/data/idx_folder.h"
 #include "core/data/idx_reader.h"
+#include "core/data/sequence_tasks.h"
 #include "core/data/synthetic.h"
+#include "core/data/text_corpus.h"
 #include "core/text/quoted_excerpt.h"
 
 namespace pipelab {
 
 namespace {
 
-// The samples before splitting: one pool, or a folder's official train/test pair.
+// The samples before splitting: one pool, or a folder's official train/test pair
+// (or a text file already split by position).
 struct LoadedSamples {
   Dataset pool;                  // one pool to split (when there is no test set)
   std::optional<Dataset> train;  // with `test`: the official split
@@ -60,6 +63,26 @@ LoadedSamples load_samples(const DatasetOptions& options) {
     loaded.pool = make_synthetic(options.source, synthetic);
     return loaded;
   }
+  if (is_sequence_task(options.source)) {
+    SequenceTaskOptions task;
+    task.samples = options.samples;
+    task.sequence_length = options.sequence_length;
+    task.vocab = options.vocab;
+    task.seed = options.seed;
+    loaded.pool = make_sequence_task(options.source, task);
+    return loaded;
+  }
+  if (options.source == "text") {
+    // Split by position here, so that no window is shared between the splits.
+    TextCorpusOptions text;
+    text.sequence_length = options.sequence_length;
+    text.stride = options.stride;
+    text.validation_fraction = options.validation_fraction;
+    DataSplit split = load_text_corpus(options.path, text);
+    loaded.train = std::move(split.train);
+    loaded.test = std::move(split.validation);
+    return loaded;
+  }
   if (options.source == "csv") {
     if (options.path.empty()) throw DataError("csv: data.path is empty; name the CSV file");
     loaded.pool = read_csv_dataset(options.path, CsvOptions{options.csv_label_column});
@@ -70,6 +93,7 @@ LoadedSamples load_samples(const DatasetOptions& options) {
   }
   std::string valid;
   for (const auto& name : dataset_source_names()) valid += (valid.empty() ? "" : ", ") + name;
+  for (const auto& name : sequence_source_names()) valid += ", " + name;
   throw DataError("unknown data.source " + quoted_excerpt(options.source) + ": valid sources are " +
                   valid);
 }
@@ -83,10 +107,22 @@ std::vector<std::string> dataset_source_names() {
 }
 
 bool is_file_source(const std::string& source) {
-  return source == "mnist" || source == "fashion-mnist" || source == "idx" || source == "csv";
+  return source == "mnist" || source == "fashion-mnist" || source == "idx" || source == "csv" ||
+         source == "text";
+}
+
+std::vector<std::string> sequence_source_names() {
+  std::vector<std::string> names = sequence_task_names();
+  names.push_back("text");
+  return names;
+}
+
+bool is_sequence_source(const std::string& source) {
+  return is_sequence_task(source) || source == "text";
 }
 
 Normalization default_normalization(const std::string& source) {
+  if (is_sequence_source(source)) return Normalization::None;
   if (source == "csv") return Normalization::PerFeature;
   if (is_file_source(source)) return Normalization::Global;
   return Normalization::None;
@@ -97,6 +133,13 @@ DataSplit load_dataset(const DatasetOptions& options) {
   if (options.limit < 0) {
     throw DataError("data.limit is " + std::to_string(options.limit) +
                     "; use 0 for all samples or a positive count");
+  }
+  if (is_sequence_source(options.source) && options.normalization &&
+      *options.normalization != Normalization::None) {
+    throw DataError(options.source + ": data.normalization is '" +
+                    normalization_name(*options.normalization) +
+                    "', but a sequence set's inputs are token ids, which must not be scaled; "
+                    "use none");
   }
   LoadedSamples loaded = load_samples(options);
 

@@ -41,7 +41,7 @@ NormalizationStats fit_normalization(const Dataset& train, Normalization mode) {
   assert(has_consistent_shape(train));
   NormalizationStats stats;
   stats.mode = mode;
-  if (mode == Normalization::None || train.samples == 0) {
+  if (mode == Normalization::None || train.samples == 0 || train.is_sequence()) {
     stats.mode = Normalization::None;
     return stats;
   }
@@ -76,7 +76,7 @@ NormalizationStats fit_normalization(const Dataset& train, Normalization mode) {
 }
 
 void apply_normalization(const NormalizationStats& stats, Dataset& dataset) {
-  if (stats.mode == Normalization::None) return;
+  if (stats.mode == Normalization::None || dataset.is_sequence()) return;
   const bool global = stats.mode == Normalization::Global;
   assert(global ? stats.mean.size() == 1
                 : static_cast<int64_t>(stats.mean.size()) == dataset.features);

@@ -30,9 +30,12 @@ struct NormalizationStats {
 };
 
 // Statistics of `train`'s inputs (population deviation, summed in double).
+// A sequence set's inputs are token ids, names rather than quantities: its
+// statistics are always mode None, whatever `mode` asks for.
 NormalizationStats fit_normalization(const Dataset& train, Normalization mode);
 
-// x = (x - mean) / deviation, in place.
+// x = (x - mean) / deviation, in place. Leaves a sequence set unchanged, so a
+// scaled token id can never reach an embedding lookup.
 void apply_normalization(const NormalizationStats& stats, Dataset& dataset);
 
 }  // namespace pipelab
