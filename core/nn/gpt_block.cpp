@@ -42,7 +42,7 @@ GptBlockTensors shard_tensors(const GptBlockConfig& config, int tp, DeviceAlloca
   const ShardWidths w = shard_widths(config, tp);
   const int64_t dim = config.dim;
   const int64_t bias_rows = config.bias ? 1 : 0;
-  const int64_t norm_bias = config.norm == BlockNorm::LayerNorm ? 1 : 0;
+  const int64_t norm_bias = config.norm == NormType::LayerNorm ? 1 : 0;
   GptBlockTensors t;
   t.norm1_gain = make(1, dim, allocator, category);
   t.norm1_bias = make(norm_bias, norm_bias * dim, allocator, category);
@@ -114,7 +114,7 @@ const Tensor* optional(const Tensor& t) { return t.empty() ? nullptr : &t; }
 Tensor* optional(Tensor& t) { return t.empty() ? nullptr : &t; }
 
 // The config, once check_gpt_block accepts it (for the constructor's initialiser list).
-const GptBlockConfig& checked(const GptBlockConfig& config, const TensorParallelShard& shard) {
+const GptBlockConfig& checked(const GptBlockConfig& config, const BlockShard& shard) {
   check_gpt_block(config, shard);
   return config;
 }
@@ -125,7 +125,7 @@ double uniform_bound(int64_t in_features) {
 
 }  // namespace
 
-void check_gpt_block(const GptBlockConfig& config, const TensorParallelShard& shard) {
+void check_gpt_block(const GptBlockConfig& config, const BlockShard& shard) {
   const auto fail = [](const std::string& message) {
     throw std::invalid_argument("Transformer block: " + message);
   };
@@ -155,7 +155,7 @@ std::vector<Tensor*> GptBlockTensors::list() {
 }
 
 GptBlockTensors slice_block_tensors(GptBlockTensors& full, const GptBlockConfig& config,
-                                    const TensorParallelShard& shard, DeviceAllocator* allocator) {
+                                    const BlockShard& shard, DeviceAllocator* allocator) {
   check_gpt_block(config, shard);
   const ShardWidths w = shard_widths(config, shard.tp);
   const int64_t k = shard.shard;
@@ -194,7 +194,7 @@ int64_t GptBlockCache::forward_floats() const {
          norm2_out.size() + ffn1_out.size() + activation_out.size();
 }
 
-GptBlock::GptBlock(const GptBlockConfig& config, const TensorParallelShard& shard,
+GptBlock::GptBlock(const GptBlockConfig& config, const BlockShard& shard,
                    DeviceAllocator* allocator)
     : config_(checked(config, shard)),
       shard_(shard),
@@ -253,7 +253,7 @@ AttentionShape GptBlock::attention_shape(int64_t batch, int64_t seq) const {
 
 void GptBlock::norm_forward(const Tensor& gain, const Tensor& bias, const Tensor& x,
                             Tensor& y) const {
-  if (config_.norm == BlockNorm::LayerNorm)
+  if (config_.norm == NormType::LayerNorm)
     layer_norm_forward(x, gain, bias, y);
   else
     rms_norm_forward(x, gain, y);
@@ -261,7 +261,7 @@ void GptBlock::norm_forward(const Tensor& gain, const Tensor& bias, const Tensor
 
 void GptBlock::norm_backward_input(const Tensor& gain, const Tensor& x, const Tensor& dy,
                                    Tensor& dx) const {
-  if (config_.norm == BlockNorm::LayerNorm)
+  if (config_.norm == NormType::LayerNorm)
     layer_norm_backward_input(x, gain, dy, dx);
   else
     rms_norm_backward_input(x, gain, dy, dx);
@@ -269,7 +269,7 @@ void GptBlock::norm_backward_input(const Tensor& gain, const Tensor& x, const Te
 
 void GptBlock::norm_backward_weight(const Tensor& x, const Tensor& dy, Tensor& gain_grad,
                                     Tensor& bias_grad) const {
-  if (config_.norm == BlockNorm::LayerNorm)
+  if (config_.norm == NormType::LayerNorm)
     layer_norm_backward_weight(x, dy, gain_grad, bias_grad);
   else
     rms_norm_backward_weight(x, dy, gain_grad);

@@ -42,20 +42,20 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/model/transformer_block.h"
 #include "core/nn/all_reduce.h"
 #include "core/nn/attention.h"
 #include "core/nn/tensor.h"
 
 namespace pipelab {
 
-enum class BlockNorm { LayerNorm, RmsNorm };
-enum class BlockActivation { Gelu, SwiGlu };
+// NormType and BlockActivation are the model's (core/model/transformer_block.h).
 
 struct GptBlockConfig {
   int64_t dim = 0;
   int64_t heads = 0;
   int64_t ffn_hidden = 0;  // f: the feed-forward's hidden width (SwiGLU: after the gate)
-  BlockNorm norm = BlockNorm::LayerNorm;
+  NormType norm = NormType::LayerNorm;
   BlockActivation activation = BlockActivation::Gelu;
   bool causal = true;
   bool bias = true;  // biases on the four linears (LLaMA-style blocks have none)
@@ -68,14 +68,15 @@ struct GptBlockConfig {
   }
 };
 
-struct TensorParallelShard {
+// Which tensor-parallel shard of the block this is.
+struct BlockShard {
   int tp = 1;
   int shard = 0;
 };
 
 // Throws std::invalid_argument, saying what to change, unless every width is
 // positive, heads divides dim, and tp divides heads and ffn_hidden.
-void check_gpt_block(const GptBlockConfig& config, const TensorParallelShard& shard);
+void check_gpt_block(const GptBlockConfig& config, const BlockShard& shard);
 
 // The block's trainable tensors (and, in the same shapes, their gradients),
 // as one shard holds them. Norm biases and linear biases are empty when the
@@ -107,7 +108,7 @@ enum class BlockTensor : uint64_t {
 // Shard `shard`'s slice of a full (tp = 1) block's tensors: weights when
 // loading a checkpoint into shards, gradients when comparing them.
 GptBlockTensors slice_block_tensors(GptBlockTensors& full, const GptBlockConfig& config,
-                                    const TensorParallelShard& shard,
+                                    const BlockShard& shard,
                                     DeviceAllocator* allocator = nullptr);
 
 // What one micro-batch's forward keeps for its backward ([rows, ...] with rows
@@ -142,7 +143,7 @@ class GptBlock {
  public:
   // Allocates zero weights and gradients for the shard (call init to fill the
   // weights). Throws like check_gpt_block.
-  GptBlock(const GptBlockConfig& config, const TensorParallelShard& shard,
+  GptBlock(const GptBlockConfig& config, const BlockShard& shard,
            DeviceAllocator* allocator = nullptr);
 
   // Deterministic initial weights for model layer `layer` (formula above).
@@ -166,7 +167,7 @@ class GptBlock {
   }
 
   const GptBlockConfig& config() const { return config_; }
-  const TensorParallelShard& shard() const { return shard_; }
+  const BlockShard& shard() const { return shard_; }
   GptBlockTensors& weights() { return weights_; }
   const GptBlockTensors& weights() const { return weights_; }
   GptBlockTensors& gradients() { return gradients_; }
@@ -180,7 +181,7 @@ class GptBlock {
                             Tensor& bias_grad) const;
 
   const GptBlockConfig config_;
-  const TensorParallelShard shard_;
+  const BlockShard shard_;
   DeviceAllocator* const allocator_;
   GptBlockTensors weights_;
   GptBlockTensors gradients_;

@@ -29,7 +29,7 @@ constexpr int64_t kBatch = 2;
 constexpr int64_t kSeq = 3;
 constexpr int64_t kRows = kBatch * kSeq;
 
-GptBlockConfig tiny_config(BlockNorm norm, BlockActivation activation, bool causal) {
+GptBlockConfig tiny_config(NormType norm, BlockActivation activation, bool causal) {
   GptBlockConfig config;
   config.dim = 8;
   config.heads = 4;
@@ -56,7 +56,7 @@ Tensor run_forward(const GptBlock& block, const Tensor& x) {
   return y;
 }
 
-using Variant = std::tuple<BlockNorm, BlockActivation, bool>;
+using Variant = std::tuple<NormType, BlockActivation, bool>;
 
 class TransformerBlockGradient : public ::testing::TestWithParam<Variant> {};
 
@@ -87,19 +87,19 @@ TEST_P(TransformerBlockGradient, EveryGradientMatchesFiniteDifferences) {
 
 std::string variant_name(const ::testing::TestParamInfo<Variant>& info) {
   const auto [norm, activation, causal] = info.param;
-  return std::string(norm == BlockNorm::LayerNorm ? "LayerNorm" : "RmsNorm") +
+  return std::string(norm == NormType::LayerNorm ? "LayerNorm" : "RmsNorm") +
          (activation == BlockActivation::Gelu ? "Gelu" : "SwiGlu") + (causal ? "Causal" : "Full");
 }
 
 INSTANTIATE_TEST_SUITE_P(
     TransformerBlock, TransformerBlockGradient,
-    ::testing::Combine(::testing::Values(BlockNorm::LayerNorm, BlockNorm::RmsNorm),
+    ::testing::Combine(::testing::Values(NormType::LayerNorm, NormType::RmsNorm),
                        ::testing::Values(BlockActivation::Gelu, BlockActivation::SwiGlu),
                        ::testing::Bool()),
     variant_name);
 
 TEST(TransformerBlock, WithoutBiasesAndWithRecomputeGradientsStillMatch) {
-  GptBlockConfig config = tiny_config(BlockNorm::RmsNorm, BlockActivation::SwiGlu, true);
+  GptBlockConfig config = tiny_config(NormType::RmsNorm, BlockActivation::SwiGlu, true);
   config.bias = false;
   config.keep_attention_probabilities = false;
   GptBlock block(config, {});
@@ -121,7 +121,7 @@ TEST(TransformerBlock, WithoutBiasesAndWithRecomputeGradientsStillMatch) {
 }
 
 TEST(TransformerBlock, SplitBackwardAndRecomputeChangeNothing) {
-  const GptBlockConfig kept = tiny_config(BlockNorm::LayerNorm, BlockActivation::Gelu, true);
+  const GptBlockConfig kept = tiny_config(NormType::LayerNorm, BlockActivation::Gelu, true);
   GptBlockConfig lean = kept;
   lean.keep_attention_probabilities = false;
   GptBlock a(kept, {});
@@ -187,7 +187,7 @@ void expect_shards_match_whole(const GptBlockConfig& config, int tp) {
 
   std::vector<std::unique_ptr<GptBlock>> shards;
   for (int k = 0; k < tp; ++k) {
-    shards.push_back(std::make_unique<GptBlock>(config, TensorParallelShard{tp, k}));
+    shards.push_back(std::make_unique<GptBlock>(config, BlockShard{tp, k}));
     shards[k]->init(7, 3);
   }
   std::vector<Tensor> ys, dxs;
@@ -229,19 +229,19 @@ void expect_shards_match_whole(const GptBlockConfig& config, int tp) {
 }
 
 TEST(TransformerBlock, TensorParallelShardsReproduceTheWholeBlock) {
-  for (BlockNorm norm : {BlockNorm::LayerNorm, BlockNorm::RmsNorm})
+  for (NormType norm : {NormType::LayerNorm, NormType::RmsNorm})
     for (BlockActivation activation : {BlockActivation::Gelu, BlockActivation::SwiGlu}) {
       const GptBlockConfig config = tiny_config(norm, activation, true);
       expect_shards_match_whole(config, 2);
       expect_shards_match_whole(config, 4);
     }
-  GptBlockConfig lean = tiny_config(BlockNorm::LayerNorm, BlockActivation::Gelu, false);
+  GptBlockConfig lean = tiny_config(NormType::LayerNorm, BlockActivation::Gelu, false);
   lean.keep_attention_probabilities = false;
   expect_shards_match_whole(lean, 2);
 }
 
 TEST(TransformerBlock, UserErrorsAreExplained) {
-  GptBlockConfig config = tiny_config(BlockNorm::LayerNorm, BlockActivation::Gelu, true);
+  GptBlockConfig config = tiny_config(NormType::LayerNorm, BlockActivation::Gelu, true);
   config.heads = 3;
   EXPECT_THROW(GptBlock(config, {}), std::invalid_argument);
   config.heads = 4;
