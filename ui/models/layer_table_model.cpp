@@ -12,9 +12,14 @@
 namespace pipelab {
 namespace {
 
-constexpr LayerType kLayerTypes[] = {LayerType::Linear, LayerType::Relu,    LayerType::Gelu,
-                                     LayerType::Tanh,   LayerType::Sigmoid, LayerType::LayerNorm,
-                                     LayerType::Dropout};
+constexpr LayerType kLayerTypes[] = {LayerType::Linear,    LayerType::Relu,      LayerType::Gelu,
+                                     LayerType::Tanh,      LayerType::Sigmoid,   LayerType::LayerNorm,
+                                     LayerType::Dropout,   LayerType::Embedding, LayerType::TransformerBlock};
+
+// Linears and transformer blocks have biases a user can switch off.
+bool has_bias_setting(LayerType type) {
+  return type == LayerType::Linear || type == LayerType::TransformerBlock;
+}
 
 }  // namespace
 
@@ -89,8 +94,7 @@ QVariant LayerTableModel::data(const QModelIndex& index, int role) const {
         .arg(stage)
         .arg(stage % pp);
   }
-  if (role == Qt::CheckStateRole && index.column() == BiasColumn &&
-      layer.type == LayerType::Linear) {
+  if (role == Qt::CheckStateRole && index.column() == BiasColumn && has_bias_setting(layer.type)) {
     return layer.bias ? Qt::Checked : Qt::Unchecked;
   }
   if (role == Qt::TextAlignmentRole && index.column() >= StageColumn) {
@@ -104,11 +108,23 @@ QVariant LayerTableModel::data(const QModelIndex& index, int role) const {
     case SizeColumn:
       if (layer.type == LayerType::Linear) return QVariant::fromValue<qlonglong>(layer.out);
       if (layer.type == LayerType::Dropout) return layer.p;
+      if (layer.type == LayerType::Embedding) {
+        if (role == Qt::EditRole) return QVariant::fromValue<qlonglong>(layer.dim);
+        return tr("%1 (vocab %2)").arg(layer.dim).arg(layer.vocab);
+      }
+      if (layer.type == LayerType::TransformerBlock) {
+        if (role == Qt::EditRole) return QVariant::fromValue<qlonglong>(layer.heads);
+        return layer.heads == 1 ? tr("1 head") : tr("%1 heads").arg(layer.heads);
+      }
       return role == Qt::EditRole ? QVariant() : QVariant(QStringLiteral("—"));
     case BiasColumn:
       return {};
     case ShapeColumn:
       if (!info) return QStringLiteral("?");
+      if (info->type == LayerType::Embedding)
+        return tr("%1 ids → %1×%2").arg(info->tokens).arg(info->token_out());
+      if (info->tokens > 1)  // per position: sequence length × width
+        return QStringLiteral("%1×%2 → %1×%3").arg(info->tokens).arg(info->token_in()).arg(info->token_out());
       return QStringLiteral("%1 → %2").arg(info->in_features).arg(info->out_features);
     case ParamsColumn:
       return info ? count_text(double(info->params)) : QStringLiteral("?");
@@ -128,7 +144,8 @@ QVariant LayerTableModel::headerData(int section, Qt::Orientation orientation, i
   if (role == Qt::ToolTipRole) {
     switch (section) {
       case SizeColumn:
-        return tr("Linear: output width. Dropout: drop probability.");
+        return tr("Linear: output width. Dropout: drop probability. Embedding: width per token. "
+                  "Transformer block: attention heads.");
       case StageColumn:
         return tr("The pipeline stage the split puts the layer on");
       case FlopsColumn:
@@ -167,9 +184,10 @@ Qt::ItemFlags LayerTableModel::flags(const QModelIndex& index) const {
   Qt::ItemFlags flags = Qt::ItemIsEnabled | Qt::ItemIsSelectable;
   const LayerType type = document_->experiment().model.layers[index.row()].type;
   if (index.column() == TypeColumn) flags |= Qt::ItemIsEditable;
-  if (index.column() == SizeColumn && (type == LayerType::Linear || type == LayerType::Dropout))
+  if (index.column() == SizeColumn && type != LayerType::Relu && type != LayerType::Gelu &&
+      type != LayerType::Tanh && type != LayerType::Sigmoid && type != LayerType::LayerNorm)
     flags |= Qt::ItemIsEditable;
-  if (index.column() == BiasColumn && type == LayerType::Linear) flags |= Qt::ItemIsUserCheckable;
+  if (index.column() == BiasColumn && has_bias_setting(type)) flags |= Qt::ItemIsUserCheckable;
   return flags;
 }
 
@@ -179,7 +197,7 @@ bool LayerTableModel::setData(const QModelIndex& index, const QVariant& value, i
   const LayerSpec& current = document_->experiment().model.layers[row];
 
   if (index.column() == BiasColumn && role == Qt::CheckStateRole) {
-    if (current.type != LayerType::Linear) return false;
+    if (!has_bias_setting(current.type)) return false;
     const bool bias = value.toInt() == Qt::Checked;
     document_->edit([&](Experiment& e) { e.model.layers[row].bias = bias; });
     return true;
@@ -198,6 +216,9 @@ bool LayerTableModel::setData(const QModelIndex& index, const QVariant& value, i
       layer.type = *type;
       // A layer that becomes linear needs a width; keep the one it had, if any.
       if (layer.type == LayerType::Linear && layer.out < 1) layer.out = 64;
+      if (layer.type == LayerType::Embedding && layer.vocab < 1) layer.vocab = 256;
+      if (layer.type == LayerType::Embedding && layer.dim < 1) layer.dim = 64;
+      if (layer.type == LayerType::TransformerBlock && layer.heads < 1) layer.heads = 4;
     });
     return true;
   }
@@ -212,6 +233,21 @@ bool LayerTableModel::setData(const QModelIndex& index, const QVariant& value, i
       return false;
     }
     document_->edit([&](Experiment& e) { e.model.layers[row].out = width; });
+    return true;
+  }
+  if (index.column() == SizeColumn &&
+      (current.type == LayerType::Embedding || current.type == LayerType::TransformerBlock)) {
+    const bool embedding = current.type == LayerType::Embedding;
+    bool ok = false;
+    const qlonglong size = value.toLongLong(&ok);
+    if (!ok || size < 1) {
+      emit editRejected((embedding ? tr("Layer %1: the width per token must be a whole number of at least 1 (got '%2')")
+                                   : tr("Layer %1: the number of heads must be a whole number of at least 1 (got '%2')"))
+                            .arg(row)
+                            .arg(value.toString()));
+      return false;
+    }
+    document_->edit([&](Experiment& e) { (embedding ? e.model.layers[row].dim : e.model.layers[row].heads) = size; });
     return true;
   }
   if (index.column() == SizeColumn && current.type == LayerType::Dropout) {

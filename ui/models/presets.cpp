@@ -3,6 +3,7 @@
 #include <QCoreApplication>
 
 #include "core/io/experiment_io.h"
+#include "ui/models/model_templates.h"
 
 namespace pipelab {
 namespace {
@@ -34,6 +35,13 @@ Experiment base_experiment() {
   e.backend.type = "cpu";
   e.backend.threads = 0;
   return e;
+}
+
+// A model template's experiment (model_templates.h), by id.
+Experiment transformer_template(const char* id) {
+  for (const ModelTemplate& model_template : model_templates())
+    if (model_template.id == QLatin1String(id)) return load_model_template(model_template);
+  throw ExperimentError(std::string("no model template ") + id);
 }
 
 Preset make(const char* id, const char* title, const char* what_to_see, Experiment e) {
@@ -161,6 +169,32 @@ std::vector<Preset> presets() {
                                         "style): an all-reduce follows each pair of layers in "
                                         "the forward and in the backward."),
                       tensor_parallel));
+
+  // Transformers start from the model templates (the shipped examples).
+  Experiment megatron = transformer_template("tiny-gpt");
+  megatron.parallel.tp = 2;
+  megatron.parallel.pp = 2;
+  list.push_back(make("megatron-attention",
+                      QT_TRANSLATE_NOOP("Presets", "Megatron tensor parallel on attention (tp 2, pp 2)"),
+                      QT_TRANSLATE_NOOP("Presets",
+                                        "Each transformer block splits its attention by heads and "
+                                        "its MLP by columns then rows: two all-reduces follow every "
+                                        "block's forward and two its backward (predicted view; the "
+                                        "CPU trains Transformers with tp = 1)."),
+                      megatron));
+
+  Experiment sequence_parallel = transformer_template("gpt2-small");
+  sequence_parallel.parallel.tp = 4;
+  sequence_parallel.parallel.pp = 1;
+  sequence_parallel.parallel.sequence_parallel = true;
+  list.push_back(make("sequence-parallel",
+                      QT_TRANSLATE_NOOP("Presets", "Sequence parallel saves activation memory (GPT-2, tp 4)"),
+                      QT_TRANSLATE_NOOP("Presets",
+                                        "With sequence parallelism every block keeps s b h (34/t + "
+                                        "5as/(ht)) bytes instead of s b h (10 + 24/t + 5as/(ht)): "
+                                        "untick 'Sequence parallel' and watch the activations in the "
+                                        "Memory chart grow."),
+                      sequence_parallel));
   return list;
 }
 

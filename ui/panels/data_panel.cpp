@@ -77,6 +77,9 @@ DataPanel::DataPanel(ExperimentDocument* document, QWidget* parent)
   limit_spin_ = make_spin(this, 0, std::numeric_limits<int>::max());
   limit_spin_->setSpecialValueText(tr("all"));
   validation_spin_ = make_double_spin(this, 0, 0.95, 2, 0.05);
+  vocab_spin_ = make_spin(this, 1, 65536);
+  vocab_spin_->setToolTip(tr("Sequence tasks (copy, reverse, sort, add): how many token ids, "
+                             "special tokens included; the model's output layer follows it"));
   shape_label_ = new QLabel(this);
   shape_label_->setStyleSheet(QStringLiteral("QLabel { color: #555; }"));
 
@@ -87,6 +90,12 @@ DataPanel::DataPanel(ExperimentDocument* document, QWidget* parent)
   optimizer_combo_ = new QComboBox(this);
   optimizer_combo_->addItems(
       {QStringLiteral("sgd"), QStringLiteral("adam"), QStringLiteral("adamw")});
+  precision_combo_ = new QComboBox(this);
+  for (Precision precision : {Precision::Fp32, Precision::Bf16Mixed})
+    precision_combo_->addItem(QString::fromLatin1(precision_name(precision)), static_cast<int>(precision));
+  precision_combo_->setToolTip(
+      tr("bf16-mixed: bf16 weights, gradients and activations with fp32 master weights and optimizer "
+         "state (16 bytes per parameter under Adam). The simulator predicts it; training is fp32."));
   lr_spin_ = make_double_spin(this, 1e-6, 10, 6, 0.001);
   momentum_spin_ = make_double_spin(this, 0, 0.999, 3, 0.05);
   weight_decay_spin_ = make_double_spin(this, 0, 1, 5, 0.0001);
@@ -109,6 +118,7 @@ DataPanel::DataPanel(ExperimentDocument* document, QWidget* parent)
   data_form->addRow(tr("Samples:"), samples_spin_);
   data_form->addRow(tr("Classes:"), classes_spin_);
   data_form->addRow(tr("Features:"), features_spin_);
+  data_form->addRow(tr("Vocabulary:"), vocab_spin_);
   data_form->addRow(tr("Noise:"), noise_spin_);
   data_form->addRow(tr("Use at most:"), limit_spin_);
   data_form->addRow(tr("Validation share:"), validation_spin_);
@@ -118,6 +128,7 @@ DataPanel::DataPanel(ExperimentDocument* document, QWidget* parent)
   auto* training_form = new QFormLayout(training_box);
   training_form->addRow(tr("Batch size:"), batch_spin_);
   training_form->addRow(tr("Optimizer:"), optimizer_combo_);
+  training_form->addRow(tr("Precision:"), precision_combo_);
   training_form->addRow(tr("Learning rate:"), lr_spin_);
   training_form->addRow(tr("Momentum:"), momentum_spin_);
   training_form->addRow(tr("Weight decay:"), weight_decay_spin_);
@@ -160,6 +171,14 @@ DataPanel::DataPanel(ExperimentDocument* document, QWidget* parent)
     e.data.features = v;
     fit_model_to_data(e);
   });
+  edit_int(vocab_spin_, [](Experiment& e, int v) {
+    e.data.vocab = v;
+    fit_model_to_data(e);
+  });
+  connect(precision_combo_, &QComboBox::activated, this, [this] {
+    const auto precision = static_cast<Precision>(precision_combo_->currentData().toInt());
+    document_->edit([precision](Experiment& e) { e.training.precision = precision; });
+  });
   edit_double(noise_spin_, [](Experiment& e, double v) { e.data.noise = v; });
   edit_int(limit_spin_, [](Experiment& e, int v) { e.data.limit = v; });
   edit_double(validation_spin_, [](Experiment& e, double v) { e.data.validation_fraction = v; });
@@ -194,6 +213,9 @@ void DataPanel::browseForData() {
   if (source == "csv") {
     chosen = QFileDialog::getOpenFileName(this, tr("Choose a CSV file"), QString(),
                                           tr("CSV files (*.csv);;All files (*)"));
+  } else if (source == "text") {
+    chosen = QFileDialog::getOpenFileName(this, tr("Choose a UTF-8 text file to learn from"), QString(),
+                                          tr("Text files (*.txt *.md LICENSE*);;All files (*)"));
   } else {
     chosen = QFileDialog::getExistingDirectory(
         this, tr("Choose the folder that holds the IDX files (train-*, t10k-*)"));
@@ -235,6 +257,11 @@ void DataPanel::refreshFromDocument() {
   set_spin(samples_spin_, data.samples);
   set_spin(classes_spin_, data.classes);
   set_spin(features_spin_, data.features);
+  set_spin(vocab_spin_, data.vocab);
+  {
+    const QSignalBlocker blocker(precision_combo_);
+    precision_combo_->setCurrentIndex(precision_combo_->findData(static_cast<int>(experiment.training.precision)));
+  }
   set_double(noise_spin_, data.noise);
   set_spin(limit_spin_, data.limit);
   set_double(validation_spin_, data.validation_fraction);
@@ -256,11 +283,18 @@ void DataPanel::refreshFromDocument() {
   noise_spin_->setEnabled(synthetic);
   classes_spin_->setEnabled(synthetic && (sized || data.source == "spiral"));
   features_spin_->setEnabled(synthetic && sized);
+  const bool sequence = is_sequence_data_source(data.source);
+  vocab_spin_->setEnabled(sequence && !from_files);
+  classes_spin_->setEnabled(classes_spin_->isEnabled() && !sequence);
+  noise_spin_->setEnabled(synthetic && !sequence);
   limit_spin_->setEnabled(from_files);
   momentum_spin_->setEnabled(experiment.training.optimizer.type == "sgd");
 
   const DataShape shape = data_source_shape(data);
-  if (shape.features > 0 && shape.classes > 0) {
+  if (sequence) {
+    shape_label_->setText(from_files ? tr("characters of the file → its character vocabulary")
+                                     : tr("token sequences, vocabulary of %1").arg(data.vocab));
+  } else if (shape.features > 0 && shape.classes > 0) {
     shape_label_->setText(tr("%1 features → %2 classes").arg(shape.features).arg(shape.classes));
   } else if (shape.features > 0) {
     shape_label_->setText(tr("%1 features").arg(shape.features));

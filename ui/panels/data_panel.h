@@ -40,6 +40,8 @@ class DataPanel : public QWidget {
   QSpinBox* samples_spin_;
   QSpinBox* classes_spin_;
   QSpinBox* features_spin_;
+  QSpinBox* vocab_spin_;  // sequence tasks: token ids
+  QComboBox* precision_combo_;
   QDoubleSpinBox* noise_spin_;
   QSpinBox* limit_spin_;
   QDoubleSpinBox* validation_spin_;

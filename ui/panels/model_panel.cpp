@@ -19,6 +19,7 @@
 #include "core/plan/partition.h"
 #include "ui/models/experiment_document.h"
 #include "ui/models/layer_table_model.h"
+#include "ui/models/model_templates.h"
 #include "ui/number_text.h"
 #include "ui/panels/layer_type_delegate.h"
 #include "ui/panels/local_arrow_keys.h"
@@ -62,6 +63,14 @@ ModelPanel::ModelPanel(ExperimentDocument* document, QWidget* parent)
   for (LossType loss : {LossType::CrossEntropy, LossType::Mse})
     loss_combo_->addItem(QString::fromLatin1(loss_type_name(loss)), static_cast<int>(loss));
 
+  template_combo_ = new QComboBox(this);
+  template_combo_->addItem(tr("Start from a Transformer…"));
+  for (const ModelTemplate& model_template : model_templates())
+    template_combo_->addItem(model_template.title, model_template.id);
+  template_combo_->setToolTip(
+      tr("Fills the layer table, data and split with a GPT-style model. The predict-only ones are "
+         "too big to train here; the simulator still predicts their time and memory per device."));
+
   layer_view_ = new QTableView(this);
   layer_view_->setModel(layer_model_);
   layer_view_->setItemDelegateForColumn(LayerTableModel::TypeColumn,
@@ -94,6 +103,7 @@ ModelPanel::ModelPanel(ExperimentDocument* document, QWidget* parent)
   problem_label_ = new ProblemLabel(this);
 
   auto* form = new QFormLayout;
+  form->addRow(tr("Template:"), template_combo_);
   form->addRow(tr("Input shape:"), input_edit_);
   form->addRow(tr("Loss:"), loss_combo_);
 
@@ -123,6 +133,11 @@ ModelPanel::ModelPanel(ExperimentDocument* document, QWidget* parent)
   connect(manual_split_check_, &QCheckBox::toggled, this, &ModelPanel::setManualBoundaries);
   connect(boundaries_edit_, &QLineEdit::editingFinished, this, &ModelPanel::applyBoundariesText);
   connect(input_edit_, &QLineEdit::editingFinished, this, &ModelPanel::applyInputText);
+  connect(template_combo_, &QComboBox::activated, this, [this](int index) {
+    applyTemplate(index);
+    const QSignalBlocker blocker(template_combo_);
+    template_combo_->setCurrentIndex(0);  // a one-shot action, not a setting
+  });
   connect(loss_combo_, &QComboBox::activated, this, [this] {
     const auto loss = static_cast<LossType>(loss_combo_->currentData().toInt());
     document_->edit([loss](Experiment& e) { e.model.loss = loss; });
@@ -138,6 +153,18 @@ ModelPanel::ModelPanel(ExperimentDocument* document, QWidget* parent)
     refreshFromDocument();
   });
   refreshFromDocument();
+}
+
+void ModelPanel::applyTemplate(int index) {
+  const std::vector<ModelTemplate> templates = model_templates();
+  if (index < 1 || index > static_cast<int>(templates.size())) return;  // 0: the prompt
+  try {
+    const Experiment from_template = load_model_template(templates[static_cast<size_t>(index - 1)]);
+    document_->edit([&](Experiment& e) { e = apply_model_template(e, from_template); });
+  } catch (const std::exception& error) {
+    rejected_edit_ = QString::fromStdString(error.what());
+    showProblems();
+  }
 }
 
 void ModelPanel::refreshFromDocument() {

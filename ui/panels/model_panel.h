@@ -26,6 +26,10 @@ class ModelPanel : public QWidget {
 
   LayerTableModel* layerModel() const { return layer_model_; }
   QTableView* layerView() const { return layer_view_; }
+  QComboBox* templateCombo() const { return template_combo_; }
+  // Replaces the experiment with a template's (model_templates.h); the
+  // backend stays. An edit: Undo-free, but the title marks it unsaved.
+  void applyTemplate(int index);
   // Problems from validation that concern the model or the split.
   void setProblems(const QStringList& problems);
 
@@ -46,6 +50,7 @@ class ModelPanel : public QWidget {
   QTableView* layer_view_;
   QLineEdit* input_edit_;
   QComboBox* loss_combo_;
+  QComboBox* template_combo_;
   QPushButton* add_button_;
   QPushButton* remove_button_;
   QPushButton* up_button_;

@@ -77,6 +77,14 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   recompute_check_->setToolTip(
       tr("Keep only each stage's input from the forward and rebuild the rest before the backward: "
          "less memory, one more forward per micro-batch"));
+  selective_recompute_check_ = new QCheckBox(tr("Recompute only attention scores (selective)"), this);
+  selective_recompute_check_->setToolTip(
+      tr("Transformers: keep no attention scores from the forward and recompute them in the "
+         "backward, the largest activation for little compute (Korthikanti et al.)"));
+  sequence_parallel_check_ = new QCheckBox(tr("Sequence parallel"), this);
+  sequence_parallel_check_->setToolTip(
+      tr("Transformers with tp > 1: split the norms, dropouts and residuals along the sequence "
+         "instead of repeating them on every shard; all-reduces become reduce-scatter + all-gather"));
   partition_combo_ = new QComboBox(this);
   for (PartitionRule rule : {PartitionRule::Balanced, PartitionRule::Uniform, PartitionRule::Params,
                              PartitionRule::Explicit})
@@ -135,6 +143,8 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   schedule_form->addRow(tr("Update:"), update_combo_);
   schedule_form->addRow(tr("Staleness:"), staleness_spin_);
   schedule_form->addRow(recompute_check_);
+  schedule_form->addRow(selective_recompute_check_);
+  schedule_form->addRow(sequence_parallel_check_);
   schedule_form->addRow(tr("Partition rule:"), partition_combo_);
   schedule_form->addRow(tr("Predict on:"), profile_combo_);
 
@@ -180,8 +190,22 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
     const auto mode = static_cast<UpdateMode>(update_combo_->currentData().toInt());
     document_->edit([mode](Experiment& e) { e.parallel.update = mode; });
   });
-  connect(recompute_check_, &QCheckBox::toggled, this,
-          [this](bool on) { document_->edit([on](Experiment& e) { e.parallel.recompute = on; }); });
+  // Full and selective recomputation exclude each other (parallel.recompute is one field).
+  connect(recompute_check_, &QCheckBox::toggled, this, [this](bool on) {
+    document_->edit([on](Experiment& e) {
+      e.parallel.recompute = on;
+      if (on) e.parallel.selective_recompute = false;
+    });
+  });
+  connect(selective_recompute_check_, &QCheckBox::toggled, this, [this](bool on) {
+    document_->edit([on](Experiment& e) {
+      e.parallel.selective_recompute = on;
+      if (on) e.parallel.recompute = false;
+    });
+  });
+  connect(sequence_parallel_check_, &QCheckBox::toggled, this, [this](bool on) {
+    document_->edit([on](Experiment& e) { e.parallel.sequence_parallel = on; });
+  });
   connect(partition_combo_, &QComboBox::activated, this, [this] {
     const auto rule = static_cast<PartitionRule>(partition_combo_->currentData().toInt());
     document_->edit([rule](Experiment& e) { e.parallel.partition = rule; });
@@ -248,10 +272,17 @@ void ParallelPanel::refreshFromDocument() {
   set_combo(partition_combo_, static_cast<int>(plan.partition));
   set_combo(profile_combo_, QString::fromStdString(experiment.simulation.profile));
   set_combo(backend_combo_, QString::fromStdString(experiment.backend.type));
-  {
-    const QSignalBlocker blocker(recompute_check_);
-    recompute_check_->setChecked(plan.recompute);
-  }
+  const auto set_check = [](QCheckBox* check, bool on) {
+    const QSignalBlocker blocker(check);
+    check->setChecked(on);
+  };
+  set_check(recompute_check_, plan.recompute);
+  set_check(selective_recompute_check_, plan.selective_recompute);
+  set_check(sequence_parallel_check_, plan.sequence_parallel);
+  // Offered where they mean something; a set one stays enabled so it can be cleared.
+  const bool transformer = is_sequence_model(experiment.model);
+  selective_recompute_check_->setEnabled(transformer || plan.selective_recompute);
+  sequence_parallel_check_->setEnabled((transformer && plan.tp > 1) || plan.sequence_parallel);
   schedule_description_->setText(QString::fromLatin1(schedule_description(plan.schedule)));
   chunks_spin_->setEnabled(plan.schedule == ScheduleKind::Interleaved1F1B);
   staleness_spin_->setEnabled(plan.update == UpdateMode::Async);

@@ -57,6 +57,8 @@ class ParallelPanel : public QWidget {
   QComboBox* update_combo_;
   QSpinBox* staleness_spin_;
   QCheckBox* recompute_check_;
+  QCheckBox* selective_recompute_check_;  // Transformers: the attention core only
+  QCheckBox* sequence_parallel_check_;    // Transformers with tp > 1
   QComboBox* partition_combo_;
   QComboBox* profile_combo_;
   QComboBox* backend_combo_;

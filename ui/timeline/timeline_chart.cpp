@@ -118,6 +118,7 @@ void TimelineChart::resizeEvent(QResizeEvent* event) {
   // it out; drawing it then only makes QCustomPlot warn about an empty buffer.
   if (event->size().isEmpty()) return;
   QCustomPlot::resizeEvent(event);
+  if (row_count_ > 0) applyRowLabels();  // the number of labels that fit changed
 }
 
 void TimelineChart::setTitle(const QString& title) { title_->setText(title); }
@@ -125,12 +126,24 @@ void TimelineChart::setTitle(const QString& title) { title_->setText(title); }
 QString TimelineChart::title() const { return title_->text(); }
 
 void TimelineChart::setRowLabels(const QStringList& labels) {
+  row_labels_ = labels;
   row_count_ = static_cast<int>(labels.size());
+  applyRowLabels();
+  yAxis->setRange(-0.5, std::max(row_count_, 1) - 0.5);
+}
+
+// With more rows than lines of text fit, labels would overprint into a black
+// band: label every step-th row so each label has a line of its own.
+void TimelineChart::applyRowLabels() {
+  const int line = QFontMetrics(yAxis->tickLabelFont()).height();
+  const int height = axisRect()->height() > 0 ? axisRect()->height() : height_hint_;
+  const int fitting = std::max(1, height / std::max(1, line));
+  const int step = std::max(1, (row_count_ + fitting - 1) / fitting);
   QVector<double> ticks;
   QVector<QString> names;
-  for (int row = 0; row < row_count_; ++row) {
+  for (int row = 0; row < row_count_; row += step) {
     ticks << row;
-    names << labels[row];
+    names << row_labels_[row];
   }
   row_ticker_->setTicks(ticks, names);
   yAxis->setRange(-0.5, std::max(row_count_, 1) - 0.5);

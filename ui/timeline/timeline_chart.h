@@ -58,6 +58,7 @@ class TimelineChart : public QCustomPlot {
   void resizeEvent(QResizeEvent* event) override;
 
  private:
+  void applyRowLabels();
   void showTooltip(QMouseEvent* event);
   void rebuildLegend();
 
@@ -66,6 +67,8 @@ class TimelineChart : public QCustomPlot {
   QCPLayoutGrid* legend_row_;  // owned by the plot layout while shown, by this chart otherwise
   QSharedPointer<QCPAxisTickerText> row_ticker_;
   int row_count_ = 0;
+  QStringList row_labels_;
+  static constexpr int height_hint_ = 200;  // before the first layout: a typical chart's height
   bool unit_time_ = false;
   std::set<OpColorRole> legend_roles_;  // the legend entries the shown ops need
   bool legend_shown_ = true;

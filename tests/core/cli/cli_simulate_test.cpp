@@ -168,7 +168,9 @@ TEST(CliSimulate, TheSummaryIsTheSameWithAndWithoutATrace) {
 // gives: GPT-3's first device holds its blocks' 34 s b h / t bytes (sequence
 // parallel, selective recompute) per sample for every micro-batch in flight.
 TEST(CliSimulate, GptThreeFitsAnEightyGigabyteGpuAsMegatronRunsIt) {
-  const auto result = run({"simulate", "--config", example("gpt3_175b_predict.json")});
+  // The whole run: eight replicas of the example's tp 8 x pp 16 (1,024 GPUs).
+  const auto result = run({"simulate", "--config", example("gpt3_175b_predict.json"), "--set", "parallel.dp=8",
+                           "--set", "training.batch_size=1536"});
   ASSERT_EQ(result.code, 0) << result.err;
   const auto summary = nlohmann::json::parse(result.out);
   const auto& device = summary["per_device"][0];

@@ -1,0 +1,42 @@
+#include "ui/models/model_templates.h"
+
+#include <QCoreApplication>
+#include <QFile>
+
+#include "core/io/experiment_io.h"
+
+// A resource compiled into a static library is registered only when asked
+// for by name (the linker may drop an initializer nobody references).
+static void register_template_resources() { Q_INIT_RESOURCE(model_templates); }
+
+namespace pipelab {
+
+std::vector<ModelTemplate> model_templates() {
+  register_template_resources();
+  const auto tr = [](const char* text) { return QCoreApplication::translate("ModelTemplates", text); };
+  return {
+      {QStringLiteral("tiny-gpt"), tr("Tiny GPT (trains here)"), QStringLiteral(":/templates/tiny_gpt_copy.json")},
+      {QStringLiteral("gpt2-small"), tr("GPT-2 small (124M)"), QStringLiteral(":/templates/gpt2_small_predict.json")},
+      {QStringLiteral("gpt3-175b"), tr("GPT-3 175B (predict only)"),
+       QStringLiteral(":/templates/gpt3_175b_predict.json")},
+      {QStringLiteral("llama-7b"), tr("LLaMA-style 7B (predict only)"),
+       QStringLiteral(":/templates/llama_7b_predict.json")},
+  };
+}
+
+Experiment load_model_template(const ModelTemplate& model_template) {
+  QFile file(model_template.resource);
+  if (!file.open(QIODevice::ReadOnly))
+    throw ExperimentError("template " + model_template.id.toStdString() + " is missing from the build");
+  // Validated like any file; the data path of a text corpus is kept as written.
+  return parse_experiment(file.readAll().toStdString());
+}
+
+Experiment apply_model_template(const Experiment& current, const Experiment& from_template) {
+  Experiment result = from_template;
+  result.backend = current.backend;
+  result.file_path = current.file_path;
+  return result;
+}
+
+}  // namespace pipelab
