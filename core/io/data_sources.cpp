@@ -29,6 +29,8 @@ DataShape data_source_shape(const DataSpec& data) {
   if (source == "moons" || source == "circles" || source == "xor") return {2, 2};
   if (source == "teacher" && data.classes == 0) return {data.features, 1};  // regression
   if (source == "blobs" || source == "teacher") return {data.features, data.classes};
+  // A sequence task's vocabulary is data.vocab; its length is the model's input.
+  if (is_sequence_data_source(source) && source != "text") return {0, data.vocab};
   return {0, 0};  // idx, csv, token sequences (the model's input sets their length), or an unknown name
 }
 

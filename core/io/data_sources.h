@@ -22,7 +22,8 @@ bool is_file_data_source(const std::string& source);
 // Input width and class count a source gives; 0 where only the files know
 // (idx, csv). MNIST-style sets: 784 features, 10 classes. spiral: 2 features,
 // data.classes arms. moons, circles, xor: 2 features, 2 classes. blobs and
-// teacher: data.features features, data.classes classes.
+// teacher: data.features features, data.classes classes. copy, reverse, sort,
+// add: data.vocab token ids (the "classes" of each position); text: the file's.
 struct DataShape {
   int64_t features = 0;
   int64_t classes = 0;

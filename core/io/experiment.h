@@ -15,7 +15,8 @@ namespace pipelab {
 // Where training data comes from. Synthetic sets are generated from the seed.
 struct DataSpec {
   std::string source = "spiral";  // mnist, fashion-mnist, idx, csv, spiral, moons,
-                                  // circles, xor, blobs, teacher
+                                  // circles, xor, blobs, teacher; token sequences:
+                                  // text, copy, reverse, sort, add
   std::string path;               // files (mnist/fashion-mnist/idx: folder; csv: file)
                                   // as written; resolved_path is absolute
   std::string resolved_path;      // filled in by load_experiment
@@ -25,6 +26,8 @@ struct DataSpec {
   int features = 2;               // blobs/teacher: input width
   double noise = 0.1;             // synthetic sets
   int64_t limit = 0;              // files: use at most this many samples (0 = all)
+  int vocab = 16;                 // copy, reverse, sort, add: token ids (text: the file decides)
+  int64_t stride = 0;             // text: characters between windows (0 = the sequence length)
 };
 
 struct OptimizerSpec {

@@ -108,7 +108,7 @@ DataSpec read_data(const JsonObjectReader& top) {
   if (!value) return data;
   const JsonObjectReader reader(*value, "data",
                                 {"source", "path", "validation_fraction", "samples", "classes", "features",
-                                 "noise", "limit"});
+                                 "noise", "limit", "vocab", "stride"});
   reader.read("source", data.source);
   reader.read("path", data.path);
   reader.read("validation_fraction", data.validation_fraction);
@@ -117,6 +117,8 @@ DataSpec read_data(const JsonObjectReader& top) {
   reader.read("features", data.features);
   reader.read("noise", data.noise);
   reader.read("limit", data.limit);
+  reader.read("vocab", data.vocab);
+  reader.read("stride", data.stride);
   return data;
 }
 

@@ -58,6 +58,8 @@ Json data_to_json(const DataSpec& data) {
   json["features"] = data.features;
   json["noise"] = data.noise;
   json["limit"] = data.limit;
+  json["vocab"] = data.vocab;
+  json["stride"] = data.stride;
   return json;
 }
 

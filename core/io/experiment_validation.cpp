@@ -73,7 +73,10 @@ void check_data(const DataSpec& data, const ModelSpec& model, bool model_ok, Pro
   if (is_file_data_source(data.source)) {
     if (data.path.empty())
       problems.push_back("data.path is empty; data.source = '" + data.source + "' reads " +
-                         (data.source == "csv" ? "a CSV file: give its path" : "files: give the folder holding them"));
+                         (data.source == "csv"    ? "a CSV file: give its path"
+                          : data.source == "text" ? "a UTF-8 text file: give its path (the LICENSE file will do)"
+                                                  : "files: give the folder holding them"));
+    if (data.source == "text") check_at_least(problems, "data.stride", data.stride, 0);
     check_at_least(problems, "data.limit", data.limit, 0);
   } else {
     check_at_least(problems, "data.samples", data.samples, 1);
@@ -88,6 +91,7 @@ void check_data(const DataSpec& data, const ModelSpec& model, bool model_ok, Pro
       check_at_least(problems, "data.classes", data.classes, 2);
     if (data.source == "blobs" || data.source == "teacher")
       check_at_least(problems, "data.features", data.features, 1);
+    if (is_sequence_data_source(data.source)) check_at_least(problems, "data.vocab", data.vocab, 1);
   }
 
   // The model's ends must fit the data where the source fixes them.
@@ -108,6 +112,19 @@ void check_data(const DataSpec& data, const ModelSpec& model, bool model_ok, Pro
                        std::to_string(input_features(model)) + " features but data.source '" + data.source +
                        "' has " + std::to_string(shape.features) + "; set model.input to [" +
                        std::to_string(shape.features) + "]");
+  if (is_sequence_model(model)) {
+    // Token sets: every position's output scores the vocabulary.
+    const int64_t per_token = output_features(model) / sequence_length(model);
+    if (shape.classes > 0 && per_token != shape.classes)
+      problems.push_back("the model outputs " + std::to_string(per_token) + " values per position but data.source '" +
+                         data.source + "' has a vocabulary of " + std::to_string(shape.classes) +
+                         " tokens (data.vocab); set the last linear layer's out to " + std::to_string(shape.classes));
+    if (shape.classes > 0 && model.layers.front().vocab < shape.classes)
+      problems.push_back("the embedding's vocab = " + std::to_string(model.layers.front().vocab) +
+                         " is smaller than data.vocab = " + std::to_string(shape.classes) +
+                         "; set model.layers[0].vocab to at least " + std::to_string(shape.classes));
+    return;
+  }
   if (shape.classes > 0 && output_features(model) != shape.classes)
     problems.push_back("the model outputs " + std::to_string(output_features(model)) +
                        " values but data.source '" + data.source + "' has " + std::to_string(shape.classes) +

@@ -25,11 +25,27 @@ DatasetOptions dataset_options(const Experiment& experiment) {
   options.noise = data.noise;
   options.limit = data.limit;
   options.seed = experiment.seed;
+  options.sequence_length = sequence_length(experiment.model);
+  options.vocab = data.vocab;
+  options.stride = data.stride;
   return options;
 }
 
 // The model's ends must match the data; for files only now do we know the shape.
 void check_fits_model(const Dataset& train, const ModelSpec& model) {
+  if (train.is_sequence()) {
+    // Every position's output scores the data's vocabulary; the embedding reads its ids.
+    const int64_t per_token = output_features(model) / sequence_length(model);
+    if (per_token != train.vocab)
+      throw ExperimentError("the model outputs " + std::to_string(per_token) + " values per position but " +
+                            train.name + " has a vocabulary of " + std::to_string(train.vocab) +
+                            " tokens; set the last linear layer's out to " + std::to_string(train.vocab));
+    if (model.layers.front().vocab < train.vocab)
+      throw ExperimentError("the embedding's vocab = " + std::to_string(model.layers.front().vocab) + " but " +
+                            train.name + " has " + std::to_string(train.vocab) +
+                            " tokens; set model.layers[0].vocab to at least " + std::to_string(train.vocab));
+    return;
+  }
   const int64_t inputs = input_features(model);
   if (train.features != inputs)
     throw ExperimentError("model.input gives " + std::to_string(inputs) + " features but " +

@@ -52,6 +52,8 @@ void expect_same_experiment(const Experiment& a, const Experiment& b) {
   EXPECT_EQ(a.data.features, b.data.features);
   EXPECT_EQ(a.data.noise, b.data.noise);
   EXPECT_EQ(a.data.limit, b.data.limit);
+  EXPECT_EQ(a.data.vocab, b.data.vocab);
+  EXPECT_EQ(a.data.stride, b.data.stride);
   EXPECT_EQ(a.training.batch_size, b.training.batch_size);
   EXPECT_EQ(a.training.steps, b.training.steps);
   EXPECT_EQ(a.training.eval_every, b.training.eval_every);

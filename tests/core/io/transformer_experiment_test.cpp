@@ -110,6 +110,34 @@ TEST(TransformerExperiment, MistakesAreNamedWithTheFix) {
   EXPECT_NE(with([](Json& d) { d["parallel"]["tp"] = 8; }).find("tp = 8 does not divide"), std::string::npos);
 }
 
+TEST(TransformerExperiment, SequenceTasksMustFitTheModelsEnds) {
+  const auto with = [](auto edit) {
+    Json document = tiny_gpt_document();
+    document["data"] = Json::parse(R"({"source": "copy", "vocab": 64, "samples": 256})");
+    edit(document);
+    return error_of(document);
+  };
+  EXPECT_EQ(with([](Json&) {}), "no error");
+  EXPECT_NE(with([](Json& d) { d["data"]["vocab"] = 32; })
+                .find("the model outputs 64 values per position but data.source 'copy' has a vocabulary of 32 "
+                      "tokens (data.vocab); set the last linear layer's out to 32"),
+            std::string::npos);
+  EXPECT_NE(with([](Json& d) {
+              d["data"]["vocab"] = 80;
+              d["model"]["layers"][4]["out"] = 80;
+            }).find("the embedding's vocab = 64 is smaller than data.vocab = 80"),
+            std::string::npos);
+  EXPECT_NE(with([](Json& d) { d["data"]["vocab"] = 0; }).find("data.vocab must be >= 1"), std::string::npos);
+  EXPECT_NE(with([](Json& d) { d["data"] = Json::parse(R"({"source": "text"})"); })
+                .find("a UTF-8 text file: give its path"),
+            std::string::npos);
+  // The fields survive a save.
+  Json document = tiny_gpt_document();
+  document["data"] = Json::parse(R"({"source": "text", "path": "LICENSE", "stride": 7})");
+  const Experiment experiment = parse_experiment(document.dump());
+  EXPECT_EQ(parse_experiment(experiment_to_json(experiment)).data.stride, 7);
+}
+
 TEST(TransformerExperiment, FeatureModelsRefuseSequenceOnlySettings) {
   const Json mlp = Json::parse(R"({
     "model": {"input": [2], "layers": [{"type": "linear", "out": 8}, {"type": "relu"}, {"type": "linear", "out": 3}]},
