@@ -233,6 +233,21 @@ TEST(TransformerStack, PipelineStagesChainToTheWholeModel) {
   EXPECT_TRUE(bitwise_equal(expected, actual));
 }
 
+// Causal: the logits of a position never depend on the tokens after it, or
+// next-token training would read its answers.
+TEST(TransformerStack, EarlierPositionsDoNotSeeLaterTokens) {
+  Sequential stage(tiny_gpt(), 0, kLayers, kSeed, nullptr);
+  TokenBatch data = token_batch(2);
+  const Tensor before = stage.infer(data.ids, ForwardInfo{});
+  data.ids.at(1, kSeq - 1) = static_cast<float>((static_cast<int>(data.ids.at(1, kSeq - 1)) + 1) % kVocab);
+  const Tensor after = stage.infer(data.ids, ForwardInfo{});
+  for (int64_t c = 0; c < (kSeq - 1) * kVocab; ++c) {
+    EXPECT_EQ(before.at(0, c), after.at(0, c));
+    EXPECT_EQ(before.at(1, c), after.at(1, c)) << "logit " << c;
+  }
+  EXPECT_NE(before.at(1, (kSeq - 1) * kVocab), after.at(1, (kSeq - 1) * kVocab));
+}
+
 // A block's state is counted as Activations while it is kept, dropped by
 // drop_activations, rebuilt bit for bit by recompute and freed by backward.
 TEST(TransformerStack, BlockStatesAreCountedDroppedAndRebuilt) {
