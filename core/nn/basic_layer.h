@@ -3,18 +3,22 @@
 // DeviceTensors): forward, and a backward split into the input gradient (BI)
 // and the weight gradient (BW) for zero-bubble schedules.
 //
-// A layer keeps no per-micro-batch state: its backward is a function of its
-// forward input x, the gradient dy of its output and the ForwardInfo. So the
-// stage keeps each layer's input per in-flight micro-batch (StageStack's
-// activations, stage_stack.h) and nothing else; dropping those inputs and
-// re-running forward recomputes them exactly (dropout's mask is a function of
-// ForwardInfo).
+// Most layers keep no per-micro-batch state: their backward is a function of
+// the forward input x, the gradient dy of the output and the ForwardInfo, so
+// the stage keeps each layer's input per in-flight micro-batch (StageStack's
+// activations, stage_stack.h). A layer whose backward needs more (a
+// Transformer block's attention probabilities and intermediate values) hands
+// it back from forward_keeping as a LayerState, which the stage keeps next to
+// the input and passes to that micro-batch's backward_input_with and
+// backward_weight_with. Dropping the inputs and states and re-running forward
+// recomputes them exactly (dropout's mask is a function of ForwardInfo).
 //
 // Gradients accumulate: backward_weight adds into the gradient tensors, so the
 // micro-batches of a step sum up; zero_grad clears them.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/model/model_spec.h"
@@ -26,6 +30,15 @@ struct ForwardInfo {
   int step = 0;              // training step: part of dropout's key
   int64_t first_sample = 0;  // index of row 0 within the step's whole (global) batch
   bool training = true;      // false (evaluation): dropout passes x through
+};
+
+// What one micro-batch's forward keeps for its backward beyond the layer's
+// input. Its tensors are allocated as Activations on the layer's device, so
+// memory curves count them; bytes() says how many for the stage's total.
+class LayerState {
+ public:
+  virtual ~LayerState() = default;
+  virtual int64_t bytes() const = 0;
 };
 
 // A trainable tensor and its gradient (same shape).
@@ -68,6 +81,25 @@ class BasicLayer {
     (void)x;
     (void)dy;
   }
+  // The same three for a micro-batch whose backward will run: forward_keeping
+  // may set `state` (left empty by layers that need none) and the backward
+  // halves read it. The defaults keep nothing, so stateless layers implement
+  // only the three above.
+  virtual TensorT forward_keeping(const TensorT& x, const ForwardInfo& info,
+                                  std::unique_ptr<LayerState>& state) {
+    (void)state;
+    return forward(x, info);
+  }
+  virtual TensorT backward_input_with(const TensorT& x, const TensorT& dy, const ForwardInfo& info,
+                                      LayerState* state) {
+    (void)state;
+    return backward_input(x, dy, info);
+  }
+  virtual void backward_weight_with(const TensorT& x, const TensorT& dy, LayerState* state) {
+    (void)state;
+    backward_weight(x, dy);
+  }
+
   // Fused backward: backward_input then backward_weight.
   TensorT backward(const TensorT& x, const TensorT& dy, const ForwardInfo& info) {
     TensorT dx = backward_input(x, dy, info);

@@ -2,29 +2,68 @@
 
 #include "core/nn/activations.h"
 #include "core/nn/dropout.h"
+#include "core/nn/embedding_layer.h"
 #include "core/nn/init.h"
 #include "core/nn/layer_norm.h"
 #include "core/nn/linear.h"
+#include "core/nn/per_token_layer.h"
+#include "core/nn/transformer_block_layer.h"
 
 namespace pipelab {
+namespace {
+
+// A layer built for one position, applied to every position of a sequence model.
+std::unique_ptr<Layer> per_token(std::unique_ptr<Layer> layer, int64_t tokens) {
+  if (tokens == 1) return layer;
+  return std::make_unique<PerTokenLayer>(std::move(layer), tokens);
+}
+
+GptBlockConfig block_config(const LayerLayout& layer) {
+  const LayerSpec& spec = layer.spec;
+  GptBlockConfig config;
+  config.dim = layer.token_in();
+  config.heads = spec.heads;
+  config.ffn_hidden = spec.ffn > 0 ? spec.ffn : 4 * config.dim;  // the model's default
+  config.norm = spec.norm;
+  config.activation = spec.activation;
+  config.causal = spec.causal;
+  config.bias = spec.bias;
+  return config;
+}
+
+}  // namespace
 
 std::unique_ptr<Layer> HostStackMath::build_layer(const LayerLayout& layer, uint64_t seed,
                                                   DeviceAllocator* allocator) {
   const LayerSpec& spec = layer.spec;
+  const int64_t tokens = layer.tokens;
   if (spec.type == LayerType::Linear) {
     // A row-parallel shard adds the bias once, after the all-reduce.
-    auto linear = std::make_unique<LinearLayer>(layer.index, layer.in, layer.out, spec.bias,
-                                                allocator,
+    auto linear = std::make_unique<LinearLayer>(layer.index, layer.in / tokens,
+                                                layer.out / tokens, spec.bias, allocator,
                                                 layer.role != TensorParallelRole::RowParallel);
-    init_linear_weight(linear->weight(), seed, layer.index, layer.full_in, layer.full_out,
+    init_linear_weight(linear->weight(), seed, layer.index, layer.token_in(), layer.token_out(),
                        layer.weight.row_begin, layer.weight.col_begin);
     if (spec.bias)
-      init_linear_bias(linear->bias(), seed, layer.index, layer.full_in, layer.full_out,
+      init_linear_bias(linear->bias(), seed, layer.index, layer.token_in(), layer.token_out(),
                        layer.bias.col_begin);
-    return linear;
+    return per_token(std::move(linear), tokens);
   }
   if (spec.type == LayerType::LayerNorm)
-    return std::make_unique<LayerNormLayer>(layer.index, layer.out, allocator);
+    return per_token(std::make_unique<LayerNormLayer>(layer.index, layer.out / tokens, allocator),
+                     tokens);
+  if (spec.type == LayerType::Embedding) {
+    auto embedding =
+        std::make_unique<EmbeddingLayer>(layer.index, spec.vocab, spec.dim, tokens, allocator);
+    embedding->init(seed);
+    return embedding;
+  }
+  if (spec.type == LayerType::TransformerBlock) {
+    auto block =
+        std::make_unique<TransformerBlockLayer>(layer.index, block_config(layer), tokens, allocator);
+    block->init(seed);
+    return block;
+  }
   if (spec.type == LayerType::Dropout)
     return std::make_unique<DropoutLayer>(layer.index, layer.out, spec.p, seed, allocator,
                                           layer.feature_offset);

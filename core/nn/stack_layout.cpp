@@ -51,11 +51,17 @@ std::vector<TensorParallelRole> checked_roles(const ModelSpec& model,
 // whose full widths and role are set.
 void place_on_shard(LayerLayout& layer, const TensorParallelShard& tp) {
   if (layer.spec.type == LayerType::Linear) {
+    // A linear in a sequence model is applied per position: its weight is per token.
     layer.weight =
-        linear_weight_slice(layer.role, layer.full_in, layer.full_out, tp.degree, tp.shard);
-    layer.bias = linear_bias_slice(layer.role, layer.full_out, tp.degree, tp.shard);
-    layer.in = layer.weight.rows;
-    layer.out = layer.weight.cols;
+        linear_weight_slice(layer.role, layer.token_in(), layer.token_out(), tp.degree, tp.shard);
+    layer.bias = linear_bias_slice(layer.role, layer.token_out(), tp.degree, tp.shard);
+    layer.in = layer.weight.rows * layer.tokens;
+    layer.out = layer.weight.cols * layer.tokens;
+    return;
+  }
+  if (layer.spec.type == LayerType::Embedding) {
+    layer.in = layer.full_in;
+    layer.out = layer.full_out;
     return;
   }
   // Between a column- and a row-parallel linear, elementwise layers see this
@@ -83,10 +89,16 @@ std::vector<LayerLayout> stack_layout(const ModelSpec& model, int begin, int end
   for (int64_t dim : model.input)
     if (dim <= 0)
       throw std::invalid_argument("model.input dimensions must be > 0, got " + std::to_string(dim));
-  int64_t width = input_features(model);
-  if (width <= 0)
+  if (input_features(model) <= 0)
     throw std::invalid_argument(
         "model.input is empty; give the per-sample input shape, e.g. [784]");
+  const bool sequence = is_sequence_model(model);
+  if (sequence && tp.degree > 1)
+    throw std::invalid_argument(
+        "tensor parallelism for Transformers trains later; simulate it, or set parallel.tp = 1");
+  // Widths are tracked per position: a sequence model's input is one token id each.
+  const int64_t tokens = sequence ? sequence_length(model) : 1;
+  int64_t width = input_features(model) / tokens;
 
   const std::vector<TensorParallelRole> roles = checked_roles(model, tp);
 
@@ -100,6 +112,18 @@ std::vector<LayerLayout> stack_layout(const ModelSpec& model, int begin, int end
         throw std::invalid_argument(layer_name(i, spec.type) + ": out must be > 0, got " +
                                     std::to_string(spec.out));
       width = spec.out;
+    } else if (spec.type == LayerType::Embedding) {
+      if (i != 0)
+        throw std::invalid_argument(layer_name(i, spec.type) +
+                                    " must be the model's first layer; move it to the top");
+      if (spec.vocab <= 0 || spec.dim <= 0)
+        throw std::invalid_argument(layer_name(i, spec.type) + ": vocab (" +
+                                    std::to_string(spec.vocab) + ") and dim (" +
+                                    std::to_string(spec.dim) + ") must both be > 0");
+      width = spec.dim;
+    } else if (spec.type == LayerType::TransformerBlock && !sequence) {
+      throw std::invalid_argument(layer_name(i, spec.type) +
+                                  " reads token positions; start the model with an embedding");
     }
     if (i < begin) continue;
 
@@ -107,8 +131,9 @@ std::vector<LayerLayout> stack_layout(const ModelSpec& model, int begin, int end
     layer.index = i;
     layer.spec = spec;
     layer.role = roles[i];
-    layer.full_in = in;
-    layer.full_out = width;
+    layer.tokens = tokens;
+    layer.full_in = in * tokens;
+    layer.full_out = width * tokens;
     place_on_shard(layer, tp);
     if (!layout.empty() && layer.in != layout.back().out)
       throw std::invalid_argument(

@@ -27,31 +27,39 @@ struct TensorParallelShard {
   bool has_all_reduce = false;  // whether the backend supplied its all-reduce
 };
 
-// One layer of a stage as one shard holds it.
+// One layer of a stage as one shard holds it. In a sequence model (first
+// layer an embedding) widths count every position's values, as LayerInfo's
+// do: a sample is a row of tokens x per-token values.
 struct LayerLayout {
   int index = 0;  // in the model
   LayerSpec spec;
   TensorParallelRole role = TensorParallelRole::Replicated;
+  int64_t tokens = 1;    // positions per sample; 1 unless a sequence model
   int64_t full_in = 0;   // the whole layer's input width
   int64_t full_out = 0;  // the whole layer's output width
   int64_t in = 0;        // this shard's input width
   int64_t out = 0;       // this shard's output width
-  // Linear only: this shard's block of the full [full_in, full_out] weight and
-  // of the full [1, full_out] bias (init.h keys initial values by position in
-  // the full layer, so the blocks say what to initialise).
+  // Linear only: this shard's block of the full [token_in(), token_out()]
+  // weight and of the full [1, token_out()] bias (init.h keys initial values by
+  // position in the full layer, so the blocks say what to initialise).
   MatrixSlice weight;
   MatrixSlice bias;
   // Elementwise under Sharded: this shard sees features [offset, offset + out)
   // of the full layer (dropout's mask is keyed by the full feature index).
   int64_t feature_offset = 0;
+
+  int64_t token_in() const { return full_in / tokens; }    // the whole layer's, per position
+  int64_t token_out() const { return full_out / tokens; }  // the whole layer's, per position
 };
 
 // The layers [begin, end) of `model` on shard `tp.shard`, in order. Throws
 // std::invalid_argument naming the field when the stack cannot be built: a
 // range outside the layer list, an empty or non-positive input shape, a linear
-// with out <= 0, or a tensor-parallel setup that does not fit (roles of the
-// wrong size or kind, a width tp does not divide, roles that do not pair up, a
-// missing all-reduce).
+// with out <= 0, an embedding that is not the first layer or has no vocab or
+// dim, a transformer_block outside a sequence model, or a tensor-parallel
+// setup that does not fit (roles of the wrong size or kind, a width tp does
+// not divide, roles that do not pair up, a missing all-reduce, tp > 1 on a
+// sequence model, which the executors do not shard yet).
 std::vector<LayerLayout> stack_layout(const ModelSpec& model, int begin, int end,
                                       const TensorParallelShard& tp);
 

@@ -67,11 +67,16 @@ struct BasicStageActivations {
   ForwardInfo info;
   std::vector<TensorT> inputs;        // inputs[k]: input of the stage's k-th layer; [0] = stage input
   std::vector<TensorT> output_grads;  // between BI and BW: dL/dy of the k-th layer (layers with weights)
+  // states[k]: what the k-th layer's forward kept beyond its input (empty for
+  // most layers; see LayerState in basic_layer.h).
+  std::vector<std::unique_ptr<LayerState>> states;
 
   int64_t bytes() const {
     int64_t total = 0;
     for (const TensorT& t : inputs) total += t.bytes();
     for (const TensorT& t : output_grads) total += t.bytes();
+    for (const auto& state : states)
+      if (state) total += state->bytes();
     return total;
   }
 };
@@ -128,6 +133,8 @@ class StageStack {
     saved.inputs.resize(layers_.size());
     saved.output_grads.clear();
     saved.output_grads.resize(layers_.size());
+    saved.states.clear();
+    saved.states.resize(layers_.size());
     saved.inputs[0] = std::move(input);
     return forward_keeping_inputs(saved);
   }
@@ -141,9 +148,11 @@ class StageStack {
     return current;
   }
 
-  // Frees every saved layer input but the stage input, to rebuild them later.
+  // Frees every saved layer input but the stage input, and every layer state,
+  // to rebuild them later.
   void drop_activations(Activations& saved) const {
     for (size_t k = 1; k < saved.inputs.size(); ++k) saved.inputs[k].reset();
+    for (auto& state : saved.states) state.reset();
   }
 
   // Rebuilds the inputs drop_activations freed (bit-identical: dropout's mask is
@@ -151,6 +160,7 @@ class StageStack {
   // the forward all-reduces again, as Megatron's recomputation does.
   void recompute(Activations& saved) {
     assert(saved.inputs.size() == layers_.size() && !saved.inputs[0].empty());
+    assert(saved.states.size() == layers_.size());
     typename Math::Scope scope(context_);
     forward_keeping_inputs(saved);  // the stage output was sent already; it is dropped here
   }
@@ -169,16 +179,20 @@ class StageStack {
 
   // BW: adds the weight gradients of a micro-batch whose backward_input ran.
   void backward_weight(Activations& saved) {
-    assert(saved.inputs.size() == layers_.size() && saved.output_grads.size() == layers_.size());
+    assert(saved.inputs.size() == layers_.size() && saved.output_grads.size() == layers_.size() &&
+           saved.states.size() == layers_.size());
     typename Math::Scope scope(context_);
     for (int k = layer_count() - 1; k >= 0; --k) {
       if (saved.output_grads[k].empty()) continue;
-      layers_[k]->backward_weight(saved.inputs[k], saved.output_grads[k]);
+      layers_[k]->backward_weight_with(saved.inputs[k], saved.output_grads[k],
+                                       saved.states[k].get());
       saved.inputs[k].reset();
       saved.output_grads[k].reset();
+      saved.states[k].reset();
     }
     saved.inputs.clear();
     saved.output_grads.clear();
+    saved.states.clear();
   }
 
   // Every trainable tensor with its gradient, layer by layer (for an optimizer,
@@ -207,8 +221,11 @@ class StageStack {
   }
 
  private:
-  Tensor layer_forward(int k, const Tensor& x, const ForwardInfo& info) {
-    Tensor y = layers_[k]->forward(x, info);
+  // `state`, when given, receives what the layer keeps for this micro-batch's
+  // backward; without it (inference) the layer keeps nothing.
+  Tensor layer_forward(int k, const Tensor& x, const ForwardInfo& info,
+                       std::unique_ptr<LayerState>* state = nullptr) {
+    Tensor y = state ? layers_[k]->forward_keeping(x, info, *state) : layers_[k]->forward(x, info);
     if (roles_[k] == TensorParallelRole::RowParallel) {
       all_reduce_(y, begin_ + k, true);
       Math::add_bias(*layers_[k], y);
@@ -216,8 +233,9 @@ class StageStack {
     return y;
   }
 
-  Tensor layer_input_grad(int k, const Tensor& x, const Tensor& dy, const ForwardInfo& info) {
-    Tensor dx = layers_[k]->backward_input(x, dy, info);
+  Tensor layer_input_grad(int k, const Tensor& x, const Tensor& dy, const ForwardInfo& info,
+                          LayerState* state) {
+    Tensor dx = layers_[k]->backward_input_with(x, dy, info, state);
     if (roles_[k] == TensorParallelRole::ColumnParallel) all_reduce_(dx, begin_ + k, false);
     return dx;
   }
@@ -228,34 +246,39 @@ class StageStack {
   Tensor forward_keeping_inputs(Activations& saved) {
     const int last = layer_count() - 1;
     for (int k = 0; k < last; ++k)
-      saved.inputs[k + 1] = layer_forward(k, saved.inputs[k], saved.info);
-    return layer_forward(last, saved.inputs[last], saved.info);
+      saved.inputs[k + 1] = layer_forward(k, saved.inputs[k], saved.info, &saved.states[k]);
+    return layer_forward(last, saved.inputs[last], saved.info, &saved.states[last]);
   }
 
   // B or BI, last layer first. Fused: each layer's weight gradient right after
-  // its input gradient, freeing its input. Split: layers with weights keep
-  // their input and output gradient for BW.
+  // its input gradient, freeing its input and state. Split: layers with
+  // weights keep their input, state and output gradient for BW.
   Tensor backward_pass(Tensor output_grad, Activations& saved, bool fused) {
     assert(saved.inputs.size() == layers_.size());
     typename Math::Scope scope(context_);
     Tensor grad = std::move(output_grad);
     for (int k = layer_count() - 1; k >= 0; --k) {
       Tensor input_grad;
-      if (needs_input_grad(k)) input_grad = layer_input_grad(k, saved.inputs[k], grad, saved.info);
+      LayerState* state = saved.states[k].get();
+      if (needs_input_grad(k))
+        input_grad = layer_input_grad(k, saved.inputs[k], grad, saved.info, state);
       if (fused) {
-        layers_[k]->backward_weight(saved.inputs[k], grad);
+        layers_[k]->backward_weight_with(saved.inputs[k], grad, state);
         saved.inputs[k].reset();
+        saved.states[k].reset();
       } else if (layers_[k]->has_params()) {
         grad.retag(MemoryCategory::Activations);
-        saved.output_grads[k] = std::move(grad);  // with inputs[k], what BW needs
+        saved.output_grads[k] = std::move(grad);  // with inputs[k] and states[k], what BW needs
       } else {
         saved.inputs[k].reset();
+        saved.states[k].reset();
       }
       grad = std::move(input_grad);
     }
     if (fused) {
       saved.inputs.clear();
       saved.output_grads.clear();
+      saved.states.clear();
     }
     return grad;
   }

@@ -31,7 +31,8 @@ Tensor::Tensor(Tensor&& other) noexcept
       rows_(std::exchange(other.rows_, 0)),
       cols_(std::exchange(other.cols_, 0)),
       allocator_(std::exchange(other.allocator_, nullptr)),
-      category_(other.category_) {}
+      category_(other.category_),
+      borrowed_(std::exchange(other.borrowed_, false)) {}
 
 Tensor& Tensor::operator=(Tensor&& other) noexcept {
   if (this != &other) {
@@ -41,6 +42,7 @@ Tensor& Tensor::operator=(Tensor&& other) noexcept {
     cols_ = std::exchange(other.cols_, 0);
     allocator_ = std::exchange(other.allocator_, nullptr);
     category_ = other.category_;
+    borrowed_ = std::exchange(other.borrowed_, false);
   }
   return *this;
 }
@@ -51,13 +53,39 @@ Tensor Tensor::clone(DeviceAllocator* allocator, MemoryCategory category) const 
   return copy;
 }
 
+Tensor Tensor::view(const Tensor& source, int64_t rows, int64_t cols) {
+  if (rows < 0 || cols < 0 || rows * cols != source.size())
+    throw std::invalid_argument("cannot view " + std::to_string(source.rows()) + " x " +
+                                std::to_string(source.cols()) + " values as " +
+                                std::to_string(rows) + " x " + std::to_string(cols));
+  Tensor view;
+  // Uncounted (no allocator): the values are counted once, by `source`.
+  view.data_ = const_cast<float*>(source.data_);
+  view.rows_ = rows;
+  view.cols_ = cols;
+  view.category_ = source.category_;
+  view.borrowed_ = true;
+  return view;
+}
+
+void Tensor::reshape(int64_t rows, int64_t cols) {
+  if (rows < 0 || cols < 0 || rows * cols != size())
+    throw std::invalid_argument("cannot reshape " + std::to_string(rows_) + " x " +
+                                std::to_string(cols_) + " values to " + std::to_string(rows) +
+                                " x " + std::to_string(cols));
+  rows_ = rows;
+  cols_ = cols;
+}
+
 void Tensor::retag(MemoryCategory category) {
   if (allocator_) allocator_->retag(bytes(), category_, category);
   category_ = category;
 }
 
 void Tensor::reset() {
-  if (allocator_)
+  if (borrowed_)
+    borrowed_ = false;  // the owner frees the storage
+  else if (allocator_)
     allocator_->release(data_, size(), category_);
   else
     free_aligned_floats(data_);

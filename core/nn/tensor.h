@@ -36,6 +36,17 @@ class Tensor {
   // A copy on another allocator (e.g. the receiving device of a send).
   Tensor clone(DeviceAllocator* allocator, MemoryCategory category) const;
 
+  // A read-only view of `source`'s values as [rows, cols] (rows * cols must be
+  // its size): no copy, no allocation, and it frees nothing; `source` must
+  // outlive it. Lets per-token layers run a [batch, seq * dim] activation as
+  // the [batch * seq, dim] matrix the kernels want, both being the same
+  // row-major floats. Never write through a view.
+  static Tensor view(const Tensor& source, int64_t rows, int64_t cols);
+  // Reinterprets the same storage as [rows, cols] (rows * cols must equal
+  // size()): the owning counterpart of view.
+  void reshape(int64_t rows, int64_t cols);
+  bool is_view() const { return borrowed_; }
+
   // Counts this tensor's bytes under another category from now on.
   void retag(MemoryCategory category);
   // Frees the storage now; the tensor becomes empty.
@@ -79,6 +90,7 @@ class Tensor {
   int64_t cols_ = 0;
   DeviceAllocator* allocator_ = nullptr;
   MemoryCategory category_ = MemoryCategory::Workspace;
+  bool borrowed_ = false;  // a view: the storage belongs to another tensor
 };
 
 }  // namespace pipelab

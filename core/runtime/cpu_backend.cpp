@@ -80,8 +80,8 @@ Tensor CpuBackend::stage_input(const Op& op) {
 Tensor CpuBackend::loss_gradient(const Op& op, const Tensor& output) {
   TrainingData& data = shared_.data;
   const MicrobatchTargets targets = data.targets(op.step, place_.replica, op.microbatch);
-  LossResult loss = output_loss(data.loss(), output, targets,
-                                1.0 / static_cast<double>(data.global_batch()), true);
+  LossResult loss =
+      output_loss(data.loss(), output, targets, data.gradient_scale(op.step), true);
   // Every shard computes the same loss; one reports it.
   if (place_.shard == 0) shared_.recorder.loss(op.step, place_.replica, op.microbatch, loss);
   return std::move(loss.grad);

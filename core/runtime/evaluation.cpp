@@ -69,6 +69,7 @@ EvaluationResult Evaluator::evaluate(int64_t batch_rows) {
   std::iota(ids.begin(), ids.end(), int64_t{0});
   double loss_sum = 0;
   int64_t correct = 0;
+  int64_t counted = 0;  // samples, or for a sequence set the positions its mask counts
   Batch batch;
   for (int64_t begin = 0; begin < data_.samples; begin += batch_rows) {
     const int64_t rows = std::min(batch_rows, data_.samples - begin);
@@ -88,14 +89,21 @@ EvaluationResult Evaluator::evaluate(int64_t batch_rows) {
       targets.width = batch.target_width;
       targets.targets = batch.targets.data();
     }
+    if (data_.is_sequence()) {
+      targets.tokens = data_.features;
+      targets.token_labels = batch.token_labels;
+      targets.loss_mask = batch.loss_mask;
+    }
     const LossResult loss = output_loss(loss_, outputs, targets, 1.0, false);
     loss_sum += loss.loss_sum;
     correct += loss.correct;
+    counted += loss.samples;
   }
   result.samples = data_.samples;
-  result.loss = loss_sum / static_cast<double>(data_.samples);
-  if (data_.is_classification())
-    result.accuracy = static_cast<double>(correct) / static_cast<double>(data_.samples);
+  if (counted == 0) return result;
+  result.loss = loss_sum / static_cast<double>(counted);
+  if (data_.is_classification() || data_.is_sequence())
+    result.accuracy = static_cast<double>(correct) / static_cast<double>(counted);
   return result;
 }
 

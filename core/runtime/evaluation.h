@@ -14,8 +14,8 @@
 namespace pipelab {
 
 struct EvaluationResult {
-  double loss = std::numeric_limits<double>::quiet_NaN();      // mean over the samples
-  double accuracy = std::numeric_limits<double>::quiet_NaN();  // classification only
+  double loss = std::numeric_limits<double>::quiet_NaN();      // mean over the samples (sequence sets: counted positions)
+  double accuracy = std::numeric_limits<double>::quiet_NaN();  // classification and sequence sets
   int64_t samples = 0;
 };
 

@@ -6,6 +6,7 @@
 #include "core/io/experiment_io.h"
 #include "core/runtime/cpu_executor.h"
 #include "core/runtime/executor.h"
+#include "core/runtime/trainable.h"
 #include "core/text/quoted_excerpt.h"
 
 namespace pipelab {
@@ -84,6 +85,8 @@ std::unique_ptr<Executor> make_executor(const Experiment& experiment, EventSink&
     if (found != backends.factories.end()) factory = found->second;
   }
   if (factory) return factory(experiment, sink, options);
+  // What no backend trains yet reads better than "no such backend".
+  if (type == "cuda") check_trainable(experiment);
   if (type == "cuda")
     throw ExperimentError(
         "backend.type = cuda, but this build has no CUDA backend; use backend.type = cpu");

@@ -39,7 +39,8 @@ RecorderSettings recorder_settings(const Experiment& experiment, const TrainingD
   settings.devices = experiment.parallel.devices();
   settings.total_steps = total_steps;
   settings.global_batch = experiment.training.batch_size;
-  settings.classification = data.train().is_classification();
+  // Sequence sets report token accuracy over the counted positions.
+  settings.classification = data.train().is_classification() || data.train().is_sequence();
   settings.simulated_bubble = simulated_bubble(experiment);
   settings.learning_rate = experiment.training.optimizer.lr;
   if (data.validation().samples > 0)

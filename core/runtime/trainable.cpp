@@ -1,20 +1,58 @@
 #include "core/runtime/trainable.h"
 
+#include <cstdio>
 #include <string>
 
 #include "core/io/experiment_io.h"
 
 namespace pipelab {
+namespace {
+
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+std::string layer_field(size_t index) { return "model.layers[" + std::to_string(index) + "]"; }
+
+// What the CPU executor does not train in a Transformer yet.
+void check_trainable_transformer(const Experiment& experiment) {
+  const ModelSpec& model = experiment.model;
+  if (experiment.backend.type != "cpu")
+    throw ExperimentError("backend.type = " + experiment.backend.type +
+                          ": Transformers train on the cpu backend for now (the CUDA kernels "
+                          "come later); set backend.type = cpu, or simulate this model");
+  if (experiment.parallel.tp > 1)
+    throw ExperimentError(
+        "parallel.tp = " + std::to_string(experiment.parallel.tp) +
+        ": tensor parallelism for Transformers trains later; simulate it, or set parallel.tp = 1");
+  if (model.loss != LossType::CrossEntropy)
+    throw ExperimentError(std::string("model.loss = ") + loss_type_name(model.loss) +
+                          ": a Transformer trains on next-token cross-entropy; set model.loss = " +
+                          loss_type_name(LossType::CrossEntropy));
+  for (size_t i = 0; i < model.layers.size(); ++i) {
+    const LayerSpec& layer = model.layers[i];
+    if (layer.type == LayerType::TransformerBlock && layer.dropout > 0)
+      throw ExperimentError(layer_field(i) + ".dropout = " + number(layer.dropout) +
+                            ": dropout inside a transformer_block trains later; set it to 0 (a "
+                            "dropout layer between blocks trains)");
+  }
+}
+
+}  // namespace
 
 void check_trainable(const Experiment& experiment) {
-  for (size_t i = 0; i < experiment.model.layers.size(); ++i) {
-    const LayerType type = experiment.model.layers[i].type;
-    if (type == LayerType::Embedding || type == LayerType::TransformerBlock)
-      throw ExperimentError("model.layers[" + std::to_string(i) + "] is " + layer_type_name(type) +
-                            ": PipeLab predicts Transformers (pipelab-cli simulate, the app's predicted "
-                            "timeline and memory) but its " + experiment.backend.type +
-                            " executor does not train them yet; train an MLP, or simulate this model");
+  const ModelSpec& model = experiment.model;
+  for (size_t i = 0; i < model.layers.size(); ++i) {
+    const LayerType type = model.layers[i].type;
+    const bool transformer = type == LayerType::Embedding || type == LayerType::TransformerBlock;
+    if (transformer && !is_sequence_model(model))
+      throw ExperimentError(layer_field(i) + " is " + layer_type_name(type) +
+                            ": a Transformer starts with an embedding; make model.layers[0] an "
+                            "embedding");
   }
+  if (is_sequence_model(model)) check_trainable_transformer(experiment);
   if (experiment.training.precision != Precision::Fp32)
     throw ExperimentError(std::string("training.precision = ") + precision_name(experiment.training.precision) +
                           ": the " + experiment.backend.type +

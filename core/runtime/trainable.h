@@ -7,8 +7,10 @@
 namespace pipelab {
 
 // Throws ExperimentError naming the field and the fix when `experiment` asks
-// for something the executors do not train: Transformer layers (embedding,
-// transformer_block) and bf16-mixed precision are simulated only for now.
+// for something the executors do not train: bf16-mixed precision, and of
+// Transformers (a model starting with an embedding) anything but the cpu
+// backend at tp = 1 with next-token cross-entropy and no dropout inside the
+// blocks. The simulator predicts all of these.
 void check_trainable(const Experiment& experiment);
 
 }  // namespace pipelab

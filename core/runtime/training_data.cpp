@@ -143,7 +143,24 @@ MicrobatchTargets TrainingData::targets(int step, int replica, int microbatch) {
     targets.width = whole.target_width;
     targets.targets = whole.targets.data() + first * whole.target_width;
   }
+  if (split_.train.is_sequence()) {
+    const int64_t tokens = whole.features;
+    targets.tokens = tokens;
+    targets.token_labels =
+        std::span<const int32_t>(whole.token_labels).subspan(first * tokens, microbatch_rows_ * tokens);
+    targets.loss_mask =
+        std::span<const uint8_t>(whole.loss_mask).subspan(first * tokens, microbatch_rows_ * tokens);
+  }
   return targets;
+}
+
+double TrainingData::gradient_scale(int step) {
+  if (!split_.train.is_sequence()) return 1.0 / static_cast<double>(global_batch_);
+  const std::shared_ptr<const Batch> whole = batch(step);
+  const int64_t counted = std::count_if(whole->loss_mask.begin(), whole->loss_mask.end(),
+                                        [](uint8_t keep) { return keep != 0; });
+  // No counted position: every gradient is zero anyway (token_cross_entropy).
+  return counted > 0 ? 1.0 / static_cast<double>(counted) : 0.0;
 }
 
 }  // namespace pipelab

@@ -30,6 +30,11 @@ struct MicrobatchTargets {
   const float* targets = nullptr;   // mse: rows x width (one-hot rows for classification)
   int64_t rows = 0;
   int64_t width = 0;  // 0 when there are no targets
+  // Sequence sets: positions per sample (0 otherwise), and per position the
+  // next token and whether it counts (rows x tokens each, row-major).
+  int64_t tokens = 0;
+  std::span<const int32_t> token_labels;
+  std::span<const uint8_t> loss_mask;
 };
 
 class TrainingData {
@@ -44,6 +49,12 @@ class TrainingData {
   int64_t global_batch() const { return global_batch_; }
   int64_t microbatch_rows() const { return microbatch_rows_; }
   int64_t batches_per_epoch() const { return iterator_->batches_per_epoch(); }
+
+  // What a micro-batch's loss gradient is multiplied by so that the gradients
+  // accumulated over the step's micro-batches and replicas are those of the
+  // whole batch's mean loss: 1 / global_batch(), or for a sequence set 1 /
+  // the positions its loss mask counts in step `step`'s whole batch.
+  double gradient_scale(int step);
 
   // Index in the global batch of the first row of replica `replica`'s micro-batch.
   int64_t first_row(int replica, int microbatch) const;

@@ -103,13 +103,18 @@ TEST_F(CliTrain, CudaWithoutAGpuIsAUserError) {
   EXPECT_NE(result.err.find("backend.type = cpu"), std::string::npos) << result.err;
 }
 
-// Transformers and bf16 are predicted, not yet trained: the run says so
-// before it loads anything, and simulate answers for the same file.
+// Tensor-parallel or CUDA Transformers and bf16 are predicted, not yet
+// trained: the run says so before it loads anything, and simulate answers for
+// the same file.
 TEST_F(CliTrain, ModelsTheExecutorsCannotTrainAreUserErrors) {
   const auto transformer = run({"train", "--config", example("llama_7b_predict.json"), "--backend", "cpu"});
   EXPECT_EQ(transformer.code, 2);
-  EXPECT_NE(transformer.err.find("model.layers[0] is embedding: PipeLab predicts Transformers"), std::string::npos)
+  EXPECT_NE(transformer.err.find("parallel.tp = 8: tensor parallelism for Transformers trains later"),
+            std::string::npos)
       << transformer.err;
+  const auto on_cuda = run({"train", "--config", example("llama_7b_predict.json")});
+  EXPECT_EQ(on_cuda.code, 2);
+  EXPECT_NE(on_cuda.err.find("the CUDA kernels come later"), std::string::npos) << on_cuda.err;
   EXPECT_EQ(run({"simulate", "--config", example("llama_7b_predict.json")}).code, 0);
   const auto bf16 = run({"train", "--config", example("spiral_interleaved.json"), "--set",
                          "training.precision=bf16-mixed", "--steps", "1"});

@@ -51,6 +51,40 @@ Experiment small_experiment() {
   return experiment;
 }
 
+Experiment tiny_gpt_experiment() {
+  Experiment experiment;
+  experiment.name = "tiny gpt test";
+  experiment.seed = 5;
+  experiment.model.input = {8};
+  LayerSpec embedding;
+  embedding.type = LayerType::Embedding;
+  embedding.vocab = 16;
+  embedding.dim = 16;
+  LayerSpec block;
+  block.type = LayerType::TransformerBlock;
+  block.heads = 2;
+  LayerSpec norm;
+  norm.type = LayerType::LayerNorm;
+  LayerSpec head;
+  head.type = LayerType::Linear;
+  head.out = 16;
+  experiment.model.layers = {embedding, block, block, norm, head};
+  experiment.model.loss = LossType::CrossEntropy;
+  experiment.data.source = "copy";
+  experiment.data.samples = 512;
+  experiment.data.vocab = 16;
+  experiment.data.validation_fraction = 0.125;
+  experiment.training.batch_size = 16;
+  experiment.training.steps = 20;
+  experiment.training.eval_every = 0;
+  experiment.training.optimizer.type = "adam";
+  experiment.training.optimizer.lr = 0.003;
+  experiment.parallel.schedule = ScheduleKind::OneFOneB;
+  experiment.simulation.profile = "cpu-core";
+  experiment.backend.type = "cpu";
+  return experiment;
+}
+
 Experiment on_backend(Experiment experiment, const std::string& backend) {
   experiment.backend.type = backend;
   return experiment;

@@ -18,6 +18,11 @@ namespace pipelab::testing {
 // under test ("cpu" unless a conformance test set another).
 Experiment small_experiment();
 
+// A tiny GPT (embedding 16 x 16, two blocks of 2 heads, layernorm, linear to
+// the vocabulary) on the copy task (sequences of 8 tokens, vocabulary 16, 512
+// samples), batch 16, 20 steps of Adam, one device on the cpu backend.
+Experiment tiny_gpt_experiment();
+
 // The backend small_experiment() runs on (the conformance fixture sets it).
 void set_backend_under_test(const std::string& backend);
 const std::string& backend_under_test();

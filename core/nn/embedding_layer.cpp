@@ -1,0 +1,64 @@
+#include "core/nn/embedding_layer.h"
+
+#include <cassert>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "core/nn/embedding.h"
+#include "core/nn/init.h"
+
+namespace pipelab {
+namespace {
+
+// The ids of x [batch, seq], row-major (they are whole numbers stored as floats).
+std::vector<int32_t> token_ids(const Tensor& x) {
+  std::vector<int32_t> ids(static_cast<size_t>(x.size()));
+  const float* values = x.data();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const float value = values[i];
+    if (!(value >= 0.0f) || value != std::floor(value) || value >= 2147483648.0f)
+      throw std::invalid_argument("embedding input " + std::to_string(value) +
+                                  " is not a token id; feed token ids (a sequence data source)");
+    ids[i] = static_cast<int32_t>(value);
+  }
+  return ids;
+}
+
+}  // namespace
+
+EmbeddingLayer::EmbeddingLayer(int index, int64_t vocab, int64_t dim, int64_t seq,
+                               DeviceAllocator* allocator)
+    : Layer(LayerType::Embedding, index, seq, seq * dim, allocator),
+      dim_(dim),
+      seq_(seq),
+      token_table_(vocab, dim, allocator, MemoryCategory::Weights),
+      position_table_(seq, dim, allocator, MemoryCategory::Weights),
+      token_grad_(vocab, dim, allocator, MemoryCategory::Gradients),
+      position_grad_(seq, dim, allocator, MemoryCategory::Gradients) {}
+
+void EmbeddingLayer::init(uint64_t seed) {
+  init_embedding_table(token_table_, seed, RandomStream::TokenEmbedding, index());
+  init_embedding_table(position_table_, seed, RandomStream::PositionEmbedding, index());
+}
+
+Tensor EmbeddingLayer::forward(const Tensor& x, const ForwardInfo&) {
+  assert(x.cols() == seq_);
+  const std::vector<int32_t> ids = token_ids(x);
+  Tensor y = make_activation(x.rows() * seq_, dim_);
+  embedding_forward(ids, seq_, token_table_, position_table_, y);
+  y.reshape(x.rows(), seq_ * dim_);
+  return y;
+}
+
+Tensor EmbeddingLayer::backward_input(const Tensor& x, const Tensor&, const ForwardInfo&) {
+  return make_activation(x.rows(), x.cols());  // ids are not trained: a zero gradient
+}
+
+void EmbeddingLayer::backward_weight(const Tensor& x, const Tensor& dy) {
+  const std::vector<int32_t> ids = token_ids(x);
+  embedding_backward(ids, seq_, Tensor::view(dy, x.rows() * seq_, dim_), token_grad_,
+                     position_grad_);
+}
+
+}  // namespace pipelab

@@ -1,0 +1,93 @@
+#include "core/nn/transformer_block_layer.h"
+
+#include <cassert>
+
+#include "core/nn/all_reduce.h"
+
+namespace pipelab {
+
+int64_t GptBlockState::bytes() const {
+  int64_t total = 0;
+  for (const Tensor* t :
+       {&cache.norm1_out, &cache.qkv, &cache.probabilities, &cache.attention_out, &cache.h,
+        &cache.norm2_out, &cache.ffn1_out, &cache.activation_out, &cache.d_activation_out,
+        &cache.d_ffn1_out, &cache.d_norm2_out, &cache.d_h, &cache.d_attention_out, &cache.d_qkv,
+        &cache.d_norm1_out})
+    total += t->bytes();
+  return total;
+}
+
+TransformerBlockLayer::TransformerBlockLayer(int index, const GptBlockConfig& config, int64_t seq,
+                                             DeviceAllocator* allocator)
+    : Layer(LayerType::TransformerBlock, index, seq * config.dim, seq * config.dim, allocator),
+      seq_(seq),
+      block_(config, BlockShard{}, allocator) {}
+
+Tensor TransformerBlockLayer::rows_of(const Tensor& x) const {
+  assert(x.cols() == in_features());
+  return Tensor::view(x, x.rows() * seq_, block_.config().dim);
+}
+
+Tensor TransformerBlockLayer::run_forward(const Tensor& x, GptBlockCache& cache) const {
+  Tensor y = make_activation(x.rows() * seq_, block_.config().dim);
+  block_.forward(rows_of(x), x.rows(), seq_, cache, y, all_reduce_nothing);
+  y.reshape(x.rows(), out_features());
+  return y;
+}
+
+Tensor TransformerBlockLayer::run_backward_input(const Tensor& x, const Tensor& dy,
+                                                 GptBlockCache& cache) const {
+  Tensor dx = make_activation(x.rows() * seq_, block_.config().dim);
+  block_.backward_input(rows_of(x), rows_of(dy), cache, dx, all_reduce_nothing);
+  dx.reshape(x.rows(), in_features());
+  return dx;
+}
+
+Tensor TransformerBlockLayer::forward(const Tensor& x, const ForwardInfo&) {
+  GptBlockCache cache;
+  return run_forward(x, cache);
+}
+
+Tensor TransformerBlockLayer::backward_input(const Tensor& x, const Tensor& dy,
+                                             const ForwardInfo&) {
+  GptBlockCache cache;
+  run_forward(x, cache);
+  return run_backward_input(x, dy, cache);
+}
+
+void TransformerBlockLayer::backward_weight(const Tensor& x, const Tensor& dy) {
+  GptBlockCache cache;
+  run_forward(x, cache);
+  run_backward_input(x, dy, cache);
+  block_.backward_weight(rows_of(x), rows_of(dy), cache);
+}
+
+Tensor TransformerBlockLayer::forward_keeping(const Tensor& x, const ForwardInfo&,
+                                              std::unique_ptr<LayerState>& state) {
+  auto kept = std::make_unique<GptBlockState>();
+  Tensor y = run_forward(x, kept->cache);
+  state = std::move(kept);
+  return y;
+}
+
+Tensor TransformerBlockLayer::backward_input_with(const Tensor& x, const Tensor& dy,
+                                                  const ForwardInfo& info, LayerState* state) {
+  if (!state) return backward_input(x, dy, info);
+  GptBlockCache& cache = static_cast<GptBlockState*>(state)->cache;
+  Tensor dx = run_backward_input(x, dy, cache);
+  // What backward_weight does not read (gpt_block.cpp): free it before the wait for BW.
+  cache.qkv.reset();
+  cache.probabilities.reset();
+  cache.ffn1_out.reset();
+  cache.d_activation_out.reset();
+  cache.d_attention_out.reset();
+  return dx;
+}
+
+void TransformerBlockLayer::backward_weight_with(const Tensor& x, const Tensor& dy,
+                                                 LayerState* state) {
+  if (!state) return backward_weight(x, dy);
+  block_.backward_weight(rows_of(x), rows_of(dy), static_cast<GptBlockState*>(state)->cache);
+}
+
+}  // namespace pipelab

@@ -1,0 +1,66 @@
+// TransformerBlockLayer: a GPT block (gpt_block.h) as a stage layer. The stage
+// passes [batch, seq * dim] (sample-major, per_token_layer.h); the block works
+// on the same floats as [batch * seq, dim].
+//
+// Its backward needs far more than its input (the normalised inputs, QKV, the
+// attention probabilities, the feed-forward's values: Korthikanti et al.'s
+// per-block activations), so forward_keeping hands them to the stage as a
+// GptBlockState, counted as Activations on the layer's allocator, and the
+// backward halves read it. After backward_input the state drops what
+// backward_weight does not read, so a zero-bubble schedule's wait between BI
+// and BW holds less. The stateless forward and backward (evaluation, tests)
+// run forward into a temporary cache.
+//
+// Tensor parallelism is not wired into the stage yet (stack_layout refuses
+// tp > 1 on a sequence model): the block runs whole, tp = 1.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/nn/gpt_block.h"
+#include "core/nn/layer.h"
+
+namespace pipelab {
+
+// One micro-batch's GptBlockCache, kept by the stage between F and B (or BW).
+class GptBlockState : public LayerState {
+ public:
+  GptBlockCache cache;
+  int64_t bytes() const override;
+};
+
+class TransformerBlockLayer : public Layer {
+ public:
+  // `seq` positions of config.dim values per sample. Weights start at
+  // GptBlock's defaults; call init.
+  TransformerBlockLayer(int index, const GptBlockConfig& config, int64_t seq,
+                        DeviceAllocator* allocator);
+  void init(uint64_t seed) { block_.init(seed, index()); }
+
+  Tensor forward(const Tensor& x, const ForwardInfo& info) override;
+  Tensor backward_input(const Tensor& x, const Tensor& dy, const ForwardInfo& info) override;
+  void backward_weight(const Tensor& x, const Tensor& dy) override;
+
+  Tensor forward_keeping(const Tensor& x, const ForwardInfo& info,
+                         std::unique_ptr<LayerState>& state) override;
+  Tensor backward_input_with(const Tensor& x, const Tensor& dy, const ForwardInfo& info,
+                             LayerState* state) override;
+  void backward_weight_with(const Tensor& x, const Tensor& dy, LayerState* state) override;
+
+  std::vector<Tensor*> params() override { return block_.weights().list(); }
+  std::vector<Tensor*> grads() override { return block_.gradients().list(); }
+
+  GptBlock& block() { return block_; }
+
+ private:
+  Tensor rows_of(const Tensor& x) const;  // [batch, seq * dim] seen as [batch * seq, dim]
+  Tensor run_forward(const Tensor& x, GptBlockCache& cache) const;
+  Tensor run_backward_input(const Tensor& x, const Tensor& dy, GptBlockCache& cache) const;
+
+  const int64_t seq_;
+  GptBlock block_;
+};
+
+}  // namespace pipelab

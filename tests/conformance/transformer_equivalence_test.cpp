@@ -1,0 +1,80 @@
+// A GPT trains exactly like one device under every synchronous split: the
+// per-step loss (next-token cross-entropy, averaged over the step's counted
+// positions) matches single-device training up to float reassociation, with
+// the blocks' kept states passing through pipelines, zero-bubble's split
+// backward, data parallelism and recomputation.
+#include <gtest/gtest.h>
+
+#include "conformance_support.h"
+
+namespace pipelab {
+namespace {
+
+using testing::run_experiment;
+using testing::tiny_gpt_experiment;
+using testing::with_plan;
+
+class TransformerEquivalence : public testing::BackendConformance {
+ protected:
+  void SetUp() override {
+    BackendConformance::SetUp();
+    if (IsSkipped()) return;
+    if (backend() != "cpu") GTEST_SKIP() << "Transformers train on the cpu backend only for now";
+  }
+
+  static void SetUpTestSuite() {
+    const testing::RunOutput single = run_experiment(tiny_gpt_experiment());
+    ASSERT_EQ(single.state, RunState::Finished) << single.error;
+    reference_ = new std::vector<double>(single.losses());
+  }
+  static void TearDownTestSuite() { delete reference_; }
+
+  void check(const Experiment& experiment, const std::string& what) {
+    const testing::RunOutput run = run_experiment(experiment);
+    ASSERT_EQ(run.state, RunState::Finished) << what << ": " << run.error;
+    testing::expect_same_curve(*reference_, run.losses(), testing::kBackendLossTolerance, what);
+  }
+
+  static std::vector<double>* reference_;
+};
+std::vector<double>* TransformerEquivalence::reference_ = nullptr;
+PIPELAB_CONFORMANCE_SUITE(TransformerEquivalence);
+
+TEST_P(TransformerEquivalence, SingleDeviceLearnsAndReportsTokenAccuracy) {
+  ASSERT_EQ(reference_->size(), 20u);
+  EXPECT_LT(reference_->back(), 0.9 * reference_->front());
+  const testing::RunOutput run = run_experiment(tiny_gpt_experiment());
+  ASSERT_EQ(run.state, RunState::Finished) << run.error;
+  EXPECT_GT(run.trace.steps.back().accuracy, 0.0);
+  EXPECT_LE(run.trace.steps.back().accuracy, 1.0);
+  EXPECT_GT(run.trace.steps.back().val_accuracy, 0.0);
+}
+
+TEST_P(TransformerEquivalence, GPipeAndOneFOneB) {
+  check(with_plan(tiny_gpt_experiment(), ScheduleKind::GPipe, 2, 4), "gpipe pp2 m4");
+  check(with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 4), "1f1b pp2 m4");
+  check(with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 4, 8), "1f1b pp4 m8");
+}
+
+TEST_P(TransformerEquivalence, InterleavedAndZeroBubble) {
+  check(with_plan(tiny_gpt_experiment(), ScheduleKind::Interleaved1F1B, 2, 4, 1, 1, 2),
+        "interleaved pp2 v2 m4");
+  check(with_plan(tiny_gpt_experiment(), ScheduleKind::ZeroBubbleH1, 2, 4), "zb-h1 pp2 m4");
+}
+
+TEST_P(TransformerEquivalence, DataParallel) {
+  check(with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 1, 1, 2), "dp2");
+  check(with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 2, 2), "dp2 x pp2");
+}
+
+TEST_P(TransformerEquivalence, Recomputation) {
+  Experiment experiment = with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 4);
+  experiment.parallel.recompute = true;
+  check(experiment, "1f1b pp2 recompute");
+  experiment = with_plan(tiny_gpt_experiment(), ScheduleKind::ZeroBubbleH1, 2, 4);
+  experiment.parallel.recompute = true;
+  check(experiment, "zb-h1 pp2 recompute");
+}
+
+}  // namespace
+}  // namespace pipelab

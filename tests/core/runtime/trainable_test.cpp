@@ -1,0 +1,58 @@
+// What the executors refuse before a run starts, each with the field to change.
+#include "core/runtime/trainable.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/io/experiment_io.h"
+#include "runtime_test_support.h"
+
+namespace pipelab {
+namespace {
+
+std::string refusal(const Experiment& experiment) {
+  try {
+    check_trainable(experiment);
+  } catch (const ExperimentError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(Trainable, TransformersTrainOnTheCpuAtTpOne) {
+  EXPECT_EQ(refusal(testing::tiny_gpt_experiment()), "");
+
+  Experiment tensor_parallel = testing::tiny_gpt_experiment();
+  tensor_parallel.parallel.tp = 2;
+  EXPECT_EQ(refusal(tensor_parallel),
+            "parallel.tp = 2: tensor parallelism for Transformers trains later; simulate it, or "
+            "set parallel.tp = 1");
+
+  Experiment cuda = testing::tiny_gpt_experiment();
+  cuda.backend.type = "cuda";
+  EXPECT_NE(refusal(cuda).find("the CUDA kernels come later"), std::string::npos);
+  EXPECT_NE(refusal(cuda).find("set backend.type = cpu"), std::string::npos);
+
+  Experiment dropout = testing::tiny_gpt_experiment();
+  dropout.model.layers[2].dropout = 0.1;
+  EXPECT_NE(refusal(dropout).find("model.layers[2].dropout = 0.1"), std::string::npos)
+      << refusal(dropout);
+
+  Experiment mse = testing::tiny_gpt_experiment();
+  mse.model.loss = LossType::Mse;
+  EXPECT_NE(refusal(mse).find("set model.loss = cross_entropy"), std::string::npos) << refusal(mse);
+
+  Experiment bf16 = testing::tiny_gpt_experiment();
+  bf16.training.precision = Precision::Bf16Mixed;
+  EXPECT_NE(refusal(bf16).find("set training.precision = fp32"), std::string::npos);
+}
+
+TEST(Trainable, ABlockNeedsAnEmbeddingFirst) {
+  Experiment experiment = testing::tiny_gpt_experiment();
+  experiment.model.layers.erase(experiment.model.layers.begin());
+  EXPECT_NE(refusal(experiment).find("make model.layers[0] an embedding"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pipelab
