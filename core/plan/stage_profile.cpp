@@ -125,6 +125,50 @@ void check_tensor_parallel_widths(const ModelSpec& model, const std::vector<Laye
   }
 }
 
+// The collectives layer `layer` needs on a tensor-parallel shard, in the order
+// they run; `value_bytes` is one value's bytes times the micro-batch size.
+void add_tensor_parallel_collectives(std::vector<TensorParallelAllReduce>& out, int layer, TensorParallelRole role,
+                                     const LayerInfo& info, int64_t value_bytes, bool sequence_parallel,
+                                     bool sequence_model) {
+  using C = TensorParallelCollective;
+  const int64_t out_bytes = info.out_features * value_bytes;
+  const int64_t in_bytes = info.in_features * value_bytes;
+  switch (role) {
+    case TensorParallelRole::RowParallel:
+      out.push_back({layer, out_bytes, true, C::AllReduce});
+      break;
+    case TensorParallelRole::ColumnParallel:
+      // A sequence model's output layer under sequence parallelism gathers the
+      // sequence first, and its input gradient is scattered back.
+      if (sequence_parallel && sequence_model) {
+        out.push_back({layer, in_bytes, true, C::AllGather});
+        out.push_back({layer, in_bytes, false, C::ReduceScatter});
+      } else {
+        out.push_back({layer, in_bytes, false, C::AllReduce});
+      }
+      break;
+    case TensorParallelRole::VocabParallel:
+      // The partial lookups are summed; under sequence parallelism each shard keeps its slice.
+      out.push_back({layer, out_bytes, true, sequence_parallel ? C::ReduceScatter : C::AllReduce});
+      break;
+    case TensorParallelRole::BlockParallel:
+      if (sequence_parallel) {
+        // Forward: gather before QKV, scatter after Proj, gather before FFN1,
+        // scatter after FFN2; the backward runs the transposes in reverse.
+        for (C collective : {C::AllGather, C::ReduceScatter, C::AllGather, C::ReduceScatter})
+          out.push_back({layer, out_bytes, true, collective});
+        for (C collective : {C::AllGather, C::ReduceScatter, C::AllGather, C::ReduceScatter})
+          out.push_back({layer, out_bytes, false, collective});
+      } else {
+        // After Proj and FFN2 in the forward; after FFN1's and QKV's input gradients in the backward.
+        for (bool in_forward : {true, true, false, false}) out.push_back({layer, out_bytes, in_forward, C::AllReduce});
+      }
+      break;
+    default:
+      break;
+  }
+}
+
 // A float32 byte count (LayerInfo's) in the run's activation precision; a
 // dropout layer's mask stays one byte per element.
 int64_t in_precision(int64_t fp32_bytes, LayerType type, const PrecisionBytes& precision) {
@@ -231,25 +275,9 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
 
       // With one shard there is nothing to combine.
       if (tp == 1) continue;
-      const int64_t token_values = info.out_features * microbatch_size;
-      switch (roles[i]) {
-        case TensorParallelRole::RowParallel:
-          profile.tp_allreduces.push_back({i, token_values * bytes.activation, true});
-          break;
-        case TensorParallelRole::ColumnParallel:
-          profile.tp_allreduces.push_back({i, info.in_features * microbatch_size * bytes.activation, false});
-          break;
-        case TensorParallelRole::VocabParallel:
-          profile.tp_allreduces.push_back({i, token_values * bytes.activation, true});
-          break;
-        case TensorParallelRole::BlockParallel:
-          // After Proj and FFN2 in the forward; after QKV's and FFN1's input gradients in the backward.
-          for (bool in_forward : {true, true, false, false})
-            profile.tp_allreduces.push_back({i, token_values * bytes.activation, in_forward});
-          break;
-        default:
-          break;
-      }
+      add_tensor_parallel_collectives(profile.tp_allreduces, i, roles[i], info,
+                                      microbatch_size * bytes.activation, split.sequence_parallel,
+                                      is_sequence_model(model));
     }
     profile.activation_bytes = activation_bytes_per_sample * microbatch_size;
     // Stage 0's input is the data batch (float32 values or int32 token ids, as

@@ -13,14 +13,20 @@
 
 namespace pipelab {
 
-// A tensor-parallel all-reduce Megatron's split implies: after the forward of
-// each row-parallel linear, and after the input-gradient of each
+// A tensor-parallel collective Megatron's split implies: an all-reduce after
+// the forward of each row-parallel linear, and after the input-gradient of each
 // column-parallel linear (a transformer block has two of each; a
-// vocabulary-parallel embedding one in the forward).
+// vocabulary-parallel embedding one in the forward). Under sequence
+// parallelism a block's all-reduces become an all-gather before each
+// column-parallel GEMM and a reduce-scatter after each row-parallel one, in
+// the forward and (transposed) in the backward.
+enum class TensorParallelCollective { AllReduce, ReduceScatter, AllGather };
+
 struct TensorParallelAllReduce {
   int layer = 0;             // the layer it belongs to
-  int64_t bytes = 0;         // per micro-batch
+  int64_t bytes = 0;         // per micro-batch: the whole (unsplit) tensor
   bool in_forward = true;    // forward (row-parallel output) or backward (column-parallel input grad)
+  TensorParallelCollective collective = TensorParallelCollective::AllReduce;
 };
 
 struct StageProfile {

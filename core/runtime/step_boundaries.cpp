@@ -22,7 +22,7 @@ StepBoundaries::StepBoundaries(const Schedule& window) : window_(window), steps_
       const OpKind kind = ops[i].kind;
       if (is_send(kind))
         waits_for_[matching.partner[global]].push_back(global);  // the receive waits for it
-      else if (kind == OpKind::AllReduce)
+      else if (is_collective(kind))
         collective_members[matching.partner[global]].push_back(global);
       else if (kind == OpKind::PushGradient)
         slot_pushes[matching.partner[global]].push_back(global);

@@ -151,18 +151,27 @@ class DeviceLowering {
 
   void add_tensor_parallel_allreduces(const Op& after, bool in_forward) {
     if (out_.tp == 1) return;
-    auto add = [&](int layer, int64_t bytes) {
-      Op op = comm_op(OpKind::AllReduce, after, -1, bytes);
+    auto add = [&](OpKind kind, int layer, int64_t bytes) {
+      Op op = comm_op(kind, after, -1, bytes);
       op.group = CommGroup::TensorParallel;
       op.layer = layer;
       ops_.push_back(op);
     };
     if (profiles_.empty()) {
-      add(-1, 0);
+      add(OpKind::AllReduce, -1, 0);
       return;
     }
     for (const TensorParallelAllReduce& reduce : profiles_[after.stage].tp_allreduces)
-      if (reduce.in_forward == in_forward) add(reduce.layer, reduce.bytes);
+      if (reduce.in_forward == in_forward) add(collective_kind(reduce.collective), reduce.layer, reduce.bytes);
+  }
+
+  static OpKind collective_kind(TensorParallelCollective collective) {
+    switch (collective) {
+      case TensorParallelCollective::ReduceScatter: return OpKind::ReduceScatter;
+      case TensorParallelCollective::AllGather: return OpKind::AllGather;
+      case TensorParallelCollective::AllReduce: break;
+    }
+    return OpKind::AllReduce;
   }
 
   void add_forward(const Op& forward) {

@@ -31,16 +31,18 @@ enum class OpKind {
   Offload,         // move activations to host memory
   Reload,          // bring them back
   PushGradient,    // async data parallel: send gradients to the parameter server
-  PullWeights,     // async data parallel: fetch the newest weights (keep last: kOpKindCount)
+  PullWeights,     // async data parallel: fetch the newest weights
+  ReduceScatter,   // sequence parallel: sum over the tensor-parallel group, each keeps a slice
+  AllGather,       // sequence parallel: every member gets every slice (keep last: kOpKindCount)
 };
-inline constexpr size_t kOpKindCount = static_cast<size_t>(OpKind::PullWeights) + 1;
+inline constexpr size_t kOpKindCount = static_cast<size_t>(OpKind::AllGather) + 1;
 
 // What an op does, broadly. Compute occupies the device's compute; the rest
 // moves data and is drawn on the communication lane.
 enum class OpFamily {
   Compute,          // F, B, BI, BW, U, RECOMPUTE
   PointToPoint,     // activations and gradients between neighbouring stages
-  Collective,       // all-reduce over a tensor- or data-parallel group
+  Collective,       // all-reduce, reduce-scatter or all-gather over a tensor- or data-parallel group
   ParameterServer,  // async data parallel's push and pull
   HostTransfer,     // activations to host memory and back
 };
@@ -86,7 +88,11 @@ struct OpKindFacts {
   // Placed by the schedule generators (F, B, BI, BW); lowering adds the rest.
   bool in_compute_schedule = false;
   bool needs_microbatch = false;  // handles one micro-batch (its field must name one)
-  bool waits_for_group = false;   // blocks until its whole group arrives (ALLREDUCE, PULL)
+  bool waits_for_group = false;   // blocks until its whole group arrives (collectives, PULL)
+  // Collectives: how many times the data crosses a ring, in units of
+  // (n-1)/n x bytes per member: 2 for an all-reduce (a reduce-scatter, then an
+  // all-gather), 1 for either half alone.
+  int ring_passes = 0;
   MessageEnd message_end = MessageEnd::None;
   int peer_stage_offset = 0;           // a message's other end: its stage minus this op's
   OpKind other_end = OpKind::Forward;  // a message's other end: its kind
@@ -178,7 +184,8 @@ inline constexpr std::array<OpKindFacts, kOpKindCount> kOpKindTable = {{
      .family = OpFamily::Collective,
      .color_role = OpColorRole::AllReduce,
      .work = {},
-     .waits_for_group = true},
+     .waits_for_group = true,
+     .ring_passes = 2},
     {.kind = OpKind::Recompute,
      .name = "RECOMPUTE",
      .short_name = "R",
@@ -214,6 +221,22 @@ inline constexpr std::array<OpKindFacts, kOpKindCount> kOpKindTable = {{
      .work = {},
      .writes_weights = true,
      .waits_for_group = true},
+    {.kind = OpKind::ReduceScatter,
+     .name = "REDUCE_SCATTER",
+     .short_name = "RS",
+     .family = OpFamily::Collective,
+     .color_role = OpColorRole::AllReduce,
+     .work = {},
+     .waits_for_group = true,
+     .ring_passes = 1},
+    {.kind = OpKind::AllGather,
+     .name = "ALL_GATHER",
+     .short_name = "AG",
+     .family = OpFamily::Collective,
+     .color_role = OpColorRole::AllReduce,
+     .work = {},
+     .waits_for_group = true,
+     .ring_passes = 1},
 }};
 
 constexpr bool op_kind_table_is_in_enum_order() {
@@ -243,6 +266,8 @@ constexpr const char* op_kind_name(OpKind kind) { return op_kind_facts(kind).nam
 std::optional<OpKind> parse_op_kind(const std::string& name);
 
 constexpr bool is_compute(OpKind kind) { return op_kind_facts(kind).family == OpFamily::Compute; }
+// All-reduce, reduce-scatter, all-gather: every member of a group takes part.
+constexpr bool is_collective(OpKind kind) { return op_kind_facts(kind).family == OpFamily::Collective; }
 constexpr bool is_communication(OpKind kind) { return !is_compute(kind); }
 constexpr bool is_send(OpKind kind) { return op_kind_facts(kind).message_end == MessageEnd::Send; }
 constexpr bool is_receive(OpKind kind) {

@@ -107,7 +107,7 @@ class Matcher {
           recvs_.push_back({d, i});
         } else if (is_send(op.kind)) {
           sends_.push_back({d, i});
-        } else if (op.kind == OpKind::AllReduce) {
+        } else if (is_collective(op.kind)) {
           join_collective(op, d, i);
         } else if (op.kind == OpKind::PushGradient) {
           pushes_.push_back({d, i});
@@ -144,7 +144,7 @@ class Matcher {
   void join_collective(const Op& op, int device, int position) {
     if (op.group == CommGroup::None)
       throw std::invalid_argument(describe(op, device, position) +
-                                  ": an AllReduce needs group tensor-parallel or data-parallel");
+                                  ": a collective needs group tensor-parallel or data-parallel");
     const int g = collective_group_of(layout_, op.group, device);
     int& ordinal = collectives_run_[size_t(device) * 2 + (op.group == CommGroup::DataParallel)];
     if (ordinal == static_cast<int>(instances_[g].size())) {

@@ -151,7 +151,7 @@ class Validator {
         const bool microbatch_in_range = op.microbatch >= 0 && op.microbatch < m_;
         const bool per_microbatch =
             op_kind_facts(op.kind).needs_microbatch ||
-            (op.kind == OpKind::AllReduce && op.group == CommGroup::TensorParallel);
+            (is_collective(op.kind) && op.group == CommGroup::TensorParallel);
         if (per_microbatch && !microbatch_in_range)
           error(d, op, "micro-batch out of range 0.." + std::to_string(m_ - 1));
         if (!per_microbatch && op.microbatch != -1 && !microbatch_in_range)
@@ -174,8 +174,10 @@ class Validator {
     const bool point_to_point = facts.family == OpFamily::PointToPoint;
     if (point_to_point && (op.peer < 0 || op.peer >= s_.device_count()))
       error(d, op, "peer device out of range");
-    if (op.kind == OpKind::AllReduce && op.group == CommGroup::None)
-      error(d, op, "an all-reduce needs a group (tensor-parallel or data-parallel)");
+    if (is_collective(op.kind) && op.group == CommGroup::None)
+      error(d, op, "a collective needs a group (tensor-parallel or data-parallel)");
+    if (op.kind != OpKind::AllReduce && is_collective(op.kind) && op.group != CommGroup::TensorParallel)
+      error(d, op, "reduce-scatter and all-gather belong to sequence parallelism's tensor-parallel group");
     const bool server_op = facts.family == OpFamily::ParameterServer;
     if (server_op && !s_.async_data_parallel())
       error(d, op, "push/pull only exist with async data parallel (update = async, dp > 1)");
@@ -407,14 +409,14 @@ class Validator {
     for (size_t k = 0; k < devices.size(); ++k) {
       const auto& ops = s_.devices[devices[k]];
       for (int i = 0; i < static_cast<int>(ops.size()); ++i)
-        if (ops[i].kind == OpKind::AllReduce && ops[i].group == group) positions[k].push_back(i);
+        if (is_collective(ops[i].kind) && ops[i].group == group) positions[k].push_back(i);
       longest = std::max(longest, positions[k].size());
     }
     const char* name = group == CommGroup::TensorParallel ? "tensor-parallel" : "data-parallel";
     for (size_t k = 1; k < devices.size(); ++k) {
       if (positions[k].size() != positions[0].size())
         error("device " + std::to_string(devices[k]) + ": " + std::to_string(positions[k].size()) +
-              " " + name + " all-reduces, but device " + std::to_string(devices[0]) +
+              " " + name + " collectives, but device " + std::to_string(devices[0]) +
               " of its group has " + std::to_string(positions[0].size()) +
               " (members must match one for one)");
     }
@@ -428,10 +430,10 @@ class Validator {
         const Op& op = op_at(d, index);
         if (first == nullptr) {
           first = &op;
-        } else if (op.stage != first->stage || op.step != first->step ||
+        } else if (op.kind != first->kind || op.stage != first->stage || op.step != first->step ||
                    op.microbatch != first->microbatch || op.layer != first->layer) {
           error(d, op,
-                std::string("its ") + name + " group's matching all-reduce is '" +
+                std::string("its ") + name + " group's matching collective is '" +
                     op_label(*first) + "' (members must reduce the same tensor)");
         }
         graph_.add_edge(graph_.op_node(d, index), collective);

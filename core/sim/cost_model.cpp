@@ -94,7 +94,7 @@ double CostModel::compute_slowdown(int device) const {
 double CostModel::duration(const Op& op) const {
   if (lookup_)
     if (const std::optional<double> measured = lookup_(op)) return *measured;
-  if (op.kind == OpKind::AllReduce) return collective_duration(op, 2);
+  if (is_collective(op.kind)) return collective_duration(op, 2);
 
   if (unit_mode_) {
     if (is_communication(op.kind)) return unit_.comm;
@@ -123,10 +123,11 @@ double CostModel::collective_duration(const Op& op, int members) const {
   if (unit_mode_) return unit_.comm;
   if (members <= 1) return 0;
   // Ring all-reduce: a reduce-scatter and an all-gather, each n-1 steps that
-  // move bytes/n per device.
+  // move bytes/n per device; a reduce-scatter or an all-gather alone is one of them.
   const double n = members;
-  return 2 * (n - 1) / n * static_cast<double>(op.bytes) / device_.link_bandwidth +
-         2 * (n - 1) * device_.link_latency_s;
+  const double passes = op_kind_facts(op.kind).ring_passes;
+  return passes * (n - 1) / n * static_cast<double>(op.bytes) / device_.link_bandwidth +
+         passes * (n - 1) * device_.link_latency_s;
 }
 
 }  // namespace pipelab

@@ -12,7 +12,7 @@ std::vector<double> own_durations(const Trace& trace) {
   std::map<int, std::vector<std::pair<double, double>>> nested;
   for (size_t i = 0; i < events.size(); ++i) {
     seconds[i] = events[i].t_end - events[i].t_begin;
-    if (events[i].op.kind == OpKind::AllReduce && events[i].op.group == CommGroup::TensorParallel)
+    if (is_collective(events[i].op.kind) && events[i].op.group == CommGroup::TensorParallel)
       nested[events[i].device].push_back({events[i].t_begin, events[i].t_end});
   }
   for (auto& [device, intervals] : nested) std::sort(intervals.begin(), intervals.end());

@@ -124,6 +124,8 @@ class Simulation {
       case OpKind::RecvGradient:
         return receive(device, op);
       case OpKind::AllReduce:
+      case OpKind::ReduceScatter:
+      case OpKind::AllGather:
         return all_reduce(device, op);
       case OpKind::PullWeights:
         return pull(device, op);

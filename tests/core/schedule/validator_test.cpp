@@ -195,7 +195,7 @@ TEST(Validator, CatchesMismatchedTensorParallelCollectives) {
       break;
     }
   const ValidationReport report = validate_schedule(schedule);
-  EXPECT_TRUE(has_error(report, {"device 1", "tensor-parallel all-reduces", "device 0"}))
+  EXPECT_TRUE(has_error(report, {"device 1", "tensor-parallel collectives", "device 0"}))
       << errors_text(report);
 }
 

@@ -1,0 +1,111 @@
+// Sequence parallelism in the schedule: a block's all-reduces become
+// all-gathers and reduce-scatters, the schedule validates, each half costs half
+// an all-reduce, and the memory falls as the analysis says.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "core/schedule/lowering.h"
+#include "core/schedule/validator.h"
+#include "core/sim/simulator.h"
+
+namespace pipelab {
+namespace {
+
+ModelSpec gpt(int blocks) {
+  ModelSpec model;
+  model.input = {128};
+  LayerSpec embedding;
+  embedding.type = LayerType::Embedding;
+  embedding.vocab = 64;
+  embedding.dim = 64;
+  LayerSpec block;
+  block.type = LayerType::TransformerBlock;
+  block.heads = 4;
+  block.dropout = 0.1;
+  LayerSpec norm;
+  norm.type = LayerType::LayerNorm;
+  LayerSpec head;
+  head.type = LayerType::Linear;
+  head.out = 64;
+  model.layers = {embedding};
+  for (int i = 0; i < blocks; ++i) model.layers.push_back(block);
+  model.layers.push_back(norm);
+  model.layers.push_back(head);
+  return model;
+}
+
+ParallelPlan plan(bool sequence_parallel) {
+  ParallelPlan plan;
+  plan.tp = 2;
+  plan.pp = 2;
+  plan.microbatches = 4;
+  plan.sequence_parallel = sequence_parallel;
+  return plan;
+}
+
+std::map<OpKind, int> collective_counts(const Schedule& schedule, int device) {
+  std::map<OpKind, int> counts;
+  for (const Op& op : schedule.devices[device])
+    if (is_collective(op.kind)) ++counts[op.kind];
+  return counts;
+}
+
+TEST(SequenceParallel, BlocksGatherAndScatterInsteadOfAllReducing) {
+  const ModelSpec model = gpt(4);
+  const auto profiles = profile_stages(model, plan(true), 2, Precision::Bf16Mixed);
+  const Schedule schedule = build_schedule(plan(true), profiles, 1);
+  const ValidationReport report = validate_schedule(schedule);
+  ASSERT_TRUE(report.ok()) << (report.errors.empty() ? "" : report.errors.front());
+  // The last stage holds some blocks, the final norm and the output layer.
+  int last_stage_device = -1;
+  for (int d = 0; d < schedule.device_count(); ++d)
+    if (schedule.layout().coord_of(d).pipeline_rank == 1 && schedule.layout().coord_of(d).shard == 0)
+      last_stage_device = d;
+  ASSERT_GE(last_stage_device, 0);
+  const int stage_blocks = profiles[1].layers.end - profiles[1].layers.begin - 2;
+  const auto counts = collective_counts(schedule, last_stage_device);
+  EXPECT_EQ(counts.count(OpKind::AllReduce), 0u);
+  // Per micro-batch (4 of them): each block gathers twice and scatters twice in
+  // its forward and again in its backward; the output layer gathers once in the
+  // forward and scatters once in the backward.
+  EXPECT_EQ(counts.at(OpKind::AllGather), 4 * (4 * stage_blocks + 1));
+  EXPECT_EQ(counts.at(OpKind::ReduceScatter), 4 * (4 * stage_blocks + 1));
+}
+
+TEST(SequenceParallel, SplitsActivationMemoryAndKeepsTheCommunicationVolume) {
+  const ModelSpec model = gpt(4);
+  ParallelPlan without = plan(false);
+  ParallelPlan with = plan(true);
+  const auto simulate_plan = [&](const ParallelPlan& p) {
+    const auto profiles = profile_stages(model, p, 2, Precision::Bf16Mixed);
+    const Schedule schedule = build_schedule(p, profiles, 1);
+    return simulate(schedule, CostModel::from_profiles(profiles, *find_device_profile("h100"), 2));
+  };
+  const SimulationResult a = simulate_plan(without);
+  const SimulationResult b = simulate_plan(with);
+  const auto activations = [](const SimulationResult& r) {
+    return r.per_device[0].peak_bytes[static_cast<size_t>(MemoryCategory::Activations)];
+  };
+  EXPECT_LT(activations(b), activations(a));
+  // A ring reduce-scatter plus an all-gather moves what one all-reduce moves,
+  // so the communication time per device stays close.
+  EXPECT_NEAR(b.per_device[2].comm, a.per_device[2].comm, 0.25 * a.per_device[2].comm);
+}
+
+TEST(SequenceParallel, HalfACollectiveCostsHalfAnAllReduce) {
+  const auto profile = *find_device_profile("h100");
+  const CostModel cost = CostModel::from_profiles({StageProfile{}}, profile, 0);
+  Op reduce;
+  reduce.kind = OpKind::AllReduce;
+  reduce.bytes = 1 << 24;
+  Op gather = reduce;
+  gather.kind = OpKind::AllGather;
+  Op scatter = reduce;
+  scatter.kind = OpKind::ReduceScatter;
+  EXPECT_DOUBLE_EQ(cost.collective_duration(gather, 8), cost.collective_duration(reduce, 8) / 2);
+  EXPECT_DOUBLE_EQ(cost.collective_duration(scatter, 8), cost.collective_duration(reduce, 8) / 2);
+}
+
+}  // namespace
+}  // namespace pipelab
