@@ -189,6 +189,43 @@ GptBlockTensors slice_block_tensors(GptBlockTensors& full, const GptBlockConfig&
   return part;
 }
 
+void paste_block_tensors(GptBlockTensors& full, GptBlockTensors& part,
+                         const GptBlockConfig& config, const BlockShard& shard) {
+  check_gpt_block(config, shard);
+  const ShardWidths w = shard_widths(config, shard.tp);
+  const int64_t k = shard.shard;
+  // part's columns [from, from + count) into full's columns [to, ...), or rows likewise.
+  const auto columns = [](Tensor& to, const Tensor& from, int64_t to_begin, int64_t from_begin,
+                          int64_t count) {
+    for (int64_t r = 0; r < from.rows(); ++r)
+      std::copy(from.row(r) + from_begin, from.row(r) + from_begin + count, to.row(r) + to_begin);
+  };
+  const auto rows = [](Tensor& to, const Tensor& from, int64_t begin) {
+    std::copy(from.data(), from.data() + from.size(), to.row(begin));
+  };
+  const auto whole = [](Tensor& to, const Tensor& from) {
+    if (!from.empty()) to.copy_from(from);
+  };
+  const auto ffn1_part = [&](Tensor& to, const Tensor& from) {
+    if (from.empty()) return;
+    columns(to, from, k * w.ffn, 0, w.ffn);
+    if (config.activation == BlockActivation::SwiGlu)  // [gate | up]
+      columns(to, from, config.ffn_hidden + k * w.ffn, w.ffn, w.ffn);
+  };
+  whole(full.norm1_gain, part.norm1_gain);
+  whole(full.norm1_bias, part.norm1_bias);
+  columns(full.qkv_weight, part.qkv_weight, k * w.qkv, 0, w.qkv);
+  if (!part.qkv_bias.empty()) columns(full.qkv_bias, part.qkv_bias, k * w.qkv, 0, w.qkv);
+  rows(full.proj_weight, part.proj_weight, k * w.attention);
+  whole(full.proj_bias, part.proj_bias);
+  whole(full.norm2_gain, part.norm2_gain);
+  whole(full.norm2_bias, part.norm2_bias);
+  ffn1_part(full.ffn1_weight, part.ffn1_weight);
+  ffn1_part(full.ffn1_bias, part.ffn1_bias);
+  rows(full.ffn2_weight, part.ffn2_weight, k * w.ffn);
+  whole(full.ffn2_bias, part.ffn2_bias);
+}
+
 int64_t GptBlockCache::forward_floats() const {
   return norm1_out.size() + qkv.size() + probabilities.size() + attention_out.size() + h.size() +
          norm2_out.size() + ffn1_out.size() + activation_out.size();

@@ -111,6 +111,12 @@ GptBlockTensors slice_block_tensors(GptBlockTensors& full, const GptBlockConfig&
                                     const BlockShard& shard,
                                     DeviceAllocator* allocator = nullptr);
 
+// The inverse: writes shard `shard`'s tensors into their places in the full
+// block's (evaluation gathers the trained shards into one model this way).
+// Replicated tensors are copied from every shard (they are equal).
+void paste_block_tensors(GptBlockTensors& full, GptBlockTensors& part,
+                         const GptBlockConfig& config, const BlockShard& shard);
+
 // What one micro-batch's forward keeps for its backward ([rows, ...] with rows
 // = batch * seq; widths are the shard's), then what backward_input keeps for
 // backward_weight. The block sizes them on first use and reuses them.

@@ -108,6 +108,11 @@ class StageStack {
     for (const LayerLayout& layer : layout) {
       layers_.push_back(Math::build_layer(layer, seed, context_));
       roles_.push_back(layer.role);
+      if (splits_itself(layer)) {
+        const int index = layer.index;
+        layers_.back()->connect_all_reduce(
+            [this, index](Tensor& values, bool in_forward) { all_reduce_(values, index, in_forward); });
+      }
     }
   }
   StageStack(const StageStack&) = delete;
@@ -221,6 +226,13 @@ class StageStack {
   }
 
  private:
+  // A layer whose collectives sit inside its own math (stage_profile.h's
+  // VocabParallel embedding and BlockParallel block) rather than around it.
+  static bool splits_itself(const LayerLayout& layer) {
+    return layer.tp > 1 && (layer.role == TensorParallelRole::VocabParallel ||
+                            layer.role == TensorParallelRole::BlockParallel);
+  }
+
   // `state`, when given, receives what the layer keeps for this micro-batch's
   // backward; without it (inference) the layer keeps nothing.
   Tensor layer_forward(int k, const Tensor& x, const ForwardInfo& info,

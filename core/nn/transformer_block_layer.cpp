@@ -2,7 +2,6 @@
 
 #include <cassert>
 
-#include "core/nn/all_reduce.h"
 
 namespace pipelab {
 
@@ -17,11 +16,24 @@ int64_t GptBlockState::bytes() const {
   return total;
 }
 
-TransformerBlockLayer::TransformerBlockLayer(int index, const GptBlockConfig& config, int64_t seq,
+TransformerBlockLayer::TransformerBlockLayer(int index, const GptBlockConfig& config,
+                                             const BlockShard& shard, int64_t seq,
                                              DeviceAllocator* allocator)
     : Layer(LayerType::TransformerBlock, index, seq * config.dim, seq * config.dim, allocator),
       seq_(seq),
-      block_(config, BlockShard{}, allocator) {}
+      block_(config, shard, allocator) {}
+
+void TransformerBlockLayer::connect_all_reduce(InnerAllReduce all_reduce) {
+  // The block hands over buffers; the stage's all-reduce takes tensors.
+  const auto bridge = [all_reduce](bool in_forward) -> AllReduceFunction {
+    return [all_reduce, in_forward](float* data, int64_t count) {
+      Tensor values = Tensor::borrow(data, count);
+      all_reduce(values, in_forward);
+    };
+  };
+  forward_all_reduce_ = bridge(true);
+  backward_all_reduce_ = bridge(false);
+}
 
 Tensor TransformerBlockLayer::rows_of(const Tensor& x) const {
   assert(x.cols() == in_features());
@@ -30,7 +42,7 @@ Tensor TransformerBlockLayer::rows_of(const Tensor& x) const {
 
 Tensor TransformerBlockLayer::run_forward(const Tensor& x, GptBlockCache& cache) const {
   Tensor y = make_activation(x.rows() * seq_, block_.config().dim);
-  block_.forward(rows_of(x), x.rows(), seq_, cache, y, all_reduce_nothing);
+  block_.forward(rows_of(x), x.rows(), seq_, cache, y, forward_all_reduce_);
   y.reshape(x.rows(), out_features());
   return y;
 }
@@ -38,7 +50,7 @@ Tensor TransformerBlockLayer::run_forward(const Tensor& x, GptBlockCache& cache)
 Tensor TransformerBlockLayer::run_backward_input(const Tensor& x, const Tensor& dy,
                                                  GptBlockCache& cache) const {
   Tensor dx = make_activation(x.rows() * seq_, block_.config().dim);
-  block_.backward_input(rows_of(x), rows_of(dy), cache, dx, all_reduce_nothing);
+  block_.backward_input(rows_of(x), rows_of(dy), cache, dx, backward_all_reduce_);
   dx.reshape(x.rows(), in_features());
   return dx;
 }

@@ -11,8 +11,10 @@
 // and BW holds less. The stateless forward and backward (evaluation, tests)
 // run forward into a temporary cache.
 //
-// Tensor parallelism is not wired into the stage yet (stack_layout refuses
-// tp > 1 on a sequence model): the block runs whole, tp = 1.
+// Tensor parallelism: the layer holds one BlockShard of the block (heads and
+// MLP columns, gpt_block.h) and runs the block's two forward and two backward
+// all-reduces through the stage's tensor-parallel all-reduce
+// (connect_all_reduce), so they are the ones the schedule lists for the layer.
 #pragma once
 
 #include <cstdint>
@@ -35,8 +37,8 @@ class TransformerBlockLayer : public Layer {
  public:
   // `seq` positions of config.dim values per sample. Weights start at
   // GptBlock's defaults; call init.
-  TransformerBlockLayer(int index, const GptBlockConfig& config, int64_t seq,
-                        DeviceAllocator* allocator);
+  TransformerBlockLayer(int index, const GptBlockConfig& config, const BlockShard& shard,
+                        int64_t seq, DeviceAllocator* allocator);
   void init(uint64_t seed) { block_.init(seed, index()); }
 
   Tensor forward(const Tensor& x, const ForwardInfo& info) override;
@@ -51,6 +53,7 @@ class TransformerBlockLayer : public Layer {
 
   std::vector<Tensor*> params() override { return block_.weights().list(); }
   std::vector<Tensor*> grads() override { return block_.gradients().list(); }
+  void connect_all_reduce(InnerAllReduce all_reduce) override;
 
   GptBlock& block() { return block_; }
 
@@ -61,6 +64,9 @@ class TransformerBlockLayer : public Layer {
 
   const int64_t seq_;
   GptBlock block_;
+  // The block's collectives (all_reduce_nothing while not split).
+  AllReduceFunction forward_all_reduce_ = all_reduce_nothing;
+  AllReduceFunction backward_all_reduce_ = all_reduce_nothing;
 };
 
 }  // namespace pipelab

@@ -76,5 +76,18 @@ TEST_P(TransformerEquivalence, Recomputation) {
   check(experiment, "zb-h1 pp2 recompute");
 }
 
+// Megatron tensor parallelism: the vocabulary-parallel embedding, blocks split
+// by heads and MLP columns, the output layer column-parallel over the
+// vocabulary with the vocabulary-parallel cross-entropy.
+TEST_P(TransformerEquivalence, TensorParallel) {
+  check(with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 1, 2, 1, 2), "tp2");
+  check(with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 4, 1, 2), "tp2 x pp2");
+  check(with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 1, 2, 2, 2), "dp2 x tp2");
+  check(with_plan(tiny_gpt_experiment(), ScheduleKind::ZeroBubbleH1, 2, 4, 1, 2), "tp2 zb-h1 pp2");
+  Experiment recompute = with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 4, 1, 2);
+  recompute.parallel.recompute = true;
+  check(recompute, "tp2 x pp2 recompute");
+}
+
 }  // namespace
 }  // namespace pipelab
