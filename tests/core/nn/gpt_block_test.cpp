@@ -209,6 +209,13 @@ void expect_shards_match_whole(const GptBlockConfig& config, int tp) {
   for (std::thread& thread : threads) thread.join();
 
   const std::string label = "tp " + std::to_string(tp) + " ";
+  // Pasting every shard's weights back gives the whole block (evaluation's gather).
+  GptBlock gathered(config, {});
+  for (int k = 0; k < tp; ++k)
+    paste_block_tensors(gathered.weights(), shards[k]->weights(), config, {tp, k});
+  for (size_t i = 0; i < whole.weights().list().size(); ++i)
+    EXPECT_TRUE(testing::bitwise_equal(*gathered.weights().list()[i], *whole.weights().list()[i]))
+        << label << "gathered weight " << i;
   for (int k = 0; k < tp; ++k) {
     expect_close(ys[k], y, label + "y");
     expect_close(dxs[k], dx, label + "dx");
