@@ -28,6 +28,7 @@ GptBlockConfig block_config(const LayerLayout& layer) {
   config.activation = spec.activation;
   config.causal = spec.causal;
   config.bias = spec.bias;
+  config.keep_attention_probabilities = !layer.selective_recompute;
   return config;
 }
 

@@ -51,6 +51,9 @@ struct LayerLayout {
   // vocabulary rows, a block's heads and MLP columns): this shard of tp.
   int tp = 1;
   int shard = 0;
+  // Selective recompute (parallel.recompute = "selective"): a Transformer
+  // block keeps no attention probabilities; its backward recomputes them.
+  bool selective_recompute = false;
 
   int64_t token_in() const { return full_in / tokens; }    // the whole layer's, per position
   int64_t token_out() const { return full_out / tokens; }  // the whole layer's, per position

@@ -95,17 +95,19 @@ class StageStack {
   // naming the field when the model cannot be built (stack_layout checks it:
   // an empty or non-positive input shape, a range outside the layer list, a
   // linear with out <= 0, a dropout p outside [0, 1), or a tensor-parallel
-  // setup that does not fit).
+  // setup that does not fit). `selective_recompute`: Transformer blocks keep no
+  // attention probabilities (the plan's selective recompute).
   StageStack(const ModelSpec& model, int begin, int end, uint64_t seed, Context context,
-             TensorParallelSetup tensor_parallel = {})
+             TensorParallelSetup tensor_parallel = {}, bool selective_recompute = false)
       : begin_(begin), context_(context) {
-    const std::vector<LayerLayout> layout =
+    std::vector<LayerLayout> layout =
         stack_layout(model, begin, end,
                      {tensor_parallel.degree, tensor_parallel.shard, tensor_parallel.roles,
                       static_cast<bool>(tensor_parallel.all_reduce)});
     all_reduce_ = std::move(tensor_parallel.all_reduce);
     typename Math::Scope scope(context_);
-    for (const LayerLayout& layer : layout) {
+    for (LayerLayout& layer : layout) {
+      layer.selective_recompute = selective_recompute;
       layers_.push_back(Math::build_layer(layer, seed, context_));
       roles_.push_back(layer.role);
       if (splits_itself(layer)) {

@@ -48,7 +48,8 @@ std::unique_ptr<Sequential> CpuBackend::make_stack(const LayerRange& range,
                                                    TensorParallelSetup tensor_parallel) {
   const Experiment& experiment = shared_.experiment;
   return std::make_unique<Sequential>(experiment.model, range.begin, range.end, experiment.seed,
-                                      &allocator(), std::move(tensor_parallel));
+                                      &allocator(), std::move(tensor_parallel),
+                                      experiment.parallel.selective_recompute);
 }
 
 std::unique_ptr<Optimizer> CpuBackend::make_optimizer(const OptimizerSettings& settings,

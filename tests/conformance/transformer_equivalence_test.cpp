@@ -87,6 +87,15 @@ TEST_P(TransformerEquivalence, TensorParallel) {
   Experiment recompute = with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 4, 1, 2);
   recompute.parallel.recompute = true;
   check(recompute, "tp2 x pp2 recompute");
+  Experiment selective = with_plan(tiny_gpt_experiment(), ScheduleKind::ZeroBubbleH1, 2, 4, 1, 2);
+  selective.parallel.selective_recompute = true;
+  check(selective, "tp2 zb-h1 pp2 selective recompute");
+}
+
+TEST_P(TransformerEquivalence, SelectiveRecompute) {
+  Experiment experiment = with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 4);
+  experiment.parallel.selective_recompute = true;
+  check(experiment, "1f1b pp2 selective recompute");
 }
 
 }  // namespace

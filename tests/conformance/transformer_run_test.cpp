@@ -72,5 +72,27 @@ TEST_P(TransformerRun, EveryScheduledTensorParallelAllReduceIsReportedOnce) {
   }
 }
 
+int64_t peak_activations(const Trace& trace, int device) {
+  int64_t peak = 0;
+  for (const MemorySample& sample : trace.memory)
+    if (sample.device == device)
+      peak = std::max(peak, sample.bytes[static_cast<int>(MemoryCategory::Activations)]);
+  return peak;
+}
+
+TEST_P(TransformerRun, SelectiveRecomputeKeepsNoAttentionProbabilities) {
+  Experiment experiment = with_plan(tiny_gpt_experiment(), ScheduleKind::GPipe, 1, 2);
+  experiment.training.steps = 2;
+  const testing::RunOutput kept = testing::run_experiment(experiment);
+  experiment.parallel.selective_recompute = true;
+  const testing::RunOutput selective = testing::run_experiment(experiment);
+  ASSERT_EQ(kept.state, RunState::Finished) << kept.error;
+  ASSERT_EQ(selective.state, RunState::Finished) << selective.error;
+  // GPipe holds both micro-batches (8 sequences of 8 tokens each) before the
+  // first backward: 2 x 2 blocks x 8 sequences x 2 heads x 8 x 8 probabilities.
+  const int64_t probabilities = 2 * 2 * 8 * 2 * 8 * 8 * int64_t{sizeof(float)};
+  EXPECT_EQ(peak_activations(kept.trace, 0) - peak_activations(selective.trace, 0), probabilities);
+}
+
 }  // namespace
 }  // namespace pipelab
