@@ -29,6 +29,7 @@ GptBlockConfig block_config(const LayerLayout& layer) {
   config.causal = spec.causal;
   config.bias = spec.bias;
   config.keep_attention_probabilities = !layer.selective_recompute;
+  config.dropout = static_cast<float>(spec.dropout);
   return config;
 }
 

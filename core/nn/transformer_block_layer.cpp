@@ -40,9 +40,20 @@ Tensor TransformerBlockLayer::rows_of(const Tensor& x) const {
   return Tensor::view(x, x.rows() * seq_, block_.config().dim);
 }
 
-Tensor TransformerBlockLayer::run_forward(const Tensor& x, GptBlockCache& cache) const {
+BlockDropout TransformerBlockLayer::dropout_of(const ForwardInfo& info) const {
+  BlockDropout dropout;
+  dropout.p = info.training ? block_.config().dropout : 0.0f;
+  dropout.seed = seed_;
+  dropout.layer = index();
+  dropout.step = info.step;
+  dropout.first_sample = info.first_sample;
+  return dropout;
+}
+
+Tensor TransformerBlockLayer::run_forward(const Tensor& x, const ForwardInfo& info,
+                                          GptBlockCache& cache) const {
   Tensor y = make_activation(x.rows() * seq_, block_.config().dim);
-  block_.forward(rows_of(x), x.rows(), seq_, cache, y, forward_all_reduce_);
+  block_.forward(rows_of(x), x.rows(), seq_, cache, y, forward_all_reduce_, dropout_of(info));
   y.reshape(x.rows(), out_features());
   return y;
 }
@@ -55,29 +66,33 @@ Tensor TransformerBlockLayer::run_backward_input(const Tensor& x, const Tensor& 
   return dx;
 }
 
-Tensor TransformerBlockLayer::forward(const Tensor& x, const ForwardInfo&) {
+Tensor TransformerBlockLayer::forward(const Tensor& x, const ForwardInfo& info) {
   GptBlockCache cache;
-  return run_forward(x, cache);
+  return run_forward(x, info, cache);
 }
 
 Tensor TransformerBlockLayer::backward_input(const Tensor& x, const Tensor& dy,
-                                             const ForwardInfo&) {
+                                             const ForwardInfo& info) {
   GptBlockCache cache;
-  run_forward(x, cache);
+  run_forward(x, info, cache);
   return run_backward_input(x, dy, cache);
 }
 
 void TransformerBlockLayer::backward_weight(const Tensor& x, const Tensor& dy) {
+  // Without a kept state there is no ForwardInfo to redraw dropout masks from:
+  // stages keep one for every block (forward_keeping), so this serves
+  // dropout-free uses only.
+  assert(block_.config().dropout == 0.0f);
   GptBlockCache cache;
-  run_forward(x, cache);
+  run_forward(x, ForwardInfo{}, cache);
   run_backward_input(x, dy, cache);
   block_.backward_weight(rows_of(x), rows_of(dy), cache);
 }
 
-Tensor TransformerBlockLayer::forward_keeping(const Tensor& x, const ForwardInfo&,
+Tensor TransformerBlockLayer::forward_keeping(const Tensor& x, const ForwardInfo& info,
                                               std::unique_ptr<LayerState>& state) {
   auto kept = std::make_unique<GptBlockState>();
-  Tensor y = run_forward(x, kept->cache);
+  Tensor y = run_forward(x, info, kept->cache);
   state = std::move(kept);
   return y;
 }

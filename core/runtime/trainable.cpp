@@ -1,18 +1,11 @@
 #include "core/runtime/trainable.h"
 
-#include <cstdio>
 #include <string>
 
 #include "core/io/experiment_io.h"
 
 namespace pipelab {
 namespace {
-
-std::string number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
-  return text;
-}
 
 std::string layer_field(size_t index) { return "model.layers[" + std::to_string(index) + "]"; }
 
@@ -31,13 +24,6 @@ void check_trainable_transformer(const Experiment& experiment) {
     throw ExperimentError(std::string("model.loss = ") + loss_type_name(model.loss) +
                           ": a Transformer trains on next-token cross-entropy; set model.loss = " +
                           loss_type_name(LossType::CrossEntropy));
-  for (size_t i = 0; i < model.layers.size(); ++i) {
-    const LayerSpec& layer = model.layers[i];
-    if (layer.type == LayerType::TransformerBlock && layer.dropout > 0)
-      throw ExperimentError(layer_field(i) + ".dropout = " + number(layer.dropout) +
-                            ": dropout inside a transformer_block trains later; set it to 0 (a "
-                            "dropout layer between blocks trains)");
-  }
 }
 
 }  // namespace

@@ -39,8 +39,7 @@ TEST(Trainable, TransformersTrainOnTheCpu) {
 
   Experiment dropout = testing::tiny_gpt_experiment();
   dropout.model.layers[2].dropout = 0.1;
-  EXPECT_NE(refusal(dropout).find("model.layers[2].dropout = 0.1"), std::string::npos)
-      << refusal(dropout);
+  EXPECT_EQ(refusal(dropout), "");
 
   Experiment mse = testing::tiny_gpt_experiment();
   mse.model.loss = LossType::Mse;
