@@ -60,22 +60,29 @@ void check_shapes(const Tensor& qkv, const AttentionShape& shape) {
 }  // namespace
 
 void attention_forward(const Tensor& qkv, const AttentionShape& shape, Tensor& out,
-                       Tensor* probabilities) {
+                       Tensor* probabilities, const BlockDropout* dropout) {
   check_shapes(qkv, shape);
   assert(out.rows() == shape.rows() && out.cols() == shape.width());
   assert(!probabilities ||
          (probabilities->rows() == shape.probability_rows() && probabilities->cols() == shape.seq));
   const int64_t seq = shape.seq;
+  if (dropout && !dropout->active()) dropout = nullptr;
   Tensor scratch = probabilities ? Tensor() : Tensor(seq, seq);
+  Tensor dropped = dropout ? Tensor(seq, seq) : Tensor();
   for (int64_t b = 0; b < shape.batch; ++b)
     for (int64_t h = 0; h < shape.heads; ++h) {
       const HeadView view = head_view(shape, b, h);
       const float* q = qkv.data() + view.qkv_offset;
       float* p = probabilities ? probabilities->data() + view.probability_offset : scratch.data();
       head_probabilities(q, q + shape.head_dim, shape, p);
+      const float* weights = p;
+      if (dropout) {
+        apply_attention_dropout(*dropout, b, shape.first_head + h, seq, p, dropped.data());
+        weights = dropped.data();
+      }
       // O [seq, head_dim] = P [seq, seq] V [seq, head_dim], written into out's head columns.
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blas_int(seq),
-                  blas_int(shape.head_dim), blas_int(seq), 1.0f, p, blas_int(seq),
+                  blas_int(shape.head_dim), blas_int(seq), 1.0f, weights, blas_int(seq),
                   q + 2 * shape.head_dim, blas_int(shape.qkv_width()), 0.0f,
                   out.data() + view.out_offset, blas_int(shape.width()));
     }
@@ -94,12 +101,13 @@ void attention_probabilities(const Tensor& qkv, const AttentionShape& shape,
     }
 }
 
-// Per head, with dS the gradient of the scaled scores:
-//   dV = P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(P * dP)),
+// Per head, with dS the gradient of the scaled scores and D the dropout mask
+// times its scale (all ones without dropout):
+//   dV = (P * D)^T dO,  dP = (dO V^T) * D,  dS = P * (dP - rowsum(P * dP)),
 //   dQ = dS K / sqrt(d),  dK = dS^T Q / sqrt(d)
 // Masked entries have P = 0, so their dS is 0 without a separate mask.
 void attention_backward(const Tensor& qkv, const Tensor* probabilities, const Tensor& dout,
-                        const AttentionShape& shape, Tensor& dqkv) {
+                        const AttentionShape& shape, Tensor& dqkv, const BlockDropout* dropout) {
   check_shapes(qkv, shape);
   assert(dqkv.same_shape(qkv));
   assert(dout.rows() == shape.rows() && dout.cols() == shape.width());
@@ -112,8 +120,10 @@ void attention_backward(const Tensor& qkv, const Tensor* probabilities, const Te
   const int ld_qkv = blas_int(shape.qkv_width());
   const int ld_out = blas_int(shape.width());
   const float scale = score_scale(shape);
+  if (dropout && !dropout->active()) dropout = nullptr;
   Tensor dp(seq, seq);
   Tensor recomputed = probabilities ? Tensor() : Tensor(seq, seq);
+  Tensor dropped = dropout ? Tensor(seq, seq) : Tensor();
   for (int64_t b = 0; b < shape.batch; ++b)
     for (int64_t h = 0; h < shape.heads; ++h) {
       const HeadView view = head_view(shape, b, h);
@@ -131,10 +141,17 @@ void attention_backward(const Tensor& qkv, const Tensor* probabilities, const Te
       float* dq = dqkv.data() + view.qkv_offset;
       float* dk = dq + d;
       float* dv = dq + 2 * d;
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, s, hd, s, 1.0f, p, s, d_o, ld_out, 0.0f,
-                  dv, ld_qkv);
+      const float* weights = p;  // what weighted V in the forward
+      if (dropout) {
+        apply_attention_dropout(*dropout, b, shape.first_head + h, seq, p, dropped.data());
+        weights = dropped.data();
+      }
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, s, hd, s, 1.0f, weights, s, d_o, ld_out,
+                  0.0f, dv, ld_qkv);
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s, s, hd, 1.0f, d_o, ld_out, v, ld_qkv,
                   0.0f, dp.data(), s);
+      if (dropout)
+        apply_attention_dropout(*dropout, b, shape.first_head + h, seq, dp.data(), dp.data());
       for (int64_t i = 0; i < seq; ++i) {
         const float* __restrict__ p_row = p + i * seq;
         float* __restrict__ ds_row = dp.row(i);

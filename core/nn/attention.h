@@ -25,6 +25,10 @@
 // and k ("selective recompute": one more Q K^T per head, no P kept).
 // attention_probabilities recomputes the whole P tensor on its own.
 //
+// Dropout on the probabilities (block_dropout.h): O = dropout(P) V. P itself
+// is what is kept (or recomputed); the mask is regenerated in backward, which
+// maps dO V^T through it before the softmax's backward.
+//
 // Every matmul is one cblas_sgemm per (b, h); the softmax subtracts each row's
 // max before exponentiating, so any finite scores are safe, and a causal row
 // always keeps its diagonal, so no row is all masked.
@@ -32,6 +36,7 @@
 
 #include <cstdint>
 
+#include "core/nn/block_dropout.h"
 #include "core/nn/tensor.h"
 
 namespace pipelab {
@@ -42,6 +47,7 @@ struct AttentionShape {
   int64_t heads = 0;  // this shard's heads under tensor parallelism
   int64_t head_dim = 0;
   bool causal = true;
+  int64_t first_head = 0;  // the shard's first head in the whole block (keys dropout masks)
 
   int64_t rows() const { return batch * seq; }
   int64_t width() const { return heads * head_dim; }  // the output's columns
@@ -52,17 +58,19 @@ struct AttentionShape {
 
 // out [rows, width] from qkv [rows, qkv_width]. When `probabilities` is not
 // null it receives P ([probability_rows, seq]; zero above a causal diagonal)
-// for attention_backward.
+// for attention_backward. `dropout`, when given and active, drops
+// probabilities before they weight V.
 void attention_forward(const Tensor& qkv, const AttentionShape& shape, Tensor& out,
-                       Tensor* probabilities);
+                       Tensor* probabilities, const BlockDropout* dropout = nullptr);
 
 // P alone, from qkv: recomputes what forward would have kept.
 void attention_probabilities(const Tensor& qkv, const AttentionShape& shape, Tensor& probabilities);
 
 // dqkv [rows, qkv_width] (overwritten, same layout as qkv) from dout
 // [rows, width]. `probabilities` is forward's P, or nullptr to recompute each
-// head's P in a scratch.
+// head's P in a scratch; `dropout` is forward's.
 void attention_backward(const Tensor& qkv, const Tensor* probabilities, const Tensor& dout,
-                        const AttentionShape& shape, Tensor& dqkv);
+                        const AttentionShape& shape, Tensor& dqkv,
+                        const BlockDropout* dropout = nullptr);
 
 }  // namespace pipelab

@@ -15,10 +15,20 @@
 //
 // Gradients accumulate: backward_weight adds into the gradient tensors, so the
 // micro-batches of a step sum up; zero_grad clears them.
+//
+// Most tensor-parallel layers are split by the stage around them (a column- or
+// row-parallel linear: the stage all-reduces their output or input gradient).
+// A layer that splits itself (a vocabulary-parallel embedding, a Transformer
+// block split by heads) needs collectives in the middle of its math, so the
+// stage connects it to the tensor-parallel all-reduce instead
+// (connect_all_reduce).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/model/model_spec.h"
@@ -105,6 +115,19 @@ class BasicLayer {
     TensorT dx = backward_input(x, dy, info);
     backward_weight(x, dy);
     return dx;
+  }
+
+  // Sums a tensor over the tensor-parallel shards in place; in_forward says
+  // whether the layer's forward or backward asks (the stage's all-reduces are
+  // counted per direction, as the schedule lists them).
+  using InnerAllReduce = std::function<void(TensorT& values, bool in_forward)>;
+  // For layers that split themselves under tensor parallelism; the stage calls
+  // it once, after building the layer. Other layers never communicate inside,
+  // so being asked is a bug in the stage.
+  virtual void connect_all_reduce(InnerAllReduce all_reduce) {
+    (void)all_reduce;
+    throw std::logic_error("layer " + std::to_string(index_) +
+                           " does not split itself over tensor-parallel shards");
   }
 
   // Trainable tensors and their gradients, in matching order (empty if none).

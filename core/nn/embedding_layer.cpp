@@ -5,7 +5,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/nn/embedding.h"
 #include "core/nn/init.h"
 
 namespace pipelab {
@@ -27,18 +26,19 @@ std::vector<int32_t> token_ids(const Tensor& x) {
 
 }  // namespace
 
-EmbeddingLayer::EmbeddingLayer(int index, int64_t vocab, int64_t dim, int64_t seq,
+EmbeddingLayer::EmbeddingLayer(int index, const VocabRange& range, int64_t dim, int64_t seq,
                                DeviceAllocator* allocator)
     : Layer(LayerType::Embedding, index, seq, seq * dim, allocator),
+      range_(range),
       dim_(dim),
       seq_(seq),
-      token_table_(vocab, dim, allocator, MemoryCategory::Weights),
+      token_table_(range.rows, dim, allocator, MemoryCategory::Weights),
       position_table_(seq, dim, allocator, MemoryCategory::Weights),
-      token_grad_(vocab, dim, allocator, MemoryCategory::Gradients),
+      token_grad_(range.rows, dim, allocator, MemoryCategory::Gradients),
       position_grad_(seq, dim, allocator, MemoryCategory::Gradients) {}
 
 void EmbeddingLayer::init(uint64_t seed) {
-  init_embedding_table(token_table_, seed, RandomStream::TokenEmbedding, index());
+  init_embedding_table(token_table_, seed, RandomStream::TokenEmbedding, index(), range_.begin);
   init_embedding_table(position_table_, seed, RandomStream::PositionEmbedding, index());
 }
 
@@ -46,7 +46,12 @@ Tensor EmbeddingLayer::forward(const Tensor& x, const ForwardInfo&) {
   assert(x.cols() == seq_);
   const std::vector<int32_t> ids = token_ids(x);
   Tensor y = make_activation(x.rows() * seq_, dim_);
-  embedding_forward(ids, seq_, token_table_, position_table_, y);
+  token_embedding_forward(ids, token_table_, range_, y);
+  if (range_.rows != range_.vocab) {
+    assert(all_reduce_);
+    all_reduce_(y, true);  // every shard now holds the full lookup
+  }
+  add_position_embedding(position_table_, seq_, y);
   y.reshape(x.rows(), seq_ * dim_);
   return y;
 }
@@ -57,8 +62,11 @@ Tensor EmbeddingLayer::backward_input(const Tensor& x, const Tensor&, const Forw
 
 void EmbeddingLayer::backward_weight(const Tensor& x, const Tensor& dy) {
   const std::vector<int32_t> ids = token_ids(x);
-  embedding_backward(ids, seq_, Tensor::view(dy, x.rows() * seq_, dim_), token_grad_,
-                     position_grad_);
+  // dy is whole on every shard: each adds its own token rows' gradients, and
+  // the replicated position table's gradient comes out the same everywhere.
+  const Tensor rows = Tensor::view(dy, x.rows() * seq_, dim_);
+  token_embedding_backward(ids, rows, range_, token_grad_);
+  position_embedding_backward(rows, seq_, position_grad_);
 }
 
 }  // namespace pipelab

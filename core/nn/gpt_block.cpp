@@ -110,6 +110,34 @@ void add_residual(Tensor& y, const Tensor& residual, const Tensor& bias) {
   }
 }
 
+// y = residual + dropout(y + bias): the residual add, with the row-parallel
+// bias and the block's dropout in between when it is active.
+void bias_dropout_residual(Tensor& y, const Tensor& residual, const Tensor& bias,
+                           const BlockDropout& dropout, BlockDropoutSite site, int64_t seq) {
+  if (!dropout.active()) {
+    add_residual(y, residual, bias);
+    return;
+  }
+  if (!bias.empty()) add_row_vector(bias, y);
+  apply_block_dropout(dropout, site, seq, y);
+  y.add(residual);
+}
+
+// The gradient of a dropped output from that of the sum it went into:
+// `grad` through the mask into `masked`, or `grad` itself without dropout.
+const Tensor& through_dropout(const Tensor& grad, const BlockDropout& dropout,
+                              BlockDropoutSite site, int64_t seq, Tensor& masked,
+                              DeviceAllocator* allocator) {
+  if (!dropout.active()) {
+    masked.reset();
+    return grad;
+  }
+  ensure(masked, grad.rows(), grad.cols(), allocator);
+  masked.copy_from(grad);
+  apply_block_dropout(dropout, site, seq, masked);
+  return masked;
+}
+
 const Tensor* optional(const Tensor& t) { return t.empty() ? nullptr : &t; }
 Tensor* optional(Tensor& t) { return t.empty() ? nullptr : &t; }
 
@@ -144,6 +172,8 @@ void check_gpt_block(const GptBlockConfig& config, const BlockShard& shard) {
   if (config.ffn_hidden % shard.tp != 0)
     fail("tp = " + std::to_string(shard.tp) + " does not divide ffn_hidden " +
          std::to_string(config.ffn_hidden) + "; choose a hidden width that tp divides");
+  if (!(config.dropout >= 0.0f && config.dropout < 1.0f))
+    fail("dropout must be in [0, 1), got " + std::to_string(config.dropout));
 }
 
 std::vector<Tensor*> GptBlockTensors::list() {
@@ -187,6 +217,43 @@ GptBlockTensors slice_block_tensors(GptBlockTensors& full, const GptBlockConfig&
   part.ffn2_weight = rows(full.ffn2_weight, k * w.ffn, w.ffn);
   part.ffn2_bias = whole(full.ffn2_bias);
   return part;
+}
+
+void paste_block_tensors(GptBlockTensors& full, GptBlockTensors& part,
+                         const GptBlockConfig& config, const BlockShard& shard) {
+  check_gpt_block(config, shard);
+  const ShardWidths w = shard_widths(config, shard.tp);
+  const int64_t k = shard.shard;
+  // part's columns [from, from + count) into full's columns [to, ...), or rows likewise.
+  const auto columns = [](Tensor& to, const Tensor& from, int64_t to_begin, int64_t from_begin,
+                          int64_t count) {
+    for (int64_t r = 0; r < from.rows(); ++r)
+      std::copy(from.row(r) + from_begin, from.row(r) + from_begin + count, to.row(r) + to_begin);
+  };
+  const auto rows = [](Tensor& to, const Tensor& from, int64_t begin) {
+    std::copy(from.data(), from.data() + from.size(), to.row(begin));
+  };
+  const auto whole = [](Tensor& to, const Tensor& from) {
+    if (!from.empty()) to.copy_from(from);
+  };
+  const auto ffn1_part = [&](Tensor& to, const Tensor& from) {
+    if (from.empty()) return;
+    columns(to, from, k * w.ffn, 0, w.ffn);
+    if (config.activation == BlockActivation::SwiGlu)  // [gate | up]
+      columns(to, from, config.ffn_hidden + k * w.ffn, w.ffn, w.ffn);
+  };
+  whole(full.norm1_gain, part.norm1_gain);
+  whole(full.norm1_bias, part.norm1_bias);
+  columns(full.qkv_weight, part.qkv_weight, k * w.qkv, 0, w.qkv);
+  if (!part.qkv_bias.empty()) columns(full.qkv_bias, part.qkv_bias, k * w.qkv, 0, w.qkv);
+  rows(full.proj_weight, part.proj_weight, k * w.attention);
+  whole(full.proj_bias, part.proj_bias);
+  whole(full.norm2_gain, part.norm2_gain);
+  whole(full.norm2_bias, part.norm2_bias);
+  ffn1_part(full.ffn1_weight, part.ffn1_weight);
+  ffn1_part(full.ffn1_bias, part.ffn1_bias);
+  rows(full.ffn2_weight, part.ffn2_weight, k * w.ffn);
+  whole(full.ffn2_bias, part.ffn2_bias);
 }
 
 int64_t GptBlockCache::forward_floats() const {
@@ -248,7 +315,8 @@ void GptBlock::zero_grad() {
 }
 
 AttentionShape GptBlock::attention_shape(int64_t batch, int64_t seq) const {
-  return {batch, seq, config_.heads / shard_.tp, config_.head_dim(), config_.causal};
+  const int64_t heads = config_.heads / shard_.tp;
+  return {batch, seq, heads, config_.head_dim(), config_.causal, heads * shard_.shard};
 }
 
 void GptBlock::norm_forward(const Tensor& gain, const Tensor& bias, const Tensor& x,
@@ -276,7 +344,7 @@ void GptBlock::norm_backward_weight(const Tensor& x, const Tensor& dy, Tensor& g
 }
 
 void GptBlock::forward(const Tensor& x, int64_t batch, int64_t seq, GptBlockCache& cache, Tensor& y,
-                       const AllReduceFunction& all_reduce_sum) const {
+                       const AllReduceFunction& all_reduce_sum, const BlockDropout& dropout) const {
   const int64_t rows = batch * seq;
   const int64_t dim = config_.dim;
   if (batch <= 0 || seq <= 0 || x.rows() != rows || x.cols() != dim || !x.same_shape(y))
@@ -289,6 +357,7 @@ void GptBlock::forward(const Tensor& x, int64_t batch, int64_t seq, GptBlockCach
   const AttentionShape shape = attention_shape(batch, seq);
   cache.batch = batch;
   cache.seq = seq;
+  cache.dropout = dropout;
   ensure(cache.norm1_out, rows, dim, allocator_);
   ensure(cache.qkv, rows, w.qkv, allocator_);
   if (config_.keep_attention_probabilities)
@@ -306,10 +375,11 @@ void GptBlock::forward(const Tensor& x, int64_t batch, int64_t seq, GptBlockCach
   norm_forward(t.norm1_gain, t.norm1_bias, x, cache.norm1_out);
   linear_forward(cache.norm1_out, t.qkv_weight, optional(t.qkv_bias), cache.qkv);
   attention_forward(cache.qkv, shape, cache.attention_out,
-                    config_.keep_attention_probabilities ? &cache.probabilities : nullptr);
+                    config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
+                    &dropout);
   linear_forward(cache.attention_out, t.proj_weight, nullptr, cache.h);
   all_reduce_sum(cache.h.data(), cache.h.size());
-  add_residual(cache.h, x, t.proj_bias);
+  bias_dropout_residual(cache.h, x, t.proj_bias, dropout, BlockDropoutSite::AfterProjection, seq);
 
   // Feed-forward half: y = h + ffn2(act(ffn1(norm2(h)))).
   norm_forward(t.norm2_gain, t.norm2_bias, cache.h, cache.norm2_out);
@@ -320,7 +390,7 @@ void GptBlock::forward(const Tensor& x, int64_t batch, int64_t seq, GptBlockCach
     swiglu_forward(cache.ffn1_out, cache.activation_out);
   linear_forward(cache.activation_out, t.ffn2_weight, nullptr, y);
   all_reduce_sum(y.data(), y.size());
-  add_residual(y, cache.h, t.ffn2_bias);
+  bias_dropout_residual(y, cache.h, t.ffn2_bias, dropout, BlockDropoutSite::AfterFeedForward, seq);
 }
 
 void GptBlock::backward_input(const Tensor& x, const Tensor& dy, GptBlockCache& cache, Tensor& dx,
@@ -339,8 +409,13 @@ void GptBlock::backward_input(const Tensor& x, const Tensor& dy, GptBlockCache& 
   ensure(cache.d_norm1_out, rows, dim, allocator_);
   const GptBlockTensors& t = weights_;
 
+  const BlockDropout& dropout = cache.dropout;
+  const int64_t seq = cache.seq;
+
   // Feed-forward half, back to dh = dy + norm2'(dnorm2_out).
-  linear_backward_input(dy, t.ffn2_weight, cache.d_activation_out);
+  const Tensor& d_ffn2_out = through_dropout(dy, dropout, BlockDropoutSite::AfterFeedForward, seq,
+                                             cache.d_ffn2_out, allocator_);
+  linear_backward_input(d_ffn2_out, t.ffn2_weight, cache.d_activation_out);
   if (config_.activation == BlockActivation::Gelu)
     gelu_backward(cache.ffn1_out.data(), cache.d_activation_out.data(), cache.d_ffn1_out.data(),
                   cache.ffn1_out.size());
@@ -352,10 +427,13 @@ void GptBlock::backward_input(const Tensor& x, const Tensor& dy, GptBlockCache& 
   cache.d_h.add(dy);
 
   // Attention half, back to dx = dh + norm1'(dnorm1_out).
-  linear_backward_input(cache.d_h, t.proj_weight, cache.d_attention_out);
+  const Tensor& d_proj_out = through_dropout(cache.d_h, dropout, BlockDropoutSite::AfterProjection,
+                                             seq, cache.d_proj_out, allocator_);
+  linear_backward_input(d_proj_out, t.proj_weight, cache.d_attention_out);
   attention_backward(cache.qkv,
                      config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
-                     cache.d_attention_out, attention_shape(cache.batch, cache.seq), cache.d_qkv);
+                     cache.d_attention_out, attention_shape(cache.batch, cache.seq), cache.d_qkv,
+                     &dropout);
   linear_backward_input(cache.d_qkv, t.qkv_weight, cache.d_norm1_out);
   all_reduce_sum(cache.d_norm1_out.data(), cache.d_norm1_out.size());
   norm_backward_input(t.norm1_gain, x, cache.d_norm1_out, dx);
@@ -365,10 +443,12 @@ void GptBlock::backward_input(const Tensor& x, const Tensor& dy, GptBlockCache& 
 void GptBlock::backward_weight(const Tensor& x, const Tensor& dy, const GptBlockCache& cache) {
   assert(cache.d_h.same_shape(dy) && x.same_shape(dy));
   GptBlockTensors& g = gradients_;
-  linear_backward_weight(cache.activation_out, dy, g.ffn2_weight, optional(g.ffn2_bias));
+  const Tensor& d_ffn2_out = cache.dropout.active() ? cache.d_ffn2_out : dy;
+  const Tensor& d_proj_out = cache.dropout.active() ? cache.d_proj_out : cache.d_h;
+  linear_backward_weight(cache.activation_out, d_ffn2_out, g.ffn2_weight, optional(g.ffn2_bias));
   linear_backward_weight(cache.norm2_out, cache.d_ffn1_out, g.ffn1_weight, optional(g.ffn1_bias));
   norm_backward_weight(cache.h, cache.d_norm2_out, g.norm2_gain, g.norm2_bias);
-  linear_backward_weight(cache.attention_out, cache.d_h, g.proj_weight, optional(g.proj_bias));
+  linear_backward_weight(cache.attention_out, d_proj_out, g.proj_weight, optional(g.proj_bias));
   linear_backward_weight(cache.norm1_out, cache.d_qkv, g.qkv_weight, optional(g.qkv_bias));
   norm_backward_weight(x, cache.d_norm1_out, g.norm1_gain, g.norm1_bias);
 }

@@ -4,8 +4,12 @@
 //   y = h + ffn2(act(ffn1(norm2(h))))
 // norm is the layer norm or RMSNorm, act GELU (tanh form) or SwiGLU (ffn1
 // then outputs 2 ffn_hidden columns, [gate | up]), attention causal or not.
-// x and y are [batch * seq, dim], row b * seq + t. Dropout is not part of the
-// block yet (it behaves as p = 0).
+// x and y are [batch * seq, dim], row b * seq + t. With dropout (p > 0 in
+// training), block_dropout.h's three masks apply:
+//   h = x + drop2(proj(attention(qkv(norm1(x)), drop1)))
+//   y = h + drop3(ffn2(act(ffn1(norm2(h)))))
+// (the biases of proj and ffn2 inside the dropped values, as Megatron's
+// bias-dropout-add).
 //
 // Megatron tensor parallelism. Shard k of tp holds:
 //   qkv   column-parallel by heads: heads / tp whole heads. With attention.h's
@@ -45,6 +49,7 @@
 #include "core/model/transformer_block.h"
 #include "core/nn/all_reduce.h"
 #include "core/nn/attention.h"
+#include "core/nn/block_dropout.h"
 #include "core/nn/tensor.h"
 
 namespace pipelab {
@@ -60,6 +65,7 @@ struct GptBlockConfig {
   bool causal = true;
   bool bias = true;  // biases on the four linears (LLaMA-style blocks have none)
   bool keep_attention_probabilities = true;  // false: recompute them in backward
+  float dropout = 0.0f;  // p of the three in-block dropouts, in [0, 1)
 
   int64_t head_dim() const { return heads > 0 ? dim / heads : 0; }
   // ffn1's full output width: f, or 2 f for SwiGLU.
@@ -75,7 +81,8 @@ struct BlockShard {
 };
 
 // Throws std::invalid_argument, saying what to change, unless every width is
-// positive, heads divides dim, and tp divides heads and ffn_hidden.
+// positive, heads divides dim, tp divides heads and ffn_hidden, and dropout is
+// in [0, 1).
 void check_gpt_block(const GptBlockConfig& config, const BlockShard& shard);
 
 // The block's trainable tensors (and, in the same shapes, their gradients),
@@ -111,12 +118,19 @@ GptBlockTensors slice_block_tensors(GptBlockTensors& full, const GptBlockConfig&
                                     const BlockShard& shard,
                                     DeviceAllocator* allocator = nullptr);
 
+// The inverse: writes shard `shard`'s tensors into their places in the full
+// block's (evaluation gathers the trained shards into one model this way).
+// Replicated tensors are copied from every shard (they are equal).
+void paste_block_tensors(GptBlockTensors& full, GptBlockTensors& part,
+                         const GptBlockConfig& config, const BlockShard& shard);
+
 // What one micro-batch's forward keeps for its backward ([rows, ...] with rows
 // = batch * seq; widths are the shard's), then what backward_input keeps for
 // backward_weight. The block sizes them on first use and reuses them.
 struct GptBlockCache {
   int64_t batch = 0;
   int64_t seq = 0;
+  BlockDropout dropout;  // the forward's, for the backward to regenerate its masks
   // forward
   Tensor norm1_out;       // [rows, dim]
   Tensor qkv;             // [rows, 3 dim / tp]
@@ -134,6 +148,10 @@ struct GptBlockCache {
   Tensor d_attention_out;   // [rows, dim / tp] (scratch)
   Tensor d_qkv;             // [rows, 3 dim / tp]
   Tensor d_norm1_out;       // [rows, dim], all-reduced
+  // With dropout only: the gradients of proj's and ffn2's outputs (before
+  // their masks), which backward_weight reads; without, they are d_h and dy.
+  Tensor d_proj_out;  // [rows, dim]
+  Tensor d_ffn2_out;  // [rows, dim]
 
   // Floats forward keeps for backward (the first group above).
   int64_t forward_floats() const;
@@ -149,10 +167,11 @@ class GptBlock {
   // Deterministic initial weights for model layer `layer` (formula above).
   void init(uint64_t seed, int layer);
 
-  // y [batch * seq, dim] from x [batch * seq, dim]; fills cache. Throws
-  // std::invalid_argument when x or y is not [batch * seq, dim].
+  // y [batch * seq, dim] from x [batch * seq, dim]; fills cache. `dropout`
+  // says which masks this micro-batch draws (its p is 0 for no dropout, as in
+  // evaluation). Throws std::invalid_argument when x or y is not [batch * seq, dim].
   void forward(const Tensor& x, int64_t batch, int64_t seq, GptBlockCache& cache, Tensor& y,
-               const AllReduceFunction& all_reduce_sum) const;
+               const AllReduceFunction& all_reduce_sum, const BlockDropout& dropout = {}) const;
   // dx from dy, for the x of the forward that filled cache; keeps in cache
   // what backward_weight needs.
   void backward_input(const Tensor& x, const Tensor& dy, GptBlockCache& cache, Tensor& dx,

@@ -28,6 +28,8 @@ GptBlockConfig block_config(const LayerLayout& layer) {
   config.activation = spec.activation;
   config.causal = spec.causal;
   config.bias = spec.bias;
+  config.keep_attention_probabilities = !layer.selective_recompute;
+  config.dropout = static_cast<float>(spec.dropout);
   return config;
 }
 
@@ -53,14 +55,14 @@ std::unique_ptr<Layer> HostStackMath::build_layer(const LayerLayout& layer, uint
     return per_token(std::make_unique<LayerNormLayer>(layer.index, layer.out / tokens, allocator),
                      tokens);
   if (spec.type == LayerType::Embedding) {
-    auto embedding =
-        std::make_unique<EmbeddingLayer>(layer.index, spec.vocab, spec.dim, tokens, allocator);
+    auto embedding = std::make_unique<EmbeddingLayer>(
+        layer.index, vocab_shard(spec.vocab, layer.tp, layer.shard), spec.dim, tokens, allocator);
     embedding->init(seed);
     return embedding;
   }
   if (spec.type == LayerType::TransformerBlock) {
-    auto block =
-        std::make_unique<TransformerBlockLayer>(layer.index, block_config(layer), tokens, allocator);
+    auto block = std::make_unique<TransformerBlockLayer>(
+        layer.index, block_config(layer), BlockShard{layer.tp, layer.shard}, tokens, allocator);
     block->init(seed);
     return block;
   }

@@ -39,7 +39,9 @@ std::vector<TensorParallelRole> checked_roles(const ModelSpec& model,
     const bool linear_role =
         role == TensorParallelRole::ColumnParallel || role == TensorParallelRole::RowParallel;
     if ((linear_role && type != LayerType::Linear) ||
-        (role == TensorParallelRole::Sharded && !is_elementwise(type)))
+        (role == TensorParallelRole::Sharded && !is_elementwise(type)) ||
+        (role == TensorParallelRole::VocabParallel && type != LayerType::Embedding) ||
+        (role == TensorParallelRole::BlockParallel && type != LayerType::TransformerBlock))
       throw std::invalid_argument(
           layer_name(static_cast<int>(i), type) +
           " cannot take the tensor-parallel role it was given; use tensor_parallel_roles");
@@ -59,7 +61,16 @@ void place_on_shard(LayerLayout& layer, const TensorParallelShard& tp) {
     layer.out = layer.weight.cols * layer.tokens;
     return;
   }
-  if (layer.spec.type == LayerType::Embedding) {
+  if (layer.role == TensorParallelRole::VocabParallel ||
+      layer.role == TensorParallelRole::BlockParallel) {
+    // Whole activations in and out; the layer splits its own weights.
+    layer.in = layer.full_in;
+    layer.out = layer.full_out;
+    layer.tp = tp.degree;
+    layer.shard = tp.shard;
+    return;
+  }
+  if (layer.spec.type == LayerType::Embedding || layer.spec.type == LayerType::TransformerBlock) {
     layer.in = layer.full_in;
     layer.out = layer.full_out;
     return;
@@ -93,9 +104,6 @@ std::vector<LayerLayout> stack_layout(const ModelSpec& model, int begin, int end
     throw std::invalid_argument(
         "model.input is empty; give the per-sample input shape, e.g. [784]");
   const bool sequence = is_sequence_model(model);
-  if (sequence && tp.degree > 1)
-    throw std::invalid_argument(
-        "tensor parallelism for Transformers trains later; simulate it, or set parallel.tp = 1");
   // Widths are tracked per position: a sequence model's input is one token id each.
   const int64_t tokens = sequence ? sequence_length(model) : 1;
   int64_t width = input_features(model) / tokens;

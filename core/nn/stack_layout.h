@@ -47,6 +47,13 @@ struct LayerLayout {
   // Elementwise under Sharded: this shard sees features [offset, offset + out)
   // of the full layer (dropout's mask is keyed by the full feature index).
   int64_t feature_offset = 0;
+  // VocabParallel and BlockParallel layers split themselves (an embedding's
+  // vocabulary rows, a block's heads and MLP columns): this shard of tp.
+  int tp = 1;
+  int shard = 0;
+  // Selective recompute (parallel.recompute = "selective"): a Transformer
+  // block keeps no attention probabilities; its backward recomputes them.
+  bool selective_recompute = false;
 
   int64_t token_in() const { return full_in / tokens; }    // the whole layer's, per position
   int64_t token_out() const { return full_out / tokens; }  // the whole layer's, per position
@@ -58,8 +65,7 @@ struct LayerLayout {
 // with out <= 0, an embedding that is not the first layer or has no vocab or
 // dim, a transformer_block outside a sequence model, or a tensor-parallel
 // setup that does not fit (roles of the wrong size or kind, a width tp does
-// not divide, roles that do not pair up, a missing all-reduce, tp > 1 on a
-// sequence model, which the executors do not shard yet).
+// not divide, roles that do not pair up, a missing all-reduce).
 std::vector<LayerLayout> stack_layout(const ModelSpec& model, int begin, int end,
                                       const TensorParallelShard& tp);
 

@@ -95,19 +95,26 @@ class StageStack {
   // naming the field when the model cannot be built (stack_layout checks it:
   // an empty or non-positive input shape, a range outside the layer list, a
   // linear with out <= 0, a dropout p outside [0, 1), or a tensor-parallel
-  // setup that does not fit).
+  // setup that does not fit). `selective_recompute`: Transformer blocks keep no
+  // attention probabilities (the plan's selective recompute).
   StageStack(const ModelSpec& model, int begin, int end, uint64_t seed, Context context,
-             TensorParallelSetup tensor_parallel = {})
+             TensorParallelSetup tensor_parallel = {}, bool selective_recompute = false)
       : begin_(begin), context_(context) {
-    const std::vector<LayerLayout> layout =
+    std::vector<LayerLayout> layout =
         stack_layout(model, begin, end,
                      {tensor_parallel.degree, tensor_parallel.shard, tensor_parallel.roles,
                       static_cast<bool>(tensor_parallel.all_reduce)});
     all_reduce_ = std::move(tensor_parallel.all_reduce);
     typename Math::Scope scope(context_);
-    for (const LayerLayout& layer : layout) {
+    for (LayerLayout& layer : layout) {
+      layer.selective_recompute = selective_recompute;
       layers_.push_back(Math::build_layer(layer, seed, context_));
       roles_.push_back(layer.role);
+      if (splits_itself(layer)) {
+        const int index = layer.index;
+        layers_.back()->connect_all_reduce(
+            [this, index](Tensor& values, bool in_forward) { all_reduce_(values, index, in_forward); });
+      }
     }
   }
   StageStack(const StageStack&) = delete;
@@ -221,6 +228,13 @@ class StageStack {
   }
 
  private:
+  // A layer whose collectives sit inside its own math (stage_profile.h's
+  // VocabParallel embedding and BlockParallel block) rather than around it.
+  static bool splits_itself(const LayerLayout& layer) {
+    return layer.tp > 1 && (layer.role == TensorParallelRole::VocabParallel ||
+                            layer.role == TensorParallelRole::BlockParallel);
+  }
+
   // `state`, when given, receives what the layer keeps for this micro-batch's
   // backward; without it (inference) the layer keeps nothing.
   Tensor layer_forward(int k, const Tensor& x, const ForwardInfo& info,

@@ -53,6 +53,16 @@ Tensor Tensor::clone(DeviceAllocator* allocator, MemoryCategory category) const 
   return copy;
 }
 
+Tensor Tensor::borrow(float* data, int64_t count) {
+  assert(count >= 0 && (data != nullptr || count == 0));
+  Tensor borrowed;
+  borrowed.data_ = data;
+  borrowed.rows_ = 1;
+  borrowed.cols_ = count;
+  borrowed.borrowed_ = true;
+  return borrowed;
+}
+
 Tensor Tensor::view(const Tensor& source, int64_t rows, int64_t cols) {
   if (rows < 0 || cols < 0 || rows * cols != source.size())
     throw std::invalid_argument("cannot view " + std::to_string(source.rows()) + " x " +

@@ -42,6 +42,10 @@ class Tensor {
   // the [batch * seq, dim] matrix the kernels want, both being the same
   // row-major floats. Never write through a view.
   static Tensor view(const Tensor& source, int64_t rows, int64_t cols);
+  // A writable view of `count` floats at `data`, owned elsewhere, as [1,
+  // count]: hands a kernel's buffer to a function that takes a Tensor (a
+  // tensor-parallel collective). It frees nothing; the storage must outlive it.
+  static Tensor borrow(float* data, int64_t count);
   // Reinterprets the same storage as [rows, cols] (rows * cols must equal
   // size()): the owning counterpart of view.
   void reshape(int64_t rows, int64_t cols);

@@ -2,7 +2,6 @@
 
 #include <cassert>
 
-#include "core/nn/all_reduce.h"
 
 namespace pipelab {
 
@@ -17,20 +16,44 @@ int64_t GptBlockState::bytes() const {
   return total;
 }
 
-TransformerBlockLayer::TransformerBlockLayer(int index, const GptBlockConfig& config, int64_t seq,
+TransformerBlockLayer::TransformerBlockLayer(int index, const GptBlockConfig& config,
+                                             const BlockShard& shard, int64_t seq,
                                              DeviceAllocator* allocator)
     : Layer(LayerType::TransformerBlock, index, seq * config.dim, seq * config.dim, allocator),
       seq_(seq),
-      block_(config, BlockShard{}, allocator) {}
+      block_(config, shard, allocator) {}
+
+void TransformerBlockLayer::connect_all_reduce(InnerAllReduce all_reduce) {
+  // The block hands over buffers; the stage's all-reduce takes tensors.
+  const auto bridge = [all_reduce](bool in_forward) -> AllReduceFunction {
+    return [all_reduce, in_forward](float* data, int64_t count) {
+      Tensor values = Tensor::borrow(data, count);
+      all_reduce(values, in_forward);
+    };
+  };
+  forward_all_reduce_ = bridge(true);
+  backward_all_reduce_ = bridge(false);
+}
 
 Tensor TransformerBlockLayer::rows_of(const Tensor& x) const {
   assert(x.cols() == in_features());
   return Tensor::view(x, x.rows() * seq_, block_.config().dim);
 }
 
-Tensor TransformerBlockLayer::run_forward(const Tensor& x, GptBlockCache& cache) const {
+BlockDropout TransformerBlockLayer::dropout_of(const ForwardInfo& info) const {
+  BlockDropout dropout;
+  dropout.p = info.training ? block_.config().dropout : 0.0f;
+  dropout.seed = seed_;
+  dropout.layer = index();
+  dropout.step = info.step;
+  dropout.first_sample = info.first_sample;
+  return dropout;
+}
+
+Tensor TransformerBlockLayer::run_forward(const Tensor& x, const ForwardInfo& info,
+                                          GptBlockCache& cache) const {
   Tensor y = make_activation(x.rows() * seq_, block_.config().dim);
-  block_.forward(rows_of(x), x.rows(), seq_, cache, y, all_reduce_nothing);
+  block_.forward(rows_of(x), x.rows(), seq_, cache, y, forward_all_reduce_, dropout_of(info));
   y.reshape(x.rows(), out_features());
   return y;
 }
@@ -38,34 +61,38 @@ Tensor TransformerBlockLayer::run_forward(const Tensor& x, GptBlockCache& cache)
 Tensor TransformerBlockLayer::run_backward_input(const Tensor& x, const Tensor& dy,
                                                  GptBlockCache& cache) const {
   Tensor dx = make_activation(x.rows() * seq_, block_.config().dim);
-  block_.backward_input(rows_of(x), rows_of(dy), cache, dx, all_reduce_nothing);
+  block_.backward_input(rows_of(x), rows_of(dy), cache, dx, backward_all_reduce_);
   dx.reshape(x.rows(), in_features());
   return dx;
 }
 
-Tensor TransformerBlockLayer::forward(const Tensor& x, const ForwardInfo&) {
+Tensor TransformerBlockLayer::forward(const Tensor& x, const ForwardInfo& info) {
   GptBlockCache cache;
-  return run_forward(x, cache);
+  return run_forward(x, info, cache);
 }
 
 Tensor TransformerBlockLayer::backward_input(const Tensor& x, const Tensor& dy,
-                                             const ForwardInfo&) {
+                                             const ForwardInfo& info) {
   GptBlockCache cache;
-  run_forward(x, cache);
+  run_forward(x, info, cache);
   return run_backward_input(x, dy, cache);
 }
 
 void TransformerBlockLayer::backward_weight(const Tensor& x, const Tensor& dy) {
+  // Without a kept state there is no ForwardInfo to redraw dropout masks from:
+  // stages keep one for every block (forward_keeping), so this serves
+  // dropout-free uses only.
+  assert(block_.config().dropout == 0.0f);
   GptBlockCache cache;
-  run_forward(x, cache);
+  run_forward(x, ForwardInfo{}, cache);
   run_backward_input(x, dy, cache);
   block_.backward_weight(rows_of(x), rows_of(dy), cache);
 }
 
-Tensor TransformerBlockLayer::forward_keeping(const Tensor& x, const ForwardInfo&,
+Tensor TransformerBlockLayer::forward_keeping(const Tensor& x, const ForwardInfo& info,
                                               std::unique_ptr<LayerState>& state) {
   auto kept = std::make_unique<GptBlockState>();
-  Tensor y = run_forward(x, kept->cache);
+  Tensor y = run_forward(x, info, kept->cache);
   state = std::move(kept);
   return y;
 }

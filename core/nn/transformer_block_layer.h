@@ -2,6 +2,10 @@
 // passes [batch, seq * dim] (sample-major, per_token_layer.h); the block works
 // on the same floats as [batch * seq, dim].
 //
+// Dropout inside the block (spec.dropout) draws block_dropout.h's masks from
+// the experiment's seed, the layer, and the micro-batch's ForwardInfo, so a
+// recompute, or any other split, draws the same ones.
+//
 // Its backward needs far more than its input (the normalised inputs, QKV, the
 // attention probabilities, the feed-forward's values: Korthikanti et al.'s
 // per-block activations), so forward_keeping hands them to the stage as a
@@ -11,8 +15,10 @@
 // and BW holds less. The stateless forward and backward (evaluation, tests)
 // run forward into a temporary cache.
 //
-// Tensor parallelism is not wired into the stage yet (stack_layout refuses
-// tp > 1 on a sequence model): the block runs whole, tp = 1.
+// Tensor parallelism: the layer holds one BlockShard of the block (heads and
+// MLP columns, gpt_block.h) and runs the block's two forward and two backward
+// all-reduces through the stage's tensor-parallel all-reduce
+// (connect_all_reduce), so they are the ones the schedule lists for the layer.
 #pragma once
 
 #include <cstdint>
@@ -35,9 +41,12 @@ class TransformerBlockLayer : public Layer {
  public:
   // `seq` positions of config.dim values per sample. Weights start at
   // GptBlock's defaults; call init.
-  TransformerBlockLayer(int index, const GptBlockConfig& config, int64_t seq,
-                        DeviceAllocator* allocator);
-  void init(uint64_t seed) { block_.init(seed, index()); }
+  TransformerBlockLayer(int index, const GptBlockConfig& config, const BlockShard& shard,
+                        int64_t seq, DeviceAllocator* allocator);
+  void init(uint64_t seed) {
+    seed_ = seed;
+    block_.init(seed, index());
+  }
 
   Tensor forward(const Tensor& x, const ForwardInfo& info) override;
   Tensor backward_input(const Tensor& x, const Tensor& dy, const ForwardInfo& info) override;
@@ -51,16 +60,23 @@ class TransformerBlockLayer : public Layer {
 
   std::vector<Tensor*> params() override { return block_.weights().list(); }
   std::vector<Tensor*> grads() override { return block_.gradients().list(); }
+  void connect_all_reduce(InnerAllReduce all_reduce) override;
 
   GptBlock& block() { return block_; }
 
  private:
   Tensor rows_of(const Tensor& x) const;  // [batch, seq * dim] seen as [batch * seq, dim]
-  Tensor run_forward(const Tensor& x, GptBlockCache& cache) const;
+  // The micro-batch's dropout masks (block_dropout.h): none in evaluation.
+  BlockDropout dropout_of(const ForwardInfo& info) const;
+  Tensor run_forward(const Tensor& x, const ForwardInfo& info, GptBlockCache& cache) const;
   Tensor run_backward_input(const Tensor& x, const Tensor& dy, GptBlockCache& cache) const;
 
   const int64_t seq_;
+  uint64_t seed_ = 0;  // keys the dropout masks, as it keyed the weights
   GptBlock block_;
+  // The block's collectives (all_reduce_nothing while not split).
+  AllReduceFunction forward_all_reduce_ = all_reduce_nothing;
+  AllReduceFunction backward_all_reduce_ = all_reduce_nothing;
 };
 
 }  // namespace pipelab

@@ -5,6 +5,7 @@
 #include <span>
 
 #include "core/runtime/microbatch_loss.h"
+#include "core/runtime/vocab_parallel_loss.h"
 
 namespace pipelab {
 namespace {
@@ -47,7 +48,8 @@ std::unique_ptr<Sequential> CpuBackend::make_stack(const LayerRange& range,
                                                    TensorParallelSetup tensor_parallel) {
   const Experiment& experiment = shared_.experiment;
   return std::make_unique<Sequential>(experiment.model, range.begin, range.end, experiment.seed,
-                                      &allocator(), std::move(tensor_parallel));
+                                      &allocator(), std::move(tensor_parallel),
+                                      experiment.parallel.selective_recompute);
 }
 
 std::unique_ptr<Optimizer> CpuBackend::make_optimizer(const OptimizerSettings& settings,
@@ -77,11 +79,29 @@ Tensor CpuBackend::stage_input(const Op& op) {
   return shared_.data.inputs(op.step, place_.replica, op.microbatch, &allocator());
 }
 
+std::optional<VocabRange> CpuBackend::logits_shard() const {
+  const Experiment& experiment = shared_.experiment;
+  const int tp = experiment.parallel.tp;
+  if (tp == 1 || shared_.tp_roles.empty() ||
+      shared_.tp_roles.back() != TensorParallelRole::ColumnParallel ||
+      !is_sequence_model(experiment.model))
+    return std::nullopt;
+  return vocab_shard(experiment.model.layers.back().out, tp, place_.shard);
+}
+
 Tensor CpuBackend::loss_gradient(const Op& op, const Tensor& output) {
   TrainingData& data = shared_.data;
   const MicrobatchTargets targets = data.targets(op.step, place_.replica, op.microbatch);
+  const double scale = data.gradient_scale(op.step);
+  const std::optional<VocabRange> shard = logits_shard();
   LossResult loss =
-      output_loss(data.loss(), output, targets, data.gradient_scale(op.step), true);
+      shard ? vocab_parallel_token_loss(output, targets, scale, true, *shard,
+                                        shared_.experiment.parallel.tp, place_.shard,
+                                        [this](float* values, int64_t count) {
+                                          Tensor buffer = Tensor::borrow(values, count);
+                                          tensor_parallel_all_reduce(buffer);
+                                        })
+            : output_loss(data.loss(), output, targets, scale, true);
   // Every shard computes the same loss; one reports it.
   if (place_.shard == 0) shared_.recorder.loss(op.step, place_.replica, op.microbatch, loss);
   return std::move(loss.grad);

@@ -11,10 +11,12 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/nn/device_allocator.h"
+#include "core/nn/embedding.h"
 #include "core/nn/optimizer.h"
 #include "core/nn/sequential.h"
 #include "core/runtime/channel.h"
@@ -57,7 +59,9 @@ class CpuBackend {
   void report_all() {}  // everything is reported as it happens
 
   Tensor stage_input(const Op& op);
-  // The loss of the last stage's output (reported by shard 0); returns its gradient.
+  // The loss of the last stage's output (reported by shard 0); returns its
+  // gradient. When the output layer is column-parallel over the vocabulary,
+  // the shards compute it together (vocab_parallel_loss.h).
   Tensor loss_gradient(const Op& op, const Tensor& output);
   // Posts a copy of `message` into the receiver's mailbox; timed.
   int64_t send(const Op& op, const MessageTag& tag, Tensor message);
@@ -77,6 +81,8 @@ class CpuBackend {
 
  private:
   DeviceAllocator& allocator() { return *devices_.allocators[place_.device]; }
+  // The columns of the vocabulary this shard's logits hold, or none (whole logits).
+  std::optional<VocabRange> logits_shard() const;
 
   CpuDevices& devices_;
   WorkerShared& shared_;

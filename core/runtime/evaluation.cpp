@@ -7,8 +7,11 @@
 #include <vector>
 
 #include "core/data/batch_iterator.h"
+#include "core/nn/embedding_layer.h"
 #include "core/nn/linear.h"
+#include "core/nn/per_token_layer.h"
 #include "core/nn/tensor_parallel.h"
+#include "core/nn/transformer_block_layer.h"
 #include "core/runtime/microbatch_loss.h"
 
 namespace pipelab {
@@ -20,6 +23,13 @@ void paste_slice(Tensor& full, const MatrixSlice& slice, const Tensor& part) {
   for (int64_t r = 0; r < slice.rows; ++r)
     std::memcpy(full.row(slice.row_begin + r) + slice.col_begin, part.row(r),
                 static_cast<size_t>(slice.cols) * sizeof(float));
+}
+
+// The linear itself, also when a sequence model applies it per token.
+LinearLayer& linear_of(Layer& layer) {
+  if (auto* per_token = dynamic_cast<PerTokenLayer*>(&layer))
+    return static_cast<LinearLayer&>(per_token->inner());
+  return static_cast<LinearLayer&>(layer);
 }
 
 }  // namespace
@@ -34,6 +44,22 @@ void Evaluator::copy_weights_from(Sequential& stage, int tp, int shard) {
     Layer& part = stage.layer(k);
     Layer& full = whole_.layer(stage.begin() + k);
     const TensorParallelRole role = stage.role(k);
+    if (tp > 1 && role == TensorParallelRole::VocabParallel) {
+      auto& part_embedding = static_cast<EmbeddingLayer&>(part);
+      auto& full_embedding = static_cast<EmbeddingLayer&>(full);
+      const Tensor& rows = part_embedding.token_table();
+      paste_slice(full_embedding.token_table(),
+                  {part_embedding.range().begin, rows.rows(), 0, rows.cols()}, rows);
+      full_embedding.position_table().copy_from(part_embedding.position_table());
+      continue;
+    }
+    if (tp > 1 && role == TensorParallelRole::BlockParallel) {
+      GptBlock& part_block = static_cast<TransformerBlockLayer&>(part).block();
+      GptBlock& full_block = static_cast<TransformerBlockLayer&>(full).block();
+      paste_block_tensors(full_block.weights(), part_block.weights(), full_block.config(),
+                          part_block.shard());
+      continue;
+    }
     const bool split =
         tp > 1 && part.type() == LayerType::Linear &&
         (role == TensorParallelRole::ColumnParallel || role == TensorParallelRole::RowParallel);
@@ -46,15 +72,15 @@ void Evaluator::copy_weights_from(Sequential& stage, int tp, int shard) {
       for (size_t i = 0; i < from.size(); ++i) to[i]->copy_from(*from[i]);
       continue;
     }
-    auto& part_linear = static_cast<LinearLayer&>(part);
-    auto& full_linear = static_cast<LinearLayer&>(full);
-    paste_slice(full_linear.weight(),
-                linear_weight_slice(role, full.in_features(), full.out_features(), tp, shard),
+    LinearLayer& part_linear = linear_of(part);
+    LinearLayer& full_linear = linear_of(full);
+    const int64_t in = full_linear.in_features();
+    const int64_t out = full_linear.out_features();
+    paste_slice(full_linear.weight(), linear_weight_slice(role, in, out, tp, shard),
                 part_linear.weight());
     if (!part_linear.has_bias()) continue;
     if (role == TensorParallelRole::ColumnParallel)
-      paste_slice(full_linear.bias(), linear_bias_slice(role, full.out_features(), tp, shard),
-                  part_linear.bias());
+      paste_slice(full_linear.bias(), linear_bias_slice(role, out, tp, shard), part_linear.bias());
     else if (shard == 0)  // row-parallel: every shard holds the whole bias
       full_linear.bias().copy_from(part_linear.bias());
   }

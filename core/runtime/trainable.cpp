@@ -1,18 +1,11 @@
 #include "core/runtime/trainable.h"
 
-#include <cstdio>
 #include <string>
 
 #include "core/io/experiment_io.h"
 
 namespace pipelab {
 namespace {
-
-std::string number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
-  return text;
-}
 
 std::string layer_field(size_t index) { return "model.layers[" + std::to_string(index) + "]"; }
 
@@ -23,21 +16,14 @@ void check_trainable_transformer(const Experiment& experiment) {
     throw ExperimentError("backend.type = " + experiment.backend.type +
                           ": Transformers train on the cpu backend for now (the CUDA kernels "
                           "come later); set backend.type = cpu, or simulate this model");
-  if (experiment.parallel.tp > 1)
+  if (experiment.parallel.sequence_parallel)
     throw ExperimentError(
-        "parallel.tp = " + std::to_string(experiment.parallel.tp) +
-        ": tensor parallelism for Transformers trains later; simulate it, or set parallel.tp = 1");
+        "parallel.sequence_parallel = true: sequence parallelism is simulated only (the executors "
+        "run plain tensor parallelism); set parallel.sequence_parallel = false to train");
   if (model.loss != LossType::CrossEntropy)
     throw ExperimentError(std::string("model.loss = ") + loss_type_name(model.loss) +
                           ": a Transformer trains on next-token cross-entropy; set model.loss = " +
                           loss_type_name(LossType::CrossEntropy));
-  for (size_t i = 0; i < model.layers.size(); ++i) {
-    const LayerSpec& layer = model.layers[i];
-    if (layer.type == LayerType::TransformerBlock && layer.dropout > 0)
-      throw ExperimentError(layer_field(i) + ".dropout = " + number(layer.dropout) +
-                            ": dropout inside a transformer_block trains later; set it to 0 (a "
-                            "dropout layer between blocks trains)");
-  }
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 // backward, data parallelism and recomputation.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "conformance_support.h"
 
 namespace pipelab {
@@ -74,6 +76,56 @@ TEST_P(TransformerEquivalence, Recomputation) {
   experiment = with_plan(tiny_gpt_experiment(), ScheduleKind::ZeroBubbleH1, 2, 4);
   experiment.parallel.recompute = true;
   check(experiment, "zb-h1 pp2 recompute");
+}
+
+// Megatron tensor parallelism: the vocabulary-parallel embedding, blocks split
+// by heads and MLP columns, the output layer column-parallel over the
+// vocabulary with the vocabulary-parallel cross-entropy.
+TEST_P(TransformerEquivalence, TensorParallel) {
+  check(with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 1, 2, 1, 2), "tp2");
+  check(with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 4, 1, 2), "tp2 x pp2");
+  check(with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 1, 2, 2, 2), "dp2 x tp2");
+  check(with_plan(tiny_gpt_experiment(), ScheduleKind::ZeroBubbleH1, 2, 4, 1, 2), "tp2 zb-h1 pp2");
+  Experiment recompute = with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 4, 1, 2);
+  recompute.parallel.recompute = true;
+  check(recompute, "tp2 x pp2 recompute");
+  Experiment selective = with_plan(tiny_gpt_experiment(), ScheduleKind::ZeroBubbleH1, 2, 4, 1, 2);
+  selective.parallel.selective_recompute = true;
+  check(selective, "tp2 zb-h1 pp2 selective recompute");
+}
+
+TEST_P(TransformerEquivalence, SelectiveRecompute) {
+  Experiment experiment = with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 4);
+  experiment.parallel.selective_recompute = true;
+  check(experiment, "1f1b pp2 selective recompute");
+}
+
+// Dropout inside the blocks draws masks keyed by (seed, layer, step, global
+// sample, position), so a run with dropout matches itself under every split,
+// and recomputation redraws the same masks.
+TEST_P(TransformerEquivalence, DropoutInsideBlocksIsTheSameUnderEverySplit) {
+  Experiment dropout = tiny_gpt_experiment();
+  for (int layer : {1, 2}) dropout.model.layers[layer].dropout = 0.2;
+  const testing::RunOutput single = run_experiment(dropout);
+  ASSERT_EQ(single.state, RunState::Finished) << single.error;
+  // The masks bite: the curve is not the dropout-free one.
+  EXPECT_GT(std::fabs(single.losses().back() - reference_->back()), 1e-3);
+  const auto same = [&](const Experiment& experiment, const std::string& what) {
+    const testing::RunOutput run = run_experiment(experiment);
+    ASSERT_EQ(run.state, RunState::Finished) << what << ": " << run.error;
+    testing::expect_same_curve(single.losses(), run.losses(), testing::kBackendLossTolerance, what);
+  };
+  same(with_plan(dropout, ScheduleKind::OneFOneB, 2, 4), "dropout 1f1b pp2 m4");
+  same(with_plan(dropout, ScheduleKind::OneFOneB, 1, 2, 1, 2), "dropout tp2");
+  same(with_plan(dropout, ScheduleKind::OneFOneB, 2, 4, 1, 2), "dropout tp2 x pp2");
+  same(with_plan(dropout, ScheduleKind::OneFOneB, 1, 2, 2, 2), "dropout dp2 x tp2");
+  same(with_plan(dropout, ScheduleKind::ZeroBubbleH1, 2, 4, 1, 2), "dropout tp2 zb-h1");
+  Experiment recompute = with_plan(dropout, ScheduleKind::OneFOneB, 2, 4, 1, 2);
+  recompute.parallel.recompute = true;
+  same(recompute, "dropout tp2 x pp2 recompute");
+  Experiment selective = with_plan(dropout, ScheduleKind::OneFOneB, 2, 4);
+  selective.parallel.selective_recompute = true;
+  same(selective, "dropout pp2 selective recompute");
 }
 
 }  // namespace

@@ -103,13 +103,14 @@ TEST_F(CliTrain, CudaWithoutAGpuIsAUserError) {
   EXPECT_NE(result.err.find("backend.type = cpu"), std::string::npos) << result.err;
 }
 
-// Tensor-parallel or CUDA Transformers and bf16 are predicted, not yet
+// Sequence-parallel or CUDA Transformers and bf16 are predicted, not yet
 // trained: the run says so before it loads anything, and simulate answers for
 // the same file.
 TEST_F(CliTrain, ModelsTheExecutorsCannotTrainAreUserErrors) {
   const auto transformer = run({"train", "--config", example("llama_7b_predict.json"), "--backend", "cpu"});
   EXPECT_EQ(transformer.code, 2);
-  EXPECT_NE(transformer.err.find("parallel.tp = 8: tensor parallelism for Transformers trains later"),
+  EXPECT_NE(transformer.err.find("parallel.sequence_parallel = true: sequence parallelism is "
+                                 "simulated only"),
             std::string::npos)
       << transformer.err;
   const auto on_cuda = run({"train", "--config", example("llama_7b_predict.json")});

@@ -175,14 +175,15 @@ void expect_close(const Tensor& actual, const Tensor& expected, const std::strin
         << what << " element " << i;
 }
 
-void expect_shards_match_whole(const GptBlockConfig& config, int tp) {
+void expect_shards_match_whole(const GptBlockConfig& config, int tp,
+                               const BlockDropout& dropout = {}) {
   GptBlock whole(config, {});
   whole.init(7, 3);
   const Tensor x = random_tensor(kRows, config.dim, 50);
   const Tensor dy = random_tensor(kRows, config.dim, 51);
   GptBlockCache cache;
   Tensor y(kRows, config.dim), dx(kRows, config.dim);
-  whole.forward(x, kBatch, kSeq, cache, y, all_reduce_nothing);
+  whole.forward(x, kBatch, kSeq, cache, y, all_reduce_nothing, dropout);
   whole.backward(x, dy, cache, dx, all_reduce_nothing);
 
   std::vector<std::unique_ptr<GptBlock>> shards;
@@ -203,12 +204,19 @@ void expect_shards_match_whole(const GptBlockConfig& config, int tp) {
         reduce(k, data, count);
       };
       GptBlockCache shard_cache;
-      shards[k]->forward(x, kBatch, kSeq, shard_cache, ys[k], all_reduce);
+      shards[k]->forward(x, kBatch, kSeq, shard_cache, ys[k], all_reduce, dropout);
       shards[k]->backward(x, dy, shard_cache, dxs[k], all_reduce);
     });
   for (std::thread& thread : threads) thread.join();
 
   const std::string label = "tp " + std::to_string(tp) + " ";
+  // Pasting every shard's weights back gives the whole block (evaluation's gather).
+  GptBlock gathered(config, {});
+  for (int k = 0; k < tp; ++k)
+    paste_block_tensors(gathered.weights(), shards[k]->weights(), config, {tp, k});
+  for (size_t i = 0; i < whole.weights().list().size(); ++i)
+    EXPECT_TRUE(testing::bitwise_equal(*gathered.weights().list()[i], *whole.weights().list()[i]))
+        << label << "gathered weight " << i;
   for (int k = 0; k < tp; ++k) {
     expect_close(ys[k], y, label + "y");
     expect_close(dxs[k], dx, label + "dx");
@@ -238,6 +246,73 @@ TEST(TransformerBlock, TensorParallelShardsReproduceTheWholeBlock) {
   GptBlockConfig lean = tiny_config(NormType::LayerNorm, BlockActivation::Gelu, false);
   lean.keep_attention_probabilities = false;
   expect_shards_match_whole(lean, 2);
+  // Dropout masks are keyed by the whole block's heads and features: every
+  // shard draws its part of the same masks.
+  GptBlockConfig dropped = tiny_config(NormType::LayerNorm, BlockActivation::Gelu, true);
+  dropped.dropout = 0.3f;
+  expect_shards_match_whole(dropped, 2, {0.3f, 9, 3, 4, 10});
+  expect_shards_match_whole(dropped, 4, {0.3f, 9, 3, 4, 10});
+}
+
+// With a fixed mask (the same BlockDropout each time) the block is a smooth
+// function again, so finite differences check the masked gradients; the
+// kept and the recomputed attention probabilities give the same bits.
+TEST(TransformerBlock, DropoutGradientsMatchFiniteDifferencesWithAFixedMask) {
+  const BlockDropout dropout{0.3f, 11, 2, 5, 40};
+  for (bool keep : {true, false}) {
+    GptBlockConfig config = tiny_config(NormType::LayerNorm, BlockActivation::Gelu, true);
+    config.dropout = 0.3f;
+    config.keep_attention_probabilities = keep;
+    GptBlock block(config, {});
+    block.init(3, 2);
+    perturb_norms(block, 12);
+    Tensor x = random_tensor(kRows, 8, 60, -2.0f, 2.0f);
+    const Tensor upstream = random_tensor(kRows, 8, 61);
+    const auto forward = [&](const BlockDropout& which) {
+      GptBlockCache cache;
+      Tensor y(kRows, 8);
+      block.forward(x, kBatch, kSeq, cache, y, all_reduce_nothing, which);
+      return y;
+    };
+    const auto loss = [&] { return weighted_sum(forward(dropout), upstream); };
+    // The masks bite, and redrawing them gives the same bits.
+    EXPECT_FALSE(testing::bitwise_equal(forward(dropout), forward({})));
+    EXPECT_TRUE(testing::bitwise_equal(forward(dropout), forward(dropout)));
+
+    GptBlockCache cache;
+    Tensor y(kRows, 8), dx(kRows, 8);
+    block.forward(x, kBatch, kSeq, cache, y, all_reduce_nothing, dropout);
+    block.zero_grad();
+    block.backward(x, upstream, cache, dx, all_reduce_nothing);
+    const std::string how = keep ? "kept P " : "recomputed P ";
+    expect_gradient_matches(x, loss, dx, how + "dx", 1e-2, 1e-3, 1e-2);
+    const std::vector<Tensor*> weights = block.weights().list();
+    const std::vector<Tensor*> grads = block.gradients().list();
+    for (size_t i = 0; i < weights.size(); ++i)
+      expect_gradient_matches(*weights[i], loss, *grads[i], how + "tensor " + std::to_string(i),
+                              1e-2, 1e-3, 1e-2);
+  }
+}
+
+TEST(TransformerBlock, DropoutMasksFollowTheGlobalSampleNotTheMicroBatch) {
+  GptBlockConfig config = tiny_config(NormType::LayerNorm, BlockActivation::Gelu, true);
+  config.dropout = 0.5f;
+  GptBlock block(config, {});
+  block.init(3, 2);
+  const Tensor x = random_tensor(kRows, 8, 70);
+  GptBlockCache cache;
+  Tensor whole(kRows, 8);
+  block.forward(x, kBatch, kSeq, cache, whole, all_reduce_nothing, {0.5f, 1, 2, 3, 100});
+  // Sample 1 alone, as a micro-batch starting at global sample 101.
+  Tensor second_x(kSeq, 8), second_y(kSeq, 8);
+  std::copy(x.row(kSeq), x.row(kSeq) + kSeq * 8, second_x.data());
+  block.forward(second_x, 1, kSeq, cache, second_y, all_reduce_nothing, {0.5f, 1, 2, 3, 101});
+  // Equal up to the GEMMs' blocking (a dropped element would differ by far more).
+  for (int64_t i = 0; i < kSeq * 8; ++i) EXPECT_NEAR(second_y.data()[i], whole.row(kSeq)[i], 1e-5);
+  // Keyed as sample 100 instead, it draws other masks.
+  Tensor other(kSeq, 8);
+  block.forward(second_x, 1, kSeq, cache, other, all_reduce_nothing, {0.5f, 1, 2, 3, 100});
+  EXPECT_GT(testing::max_abs_difference(other, second_y), 1e-2);
 }
 
 TEST(TransformerBlock, UserErrorsAreExplained) {

@@ -291,14 +291,22 @@ TEST(TransformerStack, RejectsWhatItCannotBuild) {
   ModelSpec model = tiny_gpt();
   const auto error_of = [](const ModelSpec& spec, int tp = 1) {
     try {
-      const std::vector<TensorParallelRole> roles(spec.layers.size(), TensorParallelRole::Replicated);
-      stack_layout(spec, 0, static_cast<int>(spec.layers.size()), {tp, 0, roles, true});
+      const int layers = static_cast<int>(spec.layers.size());
+      // stage_profile's roles for this GPT (the embedding splits its vocabulary).
+      using enum TensorParallelRole;
+      std::vector<TensorParallelRole> roles = {VocabParallel, BlockParallel, BlockParallel,
+                                               Replicated, ColumnParallel};
+      roles.resize(spec.layers.size(), Replicated);
+      for (const LayerLayout& layer : stack_layout(spec, 0, layers, {tp, 0, roles, true}))
+        HostStackMath::build_layer(layer, kSeed, nullptr);
     } catch (const std::invalid_argument& error) {
       return std::string(error.what());
     }
     return std::string();
   };
-  EXPECT_NE(error_of(model, 2).find("set parallel.tp = 1"), std::string::npos);
+  EXPECT_NE(error_of(model, 2).find("tp = 2 does not divide the linear's output width 7"),
+            std::string::npos)
+      << error_of(model, 2);
   ModelSpec no_width = model;
   no_width.layers[0].dim = 0;
   EXPECT_NE(error_of(no_width).find("vocab (7) and dim (0) must both be > 0"), std::string::npos);

@@ -1,0 +1,38 @@
+// The next-token loss of a micro-batch whose logits are split over the
+// tensor-parallel shards by vocabulary (the output layer is column-parallel:
+// stage_profile.h), computed without gathering the logits, as Megatron's
+// vocab-parallel cross-entropy: token_cross_entropy.h's three steps with two
+// all-reduces (sums) over the shards between them.
+//   1. the row maxima: each shard writes its own into its slot of a tp x rows
+//      buffer of zeros; the all-reduced buffer holds every shard's, and the
+//      maximum over the slots is exact (a sum with zeros adds nothing), so no
+//      MAX collective is needed;
+//   2. per row sum(exp(z - max)), the label's logit, and for the accuracy the
+//      count of maximal logits left of the label, in one buffer of 3 x rows.
+// Every shard then holds the same loss, accuracy and the gradient of its own
+// columns, and these equal one device's (count_correct's first maximum is the
+// label exactly when the label's logit is the maximum and no earlier column
+// reaches it), up to the order of the exchanged sums.
+//
+// These two are small collectives (rows x (tp + 3) floats) the lowering does
+// not list: its tensor-parallel all-reduces are Megatron's per-layer
+// activation ones. The executor runs them without a schedule op, like the
+// forward all-reduces a recomputation repeats.
+#pragma once
+
+#include "core/nn/all_reduce.h"
+#include "core/nn/embedding.h"
+#include "core/nn/loss.h"
+#include "core/runtime/training_data.h"
+
+namespace pipelab {
+
+// `outputs` is this shard's [rows, tokens x range.rows] logits, `range` the
+// vocabulary columns it holds (vocab_shard), `shard` of `tp` its place in the
+// group, `all_reduce_sum` the group's in-place sum. `scale` and the result as
+// output_loss's (microbatch_loss.h); the gradient is this shard's columns.
+LossResult vocab_parallel_token_loss(const Tensor& outputs, const MicrobatchTargets& targets,
+                                     double scale, bool with_grad, const VocabRange& range,
+                                     int tp, int shard, const AllReduceFunction& all_reduce_sum);
+
+}  // namespace pipelab

@@ -1,0 +1,98 @@
+// What a Transformer run reports beyond its losses: under tensor parallelism
+// every all-reduce the schedule lists runs where it is listed, with the bytes
+// the plan predicted, and selective recompute keeps less than keeping
+// everything.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "core/runtime/threaded_executor.h"
+#include "conformance_support.h"
+
+namespace pipelab {
+namespace {
+
+using testing::tiny_gpt_experiment;
+using testing::with_plan;
+
+class TransformerRun : public testing::BackendConformance {
+ protected:
+  void SetUp() override {
+    BackendConformance::SetUp();
+    if (IsSkipped()) return;
+    if (backend() != "cpu") GTEST_SKIP() << "Transformers train on the cpu backend only for now";
+  }
+};
+PIPELAB_CONFORMANCE_SUITE(TransformerRun);
+
+// (device, step, micro-batch, layer): one per listed tensor-parallel all-reduce.
+using ReduceKey = std::tuple<int, int, int, int>;
+
+TEST_P(TransformerRun, EveryScheduledTensorParallelAllReduceIsReportedOnce) {
+  for (ScheduleKind kind : {ScheduleKind::OneFOneB, ScheduleKind::ZeroBubbleH1}) {
+    Experiment experiment = with_plan(tiny_gpt_experiment(), kind, 2, 4, 1, 2);
+    experiment.training.steps = 3;
+    EventSink sink;
+    const std::unique_ptr<Executor> built = make_executor(experiment, sink);
+    auto& executor = dynamic_cast<ThreadedExecutor&>(*built);
+    executor.start();
+    executor.wait();
+    ASSERT_EQ(executor.state(), RunState::Finished) << executor.error();
+    testing::RunOutput output;
+    testing::drain_into(sink, output);
+
+    std::map<ReduceKey, int> scheduled, reported;
+    std::map<ReduceKey, int64_t> scheduled_bytes;
+    int listed = 0;
+    for (int w = 0; w < executor.program().window_count(); ++w) {
+      const TrainingWindow window = executor.program().window(w);
+      for (int d = 0; d < executor.device_count(); ++d)
+        for (const Op& op : window.schedule->devices[d]) {
+          if (op.kind != OpKind::AllReduce || op.group != CommGroup::TensorParallel) continue;
+          const ReduceKey key{d, window.first_step + op.step, op.microbatch, op.layer};
+          ++listed;
+          ++scheduled[key];
+          scheduled_bytes[key] = op.bytes;
+        }
+    }
+    for (const TraceEvent& event : output.trace.events) {
+      const Op& op = event.op;
+      if (op.kind != OpKind::AllReduce || op.group != CommGroup::TensorParallel) continue;
+      const ReduceKey key{event.device, op.step, op.microbatch, op.layer};
+      ++reported[key];
+      // Run inside its compute op, on the tensor the plan sized (a placeholder reports 0).
+      EXPECT_EQ(event.bytes, scheduled_bytes[key]) << op_label(op);
+    }
+    // Per micro-batch and shard: the embedding's 1 and a block's 4 on stage 0, a
+    // block's 4 and the output layer's input gradient's 1 on stage 1.
+    EXPECT_EQ(listed, 3 * 4 * 4 * 5);
+    EXPECT_EQ(reported, scheduled) << schedule_name(kind);
+  }
+}
+
+int64_t peak_activations(const Trace& trace, int device) {
+  int64_t peak = 0;
+  for (const MemorySample& sample : trace.memory)
+    if (sample.device == device)
+      peak = std::max(peak, sample.bytes[static_cast<int>(MemoryCategory::Activations)]);
+  return peak;
+}
+
+TEST_P(TransformerRun, SelectiveRecomputeKeepsNoAttentionProbabilities) {
+  Experiment experiment = with_plan(tiny_gpt_experiment(), ScheduleKind::GPipe, 1, 2);
+  experiment.training.steps = 2;
+  const testing::RunOutput kept = testing::run_experiment(experiment);
+  experiment.parallel.selective_recompute = true;
+  const testing::RunOutput selective = testing::run_experiment(experiment);
+  ASSERT_EQ(kept.state, RunState::Finished) << kept.error;
+  ASSERT_EQ(selective.state, RunState::Finished) << selective.error;
+  // GPipe holds both micro-batches (8 sequences of 8 tokens each) before the
+  // first backward: 2 x 2 blocks x 8 sequences x 2 heads x 8 x 8 probabilities.
+  const int64_t probabilities = 2 * 2 * 8 * 2 * 8 * 8 * int64_t{sizeof(float)};
+  EXPECT_EQ(peak_activations(kept.trace, 0) - peak_activations(selective.trace, 0), probabilities);
+}
+
+}  // namespace
+}  // namespace pipelab
