@@ -4,8 +4,10 @@
 # on one thread, and prints each median step time and the ratio (PipeLab ms /
 # PyTorch ms; at or below 1 means PipeLab is as fast or faster). The two
 # alternate for ROUNDS rounds (default 3) so a change in machine load hits both
-# alike; the summary takes each side's median over the rounds. Without PyTorch
-# it prints PipeLab's time, says PyTorch was not found, and exits 0.
+# alike; the summary takes each side's median over the rounds. It also prints
+# the same ratio of CPU time per step, which holds steadier than wall time
+# when other work loads the machine. Without PyTorch it prints PipeLab's time,
+# says PyTorch was not found, and exits 0.
 #
 # Usage: bench/run_transformer_vs_torch.sh [build-dir=build] [steps=20]
 # Set PYTHON to pick the interpreter that has torch, ROUNDS for the rounds.
@@ -60,10 +62,15 @@ cpu, torch = lines[:rounds], lines[rounds:]
 pipelab_ms = statistics.median(line["median_ms"] for line in cpu)
 torch_ms = statistics.median(line["median_ms"] for line in torch)
 ratios = [c["median_ms"] / t["median_ms"] for c, t in zip(cpu, torch)]
+pipelab_cpu_ms = statistics.median(line["cpu_median_ms"] for line in cpu)
+torch_cpu_ms = statistics.median(line["cpu_median_ms"] for line in torch)
 print(json.dumps({"bench": "transformer_vs_torch_step", "threads": 1, "rounds": rounds,
                   "steps": cpu[0]["steps"], "pipelab_median_ms": round(pipelab_ms, 3),
                   "torch_median_ms": round(torch_ms, 3),
                   "ratio_pipelab_over_torch": round(pipelab_ms / torch_ms, 3),
                   "ratio_per_round": [round(r, 3) for r in ratios],
+                  "pipelab_cpu_median_ms": round(pipelab_cpu_ms, 3),
+                  "torch_cpu_median_ms": round(torch_cpu_ms, 3),
+                  "cpu_time_ratio": round(pipelab_cpu_ms / torch_cpu_ms, 3),
                   "torch": torch[0]["torch"], "torch_attention": torch[0]["attention"]}))
 PY
