@@ -38,10 +38,6 @@ Tensor chain_elementwise(const Tensor& x, const Tensor& dy, Derivative derivativ
 
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
-}  // namespace
-
-namespace {
-
 // GELU runs in fixed chunks so every loop below has a compile-time trip count
 // (GCC 12's -O2 cost model vectorises only such loops; -O3 would take any) and
 // its tanh in two loops per chunk, the clamp apart from the rational
