@@ -15,6 +15,8 @@ namespace pipelab {
 
 // GeluLayer's math over n contiguous floats, for callers with their own
 // buffers (the Transformer block's feed-forward): y = gelu(x); dx = dy * gelu'(x).
+// Their tanh is fast_math.h's vectorised rational (within 3.4e-8 of tanh), not
+// std::tanh: the same results to about an ulp, several times faster.
 void gelu_forward(const float* x, float* y, int64_t n);
 void gelu_backward(const float* x, const float* dy, float* dx, int64_t n);
 
