@@ -35,18 +35,26 @@
 // (tanh_rational); fast_tanh composes the two for scalar use.
 #pragma once
 
+// The CUDA kernels use the same tanh (gpu/kernels/activation_math.h), so
+// the GPU's GELU equals the CPU's: callable from host and device code.
+#if defined(__CUDACC__)
+#define PIPELAB_FAST_MATH_FN __host__ __device__ inline
+#else
+#define PIPELAB_FAST_MATH_FN inline
+#endif
+
 namespace pipelab {
 
 inline constexpr float kFastTanhClamp = 10.0f;
 
 // x clamped to [-10, 10]; NaN stays NaN (both comparisons are false for it).
-inline float tanh_clamp(float x) {
+PIPELAB_FAST_MATH_FN float tanh_clamp(float x) {
   const float c = x > kFastTanhClamp ? kFastTanhClamp : x;
   return c < -kFastTanhClamp ? -kFastTanhClamp : c;
 }
 
 // tanh(c) for c already in [-10, 10] (or NaN).
-inline float tanh_rational(float c_float) {
+PIPELAB_FAST_MATH_FN float tanh_rational(float c_float) {
   constexpr double p1 = 0.13631791792441314;
   constexpr double p2 = 0.0038083040386079126;
   constexpr double p3 = 2.6815835290459213e-05;
@@ -63,6 +71,6 @@ inline float tanh_rational(float c_float) {
   return static_cast<float>(c * p / q);
 }
 
-inline float fast_tanh(float x) { return tanh_rational(tanh_clamp(x)); }
+PIPELAB_FAST_MATH_FN float fast_tanh(float x) { return tanh_rational(tanh_clamp(x)); }
 
 }  // namespace pipelab

@@ -209,6 +209,13 @@ void DeviceWorker<Backend>::run_op(const TrainingWindow& window, int index) {
     case OpKind::Reload:
       timed(op, none);  // activations stay where they are: a zero-length op
       break;
+    case OpKind::ReduceScatter:
+    case OpKind::AllGather:
+      // Sequence parallelism is simulated only; check_trainable (trainable.h)
+      // refuses to run such a plan, so no program reaches here with these.
+      shared_.fail("device " + std::to_string(op.device) + ": " + op_kind_name(op.kind) +
+                   " (sequence parallelism) is not executed; set parallel.sequence_parallel = false to train");
+      break;
   }
   backend_.op_done(op);
 }

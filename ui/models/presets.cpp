@@ -179,8 +179,8 @@ std::vector<Preset> presets() {
                       QT_TRANSLATE_NOOP("Presets",
                                         "Each transformer block splits its attention by heads and "
                                         "its MLP by columns then rows: two all-reduces follow every "
-                                        "block's forward and two its backward (predicted view; the "
-                                        "CPU trains Transformers with tp = 1)."),
+                                        "block's forward and two its backward: run it and compare "
+                                        "the measured all-reduces with the predicted ones."),
                       megatron));
 
   Experiment sequence_parallel = transformer_template("gpt2-small");

@@ -1,6 +1,5 @@
 #include "ui/models/replay_updater.h"
 
-#include <QtConcurrent/QtConcurrentRun>
 #include <exception>
 
 #include "core/io/experiment.h"
@@ -22,13 +21,9 @@ ReplayUpdater::ReplayUpdater(QObject* parent) : QObject(parent) {
   live_timer_.setSingleShot(true);
   live_timer_.setInterval(kLiveIntervalMs);
   connect(&live_timer_, &QTimer::timeout, this, &ReplayUpdater::requestLive);
-  connect(&watcher_, &QFutureWatcher<std::shared_ptr<const Replay>>::finished, this,
-          &ReplayUpdater::onJobFinished);
 }
 
-ReplayUpdater::~ReplayUpdater() {
-  if (watcher_.isRunning()) watcher_.waitForFinished();
-}
+ReplayUpdater::~ReplayUpdater() { job_.wait(); }
 
 void ReplayUpdater::setRunController(RunController* run) {
   run_ = run;
@@ -86,14 +81,13 @@ void ReplayUpdater::startJob(bool final) {
   events_replayed_ = static_cast<int>(job.measured.events.size());
   job_generation_ = generation_;
   computing_ = true;
-  watcher_.setFuture(
-      QtConcurrent::run([job = std::move(job)] { return computeReplay(job); }));
+  job_.start([job = std::move(job)] { return computeReplay(job); });
 }
 
 void ReplayUpdater::onJobFinished() {
   computing_ = false;
   if (job_generation_ == generation_) {
-    replay_ = watcher_.result();
+    if (auto result = job_.take()) replay_ = std::move(*result);
     emit updated();
   }
   if (pending_final_) {
@@ -104,7 +98,7 @@ void ReplayUpdater::onJobFinished() {
 
 void ReplayUpdater::updateNow() {
   if (!run_ || run_->trace().events.empty()) return;
-  if (watcher_.isRunning()) watcher_.waitForFinished();
+  job_.wait();
   computing_ = false;
   pending_final_ = false;
   ++generation_;  // whatever was in flight is superseded by this result

@@ -8,7 +8,7 @@
 // schedule comes from the experiment the run started with, not later edits.
 #pragma once
 
-#include <QFutureWatcher>
+#include "ui/models/background_job.h"
 #include <QObject>
 #include <QString>
 #include <QTimer>
@@ -71,7 +71,7 @@ class ReplayUpdater : public QObject {
 
   RunController* run_ = nullptr;
   std::shared_ptr<const Replay> replay_;
-  QFutureWatcher<std::shared_ptr<const Replay>> watcher_;
+  BackgroundJob<std::shared_ptr<const Replay>> job_{this, [this] { onJobFinished(); }};
   int generation_ = 0;           // bumped by each reset: drops stale results
   int job_generation_ = 0;       // the generation of the job in flight
   bool computing_ = false;       // a job was started and its result not yet taken

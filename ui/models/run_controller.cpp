@@ -1,6 +1,5 @@
 #include "ui/models/run_controller.h"
 
-#include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <exception>
 
@@ -32,13 +31,12 @@ Trace empty_measured_trace(const Experiment& experiment) {
 RunController::RunController(QObject* parent) : QObject(parent) {
   timer_.setInterval(kDrainIntervalMs);
   connect(&timer_, &QTimer::timeout, this, &RunController::tick);
-  connect(&preparing_, &QFutureWatcher<Prepared>::finished, this, &RunController::onPrepared);
 }
 
 RunController::~RunController() {
   // The preparation thread holds the sink and the executor it builds; let it
   // finish so nothing outlives the application.
-  if (preparing_.isRunning()) preparing_.waitForFinished();
+  preparing_.wait();
   discardExecutor();
 }
 
@@ -95,7 +93,7 @@ void RunController::start(const Experiment& experiment, int steps, bool paused) 
   const int generation = ++generation_;
   setPhase(Phase::Preparing);
   // Loading data and building the stages can take a moment: off the GUI thread.
-  preparing_.setFuture(QtConcurrent::run([experiment, options, generation, sink = sink_] {
+  preparing_.start([experiment, options, generation, sink = sink_] {
     Prepared prepared;
     prepared.generation = generation;
     prepared.sink = sink;
@@ -112,11 +110,13 @@ void RunController::start(const Experiment& experiment, int steps, bool paused) 
       prepared.area = problem_area(prepared.error);
     }
     return prepared;
-  }));
+  });
 }
 
 void RunController::onPrepared() {
-  const Prepared prepared = preparing_.result();
+  const std::optional<Prepared> taken = preparing_.take();
+  if (!taken) return;  // a newer start's result, already taken
+  const Prepared& prepared = *taken;
   if (prepared.generation != generation_) return;  // a reset or a newer start won
   if (!prepared.error.isEmpty()) {
     error_ = prepared.error;

@@ -8,7 +8,7 @@
 #pragma once
 
 #include <QElapsedTimer>
-#include <QFutureWatcher>
+#include "ui/models/background_job.h"
 #include <QObject>
 #include <QString>
 #include <QTimer>
@@ -105,7 +105,7 @@ class RunController : public QObject {
   std::shared_ptr<EventSink> sink_;  // declared before executor_: outlives it
   std::shared_ptr<Executor> executor_;
   int generation_ = 0;  // which start() a finished preparation belongs to
-  QFutureWatcher<Prepared> preparing_;
+  BackgroundJob<Prepared> preparing_{this, [this] { onPrepared(); }};
   bool stop_requested_ = false;   // stop() while preparing
   bool pause_requested_ = false;  // pause() while preparing
   int steps_requested_ = 0;       // step() calls while preparing
