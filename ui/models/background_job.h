@@ -1,13 +1,15 @@
 // BackgroundJob: runs one function on its own std::thread and hands the result
-// to the GUI thread. The inputs reach the thread through its creation and the
-// result comes back under a std::mutex, both orderings ThreadSanitizer sees
-// (a QThreadPool handoff goes through Qt's uninstrumented futexes, which made
-// TSan report the job's copied inputs as races). The GUI hears of the end
-// through a queued call that carries no data.
+// to the GUI thread. Every handoff is one ThreadSanitizer sees: the inputs
+// reach the thread through its creation, the result comes back under a
+// std::mutex, and the GUI learns of the end by polling an atomic flag from a
+// QTimer, then joins the thread. (Handing work to a QThreadPool, or posting a
+// queued call from the thread, goes through Qt's uninstrumented futexes, and
+// TSan then reports whatever crossed as a race.)
 #pragma once
 
-#include <QMetaObject>
 #include <QObject>
+#include <QTimer>
+#include <atomic>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -20,35 +22,46 @@ template <typename Result>
 class BackgroundJob {
  public:
   // `receiver` lives on the GUI thread; `finished` runs there, once per start.
-  BackgroundJob(QObject* receiver, std::function<void()> finished)
-      : receiver_(receiver), finished_(std::move(finished)) {}
-  ~BackgroundJob() { wait(); }
+  BackgroundJob(QObject* receiver, std::function<void()> finished) : finished_(std::move(finished)) {
+    poll_.setInterval(kPollMs);
+    QObject::connect(&poll_, &QTimer::timeout, receiver, [this] {
+      if (!done_.load(std::memory_order_acquire)) return;
+      poll_.stop();
+      wait();
+      finished_();
+    });
+  }
+  ~BackgroundJob() {
+    poll_.stop();
+    wait();
+  }
   BackgroundJob(const BackgroundJob&) = delete;
   BackgroundJob& operator=(const BackgroundJob&) = delete;
 
-  // Starts `work` (which owns copies of everything it reads). One job at a time.
+  // Starts `work` (which owns copies of everything it reads). One job at a
+  // time: a job still running is waited for first.
   void start(std::function<Result()> work) {
     wait();
-    running_ = true;
+    done_.store(false, std::memory_order_relaxed);
     thread_ = std::thread([this, work = std::move(work)]() mutable {
       Result result = work();
       {
         std::lock_guard<std::mutex> lock(mutex_);
         result_ = std::move(result);
       }
-      QMetaObject::invokeMethod(receiver_, [this] { running_ = false; finished_(); }, Qt::QueuedConnection);
+      done_.store(true, std::memory_order_release);
     });
+    poll_.start();
   }
 
-  bool isRunning() const { return running_; }
+  bool isRunning() const { return poll_.isActive(); }
 
-  // Blocks until the thread is done (its queued notification may still come).
+  // Blocks until the thread is done (`finished` still follows from the timer).
   void wait() {
     if (thread_.joinable()) thread_.join();
   }
 
-  // The newest result, once: empty when it was taken already (a job started
-  // while another ran leaves two notifications and one result to take).
+  // The newest result, once: empty when it was taken already.
   std::optional<Result> take() {
     wait();
     std::lock_guard<std::mutex> lock(mutex_);
@@ -58,12 +71,14 @@ class BackgroundJob {
   }
 
  private:
-  QObject* receiver_;
+  static constexpr int kPollMs = 10;  // GUI-thread checks while a job runs; far below a human's notice
+
   std::function<void()> finished_;
+  QTimer poll_;
   std::thread thread_;
   std::mutex mutex_;
   std::optional<Result> result_;
-  bool running_ = false;  // GUI thread only
+  std::atomic<bool> done_{false};
 };
 
 }  // namespace pipelab
