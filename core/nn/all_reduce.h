@@ -14,4 +14,18 @@ using AllReduceFunction = std::function<void(float* data, int64_t count)>;
 // For a single shard (tp = 1): every all-reduce is the identity.
 inline void all_reduce_nothing(float*, int64_t) {}
 
+// Sequence parallelism's two collectives, in place on a buffer of `count`
+// floats that the tp shards cut into tp equal slices, shard k's being floats
+// [k count / tp, (k + 1) count / tp):
+//  - all_gather: the caller has written its own slice; afterwards every slice
+//    holds its shard's values;
+//  - reduce_scatter: the caller passes its partial values of the whole
+//    buffer; afterwards its own slice holds the sum over the shards (the
+//    other slices hold no meaningful values).
+// These are NCCL's in-place ncclAllGather and ncclReduceScatter.
+struct SequenceCollectives {
+  AllReduceFunction all_gather;
+  AllReduceFunction reduce_scatter;
+};
+
 }  // namespace pipelab

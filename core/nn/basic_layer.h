@@ -21,7 +21,9 @@
 // A layer that splits itself (a vocabulary-parallel embedding, a Transformer
 // block split by heads) needs collectives in the middle of its math, so the
 // stage connects it to the tensor-parallel all-reduce instead
-// (connect_all_reduce).
+// (connect_all_reduce). Under sequence parallelism such layers take and give
+// one shard's slice of the sequence, and the stage connects them to the
+// gather and scatter as well (connect_sequence_parallel).
 #pragma once
 
 #include <cstdint>
@@ -129,6 +131,26 @@ class BasicLayer {
     throw std::logic_error("layer " + std::to_string(index_) +
                            " does not split itself over tensor-parallel shards");
   }
+
+  // Sequence parallelism's all-gather and reduce-scatter over the
+  // tensor-parallel shards, in place on a whole-sequence tensor that the
+  // shards cut into equal slices in shard order (all_reduce.h's
+  // SequenceCollectives); in_forward as for InnerAllReduce.
+  struct InnerSequenceCollectives {
+    std::function<void(TensorT& values, bool in_forward)> all_gather;
+    std::function<void(TensorT& values, bool in_forward)> reduce_scatter;
+  };
+  // For layers that split the sequence themselves; called once, after
+  // connect_all_reduce.
+  virtual void connect_sequence_parallel(InnerSequenceCollectives collectives) {
+    (void)collectives;
+    throw std::logic_error("layer " + std::to_string(index_) +
+                           " does not split itself along the sequence");
+  }
+  // Under sequence parallelism: the gradients this shard takes from its slice
+  // of the sequence only (a block's norm gains and biases), which the
+  // tensor-parallel group sums once per step. A subset of grads().
+  virtual std::vector<TensorT*> sequence_partial_grads() { return {}; }
 
   // Trainable tensors and their gradients, in matching order (empty if none).
   virtual std::vector<TensorT*> params() { return {}; }

@@ -18,16 +18,17 @@ bool BlockDropout::keeps(uint64_t site_key, int64_t element) const {
 }
 
 void apply_block_dropout(const BlockDropout& dropout, BlockDropoutSite site, int64_t seq,
-                         Tensor& x) {
+                         Tensor& x, int64_t first_position) {
   if (!dropout.active()) return;
   assert(seq > 0 && x.rows() % seq == 0);
   const float scale = dropout.scale();
   const int64_t dim = x.cols();
+  const int64_t first = first_position * dim;
   for (int64_t b = 0; b < x.rows() / seq; ++b) {
     const uint64_t key = dropout.site_key(b, site);
     float* values = x.row(b * seq);  // the sample's seq rows, contiguous
     for (int64_t e = 0; e < seq * dim; ++e)
-      values[e] = dropout.keeps(key, e) ? values[e] * scale : 0.0f;
+      values[e] = dropout.keeps(key, first + e) ? values[e] * scale : 0.0f;
   }
 }
 

@@ -43,9 +43,11 @@ struct BlockDropout {
 };
 
 // x [batch * seq, dim] (row b * seq + t) times the mask of `site` and the
-// scale, in place. Being linear, the same call maps a gradient.
+// scale, in place. Being linear, the same call maps a gradient. Under
+// sequence parallelism x holds positions [first_position, first_position +
+// seq) of each sample.
 void apply_block_dropout(const BlockDropout& dropout, BlockDropoutSite site, int64_t seq,
-                         Tensor& x);
+                         Tensor& x, int64_t first_position = 0);
 
 // One head's [seq, seq] values times the attention-probability mask of
 // (sample, head), from `in` to `out` (may be the same buffer).

@@ -27,11 +27,13 @@ std::vector<int32_t> token_ids(const Tensor& x) {
 }  // namespace
 
 EmbeddingLayer::EmbeddingLayer(int index, const VocabRange& range, int64_t dim, int64_t seq,
-                               DeviceAllocator* allocator)
-    : Layer(LayerType::Embedding, index, seq, seq * dim, allocator),
+                               DeviceAllocator* allocator, int sequence_shards, int sequence_shard)
+    : Layer(LayerType::Embedding, index, seq, seq / sequence_shards * dim, allocator),
       range_(range),
       dim_(dim),
       seq_(seq),
+      sequence_shards_(sequence_shards),
+      sequence_shard_(sequence_shard),
       token_table_(range.rows, dim, allocator, MemoryCategory::Weights),
       position_table_(seq, dim, allocator, MemoryCategory::Weights),
       token_grad_(range.rows, dim, allocator, MemoryCategory::Gradients),
@@ -42,18 +44,39 @@ void EmbeddingLayer::init(uint64_t seed) {
   init_embedding_table(position_table_, seed, RandomStream::PositionEmbedding, index());
 }
 
+SequenceSlice EmbeddingLayer::slice(int64_t batch) const {
+  return {sequence_shards_, sequence_shard_, batch, seq_ / sequence_shards_};
+}
+
 Tensor EmbeddingLayer::forward(const Tensor& x, const ForwardInfo&) {
   assert(x.cols() == seq_);
   const std::vector<int32_t> ids = token_ids(x);
-  Tensor y = make_activation(x.rows() * seq_, dim_);
-  token_embedding_forward(ids, token_table_, range_, y);
+  Tensor lookup = make_activation(x.rows() * seq_, dim_);
+  token_embedding_forward(ids, token_table_, range_, lookup);
+  if (sequence_shards_ > 1) {
+    // Each shard keeps the sum of the lookups at its positions, and their rows of the table.
+    const SequenceSlice mine = slice(x.rows());
+    Tensor y = make_activation(x.rows() * mine.local_positions, dim_);
+    scatter_sequence(lookup, mine, y,
+                     [this](float* data, int64_t count) {
+                       Tensor values = Tensor::borrow(data, count);
+                       sequence_.reduce_scatter(values, true);
+                     },
+                     allocator());
+    Tensor positions = Tensor::borrow(position_table_.row(mine.first_position()),
+                                      mine.local_positions * dim_);
+    positions.reshape(mine.local_positions, dim_);
+    add_position_embedding(positions, mine.local_positions, y);
+    y.reshape(x.rows(), out_features());
+    return y;
+  }
   if (range_.rows != range_.vocab) {
     assert(all_reduce_);
-    all_reduce_(y, true);  // every shard now holds the full lookup
+    all_reduce_(lookup, true);  // every shard now holds the full lookup
   }
-  add_position_embedding(position_table_, seq_, y);
-  y.reshape(x.rows(), seq_ * dim_);
-  return y;
+  add_position_embedding(position_table_, seq_, lookup);
+  lookup.reshape(x.rows(), seq_ * dim_);
+  return lookup;
 }
 
 Tensor EmbeddingLayer::backward_input(const Tensor& x, const Tensor&, const ForwardInfo&) {
@@ -62,9 +85,22 @@ Tensor EmbeddingLayer::backward_input(const Tensor& x, const Tensor&, const Forw
 
 void EmbeddingLayer::backward_weight(const Tensor& x, const Tensor& dy) {
   const std::vector<int32_t> ids = token_ids(x);
-  // dy is whole on every shard: each adds its own token rows' gradients, and
-  // the replicated position table's gradient comes out the same everywhere.
-  const Tensor rows = Tensor::view(dy, x.rows() * seq_, dim_);
+  // dy is whole on every shard (gathered first under sequence parallelism):
+  // each adds its own token rows' gradients, and the replicated position
+  // table's gradient comes out the same everywhere.
+  Tensor gathered;
+  if (sequence_shards_ > 1) {
+    const SequenceSlice mine = slice(x.rows());
+    gathered = make_activation(x.rows() * seq_, dim_);
+    gather_sequence(Tensor::view(dy, x.rows() * mine.local_positions, dim_), mine, gathered,
+                    [this](float* data, int64_t count) {
+                      Tensor values = Tensor::borrow(data, count);
+                      sequence_.all_gather(values, false);
+                    },
+                    allocator());
+  }
+  const Tensor rows = sequence_shards_ > 1 ? Tensor::view(gathered, gathered.rows(), dim_)
+                                           : Tensor::view(dy, x.rows() * seq_, dim_);
   token_embedding_backward(ids, rows, range_, token_grad_);
   position_embedding_backward(rows, seq_, position_grad_);
 }

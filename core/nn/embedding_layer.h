@@ -12,6 +12,11 @@
 // the full one, and the replicated position rows are added once, after it.
 // The ids need no gradient, so backward_input returns zeros (the stage never
 // asks: an embedding is always the model's first layer).
+//
+// Sequence parallelism (`sequence_shards` > 1): the shards' lookups are
+// reduce-scattered instead, each keeping its slice of the sequence
+// (sequence_split.h) and adding its positions' rows, so the output is
+// [batch, seq / tp * dim]; backward gathers the whole gradient back first.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +24,7 @@
 
 #include "core/nn/embedding.h"
 #include "core/nn/layer.h"
+#include "core/nn/sequence_split.h"
 
 namespace pipelab {
 
@@ -27,7 +33,7 @@ class EmbeddingLayer : public Layer {
   // Zero tables; call init. `range` is the token rows this shard holds (the
   // whole vocabulary without tensor parallelism).
   EmbeddingLayer(int index, const VocabRange& range, int64_t dim, int64_t seq,
-                 DeviceAllocator* allocator);
+                 DeviceAllocator* allocator, int sequence_shards = 1, int sequence_shard = 0);
   void init(uint64_t seed);
 
   // Throws std::invalid_argument naming the id when a token is outside [0, vocab).
@@ -39,20 +45,29 @@ class EmbeddingLayer : public Layer {
   void connect_all_reduce(InnerAllReduce all_reduce) override {
     all_reduce_ = std::move(all_reduce);
   }
+  void connect_sequence_parallel(InnerSequenceCollectives collectives) override {
+    sequence_ = std::move(collectives);
+  }
 
   const VocabRange& range() const { return range_; }
   Tensor& token_table() { return token_table_; }
   Tensor& position_table() { return position_table_; }
 
  private:
+  // This shard's part of the sequence of a micro-batch of `batch` samples.
+  SequenceSlice slice(int64_t batch) const;
+
   const VocabRange range_;
   const int64_t dim_;
   const int64_t seq_;
+  const int sequence_shards_;  // 1 unless sequence parallel
+  const int sequence_shard_;
   Tensor token_table_;     // [range.rows, dim], Weights
   Tensor position_table_;  // [seq, dim], Weights
   Tensor token_grad_;      // Gradients
   Tensor position_grad_;
   InnerAllReduce all_reduce_;  // set when the vocabulary is split
+  InnerSequenceCollectives sequence_;  // set when the sequence is split
 };
 
 }  // namespace pipelab

@@ -113,13 +113,14 @@ void add_residual(Tensor& y, const Tensor& residual, const Tensor& bias) {
 // y = residual + dropout(y + bias): the residual add, with the row-parallel
 // bias and the block's dropout in between when it is active.
 void bias_dropout_residual(Tensor& y, const Tensor& residual, const Tensor& bias,
-                           const BlockDropout& dropout, BlockDropoutSite site, int64_t seq) {
+                           const BlockDropout& dropout, BlockDropoutSite site, int64_t seq,
+                           int64_t first_position) {
   if (!dropout.active()) {
     add_residual(y, residual, bias);
     return;
   }
   if (!bias.empty()) add_row_vector(bias, y);
-  apply_block_dropout(dropout, site, seq, y);
+  apply_block_dropout(dropout, site, seq, y, first_position);
   y.add(residual);
 }
 
@@ -127,14 +128,14 @@ void bias_dropout_residual(Tensor& y, const Tensor& residual, const Tensor& bias
 // `grad` through the mask into `masked`, or `grad` itself without dropout.
 const Tensor& through_dropout(const Tensor& grad, const BlockDropout& dropout,
                               BlockDropoutSite site, int64_t seq, Tensor& masked,
-                              DeviceAllocator* allocator) {
+                              DeviceAllocator* allocator, int64_t first_position = 0) {
   if (!dropout.active()) {
     masked.reset();
     return grad;
   }
   ensure(masked, grad.rows(), grad.cols(), allocator);
   masked.copy_from(grad);
-  apply_block_dropout(dropout, site, seq, masked);
+  apply_block_dropout(dropout, site, seq, masked, first_position);
   return masked;
 }
 
@@ -343,99 +344,157 @@ void GptBlock::norm_backward_weight(const Tensor& x, const Tensor& dy, Tensor& g
     rms_norm_backward_weight(x, dy, gain_grad);
 }
 
+SequenceSlice GptBlock::sequence_slice(int64_t batch, int64_t seq) const {
+  if (!shard_.splits_sequence()) return {1, 0, batch, seq};
+  return {shard_.tp, shard_.shard, batch, seq / shard_.tp};
+}
+
+const Tensor& GptBlock::whole_sequence(const Tensor& local, const SequenceSlice& slice, Tensor& whole,
+                                       const BlockCollectives& collectives) const {
+  if (slice.tp == 1) return local;
+  ensure(whole, slice.batch * slice.positions(), local.cols(), allocator_);
+  gather_sequence(local, slice, whole, collectives.sequence.all_gather, allocator_);
+  return whole;
+}
+
+void GptBlock::sum_partials(Tensor& whole, const SequenceSlice& slice, Tensor& local,
+                            const BlockCollectives& collectives) const {
+  if (slice.tp == 1) {
+    assert(&whole == &local);
+    collectives.all_reduce_sum(whole.data(), whole.size());
+    return;
+  }
+  scatter_sequence(whole, slice, local, collectives.sequence.reduce_scatter, allocator_);
+}
+
 void GptBlock::forward(const Tensor& x, int64_t batch, int64_t seq, GptBlockCache& cache, Tensor& y,
-                       const AllReduceFunction& all_reduce_sum, const BlockDropout& dropout) const {
-  const int64_t rows = batch * seq;
+                       const BlockCollectives& collectives, const BlockDropout& dropout) const {
   const int64_t dim = config_.dim;
-  if (batch <= 0 || seq <= 0 || x.rows() != rows || x.cols() != dim || !x.same_shape(y))
+  if (shard_.splits_sequence() && seq % shard_.tp != 0)
+    throw std::invalid_argument("Transformer block: tp = " + std::to_string(shard_.tp) +
+                                " does not divide the sequence length " + std::to_string(seq) +
+                                ", which sequence parallelism splits");
+  const SequenceSlice slice = sequence_slice(batch, seq);
+  const int64_t rows = batch * seq;
+  const int64_t local_rows = batch * slice.local_positions;
+  if (batch <= 0 || seq <= 0 || x.rows() != local_rows || x.cols() != dim || !x.same_shape(y))
     throw std::invalid_argument("Transformer block: input " + std::to_string(x.rows()) + " x " +
                                 std::to_string(x.cols()) + " and output " +
                                 std::to_string(y.rows()) + " x " + std::to_string(y.cols()) +
-                                " must both be (batch " + std::to_string(batch) + " * seq " +
-                                std::to_string(seq) + ") x dim " + std::to_string(dim));
+                                " must both be (batch " + std::to_string(batch) + " * positions " +
+                                std::to_string(slice.local_positions) + ") x dim " + std::to_string(dim));
   const ShardWidths w = shard_widths(config_, shard_.tp);
   const AttentionShape shape = attention_shape(batch, seq);
   cache.batch = batch;
   cache.seq = seq;
   cache.dropout = dropout;
-  ensure(cache.norm1_out, rows, dim, allocator_);
+  ensure(cache.norm1_out, local_rows, dim, allocator_);
   ensure(cache.qkv, rows, w.qkv, allocator_);
   if (config_.keep_attention_probabilities)
     ensure(cache.probabilities, shape.probability_rows(), seq, allocator_);
   else
     cache.probabilities.reset();
   ensure(cache.attention_out, rows, w.attention, allocator_);
-  ensure(cache.h, rows, dim, allocator_);
-  ensure(cache.norm2_out, rows, dim, allocator_);
+  ensure(cache.h, local_rows, dim, allocator_);
+  ensure(cache.norm2_out, local_rows, dim, allocator_);
   ensure(cache.ffn1_out, rows, w.ffn1, allocator_);
   ensure(cache.activation_out, rows, w.ffn, allocator_);
   const GptBlockTensors& t = weights_;
+  const int64_t local_seq = slice.local_positions;
+  const int64_t first = slice.first_position();
+  // Sequence parallelism's whole-sequence values (gathered inputs, partial
+  // outputs) live only while this forward runs.
+  Tensor whole;
 
   // Attention half: h = x + proj(attention(qkv(norm1(x)))).
   norm_forward(t.norm1_gain, t.norm1_bias, x, cache.norm1_out);
-  linear_forward(cache.norm1_out, t.qkv_weight, optional(t.qkv_bias), cache.qkv);
+  linear_forward(whole_sequence(cache.norm1_out, slice, whole, collectives), t.qkv_weight,
+                 optional(t.qkv_bias), cache.qkv);
   attention_forward(cache.qkv, shape, cache.attention_out,
                     config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
                     &dropout);
-  linear_forward(cache.attention_out, t.proj_weight, nullptr, cache.h);
-  all_reduce_sum(cache.h.data(), cache.h.size());
-  bias_dropout_residual(cache.h, x, t.proj_bias, dropout, BlockDropoutSite::AfterProjection, seq);
+  Tensor& proj_out = slice.tp == 1 ? cache.h : whole;
+  linear_forward(cache.attention_out, t.proj_weight, nullptr, proj_out);
+  sum_partials(proj_out, slice, cache.h, collectives);
+  bias_dropout_residual(cache.h, x, t.proj_bias, dropout, BlockDropoutSite::AfterProjection,
+                        local_seq, first);
 
   // Feed-forward half: y = h + ffn2(act(ffn1(norm2(h)))).
   norm_forward(t.norm2_gain, t.norm2_bias, cache.h, cache.norm2_out);
-  linear_forward(cache.norm2_out, t.ffn1_weight, optional(t.ffn1_bias), cache.ffn1_out);
+  linear_forward(whole_sequence(cache.norm2_out, slice, whole, collectives), t.ffn1_weight,
+                 optional(t.ffn1_bias), cache.ffn1_out);
   if (config_.activation == BlockActivation::Gelu)
     gelu_forward(cache.ffn1_out.data(), cache.activation_out.data(), cache.ffn1_out.size());
   else
     swiglu_forward(cache.ffn1_out, cache.activation_out);
-  linear_forward(cache.activation_out, t.ffn2_weight, nullptr, y);
-  all_reduce_sum(y.data(), y.size());
-  bias_dropout_residual(y, cache.h, t.ffn2_bias, dropout, BlockDropoutSite::AfterFeedForward, seq);
+  Tensor& ffn2_out = slice.tp == 1 ? y : whole;
+  linear_forward(cache.activation_out, t.ffn2_weight, nullptr, ffn2_out);
+  sum_partials(ffn2_out, slice, y, collectives);
+  bias_dropout_residual(y, cache.h, t.ffn2_bias, dropout, BlockDropoutSite::AfterFeedForward,
+                        local_seq, first);
 }
 
 void GptBlock::backward_input(const Tensor& x, const Tensor& dy, GptBlockCache& cache, Tensor& dx,
-                              const AllReduceFunction& all_reduce_sum) const {
+                              const BlockCollectives& collectives) const {
+  const SequenceSlice slice = sequence_slice(cache.batch, cache.seq);
+  const bool split = slice.tp > 1;
   const int64_t rows = cache.batch * cache.seq;
+  const int64_t local_rows = cache.batch * slice.local_positions;
   const int64_t dim = config_.dim;
-  assert(x.rows() == rows && x.cols() == dim && x.same_shape(dy) && x.same_shape(dx));
-  assert(cache.h.rows() == rows);
+  assert(x.rows() == local_rows && x.cols() == dim && x.same_shape(dy) && x.same_shape(dx));
+  assert(cache.h.rows() == local_rows);
   const ShardWidths w = shard_widths(config_, shard_.tp);
   ensure(cache.d_activation_out, rows, w.ffn, allocator_);
   ensure(cache.d_ffn1_out, rows, w.ffn1, allocator_);
-  ensure(cache.d_norm2_out, rows, dim, allocator_);
-  ensure(cache.d_h, rows, dim, allocator_);
+  ensure(cache.d_norm2_out, local_rows, dim, allocator_);
+  ensure(cache.d_h, local_rows, dim, allocator_);
   ensure(cache.d_attention_out, rows, w.attention, allocator_);
   ensure(cache.d_qkv, rows, w.qkv, allocator_);
-  ensure(cache.d_norm1_out, rows, dim, allocator_);
+  ensure(cache.d_norm1_out, local_rows, dim, allocator_);
   const GptBlockTensors& t = weights_;
 
   const BlockDropout& dropout = cache.dropout;
-  const int64_t seq = cache.seq;
+  const int64_t local_seq = slice.local_positions;
+  const int64_t first = slice.first_position();
+  // The gradient of a dropped, scattered output, over the whole sequence.
+  Tensor masked;
+  const auto output_gradient = [&](const Tensor& grad, BlockDropoutSite site,
+                                   Tensor& kept) -> const Tensor& {
+    if (!split) return through_dropout(grad, dropout, site, local_seq, kept, allocator_);
+    const Tensor& local = through_dropout(grad, dropout, site, local_seq, masked, allocator_, first);
+    return whole_sequence(local, slice, kept, collectives);
+  };
+  Tensor partial;  // a norm output's gradient before the sum over shards (split only)
 
   // Feed-forward half, back to dh = dy + norm2'(dnorm2_out).
-  const Tensor& d_ffn2_out = through_dropout(dy, dropout, BlockDropoutSite::AfterFeedForward, seq,
-                                             cache.d_ffn2_out, allocator_);
+  const Tensor& d_ffn2_out =
+      output_gradient(dy, BlockDropoutSite::AfterFeedForward, cache.d_ffn2_out);
   linear_backward_input(d_ffn2_out, t.ffn2_weight, cache.d_activation_out);
   if (config_.activation == BlockActivation::Gelu)
     gelu_backward(cache.ffn1_out.data(), cache.d_activation_out.data(), cache.d_ffn1_out.data(),
                   cache.ffn1_out.size());
   else
     swiglu_backward(cache.ffn1_out, cache.d_activation_out, cache.d_ffn1_out);
-  linear_backward_input(cache.d_ffn1_out, t.ffn1_weight, cache.d_norm2_out);
-  all_reduce_sum(cache.d_norm2_out.data(), cache.d_norm2_out.size());
+  if (split) ensure(partial, rows, dim, allocator_);
+  Tensor& d_norm2_partial = split ? partial : cache.d_norm2_out;
+  linear_backward_input(cache.d_ffn1_out, t.ffn1_weight, d_norm2_partial);
+  sum_partials(d_norm2_partial, slice, cache.d_norm2_out, collectives);
+  if (split) whole_sequence(cache.norm2_out, slice, cache.norm2_gathered, collectives);
   norm_backward_input(t.norm2_gain, cache.h, cache.d_norm2_out, cache.d_h);
   cache.d_h.add(dy);
 
   // Attention half, back to dx = dh + norm1'(dnorm1_out).
-  const Tensor& d_proj_out = through_dropout(cache.d_h, dropout, BlockDropoutSite::AfterProjection,
-                                             seq, cache.d_proj_out, allocator_);
+  const Tensor& d_proj_out =
+      output_gradient(cache.d_h, BlockDropoutSite::AfterProjection, cache.d_proj_out);
   linear_backward_input(d_proj_out, t.proj_weight, cache.d_attention_out);
   attention_backward(cache.qkv,
                      config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
                      cache.d_attention_out, attention_shape(cache.batch, cache.seq), cache.d_qkv,
                      &dropout);
-  linear_backward_input(cache.d_qkv, t.qkv_weight, cache.d_norm1_out);
-  all_reduce_sum(cache.d_norm1_out.data(), cache.d_norm1_out.size());
+  Tensor& d_norm1_partial = split ? partial : cache.d_norm1_out;
+  linear_backward_input(cache.d_qkv, t.qkv_weight, d_norm1_partial);
+  sum_partials(d_norm1_partial, slice, cache.d_norm1_out, collectives);
+  if (split) whole_sequence(cache.norm1_out, slice, cache.norm1_gathered, collectives);
   norm_backward_input(t.norm1_gain, x, cache.d_norm1_out, dx);
   dx.add(cache.d_h);
 }
@@ -443,14 +502,26 @@ void GptBlock::backward_input(const Tensor& x, const Tensor& dy, GptBlockCache& 
 void GptBlock::backward_weight(const Tensor& x, const Tensor& dy, const GptBlockCache& cache) {
   assert(cache.d_h.same_shape(dy) && x.same_shape(dy));
   GptBlockTensors& g = gradients_;
-  const Tensor& d_ffn2_out = cache.dropout.active() ? cache.d_ffn2_out : dy;
-  const Tensor& d_proj_out = cache.dropout.active() ? cache.d_proj_out : cache.d_h;
+  const bool split = shard_.splits_sequence();
+  const Tensor& d_ffn2_out = cache.d_ffn2_out.empty() ? dy : cache.d_ffn2_out;
+  const Tensor& d_proj_out = cache.d_proj_out.empty() ? cache.d_h : cache.d_proj_out;
   linear_backward_weight(cache.activation_out, d_ffn2_out, g.ffn2_weight, optional(g.ffn2_bias));
-  linear_backward_weight(cache.norm2_out, cache.d_ffn1_out, g.ffn1_weight, optional(g.ffn1_bias));
+  linear_backward_weight(split ? cache.norm2_gathered : cache.norm2_out, cache.d_ffn1_out,
+                         g.ffn1_weight, optional(g.ffn1_bias));
   norm_backward_weight(cache.h, cache.d_norm2_out, g.norm2_gain, g.norm2_bias);
   linear_backward_weight(cache.attention_out, d_proj_out, g.proj_weight, optional(g.proj_bias));
-  linear_backward_weight(cache.norm1_out, cache.d_qkv, g.qkv_weight, optional(g.qkv_bias));
+  linear_backward_weight(split ? cache.norm1_gathered : cache.norm1_out, cache.d_qkv,
+                         g.qkv_weight, optional(g.qkv_bias));
   norm_backward_weight(x, cache.d_norm1_out, g.norm1_gain, g.norm1_bias);
+}
+
+std::vector<Tensor*> GptBlock::sequence_partial_gradients() {
+  if (!shard_.splits_sequence()) return {};
+  std::vector<Tensor*> partial;
+  for (Tensor* t : {&gradients_.norm1_gain, &gradients_.norm1_bias, &gradients_.norm2_gain,
+                    &gradients_.norm2_bias})
+    if (!t->empty()) partial.push_back(t);
+  return partial;
 }
 
 }  // namespace pipelab

@@ -26,6 +26,18 @@
 // AllReduceFunction (all_reduce.h), which sums over the shards in place.
 // With tp = 1 pass all_reduce_nothing.
 //
+// Sequence parallelism (BlockShard::sequence_parallel, Korthikanti et al.):
+// x, y, dx and dy hold only the shard's slice of the sequence, positions
+// [k seq / tp, (k + 1) seq / tp) of every sample (sequence_split.h), and so do
+// the norms, dropouts and residual adds. Each all-reduce above becomes a
+// reduce-scatter onto the slices, and an all-gather of the norm output
+// brings the whole sequence to QKV and FFN1. Backward, per half: gather the
+// output gradient, scatter the norm output's gradient, and gather the norm
+// output again for the column-parallel weight gradient (Megatron-LM gathers
+// again rather than keep the whole sequence). The norm gains' and biases'
+// gradients then come from the slice only: the tensor-parallel group sums
+// them once per step (GptBlock::sequence_partial_gradients).
+//
 // Initial weights depend only on (seed, layer) and the element's place in the
 // full block, so a shard initialised for its slice holds exactly that slice
 // (slice_block_tensors cuts it from a full block's tensors). Linear weights and
@@ -50,6 +62,7 @@
 #include "core/nn/all_reduce.h"
 #include "core/nn/attention.h"
 #include "core/nn/block_dropout.h"
+#include "core/nn/sequence_split.h"
 #include "core/nn/tensor.h"
 
 namespace pipelab {
@@ -78,6 +91,16 @@ struct GptBlockConfig {
 struct BlockShard {
   int tp = 1;
   int shard = 0;
+  bool sequence_parallel = false;  // with tp > 1: split along the sequence too
+
+  bool splits_sequence() const { return sequence_parallel && tp > 1; }
+};
+
+// The collectives a shard's block runs: the all-reduce of plain tensor
+// parallelism, or sequence parallelism's gather and scatter.
+struct BlockCollectives {
+  AllReduceFunction all_reduce_sum = all_reduce_nothing;
+  SequenceCollectives sequence;
 };
 
 // Throws std::invalid_argument, saying what to change, unless every width is
@@ -148,10 +171,17 @@ struct GptBlockCache {
   Tensor d_attention_out;   // [rows, dim / tp] (scratch)
   Tensor d_qkv;             // [rows, 3 dim / tp]
   Tensor d_norm1_out;       // [rows, dim], all-reduced
-  // With dropout only: the gradients of proj's and ffn2's outputs (before
-  // their masks), which backward_weight reads; without, they are d_h and dy.
+  // With dropout or sequence parallelism only: the gradients of proj's and
+  // ffn2's outputs (after their masks, the whole sequence), which
+  // backward_weight reads; otherwise they are d_h and dy.
   Tensor d_proj_out;  // [rows, dim]
   Tensor d_ffn2_out;  // [rows, dim]
+  // Sequence parallelism: norm1_out and norm2_out gathered again for the
+  // weight gradients of QKV and FFN1. Under it, the [rows, dim] tensors
+  // above that touch the residual stream (norm1_out, h, norm2_out,
+  // d_norm2_out, d_h, d_norm1_out) hold the shard's rows only.
+  Tensor norm1_gathered;  // [rows, dim]
+  Tensor norm2_gathered;  // [rows, dim]
 
   // Floats forward keeps for backward (the first group above).
   int64_t forward_floats() const;
@@ -170,20 +200,38 @@ class GptBlock {
   // y [batch * seq, dim] from x [batch * seq, dim]; fills cache. `dropout`
   // says which masks this micro-batch draws (its p is 0 for no dropout, as in
   // evaluation). Throws std::invalid_argument when x or y is not [batch * seq, dim].
+  // Under sequence parallelism x and y are [batch * seq / tp, dim] (the
+  // shard's positions) and seq is still the whole sequence length.
   void forward(const Tensor& x, int64_t batch, int64_t seq, GptBlockCache& cache, Tensor& y,
-               const AllReduceFunction& all_reduce_sum, const BlockDropout& dropout = {}) const;
+               const BlockCollectives& collectives, const BlockDropout& dropout = {}) const;
+  void forward(const Tensor& x, int64_t batch, int64_t seq, GptBlockCache& cache, Tensor& y,
+               const AllReduceFunction& all_reduce_sum, const BlockDropout& dropout = {}) const {
+    forward(x, batch, seq, cache, y, BlockCollectives{all_reduce_sum, {}}, dropout);
+  }
   // dx from dy, for the x of the forward that filled cache; keeps in cache
   // what backward_weight needs.
   void backward_input(const Tensor& x, const Tensor& dy, GptBlockCache& cache, Tensor& dx,
-                      const AllReduceFunction& all_reduce_sum) const;
+                      const BlockCollectives& collectives) const;
+  void backward_input(const Tensor& x, const Tensor& dy, GptBlockCache& cache, Tensor& dx,
+                      const AllReduceFunction& all_reduce_sum) const {
+    backward_input(x, dy, cache, dx, BlockCollectives{all_reduce_sum, {}});
+  }
   // Adds this micro-batch's weight gradients into gradients(); needs no
   // collective (the replicated tensors' gradients are equal on every shard).
   void backward_weight(const Tensor& x, const Tensor& dy, const GptBlockCache& cache);
   void backward(const Tensor& x, const Tensor& dy, GptBlockCache& cache, Tensor& dx,
-                const AllReduceFunction& all_reduce_sum) {
-    backward_input(x, dy, cache, dx, all_reduce_sum);
+                const BlockCollectives& collectives) {
+    backward_input(x, dy, cache, dx, collectives);
     backward_weight(x, dy, cache);
   }
+  void backward(const Tensor& x, const Tensor& dy, GptBlockCache& cache, Tensor& dx,
+                const AllReduceFunction& all_reduce_sum) {
+    backward(x, dy, cache, dx, BlockCollectives{all_reduce_sum, {}});
+  }
+
+  // Under sequence parallelism, the gradients taken from the shard's slice
+  // of the sequence only (the norms' gains and biases); empty otherwise.
+  std::vector<Tensor*> sequence_partial_gradients();
 
   const GptBlockConfig& config() const { return config_; }
   const BlockShard& shard() const { return shard_; }
@@ -194,6 +242,15 @@ class GptBlock {
 
  private:
   AttentionShape attention_shape(int64_t batch, int64_t seq) const;
+  SequenceSlice sequence_slice(int64_t batch, int64_t seq) const;
+  // The whole sequence of `local` (the norm output): `local` itself without
+  // sequence parallelism, else gathered into `whole`.
+  const Tensor& whole_sequence(const Tensor& local, const SequenceSlice& slice, Tensor& whole,
+                               const BlockCollectives& collectives) const;
+  // Sums the shards' partial `whole` onto `local`: in place by the all-reduce
+  // (then `local` is `whole`), or reduce-scattered onto the shard's rows.
+  void sum_partials(Tensor& whole, const SequenceSlice& slice, Tensor& local,
+                    const BlockCollectives& collectives) const;
   void norm_forward(const Tensor& gain, const Tensor& bias, const Tensor& x, Tensor& y) const;
   void norm_backward_input(const Tensor& gain, const Tensor& x, const Tensor& dy, Tensor& dx) const;
   void norm_backward_weight(const Tensor& x, const Tensor& dy, Tensor& gain_grad,

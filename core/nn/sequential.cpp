@@ -38,11 +38,14 @@ GptBlockConfig block_config(const LayerLayout& layer) {
 std::unique_ptr<Layer> HostStackMath::build_layer(const LayerLayout& layer, uint64_t seed,
                                                   DeviceAllocator* allocator) {
   const LayerSpec& spec = layer.spec;
-  const int64_t tokens = layer.tokens;
+  // The positions a per-token layer sees: the shard's slice of the sequence
+  // under sequence parallelism, but all of them for the output layer, which
+  // the stage hands the gathered sequence.
+  const int64_t tokens = layer.gathers_sequence ? layer.tokens : layer.local_tokens();
   if (spec.type == LayerType::Linear) {
     // A row-parallel shard adds the bias once, after the all-reduce.
-    auto linear = std::make_unique<LinearLayer>(layer.index, layer.in / tokens,
-                                                layer.out / tokens, spec.bias, allocator,
+    auto linear = std::make_unique<LinearLayer>(layer.index, layer.weight.rows,
+                                                layer.weight.cols, spec.bias, allocator,
                                                 layer.role != TensorParallelRole::RowParallel);
     init_linear_weight(linear->weight(), seed, layer.index, layer.token_in(), layer.token_out(),
                        layer.weight.row_begin, layer.weight.col_begin);
@@ -56,13 +59,15 @@ std::unique_ptr<Layer> HostStackMath::build_layer(const LayerLayout& layer, uint
                      tokens);
   if (spec.type == LayerType::Embedding) {
     auto embedding = std::make_unique<EmbeddingLayer>(
-        layer.index, vocab_shard(spec.vocab, layer.tp, layer.shard), spec.dim, tokens, allocator);
+        layer.index, vocab_shard(spec.vocab, layer.tp, layer.shard), spec.dim, layer.tokens,
+        allocator, layer.sequence_shards, layer.sequence_shard);
     embedding->init(seed);
     return embedding;
   }
   if (spec.type == LayerType::TransformerBlock) {
     auto block = std::make_unique<TransformerBlockLayer>(
-        layer.index, block_config(layer), BlockShard{layer.tp, layer.shard}, tokens, allocator);
+        layer.index, block_config(layer),
+        BlockShard{layer.tp, layer.shard, layer.sequence_shards > 1}, layer.tokens, allocator);
     block->init(seed);
     return block;
   }
@@ -74,6 +79,40 @@ std::unique_ptr<Layer> HostStackMath::build_layer(const LayerLayout& layer, uint
 
 void HostStackMath::add_bias(Layer& row_parallel_linear, Tensor& y) {
   static_cast<LinearLayer&>(row_parallel_linear).add_bias(y);
+}
+
+namespace {
+
+// A stage's tensor collective over a kernel's buffer.
+AllReduceFunction on_buffer(const std::function<void(Tensor&)>& collective) {
+  return [&collective](float* data, int64_t count) {
+    Tensor values = Tensor::borrow(data, count);
+    collective(values);
+  };
+}
+
+}  // namespace
+
+Tensor HostStackMath::gather_sequence(const Tensor& local, const SequenceSlice& slice,
+                                      DeviceAllocator* allocator,
+                                      const std::function<void(Tensor&)>& all_gather) {
+  const int64_t width = local.cols() / slice.local_positions;
+  Tensor whole(slice.batch * slice.positions(), width, allocator, MemoryCategory::Activations);
+  pipelab::gather_sequence(Tensor::view(local, slice.batch * slice.local_positions, width), slice,
+                           whole, on_buffer(all_gather), allocator);
+  whole.reshape(slice.batch, slice.positions() * width);
+  return whole;
+}
+
+Tensor HostStackMath::scatter_sequence(const Tensor& whole, const SequenceSlice& slice,
+                                       DeviceAllocator* allocator,
+                                       const std::function<void(Tensor&)>& reduce_scatter) {
+  const int64_t width = whole.cols() / slice.positions();
+  Tensor local(slice.batch * slice.local_positions, width, allocator, MemoryCategory::Activations);
+  pipelab::scatter_sequence(Tensor::view(whole, slice.batch * slice.positions(), width), slice,
+                            local, on_buffer(reduce_scatter), allocator);
+  local.reshape(slice.batch, slice.local_positions * width);
+  return local;
 }
 
 template class StageStack<HostStackMath>;

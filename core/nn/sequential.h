@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "core/nn/layer.h"
@@ -23,6 +24,15 @@ struct HostStackMath {
   static std::unique_ptr<Layer> build_layer(const LayerLayout& layer, uint64_t seed,
                                             DeviceAllocator* allocator);
   static void add_bias(Layer& row_parallel_linear, Tensor& y);
+  // Sequence parallelism (sequence_split.h) on [samples, positions * width]
+  // tensors: the whole sequence from this shard's slice, and this shard's
+  // slice of the sum of the shards' whole partials.
+  static Tensor gather_sequence(const Tensor& local, const SequenceSlice& slice,
+                                DeviceAllocator* allocator,
+                                const std::function<void(Tensor&)>& all_gather);
+  static Tensor scatter_sequence(const Tensor& whole, const SequenceSlice& slice,
+                                 DeviceAllocator* allocator,
+                                 const std::function<void(Tensor&)>& reduce_scatter);
   // Nothing to make current on the host.
   struct Scope {
     explicit Scope(DeviceAllocator*) {}

@@ -88,6 +88,37 @@ void place_on_shard(LayerLayout& layer, const TensorParallelShard& tp) {
   }
 }
 
+// Under sequence parallelism (stack_layout.h): which slice of the sequence
+// `layer` holds, once place_on_shard has set its widths.
+void split_sequence(LayerLayout& layer, const TensorParallelShard& tp) {
+  const int degree = tp.degree;
+  if (layer.tokens % degree != 0)
+    throw std::invalid_argument("tp = " + std::to_string(degree) + " does not divide the sequence length " +
+                                std::to_string(layer.tokens) +
+                                ", which parallel.sequence_parallel splits; choose a tp that divides it");
+  switch (layer.role) {
+    case TensorParallelRole::ColumnParallel:  // its input is a slice; its output every position
+      layer.gathers_sequence = true;
+      layer.sequence_shards = degree;
+      layer.sequence_shard = tp.shard;
+      layer.in /= degree;
+      return;
+    case TensorParallelRole::RowParallel:
+    case TensorParallelRole::Sharded:
+      throw std::invalid_argument(layer_name(layer.index, layer.spec.type) +
+                                  " sits in a tensor-parallel linear pair, which sequence parallelism does not "
+                                  "split; keep linear layers to the output layer, or set "
+                                  "parallel.sequence_parallel = false");
+    default:
+      break;
+  }
+  layer.sequence_shards = degree;
+  layer.sequence_shard = tp.shard;
+  layer.out /= degree;
+  if (layer.spec.type != LayerType::Embedding) layer.in /= degree;  // an embedding reads every id
+  if (layer.spec.type == LayerType::Dropout) layer.feature_offset = layer.out * tp.shard;
+}
+
 }  // namespace
 
 std::vector<LayerLayout> stack_layout(const ModelSpec& model, int begin, int end,
@@ -143,6 +174,7 @@ std::vector<LayerLayout> stack_layout(const ModelSpec& model, int begin, int end
     layer.full_in = in * tokens;
     layer.full_out = width * tokens;
     place_on_shard(layer, tp);
+    if (tp.sequence_parallel && tp.degree > 1 && sequence) split_sequence(layer, tp);
     if (!layout.empty() && layer.in != layout.back().out)
       throw std::invalid_argument(
           layer_name(i, spec.type) + " takes " + std::to_string(layer.in) +

@@ -25,6 +25,10 @@ struct TensorParallelShard {
   // vector must outlive the call to stack_layout.
   std::span<const TensorParallelRole> roles;
   bool has_all_reduce = false;  // whether the backend supplied its all-reduce
+  // Sequence parallelism (with degree > 1, in a sequence model): the layers
+  // between the embedding and the output layer hold one shard's slice of
+  // the sequence.
+  bool sequence_parallel = false;
 };
 
 // One layer of a stage as one shard holds it. In a sequence model (first
@@ -54,9 +58,24 @@ struct LayerLayout {
   // Selective recompute (parallel.recompute = "selective"): a Transformer
   // block keeps no attention probabilities; its backward recomputes them.
   bool selective_recompute = false;
+  // Sequence parallelism: the layer's output holds positions [first, first +
+  // local_tokens()) of each sample, first = sequence_shard * local_tokens()
+  // (in and out count those positions only; an embedding still reads every
+  // id). The output layer instead gathers its input's slices first
+  // (gathers_sequence): in is the slice (sequence_shards and sequence_shard
+  // describe it), out covers every position.
+  int sequence_shards = 1;
+  int sequence_shard = 0;
+  bool gathers_sequence = false;
 
   int64_t token_in() const { return full_in / tokens; }    // the whole layer's, per position
   int64_t token_out() const { return full_out / tokens; }  // the whole layer's, per position
+  int64_t local_tokens() const { return tokens / sequence_shards; }
+  // Under sequence parallelism, whether its gradients come from its slice of
+  // the sequence only (a replicated layer between embedding and output).
+  bool sequence_partial() const {
+    return sequence_shards > 1 && !gathers_sequence && role == TensorParallelRole::Replicated;
+  }
 };
 
 // The layers [begin, end) of `model` on shard `tp.shard`, in order. Throws
@@ -65,7 +84,9 @@ struct LayerLayout {
 // with out <= 0, an embedding that is not the first layer or has no vocab or
 // dim, a transformer_block outside a sequence model, or a tensor-parallel
 // setup that does not fit (roles of the wrong size or kind, a width tp does
-// not divide, roles that do not pair up, a missing all-reduce).
+// not divide, roles that do not pair up, a missing all-reduce; under sequence
+// parallelism a sequence length tp does not divide, or a linear pair
+// between blocks).
 std::vector<LayerLayout> stack_layout(const ModelSpec& model, int begin, int end,
                                       const TensorParallelShard& tp);
 

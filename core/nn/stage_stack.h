@@ -26,17 +26,23 @@
 //   build_layer(layout, seed, context) -> std::unique_ptr<Layer>
 //   add_bias(layer, y)          a row-parallel linear's bias, added after the all-reduce
 //   Scope(context)              held while the stack works (makes a GPU current)
+// and, for sequence parallelism (a backend without them refuses it):
+//   gather_sequence(local, slice, context, all_gather) -> whole
+//   scatter_sequence(whole, slice, context, reduce_scatter) -> local
+// over [samples, positions * width] tensors, as core/nn/sequence_split.h.
 #pragma once
 
 #include <cassert>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
 #include "core/model/model_spec.h"
 #include "core/nn/basic_layer.h"
+#include "core/nn/sequence_split.h"
 #include "core/nn/stack_layout.h"
 #include "core/plan/stage_profile.h"
 #include "core/trace/trace_events.h"
@@ -51,6 +57,13 @@ namespace pipelab {
 template <typename TensorT>
 using BasicTensorParallelAllReduce = std::function<void(TensorT& tensor, int layer, bool in_forward)>;
 
+// Sequence parallelism's all-gather or reduce-scatter (`collective`), in place
+// on a whole-sequence `tensor` whose shard k's slice is its k-th 1/tp of the
+// values (all_reduce.h's SequenceCollectives); layer and in_forward as above.
+template <typename TensorT>
+using BasicSequenceCollective =
+    std::function<void(TensorParallelCollective collective, TensorT& tensor, int layer, bool in_forward)>;
+
 template <typename TensorT>
 struct BasicTensorParallelSetup {
   int degree = 1;  // tp; 1 = no tensor parallelism
@@ -59,6 +72,18 @@ struct BasicTensorParallelSetup {
   // (core/plan/stage_profile.h). Ignored when degree == 1.
   std::vector<TensorParallelRole> roles;
   BasicTensorParallelAllReduce<TensorT> all_reduce;  // required when degree > 1
+  // Sequence parallelism (plan.sequence_parallel; needs degree > 1 and a
+  // sequence model to change anything), and its collectives (required then).
+  bool sequence_parallel = false;
+  BasicSequenceCollective<TensorT> sequence_collective;
+};
+
+// What a stage keeps for the output layer under sequence parallelism: its
+// input gathered over the whole sequence, which its backward reads.
+template <typename TensorT>
+struct GatheredSequence : LayerState {
+  TensorT whole;
+  int64_t bytes() const override { return whole.bytes(); }
 };
 
 // What one micro-batch's forward on a stage keeps for its backward.
@@ -103,18 +128,31 @@ class StageStack {
     std::vector<LayerLayout> layout =
         stack_layout(model, begin, end,
                      {tensor_parallel.degree, tensor_parallel.shard, tensor_parallel.roles,
-                      static_cast<bool>(tensor_parallel.all_reduce)});
+                      static_cast<bool>(tensor_parallel.all_reduce), tensor_parallel.sequence_parallel});
     all_reduce_ = std::move(tensor_parallel.all_reduce);
+    sequence_collective_ = std::move(tensor_parallel.sequence_collective);
+    input_features_ = layout.front().in;
     typename Math::Scope scope(context_);
     for (LayerLayout& layer : layout) {
       layer.selective_recompute = selective_recompute;
+      if (layer.sequence_shards > 1 || layer.gathers_sequence) check_sequence_parallel(layer);
       layers_.push_back(Math::build_layer(layer, seed, context_));
       roles_.push_back(layer.role);
-      if (splits_itself(layer)) {
-        const int index = layer.index;
+      const int index = layer.index;
+      if (splits_itself(layer))
         layers_.back()->connect_all_reduce(
             [this, index](Tensor& values, bool in_forward) { all_reduce_(values, index, in_forward); });
-      }
+      if (splits_itself(layer) && layer.sequence_shards > 1)
+        layers_.back()->connect_sequence_parallel(
+            {[this, index](Tensor& values, bool in_forward) {
+               sequence_collective_(TensorParallelCollective::AllGather, values, index, in_forward);
+             },
+             [this, index](Tensor& values, bool in_forward) {
+               sequence_collective_(TensorParallelCollective::ReduceScatter, values, index, in_forward);
+             }});
+      slices_.push_back(slice_of(layer));
+      gathers_.push_back(layer.gathers_sequence);
+      sequence_partial_.push_back(layer.sequence_partial());
     }
   }
   StageStack(const StageStack&) = delete;
@@ -125,7 +163,7 @@ class StageStack {
   int layer_count() const { return static_cast<int>(layers_.size()); }
   Layer& layer(int k) { return *layers_[k]; }  // the stage's k-th layer (model layer begin + k)
   TensorParallelRole role(int k) const { return roles_[k]; }
-  int64_t input_features() const { return layers_.front()->in_features(); }   // this shard's
+  int64_t input_features() const { return input_features_; }                 // this shard's
   int64_t output_features() const { return layers_.back()->out_features(); }  // this shard's
   Context context() const { return context_; }
 
@@ -191,8 +229,9 @@ class StageStack {
     typename Math::Scope scope(context_);
     for (int k = layer_count() - 1; k >= 0; --k) {
       if (saved.output_grads[k].empty()) continue;
-      layers_[k]->backward_weight_with(saved.inputs[k], saved.output_grads[k],
-                                       saved.states[k].get());
+      LayerState* state = saved.states[k].get();
+      layers_[k]->backward_weight_with(input_of(k, saved.inputs[k], state), saved.output_grads[k],
+                                       state);
       saved.inputs[k].reset();
       saved.output_grads[k].reset();
       saved.states[k].reset();
@@ -215,6 +254,19 @@ class StageStack {
     return result;
   }
 
+  // Under sequence parallelism, the gradients this shard took from its slice
+  // of the sequence only (norm gains and biases, replicated layers'), which
+  // the tensor-parallel group sums once per step, before the update.
+  std::vector<Tensor*> sequence_partial_grads() {
+    std::vector<Tensor*> partial;
+    for (size_t k = 0; k < layers_.size(); ++k) {
+      const std::vector<Tensor*> grads =
+          sequence_partial_[k] ? layers_[k]->grads() : layers_[k]->sequence_partial_grads();
+      partial.insert(partial.end(), grads.begin(), grads.end());
+    }
+    return partial;
+  }
+
   int64_t parameter_count() const {  // trainable scalars this shard holds
     int64_t count = 0;
     for (const auto& layer : layers_)
@@ -235,10 +287,56 @@ class StageStack {
                             layer.role == TensorParallelRole::BlockParallel);
   }
 
+  // Refuses sequence parallelism on a backend without its Math hooks.
+  void check_sequence_parallel(const LayerLayout& layer) const {
+    if constexpr (!kRunsSequenceParallel)
+      throw std::invalid_argument("layer " + std::to_string(layer.index) +
+                                  ": this backend does not run sequence parallelism; set "
+                                  "parallel.sequence_parallel = false or use the cpu backend");
+    if (!sequence_collective_)
+      throw std::invalid_argument("sequence parallelism needs the sequence_collective function");
+  }
+
+  // The slice a layer's input holds (its batch is set per call).
+  static SequenceSlice slice_of(const LayerLayout& layer) {
+    return {layer.sequence_shards, layer.sequence_shard, 0, layer.local_tokens()};
+  }
+  SequenceSlice slice_for(int k, const Tensor& x) const {
+    SequenceSlice slice = slices_[k];
+    slice.batch = x.rows();
+    return slice;
+  }
+
+  // The output layer's input over the whole sequence, from this shard's slice.
+  Tensor gathered_input(int k, const Tensor& local, bool in_forward) {
+    if constexpr (kRunsSequenceParallel) {
+      return Math::gather_sequence(local, slice_for(k, local), context_, [&](Tensor& values) {
+        sequence_collective_(TensorParallelCollective::AllGather, values, begin_ + k, in_forward);
+      });
+    } else {
+      (void)k, (void)in_forward, (void)local;
+      throw std::logic_error("not reached: the stage refused sequence parallelism");
+    }
+  }
+
+  // What layer k's backward reads as its input: the saved one, or the whole
+  // sequence the output layer's forward gathered.
+  const Tensor& input_of(int k, const Tensor& saved_input, LayerState* state) const {
+    if (!gathers_[k] || !state) return saved_input;
+    return static_cast<GatheredSequence<Tensor>*>(state)->whole;
+  }
+
   // `state`, when given, receives what the layer keeps for this micro-batch's
   // backward; without it (inference) the layer keeps nothing.
   Tensor layer_forward(int k, const Tensor& x, const ForwardInfo& info,
                        std::unique_ptr<LayerState>* state = nullptr) {
+    if (gathers_[k]) {
+      auto kept = std::make_unique<GatheredSequence<Tensor>>();
+      kept->whole = gathered_input(k, x, true);
+      Tensor y = layers_[k]->forward(kept->whole, info);  // a linear keeps no state of its own
+      if (state) *state = std::move(kept);
+      return y;
+    }
     Tensor y = state ? layers_[k]->forward_keeping(x, info, *state) : layers_[k]->forward(x, info);
     if (roles_[k] == TensorParallelRole::RowParallel) {
       all_reduce_(y, begin_ + k, true);
@@ -249,6 +347,17 @@ class StageStack {
 
   Tensor layer_input_grad(int k, const Tensor& x, const Tensor& dy, const ForwardInfo& info,
                           LayerState* state) {
+    if (gathers_[k]) {
+      // The whole sequence's partial input gradient, scattered back onto the slices.
+      const Tensor whole = state ? Tensor() : gathered_input(k, x, false);
+      const Tensor dx_whole = layers_[k]->backward_input_with(state ? input_of(k, x, state) : whole,
+                                                              dy, info, nullptr);
+      if constexpr (kRunsSequenceParallel) {
+        return Math::scatter_sequence(dx_whole, slice_for(k, dx_whole), context_, [&](Tensor& values) {
+          sequence_collective_(TensorParallelCollective::ReduceScatter, values, begin_ + k, false);
+        });
+      }
+    }
     Tensor dx = layers_[k]->backward_input_with(x, dy, info, state);
     if (roles_[k] == TensorParallelRole::ColumnParallel) all_reduce_(dx, begin_ + k, false);
     return dx;
@@ -277,7 +386,7 @@ class StageStack {
       if (needs_input_grad(k))
         input_grad = layer_input_grad(k, saved.inputs[k], grad, saved.info, state);
       if (fused) {
-        layers_[k]->backward_weight_with(saved.inputs[k], grad, state);
+        layers_[k]->backward_weight_with(input_of(k, saved.inputs[k], state), grad, state);
         saved.inputs[k].reset();
         saved.states[k].reset();
       } else if (layers_[k]->has_params()) {
@@ -297,11 +406,27 @@ class StageStack {
     return grad;
   }
 
+  // Whether Math has sequence parallelism's hooks (see the top of this file).
+  static constexpr bool kRunsSequenceParallel = requires(const Tensor& t, const SequenceSlice& slice,
+                                                         Context context,
+                                                         std::function<void(Tensor&)> collective) {
+    Math::gather_sequence(t, slice, context, collective);
+    Math::scatter_sequence(t, slice, context, collective);
+  };
+
   const int begin_;
   Context context_;
+  int64_t input_features_ = 0;  // the first layer's, as this shard receives it
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<TensorParallelRole> roles_;  // per stage layer; Replicated without tp
   BasicTensorParallelAllReduce<Tensor> all_reduce_;
+  BasicSequenceCollective<Tensor> sequence_collective_;
+  // Per stage layer, under sequence parallelism: the slice its input holds,
+  // whether it gathers that input (the output layer), and whether its
+  // gradients are partial (LayerLayout::sequence_partial).
+  std::vector<SequenceSlice> slices_;
+  std::vector<char> gathers_;
+  std::vector<char> sequence_partial_;
 };
 
 }  // namespace pipelab

@@ -4,6 +4,13 @@
 
 
 namespace pipelab {
+namespace {
+
+int64_t positions_of(int64_t seq, const BlockShard& shard) {
+  return shard.splits_sequence() ? seq / shard.tp : seq;
+}
+
+}  // namespace
 
 int64_t GptBlockState::bytes() const {
   int64_t total = 0;
@@ -11,7 +18,8 @@ int64_t GptBlockState::bytes() const {
        {&cache.norm1_out, &cache.qkv, &cache.probabilities, &cache.attention_out, &cache.h,
         &cache.norm2_out, &cache.ffn1_out, &cache.activation_out, &cache.d_activation_out,
         &cache.d_ffn1_out, &cache.d_norm2_out, &cache.d_h, &cache.d_attention_out, &cache.d_qkv,
-        &cache.d_norm1_out})
+        &cache.d_norm1_out, &cache.d_proj_out, &cache.d_ffn2_out, &cache.norm1_gathered,
+        &cache.norm2_gathered})
     total += t->bytes();
   return total;
 }
@@ -19,25 +27,41 @@ int64_t GptBlockState::bytes() const {
 TransformerBlockLayer::TransformerBlockLayer(int index, const GptBlockConfig& config,
                                              const BlockShard& shard, int64_t seq,
                                              DeviceAllocator* allocator)
-    : Layer(LayerType::TransformerBlock, index, seq * config.dim, seq * config.dim, allocator),
+    : Layer(LayerType::TransformerBlock, index, positions_of(seq, shard) * config.dim,
+            positions_of(seq, shard) * config.dim, allocator),
       seq_(seq),
+      positions_(positions_of(seq, shard)),
       block_(config, shard, allocator) {}
 
-void TransformerBlockLayer::connect_all_reduce(InnerAllReduce all_reduce) {
-  // The block hands over buffers; the stage's all-reduce takes tensors.
-  const auto bridge = [all_reduce](bool in_forward) -> AllReduceFunction {
-    return [all_reduce, in_forward](float* data, int64_t count) {
-      Tensor values = Tensor::borrow(data, count);
-      all_reduce(values, in_forward);
-    };
+namespace {
+
+// The block hands over buffers; the stage's collectives take tensors.
+template <typename Collective>
+AllReduceFunction bridge(Collective collective, bool in_forward) {
+  return [collective, in_forward](float* data, int64_t count) {
+    Tensor values = Tensor::borrow(data, count);
+    collective(values, in_forward);
   };
-  forward_all_reduce_ = bridge(true);
-  backward_all_reduce_ = bridge(false);
+}
+
+}  // namespace
+
+void TransformerBlockLayer::connect_all_reduce(InnerAllReduce all_reduce) {
+  forward_collectives_.all_reduce_sum = bridge(all_reduce, true);
+  backward_collectives_.all_reduce_sum = bridge(all_reduce, false);
+}
+
+void TransformerBlockLayer::connect_sequence_parallel(InnerSequenceCollectives collectives) {
+  for (bool in_forward : {true, false}) {
+    BlockCollectives& target = in_forward ? forward_collectives_ : backward_collectives_;
+    target.sequence.all_gather = bridge(collectives.all_gather, in_forward);
+    target.sequence.reduce_scatter = bridge(collectives.reduce_scatter, in_forward);
+  }
 }
 
 Tensor TransformerBlockLayer::rows_of(const Tensor& x) const {
   assert(x.cols() == in_features());
-  return Tensor::view(x, x.rows() * seq_, block_.config().dim);
+  return Tensor::view(x, x.rows() * positions_, block_.config().dim);
 }
 
 BlockDropout TransformerBlockLayer::dropout_of(const ForwardInfo& info) const {
@@ -52,16 +76,16 @@ BlockDropout TransformerBlockLayer::dropout_of(const ForwardInfo& info) const {
 
 Tensor TransformerBlockLayer::run_forward(const Tensor& x, const ForwardInfo& info,
                                           GptBlockCache& cache) const {
-  Tensor y = make_activation(x.rows() * seq_, block_.config().dim);
-  block_.forward(rows_of(x), x.rows(), seq_, cache, y, forward_all_reduce_, dropout_of(info));
+  Tensor y = make_activation(x.rows() * positions_, block_.config().dim);
+  block_.forward(rows_of(x), x.rows(), seq_, cache, y, forward_collectives_, dropout_of(info));
   y.reshape(x.rows(), out_features());
   return y;
 }
 
 Tensor TransformerBlockLayer::run_backward_input(const Tensor& x, const Tensor& dy,
                                                  GptBlockCache& cache) const {
-  Tensor dx = make_activation(x.rows() * seq_, block_.config().dim);
-  block_.backward_input(rows_of(x), rows_of(dy), cache, dx, backward_all_reduce_);
+  Tensor dx = make_activation(x.rows() * positions_, block_.config().dim);
+  block_.backward_input(rows_of(x), rows_of(dy), cache, dx, backward_collectives_);
   dx.reshape(x.rows(), in_features());
   return dx;
 }
@@ -105,6 +129,10 @@ Tensor TransformerBlockLayer::backward_input_with(const Tensor& x, const Tensor&
   // What backward_weight does not read (gpt_block.cpp): free it before the wait for BW.
   cache.qkv.reset();
   cache.probabilities.reset();
+  if (block_.shard().splits_sequence()) {  // BW reads their gathered copies
+    cache.norm1_out.reset();
+    cache.norm2_out.reset();
+  }
   cache.ffn1_out.reset();
   cache.d_activation_out.reset();
   cache.d_attention_out.reset();

@@ -19,6 +19,9 @@
 // MLP columns, gpt_block.h) and runs the block's two forward and two backward
 // all-reduces through the stage's tensor-parallel all-reduce
 // (connect_all_reduce), so they are the ones the schedule lists for the layer.
+// Under sequence parallelism (BlockShard::sequence_parallel) the layer takes
+// and gives the shard's slice of the sequence, [batch, seq / tp * dim], and
+// runs the block's gathers and scatters (connect_sequence_parallel).
 #pragma once
 
 #include <cstdint>
@@ -61,6 +64,10 @@ class TransformerBlockLayer : public Layer {
   std::vector<Tensor*> params() override { return block_.weights().list(); }
   std::vector<Tensor*> grads() override { return block_.gradients().list(); }
   void connect_all_reduce(InnerAllReduce all_reduce) override;
+  void connect_sequence_parallel(InnerSequenceCollectives collectives) override;
+  std::vector<Tensor*> sequence_partial_grads() override {
+    return block_.sequence_partial_gradients();
+  }
 
   GptBlock& block() { return block_; }
 
@@ -71,12 +78,14 @@ class TransformerBlockLayer : public Layer {
   Tensor run_forward(const Tensor& x, const ForwardInfo& info, GptBlockCache& cache) const;
   Tensor run_backward_input(const Tensor& x, const Tensor& dy, GptBlockCache& cache) const;
 
-  const int64_t seq_;
+  const int64_t seq_;        // the whole sequence
+  const int64_t positions_;  // the positions this shard holds: seq, or seq / tp
   uint64_t seed_ = 0;  // keys the dropout masks, as it keyed the weights
   GptBlock block_;
-  // The block's collectives (all_reduce_nothing while not split).
-  AllReduceFunction forward_all_reduce_ = all_reduce_nothing;
-  AllReduceFunction backward_all_reduce_ = all_reduce_nothing;
+  // The block's collectives in the forward and in the backward (no
+  // communication while not split).
+  BlockCollectives forward_collectives_;
+  BlockCollectives backward_collectives_;
 };
 
 }  // namespace pipelab

@@ -148,16 +148,22 @@ void add_tensor_parallel_collectives(std::vector<TensorParallelAllReduce>& out, 
       }
       break;
     case TensorParallelRole::VocabParallel:
-      // The partial lookups are summed; under sequence parallelism each shard keeps its slice.
+      // The partial lookups are summed; under sequence parallelism each shard
+      // keeps its slice, and the backward gathers the whole gradient back
+      // (each shard's token rows take gradients from every position).
       out.push_back({layer, out_bytes, true, sequence_parallel ? C::ReduceScatter : C::AllReduce});
+      if (sequence_parallel) out.push_back({layer, out_bytes, false, C::AllGather});
       break;
     case TensorParallelRole::BlockParallel:
       if (sequence_parallel) {
         // Forward: gather before QKV, scatter after Proj, gather before FFN1,
-        // scatter after FFN2; the backward runs the transposes in reverse.
+        // scatter after FFN2. Backward, per half from the top: gather the
+        // output gradient, scatter the norm output's gradient, gather the
+        // norm output again for the weight gradient (gpt_block.h).
         for (C collective : {C::AllGather, C::ReduceScatter, C::AllGather, C::ReduceScatter})
           out.push_back({layer, out_bytes, true, collective});
-        for (C collective : {C::AllGather, C::ReduceScatter, C::AllGather, C::ReduceScatter})
+        for (C collective : {C::AllGather, C::ReduceScatter, C::AllGather, C::AllGather, C::ReduceScatter,
+                             C::AllGather})
           out.push_back({layer, out_bytes, false, collective});
       } else {
         // After Proj and FFN2 in the forward; after FFN1's and QKV's input gradients in the backward.
@@ -167,6 +173,16 @@ void add_tensor_parallel_collectives(std::vector<TensorParallelAllReduce>& out, 
     default:
       break;
   }
+}
+
+// Under sequence parallelism, the parameters of a layer whose gradient a
+// shard takes from its slice of the sequence only: a block's two norms, and
+// every replicated layer's (a layernorm between blocks and the output).
+int64_t sequence_partial_params(const LayerInfo& info, TensorParallelRole role, int64_t params) {
+  if (role == TensorParallelRole::Replicated) return params;
+  if (role != TensorParallelRole::BlockParallel) return 0;
+  const int64_t per_norm = info.block.norm == NormType::LayerNorm ? 2 : 1;  // gain (and bias)
+  return 2 * per_norm * info.block.dim;
 }
 
 // A float32 byte count (LayerInfo's) in the run's activation precision; a
@@ -214,6 +230,13 @@ std::vector<TensorParallelRole> tensor_parallel_roles(const ModelSpec& model,
       roles[last] = TensorParallelRole::ColumnParallel;
   }
   return roles;
+}
+
+bool output_splits_sequence(const ModelSpec& model, const std::vector<TensorParallelRole>& roles,
+                            int layer, bool sequence_parallel) {
+  if (!sequence_parallel || !is_sequence_model(model)) return false;
+  const TensorParallelRole role = roles[static_cast<size_t>(layer)];
+  return role != TensorParallelRole::ColumnParallel && role != TensorParallelRole::Sharded;
 }
 
 std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelPlan& plan,
@@ -275,6 +298,9 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
 
       // With one shard there is nothing to combine.
       if (tp == 1) continue;
+      if (split.sequence_parallel)
+        profile.sequence_parallel_gradient_bytes +=
+            sequence_partial_params(info, roles[i], cost.params) * bytes.gradient;
       add_tensor_parallel_collectives(profile.tp_allreduces, i, roles[i], info,
                                       microbatch_size * bytes.activation, split.sequence_parallel,
                                       is_sequence_model(model));
@@ -285,11 +311,12 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
     // the same way so every stage reads alike. Under sequence parallelism a
     // block hands the next stage its slice of the sequence.
     const auto boundary_split = [&](int layer) {
-      return split.sequence_parallel && roles[layer] == TensorParallelRole::BlockParallel ? tp : 1;
+      return output_splits_sequence(model, roles, layer, split.sequence_parallel) ? tp : 1;
     };
     const int64_t value_bytes = range.begin == 0 ? kBytesPerValue : bytes.activation;
     profile.input_bytes =
-        microbatch_size * infos[range.begin].in_features * value_bytes / boundary_split(range.begin);
+        microbatch_size * infos[range.begin].in_features * value_bytes /
+        (range.begin > 0 ? boundary_split(range.begin - 1) : 1);
     profile.output_bytes =
         microbatch_size * infos[range.end - 1].out_features * bytes.activation / boundary_split(range.end - 1);
     // Full recomputation keeps the stage input and every later block's input.

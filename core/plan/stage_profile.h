@@ -18,8 +18,11 @@ namespace pipelab {
 // column-parallel linear (a transformer block has two of each; a
 // vocabulary-parallel embedding one in the forward). Under sequence
 // parallelism a block's all-reduces become an all-gather before each
-// column-parallel GEMM and a reduce-scatter after each row-parallel one, in
-// the forward and (transposed) in the backward.
+// column-parallel GEMM and a reduce-scatter after each row-parallel one; the
+// backward runs their transposes (a reduce-scatter for each forward
+// all-gather, an all-gather for each reduce-scatter) and gathers each
+// layernorm output again for the column-parallel weight gradient, as
+// Megatron-LM does rather than keep the whole sequence.
 enum class TensorParallelCollective { AllReduce, ReduceScatter, AllGather };
 
 struct TensorParallelAllReduce {
@@ -48,6 +51,11 @@ struct StageProfile {
   int64_t recompute_working_bytes = 0;
   PrecisionBytes precision;        // bytes per weight, gradient, optimizer slot, activation
   std::vector<TensorParallelAllReduce> tp_allreduces;
+  // Sequence parallelism: the gradient bytes a shard computes from its slice
+  // of the sequence only (the layernorms' gains and biases, in blocks or
+  // not), which the tensor-parallel group sums once per step, before the
+  // update. 0 without sequence parallelism.
+  int64_t sequence_parallel_gradient_bytes = 0;
 
   int64_t weight_bytes() const { return params * precision.weight; }
   int64_t gradient_bytes() const { return params * precision.gradient; }
@@ -86,6 +94,15 @@ enum class TensorParallelRole {
 // cross a stage boundary, since stages exchange full activations).
 std::vector<TensorParallelRole> tensor_parallel_roles(const ModelSpec& model,
                                                       const std::vector<LayerRange>& stages);
+
+// Under sequence parallelism (`sequence_parallel`: the plan's flag with
+// tp > 1), whether layer `layer` of a sequence model hands on one shard's
+// slice of the sequence (seq / tp positions of every sample): every layer
+// does but a column-parallel linear (the output layer), which gathers the
+// whole sequence first. False without sequence parallelism or outside a
+// sequence model.
+bool output_splits_sequence(const ModelSpec& model, const std::vector<TensorParallelRole>& roles,
+                            int layer, bool sequence_parallel);
 
 // One profile per pipeline stage (plan.stages() of them), for micro-batches of
 // `microbatch_size` samples. Throws std::invalid_argument like partition_layers,

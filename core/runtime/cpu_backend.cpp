@@ -153,4 +153,14 @@ void CpuBackend::tensor_parallel_all_reduce(Tensor& values) {
                   tensor_parallel_group_, tensor_parallel_collectives_++);
 }
 
+void CpuBackend::tensor_parallel_reduce_scatter(Tensor& values) {
+  ring_reduce_scatter(std::span<float>(values.data(), static_cast<size_t>(values.size())),
+                      tensor_parallel_group_, tensor_parallel_collectives_++);
+}
+
+void CpuBackend::tensor_parallel_all_gather(Tensor& values) {
+  ring_all_gather(std::span<float>(values.data(), static_cast<size_t>(values.size())),
+                  tensor_parallel_group_, tensor_parallel_collectives_++);
+}
+
 }  // namespace pipelab

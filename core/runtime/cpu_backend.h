@@ -72,6 +72,10 @@ class CpuBackend {
   void scatter_gradients(const Tensor& flat, const std::vector<Parameter>& parameters);
   void data_parallel_all_reduce(Tensor& flat);
   void tensor_parallel_all_reduce(Tensor& values);
+  // Sequence parallelism's collectives over the tensor-parallel group, in
+  // place (ring_allreduce.h).
+  void tensor_parallel_reduce_scatter(Tensor& values);
+  void tensor_parallel_all_gather(Tensor& values);
 
   // The host view of a stage is the stage: nothing to copy.
   Sequential& host_stage(Sequential& stage, int) { return stage; }

@@ -175,7 +175,13 @@ class DeviceWorker {
   int64_t data_parallel_all_reduce(const Op& op);
   int64_t push(const Op& op);
   int64_t pull(Op& op);
-  void tensor_parallel_all_reduce(Tensor& values, int layer);
+  // A tensor-parallel collective (`kind`: AllReduce, ReduceScatter or
+  // AllGather) that a compute op runs for `layer`, timed as the op the
+  // schedule lists for it.
+  void tensor_parallel_collective(OpKind kind, Tensor& values, int layer);
+  // Sequence parallelism: the sum over the tensor-parallel group of the
+  // gradients each shard took from its slice of the sequence.
+  int64_t sequence_partial_all_reduce(const Op& op);
 
   // Hands a stage's output to the next stage (F) or its input gradient to the
   // previous one (B/BI): kept for the send, or given directly to the chunk on

@@ -57,7 +57,14 @@ DeviceWorker<Backend>::DeviceWorker(WorkerShared& shared, Devices& devices, int 
     if (plan.tp > 1) {
       tensor_parallel.roles = shared_.tp_roles;
       tensor_parallel.all_reduce = [this](Tensor& values, int layer, bool) {
-        tensor_parallel_all_reduce(values, layer);
+        tensor_parallel_collective(OpKind::AllReduce, values, layer);
+      };
+      tensor_parallel.sequence_parallel = plan.sequence_parallel;
+      tensor_parallel.sequence_collective = [this](TensorParallelCollective collective, Tensor& values,
+                                                   int layer, bool) {
+        tensor_parallel_collective(collective == TensorParallelCollective::AllGather ? OpKind::AllGather
+                                                                                     : OpKind::ReduceScatter,
+                                   values, layer);
       };
     }
     state.layers = backend_.make_stack(shared_.stage_ranges[state.stage], tensor_parallel);
@@ -191,6 +198,8 @@ void DeviceWorker<Backend>::run_op(const TrainingWindow& window, int index) {
     case OpKind::AllReduce:
       if (op.group == CommGroup::DataParallel)
         timed(op, [&] { return data_parallel_all_reduce(op); });
+      else if (op.microbatch < 0)  // the step's, before the update (lowering.cpp)
+        timed(op, [&] { return sequence_partial_all_reduce(op); });
       else if (!tensor_parallel_reported_[index])
         // No all-reduce was needed (a column-parallel first layer of stage 0
         // computes no input gradient): reported as a zero-length op.
@@ -211,10 +220,10 @@ void DeviceWorker<Backend>::run_op(const TrainingWindow& window, int index) {
       break;
     case OpKind::ReduceScatter:
     case OpKind::AllGather:
-      // Sequence parallelism is simulated only; check_trainable (trainable.h)
-      // refuses to run such a plan, so no program reaches here with these.
-      shared_.fail("device " + std::to_string(op.device) + ": " + op_kind_name(op.kind) +
-                   " (sequence parallelism) is not executed; set parallel.sequence_parallel = false to train");
+      // Run (and reported) inside the compute op before it, as the
+      // tensor-parallel all-reduces are; one the layer did not ask for is a
+      // zero-length op.
+      if (!tensor_parallel_reported_[index]) timed(op, none);
       break;
   }
   backend_.op_done(op);
@@ -364,27 +373,46 @@ int64_t DeviceWorker<Backend>::data_parallel_all_reduce(const Op& op) {
 }
 
 template <typename Backend>
-void DeviceWorker<Backend>::tensor_parallel_all_reduce(Tensor& values, int layer) {
-  // The schedule lists this all-reduce right after the compute op running it;
-  // a recomputation repeats forward all-reduces the schedule does not list.
+int64_t DeviceWorker<Backend>::sequence_partial_all_reduce(const Op& op) {
+  std::vector<Parameter> partial;
+  for (Tensor* grad : stages_[op.chunk].layers->sequence_partial_grads()) partial.push_back({grad, grad});
+  // One contiguous buffer, one collective, as for the data-parallel all-reduce.
+  Tensor flat = backend_.gather_gradients(partial);
+  backend_.tensor_parallel_all_reduce(flat);
+  backend_.scatter_gradients(flat, partial);
+  return flat.bytes();
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::tensor_parallel_collective(OpKind kind, Tensor& values, int layer) {
+  const auto run = [&] {
+    if (kind == OpKind::AllReduce)
+      backend_.tensor_parallel_all_reduce(values);
+    else if (kind == OpKind::ReduceScatter)
+      backend_.tensor_parallel_reduce_scatter(values);
+    else
+      backend_.tensor_parallel_all_gather(values);
+  };
+  // The schedule lists this collective among the ones right after the
+  // compute op running it; a recomputation repeats forward collectives the
+  // schedule does not list.
   const std::vector<Op>& ops = *current_.ops;
   const Op* listed = nullptr;
-  for (size_t j = current_.index + 1; j < ops.size() && ops[j].kind == OpKind::AllReduce &&
-                                      ops[j].group == CommGroup::TensorParallel;
-       ++j) {
-    if (ops[j].layer != layer || tensor_parallel_reported_[j]) continue;
+  for (size_t j = current_.index + 1;
+       j < ops.size() && is_collective(ops[j].kind) && ops[j].group == CommGroup::TensorParallel; ++j) {
+    if (ops[j].kind != kind || ops[j].layer != layer || tensor_parallel_reported_[j]) continue;
     tensor_parallel_reported_[j] = 1;
     listed = &ops[j];
     break;
   }
   if (!listed) {
-    backend_.tensor_parallel_all_reduce(values);
+    run();
     return;
   }
   Op op = *listed;
   op.step += current_.first_step;
   timed(op, [&] {
-    backend_.tensor_parallel_all_reduce(values);
+    run();
     return values.bytes();
   });
 }

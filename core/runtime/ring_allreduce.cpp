@@ -6,54 +6,90 @@
 namespace pipelab {
 namespace {
 
-// Chunk k of n over `count` values: [begin(k), begin(k + 1)).
-int64_t chunk_begin(int64_t count, int n, int k) { return count * k / n; }
+// One member's place on the ring, and its two moves: send a chunk to the
+// next member; receive one from the previous, adding or copying it.
+class RingMember {
+ public:
+  RingMember(std::span<float> values, const RingGroup& group, int64_t collective)
+      : values_(values), group_(group), collective_(collective) {
+    assert(n() >= 1 && group.rank >= 0 && group.rank < n());
+    assert(static_cast<int>(group.mailboxes.size()) == n());
+  }
+
+  int n() const { return group_.size(); }
+  int rank() const { return group_.rank; }
+  // Chunk k counted round the ring from this member (any integer k).
+  int chunk(int k) const { return ((rank() + k) % n() + n()) % n(); }
+
+  void send(int chunk, int ring_step) {
+    const int next = (rank() + 1) % n();
+    group_.mailboxes[next]->post_copy(
+        MessageTag::ring_chunk(group_.kind, group_.devices[rank()], collective_, ring_step),
+        values_.data() + begin(chunk), begin(chunk + 1) - begin(chunk));
+  }
+
+  void receive(int chunk, int ring_step, bool accumulate) {
+    const int previous = (rank() + n() - 1) % n();
+    const int64_t count = begin(chunk + 1) - begin(chunk);
+    Tensor message = group_.mailboxes[rank()]->receive(
+        MessageTag::ring_chunk(group_.kind, group_.devices[previous], collective_, ring_step));
+    assert(message.size() == count);
+    float* target = values_.data() + begin(chunk);
+    if (accumulate) {
+      for (int64_t i = 0; i < count; ++i) target[i] += message.data()[i];
+    } else if (count > 0) {
+      std::memcpy(target, message.data(), static_cast<size_t>(count) * sizeof(float));
+    }
+  }
+
+  // n - 1 steps passing partial sums on (each adds what it receives), ending
+  // with chunk `owned` whole here. Ring steps first_step, first_step + 1, ...
+  void reduce_scatter(int owned, int first_step) {
+    for (int s = 0; s < n() - 1; ++s) {
+      send(chunk(owned - rank() - 1 - s), first_step + s);
+      receive(chunk(owned - rank() - 2 - s), first_step + s, true);
+    }
+  }
+
+  // n - 1 steps passing whole chunks on, starting from chunk `owned`.
+  void all_gather(int owned, int first_step) {
+    for (int s = 0; s < n() - 1; ++s) {
+      send(chunk(owned - rank() - s), first_step + s);
+      receive(chunk(owned - rank() - s - 1), first_step + s, false);
+    }
+  }
+
+ private:
+  // Chunk k of n over the values: [begin(k), begin(k + 1)).
+  int64_t begin(int k) const { return static_cast<int64_t>(values_.size()) * k / n(); }
+
+  std::span<float> values_;
+  const RingGroup& group_;
+  const int64_t collective_;
+};
 
 }  // namespace
 
 void ring_all_reduce(std::span<float> values, const RingGroup& group, int64_t collective) {
-  const int n = group.size();
-  assert(n >= 1 && group.rank >= 0 && group.rank < n);
-  assert(static_cast<int>(group.mailboxes.size()) == n);
-  if (n == 1) return;
-  const int rank = group.rank;
-  const int next = (rank + 1) % n;
-  const int previous = (rank + n - 1) % n;
-  const int64_t count = static_cast<int64_t>(values.size());
-  Mailbox& mine = *group.mailboxes[rank];
-  Mailbox& next_box = *group.mailboxes[next];
+  RingMember member(values, group, collective);
+  if (member.n() == 1) return;
+  // Member r finishes chunk r + 1 (so its first send is its own chunk), then
+  // passes the finished chunks on.
+  const int owned = member.chunk(1);
+  member.reduce_scatter(owned, 0);
+  member.all_gather(owned, member.n() - 1);
+}
 
-  auto send_chunk = [&](int chunk, int ring_step) {
-    const int64_t begin = chunk_begin(count, n, chunk);
-    const int64_t end = chunk_begin(count, n, chunk + 1);
-    next_box.post_copy(
-        MessageTag::ring_chunk(group.kind, group.devices[rank], collective, ring_step),
-        values.data() + begin, end - begin);
-  };
-  auto receive_chunk = [&](int chunk, int ring_step, bool accumulate) {
-    const int64_t begin = chunk_begin(count, n, chunk);
-    const int64_t end = chunk_begin(count, n, chunk + 1);
-    Tensor message = mine.receive(
-        MessageTag::ring_chunk(group.kind, group.devices[previous], collective, ring_step));
-    assert(message.size() == end - begin);
-    float* target = values.data() + begin;
-    if (accumulate) {
-      for (int64_t i = 0; i < end - begin; ++i) target[i] += message.data()[i];
-    } else if (end > begin) {
-      std::memcpy(target, message.data(), static_cast<size_t>(end - begin) * sizeof(float));
-    }
-  };
+void ring_reduce_scatter(std::span<float> values, const RingGroup& group, int64_t collective) {
+  RingMember member(values, group, collective);
+  assert(values.size() % static_cast<size_t>(member.n()) == 0);
+  if (member.n() > 1) member.reduce_scatter(group.rank, 0);
+}
 
-  // Reduce-scatter: after step s, the chunk received holds s + 2 members' parts.
-  for (int s = 0; s < n - 1; ++s) {
-    send_chunk((rank - s + n) % n, s);
-    receive_chunk((rank - s - 1 + 2 * n) % n, s, true);
-  }
-  // All-gather: pass the finished chunks on.
-  for (int s = 0; s < n - 1; ++s) {
-    send_chunk((rank + 1 - s + n) % n, n - 1 + s);
-    receive_chunk((rank - s + n) % n, n - 1 + s, false);
-  }
+void ring_all_gather(std::span<float> values, const RingGroup& group, int64_t collective) {
+  RingMember member(values, group, collective);
+  assert(values.size() % static_cast<size_t>(member.n()) == 0);
+  if (member.n() > 1) member.all_gather(group.rank, 0);
 }
 
 }  // namespace pipelab

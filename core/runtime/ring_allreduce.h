@@ -33,4 +33,15 @@ struct RingGroup {
 // the run stops while waiting.
 void ring_all_reduce(std::span<float> values, const RingGroup& group, int64_t collective);
 
+// Sequence parallelism's halves of it, in place on `values` cut into
+// group.size() equal slices (the count must divide evenly), member r's being
+// slice r (all_reduce.h's SequenceCollectives):
+//  - reduce-scatter: afterwards member r's slice holds the sum of every
+//    member's slice r (the other slices hold partial sums);
+//  - all-gather: each member has written its own slice; afterwards every
+//    slice holds its member's values.
+// `collective` numbers every collective of the group, as for ring_all_reduce.
+void ring_reduce_scatter(std::span<float> values, const RingGroup& group, int64_t collective);
+void ring_all_gather(std::span<float> values, const RingGroup& group, int64_t collective);
+
 }  // namespace pipelab

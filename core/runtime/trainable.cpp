@@ -16,10 +16,6 @@ void check_trainable_transformer(const Experiment& experiment) {
     throw ExperimentError("backend.type = " + experiment.backend.type +
                           ": Transformers train on the cpu backend for now (the CUDA kernels "
                           "come later); set backend.type = cpu, or simulate this model");
-  if (experiment.parallel.sequence_parallel)
-    throw ExperimentError(
-        "parallel.sequence_parallel = true: sequence parallelism is simulated only (the executors "
-        "run plain tensor parallelism); set parallel.sequence_parallel = false to train");
   if (model.loss != LossType::CrossEntropy)
     throw ExperimentError(std::string("model.loss = ") + loss_type_name(model.loss) +
                           ": a Transformer trains on next-token cross-entropy; set model.loss = " +

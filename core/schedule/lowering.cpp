@@ -209,6 +209,14 @@ class DeviceLowering {
     about.step = step;
     about.microbatch = microbatch;
     const int64_t bytes = parameter_bytes(stage);
+    // Sequence parallelism leaves some gradients partial on each shard
+    // (stage_profile.h): the group sums them first, once per step.
+    if (out_.tp > 1 && !profiles_.empty() && profiles_[stage].sequence_parallel_gradient_bytes > 0) {
+      Op reduce = comm_op(OpKind::AllReduce, about, -1, profiles_[stage].sequence_parallel_gradient_bytes);
+      reduce.group = CommGroup::TensorParallel;
+      reduce.microbatch = -1;  // the step's, even where U is per micro-batch (pipedream)
+      ops_.push_back(reduce);
+    }
     if (out_.async_data_parallel()) {
       Op push = comm_op(OpKind::PushGradient, about, -1, bytes);
       push.group = CommGroup::DataParallel;

@@ -149,9 +149,12 @@ class Validator {
         if (op.step < 0 || op.step >= s_.steps)
           error(d, op, "step out of range 0.." + std::to_string(s_.steps - 1));
         const bool microbatch_in_range = op.microbatch >= 0 && op.microbatch < m_;
+        // Tensor-parallel collectives belong to a micro-batch, but for the
+        // all-reduce of the step's sequence-parallel gradients.
+        const bool step_gradients = op.kind == OpKind::AllReduce && op.layer < 0 && op.microbatch == -1;
         const bool per_microbatch =
             op_kind_facts(op.kind).needs_microbatch ||
-            (is_collective(op.kind) && op.group == CommGroup::TensorParallel);
+            (is_collective(op.kind) && op.group == CommGroup::TensorParallel && !step_gradients);
         if (per_microbatch && !microbatch_in_range)
           error(d, op, "micro-batch out of range 0.." + std::to_string(m_ - 1));
         if (!per_microbatch && op.microbatch != -1 && !microbatch_in_range)

@@ -193,6 +193,14 @@ void CudaBackend::tensor_parallel_all_reduce(DeviceTensor& values) {
                                                                                     values);
 }
 
+void CudaBackend::tensor_parallel_reduce_scatter(DeviceTensor&) {
+  throw std::logic_error("the CUDA backend does not run sequence parallelism's reduce-scatter");
+}
+
+void CudaBackend::tensor_parallel_all_gather(DeviceTensor&) {
+  throw std::logic_error("the CUDA backend does not run sequence parallelism's all-gather");
+}
+
 HostStageMirror& CudaBackend::mirror(GpuSequential& stage, int chunk) {
   std::unique_ptr<HostStageMirror>& mirror = mirrors_[static_cast<size_t>(chunk)];
   if (!mirror)

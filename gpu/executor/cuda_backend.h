@@ -97,6 +97,11 @@ class CudaBackend {
   void scatter_gradients(const DeviceTensor& flat, const std::vector<GpuParameter>& parameters);
   void data_parallel_all_reduce(DeviceTensor& flat);
   void tensor_parallel_all_reduce(DeviceTensor& values);
+  // Sequence parallelism is not run on this backend yet: GpuSequential has no
+  // gather/scatter hooks, so its stage refuses such a plan before any op
+  // runs. Reaching these is a bug; they throw std::logic_error.
+  void tensor_parallel_reduce_scatter(DeviceTensor& values);
+  void tensor_parallel_all_gather(DeviceTensor& values);
 
   // A host copy of chunk `chunk`'s stage, made on first use (its pinned
   // buffers too: the executor makes the ones a run uses before it starts).

@@ -94,6 +94,32 @@ TEST_P(TransformerEquivalence, TensorParallel) {
   check(selective, "tp2 zb-h1 pp2 selective recompute");
 }
 
+// Sequence parallelism: norms, residuals and the final layernorm on each
+// shard's half of the sequence, gathers and scatters instead of all-reduces,
+// the norms' partial gradients summed once per step.
+Experiment sequence_parallel(Experiment experiment) {
+  experiment.parallel.sequence_parallel = true;
+  return experiment;
+}
+
+TEST_P(TransformerEquivalence, SequenceParallel) {
+  check(sequence_parallel(with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 1, 2, 1, 2)), "tp2 sp");
+  check(sequence_parallel(with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 4, 1, 2)),
+        "tp2 sp x pp2");
+  check(sequence_parallel(with_plan(tiny_gpt_experiment(), ScheduleKind::GPipe, 4, 4, 1, 2)),
+        "tp2 sp x gpipe pp4");
+  check(sequence_parallel(with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 4, 2, 2)),
+        "dp2 x tp2 sp x pp2");
+  check(sequence_parallel(with_plan(tiny_gpt_experiment(), ScheduleKind::ZeroBubbleH1, 2, 4, 1, 2)),
+        "tp2 sp zb-h1 pp2");
+  Experiment recompute = sequence_parallel(with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 4, 1, 2));
+  recompute.parallel.recompute = true;
+  check(recompute, "tp2 sp x pp2 recompute");
+  Experiment selective = sequence_parallel(with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 4, 1, 2));
+  selective.parallel.selective_recompute = true;
+  check(selective, "tp2 sp x pp2 selective recompute");
+}
+
 TEST_P(TransformerEquivalence, SelectiveRecompute) {
   Experiment experiment = with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 4);
   experiment.parallel.selective_recompute = true;
@@ -120,6 +146,7 @@ TEST_P(TransformerEquivalence, DropoutInsideBlocksIsTheSameUnderEverySplit) {
   same(with_plan(dropout, ScheduleKind::OneFOneB, 2, 4, 1, 2), "dropout tp2 x pp2");
   same(with_plan(dropout, ScheduleKind::OneFOneB, 1, 2, 2, 2), "dropout dp2 x tp2");
   same(with_plan(dropout, ScheduleKind::ZeroBubbleH1, 2, 4, 1, 2), "dropout tp2 zb-h1");
+  same(sequence_parallel(with_plan(dropout, ScheduleKind::OneFOneB, 2, 4, 1, 2)), "dropout tp2 sp x pp2");
   Experiment recompute = with_plan(dropout, ScheduleKind::OneFOneB, 2, 4, 1, 2);
   recompute.parallel.recompute = true;
   same(recompute, "dropout tp2 x pp2 recompute");

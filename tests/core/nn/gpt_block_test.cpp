@@ -1,7 +1,8 @@
 // The pre-norm GPT block: every gradient against central differences for both
 // norms, both activations, causal and not; the BI/BW split and the recomputed
 // attention probabilities change nothing; tensor-parallel shards run in
-// lockstep threads (the all-reduce summing on the host) reproduce tp = 1.
+// lockstep threads (the all-reduce summing on the host) reproduce tp = 1, and
+// so do sequence-parallel shards (gathers and scatters on the host).
 #include "core/nn/gpt_block.h"
 
 #include <gtest/gtest.h>
@@ -252,6 +253,147 @@ TEST(TransformerBlock, TensorParallelShardsReproduceTheWholeBlock) {
   dropped.dropout = 0.3f;
   expect_shards_match_whole(dropped, 2, {0.3f, 9, 3, 4, 10});
   expect_shards_match_whole(dropped, 4, {0.3f, 9, 3, 4, 10});
+}
+
+// Sequence parallelism's collectives over `tp` lockstep threads, on the host:
+// each call waits for every shard's buffer, then writes the caller's slice
+// (reduce-scatter: the sum of every buffer's slice, in shard order) or every
+// slice (all-gather: each from its own shard's buffer).
+class HostSequenceCollectives {
+ public:
+  explicit HostSequenceCollectives(int tp) : buffers_(tp), barrier_(tp) {}
+  SequenceCollectives for_shard(int shard) {
+    return {[this, shard](float* data, int64_t count) { run(shard, data, count, true); },
+            [this, shard](float* data, int64_t count) { run(shard, data, count, false); }};
+  }
+
+ private:
+  void run(int shard, float* data, int64_t count, bool gather) {
+    const int tp = static_cast<int>(buffers_.size());
+    const int64_t slice = count / tp;
+    buffers_[shard] = data;
+    barrier_.arrive_and_wait();
+    std::vector<float> result(count, 0.0f);
+    for (int k = 0; k < tp; ++k)
+      for (int64_t i = 0; i < slice; ++i) {
+        if (gather) result[k * slice + i] = buffers_[k][k * slice + i];
+        else result[shard * slice + i] += buffers_[k][shard * slice + i];
+      }
+    barrier_.arrive_and_wait();  // every shard has read every buffer
+    if (gather) std::copy(result.begin(), result.end(), data);
+    else std::copy(result.begin() + shard * slice, result.begin() + (shard + 1) * slice, data + shard * slice);
+  }
+
+  std::vector<float*> buffers_;
+  std::barrier<> barrier_;
+};
+
+// Positions [first, first + count) of every sample of a [batch * seq, width] tensor.
+Tensor positions_of(const Tensor& whole, int64_t batch, int64_t seq, int64_t first, int64_t count) {
+  Tensor part(batch * count, whole.cols());
+  for (int64_t b = 0; b < batch; ++b)
+    std::copy(whole.row(b * seq + first), whole.row(b * seq + first + count), part.row(b * count));
+  return part;
+}
+
+// Sequence parallelism: each shard gets its positions of x and dy and must
+// give the same positions of y and dx; its gradients are its slice of the
+// whole block's, except the norms', which sum to the whole block's over the
+// shards (the step's tensor-parallel all-reduce does that sum).
+void expect_sequence_parallel_shards_match_whole(const GptBlockConfig& config, int tp,
+                                                 const BlockDropout& dropout = {}) {
+  constexpr int64_t seq = 4;
+  const int64_t rows = kBatch * seq;
+  const int64_t local = seq / tp;
+  GptBlock whole(config, {});
+  whole.init(7, 3);
+  perturb_norms(whole, 60);
+  const Tensor x = random_tensor(rows, config.dim, 52);
+  const Tensor dy = random_tensor(rows, config.dim, 53);
+  GptBlockCache cache;
+  Tensor y(rows, config.dim), dx(rows, config.dim);
+  whole.forward(x, kBatch, seq, cache, y, all_reduce_nothing, dropout);
+  whole.backward(x, dy, cache, dx, all_reduce_nothing);
+
+  std::vector<std::unique_ptr<GptBlock>> shards;
+  std::vector<Tensor> ys, dxs;
+  for (int k = 0; k < tp; ++k) {
+    shards.push_back(std::make_unique<GptBlock>(config, BlockShard{tp, k, true}));
+    shards[k]->init(7, 3);
+    perturb_norms(*shards[k], 60);
+    ys.emplace_back(kBatch * local, config.dim);
+    dxs.emplace_back(kBatch * local, config.dim);
+  }
+  HostSequenceCollectives collectives(tp);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < tp; ++k)
+    threads.emplace_back([&, k] {
+      const BlockCollectives mine{all_reduce_nothing, collectives.for_shard(k)};
+      const Tensor x_part = positions_of(x, kBatch, seq, k * local, local);
+      const Tensor dy_part = positions_of(dy, kBatch, seq, k * local, local);
+      GptBlockCache shard_cache;
+      shards[k]->forward(x_part, kBatch, seq, shard_cache, ys[k], mine, dropout);
+      shards[k]->backward(x_part, dy_part, shard_cache, dxs[k], mine);
+    });
+  for (std::thread& thread : threads) thread.join();
+
+  const std::string label = "sequence parallel tp " + std::to_string(tp) + " ";
+  GptBlockTensors summed_norms = slice_block_tensors(whole.gradients(), config, {});
+  for (Tensor* t : {&summed_norms.norm1_gain, &summed_norms.norm1_bias, &summed_norms.norm2_gain,
+                    &summed_norms.norm2_bias})
+    t->set_zero();
+  for (int k = 0; k < tp; ++k) {
+    expect_close(ys[k], positions_of(y, kBatch, seq, k * local, local), label + "y");
+    expect_close(dxs[k], positions_of(dx, kBatch, seq, k * local, local), label + "dx");
+    GptBlockTensors& grads = shards[k]->gradients();
+    GptBlockTensors expected = slice_block_tensors(whole.gradients(), config, {tp, k});
+    for (auto member : {&GptBlockTensors::qkv_weight, &GptBlockTensors::qkv_bias,
+                        &GptBlockTensors::proj_weight, &GptBlockTensors::proj_bias,
+                        &GptBlockTensors::ffn1_weight, &GptBlockTensors::ffn1_bias,
+                        &GptBlockTensors::ffn2_weight, &GptBlockTensors::ffn2_bias})
+      expect_close(grads.*member, expected.*member, label + "linear gradient");
+    const std::vector<Tensor*> partial = shards[k]->sequence_partial_gradients();
+    EXPECT_EQ(partial.size(), config.norm == NormType::LayerNorm ? 4u : 2u);
+    summed_norms.norm1_gain.add(grads.norm1_gain);
+    summed_norms.norm2_gain.add(grads.norm2_gain);
+    if (!grads.norm1_bias.empty()) summed_norms.norm1_bias.add(grads.norm1_bias);
+    if (!grads.norm2_bias.empty()) summed_norms.norm2_bias.add(grads.norm2_bias);
+  }
+  expect_close(summed_norms.norm1_gain, whole.gradients().norm1_gain, label + "norm1 gain");
+  expect_close(summed_norms.norm2_gain, whole.gradients().norm2_gain, label + "norm2 gain");
+  if (config.norm == NormType::LayerNorm) {
+    expect_close(summed_norms.norm1_bias, whole.gradients().norm1_bias, label + "norm1 bias");
+    expect_close(summed_norms.norm2_bias, whole.gradients().norm2_bias, label + "norm2 bias");
+  }
+}
+
+TEST(TransformerBlock, SequenceParallelShardsReproduceTheWholeBlock) {
+  for (NormType norm : {NormType::LayerNorm, NormType::RmsNorm})
+    for (BlockActivation activation : {BlockActivation::Gelu, BlockActivation::SwiGlu}) {
+      const GptBlockConfig config = tiny_config(norm, activation, true);
+      expect_sequence_parallel_shards_match_whole(config, 2);
+      expect_sequence_parallel_shards_match_whole(config, 4);
+    }
+  GptBlockConfig lean = tiny_config(NormType::LayerNorm, BlockActivation::Gelu, false);
+  lean.keep_attention_probabilities = false;
+  expect_sequence_parallel_shards_match_whole(lean, 2);
+  // The masks after proj and ffn2 are keyed by the whole sequence's position.
+  GptBlockConfig dropped = tiny_config(NormType::LayerNorm, BlockActivation::Gelu, true);
+  dropped.dropout = 0.3f;
+  expect_sequence_parallel_shards_match_whole(dropped, 2, {0.3f, 9, 3, 4, 10});
+}
+
+TEST(TransformerBlock, SequenceParallelNeedsASequenceTpDivides) {
+  GptBlock shard(tiny_config(NormType::LayerNorm, BlockActivation::Gelu, true), {2, 0, true});
+  GptBlockCache cache;
+  Tensor x(kBatch, 8), y(kBatch, 8);
+  try {
+    shard.forward(x, kBatch, 3, cache, y, BlockCollectives{});
+    FAIL() << "tp = 2 cannot split 3 positions";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("does not divide the sequence length 3"), std::string::npos)
+        << error.what();
+  }
 }
 
 // With a fixed mask (the same BlockDropout each time) the block is a smooth

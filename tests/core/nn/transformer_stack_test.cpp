@@ -315,5 +315,63 @@ TEST(TransformerStack, RejectsWhatItCannotBuild) {
   EXPECT_NE(error_of(no_embedding).find("start the model with an embedding"), std::string::npos);
 }
 
+// Under sequence parallelism every layer from the embedding's output to the
+// output layer's input holds one shard's positions; the output layer covers
+// every position; a dropout's mask offset follows its positions.
+TEST(TransformerStack, SequenceParallelLayoutSplitsThePositions) {
+  ModelSpec model;
+  model.input = {4};
+  LayerSpec embedding;
+  embedding.type = LayerType::Embedding;
+  embedding.vocab = 8;
+  embedding.dim = 8;
+  LayerSpec drop;
+  drop.type = LayerType::Dropout;
+  drop.p = 0.1;
+  LayerSpec norm;
+  norm.type = LayerType::LayerNorm;
+  LayerSpec head;
+  head.type = LayerType::Linear;
+  head.out = 8;
+  model.layers = {embedding, block(NormType::LayerNorm, BlockActivation::Gelu, true), drop, norm, head};
+  using enum TensorParallelRole;
+  const std::vector<TensorParallelRole> roles = {VocabParallel, BlockParallel, Replicated, Replicated,
+                                                 ColumnParallel};
+  const std::vector<LayerLayout> layout = stack_layout(model, 0, 5, {2, 1, roles, true, true});
+  EXPECT_EQ(layout[0].in, 4);           // every id
+  EXPECT_EQ(layout[0].out, 2 * 8);      // two positions of 8 values
+  EXPECT_EQ(layout[1].in, 2 * 8);
+  EXPECT_EQ(layout[2].feature_offset, 2 * 8);  // shard 1 holds positions 2 and 3
+  EXPECT_TRUE(layout[3].sequence_partial());
+  EXPECT_FALSE(layout[1].sequence_partial());  // a block names its partial gradients itself
+  EXPECT_TRUE(layout[4].gathers_sequence);
+  EXPECT_EQ(layout[4].in, 2 * 8);
+  EXPECT_EQ(layout[4].out, 4 * 4);      // every position, half the vocabulary
+
+  // A linear pair between blocks is not split along the sequence.
+  ModelSpec paired = model;
+  LayerSpec linear;
+  linear.type = LayerType::Linear;
+  linear.out = 8;
+  paired.layers.insert(paired.layers.begin() + 2, {linear, linear});
+  std::vector<TensorParallelRole> paired_roles = roles;
+  paired_roles.insert(paired_roles.begin() + 2, {ColumnParallel, RowParallel});
+  try {
+    stack_layout(paired, 0, 7, {2, 0, paired_roles, true, true});
+    FAIL() << "a linear pair cannot be sequence parallel";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("set parallel.sequence_parallel = false"), std::string::npos)
+        << error.what();
+  }
+  // Nor can tp = 3 split 4 positions.
+  std::vector<TensorParallelRole> three = roles;
+  try {
+    stack_layout(model, 0, 5, {3, 0, three, true, true});
+    FAIL() << "tp = 3 cannot split 4 positions";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("does not divide"), std::string::npos) << error.what();
+  }
+}
+
 }  // namespace
 }  // namespace pipelab

@@ -109,6 +109,51 @@ TEST(RingAllReduce, EveryMemberGetsTheSameSum) {
   }
 }
 
+// Sequence parallelism's halves: member r's slice r of a reduce-scatter is
+// the sum of every member's slice r; an all-gather fills every slice from its
+// member.
+TEST(RingAllReduce, ReduceScatterAndAllGatherWorkOnEachMembersSlice) {
+  for (int members : {2, 3, 4}) {
+    RunControl control(members);
+    std::vector<std::unique_ptr<DeviceAllocator>> memory;
+    std::vector<std::unique_ptr<Mailbox>> boxes;
+    for (int d = 0; d < members; ++d) {
+      memory.push_back(std::make_unique<DeviceAllocator>(d));
+      boxes.push_back(std::make_unique<Mailbox>(d, *memory.back(), control));
+    }
+    const int slice = 5;
+    const int count = slice * members;
+    std::vector<std::vector<float>> scattered(members, std::vector<float>(count));
+    std::vector<std::vector<float>> gathered(members, std::vector<float>(count, -1.0f));
+    std::vector<float> sum(count, 0.0f);
+    for (int d = 0; d < members; ++d)
+      for (int i = 0; i < count; ++i) {
+        scattered[d][i] = static_cast<float>((d + 1) * 100 + i);
+        sum[i] += scattered[d][i];
+      }
+    std::vector<std::thread> threads;
+    for (int d = 0; d < members; ++d)
+      threads.emplace_back([&, d] {
+        RingGroup group;
+        for (int m = 0; m < members; ++m) {
+          group.devices.push_back(m);
+          group.mailboxes.push_back(boxes[m].get());
+        }
+        group.rank = d;
+        ring_reduce_scatter(scattered[d], group, 0);
+        for (int i = 0; i < slice; ++i) gathered[d][d * slice + i] = static_cast<float>(d * 1000 + i);
+        ring_all_gather(gathered[d], group, 1);
+      });
+    for (std::thread& thread : threads) thread.join();
+    for (int d = 0; d < members; ++d) {
+      for (int i = 0; i < slice; ++i) EXPECT_FLOAT_EQ(scattered[d][d * slice + i], sum[d * slice + i]);
+      for (int m = 0; m < members; ++m)
+        for (int i = 0; i < slice; ++i) EXPECT_EQ(gathered[d][m * slice + i], static_cast<float>(m * 1000 + i));
+      EXPECT_EQ(memory[d]->current_total(), 0);
+    }
+  }
+}
+
 TEST(Rendezvous, TheLastArrivalRunsTheActionAlone) {
   RunControl control(3);
   Rendezvous meeting(3, control);

@@ -1,0 +1,49 @@
+#include "core/nn/sequence_split.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace pipelab {
+namespace {
+
+// Copies, for every (shard j, sample b), the j-th slice of sample b between
+// the sample-major `whole` and the shard-major `staged`.
+void reorder(const SequenceSlice& slice, int64_t width, const float* from, float* to,
+             bool to_shard_major) {
+  const int64_t block = slice.local_positions * width;  // one sample's slice
+  for (int j = 0; j < slice.tp; ++j)
+    for (int64_t b = 0; b < slice.batch; ++b) {
+      const int64_t sample_major = (b * slice.positions() + j * slice.local_positions) * width;
+      const int64_t shard_major = (j * slice.batch + b) * block;
+      const float* source = from + (to_shard_major ? sample_major : shard_major);
+      float* target = to + (to_shard_major ? shard_major : sample_major);
+      std::copy(source, source + block, target);
+    }
+}
+
+}  // namespace
+
+void gather_sequence(const Tensor& local, const SequenceSlice& slice, Tensor& whole,
+                     const AllReduceFunction& all_gather, DeviceAllocator* allocator) {
+  const int64_t width = local.cols();
+  assert(local.rows() == slice.batch * slice.local_positions);
+  assert(whole.rows() == slice.batch * slice.positions() && whole.cols() == width);
+  Tensor staged(whole.rows(), width, allocator, MemoryCategory::Workspace);
+  std::copy(local.data(), local.data() + local.size(), staged.data() + slice.shard * local.size());
+  all_gather(staged.data(), staged.size());
+  reorder(slice, width, staged.data(), whole.data(), /*to_shard_major=*/false);
+}
+
+void scatter_sequence(const Tensor& whole, const SequenceSlice& slice, Tensor& local,
+                      const AllReduceFunction& reduce_scatter, DeviceAllocator* allocator) {
+  const int64_t width = whole.cols();
+  assert(whole.rows() == slice.batch * slice.positions());
+  assert(local.rows() == slice.batch * slice.local_positions && local.cols() == width);
+  Tensor staged(whole.rows(), width, allocator, MemoryCategory::Workspace);
+  reorder(slice, width, whole.data(), staged.data(), /*to_shard_major=*/true);
+  reduce_scatter(staged.data(), staged.size());
+  const float* mine = staged.data() + slice.shard * local.size();
+  std::copy(mine, mine + local.size(), local.data());
+}
+
+}  // namespace pipelab
