@@ -18,12 +18,6 @@ using testing::with_plan;
 
 class TransformerEquivalence : public testing::BackendConformance {
  protected:
-  void SetUp() override {
-    BackendConformance::SetUp();
-    if (IsSkipped()) return;
-    if (backend() != "cpu") GTEST_SKIP() << "Transformers train on the cpu backend only for now";
-  }
-
   static void SetUpTestSuite() {
     const testing::RunOutput single = run_experiment(tiny_gpt_experiment());
     ASSERT_EQ(single.state, RunState::Finished) << single.error;
