@@ -1,6 +1,7 @@
 #include "core/nn/sequential.h"
 
 #include "core/nn/activations.h"
+#include "core/nn/block_config.h"
 #include "core/nn/dropout.h"
 #include "core/nn/embedding_layer.h"
 #include "core/nn/init.h"
@@ -16,21 +17,6 @@ namespace {
 std::unique_ptr<Layer> per_token(std::unique_ptr<Layer> layer, int64_t tokens) {
   if (tokens == 1) return layer;
   return std::make_unique<PerTokenLayer>(std::move(layer), tokens);
-}
-
-GptBlockConfig block_config(const LayerLayout& layer) {
-  const LayerSpec& spec = layer.spec;
-  GptBlockConfig config;
-  config.dim = layer.token_in();
-  config.heads = spec.heads;
-  config.ffn_hidden = spec.ffn > 0 ? spec.ffn : 4 * config.dim;  // the model's default
-  config.norm = spec.norm;
-  config.activation = spec.activation;
-  config.causal = spec.causal;
-  config.bias = spec.bias;
-  config.keep_attention_probabilities = !layer.selective_recompute;
-  config.dropout = static_cast<float>(spec.dropout);
-  return config;
 }
 
 }  // namespace

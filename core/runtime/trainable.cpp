@@ -9,13 +9,17 @@ namespace {
 
 std::string layer_field(size_t index) { return "model.layers[" + std::to_string(index) + "]"; }
 
-// What the CPU executor does not train in a Transformer yet.
+// What the executors do not train in a Transformer yet.
 void check_trainable_transformer(const Experiment& experiment) {
   const ModelSpec& model = experiment.model;
-  if (experiment.backend.type != "cpu")
+  if (experiment.backend.type != "cpu" && experiment.backend.type != "cuda")
     throw ExperimentError("backend.type = " + experiment.backend.type +
-                          ": Transformers train on the cpu backend for now (the CUDA kernels "
-                          "come later); set backend.type = cpu, or simulate this model");
+                          ": Transformers train on the cpu and cuda backends; set backend.type = "
+                          "cpu or cuda, or simulate this model");
+  if (experiment.parallel.sequence_parallel && experiment.parallel.tp > 1 && experiment.backend.type != "cpu")
+    throw ExperimentError(
+        "parallel.sequence_parallel = true: sequence parallelism trains on the cpu backend only for "
+        "now; set backend.type = cpu, or parallel.sequence_parallel = false");
   if (model.loss != LossType::CrossEntropy)
     throw ExperimentError(std::string("model.loss = ") + loss_type_name(model.loss) +
                           ": a Transformer trains on next-token cross-entropy; set model.loss = " +

@@ -107,13 +107,36 @@ DeviceTensor CudaBackend::stage_input(const Op& op) {
   return staging_->upload(host, allocator(), MemoryCategory::Activations);
 }
 
+std::optional<VocabRange> CudaBackend::logits_shard() const {
+  const Experiment& experiment = shared_.experiment;
+  const int tp = experiment.parallel.tp;
+  if (tp == 1 || shared_.tp_roles.empty() ||
+      shared_.tp_roles.back() != TensorParallelRole::ColumnParallel ||
+      !is_sequence_model(experiment.model))
+    return std::nullopt;
+  return vocab_shard(experiment.model.layers.back().out, tp, place_.shard);
+}
+
 DeviceTensor CudaBackend::loss_gradient(const Op& op, const DeviceTensor& output) {
   TrainingData& data = shared_.data;
   const MicrobatchTargets targets = data.targets(op.step, place_.replica, op.microbatch);
-  const double scale = 1.0 / static_cast<double>(data.global_batch());
   PendingLoss pending;
   pending.step = op.step;
   pending.microbatch = op.microbatch;
+  if (targets.tokens > 0) {
+    // A sequence model: next-token cross-entropy, split by vocabulary when
+    // the output layer is (core/runtime/cpu_backend.cpp does the same).
+    const std::optional<VocabRange> shard = logits_shard();
+    const VocabRange range = shard ? *shard : whole_vocab(output.cols() / targets.tokens);
+    pending.loss = gpu_token_loss(
+        output, targets, data.gradient_scale(op.step), true, range,
+        shard ? shared_.experiment.parallel.tp : 1, shard ? place_.shard : 0,
+        [this](DeviceTensor& values) { tensor_parallel_all_reduce(values); }, staging_.get());
+    DeviceTensor grad = std::move(pending.loss.grad);
+    if (place_.shard == 0) pending_losses_.push_back(std::move(pending));
+    return grad;
+  }
+  const double scale = 1.0 / static_cast<double>(data.global_batch());
   // Labels and targets go up through pinned staging: no pageable copy stalls
   // this thread behind its GPU.
   DeviceBuffer labels;

@@ -25,6 +25,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,7 @@
 #include "gpu/layers/loss.h"
 #include "gpu/layers/optimizer.h"
 #include "gpu/layers/sequential.h"
+#include "gpu/layers/token_loss.h"
 #include "gpu/memory/pinned_staging.h"
 
 namespace pipelab::gpu {
@@ -123,6 +125,9 @@ class CudaBackend {
   CachingAllocator& allocator() { return self().allocator(); }
   cudaStream_t compute() { return self().compute_stream(); }
   HostStageMirror& mirror(GpuSequential& stage, int chunk);
+  // The vocabulary columns this shard's logits hold when a sequence model's
+  // output layer is split by vocabulary (as CpuBackend's), else nothing.
+  std::optional<VocabRange> logits_shard() const;
 
   CudaDevices& devices_;
   WorkerShared& shared_;

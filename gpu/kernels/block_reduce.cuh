@@ -1,10 +1,11 @@
-// Warp and block sums for the per-row kernels (layer norm, losses). A block
+// Warp and block sums (and the block maximum) for the per-row kernels (layer norm, losses). A block
 // must have a multiple of 32 threads; every thread gets the block's total.
 // The summation order is fixed by the thread layout, so results are the same
 // from run to run.
 #pragma once
 
 #include <cuda_runtime.h>
+#include <math.h>
 
 namespace pipelab::gpu::kernels {
 
@@ -28,6 +29,23 @@ __device__ inline T block_sum(T value) {
   T total = lane < warps ? warp_totals[lane] : T(0);
   total = warp_sum(total);
   return __shfl_sync(0xffffffffu, total, 0);
+}
+
+// The block's maximum (fmaxf, so order does not matter); every thread gets it.
+__device__ inline float block_max(float value) {
+  __shared__ float warp_maxima[32];
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  for (int offset = 16; offset > 0; offset >>= 1)
+    value = fmaxf(value, __shfl_down_sync(0xffffffffu, value, offset));
+  __syncthreads();  // a previous call may still be reading warp_maxima
+  if (lane == 0) warp_maxima[warp] = value;
+  __syncthreads();
+  const int warps = static_cast<int>(blockDim.x + 31) >> 5;
+  float best = lane < warps ? warp_maxima[lane] : -INFINITY;
+  for (int offset = 16; offset > 0; offset >>= 1)
+    best = fmaxf(best, __shfl_down_sync(0xffffffffu, best, offset));
+  return __shfl_sync(0xffffffffu, best, 0);
 }
 
 }  // namespace pipelab::gpu::kernels

@@ -74,6 +74,66 @@ void gemm(cublasHandle_t handle, const DeviceTensor& a, bool transpose_a, const 
                                    c.data(), plan.c_ld));
 }
 
+void strided_batched_gemm(cublasHandle_t handle, const float* a, const BatchedOperand& a_shape,
+                          bool transpose_a, const float* b, const BatchedOperand& b_shape,
+                          bool transpose_b, float* c, const BatchedOperand& c_shape, int64_t batch,
+                          float alpha, float beta) {
+  ColumnMajorGemm plan =
+      plan_row_major_gemm(a_shape.rows, a_shape.cols, transpose_a, b_shape.rows, b_shape.cols,
+                          transpose_b, c_shape.rows, c_shape.cols);
+  for (const BatchedOperand* operand : {&a_shape, &b_shape, &c_shape})
+    if (operand->ld < operand->cols)
+      throw std::invalid_argument("batched GEMM row length " + std::to_string(operand->ld) +
+                                  " is shorter than the matrix's " +
+                                  std::to_string(operand->cols) + " columns");
+  if (plan.m == 0 || plan.n == 0 || batch == 0) return;
+  plan.first_ld = std::max(1, blas_int(b_shape.ld, "row length"));
+  plan.second_ld = std::max(1, blas_int(a_shape.ld, "row length"));
+  plan.c_ld = std::max(1, blas_int(c_shape.ld, "row length"));
+  PIPELAB_CUBLAS_CHECK(cublasSgemmStridedBatched(
+      handle, plan.first_op, plan.second_op, plan.m, plan.n, plan.k, &alpha, b, plan.first_ld,
+      static_cast<long long>(b_shape.stride), a, plan.second_ld,
+      static_cast<long long>(a_shape.stride), &beta, c, plan.c_ld,
+      static_cast<long long>(c_shape.stride), blas_int(batch, "batch count")));
+}
+
+namespace {
+
+// A plain [rows, cols] buffer as a batch of one.
+BatchedOperand whole(int64_t rows, int64_t cols) { return {rows, cols, cols, 0}; }
+
+}  // namespace
+
+void linear_forward(cublasHandle_t handle, const float* x, int64_t rows, const DeviceTensor& weight,
+                    const DeviceTensor* bias, float* y, cudaStream_t stream) {
+  const int64_t in = weight.rows();
+  const int64_t out = weight.cols();
+  if (rows == 0 || out == 0) return;
+  const bool with_bias = bias && !bias->empty();
+  if (with_bias) kernels::broadcast_rows(y, bias->data(), rows, out, stream);
+  strided_batched_gemm(handle, x, whole(rows, in), false, weight.data(), whole(in, out), false, y,
+                       whole(rows, out), 1, 1.0f, with_bias ? 1.0f : 0.0f);
+}
+
+void linear_backward_input(cublasHandle_t handle, const float* dy, int64_t rows,
+                           const DeviceTensor& weight, float* dx) {
+  const int64_t in = weight.rows();
+  const int64_t out = weight.cols();
+  strided_batched_gemm(handle, dy, whole(rows, out), false, weight.data(), whole(in, out), true,
+                       dx, whole(rows, in), 1, 1.0f, 0.0f);
+}
+
+void linear_backward_weight(cublasHandle_t handle, const float* x, const float* dy, int64_t rows,
+                            DeviceTensor& weight_grad, DeviceTensor* bias_grad) {
+  const int64_t in = weight_grad.rows();
+  const int64_t out = weight_grad.cols();
+  if (rows == 0) return;
+  strided_batched_gemm(handle, x, whole(rows, in), true, dy, whole(rows, out), false,
+                       weight_grad.data(), whole(in, out), 1, 1.0f, 1.0f);
+  if (bias_grad && !bias_grad->empty())
+    kernels::add_column_sums(bias_grad->data(), dy, rows, out, bias_grad->stream());
+}
+
 void linear_forward(cublasHandle_t handle, const DeviceTensor& x, const DeviceTensor& weight,
                     const DeviceTensor* bias, DeviceTensor& y) {
   assert(x.cols() == weight.rows() && y.rows() == x.rows() && y.cols() == weight.cols());

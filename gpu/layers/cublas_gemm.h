@@ -54,6 +54,26 @@ ColumnMajorGemm plan_row_major_gemm(int64_t a_rows, int64_t a_cols, bool transpo
 void gemm(cublasHandle_t handle, const DeviceTensor& a, bool transpose_a, const DeviceTensor& b,
           bool transpose_b, DeviceTensor& c, float alpha, float beta);
 
+// One matrix of each batch entry inside a larger buffer: [rows, cols] row-major
+// with `ld` floats from one row to the next (>= cols: a strided view, such as
+// one head's q inside the fused QKV rows) and `stride` floats from one entry's
+// matrix to the next.
+struct BatchedOperand {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t ld = 0;
+  int64_t stride = 0;
+};
+
+// For each of `batch` entries, C = alpha op(A) op(B) + beta C, as one
+// cublasSgemmStridedBatched call (row-major views swapped as above). Throws
+// std::invalid_argument when the shapes do not chain or a row length exceeds
+// its ld.
+void strided_batched_gemm(cublasHandle_t handle, const float* a, const BatchedOperand& a_shape,
+                          bool transpose_a, const float* b, const BatchedOperand& b_shape,
+                          bool transpose_b, float* c, const BatchedOperand& c_shape, int64_t batch,
+                          float alpha, float beta);
+
 // y [batch, out] = x [batch, in] W [in, out] (+ bias [1, out] unless bias is null
 // or empty). y's storage may be uninitialised.
 void linear_forward(cublasHandle_t handle, const DeviceTensor& x, const DeviceTensor& weight,
@@ -63,6 +83,16 @@ void linear_backward_input(cublasHandle_t handle, const DeviceTensor& dy,
                            const DeviceTensor& weight, DeviceTensor& dx);
 // weight_grad += x^T dy; bias_grad += column sums of dy (unless null or empty).
 void linear_backward_weight(cublasHandle_t handle, const DeviceTensor& x, const DeviceTensor& dy,
+                            DeviceTensor& weight_grad, DeviceTensor* bias_grad);
+
+// The same three on raw row-major buffers of `rows` rows (the tensors' widths
+// are the weight's): for layers that see one buffer under two shapes, such as
+// a Transformer block's [batch, seq * dim] input read as [batch * seq, dim].
+void linear_forward(cublasHandle_t handle, const float* x, int64_t rows, const DeviceTensor& weight,
+                    const DeviceTensor* bias, float* y, cudaStream_t stream);
+void linear_backward_input(cublasHandle_t handle, const float* dy, int64_t rows,
+                           const DeviceTensor& weight, float* dx);
+void linear_backward_weight(cublasHandle_t handle, const float* x, const float* dy, int64_t rows,
                             DeviceTensor& weight_grad, DeviceTensor* bias_grad);
 
 }  // namespace pipelab::gpu

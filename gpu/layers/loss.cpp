@@ -35,13 +35,15 @@ LossResult GpuLossResult::totals() const {
   if (samples == 0) return result;
   CachingAllocator* allocator = row_loss.allocator();
   DeviceGuard guard(allocator->device());
-  std::vector<double> losses(static_cast<size_t>(samples));
+  // One loss per row: as many as samples, or more when a token loss's mask
+  // drops rows (their losses are 0).
+  std::vector<double> losses(static_cast<size_t>(row_loss.bytes()) / sizeof(double));
   PIPELAB_CUDA_CHECK(cudaMemcpyAsync(losses.data(), row_loss.data(),
                                      static_cast<size_t>(row_loss.bytes()), cudaMemcpyDeviceToHost,
                                      allocator->stream()));
   std::vector<int32_t> correct;
   if (!row_correct.empty()) {
-    correct.resize(static_cast<size_t>(samples));
+    correct.resize(static_cast<size_t>(row_correct.bytes()) / sizeof(int32_t));
     PIPELAB_CUDA_CHECK(cudaMemcpyAsync(correct.data(), row_correct.data(),
                                        static_cast<size_t>(row_correct.bytes()),
                                        cudaMemcpyDeviceToHost, allocator->stream()));

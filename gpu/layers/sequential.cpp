@@ -1,28 +1,39 @@
 #include "gpu/layers/sequential.h"
 
+#include "core/nn/block_config.h"
 #include "core/nn/init.h"
 #include "gpu/layers/activation.h"
 #include "gpu/layers/dropout.h"
+#include "gpu/layers/embedding.h"
 #include "gpu/layers/layer_norm.h"
 #include "gpu/layers/linear.h"
+#include "gpu/layers/per_token.h"
+#include "gpu/layers/transformer_block.h"
 
 namespace pipelab::gpu {
 namespace {
 
 // A linear's initial weights: generated on the host for this shard's block of
 // the full layer (core/nn/init.h), then copied to the device.
+// In a sequence model the full widths are per position (token_in, token_out).
 void initialise_linear(GpuLinear& linear, const LayerLayout& layer, uint64_t seed) {
   Tensor weight(layer.weight.rows, layer.weight.cols);
-  init_linear_weight(weight, seed, layer.index, layer.full_in, layer.full_out,
+  init_linear_weight(weight, seed, layer.index, layer.token_in(), layer.token_out(),
                      layer.weight.row_begin, layer.weight.col_begin);
   linear.weight().copy_from_host(weight);
   if (linear.has_bias()) {
     Tensor bias(1, layer.bias.cols);
-    init_linear_bias(bias, seed, layer.index, layer.full_in, layer.full_out,
+    init_linear_bias(bias, seed, layer.index, layer.token_in(), layer.token_out(),
                      layer.bias.col_begin);
     linear.bias().copy_from_host(bias);
   }
   // The host tensors die when this returns; copy_from_host has staged them.
+}
+
+// A layer built for one position, applied to every position of a sequence model.
+std::unique_ptr<GpuLayer> per_token(std::unique_ptr<GpuLayer> layer, int64_t tokens) {
+  if (tokens == 1) return layer;
+  return std::make_unique<GpuPerTokenLayer>(std::move(layer), tokens);
 }
 
 }  // namespace
@@ -32,14 +43,24 @@ std::unique_ptr<GpuLayer> DeviceStackMath::build_layer(const LayerLayout& layer,
   const LayerSpec& spec = layer.spec;
   if (spec.type == LayerType::Linear) {
     // A row-parallel shard adds the bias once, after the all-reduce.
-    auto linear = std::make_unique<GpuLinear>(layer.index, layer.in, layer.out, spec.bias,
-                                              context,
+    auto linear = std::make_unique<GpuLinear>(layer.index, layer.in / layer.tokens,
+                                              layer.out / layer.tokens, spec.bias, context,
                                               layer.role != TensorParallelRole::RowParallel);
     initialise_linear(*linear, layer, seed);
-    return linear;
+    return per_token(std::move(linear), layer.tokens);
   }
   if (spec.type == LayerType::LayerNorm)
-    return std::make_unique<GpuLayerNorm>(layer.index, layer.out, context);
+    return per_token(
+        std::make_unique<GpuLayerNorm>(layer.index, layer.out / layer.tokens, context),
+        layer.tokens);
+  if (spec.type == LayerType::Embedding)
+    return std::make_unique<GpuEmbedding>(layer.index,
+                                          vocab_shard(spec.vocab, layer.tp, layer.shard), spec.dim,
+                                          layer.tokens, seed, context);
+  if (spec.type == LayerType::TransformerBlock)
+    return std::make_unique<GpuTransformerBlock>(layer.index, block_config(layer),
+                                                 BlockShard{layer.tp, layer.shard}, layer.tokens,
+                                                 seed, context);
   if (spec.type == LayerType::Dropout)
     return std::make_unique<GpuDropout>(layer.index, layer.out, spec.p, seed, context,
                                         layer.feature_offset);
@@ -47,6 +68,11 @@ std::unique_ptr<GpuLayer> DeviceStackMath::build_layer(const LayerLayout& layer,
 }
 
 void DeviceStackMath::add_bias(GpuLayer& row_parallel_linear, DeviceTensor& y) {
+  if (auto* wrapped = dynamic_cast<GpuPerTokenLayer*>(&row_parallel_linear)) {
+    wrapped->per_token_in_place(
+        y, [&](DeviceTensor& rows) { static_cast<GpuLinear&>(wrapped->inner()).add_bias(rows); });
+    return;
+  }
   static_cast<GpuLinear&>(row_parallel_linear).add_bias(y);
 }
 

@@ -87,6 +87,15 @@ DeviceTensor DeviceTensor::clone(CachingAllocator* allocator, MemoryCategory cat
   return copy;
 }
 
+void DeviceTensor::reshape(int64_t rows, int64_t cols) {
+  if (checked_size(rows, cols) != size())
+    throw std::invalid_argument("cannot reshape a " + std::to_string(rows_) + " x " +
+                                std::to_string(cols_) + " tensor to " + std::to_string(rows) +
+                                " x " + std::to_string(cols));
+  rows_ = rows;
+  cols_ = cols;
+}
+
 void DeviceTensor::reset() {
   storage_.reset();
   rows_ = 0;

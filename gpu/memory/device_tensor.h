@@ -58,6 +58,10 @@ class DeviceTensor {
   // Work on `stream` uses this tensor too (see DeviceBuffer::record_stream).
   void record_stream(StreamOnDevice stream) { storage_.record_stream(stream); }
   void reset();  // frees the storage now; the tensor becomes empty
+  // The same floats seen as [rows, cols] (as Tensor::reshape: a sequence
+  // model's [batch, seq * dim] is [batch * seq, dim] row-major). Throws
+  // std::invalid_argument when rows * cols differs from size().
+  void reshape(int64_t rows, int64_t cols);
 
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }

@@ -17,14 +17,7 @@ namespace {
 using testing::tiny_gpt_experiment;
 using testing::with_plan;
 
-class TransformerRun : public testing::BackendConformance {
- protected:
-  void SetUp() override {
-    BackendConformance::SetUp();
-    if (IsSkipped()) return;
-    if (backend() != "cpu") GTEST_SKIP() << "Transformers train on the cpu backend only for now";
-  }
-};
+class TransformerRun : public testing::BackendConformance {};
 PIPELAB_CONFORMANCE_SUITE(TransformerRun);
 
 // (device, step, micro-batch, layer): one per listed tensor-parallel all-reduce.

@@ -4,6 +4,8 @@
 // so accumulation is checked too), each layer built by the one stage-stack
 // template on both backends from the same model slice and seed. The CPU
 // reference itself is checked by finite differences (tests/core/nn).
+// Sequence-model layers (embedding, per-token linear and layer norm,
+// Transformer blocks) run in a small GPT whose layer 0 is an embedding.
 // Skipped without a GPU.
 #include <gtest/gtest.h>
 
@@ -31,10 +33,61 @@ struct OpCase {
   GemmPrecision precision = GemmPrecision::Fp32;
   double forward_tolerance = 0;   // relative to the largest expected value
   double backward_tolerance = 0;  // dx and weight gradients, likewise
+  // Sequence models: the case's layer follows an embedding of `vocab` ids into
+  // `in` values per position, over `seq` positions (0: not a sequence model).
+  int64_t seq = 0;
+  int64_t vocab = 0;
+  bool embedding_itself = false;     // the stack is the embedding (ids in, no dx)
+  bool selective_recompute = false;  // blocks keep no attention probabilities
 };
 
 // gtest prints a case by its name (not its bytes) in listings and failures.
 void PrintTo(const OpCase& op, std::ostream* out) { *out << op.name; }
+
+// A transformer_block spec: 4 heads of a 32-wide model unless changed.
+LayerSpec block(bool causal, NormType norm, BlockActivation activation, double dropout,
+                bool bias = true) {
+  LayerSpec spec{LayerType::TransformerBlock, 0, bias, 0.0};
+  spec.heads = 4;
+  spec.ffn = 48;
+  spec.causal = causal;
+  spec.norm = norm;
+  spec.activation = activation;
+  spec.dropout = dropout;
+  return spec;
+}
+
+std::vector<OpCase> sequence_cases() {
+  const auto sequence = [](std::string name, LayerSpec spec, double forward, double backward,
+                           bool selective = false) {
+    OpCase op{std::move(name), spec, 32, 3, GemmPrecision::Fp32, forward, backward};
+    op.seq = 7;
+    op.vocab = 50;
+    op.selective_recompute = selective;
+    return op;
+  };
+  LayerSpec embedding{LayerType::Embedding, 0, true, 0.0};
+  OpCase lookup = sequence("embedding", embedding, 0, 1e-6);  // a copy: exact
+  lookup.embedding_itself = true;
+  const auto gelu = BlockActivation::Gelu;
+  const auto swiglu = BlockActivation::SwiGlu;
+  const auto layer_norm = NormType::LayerNorm;
+  const auto rms = NormType::RmsNorm;
+  // Blocks chain GEMMs, reductions and softmaxes: sums reassociate.
+  return {
+      lookup,
+      sequence("per_token_linear", LayerSpec{LayerType::Linear, 24, true, 0.0}, 1e-5, 1e-4),
+      sequence("per_token_layernorm", LayerSpec{LayerType::LayerNorm, 0, true, 0.0}, 1e-5, 1e-4),
+      sequence("block_gelu_layernorm_causal", block(true, layer_norm, gelu, 0.0), 1e-4, 1e-3),
+      sequence("block_gelu_layernorm", block(false, layer_norm, gelu, 0.0), 1e-4, 1e-3),
+      sequence("block_swiglu_rmsnorm_causal", block(true, rms, swiglu, 0.0, false), 1e-4, 1e-3),
+      sequence("block_swiglu_rmsnorm", block(false, rms, swiglu, 0.0, false), 1e-4, 1e-3),
+      sequence("block_dropout_causal", block(true, layer_norm, gelu, 0.2), 1e-4, 1e-3),
+      sequence("block_swiglu_dropout", block(false, rms, swiglu, 0.2), 1e-4, 1e-3),
+      sequence("block_selective_recompute", block(true, layer_norm, gelu, 0.2), 1e-4, 1e-3,
+               true),
+  };
+}
 
 const std::vector<OpCase>& op_cases() {
   const auto layer = [](LayerType type, int64_t out = 0, bool bias = true, double p = 0.0) {
@@ -58,13 +111,28 @@ const std::vector<OpCase>& op_cases() {
       // The counter-based mask is bit-identical: exact.
       {"dropout", layer(LayerType::Dropout, 0, true, 0.3), 301, 17, GemmPrecision::Fp32, 0, 0},
   };
-  return cases;
+  static const std::vector<OpCase> all = [] {
+    std::vector<OpCase> list = cases;
+    for (const OpCase& sequence_case : sequence_cases()) list.push_back(sequence_case);
+    return list;
+  }();
+  return all;
 }
 
 // A model whose layer 1 is the case's layer (layer 0 only gives the stack a
 // predecessor, so the stack computes its input gradient).
 ModelSpec one_layer_model(const OpCase& op) {
   ModelSpec model;
+  if (op.seq > 0) {  // a GPT: embedding, then the case's layer (unless it is the embedding)
+    LayerSpec embedding{LayerType::Embedding, 0, true, 0.0};
+    embedding.vocab = op.vocab;
+    embedding.dim = op.in;
+    model.input = {op.seq};
+    model.layers = {embedding};
+    if (!op.embedding_itself) model.layers.push_back(op.layer);
+    model.loss = LossType::CrossEntropy;
+    return model;
+  }
   model.input = {op.in};
   model.layers = {LayerSpec{LayerType::Relu, 0, true, 0.0}, op.layer};
   model.loss = LossType::Mse;
@@ -98,15 +166,19 @@ TEST_P(OpConformance, MatchesTheCpu) {
   const OpCase& op = GetParam();
   const ModelSpec model = one_layer_model(op);
   const uint64_t seed = 11;
-  Sequential cpu(model, 1, 2, seed, nullptr);
+  const int first = op.embedding_itself ? 0 : 1;
+  Sequential cpu(model, first, first + 1, seed, nullptr, {}, op.selective_recompute);
   DeviceContext context(0, op.precision);
-  GpuSequential gpu(model, 1, 2, seed, context);
+  GpuSequential gpu(model, first, first + 1, seed, context, {}, op.selective_recompute);
   ASSERT_EQ(cpu.output_features(), gpu.output_features());
   // Initial weights are generated once, on the host, for both.
   EXPECT_EQ(device_values(gpu.parameters(), false), host_values(cpu.parameters(), false));
 
   const int64_t out = cpu.output_features();
-  const Tensor x = random_tensor(op.batch, op.in, 1, 3.0);
+  const int64_t in = cpu.input_features();
+  Tensor x = random_tensor(op.batch, in, 1, 3.0);
+  if (op.embedding_itself)  // token ids, stored as floats
+    for (int64_t i = 0; i < x.size(); ++i) x.data()[i] = static_cast<float>((i * 7 + 3) % op.vocab);
   const Tensor dy = random_tensor(op.batch, out, 2);
   ForwardInfo info;
   info.step = 3;

@@ -31,8 +31,15 @@ TEST(Trainable, TransformersTrainOnTheCpu) {
 
   Experiment cuda = testing::tiny_gpt_experiment();
   cuda.backend.type = "cuda";
-  EXPECT_NE(refusal(cuda).find("the CUDA kernels come later"), std::string::npos);
-  EXPECT_NE(refusal(cuda).find("set backend.type = cpu"), std::string::npos);
+  EXPECT_EQ(refusal(cuda), "");  // gpu/layers has the Transformer's layers and loss
+  Experiment cuda_sequence_parallel = cuda;
+  cuda_sequence_parallel.parallel.tp = 2;
+  cuda_sequence_parallel.parallel.sequence_parallel = true;
+  EXPECT_NE(refusal(cuda_sequence_parallel).find("sequence parallelism trains on the cpu backend only"),
+            std::string::npos);
+  Experiment elsewhere = testing::tiny_gpt_experiment();
+  elsewhere.backend.type = "tpu";
+  EXPECT_NE(refusal(elsewhere).find("set backend.type = cpu or cuda"), std::string::npos);
 
   Experiment dropout = testing::tiny_gpt_experiment();
   dropout.model.layers[2].dropout = 0.1;

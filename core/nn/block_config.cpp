@@ -1,0 +1,20 @@
+#include "core/nn/block_config.h"
+
+namespace pipelab {
+
+GptBlockConfig block_config(const LayerLayout& layer) {
+  const LayerSpec& spec = layer.spec;
+  GptBlockConfig config;
+  config.dim = layer.token_in();
+  config.heads = spec.heads;
+  config.ffn_hidden = spec.ffn > 0 ? spec.ffn : 4 * config.dim;  // the model's default
+  config.norm = spec.norm;
+  config.activation = spec.activation;
+  config.causal = spec.causal;
+  config.bias = spec.bias;
+  config.keep_attention_probabilities = !layer.selective_recompute;
+  config.dropout = static_cast<float>(spec.dropout);
+  return config;
+}
+
+}  // namespace pipelab

@@ -1,0 +1,139 @@
+#include "gpu/layers/attention.h"
+
+#include <cassert>
+#include <cmath>
+
+#include "gpu/kernels/attention_softmax.h"
+#include "gpu/kernels/block_dropout.h"
+#include "gpu/layers/cublas_gemm.h"
+
+namespace pipelab::gpu {
+namespace {
+
+// The batched operands of one sequence's heads.
+struct HeadOperands {
+  BatchedOperand qkv;     // q, k or v of each head: [seq, head_dim] in the QKV rows
+  BatchedOperand out;     // each head's columns of the output rows
+  BatchedOperand square;  // each head's [seq, seq] block of P
+};
+
+HeadOperands head_operands(const AttentionShape& shape) {
+  const int64_t seq = shape.seq;
+  const int64_t d = shape.head_dim;
+  return {{seq, d, shape.qkv_width(), 3 * d},
+          {seq, d, shape.width(), d},
+          {seq, seq, seq, seq * seq}};
+}
+
+float score_scale(const AttentionShape& shape) {  // as core/nn
+  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(shape.head_dim)));
+}
+
+bool active(const BlockDropoutKey* dropout) { return dropout && dropout->p > 0.0f; }
+
+DeviceTensor workspace(DeviceContext& context, int64_t rows, int64_t cols) {
+  return DeviceTensor::uninitialized(rows, cols, &context.allocator(), MemoryCategory::Workspace);
+}
+
+// Sequence b's offsets into the QKV rows, the output rows and P.
+int64_t qkv_offset(const AttentionShape& shape, int64_t b) { return b * shape.seq * shape.qkv_width(); }
+int64_t out_offset(const AttentionShape& shape, int64_t b) { return b * shape.seq * shape.width(); }
+int64_t square_offset(const AttentionShape& shape, int64_t b) {
+  return b * shape.heads * shape.seq * shape.seq;
+}
+
+// P from qkv into `p` ([probability_rows, seq]).
+void compute_probabilities(DeviceContext& context, const DeviceTensor& qkv,
+                           const AttentionShape& shape, float* p) {
+  const HeadOperands op = head_operands(shape);
+  for (int64_t b = 0; b < shape.batch; ++b) {
+    const float* q = qkv.data() + qkv_offset(shape, b);
+    strided_batched_gemm(context.cublas(), q, op.qkv, false, q + shape.head_dim, op.qkv, true,
+                         p + square_offset(shape, b), op.square, shape.heads, 1.0f, 0.0f);
+  }
+  kernels::scaled_masked_softmax(p, p, shape.probability_rows(), shape.seq, score_scale(shape),
+                                 shape.causal, context.stream());
+}
+
+}  // namespace
+
+void gpu_attention_forward(DeviceContext& context, const DeviceTensor& qkv,
+                           const AttentionShape& shape, DeviceTensor& out,
+                           DeviceTensor* probabilities, const BlockDropoutKey* dropout) {
+  assert(qkv.rows() == shape.rows() && qkv.cols() == shape.qkv_width());
+  assert(out.rows() == shape.rows() && out.cols() == shape.width());
+  const int64_t seq = shape.seq;
+  DeviceTensor scratch;
+  if (!probabilities) scratch = workspace(context, shape.probability_rows(), seq);
+  float* p = probabilities ? probabilities->data() : scratch.data();
+  compute_probabilities(context, qkv, shape, p);
+  DeviceTensor dropped;
+  const float* weights = p;  // what weights V
+  if (active(dropout)) {
+    dropped = workspace(context, shape.probability_rows(), seq);
+    kernels::attention_dropout(p, dropped.data(), shape.batch, shape.heads, seq, shape.first_head,
+                               *dropout, context.stream());
+    weights = dropped.data();
+  }
+  const HeadOperands op = head_operands(shape);
+  for (int64_t b = 0; b < shape.batch; ++b)
+    strided_batched_gemm(context.cublas(), weights + square_offset(shape, b), op.square, false,
+                         qkv.data() + qkv_offset(shape, b) + 2 * shape.head_dim, op.qkv, false,
+                         out.data() + out_offset(shape, b), op.out, shape.heads, 1.0f, 0.0f);
+}
+
+// Per head, with D the dropout mask times its scale (core/nn/attention.cpp):
+//   dV = (P * D)^T dO,  dP = (dO V^T) * D,  dS = P * (dP - rowsum(P * dP)),
+//   dQ = dS K / sqrt(d),  dK = dS^T Q / sqrt(d)
+void gpu_attention_backward(DeviceContext& context, const DeviceTensor& qkv,
+                            const DeviceTensor* probabilities, const DeviceTensor& dout,
+                            const AttentionShape& shape, DeviceTensor& dqkv,
+                            const BlockDropoutKey* dropout) {
+  assert(qkv.same_shape(dqkv));
+  assert(dout.rows() == shape.rows() && dout.cols() == shape.width());
+  const int64_t seq = shape.seq;
+  const int64_t d = shape.head_dim;
+  const cudaStream_t stream = context.stream();
+  DeviceTensor recomputed;
+  const float* p = probabilities ? probabilities->data() : nullptr;
+  if (!p) {
+    recomputed = workspace(context, shape.probability_rows(), seq);
+    compute_probabilities(context, qkv, shape, recomputed.data());
+    p = recomputed.data();
+  }
+  DeviceTensor dropped;
+  const float* weights = p;
+  if (active(dropout)) {
+    dropped = workspace(context, shape.probability_rows(), seq);
+    kernels::attention_dropout(p, dropped.data(), shape.batch, shape.heads, seq, shape.first_head,
+                               *dropout, stream);
+    weights = dropped.data();
+  }
+  DeviceTensor dp = workspace(context, shape.probability_rows(), seq);
+  const HeadOperands op = head_operands(shape);
+  for (int64_t b = 0; b < shape.batch; ++b) {
+    const float* q = qkv.data() + qkv_offset(shape, b);
+    const float* d_o = dout.data() + out_offset(shape, b);
+    float* dq = dqkv.data() + qkv_offset(shape, b);
+    strided_batched_gemm(context.cublas(), weights + square_offset(shape, b), op.square, true, d_o,
+                         op.out, false, dq + 2 * d, op.qkv, shape.heads, 1.0f, 0.0f);
+    strided_batched_gemm(context.cublas(), d_o, op.out, false, q + 2 * d, op.qkv, true,
+                         dp.data() + square_offset(shape, b), op.square, shape.heads, 1.0f, 0.0f);
+  }
+  if (active(dropout))
+    kernels::attention_dropout(dp.data(), dp.data(), shape.batch, shape.heads, seq,
+                               shape.first_head, *dropout, stream);
+  kernels::softmax_backward(p, dp.data(), shape.probability_rows(), seq, stream);
+  const float scale = score_scale(shape);
+  for (int64_t b = 0; b < shape.batch; ++b) {
+    const float* q = qkv.data() + qkv_offset(shape, b);
+    const float* ds = dp.data() + square_offset(shape, b);
+    float* dq = dqkv.data() + qkv_offset(shape, b);
+    strided_batched_gemm(context.cublas(), ds, op.square, false, q + d, op.qkv, false, dq, op.qkv,
+                         shape.heads, scale, 0.0f);
+    strided_batched_gemm(context.cublas(), ds, op.square, true, q, op.qkv, false, dq + d, op.qkv,
+                         shape.heads, scale, 0.0f);
+  }
+}
+
+}  // namespace pipelab::gpu

@@ -1,0 +1,34 @@
+// Multi-head self-attention's core on the GPU (core/nn/attention.h has the
+// definition, the fused head-grouped QKV layout and the shapes), with cuBLAS
+// strided-batched GEMMs over the heads of each sequence and the fused scaled
+// masked softmax (kernels/attention_softmax.h):
+//   S = Q K^T,  P = softmax(S / sqrt(head_dim) + mask),  O = dropout(P) V
+// A head's q, k and v are strided views of the QKV rows (row length 3 width,
+// heads 3 head_dim apart), so no copies; one batched call per sequence covers
+// its heads.
+//
+// `probabilities` (when not null) keeps P for the backward, [batch * heads *
+// seq, seq]. Without it (selective recompute) forward computes P in a
+// Workspace buffer that dies with the call, and backward recomputes it the
+// same way, so nothing of P's size lives between the two.
+#pragma once
+
+#include "core/nn/attention.h"
+#include "gpu/device/device_context.h"
+#include "gpu/kernels/block_dropout_math.h"
+#include "gpu/memory/device_tensor.h"
+
+namespace pipelab::gpu {
+
+// `dropout` is null or inactive (p = 0) for no dropout on the probabilities.
+void gpu_attention_forward(DeviceContext& context, const DeviceTensor& qkv,
+                           const AttentionShape& shape, DeviceTensor& out,
+                           DeviceTensor* probabilities, const BlockDropoutKey* dropout);
+
+// dqkv (overwritten) from dout; `probabilities` is forward's P or null to recompute it.
+void gpu_attention_backward(DeviceContext& context, const DeviceTensor& qkv,
+                            const DeviceTensor* probabilities, const DeviceTensor& dout,
+                            const AttentionShape& shape, DeviceTensor& dqkv,
+                            const BlockDropoutKey* dropout);
+
+}  // namespace pipelab::gpu

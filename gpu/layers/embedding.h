@@ -1,0 +1,53 @@
+// GpuEmbedding: core/nn/embedding_layer.h on the CUDA backend: token ids
+// [batch, seq] (floats, as the data sets keep them) to each position's token
+// row plus its position row, [batch, seq * dim]. Same tables, same init
+// (computed on the host by core/nn/init.h and copied up), same vocabulary
+// parallelism: a shard looks up zeros for ids it does not hold, the stage's
+// all-reduce (connect_all_reduce) sums the shards' lookups, and the replicated
+// position rows are added once, after it. backward_input returns zeros (ids
+// take no gradient); backward_weight scatter-adds dy in token order
+// (kernels/embedding.h), deterministically.
+//
+// Unlike the CPU layer, which throws for an id outside the vocabulary, the
+// kernel cannot report one without stalling the stream: such an id looks up
+// a zero row (the data sets' vocabularies are checked when they load).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/nn/embedding.h"
+#include "gpu/layers/layer.h"
+
+namespace pipelab::gpu {
+
+class GpuEmbedding : public GpuLayer {
+ public:
+  // Tables initialised from (seed, index) for this shard's `range` of token rows.
+  GpuEmbedding(int index, const VocabRange& range, int64_t dim, int64_t seq, uint64_t seed,
+               DeviceContext& context);
+
+  DeviceTensor forward(const DeviceTensor& x, const ForwardInfo& info) override;
+  DeviceTensor backward_input(const DeviceTensor& x, const DeviceTensor& dy,
+                              const ForwardInfo& info) override;
+  void backward_weight(const DeviceTensor& x, const DeviceTensor& dy) override;
+  std::vector<DeviceTensor*> params() override { return {&token_table_, &position_table_}; }
+  std::vector<DeviceTensor*> grads() override { return {&token_grad_, &position_grad_}; }
+  void connect_all_reduce(InnerAllReduce all_reduce) override {
+    all_reduce_ = std::move(all_reduce);
+  }
+
+  const VocabRange& range() const { return range_; }
+
+ private:
+  const VocabRange range_;
+  const int64_t dim_;
+  const int64_t seq_;
+  DeviceTensor token_table_;     // [range.rows, dim], Weights
+  DeviceTensor position_table_;  // [seq, dim], Weights
+  DeviceTensor token_grad_;      // Gradients
+  DeviceTensor position_grad_;
+  InnerAllReduce all_reduce_;  // set when the vocabulary is split
+};
+
+}  // namespace pipelab::gpu

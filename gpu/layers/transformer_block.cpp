@@ -1,0 +1,355 @@
+#include "gpu/layers/transformer_block.h"
+
+#include <array>
+#include <cassert>
+
+#include "core/nn/counter_rng.h"
+#include "gpu/kernels/activations.h"
+#include "gpu/kernels/bias.h"
+#include "gpu/kernels/block_dropout.h"
+#include "gpu/kernels/elementwise.h"
+#include "gpu/kernels/layer_norm.h"
+#include "gpu/kernels/residual.h"
+#include "gpu/kernels/rms_norm.h"
+#include "gpu/kernels/swiglu.h"
+#include "gpu/layers/attention.h"
+#include "gpu/layers/cublas_gemm.h"
+
+namespace pipelab::gpu {
+namespace {
+
+// The same tensor of the host block and of the device block, pairwise.
+constexpr std::array<Tensor GptBlockTensors::*, 12> kHostTensors = {
+    &GptBlockTensors::norm1_gain, &GptBlockTensors::norm1_bias,  &GptBlockTensors::qkv_weight,
+    &GptBlockTensors::qkv_bias,   &GptBlockTensors::proj_weight, &GptBlockTensors::proj_bias,
+    &GptBlockTensors::norm2_gain, &GptBlockTensors::norm2_bias,  &GptBlockTensors::ffn1_weight,
+    &GptBlockTensors::ffn1_bias,  &GptBlockTensors::ffn2_weight, &GptBlockTensors::ffn2_bias};
+constexpr std::array<DeviceTensor GpuBlockTensors::*, 12> kDeviceTensors = {
+    &GpuBlockTensors::norm1_gain, &GpuBlockTensors::norm1_bias,  &GpuBlockTensors::qkv_weight,
+    &GpuBlockTensors::qkv_bias,   &GpuBlockTensors::proj_weight, &GpuBlockTensors::proj_bias,
+    &GpuBlockTensors::norm2_gain, &GpuBlockTensors::norm2_bias,  &GpuBlockTensors::ffn1_weight,
+    &GpuBlockTensors::ffn1_bias,  &GpuBlockTensors::ffn2_weight, &GpuBlockTensors::ffn2_bias};
+
+// The host block's tensors on the device: values (Weights) or zeros of the
+// same shapes (Gradients). Empty host tensors stay empty.
+GpuBlockTensors upload(GptBlockTensors& host, CachingAllocator* allocator, bool values) {
+  GpuBlockTensors device;
+  for (size_t i = 0; i < kHostTensors.size(); ++i) {
+    const Tensor& from = host.*kHostTensors[i];
+    if (from.empty()) continue;
+    device.*kDeviceTensors[i] =
+        values ? DeviceTensor::from_host(from, allocator, MemoryCategory::Weights)
+               : DeviceTensor(from.rows(), from.cols(), allocator, MemoryCategory::Gradients);
+  }
+  return device;
+}
+
+GptBlock initial_block(const GptBlockConfig& config, const BlockShard& shard, uint64_t seed,
+                       int index) {
+  GptBlock block(config, shard);  // throws for a config the CPU rejects
+  block.init(seed, index);
+  return block;
+}
+
+const DeviceTensor* optional(const DeviceTensor& t) { return t.empty() ? nullptr : &t; }
+DeviceTensor* optional(DeviceTensor& t) { return t.empty() ? nullptr : &t; }
+
+bool active(const BlockDropoutKey& dropout) { return dropout.p > 0.0f; }
+
+}  // namespace
+
+std::vector<DeviceTensor*> GpuBlockTensors::list() {
+  std::vector<DeviceTensor*> all;
+  for (DeviceTensor GpuBlockTensors::*member : kDeviceTensors)
+    if (!(this->*member).empty()) all.push_back(&(this->*member));
+  return all;
+}
+
+int64_t GpuBlockState::bytes() const {
+  int64_t total = 0;
+  for (const DeviceTensor* t :
+       {&cache.norm1_out, &cache.qkv, &cache.probabilities, &cache.attention_out, &cache.h,
+        &cache.norm2_out, &cache.ffn1_out, &cache.activation_out, &cache.d_activation_out,
+        &cache.d_ffn1_out, &cache.d_norm2_out, &cache.d_h, &cache.d_attention_out, &cache.d_qkv,
+        &cache.d_norm1_out, &cache.d_proj_out, &cache.d_ffn2_out})
+    total += t->bytes();
+  return total;
+}
+
+GpuTransformerBlock::GpuTransformerBlock(int index, const GptBlockConfig& config,
+                                         const BlockShard& shard, int64_t seq, uint64_t seed,
+                                         DeviceContext& context)
+    : GpuLayer(LayerType::TransformerBlock, index, seq * config.dim, seq * config.dim, context),
+      config_(config),
+      shard_(shard),
+      seq_(seq),
+      seed_(seed) {
+  GptBlock host = initial_block(config, shard, seed, index);
+  weights_ = upload(host.weights(), &context.allocator(), true);
+  gradients_ = upload(host.gradients(), &context.allocator(), false);
+}
+
+BlockDropoutKey GpuTransformerBlock::dropout_of(const ForwardInfo& info) const {
+  BlockDropoutKey key;
+  key.layer_key = layer_key(seed_, RandomStream::Dropout, index());
+  key.step = info.step;
+  key.first_sample = info.first_sample;
+  key.p = info.training ? config_.dropout : 0.0f;
+  key.scale = static_cast<float>(1.0 / (1.0 - static_cast<double>(key.p)));  // as BlockDropout
+  return key;
+}
+
+AttentionShape GpuTransformerBlock::attention_shape(int64_t batch) const {
+  const int64_t heads = config_.heads / shard_.tp;
+  return {batch, seq_, heads, config_.head_dim(), config_.causal, heads * shard_.shard};
+}
+
+DeviceTensor GpuTransformerBlock::rows_tensor(int64_t rows, int64_t cols) const {
+  return make_activation(rows, cols);
+}
+
+void GpuTransformerBlock::sum_over_shards(DeviceTensor& values, bool in_forward) const {
+  if (all_reduce_) all_reduce_(values, in_forward);
+}
+
+void GpuTransformerBlock::norm_forward(const DeviceTensor& gain, const DeviceTensor& bias,
+                                       const float* x, int64_t rows, float* y) const {
+  const cudaStream_t stream = context().stream();
+  if (config_.norm == NormType::LayerNorm)
+    kernels::layer_norm_forward(x, gain.data(), bias.data(), y, nullptr, nullptr, rows, config_.dim,
+                                stream);
+  else
+    kernels::rms_norm_forward(x, gain.data(), y, rows, config_.dim, stream);
+}
+
+void GpuTransformerBlock::norm_backward_input(const DeviceTensor& gain, const float* x,
+                                              const float* dy, int64_t rows, float* dx) const {
+  const cudaStream_t stream = context().stream();
+  if (config_.norm == NormType::RmsNorm) {
+    kernels::rms_norm_backward_input(x, dy, gain.data(), dx, rows, config_.dim, stream);
+    return;
+  }
+  DeviceTensor stats =
+      DeviceTensor::uninitialized(2, rows, &context().allocator(), MemoryCategory::Workspace);
+  kernels::layer_norm_statistics(x, stats.data(), stats.data() + rows, rows, config_.dim, stream);
+  kernels::layer_norm_backward_input(x, dy, gain.data(), stats.data(), stats.data() + rows, dx,
+                                     rows, config_.dim, stream);
+}
+
+void GpuTransformerBlock::norm_backward_weight(const float* x, const float* dy, int64_t rows,
+                                               DeviceTensor& gain_grad,
+                                               DeviceTensor& bias_grad) const {
+  const cudaStream_t stream = context().stream();
+  DeviceTensor stats =
+      DeviceTensor::uninitialized(2, rows, &context().allocator(), MemoryCategory::Workspace);
+  if (config_.norm == NormType::RmsNorm) {
+    kernels::rms_norm_backward_weight(x, dy, stats.data(), gain_grad.data(), rows, config_.dim,
+                                      stream);
+    return;
+  }
+  kernels::layer_norm_statistics(x, stats.data(), stats.data() + rows, rows, config_.dim, stream);
+  kernels::layer_norm_backward_weight(x, dy, stats.data(), stats.data() + rows, gain_grad.data(),
+                                      bias_grad.data(), rows, config_.dim, stream);
+}
+
+void GpuTransformerBlock::bias_dropout_residual(DeviceTensor& y, const float* residual,
+                                                const DeviceTensor& bias,
+                                                const GpuBlockCache& cache, uint64_t site) const {
+  const cudaStream_t stream = context().stream();
+  const float* b = bias.empty() ? nullptr : bias.data();
+  if (!active(cache.dropout)) {
+    kernels::add_residual(y.data(), residual, b, y.rows(), y.cols(), stream);
+    return;
+  }
+  if (b) kernels::add_bias_rows(y.data(), b, y.rows(), y.cols(), stream);
+  kernels::residual_dropout(y.data(), y.data(), cache.batch, cache.seq, y.cols(), site,
+                            cache.dropout, stream);
+  kernels::add_into(y.data(), residual, y.size(), stream);
+}
+
+const float* GpuTransformerBlock::through_dropout(const float* grad, const GpuBlockCache& cache,
+                                                  uint64_t site, DeviceTensor& masked) const {
+  if (!active(cache.dropout)) {
+    masked.reset();
+    return grad;
+  }
+  masked = rows_tensor(cache.batch * cache.seq, config_.dim);
+  kernels::residual_dropout(grad, masked.data(), cache.batch, cache.seq, config_.dim, site,
+                            cache.dropout, context().stream());
+  return masked.data();
+}
+
+DeviceTensor GpuTransformerBlock::run_forward(const DeviceTensor& x, const ForwardInfo& info,
+                                              GpuBlockCache& cache) {
+  assert(x.cols() == in_features());
+  const int64_t batch = x.rows();
+  const int64_t rows = batch * seq_;
+  const int64_t dim = config_.dim;
+  const int tp = shard_.tp;
+  const AttentionShape shape = attention_shape(batch);
+  const cublasHandle_t cublas = context().cublas();
+  const cudaStream_t stream = context().stream();
+  const GpuBlockTensors& t = weights_;
+  cache.batch = batch;
+  cache.seq = seq_;
+  cache.dropout = dropout_of(info);
+  cache.norm1_out = rows_tensor(rows, dim);
+  cache.qkv = rows_tensor(rows, 3 * dim / tp);
+  if (config_.keep_attention_probabilities)
+    cache.probabilities = rows_tensor(shape.probability_rows(), seq_);
+  else
+    cache.probabilities.reset();
+  cache.attention_out = rows_tensor(rows, dim / tp);
+  cache.h = rows_tensor(rows, dim);
+  cache.norm2_out = rows_tensor(rows, dim);
+  cache.ffn1_out = rows_tensor(rows, config_.ffn1_width() / tp);
+  cache.activation_out = rows_tensor(rows, config_.ffn_hidden / tp);
+
+  // Attention half: h = x + proj(attention(qkv(norm1(x)))).
+  norm_forward(t.norm1_gain, t.norm1_bias, x.data(), rows, cache.norm1_out.data());
+  linear_forward(cublas, cache.norm1_out, t.qkv_weight, optional(t.qkv_bias), cache.qkv);
+  gpu_attention_forward(context(), cache.qkv, shape, cache.attention_out,
+                        config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
+                        &cache.dropout);
+  linear_forward(cublas, cache.attention_out, t.proj_weight, nullptr, cache.h);
+  sum_over_shards(cache.h, true);
+  bias_dropout_residual(cache.h, x.data(), t.proj_bias, cache, kernels::kProjectionSite);
+
+  // Feed-forward half: y = h + ffn2(act(ffn1(norm2(h)))).
+  norm_forward(t.norm2_gain, t.norm2_bias, cache.h.data(), rows, cache.norm2_out.data());
+  linear_forward(cublas, cache.norm2_out, t.ffn1_weight, optional(t.ffn1_bias), cache.ffn1_out);
+  if (config_.activation == BlockActivation::Gelu)
+    kernels::activation_forward(Activation::Gelu, cache.ffn1_out.data(),
+                                cache.activation_out.data(), cache.ffn1_out.size(), stream);
+  else
+    kernels::swiglu_forward(cache.ffn1_out.data(), cache.activation_out.data(), rows,
+                            cache.activation_out.cols(), stream);
+  DeviceTensor y = rows_tensor(rows, dim);
+  linear_forward(cublas, cache.activation_out, t.ffn2_weight, nullptr, y);
+  sum_over_shards(y, true);
+  bias_dropout_residual(y, cache.h.data(), t.ffn2_bias, cache, kernels::kFeedForwardSite);
+  y.reshape(batch, out_features());
+  return y;
+}
+
+DeviceTensor GpuTransformerBlock::run_backward_input(const DeviceTensor& x, const DeviceTensor& dy,
+                                                     GpuBlockCache& cache) {
+  assert(x.same_shape(dy) && x.rows() == cache.batch);
+  const int64_t rows = cache.batch * cache.seq;
+  const int64_t dim = config_.dim;
+  const int tp = shard_.tp;
+  const cublasHandle_t cublas = context().cublas();
+  const cudaStream_t stream = context().stream();
+  const GpuBlockTensors& t = weights_;
+  cache.d_activation_out = rows_tensor(rows, config_.ffn_hidden / tp);
+  cache.d_ffn1_out = rows_tensor(rows, config_.ffn1_width() / tp);
+  cache.d_norm2_out = rows_tensor(rows, dim);
+  cache.d_h = rows_tensor(rows, dim);
+  cache.d_attention_out = rows_tensor(rows, dim / tp);
+  cache.d_qkv = rows_tensor(rows, 3 * dim / tp);
+  cache.d_norm1_out = rows_tensor(rows, dim);
+
+  // Feed-forward half, back to dh = dy + norm2'(dnorm2_out).
+  const float* d_ffn2_out =
+      through_dropout(dy.data(), cache, kernels::kFeedForwardSite, cache.d_ffn2_out);
+  linear_backward_input(cublas, d_ffn2_out, rows, t.ffn2_weight, cache.d_activation_out.data());
+  if (config_.activation == BlockActivation::Gelu)
+    kernels::activation_backward(Activation::Gelu, cache.ffn1_out.data(),
+                                 cache.d_activation_out.data(), cache.d_ffn1_out.data(),
+                                 cache.ffn1_out.size(), stream);
+  else
+    kernels::swiglu_backward(cache.ffn1_out.data(), cache.d_activation_out.data(),
+                             cache.d_ffn1_out.data(), rows, cache.d_activation_out.cols(), stream);
+  linear_backward_input(cublas, cache.d_ffn1_out, t.ffn1_weight, cache.d_norm2_out);
+  sum_over_shards(cache.d_norm2_out, false);
+  norm_backward_input(t.norm2_gain, cache.h.data(), cache.d_norm2_out.data(), rows,
+                      cache.d_h.data());
+  kernels::add_into(cache.d_h.data(), dy.data(), cache.d_h.size(), stream);
+
+  // Attention half, back to dx = dh + norm1'(dnorm1_out).
+  const float* d_proj_out =
+      through_dropout(cache.d_h.data(), cache, kernels::kProjectionSite, cache.d_proj_out);
+  linear_backward_input(cublas, d_proj_out, rows, t.proj_weight, cache.d_attention_out.data());
+  gpu_attention_backward(context(), cache.qkv,
+                         config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
+                         cache.d_attention_out, attention_shape(cache.batch), cache.d_qkv,
+                         &cache.dropout);
+  linear_backward_input(cublas, cache.d_qkv, t.qkv_weight, cache.d_norm1_out);
+  sum_over_shards(cache.d_norm1_out, false);
+  DeviceTensor dx = make_activation(x.rows(), x.cols());
+  norm_backward_input(t.norm1_gain, x.data(), cache.d_norm1_out.data(), rows, dx.data());
+  kernels::add_into(dx.data(), cache.d_h.data(), dx.size(), stream);
+  return dx;
+}
+
+void GpuTransformerBlock::run_backward_weight(const DeviceTensor& x, const DeviceTensor& dy,
+                                              const GpuBlockCache& cache) {
+  const int64_t rows = cache.batch * cache.seq;
+  const cublasHandle_t cublas = context().cublas();
+  GpuBlockTensors& g = gradients_;
+  const bool dropped = active(cache.dropout);
+  const float* d_ffn2_out = dropped ? cache.d_ffn2_out.data() : dy.data();
+  const float* d_proj_out = dropped ? cache.d_proj_out.data() : cache.d_h.data();
+  linear_backward_weight(cublas, cache.activation_out.data(), d_ffn2_out, rows, g.ffn2_weight,
+                         optional(g.ffn2_bias));
+  linear_backward_weight(cublas, cache.norm2_out, cache.d_ffn1_out, g.ffn1_weight,
+                         optional(g.ffn1_bias));
+  norm_backward_weight(cache.h.data(), cache.d_norm2_out.data(), rows, g.norm2_gain, g.norm2_bias);
+  linear_backward_weight(cublas, cache.attention_out.data(), d_proj_out, rows, g.proj_weight,
+                         optional(g.proj_bias));
+  linear_backward_weight(cublas, cache.norm1_out, cache.d_qkv, g.qkv_weight, optional(g.qkv_bias));
+  norm_backward_weight(x.data(), cache.d_norm1_out.data(), rows, g.norm1_gain, g.norm1_bias);
+}
+
+DeviceTensor GpuTransformerBlock::forward(const DeviceTensor& x, const ForwardInfo& info) {
+  GpuBlockCache cache;
+  return run_forward(x, info, cache);
+}
+
+DeviceTensor GpuTransformerBlock::backward_input(const DeviceTensor& x, const DeviceTensor& dy,
+                                                 const ForwardInfo& info) {
+  GpuBlockCache cache;
+  run_forward(x, info, cache);
+  return run_backward_input(x, dy, cache);
+}
+
+void GpuTransformerBlock::backward_weight(const DeviceTensor& x, const DeviceTensor& dy) {
+  // As on the CPU: without a kept state no ForwardInfo redraws the dropout
+  // masks, so this serves dropout-free uses only (stages keep a state).
+  assert(config_.dropout == 0.0f);
+  GpuBlockCache cache;
+  run_forward(x, ForwardInfo{}, cache);
+  run_backward_input(x, dy, cache);
+  run_backward_weight(x, dy, cache);
+}
+
+DeviceTensor GpuTransformerBlock::forward_keeping(const DeviceTensor& x, const ForwardInfo& info,
+                                                  std::unique_ptr<LayerState>& state) {
+  auto kept = std::make_unique<GpuBlockState>();
+  DeviceTensor y = run_forward(x, info, kept->cache);
+  state = std::move(kept);
+  return y;
+}
+
+DeviceTensor GpuTransformerBlock::backward_input_with(const DeviceTensor& x,
+                                                      const DeviceTensor& dy,
+                                                      const ForwardInfo& info, LayerState* state) {
+  if (!state) return backward_input(x, dy, info);
+  GpuBlockCache& cache = static_cast<GpuBlockState*>(state)->cache;
+  DeviceTensor dx = run_backward_input(x, dy, cache);
+  // What backward_weight does not read: free it before the wait for BW.
+  cache.qkv.reset();
+  cache.probabilities.reset();
+  cache.ffn1_out.reset();
+  cache.d_activation_out.reset();
+  cache.d_attention_out.reset();
+  return dx;
+}
+
+void GpuTransformerBlock::backward_weight_with(const DeviceTensor& x, const DeviceTensor& dy,
+                                               LayerState* state) {
+  if (!state) return backward_weight(x, dy);
+  run_backward_weight(x, dy, static_cast<GpuBlockState*>(state)->cache);
+}
+
+}  // namespace pipelab::gpu

@@ -1,0 +1,119 @@
+// GpuTransformerBlock: core/nn/transformer_block_layer.h's pre-norm GPT block
+// on the CUDA backend, the same math step by step as core/nn/gpt_block.cpp
+// (cuBLAS linears and attention, the norm, activation, dropout and residual
+// kernels), the same weight layout and shards (Megatron's heads and MLP
+// columns), the same two forward and two backward all-reduces through the
+// stage's tensor-parallel all-reduce, and the same dropout masks (keyed by
+// seed, layer and the micro-batch's ForwardInfo, so a recompute draws them
+// again).
+//
+// Initial weights: a CPU GptBlock of the same shard is initialised on the host
+// (gpt_block.h's formula) and copied up, so they equal the CPU's bit for bit;
+// params() lists them in GptBlockTensors::list()'s order.
+//
+// forward_keeping hands the stage a GpuBlockState (GptBlockCache's tensors, as
+// Activations); under selective recompute it holds no probabilities and the
+// backward recomputes them (gpu/layers/attention.h). After backward_input the
+// state drops what backward_weight does not read, as on the CPU.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/nn/gpt_block.h"
+#include "gpu/kernels/block_dropout_math.h"
+#include "gpu/layers/layer.h"
+
+namespace pipelab::gpu {
+
+// GptBlockTensors on the device (empty tensors where the config has none).
+struct GpuBlockTensors {
+  DeviceTensor norm1_gain, norm1_bias;
+  DeviceTensor qkv_weight, qkv_bias;
+  DeviceTensor proj_weight, proj_bias;
+  DeviceTensor norm2_gain, norm2_bias;
+  DeviceTensor ffn1_weight, ffn1_bias;
+  DeviceTensor ffn2_weight, ffn2_bias;
+
+  std::vector<DeviceTensor*> list();  // the non-empty ones, in this order
+};
+
+// GptBlockCache's tensors on the device: what forward keeps, then what
+// backward_input keeps for backward_weight.
+struct GpuBlockCache {
+  int64_t batch = 0;
+  int64_t seq = 0;
+  BlockDropoutKey dropout;  // the forward's (p = 0: none)
+  DeviceTensor norm1_out, qkv, probabilities, attention_out, h, norm2_out, ffn1_out,
+      activation_out;
+  DeviceTensor d_activation_out, d_ffn1_out, d_norm2_out, d_h, d_attention_out, d_qkv,
+      d_norm1_out, d_proj_out, d_ffn2_out;
+};
+
+class GpuBlockState : public LayerState {
+ public:
+  GpuBlockCache cache;
+  int64_t bytes() const override;
+};
+
+class GpuTransformerBlock : public GpuLayer {
+ public:
+  // `seq` positions of config.dim values per sample; weights initialised from
+  // (seed, index) as the CPU's. Throws like check_gpt_block.
+  GpuTransformerBlock(int index, const GptBlockConfig& config, const BlockShard& shard, int64_t seq,
+                      uint64_t seed, DeviceContext& context);
+
+  DeviceTensor forward(const DeviceTensor& x, const ForwardInfo& info) override;
+  DeviceTensor backward_input(const DeviceTensor& x, const DeviceTensor& dy,
+                              const ForwardInfo& info) override;
+  void backward_weight(const DeviceTensor& x, const DeviceTensor& dy) override;
+
+  DeviceTensor forward_keeping(const DeviceTensor& x, const ForwardInfo& info,
+                               std::unique_ptr<LayerState>& state) override;
+  DeviceTensor backward_input_with(const DeviceTensor& x, const DeviceTensor& dy,
+                                   const ForwardInfo& info, LayerState* state) override;
+  void backward_weight_with(const DeviceTensor& x, const DeviceTensor& dy,
+                            LayerState* state) override;
+
+  std::vector<DeviceTensor*> params() override { return weights_.list(); }
+  std::vector<DeviceTensor*> grads() override { return gradients_.list(); }
+  void connect_all_reduce(InnerAllReduce all_reduce) override {
+    all_reduce_ = std::move(all_reduce);
+  }
+
+ private:
+  BlockDropoutKey dropout_of(const ForwardInfo& info) const;
+  AttentionShape attention_shape(int64_t batch) const;
+  DeviceTensor run_forward(const DeviceTensor& x, const ForwardInfo& info, GpuBlockCache& cache);
+  DeviceTensor run_backward_input(const DeviceTensor& x, const DeviceTensor& dy,
+                                  GpuBlockCache& cache);
+  void run_backward_weight(const DeviceTensor& x, const DeviceTensor& dy,
+                           const GpuBlockCache& cache);
+  void sum_over_shards(DeviceTensor& values, bool in_forward) const;
+  // The block's norm (layer norm or RMSNorm) on `rows` rows of dim values.
+  void norm_forward(const DeviceTensor& gain, const DeviceTensor& bias, const float* x,
+                    int64_t rows, float* y) const;
+  void norm_backward_input(const DeviceTensor& gain, const float* x, const float* dy,
+                           int64_t rows, float* dx) const;
+  void norm_backward_weight(const float* x, const float* dy, int64_t rows, DeviceTensor& gain_grad,
+                            DeviceTensor& bias_grad) const;
+  // y = residual + dropout(y + bias) at `site`: the residual add after proj or ffn2.
+  void bias_dropout_residual(DeviceTensor& y, const float* residual, const DeviceTensor& bias,
+                             const GpuBlockCache& cache, uint64_t site) const;
+  // The gradient of a dropped output: `grad` through the site's mask into
+  // `masked`, or `grad` itself without dropout.
+  const float* through_dropout(const float* grad, const GpuBlockCache& cache, uint64_t site,
+                               DeviceTensor& masked) const;
+  DeviceTensor rows_tensor(int64_t rows, int64_t cols) const;
+
+  const GptBlockConfig config_;
+  const BlockShard shard_;
+  const int64_t seq_;
+  const uint64_t seed_;
+  GpuBlockTensors weights_;
+  GpuBlockTensors gradients_;
+  InnerAllReduce all_reduce_;  // set when the block is split over shards
+};
+
+}  // namespace pipelab::gpu
