@@ -79,21 +79,11 @@ Tensor CpuBackend::stage_input(const Op& op) {
   return shared_.data.inputs(op.step, place_.replica, op.microbatch, &allocator());
 }
 
-std::optional<VocabRange> CpuBackend::logits_shard() const {
-  const Experiment& experiment = shared_.experiment;
-  const int tp = experiment.parallel.tp;
-  if (tp == 1 || shared_.tp_roles.empty() ||
-      shared_.tp_roles.back() != TensorParallelRole::ColumnParallel ||
-      !is_sequence_model(experiment.model))
-    return std::nullopt;
-  return vocab_shard(experiment.model.layers.back().out, tp, place_.shard);
-}
-
 Tensor CpuBackend::loss_gradient(const Op& op, const Tensor& output) {
   TrainingData& data = shared_.data;
   const MicrobatchTargets targets = data.targets(op.step, place_.replica, op.microbatch);
   const double scale = data.gradient_scale(op.step);
-  const std::optional<VocabRange> shard = logits_shard();
+  const std::optional<VocabRange> shard = logits_shard(shared_.experiment, shared_.tp_roles, place_.shard);
   LossResult loss =
       shard ? vocab_parallel_token_loss(output, targets, scale, true, *shard,
                                         shared_.experiment.parallel.tp, place_.shard,

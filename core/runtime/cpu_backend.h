@@ -85,8 +85,6 @@ class CpuBackend {
 
  private:
   DeviceAllocator& allocator() { return *devices_.allocators[place_.device]; }
-  // The columns of the vocabulary this shard's logits hold, or none (whole logits).
-  std::optional<VocabRange> logits_shard() const;
 
   CpuDevices& devices_;
   WorkerShared& shared_;

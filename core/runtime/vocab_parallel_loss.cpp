@@ -8,6 +8,15 @@
 #include "core/nn/token_cross_entropy.h"
 
 namespace pipelab {
+
+std::optional<VocabRange> logits_shard(const Experiment& experiment,
+                                       const std::vector<TensorParallelRole>& roles, int shard) {
+  const int tp = experiment.parallel.tp;
+  if (tp == 1 || roles.empty() || roles.back() != TensorParallelRole::ColumnParallel ||
+      !is_sequence_model(experiment.model))
+    return std::nullopt;
+  return vocab_shard(experiment.model.layers.back().out, tp, shard);
+}
 namespace {
 
 // Step 1: every shard's row maxima through one sum, then the maximum of them.

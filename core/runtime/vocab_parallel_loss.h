@@ -20,12 +20,24 @@
 // forward all-reduces a recomputation repeats.
 #pragma once
 
+#include <optional>
+#include <vector>
+
+#include "core/io/experiment.h"
 #include "core/nn/all_reduce.h"
 #include "core/nn/embedding.h"
 #include "core/nn/loss.h"
+#include "core/plan/stage_profile.h"
 #include "core/runtime/training_data.h"
 
 namespace pipelab {
+
+// The vocabulary columns shard `shard`'s logits hold, when the output layer
+// of a sequence model is column-parallel over the vocabulary (`roles`, one per
+// model layer, from tensor_parallel_roles); nullopt when every shard holds the
+// whole logits.
+std::optional<VocabRange> logits_shard(const Experiment& experiment,
+                                       const std::vector<TensorParallelRole>& roles, int shard);
 
 // `outputs` is this shard's [rows, tokens x range.rows] logits, `range` the
 // vocabulary columns it holds (vocab_shard), `shard` of `tp` its place in the

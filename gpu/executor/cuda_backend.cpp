@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/runtime/microbatch_loss.h"
+#include "core/runtime/vocab_parallel_loss.h"
 #include "gpu/device/cuda_check.h"
 #include "gpu/device/device_guard.h"
 #include "gpu/device/stream_order.h"
@@ -107,16 +108,6 @@ DeviceTensor CudaBackend::stage_input(const Op& op) {
   return staging_->upload(host, allocator(), MemoryCategory::Activations);
 }
 
-std::optional<VocabRange> CudaBackend::logits_shard() const {
-  const Experiment& experiment = shared_.experiment;
-  const int tp = experiment.parallel.tp;
-  if (tp == 1 || shared_.tp_roles.empty() ||
-      shared_.tp_roles.back() != TensorParallelRole::ColumnParallel ||
-      !is_sequence_model(experiment.model))
-    return std::nullopt;
-  return vocab_shard(experiment.model.layers.back().out, tp, place_.shard);
-}
-
 DeviceTensor CudaBackend::loss_gradient(const Op& op, const DeviceTensor& output) {
   TrainingData& data = shared_.data;
   const MicrobatchTargets targets = data.targets(op.step, place_.replica, op.microbatch);
@@ -125,8 +116,8 @@ DeviceTensor CudaBackend::loss_gradient(const Op& op, const DeviceTensor& output
   pending.microbatch = op.microbatch;
   if (targets.tokens > 0) {
     // A sequence model: next-token cross-entropy, split by vocabulary when
-    // the output layer is (core/runtime/cpu_backend.cpp does the same).
-    const std::optional<VocabRange> shard = logits_shard();
+    // the output layer is.
+    const std::optional<VocabRange> shard = logits_shard(shared_.experiment, shared_.tp_roles, place_.shard);
     const VocabRange range = shard ? *shard : whole_vocab(output.cols() / targets.tokens);
     pending.loss = gpu_token_loss(
         output, targets, data.gradient_scale(op.step), true, range,

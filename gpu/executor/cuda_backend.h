@@ -125,9 +125,6 @@ class CudaBackend {
   CachingAllocator& allocator() { return self().allocator(); }
   cudaStream_t compute() { return self().compute_stream(); }
   HostStageMirror& mirror(GpuSequential& stage, int chunk);
-  // The vocabulary columns this shard's logits hold when a sequence model's
-  // output layer is split by vocabulary (as CpuBackend's), else nothing.
-  std::optional<VocabRange> logits_shard() const;
 
   CudaDevices& devices_;
   WorkerShared& shared_;
