@@ -6,28 +6,12 @@
 #include <string>
 
 #include "core/model/model_spec.h"
+#include "tests/support/gpt_model.h"
 
 namespace pipelab {
 namespace {
 
-ModelSpec tiny_gpt() {
-  ModelSpec model;
-  model.input = {16};
-  LayerSpec embedding;
-  embedding.type = LayerType::Embedding;
-  embedding.vocab = 50;
-  embedding.dim = 32;
-  LayerSpec block;
-  block.type = LayerType::TransformerBlock;
-  block.heads = 4;
-  LayerSpec norm;
-  norm.type = LayerType::LayerNorm;
-  LayerSpec head;
-  head.type = LayerType::Linear;
-  head.out = 50;
-  model.layers = {embedding, block, block, norm, head};
-  return model;
-}
+ModelSpec tiny_gpt() { return testing::gpt_model({.seq = 16, .vocab = 50, .dim = 32, .heads = 4}); }
 
 std::string error_of(const ModelSpec& model) {
   try {

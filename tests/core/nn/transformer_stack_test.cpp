@@ -10,6 +10,7 @@
 #include "core/nn/token_cross_entropy.h"
 #include "core/nn/transformer_block_layer.h"
 #include "nn_test_helpers.h"
+#include "tests/support/gpt_model.h"
 
 namespace pipelab {
 namespace {
@@ -319,21 +320,11 @@ TEST(TransformerStack, RejectsWhatItCannotBuild) {
 // output layer's input holds one shard's positions; the output layer covers
 // every position; a dropout's mask offset follows its positions.
 TEST(TransformerStack, SequenceParallelLayoutSplitsThePositions) {
-  ModelSpec model;
-  model.input = {4};
-  LayerSpec embedding;
-  embedding.type = LayerType::Embedding;
-  embedding.vocab = 8;
-  embedding.dim = 8;
+  ModelSpec model = testing::gpt_model({.seq = 4, .vocab = 8, .dim = 8, .heads = 2, .blocks = 1});
   LayerSpec drop;
   drop.type = LayerType::Dropout;
   drop.p = 0.1;
-  LayerSpec norm;
-  norm.type = LayerType::LayerNorm;
-  LayerSpec head;
-  head.type = LayerType::Linear;
-  head.out = 8;
-  model.layers = {embedding, block(NormType::LayerNorm, BlockActivation::Gelu, true), drop, norm, head};
+  model.layers.insert(model.layers.begin() + 2, drop);  // embedding, block, dropout, norm, head
   using enum TensorParallelRole;
   const std::vector<TensorParallelRole> roles = {VocabParallel, BlockParallel, Replicated, Replicated,
                                                  ColumnParallel};

@@ -71,15 +71,31 @@ TEST(Mailbox, StopWakesABlockedReceive) {
   EXPECT_LT(std::chrono::duration<double>(Clock::now() - before).count(), 0.5);
 }
 
-TEST(RingAllReduce, EveryMemberGetsTheSameSum) {
-  for (int members : {2, 3, 4}) {
-    RunControl control(members);
-    std::vector<std::unique_ptr<DeviceAllocator>> memory;
-    std::vector<std::unique_ptr<Mailbox>> boxes;
+// `members` devices with their allocators and mailboxes, and the ring over them.
+struct TestRing {
+  explicit TestRing(int members) : control(members) {
     for (int d = 0; d < members; ++d) {
       memory.push_back(std::make_unique<DeviceAllocator>(d));
       boxes.push_back(std::make_unique<Mailbox>(d, *memory.back(), control));
     }
+  }
+  RingGroup group(int rank) const {
+    RingGroup group;
+    for (size_t m = 0; m < boxes.size(); ++m) {
+      group.devices.push_back(static_cast<int>(m));
+      group.mailboxes.push_back(boxes[m].get());
+    }
+    group.rank = rank;
+    return group;
+  }
+  RunControl control;
+  std::vector<std::unique_ptr<DeviceAllocator>> memory;
+  std::vector<std::unique_ptr<Mailbox>> boxes;
+};
+
+TEST(RingAllReduce, EveryMemberGetsTheSameSum) {
+  for (int members : {2, 3, 4}) {
+    TestRing ring(members);
     const int count = 10;  // not a multiple of every member count: uneven chunks
     std::vector<std::vector<float>> values(members, std::vector<float>(count));
     std::vector<float> expected(count, 0.0f);
@@ -91,12 +107,7 @@ TEST(RingAllReduce, EveryMemberGetsTheSameSum) {
     std::vector<std::thread> threads;
     for (int d = 0; d < members; ++d)
       threads.emplace_back([&, d] {
-        RingGroup group;
-        for (int m = 0; m < members; ++m) {
-          group.devices.push_back(m);
-          group.mailboxes.push_back(boxes[m].get());
-        }
-        group.rank = d;
+        const RingGroup group = ring.group(d);
         ring_all_reduce(values[d], group, 0);
         ring_all_reduce(values[d], group, 1);  // twice: members x the sum
       });
@@ -104,7 +115,7 @@ TEST(RingAllReduce, EveryMemberGetsTheSameSum) {
     for (int d = 0; d < members; ++d) {
       EXPECT_EQ(values[d], values[0]) << "bit-identical on every member";
       for (int i = 0; i < count; ++i) EXPECT_FLOAT_EQ(values[d][i], members * expected[i]);
-      EXPECT_EQ(memory[d]->current_total(), 0);
+      EXPECT_EQ(ring.memory[d]->current_total(), 0);
     }
   }
 }
@@ -114,13 +125,7 @@ TEST(RingAllReduce, EveryMemberGetsTheSameSum) {
 // member.
 TEST(RingAllReduce, ReduceScatterAndAllGatherWorkOnEachMembersSlice) {
   for (int members : {2, 3, 4}) {
-    RunControl control(members);
-    std::vector<std::unique_ptr<DeviceAllocator>> memory;
-    std::vector<std::unique_ptr<Mailbox>> boxes;
-    for (int d = 0; d < members; ++d) {
-      memory.push_back(std::make_unique<DeviceAllocator>(d));
-      boxes.push_back(std::make_unique<Mailbox>(d, *memory.back(), control));
-    }
+    TestRing ring(members);
     const int slice = 5;
     const int count = slice * members;
     std::vector<std::vector<float>> scattered(members, std::vector<float>(count));
@@ -134,12 +139,7 @@ TEST(RingAllReduce, ReduceScatterAndAllGatherWorkOnEachMembersSlice) {
     std::vector<std::thread> threads;
     for (int d = 0; d < members; ++d)
       threads.emplace_back([&, d] {
-        RingGroup group;
-        for (int m = 0; m < members; ++m) {
-          group.devices.push_back(m);
-          group.mailboxes.push_back(boxes[m].get());
-        }
-        group.rank = d;
+        const RingGroup group = ring.group(d);
         ring_reduce_scatter(scattered[d], group, 0);
         for (int i = 0; i < slice; ++i) gathered[d][d * slice + i] = static_cast<float>(d * 1000 + i);
         ring_all_gather(gathered[d], group, 1);
@@ -149,7 +149,7 @@ TEST(RingAllReduce, ReduceScatterAndAllGatherWorkOnEachMembersSlice) {
       for (int i = 0; i < slice; ++i) EXPECT_FLOAT_EQ(scattered[d][d * slice + i], sum[d * slice + i]);
       for (int m = 0; m < members; ++m)
         for (int i = 0; i < slice; ++i) EXPECT_EQ(gathered[d][m * slice + i], static_cast<float>(m * 1000 + i));
-      EXPECT_EQ(memory[d]->current_total(), 0);
+      EXPECT_EQ(ring.memory[d]->current_total(), 0);
     }
   }
 }

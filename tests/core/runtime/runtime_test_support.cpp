@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/plan/stage_profile.h"
+#include "tests/support/gpt_model.h"
 
 namespace pipelab::testing {
 
@@ -55,20 +56,7 @@ Experiment tiny_gpt_experiment() {
   Experiment experiment;
   experiment.name = "tiny gpt test";
   experiment.seed = 5;
-  experiment.model.input = {8};
-  LayerSpec embedding;
-  embedding.type = LayerType::Embedding;
-  embedding.vocab = 16;
-  embedding.dim = 16;
-  LayerSpec block;
-  block.type = LayerType::TransformerBlock;
-  block.heads = 2;
-  LayerSpec norm;
-  norm.type = LayerType::LayerNorm;
-  LayerSpec head;
-  head.type = LayerType::Linear;
-  head.out = 16;
-  experiment.model.layers = {embedding, block, block, norm, head};
+  experiment.model = gpt_model({.seq = 8, .vocab = 16, .dim = 16, .heads = 2});
   experiment.model.loss = LossType::CrossEntropy;
   experiment.data.source = "copy";
   experiment.data.samples = 512;

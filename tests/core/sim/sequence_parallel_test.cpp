@@ -8,31 +8,13 @@
 #include "core/schedule/lowering.h"
 #include "core/schedule/validator.h"
 #include "core/sim/simulator.h"
+#include "tests/support/gpt_model.h"
 
 namespace pipelab {
 namespace {
 
 ModelSpec gpt(int blocks) {
-  ModelSpec model;
-  model.input = {128};
-  LayerSpec embedding;
-  embedding.type = LayerType::Embedding;
-  embedding.vocab = 64;
-  embedding.dim = 64;
-  LayerSpec block;
-  block.type = LayerType::TransformerBlock;
-  block.heads = 4;
-  block.dropout = 0.1;
-  LayerSpec norm;
-  norm.type = LayerType::LayerNorm;
-  LayerSpec head;
-  head.type = LayerType::Linear;
-  head.out = 64;
-  model.layers = {embedding};
-  for (int i = 0; i < blocks; ++i) model.layers.push_back(block);
-  model.layers.push_back(norm);
-  model.layers.push_back(head);
-  return model;
+  return testing::gpt_model({.seq = 128, .vocab = 64, .dim = 64, .heads = 4, .blocks = blocks, .dropout = 0.1});
 }
 
 ParallelPlan plan(bool sequence_parallel) {
