@@ -65,6 +65,57 @@ TEST_P(TransformerRun, EveryScheduledTensorParallelAllReduceIsReportedOnce) {
   }
 }
 
+// (device, step, micro-batch, layer, kind): one per listed tensor-parallel collective.
+using CollectiveKey = std::tuple<int, int, int, int, OpKind>;
+
+// Sequence parallelism: every gather, scatter and the step's all-reduce of the
+// norms' gradients runs where the schedule lists it, on the bytes it predicted.
+TEST_P(TransformerRun, EveryScheduledSequenceParallelCollectiveIsReportedOnce) {
+  if (backend() != "cpu") GTEST_SKIP() << "sequence parallelism trains on the cpu backend only for now";
+  Experiment experiment = with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 4, 1, 2);
+  experiment.parallel.sequence_parallel = true;
+  experiment.training.steps = 3;
+  EventSink sink;
+  const std::unique_ptr<Executor> built = make_executor(experiment, sink);
+  auto& executor = dynamic_cast<ThreadedExecutor&>(*built);
+  executor.start();
+  executor.wait();
+  ASSERT_EQ(executor.state(), RunState::Finished) << executor.error();
+  testing::RunOutput output;
+  testing::drain_into(sink, output);
+
+  std::map<CollectiveKey, int> scheduled, reported;
+  std::map<CollectiveKey, int64_t> scheduled_bytes;
+  std::map<OpKind, int> listed;
+  for (int w = 0; w < executor.program().window_count(); ++w) {
+    const TrainingWindow window = executor.program().window(w);
+    for (int d = 0; d < executor.device_count(); ++d)
+      for (const Op& op : window.schedule->devices[d]) {
+        if (!is_collective(op.kind) || op.group != CommGroup::TensorParallel) continue;
+        const CollectiveKey key{d, window.first_step + op.step, op.microbatch, op.layer, op.kind};
+        ++listed[op.kind];
+        ++scheduled[key];
+        scheduled_bytes[key] = op.bytes;
+      }
+  }
+  for (const TraceEvent& event : output.trace.events) {
+    const Op& op = event.op;
+    if (!is_collective(op.kind) || op.group != CommGroup::TensorParallel) continue;
+    const CollectiveKey key{event.device, op.step, op.microbatch, op.layer, op.kind};
+    ++reported[key];
+    EXPECT_EQ(event.bytes, scheduled_bytes[key]) << op_label(op);
+  }
+  // Per step, micro-batch and device: stage 0's embedding scatters its lookup
+  // and gathers its gradient, and its block gathers 2 + 4 times and scatters
+  // 2 + 2; stage 1's block likewise, and its output layer gathers once and
+  // scatters once: 7 gathers and 5 scatters on every device. Each device sums
+  // its norms' gradients once per step. 3 steps, 4 micro-batches, 4 devices.
+  EXPECT_EQ(listed[OpKind::AllGather], 3 * 4 * 4 * 7);
+  EXPECT_EQ(listed[OpKind::ReduceScatter], 3 * 4 * 4 * 5);
+  EXPECT_EQ(listed[OpKind::AllReduce], 3 * 4);
+  EXPECT_EQ(reported, scheduled);
+}
+
 int64_t peak_activations(const Trace& trace, int device) {
   int64_t peak = 0;
   for (const MemorySample& sample : trace.memory)
