@@ -94,6 +94,18 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
 
   cost.input_values = sh / rep_div;
   cost.allreduce_values = sh;
+
+  // --- the backward's gradient buffers, as gpt_block.cpp allocates them.
+  const int64_t local = sh / rep_div;  // a residual-stream tensor as the shard holds it
+  int64_t kept_for_weights = (swiglu ? 2 * sf : sf) / tp  // dFFN1 out
+                             + local + local              // dNorm2 out, dh
+                             + 3 * sh / tp                // dQKV
+                             + local;                     // dNorm1 out
+  if (shape.dropout || split.sequence_parallel) kept_for_weights += 2 * sh;  // dProj out, dFFN2 out (whole)
+  if (split.sequence_parallel) kept_for_weights += 2 * sh;  // Norm1's and Norm2's outputs gathered again
+  cost.backward_kept_values = kept_for_weights;
+  cost.backward_working_values = kept_for_weights + sf / tp + sh / tp  // dactivation, dattention (scratch)
+                                 + local;                             // dx
   return cost;
 }
 

@@ -61,6 +61,12 @@ struct BlockCost {
   BlockActivations kept;             // per sample, from forward to backward
   int64_t input_values = 0;          // per sample: the block's input as this shard holds it
   int64_t allreduce_values = 0;      // per sample, each of the 2 forward and 2 backward collectives
+  // Per sample, the gradient buffers PipeLab's block (core/nn/gpt_block.h)
+  // holds in its backward beyond the kept activations, and of those the ones
+  // a split backward (BI then BW) keeps until BW. Not in Korthikanti et
+  // al.'s count, which is the forward's.
+  int64_t backward_working_values = 0;
+  int64_t backward_kept_values = 0;
 };
 
 // The block's total parameters (no split).

@@ -185,6 +185,19 @@ int64_t sequence_partial_params(const LayerInfo& info, TensorParallelRole role, 
   return 2 * per_norm * info.block.dim;
 }
 
+// How many shards split a layer's input (or output) width: a column-parallel
+// linear's output and a row-parallel one's input, an elementwise layer
+// between them, and the vocabulary of an embedding's table (not its
+// activations).
+int64_t shard_divisor(TensorParallelRole role, int tp, bool input) {
+  switch (role) {
+    case TensorParallelRole::ColumnParallel: return input ? 1 : tp;
+    case TensorParallelRole::RowParallel: return input ? tp : 1;
+    case TensorParallelRole::Sharded: return tp;
+    default: return 1;
+  }
+}
+
 // A float32 byte count (LayerInfo's) in the run's activation precision; a
 // dropout layer's mask stays one byte per element.
 int64_t in_precision(int64_t fp32_bytes, LayerType type, const PrecisionBytes& precision) {
@@ -265,6 +278,8 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
     int64_t block_checkpoints_per_sample = 0;  // inputs of blocks after the stage's first layer
     int64_t largest_block_per_sample = 0;
     int64_t other_layers_per_sample = 0;       // activations of the stage's layers that are not blocks
+    int64_t working_per_sample = 0;            // the largest layer's backward gradient buffers
+    int64_t split_kept_per_sample = 0;         // what BI leaves for BW
     for (int i = range.begin; i < range.end; ++i) {
       const LayerInfo& info = infos[i];
       ShardCost cost;
@@ -282,6 +297,8 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
           cost = {block.forward_flops, block.backward_input_flops, block.backward_weight_flops, block.params, 0};
           kept = block.kept.bytes(bytes.activation);
           largest_block_per_sample = std::max(largest_block_per_sample, kept);
+          working_per_sample = std::max(working_per_sample, block.backward_working_values * bytes.activation);
+          split_kept_per_sample += block.backward_kept_values * bytes.activation;
           if (i > range.begin) block_checkpoints_per_sample += block.input_values * bytes.activation;
           break;
         }
@@ -289,7 +306,13 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
       if (roles[i] != TensorParallelRole::BlockParallel) {
         kept = in_precision(cost.activation_bytes, info.type, bytes);
         other_layers_per_sample += kept;
+        // Its input and output gradients, as this shard holds them (the
+        // model's first layer computes no input gradient).
+        const int64_t in_values = i == 0 ? 0 : info.in_features / shard_divisor(roles[i], tp, true);
+        const int64_t out_values = info.out_features / shard_divisor(roles[i], tp, false);
+        working_per_sample = std::max(working_per_sample, (in_values + out_values) * bytes.activation);
       }
+      if (cost.params > 0) split_kept_per_sample += info.out_features * bytes.activation;  // BW's dy
       profile.forward_flops += cost.forward_flops * samples;
       profile.backward_input_flops += cost.backward_input_flops * samples;
       profile.backward_weight_flops += cost.backward_weight_flops * samples;
@@ -306,6 +329,8 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
                                       is_sequence_model(model));
     }
     profile.activation_bytes = activation_bytes_per_sample * microbatch_size;
+    profile.backward_working_bytes = working_per_sample * microbatch_size;
+    profile.split_backward_kept_bytes = split_kept_per_sample * microbatch_size;
     // Stage 0's input is the data batch (float32 values or int32 token ids, as
     // loaded) and the last stage's output feeds the loss; both are filled in
     // the same way so every stage reads alike. Under sequence parallelism a

@@ -49,6 +49,13 @@ struct StageProfile {
   // the stage's other layers, for a stage of blocks).
   int64_t recompute_kept_bytes = 0;
   int64_t recompute_working_bytes = 0;
+  // What the backward (B or BI) of one micro-batch holds while it runs, beyond
+  // the kept activations: the largest layer's gradient buffers (a block's
+  // several, another layer's input and output gradients). And what BI leaves
+  // for BW beyond them: each weighted layer's output gradient, and a block's
+  // gradient buffers its weight gradients read (zero-bubble schedules).
+  int64_t backward_working_bytes = 0;
+  int64_t split_backward_kept_bytes = 0;
   PrecisionBytes precision;        // bytes per weight, gradient, optimizer slot, activation
   std::vector<TensorParallelAllReduce> tp_allreduces;
   // Sequence parallelism: the gradient bytes a shard computes from its slice

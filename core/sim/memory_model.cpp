@@ -24,6 +24,8 @@ StageMemory stage_memory(const CostModel& cost, int stage) {
   memory.activations = profile.activation_bytes;
   memory.kept_input = profile.recompute_kept_bytes;
   memory.recomputed = profile.recompute_working_bytes;
+  memory.backward_working = profile.backward_working_bytes;
+  memory.split_backward_kept = profile.split_backward_kept_bytes;
   return memory;
 }
 
@@ -129,6 +131,10 @@ void MemoryModel::op_started(const Op& op, double t) {
     case OpKind::Reload:
       add(op.device, t, MemoryCategory::Activations, stage.activations);
       break;
+    case OpKind::Backward:
+    case OpKind::BackwardInput:
+      add(op.device, t, MemoryCategory::Activations, stage.backward_working);
+      break;
     default:
       break;
   }
@@ -151,7 +157,12 @@ void MemoryModel::op_finished(const Op& op, double t) {
   } else if (computes_weight_gradient(op.kind)) {  // the micro-batch's activations are done
     add(op.device, t, MemoryCategory::Activations,
         state.recompute ? -(stage.kept_input + stage.recomputed) : -stage.activations);
+    if (op.kind == OpKind::Backward) add(op.device, t, MemoryCategory::Activations, -stage.backward_working);
+    if (op.kind == OpKind::BackwardWeight)
+      add(op.device, t, MemoryCategory::Activations, -stage.split_backward_kept);
     --state.inflight;
+  } else if (op.kind == OpKind::BackwardInput) {
+    add(op.device, t, MemoryCategory::Activations, stage.split_backward_kept - stage.backward_working);
   } else if (op.kind == OpKind::Offload) {
     add(op.device, t, MemoryCategory::Activations, -stage.activations);
   } else if (op.kind == OpKind::Update || op.kind == OpKind::PushGradient) {

@@ -17,6 +17,9 @@
 //                   the backward needs at once (all the rest for an MLP; one
 //                   block at a time for blocks) until B/BW.
 //                   Offload frees a micro-batch's activations, Reload restores them.
+//                   While a B or BI runs it also holds its gradient buffers
+//                   (StageProfile::backward_working_bytes); from BI's end to
+//                   BW's, what BW reads (split_backward_kept_bytes).
 //  stashed weights  (versions alive - 1) * params * 4 per stage. A weight
 //                   version is alive while it is the newest one, or while an
 //                   op that reads it (F, B, BI, BW, Recompute) is still to run;
@@ -53,6 +56,8 @@ struct StageMemory {
   int64_t activations = 0;  // per in-flight micro-batch
   int64_t kept_input = 0;   // per micro-batch under recomputation: what F keeps
   int64_t recomputed = 0;   // per micro-batch under recomputation: what Recompute puts back
+  int64_t backward_working = 0;     // per running B or BI
+  int64_t split_backward_kept = 0;  // per micro-batch between its BI and BW
 };
 StageMemory stage_memory(const CostModel& cost, int stage);
 

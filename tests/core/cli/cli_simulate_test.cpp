@@ -180,7 +180,12 @@ TEST(CliSimulate, GptThreeFitsAnEightyGigabyteGpuAsMegatronRunsIt) {
   const double blocks_bytes = inflight * samples * blocks * s * h * 34 / t;
   const double activations = device["peak_bytes"]["activations"].get<double>();
   EXPECT_GE(activations, blocks_bytes);
-  EXPECT_LT(activations, blocks_bytes * 1.01);  // plus the embedding's small share
+  // Plus one running backward's gradient buffers (a sequence-parallel block
+  // with dropout: 6 s h bf16 values per sample, transformer_block.h) and the
+  // embedding's small share.
+  const double backward_buffers = samples * 6 * s * h * 2;
+  EXPECT_GE(activations, blocks_bytes + backward_buffers);
+  EXPECT_LT(activations, (blocks_bytes + backward_buffers) * 1.01);
   // bf16-mixed Adam: 16 bytes per parameter in weights, gradients and optimizer state.
   const double state = device["peak_bytes"]["weights"].get<double>() + device["peak_bytes"]["gradients"].get<double>() +
                        device["peak_bytes"]["optimizer_state"].get<double>();
