@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/nn/blas_int.h"
+#include "core/nn/fast_math.h"
 
 namespace pipelab {
 namespace {
@@ -28,26 +29,77 @@ float score_scale(const AttentionShape& shape) {
   return static_cast<float>(1.0 / std::sqrt(static_cast<double>(shape.head_dim)));
 }
 
+// Sums and maxima over a row go through kLanes interleaved partial results
+// (element j to lane j % kLanes), combined at the end: a single running sum or
+// max waits on each step's latency, independent lanes vectorise. The lanes are
+// written out, so the order of operations is the same in every build.
+constexpr int64_t kLanes = 8;
+
+PIPELAB_VECTOR_CLONES float row_max(const float* __restrict__ row, int64_t n) {
+  const int64_t full = n - n % kLanes;
+  float lanes[kLanes];
+  for (int64_t l = 0; l < kLanes; ++l) lanes[l] = row[0];
+  for (int64_t j = 0; j < full; j += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) lanes[l] = row[j + l] > lanes[l] ? row[j + l] : lanes[l];
+  float max_value = lanes[0];
+  for (int64_t l = 1; l < kLanes; ++l) max_value = lanes[l] > max_value ? lanes[l] : max_value;
+  for (int64_t j = full; j < n; ++j) max_value = row[j] > max_value ? row[j] : max_value;
+  return max_value;
+}
+
+// The sum of a row in double.
+PIPELAB_VECTOR_CLONES double row_sum(const float* __restrict__ row, int64_t n) {
+  const int64_t full = n - n % kLanes;
+  double lanes[kLanes] = {};
+  for (int64_t j = 0; j < full; j += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) lanes[l] += row[j + l];
+  double sum = 0;
+  for (int64_t l = 0; l < kLanes; ++l) sum += lanes[l];
+  for (int64_t j = full; j < n; ++j) sum += row[j];
+  return sum;
+}
+
+// The dot product of two rows in double.
+PIPELAB_VECTOR_CLONES double row_dot(const float* __restrict__ a, const float* __restrict__ b,
+                                     int64_t n) {
+  const int64_t full = n - n % kLanes;
+  double lanes[kLanes] = {};
+  for (int64_t j = 0; j < full; j += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) lanes[l] += static_cast<double>(a[j + l]) * b[j + l];
+  double dot = 0;
+  for (int64_t l = 0; l < kLanes; ++l) dot += lanes[l];
+  for (int64_t j = full; j < n; ++j) dot += static_cast<double>(a[j]) * b[j];
+  return dot;
+}
+
+// One row of scores in place: softmax over its first `visible` entries (the
+// exp is fast_math.h's, in two loops so both vectorise), zeros after them.
+PIPELAB_VECTOR_CLONES void softmax_row(float* __restrict__ row, int64_t visible, int64_t seq) {
+  const float max_score = row_max(row, visible);
+  for (int64_t j = 0; j < visible; ++j) row[j] = exp_clamp(row[j] - max_score);
+  for (int64_t j = 0; j < visible; ++j) row[j] = exp_reduced(row[j]);
+  const float inverse_sum = static_cast<float>(1.0 / row_sum(row, visible));
+  for (int64_t j = 0; j < visible; ++j) row[j] *= inverse_sum;
+  for (int64_t j = visible; j < seq; ++j) row[j] = 0.0f;
+}
+
+// The softmax's backward on one row, in place: ds = p * (ds - sum(p * ds)) over
+// the first `visible` entries; the masked ones, where p = 0, become 0.
+PIPELAB_VECTOR_CLONES void softmax_backward_row(const float* __restrict__ p, float* __restrict__ ds,
+                                                int64_t visible, int64_t seq) {
+  const float dot = static_cast<float>(row_dot(p, ds, visible));
+  for (int64_t j = 0; j < visible; ++j) ds[j] = p[j] * (ds[j] - dot);
+  for (int64_t j = visible; j < seq; ++j) ds[j] = 0.0f;
+}
+
 // p [seq, seq] = softmax(q k^T / sqrt(head_dim) + mask) of one head.
 void head_probabilities(const float* q, const float* k, const AttentionShape& shape, float* p) {
   const int64_t seq = shape.seq;
   const int ld = blas_int(shape.qkv_width());
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blas_int(seq), blas_int(seq),
               blas_int(shape.head_dim), score_scale(shape), q, ld, k, ld, 0.0f, p, blas_int(seq));
-  for (int64_t i = 0; i < seq; ++i) {
-    float* row = p + i * seq;
-    const int64_t visible = shape.causal ? i + 1 : seq;  // keys [0, visible) are unmasked
-    float max_score = row[0];
-    for (int64_t j = 1; j < visible; ++j) max_score = row[j] > max_score ? row[j] : max_score;
-    double sum = 0;
-    for (int64_t j = 0; j < visible; ++j) {
-      row[j] = std::exp(row[j] - max_score);
-      sum += row[j];
-    }
-    const float inverse_sum = static_cast<float>(1.0 / sum);
-    for (int64_t j = 0; j < visible; ++j) row[j] *= inverse_sum;
-    for (int64_t j = visible; j < seq; ++j) row[j] = 0.0f;
-  }
+  for (int64_t i = 0; i < seq; ++i)
+    softmax_row(p + i * seq, shape.causal ? i + 1 : seq, seq);  // keys [0, visible) unmasked
 }
 
 void check_shapes(const Tensor& qkv, const AttentionShape& shape) {
@@ -152,14 +204,8 @@ void attention_backward(const Tensor& qkv, const Tensor* probabilities, const Te
                   0.0f, dp.data(), s);
       if (dropout)
         apply_attention_dropout(*dropout, b, shape.first_head + h, seq, dp.data(), dp.data());
-      for (int64_t i = 0; i < seq; ++i) {
-        const float* __restrict__ p_row = p + i * seq;
-        float* __restrict__ ds_row = dp.row(i);
-        double dot = 0;
-        for (int64_t j = 0; j < seq; ++j) dot += static_cast<double>(p_row[j]) * ds_row[j];
-        const float row_dot = static_cast<float>(dot);
-        for (int64_t j = 0; j < seq; ++j) ds_row[j] = p_row[j] * (ds_row[j] - row_dot);
-      }
+      for (int64_t i = 0; i < seq; ++i)
+        softmax_backward_row(p + i * seq, dp.row(i), shape.causal ? i + 1 : seq, seq);
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s, hd, s, scale, dp.data(), s, k,
                   ld_qkv, 0.0f, dq, ld_qkv);
       cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, s, hd, s, scale, dp.data(), s, q, ld_qkv,
