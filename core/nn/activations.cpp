@@ -52,7 +52,7 @@ inline void gelu_tanh_argument(const float* __restrict__ x, float* __restrict__ 
   }
 }
 
-void gelu_forward_chunk(const float* __restrict__ x, float* __restrict__ y) {
+PIPELAB_VECTOR_CLONES void gelu_forward_chunk(const float* __restrict__ x, float* __restrict__ y) {
   alignas(64) float t[kGeluChunk];
   gelu_tanh_argument(x, t);
   for (int64_t i = 0; i < kGeluChunk; ++i) {
@@ -61,8 +61,9 @@ void gelu_forward_chunk(const float* __restrict__ x, float* __restrict__ y) {
   }
 }
 
-void gelu_backward_chunk(const float* __restrict__ x, const float* __restrict__ dy,
-                         float* __restrict__ dx) {
+PIPELAB_VECTOR_CLONES void gelu_backward_chunk(const float* __restrict__ x,
+                                               const float* __restrict__ dy,
+                                               float* __restrict__ dx) {
   alignas(64) float t[kGeluChunk];
   gelu_tanh_argument(x, t);
   for (int64_t i = 0; i < kGeluChunk; ++i) {

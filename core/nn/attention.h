@@ -29,9 +29,11 @@
 // is what is kept (or recomputed); the mask is regenerated in backward, which
 // maps dO V^T through it before the softmax's backward.
 //
-// Every matmul is one cblas_sgemm per (b, h); the softmax subtracts each row's
-// max before exponentiating, so any finite scores are safe, and a causal row
-// always keeps its diagonal, so no row is all masked.
+// Every matmul is one cblas_sgemm per (b, h), or under the causal mask one per
+// tile of 32 queries (or keys) that skips the masked part; the softmax
+// subtracts each row's max before exponentiating, so any finite scores are
+// safe, and a causal row always keeps its diagonal, so no row is all masked.
+// The exp is fast_math.h's vectorised one (within an ulp of exp).
 #pragma once
 
 #include <cstdint>

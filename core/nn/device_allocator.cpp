@@ -15,14 +15,14 @@ int index_of(MemoryCategory category) { return static_cast<int>(category); }
 
 }  // namespace
 
-float* allocate_aligned_floats(int64_t count) {
+float* allocate_aligned_floats(int64_t count, Fill fill) {
   if (count < 0)
     throw std::invalid_argument("tensor size must be >= 0, got " + std::to_string(count));
   if (count == 0) return nullptr;
   // operator new with an alignment needs no size rounding (unlike aligned_alloc).
   const std::size_t bytes = static_cast<std::size_t>(bytes_of(count));
   void* data = ::operator new (bytes, std::align_val_t{kTensorAlignment});
-  std::memset(data, 0, bytes);
+  if (fill == Fill::Zeros) std::memset(data, 0, bytes);
   return static_cast<float*>(data);
 }
 
@@ -35,7 +35,7 @@ DeviceAllocator::~DeviceAllocator() {
   empty_cache();
 }
 
-float* DeviceAllocator::allocate(int64_t count, MemoryCategory category) {
+float* DeviceAllocator::allocate(int64_t count, MemoryCategory category, Fill fill) {
   if (count == 0) return allocate_aligned_floats(0);
   float* reused = nullptr;
   {
@@ -47,10 +47,10 @@ float* DeviceAllocator::allocate(int64_t count, MemoryCategory category) {
     }
   }
   float* data = reused;
-  if (data) {
+  if (!data) {
+    data = allocate_aligned_floats(count, fill);
+  } else if (fill == Fill::Zeros) {
     std::memset(data, 0, static_cast<std::size_t>(bytes_of(count)));  // same contract as fresh
-  } else {
-    data = allocate_aligned_floats(count);
   }
   std::lock_guard<std::mutex> lock(mutex_);
   add_locked(category, bytes_of(count));

@@ -17,9 +17,16 @@ namespace pipelab {
 // Storage is aligned to 64 bytes (a cache line, an AVX-512 vector).
 inline constexpr std::size_t kTensorAlignment = 64;
 
-// Zero-filled aligned storage for `count` floats, outside any accounting
-// (nullptr when count is 0). Free it with free_aligned_floats.
-float* allocate_aligned_floats(int64_t count);
+// Whether new storage is zero-filled. Uninitialized is for outputs a kernel
+// overwrites whole before anything reads them (a GEMM with beta = 0, a norm,
+// an activation): it skips a pass over memory that the kernel then writes
+// again (about 3% of a small GPT's training step on CPU).
+enum class Fill { Zeros, Uninitialized };
+
+// Aligned storage for `count` floats, zero-filled unless `fill` says
+// otherwise, outside any accounting (nullptr when count is 0). Free it with
+// free_aligned_floats.
+float* allocate_aligned_floats(int64_t count, Fill fill = Fill::Zeros);
 void free_aligned_floats(float* data);
 
 class DeviceAllocator {
@@ -36,10 +43,11 @@ class DeviceAllocator {
 
   int device() const { return device_; }
 
-  // Zero-filled, 64-byte aligned storage for `count` floats, counted under
-  // `category` (nullptr and no change when count is 0). Thread-safe: any
-  // thread may allocate or release (a channel frees buffers on another thread).
-  float* allocate(int64_t count, MemoryCategory category);
+  // 64-byte aligned storage for `count` floats, zero-filled unless `fill`
+  // says otherwise, counted under `category` (nullptr and no change when count
+  // is 0). Thread-safe: any thread may allocate or release (a channel frees
+  // buffers on another thread).
+  float* allocate(int64_t count, MemoryCategory category, Fill fill = Fill::Zeros);
   // Returns storage from allocate(); count and category must be what it holds now.
   void release(float* data, int64_t count, MemoryCategory category);
   // Moves `bytes` from one category to another (e.g. weights that become

@@ -3,64 +3,94 @@
 #include <cassert>
 #include <cmath>
 
+#include "core/nn/fast_math.h"
+
 namespace pipelab {
 namespace {
 
-// Mean and 1/sqrt(var + eps) of one row, accumulated in double.
+// Row sums are kept in double, split over kLanes interleaved partial sums
+// (element c goes to lane c % kLanes) that are added up at the end: one
+// running double sum waits out each add's latency, element after element,
+// while independent lanes vectorise. The lanes are written out, so the order
+// of the additions (and the result) is the same in every build and clone.
+constexpr int64_t kLanes = 8;
+
+double lane_total(const double* lanes) {
+  double total = 0;
+  for (int64_t l = 0; l < kLanes; ++l) total += lanes[l];
+  return total;
+}
+
+// Mean and 1/sqrt(var + eps) of one row.
 struct RowStatistics {
   float mean = 0;
   float inverse_std = 0;
 };
 
-RowStatistics row_statistics(const float* x, int64_t width) {
-  double sum = 0;
-  for (int64_t c = 0; c < width; ++c) sum += x[c];
-  const double mean = sum / static_cast<double>(width);
-  double squares = 0;
-  for (int64_t c = 0; c < width; ++c) {
+PIPELAB_VECTOR_CLONES RowStatistics row_statistics(const float* __restrict__ x, int64_t width) {
+  const int64_t full = width - width % kLanes;
+  double sums[kLanes] = {};
+  for (int64_t c = 0; c < full; c += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) sums[l] += x[c + l];
+  for (int64_t c = full; c < width; ++c) sums[c - full] += x[c];
+  const double mean = lane_total(sums) / static_cast<double>(width);
+  double squares[kLanes] = {};
+  for (int64_t c = 0; c < full; c += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) {
+      const double d = x[c + l] - mean;
+      squares[l] += d * d;
+    }
+  for (int64_t c = full; c < width; ++c) {
     const double d = x[c] - mean;
-    squares += d * d;
+    squares[c - full] += d * d;
   }
-  const double variance = squares / static_cast<double>(width);
+  const double variance = lane_total(squares) / static_cast<double>(width);
   return {static_cast<float>(mean),
           static_cast<float>(1.0 / std::sqrt(variance + LayerNormLayer::kEpsilon))};
 }
 
 }  // namespace
 
-void layer_norm_forward(const Tensor& x, const Tensor& gain, const Tensor& bias, Tensor& y) {
+PIPELAB_VECTOR_CLONES void layer_norm_forward(const Tensor& x, const Tensor& gain,
+                                              const Tensor& bias, Tensor& y) {
   assert(x.same_shape(y) && gain.size() == x.cols() && bias.size() == x.cols());
   const int64_t width = x.cols();
-  const float* g = gain.data();
-  const float* b = bias.data();
+  const float* __restrict__ g = gain.data();
+  const float* __restrict__ b = bias.data();
   for (int64_t r = 0; r < x.rows(); ++r) {
-    const float* in = x.row(r);
-    float* out = y.row(r);
+    const float* __restrict__ in = x.row(r);
+    float* __restrict__ out = y.row(r);
     const RowStatistics stats = row_statistics(in, width);
     for (int64_t c = 0; c < width; ++c)
       out[c] = (in[c] - stats.mean) * stats.inverse_std * g[c] + b[c];
   }
 }
 
-void layer_norm_backward_input(const Tensor& x, const Tensor& gain, const Tensor& dy, Tensor& dx) {
+PIPELAB_VECTOR_CLONES void layer_norm_backward_input(const Tensor& x, const Tensor& gain,
+                                                     const Tensor& dy, Tensor& dx) {
   assert(x.same_shape(dy) && x.same_shape(dx) && gain.size() == x.cols());
   const int64_t width = x.cols();
-  const float* g = gain.data();
+  const int64_t full = width - width % kLanes;
+  const float* __restrict__ g = gain.data();
   for (int64_t r = 0; r < x.rows(); ++r) {
-    const float* in = x.row(r);
-    const float* grad = dy.row(r);
-    float* out = dx.row(r);
+    const float* __restrict__ in = x.row(r);
+    const float* __restrict__ grad = dy.row(r);
+    float* __restrict__ out = dx.row(r);
     const RowStatistics stats = row_statistics(in, width);
-    double sum_dxhat = 0;
-    double sum_dxhat_xhat = 0;
-    for (int64_t c = 0; c < width; ++c) {
+    double sum_dxhat[kLanes] = {};
+    double sum_dxhat_xhat[kLanes] = {};
+    const auto accumulate = [&](int64_t c, int64_t l) {
       const float xhat = (in[c] - stats.mean) * stats.inverse_std;
       const float dxhat = grad[c] * g[c];
-      sum_dxhat += dxhat;
-      sum_dxhat_xhat += static_cast<double>(dxhat) * xhat;
-    }
-    const float mean_dxhat = static_cast<float>(sum_dxhat / static_cast<double>(width));
-    const float mean_dxhat_xhat = static_cast<float>(sum_dxhat_xhat / static_cast<double>(width));
+      sum_dxhat[l] += dxhat;
+      sum_dxhat_xhat[l] += static_cast<double>(dxhat) * xhat;
+    };
+    for (int64_t c = 0; c < full; c += kLanes)
+      for (int64_t l = 0; l < kLanes; ++l) accumulate(c + l, l);
+    for (int64_t c = full; c < width; ++c) accumulate(c, c - full);
+    const float mean_dxhat = static_cast<float>(lane_total(sum_dxhat) / static_cast<double>(width));
+    const float mean_dxhat_xhat =
+        static_cast<float>(lane_total(sum_dxhat_xhat) / static_cast<double>(width));
     for (int64_t c = 0; c < width; ++c) {
       const float xhat = (in[c] - stats.mean) * stats.inverse_std;
       out[c] = stats.inverse_std * (grad[c] * g[c] - mean_dxhat - xhat * mean_dxhat_xhat);
@@ -68,15 +98,15 @@ void layer_norm_backward_input(const Tensor& x, const Tensor& gain, const Tensor
   }
 }
 
-void layer_norm_backward_weight(const Tensor& x, const Tensor& dy, Tensor& gain_grad,
-                                Tensor& bias_grad) {
+PIPELAB_VECTOR_CLONES void layer_norm_backward_weight(const Tensor& x, const Tensor& dy,
+                                                      Tensor& gain_grad, Tensor& bias_grad) {
   assert(x.same_shape(dy) && gain_grad.size() == x.cols() && bias_grad.size() == x.cols());
   const int64_t width = x.cols();
-  float* dgain = gain_grad.data();
-  float* dbias = bias_grad.data();
+  float* __restrict__ dgain = gain_grad.data();
+  float* __restrict__ dbias = bias_grad.data();
   for (int64_t r = 0; r < x.rows(); ++r) {
-    const float* in = x.row(r);
-    const float* grad = dy.row(r);
+    const float* __restrict__ in = x.row(r);
+    const float* __restrict__ grad = dy.row(r);
     const RowStatistics stats = row_statistics(in, width);
     for (int64_t c = 0; c < width; ++c) {
       dgain[c] += grad[c] * (in[c] - stats.mean) * stats.inverse_std;

@@ -8,11 +8,21 @@
 namespace pipelab {
 
 Tensor::Tensor(int64_t rows, int64_t cols, DeviceAllocator* allocator, MemoryCategory category)
+    : Tensor(rows, cols, allocator, category, Fill::Zeros) {}
+
+Tensor::Tensor(int64_t rows, int64_t cols, DeviceAllocator* allocator, MemoryCategory category,
+               Fill fill)
     : rows_(rows), cols_(cols), allocator_(allocator), category_(category) {
   if (rows < 0 || cols < 0)
     throw std::invalid_argument("tensor shape must be non-negative, got " + std::to_string(rows) +
                                 " x " + std::to_string(cols));
-  data_ = allocator_ ? allocator_->allocate(size(), category_) : allocate_aligned_floats(size());
+  data_ = allocator_ ? allocator_->allocate(size(), category_, fill)
+                     : allocate_aligned_floats(size(), fill);
+}
+
+Tensor Tensor::uninitialized(int64_t rows, int64_t cols, DeviceAllocator* allocator,
+                             MemoryCategory category) {
+  return Tensor(rows, cols, allocator, category, Fill::Uninitialized);
 }
 
 Tensor Tensor::from_values(int64_t rows, int64_t cols, const std::vector<float>& values,
@@ -21,7 +31,7 @@ Tensor Tensor::from_values(int64_t rows, int64_t cols, const std::vector<float>&
     throw std::invalid_argument("tensor of " + std::to_string(rows) + " x " + std::to_string(cols) +
                                 " needs " + std::to_string(rows * cols) + " values, got " +
                                 std::to_string(values.size()));
-  Tensor tensor(rows, cols, allocator, category);
+  Tensor tensor = uninitialized(rows, cols, allocator, category);
   std::copy(values.begin(), values.end(), tensor.data());
   return tensor;
 }
@@ -48,7 +58,7 @@ Tensor& Tensor::operator=(Tensor&& other) noexcept {
 }
 
 Tensor Tensor::clone(DeviceAllocator* allocator, MemoryCategory category) const {
-  Tensor copy(rows_, cols_, allocator, category);
+  Tensor copy = uninitialized(rows_, cols_, allocator, category);
   if (!empty()) std::copy(data_, data_ + size(), copy.data_);
   return copy;
 }

@@ -19,6 +19,10 @@ class Tensor {
   // Zero-filled. Throws std::invalid_argument for negative sizes.
   Tensor(int64_t rows, int64_t cols, DeviceAllocator* allocator = nullptr,
          MemoryCategory category = MemoryCategory::Workspace);
+  // Storage left as it comes (Fill::Uninitialized, device_allocator.h), for an
+  // output that a kernel overwrites whole before anything reads it.
+  static Tensor uninitialized(int64_t rows, int64_t cols, DeviceAllocator* allocator = nullptr,
+                              MemoryCategory category = MemoryCategory::Workspace);
   // A tensor holding `values` (rows * cols of them, row-major); for tests and data.
   static Tensor from_values(int64_t rows, int64_t cols, const std::vector<float>& values,
                             DeviceAllocator* allocator = nullptr,
@@ -89,6 +93,9 @@ class Tensor {
   std::vector<float> to_vector() const;
 
  private:
+  Tensor(int64_t rows, int64_t cols, DeviceAllocator* allocator, MemoryCategory category,
+         Fill fill);
+
   float* data_ = nullptr;
   int64_t rows_ = 0;
   int64_t cols_ = 0;

@@ -1,5 +1,6 @@
 // Attention core: forward against a double-precision reference (causal and
-// not), the qkv gradient against central differences, kept versus recomputed
+// not, short and spanning several causal tiles), the qkv gradient against
+// central differences, kept versus recomputed
 // probabilities, and stability for large scores.
 #include "core/nn/attention.h"
 
@@ -107,6 +108,32 @@ TEST_P(AttentionTest, RecomputedProbabilitiesGiveTheSameResults) {
   Tensor dqkv_lean(shape.rows(), shape.qkv_width());
   attention_backward(qkv, nullptr, upstream, shape, dqkv_lean);
   EXPECT_TRUE(testing::bitwise_equal(dqkv_kept, dqkv_lean));
+}
+
+// A sequence of 70 spans several of the causal products' 32-query tiles (the
+// last one partial): forward against the reference, gradient against central
+// differences, and the probabilities zero above the diagonal.
+TEST_P(AttentionTest, LongSequenceSpanningSeveralTiles) {
+  const AttentionShape shape{1, 70, 2, 4, GetParam()};
+  Tensor qkv = random_tensor(shape.rows(), shape.qkv_width(), 8, -2.0f, 2.0f);
+  Tensor out(shape.rows(), shape.width());
+  Tensor probabilities(shape.probability_rows(), shape.seq);
+  attention_forward(qkv, shape, out, &probabilities);
+  const std::vector<double> expected = reference_attention(qkv, shape);
+  for (int64_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out.data()[i], expected[i], 1e-5) << i;
+  for (int64_t r = 0; r < probabilities.rows(); ++r)
+    for (int64_t j = r % shape.seq + 1; shape.causal && j < shape.seq; ++j)
+      EXPECT_EQ(probabilities.at(r, j), 0.0f) << r << ", " << j;
+
+  const Tensor upstream = random_tensor(shape.rows(), shape.width(), 9);
+  const auto loss = [&] {
+    Tensor lean(shape.rows(), shape.width());
+    attention_forward(qkv, shape, lean, nullptr);
+    return weighted_sum(lean, upstream);
+  };
+  Tensor dqkv(shape.rows(), shape.qkv_width());
+  attention_backward(qkv, &probabilities, upstream, shape, dqkv);
+  expect_gradient_matches(qkv, loss, dqkv, "attention dqkv, 70 tokens", 1e-2, 1e-3, 1e-2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Attention, AttentionTest, ::testing::Bool(),

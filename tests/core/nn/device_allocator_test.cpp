@@ -106,6 +106,28 @@ TEST(Tensor, StorageIsAlignedZeroedAndMoveOnly) {
   EXPECT_EQ(allocator.current_total(), (15 + 1) * 4);
 }
 
+// An uninitialized tensor skips the zero fill but is counted, aligned and
+// reused like any other; a zero-filled one that reuses its block is zero again.
+TEST(Tensor, UninitializedStorageIsCountedAndAZeroedReuseIsZero) {
+  DeviceAllocator allocator;
+  {
+    Tensor dirty = Tensor::uninitialized(4, 8, &allocator, MemoryCategory::Activations);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(dirty.data()) % kTensorAlignment, 0u);
+    EXPECT_EQ(bytes_in(allocator.current(), MemoryCategory::Activations), 4 * 8 * 4);
+    dirty.fill(3.0f);
+  }
+  EXPECT_EQ(allocator.current_total(), 0);
+  EXPECT_EQ(allocator.cached_bytes(), 4 * 8 * 4);
+  Tensor reused(4, 8, &allocator, MemoryCategory::Activations);  // the same cached block
+  EXPECT_EQ(allocator.cached_bytes(), 0);
+  for (float v : reused.to_vector()) EXPECT_EQ(v, 0.0f);
+  Tensor uncounted = Tensor::uninitialized(3, 5);
+  EXPECT_EQ(uncounted.rows(), 3);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(uncounted.data()) % kTensorAlignment, 0u);
+  EXPECT_TRUE(Tensor::uninitialized(0, 7, &allocator).empty());
+  EXPECT_THROW(Tensor::uninitialized(-1, 2), std::invalid_argument);
+}
+
 TEST(Tensor, CloneOntoAnotherAllocatorCountsThere) {
   DeviceAllocator sender(0), receiver(1);
   Tensor out = Tensor::from_values(2, 2, {1, 2, 3, 4}, &sender, MemoryCategory::Activations);
