@@ -52,8 +52,11 @@
 // 8 floats (4 doubles) wide instead of 4 (2), as PyTorch's dispatched kernels
 // do. AVX2 without FMA, and with -ffp-contract=off (ISO C++), so both copies
 // round every operation the same way and give bit-identical results.
-// Functions the clone inlines are compiled for AVX2 inside it.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+// Functions the clone inlines are compiled for AVX2 inside it. Off under
+// ThreadSanitizer and AddressSanitizer: the load-time choice runs as an ifunc
+// resolver, before their runtimes start.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && \
+    !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
 #define PIPELAB_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define PIPELAB_VECTOR_CLONES

@@ -86,10 +86,12 @@ void init_two_column_blocks(Tensor& part, uint64_t key, double bound, int64_t fu
   }
 }
 
-// Resizes a cache tensor only when its shape changes.
+// Resizes a cache tensor only when its shape changes. Left unfilled: every
+// kernel that writes one (norms, GEMMs with beta = 0, attention, the
+// activations, the gathers, copy_from) writes all of it before anything reads it.
 void ensure(Tensor& t, int64_t rows, int64_t cols, DeviceAllocator* allocator) {
   if (t.rows() != rows || t.cols() != cols)
-    t = Tensor(rows, cols, allocator, MemoryCategory::Activations);
+    t = Tensor::uninitialized(rows, cols, allocator, MemoryCategory::Activations);
 }
 
 // y += residual (+ bias on every row): the residual connection, after the

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/nn/fast_math.h"
+
 namespace pipelab {
 namespace {
 
@@ -103,6 +105,27 @@ AdamOptimizer::AdamOptimizer(const OptimizerSettings& settings, std::vector<Para
   }
 }
 
+namespace {
+
+// Adam's elementwise step over n parameters (PyTorch's formula). A free
+// function so it can be compiled for AVX2 too; its file builds with
+// -fno-math-errno (core/CMakeLists.txt), without which GCC keeps sqrt scalar.
+PIPELAB_VECTOR_CLONES
+void adam_step(float* __restrict__ p, const float* __restrict__ g, float* __restrict__ m,
+               float* __restrict__ v, int64_t n, float beta1, float beta2, float eps,
+               float step_size, float correction2_sqrt, float coupled_decay, float decay_factor) {
+  for (int64_t k = 0; k < n; ++k) {
+    const float grad = g[k] + coupled_decay * p[k];
+    p[k] *= decay_factor;
+    m[k] = beta1 * m[k] + (1.0f - beta1) * grad;
+    v[k] = beta2 * v[k] + (1.0f - beta2) * grad * grad;
+    const float denom = std::sqrt(v[k]) / correction2_sqrt + eps;
+    p[k] -= step_size * m[k] / denom;
+  }
+}
+
+}  // namespace
+
 void AdamOptimizer::update(size_t i, int64_t step) {
   float* p = parameters_[i].value->data();
   const float* g = parameters_[i].grad->data();
@@ -120,14 +143,7 @@ void AdamOptimizer::update(size_t i, int64_t step) {
   const float coupled_decay = decoupled ? 0.0f : static_cast<float>(settings_.weight_decay);
   const float decay_factor =
       decoupled ? static_cast<float>(1.0 - settings_.lr * settings_.weight_decay) : 1.0f;
-  for (int64_t k = 0; k < n; ++k) {
-    const float grad = g[k] + coupled_decay * p[k];
-    p[k] *= decay_factor;
-    m[k] = beta1 * m[k] + (1.0f - beta1) * grad;
-    v[k] = beta2 * v[k] + (1.0f - beta2) * grad * grad;
-    const float denom = std::sqrt(v[k]) / correction2_sqrt + eps;
-    p[k] -= step_size * m[k] / denom;
-  }
+  adam_step(p, g, m, v, n, beta1, beta2, eps, step_size, correction2_sqrt, coupled_decay, decay_factor);
 }
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerSettings& settings,
