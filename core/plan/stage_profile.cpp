@@ -125,12 +125,24 @@ void check_tensor_parallel_widths(const ModelSpec& model, const std::vector<Laye
   }
 }
 
+// Where a layer's tensor-parallel collectives come from.
+struct CollectiveContext {
+  int tp = 1;
+  int64_t microbatch_size = 0;
+  int64_t activation_bytes = 0;  // one value's, in the run's precision
+  bool sequence_parallel = false;
+  bool sequence_model = false;
+  bool vocab_parallel_loss = false;  // the layer is the output layer, and its logits are split
+};
+
 // The collectives layer `layer` needs on a tensor-parallel shard, in the order
-// they run; `value_bytes` is one value's bytes times the micro-batch size.
+// they run.
 void add_tensor_parallel_collectives(std::vector<TensorParallelAllReduce>& out, int layer, TensorParallelRole role,
-                                     const LayerInfo& info, int64_t value_bytes, bool sequence_parallel,
-                                     bool sequence_model) {
+                                     const LayerInfo& info, const CollectiveContext& context) {
   using C = TensorParallelCollective;
+  const int64_t value_bytes = context.microbatch_size * context.activation_bytes;
+  const bool sequence_parallel = context.sequence_parallel;
+  const bool sequence_model = context.sequence_model;
   const int64_t out_bytes = info.out_features * value_bytes;
   const int64_t in_bytes = info.in_features * value_bytes;
   switch (role) {
@@ -146,13 +158,21 @@ void add_tensor_parallel_collectives(std::vector<TensorParallelAllReduce>& out, 
       } else {
         out.push_back({layer, in_bytes, false, C::AllReduce});
       }
+      if (context.vocab_parallel_loss) {
+        // The loss on the vocabulary-split logits, right after the forward
+        // (core/runtime/vocab_parallel_loss.h): the row maxima in tp slots,
+        // then per row the exp sum, the label's logit and the ties, in fp32.
+        const int64_t rows = context.microbatch_size * info.tokens;
+        out.push_back({layer, rows * context.tp * kBytesPerValue, true, C::AllReduce});
+        out.push_back({layer, rows * 3 * kBytesPerValue, true, C::AllReduce});
+      }
       break;
     case TensorParallelRole::VocabParallel:
       // The partial lookups are summed; under sequence parallelism each shard
       // keeps its slice, and the backward gathers the whole gradient back
       // (each shard's token rows take gradients from every position).
       out.push_back({layer, out_bytes, true, sequence_parallel ? C::ReduceScatter : C::AllReduce});
-      if (sequence_parallel) out.push_back({layer, out_bytes, false, C::AllGather});
+      if (sequence_parallel) out.push_back({layer, out_bytes, false, C::AllGather, true});
       break;
     case TensorParallelRole::BlockParallel:
       if (sequence_parallel) {
@@ -324,9 +344,13 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
       if (split.sequence_parallel)
         profile.sequence_parallel_gradient_bytes +=
             sequence_partial_params(info, roles[i], cost.params) * bytes.gradient;
-      add_tensor_parallel_collectives(profile.tp_allreduces, i, roles[i], info,
-                                      microbatch_size * bytes.activation, split.sequence_parallel,
-                                      is_sequence_model(model));
+      const CollectiveContext context{tp,
+                                      microbatch_size,
+                                      bytes.activation,
+                                      split.sequence_parallel,
+                                      is_sequence_model(model),
+                                      is_sequence_model(model) && i + 1 == static_cast<int>(infos.size())};
+      add_tensor_parallel_collectives(profile.tp_allreduces, i, roles[i], info, context);
     }
     profile.activation_bytes = activation_bytes_per_sample * microbatch_size;
     profile.backward_working_bytes = working_per_sample * microbatch_size;

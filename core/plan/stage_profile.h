@@ -30,6 +30,10 @@ struct TensorParallelAllReduce {
   int64_t bytes = 0;         // per micro-batch: the whole (unsplit) tensor
   bool in_forward = true;    // forward (row-parallel output) or backward (column-parallel input grad)
   TensorParallelCollective collective = TensorParallelCollective::AllReduce;
+  // A backward collective that runs with the weight gradient (BW of a split
+  // backward) rather than the input gradient (BI): the sequence-parallel
+  // embedding's gather, which has no input gradient to compute.
+  bool with_weight_gradient = false;
 };
 
 struct StageProfile {

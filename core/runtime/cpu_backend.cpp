@@ -79,7 +79,8 @@ Tensor CpuBackend::stage_input(const Op& op) {
   return shared_.data.inputs(op.step, place_.replica, op.microbatch, &allocator());
 }
 
-Tensor CpuBackend::loss_gradient(const Op& op, const Tensor& output) {
+Tensor CpuBackend::loss_gradient(const Op& op, const Tensor& output,
+                                 const std::function<void(Tensor&)>& tensor_parallel_sum) {
   TrainingData& data = shared_.data;
   const MicrobatchTargets targets = data.targets(op.step, place_.replica, op.microbatch);
   const double scale = data.gradient_scale(op.step);
@@ -87,9 +88,9 @@ Tensor CpuBackend::loss_gradient(const Op& op, const Tensor& output) {
   LossResult loss =
       shard ? vocab_parallel_token_loss(output, targets, scale, true, *shard,
                                         shared_.experiment.parallel.tp, place_.shard,
-                                        [this](float* values, int64_t count) {
+                                        [&tensor_parallel_sum](float* values, int64_t count) {
                                           Tensor buffer = Tensor::borrow(values, count);
-                                          tensor_parallel_all_reduce(buffer);
+                                          tensor_parallel_sum(buffer);
                                         })
             : output_loss(data.loss(), output, targets, scale, true);
   // Every shard computes the same loss; one reports it.

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -62,7 +63,10 @@ class CpuBackend {
   // The loss of the last stage's output (reported by shard 0); returns its
   // gradient. When the output layer is column-parallel over the vocabulary,
   // the shards compute it together (vocab_parallel_loss.h).
-  Tensor loss_gradient(const Op& op, const Tensor& output);
+  // `tensor_parallel_sum` runs the vocabulary-parallel loss's all-reduces
+  // (the worker times them as the schedule's ops).
+  Tensor loss_gradient(const Op& op, const Tensor& output,
+                       const std::function<void(Tensor&)>& tensor_parallel_sum);
   // Posts a copy of `message` into the receiver's mailbox; timed.
   int64_t send(const Op& op, const MessageTag& tag, Tensor message);
   // Waits for the message; timed.

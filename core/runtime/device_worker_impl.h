@@ -259,7 +259,10 @@ void DeviceWorker<Backend>::forward(Op& op) {
 
   if (op.stage == last_stage_)
     // The loss right after F; its gradient waits for B. The output dies here.
-    output_grads_[key] = backend_.loss_gradient(op, output);
+    output_grads_[key] = backend_.loss_gradient(op, output, [this](Tensor& values) {
+      // The vocabulary-parallel loss's all-reduces, listed after the output layer's forward.
+      tensor_parallel_collective(OpKind::AllReduce, values, shared_.stage_ranges[last_stage_].end - 1);
+    });
   else
     pass_on(op, std::move(output), true);
   if (shared_.experiment.parallel.recompute) stage.layers->drop_activations(saved);

@@ -17,6 +17,7 @@ std::optional<VocabRange> logits_shard(const Experiment& experiment,
     return std::nullopt;
   return vocab_shard(experiment.model.layers.back().out, tp, shard);
 }
+
 namespace {
 
 // Step 1: every shard's row maxima through one sum, then the maximum of them.

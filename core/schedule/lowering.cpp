@@ -90,6 +90,8 @@ class DeviceLowering {
         add_forward(op);
       else if (computes_input_gradient(op.kind))  // B or BI: takes the next stage's gradient
         add_backward(op);
+      else if (op.kind == OpKind::BackwardWeight)
+        add_weight_gradient(op);
       else
         ops_.push_back(op);
       if (out_.kind == ScheduleKind::PipeDream) {
@@ -149,6 +151,8 @@ class DeviceLowering {
     return op;
   }
 
+  // The collectives of the compute op `after`: its forward ones after F; the
+  // backward ones after B, split between BI and BW by with_weight_gradient.
   void add_tensor_parallel_allreduces(const Op& after, bool in_forward) {
     if (out_.tp == 1) return;
     auto add = [&](OpKind kind, int layer, int64_t bytes) {
@@ -161,8 +165,12 @@ class DeviceLowering {
       add(OpKind::AllReduce, -1, 0);
       return;
     }
-    for (const TensorParallelAllReduce& reduce : profiles_[after.stage].tp_allreduces)
-      if (reduce.in_forward == in_forward) add(collective_kind(reduce.collective), reduce.layer, reduce.bytes);
+    for (const TensorParallelAllReduce& reduce : profiles_[after.stage].tp_allreduces) {
+      if (reduce.in_forward != in_forward) continue;
+      if (after.kind == OpKind::BackwardInput && reduce.with_weight_gradient) continue;
+      if (after.kind == OpKind::BackwardWeight && !reduce.with_weight_gradient) continue;
+      add(collective_kind(reduce.collective), reduce.layer, reduce.bytes);
+    }
   }
 
   static OpKind collective_kind(TensorParallelCollective collective) {
@@ -199,6 +207,11 @@ class DeviceLowering {
     if (needs_transfer(previous))
       ops_.push_back(
           comm_op(OpKind::SendGradient, backward, previous, gradient_bytes(backward.stage)));
+  }
+
+  void add_weight_gradient(const Op& backward_weight) {
+    ops_.push_back(backward_weight);
+    if (!profiles_.empty()) add_tensor_parallel_allreduces(backward_weight, false);
   }
 
   // The stage's weight update for `step` (or, for pipedream, for one micro-batch).

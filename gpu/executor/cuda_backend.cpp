@@ -108,7 +108,8 @@ DeviceTensor CudaBackend::stage_input(const Op& op) {
   return staging_->upload(host, allocator(), MemoryCategory::Activations);
 }
 
-DeviceTensor CudaBackend::loss_gradient(const Op& op, const DeviceTensor& output) {
+DeviceTensor CudaBackend::loss_gradient(const Op& op, const DeviceTensor& output,
+                                        const std::function<void(DeviceTensor&)>& tensor_parallel_sum) {
   TrainingData& data = shared_.data;
   const MicrobatchTargets targets = data.targets(op.step, place_.replica, op.microbatch);
   PendingLoss pending;
@@ -122,7 +123,7 @@ DeviceTensor CudaBackend::loss_gradient(const Op& op, const DeviceTensor& output
     pending.loss = gpu_token_loss(
         output, targets, data.gradient_scale(op.step), true, range,
         shard ? shared_.experiment.parallel.tp : 1, shard ? place_.shard : 0,
-        [this](DeviceTensor& values) { tensor_parallel_all_reduce(values); }, staging_.get());
+        tensor_parallel_sum, staging_.get());
     DeviceTensor grad = std::move(pending.loss.grad);
     if (place_.shard == 0) pending_losses_.push_back(std::move(pending));
     return grad;

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -91,7 +92,8 @@ class CudaBackend {
   void report_all();
 
   DeviceTensor stage_input(const Op& op);
-  DeviceTensor loss_gradient(const Op& op, const DeviceTensor& output);
+  DeviceTensor loss_gradient(const Op& op, const DeviceTensor& output,
+                             const std::function<void(DeviceTensor&)>& tensor_parallel_sum);
   int64_t send(const Op& op, const MessageTag& tag, DeviceTensor message);
   DeviceTensor receive(const Op& op, const MessageTag& tag);
 
