@@ -14,10 +14,9 @@
 // label exactly when the label's logit is the maximum and no earlier column
 // reaches it), up to the order of the exchanged sums.
 //
-// These two are small collectives (rows x (tp + 3) floats) the lowering does
-// not list: its tensor-parallel all-reduces are Megatron's per-layer
-// activation ones. The executor runs them without a schedule op, like the
-// forward all-reduces a recomputation repeats.
+// These two small collectives (rows x tp, then rows x 3 floats) are the
+// schedule's two tensor-parallel all-reduces listed for the output layer
+// after the last stage's F (stage_profile.cpp), where the loss runs.
 #pragma once
 
 #include <optional>
