@@ -69,7 +69,8 @@ nlohmann::ordered_json simulation_to_json(const Schedule& schedule, const Simula
   json["bubble_fraction_theory"] = number_or_null(result.bubble_fraction_theory);
   json["bubble_formula"] = bubble_formula_text(schedule.kind);
   json["bubble_formula_filled"] =
-      bubble_formula_filled(schedule.kind, schedule.pp, schedule.microbatches, schedule.chunks);
+      bubble_formula_filled(schedule.kind, schedule.pp, schedule.microbatches, schedule.chunks,
+                            result.formula_costs);
   json["microbatches_per_time"] = number_or_null(result.microbatches_per_time);
   json["per_device"] = nlohmann::ordered_json::array();
   for (const DeviceSimStats& stats : result.per_device) {

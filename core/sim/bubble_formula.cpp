@@ -16,8 +16,16 @@ void check_counts(int p, int m, int v) {
     throw std::invalid_argument("bubble formula: v = " + std::to_string(v) + " must be >= 1");
 }
 
-// The idle time ZB-H1 leaves per device: (p-1)(f+b-w), never negative.
-double zb_h1_idle(int p, const UnitCosts& c) { return (p - 1) * std::max(0.0, c.f + c.b - c.w); }
+// The makespan of PipeLab's zb-h1 order (zb_h1.cpp) with free communication:
+// the longest of the paths through its dependency graph (derivation in the header).
+double zb_h1_makespan(int p, int m, const UnitCosts& c) {
+  const double f = c.f, b = c.b, w = c.w;
+  if (m >= p) return m * (f + b + w) + (p - 1) * std::max({f + b - w, f, b});
+  const double last_stage_first = (p - 1) * f + m * (f + b);
+  return std::max({last_stage_first + b + m * w,             // stage p-2's BWs after its last BI
+                   last_stage_first + (p - 1) * b + w,       // last BI chain, then stage 0's BW
+                   p * f + (p - 1) * b + m * (b + w)});      // stage 0's BI, BW pairs
+}
 
 std::string number(double value) {
   char text[32];
@@ -42,9 +50,8 @@ double theoretical_bubble(ScheduleKind kind, int p, int m, int v, const UnitCost
     case ScheduleKind::Interleaved1F1B:
       return double(p - 1) / double(v * m + p - 1);
     case ScheduleKind::ZeroBubbleH1: {
-      const double idle = zb_h1_idle(p, c);
-      const double busy = m * (c.f + c.b + c.w);
-      return idle + busy > 0 ? idle / (busy + idle) : 0.0;
+      const double makespan = zb_h1_makespan(p, m, c);
+      return makespan > 0 ? 1 - m * (c.f + c.b + c.w) / makespan : 0.0;
     }
     case ScheduleKind::PipeDream:
     case ScheduleKind::PipeDream2BW:
@@ -61,7 +68,7 @@ std::string bubble_formula_text(ScheduleKind kind) {
     case ScheduleKind::Interleaved1F1B:
       return "(p-1)/(v*m+p-1)";
     case ScheduleKind::ZeroBubbleH1:
-      return "(p-1)(f+b-w)/(m(f+b+w)+(p-1)(f+b-w))";
+      return "1-m(f+b+w)/T, T = m(f+b+w)+(p-1)max(f+b-w,f,b) for m>=p";
     case ScheduleKind::PipeDream:
     case ScheduleKind::PipeDream2BW:
       return "0 (steady state)";
@@ -80,10 +87,8 @@ std::string bubble_formula_filled(ScheduleKind kind, int p, int m, int v, const 
     case ScheduleKind::Interleaved1F1B:
       return "(" + P + "-1)/(" + std::to_string(v) + "*" + M + "+" + P + "-1) = " + fixed3(value);
     case ScheduleKind::ZeroBubbleH1: {
-      const std::string idle =
-          "(" + P + "-1)(" + number(c.f) + "+" + number(c.b) + "-" + number(c.w) + ")";
-      return idle + "/(" + M + "(" + number(c.f) + "+" + number(c.b) + "+" + number(c.w) + ")+" +
-             idle + ") = " + fixed3(value);
+      return "1-" + M + "(" + number(c.f) + "+" + number(c.b) + "+" + number(c.w) + ")/" +
+             number(zb_h1_makespan(p, m, c)) + " = " + fixed3(value);
     }
     case ScheduleKind::PipeDream:
     case ScheduleKind::PipeDream2BW:

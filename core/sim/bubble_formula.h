@@ -3,17 +3,21 @@
 //
 //   gpipe, 1f1b         (p-1)/(m+p-1)
 //   interleaved-1f1b    (p-1)/(v*m+p-1)          v chunks per device
-//   zb-h1               (p-1)(f+b-w) / (m(f+b+w) + (p-1)(f+b-w))
+//   zb-h1               1 - m(f+b+w) / T, T the makespan below
 //   pipedream, 2bw      0 in steady state
 //
-// ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", 2023): splitting the
-// backward lets each stage start its input gradient as soon as the next stage's
-// input gradient arrives (b, not b + w, per hop), and the deferred weight
-// gradients fill the tail, so each device idles (p-1)(f+b-w) instead of
-// 1F1B's (p-1)(f+b+w). Over a makespan of busy time m(f+b+w) plus that idle
-// time this is the fraction above; with f = b = w it is (p-1)/(3m+p-1), a
-// third of 1F1B's idle time. It holds for w <= f + b (below, 0 is returned
-// for larger w rather than a negative number).
+// ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", 2023), exactly as
+// PipeLab orders it (core/schedule/zb_h1.cpp), with free communication. T is
+// the longest path through the order's dependency graph (F after the previous
+// stage's F, BI after the next stage's BI, each device in its order):
+//   m >= p:  T = m(f+b+w) + (p-1) max(f+b-w, f, b)
+//   m <  p:  T = max((p-1)f + m(f+b) + b + m w,       stage p-2 ends on its m BWs
+//                    (p-1)f + m(f+b) + (p-1)b + w,    the last BI chain, stage 0's BW
+//                    p f + (p-1)b + m(b+w))           stage 0's m BI, BW pairs
+// With w <= f+b and w >= min(f, b) the m >= p case is the paper's idle time of
+// (p-1)(f+b-w) per device; with f = b = w it is (p-1)/(3m+p-1), a third of
+// 1F1B's. A larger w, or m < p, leaves more idle time. Checked against the
+// simulator for p in 2..8, m in 1..3p and f, b, w in {1, 2, 3}.
 //
 // PipeDream and PipeDream-2BW never flush: in steady state every device is
 // always busy, so the formula is 0. A simulated finite window still shows the
@@ -36,7 +40,8 @@ double theoretical_bubble(ScheduleKind kind, int p, int m, int v, const UnitCost
 std::string bubble_formula_text(ScheduleKind kind);
 
 // The formula with numbers in, e.g. "(4-1)/(8+4-1) = 0.273". zb-h1 uses the
-// unit costs given (f = b = w = 1 by default).
+// unit costs given (pass the ones the simulation used, SimulationResult::
+// formula_costs; f = b = w = 1 by default), e.g. "1-8(1+1+1)/27 = 0.111".
 std::string bubble_formula_filled(ScheduleKind kind, int p, int m, int v,
                                   const UnitCosts& c = UnitCosts{});
 

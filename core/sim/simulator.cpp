@@ -321,10 +321,11 @@ SimulationResult Simulation::result() {
   const int devices = schedule_.device_count();
   result.bubble_fraction =
       makespan_ > 0 && devices > 0 ? 1 - total_busy / (devices * makespan_) : 0;
+  result.formula_costs = formula_costs(cost_);
   try {
     result.bubble_fraction_theory =
         theoretical_bubble(schedule_.kind, schedule_.pp, schedule_.microbatches, schedule_.chunks,
-                           formula_costs(cost_));
+                           result.formula_costs);
   } catch (const std::invalid_argument&) {
     result.bubble_fraction_theory = std::numeric_limits<double>::quiet_NaN();
   }

@@ -56,6 +56,7 @@ struct SimulationResult {
   double makespan = 0;
   double bubble_fraction = 0;      // 1 - sum(busy) / (devices x makespan)
   double bubble_fraction_theory = 0;  // the schedule's textbook formula (NaN if none)
+  UnitCosts formula_costs;            // the f, b, w (stage 0's) that formula was given
   std::vector<DeviceSimStats> per_device;
   double microbatches_per_time = 0;   // throughput: micro-batches (all replicas) per unit time
 };

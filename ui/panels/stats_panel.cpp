@@ -129,8 +129,10 @@ void StatsPanel::refresh() {
   const ParallelPlan& plan = experiment_.parallel;
   QString formula;
   try {
-    const UnitCosts costs =
-        experiment_.simulation.profile == "unit" ? experiment_.simulation.unit : UnitCosts{};
+    // The costs the prediction used (stage 0's), so the numbers match its bubble.
+    const UnitCosts costs = predicted ? predicted->formula_costs
+                            : experiment_.simulation.profile == "unit" ? experiment_.simulation.unit
+                                                                        : UnitCosts{};
     formula = tr("%1 formula: %2, with p = %3, m = %4%5: %6")
                   .arg(QString::fromLatin1(schedule_name(plan.schedule)),
                        QString::fromStdString(bubble_formula_text(plan.schedule)))

@@ -29,9 +29,13 @@ TEST(BubbleFormulaTest, ZeroBubbleH1) {
   EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 8, 1, UnitCosts{1, 1, 1, 0, 0}), 3.0 / 27.0);
   // idle (p-1)(f+b-w) = 3 * 4 = 12; busy m(f+b+w) = 8 * 6 = 48.
   EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 8, 1, UnitCosts{2, 3, 1, 0, 0}), 12.0 / 60.0);
-  // w > f + b leaves nothing to hide: clamped at 0.
-  EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 8, 1, UnitCosts{1, 1, 3, 0, 0}), 0.0);
-  EXPECT_EQ(bubble_formula_filled(kind, 4, 8, 1), "(4-1)(1+1-1)/(8(1+1+1)+(4-1)(1+1-1)) = 0.111");
+  // w > f + b: T = m(f+b+w) + (p-1)b = 40 + 3, not the paper's 0.
+  EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 8, 1, UnitCosts{1, 1, 3, 0, 0}), 3.0 / 43.0);
+  // m < p, p = 4, m = 2, unit costs: T = 3 + 4 + 3 + 1 = 11 (the last BI chain).
+  EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 2, 1, UnitCosts{1, 1, 1, 0, 0}), 1 - 6.0 / 11.0);
+  EXPECT_EQ(bubble_formula_filled(kind, 4, 8, 1), "1-8(1+1+1)/27 = 0.111");
+  // The filled formula shows the costs it is given.
+  EXPECT_EQ(bubble_formula_filled(kind, 4, 8, 1, UnitCosts{2, 3, 1, 0, 0}), "1-8(2+3+1)/60 = 0.200");
 }
 
 TEST(BubbleFormulaTest, AsynchronousSchedulesHaveNoSteadyStateBubble) {

@@ -2,6 +2,8 @@
 // against the textbook formulas derived by hand.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "core/schedule/lowering.h"
 #include "core/sim/bubble_formula.h"
 #include "core/sim/simulator.h"
@@ -60,16 +62,49 @@ TEST(SimulatorBubbleTest, InterleavedAndZeroBubbleBeatOneFOneB) {
   }
 }
 
-TEST(SimulatorBubbleTest, ZeroBubbleH1MatchesItsFormulaForUnequalCosts) {
-  for (const UnitCosts& c : kCostSets) {
-    if (c.w > c.f + c.b) continue;
-    const SimulationResult result = run_unit(ScheduleKind::ZeroBubbleH1, 4, 8, c);
-    // Idle time per device (p-1)(f+b-w) next to m(f+b+w) of work.
-    const double idle = 3 * (c.f + c.b - c.w);
-    const double busy = 8 * (c.f + c.b + c.w);
-    EXPECT_NEAR(result.bubble_fraction, idle / (idle + busy), 1e-9);
-    EXPECT_NEAR(result.bubble_fraction_theory, result.bubble_fraction, 1e-9);
-  }
+// The exact zb-h1 makespan (bubble_formula.h) against the simulator over the
+// grid it was derived on, including m < p and w > f + b.
+TEST(SimulatorBubbleTest, ZeroBubbleH1MatchesItsFormulaOverAGrid) {
+  std::vector<UnitCosts> costs;
+  for (double f : {1, 2, 3})
+    for (double b : {1, 2, 3})
+      for (double w : {1, 2, 3}) costs.push_back({f, b, w, 0, 0});
+  for (const UnitCosts& c : kCostSets) costs.push_back(c);
+  for (int p = 2; p <= 8; ++p)
+    for (int m = 1; m <= 3 * p; ++m)
+      for (const UnitCosts& c : costs) {
+        const SimulationResult result = run_unit(ScheduleKind::ZeroBubbleH1, p, m, c);
+        ASSERT_NEAR(result.bubble_fraction_theory, result.bubble_fraction, 1e-9)
+            << "p=" << p << " m=" << m << " f=" << c.f << " b=" << c.b << " w=" << c.w;
+      }
+}
+
+// Profile-based costs: uniform GPT blocks timed on an H100 profile, fed to the
+// formula as unit costs f, b, w (the formula assumes uniform stages).
+TEST(SimulatorBubbleTest, ZeroBubbleH1FormulaWithProfileCosts) {
+  DeviceProfile device = *find_device_profile("h100");
+  device.link_latency_s = 0;  // the formula takes communication as free
+  // Forward, input-gradient and weight-gradient FLOPs, w below and above f + b.
+  const double flops[][3] = {{2e12, 4e12, 2e12}, {2e12, 1e12, 7e12}, {3e12, 1e12, 2e12}};
+  for (const auto& stage_flops : flops)
+    for (int p : {2, 4, 5})
+      for (int m : {1, 3, 4, 9}) {
+        StageProfile stage;
+        stage.forward_flops = stage_flops[0];
+        stage.backward_input_flops = stage_flops[1];
+        stage.backward_weight_flops = stage_flops[2];
+        const std::vector<StageProfile> stages(p, stage);
+        ParallelPlan plan;
+        plan.schedule = ScheduleKind::ZeroBubbleH1;
+        plan.pp = p;
+        plan.microbatches = m;
+        const SimulationResult result = simulate(build_schedule(plan, stages),
+                                                 CostModel::from_profiles(stages, device, 0));
+        EXPECT_GT(result.formula_costs.f, 0);
+        EXPECT_NEAR(result.bubble_fraction_theory, result.bubble_fraction, 1e-9)
+            << "p=" << p << " m=" << m << " f=" << result.formula_costs.f
+            << " b=" << result.formula_costs.b << " w=" << result.formula_costs.w;
+      }
 }
 
 TEST(SimulatorBubbleTest, CommunicationTimeLengthensTheRun) {
