@@ -11,6 +11,7 @@
 #include "core/io/json_reader.h"
 #include "core/plan/plan_limits.h"
 #include "core/plan/stage_profile.h"
+#include "core/schedule/generators.h"
 #include "core/schedule/lowering.h"
 #include "core/sim/cost_model.h"
 
@@ -167,10 +168,10 @@ void check_schedule(const ParallelPlan& plan, Problems& problems) {
   if (interleaved && plan.chunks < 2)
     problems.push_back("parallel.schedule = interleaved-1f1b needs parallel.chunks >= 2 (virtual stages per "
                        "device); with chunks = 1 it is plain 1f1b");
-  if (interleaved && plan.microbatches % plan.pp != 0)
-    problems.push_back("parallel.microbatches = " + std::to_string(plan.microbatches) +
-                       " must be a multiple of parallel.pp = " + std::to_string(plan.pp) +
-                       " for interleaved-1f1b (micro-batches go round the devices in groups of pp)");
+  if (interleaved && plan.chunks >= 2 && plan.pp >= 1 && plan.microbatches >= 1) {
+    const std::string problem = interleaved_microbatches_problem(plan.pp, plan.microbatches);
+    if (!problem.empty()) problems.push_back("parallel.microbatches: " + problem);
+  }
   if (plan.schedule == ScheduleKind::PipeDream2BW && plan.microbatches < plan.pp)
     problems.push_back("parallel.microbatches = " + std::to_string(plan.microbatches) +
                        " must be >= parallel.pp = " + std::to_string(plan.pp) +

@@ -48,12 +48,9 @@ void check_generator_options(const GeneratorOptions& options) {
   if (options.chunks > 1 && options.kind != ScheduleKind::Interleaved1F1B)
     fail("chunks = " + std::to_string(options.chunks) + " needs schedule interleaved-1f1b (got " +
          name + "); set chunks = 1 or choose interleaved-1f1b");
-  if (options.kind == ScheduleKind::Interleaved1F1B && options.chunks > 1 &&
-      options.microbatches % options.pp != 0) {
-    const int next_multiple = (options.microbatches / options.pp + 1) * options.pp;
-    fail("interleaved-1f1b needs microbatches (" + std::to_string(options.microbatches) +
-         ") to be a multiple of pp (" + std::to_string(options.pp) +
-         "); try microbatches = " + std::to_string(next_multiple));
+  if (options.kind == ScheduleKind::Interleaved1F1B && options.chunks > 1) {
+    const std::string problem = interleaved_microbatches_problem(options.pp, options.microbatches);
+    if (!problem.empty()) fail(problem);
   }
   if (options.kind == ScheduleKind::PipeDream2BW && options.microbatches < options.pp)
     fail("pipedream-2bw needs microbatches (" + std::to_string(options.microbatches) + ") >= pp (" +

@@ -3,6 +3,8 @@
 // The result has dp = tp = 1 and lowered = false; lower_schedule() adds the rest.
 #pragma once
 
+#include <string>
+
 #include "core/plan/parallel_plan.h"
 #include "core/schedule/schedule.h"
 
@@ -19,7 +21,7 @@ struct GeneratorOptions {
 
 // Throws std::invalid_argument naming the bad option and the fix (pp < 1,
 // microbatches < 1, chunks > 1 for a non-interleaved schedule, interleaved with
-// microbatches not a multiple of pp, ...).
+// microbatches not a multiple of its round count, ...).
 Schedule generate_schedule(const GeneratorOptions& options);
 
 // The checks generate_schedule makes, for editors that want to report a bad
@@ -46,6 +48,10 @@ int default_steps(ScheduleKind kind, int pp, int microbatches);
 Schedule generate_gpipe(int pp, int microbatches);
 Schedule generate_1f1b(int pp, int microbatches);
 Schedule generate_interleaved_1f1b(int pp, int microbatches, int chunks);
+// Interleaved rounds (PyTorch's rule): R = max(1, m / pp) rounds of m / R
+// micro-batches. The problem with m, or "" when m is a multiple of R.
+int interleaved_rounds(int pp, int microbatches);
+std::string interleaved_microbatches_problem(int pp, int microbatches);
 Schedule generate_zb_h1(int pp, int microbatches);
 Schedule generate_pipedream(int pp, int microbatches, int steps);
 Schedule generate_pipedream_2bw(int pp, int microbatches, int steps);

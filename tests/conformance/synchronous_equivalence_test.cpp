@@ -70,6 +70,10 @@ TEST_P(SynchronousEquivalence, OneFOneB) {
 TEST_P(SynchronousEquivalence, Interleaved) {
   check(with_plan(small_experiment(), ScheduleKind::Interleaved1F1B, 2, 4, 1, 1, 2),
         "interleaved pp2 v2 m4");
+  // m = 1 is not a multiple of pp: one round of 1 (PyTorch's rule; the batch
+  // of 32 leaves no odd m above pp).
+  check(with_plan(small_experiment(), ScheduleKind::Interleaved1F1B, 2, 1, 1, 1, 2),
+        "interleaved pp2 v2 m1");
   // Both chunks on one device: activations pass between them without messages.
   check(with_plan(small_experiment(), ScheduleKind::Interleaved1F1B, 1, 2, 1, 1, 2),
         "interleaved pp1 v2 m2");

@@ -49,9 +49,10 @@ TEST(ExperimentValidation, ScheduleRules) {
   auto document = small_experiment_json();
   document["parallel"]["schedule"] = "interleaved-1f1b";
   document["parallel"]["chunks"] = 2;
-  document["parallel"]["microbatches"] = 1;
+  document["parallel"]["microbatches"] = 5;  // pp = 2: 2 rounds, 5 % 2 != 0
   EXPECT_MENTIONS(parse_error(document.dump()),
-                  "parallel.microbatches = 1 must be a multiple of parallel.pp = 2 for interleaved-1f1b");
+                  "parallel.microbatches: interleaved-1f1b needs microbatches (5) to be a multiple of "
+                  "its round count");
   document["parallel"]["microbatches"] = 4;
   EXPECT_EQ(parse_error(document.dump()), "");
   document["parallel"]["chunks"] = 1;

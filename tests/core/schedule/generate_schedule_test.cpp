@@ -29,12 +29,10 @@ TEST(GenerateSchedule, RejectsBadOptionsNamingTheOptionAndTheFix) {
   EXPECT_EQ(error_of({ScheduleKind::OneFOneB, 2, 4, 2, 0}),
             "chunks = 2 needs schedule interleaved-1f1b (got 1f1b); set chunks = 1 or choose "
             "interleaved-1f1b");
-  EXPECT_EQ(error_of({ScheduleKind::Interleaved1F1B, 4, 6, 2, 0}),
-            "interleaved-1f1b needs microbatches (6) to be a multiple of pp (4); try "
-            "microbatches = 8");
-  EXPECT_EQ(error_of({ScheduleKind::Interleaved1F1B, 4, 3, 3, 0}),
-            "interleaved-1f1b needs microbatches (3) to be a multiple of pp (4); try "
-            "microbatches = 4");
+  EXPECT_EQ(error_of({ScheduleKind::Interleaved1F1B, 4, 9, 2, 0}),
+            "interleaved-1f1b needs microbatches (9) to be a multiple of its round count "
+            "max(1, microbatches / pp) = 2 (as PyTorch's ScheduleInterleaved1F1B); every m < 2 * pp "
+            "(8) and every multiple of pp works; try microbatches = 8 or 10");
   EXPECT_EQ(error_of({ScheduleKind::PipeDream2BW, 8, 4, 1, 0}),
             "pipedream-2bw needs microbatches (4) >= pp (8) so that two weight versions "
             "suffice; try microbatches = 8");
@@ -43,7 +41,7 @@ TEST(GenerateSchedule, RejectsBadOptionsNamingTheOptionAndTheFix) {
 TEST(GenerateSchedule, IndividualGeneratorsCheckTheirArgumentsToo) {
   EXPECT_THROW(generate_gpipe(0, 1), std::invalid_argument);
   EXPECT_THROW(generate_1f1b(2, 0), std::invalid_argument);
-  EXPECT_THROW(generate_interleaved_1f1b(4, 6, 2), std::invalid_argument);
+  EXPECT_THROW(generate_interleaved_1f1b(4, 9, 2), std::invalid_argument);
   EXPECT_THROW(generate_zb_h1(-1, 4), std::invalid_argument);
   EXPECT_THROW(generate_pipedream(2, 2, -3), std::invalid_argument);
   EXPECT_THROW(generate_pipedream_2bw(4, 1, 0), std::invalid_argument);
