@@ -19,6 +19,11 @@ void check_counts(int p, int m, int v) {
 // The idle time ZB-H1 leaves per device: (p-1)(f+b-w), never negative.
 double zb_h1_idle(int p, const UnitCosts& c) { return (p - 1) * std::max(0.0, c.f + c.b - c.w); }
 
+// The idle time ZB-V leaves per device (the paper's table, as ZB-H2):
+// (p-1)(f+b-2w), never negative; f, b, w are a device's costs per micro-batch
+// (both chunks together). 0 when f = b = w.
+double zb_v_idle(int p, const UnitCosts& c) { return (p - 1) * std::max(0.0, c.f + c.b - 2 * c.w); }
+
 std::string number(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", value);
@@ -46,6 +51,11 @@ double theoretical_bubble(ScheduleKind kind, int p, int m, int v, const UnitCost
       const double busy = m * (c.f + c.b + c.w);
       return idle + busy > 0 ? idle / (busy + idle) : 0.0;
     }
+    case ScheduleKind::ZeroBubbleV: {
+      const double idle = zb_v_idle(p, c);
+      const double busy = m * (c.f + c.b + c.w);
+      return idle + busy > 0 ? idle / (busy + idle) : 0.0;
+    }
     case ScheduleKind::PipeDream:
     case ScheduleKind::PipeDream2BW:
       return 0.0;
@@ -62,6 +72,8 @@ std::string bubble_formula_text(ScheduleKind kind) {
       return "(p-1)/(v*m+p-1)";
     case ScheduleKind::ZeroBubbleH1:
       return "(p-1)(f+b-w)/(m(f+b+w)+(p-1)(f+b-w))";
+    case ScheduleKind::ZeroBubbleV:
+      return "(p-1)(f+b-2w)/(m(f+b+w)+(p-1)(f+b-2w))";
     case ScheduleKind::PipeDream:
     case ScheduleKind::PipeDream2BW:
       return "0 (steady state)";
@@ -82,6 +94,12 @@ std::string bubble_formula_filled(ScheduleKind kind, int p, int m, int v, const 
     case ScheduleKind::ZeroBubbleH1: {
       const std::string idle =
           "(" + P + "-1)(" + number(c.f) + "+" + number(c.b) + "-" + number(c.w) + ")";
+      return idle + "/(" + M + "(" + number(c.f) + "+" + number(c.b) + "+" + number(c.w) + ")+" +
+             idle + ") = " + fixed3(value);
+    }
+    case ScheduleKind::ZeroBubbleV: {
+      const std::string idle =
+          "(" + P + "-1)(" + number(c.f) + "+" + number(c.b) + "-2*" + number(c.w) + ")";
       return idle + "/(" + M + "(" + number(c.f) + "+" + number(c.b) + "+" + number(c.w) + ")+" +
              idle + ") = " + fixed3(value);
     }

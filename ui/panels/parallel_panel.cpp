@@ -56,7 +56,7 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   schedule_description_->setWordWrap(true);
   schedule_description_->setStyleSheet(QStringLiteral("QLabel { color: #555; }"));
   chunks_spin_ = make_spin(this, 1, 8);
-  chunks_spin_->setToolTip(tr("Virtual stages per pipeline device (interleaved-1f1b only)"));
+  chunks_spin_->setToolTip(tr("Virtual stages per pipeline device (interleaved-1f1b; 2 for zb-v)"));
 
   microbatch_slider_ = new QSlider(Qt::Horizontal, this);
   microbatch_slider_->setTickPosition(QSlider::TicksBelow);
