@@ -176,9 +176,10 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
     const auto kind = static_cast<ScheduleKind>(schedule_combo_->currentData().toInt());
     document_->edit([kind](Experiment& e) {
       e.parallel.schedule = kind;
-      // Chunks only mean something for the interleaved schedule.
+      // Chunks only mean something for the interleaved schedule; zb-v always has 2.
       if (kind != ScheduleKind::Interleaved1F1B) e.parallel.chunks = 1;
       if (kind == ScheduleKind::Interleaved1F1B && e.parallel.chunks < 2) e.parallel.chunks = 2;
+      if (kind == ScheduleKind::ZeroBubbleV) e.parallel.chunks = 2;
     });
   });
   connect(microbatch_slider_, &QSlider::valueChanged, this, [this](int position) {
