@@ -76,7 +76,7 @@ int command_train(const std::vector<std::string>& args, std::ostream& out, std::
   trace.source = "measured";
   trace.schedule = schedule_name(experiment.parallel.schedule);
   const ParallelPlan& plan = experiment.parallel;
-  trace.devices = describe_devices(plan.dp, plan.tp, plan.pp, plan.chunks);
+  trace.devices = describe_devices(plan.dp, plan.tp, plan.pp, plan.chunks, plan.layout().v_shape);
 
   if (!quiet)
     err << "training " << quoted_excerpt(experiment.name, kPathExcerptBytes) << " on " << plan.devices() << " "

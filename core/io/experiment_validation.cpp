@@ -161,7 +161,11 @@ int64_t largest_divisor_up_to(int64_t total, int64_t limit) {
 
 void check_schedule(const ParallelPlan& plan, Problems& problems) {
   const bool interleaved = plan.schedule == ScheduleKind::Interleaved1F1B;
-  if (plan.chunks > 1 && !interleaved)
+  const bool zb_v = plan.schedule == ScheduleKind::ZeroBubbleV;
+  if (zb_v && plan.chunks != 2)
+    problems.push_back("parallel.schedule = zb-v needs parallel.chunks = 2 (each device holds two virtual "
+                       "stages placed in a V; got chunks = " + std::to_string(plan.chunks) + "); set chunks = 2");
+  if (plan.chunks > 1 && !interleaved && !zb_v)
     problems.push_back("parallel.chunks = " + std::to_string(plan.chunks) + " needs parallel.schedule = "
                        "interleaved-1f1b (schedule " + schedule_name(plan.schedule) +
                        " places one stage per device); set chunks = 1 or change the schedule");

@@ -3,8 +3,11 @@
 // executors and traces all number devices this one way:
 //   device = (replica * pp + pipeline_rank) * tp + shard
 // so the shards of a stage sit next to each other, and a replica is one block.
-// Stage s runs on pipeline rank s % pp as that rank's chunk s / pp (interleaved
-// placement; with one chunk per rank, stage s is rank s).
+// Stage s runs on pipeline rank s % pp as that rank's chunk s / pp (interleaved,
+// "looped" placement; with one chunk per rank, stage s is rank s). The V
+// placement of zb-v has two chunks per rank: the stages go down the ranks and
+// back up, so rank r holds stage r (chunk 0) and stage 2 pp - 1 - r (chunk 1),
+// and rank 0 holds both the first and the last stage.
 #pragma once
 
 #include <cassert>
@@ -22,6 +25,7 @@ struct DeviceLayout {
   int dp = 1;  // data-parallel replicas
   int tp = 1;  // tensor-parallel shards per stage
   int pp = 1;  // pipeline ranks
+  bool v_shape = false;  // V placement (zb-v): exactly two chunks per rank
 
   int device_count() const { return dp * tp * pp; }
 
@@ -40,9 +44,15 @@ struct DeviceLayout {
     return coord;
   }
 
-  int rank_of_stage(int stage) const { return stage % pp; }
-  int chunk_of_stage(int stage) const { return stage / pp; }
-  int stage_of(int pipeline_rank, int chunk) const { return chunk * pp + pipeline_rank; }
+  int rank_of_stage(int stage) const {
+    if (v_shape) return stage < pp ? stage : 2 * pp - 1 - stage;
+    return stage % pp;
+  }
+  int chunk_of_stage(int stage) const { return stage / pp; }  // the same in both placements
+  int stage_of(int pipeline_rank, int chunk) const {
+    if (v_shape && chunk == 1) return 2 * pp - 1 - pipeline_rank;
+    return chunk * pp + pipeline_rank;
+  }
 
   // The device that runs `stage` in the replica and shard of `device`: its
   // peer along the pipeline.

@@ -13,7 +13,7 @@ struct ScheduleEntry {
 };
 
 // Order is the order users see in help texts and menus.
-constexpr std::array<ScheduleEntry, 6> kSchedules = {{
+constexpr std::array<ScheduleEntry, 7> kSchedules = {{
     {ScheduleKind::GPipe, "gpipe",
      "GPipe: all forwards, then all backwards (fill-drain); one micro-batch is naive model parallelism"},
     {ScheduleKind::OneFOneB, "1f1b",
@@ -22,6 +22,8 @@ constexpr std::array<ScheduleEntry, 6> kSchedules = {{
      "Interleaved 1F1B: each device holds several virtual stages; the bubble shrinks by the chunk count"},
     {ScheduleKind::ZeroBubbleH1, "zb-h1",
      "Zero-bubble H1: backward split into input and weight gradients, weight gradients fill the bubbles"},
+    {ScheduleKind::ZeroBubbleV, "zb-v",
+     "Zero-bubble V: two chunks per device placed in a V, split backward; about no bubble when F = BI = BW"},
     {ScheduleKind::PipeDream, "pipedream",
      "PipeDream: asynchronous 1F1B without flush; stage s stashes p - s weight versions"},
     {ScheduleKind::PipeDream2BW, "pipedream-2bw",

@@ -9,9 +9,20 @@
 
 namespace pipelab {
 
-enum class ScheduleKind { GPipe, OneFOneB, Interleaved1F1B, ZeroBubbleH1, PipeDream, PipeDream2BW };
+enum class ScheduleKind {
+  GPipe,
+  OneFOneB,
+  Interleaved1F1B,
+  ZeroBubbleH1,
+  ZeroBubbleV,
+  PipeDream,
+  PipeDream2BW
+};
 enum class UpdateMode { Sync, Async };
 enum class PartitionRule { Balanced, Uniform, Params, Explicit };
+
+// zb-v places its two chunks per device in a V (see device_layout.h).
+inline bool uses_v_placement(ScheduleKind kind) { return kind == ScheduleKind::ZeroBubbleV; }
 
 struct ParallelPlan {
   int dp = 1;             // data-parallel replicas
@@ -23,7 +34,7 @@ struct ParallelPlan {
   bool recompute = false;            // full: keep only stage (and block) inputs, rerun forward before B
   bool selective_recompute = false;  // transformer blocks keep no attention scores; B recomputes them
   bool sequence_parallel = false;    // tp > 1: norms, dropouts, residuals split along the sequence
-  int chunks = 1;         // virtual stages per pipeline device (interleaved-1f1b)
+  int chunks = 1;         // virtual stages per pipeline device (interleaved-1f1b; 2 for zb-v)
   PartitionRule partition = PartitionRule::Balanced;
   // Explicit: the layer index each stage after the first starts at
   // (pp * chunks - 1 strictly increasing values).
@@ -32,7 +43,7 @@ struct ParallelPlan {
 
   int stages() const { return pp * chunks; }             // pipeline stages in total
   int devices() const { return dp * tp * pp; }           // devices in total
-  DeviceLayout layout() const { return {dp, tp, pp}; }
+  DeviceLayout layout() const { return {dp, tp, pp, uses_v_placement(schedule)}; }
 };
 
 // Names as written in experiment files and on the command line.

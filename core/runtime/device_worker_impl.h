@@ -50,7 +50,7 @@ DeviceWorker<Backend>::DeviceWorker(WorkerShared& shared, Devices& devices, int 
 
   for (int chunk = 0; chunk < plan.chunks; ++chunk) {
     StageState state;
-    state.stage = chunk * plan.pp + place_.rank;
+    state.stage = plan.layout().stage_of(place_.rank, chunk);
     typename Stack::TensorParallelSetup tensor_parallel;
     tensor_parallel.degree = plan.tp;
     tensor_parallel.shard = place_.shard;

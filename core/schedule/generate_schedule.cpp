@@ -45,7 +45,11 @@ void check_generator_options(const GeneratorOptions& options) {
   if (options.steps < 0)
     fail("steps must be 0 (the default window) or positive (got " + std::to_string(options.steps) +
          "); use steps = 0");
-  if (options.chunks > 1 && options.kind != ScheduleKind::Interleaved1F1B)
+  if (options.kind == ScheduleKind::ZeroBubbleV && options.chunks != 2)
+    fail("zb-v needs chunks = 2 (got " + std::to_string(options.chunks) +
+         "): each device holds two virtual stages placed in a V; set chunks = 2");
+  if (options.chunks > 1 && options.kind != ScheduleKind::Interleaved1F1B &&
+      options.kind != ScheduleKind::ZeroBubbleV)
     fail("chunks = " + std::to_string(options.chunks) + " needs schedule interleaved-1f1b (got " +
          name + "); set chunks = 1 or choose interleaved-1f1b");
   if (options.kind == ScheduleKind::Interleaved1F1B && options.chunks > 1) {
@@ -84,6 +88,8 @@ Schedule generate_schedule(const GeneratorOptions& options) {
       return repeat_steps(generate_interleaved_1f1b(pp, m, options.chunks), steps);
     case ScheduleKind::ZeroBubbleH1:
       return repeat_steps(generate_zb_h1(pp, m), steps);
+    case ScheduleKind::ZeroBubbleV:
+      return repeat_steps(generate_zb_v(pp, m), steps);
   }
   fail("unknown schedule kind");
   return {};

@@ -14,7 +14,7 @@ struct GeneratorOptions {
   ScheduleKind kind = ScheduleKind::OneFOneB;
   int pp = 1;            // pipeline devices
   int microbatches = 1;
-  int chunks = 1;        // interleaved-1f1b only; must be 1 otherwise
+  int chunks = 1;        // interleaved-1f1b: any; zb-v: must be 2; 1 otherwise
   int steps = 0;         // window length; 0 picks the default (1 for synchronous
                          // schedules, enough steps to reach steady state for async)
 };
@@ -41,6 +41,8 @@ int default_steps(ScheduleKind kind, int pp, int microbatches);
 //  - 1f1b: stage s does min(pp - s - 1, m) warm-up F, then 1F1B, then cool-down B.
 //  - interleaved-1f1b: Megatron's order; stage s runs on rank s % pp as chunk s / pp.
 //  - zb-h1: 1F1B with B split into BI and BW; stage s defers each BW by s micro-batches.
+//  - zb-v: two chunks per device in a V (rank r holds stages r and 2 pp - 1 - r), split
+//    backward; PyTorch's ScheduleZBVZeroBubble order. Needs chunks = 2.
 //  - pipedream: 1F1B over the whole window (steps * m micro-batches) without flush;
 //    F reads the number of backwards done on its stage (one update per B).
 //  - pipedream-2bw: same order; one update per step (after the step's last B);
@@ -53,6 +55,7 @@ Schedule generate_interleaved_1f1b(int pp, int microbatches, int chunks);
 int interleaved_rounds(int pp, int microbatches);
 std::string interleaved_microbatches_problem(int pp, int microbatches);
 Schedule generate_zb_h1(int pp, int microbatches);
+Schedule generate_zb_v(int pp, int microbatches);
 Schedule generate_pipedream(int pp, int microbatches, int steps);
 Schedule generate_pipedream_2bw(int pp, int microbatches, int steps);
 

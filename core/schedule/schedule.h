@@ -32,7 +32,7 @@ struct Schedule {
   // True when replicas exchange gradients through a parameter server
   // (PushGradient / PullWeights) instead of an all-reduce and U.
   bool async_data_parallel() const { return update == UpdateMode::Async && dp > 1; }
-  DeviceLayout layout() const { return {dp, tp, pp}; }
+  DeviceLayout layout() const { return {dp, tp, pp, uses_v_placement(kind)}; }
   // The device that runs pipeline stage `stage` in the given replica and shard.
   int device_of_stage(int stage, int replica = 0, int shard = 0) const;
   ParallelPlan plan() const;  // the dp/tp/pp/chunks/... fields as a plan

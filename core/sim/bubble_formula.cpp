@@ -27,6 +27,11 @@ double zb_h1_makespan(int p, int m, const UnitCosts& c) {
                    p * f + (p - 1) * b + m * (b + w)});      // stage 0's BI, BW pairs
 }
 
+// The idle time ZB-V leaves per device (the paper's table, as ZB-H2):
+// (p-1)(f+b-2w), never negative; f, b, w are a device's costs per micro-batch
+// (both chunks together). 0 when f = b = w.
+double zb_v_idle(int p, const UnitCosts& c) { return (p - 1) * std::max(0.0, c.f + c.b - 2 * c.w); }
+
 std::string number(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", value);
@@ -53,6 +58,11 @@ double theoretical_bubble(ScheduleKind kind, int p, int m, int v, const UnitCost
       const double makespan = zb_h1_makespan(p, m, c);
       return makespan > 0 ? 1 - m * (c.f + c.b + c.w) / makespan : 0.0;
     }
+    case ScheduleKind::ZeroBubbleV: {
+      const double idle = zb_v_idle(p, c);
+      const double busy = m * (c.f + c.b + c.w);
+      return idle + busy > 0 ? idle / (busy + idle) : 0.0;
+    }
     case ScheduleKind::PipeDream:
     case ScheduleKind::PipeDream2BW:
       return 0.0;
@@ -69,6 +79,8 @@ std::string bubble_formula_text(ScheduleKind kind) {
       return "(p-1)/(v*m+p-1)";
     case ScheduleKind::ZeroBubbleH1:
       return "1-m(f+b+w)/T, T = m(f+b+w)+(p-1)max(f+b-w,f,b) for m>=p";
+    case ScheduleKind::ZeroBubbleV:
+      return "(p-1)(f+b-2w)/(m(f+b+w)+(p-1)(f+b-2w))";
     case ScheduleKind::PipeDream:
     case ScheduleKind::PipeDream2BW:
       return "0 (steady state)";
@@ -89,6 +101,12 @@ std::string bubble_formula_filled(ScheduleKind kind, int p, int m, int v, const 
     case ScheduleKind::ZeroBubbleH1: {
       return "1-" + M + "(" + number(c.f) + "+" + number(c.b) + "+" + number(c.w) + ")/" +
              number(zb_h1_makespan(p, m, c)) + " = " + fixed3(value);
+    }
+    case ScheduleKind::ZeroBubbleV: {
+      const std::string idle =
+          "(" + P + "-1)(" + number(c.f) + "+" + number(c.b) + "-2*" + number(c.w) + ")";
+      return idle + "/(" + M + "(" + number(c.f) + "+" + number(c.b) + "+" + number(c.w) + ")+" +
+             idle + ") = " + fixed3(value);
     }
     case ScheduleKind::PipeDream:
     case ScheduleKind::PipeDream2BW:

@@ -4,6 +4,7 @@
 //   gpipe, 1f1b         (p-1)/(m+p-1)
 //   interleaved-1f1b    (p-1)/(v*m+p-1)          v chunks per device
 //   zb-h1               1 - m(f+b+w) / T, T the makespan below
+//   zb-v                (p-1)(f+b-2w) / (m(f+b+w) + (p-1)(f+b-2w))
 //   pipedream, 2bw      0 in steady state
 //
 // ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", 2023), exactly as
@@ -19,6 +20,13 @@
 // 1F1B's. A larger w, or m < p, leaves more idle time. Checked against the
 // simulator for p in 2..8, m in 1..3p and f, b, w in {1, 2, 3}.
 //
+// ZB-V (same paper, section 6): two chunks per device in a V, so the first
+// device also runs the last stage and the warm-up and drain are half as long
+// in time; the paper's bubble is (p-1)(f+b-2w) per device, with f, b, w a
+// device's costs per micro-batch (both chunks together): 0 when f = b = w, in
+// the steady state. It assumes m >= 2p - 1 micro-batches; with fewer the
+// pipeline never fills and the simulator's measured value is the one to read.
+//
 // PipeDream and PipeDream-2BW never flush: in steady state every device is
 // always busy, so the formula is 0. A simulated finite window still shows the
 // fill and drain at its ends; the simulator reports that measured value.
@@ -32,15 +40,15 @@
 namespace pipelab {
 
 // p pipeline devices, m micro-batches, v chunks per device (interleaved only).
-// Only zb-h1 reads the unit costs (f, b, w); u and comm are taken as 0.
+// Only zb-h1 and zb-v read the unit costs (f, b, w); u and comm are taken as 0.
 // Throws std::invalid_argument when p, m or v is below 1.
 double theoretical_bubble(ScheduleKind kind, int p, int m, int v, const UnitCosts& c);
 
 // The symbolic formula, e.g. "(p-1)/(m+p-1)".
 std::string bubble_formula_text(ScheduleKind kind);
 
-// The formula with numbers in, e.g. "(4-1)/(8+4-1) = 0.273". zb-h1 uses the
-// unit costs given (pass the ones the simulation used, SimulationResult::
+// The formula with numbers in, e.g. "(4-1)/(8+4-1) = 0.273". zb-h1 and zb-v
+// use the unit costs given (pass the ones the simulation used, SimulationResult::
 // formula_costs; f = b = w = 1 by default), e.g. "1-8(1+1+1)/27 = 0.111".
 std::string bubble_formula_filled(ScheduleKind kind, int p, int m, int v,
                                   const UnitCosts& c = UnitCosts{});

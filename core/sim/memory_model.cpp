@@ -30,7 +30,7 @@ StageMemory stage_memory(const CostModel& cost, int stage) {
 }
 
 MemoryModel::MemoryModel(const Schedule& schedule, const CostModel& cost)
-    : schedule_(schedule), pp_(schedule.pp), devices_(schedule.device_count()) {
+    : schedule_(schedule), devices_(schedule.device_count()) {
   for (int d = 0; d < schedule.device_count(); ++d) {
     DeviceState& state = devices_[d];
     const int rank = schedule.layout().coord_of(d).pipeline_rank;

@@ -112,10 +112,9 @@ class MemoryModel {
   void init_versions(int device);
   void version_read_done(int device, int chunk, int version, double t);
   void version_written(int device, int chunk, int version, double t);
-  int chunk_of(const Op& op) const { return op.stage / pp_; }
+  int chunk_of(const Op& op) const { return schedule_.layout().chunk_of_stage(op.stage); }
 
   const Schedule& schedule_;
-  int pp_ = 1;
   std::vector<DeviceState> devices_;
 };
 

@@ -298,7 +298,8 @@ SimulationResult Simulation::result() {
   trace.source = "simulated";
   trace.time_unit = cost_.is_unit() ? "unit" : "s";
   trace.schedule = schedule_name(schedule_.kind);
-  trace.devices = describe_devices(schedule_.dp, schedule_.tp, schedule_.pp, schedule_.chunks);
+  trace.devices = describe_devices(schedule_.dp, schedule_.tp, schedule_.pp, schedule_.chunks,
+                                   schedule_.layout().v_shape);
   trace.events = std::move(events_);
 
   result.makespan = makespan_;

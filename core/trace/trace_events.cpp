@@ -74,7 +74,7 @@ std::string make_label(const DeviceInfo& info, int tp) {
 
 }  // namespace
 
-std::vector<DeviceInfo> describe_devices(int dp, int tp, int pp, int chunks) {
+std::vector<DeviceInfo> describe_devices(int dp, int tp, int pp, int chunks, bool v_shape) {
   require_positive("dp", dp);
   require_positive("tp", tp);
   require_positive("pp", pp);
@@ -82,7 +82,7 @@ std::vector<DeviceInfo> describe_devices(int dp, int tp, int pp, int chunks) {
 
   std::vector<DeviceInfo> devices;
   devices.reserve(static_cast<size_t>(dp) * tp * pp);
-  const DeviceLayout layout{dp, tp, pp};
+  const DeviceLayout layout{dp, tp, pp, v_shape};
   for (int replica = 0; replica < dp; ++replica) {
     for (int rank = 0; rank < pp; ++rank) {
       for (int shard = 0; shard < tp; ++shard) {
@@ -91,7 +91,8 @@ std::vector<DeviceInfo> describe_devices(int dp, int tp, int pp, int chunks) {
         info.replica = replica;
         info.pipeline_rank = rank;
         info.shard = shard;
-        // Interleaved placement: rank r holds virtual stages r, r + pp, r + 2 pp, ...
+        // Interleaved placement: rank r holds virtual stages r, r + pp, r + 2 pp, ...;
+        // V placement: r and 2 pp - 1 - r.
         for (int chunk = 0; chunk < chunks; ++chunk)
           info.stages.push_back(layout.stage_of(rank, chunk));
         info.label = make_label(info, tp);

@@ -79,9 +79,10 @@ struct Trace {
   std::vector<StepMetrics> steps;
 };
 
-// Labels for every device of a dp x tp x pp grid with chunks per device.
+// Labels for every device of a dp x tp x pp grid with chunks per device,
+// placed in a V when v_shape (zb-v; see device_layout.h).
 // Throws std::invalid_argument when a count is below 1.
-std::vector<DeviceInfo> describe_devices(int dp, int tp, int pp, int chunks);
+std::vector<DeviceInfo> describe_devices(int dp, int tp, int pp, int chunks, bool v_shape = false);
 
 // How many devices a trace covers: one past the highest device id in its
 // device list, events or memory samples (0 for an empty trace).

@@ -84,6 +84,16 @@ TEST_P(SynchronousEquivalence, ZeroBubble) {
   check(with_plan(small_experiment(), ScheduleKind::ZeroBubbleH1, 4, 4), "zb-h1 pp4 m4");
 }
 
+TEST_P(SynchronousEquivalence, ZeroBubbleV) {
+  // Two chunks per device in a V: device 0 runs the first and the last stage.
+  check(with_plan(small_experiment(), ScheduleKind::ZeroBubbleV, 2, 4, 1, 1, 2), "zb-v pp2 m4");
+  // Fewer micro-batches than 2p - 1: torch's order with the missing ones dropped.
+  check(with_plan(small_experiment(), ScheduleKind::ZeroBubbleV, 2, 2, 1, 1, 2), "zb-v pp2 m2");
+  // Both chunks on one device: the turn of the V passes no message.
+  check(with_plan(small_experiment(), ScheduleKind::ZeroBubbleV, 1, 2, 1, 1, 2), "zb-v pp1 m2");
+  check(with_plan(small_experiment(), ScheduleKind::ZeroBubbleV, 2, 4, 2, 1, 2), "zb-v dp2 x pp2");
+}
+
 TEST_P(SynchronousEquivalence, DataParallel) {
   check(with_plan(small_experiment(), ScheduleKind::OneFOneB, 1, 1, 2), "dp2");
   check(with_plan(small_experiment(), ScheduleKind::OneFOneB, 2, 2, 2), "dp2 x pp2");

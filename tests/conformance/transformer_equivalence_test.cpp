@@ -56,6 +56,7 @@ TEST_P(TransformerEquivalence, InterleavedAndZeroBubble) {
   check(with_plan(tiny_gpt_experiment(), ScheduleKind::Interleaved1F1B, 2, 4, 1, 1, 2),
         "interleaved pp2 v2 m4");
   check(with_plan(tiny_gpt_experiment(), ScheduleKind::ZeroBubbleH1, 2, 4), "zb-h1 pp2 m4");
+  check(with_plan(tiny_gpt_experiment(), ScheduleKind::ZeroBubbleV, 2, 4, 1, 1, 2), "zb-v pp2 m4");
 }
 
 TEST_P(TransformerEquivalence, DataParallel) {

@@ -88,11 +88,12 @@ QVariant LayerTableModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::BackgroundRole) return QBrush(stage_color(stage));
   if (role == Qt::ToolTipRole) {
     if (stage < 0) return tr("Layer %1: no stage (%2)").arg(row).arg(problem_);
-    const int pp = std::max(1, document_->experiment().parallel.pp);
+    ParallelPlan plan = document_->experiment().parallel;
+    plan.pp = std::max(1, plan.pp);
     return tr("Layer %1 runs in pipeline stage %2 on pipeline device %3")
         .arg(row)
         .arg(stage)
-        .arg(stage % pp);
+        .arg(plan.layout().rank_of_stage(stage));
   }
   if (role == Qt::CheckStateRole && index.column() == BiasColumn && has_bias_setting(layer.type)) {
     return layer.bias ? Qt::Checked : Qt::Unchecked;

@@ -56,7 +56,7 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   schedule_description_->setWordWrap(true);
   schedule_description_->setStyleSheet(QStringLiteral("QLabel { color: #555; }"));
   chunks_spin_ = make_spin(this, 1, 8);
-  chunks_spin_->setToolTip(tr("Virtual stages per pipeline device (interleaved-1f1b only)"));
+  chunks_spin_->setToolTip(tr("Virtual stages per pipeline device (interleaved-1f1b; 2 for zb-v)"));
 
   microbatch_slider_ = new QSlider(Qt::Horizontal, this);
   microbatch_slider_->setTickPosition(QSlider::TicksBelow);
@@ -176,9 +176,10 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
     const auto kind = static_cast<ScheduleKind>(schedule_combo_->currentData().toInt());
     document_->edit([kind](Experiment& e) {
       e.parallel.schedule = kind;
-      // Chunks only mean something for the interleaved schedule.
+      // Chunks only mean something for the interleaved schedule; zb-v always has 2.
       if (kind != ScheduleKind::Interleaved1F1B) e.parallel.chunks = 1;
       if (kind == ScheduleKind::Interleaved1F1B && e.parallel.chunks < 2) e.parallel.chunks = 2;
+      if (kind == ScheduleKind::ZeroBubbleV) e.parallel.chunks = 2;
     });
   });
   connect(microbatch_slider_, &QSlider::valueChanged, this, [this](int position) {

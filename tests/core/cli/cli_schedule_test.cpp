@@ -8,6 +8,23 @@ namespace {
 
 using test::run;
 
+TEST(CliSchedule, ZbVHoldsTwoChunksPerDeviceInAV) {
+  const auto result = run({"schedule", "--schedule", "zb-v", "--stages", "2", "--microbatches", "4",
+                           "--format", "json"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["schedule"], "zb-v");
+  EXPECT_EQ(json["chunks"], 2);
+  ASSERT_EQ(json["devices"].size(), 2u);
+  // Device 0 runs stages 0 and 3, device 1 stages 1 and 2.
+  for (int device = 0; device < 2; ++device)
+    for (const auto& op : json["devices"][device]["ops"])
+      if (op.contains("stage")) {
+        const int stage = op["stage"];
+        EXPECT_TRUE(stage == device || stage == 3 - device) << "device " << device << " stage " << stage;
+      }
+}
+
 TEST(CliSchedule, JsonListsEachDevicesComputeOps) {
   const auto result = run({"schedule", "--schedule", "1f1b", "--stages", "4", "--microbatches", "8",
                            "--format", "json"});
@@ -79,6 +96,8 @@ TEST(CliSchedule, UserErrorsExitTwoWithOneLine) {
        "needs --schedule interleaved-1f1b"},
       {{"schedule", "--schedule", "interleaved-1f1b", "--stages", "4", "--microbatches", "9"},
        "multiple of its round count"},
+      {{"schedule", "--schedule", "zb-v", "--stages", "4", "--microbatches", "8", "--chunks", "3"},
+       "exactly 2 chunks per device"},
       {{"schedule", "--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--format", "xml"},
        "--format must be text or json"},
       {{"schedule", "--schedule", "1f1b", "--stages", "4", "--bogus", "1"}, "unknown option '--bogus'"},

@@ -45,6 +45,16 @@ TEST(ExperimentValidation, TheSplitMustFitTheModel) {
   EXPECT_EQ(error_with("parallel", "tp", 4), "");
 }
 
+TEST(ExperimentValidation, ZbVNeedsTwoChunks) {
+  auto document = small_experiment_json();  // pp = 2: zb-v has 4 stages
+  document["parallel"]["schedule"] = "zb-v";
+  EXPECT_MENTIONS(parse_error(document.dump()), "parallel.schedule = zb-v needs parallel.chunks = 2");
+  document["parallel"]["chunks"] = 3;
+  EXPECT_MENTIONS(parse_error(document.dump()), "parallel.schedule = zb-v needs parallel.chunks = 2");
+  document["parallel"]["chunks"] = 2;
+  EXPECT_EQ(parse_error(document.dump()), "");
+}
+
 TEST(ExperimentValidation, ScheduleRules) {
   auto document = small_experiment_json();
   document["parallel"]["schedule"] = "interleaved-1f1b";

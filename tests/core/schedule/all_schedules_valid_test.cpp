@@ -17,16 +17,19 @@ namespace {
 const int kMicrobatchSamples[] = {1, 2, 3, 4, 7, 8, 16, 31, 32, 64};
 const ScheduleKind kKinds[] = {ScheduleKind::GPipe,           ScheduleKind::OneFOneB,
                                ScheduleKind::Interleaved1F1B, ScheduleKind::ZeroBubbleH1,
-                               ScheduleKind::PipeDream,       ScheduleKind::PipeDream2BW};
+                               ScheduleKind::ZeroBubbleV,     ScheduleKind::PipeDream,
+                               ScheduleKind::PipeDream2BW};
 
 // The options that make sense for (kind, pp, m): interleaved uses 2 chunks and
-// needs m % pp == 0, pipedream-2bw needs m >= pp. Returns false to skip.
+// needs m % pp == 0, zb-v has exactly 2 chunks, pipedream-2bw needs m >= pp.
+// Returns false to skip.
 bool options_for(ScheduleKind kind, int pp, int m, int chunks, GeneratorOptions& options) {
   options = {kind, pp, m, 1, 0};
   if (kind == ScheduleKind::Interleaved1F1B) {
     if (m % pp != 0) return false;
     options.chunks = chunks;
   }
+  if (kind == ScheduleKind::ZeroBubbleV) options.chunks = 2;
   if (kind == ScheduleKind::PipeDream2BW && m < pp) return false;
   return true;
 }

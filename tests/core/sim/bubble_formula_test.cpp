@@ -38,6 +38,17 @@ TEST(BubbleFormulaTest, ZeroBubbleH1) {
   EXPECT_EQ(bubble_formula_filled(kind, 4, 8, 1, UnitCosts{2, 3, 1, 0, 0}), "1-8(2+3+1)/60 = 0.200");
 }
 
+TEST(BubbleFormulaTest, ZeroBubbleV) {
+  const ScheduleKind kind = ScheduleKind::ZeroBubbleV;
+  // f = b = w: no bubble in the steady state.
+  EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 8, 2, UnitCosts{1, 1, 1, 0, 0}), 0.0);
+  // idle (p-1)(f+b-2w) = 3 * 3 = 9; busy m(f+b+w) = 8 * 6 = 48.
+  EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 8, 2, UnitCosts{2, 3, 1, 0, 0}), 9.0 / 57.0);
+  EXPECT_EQ(bubble_formula_text(kind), "(p-1)(f+b-2w)/(m(f+b+w)+(p-1)(f+b-2w))");
+  EXPECT_EQ(bubble_formula_filled(kind, 4, 8, 2),
+            "(4-1)(1+1-2*1)/(8(1+1+1)+(4-1)(1+1-2*1)) = 0.000");
+}
+
 TEST(BubbleFormulaTest, AsynchronousSchedulesHaveNoSteadyStateBubble) {
   for (ScheduleKind kind : {ScheduleKind::PipeDream, ScheduleKind::PipeDream2BW}) {
     EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 8, 1, UnitCosts{}), 0.0);

@@ -107,6 +107,23 @@ TEST(SimulatorBubbleTest, ZeroBubbleH1FormulaWithProfileCosts) {
       }
 }
 
+TEST(SimulatorBubbleTest, ZeroBubbleVBeatsZbH1AndOneFOneB) {
+  // Per-chunk costs f = b = w = 1 for zb-v's half-size stages; the one-chunk
+  // schedules get a device's worth (2 each) so every device does 6m units.
+  for (auto [p, m] : {std::pair{4, 8}, {2, 4}, {8, 16}, {4, 16}}) {
+    SCOPED_TRACE("p=" + std::to_string(p) + " m=" + std::to_string(m));
+    const SimulationResult zb_v = run_unit(ScheduleKind::ZeroBubbleV, p, m, {1, 1, 1, 0, 0}, 2);
+    const UnitCosts device{2, 2, 2, 0, 0};
+    const SimulationResult zb_h1 = run_unit(ScheduleKind::ZeroBubbleH1, p, m, device);
+    const SimulationResult one_f_one_b = run_unit(ScheduleKind::OneFOneB, p, m, device);
+    EXPECT_LT(zb_v.bubble_fraction, zb_h1.bubble_fraction);
+    EXPECT_LT(zb_v.bubble_fraction, one_f_one_b.bubble_fraction);
+    EXPECT_LT(zb_v.makespan, zb_h1.makespan);
+    // The formula with f = b = w: no bubble in the steady state.
+    EXPECT_NEAR(zb_v.bubble_fraction_theory, 0.0, 1e-12);
+  }
+}
+
 TEST(SimulatorBubbleTest, CommunicationTimeLengthensTheRun) {
   const UnitCosts free_comm{1, 1, 1, 0, 0};
   const UnitCosts slow_comm{1, 1, 1, 0.5, 0};
