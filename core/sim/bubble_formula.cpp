@@ -53,7 +53,8 @@ double theoretical_bubble(ScheduleKind kind, int p, int m, int v, const UnitCost
     case ScheduleKind::OneFOneB:
       return double(p - 1) / double(m + p - 1);
     case ScheduleKind::Interleaved1F1B:
-      return double(p - 1) / double(v * m + p - 1);
+      // v*max(m,p)+min(m,p)-1 slots of a chunk's f+b (derivation in the header).
+      return 1 - double(v * m) / double(v * std::max(m, p) + std::min(m, p) - 1);
     case ScheduleKind::ZeroBubbleH1: {
       const double makespan = zb_h1_makespan(p, m, c);
       return makespan > 0 ? 1 - m * (c.f + c.b + c.w) / makespan : 0.0;
@@ -76,7 +77,7 @@ std::string bubble_formula_text(ScheduleKind kind) {
     case ScheduleKind::OneFOneB:
       return "(p-1)/(m+p-1)";
     case ScheduleKind::Interleaved1F1B:
-      return "(p-1)/(v*m+p-1)";
+      return "(p-1)/(v*m+p-1) for m>=p, 1-v*m/(v*p+m-1) for m<p";
     case ScheduleKind::ZeroBubbleH1:
       return "1-m(f+b+w)/T, T = m(f+b+w)+(p-1)max(f+b-w,f,b) for m>=p";
     case ScheduleKind::ZeroBubbleV:
@@ -96,8 +97,11 @@ std::string bubble_formula_filled(ScheduleKind kind, int p, int m, int v, const 
     case ScheduleKind::GPipe:
     case ScheduleKind::OneFOneB:
       return "(" + P + "-1)/(" + M + "+" + P + "-1) = " + fixed3(value);
-    case ScheduleKind::Interleaved1F1B:
-      return "(" + P + "-1)/(" + std::to_string(v) + "*" + M + "+" + P + "-1) = " + fixed3(value);
+    case ScheduleKind::Interleaved1F1B: {
+      const std::string V = std::to_string(v);
+      if (m < p) return "1-" + V + "*" + M + "/(" + V + "*" + P + "+" + M + "-1) = " + fixed3(value);
+      return "(" + P + "-1)/(" + V + "*" + M + "+" + P + "-1) = " + fixed3(value);
+    }
     case ScheduleKind::ZeroBubbleH1: {
       return "1-" + M + "(" + number(c.f) + "+" + number(c.b) + "+" + number(c.w) + ")/" +
              number(zb_h1_makespan(p, m, c)) + " = " + fixed3(value);

@@ -2,10 +2,24 @@
 // free communication: the share of devices x makespan spent idle.
 //
 //   gpipe, 1f1b         (p-1)/(m+p-1)
-//   interleaved-1f1b    (p-1)/(v*m+p-1)          v chunks per device
+//   interleaved-1f1b    (p-1)/(v*m+p-1) for m >= p, v chunks per device;
+//                       1 - v*m/(v*p+m-1) for m < p
 //   zb-h1               1 - m(f+b+w) / T, T the makespan below
 //   zb-v                (p-1)(f+b-2w) / (m(f+b+w) + (p-1)(f+b-2w))
 //   pipedream, 2bw      0 in steady state
+//
+// Interleaved 1F1B, exactly as PipeLab orders it (core/schedule/
+// interleaved_1f1b.cpp, PyTorch's rounds), with free communication and any
+// f, b per chunk: the makespan is T = (v max(m,p) + min(m,p) - 1)(f+b). With
+// m >= p, each device's v m passes plus the (p-1)(f+b) of the fill and the
+// drain, whether or not m is a multiple of p (the rounds of m / R micro-batches,
+// R = m / p rounded down, are at least p long, so a device never waits inside
+// one): Megatron's (p-1)/(v*m+p-1). With m < p there is one round, shorter
+// than the pipeline: the first micro-batch's forward and backward cross all
+// v p stages and the other m - 1 add one pass each, so the devices wait
+// inside every chunk; at m = 1 the whole run is one chain. Checked against
+// the simulator for p in 1..8, v in 1..4, every m up to 5p that the rounds
+// accept, and several f, b.
 //
 // ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", 2023), exactly as
 // PipeLab orders it (core/schedule/zb_h1.cpp), with free communication. T is

@@ -19,8 +19,19 @@ TEST(BubbleFormulaTest, FillDrainSchedules) {
 TEST(BubbleFormulaTest, InterleavedDividesTheBubbleByChunks) {
   const ScheduleKind kind = ScheduleKind::Interleaved1F1B;
   EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 8, 2, UnitCosts{}), 3.0 / 19.0);
-  EXPECT_EQ(bubble_formula_text(kind), "(p-1)/(v*m+p-1)");
   EXPECT_EQ(bubble_formula_filled(kind, 4, 8, 2), "(4-1)/(2*8+4-1) = 0.158");
+  // m = 6 is one round of 6: still (p-1)/(v*m+p-1).
+  EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 6, 2, UnitCosts{}), 3.0 / 15.0);
+}
+
+TEST(BubbleFormulaTest, InterleavedWithFewerMicrobatchesThanDevices) {
+  const ScheduleKind kind = ScheduleKind::Interleaved1F1B;
+  // p = 4, v = 2, m = 2: T = 2*4+2-1 = 9 chunk passes, 4 of them busy.
+  EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 2, 2, UnitCosts{}), 5.0 / 9.0);
+  // m = 1 is one chain through all v p stages: busy v of v p.
+  EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 1, 3, UnitCosts{}), 1 - 3.0 / 12.0);
+  EXPECT_EQ(bubble_formula_text(kind), "(p-1)/(v*m+p-1) for m>=p, 1-v*m/(v*p+m-1) for m<p");
+  EXPECT_EQ(bubble_formula_filled(kind, 4, 2, 2), "1-2*2/(2*4+2-1) = 0.556");
 }
 
 TEST(BubbleFormulaTest, ZeroBubbleH1) {

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "core/schedule/generators.h"
 #include "core/schedule/lowering.h"
 #include "core/sim/bubble_formula.h"
 #include "core/sim/simulator.h"
@@ -122,6 +123,22 @@ TEST(SimulatorBubbleTest, ZeroBubbleVBeatsZbH1AndOneFOneB) {
     // The formula with f = b = w: no bubble in the steady state.
     EXPECT_NEAR(zb_v.bubble_fraction_theory, 0.0, 1e-12);
   }
+}
+
+// The interleaved formula (bubble_formula.h) against the simulator for every
+// micro-batch count the rounds accept, multiples of p or not, below p too.
+TEST(SimulatorBubbleTest, InterleavedMatchesItsFormulaForEveryAcceptedMicrobatchCount) {
+  for (int p = 1; p <= 6; ++p)
+    for (int v : {2, 3})
+      for (int m = 1; m <= 3 * p + 1; ++m) {
+        if (!interleaved_microbatches_problem(p, m).empty()) continue;
+        for (const UnitCosts& c : kCostSets) {
+          const SimulationResult result = run_unit(ScheduleKind::Interleaved1F1B, p, m, c, v);
+          ASSERT_NEAR(result.bubble_fraction_theory, result.bubble_fraction, 1e-9)
+              << "p=" << p << " v=" << v << " m=" << m << " f=" << c.f << " b=" << c.b
+              << " w=" << c.w;
+        }
+      }
 }
 
 TEST(SimulatorBubbleTest, CommunicationTimeLengthensTheRun) {
