@@ -32,6 +32,15 @@ double zb_h1_makespan(int p, int m, const UnitCosts& c) {
 // (both chunks together). 0 when f = b = w.
 double zb_v_idle(int p, const UnitCosts& c) { return (p - 1) * std::max(0.0, c.f + c.b - 2 * c.w); }
 
+// The idle time of PipeLab's dualpipev order (PyTorch's ScheduleDualPipeV,
+// dualpipe_v.cpp) per device, with f, b, w one chunk's costs (a fused B costs
+// b + w); derivation in the header.
+double dualpipe_v_idle(int p, const UnitCosts& c) {
+  const double f = c.f, b = c.b, w = c.w;
+  const double per_hop = std::max({2 * b - w, 2 * f - 2 * w, f, b, f + b - w, 2 * f - w - b});
+  return (p - 1) * per_hop - std::max(0.0, std::min(f, (p - 1) * (b - f)));
+}
+
 std::string number(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", value);
@@ -64,6 +73,11 @@ double theoretical_bubble(ScheduleKind kind, int p, int m, int v, const UnitCost
       const double busy = m * (c.f + c.b + c.w);
       return idle + busy > 0 ? idle / (busy + idle) : 0.0;
     }
+    case ScheduleKind::DualPipeV: {
+      const double idle = dualpipe_v_idle(p, c);
+      const double busy = 2 * m * (c.f + c.b + c.w);
+      return idle + busy > 0 ? idle / (busy + idle) : 0.0;
+    }
     case ScheduleKind::PipeDream:
     case ScheduleKind::PipeDream2BW:
       return 0.0;
@@ -82,6 +96,8 @@ std::string bubble_formula_text(ScheduleKind kind) {
       return "1-m(f+b+w)/T, T = m(f+b+w)+(p-1)max(f+b-w,f,b) for m>=p";
     case ScheduleKind::ZeroBubbleV:
       return "(p-1)(f+b-2w)/(m(f+b+w)+(p-1)(f+b-2w))";
+    case ScheduleKind::DualPipeV:
+      return "I/(2m(f+b+w)+I), I = (p-1)max(2b-w,2f-2w,f,b,f+b-w,2f-w-b)-max(0,min(f,(p-1)(b-f)))";
     case ScheduleKind::PipeDream:
     case ScheduleKind::PipeDream2BW:
       return "0 (steady state)";
@@ -110,6 +126,11 @@ std::string bubble_formula_filled(ScheduleKind kind, int p, int m, int v, const 
       const std::string idle =
           "(" + P + "-1)(" + number(c.f) + "+" + number(c.b) + "-2*" + number(c.w) + ")";
       return idle + "/(" + M + "(" + number(c.f) + "+" + number(c.b) + "+" + number(c.w) + ")+" +
+             idle + ") = " + fixed3(value);
+    }
+    case ScheduleKind::DualPipeV: {
+      const std::string idle = number(dualpipe_v_idle(p, c));
+      return idle + "/(2*" + M + "(" + number(c.f) + "+" + number(c.b) + "+" + number(c.w) + ")+" +
              idle + ") = " + fixed3(value);
     }
     case ScheduleKind::PipeDream:

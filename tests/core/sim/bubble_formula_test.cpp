@@ -60,6 +60,18 @@ TEST(BubbleFormulaTest, ZeroBubbleV) {
             "(4-1)(1+1-2*1)/(8(1+1+1)+(4-1)(1+1-2*1)) = 0.000");
 }
 
+TEST(BubbleFormulaTest, DualPipeV) {
+  const ScheduleKind kind = ScheduleKind::DualPipeV;
+  // f = b = w = 1 per chunk: idle (p-1) = 3 beside 2m(f+b+w) = 48 busy.
+  EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 8, 2, UnitCosts{1, 1, 1, 0, 0}), 3.0 / 51.0);
+  // f = 2, b = 3, w = 1: 3 hops of 2b-w = 5, less min(f, 3(b-f)) = 2: idle 13 beside 96.
+  EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 8, 2, UnitCosts{2, 3, 1, 0, 0}), 13.0 / 109.0);
+  // f = 4, b = 1, w = 2: hops of 2f-w-b = 5, no saving (b < f): idle 15 beside 112.
+  EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 8, 2, UnitCosts{4, 1, 2, 0, 0}), 15.0 / 127.0);
+  EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 1, 2, 2, UnitCosts{1, 1, 1, 0, 0}), 0.0);
+  EXPECT_EQ(bubble_formula_filled(kind, 4, 8, 2), "3/(2*8(1+1+1)+3) = 0.059");
+}
+
 TEST(BubbleFormulaTest, AsynchronousSchedulesHaveNoSteadyStateBubble) {
   for (ScheduleKind kind : {ScheduleKind::PipeDream, ScheduleKind::PipeDream2BW}) {
     EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 8, 1, UnitCosts{}), 0.0);
