@@ -76,22 +76,26 @@ Schedule generate_dualpipe_v(int pp, int microbatches) {
       run_backward(backward_chunk);
     };
 
-    const int after_rank = pp - rank - 1;  // ranks below this one
-    for (int i = 0; i < 2 * after_rank; ++i) run_forward(0);  // 1
-    for (int i = 0; i < rank + 1; ++i) {                       // 2
+    const int after_rank = pp - rank - 1;  // ranks after this one, towards the tip of the V
+    // 1, 2: the fill.
+    for (int i = 0; i < 2 * after_rank; ++i) run_forward(0);
+    for (int i = 0; i < rank + 1; ++i) {
       run_forward(0);
       run_forward(1);
     }
-    for (int i = 0; i < after_rank; ++i) {  // 3
+    // 3: chunk 1's first backwards, split, each BW at once.
+    for (int i = 0; i < after_rank; ++i) {
       run_input_grad(1);
       run_owed_weight_grad();
       run_forward(1);
     }
-    for (int i = 0; i < microbatches - 2 * pp + rank + 1; ++i) {  // 4
+    // 4: the steady phase.
+    for (int i = 0; i < microbatches - 2 * pp + rank + 1; ++i) {
       run_pair(0, 1);
       run_pair(1, 0);
     }
-    for (int i = 0; i < after_rank; ++i) {  // 5
+    // 5: chunk 0's forwards have run out.
+    for (int i = 0; i < after_rank; ++i) {
       run_backward(1);
       run_pair(1, 0);
     }
@@ -105,11 +109,12 @@ Schedule generate_dualpipe_v(int pp, int microbatches) {
       if (i == pairs / 2 && rank % 2 == 0) split = true;
       split ? run_input_grad(0) : run_backward(0);
     }
-    for (int i = 0; i < after_rank; ++i) {  // 7
+    // 7, 8: the owed BWs fill the drain.
+    for (int i = 0; i < after_rank; ++i) {
       run_owed_weight_grad();
       run_input_grad(0);
     }
-    for (int i = 0; i < pairs; ++i) run_owed_weight_grad();  // 8
+    for (int i = 0; i < pairs; ++i) run_owed_weight_grad();
   }
   return schedule;
 }
