@@ -44,6 +44,16 @@ TEST(CliSchedule, DualPipeVSetsTwoChunksAndPairsForwardsWithBackwards) {
   EXPECT_GT(fused_backwards, 0);  // the steady phase's pairs hold fused backwards
 }
 
+TEST(CliSchedule, HelpListsEverySchedule) {
+  const auto result = run({"--help"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  // The list is read from the schedule table.
+  EXPECT_NE(result.out.find("schedules: gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v, dualpipev, pipedream, "
+                            "pipedream-2bw\nexit codes:"),
+            std::string::npos)
+      << result.out;
+}
+
 TEST(CliSchedule, JsonListsEachDevicesComputeOps) {
   const auto result = run({"schedule", "--schedule", "1f1b", "--stages", "4", "--microbatches", "8",
                            "--format", "json"});
