@@ -2,11 +2,13 @@
 
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include "core/cli/cli_args.h"
 #include "core/cli/cli_commands.h"
 #include "core/data/dataset.h"
 #include "core/io/experiment_io.h"
+#include "core/plan/parallel_plan.h"
 #include "core/text/quoted_excerpt.h"
 
 namespace pipelab {
@@ -29,9 +31,20 @@ const char* kUsage =
     "  pipelab-cli validate --config FILE [--set key.path=value ...]\n"
     "  pipelab-cli devices\n"
     "  pipelab-cli --help | --version\n"
-    "\n"
-    "schedules: gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v, pipedream, pipedream-2bw\n"
-    "exit codes: 0 success, 2 a mistake in the input (the message says what to fix)\n";
+    "\n";
+
+// The usage text, with the schedule names read from the schedule table.
+std::string usage() {
+  std::string text = kUsage;
+  text += "schedules:";
+  const char* separator = " ";
+  for (const std::string& name : schedule_names()) {
+    text += separator + name;
+    separator = ", ";
+  }
+  text += "\nexit codes: 0 success, 2 a mistake in the input (the message says what to fix)\n";
+  return text;
+}
 
 }  // namespace
 
@@ -39,7 +52,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
             const CliHooks& hooks) {
   try {
     if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-      (args.empty() ? err : out) << kUsage;
+      (args.empty() ? err : out) << usage();
       return args.empty() ? kExitUsage : kExitOk;
     }
     if (args[0] == "--version") {
@@ -50,7 +63,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     const std::vector<std::string> rest(args.begin() + 1, args.end());
     for (const auto& arg : rest) {
       if (arg == "--help" || arg == "-h") {
-        out << kUsage;
+        out << usage();
         return kExitOk;
       }
     }

@@ -40,16 +40,16 @@ ParallelPlan plan_from_flags(const ParsedArgs& parsed) {
     if (!update) throw UsageError("--update must be sync or async, got " + quoted_excerpt(parsed.get("update")));
     plan.update = *update;
   }
-  if (plan.schedule == ScheduleKind::ZeroBubbleV) {
-    // zb-v always places two chunks per device in a V; --chunks may only confirm it.
+  const bool v_placement = uses_v_placement(plan.schedule);
+  if (v_placement) {
+    // zb-v and dualpipev always place two chunks per device in a V; --chunks may only confirm it.
     if (parsed.has("chunks") && plan.chunks != 2)
-      throw UsageError("--chunks " + std::to_string(plan.chunks) +
-                       " does not fit --schedule zb-v, which holds exactly 2 chunks per device; "
+      throw UsageError("--chunks " + std::to_string(plan.chunks) + " does not fit --schedule " +
+                       schedule_name(plan.schedule) + ", which holds exactly 2 chunks per device; "
                        "use --chunks 2 or leave it out");
     plan.chunks = 2;
   }
-  if (plan.chunks > 1 && plan.schedule != ScheduleKind::Interleaved1F1B &&
-      plan.schedule != ScheduleKind::ZeroBubbleV)
+  if (plan.chunks > 1 && plan.schedule != ScheduleKind::Interleaved1F1B && !v_placement)
     throw UsageError("--chunks " + std::to_string(plan.chunks) +
                      " needs --schedule interleaved-1f1b (other schedules hold one stage per device)");
   if (plan.schedule == ScheduleKind::Interleaved1F1B && !parsed.has("chunks")) plan.chunks = 2;

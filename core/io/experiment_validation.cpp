@@ -161,11 +161,12 @@ int64_t largest_divisor_up_to(int64_t total, int64_t limit) {
 
 void check_schedule(const ParallelPlan& plan, Problems& problems) {
   const bool interleaved = plan.schedule == ScheduleKind::Interleaved1F1B;
-  const bool zb_v = plan.schedule == ScheduleKind::ZeroBubbleV;
-  if (zb_v && plan.chunks != 2)
-    problems.push_back("parallel.schedule = zb-v needs parallel.chunks = 2 (each device holds two virtual "
-                       "stages placed in a V; got chunks = " + std::to_string(plan.chunks) + "); set chunks = 2");
-  if (plan.chunks > 1 && !interleaved && !zb_v)
+  const bool v_placement = uses_v_placement(plan.schedule);
+  if (v_placement && plan.chunks != 2)
+    problems.push_back(std::string("parallel.schedule = ") + schedule_name(plan.schedule) +
+                       " needs parallel.chunks = 2 (each device holds two virtual stages placed in a V; got "
+                       "chunks = " + std::to_string(plan.chunks) + "); set chunks = 2");
+  if (plan.chunks > 1 && !interleaved && !v_placement)
     problems.push_back("parallel.chunks = " + std::to_string(plan.chunks) + " needs parallel.schedule = "
                        "interleaved-1f1b (schedule " + schedule_name(plan.schedule) +
                        " places one stage per device); set chunks = 1 or change the schedule");
@@ -174,6 +175,10 @@ void check_schedule(const ParallelPlan& plan, Problems& problems) {
                        "device); with chunks = 1 it is plain 1f1b");
   if (interleaved && plan.chunks >= 2 && plan.pp >= 1 && plan.microbatches >= 1) {
     const std::string problem = interleaved_microbatches_problem(plan.pp, plan.microbatches);
+    if (!problem.empty()) problems.push_back("parallel.microbatches: " + problem);
+  }
+  if (plan.schedule == ScheduleKind::DualPipeV && plan.pp >= 1) {
+    const std::string problem = dualpipe_v_microbatches_problem(plan.pp, plan.microbatches);
     if (!problem.empty()) problems.push_back("parallel.microbatches: " + problem);
   }
   if (plan.schedule == ScheduleKind::PipeDream2BW && plan.microbatches < plan.pp)

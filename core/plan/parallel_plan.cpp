@@ -10,10 +10,11 @@ struct ScheduleEntry {
   ScheduleKind kind;
   const char* name;
   const char* description;
+  bool v_placement = false;  // two chunks per device placed in a V (device_layout.h)
 };
 
 // Order is the order users see in help texts and menus.
-constexpr std::array<ScheduleEntry, 7> kSchedules = {{
+constexpr std::array<ScheduleEntry, 8> kSchedules = {{
     {ScheduleKind::GPipe, "gpipe",
      "GPipe: all forwards, then all backwards (fill-drain); one micro-batch is naive model parallelism"},
     {ScheduleKind::OneFOneB, "1f1b",
@@ -23,7 +24,12 @@ constexpr std::array<ScheduleEntry, 7> kSchedules = {{
     {ScheduleKind::ZeroBubbleH1, "zb-h1",
      "Zero-bubble H1: backward split into input and weight gradients, weight gradients fill the bubbles"},
     {ScheduleKind::ZeroBubbleV, "zb-v",
-     "Zero-bubble V: two chunks per device placed in a V, split backward; about no bubble when F = BI = BW"},
+     "Zero-bubble V: two chunks per device placed in a V, split backward; about no bubble when F = BI = BW",
+     true},
+    {ScheduleKind::DualPipeV, "dualpipev",
+     "DualPipeV: DeepSeek's DualPipe cut in half, two chunks per device in a V; the steady phase pairs "
+     "one chunk's forward with the other's backward",
+     true},
     {ScheduleKind::PipeDream, "pipedream",
      "PipeDream: asynchronous 1F1B without flush; stage s stashes p - s weight versions"},
     {ScheduleKind::PipeDream2BW, "pipedream-2bw",
@@ -55,6 +61,12 @@ std::vector<std::string> schedule_names() {
   std::vector<std::string> names;
   for (const auto& entry : kSchedules) names.emplace_back(entry.name);
   return names;
+}
+
+bool uses_v_placement(ScheduleKind kind) {
+  for (const auto& entry : kSchedules)
+    if (entry.kind == kind) return entry.v_placement;
+  return false;
 }
 
 bool is_asynchronous(ScheduleKind kind) {

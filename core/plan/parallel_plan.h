@@ -15,14 +15,16 @@ enum class ScheduleKind {
   Interleaved1F1B,
   ZeroBubbleH1,
   ZeroBubbleV,
+  DualPipeV,
   PipeDream,
   PipeDream2BW
 };
 enum class UpdateMode { Sync, Async };
 enum class PartitionRule { Balanced, Uniform, Params, Explicit };
 
-// zb-v places its two chunks per device in a V (see device_layout.h).
-inline bool uses_v_placement(ScheduleKind kind) { return kind == ScheduleKind::ZeroBubbleV; }
+// zb-v and dualpipev place exactly two chunks per device in a V (see
+// device_layout.h); a fact of the schedule table (parallel_plan.cpp).
+bool uses_v_placement(ScheduleKind kind);
 
 struct ParallelPlan {
   int dp = 1;             // data-parallel replicas
@@ -34,7 +36,7 @@ struct ParallelPlan {
   bool recompute = false;            // full: keep only stage (and block) inputs, rerun forward before B
   bool selective_recompute = false;  // transformer blocks keep no attention scores; B recomputes them
   bool sequence_parallel = false;    // tp > 1: norms, dropouts, residuals split along the sequence
-  int chunks = 1;         // virtual stages per pipeline device (interleaved-1f1b; 2 for zb-v)
+  int chunks = 1;         // virtual stages per pipeline device (interleaved-1f1b; 2 for zb-v, dualpipev)
   PartitionRule partition = PartitionRule::Balanced;
   // Explicit: the layer index each stage after the first starts at
   // (pp * chunks - 1 strictly increasing values).

@@ -45,15 +45,19 @@ void check_generator_options(const GeneratorOptions& options) {
   if (options.steps < 0)
     fail("steps must be 0 (the default window) or positive (got " + std::to_string(options.steps) +
          "); use steps = 0");
-  if (options.kind == ScheduleKind::ZeroBubbleV && options.chunks != 2)
-    fail("zb-v needs chunks = 2 (got " + std::to_string(options.chunks) +
+  const bool v_placement = uses_v_placement(options.kind);
+  if (v_placement && options.chunks != 2)
+    fail(name + " needs chunks = 2 (got " + std::to_string(options.chunks) +
          "): each device holds two virtual stages placed in a V; set chunks = 2");
-  if (options.chunks > 1 && options.kind != ScheduleKind::Interleaved1F1B &&
-      options.kind != ScheduleKind::ZeroBubbleV)
+  if (options.chunks > 1 && options.kind != ScheduleKind::Interleaved1F1B && !v_placement)
     fail("chunks = " + std::to_string(options.chunks) + " needs schedule interleaved-1f1b (got " +
          name + "); set chunks = 1 or choose interleaved-1f1b");
   if (options.kind == ScheduleKind::Interleaved1F1B && options.chunks > 1) {
     const std::string problem = interleaved_microbatches_problem(options.pp, options.microbatches);
+    if (!problem.empty()) fail(problem);
+  }
+  if (options.kind == ScheduleKind::DualPipeV) {
+    const std::string problem = dualpipe_v_microbatches_problem(options.pp, options.microbatches);
     if (!problem.empty()) fail(problem);
   }
   if (options.kind == ScheduleKind::PipeDream2BW && options.microbatches < options.pp)
@@ -90,6 +94,8 @@ Schedule generate_schedule(const GeneratorOptions& options) {
       return repeat_steps(generate_zb_h1(pp, m), steps);
     case ScheduleKind::ZeroBubbleV:
       return repeat_steps(generate_zb_v(pp, m), steps);
+    case ScheduleKind::DualPipeV:
+      return repeat_steps(generate_dualpipe_v(pp, m), steps);
   }
   fail("unknown schedule kind");
   return {};

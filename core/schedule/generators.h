@@ -43,6 +43,9 @@ int default_steps(ScheduleKind kind, int pp, int microbatches);
 //  - zb-h1: 1F1B with B split into BI and BW; stage s defers each BW by s micro-batches.
 //  - zb-v: two chunks per device in a V (rank r holds stages r and 2 pp - 1 - r), split
 //    backward; PyTorch's ScheduleZBVZeroBubble order. Needs chunks = 2.
+//  - dualpipev: the same V placement, PyTorch's ScheduleDualPipeV order: its steady
+//    phase pairs one chunk's F with the other chunk's fused B. Needs chunks = 2 and
+//    microbatches >= 2 pp.
 //  - pipedream: 1F1B over the whole window (steps * m micro-batches) without flush;
 //    F reads the number of backwards done on its stage (one update per B).
 //  - pipedream-2bw: same order; one update per step (after the step's last B);
@@ -56,6 +59,10 @@ int interleaved_rounds(int pp, int microbatches);
 std::string interleaved_microbatches_problem(int pp, int microbatches);
 Schedule generate_zb_h1(int pp, int microbatches);
 Schedule generate_zb_v(int pp, int microbatches);
+Schedule generate_dualpipe_v(int pp, int microbatches);
+// DualPipeV needs at least as many micro-batches as stages (2 pp), as PyTorch's
+// ScheduleDualPipeV does. The problem with m, or "" when m works.
+std::string dualpipe_v_microbatches_problem(int pp, int microbatches);
 Schedule generate_pipedream(int pp, int microbatches, int steps);
 Schedule generate_pipedream_2bw(int pp, int microbatches, int steps);
 

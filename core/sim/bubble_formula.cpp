@@ -32,6 +32,15 @@ double zb_h1_makespan(int p, int m, const UnitCosts& c) {
 // (both chunks together). 0 when f = b = w.
 double zb_v_idle(int p, const UnitCosts& c) { return (p - 1) * std::max(0.0, c.f + c.b - 2 * c.w); }
 
+// The idle time of PipeLab's dualpipev order (PyTorch's ScheduleDualPipeV,
+// dualpipe_v.cpp) per device, with f, b, w one chunk's costs (a fused B costs
+// b + w); derivation in the header.
+double dualpipe_v_idle(int p, const UnitCosts& c) {
+  const double f = c.f, b = c.b, w = c.w;
+  const double per_hop = std::max({2 * b - w, 2 * f - 2 * w, f, b, f + b - w, 2 * f - w - b});
+  return (p - 1) * per_hop - std::max(0.0, std::min(f, (p - 1) * (b - f)));
+}
+
 std::string number(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", value);
@@ -53,7 +62,8 @@ double theoretical_bubble(ScheduleKind kind, int p, int m, int v, const UnitCost
     case ScheduleKind::OneFOneB:
       return double(p - 1) / double(m + p - 1);
     case ScheduleKind::Interleaved1F1B:
-      return double(p - 1) / double(v * m + p - 1);
+      // v*max(m,p)+min(m,p)-1 slots of a chunk's f+b (derivation in the header).
+      return 1 - double(v * m) / double(v * std::max(m, p) + std::min(m, p) - 1);
     case ScheduleKind::ZeroBubbleH1: {
       const double makespan = zb_h1_makespan(p, m, c);
       return makespan > 0 ? 1 - m * (c.f + c.b + c.w) / makespan : 0.0;
@@ -61,6 +71,11 @@ double theoretical_bubble(ScheduleKind kind, int p, int m, int v, const UnitCost
     case ScheduleKind::ZeroBubbleV: {
       const double idle = zb_v_idle(p, c);
       const double busy = m * (c.f + c.b + c.w);
+      return idle + busy > 0 ? idle / (busy + idle) : 0.0;
+    }
+    case ScheduleKind::DualPipeV: {
+      const double idle = dualpipe_v_idle(p, c);
+      const double busy = 2 * m * (c.f + c.b + c.w);
       return idle + busy > 0 ? idle / (busy + idle) : 0.0;
     }
     case ScheduleKind::PipeDream:
@@ -76,11 +91,13 @@ std::string bubble_formula_text(ScheduleKind kind) {
     case ScheduleKind::OneFOneB:
       return "(p-1)/(m+p-1)";
     case ScheduleKind::Interleaved1F1B:
-      return "(p-1)/(v*m+p-1)";
+      return "(p-1)/(v*m+p-1) for m>=p, 1-v*m/(v*p+m-1) for m<p";
     case ScheduleKind::ZeroBubbleH1:
       return "1-m(f+b+w)/T, T = m(f+b+w)+(p-1)max(f+b-w,f,b) for m>=p";
     case ScheduleKind::ZeroBubbleV:
       return "(p-1)(f+b-2w)/(m(f+b+w)+(p-1)(f+b-2w))";
+    case ScheduleKind::DualPipeV:
+      return "I/(2m(f+b+w)+I), I = (p-1)max(2b-w,2f-2w,f,b,f+b-w,2f-w-b)-max(0,min(f,(p-1)(b-f)))";
     case ScheduleKind::PipeDream:
     case ScheduleKind::PipeDream2BW:
       return "0 (steady state)";
@@ -96,8 +113,11 @@ std::string bubble_formula_filled(ScheduleKind kind, int p, int m, int v, const 
     case ScheduleKind::GPipe:
     case ScheduleKind::OneFOneB:
       return "(" + P + "-1)/(" + M + "+" + P + "-1) = " + fixed3(value);
-    case ScheduleKind::Interleaved1F1B:
-      return "(" + P + "-1)/(" + std::to_string(v) + "*" + M + "+" + P + "-1) = " + fixed3(value);
+    case ScheduleKind::Interleaved1F1B: {
+      const std::string V = std::to_string(v);
+      if (m < p) return "1-" + V + "*" + M + "/(" + V + "*" + P + "+" + M + "-1) = " + fixed3(value);
+      return "(" + P + "-1)/(" + V + "*" + M + "+" + P + "-1) = " + fixed3(value);
+    }
     case ScheduleKind::ZeroBubbleH1: {
       return "1-" + M + "(" + number(c.f) + "+" + number(c.b) + "+" + number(c.w) + ")/" +
              number(zb_h1_makespan(p, m, c)) + " = " + fixed3(value);
@@ -106,6 +126,11 @@ std::string bubble_formula_filled(ScheduleKind kind, int p, int m, int v, const 
       const std::string idle =
           "(" + P + "-1)(" + number(c.f) + "+" + number(c.b) + "-2*" + number(c.w) + ")";
       return idle + "/(" + M + "(" + number(c.f) + "+" + number(c.b) + "+" + number(c.w) + ")+" +
+             idle + ") = " + fixed3(value);
+    }
+    case ScheduleKind::DualPipeV: {
+      const std::string idle = number(dualpipe_v_idle(p, c));
+      return idle + "/(2*" + M + "(" + number(c.f) + "+" + number(c.b) + "+" + number(c.w) + ")+" +
              idle + ") = " + fixed3(value);
     }
     case ScheduleKind::PipeDream:

@@ -94,6 +94,14 @@ TEST_P(SynchronousEquivalence, ZeroBubbleV) {
   check(with_plan(small_experiment(), ScheduleKind::ZeroBubbleV, 2, 4, 2, 1, 2), "zb-v dp2 x pp2");
 }
 
+TEST_P(SynchronousEquivalence, DualPipeV) {
+  // The V placement with torch's forward-backward pairs (fused B) and a split drain.
+  check(with_plan(small_experiment(), ScheduleKind::DualPipeV, 2, 4, 1, 1, 2), "dualpipev pp2 m4");
+  check(with_plan(small_experiment(), ScheduleKind::DualPipeV, 2, 8, 1, 1, 2), "dualpipev pp2 m8");
+  check(with_plan(small_experiment(), ScheduleKind::DualPipeV, 1, 2, 1, 1, 2), "dualpipev pp1 m2");
+  check(with_plan(small_experiment(), ScheduleKind::DualPipeV, 2, 4, 2, 1, 2), "dualpipev dp2 x pp2");
+}
+
 TEST_P(SynchronousEquivalence, DataParallel) {
   check(with_plan(small_experiment(), ScheduleKind::OneFOneB, 1, 1, 2), "dp2");
   check(with_plan(small_experiment(), ScheduleKind::OneFOneB, 2, 2, 2), "dp2 x pp2");
@@ -166,6 +174,21 @@ TEST_P(SynchronousEquivalenceOtherLayers, TensorAndPipelineParallel) {
       {{testing::with_plan(experiment, ScheduleKind::OneFOneB, 1, 2, 1, 2), "tp2"},
        {testing::with_plan(experiment, ScheduleKind::ZeroBubbleH1, 2, 2, 1, 2), "zb-h1 pp2 tp2"},
        {testing::with_plan(experiment, ScheduleKind::GPipe, 2, 2, 2, 2), "dp2 tp2 pp2"}});
+}
+
+// Eight stages on four devices need a deeper stack than small_experiment's.
+TEST_P(SynchronousEquivalenceOtherLayers, VSchedulesOnFourDevices) {
+  Experiment experiment = testing::small_experiment();
+  const auto linear = [](int64_t out) { return LayerSpec{LayerType::Linear, out, true, 0.0}; };
+  const LayerSpec relu{LayerType::Relu, 0, true, 0.0};
+  experiment.model.layers = {linear(16), relu, linear(16), relu, linear(16),
+                             relu,       linear(16), relu, linear(3)};
+  const std::vector<double> reference = cpu_reference(experiment);
+  ASSERT_EQ(reference.size(), 20u);
+  expect_splits_match(
+      reference,
+      {{testing::with_plan(experiment, ScheduleKind::DualPipeV, 4, 8, 1, 1, 2), "dualpipev pp4 m8"},
+       {testing::with_plan(experiment, ScheduleKind::ZeroBubbleV, 4, 8, 1, 1, 2), "zb-v pp4 m8"}});
 }
 
 class SynchronousEquivalenceOtherLosses : public testing::BackendConformance {};

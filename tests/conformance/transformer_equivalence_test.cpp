@@ -57,6 +57,7 @@ TEST_P(TransformerEquivalence, InterleavedAndZeroBubble) {
         "interleaved pp2 v2 m4");
   check(with_plan(tiny_gpt_experiment(), ScheduleKind::ZeroBubbleH1, 2, 4), "zb-h1 pp2 m4");
   check(with_plan(tiny_gpt_experiment(), ScheduleKind::ZeroBubbleV, 2, 4, 1, 1, 2), "zb-v pp2 m4");
+  check(with_plan(tiny_gpt_experiment(), ScheduleKind::DualPipeV, 2, 4, 1, 1, 2), "dualpipev pp2 m4");
 }
 
 TEST_P(TransformerEquivalence, DataParallel) {

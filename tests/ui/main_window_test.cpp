@@ -145,8 +145,8 @@ class MainWindowTest : public QObject {
       QVERIFY(!prediction.result.trace.events.empty());
       QVERIFY(!preset.what_to_see.isEmpty());
     }
-    for (const char* id : {"naive", "gpipe", "1f1b-memory", "interleaved", "zero-bubble",
-                           "pipedream", "data-parallel", "tensor-parallel"})
+    for (const char* id : {"naive", "gpipe", "1f1b-memory", "interleaved", "zero-bubble", "zb-v",
+                           "dualpipev", "pipedream", "data-parallel", "tensor-parallel"})
       QVERIFY2(ids.contains(id), id);
   }
 
@@ -167,6 +167,23 @@ class MainWindowTest : public QObject {
     const auto& events = window.predictor()->prediction()->result.trace.events;
     QVERIFY(std::any_of(events.begin(), events.end(),
                         [](const TraceEvent& e) { return e.op.kind == OpKind::BackwardWeight; }));
+    // The V schedules: device 0 runs the last stage too; dualpipev pairs fused
+    // backwards in its middle and splits them in its drain.
+    for (const char* id : {"zb-v", "dualpipev"}) {
+      QVERIFY2(window.applyPreset(id), id);
+      QCOMPARE(window.document()->experiment().parallel.chunks, 2);
+      window.predictor()->updateNow();
+      const SimulationResult& result = window.predictor()->prediction()->result;
+      const auto& v_events = result.trace.events;
+      QVERIFY2(std::any_of(v_events.begin(), v_events.end(),
+                           [](const TraceEvent& e) { return e.device == 0 && e.op.stage == 7; }),
+               id);
+      QVERIFY2(result.bubble_fraction < gpipe, id);
+    }
+    const auto& dualpipe_v = window.predictor()->prediction()->result.trace.events;
+    for (OpKind kind : {OpKind::Backward, OpKind::BackwardInput, OpKind::BackwardWeight})
+      QVERIFY(std::any_of(dualpipe_v.begin(), dualpipe_v.end(),
+                          [kind](const TraceEvent& e) { return e.op.kind == kind; }));
     QVERIFY(!window.applyPreset("no-such-preset"));
   }
 

@@ -121,6 +121,29 @@ std::vector<Preset> presets() {
                                         "would be 1F1B's bubbles."),
                       zero_bubble));
 
+  // The two V schedules on the same model and micro-batches as ZB-H1, to compare.
+  Experiment zb_v = zero_bubble;
+  zb_v.parallel.schedule = ScheduleKind::ZeroBubbleV;
+  zb_v.parallel.chunks = 2;
+  list.push_back(make("zb-v", QT_TRANSLATE_NOOP("Presets", "Zero bubble ZB-V (pp 4, 2 chunks in a V)"),
+                      QT_TRANSLATE_NOOP("Presets",
+                                        "Each device holds two stages in a V: device 0 runs the "
+                                        "first and the last, so backwards start as soon as the "
+                                        "first forwards come back up, and BWs fill the rest. "
+                                        "Compare the bubble with ZB-H1, then with DualPipeV."),
+                      zb_v));
+
+  Experiment dualpipe_v = zb_v;
+  dualpipe_v.parallel.schedule = ScheduleKind::DualPipeV;
+  list.push_back(make("dualpipev", QT_TRANSLATE_NOOP("Presets", "DualPipeV (pp 4, 2 chunks in a V)"),
+                      QT_TRANSLATE_NOOP("Presets",
+                                        "ZB-V's placement in DeepSeek's order: in the middle each "
+                                        "forward of one chunk runs next to a whole backward (B) of "
+                                        "the other, the pair DualPipe overlaps to hide its "
+                                        "communication; only the drain splits BI and BW. Compare "
+                                        "with the ZB-V preset."),
+                      dualpipe_v));
+
   // PipeDream updates after every micro-batch; plain SGD keeps that update light.
   Experiment pipedream = base_experiment();
   pipedream.parallel.schedule = ScheduleKind::PipeDream;

@@ -15,6 +15,7 @@
 #include <cmath>
 
 #include "core/io/experiment.h"
+#include "core/schedule/generators.h"
 #include "core/sim/cost_model.h"
 #include "ui/models/experiment_document.h"
 #include "ui/number_text.h"
@@ -56,7 +57,7 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   schedule_description_->setWordWrap(true);
   schedule_description_->setStyleSheet(QStringLiteral("QLabel { color: #555; }"));
   chunks_spin_ = make_spin(this, 1, 8);
-  chunks_spin_->setToolTip(tr("Virtual stages per pipeline device (interleaved-1f1b; 2 for zb-v)"));
+  chunks_spin_->setToolTip(tr("Virtual stages per pipeline device (interleaved-1f1b; 2 for zb-v and dualpipev)"));
 
   microbatch_slider_ = new QSlider(Qt::Horizontal, this);
   microbatch_slider_->setTickPosition(QSlider::TicksBelow);
@@ -176,10 +177,11 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
     const auto kind = static_cast<ScheduleKind>(schedule_combo_->currentData().toInt());
     document_->edit([kind](Experiment& e) {
       e.parallel.schedule = kind;
-      // Chunks only mean something for the interleaved schedule; zb-v always has 2.
+      // Chunks only mean something for the interleaved schedule; a V placement
+      // (zb-v, dualpipev) always has 2.
       if (kind != ScheduleKind::Interleaved1F1B) e.parallel.chunks = 1;
       if (kind == ScheduleKind::Interleaved1F1B && e.parallel.chunks < 2) e.parallel.chunks = 2;
-      if (kind == ScheduleKind::ZeroBubbleV) e.parallel.chunks = 2;
+      if (uses_v_placement(kind)) e.parallel.chunks = 2;
     });
   });
   connect(microbatch_slider_, &QSlider::valueChanged, this, [this](int position) {
@@ -232,12 +234,14 @@ void ParallelPanel::rebuildMicrobatchChoices() {
   const int64_t per_replica = experiment.training.batch_size / std::max(1, plan.dp);
   std::vector<int> choices;
   // Counts that split each replica's batch evenly; interleaving also needs a
-  // multiple of pp.
+  // multiple of pp, dualpipev at least 2 pp.
   const bool interleaved = plan.schedule == ScheduleKind::Interleaved1F1B;
+  const bool dualpipe_v = plan.schedule == ScheduleKind::DualPipeV;
   const int limit = static_cast<int>(std::min<int64_t>(per_replica, kMaxMicrobatches));
   for (int m = 1; m <= limit; ++m) {
     if (per_replica % m != 0) continue;
     if (interleaved && m % std::max(1, plan.pp) != 0) continue;
+    if (dualpipe_v && !dualpipe_v_microbatches_problem(std::max(1, plan.pp), m).empty()) continue;
     choices.push_back(m);
   }
   if (std::find(choices.begin(), choices.end(), plan.microbatches) == choices.end()) {

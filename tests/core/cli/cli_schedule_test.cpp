@@ -25,6 +25,35 @@ TEST(CliSchedule, ZbVHoldsTwoChunksPerDeviceInAV) {
       }
 }
 
+TEST(CliSchedule, DualPipeVSetsTwoChunksAndPairsForwardsWithBackwards) {
+  const auto result = run({"schedule", "--schedule", "dualpipev", "--stages", "2", "--microbatches",
+                           "4", "--format", "json"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["schedule"], "dualpipev");
+  EXPECT_EQ(json["chunks"], 2);
+  ASSERT_EQ(json["devices"].size(), 2u);
+  int fused_backwards = 0;
+  for (int device = 0; device < 2; ++device)
+    for (const auto& op : json["devices"][device]["ops"])
+      if (op.contains("stage")) {
+        const int stage = op["stage"];
+        EXPECT_TRUE(stage == device || stage == 3 - device) << "device " << device << " stage " << stage;
+        if (op["kind"] == "B") ++fused_backwards;
+      }
+  EXPECT_GT(fused_backwards, 0);  // the steady phase's pairs hold fused backwards
+}
+
+TEST(CliSchedule, HelpListsEverySchedule) {
+  const auto result = run({"--help"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  // The list is read from the schedule table.
+  EXPECT_NE(result.out.find("schedules: gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v, dualpipev, pipedream, "
+                            "pipedream-2bw\nexit codes:"),
+            std::string::npos)
+      << result.out;
+}
+
 TEST(CliSchedule, JsonListsEachDevicesComputeOps) {
   const auto result = run({"schedule", "--schedule", "1f1b", "--stages", "4", "--microbatches", "8",
                            "--format", "json"});
@@ -98,6 +127,10 @@ TEST(CliSchedule, UserErrorsExitTwoWithOneLine) {
        "multiple of its round count"},
       {{"schedule", "--schedule", "zb-v", "--stages", "4", "--microbatches", "8", "--chunks", "3"},
        "exactly 2 chunks per device"},
+      {{"schedule", "--schedule", "dualpipev", "--stages", "4", "--microbatches", "8", "--chunks", "1"},
+       "does not fit --schedule dualpipev, which holds exactly 2 chunks per device"},
+      {{"schedule", "--schedule", "dualpipev", "--stages", "4", "--microbatches", "6"},
+       "dualpipev needs microbatches (6) >= its stage count 2 * pp = 8"},
       {{"schedule", "--schedule", "1f1b", "--stages", "4", "--microbatches", "8", "--format", "xml"},
        "--format must be text or json"},
       {{"schedule", "--schedule", "1f1b", "--stages", "4", "--bogus", "1"}, "unknown option '--bogus'"},

@@ -55,6 +55,32 @@ TEST(ExperimentValidation, ZbVNeedsTwoChunks) {
   EXPECT_EQ(parse_error(document.dump()), "");
 }
 
+TEST(ExperimentValidation, DualPipeVNeedsTwoChunksAndAtLeastTwoMicrobatchesPerDevice) {
+  auto document = small_experiment_json();  // pp = 2: dualpipev has 4 stages
+  document["parallel"]["schedule"] = "dualpipev";
+  EXPECT_MENTIONS(parse_error(document.dump()), "parallel.schedule = dualpipev needs parallel.chunks = 2");
+  document["parallel"]["chunks"] = 2;
+  EXPECT_EQ(parse_error(document.dump()), "");  // m = 4 = 2 pp
+  document["parallel"]["microbatches"] = 3;
+  EXPECT_MENTIONS(parse_error(document.dump()),
+                  "parallel.microbatches: dualpipev needs microbatches (3) >= its stage count 2 * pp = 4 "
+                  "(as PyTorch's ScheduleDualPipeV); try microbatches = 4");
+}
+
+// The validator accepts dualpipev wherever torch does: m >= 2 pp, chunks = 2.
+TEST(ExperimentValidation, DualPipeVAcceptsEveryMicrobatchCountFromTwicePp) {
+  for (int pp : {1, 2})
+    for (int m : {2 * pp, 2 * pp + 1, 3 * pp, 8}) {
+      auto document = small_experiment_json();
+      document["parallel"]["schedule"] = "dualpipev";
+      document["parallel"]["chunks"] = 2;
+      document["parallel"]["pp"] = pp;
+      document["parallel"]["microbatches"] = m;
+      document["training"]["batch_size"] = 8 * 3 * 5 * 7;
+      EXPECT_EQ(parse_error(document.dump()), "") << "pp " << pp << " m " << m;
+    }
+}
+
 TEST(ExperimentValidation, ScheduleRules) {
   auto document = small_experiment_json();
   document["parallel"]["schedule"] = "interleaved-1f1b";

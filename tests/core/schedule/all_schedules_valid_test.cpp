@@ -17,11 +17,12 @@ namespace {
 const int kMicrobatchSamples[] = {1, 2, 3, 4, 7, 8, 16, 31, 32, 64};
 const ScheduleKind kKinds[] = {ScheduleKind::GPipe,           ScheduleKind::OneFOneB,
                                ScheduleKind::Interleaved1F1B, ScheduleKind::ZeroBubbleH1,
-                               ScheduleKind::ZeroBubbleV,     ScheduleKind::PipeDream,
-                               ScheduleKind::PipeDream2BW};
+                               ScheduleKind::ZeroBubbleV,     ScheduleKind::DualPipeV,
+                               ScheduleKind::PipeDream,       ScheduleKind::PipeDream2BW};
 
 // The options that make sense for (kind, pp, m): interleaved uses 2 chunks and
-// needs m % pp == 0, zb-v has exactly 2 chunks, pipedream-2bw needs m >= pp.
+// needs m % pp == 0, zb-v has exactly 2 chunks, dualpipev 2 chunks and m >= 2 pp,
+// pipedream-2bw needs m >= pp.
 // Returns false to skip.
 bool options_for(ScheduleKind kind, int pp, int m, int chunks, GeneratorOptions& options) {
   options = {kind, pp, m, 1, 0};
@@ -29,7 +30,8 @@ bool options_for(ScheduleKind kind, int pp, int m, int chunks, GeneratorOptions&
     if (m % pp != 0) return false;
     options.chunks = chunks;
   }
-  if (kind == ScheduleKind::ZeroBubbleV) options.chunks = 2;
+  if (uses_v_placement(kind)) options.chunks = 2;
+  if (kind == ScheduleKind::DualPipeV && m < 2 * pp) return false;
   if (kind == ScheduleKind::PipeDream2BW && m < pp) return false;
   return true;
 }

@@ -1,6 +1,9 @@
 #include "schedule_test_util.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
+#include <sstream>
 
 namespace pipelab::testing {
 
@@ -24,6 +27,31 @@ std::vector<Op> ops_of_kind(const std::vector<Op>& ops, OpKind kind) {
   for (const Op& op : ops)
     if (op.kind == kind) result.push_back(op);
   return result;
+}
+
+std::string torch_notation(const std::vector<Op>& ops) {
+  std::ostringstream text;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    const char kind = op.kind == OpKind::Forward          ? 'F'
+                      : op.kind == OpKind::Backward       ? 'B'
+                      : op.kind == OpKind::BackwardInput  ? 'I'
+                      : op.kind == OpKind::BackwardWeight ? 'W'
+                                                          : '?';
+    text << (i ? " " : "") << op.stage << kind << op.microbatch;
+  }
+  return text.str();
+}
+
+void expect_torch_orders(const std::function<Schedule(int, int)>& generate,
+                         std::span<const TorchOrder> orders) {
+  for (const TorchOrder& expected : orders) {
+    const Schedule schedule = generate(expected.pp, expected.microbatches);
+    ASSERT_EQ(schedule.device_count(), expected.pp);
+    for (int rank = 0; rank < expected.pp; ++rank)
+      EXPECT_EQ(torch_notation(schedule.devices[rank]), expected.ranks[rank])
+          << "p " << expected.pp << " m " << expected.microbatches << " rank " << rank;
+  }
 }
 
 double unit_time_makespan(const Schedule& compute, double f, double b, double w) {

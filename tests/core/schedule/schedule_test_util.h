@@ -1,6 +1,8 @@
 // Helpers shared by the schedule tests.
 #pragma once
 
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,22 @@ bool has_error(const ValidationReport& report, const std::vector<std::string>& p
 
 // The ops of one kind, in program order.
 std::vector<Op> ops_of_kind(const std::vector<Op>& ops, OpKind kind);
+
+// A device's compute ops in torch.distributed.pipelining's action notation:
+// "<stage><F|B|I|W><micro-batch>" (B a fused backward, I a BI, W a BW), spaced.
+std::string torch_notation(const std::vector<Op>& ops);
+
+// One (p, m) case of a torch.distributed.pipelining schedule: each rank's
+// compute order in torch_notation, as torch builds it.
+struct TorchOrder {
+  int pp;
+  int microbatches;
+  std::vector<std::string> ranks;  // ranks[r] = rank r's compute order
+};
+
+// Expects generate(pp, m) to give every rank of every case torch's order.
+void expect_torch_orders(const std::function<Schedule(int, int)>& generate,
+                         std::span<const TorchOrder> orders);
 
 // Makespan of a compute-only schedule when F costs f, BI b, BW w and a fused B
 // b + w: each op starts once its device is free and its inputs exist (F after

@@ -1,6 +1,5 @@
 #include <gtest/gtest.h>
 
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -11,31 +10,11 @@
 namespace pipelab {
 namespace {
 
-// A device's compute ops in torch's action notation: "<stage><F|I|W><micro-batch>".
-std::string torch_notation(const std::vector<Op>& ops) {
-  std::ostringstream text;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const Op& op = ops[i];
-    const char kind = op.kind == OpKind::Forward         ? 'F'
-                      : op.kind == OpKind::BackwardInput ? 'I'
-                      : op.kind == OpKind::BackwardWeight ? 'W'
-                                                          : '?';
-    text << (i ? " " : "") << op.stage << kind << op.microbatch;
-  }
-  return text.str();
-}
-
-struct TorchOrder {
-  int pp;
-  int microbatches;
-  std::vector<std::string> ranks;  // ranks[r] = rank r's compute order
-};
-
 // Derived from torch.distributed.pipelining's ScheduleZBVZeroBubble
 // (_calculate_single_rank_operations) by running its algorithm for these
 // (p, m), its empty slots left out. p = 2, m = 2 is below torch's 2p - 1:
 // torch builds the order for 3 micro-batches and drops micro-batch 2.
-const TorchOrder kTorchOrders[] = {
+const testing::TorchOrder kTorchOrders[] = {
     {2, 2,
      {"0F0 0F1 3F0 3I0 3W0 3F1 3I1 3W1 0I0 0W0 0I1 0W1",
       "1F0 2F0 1F1 2F1 2I0 2W0 1I0 1W0 2I1 2W1 1I1 1W1"}},
@@ -67,13 +46,7 @@ const TorchOrder kTorchOrders[] = {
 };
 
 TEST(ZeroBubbleV, OrderEqualsTorchScheduleZBVZeroBubble) {
-  for (const TorchOrder& expected : kTorchOrders) {
-    const Schedule schedule = generate_zb_v(expected.pp, expected.microbatches);
-    ASSERT_EQ(schedule.device_count(), expected.pp);
-    for (int rank = 0; rank < expected.pp; ++rank)
-      EXPECT_EQ(torch_notation(schedule.devices[rank]), expected.ranks[rank])
-          << "p " << expected.pp << " m " << expected.microbatches << " rank " << rank;
-  }
+  testing::expect_torch_orders(generate_zb_v, kTorchOrders);
 }
 
 TEST(ZeroBubbleV, PlacesTheStagesInAV) {

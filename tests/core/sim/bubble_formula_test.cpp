@@ -19,8 +19,19 @@ TEST(BubbleFormulaTest, FillDrainSchedules) {
 TEST(BubbleFormulaTest, InterleavedDividesTheBubbleByChunks) {
   const ScheduleKind kind = ScheduleKind::Interleaved1F1B;
   EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 8, 2, UnitCosts{}), 3.0 / 19.0);
-  EXPECT_EQ(bubble_formula_text(kind), "(p-1)/(v*m+p-1)");
   EXPECT_EQ(bubble_formula_filled(kind, 4, 8, 2), "(4-1)/(2*8+4-1) = 0.158");
+  // m = 6 is one round of 6: still (p-1)/(v*m+p-1).
+  EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 6, 2, UnitCosts{}), 3.0 / 15.0);
+}
+
+TEST(BubbleFormulaTest, InterleavedWithFewerMicrobatchesThanDevices) {
+  const ScheduleKind kind = ScheduleKind::Interleaved1F1B;
+  // p = 4, v = 2, m = 2: T = 2*4+2-1 = 9 chunk passes, 4 of them busy.
+  EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 2, 2, UnitCosts{}), 5.0 / 9.0);
+  // m = 1 is one chain through all v p stages: busy v of v p.
+  EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 1, 3, UnitCosts{}), 1 - 3.0 / 12.0);
+  EXPECT_EQ(bubble_formula_text(kind), "(p-1)/(v*m+p-1) for m>=p, 1-v*m/(v*p+m-1) for m<p");
+  EXPECT_EQ(bubble_formula_filled(kind, 4, 2, 2), "1-2*2/(2*4+2-1) = 0.556");
 }
 
 TEST(BubbleFormulaTest, ZeroBubbleH1) {
@@ -47,6 +58,18 @@ TEST(BubbleFormulaTest, ZeroBubbleV) {
   EXPECT_EQ(bubble_formula_text(kind), "(p-1)(f+b-2w)/(m(f+b+w)+(p-1)(f+b-2w))");
   EXPECT_EQ(bubble_formula_filled(kind, 4, 8, 2),
             "(4-1)(1+1-2*1)/(8(1+1+1)+(4-1)(1+1-2*1)) = 0.000");
+}
+
+TEST(BubbleFormulaTest, DualPipeV) {
+  const ScheduleKind kind = ScheduleKind::DualPipeV;
+  // f = b = w = 1 per chunk: idle (p-1) = 3 beside 2m(f+b+w) = 48 busy.
+  EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 8, 2, UnitCosts{1, 1, 1, 0, 0}), 3.0 / 51.0);
+  // f = 2, b = 3, w = 1: 3 hops of 2b-w = 5, less min(f, 3(b-f)) = 2: idle 13 beside 96.
+  EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 8, 2, UnitCosts{2, 3, 1, 0, 0}), 13.0 / 109.0);
+  // f = 4, b = 1, w = 2: hops of 2f-w-b = 5, no saving (b < f): idle 15 beside 112.
+  EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 4, 8, 2, UnitCosts{4, 1, 2, 0, 0}), 15.0 / 127.0);
+  EXPECT_DOUBLE_EQ(theoretical_bubble(kind, 1, 2, 2, UnitCosts{1, 1, 1, 0, 0}), 0.0);
+  EXPECT_EQ(bubble_formula_filled(kind, 4, 8, 2), "3/(2*8(1+1+1)+3) = 0.059");
 }
 
 TEST(BubbleFormulaTest, AsynchronousSchedulesHaveNoSteadyStateBubble) {
