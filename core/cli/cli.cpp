@@ -30,7 +30,7 @@ const char* kUsage =
     "  pipelab-cli devices\n"
     "  pipelab-cli --help | --version\n"
     "\n"
-    "schedules: gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v, pipedream, pipedream-2bw\n"
+    "schedules: gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v, pipedream, pipedream-2bw, pipemare\n"
     "exit codes: 0 success, 2 a mistake in the input (the message says what to fix)\n";
 
 }  // namespace

@@ -10,10 +10,13 @@ struct ScheduleEntry {
   ScheduleKind kind;
   const char* name;
   const char* description;
+  bool asynchronous = false;                   // no flush: updates overlap later micro-batches
+  bool update_per_backward = false;            // one U after every B (else one per step)
+  bool backward_reads_newest_weights = false;  // no stash: B reads what the stage holds now
 };
 
 // Order is the order users see in help texts and menus.
-constexpr std::array<ScheduleEntry, 7> kSchedules = {{
+constexpr std::array<ScheduleEntry, 8> kSchedules = {{
     {ScheduleKind::GPipe, "gpipe",
      "GPipe: all forwards, then all backwards (fill-drain); one micro-batch is naive model parallelism"},
     {ScheduleKind::OneFOneB, "1f1b",
@@ -25,25 +28,26 @@ constexpr std::array<ScheduleEntry, 7> kSchedules = {{
     {ScheduleKind::ZeroBubbleV, "zb-v",
      "Zero-bubble V: two chunks per device placed in a V, split backward; about no bubble when F = BI = BW"},
     {ScheduleKind::PipeDream, "pipedream",
-     "PipeDream: asynchronous 1F1B without flush; stage s stashes p - s weight versions"},
+     "PipeDream: asynchronous 1F1B without flush; stage s stashes p - s weight versions", true, true},
     {ScheduleKind::PipeDream2BW, "pipedream-2bw",
-     "PipeDream-2BW: asynchronous, gradients accumulated over m micro-batches, two weight versions"},
+     "PipeDream-2BW: asynchronous, gradients accumulated over m micro-batches, two weight versions", true},
+    {ScheduleKind::PipeMare, "pipemare",
+     "PipeMare: PipeDream's order with one weight version; a backward reads newer weights than its forward",
+     true, true, true},
 }};
+
+const ScheduleEntry& entry_of(ScheduleKind kind) {
+  for (const auto& entry : kSchedules)
+    if (entry.kind == kind) return entry;
+  assert(false && "unknown schedule kind");
+  return kSchedules[0];
+}
 
 }  // namespace
 
-const char* schedule_name(ScheduleKind kind) {
-  for (const auto& entry : kSchedules)
-    if (entry.kind == kind) return entry.name;
-  assert(false && "unknown schedule kind");
-  return "?";
-}
+const char* schedule_name(ScheduleKind kind) { return entry_of(kind).name; }
 
-const char* schedule_description(ScheduleKind kind) {
-  for (const auto& entry : kSchedules)
-    if (entry.kind == kind) return entry.description;
-  return "";
-}
+const char* schedule_description(ScheduleKind kind) { return entry_of(kind).description; }
 
 std::optional<ScheduleKind> parse_schedule(const std::string& name) {
   for (const auto& entry : kSchedules)
@@ -57,8 +61,12 @@ std::vector<std::string> schedule_names() {
   return names;
 }
 
-bool is_asynchronous(ScheduleKind kind) {
-  return kind == ScheduleKind::PipeDream || kind == ScheduleKind::PipeDream2BW;
+bool is_asynchronous(ScheduleKind kind) { return entry_of(kind).asynchronous; }
+
+bool updates_after_every_backward(ScheduleKind kind) { return entry_of(kind).update_per_backward; }
+
+bool backward_reads_newest_weights(ScheduleKind kind) {
+  return entry_of(kind).backward_reads_newest_weights;
 }
 
 const char* update_name(UpdateMode mode) { return mode == UpdateMode::Sync ? "sync" : "async"; }

@@ -65,6 +65,7 @@ double theoretical_bubble(ScheduleKind kind, int p, int m, int v, const UnitCost
     }
     case ScheduleKind::PipeDream:
     case ScheduleKind::PipeDream2BW:
+    case ScheduleKind::PipeMare:
       return 0.0;
   }
   return 0.0;
@@ -83,6 +84,7 @@ std::string bubble_formula_text(ScheduleKind kind) {
       return "(p-1)(f+b-2w)/(m(f+b+w)+(p-1)(f+b-2w))";
     case ScheduleKind::PipeDream:
     case ScheduleKind::PipeDream2BW:
+    case ScheduleKind::PipeMare:
       return "0 (steady state)";
   }
   return "";
@@ -110,6 +112,7 @@ std::string bubble_formula_filled(ScheduleKind kind, int p, int m, int v, const 
     }
     case ScheduleKind::PipeDream:
     case ScheduleKind::PipeDream2BW:
+    case ScheduleKind::PipeMare:
       return "0 (steady state) = " + fixed3(value);
   }
   return "";

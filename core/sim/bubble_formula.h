@@ -5,7 +5,8 @@
 //   interleaved-1f1b    (p-1)/(v*m+p-1)          v chunks per device
 //   zb-h1               1 - m(f+b+w) / T, T the makespan below
 //   zb-v                (p-1)(f+b-2w) / (m(f+b+w) + (p-1)(f+b-2w))
-//   pipedream, 2bw      0 in steady state
+//   pipedream, 2bw,     0 in steady state
+//   pipemare
 //
 // ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", 2023), exactly as
 // PipeLab orders it (core/schedule/zb_h1.cpp), with free communication. T is
@@ -27,7 +28,7 @@
 // the steady state. It assumes m >= 2p - 1 micro-batches; with fewer the
 // pipeline never fills and the simulator's measured value is the one to read.
 //
-// PipeDream and PipeDream-2BW never flush: in steady state every device is
+// PipeDream, PipeDream-2BW and PipeMare never flush: in steady state every device is
 // always busy, so the formula is 0. A simulated finite window still shows the
 // fill and drain at its ends; the simulator reports that measured value.
 #pragma once
