@@ -146,7 +146,7 @@ class MainWindowTest : public QObject {
       QVERIFY(!preset.what_to_see.isEmpty());
     }
     for (const char* id : {"naive", "gpipe", "1f1b-memory", "interleaved", "zero-bubble",
-                           "pipedream", "data-parallel", "tensor-parallel"})
+                           "pipedream", "pipemare", "data-parallel", "tensor-parallel"})
       QVERIFY2(ids.contains(id), id);
   }
 
@@ -167,6 +167,17 @@ class MainWindowTest : public QObject {
     const auto& events = window.predictor()->prediction()->result.trace.events;
     QVERIFY(std::any_of(events.begin(), events.end(),
                         [](const TraceEvent& e) { return e.op.kind == OpKind::BackwardWeight; }));
+    // PipeMare stashes nothing where PipeDream stashes p - 1 versions on device 0.
+    const auto stashed_on_device_0 = [&] {
+      window.predictor()->updateNow();
+      return window.predictor()->prediction()->result.per_device[0]
+          .peak_bytes[static_cast<size_t>(MemoryCategory::StashedWeights)];
+    };
+    QVERIFY(window.applyPreset("pipedream"));
+    QVERIFY(stashed_on_device_0() > 0);
+    QVERIFY(window.applyPreset("pipemare"));
+    QCOMPARE(window.document()->experiment().parallel.schedule, ScheduleKind::PipeMare);
+    QCOMPARE(stashed_on_device_0(), int64_t{0});
     QVERIFY(!window.applyPreset("no-such-preset"));
   }
 
