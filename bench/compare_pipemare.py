@@ -10,6 +10,8 @@ bytes in all and those of stashed weights and of optimizer state (where
 PipeMare's velocity is counted).
 
     python3 bench/compare_pipemare.py build/app/pipelab-cli examples/pipemare.json 200
+    python3 bench/compare_pipemare.py build/app/pipelab-cli examples/pipemare.json 200 \
+        training.optimizer.lr=0.1      # further KEY=VALUE overrides apply to every variant
 
 Standard library only.
 """
@@ -54,13 +56,13 @@ def mib(value):
 
 
 def main():
-    if len(sys.argv) != 4:
-        sys.exit("usage: compare_pipemare.py PIPELAB_CLI EXPERIMENT.json STEPS")
-    cli, config, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    if len(sys.argv) < 4:
+        sys.exit("usage: compare_pipemare.py PIPELAB_CLI EXPERIMENT.json STEPS [KEY=VALUE ...]")
+    cli, config, steps, common = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
     print("%-24s %8s %8s %8s %8s  %s" % ("variant", "loss 1/4", "loss 1/2", "loss end", "val acc",
                                         "peak MiB per device: total (stashed, optimizer state)"))
     for name, overrides in VARIANTS:
-        summary = run(cli, config, steps, overrides)
+        summary = run(cli, config, steps, common + overrides)
         losses = summary["loss"]
         n = len(losses)
         devices = " ".join("%s (%s, %s)" % (mib(d["total"]), mib(d["stashed_weights"]), mib(d["optimizer_state"]))
