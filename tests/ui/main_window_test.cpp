@@ -1,4 +1,5 @@
 // The window as a user meets it: files, presets, unsaved changes, errors.
+#include <QCheckBox>
 #include <QComboBox>
 #include <QSettings>
 #include <QStandardItemModel>
@@ -12,6 +13,7 @@
 #include "ui/models/prediction_updater.h"
 #include "ui/models/presets.h"
 #include "ui/models/problem_routing.h"
+#include "ui/panels/data_panel.h"
 #include "ui/panels/parallel_panel.h"
 #include "ui/panels/problem_label.h"
 #include "ui/timeline/timeline_view.h"
@@ -178,6 +180,13 @@ class MainWindowTest : public QObject {
     QVERIFY(window.applyPreset("pipemare"));
     QCOMPARE(window.document()->experiment().parallel.schedule, ScheduleKind::PipeMare);
     QCOMPARE(stashed_on_device_0(), int64_t{0});
+    // Its techniques switch in the data panel, which offers them under pipemare only.
+    QCheckBox* correction = window.dataPanel()->discrepancyCorrectionCheck();
+    QVERIFY(correction->isEnabled() && correction->isChecked());
+    correction->click();
+    QVERIFY(!window.document()->experiment().training.pipemare.discrepancy_correction);
+    QVERIFY(window.applyPreset("pipedream"));
+    QVERIFY(!window.dataPanel()->discrepancyCorrectionCheck()->isEnabled());
     QVERIFY(!window.applyPreset("no-such-preset"));
   }
 
