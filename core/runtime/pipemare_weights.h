@@ -83,7 +83,8 @@ class PipeMareVelocity {
  private:
   void move_weights(float factor) {
     if (factor == 0.0f) return;
-    for (size_t i = 0; i < parameters_.size(); ++i) parameters_[i].value->add_scaled(velocity_[i], factor);
+    for (size_t i = 0; i < parameters_.size(); ++i)
+      parameters_[i].value->add_scaled(velocity_[i], factor);
   }
 
   std::vector<ParameterT> parameters_;
@@ -96,7 +97,8 @@ class PipeMareVelocity {
 template <typename ParameterT>
 class ExtrapolatedWeights {
  public:
-  ExtrapolatedWeights(PipeMareVelocity<ParameterT>* velocity, int delay) : velocity_(velocity), delay_(delay) {
+  ExtrapolatedWeights(PipeMareVelocity<ParameterT>* velocity, int delay)
+      : velocity_(velocity), delay_(delay) {
     if (velocity_) velocity_->extrapolate(delay_);
   }
   ~ExtrapolatedWeights() {

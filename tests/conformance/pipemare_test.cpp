@@ -9,9 +9,9 @@
 #include <map>
 #include <tuple>
 
+#include "conformance_support.h"
 #include "core/io/experiment_prediction.h"
 #include "core/schedule/lowering.h"
-#include "conformance_support.h"
 
 namespace pipelab {
 namespace {
@@ -52,7 +52,8 @@ TEST_P(PipeMare, EventsReportTheScheduledVersionsAndDelays) {
   for (const TraceEvent& event : run.trace.events) {
     const Op& op = event.op;
     if (op.kind != OpKind::Forward && op.kind != OpKind::Backward) continue;
-    const auto expected = scheduled.find({event.device, static_cast<int>(op.kind), op.stage, op.step, op.microbatch});
+    const auto expected =
+        scheduled.find({event.device, static_cast<int>(op.kind), op.stage, op.step, op.microbatch});
     ASSERT_NE(expected, scheduled.end()) << op_label(op);
     EXPECT_EQ(op.weight_version, expected->second.weight_version) << op_label(op);
     EXPECT_EQ(op.weight_delay, expected->second.weight_delay) << op_label(op);
@@ -74,8 +75,10 @@ TEST_P(PipeMare, StashesNothingAndCountsTheVelocityAsPredicted) {
       const int64_t optimizer_state = peak_of(run.trace, d, MemoryCategory::OptimizerState);
       EXPECT_EQ(optimizer_state, (correction ? 2 : 1) * weights[d]) << "device " << d;
       const MemoryBytes& predicted = prediction.result.per_device[d].peak_bytes;
-      EXPECT_EQ(predicted[static_cast<size_t>(MemoryCategory::StashedWeights)], 0) << "device " << d;
-      EXPECT_EQ(predicted[static_cast<size_t>(MemoryCategory::OptimizerState)], optimizer_state) << "device " << d;
+      EXPECT_EQ(predicted[static_cast<size_t>(MemoryCategory::StashedWeights)], 0)
+          << "device " << d;
+      EXPECT_EQ(predicted[static_cast<size_t>(MemoryCategory::OptimizerState)], optimizer_state)
+          << "device " << d;
     }
   }
 }
@@ -94,13 +97,15 @@ TEST_P(PipeMare, LossFallsWithEitherTechnique) {
       ASSERT_EQ(losses.size(), 40u);
       const double first = (losses[0] + losses[1] + losses[2]) / 3;
       const double last = (losses[37] + losses[38] + losses[39]) / 3;
-      EXPECT_LT(last, 0.7 * first) << "lr rescheduling " << lr_rescheduling << " correction " << correction;
+      EXPECT_LT(last, 0.7 * first)
+          << "lr rescheduling " << lr_rescheduling << " correction " << correction;
     }
 }
 
 TEST_P(PipeMare, BackwardsReadNewerWeightsThanPipeDreamsStash) {
   const testing::RunOutput mare = run_experiment(pipemare(4, 4, false, false));
-  const testing::RunOutput dream = run_experiment(with_plan(small_experiment(), ScheduleKind::PipeDream, 4, 4));
+  const testing::RunOutput dream =
+      run_experiment(with_plan(small_experiment(), ScheduleKind::PipeDream, 4, 4));
   ASSERT_EQ(mare.state, RunState::Finished) << mare.error;
   ASSERT_EQ(dream.state, RunState::Finished) << dream.error;
   const std::vector<double> a = mare.losses(), b = dream.losses();
@@ -122,7 +127,8 @@ TEST_P(PipeMare, OnOneStageItIsPlainTrainingWithOrWithoutItsTechniques) {
       // neither the step size nor the weights a backward reads change.
       Experiment experiment = pipemare(1, 1, techniques, techniques);
       experiment.training.optimizer = plain.training.optimizer;
-      EXPECT_EQ(run_experiment(experiment).losses(), expected) << optimizer << " techniques " << techniques;
+      EXPECT_EQ(run_experiment(experiment).losses(), expected)
+          << optimizer << " techniques " << techniques;
     }
   }
 }

@@ -1,12 +1,13 @@
 // PipeMare's two techniques against their formulas (pipemare_weights.h), on
 // core/nn's tensors; the CUDA backend runs the same template on its own.
+#include "core/runtime/pipemare_weights.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
 #include "core/nn/optimizer.h"
-#include "core/runtime/pipemare_weights.h"
 
 namespace pipelab {
 namespace {
@@ -18,7 +19,8 @@ TEST(PipeMareLearningRate, DividesByTheDelayAndAnnealsBackOverTheWarmUp) {
     for (int k : {0, 1, 4, 7, 8, 9, 100}) {
       const double p = 1.0 - std::min(static_cast<double>(k) / warmup, 1.0);
       const double expected = lr / std::pow(std::max(delay, 1), p);
-      EXPECT_DOUBLE_EQ(pipemare_learning_rate(lr, delay, k, warmup), expected) << "delay " << delay << " k " << k;
+      EXPECT_DOUBLE_EQ(pipemare_learning_rate(lr, delay, k, warmup), expected)
+          << "delay " << delay << " k " << k;
     }
   EXPECT_DOUBLE_EQ(pipemare_learning_rate(lr, 4, 0, warmup), lr / 4);  // first update: lr / delay
   EXPECT_DOUBLE_EQ(pipemare_learning_rate(lr, 4, 4, warmup), lr / 2);  // halfway: lr / sqrt(delay)
@@ -39,7 +41,8 @@ TEST(PipeMareVelocity, IsTheRunningAverageOfWeightChanges) {
   EXPECT_EQ(velocity.bytes(), parameter.value.bytes());
   EXPECT_EQ(velocity.velocity()[0].category(), MemoryCategory::OptimizerState);
   std::vector<double> expected(4, 0.0);
-  const std::vector<std::vector<float>> steps = {{0.1f, 0.2f, -0.3f, 0.05f}, {-0.2f, 0.1f, 0.1f, 0.4f}};
+  const std::vector<std::vector<float>> steps = {{0.1f, 0.2f, -0.3f, 0.05f},
+                                                 {-0.2f, 0.1f, 0.1f, 0.4f}};
   for (const std::vector<float>& step : steps) {
     const std::vector<float> old_weights = parameter.value.to_vector();
     velocity.before_update();

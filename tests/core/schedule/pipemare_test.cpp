@@ -30,7 +30,8 @@ TEST(PipeMare, OrderIsPipeDreams) {
           for (size_t i = 0; i < mare.devices[d].size(); ++i) {
             const Op& a = mare.devices[d][i];
             const Op& b = dream.devices[d][i];
-            EXPECT_TRUE(same_place(a, b)) << "pp " << pp << " m " << m << " device " << d << " op " << i;
+            EXPECT_TRUE(same_place(a, b))
+                << "pp " << pp << " m " << m << " device " << d << " op " << i;
             // Forwards read what pipedream's read: the updates done so far.
             if (a.kind == OpKind::Forward) EXPECT_EQ(a.weight_version, b.weight_version);
           }
