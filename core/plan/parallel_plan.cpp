@@ -15,7 +15,8 @@ struct ScheduleEntry {
   bool backward_reads_newest_weights = false;  // no stash: B reads what the stage holds now
 };
 
-// Order is the order users see in help texts and menus.
+// Order is the order users see in help texts and menus. Entries with flags
+// name every field, so a flag added to the struct cannot shift them.
 constexpr std::array<ScheduleEntry, 8> kSchedules = {{
     {ScheduleKind::GPipe, "gpipe",
      "GPipe: all forwards, then all backwards (fill-drain); one micro-batch is naive model parallelism"},
@@ -27,13 +28,20 @@ constexpr std::array<ScheduleEntry, 8> kSchedules = {{
      "Zero-bubble H1: backward split into input and weight gradients, weight gradients fill the bubbles"},
     {ScheduleKind::ZeroBubbleV, "zb-v",
      "Zero-bubble V: two chunks per device placed in a V, split backward; about no bubble when F = BI = BW"},
-    {ScheduleKind::PipeDream, "pipedream",
-     "PipeDream: asynchronous 1F1B without flush; stage s stashes p - s weight versions", true, true},
-    {ScheduleKind::PipeDream2BW, "pipedream-2bw",
-     "PipeDream-2BW: asynchronous, gradients accumulated over m micro-batches, two weight versions", true},
-    {ScheduleKind::PipeMare, "pipemare",
-     "PipeMare: PipeDream's order with one weight version; a backward reads newer weights than its forward",
-     true, true, true},
+    {.kind = ScheduleKind::PipeDream,
+     .name = "pipedream",
+     .description = "PipeDream: asynchronous 1F1B without flush; stage s stashes p - s weight versions",
+     .asynchronous = true, .update_per_backward = true},
+    {.kind = ScheduleKind::PipeDream2BW,
+     .name = "pipedream-2bw",
+     .description =
+         "PipeDream-2BW: asynchronous, gradients accumulated over m micro-batches, two weight versions",
+     .asynchronous = true},
+    {.kind = ScheduleKind::PipeMare,
+     .name = "pipemare",
+     .description = "PipeMare: PipeDream's order with one weight version; a backward reads newer weights "
+                    "than its forward",
+     .asynchronous = true, .update_per_backward = true, .backward_reads_newest_weights = true},
 }};
 
 const ScheduleEntry& entry_of(ScheduleKind kind) {
