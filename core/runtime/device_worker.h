@@ -124,8 +124,6 @@ class DeviceWorker {
   int stage_index(int chunk) const { return stages_[chunk].stage; }
   Stack& stage(int chunk) { return *stages_[chunk].layers; }
   const Stash& weight_versions(int chunk) const { return *stages_[chunk].versions; }
-  // PipeMare's weight velocity of a chunk; null unless pipemare with discrepancy correction.
-  const Velocity* pipemare_velocity(int chunk) const { return stages_[chunk].velocity.get(); }
   Backend& backend() { return backend_; }
   // A host Sequential holding chunk `chunk`'s current weights (evaluation,
   // parameter servers): the stage itself on the CPU, a copy on a GPU.
