@@ -154,9 +154,9 @@ std::vector<Preset> presets() {
                                         "Memory shows no stashed weights (compare the PipeDream "
                                         "preset), and optimizer state holds PipeMare's velocity. "
                                         "Hover a backward: it reads a newer version than its "
-                                        "forward, p - s - 1 updates later on stage s. Switch "
-                                        "training.pipemare's learning-rate rescheduling and "
-                                        "discrepancy correction to see their effect on the loss."),
+                                        "forward, p - s - 1 updates later on stage s. Switch its "
+                                        "learning-rate rescheduling and discrepancy correction in "
+                                        "the Training box to see their effect on the loss."),
                       pipemare));
 
   Experiment data_parallel = base_experiment();
