@@ -36,7 +36,7 @@ int command_calibrate(const std::vector<std::string>& args, std::ostream& out) {
   const Prediction before = predict_experiment(experiment);
   const CalibrationResult calibration = calibrate_cpu_profile(experiment, steps);
   const CostModel calibrated = CostModel::from_profiles(
-      before.profiles, calibration.profile, optimizer_slots(experiment.training.optimizer));
+      before.profiles, calibration.profile, optimizer_slots(experiment));
   const SimulationResult after = simulate(before.schedule, calibrated);
 
   nlohmann::ordered_json json;

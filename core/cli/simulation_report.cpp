@@ -33,6 +33,7 @@ nlohmann::ordered_json schedule_to_json(const Schedule& schedule) {
       if (schedule.steps > 1) entry["step"] = op.step;
       if (is_asynchronous(schedule.kind) || op.kind == OpKind::Update)
         entry["weight_version"] = op.weight_version;
+      if (op.weight_delay > 0) entry["weight_delay"] = op.weight_delay;
       ops.push_back(std::move(entry));
     }
     json["devices"].push_back({{"device", device}, {"ops", std::move(ops)}});

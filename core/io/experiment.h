@@ -40,12 +40,22 @@ struct OptimizerSpec {
   double weight_decay = 0.0;
 };
 
+// PipeMare's two techniques (Yang et al., MLSys 2021), used by schedule pipemare
+// only; the formulas are in core/runtime/pipemare_weights.h.
+struct PipeMareSpec {
+  bool lr_rescheduling = true;         // T1: a stage's step size over its delay, annealed back
+  int lr_warmup_updates = 100;         // K: updates until the step size is training.optimizer.lr again
+  bool discrepancy_correction = true;  // T2: a backward reads w - delay * velocity
+  double velocity_decay = 0.9;         // gamma of the velocity's running average
+};
+
 struct TrainingSpec {
   int64_t batch_size = 64;        // global batch per step (split over dp replicas, then micro-batches)
   int steps = 100;
   OptimizerSpec optimizer;
   int eval_every = 0;             // validate every N steps (0: only at the end)
   Precision precision = Precision::Fp32;
+  PipeMareSpec pipemare;
 };
 
 struct SimulationSpec {

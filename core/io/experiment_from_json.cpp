@@ -136,12 +136,23 @@ OptimizerSpec read_optimizer(const Json& value) {
   return optimizer;
 }
 
+PipeMareSpec read_pipemare(const Json& value) {
+  PipeMareSpec pipemare;
+  const JsonObjectReader reader(value, "training.pipemare",
+                                {"lr_rescheduling", "lr_warmup_updates", "discrepancy_correction", "velocity_decay"});
+  reader.read("lr_rescheduling", pipemare.lr_rescheduling);
+  reader.read("lr_warmup_updates", pipemare.lr_warmup_updates);
+  reader.read("discrepancy_correction", pipemare.discrepancy_correction);
+  reader.read("velocity_decay", pipemare.velocity_decay);
+  return pipemare;
+}
+
 TrainingSpec read_training(const JsonObjectReader& top) {
   TrainingSpec training;
   const Json* value = top.find("training");
   if (!value) return training;
   const JsonObjectReader reader(*value, "training",
-                                {"batch_size", "steps", "optimizer", "eval_every", "precision"});
+                                {"batch_size", "steps", "optimizer", "eval_every", "precision", "pipemare"});
   reader.read("batch_size", training.batch_size);
   if (const Json* precision = reader.find("precision"))
     training.precision = json_to_name<Precision>(*precision, "training.precision", "a precision", parse_precision,
@@ -149,6 +160,7 @@ TrainingSpec read_training(const JsonObjectReader& top) {
   reader.read("steps", training.steps);
   reader.read("eval_every", training.eval_every);
   if (const Json* optimizer = reader.find("optimizer")) training.optimizer = read_optimizer(*optimizer);
+  if (const Json* pipemare = reader.find("pipemare")) training.pipemare = read_pipemare(*pipemare);
   return training;
 }
 

@@ -6,9 +6,13 @@
 
 namespace pipelab {
 
-int optimizer_slots(const OptimizerSpec& optimizer) {
-  if (optimizer.type == "sgd") return optimizer.momentum != 0.0 ? 1 : 0;
-  return 2;  // adam, adamw: first and second moments
+int optimizer_slots(const Experiment& experiment) {
+  const OptimizerSpec& optimizer = experiment.training.optimizer;
+  const bool velocity = backward_reads_newest_weights(experiment.parallel.schedule) &&
+                        experiment.training.pipemare.discrepancy_correction;
+  const int moments = optimizer.type == "sgd" ? (optimizer.momentum != 0.0 ? 1 : 0)
+                                              : 2;  // adam, adamw: first and second moments
+  return moments + (velocity ? 1 : 0);
 }
 
 CostModel experiment_cost_model(const Experiment& experiment,
@@ -24,7 +28,7 @@ CostModel experiment_cost_model(const Experiment& experiment,
   }
   // Mixed precision runs its GEMMs in bf16 (tensor cores on a GPU).
   if (experiment.training.precision == Precision::Bf16Mixed) device->flops_per_s = device->bf16_flops_per_s;
-  return CostModel::from_profiles(profiles, *device, optimizer_slots(experiment.training.optimizer));
+  return CostModel::from_profiles(profiles, *device, optimizer_slots(experiment));
 }
 
 Prediction predict_experiment(const Experiment& experiment, std::optional<UnitCosts> unit_override,

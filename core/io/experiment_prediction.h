@@ -21,8 +21,9 @@ struct Prediction {
   SimulationResult result;
 };
 
-// Optimizer state slots per parameter: 0 plain SGD, 1 SGD with momentum, 2 Adam(W).
-int optimizer_slots(const OptimizerSpec& optimizer);
+// Optimizer state slots per parameter: 0 plain SGD, 1 SGD with momentum, 2 Adam(W),
+// plus 1 for PipeMare's weight velocity (schedule pipemare with discrepancy correction).
+int optimizer_slots(const Experiment& experiment);
 
 // The cost model the experiment asks for (simulation.profile, or unit costs).
 // Throws ExperimentError for an unknown profile name.

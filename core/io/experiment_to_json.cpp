@@ -80,6 +80,11 @@ Json training_to_json(const TrainingSpec& training) {
   json["eval_every"] = training.eval_every;
   json["precision"] = precision_name(training.precision);
   json["optimizer"] = optimizer_json;
+  const PipeMareSpec& pipemare = training.pipemare;
+  json["pipemare"] = {{"lr_rescheduling", pipemare.lr_rescheduling},
+                      {"lr_warmup_updates", pipemare.lr_warmup_updates},
+                      {"discrepancy_correction", pipemare.discrepancy_correction},
+                      {"velocity_decay", pipemare.velocity_decay}};
   return json;
 }
 

@@ -150,6 +150,13 @@ void check_training(const TrainingSpec& training, Problems& problems) {
   if (!(optimizer.eps > 0.0))
     problems.push_back("training.optimizer.eps = " + number_text(optimizer.eps) + " must be > 0, e.g. 1e-8");
   check_non_negative(problems, "training.optimizer.weight_decay", optimizer.weight_decay);
+
+  const PipeMareSpec& pipemare = training.pipemare;
+  if (pipemare.lr_warmup_updates < 1)
+    problems.push_back("training.pipemare.lr_warmup_updates = " + std::to_string(pipemare.lr_warmup_updates) +
+                       " must be >= 1 (updates over which the step size returns to training.optimizer.lr); "
+                       "to keep the plain step size set lr_rescheduling = false");
+  check_unit_interval(problems, "training.pipemare.velocity_decay", pipemare.velocity_decay);
 }
 
 // The largest divisor of `total` that is <= `limit`: a micro-batch count to suggest.

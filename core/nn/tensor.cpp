@@ -129,6 +129,19 @@ void Tensor::add(const Tensor& source) {
   for (int64_t i = 0; i < n; ++i) out[i] += in[i];
 }
 
+void Tensor::add_scaled(const Tensor& source, float factor) {
+  assert(same_shape(source));
+  float* out = data_;
+  const float* in = source.data_;
+  const int64_t n = size();
+  for (int64_t i = 0; i < n; ++i) out[i] += factor * in[i];
+}
+
+void Tensor::scale(float factor) {
+  const int64_t n = size();
+  for (int64_t i = 0; i < n; ++i) data_[i] *= factor;
+}
+
 std::vector<float> Tensor::to_vector() const { return std::vector<float>(data_, data_ + size()); }
 
 }  // namespace pipelab

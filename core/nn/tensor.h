@@ -90,6 +90,10 @@ class Tensor {
   void copy_from(const Tensor& source);
   // this += source (same shape): gradient sums, all-reduce in tests.
   void add(const Tensor& source);
+  // this += factor * source (same shape), and this *= factor: PipeMare's
+  // weight velocity and extrapolation (core/runtime/pipemare_weights.h).
+  void add_scaled(const Tensor& source, float factor);
+  void scale(float factor);
   std::vector<float> to_vector() const;
 
  private:

@@ -10,11 +10,15 @@ struct ScheduleEntry {
   ScheduleKind kind;
   const char* name;
   const char* description;
-  bool v_placement = false;  // two chunks per device placed in a V (device_layout.h)
+  bool v_placement = false;                    // two chunks per device placed in a V (device_layout.h)
+  bool asynchronous = false;                   // no flush: updates overlap later micro-batches
+  bool update_per_backward = false;            // one U after every B (else one per step)
+  bool backward_reads_newest_weights = false;  // no stash: B reads what the stage holds now
 };
 
-// Order is the order users see in help texts and menus.
-constexpr std::array<ScheduleEntry, 8> kSchedules = {{
+// Order is the order users see in help texts and menus. Entries with flags
+// name every field, so a flag added to the struct cannot shift them.
+constexpr std::array<ScheduleEntry, 9> kSchedules = {{
     {ScheduleKind::GPipe, "gpipe",
      "GPipe: all forwards, then all backwards (fill-drain); one micro-batch is naive model parallelism"},
     {ScheduleKind::OneFOneB, "1f1b",
@@ -23,33 +27,44 @@ constexpr std::array<ScheduleEntry, 8> kSchedules = {{
      "Interleaved 1F1B: each device holds several virtual stages; the bubble shrinks by the chunk count"},
     {ScheduleKind::ZeroBubbleH1, "zb-h1",
      "Zero-bubble H1: backward split into input and weight gradients, weight gradients fill the bubbles"},
-    {ScheduleKind::ZeroBubbleV, "zb-v",
-     "Zero-bubble V: two chunks per device placed in a V, split backward; about no bubble when F = BI = BW",
-     true},
-    {ScheduleKind::DualPipeV, "dualpipev",
-     "DualPipeV: DeepSeek's DualPipe cut in half, two chunks per device in a V; the steady phase pairs "
-     "one chunk's forward with the other's backward",
-     true},
-    {ScheduleKind::PipeDream, "pipedream",
-     "PipeDream: asynchronous 1F1B without flush; stage s stashes p - s weight versions"},
-    {ScheduleKind::PipeDream2BW, "pipedream-2bw",
-     "PipeDream-2BW: asynchronous, gradients accumulated over m micro-batches, two weight versions"},
+    {.kind = ScheduleKind::ZeroBubbleV,
+     .name = "zb-v",
+     .description = "Zero-bubble V: two chunks per device placed in a V, split backward; about no bubble when "
+                    "F = BI = BW",
+     .v_placement = true},
+    {.kind = ScheduleKind::DualPipeV,
+     .name = "dualpipev",
+     .description = "DualPipeV: DeepSeek's DualPipe cut in half, two chunks per device in a V; the steady phase "
+                    "pairs one chunk's forward with the other's backward",
+     .v_placement = true},
+    {.kind = ScheduleKind::PipeDream,
+     .name = "pipedream",
+     .description = "PipeDream: asynchronous 1F1B without flush; stage s stashes p - s weight versions",
+     .asynchronous = true, .update_per_backward = true},
+    {.kind = ScheduleKind::PipeDream2BW,
+     .name = "pipedream-2bw",
+     .description =
+         "PipeDream-2BW: asynchronous, gradients accumulated over m micro-batches, two weight versions",
+     .asynchronous = true},
+    {.kind = ScheduleKind::PipeMare,
+     .name = "pipemare",
+     .description = "PipeMare: PipeDream's order with one weight version; a backward reads newer weights "
+                    "than its forward",
+     .asynchronous = true, .update_per_backward = true, .backward_reads_newest_weights = true},
 }};
+
+const ScheduleEntry& entry_of(ScheduleKind kind) {
+  for (const auto& entry : kSchedules)
+    if (entry.kind == kind) return entry;
+  assert(false && "unknown schedule kind");
+  return kSchedules[0];
+}
 
 }  // namespace
 
-const char* schedule_name(ScheduleKind kind) {
-  for (const auto& entry : kSchedules)
-    if (entry.kind == kind) return entry.name;
-  assert(false && "unknown schedule kind");
-  return "?";
-}
+const char* schedule_name(ScheduleKind kind) { return entry_of(kind).name; }
 
-const char* schedule_description(ScheduleKind kind) {
-  for (const auto& entry : kSchedules)
-    if (entry.kind == kind) return entry.description;
-  return "";
-}
+const char* schedule_description(ScheduleKind kind) { return entry_of(kind).description; }
 
 std::optional<ScheduleKind> parse_schedule(const std::string& name) {
   for (const auto& entry : kSchedules)
@@ -63,14 +78,14 @@ std::vector<std::string> schedule_names() {
   return names;
 }
 
-bool uses_v_placement(ScheduleKind kind) {
-  for (const auto& entry : kSchedules)
-    if (entry.kind == kind) return entry.v_placement;
-  return false;
-}
+bool uses_v_placement(ScheduleKind kind) { return entry_of(kind).v_placement; }
 
-bool is_asynchronous(ScheduleKind kind) {
-  return kind == ScheduleKind::PipeDream || kind == ScheduleKind::PipeDream2BW;
+bool is_asynchronous(ScheduleKind kind) { return entry_of(kind).asynchronous; }
+
+bool updates_after_every_backward(ScheduleKind kind) { return entry_of(kind).update_per_backward; }
+
+bool backward_reads_newest_weights(ScheduleKind kind) {
+  return entry_of(kind).backward_reads_newest_weights;
 }
 
 const char* update_name(UpdateMode mode) { return mode == UpdateMode::Sync ? "sync" : "async"; }

@@ -17,7 +17,8 @@ enum class ScheduleKind {
   ZeroBubbleV,
   DualPipeV,
   PipeDream,
-  PipeDream2BW
+  PipeDream2BW,
+  PipeMare
 };
 enum class UpdateMode { Sync, Async };
 enum class PartitionRule { Balanced, Uniform, Params, Explicit };
@@ -53,7 +54,12 @@ const char* schedule_name(ScheduleKind kind);
 std::optional<ScheduleKind> parse_schedule(const std::string& name);
 std::vector<std::string> schedule_names();             // every valid name, in order
 const char* schedule_description(ScheduleKind kind);    // one line, for help and the UI
-bool is_asynchronous(ScheduleKind kind);                // pipedream, pipedream-2bw
+bool is_asynchronous(ScheduleKind kind);                // pipedream, pipedream-2bw, pipemare
+bool updates_after_every_backward(ScheduleKind kind);   // pipedream, pipemare: one U per B
+// pipemare: a backward reads the stage's newest weights, not the version its
+// forward read (no weight stashing); every other schedule's backward reads its
+// forward's version.
+bool backward_reads_newest_weights(ScheduleKind kind);
 
 const char* update_name(UpdateMode mode);
 std::optional<UpdateMode> parse_update(const std::string& name);

@@ -6,10 +6,14 @@
 //   F          stage input from the data (stage 0) or a receive; keeps the
 //              layer inputs; the last stage computes the loss right after F
 //              (scale 1 / global batch) and keeps its gradient until B
-//   B, BI, BW  on the weight version the micro-batch's F read
+//   B, BI, BW  on the weight version the micro-batch's F read (stashed if
+//              updated since), or under pipemare on the stage's current
+//              weights, extrapolated back by its velocity when
+//              training.pipemare.discrepancy_correction is on
 //   Recompute  rebuilds what F dropped (plan.recompute drops all but the stage
 //              input right after F)
-//   U          optimizer step, gradients zeroed
+//   U          optimizer step, gradients zeroed (pipemare: step size over the
+//              delay, velocity updated; pipemare_weights.h)
 //   Send/Recv  through the backend's transfers
 //   AllReduce  data-parallel: the stage's gradients, flattened, summed over
 //              the replicas; tensor-parallel: inside F/B (the stage stack calls
@@ -19,7 +23,7 @@
 //              on a host view of the stage's weights
 //   Offload/Reload  activations stay where they are (zero-length ops)
 //
-// Everything about weight versions (stashing, 2BW), micro-batch bookkeeping,
+// Everything about weight versions (stashing, 2BW, PipeMare), micro-batch bookkeeping,
 // evaluation meetings and run control lives here, once; so the CPU tests cover
 // it for every backend. A Backend supplies only what differs between devices:
 // the math types (its stage stack, tensors, optimizer), timing, the stage
@@ -44,6 +48,7 @@
 #include "core/nn/sequential.h"
 #include "core/plan/partition.h"
 #include "core/runtime/parameter_server.h"
+#include "core/runtime/pipemare_weights.h"
 #include "core/runtime/rendezvous.h"
 #include "core/runtime/run_clock.h"
 #include "core/runtime/run_control.h"
@@ -98,6 +103,7 @@ class DeviceWorker {
   using Activations = typename Stack::Activations;
   using Optimizer = typename Backend::Optimizer;
   using Stash = BasicWeightStash<Parameter>;
+  using Velocity = PipeMareVelocity<Parameter>;
   using Devices = typename Backend::Devices;
 
   // Builds the device's stages on its backend (std::invalid_argument when the
@@ -134,6 +140,8 @@ class DeviceWorker {
     std::unique_ptr<Optimizer> optimizer;  // null under async data parallelism
     std::unique_ptr<Stash> versions;
     int window_base_version = 0;  // versions at the start of the current window
+    std::unique_ptr<Velocity> velocity;  // pipemare's discrepancy correction, or null
+    int gradient_delay = 0;  // updates between the F and B of the gradient the next U applies
   };
   // A micro-batch on one of this device's chunks, at a global step.
   struct MicrobatchKey {
@@ -188,6 +196,9 @@ class DeviceWorker {
   // this device that runs that stage.
   void pass_on(const Op& op, Tensor tensor, bool forward);
   void finish_microbatch(const MicrobatchKey& key, StageState& stage);
+  // Sets the version a backward or recompute of `key` reads, and its delay
+  // (updates since the F): the F's, or under pipemare the current one.
+  void set_backward_version(Op& op, const StageState& stage, const MicrobatchKey& key) const;
   Tensor take(std::map<MicrobatchKey, Tensor>& from, const MicrobatchKey& key, const char* what);
   MicrobatchKey key_of(const Op& op) const { return {op.chunk, op.step, op.microbatch}; }
   ParameterServer& server_of(const Op& op);
@@ -195,6 +206,8 @@ class DeviceWorker {
   WorkerShared& shared_;
   const WorkerPlace place_;
   const int last_stage_;
+  // pipemare: no stash; a backward reads what the stage holds (see the schedule table).
+  const bool reads_newest_weights_;
   Backend backend_;
   std::vector<StageState> stages_;  // by chunk
 

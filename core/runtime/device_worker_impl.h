@@ -43,6 +43,7 @@ DeviceWorker<Backend>::DeviceWorker(WorkerShared& shared, Devices& devices, int 
     : shared_(shared),
       place_(worker_place(shared.experiment, device)),
       last_stage_(shared.experiment.parallel.stages() - 1),
+      reads_newest_weights_(backward_reads_newest_weights(shared.experiment.parallel.schedule)),
       backend_(devices, shared, place_) {
   const Experiment& experiment = shared_.experiment;
   const ParallelPlan& plan = experiment.parallel;
@@ -72,6 +73,9 @@ DeviceWorker<Backend>::DeviceWorker(WorkerShared& shared, Devices& devices, int 
       state.optimizer = backend_.make_optimizer(optimizer_settings(experiment.training.optimizer),
                                                 state.layers->parameters());
     state.versions = std::make_unique<Stash>(state.layers->parameters());
+    const PipeMareSpec& pipemare = experiment.training.pipemare;
+    if (reads_newest_weights_ && pipemare.discrepancy_correction)
+      state.velocity = std::make_unique<Velocity>(state.layers->parameters(), pipemare.velocity_decay);
     stages_.push_back(std::move(state));
   }
 }
@@ -248,7 +252,8 @@ void DeviceWorker<Backend>::forward(Op& op) {
   const MicrobatchKey key = key_of(op);
   Tensor input =
       op.stage == 0 ? backend_.stage_input(op) : take(inputs_, key, "received activation");
-  op.weight_version = stage.versions->note_forward();
+  // Under pipemare no backward needs this version back, so nothing is stashed.
+  op.weight_version = reads_newest_weights_ ? stage.versions->current() : stage.versions->note_forward();
   forward_version_[key] = op.weight_version;
 
   ForwardInfo info;
@@ -273,11 +278,13 @@ void DeviceWorker<Backend>::backward(Op& op) {
   StageState& stage = stages_[op.chunk];
   const MicrobatchKey key = key_of(op);
   Tensor output_grad = take(output_grads_, key, "output gradient");
-  op.weight_version = forward_version_.at(key);
+  set_backward_version(op, stage, key);
+  stage.gradient_delay = op.weight_delay;
   Activations& saved = saved_.at(key);
   Tensor input_grad;
   {
     runtime_detail::VersionInUse<Stash> in_use(*stage.versions, op.weight_version);
+    ExtrapolatedWeights<Parameter> extrapolated(stage.velocity.get(), op.weight_delay);
     input_grad = op.kind == OpKind::Backward
                      ? stage.layers->backward(std::move(output_grad), saved)
                      : stage.layers->backward_input(std::move(output_grad), saved);
@@ -290,7 +297,7 @@ template <typename Backend>
 void DeviceWorker<Backend>::backward_weight(Op& op) {
   StageState& stage = stages_[op.chunk];
   const MicrobatchKey key = key_of(op);
-  op.weight_version = forward_version_.at(key);
+  set_backward_version(op, stage, key);
   // The weight gradient reads the kept inputs and output gradients, not the weights.
   stage.layers->backward_weight(saved_.at(key));
   finish_microbatch(key, stage);
@@ -300,24 +307,40 @@ template <typename Backend>
 void DeviceWorker<Backend>::recompute(Op& op) {
   StageState& stage = stages_[op.chunk];
   const MicrobatchKey key = key_of(op);
-  op.weight_version = forward_version_.at(key);
+  set_backward_version(op, stage, key);
   runtime_detail::VersionInUse<Stash> in_use(*stage.versions, op.weight_version);
+  ExtrapolatedWeights<Parameter> extrapolated(stage.velocity.get(), op.weight_delay);
   stage.layers->recompute(saved_.at(key));
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::set_backward_version(Op& op, const StageState& stage,
+                                                 const MicrobatchKey& key) const {
+  const int forward_version = forward_version_.at(key);
+  op.weight_version = reads_newest_weights_ ? stage.versions->current() : forward_version;
+  op.weight_delay = op.weight_version - forward_version;
 }
 
 template <typename Backend>
 void DeviceWorker<Backend>::finish_microbatch(const MicrobatchKey& key, StageState& stage) {
   saved_.erase(key);
   const auto version = forward_version_.find(key);
-  stage.versions->release(version->second);
+  if (!reads_newest_weights_) stage.versions->release(version->second);
   forward_version_.erase(version);
 }
 
 template <typename Backend>
 void DeviceWorker<Backend>::update(Op& op, int scheduled_version) {
   StageState& stage = stages_[op.chunk];
+  const PipeMareSpec& pipemare = shared_.experiment.training.pipemare;
+  if (reads_newest_weights_ && pipemare.lr_rescheduling)
+    stage.optimizer->set_learning_rate(pipemare_learning_rate(shared_.experiment.training.optimizer.lr,
+                                                              stage.gradient_delay, stage.versions->current(),
+                                                              pipemare.lr_warmup_updates));
   stage.versions->before_update();
+  if (stage.velocity) stage.velocity->before_update();
   stage.optimizer->step();
+  if (stage.velocity) stage.velocity->after_update();
   stage.layers->zero_grad();
   stage.versions->after_update(stage.versions->current() + 1);
   op.weight_version = stage.versions->current();

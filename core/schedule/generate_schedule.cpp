@@ -84,6 +84,8 @@ Schedule generate_schedule(const GeneratorOptions& options) {
       return generate_pipedream(pp, m, steps);
     case ScheduleKind::PipeDream2BW:
       return generate_pipedream_2bw(pp, m, steps);
+    case ScheduleKind::PipeMare:
+      return generate_pipemare(pp, m, steps);
     case ScheduleKind::GPipe:
       return repeat_steps(generate_gpipe(pp, m), steps);
     case ScheduleKind::OneFOneB:

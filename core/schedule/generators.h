@@ -29,7 +29,7 @@ Schedule generate_schedule(const GeneratorOptions& options);
 void check_generator_options(const GeneratorOptions& options);
 
 // The window generate_schedule picks when options.steps is 0: 1 for synchronous
-// schedules; for pipedream and pipedream-2bw max(2, ceil(2 * pp / microbatches) + 1)
+// schedules; for the asynchronous ones (pipedream, pipedream-2bw, pipemare) max(2, ceil(2 * pp / microbatches) + 1)
 // steps, so that the window holds at least 2 * pp + microbatches micro-batches:
 // the first stage's warm-up (pp - 1), a stretch where every stage is in its
 // steady state (at least pp), and the cool-down.
@@ -48,6 +48,8 @@ int default_steps(ScheduleKind kind, int pp, int microbatches);
 //    microbatches >= 2 pp.
 //  - pipedream: 1F1B over the whole window (steps * m micro-batches) without flush;
 //    F reads the number of backwards done on its stage (one update per B).
+//  - pipemare: pipedream's order; B reads the stage's newest version (no stash)
+//    and records its delay (updates since its F) in weight_delay.
 //  - pipedream-2bw: same order; one update per step (after the step's last B);
 //    needs microbatches >= pp so that two weight versions suffice.
 Schedule generate_gpipe(int pp, int microbatches);
@@ -65,5 +67,6 @@ Schedule generate_dualpipe_v(int pp, int microbatches);
 std::string dualpipe_v_microbatches_problem(int pp, int microbatches);
 Schedule generate_pipedream(int pp, int microbatches, int steps);
 Schedule generate_pipedream_2bw(int pp, int microbatches, int steps);
+Schedule generate_pipemare(int pp, int microbatches, int steps);
 
 }  // namespace pipelab

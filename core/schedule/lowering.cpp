@@ -5,7 +5,7 @@
 //   B, BI: [RECV_GRAD] [RECOMPUTE] B [ALLREDUCE tp ...] [SEND_GRAD]
 // and, after a stage's last backward (B or BW) of a step, its weight update:
 // [ALLREDUCE dp] U, or PUSH_GRAD PULL_WEIGHTS for async data parallel
-// (pipedream: after every B). Sends and receives are skipped when both stages
+// (pipedream, pipemare: after every B). Sends and receives are skipped when both stages
 // live on the same device.
 #include "core/schedule/lowering.h"
 
@@ -94,7 +94,7 @@ class DeviceLowering {
         add_weight_gradient(op);
       else
         ops_.push_back(op);
-      if (out_.kind == ScheduleKind::PipeDream) {
+      if (updates_after_every_backward(out_.kind)) {
         if (op.kind == OpKind::Backward) add_update(op.stage, op.chunk, op.step, op.microbatch);
       } else if (computes_weight_gradient(op.kind) &&
                  last_backward[op.chunk * out_.steps + op.step] == static_cast<int>(i)) {
@@ -201,7 +201,11 @@ class DeviceLowering {
     if (needs_transfer(next))
       ops_.push_back(
           comm_op(OpKind::RecvGradient, backward, next, gradient_bytes(backward.stage + 1)));
-    if (out_.recompute) ops_.push_back(comm_op(OpKind::Recompute, backward, -1, 0));
+    if (out_.recompute) {
+      Op rebuild = comm_op(OpKind::Recompute, backward, -1, 0);
+      rebuild.weight_delay = backward.weight_delay;  // it rebuilds on the weights B reads
+      ops_.push_back(rebuild);
+    }
     ops_.push_back(backward);
     add_tensor_parallel_allreduces(backward, false);
     if (needs_transfer(previous))

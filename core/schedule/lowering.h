@@ -27,9 +27,10 @@ namespace pipelab {
 //  - synchronous schedules: after the stage's last backward (B or BW) of each
 //    step, [ALLREDUCE dp (microbatch -1, params * 4 bytes) if dp > 1] then U
 //    (microbatch -1). Step t's compute ops read version t; its U writes t + 1.
-//  - pipedream: [ALLREDUCE dp] U after every B (U carries the B's micro-batch);
-//    pipedream-2bw: after the last B of each step. U writes the stage's next
-//    version (1, 2, ...); F reads the newest, B the one its F read.
+//  - pipedream, pipemare: [ALLREDUCE dp] U after every B (U carries the B's
+//    micro-batch); pipedream-2bw: after the last B of each step. U writes the
+//    stage's next version (1, 2, ...); F reads the newest, B the one its F read
+//    (pipemare: the newest, and a Recompute before it too).
 //  - async data parallel (plan.update == Async, dp > 1, synchronous schedule):
 //    instead of the all-reduce and U, PUSH_GRAD then PULL_WEIGHTS (group
 //    DataParallel, microbatch -1, params * 4 bytes each). Bounded staleness: the
@@ -44,7 +45,7 @@ namespace pipelab {
 // Throws std::invalid_argument naming the field and fix when the plan does not
 // match the compute schedule, dp or tp < 1, staleness < 0, the profiles are not
 // one per stage, the async window is too short, or update = async is asked of
-// pipedream / pipedream-2bw with dp > 1 (they are asynchronous already).
+// an asynchronous schedule with dp > 1 (it is asynchronous already).
 //
 // `profiles` (one per stage) fill in communication bytes and the exact
 // tensor-parallel all-reduces; when empty, bytes are 0 and tensor parallelism

@@ -21,6 +21,8 @@ struct Op {
                            // pipedream's per-micro-batch U carries the B's micro-batch
   int step = 0;            // training step within the schedule's window
   int weight_version = 0;  // weight version the op reads (F, B, BI, BW, Recompute) or writes (U)
+  int weight_delay = 0;    // B, Recompute: updates of the stage between the micro-batch's F and
+                           // this op's read (pipemare: B reads newer weights than its F; 0 elsewhere)
   int peer = -1;           // Send/Recv: the other device
   CommGroup group = CommGroup::None;  // AllReduce / Push / Pull
   int layer = -1;     // tensor-parallel all-reduce: the layer it follows; -1 otherwise

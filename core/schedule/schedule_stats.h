@@ -25,7 +25,8 @@ int forwards_before_first_backward(const Schedule& schedule, int device);
 // Most weight versions of `stage` alive at once on `device`: the versions its
 // in-flight micro-batches (F done, last backward not) read, plus the newest
 // version (written by a U or PullWeights, or read by any op so far when the
-// schedule is not lowered).
+// schedule is not lowered). For schedules that stash (under pipemare a stage
+// keeps only the newest, whatever its forwards read).
 int peak_live_weight_versions(const Schedule& schedule, int device, int stage);
 
 }  // namespace pipelab

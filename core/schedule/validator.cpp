@@ -533,26 +533,18 @@ class Validator {
 
   int expected_forward_version(const StageVersions& state, int step) const {
     if (s_.async_data_parallel()) return std::max(0, step - s_.staleness);
-    switch (s_.kind) {
-      case ScheduleKind::PipeDream:
-        return state.backwards_done;
-      case ScheduleKind::PipeDream2BW:
-        return state.complete_steps;
-      default:
-        return step;
-    }
+    if (updates_after_every_backward(s_.kind)) return state.backwards_done;
+    if (s_.kind == ScheduleKind::PipeDream2BW) return state.complete_steps;
+    return step;
   }
 
   const char* forward_version_rule() const {
     if (s_.async_data_parallel()) return "async data parallel: step t reads max(0, t - staleness)";
-    switch (s_.kind) {
-      case ScheduleKind::PipeDream:
-        return "pipedream: one update per backward done on the stage";
-      case ScheduleKind::PipeDream2BW:
-        return "pipedream-2bw: one update per step finished on the stage";
-      default:
-        return "synchronous: step t reads version t";
-    }
+    if (updates_after_every_backward(s_.kind))
+      return "pipedream, pipemare: one update per backward done on the stage";
+    if (s_.kind == ScheduleKind::PipeDream2BW)
+      return "pipedream-2bw: one update per step finished on the stage";
+    return "synchronous: step t reads version t";
   }
 
   void check_weight_versions() {
@@ -592,12 +584,7 @@ class Validator {
       case OpKind::BackwardInput:
       case OpKind::BackwardWeight:
       case OpKind::Recompute: {
-        const int f = forward_[slot(op)];
-        if (f != kAbsent && op.weight_version != op_at(d, f).weight_version)
-          error(d, op,
-                "reads weight version " + std::to_string(op.weight_version) + " but its F read " +
-                    std::to_string(op_at(d, f).weight_version) +
-                    " (a backward uses its forward's weights)");
+        check_backward_version(d, op, state);
         if (computes_weight_gradient(op.kind)) {
           ++state.backwards_done;
           if (++state.backwards_in_step[op.step] == m_) ++state.complete_steps;
@@ -628,6 +615,29 @@ class Validator {
     }
   }
 
+  // A backward (or the recompute before it) reads its F's version, or under
+  // pipemare the stage's newest; its weight_delay is the updates in between.
+  void check_backward_version(int d, const Op& op, const StageVersions& state) {
+    const int f = forward_[slot(op)];
+    if (f == kAbsent) return;
+    const int forward_version = op_at(d, f).weight_version;
+    if (backward_reads_newest_weights(s_.kind)) {
+      if (op.weight_version != state.backwards_done)
+        error(d, op,
+              "reads weight version " + std::to_string(op.weight_version) + ", expected the stage's newest, " +
+                  std::to_string(state.backwards_done) + " (pipemare: a backward reads the current weights)");
+    } else if (op.weight_version != forward_version) {
+      error(d, op,
+            "reads weight version " + std::to_string(op.weight_version) + " but its F read " +
+                std::to_string(forward_version) + " (a backward uses its forward's weights)");
+    }
+    if (op.weight_delay != op.weight_version - forward_version)
+      error(d, op,
+            "records a delay of " + std::to_string(op.weight_delay) + " updates but reads version " +
+                std::to_string(op.weight_version) + " after its F read " + std::to_string(forward_version) +
+                " (weight_delay = backward's version - forward's version)");
+  }
+
   void check_update(int d, const Op& op, StageVersions& state) {
     ++state.updates;
     if (s_.dp > 1 && state.data_parallel_reduces < state.updates)
@@ -636,9 +646,10 @@ class Validator {
       error(d, op,
             "writes version " + std::to_string(op.weight_version) + ", expected " +
                 std::to_string(state.updates) + " (each U writes the stage's next version)");
-    if (s_.kind == ScheduleKind::PipeDream) {
+    if (updates_after_every_backward(s_.kind)) {
       if (state.updates > state.backwards_done)
-        error(d, op, "an update with no backward to apply (pipedream updates once per B)");
+        error(d, op, std::string("an update with no backward to apply (") + schedule_name(s_.kind) +
+                         " updates once per B)");
     } else {
       if (state.backwards_in_step[op.step] != m_)
         error(d, op, "runs before the stage's last backward of step " + std::to_string(op.step));
@@ -652,12 +663,13 @@ class Validator {
 
   void check_update_count(int d, int stage, const StageVersions& state) {
     if (!s_.lowered || s_.async_data_parallel()) return;
-    const int expected = s_.kind == ScheduleKind::PipeDream ? s_.steps * m_ : s_.steps;
+    const bool per_backward = updates_after_every_backward(s_.kind);
+    const int expected = per_backward ? s_.steps * m_ : s_.steps;
     if (state.updates != expected)
       error("device " + std::to_string(d) + ", stage " + std::to_string(stage) + ": " +
             std::to_string(state.updates) + " U in the window, expected " +
             std::to_string(expected) +
-            (s_.kind == ScheduleKind::PipeDream ? " (one per backward)" : " (one per step)"));
+            (per_backward ? " (one per backward)" : " (one per step)"));
     const int expected_reduces = s_.dp > 1 ? state.updates : 0;
     if (state.data_parallel_reduces != expected_reduces)
       error("device " + std::to_string(d) + ", stage " + std::to_string(stage) + ": " +

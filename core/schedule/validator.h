@@ -35,9 +35,11 @@ struct ValidationReport {
 //    give (synchronous: step t reads t; pipedream: one update per backward done
 //    on the stage; 2bw: one per finished step; async data parallel:
 //    max(0, t - staleness)), and when lowered the newest version a U or pull
-//    produced on its device; B, BI, BW and RECOMPUTE read their F's version; a U
+//    produced on its device; B, BI, BW and RECOMPUTE read their F's version
+//    (pipemare: the stage's newest) and record the updates in between as
+//    weight_delay (0 unless pipemare); a U
 //    writes the stage's next version, after the gradients it applies (the
-//    step's last backward; pipedream: a backward), one per step (pipedream: per
+//    step's last backward; pipedream, pipemare: a backward), one per step (per
 //    backward), each after a data-parallel all-reduce when dp > 1; pipedream-2bw
 //    keeps at most two versions alive per stage.
 // Each error names the device, the op (op_label) and the rule broken; after 50

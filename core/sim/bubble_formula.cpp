@@ -80,6 +80,7 @@ double theoretical_bubble(ScheduleKind kind, int p, int m, int v, const UnitCost
     }
     case ScheduleKind::PipeDream:
     case ScheduleKind::PipeDream2BW:
+    case ScheduleKind::PipeMare:
       return 0.0;
   }
   return 0.0;
@@ -100,6 +101,7 @@ std::string bubble_formula_text(ScheduleKind kind) {
       return "I/(2m(f+b+w)+I), I = (p-1)max(2b-w,2f-2w,f,b,f+b-w,2f-w-b)-max(0,min(f,(p-1)(b-f)))";
     case ScheduleKind::PipeDream:
     case ScheduleKind::PipeDream2BW:
+    case ScheduleKind::PipeMare:
       return "0 (steady state)";
   }
   return "";
@@ -135,6 +137,7 @@ std::string bubble_formula_filled(ScheduleKind kind, int p, int m, int v, const 
     }
     case ScheduleKind::PipeDream:
     case ScheduleKind::PipeDream2BW:
+    case ScheduleKind::PipeMare:
       return "0 (steady state) = " + fixed3(value);
   }
   return "";

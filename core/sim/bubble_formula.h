@@ -7,7 +7,8 @@
 //   zb-h1               1 - m(f+b+w) / T, T the makespan below
 //   zb-v                (p-1)(f+b-2w) / (m(f+b+w) + (p-1)(f+b-2w))
 //   dualpipev           I / (2m(f+b+w) + I), I the idle time below
-//   pipedream, 2bw      0 in steady state
+//   pipedream, 2bw,     0 in steady state
+//   pipemare
 //
 // Interleaved 1F1B, exactly as PipeLab orders it (core/schedule/
 // interleaved_1f1b.cpp, PyTorch's rounds), with free communication and any
@@ -56,7 +57,7 @@
 // critical paths and the whole expression checked against the simulator for p
 // in 1..7, m in {2p, 2p+1, 3p+1} and f, b from 0.5 to 5, w from 0 to 4.
 //
-// PipeDream and PipeDream-2BW never flush: in steady state every device is
+// PipeDream, PipeDream-2BW and PipeMare never flush: in steady state every device is
 // always busy, so the formula is 0. A simulated finite window still shows the
 // fill and drain at its ends; the simulator reports that measured value.
 #pragma once

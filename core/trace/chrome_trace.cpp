@@ -110,6 +110,7 @@ void write_op_event(ChromeEventWriter& writer, const TraceEvent& event) {
   json.field("microbatch", op.microbatch);
   json.field("step", op.step);
   json.field("weight_version", op.weight_version);
+  json.field("weight_delay", op.weight_delay);
   json.field("peer", op.peer);
   json.field("bytes", event.bytes);
   json.field("layer", op.layer);

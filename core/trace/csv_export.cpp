@@ -36,12 +36,12 @@ void write_row(std::ostream& out, const std::vector<std::string>& cells) {
 
 void write_events_csv(const Trace& trace, std::ostream& out) {
   write_row(out, {"device", "kind", "stage", "chunk", "microbatch", "step", "weight_version",
-                  "peer", "t_begin", "t_end", "duration", "bytes"});
+                  "weight_delay", "peer", "t_begin", "t_end", "duration", "bytes"});
   for (const TraceEvent& event : trace.events) {
     const Op& op = event.op;
     write_row(out, {integer_cell(event.device), op_kind_name(op.kind), integer_cell(op.stage),
                     integer_cell(op.chunk), integer_cell(op.microbatch), integer_cell(op.step),
-                    integer_cell(op.weight_version), integer_cell(op.peer),
+                    integer_cell(op.weight_version), integer_cell(op.weight_delay), integer_cell(op.peer),
                     number_cell(event.t_begin), number_cell(event.t_end),
                     number_cell(event.t_end - event.t_begin), integer_cell(event.bytes)});
   }

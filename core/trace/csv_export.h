@@ -10,7 +10,7 @@
 
 namespace pipelab {
 
-// device,kind,stage,chunk,microbatch,step,weight_version,peer,t_begin,t_end,duration,bytes
+// device,kind,stage,chunk,microbatch,step,weight_version,weight_delay,peer,t_begin,t_end,duration,bytes
 void write_events_csv(const Trace& trace, std::ostream& out);
 // device,t,weights,gradients,optimizer_state,activations,stashed_weights,comm_buffers,
 // workspace,total

@@ -157,6 +157,15 @@ void DeviceTensor::add(const DeviceTensor& source) {
   wait_for(stream_of(source), stream_of(*this));
 }
 
+void DeviceTensor::add_scaled(const DeviceTensor& source, float factor) {
+  assert(same_shape(source) && (empty() || source.device() == device()));
+  if (empty()) return;
+  wait_for(stream_of(*this), stream_of(source));
+  DeviceGuard guard(device());
+  kernels::add_scaled_into(data(), source.data(), factor, size(), stream());
+  wait_for(stream_of(source), stream_of(*this));
+}
+
 void DeviceTensor::scale(float factor) {
   if (empty()) return;
   DeviceGuard guard(device());

@@ -88,6 +88,9 @@ class DeviceTensor {
   void copy_from_host(const Tensor& source);  // same shape
   // this += source (same shape, same GPU): gradient sums, same-GPU all-reduce.
   void add(const DeviceTensor& source);
+  // this += factor * source (same shape, same GPU): PipeMare's weight velocity
+  // and extrapolation (core/runtime/pipemare_weights.h).
+  void add_scaled(const DeviceTensor& source, float factor);
   // this *= factor
   void scale(float factor);
 

@@ -34,7 +34,7 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
   const std::vector<StageProfile> profiles = stage_profiles(experiment);
   const Schedule schedule = build_schedule(plan, profiles);
   const CostModel cost =
-      CostModel::from_profiles(profiles, profile, optimizer_slots(experiment.training.optimizer));
+      CostModel::from_profiles(profiles, profile, optimizer_slots(experiment));
   SimulationOptions options;
   options.record_events = false;
   options.record_memory = false;

@@ -164,9 +164,12 @@ TEST_P(AsynchronousAgreement, CurvesMatchTheCpu) {
   Experiment async_dp = with_plan(small_experiment(), ScheduleKind::OneFOneB, 1, 1, 2);
   async_dp.parallel.update = UpdateMode::Async;
   async_dp.parallel.staleness = 2;
+  // PipeMare with both techniques (on by default): the velocity and the
+  // extrapolated weights are the loop's, in each backend's tensors.
   for (const auto& [experiment, name] : std::vector<std::pair<Experiment, std::string>>{
            {with_plan(small_experiment(), ScheduleKind::PipeDream, 4, 4), "pipedream pp4 m4"},
            {with_plan(small_experiment(), ScheduleKind::PipeDream2BW, 4, 4), "2bw pp4 m4"},
+           {with_plan(small_experiment(), ScheduleKind::PipeMare, 4, 4), "pipemare pp4 m4"},
            {async_dp, "async dp2 staleness 2"}}) {
     const testing::RunOutput cpu = run_experiment(testing::on_backend(experiment, "cpu"));
     ASSERT_EQ(cpu.state, RunState::Finished) << name << ": " << cpu.error;

@@ -50,6 +50,8 @@ TEST_F(DeviceTensorTest, FillAddScaleAndCopy) {
   EXPECT_EQ(a.to_vector(), (std::vector<float>{2.5f, 3.5f, 4.5f, 5.5f, 6.5f, 7.5f}));
   a.scale(2.0f);
   EXPECT_EQ(a.to_vector(), (std::vector<float>{5, 7, 9, 11, 13, 15}));
+  a.add_scaled(b, -0.5f);  // PipeMare's extrapolation step
+  EXPECT_EQ(a.to_vector(), (std::vector<float>{4.5f, 6, 7.5f, 9, 10.5f, 12}));
   DeviceTensor c(2, 3, allocator());
   c.copy_from(b);
   EXPECT_EQ(c.to_vector(), b.to_vector());

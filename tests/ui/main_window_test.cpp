@@ -1,4 +1,5 @@
 // The window as a user meets it: files, presets, unsaved changes, errors.
+#include <QCheckBox>
 #include <QComboBox>
 #include <QSettings>
 #include <QStandardItemModel>
@@ -12,6 +13,7 @@
 #include "ui/models/prediction_updater.h"
 #include "ui/models/presets.h"
 #include "ui/models/problem_routing.h"
+#include "ui/panels/data_panel.h"
 #include "ui/panels/parallel_panel.h"
 #include "ui/panels/problem_label.h"
 #include "ui/timeline/timeline_view.h"
@@ -146,7 +148,7 @@ class MainWindowTest : public QObject {
       QVERIFY(!preset.what_to_see.isEmpty());
     }
     for (const char* id : {"naive", "gpipe", "1f1b-memory", "interleaved", "zero-bubble", "zb-v",
-                           "dualpipev", "pipedream", "data-parallel", "tensor-parallel"})
+                           "dualpipev", "pipedream", "pipemare", "data-parallel", "tensor-parallel"})
       QVERIFY2(ids.contains(id), id);
   }
 
@@ -184,6 +186,24 @@ class MainWindowTest : public QObject {
     for (OpKind kind : {OpKind::Backward, OpKind::BackwardInput, OpKind::BackwardWeight})
       QVERIFY(std::any_of(dualpipe_v.begin(), dualpipe_v.end(),
                           [kind](const TraceEvent& e) { return e.op.kind == kind; }));
+    // PipeMare stashes nothing where PipeDream stashes p - 1 versions on device 0.
+    const auto stashed_on_device_0 = [&] {
+      window.predictor()->updateNow();
+      return window.predictor()->prediction()->result.per_device[0]
+          .peak_bytes[static_cast<size_t>(MemoryCategory::StashedWeights)];
+    };
+    QVERIFY(window.applyPreset("pipedream"));
+    QVERIFY(stashed_on_device_0() > 0);
+    QVERIFY(window.applyPreset("pipemare"));
+    QCOMPARE(window.document()->experiment().parallel.schedule, ScheduleKind::PipeMare);
+    QCOMPARE(stashed_on_device_0(), int64_t{0});
+    // Its techniques switch in the data panel, which offers them under pipemare only.
+    QCheckBox* correction = window.dataPanel()->discrepancyCorrectionCheck();
+    QVERIFY(correction->isEnabled() && correction->isChecked());
+    correction->click();
+    QVERIFY(!window.document()->experiment().training.pipemare.discrepancy_correction);
+    QVERIFY(window.applyPreset("pipedream"));
+    QVERIFY(!window.dataPanel()->discrepancyCorrectionCheck()->isEnabled());
     QVERIFY(!window.applyPreset("no-such-preset"));
   }
 

@@ -168,6 +168,20 @@ std::vector<Preset> presets() {
                                         "PipeDream."),
                       two_bw));
 
+  // PipeMare beside the PipeDream preset: the same order and settings, no stash.
+  Experiment pipemare = pipedream;
+  pipemare.parallel.schedule = ScheduleKind::PipeMare;
+  list.push_back(make("pipemare", QT_TRANSLATE_NOOP("Presets", "PipeMare vs PipeDream (pp 4)"),
+                      QT_TRANSLATE_NOOP("Presets",
+                                        "PipeDream's timeline with one weight version per stage: "
+                                        "Memory shows no stashed weights (compare the PipeDream "
+                                        "preset), and optimizer state holds PipeMare's velocity. "
+                                        "Hover a backward: it reads a newer version than its "
+                                        "forward, p - s - 1 updates later on stage s. Switch its "
+                                        "learning-rate rescheduling and discrepancy correction in "
+                                        "the Training box to see their effect on the loss."),
+                      pipemare));
+
   Experiment data_parallel = base_experiment();
   data_parallel.parallel.pp = 1;
   data_parallel.parallel.dp = 4;

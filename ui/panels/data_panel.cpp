@@ -1,5 +1,6 @@
 #include "ui/panels/data_panel.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QDoubleSpinBox>
@@ -15,6 +16,7 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 #include <limits>
+#include <utility>
 
 #include "core/io/data_sources.h"
 #include "ui/models/experiment_document.h"
@@ -106,6 +108,17 @@ DataPanel::DataPanel(ExperimentDocument* document, QWidget* parent)
   seed_spin_->setToolTip(
       tr("The same seed gives the same data and initial weights, whatever "
          "the split"));
+  lr_rescheduling_check_ = new QCheckBox(tr("Learning-rate rescheduling"), this);
+  lr_rescheduling_check_->setToolTip(
+      tr("Each stage's step size is lr / delay^(1 - k/K): divided by its delay at first, lr again "
+         "after K updates"));
+  lr_warmup_spin_ = make_spin(this, 1, 10'000'000);
+  lr_warmup_spin_->setToolTip(tr("K: updates until the step size is the learning rate again"));
+  discrepancy_correction_check_ = new QCheckBox(tr("Discrepancy correction"), this);
+  discrepancy_correction_check_->setToolTip(
+      tr("A backward reads w - delay x velocity, an estimate of the weights its forward read"));
+  velocity_decay_spin_ = make_double_spin(this, 0, 0.999, 3, 0.05);
+  velocity_decay_spin_->setToolTip(tr("gamma of the velocity's running average of weight changes"));
   problem_label_ = new ProblemLabel(this);
 
   auto* data_box = new QGroupBox(tr("Data set"), this);
@@ -135,6 +148,10 @@ DataPanel::DataPanel(ExperimentDocument* document, QWidget* parent)
   training_form->addRow(tr("Steps:"), steps_spin_);
   training_form->addRow(tr("Validate every:"), eval_spin_);
   training_form->addRow(tr("Seed:"), seed_spin_);
+  training_form->addRow(tr("PipeMare:"), lr_rescheduling_check_);
+  training_form->addRow(tr("Warm-up updates:"), lr_warmup_spin_);
+  training_form->addRow(QString(), discrepancy_correction_check_);
+  training_form->addRow(tr("Velocity decay:"), velocity_decay_spin_);
 
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(data_box);
@@ -190,6 +207,14 @@ DataPanel::DataPanel(ExperimentDocument* document, QWidget* parent)
   edit_int(steps_spin_, [](Experiment& e, int v) { e.training.steps = v; });
   edit_int(eval_spin_, [](Experiment& e, int v) { e.training.eval_every = v; });
   edit_int(seed_spin_, [](Experiment& e, int v) { e.seed = static_cast<uint64_t>(v); });
+  edit_int(lr_warmup_spin_, [](Experiment& e, int v) { e.training.pipemare.lr_warmup_updates = v; });
+  edit_double(velocity_decay_spin_, [](Experiment& e, double v) { e.training.pipemare.velocity_decay = v; });
+  connect(lr_rescheduling_check_, &QCheckBox::toggled, this, [this](bool on) {
+    document_->edit([on](Experiment& e) { e.training.pipemare.lr_rescheduling = on; });
+  });
+  connect(discrepancy_correction_check_, &QCheckBox::toggled, this, [this](bool on) {
+    document_->edit([on](Experiment& e) { e.training.pipemare.discrepancy_correction = on; });
+  });
   connect(optimizer_combo_, &QComboBox::activated, this, [this] {
     const std::string type = optimizer_combo_->currentText().toStdString();
     document_->edit([&](Experiment& e) { e.training.optimizer.type = type; });
@@ -272,6 +297,19 @@ void DataPanel::refreshFromDocument() {
   set_spin(steps_spin_, experiment.training.steps);
   set_spin(eval_spin_, experiment.training.eval_every);
   set_spin(seed_spin_, static_cast<int64_t>(experiment.seed));
+  const PipeMareSpec& pipemare = experiment.training.pipemare;
+  set_spin(lr_warmup_spin_, pipemare.lr_warmup_updates);
+  set_double(velocity_decay_spin_, pipemare.velocity_decay);
+  for (auto [check, on] : {std::pair{lr_rescheduling_check_, pipemare.lr_rescheduling},
+                           std::pair{discrepancy_correction_check_, pipemare.discrepancy_correction}}) {
+    const QSignalBlocker blocker(check);
+    check->setChecked(on);
+  }
+  const bool pipemare_schedule = backward_reads_newest_weights(experiment.parallel.schedule);
+  lr_rescheduling_check_->setEnabled(pipemare_schedule);
+  lr_warmup_spin_->setEnabled(pipemare_schedule && pipemare.lr_rescheduling);
+  discrepancy_correction_check_->setEnabled(pipemare_schedule);
+  velocity_decay_spin_->setEnabled(pipemare_schedule && pipemare.discrepancy_correction);
   {
     const QSignalBlocker blocker(optimizer_combo_);
     optimizer_combo_->setCurrentText(QString::fromStdString(experiment.training.optimizer.type));

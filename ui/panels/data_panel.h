@@ -1,10 +1,12 @@
 // DataPanel: where training data comes from (a synthetic set generated from
 // the seed, or MNIST-style IDX files or a CSV file) and how training runs:
-// batch size, optimizer, learning rate, steps, evaluation and seed.
+// batch size, optimizer, learning rate, steps, evaluation and seed, and (schedule
+// pipemare) PipeMare's two techniques.
 #pragma once
 
 #include <QWidget>
 
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
@@ -25,6 +27,7 @@ class DataPanel : public QWidget {
 
   void setProblems(const QStringList& problems);
   QComboBox* sourceCombo() const { return source_combo_; }
+  QCheckBox* discrepancyCorrectionCheck() const { return discrepancy_correction_check_; }
 
  private:
   void refreshFromDocument();
@@ -53,6 +56,11 @@ class DataPanel : public QWidget {
   QSpinBox* steps_spin_;
   QSpinBox* eval_spin_;
   QSpinBox* seed_spin_;
+  // training.pipemare, editable under schedule pipemare only.
+  QCheckBox* lr_rescheduling_check_;
+  QSpinBox* lr_warmup_spin_;
+  QCheckBox* discrepancy_correction_check_;
+  QDoubleSpinBox* velocity_decay_spin_;
   QLabel* shape_label_;
   ProblemLabel* problem_label_;
 };

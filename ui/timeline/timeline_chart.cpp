@@ -47,6 +47,8 @@ QString describe_trace_event(const TraceEvent& event, bool unit_time) {
     where += QObject::tr(" · writes weight version %1").arg(op.weight_version);
   else if (is_compute(op.kind))
     where += QObject::tr(" · reads weight version %1").arg(op.weight_version);
+  if (op.weight_delay > 0)
+    where += QObject::tr(" · %1 updates after its forward's weights").arg(op.weight_delay);
   lines << where;
   if (op.peer >= 0) lines << QObject::tr("peer: device %1").arg(op.peer);
   if (op.group == CommGroup::TensorParallel) lines << QObject::tr("group: tensor parallel");

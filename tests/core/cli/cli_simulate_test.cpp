@@ -63,6 +63,23 @@ TEST(CliSimulate, PipeDreamVersionsPerStage) {
     EXPECT_EQ(json["per_device"][stage]["weight_versions"].get<int>(), 4 - stage);
 }
 
+TEST(CliSimulate, PipeMareKeepsOneVersionAndStashesNothing) {
+  const auto result = run({"simulate", "--schedule", "pipemare", "--stages", "4", "--microbatches", "8"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  for (int stage = 0; stage < 4; ++stage) {
+    EXPECT_EQ(json["per_device"][stage]["weight_versions"].get<int>(), 1);
+    EXPECT_EQ(json["per_device"][stage]["peak_bytes"]["stashed_weights"].get<double>(), 0);
+  }
+  // The example trains its MNIST MLP with both techniques: the velocity is one
+  // more weights-sized buffer of optimizer state beside momentum.
+  const auto example_run = run({"simulate", "--config", example("pipemare.json")});
+  ASSERT_EQ(example_run.code, 0) << example_run.err;
+  const auto device_0 = nlohmann::json::parse(example_run.out)["per_device"][0]["peak_bytes"];
+  EXPECT_EQ(device_0["stashed_weights"].get<double>(), 0);
+  EXPECT_EQ(device_0["optimizer_state"].get<double>(), 2 * device_0["weights"].get<double>());
+}
+
 TEST(CliSimulate, ConfigWithOverridesAndTraceFiles) {
   const auto dir = std::filesystem::temp_directory_path() / "pipelab_cli_simulate_test";
   std::filesystem::create_directories(dir);

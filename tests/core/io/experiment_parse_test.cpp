@@ -140,7 +140,7 @@ TEST(ExperimentParseErrors, UnknownNamesListTheValidOnes) {
   document["parallel"]["schedule"] = "zb";
   EXPECT_MENTIONS(parse_error(document.dump()),
                   "parallel.schedule = 'zb' is not a schedule; valid: gpipe, 1f1b, interleaved-1f1b, zb-h1, "
-                  "zb-v, dualpipev, pipedream, pipedream-2bw");
+                  "zb-v, dualpipev, pipedream, pipedream-2bw, pipemare");
   document["parallel"]["schedule"] = "gpipe";
   document["parallel"]["update"] = "lazy";
   EXPECT_MENTIONS(parse_error(document.dump()), "parallel.update = 'lazy' is not an update mode; valid: sync, async");

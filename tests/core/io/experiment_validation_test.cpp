@@ -108,6 +108,33 @@ TEST(ExperimentValidation, ScheduleRules) {
   EXPECT_EQ(parse_error(document.dump()), "");
 }
 
+TEST(ExperimentValidation, PipeMareFields) {
+  auto document = small_experiment_json();
+  document["parallel"]["schedule"] = "pipemare";
+  document["training"]["pipemare"] = {{"lr_rescheduling", true}, {"lr_warmup_updates", 50},
+                                      {"discrepancy_correction", false}, {"velocity_decay", 0.5}};
+  EXPECT_EQ(parse_error(document.dump()), "");
+  const Experiment experiment = parse_experiment(document.dump());
+  EXPECT_EQ(experiment.parallel.schedule, ScheduleKind::PipeMare);
+  EXPECT_TRUE(experiment.training.pipemare.lr_rescheduling);
+  EXPECT_EQ(experiment.training.pipemare.lr_warmup_updates, 50);
+  EXPECT_FALSE(experiment.training.pipemare.discrepancy_correction);
+  EXPECT_EQ(experiment.training.pipemare.velocity_decay, 0.5);
+
+  document["training"]["pipemare"]["lr_warmup_updates"] = 0;
+  EXPECT_MENTIONS(parse_error(document.dump()), "training.pipemare.lr_warmup_updates = 0 must be >= 1");
+  document["training"]["pipemare"]["lr_warmup_updates"] = 50;
+  document["training"]["pipemare"]["velocity_decay"] = 1.0;
+  EXPECT_MENTIONS(parse_error(document.dump()), "training.pipemare.velocity_decay = 1 must be in [0, 1)");
+  document["training"]["pipemare"]["velocity_decay"] = 0.5;
+  document["training"]["pipemare"]["correction"] = true;
+  EXPECT_MENTIONS(parse_error(document.dump()), "training.pipemare");
+  EXPECT_MENTIONS(parse_error(document.dump()), "discrepancy_correction");  // the valid keys are listed
+  document["training"]["pipemare"].erase("correction");
+  document["training"]["pipemare"]["lr_rescheduling"] = "yes";
+  EXPECT_MENTIONS(parse_error(document.dump()), "training.pipemare.lr_rescheduling");
+}
+
 TEST(ExperimentValidation, ValueRanges) {
   auto document = small_experiment_json();
   document["training"]["optimizer"]["lr"] = 0;

@@ -18,7 +18,8 @@ const int kMicrobatchSamples[] = {1, 2, 3, 4, 7, 8, 16, 31, 32, 64};
 const ScheduleKind kKinds[] = {ScheduleKind::GPipe,           ScheduleKind::OneFOneB,
                                ScheduleKind::Interleaved1F1B, ScheduleKind::ZeroBubbleH1,
                                ScheduleKind::ZeroBubbleV,     ScheduleKind::DualPipeV,
-                               ScheduleKind::PipeDream,       ScheduleKind::PipeDream2BW};
+                               ScheduleKind::PipeDream,       ScheduleKind::PipeDream2BW,
+                               ScheduleKind::PipeMare};
 
 // The options that make sense for (kind, pp, m): interleaved uses 2 chunks and
 // needs m % pp == 0, zb-v has exactly 2 chunks, dualpipev 2 chunks and m >= 2 pp,

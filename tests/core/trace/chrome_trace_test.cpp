@@ -140,7 +140,7 @@ TEST(ChromeTrace, EachOpIsACompleteEventInMicroseconds) {
     EXPECT_EQ(args.at("stage"), expected.op.stage);
     EXPECT_EQ(args.at("microbatch"), expected.op.microbatch);
     EXPECT_EQ(args.at("bytes"), expected.bytes);
-    for (const char* key : {"chunk", "step", "weight_version", "peer", "layer"}) {
+    for (const char* key : {"chunk", "step", "weight_version", "weight_delay", "peer", "layer"}) {
       EXPECT_TRUE(args.contains(key)) << key;
     }
   }

@@ -44,21 +44,21 @@ TEST(EventsCsv, HeaderAndOneRowPerEvent) {
   const auto rows = rows_of(out.str());
   ASSERT_EQ(rows.size(), trace.events.size() + 1);
   EXPECT_EQ(rows[0],
-            "device,kind,stage,chunk,microbatch,step,weight_version,peer,t_begin,t_end,duration,"
+            "device,kind,stage,chunk,microbatch,step,weight_version,weight_delay,peer,t_begin,t_end,duration,"
             "bytes");
   // The send on device 0: [2, 2.5] seconds, 4096 bytes.
   const TraceEvent& send = trace.events[2];
   ASSERT_EQ(send.op.kind, OpKind::SendActivation);
   const auto cells = split(rows[3], ',');
-  ASSERT_EQ(cells.size(), 12u);
+  ASSERT_EQ(cells.size(), 13u);
   EXPECT_EQ(cells[0], "0");
   EXPECT_EQ(cells[1], op_kind_name(OpKind::SendActivation));
   EXPECT_EQ(cells[4], "0");  // micro-batch
-  EXPECT_DOUBLE_EQ(std::stod(cells[8]), 2.0);
-  EXPECT_DOUBLE_EQ(std::stod(cells[9]), 2.5);
-  EXPECT_DOUBLE_EQ(std::stod(cells[10]), 0.5);
-  EXPECT_EQ(cells[11], "4096");
-  for (size_t i = 1; i < rows.size(); ++i) EXPECT_EQ(split(rows[i], ',').size(), 12u) << rows[i];
+  EXPECT_DOUBLE_EQ(std::stod(cells[9]), 2.0);
+  EXPECT_DOUBLE_EQ(std::stod(cells[10]), 2.5);
+  EXPECT_DOUBLE_EQ(std::stod(cells[11]), 0.5);
+  EXPECT_EQ(cells[12], "4096");
+  for (size_t i = 1; i < rows.size(); ++i) EXPECT_EQ(split(rows[i], ',').size(), 13u) << rows[i];
 }
 
 TEST(MemoryCsv, OneColumnPerCategoryAndATotal) {
