@@ -4,19 +4,18 @@
 #include <limits>
 
 #include "core/io/experiment_io.h"
-#include "core/io/experiment_prediction.h"
 #include "core/plan/stage_profile.h"
-#include "core/planner/stage_cost_table.h"
+#include "core/planner/planning_costs.h"
 #include "core/schedule/lowering.h"
+#include "core/sim/memory_model.h"
+#include "core/sim/simulator.h"
 
 namespace pipelab {
 namespace {
 
 // A (pp, dp, m) not yet simulated, with what it cannot beat.
 struct Pending {
-  int dp = 1;
-  int pp = 1;
-  int microbatches = 1;
+  Experiment experiment;  // its split written out as stage starts, so it is searched once per pp
   double step_bound_s = 0;
   int64_t memory_bound = 0;
 };
@@ -26,6 +25,51 @@ bool better(const DappleCandidate& a, const DappleCandidate& b) {
   if (a.step_s != b.step_s) return a.step_s < b.step_s;
   if (a.dp * a.pp != b.dp * b.pp) return a.dp * a.pp < b.dp * b.pp;
   return a.microbatches < b.microbatches;
+}
+
+// Bounds from the candidate's stage costs. Stage s cannot start before
+// micro-batch 0 has gone forward through every earlier stage, does m
+// micro-batches' F and B itself, and after its last B that gradient still goes
+// back through every earlier stage: step >= max over s of
+// m * cost(s) + sum over k < s of cost(k). Each device holds at least its
+// stage's weights, gradients and optimizer state.
+void bound(Pending& entry, std::optional<double> link_bandwidth) {
+  const Experiment& experiment = entry.experiment;
+  const ParallelPlan& plan = experiment.parallel;
+  const std::vector<StageProfile> profiles =
+      profile_stages(experiment.model, plan, microbatch_size(experiment), experiment.training.precision);
+  const CostModel cost = planning_cost_model(experiment, profiles, link_bandwidth);
+  double earlier_stages_s = 0;
+  for (int s = 0; s < plan.pp; ++s) {
+    const double stage_s = stage_microbatch_s(cost, s, plan.tp, plan.recompute);
+    entry.step_bound_s = std::max(entry.step_bound_s, plan.microbatches * stage_s + earlier_stages_s);
+    earlier_stages_s += stage_s;
+    const StageMemory memory = stage_memory(cost, s);
+    entry.memory_bound = std::max(entry.memory_bound, memory.weights + memory.gradients + memory.optimizer_state);
+  }
+}
+
+// Every valid (pp, dp, m) on `groups` device groups, bounded.
+std::vector<Pending> candidates(const Experiment& experiment, int groups, std::optional<double> link_bandwidth) {
+  const int64_t batch = experiment.training.batch_size;
+  const int layers = static_cast<int>(experiment.model.layers.size());
+  std::vector<Pending> pending;
+  for (int pp = 1; pp <= std::min(groups, layers); ++pp) {
+    std::vector<int> stage_starts;
+    for (const LayerRange& range : partition_layers(experiment.model, dapple_experiment(experiment, 1, pp, 1).parallel))
+      if (range.begin > 0) stage_starts.push_back(range.begin);
+    for (int dp = 1; dp * pp <= groups; ++dp)
+      for (int m = 1; m <= batch / dp; ++m) {
+        if (batch % dp != 0 || (batch / dp) % m != 0) continue;
+        Pending entry{dapple_experiment(experiment, dp, pp, m), 0, 0};
+        entry.experiment.parallel.partition = PartitionRule::Explicit;
+        entry.experiment.parallel.boundaries = stage_starts;
+        if (!validate_experiment(entry.experiment).empty()) continue;
+        bound(entry, link_bandwidth);
+        pending.push_back(std::move(entry));
+      }
+  }
+  return pending;
 }
 
 }  // namespace
@@ -49,15 +93,10 @@ DappleCandidate simulate_candidate(const Experiment& experiment, std::optional<d
   const std::vector<StageProfile> profiles =
       profile_stages(experiment.model, plan, microbatch_size(experiment), experiment.training.precision);
   const Schedule schedule = build_schedule(plan, profiles);
-  CostModel cost = experiment_cost_model(experiment, profiles);
-  if (link_bandwidth) {
-    DeviceProfile device = cost.device();
-    device.link_bandwidth = *link_bandwidth;
-    cost = CostModel::from_profiles(profiles, device, cost.optimizer_slots());
-  }
   SimulationOptions metrics_only;
   metrics_only.record_events = metrics_only.record_memory = false;
-  const SimulationResult result = simulate(schedule, cost, metrics_only);
+  const SimulationResult result =
+      simulate(schedule, planning_cost_model(experiment, profiles, link_bandwidth), metrics_only);
 
   DappleCandidate candidate;
   candidate.dp = plan.dp;
@@ -67,8 +106,8 @@ DappleCandidate simulate_candidate(const Experiment& experiment, std::optional<d
   candidate.step_s = result.makespan / schedule.steps;
   candidate.stage_peak_bytes.assign(plan.stages(), 0);
   for (const DeviceSimStats& device : result.per_device) {
-    const int stage = device_coord(plan, device.device).pipeline_rank;
-    candidate.stage_peak_bytes[stage] = std::max(candidate.stage_peak_bytes[stage], device.peak_total_bytes);
+    int64_t& stage_peak = candidate.stage_peak_bytes[device_coord(plan, device.device).pipeline_rank];
+    stage_peak = std::max(stage_peak, device.peak_total_bytes);
     candidate.peak_device_bytes = std::max(candidate.peak_device_bytes, device.peak_total_bytes);
   }
   return candidate;
@@ -76,45 +115,20 @@ DappleCandidate simulate_candidate(const Experiment& experiment, std::optional<d
 
 DapplePlan plan_dapple(const Experiment& experiment, int devices, int64_t memory_per_device,
                        std::optional<double> link_bandwidth) {
-  const StageCostTable table(experiment, link_bandwidth);
-  const int groups = devices / experiment.parallel.tp;
-  const int64_t batch = experiment.training.batch_size;
-
+  std::vector<Pending> pending = candidates(experiment, devices / experiment.parallel.tp, link_bandwidth);
   DapplePlan plan;
-  std::vector<Pending> pending;
-  for (int pp = 1; pp <= std::min(groups, table.layer_count()); ++pp) {
-    const std::vector<LayerRange> split = partition_layers(experiment.model, dapple_experiment(experiment, 1, pp, 1).parallel);
-    for (int dp = 1; dp * pp <= groups; ++dp) {
-      if (batch % dp != 0) continue;
-      for (int m = 1; m <= batch / dp; ++m) {
-        if ((batch / dp) % m != 0) continue;
-        const Experiment candidate = dapple_experiment(experiment, dp, pp, m);
-        if (!validate_experiment(candidate).empty()) continue;
-        // Costs per micro-batch scale with its size; the table holds the experiment's own.
-        const double scale = static_cast<double>(microbatch_size(candidate)) / microbatch_size(experiment);
-        Pending entry{dp, pp, m, 0, 0};
-        for (const LayerRange& range : split) {
-          const RangeCost& cost = table.range(range.begin, range.end);
-          entry.step_bound_s = std::max(entry.step_bound_s, m * scale * cost.microbatch_s);
-          entry.memory_bound = std::max(entry.memory_bound, cost.memory.weights + cost.memory.gradients +
-                                                                cost.memory.optimizer_state);
-        }
-        pending.push_back(entry);
-      }
-    }
-  }
   plan.candidates = static_cast<int>(pending.size());
   if (pending.empty())
-    throw ExperimentError("no (pp, dp, micro-batch) split of training.batch_size = " + std::to_string(batch) +
-                          " over " + std::to_string(devices) + " devices passes validation; change the batch size");
+    throw ExperimentError("no pp, dp and micro-batch count splits training.batch_size = " +
+                          std::to_string(experiment.training.batch_size) + " over " + std::to_string(devices) +
+                          " devices into a valid experiment; change the batch size or the model");
 
   std::sort(pending.begin(), pending.end(),
             [](const Pending& a, const Pending& b) { return a.step_bound_s < b.step_bound_s; });
   for (const Pending& entry : pending) {
     if (plan.best && entry.step_bound_s > plan.best->step_s) break;
     if (entry.memory_bound > memory_per_device) continue;
-    DappleCandidate candidate =
-        simulate_candidate(dapple_experiment(experiment, entry.dp, entry.pp, entry.microbatches), link_bandwidth);
+    DappleCandidate candidate = simulate_candidate(entry.experiment, link_bandwidth);
     ++plan.simulated;
     if (candidate.peak_device_bytes > memory_per_device) continue;
     if (!plan.best || better(candidate, *plan.best)) plan.best = std::move(candidate);
@@ -128,10 +142,9 @@ DapplePlan plan_dapple(const Experiment& experiment, int devices, int64_t memory
   plan.smallest_memory = std::numeric_limits<int64_t>::max();
   for (const Pending& entry : pending) {
     if (entry.memory_bound >= plan.smallest_memory) break;
-    const DappleCandidate candidate =
-        simulate_candidate(dapple_experiment(experiment, entry.dp, entry.pp, entry.microbatches), link_bandwidth);
+    plan.smallest_memory =
+        std::min(plan.smallest_memory, simulate_candidate(entry.experiment, link_bandwidth).peak_device_bytes);
     ++plan.simulated;
-    plan.smallest_memory = std::min(plan.smallest_memory, candidate.peak_device_bytes);
   }
   return plan;
 }

@@ -9,9 +9,10 @@
 // simulated peak memory fits on every device (fewest devices, then fewest
 // micro-batches, on ties).
 //
-// A candidate's step cannot beat m x its slowest stage's F + B (one device
-// does that much work), nor its memory its heaviest stage's weights,
-// gradients and optimizer state; candidates are simulated in
+// A candidate's step cannot beat, for any stage s, m x the stage's F + B plus
+// the F + B of every stage before it (micro-batch 0 must reach s, and the
+// last gradient must get back from it), nor its memory its heaviest stage's
+// weights, gradients and optimizer state; candidates are simulated in
 // the order of that time bound, and the search stops once the bound passes
 // the best step found, so large models need few simulations.
 #pragma once

@@ -113,6 +113,8 @@ PlanProposal propose_dapple(const Experiment& experiment, const PlanRequest& req
   proposal.optimum.groups = best.dp * best.pp;
   proposal.optimum.peak_device_bytes = best.peak_device_bytes;
   proposal.experiment = dapple_experiment(experiment, best.dp, best.pp, best.microbatches);
+  proposal.candidates = plan.candidates;
+  proposal.simulated = plan.simulated;
   fill_prediction(proposal, request.link_bandwidth);
   return proposal;
 }

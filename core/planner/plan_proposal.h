@@ -34,6 +34,10 @@ struct PlanProposal {
   double predicted_step_s = 0;       // the simulator on `experiment`
   std::vector<int64_t> stage_peak_bytes;  // the simulator on `experiment`, per stage
   std::string note;                  // what the runnable plan gives up, if anything; else empty
+  // DAPPLE: the (pp, dp, m) candidates that passed validation, and how many
+  // of them its bounds let through to the simulator. 0 under PipeDream.
+  int candidates = 0;
+  int simulated = 0;
 };
 
 // Throws ExperimentError with one line saying what to change: devices below

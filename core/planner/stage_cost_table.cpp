@@ -5,8 +5,8 @@
 #include <string>
 
 #include "core/io/experiment_io.h"
-#include "core/io/experiment_prediction.h"
 #include "core/plan/stage_profile.h"
+#include "core/planner/planning_costs.h"
 
 namespace pipelab {
 namespace {
@@ -33,31 +33,11 @@ StageProfile profile_range(const Experiment& experiment, int begin, int end) {
   return stages[begin > 0 ? 1 : 0];
 }
 
-OpKind collective_kind(TensorParallelCollective collective) {
-  switch (collective) {
-    case TensorParallelCollective::AllReduce: return OpKind::AllReduce;
-    case TensorParallelCollective::ReduceScatter: return OpKind::ReduceScatter;
-    case TensorParallelCollective::AllGather: return OpKind::AllGather;
-  }
-  return OpKind::AllReduce;
-}
-
-Op stage_op(OpKind kind, int stage, int64_t bytes = 0) {
-  Op op;
-  op.kind = kind;
-  op.stage = stage;
-  op.bytes = bytes;
-  return op;
-}
-
 }  // namespace
 
 StageCostTable::StageCostTable(const Experiment& experiment, std::optional<double> link_bandwidth)
     : layer_count_(static_cast<int>(experiment.model.layers.size())),
       recompute_(experiment.parallel.recompute) {
-  if (experiment.simulation.profile == "unit")
-    throw ExperimentError("simulation.profile = unit counts no bytes or seconds, so there is nothing to plan "
-                          "with; set simulation.profile to cpu-core, h100 or h200");
   if (layer_count_ > kMaxPlannedLayers)
     throw ExperimentError("the model has " + std::to_string(layer_count_) + " layers; the planners search every "
                           "layer range and take at most " + std::to_string(kMaxPlannedLayers) +
@@ -71,10 +51,7 @@ StageCostTable::StageCostTable(const Experiment& experiment, std::optional<doubl
       profiles.push_back(profile_range(experiment, begin, end));
     }
 
-  // The experiment's own cost model (bf16 rate, optimizer slots), with the link replaced if asked.
-  DeviceProfile device = experiment_cost_model(experiment, {profiles.front()}).device();
-  if (link_bandwidth) device.link_bandwidth = *link_bandwidth;
-  cost_ = CostModel::from_profiles(profiles, device, optimizer_slots(experiment.training.optimizer));
+  cost_ = planning_cost_model(experiment, profiles, link_bandwidth);
 
   const int tp = experiment.parallel.tp;
   ranges_.resize(profile_of.size());
@@ -83,12 +60,7 @@ StageCostTable::StageCostTable(const Experiment& experiment, std::optional<doubl
     if (stage < 0) continue;
     const StageProfile& profile = profiles[stage];
     RangeCost& range = ranges_[i];
-    range.microbatch_s = cost_.duration(stage_op(OpKind::Forward, stage)) +
-                         cost_.duration(stage_op(OpKind::Backward, stage));
-    if (recompute_) range.microbatch_s += cost_.duration(stage_op(OpKind::Recompute, stage));
-    for (const TensorParallelAllReduce& collective : profile.tp_allreduces)
-      range.microbatch_s +=
-          cost_.collective_duration(stage_op(collective_kind(collective.collective), stage, collective.bytes), tp);
+    range.microbatch_s = stage_microbatch_s(cost_, stage, tp, recompute_);
     range.update_s = cost_.duration(stage_op(OpKind::Update, stage));
     range.gradient_bytes = profile.gradient_bytes();
     range.input_bytes = profile.layers.begin > 0 ? profile.input_bytes : 0;

@@ -30,7 +30,7 @@ class StageCostTable {
   // The experiment's model, tp, precision, recomputation and micro-batch size
   // (training.batch_size / dp / microbatches) on its simulation.profile;
   // `link_bandwidth` (bytes/s) replaces the profile's link when given.
-  // Throws ExperimentError when the profile is "unit" (planning needs bytes).
+  // Throws ExperimentError like planning_cost_model.
   StageCostTable(const Experiment& experiment, std::optional<double> link_bandwidth = std::nullopt);
 
   int layer_count() const { return layer_count_; }

@@ -46,9 +46,16 @@ std::optional<int64_t> parse_byte_size(const std::string& text) {
 }
 
 std::string byte_size_text(int64_t bytes) {
-  const double hundredths = std::ceil(static_cast<double>(bytes) / (1 << 30) * 100);
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  double scaled = static_cast<double>(bytes);
+  while (unit + 1 < 5 && scaled >= 1024) {
+    scaled /= 1024;
+    ++unit;
+  }
+  if (unit == 0) return std::to_string(bytes) + " B";
   char text[48];
-  std::snprintf(text, sizeof text, "%.2f GiB", hundredths / 100);
+  std::snprintf(text, sizeof text, "%.2f %s", std::ceil(scaled * 100) / 100, kUnits[unit]);
   return text;
 }
 

@@ -12,7 +12,8 @@ namespace pipelab {
 // allowed before the unit. Empty for anything else or above 2^62 bytes.
 std::optional<int64_t> parse_byte_size(const std::string& text);
 
-// "40.13 GiB" (two decimals, rounded up so the figure always suffices).
+// "512 B", "1.50 KiB", "40.13 GiB": the largest binary unit below the size,
+// two decimals rounded up so the figure always suffices.
 std::string byte_size_text(int64_t bytes);
 
 }  // namespace pipelab

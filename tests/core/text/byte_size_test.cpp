@@ -23,7 +23,10 @@ TEST(ByteSize, RefusesWhatIsNotASize) {
 TEST(ByteSize, TextRoundsUpSoTheFigureSuffices) {
   EXPECT_EQ(byte_size_text(int64_t{16} << 30), "16.00 GiB");
   EXPECT_EQ(byte_size_text((int64_t{16} << 30) + 1), "16.01 GiB");
-  EXPECT_EQ(byte_size_text(0), "0.00 GiB");
+  EXPECT_EQ(byte_size_text(0), "0 B");
+  EXPECT_EQ(byte_size_text(1023), "1023 B");
+  EXPECT_EQ(byte_size_text(1536), "1.50 KiB");
+  EXPECT_EQ(byte_size_text(4831360), "4.61 MiB");
 }
 
 }  // namespace
