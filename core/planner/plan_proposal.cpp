@@ -123,6 +123,14 @@ PlanProposal propose_dapple(const Experiment& experiment, const PlanRequest& req
 
 const char* planner_name(PlannerKind kind) { return kind == PlannerKind::Dapple ? "dapple" : "pipedream"; }
 
+const char* planner_description(PlannerKind kind) {
+  return kind == PlannerKind::Dapple
+             ? "DAPPLE: tries every pp, dp and micro-batch count on synchronous 1F1B, each simulated; "
+               "its plan runs as predicted"
+             : "PipeDream: a dynamic program over stages and per-stage replicas (asynchronous); "
+               "runs the closest uniform dp x pp when its optimum is not uniform";
+}
+
 std::optional<PlannerKind> parse_planner(const std::string& name) {
   if (name == "dapple") return PlannerKind::Dapple;
   if (name == "pipedream") return PlannerKind::PipeDream;

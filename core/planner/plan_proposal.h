@@ -16,6 +16,7 @@ namespace pipelab {
 enum class PlannerKind { Dapple, PipeDream };
 const char* planner_name(PlannerKind kind);
 std::optional<PlannerKind> parse_planner(const std::string& name);
+const char* planner_description(PlannerKind kind);  // one line, for help and the app
 
 struct PlanRequest {
   PlannerKind planner = PlannerKind::Dapple;
