@@ -68,6 +68,12 @@ std::string layers_text(LayerRange layers) {
                                         : std::to_string(layers.begin) + "-" + std::to_string(layers.end - 1);
 }
 
+// "1 stage", "3 stages", "1 micro-batch", "8 micro-batches".
+std::string counted(size_t count, const std::string& noun) {
+  if (count == 1) return "1 " + noun;
+  return std::to_string(count) + " " + noun + (noun.back() == 'h' ? "es" : "s");
+}
+
 std::string milliseconds(double seconds) {
   char text[32];
   std::snprintf(text, sizeof text, "%.4g ms", seconds * 1e3);
@@ -78,8 +84,9 @@ void print_text(const PlanProposal& proposal, const PlanRequest& request, std::o
   const ParallelPlan& plan = proposal.experiment.parallel;
   out << "planner: " << planner_name(proposal.planner) << ", " << request.devices << " devices, "
       << byte_size_text(request.memory_per_device) << " each\n";
-  out << "optimum: " << proposal.optimum.stages.size() << " stages on " << proposal.optimum.groups * plan.tp
-      << " devices, slowest stage " << milliseconds(proposal.optimum.slowest_stage_s) << " a step\n";
+  out << "optimum: " << counted(proposal.optimum.stages.size(), "stage") << " on "
+      << counted(proposal.optimum.groups * plan.tp, "device") << ", slowest stage "
+      << milliseconds(proposal.optimum.slowest_stage_s) << " a step\n";
   out << "  stage  layers      replicas  step         memory per device\n";
   for (size_t s = 0; s < proposal.optimum.stages.size(); ++s) {
     const PlannedStage& stage = proposal.optimum.stages[s];
@@ -88,8 +95,8 @@ void print_text(const PlanProposal& proposal, const PlanRequest& request, std::o
                   stage.replicas, milliseconds(stage.step_s).c_str(), byte_size_text(stage.device_bytes).c_str());
     out << line;
   }
-  out << "plan: dp " << plan.dp << " x tp " << plan.tp << " x pp " << plan.pp << ", " << plan.microbatches
-      << " micro-batches, " << schedule_name(plan.schedule) << ", partition "
+  out << "plan: dp " << plan.dp << " x tp " << plan.tp << " x pp " << plan.pp << ", "
+      << counted(plan.microbatches, "micro-batch") << ", " << schedule_name(plan.schedule) << ", partition "
       << (plan.partition == PartitionRule::Explicit ? "at layers" : partition_name(plan.partition));
   for (int boundary : plan.boundaries) out << " " << boundary;
   out << "\npredicted step: " << milliseconds(proposal.predicted_step_s) << " (simulated)\npeak memory per device:";

@@ -1,5 +1,6 @@
 #include "core/planner/plan_proposal.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -85,6 +86,8 @@ PlanProposal propose_pipedream(const Experiment& experiment, const PlanRequest& 
   if (!uniform.found())
     throw too_little_memory("uniform dp x pp plan (what PipeLab runs)", request.memory_per_device,
                             pipedream_minimum_memory(table, groups, microbatches, true));
+  // A uniform plan as fast as the optimum is the optimum PipeLab runs as it is.
+  if (uniform.slowest_stage_s <= proposal.optimum.slowest_stage_s) proposal.optimum = uniform;
   proposal.experiment = pipedream_experiment(experiment, uniform, microbatches);
   fill_prediction(proposal, request.link_bandwidth);
   if (!proposal.optimum.uniform()) {
@@ -98,6 +101,14 @@ PlanProposal propose_pipedream(const Experiment& experiment, const PlanRequest& 
                     seconds_text(uniform.slowest_stage_s) + " a step, " + percent + " more than the optimum's " +
                     seconds_text(proposal.optimum.slowest_stage_s);
   }
+  // PipeDream's memory term is its paper's estimate; the simulator follows
+  // the schedule op by op and may find more.
+  const int64_t simulated_peak = *std::max_element(proposal.stage_peak_bytes.begin(), proposal.stage_peak_bytes.end());
+  if (simulated_peak > request.memory_per_device)
+    proposal.note += std::string(proposal.note.empty() ? "" : "; ") + "the simulator predicts " +
+                     byte_size_text(simulated_peak) + " on the fullest device, above the " +
+                     byte_size_text(request.memory_per_device) + " given: try --planner dapple, whose plans are "
+                     "checked by the simulator";
   return proposal;
 }
 

@@ -23,6 +23,7 @@ constexpr int kMaxDialogDevices = 1 << 16;
 PlanDialog::PlanDialog(const Experiment& experiment, QWidget* parent)
     : QDialog(parent), tp_(std::max(experiment.parallel.tp, 1)) {
   setWindowTitle(tr("Plan for me"));
+  setMinimumWidth(440);
   devices_spin_ = new QSpinBox(this);
   devices_spin_->setRange(1, kMaxDialogDevices);
   devices_spin_->setValue(std::max(experiment.parallel.devices(), 1));
@@ -53,9 +54,11 @@ PlanDialog::PlanDialog(const Experiment& experiment, QWidget* parent)
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
 
   auto* layout = new QVBoxLayout(this);
-  layout->addWidget(new QLabel(tr("Choose the split of the open experiment for this cluster. The plan replaces "
-                                  "the parallel settings; Plan > Undo plan puts them back."),
-                               this));
+  auto* intro = new QLabel(tr("Choose the split of the open experiment for this cluster. The plan replaces "
+                              "the parallel settings; Plan > Undo plan puts them back."),
+                           this);
+  intro->setWordWrap(true);
+  layout->addWidget(intro);
   layout->addLayout(form);
   layout->addWidget(planner_description_);
   layout->addWidget(problem_label_);
