@@ -74,32 +74,26 @@ std::string counted(size_t count, const std::string& noun) {
   return std::to_string(count) + " " + noun + (noun.back() == 'h' ? "es" : "s");
 }
 
-std::string milliseconds(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g ms", seconds * 1e3);
-  return text;
-}
-
 void print_text(const PlanProposal& proposal, const PlanRequest& request, std::ostream& out) {
   const ParallelPlan& plan = proposal.experiment.parallel;
   out << "planner: " << planner_name(proposal.planner) << ", " << request.devices << " devices, "
       << byte_size_text(request.memory_per_device) << " each\n";
   out << "optimum: " << counted(proposal.optimum.stages.size(), "stage") << " on "
       << counted(proposal.optimum.groups * plan.tp, "device") << ", slowest stage "
-      << milliseconds(proposal.optimum.slowest_stage_s) << " a step\n";
+      << milliseconds_text(proposal.optimum.slowest_stage_s) << " a step\n";
   out << "  stage  layers      replicas  step         memory per device\n";
   for (size_t s = 0; s < proposal.optimum.stages.size(); ++s) {
     const PlannedStage& stage = proposal.optimum.stages[s];
     char line[160];
     std::snprintf(line, sizeof line, "  %-5zu  %-10s  %-8d  %-11s  %s\n", s, layers_text(stage.layers).c_str(),
-                  stage.replicas, milliseconds(stage.step_s).c_str(), byte_size_text(stage.device_bytes).c_str());
+                  stage.replicas, milliseconds_text(stage.step_s).c_str(), byte_size_text(stage.device_bytes).c_str());
     out << line;
   }
   out << "plan: dp " << plan.dp << " x tp " << plan.tp << " x pp " << plan.pp << ", "
       << counted(plan.microbatches, "micro-batch") << ", " << schedule_name(plan.schedule) << ", partition "
       << (plan.partition == PartitionRule::Explicit ? "at layers" : partition_name(plan.partition));
   for (int boundary : plan.boundaries) out << " " << boundary;
-  out << "\npredicted step: " << milliseconds(proposal.predicted_step_s) << " (simulated)\npeak memory per device:";
+  out << "\npredicted step: " << milliseconds_text(proposal.predicted_step_s) << " (simulated)\npeak memory per device:";
   for (int64_t bytes : proposal.stage_peak_bytes) out << " " << byte_size_text(bytes);
   out << " (simulated, per stage)\n";
   if (!proposal.note.empty()) out << "note: " << proposal.note << "\n";

@@ -40,12 +40,6 @@ std::string replicas_text(const PlannedPipeline& plan) {
   return text;
 }
 
-std::string seconds_text(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g ms", seconds * 1e3);
-  return text;
-}
-
 // The experiment of a uniform PipeDream plan: its stages as explicit stage
 // starts, dp = the replicas, and the step's micro-batches shared over them
 // so each keeps the size the plan was costed at.
@@ -98,8 +92,8 @@ PlanProposal propose_pipedream(const Experiment& experiment, const PlanRequest& 
                     " device groups); PipeLab runs uniform dp x pp, so the plan is dp " +
                     std::to_string(proposal.experiment.parallel.dp) + " x pp " +
                     std::to_string(proposal.experiment.parallel.pp) + ", whose slowest stage takes " +
-                    seconds_text(uniform.slowest_stage_s) + " a step, " + percent + " more than the optimum's " +
-                    seconds_text(proposal.optimum.slowest_stage_s);
+                    milliseconds_text(uniform.slowest_stage_s) + " a step, " + percent + " more than the optimum's " +
+                    milliseconds_text(proposal.optimum.slowest_stage_s);
   }
   // PipeDream's memory term is its paper's estimate; the simulator follows
   // the schedule op by op and may find more.
@@ -131,6 +125,12 @@ PlanProposal propose_dapple(const Experiment& experiment, const PlanRequest& req
 }
 
 }  // namespace
+
+std::string milliseconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g ms", seconds * 1e3);
+  return text;
+}
 
 const char* planner_name(PlannerKind kind) { return kind == PlannerKind::Dapple ? "dapple" : "pipedream"; }
 

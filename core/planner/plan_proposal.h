@@ -46,4 +46,7 @@ struct PlanProposal {
 // smallest that works), a unit profile, a bandwidth <= 0.
 PlanProposal propose_plan(const Experiment& experiment, const PlanRequest& request);
 
+// A time as the planners' messages write it: "76.38 ms" (four significant digits).
+std::string milliseconds_text(double seconds);
+
 }  // namespace pipelab

@@ -2,21 +2,9 @@
 
 #include "core/io/experiment_io.h"
 #include "core/io/experiment_prediction.h"
+#include "core/schedule/lowering.h"
 
 namespace pipelab {
-namespace {
-
-OpKind collective_kind(TensorParallelCollective collective) {
-  switch (collective) {
-    case TensorParallelCollective::AllReduce: return OpKind::AllReduce;
-    case TensorParallelCollective::ReduceScatter: return OpKind::ReduceScatter;
-    case TensorParallelCollective::AllGather: return OpKind::AllGather;
-  }
-  return OpKind::AllReduce;
-}
-
-}  // namespace
-
 Op stage_op(OpKind kind, int stage, int64_t bytes) {
   Op op;
   op.kind = kind;
@@ -41,7 +29,7 @@ double stage_microbatch_s(const CostModel& cost, int stage, int tp, bool recompu
   double time = cost.duration(stage_op(OpKind::Forward, stage)) + cost.duration(stage_op(OpKind::Backward, stage));
   if (recompute) time += cost.duration(stage_op(OpKind::Recompute, stage));
   for (const TensorParallelAllReduce& collective : cost.stages()[stage].tp_allreduces)
-    time += cost.collective_duration(stage_op(collective_kind(collective.collective), stage, collective.bytes), tp);
+    time += cost.collective_duration(stage_op(tensor_parallel_op_kind(collective.collective), stage, collective.bytes), tp);
   return time;
 }
 

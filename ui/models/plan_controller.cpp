@@ -1,6 +1,5 @@
 #include "ui/models/plan_controller.h"
 
-#include <cstdio>
 #include <exception>
 
 #include "core/io/experiment_io.h"
@@ -11,16 +10,14 @@ namespace {
 
 QString summary_of(const PlanProposal& proposal) {
   const ParallelPlan& plan = proposal.experiment.parallel;
-  char step[32];
-  std::snprintf(step, sizeof step, "%.4g", proposal.predicted_step_s * 1e3);
-  QString text = PlanController::tr("%1 plan: dp %2 x tp %3 x pp %4, %5 micro-batches, %6; predicted step %7 ms")
+  QString text = PlanController::tr("%1 plan: dp %2 x tp %3 x pp %4, %5 micro-batches, %6; predicted step %7")
                      .arg(proposal.planner == PlannerKind::Dapple ? QStringLiteral("DAPPLE") : QStringLiteral("PipeDream"))
                      .arg(plan.dp)
                      .arg(plan.tp)
                      .arg(plan.pp)
                      .arg(plan.microbatches)
                      .arg(QString::fromUtf8(schedule_name(plan.schedule)))
-                     .arg(QString::fromLatin1(step));
+                     .arg(QString::fromStdString(milliseconds_text(proposal.predicted_step_s)));
   if (!proposal.note.empty()) text += QStringLiteral(". ") + QString::fromStdString(proposal.note);
   return text;
 }
