@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <string>
@@ -14,23 +15,26 @@ namespace {
 constexpr double kInfeasible = std::numeric_limits<double>::infinity();
 
 // The search visits about layers^2 / 2 x groups^2 / 2 (stage, replicas)
-// choices; past this it takes more than seconds.
-constexpr double kMaxSearchSteps = double(1) * (1 << 30) * 4;
+// choices, a few nanoseconds each; past this it takes more than a second or two
+// (GPT-3's 99 layers on 128 groups of tp 8 take 4e7, well inside).
+constexpr double kMaxSearchSteps = double(1 << 29);
 
 void check_search_size(const StageCostTable& table, int groups) {
   const double layers = table.layer_count();
-  if (layers * layers / 2 * groups * groups / 2 > kMaxSearchSteps)
-    throw ExperimentError("PipeDream's planner would search too long over " + std::to_string(table.layer_count()) +
-                          " layers and " + std::to_string(groups) +
-                          " device groups; plan for fewer devices, raise parallel.tp, or use --planner dapple");
+  if (layers * layers / 2 * groups * groups / 2 <= kMaxSearchSteps) return;
+  const int most_groups = static_cast<int>(std::sqrt(4 * kMaxSearchSteps) / layers);
+  throw ExperimentError("PipeDream's planner would search too long over " + std::to_string(table.layer_count()) +
+                        " layers and " + std::to_string(groups) + " device groups; plan for at most " +
+                        std::to_string(most_groups) + " groups of parallel.tp devices, raise parallel.tp, or use "
+                        "--planner dapple");
 }
-
-// One stage's term in a min-max plan: its layers, replicas, and the groups
-// from it to the last stage. kInfeasible rules the choice out.
-using StageTerm = std::function<double(LayerRange layers, int replicas, int groups_from_here)>;
 
 // The min-max dynamic program of the header: best(i, S) over suffixes
 // [i, L) on exactly S groups, each stage's replicas taken from `replica_choices`.
+// `term(layers, replicas, groups_from_here)` is one stage's value in the
+// max; kInfeasible rules the choice out. (A template, not a std::function:
+// the innermost loop calls it billions of times on large clusters.)
+template <typename StageTerm>
 PlannedPipeline min_max_plan(const StageCostTable& table, int groups, const std::vector<int>& replica_choices,
                              const StageTerm& term) {
   const int layers = table.layer_count();
@@ -110,7 +114,7 @@ std::vector<int> replicas_of(const PlannedPipeline& plan) {
 PlannedPipeline plan_within_memory(const StageCostTable& table, int groups, int64_t memory_per_device,
                                    int microbatches, bool uniform_only) {
   check_search_size(table, groups);
-  const StageTerm time_within_memory = [&](LayerRange layers, int replicas, int groups_from_here) {
+  const auto time_within_memory = [&](LayerRange layers, int replicas, int groups_from_here) {
     if (pipedream_stage_bytes(table, layers, replicas, groups_from_here) > memory_per_device) return kInfeasible;
     return pipedream_stage_s(table, layers, replicas, microbatches);
   };
@@ -182,7 +186,7 @@ PlannedPipeline plan_pipedream_uniform(const StageCostTable& table, int groups, 
 
 int64_t pipedream_minimum_memory(const StageCostTable& table, int groups, int microbatches, bool uniform_only) {
   check_search_size(table, groups);
-  const StageTerm bytes = [&](LayerRange layers, int replicas, int groups_from_here) {
+  const auto bytes = [&](LayerRange layers, int replicas, int groups_from_here) {
     return static_cast<double>(pipedream_stage_bytes(table, layers, replicas, groups_from_here));
   };
   const auto search = [&](const std::vector<int>& choices) { return min_max_plan(table, groups, choices, bytes); };
