@@ -216,6 +216,7 @@ void MainWindow::buildActions() {
   undo_plan_action_ = new QAction(tr("&Undo plan"), this);
   undo_plan_action_->setToolTip(tr("Put back the parallel settings the last plan replaced"));
   connect(undo_plan_action_, &QAction::triggered, planner_, &PlanController::undo);
+  parallel_panel_->setPlanAction(plan_action_);
 
   for (QAction* action : {run_action_, step_action_, stop_action_, reset_action_}) {
     // Window-wide, so the keys work wherever the focus is (text fields keep Space).

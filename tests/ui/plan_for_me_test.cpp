@@ -5,6 +5,7 @@
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QToolButton>
 #include <QtTest>
 
 #include "core/io/experiment_io.h"
@@ -13,12 +14,23 @@
 #include "ui/models/experiment_document.h"
 #include "ui/models/plan_controller.h"
 #include "ui/models/prediction_updater.h"
+#include "ui/panels/parallel_panel.h"
 #include "ui/panels/plan_dialog.h"
 #include "ui/timeline/timeline_chart.h"
 #include "ui/timeline/timeline_view.h"
 #include "ui_test_support.h"
 
 using namespace pipelab;
+
+namespace {
+
+QAction* action_named(const MainWindow& window, const QString& text) {
+  for (QAction* action : window.findChildren<QAction*>())
+    if (action->text() == text) return action;
+  return nullptr;
+}
+
+}  // namespace
 
 class PlanForMeTest : public QObject {
   Q_OBJECT
@@ -47,8 +59,9 @@ class PlanForMeTest : public QObject {
     // The predicted timeline draws one row per device of the plan, before anything runs.
     QTRY_COMPARE(window.timelineView()->predictedChart()->rowCount(), plan.devices());
     QVERIFY(window.planController()->canUndo());
+    QVERIFY(action_named(window, QStringLiteral("&Undo plan"))->isEnabled());
 
-    window.planController()->undo();
+    action_named(window, QStringLiteral("&Undo plan"))->trigger();
     QCOMPARE(experiment_to_json(window.document()->experiment()), experiment_to_json(before));
     QVERIFY(!window.planController()->canUndo());
   }
@@ -78,6 +91,19 @@ class PlanForMeTest : public QObject {
     QVERIFY(window.notice().contains(QStringLiteral("smallest that works")));
     QCOMPARE(experiment_to_json(window.document()->experiment()), before);
     QVERIFY(!window.planController()->canUndo());
+  }
+
+  void theParallelPanelAndThePlanMenuOfferIt() {
+    MainWindow window;
+    QToolButton* button = nullptr;
+    for (QToolButton* candidate : window.parallelPanel()->findChildren<QToolButton*>())
+      if (candidate->defaultAction() && candidate->defaultAction()->text().contains(QStringLiteral("Plan for me")))
+        button = candidate;
+    QVERIFY(button);
+    QVERIFY(button->isEnabled());
+    QAction* undo = action_named(window, QStringLiteral("&Undo plan"));
+    QVERIFY(undo);
+    QVERIFY(!undo->isEnabled());  // nothing planned yet
   }
 
   void theDialogAsksForAValidRequest() {
