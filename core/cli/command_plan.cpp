@@ -2,9 +2,8 @@
 // planner) and print it, or write it as an experiment.
 #include <cstdio>
 #include <filesystem>
-#include <ostream>
-
 #include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "core/cli/cli_args.h"
 #include "core/cli/cli_commands.h"
@@ -27,7 +26,8 @@ int64_t byte_size_option(const ParsedArgs& parsed, const std::string& name, cons
   const std::string text = parsed.get(name);
   const std::optional<int64_t> bytes = parse_byte_size(text);
   if (!bytes || *bytes == 0)
-    throw UsageError("--" + name + " " + quoted_excerpt(text) + " is not a size above 0; write e.g. " + example);
+    throw UsageError("--" + name + " " + quoted_excerpt(text) +
+                     " is not a size above 0; write e.g. " + example);
   return *bytes;
 }
 
@@ -35,20 +35,27 @@ PlanRequest request_from_args(const ParsedArgs& parsed, const Experiment& experi
   PlanRequest request;
   if (parsed.has("planner")) {
     const std::optional<PlannerKind> planner = parse_planner(parsed.get("planner"));
-    if (!planner) throw UsageError("--planner " + quoted_excerpt(parsed.get("planner")) + " is not a planner; valid: dapple, pipedream");
+    if (!planner)
+      throw UsageError("--planner " + quoted_excerpt(parsed.get("planner")) +
+                       " is not a planner; valid: dapple, pipedream");
     request.planner = *planner;
   }
-  if (!parsed.has("devices")) throw UsageError("plan needs --devices N, the number of devices to plan for (e.g. --devices 8)");
+  if (!parsed.has("devices"))
+    throw UsageError(
+        "plan needs --devices N, the number of devices to plan for (e.g. --devices 8)");
   request.devices = parsed.get_int("devices", 0, 1, kMaxPlannedDevices);
   if (parsed.has("memory-per-device")) {
     request.memory_per_device = byte_size_option(parsed, "memory-per-device", "16GiB or 80GB");
   } else {
     const std::optional<DeviceProfile> device = find_device_profile(experiment.simulation.profile);
     if (!device)
-      throw UsageError("plan needs --memory-per-device BYTES (e.g. 16GiB) or a device profile that has a memory size");
+      throw UsageError(
+          "plan needs --memory-per-device BYTES (e.g. 16GiB) or a device profile that has a memory "
+          "size");
     request.memory_per_device = device->memory_bytes;
   }
-  if (parsed.has("bandwidth")) request.link_bandwidth = byte_size_option(parsed, "bandwidth", "450GB (per second)");
+  if (parsed.has("bandwidth"))
+    request.link_bandwidth = byte_size_option(parsed, "bandwidth", "450GB (per second)");
   return request;
 }
 
@@ -64,8 +71,9 @@ void rebase_data_path(Experiment& experiment, const std::string& written_to) {
 }
 
 std::string layers_text(LayerRange layers) {
-  return layers.end - layers.begin == 1 ? std::to_string(layers.begin)
-                                        : std::to_string(layers.begin) + "-" + std::to_string(layers.end - 1);
+  return layers.end - layers.begin == 1
+             ? std::to_string(layers.begin)
+             : std::to_string(layers.begin) + "-" + std::to_string(layers.end - 1);
 }
 
 // "1 stage", "3 stages", "1 micro-batch", "8 micro-batches".
@@ -85,15 +93,19 @@ void print_text(const PlanProposal& proposal, const PlanRequest& request, std::o
   for (size_t s = 0; s < proposal.optimum.stages.size(); ++s) {
     const PlannedStage& stage = proposal.optimum.stages[s];
     char line[160];
-    std::snprintf(line, sizeof line, "  %-5zu  %-10s  %-8d  %-11s  %s\n", s, layers_text(stage.layers).c_str(),
-                  stage.replicas, milliseconds_text(stage.step_s).c_str(), byte_size_text(stage.device_bytes).c_str());
+    std::snprintf(line, sizeof line, "  %-5zu  %-10s  %-8d  %-11s  %s\n", s,
+                  layers_text(stage.layers).c_str(), stage.replicas,
+                  milliseconds_text(stage.step_s).c_str(),
+                  byte_size_text(stage.device_bytes).c_str());
     out << line;
   }
   out << "plan: dp " << plan.dp << " x tp " << plan.tp << " x pp " << plan.pp << ", "
-      << counted(plan.microbatches, "micro-batch") << ", " << schedule_name(plan.schedule) << ", partition "
+      << counted(plan.microbatches, "micro-batch") << ", " << schedule_name(plan.schedule)
+      << ", partition "
       << (plan.partition == PartitionRule::Explicit ? "at layers" : partition_name(plan.partition));
   for (int boundary : plan.boundaries) out << " " << boundary;
-  out << "\npredicted step: " << milliseconds_text(proposal.predicted_step_s) << " (simulated)\npeak memory per device:";
+  out << "\npredicted step: " << milliseconds_text(proposal.predicted_step_s)
+      << " (simulated)\npeak memory per device:";
   for (int64_t bytes : proposal.stage_peak_bytes) out << " " << byte_size_text(bytes);
   out << " (simulated, per stage)\n";
   if (!proposal.note.empty()) out << "note: " << proposal.note << "\n";
@@ -121,8 +133,9 @@ nlohmann::ordered_json plan_json(const PlanProposal& proposal, const PlanRequest
                   {"pp", plan.pp},
                   {"microbatches", plan.microbatches},
                   {"schedule", schedule_name(plan.schedule)},
-                  {"partition", plan.partition == PartitionRule::Explicit ? nlohmann::ordered_json(plan.boundaries)
-                                                                          : nlohmann::ordered_json(partition_name(plan.partition))}};
+                  {"partition", plan.partition == PartitionRule::Explicit
+                                    ? nlohmann::ordered_json(plan.boundaries)
+                                    : nlohmann::ordered_json(partition_name(plan.partition))}};
   json["predicted_step_s"] = proposal.predicted_step_s;
   json["peak_bytes_per_stage"] = proposal.stage_peak_bytes;
   json["note"] = proposal.note;
@@ -134,11 +147,17 @@ nlohmann::ordered_json plan_json(const PlanProposal& proposal, const PlanRequest
 }  // namespace
 
 int command_plan(const std::vector<std::string>& args, std::ostream& out) {
-  const ParsedArgs parsed =
-      parse_args("plan", args,
-                 {{"config"}, {"set", true, true}, {"planner"}, {"devices"}, {"memory-per-device"}, {"bandwidth"},
-                  {"json", false}, {"write"}});
-  if (!parsed.has("config")) throw UsageError("plan needs --config FILE, the model to plan for (see examples/)");
+  const ParsedArgs parsed = parse_args("plan", args,
+                                       {{"config"},
+                                        {"set", true, true},
+                                        {"planner"},
+                                        {"devices"},
+                                        {"memory-per-device"},
+                                        {"bandwidth"},
+                                        {"json", false},
+                                        {"write"}});
+  if (!parsed.has("config"))
+    throw UsageError("plan needs --config FILE, the model to plan for (see examples/)");
   const Experiment experiment = experiment_from_args(parsed);
   const PlanRequest request = request_from_args(parsed, experiment);
   PlanProposal proposal = propose_plan(experiment, request);

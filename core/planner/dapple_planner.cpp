@@ -36,27 +36,31 @@ bool better(const DappleCandidate& a, const DappleCandidate& b) {
 void bound(Pending& entry, std::optional<double> link_bandwidth) {
   const Experiment& experiment = entry.experiment;
   const ParallelPlan& plan = experiment.parallel;
-  const std::vector<StageProfile> profiles =
-      profile_stages(experiment.model, plan, microbatch_size(experiment), experiment.training.precision);
+  const std::vector<StageProfile> profiles = profile_stages(
+      experiment.model, plan, microbatch_size(experiment), experiment.training.precision);
   const CostModel cost = planning_cost_model(experiment, profiles, link_bandwidth);
   double earlier_stages_s = 0;
   for (int s = 0; s < plan.pp; ++s) {
     const double stage_s = stage_microbatch_s(cost, s, plan.tp, plan.recompute);
-    entry.step_bound_s = std::max(entry.step_bound_s, plan.microbatches * stage_s + earlier_stages_s);
+    entry.step_bound_s =
+        std::max(entry.step_bound_s, plan.microbatches * stage_s + earlier_stages_s);
     earlier_stages_s += stage_s;
     const StageMemory memory = stage_memory(cost, s);
-    entry.memory_bound = std::max(entry.memory_bound, memory.weights + memory.gradients + memory.optimizer_state);
+    entry.memory_bound =
+        std::max(entry.memory_bound, memory.weights + memory.gradients + memory.optimizer_state);
   }
 }
 
 // Every valid (pp, dp, m) on `groups` device groups, bounded.
-std::vector<Pending> candidates(const Experiment& experiment, int groups, std::optional<double> link_bandwidth) {
+std::vector<Pending> candidates(const Experiment& experiment, int groups,
+                                std::optional<double> link_bandwidth) {
   const int64_t batch = experiment.training.batch_size;
   const int layers = static_cast<int>(experiment.model.layers.size());
   std::vector<Pending> pending;
   for (int pp = 1; pp <= std::min(groups, layers); ++pp) {
     std::vector<int> stage_starts;
-    for (const LayerRange& range : partition_layers(experiment.model, dapple_experiment(experiment, 1, pp, 1).parallel))
+    for (const LayerRange& range :
+         partition_layers(experiment.model, dapple_experiment(experiment, 1, pp, 1).parallel))
       if (range.begin > 0) stage_starts.push_back(range.begin);
     for (int dp = 1; dp * pp <= groups; ++dp)
       for (int m = 1; m <= batch / dp; ++m) {
@@ -88,10 +92,11 @@ Experiment dapple_experiment(const Experiment& experiment, int dp, int pp, int m
   return candidate;
 }
 
-DappleCandidate simulate_candidate(const Experiment& experiment, std::optional<double> link_bandwidth) {
+DappleCandidate simulate_candidate(const Experiment& experiment,
+                                   std::optional<double> link_bandwidth) {
   const ParallelPlan& plan = experiment.parallel;
-  const std::vector<StageProfile> profiles =
-      profile_stages(experiment.model, plan, microbatch_size(experiment), experiment.training.precision);
+  const std::vector<StageProfile> profiles = profile_stages(
+      experiment.model, plan, microbatch_size(experiment), experiment.training.precision);
   const Schedule schedule = build_schedule(plan, profiles);
   SimulationOptions metrics_only;
   metrics_only.record_events = metrics_only.record_memory = false;
@@ -106,7 +111,8 @@ DappleCandidate simulate_candidate(const Experiment& experiment, std::optional<d
   candidate.step_s = result.makespan / schedule.steps;
   candidate.stage_peak_bytes.assign(plan.stages(), 0);
   for (const DeviceSimStats& device : result.per_device) {
-    int64_t& stage_peak = candidate.stage_peak_bytes[device_coord(plan, device.device).pipeline_rank];
+    int64_t& stage_peak =
+        candidate.stage_peak_bytes[device_coord(plan, device.device).pipeline_rank];
     stage_peak = std::max(stage_peak, device.peak_total_bytes);
     candidate.peak_device_bytes = std::max(candidate.peak_device_bytes, device.peak_total_bytes);
   }
@@ -115,12 +121,14 @@ DappleCandidate simulate_candidate(const Experiment& experiment, std::optional<d
 
 DapplePlan plan_dapple(const Experiment& experiment, int devices, int64_t memory_per_device,
                        std::optional<double> link_bandwidth) {
-  std::vector<Pending> pending = candidates(experiment, devices / experiment.parallel.tp, link_bandwidth);
+  std::vector<Pending> pending =
+      candidates(experiment, devices / experiment.parallel.tp, link_bandwidth);
   DapplePlan plan;
   plan.candidates = static_cast<int>(pending.size());
   if (pending.empty())
     throw ExperimentError("no pp, dp and micro-batch count splits training.batch_size = " +
-                          std::to_string(experiment.training.batch_size) + " over " + std::to_string(devices) +
+                          std::to_string(experiment.training.batch_size) + " over " +
+                          std::to_string(devices) +
                           " devices into a valid experiment; change the batch size or the model");
 
   std::sort(pending.begin(), pending.end(),
@@ -143,7 +151,8 @@ DapplePlan plan_dapple(const Experiment& experiment, int devices, int64_t memory
   for (const Pending& entry : pending) {
     if (entry.memory_bound >= plan.smallest_memory) break;
     plan.smallest_memory =
-        std::min(plan.smallest_memory, simulate_candidate(entry.experiment, link_bandwidth).peak_device_bytes);
+        std::min(plan.smallest_memory,
+                 simulate_candidate(entry.experiment, link_bandwidth).peak_device_bytes);
     ++plan.simulated;
   }
   return plan;

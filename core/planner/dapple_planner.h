@@ -30,9 +30,9 @@ struct DappleCandidate {
   int dp = 1;
   int pp = 1;
   int microbatches = 1;
-  std::vector<LayerRange> split;  // the balanced split into pp stages
-  double step_s = 0;              // simulated step time
-  int64_t peak_device_bytes = 0;  // simulated, the largest over devices
+  std::vector<LayerRange> split;          // the balanced split into pp stages
+  double step_s = 0;                      // simulated step time
+  int64_t peak_device_bytes = 0;          // simulated, the largest over devices
   std::vector<int64_t> stage_peak_bytes;  // simulated, per stage (largest over its devices)
 };
 
@@ -50,7 +50,8 @@ Experiment dapple_experiment(const Experiment& experiment, int dp, int pp, int m
 
 // Simulates `experiment` on its profile with the link replaced by
 // `link_bandwidth` (bytes/s) when given: the candidate's step and peaks.
-DappleCandidate simulate_candidate(const Experiment& experiment, std::optional<double> link_bandwidth);
+DappleCandidate simulate_candidate(const Experiment& experiment,
+                                   std::optional<double> link_bandwidth);
 
 // `devices` in all (a multiple of parallel.tp), `memory_per_device` bytes.
 // Throws ExperimentError for an experiment that cannot be planned.

@@ -46,14 +46,17 @@ struct PlannedPipeline {
   int64_t peak_device_bytes = 0;     // max of the stages' device_bytes
 
   bool found() const { return !stages.empty(); }
-  bool uniform() const;              // every stage on the same number of replicas
+  bool uniform() const;  // every stage on the same number of replicas
 };
 
 // The two terms above, for exhaustive searches and reports.
-double pipedream_stage_s(const StageCostTable& table, LayerRange layers, int replicas, int microbatches);
-int64_t pipedream_stage_bytes(const StageCostTable& table, LayerRange layers, int replicas, int groups_from_here);
+double pipedream_stage_s(const StageCostTable& table, LayerRange layers, int replicas,
+                         int microbatches);
+int64_t pipedream_stage_bytes(const StageCostTable& table, LayerRange layers, int replicas,
+                              int groups_from_here);
 // A whole plan's stages with their terms filled in.
-PlannedPipeline pipedream_evaluate(const StageCostTable& table, const std::vector<LayerRange>& layers,
+PlannedPipeline pipedream_evaluate(const StageCostTable& table,
+                                   const std::vector<LayerRange>& layers,
                                    const std::vector<int>& replicas, int microbatches);
 
 // The optimum over any replication, on at most `groups` device groups.
@@ -62,10 +65,11 @@ PlannedPipeline plan_pipedream(const StageCostTable& table, int groups, int64_t 
                                int microbatches);
 // The best plan PipeLab can run: every stage on the same number of replicas
 // (data parallel dp x pipeline pp), dp dividing the step's micro-batches.
-PlannedPipeline plan_pipedream_uniform(const StageCostTable& table, int groups, int64_t memory_per_device,
-                                       int microbatches);
+PlannedPipeline plan_pipedream_uniform(const StageCostTable& table, int groups,
+                                       int64_t memory_per_device, int microbatches);
 // The smallest memory per device any plan on at most `groups` groups needs
 // (only uniform plans when `uniform_only`).
-int64_t pipedream_minimum_memory(const StageCostTable& table, int groups, int microbatches, bool uniform_only);
+int64_t pipedream_minimum_memory(const StageCostTable& table, int groups, int microbatches,
+                                 bool uniform_only);
 
 }  // namespace pipelab

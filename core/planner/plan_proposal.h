@@ -31,10 +31,10 @@ struct PlanProposal {
   // PipeDream, the times and bytes are its dynamic program's terms; under
   // DAPPLE, the simulator's step and peaks.
   PlannedPipeline optimum;
-  Experiment experiment;             // the runnable plan (uniform dp x pp), to apply or write
-  double predicted_step_s = 0;       // the simulator on `experiment`
+  Experiment experiment;                  // the runnable plan (uniform dp x pp), to apply or write
+  double predicted_step_s = 0;            // the simulator on `experiment`
   std::vector<int64_t> stage_peak_bytes;  // the simulator on `experiment`, per stage
-  std::string note;                  // what the runnable plan gives up, if anything; else empty
+  std::string note;  // what the runnable plan gives up, if anything; else empty
   // DAPPLE: the (pp, dp, m) candidates that passed validation, and how many
   // of them its bounds let through to the simulator. 0 under PipeDream.
   int candidates = 0;

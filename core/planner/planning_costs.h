@@ -18,7 +18,8 @@ Op stage_op(OpKind kind, int stage, int64_t bytes = 0);
 // experiment_cost_model, with the device's link_bandwidth replaced by
 // `link_bandwidth` (bytes/s) when given. Throws ExperimentError for the
 // "unit" profile, which counts no bytes or seconds to plan with.
-CostModel planning_cost_model(const Experiment& experiment, const std::vector<StageProfile>& profiles,
+CostModel planning_cost_model(const Experiment& experiment,
+                              const std::vector<StageProfile>& profiles,
                               std::optional<double> link_bandwidth);
 
 // What one micro-batch costs stage `stage` on one of its devices: its F and

@@ -39,8 +39,10 @@ StageCostTable::StageCostTable(const Experiment& experiment, std::optional<doubl
     : layer_count_(static_cast<int>(experiment.model.layers.size())),
       recompute_(experiment.parallel.recompute) {
   if (layer_count_ > kMaxPlannedLayers)
-    throw ExperimentError("the model has " + std::to_string(layer_count_) + " layers; the planners search every "
-                          "layer range and take at most " + std::to_string(kMaxPlannedLayers) +
+    throw ExperimentError("the model has " + std::to_string(layer_count_) +
+                          " layers; the planners search every "
+                          "layer range and take at most " +
+                          std::to_string(kMaxPlannedLayers) +
                           " (use repeat to merge layers into fewer, larger ones)");
 
   std::vector<StageProfile> profiles;
@@ -82,14 +84,15 @@ double StageCostTable::allreduce_s(int64_t bytes, int members) const {
   return cost_.collective_duration(stage_op(OpKind::AllReduce, 0, bytes), members);
 }
 
-int64_t StageCostTable::device_bytes(const RangeCost& range, int inflight, int weight_versions) const {
+int64_t StageCostTable::device_bytes(const RangeCost& range, int inflight,
+                                     int weight_versions) const {
   const StageMemory& memory = range.memory;
   // Under recomputation a micro-batch in flight keeps only its checkpoints;
   // one at a time gets the rest back for its backward.
-  const int64_t activations = recompute_ ? inflight * memory.kept_input + memory.recomputed
-                                         : inflight * memory.activations;
-  return memory.weights * weight_versions + memory.gradients + memory.optimizer_state + activations +
-         memory.backward_working;
+  const int64_t activations =
+      recompute_ ? inflight * memory.kept_input + memory.recomputed : inflight * memory.activations;
+  return memory.weights * weight_versions + memory.gradients + memory.optimizer_state +
+         activations + memory.backward_working;
 }
 
 }  // namespace pipelab

@@ -28,8 +28,8 @@ std::optional<double> unit_bytes(const std::string& unit) {
 
 std::optional<int64_t> parse_byte_size(const std::string& text) {
   size_t number_end = 0;
-  while (number_end < text.size() && (std::isdigit(static_cast<unsigned char>(text[number_end])) ||
-                                      text[number_end] == '.'))
+  while (number_end < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[number_end])) || text[number_end] == '.'))
     ++number_end;
   if (number_end == 0) return std::nullopt;
   char* parsed_end = nullptr;

@@ -97,7 +97,8 @@ class PlanForMeTest : public QObject {
     MainWindow window;
     QToolButton* button = nullptr;
     for (QToolButton* candidate : window.parallelPanel()->findChildren<QToolButton*>())
-      if (candidate->defaultAction() && candidate->defaultAction()->text().contains(QStringLiteral("Plan for me")))
+      if (candidate->defaultAction() &&
+          candidate->defaultAction()->text().contains(QStringLiteral("Plan for me")))
         button = candidate;
     QVERIFY(button);
     QVERIFY(button->isEnabled());

@@ -10,14 +10,16 @@ namespace {
 
 QString summary_of(const PlanProposal& proposal) {
   const ParallelPlan& plan = proposal.experiment.parallel;
-  QString text = PlanController::tr("%1 plan: dp %2 x tp %3 x pp %4, %5 micro-batches, %6; predicted step %7")
-                     .arg(proposal.planner == PlannerKind::Dapple ? QStringLiteral("DAPPLE") : QStringLiteral("PipeDream"))
-                     .arg(plan.dp)
-                     .arg(plan.tp)
-                     .arg(plan.pp)
-                     .arg(plan.microbatches)
-                     .arg(QString::fromUtf8(schedule_name(plan.schedule)))
-                     .arg(QString::fromStdString(milliseconds_text(proposal.predicted_step_s)));
+  QString text =
+      PlanController::tr("%1 plan: dp %2 x tp %3 x pp %4, %5 micro-batches, %6; predicted step %7")
+          .arg(proposal.planner == PlannerKind::Dapple ? QStringLiteral("DAPPLE")
+                                                       : QStringLiteral("PipeDream"))
+          .arg(plan.dp)
+          .arg(plan.tp)
+          .arg(plan.pp)
+          .arg(plan.microbatches)
+          .arg(QString::fromUtf8(schedule_name(plan.schedule)))
+          .arg(QString::fromStdString(milliseconds_text(proposal.predicted_step_s)));
   if (!proposal.note.empty()) text += QStringLiteral(". ") + QString::fromStdString(proposal.note);
   return text;
 }
@@ -63,7 +65,8 @@ void PlanController::onPlanned() {
   }
   const PlanProposal& proposal = std::get<PlanProposal>(*outcome);
   applying_ = true;
-  document_->edit([&](Experiment& experiment) { experiment.parallel = proposal.experiment.parallel; });
+  document_->edit(
+      [&](Experiment& experiment) { experiment.parallel = proposal.experiment.parallel; });
   applying_ = false;
   setUndo(before);
   emit planApplied(summary_of(proposal));

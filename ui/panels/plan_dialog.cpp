@@ -27,16 +27,19 @@ PlanDialog::PlanDialog(const Experiment& experiment, QWidget* parent)
   devices_spin_ = new QSpinBox(this);
   devices_spin_->setRange(1, kMaxDialogDevices);
   devices_spin_->setValue(std::max(experiment.parallel.devices(), 1));
-  devices_spin_->setToolTip(tr("Devices in all; each stage replica takes parallel.tp = %1 of them").arg(tp_));
+  devices_spin_->setToolTip(
+      tr("Devices in all; each stage replica takes parallel.tp = %1 of them").arg(tp_));
 
   memory_edit_ = new QLineEdit(this);
   const std::optional<DeviceProfile> profile = find_device_profile(experiment.simulation.profile);
-  memory_edit_->setText(QString::fromStdString(byte_size_text(profile ? profile->memory_bytes : int64_t{16} << 30)));
+  memory_edit_->setText(
+      QString::fromStdString(byte_size_text(profile ? profile->memory_bytes : int64_t{16} << 30)));
   memory_edit_->setToolTip(tr("e.g. 16GiB, 80GB or a number of bytes"));
 
   planner_combo_ = new QComboBox(this);
   for (const PlannerKind kind : {PlannerKind::Dapple, PlannerKind::PipeDream})
-    planner_combo_->addItem(kind == PlannerKind::Dapple ? tr("DAPPLE") : tr("PipeDream"), static_cast<int>(kind));
+    planner_combo_->addItem(kind == PlannerKind::Dapple ? tr("DAPPLE") : tr("PipeDream"),
+                            static_cast<int>(kind));
   planner_description_ = new QLabel(this);
   planner_description_->setWordWrap(true);
   problem_label_ = new QLabel(this);
@@ -54,9 +57,10 @@ PlanDialog::PlanDialog(const Experiment& experiment, QWidget* parent)
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
 
   auto* layout = new QVBoxLayout(this);
-  auto* intro = new QLabel(tr("Choose the split of the open experiment for this cluster. The plan replaces "
-                              "the parallel settings; Plan > Undo plan puts them back."),
-                           this);
+  auto* intro =
+      new QLabel(tr("Choose the split of the open experiment for this cluster. The plan replaces "
+                    "the parallel settings; Plan > Undo plan puts them back."),
+                 this);
   intro->setWordWrap(true);
   layout->addWidget(intro);
   layout->addLayout(form);
@@ -71,7 +75,8 @@ PlanDialog::PlanDialog(const Experiment& experiment, QWidget* parent)
 }
 
 std::optional<PlanRequest> PlanDialog::request() const {
-  const std::optional<int64_t> memory = parse_byte_size(memory_edit_->text().trimmed().toStdString());
+  const std::optional<int64_t> memory =
+      parse_byte_size(memory_edit_->text().trimmed().toStdString());
   if (!memory || *memory == 0 || devices_spin_->value() % tp_ != 0) return std::nullopt;
   PlanRequest request;
   request.planner = static_cast<PlannerKind>(planner_combo_->currentData().toInt());
@@ -84,11 +89,13 @@ void PlanDialog::refresh() {
   const auto kind = static_cast<PlannerKind>(planner_combo_->currentData().toInt());
   planner_description_->setText(QString::fromUtf8(planner_description(kind)));
   QString problem;
-  const std::optional<int64_t> memory = parse_byte_size(memory_edit_->text().trimmed().toStdString());
+  const std::optional<int64_t> memory =
+      parse_byte_size(memory_edit_->text().trimmed().toStdString());
   if (!memory || *memory == 0)
     problem = tr("Memory per device must be a size above 0, e.g. 16GiB or 80GB.");
   else if (devices_spin_->value() % tp_ != 0)
-    problem = tr("Devices must be a multiple of parallel.tp = %1 (each stage replica takes %1).").arg(tp_);
+    problem = tr("Devices must be a multiple of parallel.tp = %1 (each stage replica takes %1).")
+                  .arg(tp_);
   problem_label_->setText(problem);
   problem_label_->setVisible(!problem.isEmpty());
   ok_button_->setEnabled(problem.isEmpty());

@@ -1,8 +1,8 @@
-#include <filesystem>
-#include <regex>
-
 #include <gtest/gtest.h>
+
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "cli_test_support.h"
 #include "core/io/experiment_io.h"
@@ -30,14 +30,16 @@ TEST(CliPlan, JsonParsesAndTheWrittenPlanRoundTrips) {
   for (const std::string planner : {"dapple", "pipedream"}) {
     TemporaryFile written("round_trip_" + planner + ".json");
     const auto result = run({"plan", "--config", example("mnist_mlp_1f1b.json"), "--devices", "8",
-                             "--memory-per-device", "1GiB", "--planner", planner, "--json", "--write", written.path});
+                             "--memory-per-device", "1GiB", "--planner", planner, "--json",
+                             "--write", written.path});
     ASSERT_EQ(result.code, 0) << result.err;
     const auto json = nlohmann::json::parse(result.out);
     EXPECT_EQ(json["planner"], planner);
     const auto& plan = json["plan"];
     EXPECT_LE(plan["dp"].get<int>() * plan["tp"].get<int>() * plan["pp"].get<int>(), 8);
     EXPECT_EQ(json["peak_bytes_per_stage"].size(), plan["pp"].get<size_t>());
-    for (const auto& bytes : json["peak_bytes_per_stage"]) EXPECT_LE(bytes.get<int64_t>(), int64_t{1} << 30);
+    for (const auto& bytes : json["peak_bytes_per_stage"])
+      EXPECT_LE(bytes.get<int64_t>(), int64_t{1} << 30);
     // The optimum's stages cover every layer once, in order.
     int next_layer = 0;
     for (const auto& stage : json["optimum"]["stages"]) {
@@ -51,9 +53,11 @@ TEST(CliPlan, JsonParsesAndTheWrittenPlanRoundTrips) {
     EXPECT_EQ(loaded.parallel.pp, plan["pp"].get<int>());
     EXPECT_EQ(loaded.parallel.microbatches, plan["microbatches"].get<int>());
     EXPECT_EQ(schedule_name(loaded.parallel.schedule), plan["schedule"].get<std::string>());
-    EXPECT_EQ(loaded.data.resolved_path, load_experiment(example("mnist_mlp_1f1b.json")).data.resolved_path);
+    EXPECT_EQ(loaded.data.resolved_path,
+              load_experiment(example("mnist_mlp_1f1b.json")).data.resolved_path);
     const Prediction prediction = predict_experiment(loaded);
-    EXPECT_DOUBLE_EQ(prediction.result.makespan / prediction.schedule.steps, json["predicted_step_s"].get<double>());
+    EXPECT_DOUBLE_EQ(prediction.result.makespan / prediction.schedule.steps,
+                     json["predicted_step_s"].get<double>());
   }
 }
 
@@ -63,9 +67,12 @@ TEST(CliPlan, TheWrittenPipeDreamPlanSaysWhatTheUniformSplitCosts) {
                            "--memory-per-device", "1GiB", "--planner", "pipedream", "--json"});
   ASSERT_EQ(result.code, 0) << result.err;
   const auto json = nlohmann::json::parse(result.out);
-  if (json["optimum"]["uniform"].get<bool>()) GTEST_SKIP() << "this optimum is uniform; nothing to note";
-  EXPECT_NE(json["note"].get<std::string>().find("uniform dp x pp"), std::string::npos) << json["note"];
-  EXPECT_NE(json["note"].get<std::string>().find("more than the optimum"), std::string::npos) << json["note"];
+  if (json["optimum"]["uniform"].get<bool>())
+    GTEST_SKIP() << "this optimum is uniform; nothing to note";
+  EXPECT_NE(json["note"].get<std::string>().find("uniform dp x pp"), std::string::npos)
+      << json["note"];
+  EXPECT_NE(json["note"].get<std::string>().find("more than the optimum"), std::string::npos)
+      << json["note"];
 }
 
 TEST(CliPlan, EveryExamplePlansIntoAValidExperimentThatSimulates) {
@@ -75,8 +82,9 @@ TEST(CliPlan, EveryExamplePlansIntoAValidExperimentThatSimulates) {
     const std::string devices = std::to_string(4 * original.parallel.tp);
     for (const std::string planner : {"dapple", "pipedream"}) {
       TemporaryFile written(entry.path().filename().string());
-      const auto result = run({"plan", "--config", entry.path().string(), "--devices", devices, "--memory-per-device",
-                               "1TiB", "--planner", planner, "--write", written.path});
+      const auto result =
+          run({"plan", "--config", entry.path().string(), "--devices", devices,
+               "--memory-per-device", "1TiB", "--planner", planner, "--write", written.path});
       if (original.simulation.profile == "unit") {
         EXPECT_EQ(result.code, 2);
         EXPECT_NE(result.err.find("simulation.profile"), std::string::npos) << result.err;
@@ -98,13 +106,15 @@ TEST(CliPlan, MemoryTooSmallNamesTheSmallestThatWorks) {
                              "--memory-per-device", "1KiB", "--planner", planner});
     ASSERT_EQ(result.code, 2) << result.out;
     std::smatch bytes;
-    ASSERT_TRUE(std::regex_search(result.err, bytes, std::regex(R"(\((\d+) bytes\))"))) << result.err;
+    ASSERT_TRUE(std::regex_search(result.err, bytes, std::regex(R"(\((\d+) bytes\))")))
+        << result.err;
     const auto enough = run({"plan", "--config", example("mnist_mlp_1f1b.json"), "--devices", "4",
                              "--memory-per-device", bytes[1].str(), "--planner", planner});
     EXPECT_EQ(enough.code, 0) << enough.err;
-    const auto one_less = run({"plan", "--config", example("mnist_mlp_1f1b.json"), "--devices", "4",
-                               "--memory-per-device", std::to_string(std::stoll(bytes[1].str()) - 1), "--planner",
-                               planner});
+    const auto one_less =
+        run({"plan", "--config", example("mnist_mlp_1f1b.json"), "--devices", "4",
+             "--memory-per-device", std::to_string(std::stoll(bytes[1].str()) - 1), "--planner",
+             planner});
     EXPECT_EQ(one_less.code, 2);
   }
 }
@@ -119,10 +129,13 @@ TEST(CliPlan, MistakesGetOneLineSayingWhatToFix) {
       {{"plan", "--config", config, "--devices", "4", "--memory-per-device", "lots"}, "16GiB"},
       {{"plan", "--config", config, "--devices", "4", "--memory-per-device", "0"}, "above 0"},
       {{"plan", "--config", config, "--devices", "4", "--bandwidth", "fast"}, "450GB"},
-      {{"plan", "--config", config, "--devices", "4", "--planner", "megatron"}, "dapple, pipedream"},
-      {{"plan", "--config", config, "--devices", "6", "--set", "parallel.tp=4", "--set", "model.layers.0.out=512"},
+      {{"plan", "--config", config, "--devices", "4", "--planner", "megatron"},
+       "dapple, pipedream"},
+      {{"plan", "--config", config, "--devices", "6", "--set", "parallel.tp=4", "--set",
+        "model.layers.0.out=512"},
        "multiple of parallel.tp"},
-      {{"plan", "--config", example("pipedream_async.json"), "--devices", "4", "--memory-per-device", "1GiB"},
+      {{"plan", "--config", example("pipedream_async.json"), "--devices", "4",
+        "--memory-per-device", "1GiB"},
        "simulation.profile"},
   };
   for (const auto& [args, expected] : cases) {

@@ -16,7 +16,8 @@ TEST(ByteSize, ParsesUnitsAsPeopleWriteThem) {
 }
 
 TEST(ByteSize, RefusesWhatIsNotASize) {
-  for (const char* text : {"", "GiB", "-1GiB", "16 GiBs", "1.2.3", "16XB", "16 G", "1e3", "99999999999TiB"})
+  for (const char* text :
+       {"", "GiB", "-1GiB", "16 GiBs", "1.2.3", "16XB", "16 G", "1e3", "99999999999TiB"})
     EXPECT_FALSE(parse_byte_size(text)) << text;
 }
 
