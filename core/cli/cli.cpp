@@ -28,15 +28,15 @@ const char* kUsage =
     "  pipelab-cli calibrate --config FILE [--set key.path=value ...] [--steps N]\n"
     "  pipelab-cli plan --config FILE --devices N [--memory-per-device BYTES] [--planner dapple|pipedream]\n"
     "                   [--bandwidth BYTES_PER_S] [--set key.path=value ...] [--json] [--write FILE.json]\n"
+    "      --planner dapple (default) tries every pp, dp and micro-batch count on 1F1B, each simulated,\n"
+    "      so its plan runs as predicted; pipedream solves PipeDream's dynamic program over stages and\n"
+    "      per-stage replicas, and writes the closest uniform dp x pp when its optimum is not uniform.\n"
+    "      Sizes: 16GiB, 80GB or bytes; --memory-per-device defaults to the profile's memory.\n"
     "  pipelab-cli validate --config FILE [--set key.path=value ...]\n"
     "  pipelab-cli devices\n"
     "  pipelab-cli --help | --version\n"
     "\n"
     "schedules: gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v, pipedream, pipedream-2bw\n"
-    "plan: --planner dapple (default) searches pp, dp and micro-batches, each simulated on 1F1B, so\n"
-    "      its plan runs as predicted; pipedream solves PipeDream's dynamic program over stages and\n"
-    "      per-stage replicas, and writes the closest uniform dp x pp when its optimum is not uniform.\n"
-    "      Sizes: 16GiB, 80GB or bytes; --memory-per-device defaults to the profile's memory.\n"
     "exit codes: 0 success, 2 a mistake in the input (the message says what to fix)\n";
 
 }  // namespace
