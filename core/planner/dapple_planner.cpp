@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/io/experiment_io.h"
+#include "core/plan/plan_limits.h"
 #include "core/plan/stage_profile.h"
 #include "core/planner/planning_costs.h"
 #include "core/schedule/lowering.h"
@@ -27,12 +28,14 @@ bool better(const DappleCandidate& a, const DappleCandidate& b) {
   return a.microbatches < b.microbatches;
 }
 
-// Bounds from the candidate's stage costs. Stage s cannot start before
-// micro-batch 0 has gone forward through every earlier stage, does m
-// micro-batches' F and B itself, and after its last B that gradient still goes
-// back through every earlier stage: step >= max over s of
-// m * cost(s) + sum over k < s of cost(k). Each device holds at least its
-// stage's weights, gradients and optimizer state.
+// Bounds from the candidate's stage costs. Stage s does m micro-batches' F
+// and B itself; before that, micro-batch 0 must go forward through every
+// earlier stage, and after it, the last gradient must go back through them,
+// while the stage all-reduces its gradients over its dp replicas and steps
+// its optimizer: step >= max over s of m * cost(s) + max(sum over k < s of
+// cost(k), allreduce(s) + update(s)), dropping the forward chain from the
+// second. Each device holds at least its stage's weights, gradients and
+// optimizer state.
 void bound(Pending& entry, std::optional<double> link_bandwidth) {
   const Experiment& experiment = entry.experiment;
   const ParallelPlan& plan = experiment.parallel;
@@ -42,8 +45,13 @@ void bound(Pending& entry, std::optional<double> link_bandwidth) {
   double earlier_stages_s = 0;
   for (int s = 0; s < plan.pp; ++s) {
     const double stage_s = stage_microbatch_s(cost, s, plan.tp, plan.recompute);
+    const double after_last_backward_s =
+        cost.collective_duration(stage_op(OpKind::AllReduce, s, profiles[s].gradient_bytes()),
+                                 plan.dp) +
+        cost.duration(stage_op(OpKind::Update, s));
     entry.step_bound_s =
-        std::max(entry.step_bound_s, plan.microbatches * stage_s + earlier_stages_s);
+        std::max(entry.step_bound_s,
+                 plan.microbatches * stage_s + std::max(earlier_stages_s, after_last_backward_s));
     earlier_stages_s += stage_s;
     const StageMemory memory = stage_memory(cost, s);
     entry.memory_bound =
@@ -51,20 +59,50 @@ void bound(Pending& entry, std::optional<double> link_bandwidth) {
   }
 }
 
-// Every valid (pp, dp, m) on `groups` device groups, bounded.
+// The divisors of `n` that are at most `most`, ascending.
+std::vector<int> divisors(int64_t n, int64_t most) {
+  std::vector<int> low, high;
+  for (int64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    if (d <= most) low.push_back(static_cast<int>(d));
+    if (n / d != d && n / d <= most) high.push_back(static_cast<int>(n / d));
+  }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
+}
+
+// Past this many (pp, dp, m) to validate and bound, the search takes seconds.
+constexpr int64_t kMaxCandidates = 100000;
+
+// Every valid (pp, dp, m) on `groups` device groups, bounded: dp divides the
+// batch, m the per-replica batch.
 std::vector<Pending> candidates(const Experiment& experiment, int groups,
                                 std::optional<double> link_bandwidth) {
   const int64_t batch = experiment.training.batch_size;
-  const int layers = static_cast<int>(experiment.model.layers.size());
+  const int most_stages =
+      std::min({groups, static_cast<int>(experiment.model.layers.size()), kMaxPipelineDevices});
+  std::vector<std::pair<int, std::vector<int>>> replicas_and_microbatches;  // (dp, its m choices)
+  for (int dp : divisors(batch, std::min(groups, kMaxDataParallel)))
+    replicas_and_microbatches.push_back({dp, divisors(batch / dp, kMaxMicrobatches)});
+  int64_t count = 0;
+  for (int pp = 1; pp <= most_stages; ++pp)
+    for (const auto& [dp, microbatch_choices] : replicas_and_microbatches)
+      if (dp * pp <= groups) count += static_cast<int64_t>(microbatch_choices.size());
+  if (count > kMaxCandidates)
+    throw ExperimentError(
+        "DAPPLE's planner would try " + std::to_string(count) +
+        " (pp, dp, micro-batch) choices; plan for fewer devices, use a batch size "
+        "with fewer divisors, or use --planner pipedream");
+
   std::vector<Pending> pending;
-  for (int pp = 1; pp <= std::min(groups, layers); ++pp) {
+  for (int pp = 1; pp <= most_stages; ++pp) {
     std::vector<int> stage_starts;
     for (const LayerRange& range :
          partition_layers(experiment.model, dapple_experiment(experiment, 1, pp, 1).parallel))
       if (range.begin > 0) stage_starts.push_back(range.begin);
-    for (int dp = 1; dp * pp <= groups; ++dp)
-      for (int m = 1; m <= batch / dp; ++m) {
-        if (batch % dp != 0 || (batch / dp) % m != 0) continue;
+    for (const auto& [dp, microbatch_choices] : replicas_and_microbatches) {
+      if (dp * pp > groups) continue;
+      for (int m : microbatch_choices) {
         Pending entry{dapple_experiment(experiment, dp, pp, m), 0, 0};
         entry.experiment.parallel.partition = PartitionRule::Explicit;
         entry.experiment.parallel.boundaries = stage_starts;
@@ -72,6 +110,7 @@ std::vector<Pending> candidates(const Experiment& experiment, int groups,
         bound(entry, link_bandwidth);
         pending.push_back(std::move(entry));
       }
+    }
   }
   return pending;
 }

@@ -11,7 +11,8 @@
 //
 // A candidate's step cannot beat, for any stage s, m x the stage's F + B plus
 // the F + B of every stage before it (micro-batch 0 must reach s, and the
-// last gradient must get back from it), nor its memory its heaviest stage's
+// last gradient must get back from it) or plus its gradients' all-reduce and
+// optimizer step, nor its memory its heaviest stage's
 // weights, gradients and optimizer state; candidates are simulated in
 // the order of that time bound, and the search stops once the bound passes
 // the best step found, so large models need few simulations.

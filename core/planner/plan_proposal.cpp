@@ -29,13 +29,13 @@ void check_request(const Experiment& experiment, const PlanRequest& request) {
   if (request.link_bandwidth &&
       !(std::isfinite(*request.link_bandwidth) && *request.link_bandwidth > 0))
     throw ExperimentError(
-        "the link bandwidth must be a number of bytes per second above 0, e.g. 450e9");
+        "the link bandwidth must be a number of bytes per second above 0, e.g. 450GB");
 }
 
 ExperimentError too_little_memory(const std::string& what, int64_t given, int64_t smallest) {
   return ExperimentError("no " + what + " fits in " + byte_size_text(given) +
-                         " per device; the smallest that " + "works needs " +
-                         byte_size_text(smallest) + " (" + std::to_string(smallest) +
+                         " per device; the smallest that works needs " + byte_size_text(smallest) +
+                         " (" + std::to_string(smallest) +
                          " bytes): give at least that much memory per device, or more devices");
 }
 
