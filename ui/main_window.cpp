@@ -23,6 +23,7 @@
 #include "core/io/experiment_io.h"
 #include "ui/exports/export_actions.h"
 #include "ui/models/experiment_document.h"
+#include "ui/models/plan_controller.h"
 #include "ui/models/prediction_updater.h"
 #include "ui/models/presets.h"
 #include "ui/models/replay_updater.h"
@@ -30,6 +31,7 @@
 #include "ui/panels/memory_view.h"
 #include "ui/panels/model_panel.h"
 #include "ui/panels/parallel_panel.h"
+#include "ui/panels/plan_dialog.h"
 #include "ui/panels/problem_label.h"
 #include "ui/panels/stats_panel.h"
 #include "ui/panels/training_view.h"
@@ -85,6 +87,7 @@ MainWindow::MainWindow(const GpuAvailability& gpus, QWidget* parent)
   document_ = new ExperimentDocument(this);
   predictor_ = new PredictionUpdater(document_, this);
   run_ = new RunController(this);
+  planner_ = new PlanController(document_, this);
   replay_updater_ = new ReplayUpdater(this);
   replay_updater_->setRunController(run_);
 
@@ -136,6 +139,20 @@ MainWindow::MainWindow(const GpuAvailability& gpus, QWidget* parent)
     stats_panel_->setReplay(replay_updater_->replay());
   });
   connect(run_, &RunController::phaseChanged, this, &MainWindow::onRunPhaseChanged);
+  connect(planner_, &PlanController::planningChanged, this, [this](bool planning) {
+    if (planning) statusBar()->showMessage(tr("Planning…"));
+    updateRunActions();
+  });
+  connect(planner_, &PlanController::planApplied, this, [this](const QString& summary) {
+    resetRun();  // a measured timeline of the old split would no longer match
+    setNotice({});
+    statusBar()->showMessage(summary, 60000);
+  });
+  connect(planner_, &PlanController::planFailed, this, [this](const QString& reason) {
+    setNotice(tr("Plan for me: %1").arg(reason));
+    statusBar()->showMessage(tr("No plan: %1").arg(reason), kStatusMessageMs);
+  });
+  connect(planner_, &PlanController::undoAvailable, this, [this] { updateRunActions(); });
   connect(run_, &RunController::failed, this, &MainWindow::onRunFailed);
   connect(run_, &RunController::traceGrew, this, &MainWindow::updateRunActions);
   connect(run_, &RunController::message, this,
@@ -193,6 +210,14 @@ void MainWindow::buildActions() {
   reset_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
   reset_action_->setToolTip(tr("Stop and clear the measured run (Ctrl+R)"));
   connect(reset_action_, &QAction::triggered, this, &MainWindow::resetRun);
+  plan_action_ = new QAction(tr("&Plan for me…"), this);
+  plan_action_->setToolTip(tr("Choose dp, pp, the split and the micro-batches for a number of devices"));
+  connect(plan_action_, &QAction::triggered, this, &MainWindow::planWithDialog);
+  undo_plan_action_ = new QAction(tr("&Undo plan"), this);
+  undo_plan_action_->setToolTip(tr("Put back the parallel settings the last plan replaced"));
+  connect(undo_plan_action_, &QAction::triggered, planner_, &PlanController::undo);
+  parallel_panel_->setPlanAction(plan_action_);
+
   for (QAction* action : {run_action_, step_action_, stop_action_, reset_action_}) {
     // Window-wide, so the keys work wherever the focus is (text fields keep Space).
     action->setShortcutContext(Qt::WindowShortcut);
@@ -258,6 +283,10 @@ void MainWindow::buildMenus() {
   run->addAction(step_action_);
   run->addAction(stop_action_);
   run->addAction(reset_action_);
+
+  QMenu* plan = menuBar()->addMenu(tr("P&lan"));
+  plan->addAction(plan_action_);
+  plan->addAction(undo_plan_action_);
 
   QMenu* presets_menu = menuBar()->addMenu(tr("&Presets"));
   presets_menu->setToolTipsVisible(true);
@@ -487,6 +516,17 @@ bool MainWindow::applyPreset(const QString& id) {
   return false;
 }
 
+void MainWindow::planWithDialog() {
+  PlanDialog dialog(document_->experiment(), this);
+  if (dialog.exec() != QDialog::Accepted) return;
+  if (const std::optional<PlanRequest> request = dialog.request()) planFor(*request);
+}
+
+void MainWindow::planFor(const PlanRequest& request) {
+  if (run_->isActive()) return;  // the run holds the experiment as it is
+  planner_->plan(request);
+}
+
 void MainWindow::closeEvent(QCloseEvent* event) {
   if (!maybeSave()) {
     event->ignore();
@@ -593,6 +633,8 @@ void MainWindow::updateRunActions() {
       style()->standardIcon(running ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
   stop_action_->setEnabled(run_->isActive());
   reset_action_->setEnabled(phase != RunController::Phase::Idle);
+  plan_action_->setEnabled(!run_->isActive() && !planner_->isPlanning());
+  undo_plan_action_->setEnabled(!run_->isActive() && planner_->canUndo());
   QString status = tr("Run: %1").arg(RunController::phaseName(phase));
   if (phase != RunController::Phase::Idle && phase != RunController::Phase::Preparing)
     status += tr(" · step %1 of %2").arg(run_->stepsDone()).arg(run_->stepsTotal());

@@ -28,6 +28,8 @@ class ExportActions;
 class MemoryView;
 class ModelPanel;
 class ParallelPanel;
+class PlanController;
+struct PlanRequest;
 class PredictionUpdater;
 class ProblemLabel;
 class ReplayUpdater;
@@ -48,6 +50,10 @@ class MainWindow : public QMainWindow {
   bool saveTo(const QString& path);
   void newExperiment();
   bool applyPreset(const QString& id);
+  // Plan for me without the dialog: plans the open experiment for `request`
+  // in the background and applies the plan (Plan > Undo plan puts the
+  // previous split back); a plan that cannot be made is shown as a notice.
+  void planFor(const PlanRequest& request);
 
   // Run commands, as the toolbar and shortcuts trigger them.
   void runOrPause();
@@ -66,6 +72,7 @@ class MainWindow : public QMainWindow {
   PredictionUpdater* predictor() const { return predictor_; }
   RunController* runController() const { return run_; }
   ReplayUpdater* replayUpdater() const { return replay_updater_; }
+  PlanController* planController() const { return planner_; }
   ModelPanel* modelPanel() const { return model_panel_; }
   ParallelPanel* parallelPanel() const { return parallel_panel_; }
   DataPanel* dataPanel() const { return data_panel_; }
@@ -96,6 +103,7 @@ class MainWindow : public QMainWindow {
   void saveSettings();
 
   void openWithDialog();
+  void planWithDialog();
   bool save();
   bool saveAsWithDialog();
   // Asks whether to save unsaved changes; false when the user cancels.
@@ -116,6 +124,7 @@ class MainWindow : public QMainWindow {
   PredictionUpdater* predictor_;
   RunController* run_;
   ReplayUpdater* replay_updater_;
+  PlanController* planner_;
   ModelPanel* model_panel_;
   ParallelPanel* parallel_panel_;
   DataPanel* data_panel_;
@@ -138,6 +147,8 @@ class MainWindow : public QMainWindow {
   QAction* step_action_;
   QAction* stop_action_;
   QAction* reset_action_;
+  QAction* plan_action_;
+  QAction* undo_plan_action_;
   QMenu* recent_menu_ = nullptr;
   QMenu* view_menu_ = nullptr;
 

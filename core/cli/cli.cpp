@@ -28,6 +28,12 @@ const char* kUsage =
     "                    [--backend cpu|cuda] [--trace FILE.json] [--csv PREFIX]\n"
     "                    [--summary FILE.json] [--replay-trace FILE.json] [--quiet]\n"
     "  pipelab-cli calibrate --config FILE [--set key.path=value ...] [--steps N]\n"
+    "  pipelab-cli plan --config FILE --devices N [--memory-per-device BYTES] [--planner dapple|pipedream]\n"
+    "                   [--bandwidth BYTES_PER_S] [--set key.path=value ...] [--json] [--write FILE.json]\n"
+    "      --planner dapple (default) tries every pp, dp and micro-batch count on 1F1B, each simulated,\n"
+    "      so its plan runs as predicted; pipedream solves PipeDream's dynamic program over stages and\n"
+    "      per-stage replicas, and writes the closest uniform dp x pp when its optimum is not uniform.\n"
+    "      Sizes: 16GiB, 80GB or bytes; --memory-per-device defaults to the profile's memory.\n"
     "  pipelab-cli validate --config FILE [--set key.path=value ...]\n"
     "  pipelab-cli devices\n"
     "  pipelab-cli --help | --version\n"
@@ -69,12 +75,13 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     }
     if (command == "schedule") return command_schedule(rest, out);
     if (command == "simulate") return command_simulate(rest, out);
+    if (command == "plan") return command_plan(rest, out);
     if (command == "validate") return command_validate(rest, out);
     if (command == "calibrate") return command_calibrate(rest, out);
     if (command == "devices") return command_devices(rest, out, hooks);
     if (command == "train") return command_train(rest, out, err, hooks);
     throw UsageError("unknown command " + quoted_excerpt(command) +
-                     "; commands: schedule, simulate, train, calibrate, validate, devices (see --help)");
+                     "; commands: schedule, simulate, train, plan, calibrate, validate, devices (see --help)");
   } catch (const UsageError& error) {
     err << "pipelab-cli: " << error.what() << "\n";
     return kExitUsage;

@@ -13,6 +13,7 @@ namespace pipelab {
 int command_schedule(const std::vector<std::string>& args, std::ostream& out);
 int command_simulate(const std::vector<std::string>& args, std::ostream& out);
 int command_validate(const std::vector<std::string>& args, std::ostream& out);
+int command_plan(const std::vector<std::string>& args, std::ostream& out);
 int command_calibrate(const std::vector<std::string>& args, std::ostream& out);
 int command_devices(const std::vector<std::string>& args, std::ostream& out, const CliHooks& hooks);
 int command_train(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,

@@ -16,6 +16,15 @@
 #include "core/schedule/generators.h"
 
 namespace pipelab {
+
+OpKind tensor_parallel_op_kind(TensorParallelCollective collective) {
+  switch (collective) {
+    case TensorParallelCollective::ReduceScatter: return OpKind::ReduceScatter;
+    case TensorParallelCollective::AllGather: return OpKind::AllGather;
+    case TensorParallelCollective::AllReduce: break;
+  }
+  return OpKind::AllReduce;
+}
 namespace {
 
 void fail(const std::string& message) { throw std::invalid_argument(message); }
@@ -169,17 +178,8 @@ class DeviceLowering {
       if (reduce.in_forward != in_forward) continue;
       if (after.kind == OpKind::BackwardInput && reduce.with_weight_gradient) continue;
       if (after.kind == OpKind::BackwardWeight && !reduce.with_weight_gradient) continue;
-      add(collective_kind(reduce.collective), reduce.layer, reduce.bytes);
+      add(tensor_parallel_op_kind(reduce.collective), reduce.layer, reduce.bytes);
     }
-  }
-
-  static OpKind collective_kind(TensorParallelCollective collective) {
-    switch (collective) {
-      case TensorParallelCollective::ReduceScatter: return OpKind::ReduceScatter;
-      case TensorParallelCollective::AllGather: return OpKind::AllGather;
-      case TensorParallelCollective::AllReduce: break;
-    }
-    return OpKind::AllReduce;
   }
 
   void add_forward(const Op& forward) {

@@ -72,6 +72,9 @@ double schedule_size_estimate(const ParallelPlan& plan, int steps);
 // would exceed kMaxScheduleOps over a window of `steps` steps (0: the default).
 void check_schedule_size(const ParallelPlan& plan, int steps);
 
+// The op that runs a stage's tensor-parallel collective.
+OpKind tensor_parallel_op_kind(TensorParallelCollective collective);
+
 // generate_schedule + lower_schedule for a whole plan over window_steps(plan,
 // steps) steps; refuses oversized plans (check_schedule_size).
 Schedule build_schedule(const ParallelPlan& plan, const std::vector<StageProfile>& profiles = {},

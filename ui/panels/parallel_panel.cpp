@@ -4,6 +4,7 @@
 #include <QComboBox>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QToolButton>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QSignalBlocker>
@@ -130,6 +131,9 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   grid_row->addWidget(new QLabel(tr("pp"), this));
   grid_row->addWidget(pp_spin_);
   grid_form->addRow(grid_row);
+  plan_button_ = new QToolButton(this);  // shows the window's Plan for me… once setPlanAction() gives it
+  plan_button_->setVisible(false);
+  grid_form->addRow(plan_button_);
 
   auto* schedule_box = new QGroupBox(tr("Pipeline schedule"), this);
   auto* schedule_form = new QFormLayout(schedule_box);
@@ -298,6 +302,12 @@ void ParallelPanel::refreshFromDocument() {
   microbatch_label_->setText(tr("m = %1").arg(plan.microbatches));
   microbatch_slider_->setToolTip(
       tr("%1 micro-batches of %2 samples per replica").arg(plan.microbatches).arg(samples));
+}
+
+void ParallelPanel::setPlanAction(QAction* plan) {
+  plan_button_->setDefaultAction(plan);
+  plan_button_->setToolButtonStyle(Qt::ToolButtonTextOnly);
+  plan_button_->setVisible(plan != nullptr);
 }
 
 void ParallelPanel::setProblems(const QStringList& problems) {

@@ -10,11 +10,13 @@
 
 #include "ui/gpu_availability.h"
 
+class QAction;
 class QCheckBox;
 class QComboBox;
 class QLabel;
 class QSlider;
 class QSpinBox;
+class QToolButton;
 
 namespace pipelab {
 
@@ -29,6 +31,8 @@ class ParallelPanel : public QWidget {
                 QWidget* parent = nullptr);
 
   void setProblems(const QStringList& problems);
+  // A button for the window's Plan for me… under the dp x tp x pp row.
+  void setPlanAction(QAction* plan);
   // The predicted bubble fraction shown under the slider (NaN: none).
   void setPredictedBubble(double fraction);
 
@@ -48,6 +52,7 @@ class ParallelPanel : public QWidget {
   QSpinBox* dp_spin_;
   QSpinBox* tp_spin_;
   QSpinBox* pp_spin_;
+  QToolButton* plan_button_;
   QComboBox* schedule_combo_;
   QLabel* schedule_description_;
   QSpinBox* chunks_spin_;

@@ -1,0 +1,62 @@
+// DAPPLE's planner (Fan et al., "DAPPLE: A Pipelined Data Parallel Approach for
+// Training Large Models", PPoPP 2021): synchronous pipeline and data
+// parallelism. It tries every pipeline depth pp, replica count dp (dp x pp
+// device groups of tp devices, at most the devices given) and micro-batch
+// count m (dividing the per-replica batch), splits the layers into pp stages
+// balanced by predicted time (partition = balanced, the split DAPPLE's
+// planner looks for), and simulates each on the 1F1B schedule (DAPPLE's
+// early-backward schedule). The plan is the fastest predicted step whose
+// simulated peak memory fits on every device (fewest devices, then fewest
+// micro-batches, on ties).
+//
+// A candidate's step cannot beat, for any stage s, m x the stage's F + B plus
+// the F + B of every stage before it (micro-batch 0 must reach s, and the
+// last gradient must get back from it) or plus its gradients' all-reduce and
+// optimizer step, nor its memory its heaviest stage's
+// weights, gradients and optimizer state; candidates are simulated in
+// the order of that time bound, and the search stops once the bound passes
+// the best step found, so large models need few simulations.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/io/experiment.h"
+#include "core/plan/partition.h"
+
+namespace pipelab {
+
+struct DappleCandidate {
+  int dp = 1;
+  int pp = 1;
+  int microbatches = 1;
+  std::vector<LayerRange> split;          // the balanced split into pp stages
+  double step_s = 0;                      // simulated step time
+  int64_t peak_device_bytes = 0;          // simulated, the largest over devices
+  std::vector<int64_t> stage_peak_bytes;  // simulated, per stage (largest over its devices)
+};
+
+struct DapplePlan {
+  std::optional<DappleCandidate> best;  // empty when nothing fits the memory
+  // When nothing fits: the smallest simulated peak any candidate needs.
+  int64_t smallest_memory = 0;
+  int candidates = 0;  // valid (pp, dp, m) tried
+  int simulated = 0;   // of which simulated
+};
+
+// The experiment a candidate describes: the given one with parallel.dp, pp,
+// microbatches, schedule 1f1b, synchronous updates and the balanced split.
+Experiment dapple_experiment(const Experiment& experiment, int dp, int pp, int microbatches);
+
+// Simulates `experiment` on its profile with the link replaced by
+// `link_bandwidth` (bytes/s) when given: the candidate's step and peaks.
+DappleCandidate simulate_candidate(const Experiment& experiment,
+                                   std::optional<double> link_bandwidth);
+
+// `devices` in all (a multiple of parallel.tp), `memory_per_device` bytes.
+// Throws ExperimentError for an experiment that cannot be planned.
+DapplePlan plan_dapple(const Experiment& experiment, int devices, int64_t memory_per_device,
+                       std::optional<double> link_bandwidth = std::nullopt);
+
+}  // namespace pipelab
