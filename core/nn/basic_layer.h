@@ -156,6 +156,10 @@ class BasicLayer {
   virtual std::vector<TensorT*> params() { return {}; }
   virtual std::vector<TensorT*> grads() { return {}; }
   bool has_params() { return !params().empty(); }
+  // State the model carries that no gradient trains (BatchNorm's running
+  // statistics): copied with the weights wherever a model is copied, e.g. for
+  // evaluation.
+  virtual std::vector<TensorT*> buffers() { return {}; }
   void zero_grad() {
     for (TensorT* grad : grads()) grad->set_zero();
   }
