@@ -35,7 +35,7 @@ LayerSpec read_layer(const Json& value, int index) {
   const bool pool = layer.type == LayerType::MaxPool || layer.type == LayerType::AvgPool;
   if (pool) keys.insert(keys.end(), {"kernel", "stride", "padding"});
   if (layer.type == LayerType::BatchNorm) keys.insert(keys.end(), {"sync", "momentum", "eps"});
-  if (layer.type == LayerType::ResidualBlock) keys.insert(keys.end(), {"out", "stride"});
+  if (layer.type == LayerType::ResidualBlock) keys.insert(keys.end(), {"out", "stride", "sync"});
   const JsonObjectReader reader(value, path, keys);
   reader.read("out", layer.out);
   reader.read("bias", layer.bias);

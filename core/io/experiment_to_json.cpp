@@ -44,6 +44,7 @@ Json layer_to_json(const LayerSpec& layer) {
   if (layer.type == LayerType::ResidualBlock) {
     json["out"] = layer.out;
     json["stride"] = layer.stride;
+    json["sync"] = layer.sync;
   }
   return json;
 }

@@ -50,7 +50,8 @@ struct LayerSpec {
   int64_t stride = 1;
   int64_t padding = 0;
   // batchnorm: statistics over the batch (and every pixel of a channel);
-  // `sync` sums them over the data-parallel replicas. running = (1 - momentum)
+  // `sync` sums them over the data-parallel replicas (residual_block: its
+  // batch norms'). running = (1 - momentum)
   // running + momentum batch, as PyTorch.
   bool sync = false;
   double momentum = 0.1;

@@ -9,7 +9,7 @@
 // B is the micro-batch the forward sees: in a pipeline each micro-batch is
 // normalised by its own statistics, as GPipe does. With `sync` under data
 // parallelism the statistics are summed over the replicas first (a
-// collective the stage connects: connect_statistics_all_reduce), so B is the
+// collective the stage connects: connect_batch_statistics), so B is the
 // micro-batch of every replica together.
 //
 // The forward keeps each channel's mean and 1/std for the backward (a few
@@ -30,9 +30,6 @@
 #include "core/nn/layer.h"
 
 namespace pipelab {
-
-// Sums values elementwise over the replicas that share batch statistics, in place.
-using StatisticsAllReduce = std::function<void(std::vector<double>& values)>;
 
 struct BatchNormOptions {
   double momentum = 0.1;
@@ -59,7 +56,7 @@ class BatchNormLayer : public Layer {
 
   // Synchronised batch normalisation: `all_reduce` sums the batch statistics
   // (in the forward) and the gradient sums (in the backward) over the replicas.
-  void connect_statistics_all_reduce(StatisticsAllReduce all_reduce) { all_reduce_ = std::move(all_reduce); }
+  void connect_batch_statistics(BatchStatisticsAllReduce all_reduce) override { all_reduce_ = std::move(all_reduce); }
 
   Tensor& gamma() { return gamma_; }
   Tensor& beta() { return beta_; }
@@ -83,7 +80,7 @@ class BatchNormLayer : public Layer {
 
   ImageShape image_;
   BatchNormOptions options_;
-  StatisticsAllReduce all_reduce_;
+  BatchStatisticsAllReduce all_reduce_;
   Tensor gamma_;         // [1, C], Weights, starts at 1
   Tensor beta_;          // [1, C], Weights, starts at 0
   Tensor gamma_grad_;

@@ -190,6 +190,10 @@ std::vector<Tensor*> ResidualBlockLayer::buffers() {
   return all;
 }
 
+void ResidualBlockLayer::connect_batch_statistics(BatchStatisticsAllReduce all_reduce) {
+  for (BatchNormLayer* norm : batch_norms()) norm->connect_batch_statistics(all_reduce);
+}
+
 std::vector<BatchNormLayer*> ResidualBlockLayer::batch_norms() {
   std::vector<BatchNormLayer*> norms = {&bn1_, &bn2_};
   if (projection_bn_) norms.push_back(projection_bn_.get());

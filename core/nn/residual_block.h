@@ -37,6 +37,8 @@ class ResidualBlockLayer : public Layer {
   std::vector<Tensor*> params() override;
   std::vector<Tensor*> grads() override;
   std::vector<Tensor*> buffers() override;
+  // Synced batch norm: every batch norm of the block sums its statistics.
+  void connect_batch_statistics(BatchStatisticsAllReduce all_reduce) override;
 
   // The batch norms, in order (bn1, bn2, and the shortcut's when there is one),
   // for synchronised batch norm's connection.

@@ -173,6 +173,19 @@ class DeviceLowering {
     }
   }
 
+  // Synced batch norm's data-parallel all-reduces, run inside the compute op
+  // `after` (the forward's after F, the backward's after B or BI).
+  void add_batch_statistics_allreduces(const Op& after, bool in_forward) {
+    if (out_.dp == 1 || profiles_.empty() || after.kind == OpKind::BackwardWeight) return;
+    for (const BatchStatisticsAllReduce& reduce : profiles_[after.stage].batch_statistics_allreduces) {
+      if (reduce.in_forward != in_forward) continue;
+      Op op = comm_op(OpKind::AllReduce, after, -1, reduce.bytes);
+      op.group = CommGroup::DataParallel;
+      op.layer = reduce.layer;
+      ops_.push_back(op);
+    }
+  }
+
   static OpKind collective_kind(TensorParallelCollective collective) {
     switch (collective) {
       case TensorParallelCollective::ReduceScatter: return OpKind::ReduceScatter;
@@ -190,6 +203,7 @@ class DeviceLowering {
           comm_op(OpKind::RecvActivation, forward, previous, activation_bytes(forward.stage - 1)));
     ops_.push_back(forward);
     add_tensor_parallel_allreduces(forward, true);
+    add_batch_statistics_allreduces(forward, true);
     if (needs_transfer(next))
       ops_.push_back(
           comm_op(OpKind::SendActivation, forward, next, activation_bytes(forward.stage)));
@@ -204,6 +218,7 @@ class DeviceLowering {
     if (out_.recompute) ops_.push_back(comm_op(OpKind::Recompute, backward, -1, 0));
     ops_.push_back(backward);
     add_tensor_parallel_allreduces(backward, false);
+    add_batch_statistics_allreduces(backward, false);
     if (needs_transfer(previous))
       ops_.push_back(
           comm_op(OpKind::SendGradient, backward, previous, gradient_bytes(backward.stage)));
