@@ -199,7 +199,7 @@ void DeviceWorker<Backend>::run_op(const TrainingWindow& window, int index) {
       receive(op);  // timed by the backend
       break;
     case OpKind::AllReduce:
-      if (op.group == CommGroup::DataParallel && op.microbatch >= 0) {
+      if (op.group == CommGroup::DataParallel && op.layer >= 0) {
         // Synced batch norm's statistics: run inside the compute op before it.
         if (!tensor_parallel_reported_[index]) timed(op, none);
       } else if (op.group == CommGroup::DataParallel)

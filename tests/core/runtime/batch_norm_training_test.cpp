@@ -97,7 +97,7 @@ TEST(BatchNormTraining, EverySyncedStatisticsAllReduceIsListedAndReportedWithIts
   // Per replica, step and micro-batch: batchnorm 1 pair, residual block 3 pairs.
   int forward = 0, backward = 0;
   for (const TraceEvent& event : run.trace.events) {
-    if (event.op.kind != OpKind::AllReduce || event.op.group != CommGroup::DataParallel || event.op.microbatch < 0)
+    if (event.op.kind != OpKind::AllReduce || event.op.group != CommGroup::DataParallel || event.op.layer < 0)
       continue;
     ASSERT_GT(event.bytes, 0);
     if (event.op.layer == 1) EXPECT_TRUE(event.bytes == (2 * 4 + 1) * 4 || event.bytes == 2 * 4 * 4) << event.bytes;
