@@ -1,13 +1,14 @@
 #include "core/nn/pooling.h"
 
+#include <cassert>
 #include <vector>
 
 namespace pipelab {
 namespace {
 
-// Calls visit(channel, output_index, first_input, ...) for each output of a
-// window over one sample: `taps` lists the input indices (within the sample)
-// the window covers inside the image; `padded` counts the taps on padding.
+// Calls visit(output index, taps) for each output of a window over one
+// sample: `taps` lists the input indices (within the sample) the window covers
+// inside the image; taps on the padding are left out.
 template <typename Visit>
 void for_each_window(const ImageShape& in, const ImageShape& out, const Window& w, Visit&& visit) {
   std::vector<int64_t> taps;
@@ -40,54 +41,29 @@ int64_t argmax(const float* x, const std::vector<int64_t>& taps) {
 
 }  // namespace
 
-MaxPoolLayer::MaxPoolLayer(int index, const ImageShape& in, const Window& window, DeviceAllocator* allocator)
-    : Layer(LayerType::MaxPool, index, in.size(), window_output(in, window, in.channels).size(), allocator),
+WindowPoolLayer::WindowPoolLayer(LayerType type, int index, const ImageShape& in, const Window& window,
+                                 DeviceAllocator* allocator)
+    : Layer(type, index, in.size(), window_output(in, window, in.channels).size(), allocator),
       in_(in),
       out_(window_output(in, window, in.channels)),
-      window_(window) {}
+      window_(window) {
+  assert(type == LayerType::MaxPool || type == LayerType::AvgPool);
+}
 
-Tensor MaxPoolLayer::forward(const Tensor& x, const ForwardInfo& info) {
+Tensor WindowPoolLayer::forward(const Tensor& x, const ForwardInfo& info) {
   (void)info;
+  const bool max = type() == LayerType::MaxPool;
+  const float scale = 1.0f / static_cast<float>(window_.kernel * window_.kernel);
   Tensor y = Tensor::uninitialized(x.rows(), out_features(), allocator(), MemoryCategory::Activations);
   for (int64_t n = 0; n < x.rows(); ++n) {
     const float* in = x.row(n);
     float* out = y.row(n);
     // padding < kernel, so every window holds at least one input.
     for_each_window(in_, out_, window_, [&](int64_t o, const std::vector<int64_t>& taps) {
-      out[o] = in[argmax(in, taps)];
-    });
-  }
-  return y;
-}
-
-Tensor MaxPoolLayer::backward_input(const Tensor& x, const Tensor& dy, const ForwardInfo& info) {
-  (void)info;
-  Tensor dx = make_activation(x.rows(), in_features());
-  for (int64_t n = 0; n < x.rows(); ++n) {
-    const float* in = x.row(n);
-    const float* g = dy.row(n);
-    float* d = dx.row(n);
-    for_each_window(in_, out_, window_, [&](int64_t o, const std::vector<int64_t>& taps) {
-      d[argmax(in, taps)] += g[o];
-    });
-  }
-  return dx;
-}
-
-AvgPoolLayer::AvgPoolLayer(int index, const ImageShape& in, const Window& window, DeviceAllocator* allocator)
-    : Layer(LayerType::AvgPool, index, in.size(), window_output(in, window, in.channels).size(), allocator),
-      in_(in),
-      out_(window_output(in, window, in.channels)),
-      window_(window) {}
-
-Tensor AvgPoolLayer::forward(const Tensor& x, const ForwardInfo& info) {
-  (void)info;
-  const float scale = 1.0f / static_cast<float>(window_.kernel * window_.kernel);
-  Tensor y = Tensor::uninitialized(x.rows(), out_features(), allocator(), MemoryCategory::Activations);
-  for (int64_t n = 0; n < x.rows(); ++n) {
-    const float* in = x.row(n);
-    float* out = y.row(n);
-    for_each_window(in_, out_, window_, [&](int64_t o, const std::vector<int64_t>& taps) {
+      if (max) {
+        out[o] = in[argmax(in, taps)];
+        return;
+      }
       float sum = 0.0f;
       for (int64_t tap : taps) sum += in[tap];
       out[o] = sum * scale;
@@ -96,14 +72,20 @@ Tensor AvgPoolLayer::forward(const Tensor& x, const ForwardInfo& info) {
   return y;
 }
 
-Tensor AvgPoolLayer::backward_input(const Tensor& x, const Tensor& dy, const ForwardInfo& info) {
+Tensor WindowPoolLayer::backward_input(const Tensor& x, const Tensor& dy, const ForwardInfo& info) {
   (void)info;
+  const bool max = type() == LayerType::MaxPool;
   const float scale = 1.0f / static_cast<float>(window_.kernel * window_.kernel);
   Tensor dx = make_activation(x.rows(), in_features());
   for (int64_t n = 0; n < x.rows(); ++n) {
+    const float* in = x.row(n);
     const float* g = dy.row(n);
     float* d = dx.row(n);
     for_each_window(in_, out_, window_, [&](int64_t o, const std::vector<int64_t>& taps) {
+      if (max) {
+        d[argmax(in, taps)] += g[o];
+        return;
+      }
       for (int64_t tap : taps) d[tap] += g[o] * scale;
     });
   }

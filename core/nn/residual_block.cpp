@@ -158,29 +158,24 @@ void append(std::vector<Tensor*>& to, const std::vector<Tensor*>& from) { to.ins
 
 }  // namespace
 
+std::vector<Layer*> ResidualBlockLayer::parts() {
+  std::vector<Layer*> all = {&conv1_, &bn1_, &conv2_, &bn2_};
+  if (projection_) {
+    all.push_back(projection_.get());
+    all.push_back(projection_bn_.get());
+  }
+  return all;
+}
+
 std::vector<Tensor*> ResidualBlockLayer::params() {
   std::vector<Tensor*> all;
-  append(all, conv1_.params());
-  append(all, bn1_.params());
-  append(all, conv2_.params());
-  append(all, bn2_.params());
-  if (projection_) {
-    append(all, projection_->params());
-    append(all, projection_bn_->params());
-  }
+  for (Layer* part : parts()) append(all, part->params());
   return all;
 }
 
 std::vector<Tensor*> ResidualBlockLayer::grads() {
   std::vector<Tensor*> all;
-  append(all, conv1_.grads());
-  append(all, bn1_.grads());
-  append(all, conv2_.grads());
-  append(all, bn2_.grads());
-  if (projection_) {
-    append(all, projection_->grads());
-    append(all, projection_bn_->grads());
-  }
+  for (Layer* part : parts()) append(all, part->grads());
   return all;
 }
 

@@ -47,6 +47,8 @@ class ResidualBlockLayer : public Layer {
 
  private:
   struct Kept;
+  // The convolutions and batch norms, in order (params() and grads() follow it).
+  std::vector<Layer*> parts();
   // forward_keeping's work, into `kept`.
   Tensor run_forward(const Tensor& x, const ForwardInfo& info, Kept& kept);
   // The inner gradients, into `kept`; returns dx.

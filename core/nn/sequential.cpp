@@ -36,8 +36,9 @@ std::unique_ptr<Layer> build_image_layer(const LayerLayout& layer, uint64_t seed
       conv->init(seed);
       return conv;
     }
-    case LayerType::MaxPool: return std::make_unique<MaxPoolLayer>(layer.index, in, layer_window(spec), allocator);
-    case LayerType::AvgPool: return std::make_unique<AvgPoolLayer>(layer.index, in, layer_window(spec), allocator);
+    case LayerType::MaxPool:
+    case LayerType::AvgPool:
+      return std::make_unique<WindowPoolLayer>(spec.type, layer.index, in, layer_window(spec), allocator);
     case LayerType::GlobalAvgPool: return std::make_unique<GlobalAvgPoolLayer>(layer.index, in, allocator);
     case LayerType::Flatten: return std::make_unique<FlattenLayer>(layer.index, layer.in, allocator);
     case LayerType::BatchNorm: return std::make_unique<BatchNormLayer>(layer.index, in, norm, allocator);

@@ -94,7 +94,7 @@ void check_input_gradient(Layer& layer, Tensor x, const char* what) {
 
 TEST(Pooling, MaxPoolPicksTheLargestAndItsGradientGoesThere) {
   const ImageShape in{1, 4, 4};
-  MaxPoolLayer pool(0, in, Window{2, 2, 0}, nullptr);
+  WindowPoolLayer pool(LayerType::MaxPool, 0, in, Window{2, 2, 0}, nullptr);
   std::vector<float> values(16);
   for (int i = 0; i < 16; ++i) values[i] = static_cast<float>((i * 7) % 16);
   const Tensor x = Tensor::from_values(1, 16, values);
@@ -103,19 +103,19 @@ TEST(Pooling, MaxPoolPicksTheLargestAndItsGradientGoesThere) {
   // Window (0, 0) holds indices 0, 1, 4, 5: values 0, 7, 12, 3.
   EXPECT_EQ(y.at(0, 0), 12.0f);
   check_input_gradient(pool, random_tensor(2, 16, 5), "maxpool dX");
-  MaxPoolLayer padded(0, {2, 5, 5}, Window{3, 2, 1}, nullptr);
+  WindowPoolLayer padded(LayerType::MaxPool, 0, {2, 5, 5}, Window{3, 2, 1}, nullptr);
   check_input_gradient(padded, random_tensor(2, 50, 6), "padded maxpool dX");
 }
 
 TEST(Pooling, AvgPoolCountsPaddingAsZeros) {
-  AvgPoolLayer pool(0, {1, 2, 2}, Window{2, 1, 1}, nullptr);
+  WindowPoolLayer pool(LayerType::AvgPool, 0, {1, 2, 2}, Window{2, 1, 1}, nullptr);
   const Tensor x = Tensor::from_values(1, 4, {1, 2, 3, 4});
   const Tensor y = pool.forward(x, ForwardInfo{});
   ASSERT_EQ(y.cols(), 9);
   EXPECT_FLOAT_EQ(y.at(0, 0), 0.25f);  // only input 1 inside, divided by 4
   EXPECT_FLOAT_EQ(y.at(0, 4), 2.5f);   // the whole image
   check_input_gradient(pool, random_tensor(2, 4, 7), "avgpool dX");
-  AvgPoolLayer strided(0, {3, 6, 6}, Window{2, 2, 0}, nullptr);
+  WindowPoolLayer strided(LayerType::AvgPool, 0, {3, 6, 6}, Window{2, 2, 0}, nullptr);
   check_input_gradient(strided, random_tensor(2, 108, 8), "strided avgpool dX");
 }
 
