@@ -31,6 +31,11 @@ LayerSpec read_layer(const Json& value, int index) {
   if (layer.type == LayerType::Embedding) keys.insert(keys.end(), {"vocab", "dim"});
   if (layer.type == LayerType::TransformerBlock)
     keys.insert(keys.end(), {"heads", "ffn", "causal", "norm", "activation", "dropout", "bias"});
+  if (layer.type == LayerType::Conv2d) keys.insert(keys.end(), {"out", "kernel", "stride", "padding", "bias"});
+  const bool pool = layer.type == LayerType::MaxPool || layer.type == LayerType::AvgPool;
+  if (pool) keys.insert(keys.end(), {"kernel", "stride", "padding"});
+  if (layer.type == LayerType::BatchNorm) keys.insert(keys.end(), {"sync", "momentum", "eps"});
+  if (layer.type == LayerType::ResidualBlock) keys.insert(keys.end(), {"out", "stride", "sync"});
   const JsonObjectReader reader(value, path, keys);
   reader.read("out", layer.out);
   reader.read("bias", layer.bias);
@@ -41,6 +46,14 @@ LayerSpec read_layer(const Json& value, int index) {
   reader.read("ffn", layer.ffn);
   reader.read("causal", layer.causal);
   reader.read("dropout", layer.dropout);
+  if (pool) layer.kernel = 2;  // a pool's usual window: 2 x 2, not overlapping
+  reader.read("kernel", layer.kernel);
+  if (pool) layer.stride = layer.kernel;
+  reader.read("stride", layer.stride);
+  reader.read("padding", layer.padding);
+  reader.read("sync", layer.sync);
+  reader.read("momentum", layer.momentum);
+  reader.read("eps", layer.eps);
   if (const Json* norm = reader.find("norm"))
     layer.norm = json_to_name<NormType>(*norm, path + ".norm", "a norm", parse_norm_type, norm_type_names());
   if (const Json* activation = reader.find("activation"))

@@ -27,6 +27,25 @@ Json layer_to_json(const LayerSpec& layer) {
     json["dropout"] = layer.dropout;
     json["bias"] = layer.bias;
   }
+  if (layer.type == LayerType::Conv2d) {
+    json["out"] = layer.out;
+    json["bias"] = layer.bias;
+  }
+  if (layer.type == LayerType::Conv2d || layer.type == LayerType::MaxPool || layer.type == LayerType::AvgPool) {
+    json["kernel"] = layer.kernel;
+    json["stride"] = layer.stride;
+    json["padding"] = layer.padding;
+  }
+  if (layer.type == LayerType::BatchNorm) {
+    json["sync"] = layer.sync;
+    json["momentum"] = layer.momentum;
+    json["eps"] = layer.eps;
+  }
+  if (layer.type == LayerType::ResidualBlock) {
+    json["out"] = layer.out;
+    json["stride"] = layer.stride;
+    json["sync"] = layer.sync;
+  }
   return json;
 }
 

@@ -256,6 +256,13 @@ void check_parallel(const Experiment& experiment, bool model_ok, Problems& probl
     problems.push_back("parallel.recompute = \"selective\" recomputes transformer blocks' attention, and this "
                        "model has none; use recompute = true (full) or false");
 
+  const bool synced_batch_norm = std::any_of(experiment.model.layers.begin(), experiment.model.layers.end(),
+                                             [](const LayerSpec& layer) { return layer.sync; });
+  if (model_ok && synced_batch_norm && plan.update == UpdateMode::Async && plan.dp > 1)
+    problems.push_back("a batchnorm with sync: true sums its statistics over the replicas at every micro-batch, "
+                       "which asynchronous data parallel cannot wait for; set parallel.update = sync, or "
+                       "sync: false on the batch norms");
+
   // The split itself: enough layers for the stages, explicit boundaries, tp widths.
   if (!model_ok) return;
   try {

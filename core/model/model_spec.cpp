@@ -1,8 +1,10 @@
 #include "core/model/model_spec.h"
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 
+#include "core/model/image_layers.h"
 #include "core/model/model_limits.h"
 
 namespace pipelab {
@@ -16,7 +18,7 @@ struct LayerTypeEntry {
   const char* name;
 };
 
-constexpr std::array<LayerTypeEntry, 9> kLayerTypes = {{
+constexpr std::array<LayerTypeEntry, 16> kLayerTypes = {{
     {LayerType::Linear, "linear"},
     {LayerType::Relu, "relu"},
     {LayerType::Gelu, "gelu"},
@@ -26,7 +28,15 @@ constexpr std::array<LayerTypeEntry, 9> kLayerTypes = {{
     {LayerType::Dropout, "dropout"},
     {LayerType::Embedding, "embedding"},
     {LayerType::TransformerBlock, "transformer_block"},
+    {LayerType::Conv2d, "conv2d"},
+    {LayerType::MaxPool, "maxpool"},
+    {LayerType::AvgPool, "avgpool"},
+    {LayerType::GlobalAvgPool, "global_avgpool"},
+    {LayerType::Flatten, "flatten"},
+    {LayerType::BatchNorm, "batchnorm"},
+    {LayerType::ResidualBlock, "residual_block"},
 }};
+
 
 // FLOPs per element of the elementwise layers (and layernorm), counted the way
 // a straightforward kernel spends them. They only need to be the right size
@@ -54,9 +64,7 @@ ElementwiseFlops elementwise_flops(LayerType type) {
     case LayerType::Sigmoid: return {4, 3, 0};
     case LayerType::LayerNorm: return {8, 10, 3};
     case LayerType::Dropout: return {2, 1, 0};
-    case LayerType::Linear:
-    case LayerType::Embedding:
-    case LayerType::TransformerBlock: break;
+    default: break;  // the other layers are described by their own functions
   }
   return {0, 0, 0};
 }
@@ -198,6 +206,26 @@ std::vector<std::string> layer_type_names() {
   return names;
 }
 
+bool needs_image(LayerType type) {
+  return type == LayerType::Conv2d || type == LayerType::MaxPool || type == LayerType::AvgPool ||
+         type == LayerType::GlobalAvgPool || type == LayerType::ResidualBlock;
+}
+
+bool is_image_layer(LayerType type) {
+  return needs_image(type) || type == LayerType::Flatten || type == LayerType::BatchNorm;
+}
+
+Window layer_window(const LayerSpec& spec) {
+  if (spec.type == LayerType::ResidualBlock) return {3, spec.stride, 1};
+  return {spec.kernel, spec.stride, spec.padding};
+}
+
+ImageShape input_image(const ModelSpec& model) {
+  if (model.input.size() != 3) return {};
+  const ImageShape image{model.input[0], model.input[1], model.input[2]};
+  return image.valid() ? image : ImageShape{};
+}
+
 const char* norm_type_name(NormType type) { return type == NormType::RmsNorm ? "rmsnorm" : "layernorm"; }
 
 std::optional<NormType> parse_norm_type(const std::string& name) {
@@ -273,13 +301,21 @@ std::vector<LayerInfo> describe_layers(const ModelSpec& model) {
   infos.reserve(model.layers.size());
   // Values per position: the whole sample for an MLP, one token's for a sequence model.
   int64_t width = sequence ? 1 : input_features(model);
+  // The image the values form, while they still do (image_shape.h).
+  ImageShape image = sequence ? ImageShape{} : input_image(model);
   int64_t parameters = 0;
   for (size_t i = 0; i < model.layers.size(); ++i) {
     const LayerSpec& spec = model.layers[i];
     const int index = static_cast<int>(i);
     const std::string label = layer_label(index);
     LayerInfo info;
-    if (spec.type == LayerType::Embedding) {
+    if (is_image_layer(spec.type)) {
+      if (sequence)
+        throw std::invalid_argument(label + ": " + layer_type_name(spec.type) +
+                                    " works on images or feature vectors, not on token sequences; in a model "
+                                    "that starts with an embedding use layernorm and transformer_block");
+      info = describe_image_layer(spec, image, width, label);
+    } else if (spec.type == LayerType::Embedding) {
       if (index != 0)
         throw std::invalid_argument(label + ": an embedding reads token ids, so it must be the first layer; "
                                     "move it to model.layers[0]");
@@ -310,6 +346,12 @@ std::vector<LayerInfo> describe_layers(const ModelSpec& model) {
         throw std::invalid_argument(label + ": dropout needs p in [0, 1), got " + std::to_string(spec.p));
       info = describe_elementwise(spec, width, tokens);
     }
+    // Elementwise layers keep an image an image; a linear flattens it.
+    if (!is_image_layer(spec.type)) {
+      info.image_in = image;
+      info.image_out = spec.type == LayerType::Linear ? ImageShape{} : image;
+    }
+    image = info.image_out;
     info.index = index;
     info.type = spec.type;
     info.tokens = tokens;
@@ -327,6 +369,17 @@ std::vector<LayerInfo> describe_layers(const ModelSpec& model) {
 }
 
 int64_t output_features(const ModelSpec& model) {
+  const bool has_image_layers = std::any_of(model.layers.begin(), model.layers.end(),
+                                            [](const LayerSpec& layer) { return is_image_layer(layer.type); });
+  if (has_image_layers) {
+    // Convolutions and pools change the width: only the whole description knows it.
+    try {
+      const std::vector<LayerInfo> infos = describe_layers(model);
+      return infos.back().out_features;
+    } catch (const std::invalid_argument&) {
+      return 0;  // not a usable model
+    }
+  }
   const int64_t tokens = sequence_length(model);
   int64_t width = input_features(model);
   for (const LayerSpec& layer : model.layers) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model/image_shape.h"
 #include "core/model/transformer_block.h"
 
 namespace pipelab {
@@ -15,13 +16,20 @@ namespace pipelab {
 // layer is an embedding, its input is model.input = [sequence_length] token
 // ids, and every later layer works on each of the sequence's positions (a
 // linear or a layernorm is applied per token).
-enum class LayerType { Linear, Relu, Gelu, Tanh, Sigmoid, LayerNorm, Dropout, Embedding, TransformerBlock };
+//
+// Conv2d, the pools, BatchNorm and ResidualBlock work on images: model.input =
+// [channels, height, width] (image_shape.h); Flatten, GlobalAvgPool or a
+// Linear turn the image into a flat vector.
+enum class LayerType {
+  Linear, Relu, Gelu, Tanh, Sigmoid, LayerNorm, Dropout, Embedding, TransformerBlock,
+  Conv2d, MaxPool, AvgPool, GlobalAvgPool, Flatten, BatchNorm, ResidualBlock
+};
 enum class LossType { CrossEntropy, Mse };
 
 // One entry of the layer stack, as written in an experiment file.
 struct LayerSpec {
   LayerType type = LayerType::Linear;
-  int64_t out = 0;     // linear: output width
+  int64_t out = 0;     // linear: output width; conv2d, residual_block: output channels
   bool bias = true;    // linear, transformer_block: add bias vectors
   double p = 0.0;      // dropout: drop probability in [0, 1)
   // embedding: token ids in [0, vocab), each mapped to `dim` values, plus a
@@ -35,6 +43,19 @@ struct LayerSpec {
   NormType norm = NormType::LayerNorm;
   BlockActivation activation = BlockActivation::Gelu;
   double dropout = 0.0;     // after the attention scores, Proj and FFN2; in [0, 1)
+  // conv2d, maxpool, avgpool: the window (residual_block: stride only; its
+  // convolutions are 3 x 3 with padding 1). The reader fills a pool's
+  // defaults (kernel 2, stride = kernel).
+  int64_t kernel = 3;
+  int64_t stride = 1;
+  int64_t padding = 0;
+  // batchnorm: statistics over the batch (and every pixel of a channel);
+  // `sync` sums them over the data-parallel replicas (residual_block: its
+  // batch norms'). running = (1 - momentum)
+  // running + momentum batch, as PyTorch.
+  bool sync = false;
+  double momentum = 0.1;
+  double eps = 1e-5;
 
   bool operator==(const LayerSpec&) const = default;
 };
@@ -55,6 +76,10 @@ struct LayerInfo {
   int64_t in_features = 0;     // values per sample in (an embedding: the token ids)
   int64_t out_features = 0;    // values per sample out
   TransformerBlockShape block;  // transformer_block only
+  // The image entering and leaving the layer; invalid (all 0) where the
+  // values are a flat vector (image_shape.h).
+  ImageShape image_in;
+  ImageShape image_out;
   int64_t params = 0;                  // trainable scalars
   double forward_flops = 0;            // per sample
   double backward_input_flops = 0;     // per sample: gradient w.r.t. the input
@@ -78,6 +103,16 @@ std::vector<std::string> block_activation_names();
 const char* loss_type_name(LossType type);
 std::optional<LossType> parse_loss_type(const std::string& name);
 std::vector<std::string> loss_type_names();
+
+// True for the layer types that need an image (conv2d, pools, residual_block,
+// global_avgpool); batchnorm and flatten take either an image or a vector.
+bool needs_image(LayerType type);
+// needs_image, or batchnorm or flatten: the layers image_layers.h describes.
+bool is_image_layer(LayerType type);
+// The window a conv2d or pool applies (residual_block: its first 3 x 3 convolution's).
+Window layer_window(const LayerSpec& spec);
+// The image model.input describes: [channels, height, width]; invalid otherwise.
+ImageShape input_image(const ModelSpec& model);
 
 // Flattened input width (product of the input shape).
 int64_t input_features(const ModelSpec& model);

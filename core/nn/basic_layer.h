@@ -147,6 +147,16 @@ class BasicLayer {
     throw std::logic_error("layer " + std::to_string(index_) +
                            " does not split itself along the sequence");
   }
+  // Synchronised batch norm: sums a layer's batch statistics over the
+  // data-parallel replicas, in place (values in double; see batch_norm.h).
+  using BatchStatisticsAllReduce = std::function<void(std::vector<double>& values)>;
+  // For layers holding a batch norm whose statistics are synced; the stage
+  // calls it once, after building the layer.
+  virtual void connect_batch_statistics(BatchStatisticsAllReduce all_reduce) {
+    (void)all_reduce;
+    throw std::logic_error("layer " + std::to_string(index_) + " keeps no batch statistics to sync");
+  }
+
   // Under sequence parallelism: the gradients this shard takes from its slice
   // of the sequence only (a block's norm gains and biases), which the
   // tensor-parallel group sums once per step. A subset of grads().
@@ -156,6 +166,10 @@ class BasicLayer {
   virtual std::vector<TensorT*> params() { return {}; }
   virtual std::vector<TensorT*> grads() { return {}; }
   bool has_params() { return !params().empty(); }
+  // State the model carries that no gradient trains (BatchNorm's running
+  // statistics): copied with the weights wherever a model is copied, e.g. for
+  // evaluation.
+  virtual std::vector<TensorT*> buffers() { return {}; }
   void zero_grad() {
     for (TensorT* grad : grads()) grad->set_zero();
   }

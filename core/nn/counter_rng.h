@@ -23,6 +23,8 @@ enum class RandomStream : uint64_t {
   TokenEmbedding = 4,
   PositionEmbedding = 5,
   TransformerBlock = 6,  // a block's tensors: each adds its own word (gpt_block.h)
+  ConvWeight = 7,        // a conv2d's weights; a residual block's convolutions add their word
+  ConvBias = 8,
 };
 
 constexpr uint64_t mix64(uint64_t z) {

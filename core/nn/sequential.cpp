@@ -1,6 +1,10 @@
 #include "core/nn/sequential.h"
 
 #include "core/nn/activations.h"
+#include "core/nn/batch_norm.h"
+#include "core/nn/conv2d.h"
+#include "core/nn/pooling.h"
+#include "core/nn/residual_block.h"
 #include "core/nn/block_config.h"
 #include "core/nn/dropout.h"
 #include "core/nn/embedding_layer.h"
@@ -17,6 +21,35 @@ namespace {
 std::unique_ptr<Layer> per_token(std::unique_ptr<Layer> layer, int64_t tokens) {
   if (tokens == 1) return layer;
   return std::make_unique<PerTokenLayer>(std::move(layer), tokens);
+}
+
+// Conv2d, pools, flatten, batchnorm and residual blocks; null for other types.
+std::unique_ptr<Layer> build_image_layer(const LayerLayout& layer, uint64_t seed, DeviceAllocator* allocator) {
+  const LayerSpec& spec = layer.spec;
+  // Flat values reaching a batchnorm or flatten are an image of 1 x 1 pixels.
+  const ImageShape in = layer.image_in.valid() ? layer.image_in : ImageShape{layer.in, 1, 1};
+  const BatchNormOptions norm{spec.momentum, spec.eps};
+  switch (spec.type) {
+    case LayerType::Conv2d: {
+      auto conv = std::make_unique<Conv2dLayer>(layer.index, conv_geometry(in, spec.out, layer_window(spec)),
+                                                spec.bias, allocator);
+      conv->init(seed);
+      return conv;
+    }
+    case LayerType::MaxPool:
+    case LayerType::AvgPool:
+      return std::make_unique<WindowPoolLayer>(spec.type, layer.index, in, layer_window(spec), allocator);
+    case LayerType::GlobalAvgPool: return std::make_unique<GlobalAvgPoolLayer>(layer.index, in, allocator);
+    case LayerType::Flatten: return std::make_unique<FlattenLayer>(layer.index, layer.in, allocator);
+    case LayerType::BatchNorm: return std::make_unique<BatchNormLayer>(layer.index, in, norm, allocator);
+    case LayerType::ResidualBlock: {
+      auto block = std::make_unique<ResidualBlockLayer>(layer.index, residual_shape(in, spec.out, spec.stride),
+                                                        norm, allocator);
+      block->init(seed);
+      return block;
+    }
+    default: return nullptr;
+  }
 }
 
 }  // namespace
@@ -60,6 +93,7 @@ std::unique_ptr<Layer> HostStackMath::build_layer(const LayerLayout& layer, uint
   if (spec.type == LayerType::Dropout)
     return std::make_unique<DropoutLayer>(layer.index, layer.out, spec.p, seed, allocator,
                                           layer.feature_offset);
+  if (auto image_layer = build_image_layer(layer, seed, allocator)) return image_layer;
   return make_activation_layer(spec.type, layer.index, layer.out, allocator);
 }
 

@@ -1,5 +1,6 @@
 #include "core/nn/stack_layout.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -70,7 +71,8 @@ void place_on_shard(LayerLayout& layer, const TensorParallelShard& tp) {
     layer.shard = tp.shard;
     return;
   }
-  if (layer.spec.type == LayerType::Embedding || layer.spec.type == LayerType::TransformerBlock) {
+  if (layer.spec.type == LayerType::Embedding || layer.spec.type == LayerType::TransformerBlock ||
+      is_image_layer(layer.spec.type)) {
     layer.in = layer.full_in;
     layer.out = layer.full_out;
     return;
@@ -140,6 +142,11 @@ std::vector<LayerLayout> stack_layout(const ModelSpec& model, int begin, int end
   int64_t width = input_features(model) / tokens;
 
   const std::vector<TensorParallelRole> roles = checked_roles(model, tp);
+  // Image layers change widths in ways only the model's description knows
+  // (and it checks their windows); flat models are followed here.
+  const bool has_image_layers = std::any_of(model.layers.begin(), model.layers.end(),
+                                            [](const LayerSpec& layer) { return is_image_layer(layer.type); });
+  const std::vector<LayerInfo> infos = has_image_layers ? describe_layers(model) : std::vector<LayerInfo>{};
 
   std::vector<LayerLayout> layout;
   // Widths follow from the input through every layer before the stage too.
@@ -163,6 +170,8 @@ std::vector<LayerLayout> stack_layout(const ModelSpec& model, int begin, int end
     } else if (spec.type == LayerType::TransformerBlock && !sequence) {
       throw std::invalid_argument(layer_name(i, spec.type) +
                                   " reads token positions; start the model with an embedding");
+    } else if (is_image_layer(spec.type)) {
+      width = infos[static_cast<size_t>(i)].out_features;
     }
     if (i < begin) continue;
 
@@ -173,6 +182,7 @@ std::vector<LayerLayout> stack_layout(const ModelSpec& model, int begin, int end
     layer.tokens = tokens;
     layer.full_in = in * tokens;
     layer.full_out = width * tokens;
+    if (has_image_layers) layer.image_in = infos[static_cast<size_t>(i)].image_in;
     place_on_shard(layer, tp);
     if (tp.sequence_parallel && tp.degree > 1 && sequence) split_sequence(layer, tp);
     if (!layout.empty() && layer.in != layout.back().out)

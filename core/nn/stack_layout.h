@@ -41,6 +41,8 @@ struct LayerLayout {
   int64_t tokens = 1;    // positions per sample; 1 unless a sequence model
   int64_t full_in = 0;   // the whole layer's input width
   int64_t full_out = 0;  // the whole layer's output width
+  // The image entering the layer (image_shape.h); invalid for flat values.
+  ImageShape image_in;
   int64_t in = 0;        // this shard's input width
   int64_t out = 0;       // this shard's output width
   // Linear only: this shard's block of the full [token_in(), token_out()]

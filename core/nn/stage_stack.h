@@ -150,6 +150,8 @@ class StageStack {
              [this, index](Tensor& values, bool in_forward) {
                sequence_collective_(TensorParallelCollective::ReduceScatter, values, index, in_forward);
              }});
+      synced_batch_norm_.push_back(layer.spec.sync && (layer.spec.type == LayerType::BatchNorm ||
+                                                       layer.spec.type == LayerType::ResidualBlock));
       slices_.push_back(slice_of(layer));
       gathers_.push_back(layer.gathers_sequence);
       sequence_partial_.push_back(layer.sequence_partial());
@@ -166,6 +168,18 @@ class StageStack {
   int64_t input_features() const { return input_features_; }                 // this shard's
   int64_t output_features() const { return layers_.back()->out_features(); }  // this shard's
   Context context() const { return context_; }
+
+  // Synchronised batch norm (a batchnorm or residual_block with sync: true):
+  // such layers sum their batch statistics over the data-parallel replicas
+  // through `all_reduce(values, model layer)`. Without a call (dp = 1) they
+  // use their own micro-batch's.
+  void connect_batch_statistics(const std::function<void(std::vector<double>&, int layer)>& all_reduce) {
+    for (int k = 0; k < layer_count(); ++k) {
+      if (!synced_batch_norm_[k]) continue;
+      const int index = begin_ + k;
+      layers_[k]->connect_batch_statistics([all_reduce, index](std::vector<double>& values) { all_reduce(values, index); });
+    }
+  }
 
   // F: y for the stage input `input` [batch, input_features()], which `saved`
   // takes over (retagged Activations), with every later layer's input.
@@ -425,6 +439,7 @@ class StageStack {
   // whether it gathers that input (the output layer), and whether its
   // gradients are partial (LayerLayout::sequence_partial).
   std::vector<SequenceSlice> slices_;
+  std::vector<char> synced_batch_norm_;  // per stage layer: sums its statistics over the replicas
   std::vector<char> gathers_;
   std::vector<char> sequence_partial_;
 };

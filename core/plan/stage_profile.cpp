@@ -1,5 +1,7 @@
 #include "core/plan/stage_profile.h"
 
+#include "core/model/image_layers.h"
+
 #include <algorithm>
 #include <cassert>
 #include <stdexcept>
@@ -225,6 +227,26 @@ int64_t in_precision(int64_t fp32_bytes, LayerType type, const PrecisionBytes& p
   return fp32_bytes / kBytesPerValue * precision.activation;
 }
 
+// A synced batchnorm's two collectives (batch_statistics_allreduces), or a
+// synced residual block's, one pair per batch norm.
+void add_batch_statistics_allreduces(std::vector<BatchStatisticsAllReduce>& list, int layer, const LayerSpec& spec,
+                                     const LayerInfo& info) {
+  if (!spec.sync) return;
+  int norms = 0;
+  int64_t channels = 0;
+  if (spec.type == LayerType::BatchNorm) {
+    norms = 1;
+    channels = info.image_in.valid() ? info.image_in.channels : info.in_features;
+  } else if (spec.type == LayerType::ResidualBlock) {
+    norms = residual_shape(info.image_in, spec.out, spec.stride).projection ? 3 : 2;
+    channels = info.image_out.channels;
+  }
+  for (int n = 0; n < norms; ++n) {
+    list.push_back({layer, (2 * channels + 1) * kBytesPerValue, true});
+    list.push_back({layer, 2 * channels * kBytesPerValue, false});
+  }
+}
+
 }  // namespace
 
 std::vector<TensorParallelRole> tensor_parallel_roles(const ModelSpec& model,
@@ -253,7 +275,7 @@ std::vector<TensorParallelRole> tensor_parallel_roles(const ModelSpec& model,
           roles[between] = TensorParallelRole::Sharded;
         roles[i] = TensorParallelRole::RowParallel;
         pending_column = -1;
-      } else if (type == LayerType::LayerNorm) {
+      } else if (type == LayerType::LayerNorm || type == LayerType::BatchNorm) {
         pending_column = -1;  // needs the full width: the pending linear stays replicated
       }
     }
@@ -338,6 +360,7 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
       profile.backward_weight_flops += cost.backward_weight_flops * samples;
       profile.params += cost.params;
       activation_bytes_per_sample += kept;
+      if (plan.dp > 1) add_batch_statistics_allreduces(profile.batch_statistics_allreduces, i, model.layers[i], info);
 
       // With one shard there is nothing to combine.
       if (tp == 1) continue;

@@ -36,6 +36,17 @@ struct TensorParallelAllReduce {
   bool with_weight_gradient = false;
 };
 
+// Synchronised batch norm (a batchnorm or residual_block with sync: true,
+// under dp > 1): each of the layer's batch norms sums its statistics over the
+// data-parallel replicas in the forward (per channel a sum and a sum of
+// squares, and the count: 2C + 1 values) and its gradient sums in the backward
+// (2C values), with the input gradient (BI).
+struct BatchStatisticsAllReduce {
+  int layer = 0;
+  int64_t bytes = 0;  // float32 values sent
+  bool in_forward = true;
+};
+
 struct StageProfile {
   LayerRange layers;
   // Per micro-batch, per tensor-parallel shard.
@@ -62,6 +73,7 @@ struct StageProfile {
   int64_t split_backward_kept_bytes = 0;
   PrecisionBytes precision;        // bytes per weight, gradient, optimizer slot, activation
   std::vector<TensorParallelAllReduce> tp_allreduces;
+  std::vector<BatchStatisticsAllReduce> batch_statistics_allreduces;  // dp > 1 only
   // Sequence parallelism: the gradient bytes a shard computes from its slice
   // of the sequence only (the layernorms' gains and biases, in blocks or
   // not), which the tensor-parallel group sums once per step, before the

@@ -139,6 +139,10 @@ void CpuBackend::data_parallel_all_reduce(Tensor& flat) {
                   data_parallel_group_, data_parallel_collectives_++);
 }
 
+void CpuBackend::data_parallel_all_reduce(std::vector<float>& values) {
+  ring_all_reduce(std::span<float>(values), data_parallel_group_, data_parallel_collectives_++);
+}
+
 void CpuBackend::tensor_parallel_all_reduce(Tensor& values) {
   ring_all_reduce(std::span<float>(values.data(), static_cast<size_t>(values.size())),
                   tensor_parallel_group_, tensor_parallel_collectives_++);

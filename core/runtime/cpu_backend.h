@@ -75,6 +75,7 @@ class CpuBackend {
   Tensor gather_gradients(const std::vector<Parameter>& parameters);
   void scatter_gradients(const Tensor& flat, const std::vector<Parameter>& parameters);
   void data_parallel_all_reduce(Tensor& flat);
+  void data_parallel_all_reduce(std::vector<float>& values);  // host values (batch statistics)
   void tensor_parallel_all_reduce(Tensor& values);
   // Sequence parallelism's collectives over the tensor-parallel group, in
   // place (ring_allreduce.h).

@@ -187,6 +187,14 @@ class DeviceWorker {
   // AllGather) that a compute op runs for `layer`, timed as the op the
   // schedule lists for it.
   void tensor_parallel_collective(OpKind kind, Tensor& values, int layer);
+  // Synced batch norm: a layer's statistics summed over the data-parallel
+  // replicas, inside the compute op, timed as the ALLREDUCE dp listed for it.
+  void batch_statistics_all_reduce(std::vector<double>& values, int layer);
+  // Runs `run` (returning its bytes), timed as the first not yet reported
+  // collective of `kind`, `group` and `layer` listed right after the current
+  // compute op; untimed when none is listed (a recomputation's).
+  template <typename Run>
+  void inner_collective(OpKind kind, CommGroup group, int layer, Run&& run);
   // Sequence parallelism: the sum over the tensor-parallel group of the
   // gradients each shard took from its slice of the sequence.
   int64_t sequence_partial_all_reduce(const Op& op);
@@ -212,7 +220,8 @@ class DeviceWorker {
   std::vector<StageState> stages_;  // by chunk
 
   CurrentOp current_;
-  std::vector<char> tensor_parallel_reported_;  // per op of the current window
+  // Per op of the current window: a collective run (and reported) inside a compute op.
+  std::vector<char> tensor_parallel_reported_;
 
   // In-flight micro-batches.
   std::map<MicrobatchKey, Activations> saved_;

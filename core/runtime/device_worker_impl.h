@@ -69,6 +69,9 @@ DeviceWorker<Backend>::DeviceWorker(WorkerShared& shared, Devices& devices, int 
       };
     }
     state.layers = backend_.make_stack(shared_.stage_ranges[state.stage], tensor_parallel);
+    if (plan.dp > 1)
+      state.layers->connect_batch_statistics(
+          [this](std::vector<double>& values, int layer) { batch_statistics_all_reduce(values, layer); });
     if (!async_data_parallel)
       state.optimizer = backend_.make_optimizer(optimizer_settings(experiment.training.optimizer),
                                                 state.layers->parameters());
@@ -200,7 +203,10 @@ void DeviceWorker<Backend>::run_op(const TrainingWindow& window, int index) {
       receive(op);  // timed by the backend
       break;
     case OpKind::AllReduce:
-      if (op.group == CommGroup::DataParallel)
+      if (op.group == CommGroup::DataParallel && op.layer >= 0) {
+        // Synced batch norm's statistics: run inside the compute op before it.
+        if (!tensor_parallel_reported_[index]) timed(op, none);
+      } else if (op.group == CommGroup::DataParallel)
         timed(op, [&] { return data_parallel_all_reduce(op); });
       else if (op.microbatch < 0)  // the step's, before the update (lowering.cpp)
         timed(op, [&] { return sequence_partial_all_reduce(op); });
@@ -411,22 +417,39 @@ int64_t DeviceWorker<Backend>::sequence_partial_all_reduce(const Op& op) {
 
 template <typename Backend>
 void DeviceWorker<Backend>::tensor_parallel_collective(OpKind kind, Tensor& values, int layer) {
-  const auto run = [&] {
+  inner_collective(kind, CommGroup::TensorParallel, layer, [&] {
     if (kind == OpKind::AllReduce)
       backend_.tensor_parallel_all_reduce(values);
     else if (kind == OpKind::ReduceScatter)
       backend_.tensor_parallel_reduce_scatter(values);
     else
       backend_.tensor_parallel_all_gather(values);
-  };
+    return values.bytes();
+  });
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::batch_statistics_all_reduce(std::vector<double>& values, int layer) {
+  inner_collective(OpKind::AllReduce, CommGroup::DataParallel, layer, [&] {
+    // Sent as float32, as every collective is; the sums are of one micro-batch's values.
+    std::vector<float> sums(values.begin(), values.end());
+    backend_.data_parallel_all_reduce(sums);
+    values.assign(sums.begin(), sums.end());
+    return static_cast<int64_t>(sums.size() * sizeof(float));
+  });
+}
+
+template <typename Backend>
+template <typename Run>
+void DeviceWorker<Backend>::inner_collective(OpKind kind, CommGroup group, int layer, Run&& run) {
   // The schedule lists this collective among the ones right after the
   // compute op running it; a recomputation repeats forward collectives the
   // schedule does not list.
   const std::vector<Op>& ops = *current_.ops;
   const Op* listed = nullptr;
-  for (size_t j = current_.index + 1;
-       j < ops.size() && is_collective(ops[j].kind) && ops[j].group == CommGroup::TensorParallel; ++j) {
-    if (ops[j].kind != kind || ops[j].layer != layer || tensor_parallel_reported_[j]) continue;
+  for (size_t j = current_.index + 1; j < ops.size() && is_collective(ops[j].kind); ++j) {
+    if (ops[j].kind != kind || ops[j].group != group || ops[j].layer != layer || tensor_parallel_reported_[j])
+      continue;
     tensor_parallel_reported_[j] = 1;
     listed = &ops[j];
     break;
@@ -437,10 +460,7 @@ void DeviceWorker<Backend>::tensor_parallel_collective(OpKind kind, Tensor& valu
   }
   Op op = *listed;
   op.step += current_.first_step;
-  timed(op, [&] {
-    run();
-    return values.bytes();
-  });
+  timed(op, run);
 }
 
 template <typename Backend>

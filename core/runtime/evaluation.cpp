@@ -70,6 +70,12 @@ void Evaluator::copy_weights_from(Sequential& stage, int tp, int shard) {
       const std::vector<Tensor*> to = full.params();
       assert(from.size() == to.size());
       for (size_t i = 0; i < from.size(); ++i) to[i]->copy_from(*from[i]);
+      // BatchNorm's running statistics: replica 0's (each replica keeps its
+      // own under local batch norm; synced ones agree).
+      const std::vector<Tensor*> buffers_from = part.buffers();
+      const std::vector<Tensor*> buffers_to = full.buffers();
+      assert(buffers_from.size() == buffers_to.size());
+      for (size_t i = 0; i < buffers_from.size(); ++i) buffers_to[i]->copy_from(*buffers_from[i]);
       continue;
     }
     LinearLayer& part_linear = linear_of(part);

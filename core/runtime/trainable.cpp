@@ -39,6 +39,13 @@ void check_trainable(const Experiment& experiment) {
                             "embedding");
   }
   if (is_sequence_model(model)) check_trainable_transformer(experiment);
+  for (size_t i = 0; i < model.layers.size(); ++i) {
+    const LayerType type = model.layers[i].type;
+    if (is_image_layer(type) && experiment.backend.type != "cpu")
+      throw ExperimentError(layer_field(i) + " is " + layer_type_name(type) + ": convolutional layers and "
+                            "batch norm train on the cpu backend only for now; set backend.type = cpu, "
+                            "or simulate this model");
+  }
   if (experiment.training.precision != Precision::Fp32)
     throw ExperimentError(std::string("training.precision = ") + precision_name(experiment.training.precision) +
                           ": the " + experiment.backend.type +

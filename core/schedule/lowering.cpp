@@ -182,6 +182,19 @@ class DeviceLowering {
     }
   }
 
+  // Synced batch norm's data-parallel all-reduces, run inside the compute op
+  // `after` (the forward's after F, the backward's after B or BI).
+  void add_batch_statistics_allreduces(const Op& after, bool in_forward) {
+    if (out_.dp == 1 || profiles_.empty() || after.kind == OpKind::BackwardWeight) return;
+    for (const BatchStatisticsAllReduce& reduce : profiles_[after.stage].batch_statistics_allreduces) {
+      if (reduce.in_forward != in_forward) continue;
+      Op op = comm_op(OpKind::AllReduce, after, -1, reduce.bytes);
+      op.group = CommGroup::DataParallel;
+      op.layer = reduce.layer;
+      ops_.push_back(op);
+    }
+  }
+
   void add_forward(const Op& forward) {
     const int previous = device_of(forward.stage - 1);
     const int next = device_of(forward.stage + 1);
@@ -190,6 +203,7 @@ class DeviceLowering {
           comm_op(OpKind::RecvActivation, forward, previous, activation_bytes(forward.stage - 1)));
     ops_.push_back(forward);
     add_tensor_parallel_allreduces(forward, true);
+    add_batch_statistics_allreduces(forward, true);
     if (needs_transfer(next))
       ops_.push_back(
           comm_op(OpKind::SendActivation, forward, next, activation_bytes(forward.stage)));
@@ -208,6 +222,7 @@ class DeviceLowering {
     }
     ops_.push_back(backward);
     add_tensor_parallel_allreduces(backward, false);
+    add_batch_statistics_allreduces(backward, false);
     if (needs_transfer(previous))
       ops_.push_back(
           comm_op(OpKind::SendGradient, backward, previous, gradient_bytes(backward.stage)));

@@ -25,7 +25,8 @@ struct Op {
                            // this op's read (pipemare: B reads newer weights than its F; 0 elsewhere)
   int peer = -1;           // Send/Recv: the other device
   CommGroup group = CommGroup::None;  // AllReduce / Push / Pull
-  int layer = -1;     // tensor-parallel all-reduce: the layer it follows; -1 otherwise
+  int layer = -1;     // a collective run inside a compute op (tensor-parallel, synced batch
+                      // norm's): the layer it belongs to; -1 otherwise
   int64_t bytes = 0;  // payload of communication ops (0 when the model is unknown)
 };
 

@@ -595,7 +595,9 @@ class Validator {
         check_update(d, op, state);
         break;
       case OpKind::AllReduce:
-        if (op.group == CommGroup::DataParallel) ++state.data_parallel_reduces;
+        // The gradients' all-reduce; synced batch norm's run inside compute
+        // ops and name their layer.
+        if (op.group == CommGroup::DataParallel && op.layer < 0) ++state.data_parallel_reduces;
         break;
       case OpKind::PushGradient:
         if (state.backwards_in_step[op.step] != m_)

@@ -203,6 +203,13 @@ void CudaBackend::data_parallel_all_reduce(DeviceTensor& flat) {
                                                                                   flat);
 }
 
+void CudaBackend::data_parallel_all_reduce(std::vector<float>& values) {
+  DeviceTensor staged = DeviceTensor::from_values(1, static_cast<int64_t>(values.size()), values, &allocator(),
+                                                  MemoryCategory::CommBuffers);
+  data_parallel_all_reduce(staged);
+  values = staged.to_vector();
+}
+
 void CudaBackend::tensor_parallel_all_reduce(DeviceTensor& values) {
   devices_.tensor_parallel_group_of[static_cast<size_t>(place_.device)]->all_reduce(place_.shard,
                                                                                     values);

@@ -100,6 +100,7 @@ class CudaBackend {
   DeviceTensor gather_gradients(const std::vector<GpuParameter>& parameters);
   void scatter_gradients(const DeviceTensor& flat, const std::vector<GpuParameter>& parameters);
   void data_parallel_all_reduce(DeviceTensor& flat);
+  void data_parallel_all_reduce(std::vector<float>& values);  // host values (batch statistics)
   void tensor_parallel_all_reduce(DeviceTensor& values);
   // Sequence parallelism is not run on this backend yet: GpuSequential has no
   // gather/scatter hooks, so its stage refuses such a plan before any op

@@ -1,5 +1,8 @@
 #include "gpu/layers/sequential.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "core/nn/block_config.h"
 #include "core/nn/init.h"
 #include "gpu/layers/activation.h"
@@ -64,6 +67,9 @@ std::unique_ptr<GpuLayer> DeviceStackMath::build_layer(const LayerLayout& layer,
   if (spec.type == LayerType::Dropout)
     return std::make_unique<GpuDropout>(layer.index, layer.out, spec.p, seed, context,
                                         layer.feature_offset);
+  if (is_image_layer(spec.type))  // check_trainable refuses these on cuda first
+    throw std::invalid_argument("layer " + std::to_string(layer.index) + " (" + layer_type_name(spec.type) +
+                                ") has no CUDA implementation yet; train it on the cpu backend");
   return std::make_unique<GpuActivation>(spec.type, layer.index, layer.out, context);
 }
 

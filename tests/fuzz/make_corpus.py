@@ -58,6 +58,9 @@ overrides = {
     "optimizer": 'training.optimizer={"type": "adamw", "lr": 0.001, "weight_decay": 0.01}',
     "zero_bubble": "parallel.schedule=zb-h1\nsimulation.profile=unit\nsimulation.unit.w=0.5",
     "pipedream": "parallel.schedule=pipedream-2bw\nparallel.microbatches=4",
+    "convolution": 'model.input=[2, 1, 1]\nmodel.layers=[{"type": "conv2d", "out": 4, "kernel": 1}, '
+                   '{"type": "batchnorm", "sync": true}, {"type": "maxpool", "kernel": 1}, {"type": "flatten"}, '
+                   '{"type": "linear", "out": 3}]',
     "data": "data.source=csv\ndata.path=data.csv\nmodel.input=[4]",
     "brackets": "model.layers[1].type=dropout",
 }

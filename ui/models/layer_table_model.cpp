@@ -12,13 +12,17 @@
 namespace pipelab {
 namespace {
 
-constexpr LayerType kLayerTypes[] = {LayerType::Linear,    LayerType::Relu,      LayerType::Gelu,
-                                     LayerType::Tanh,      LayerType::Sigmoid,   LayerType::LayerNorm,
-                                     LayerType::Dropout,   LayerType::Embedding, LayerType::TransformerBlock};
-
-// Linears and transformer blocks have biases a user can switch off.
+// Linears, convolutions and transformer blocks have biases a user can switch off.
 bool has_bias_setting(LayerType type) {
-  return type == LayerType::Linear || type == LayerType::TransformerBlock;
+  return type == LayerType::Linear || type == LayerType::Conv2d || type == LayerType::TransformerBlock;
+}
+
+// The layers whose Size column holds output channels.
+bool sized_by_channels(LayerType type) { return type == LayerType::Conv2d || type == LayerType::ResidualBlock; }
+bool is_pool(LayerType type) { return type == LayerType::MaxPool || type == LayerType::AvgPool; }
+
+QString image_text(const ImageShape& image) {
+  return QStringLiteral("%1×%2×%3").arg(image.channels).arg(image.height).arg(image.width);
 }
 
 }  // namespace
@@ -35,7 +39,7 @@ LayerTableModel::LayerTableModel(ExperimentDocument* document, QObject* parent)
 
 QStringList LayerTableModel::layerTypeNames() {
   QStringList names;
-  for (LayerType type : kLayerTypes) names << QString::fromLatin1(layer_type_name(type));
+  for (const std::string& name : layer_type_names()) names << QString::fromStdString(name);
   return names;
 }
 
@@ -117,6 +121,17 @@ QVariant LayerTableModel::data(const QModelIndex& index, int role) const {
         if (role == Qt::EditRole) return QVariant::fromValue<qlonglong>(layer.heads);
         return layer.heads == 1 ? tr("1 head") : tr("%1 heads").arg(layer.heads);
       }
+      if (sized_by_channels(layer.type)) {
+        if (role == Qt::EditRole) return QVariant::fromValue<qlonglong>(layer.out);
+        const Window window = layer_window(layer);
+        return tr("%1 ch, %2×%2 /%3").arg(layer.out).arg(window.kernel).arg(window.stride);
+      }
+      if (is_pool(layer.type)) {
+        if (role == Qt::EditRole) return QVariant::fromValue<qlonglong>(layer.kernel);
+        return QStringLiteral("%1×%1 /%2").arg(layer.kernel).arg(layer.stride);
+      }
+      if (layer.type == LayerType::BatchNorm && role == Qt::DisplayRole)
+        return layer.sync ? tr("synced") : tr("local");
       return role == Qt::EditRole ? QVariant() : QVariant(QStringLiteral("—"));
     case BiasColumn:
       return {};
@@ -124,6 +139,10 @@ QVariant LayerTableModel::data(const QModelIndex& index, int role) const {
       if (!info) return QStringLiteral("?");
       if (info->type == LayerType::Embedding)
         return tr("%1 ids → %1×%2").arg(info->tokens).arg(info->token_out());
+      if (info->image_in.valid() || info->image_out.valid())
+        return QStringLiteral("%1 → %2")
+            .arg(info->image_in.valid() ? image_text(info->image_in) : QString::number(info->in_features),
+                 info->image_out.valid() ? image_text(info->image_out) : QString::number(info->out_features));
       if (info->tokens > 1)  // per position: sequence length × width
         return QStringLiteral("%1×%2 → %1×%3").arg(info->tokens).arg(info->token_in()).arg(info->token_out());
       return QStringLiteral("%1 → %2").arg(info->in_features).arg(info->out_features);
@@ -146,7 +165,9 @@ QVariant LayerTableModel::headerData(int section, Qt::Orientation orientation, i
     switch (section) {
       case SizeColumn:
         return tr("Linear: output width. Dropout: drop probability. Embedding: width per token. "
-                  "Transformer block: attention heads.");
+                  "Transformer block: attention heads. Conv2d and residual block: output channels "
+                  "(with kernel and stride). Pools: the window (stride follows it). Batch norm: "
+                  "synced over data-parallel replicas or local.");
       case StageColumn:
         return tr("The pipeline stage the split puts the layer on");
       case FlopsColumn:
@@ -185,9 +206,9 @@ Qt::ItemFlags LayerTableModel::flags(const QModelIndex& index) const {
   Qt::ItemFlags flags = Qt::ItemIsEnabled | Qt::ItemIsSelectable;
   const LayerType type = document_->experiment().model.layers[index.row()].type;
   if (index.column() == TypeColumn) flags |= Qt::ItemIsEditable;
-  if (index.column() == SizeColumn && type != LayerType::Relu && type != LayerType::Gelu &&
-      type != LayerType::Tanh && type != LayerType::Sigmoid && type != LayerType::LayerNorm)
-    flags |= Qt::ItemIsEditable;
+  const bool has_size = type == LayerType::Linear || type == LayerType::Dropout || type == LayerType::Embedding ||
+                        type == LayerType::TransformerBlock || sized_by_channels(type) || is_pool(type);
+  if (index.column() == SizeColumn && has_size) flags |= Qt::ItemIsEditable;
   if (index.column() == BiasColumn && has_bias_setting(type)) flags |= Qt::ItemIsUserCheckable;
   return flags;
 }
@@ -220,6 +241,8 @@ bool LayerTableModel::setData(const QModelIndex& index, const QVariant& value, i
       if (layer.type == LayerType::Embedding && layer.vocab < 1) layer.vocab = 256;
       if (layer.type == LayerType::Embedding && layer.dim < 1) layer.dim = 64;
       if (layer.type == LayerType::TransformerBlock && layer.heads < 1) layer.heads = 4;
+      if (sized_by_channels(layer.type) && layer.out < 1) layer.out = 16;
+      if (is_pool(layer.type)) layer.kernel = layer.stride = 2;
     });
     return true;
   }
@@ -249,6 +272,26 @@ bool LayerTableModel::setData(const QModelIndex& index, const QVariant& value, i
       return false;
     }
     document_->edit([&](Experiment& e) { (embedding ? e.model.layers[row].dim : e.model.layers[row].heads) = size; });
+    return true;
+  }
+  if (index.column() == SizeColumn && (sized_by_channels(current.type) || is_pool(current.type))) {
+    const bool pool = is_pool(current.type);
+    bool ok = false;
+    const qlonglong size = value.toLongLong(&ok);
+    if (!ok || size < 1) {
+      emit editRejected((pool ? tr("Layer %1: the window must be a whole number of at least 1 (got '%2')")
+                              : tr("Layer %1: the output channels must be a whole number of at least 1 (got '%2')"))
+                            .arg(row)
+                            .arg(value.toString()));
+      return false;
+    }
+    document_->edit([&](Experiment& e) {
+      LayerSpec& layer = e.model.layers[row];
+      if (pool)
+        layer.kernel = layer.stride = size;  // non-overlapping windows, the usual pooling
+      else
+        layer.out = size;
+    });
     return true;
   }
   if (index.column() == SizeColumn && current.type == LayerType::Dropout) {

@@ -21,6 +21,7 @@ std::vector<ModelTemplate> model_templates() {
        QStringLiteral(":/templates/gpt3_175b_predict.json")},
       {QStringLiteral("llama-7b"), tr("LLaMA-style 7B (predict only)"),
        QStringLiteral(":/templates/llama_7b_predict.json")},
+      {QStringLiteral("resnet-mnist"), tr("Small ResNet (MNIST)"), QStringLiteral(":/templates/mnist_resnet.json")},
   };
 }
 
@@ -28,8 +29,9 @@ Experiment load_model_template(const ModelTemplate& model_template) {
   QFile file(model_template.resource);
   if (!file.open(QIODevice::ReadOnly))
     throw ExperimentError("template " + model_template.id.toStdString() + " is missing from the build");
-  // Validated like any file; the data path of a text corpus is kept as written.
-  return parse_experiment(file.readAll().toStdString());
+  // Validated like any file; a relative data path (MNIST's) is found beside the
+  // examples the template came from, else in the working directory.
+  return parse_experiment(file.readAll().toStdString(), PIPELAB_EXAMPLES_DIR);
 }
 
 Experiment apply_model_template(const Experiment& current, const Experiment& from_template) {
