@@ -20,6 +20,10 @@ enum class ScheduleKind {
 };
 enum class UpdateMode { Sync, Async };
 enum class PartitionRule { Balanced, Uniform, Params, Explicit };
+// What waits in host memory instead of the device's: nothing, or each
+// forward's saved activations between the forward and its backward (OFFLOAD
+// after F, RELOAD prefetched before B; see lowering.h).
+enum class OffloadMode { None, Activations };
 
 // zb-v places its two chunks per device in a V (see device_layout.h).
 inline bool uses_v_placement(ScheduleKind kind) { return kind == ScheduleKind::ZeroBubbleV; }
@@ -34,6 +38,7 @@ struct ParallelPlan {
   bool recompute = false;            // full: keep only stage (and block) inputs, rerun forward before B
   bool selective_recompute = false;  // transformer blocks keep no attention scores; B recomputes them
   bool sequence_parallel = false;    // tp > 1: norms, dropouts, residuals split along the sequence
+  OffloadMode offload = OffloadMode::None;
   int chunks = 1;         // virtual stages per pipeline device (interleaved-1f1b; 2 for zb-v)
   PartitionRule partition = PartitionRule::Balanced;
   // Explicit: the layer index each stage after the first starts at
@@ -55,6 +60,9 @@ bool is_asynchronous(ScheduleKind kind);                // pipedream, pipedream-
 
 const char* update_name(UpdateMode mode);
 std::optional<UpdateMode> parse_update(const std::string& name);
+const char* offload_name(OffloadMode mode);
+std::optional<OffloadMode> parse_offload(const std::string& name);
+std::vector<std::string> offload_names();              // every valid name, in order
 const char* partition_name(PartitionRule rule);
 std::optional<PartitionRule> parse_partition(const std::string& name);
 

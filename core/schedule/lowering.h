@@ -23,6 +23,14 @@ namespace pipelab {
 // Activation messages carry the sender's output_bytes, gradient messages the
 // sender's input_bytes. Sends never block; receives wait for their send.
 //
+// Activation offloading (plan.offload = activations): OFFLOAD follows a
+// micro-batch's F group (after its SEND_ACT) and its RELOAD comes just before
+// the compute op that precedes its B/BI (before that op's receive): one
+// compute op of prefetch, so the copy overlaps it. Both carry the stage's
+// activation_bytes and run on the device's copy lane. A micro-batch whose
+// B/BI comes less than three compute ops after its F (the last stage under
+// 1F1B) keeps its activations: nothing would run while they are away.
+//
 // Weight updates, per stage (per chunk for interleaved):
 //  - synchronous schedules: after the stage's last backward (B or BW) of each
 //    step, [ALLREDUCE dp (microbatch -1, params * 4 bytes) if dp > 1] then U
@@ -42,7 +50,8 @@ namespace pipelab {
 //    With staleness 0 this is synchronous training again.
 //
 // Throws std::invalid_argument naming the field and fix when the plan does not
-// match the compute schedule, dp or tp < 1, staleness < 0, the profiles are not
+// match the compute schedule, dp or tp < 1, offload = activations comes with
+// recompute, staleness < 0, the profiles are not
 // one per stage, the async window is too short, or update = async is asked of
 // pipedream / pipedream-2bw with dp > 1 (they are asynchronous already).
 //

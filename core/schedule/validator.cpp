@@ -207,7 +207,8 @@ class Validator {
   void index_ops() {
     const size_t slots = slot(s_.device_count(), 0, 0, 0);
     for (auto* table :
-         {&forward_, &backward_, &weight_grad_, &recompute_, &recv_activation_, &recv_gradient_})
+         {&forward_, &backward_, &weight_grad_, &recompute_, &offload_, &reload_, &recv_activation_,
+          &recv_gradient_})
       table->assign(slots, kAbsent);
     const size_t step_slots = step_slot(s_.device_count(), 0, 0);
     push_.assign(step_slots, kAbsent);
@@ -231,6 +232,12 @@ class Validator {
             break;
           case OpKind::Recompute:
             record(recompute_, d, i, twice);
+            break;
+          case OpKind::Offload:
+            record(offload_, d, i, twice);
+            break;
+          case OpKind::Reload:
+            record(reload_, d, i, twice);
             break;
           case OpKind::RecvActivation:
             record(recv_activation_, d, i, twice);
@@ -292,6 +299,22 @@ class Validator {
       if (!s_.recompute) error(d, op_at(d, r), "recompute is off for this schedule");
       if ((f != kAbsent && r < f) || (b != kAbsent && r > b))
         error(d, op_at(d, r), "must run between its F and its B/BI");
+    }
+    check_host_transfers(d, at, f, b);
+  }
+
+  // OFFLOAD after the micro-batch's F, its RELOAD after that and before its B/BI.
+  void check_host_transfers(int d, size_t at, int f, int b) {
+    const int o = offload_[at], r = reload_[at];
+    if (o != kAbsent) {
+      if (s_.offload != OffloadMode::Activations)
+        error(d, op_at(d, o), "offload is off for this schedule (offload = none)");
+      if (f != kAbsent && o < f) error(d, op_at(d, o), "runs before its own F (it moves F's activations)");
+      if (r == kAbsent) error(d, op_at(d, o), "has no RELOAD (its backward needs the activations back)");
+    }
+    if (r != kAbsent) {
+      if (o == kAbsent || r < o) error(d, op_at(d, r), "has no OFFLOAD before it");
+      if (b != kAbsent && r > b) error(d, op_at(d, r), "runs after its B/BI (the backward reads what it brings back)");
     }
   }
 
@@ -674,7 +697,7 @@ class Validator {
   size_t unreported_errors_ = 0;
 
   // Local op index (or kAbsent) per (device, chunk, step, micro-batch).
-  std::vector<int> forward_, backward_, weight_grad_, recompute_;
+  std::vector<int> forward_, backward_, weight_grad_, recompute_, offload_, reload_;
   std::vector<int> recv_activation_, recv_gradient_;
   std::vector<char> matched_;  // per receive slot: activation, gradient
   // Local op index per (device, chunk, step).
