@@ -30,6 +30,7 @@ struct DeviceProfile {
   double memory_bandwidth = 0;   // bytes/s, for elementwise ops and the optimizer
   double link_bandwidth = 0;     // bytes/s between two devices
   double link_latency_s = 0;     // per message
+  double host_link_bandwidth = 0;  // bytes/s between the device and host memory (offloading)
   int64_t memory_bytes = 0;      // capacity, for "does it fit"
 };
 
@@ -50,7 +51,9 @@ class CostModel {
   using DurationLookup = std::function<std::optional<double>(const Op&)>;
   static CostModel from_durations(const CostModel& fallback, DurationLookup lookup);
 
-  double duration(const Op& op) const;  // seconds (or units)
+  // Seconds (or units). OFFLOAD and RELOAD take bytes / host_link_bandwidth
+  // (unit mode: comm); a profile without a host link cannot price them.
+  double duration(const Op& op) const;
   // An AllReduce over `members` devices (ring: 2(n-1)/n * bytes / bandwidth +
   // 2(n-1) latencies; unit mode: comm). duration() of an AllReduce assumes two
   // members; the simulator calls this with the real group size.

@@ -128,6 +128,9 @@ void MemoryModel::op_started(const Op& op, double t) {
     case OpKind::Recompute:
       add(op.device, t, MemoryCategory::Activations, stage.recomputed);
       break;
+    case OpKind::Offload:  // the host copy exists from the start of the copy
+      add(op.device, t, MemoryCategory::Host, stage.activations);
+      break;
     case OpKind::Reload:
       add(op.device, t, MemoryCategory::Activations, stage.activations);
       break;
@@ -163,8 +166,10 @@ void MemoryModel::op_finished(const Op& op, double t) {
     --state.inflight;
   } else if (op.kind == OpKind::BackwardInput) {
     add(op.device, t, MemoryCategory::Activations, stage.split_backward_kept - stage.backward_working);
-  } else if (op.kind == OpKind::Offload) {
+  } else if (op.kind == OpKind::Offload) {  // the device copy is free once the copy ends
     add(op.device, t, MemoryCategory::Activations, -stage.activations);
+  } else if (op.kind == OpKind::Reload) {
+    add(op.device, t, MemoryCategory::Host, -stage.activations);
   } else if (op.kind == OpKind::Update || op.kind == OpKind::PushGradient) {
     // Applied, or sent to the parameter server: the gradient buffer is done.
     if (state.gradients_allocated[chunk]) {
@@ -192,8 +197,8 @@ std::vector<DeviceMemoryPeaks> MemoryModel::finish(std::vector<MemorySample>* sa
   for (int d = 0; d < static_cast<int>(devices_.size()); ++d) {
     DeviceState& state = devices_[d];
     std::vector<Change>& changes = state.changes;
-    // A device's own ops report in time order; only message arrivals (timed
-    // by the sender) come out of order.
+    // A device's compute ops report in time order; message arrivals (timed
+    // by the sender) and copies to and from the host may come out of order.
     auto by_time = [](const Change& a, const Change& b) { return a.t < b.t; };
     if (!std::is_sorted(changes.begin(), changes.end(), by_time))
       std::stable_sort(changes.begin(), changes.end(), by_time);

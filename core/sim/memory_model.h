@@ -16,7 +16,11 @@
 //                   block's input) once it ends, and Recompute puts back what
 //                   the backward needs at once (all the rest for an MLP; one
 //                   block at a time for blocks) until B/BW.
-//                   Offload frees a micro-batch's activations, Reload restores them.
+//                   Offloading: an Offload's micro-batch's activations
+//                   leave the device when the copy ends, a Reload's come
+//                   back when it starts; both copies exist while one runs.
+//  host             what offloading keeps in host memory: from an Offload's
+//                   start to its Reload's end (not in the device's total)
 //                   While a B or BI runs it also holds its gradient buffers
 //                   (StageProfile::backward_working_bytes); from BI's end to
 //                   BW's, what BW reads (split_backward_kept_bytes).
@@ -72,8 +76,8 @@ class MemoryModel {
  public:
   MemoryModel(const Schedule& schedule, const CostModel& cost);
 
-  // The simulator reports each device's compute, offload, push and pull ops
-  // in program order, with their start and end times.
+  // The simulator reports each device's compute, offload, reload, push and
+  // pull ops, with their start and end times.
   void op_started(const Op& op, double t);
   void op_finished(const Op& op, double t);
   // A message's bytes wait in a buffer on the receiver between these two.
