@@ -81,6 +81,12 @@ class CpuBackend {
   void tensor_parallel_reduce_scatter(Tensor& values);
   void tensor_parallel_all_gather(Tensor& values);
 
+  // Offloading: the tensor's values move to fresh storage counted as Host
+  // (offload) or Activations again (reload), on the device's allocator: a
+  // real copy, so its time shows; host and device are the same RAM here.
+  void offload_tensor(Tensor& tensor) { tensor = tensor.clone(MemoryCategory::Host); }
+  void reload_tensor(Tensor& tensor) { tensor = tensor.clone(MemoryCategory::Activations); }
+
   // The host view of a stage is the stage: nothing to copy.
   Sequential& host_stage(Sequential& stage, int) { return stage; }
   void copy_to_host(Sequential&, int, ParameterPart) {}

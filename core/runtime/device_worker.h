@@ -17,7 +17,9 @@
 //              ALLREDUCE op that names its layer
 //   Push/Pull  async data parallelism through the stage's ParameterServer,
 //              on a host view of the stage's weights
-//   Offload/Reload  activations stay where they are (zero-length ops)
+//   Offload    moves a micro-batch's saved activations (layer states
+//              included) to host memory through the backend; Reload brings
+//              them back. Copies, so the backward reads the same bits.
 //
 // Everything about weight versions (stashing, 2BW), micro-batch bookkeeping,
 // evaluation meetings and run control lives here, once; so the CPU tests cover
@@ -169,6 +171,7 @@ class DeviceWorker {
   void backward(Op& op);
   void backward_weight(Op& op);
   void recompute(Op& op);
+  int64_t host_transfer(const Op& op);  // Offload or Reload; returns the bytes moved
   void update(Op& op, int scheduled_version);
   int64_t send(const Op& op);
   int64_t receive(const Op& op);

@@ -216,7 +216,7 @@ void DeviceWorker<Backend>::run_op(const TrainingWindow& window, int index) {
       break;
     case OpKind::Offload:
     case OpKind::Reload:
-      timed(op, none);  // activations stay where they are: a zero-length op
+      timed(op, [&] { return host_transfer(op); });
       break;
     case OpKind::ReduceScatter:
     case OpKind::AllGather:
@@ -303,6 +303,18 @@ void DeviceWorker<Backend>::recompute(Op& op) {
   op.weight_version = forward_version_.at(key);
   runtime_detail::VersionInUse<Stash> in_use(*stage.versions, op.weight_version);
   stage.layers->recompute(saved_.at(key));
+}
+
+template <typename Backend>
+int64_t DeviceWorker<Backend>::host_transfer(const Op& op) {
+  const auto saved = saved_.find(key_of(op));
+  if (saved == saved_.end())
+    throw std::logic_error(std::string("schedule error: no activations to ") +
+                           (op.kind == OpKind::Offload ? "offload" : "reload") + " for " + op_label(op));
+  Stack& stack = *stages_[op.chunk].layers;
+  if (op.kind == OpKind::Offload)
+    return stack.move_activations(saved->second, [this](Tensor& tensor) { backend_.offload_tensor(tensor); });
+  return stack.move_activations(saved->second, [this](Tensor& tensor) { backend_.reload_tensor(tensor); });
 }
 
 template <typename Backend>

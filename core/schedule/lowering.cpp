@@ -30,9 +30,7 @@ void check_plan(const ParallelPlan& plan) {
   if (plan.staleness < 0)
     fail("staleness must be 0 or more (got " + std::to_string(plan.staleness) +
          "); use staleness = 2");
-  if (plan.offload == OffloadMode::Activations && plan.recompute)
-    fail("offload = activations and recompute = true both free the activations between forward and "
-         "backward; choose one (offload = none, or recompute = false)");
+  check_offload(plan);
   if (plan.update == UpdateMode::Async && plan.dp > 1 && is_asynchronous(plan.schedule))
     fail(std::string("update = async (a parameter server across replicas) needs a synchronous "
                      "pipeline schedule, and ") +
@@ -356,6 +354,12 @@ Schedule build_schedule(const ParallelPlan& plan, const std::vector<StageProfile
   options.chunks = plan.chunks;
   options.steps = window_steps(plan, steps);
   return lower_schedule(generate_schedule(options), plan, profiles);
+}
+
+void check_offload(const ParallelPlan& plan) {
+  if (plan.offload == OffloadMode::Activations && plan.recompute)
+    fail("parallel.offload = activations and parallel.recompute = true both free the activations between "
+         "forward and backward; choose one (offload = none, or recompute = false)");
 }
 
 void check_schedule_size(const ParallelPlan& plan, int steps) {

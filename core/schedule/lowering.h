@@ -61,6 +61,10 @@ namespace pipelab {
 Schedule lower_schedule(const Schedule& compute, const ParallelPlan& plan,
                         const std::vector<StageProfile>& profiles = {});
 
+// Throws std::invalid_argument naming both fields when the plan combines
+// offloading with what it cannot go with (offload = activations and recompute).
+void check_offload(const ParallelPlan& plan);
+
 // Plans larger than this many ops (counted as check_schedule_size does) are
 // refused. Simulating one takes about 125 bytes per op: 8 x 64 x 1024 (4M ops)
 // runs in under a second in 0.5 GB, and this limit, four times that, in about

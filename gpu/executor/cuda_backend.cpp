@@ -216,6 +216,14 @@ void CudaBackend::tensor_parallel_all_gather(DeviceTensor&) {
   throw std::logic_error("the CUDA backend does not run sequence parallelism's all-gather");
 }
 
+void CudaBackend::offload_tensor(DeviceTensor&) {
+  throw std::logic_error("the CUDA backend does not offload activations to host memory");
+}
+
+void CudaBackend::reload_tensor(DeviceTensor&) {
+  throw std::logic_error("the CUDA backend does not reload activations from host memory");
+}
+
 HostStageMirror& CudaBackend::mirror(GpuSequential& stage, int chunk) {
   std::unique_ptr<HostStageMirror>& mirror = mirrors_[static_cast<size_t>(chunk)];
   if (!mirror)

@@ -106,6 +106,10 @@ class CudaBackend {
   // runs. Reaching these is a bug; they throw std::logic_error.
   void tensor_parallel_reduce_scatter(DeviceTensor& values);
   void tensor_parallel_all_gather(DeviceTensor& values);
+  // Offloading is not run on this backend yet: check_trainable refuses
+  // parallel.offload for it. Reaching these is a bug; they throw std::logic_error.
+  void offload_tensor(DeviceTensor& tensor);
+  void reload_tensor(DeviceTensor& tensor);
 
   // A host copy of chunk `chunk`'s stage, made on first use (its pinned
   // buffers too: the executor makes the ones a run uses before it starts).
