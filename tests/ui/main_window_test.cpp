@@ -146,7 +146,7 @@ class MainWindowTest : public QObject {
       QVERIFY(!preset.what_to_see.isEmpty());
     }
     for (const char* id : {"naive", "gpipe", "1f1b-memory", "interleaved", "zero-bubble",
-                           "pipedream", "data-parallel", "tensor-parallel"})
+                           "pipedream", "data-parallel", "tensor-parallel", "offload-vs-recompute"})
       QVERIFY2(ids.contains(id), id);
   }
 

@@ -81,6 +81,10 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   selective_recompute_check_->setToolTip(
       tr("Transformers: keep no attention scores from the forward and recompute them in the "
          "backward, the largest activation for little compute (Korthikanti et al.)"));
+  offload_check_ = new QCheckBox(tr("Offload activations to host memory"), this);
+  offload_check_->setToolTip(
+      tr("Copy each forward's activations to host memory on the copy lane and bring them back just "
+         "before their backward: less device memory, free while the copies hide behind compute"));
   sequence_parallel_check_ = new QCheckBox(tr("Sequence parallel"), this);
   sequence_parallel_check_->setToolTip(
       tr("Transformers with tp > 1: split the norms, dropouts and residuals along the sequence "
@@ -144,6 +148,7 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   schedule_form->addRow(tr("Staleness:"), staleness_spin_);
   schedule_form->addRow(recompute_check_);
   schedule_form->addRow(selective_recompute_check_);
+  schedule_form->addRow(offload_check_);
   schedule_form->addRow(sequence_parallel_check_);
   schedule_form->addRow(tr("Partition rule:"), partition_combo_);
   schedule_form->addRow(tr("Predict on:"), profile_combo_);
@@ -191,11 +196,19 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
     const auto mode = static_cast<UpdateMode>(update_combo_->currentData().toInt());
     document_->edit([mode](Experiment& e) { e.parallel.update = mode; });
   });
-  // Full and selective recomputation exclude each other (parallel.recompute is one field).
+  // Full and selective recomputation exclude each other (parallel.recompute is
+  // one field); full recomputation and offloading both free the activations.
   connect(recompute_check_, &QCheckBox::toggled, this, [this](bool on) {
     document_->edit([on](Experiment& e) {
       e.parallel.recompute = on;
       if (on) e.parallel.selective_recompute = false;
+      if (on) e.parallel.offload = OffloadMode::None;
+    });
+  });
+  connect(offload_check_, &QCheckBox::toggled, this, [this](bool on) {
+    document_->edit([on](Experiment& e) {
+      e.parallel.offload = on ? OffloadMode::Activations : OffloadMode::None;
+      if (on) e.parallel.recompute = false;
     });
   });
   connect(selective_recompute_check_, &QCheckBox::toggled, this, [this](bool on) {
@@ -279,6 +292,7 @@ void ParallelPanel::refreshFromDocument() {
   };
   set_check(recompute_check_, plan.recompute);
   set_check(selective_recompute_check_, plan.selective_recompute);
+  set_check(offload_check_, plan.offload == OffloadMode::Activations);
   set_check(sequence_parallel_check_, plan.sequence_parallel);
   // Offered where they mean something; a set one stays enabled so it can be cleared.
   const bool transformer = is_sequence_model(experiment.model);
