@@ -212,17 +212,15 @@ class StageStack {
   }
 
   // Offloading: applies `move` (the backend's copy to host memory, or back to
-  // the device) to every tensor `saved` holds, layer states included; returns
-  // the bytes moved. A copy, so the backward reads bit-identical values.
+  // the device; it returns the bytes it moved) to every tensor slot `saved`
+  // holds, layer states included, empty ones too (a backend may empty a slot
+  // it offloaded); returns the bytes moved. Copies, so the backward reads
+  // bit-identical values.
   template <typename Move>
   int64_t move_activations(Activations& saved, Move&& move) {
     typename Math::Scope scope(context_);
     int64_t bytes = 0;
-    auto move_one = [&](Tensor& tensor) {
-      if (tensor.empty()) return;
-      move(tensor);
-      bytes += tensor.bytes();
-    };
+    auto move_one = [&](Tensor& tensor) { bytes += move(tensor); };
     for (Tensor& tensor : saved.inputs) move_one(tensor);
     for (Tensor& tensor : saved.output_grads) move_one(tensor);
     for (auto& state : saved.states)

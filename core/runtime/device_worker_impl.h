@@ -313,8 +313,8 @@ int64_t DeviceWorker<Backend>::host_transfer(const Op& op) {
                            (op.kind == OpKind::Offload ? "offload" : "reload") + " for " + op_label(op));
   Stack& stack = *stages_[op.chunk].layers;
   if (op.kind == OpKind::Offload)
-    return stack.move_activations(saved->second, [this](Tensor& tensor) { backend_.offload_tensor(tensor); });
-  return stack.move_activations(saved->second, [this](Tensor& tensor) { backend_.reload_tensor(tensor); });
+    return stack.move_activations(saved->second, [this](Tensor& tensor) { return backend_.offload_tensor(tensor); });
+  return stack.move_activations(saved->second, [this](Tensor& tensor) { return backend_.reload_tensor(tensor); });
 }
 
 template <typename Backend>

@@ -39,10 +39,7 @@ void check_trainable(const Experiment& experiment) {
                             "embedding");
   }
   if (is_sequence_model(model)) check_trainable_transformer(experiment);
-  if (experiment.parallel.offload != OffloadMode::None && experiment.backend.type != "cpu")
-    throw ExperimentError(std::string("parallel.offload = ") + offload_name(experiment.parallel.offload) +
-                          ": offloading trains on the cpu backend only for now (the simulator predicts it "
-                          "for any device); set backend.type = cpu, or parallel.offload = none");
+
   if (experiment.training.precision != Precision::Fp32)
     throw ExperimentError(std::string("training.precision = ") + precision_name(experiment.training.precision) +
                           ": the " + experiment.backend.type +

@@ -9,7 +9,6 @@
 #include <tuple>
 
 #include "core/io/experiment_io.h"
-#include "core/runtime/trainable.h"
 #include "core/schedule/lowering.h"
 #include "runtime_test_support.h"
 
@@ -102,19 +101,6 @@ TEST(OffloadTraining, RecomputeWithOffloadIsRefusedWithTheFix) {
   const std::vector<std::string> problems = validate_experiment(experiment);
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_NE(problems[0].find("choose one"), std::string::npos) << problems[0];
-}
-
-TEST(OffloadTraining, TheCudaBackendRefusesOffloadWithTheFix) {
-  Experiment experiment = offloaded(testing::with_plan(testing::small_experiment(), ScheduleKind::OneFOneB, 2, 4));
-  experiment.backend.type = "cuda";
-  try {
-    check_trainable(experiment);
-    FAIL() << "offload on cuda was accepted";
-  } catch (const ExperimentError& error) {
-    EXPECT_NE(std::string(error.what()).find("set backend.type = cpu, or parallel.offload = none"),
-              std::string::npos)
-        << error.what();
-  }
 }
 
 }  // namespace
