@@ -109,6 +109,30 @@ TEST(SimulatorOffload, CopiesRunOneAtATimeOnTheCopyLane) {
   }
 }
 
+// With free copies, offloading changes no op's time on any schedule, and a
+// device never holds more activations than without it.
+TEST(SimulatorOffload, FreeCopiesKeepEveryScheduleItsMakespan) {
+  for (ScheduleKind kind : {ScheduleKind::GPipe, ScheduleKind::OneFOneB, ScheduleKind::Interleaved1F1B,
+                            ScheduleKind::ZeroBubbleH1, ScheduleKind::ZeroBubbleV, ScheduleKind::PipeDream,
+                            ScheduleKind::PipeDream2BW}) {
+    SCOPED_TRACE(schedule_name(kind));
+    ParallelPlan plan;
+    plan.schedule = kind;
+    plan.pp = 4;
+    plan.microbatches = 8;
+    plan.chunks = kind == ScheduleKind::Interleaved1F1B || kind == ScheduleKind::ZeroBubbleV ? 2 : 1;
+    const CostModel free_copies = CostModel::unit({1, 1, 1, 0, 0});
+    const SimulationResult plain = simulate(build_schedule(plan), free_copies);
+    plan.offload = OffloadMode::Activations;
+    const SimulationResult offloaded = simulate(build_schedule(plan), free_copies);
+    EXPECT_DOUBLE_EQ(offloaded.makespan, plain.makespan);
+    for (int device = 0; device < plan.pp; ++device)
+      EXPECT_LE(offloaded.per_device[device].peak_bytes[kActivations],
+                plain.per_device[device].peak_bytes[kActivations])
+          << "device " << device;
+  }
+}
+
 TEST(SimulatorOffload, AProfileWithoutAHostLinkCannotPriceACopy) {
   ParallelPlan plan;
   plan.pp = 2;
