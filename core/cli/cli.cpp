@@ -19,7 +19,7 @@ const char* kUsage =
     "  pipelab-cli schedule --schedule NAME --stages P --microbatches M [--chunks V]\n"
     "                       [--format text|json]\n"
     "  pipelab-cli simulate (--config FILE | --schedule NAME --stages P --microbatches M\n"
-    "                       [--dp D] [--tp T] [--chunks V] [--recompute] [--offload none|activations]\n"
+    "                       [--dp D] [--tp T] [--chunks V] [--recompute] [--offload none|activations|optimizer]\n"
     "                       [--update sync|async])\n"
     "                       [--cost f=1,b=1,w=1,comm=0,u=0] [--profile NAME]\n"
     "                       [--set key.path=value ...] [--trace FILE.json] [--csv PREFIX]\n"

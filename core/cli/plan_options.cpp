@@ -38,7 +38,8 @@ ParallelPlan plan_from_flags(const ParsedArgs& parsed) {
   if (parsed.has("offload")) {
     auto offload = parse_offload(parsed.get("offload"));
     if (!offload)
-      throw UsageError("--offload must be none or activations, got " + quoted_excerpt(parsed.get("offload")));
+      throw UsageError("--offload must be none, activations or optimizer, got " +
+                       quoted_excerpt(parsed.get("offload")));
     plan.offload = *offload;
   }
   if (parsed.has("update")) {

@@ -34,9 +34,10 @@ struct OffloadEntry {
   OffloadMode mode;
   const char* name;
 };
-constexpr std::array<OffloadEntry, 2> kOffloadModes = {{
+constexpr std::array<OffloadEntry, 3> kOffloadModes = {{
     {OffloadMode::None, "none"},
     {OffloadMode::Activations, "activations"},
+    {OffloadMode::Optimizer, "optimizer"},
 }};
 
 }  // namespace

@@ -20,10 +20,12 @@ enum class ScheduleKind {
 };
 enum class UpdateMode { Sync, Async };
 enum class PartitionRule { Balanced, Uniform, Params, Explicit };
-// What waits in host memory instead of the device's: nothing, or each
+// What waits in host memory instead of the device's: nothing, each
 // forward's saved activations between the forward and its backward (OFFLOAD
-// after F, RELOAD prefetched before B; see lowering.h).
-enum class OffloadMode { None, Activations };
+// after F, RELOAD prefetched before B), or the optimizer state, with the
+// update run on the host (ZeRO-Offload: OFFLOAD of the gradients before U,
+// RELOAD of the new weights after it). See lowering.h.
+enum class OffloadMode { None, Activations, Optimizer };
 
 // zb-v places its two chunks per device in a V (see device_layout.h).
 inline bool uses_v_placement(ScheduleKind kind) { return kind == ScheduleKind::ZeroBubbleV; }

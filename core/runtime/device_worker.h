@@ -20,6 +20,9 @@
 //   Offload    moves a micro-batch's saved activations (layer states
 //              included) to host memory through the backend; Reload brings
 //              them back. Copies, so the backward reads the same bits.
+//              Optimizer offloading: a step's Offload copies the gradients
+//              to the stage's host view, U steps a host optimizer there (its
+//              state counted as Host) and Reload copies the weights back.
 //
 // Everything about weight versions (stashing, 2BW), micro-batch bookkeeping,
 // evaluation meetings and run control lives here, once; so the CPU tests cover
@@ -133,7 +136,8 @@ class DeviceWorker {
   struct StageState {
     int stage = 0;
     std::unique_ptr<Stack> layers;
-    std::unique_ptr<Optimizer> optimizer;  // null under async data parallelism
+    std::unique_ptr<Optimizer> optimizer;  // null under async data parallelism or optimizer offloading
+    std::unique_ptr<pipelab::Optimizer> host_optimizer;  // optimizer offloading: on the host view
     std::unique_ptr<Stash> versions;
     int window_base_version = 0;  // versions at the start of the current window
   };
@@ -172,6 +176,8 @@ class DeviceWorker {
   void backward_weight(Op& op);
   void recompute(Op& op);
   int64_t host_transfer(const Op& op);  // Offload or Reload; returns the bytes moved
+  // Optimizer offloading: the chunk's optimizer over its host view, state counted as Host.
+  pipelab::Optimizer& host_optimizer(int chunk);
   void update(Op& op, int scheduled_version);
   int64_t send(const Op& op);
   int64_t receive(const Op& op);

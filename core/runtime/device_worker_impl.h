@@ -68,7 +68,8 @@ DeviceWorker<Backend>::DeviceWorker(WorkerShared& shared, Devices& devices, int 
       };
     }
     state.layers = backend_.make_stack(shared_.stage_ranges[state.stage], tensor_parallel);
-    if (!async_data_parallel)
+    // Optimizer offloading steps a host optimizer instead (host_optimizer).
+    if (!async_data_parallel && plan.offload != OffloadMode::Optimizer)
       state.optimizer = backend_.make_optimizer(optimizer_settings(experiment.training.optimizer),
                                                 state.layers->parameters());
     state.versions = std::make_unique<Stash>(state.layers->parameters());
@@ -307,6 +308,14 @@ void DeviceWorker<Backend>::recompute(Op& op) {
 
 template <typename Backend>
 int64_t DeviceWorker<Backend>::host_transfer(const Op& op) {
+  if (op.microbatch < 0) {  // optimizer offloading: the gradients go down, the new weights come up
+    Stack& layers = *stages_[op.chunk].layers;
+    if (op.kind == OpKind::Offload)
+      backend_.copy_to_host(layers, op.chunk, ParameterPart::Gradients);
+    else
+      backend_.copy_values_to_device(layers, op.chunk);
+    return runtime_detail::parameter_bytes(layers.parameters());
+  }
   const auto saved = saved_.find(key_of(op));
   if (saved == saved_.end())
     throw std::logic_error(std::string("schedule error: no activations to ") +
@@ -329,7 +338,10 @@ template <typename Backend>
 void DeviceWorker<Backend>::update(Op& op, int scheduled_version) {
   StageState& stage = stages_[op.chunk];
   stage.versions->before_update();
-  stage.optimizer->step();
+  if (stage.optimizer)
+    stage.optimizer->step();
+  else
+    host_optimizer(op.chunk).step();  // on the host view, which the RELOAD after U copies back
   stage.layers->zero_grad();
   stage.versions->after_update(stage.versions->current() + 1);
   op.weight_version = stage.versions->current();
@@ -442,6 +454,17 @@ Sequential& DeviceWorker<Backend>::host_weights(int chunk) {
   Sequential& host = backend_.host_stage(stage(chunk), chunk);
   backend_.copy_to_host(stage(chunk), chunk, ParameterPart::Values);
   return host;
+}
+
+template <typename Backend>
+pipelab::Optimizer& DeviceWorker<Backend>::host_optimizer(int chunk) {
+  StageState& stage = stages_[chunk];
+  if (!stage.host_optimizer) {
+    Sequential& host = backend_.host_stage(*stage.layers, chunk);
+    stage.host_optimizer = pipelab::make_optimizer(optimizer_settings(shared_.experiment.training.optimizer),
+                                                   host.parameters(), MemoryCategory::Host);
+  }
+  return *stage.host_optimizer;
 }
 
 template <typename Backend>

@@ -289,9 +289,14 @@ class DeviceLowering {
       reduce.group = CommGroup::DataParallel;
       ops_.push_back(reduce);
     }
+    // ZeRO-Offload: the gradients go to the host, the host updates, the new weights come back.
+    const bool on_host = out_.offload == OffloadMode::Optimizer;
+    if (on_host) ops_.push_back(comm_op(OpKind::Offload, about, -1, bytes));
     Op update = comm_op(OpKind::Update, about, -1, 0);
     update.weight_version = ++updates_written_[chunk];  // the version it writes
     ops_.push_back(update);
+    if (on_host)
+      ops_.push_back(comm_op(OpKind::Reload, about, -1, profiles_.empty() ? 0 : profiles_[stage].weight_bytes()));
   }
 
   const Schedule& out_;
@@ -360,6 +365,11 @@ void check_offload(const ParallelPlan& plan) {
   if (plan.offload == OffloadMode::Activations && plan.recompute)
     fail("parallel.offload = activations and parallel.recompute = true both free the activations between "
          "forward and backward; choose one (offload = none, or recompute = false)");
+  if (plan.offload == OffloadMode::Optimizer && (is_asynchronous(plan.schedule) || plan.update == UpdateMode::Async))
+    fail(std::string("parallel.offload = optimizer runs one host update per step after the gradients are "
+                     "complete, which ") +
+         (plan.update == UpdateMode::Async ? "update = async" : schedule_name(plan.schedule)) +
+         " does not have; use a synchronous schedule with update = sync, or offload = activations");
 }
 
 void check_schedule_size(const ParallelPlan& plan, int steps) {

@@ -49,6 +49,11 @@ namespace pipelab {
 //    window must hold at least staleness + 2 steps (build_schedule's default).
 //    With staleness 0 this is synchronous training again.
 //
+// Optimizer offloading (plan.offload = optimizer, ZeRO-Offload): the weight
+// update becomes [ALLREDUCE dp] OFFLOAD U RELOAD (micro-batch -1): the
+// gradients (gradient_bytes) go to the host, the host runs U on its optimizer
+// state, the new weights (weight_bytes) come back. Synchronous schedules only.
+//
 // Throws std::invalid_argument naming the field and fix when the plan does not
 // match the compute schedule, dp or tp < 1, offload = activations comes with
 // recompute, staleness < 0, the profiles are not
@@ -61,8 +66,9 @@ namespace pipelab {
 Schedule lower_schedule(const Schedule& compute, const ParallelPlan& plan,
                         const std::vector<StageProfile>& profiles = {});
 
-// Throws std::invalid_argument naming both fields when the plan combines
-// offloading with what it cannot go with (offload = activations and recompute).
+// Throws std::invalid_argument naming the fields and the fix when the plan
+// combines offloading with what it cannot go with (offload = activations and
+// recompute; offload = optimizer and an asynchronous schedule or update).
 void check_offload(const ParallelPlan& plan);
 
 // Plans larger than this many ops (counted as check_schedule_size does) are

@@ -48,6 +48,7 @@ class Validator {
       check_collectives(CommGroup::TensorParallel);
       check_collectives(CommGroup::DataParallel);
       check_parameter_server();
+      check_optimizer_offload();
     }
     add_data_dependencies();
     check_deadlock();
@@ -233,11 +234,11 @@ class Validator {
           case OpKind::Recompute:
             record(recompute_, d, i, twice);
             break;
-          case OpKind::Offload:
-            record(offload_, d, i, twice);
+          case OpKind::Offload:  // a micro-batch's activations; -1: optimizer offload's
+            if (op.microbatch >= 0) record(offload_, d, i, twice);
             break;
           case OpKind::Reload:
-            record(reload_, d, i, twice);
+            if (op.microbatch >= 0) record(reload_, d, i, twice);
             break;
           case OpKind::RecvActivation:
             record(recv_activation_, d, i, twice);
@@ -301,6 +302,35 @@ class Validator {
         error(d, op_at(d, r), "must run between its F and its B/BI");
     }
     check_host_transfers(d, at, f, b);
+  }
+
+  // Optimizer offloading: each U is OFFLOAD U RELOAD (micro-batch -1) of its
+  // stage and step, and a step's OFFLOAD or RELOAD exists only there.
+  void check_optimizer_offload() {
+    const bool on_host = s_.offload == OffloadMode::Optimizer;
+    for (int d = 0; d < s_.device_count(); ++d) {
+      const std::vector<Op>& ops = s_.devices[d];
+      auto is_update_of = [&](int i, const Op& op) {
+        return i >= 0 && i < static_cast<int>(ops.size()) && ops[i].kind == OpKind::Update &&
+               ops[i].stage == op.stage && ops[i].step == op.step;
+      };
+      auto is_transfer_of = [&](int i, OpKind kind, const Op& update) {
+        return i >= 0 && i < static_cast<int>(ops.size()) && ops[i].kind == kind && ops[i].microbatch == -1 &&
+               ops[i].stage == update.stage && ops[i].step == update.step;
+      };
+      for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
+        const Op& op = ops[i];
+        const bool step_transfer = op_kind_facts(op.kind).family == OpFamily::HostTransfer && op.microbatch == -1;
+        if (step_transfer && !on_host)
+          error(d, op, "a step's OFFLOAD or RELOAD belongs to optimizer offloading (offload = optimizer)");
+        else if (step_transfer && !is_update_of(op.kind == OpKind::Offload ? i + 1 : i - 1, op))
+          error(d, op, op.kind == OpKind::Offload ? "must come right before its stage's U (it sends U's gradients)"
+                                                 : "must come right after its stage's U (it brings back U's weights)");
+        if (on_host && op.kind == OpKind::Update &&
+            (!is_transfer_of(i - 1, OpKind::Offload, op) || !is_transfer_of(i + 1, OpKind::Reload, op)))
+          error(d, op, "needs an OFFLOAD right before it and a RELOAD right after it (the update runs on the host)");
+      }
+    }
   }
 
   // OFFLOAD after the micro-batch's F, its RELOAD after that and before its B/BI.

@@ -127,6 +127,18 @@ double CostModel::duration(const Op& op) const {
   return time * compute_slowdown(op.device);
 }
 
+double CostModel::host_update_duration(const Op& op) const {
+  if (unit_mode_) return unit_.u;
+  if (!(device_.host_memory_bandwidth > 0))
+    throw std::invalid_argument("device profile '" + device_.name +
+                                "' has no host_memory_bandwidth, so a host optimizer step cannot be priced; "
+                                "give it one or use offload = none");
+  if (op.stage < 0 || op.stage >= static_cast<int>(stages_.size()))
+    throw std::invalid_argument("op on stage " + std::to_string(op.stage) + " has no StageProfile");
+  return static_cast<double>(stages_[op.stage].params) *
+         static_cast<double>(optimizer_bytes_per_param(optimizer_slots_)) / device_.host_memory_bandwidth;
+}
+
 double CostModel::collective_duration(const Op& op, int members) const {
   if (lookup_)
     if (const std::optional<double> measured = lookup_(op)) return *measured;

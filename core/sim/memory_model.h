@@ -20,7 +20,11 @@
 //                   leave the device when the copy ends, a Reload's come
 //                   back when it starts; both copies exist while one runs.
 //  host             what offloading keeps in host memory: from an Offload's
-//                   start to its Reload's end (not in the device's total)
+//                   start to its Reload's end (not in the device's total);
+//                   optimizer offloading: the optimizer state from the
+//                   start, and the step's gradients from the Offload's start
+//                   to the host U's end (the device's gradients go at the
+//                   Offload's end)
 //                   While a B or BI runs it also holds its gradient buffers
 //                   (StageProfile::backward_working_bytes); from BI's end to
 //                   BW's, what BW reads (split_backward_kept_bytes).
@@ -116,6 +120,9 @@ class MemoryModel {
   void init_versions(int device);
   void version_read_done(int device, int chunk, int version, double t);
   void version_written(int device, int chunk, int version, double t);
+  // What an OFFLOAD parks on the host: its micro-batch's activations, or (a
+  // step's, optimizer offloading) the stage's gradients.
+  static int64_t offloaded_bytes(const Op& op, const StageMemory& stage);
   int chunk_of(const Op& op) const { return schedule_.layout().chunk_of_stage(op.stage); }
 
   const Schedule& schedule_;

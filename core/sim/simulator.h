@@ -26,6 +26,10 @@
 //    bandwidth); issuing one costs the device no time. A B or BI whose
 //    micro-batch was reloaded starts no earlier than its Reload's end: the
 //    copy time not hidden behind the op before it is exposed as idle time.
+//  - Optimizer offloading: U runs on the host, host_update_duration() long,
+//    once its OFFLOAD (the gradients) has ended; the RELOAD after it starts
+//    when U ends, and the device's next op that reads weights waits for it.
+//    The device itself goes on meanwhile; busy time counts none of the three.
 //  - Busy time = time in compute ops. Bubble fraction = 1 - sum(busy) /
 //    (devices x makespan); per device 1 - busy / makespan. The makespan is the
 //    latest end of any op. DeviceSimStats::comm is the time a device spends

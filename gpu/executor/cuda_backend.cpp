@@ -75,10 +75,17 @@ std::string CudaBackend::failure_message(const std::exception& error) const {
   return "device " + std::to_string(place_.device) + ": " + error.what();
 }
 
-// OFFLOAD and RELOAD run (and are timed) on the copy stream; a B or BI first
-// makes the compute stream wait for its micro-batch's reload.
+// A micro-batch's OFFLOAD and RELOAD run (and are timed) on the copy stream;
+// a B or BI first makes the compute stream wait for its micro-batch's reload.
+// Optimizer offloading's copies go through the host mirror, on the compute stream.
+namespace {
+bool runs_on_copy_stream(const Op& op) {
+  return op_kind_facts(op.kind).family == OpFamily::HostTransfer && op.microbatch >= 0;
+}
+}  // namespace
+
 void CudaBackend::begin(const Op& op) {
-  if (op_kind_facts(op.kind).family == OpFamily::HostTransfer) {
+  if (runs_on_copy_stream(op)) {
     host_offload_.copy_after_compute();
     timings_->begin(self().copy.get(), op);
     return;
@@ -88,7 +95,7 @@ void CudaBackend::begin(const Op& op) {
 }
 
 void CudaBackend::end(const Op& op, int64_t bytes) {
-  if (op_kind_facts(op.kind).family == OpFamily::HostTransfer) {
+  if (runs_on_copy_stream(op)) {
     timings_->end(self().copy.get(), op, bytes);
     if (op.kind == OpKind::Reload) host_offload_.mark_reloaded({op.chunk, op.step, op.microbatch});
     return;

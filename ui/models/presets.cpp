@@ -108,7 +108,7 @@ std::vector<Preset> presets() {
                                         "(RELOAD). The copies hide behind compute: the predicted step "
                                         "stays at 10.1 ms while device 0's peak falls from 4.1 to 2.3 MiB "
                                         "(1.9 MiB wait on the host: the dashed line in Memory). Tick "
-                                        "Recompute instead: 2.2 MiB, but 13.3 ms."),
+                                        "Recompute instead (offload switches off): 2.2 MiB, but 13.3 ms."),
                       offload));
 
   Experiment interleaved = base_experiment();

@@ -1,7 +1,7 @@
 // Activation offloading on the CPU executor: the activations really move to
 // the host pool and back, so training is bit-identical to training without
 // it, the event stream shows each copy with its bytes, and the device holds
-// less at its peak.
+// less at its peak. Optimizer offloading steps a host optimizer, same numbers.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -101,6 +101,35 @@ TEST(OffloadTraining, RecomputeWithOffloadIsRefusedWithTheFix) {
   const std::vector<std::string> problems = validate_experiment(experiment);
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_NE(problems[0].find("choose one"), std::string::npos) << problems[0];
+}
+
+// Optimizer offloading: the update runs on the stage's host view with its
+// state counted as Host; the numbers are the same updates.
+TEST(OptimizerOffloadTraining, TrainsBitIdenticallyWithTheStateOnTheHost) {
+  Experiment plain = testing::with_plan(testing::small_experiment(), ScheduleKind::OneFOneB, 2, 4);
+  plain.training.steps = 4;
+  Experiment offload = plain;
+  offload.parallel.offload = OffloadMode::Optimizer;
+  const testing::RunOutput without = testing::run_experiment(plain);
+  const testing::RunOutput with = testing::run_experiment(offload);
+  ASSERT_EQ(without.state, RunState::Finished) << without.error;
+  ASSERT_EQ(with.state, RunState::Finished) << with.error;
+  EXPECT_EQ(with.losses(), without.losses());
+  constexpr int kOptimizerState = static_cast<int>(MemoryCategory::OptimizerState);
+  for (int device = 0; device < 2; ++device) {
+    const int64_t state = peak_of(without.trace, device, kOptimizerState);
+    EXPECT_GT(state, 0);
+    EXPECT_EQ(peak_of(with.trace, device, kOptimizerState), 0);
+    EXPECT_EQ(peak_of(with.trace, device, kHost), state);
+  }
+  int transfers = 0;
+  for (const TraceEvent& event : with.trace.events)
+    if (op_kind_facts(event.op.kind).family == OpFamily::HostTransfer) {
+      ++transfers;
+      EXPECT_EQ(event.op.microbatch, -1);
+      EXPECT_GT(event.bytes, 0);
+    }
+  EXPECT_EQ(transfers, 2 * 2 * plain.training.steps);  // OFFLOAD and RELOAD per device and step
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// Activation offloading in the lowered schedule: where OFFLOAD and RELOAD go,
-// what they carry, and what the validator says when one is missing.
+// Offloading in the lowered schedule: where OFFLOAD and RELOAD go (around each
+// micro-batch's activations, or around each U for optimizer offloading), what
+// they carry, and what the validator says when one is missing.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -146,6 +147,69 @@ TEST(OffloadValidator, RejectsAReloadAfterItsBackward) {
   EXPECT_TRUE(std::any_of(report.errors.begin(), report.errors.end(), [](const std::string& error) {
     return error.find("runs after its B/BI") != std::string::npos;
   })) << report.errors.front();
+}
+
+ParallelPlan optimizer_offload_plan(ScheduleKind kind) {
+  ParallelPlan plan;
+  plan.schedule = kind;
+  plan.pp = 2;
+  plan.microbatches = 4;
+  plan.dp = 2;
+  plan.offload = OffloadMode::Optimizer;
+  return plan;
+}
+
+TEST(OptimizerOffloadLowering, EachUpdateIsWrappedInTheGradientsOffloadAndTheWeightsReload) {
+  for (ScheduleKind kind : {ScheduleKind::GPipe, ScheduleKind::OneFOneB, ScheduleKind::ZeroBubbleH1}) {
+    SCOPED_TRACE(schedule_name(kind));
+    const ParallelPlan plan = optimizer_offload_plan(kind);
+    std::vector<StageProfile> profiles(2);
+    profiles[0].params = 100;
+    profiles[1].params = 300;
+    const Schedule lowered = build_schedule(plan, profiles);
+    const ValidationReport report = validate_schedule(lowered);
+    ASSERT_TRUE(report.ok()) << report.errors.front();
+    for (const std::vector<Op>& ops : lowered.devices) {
+      const auto update = std::find_if(ops.begin(), ops.end(), [](const Op& op) { return op.kind == OpKind::Update; });
+      ASSERT_NE(update, ops.end());
+      ASSERT_TRUE(update != ops.begin() && update + 1 != ops.end());
+      const Op& offload = *(update - 1);
+      const Op& reload = *(update + 1);
+      EXPECT_EQ(offload.kind, OpKind::Offload);
+      EXPECT_EQ(reload.kind, OpKind::Reload);
+      EXPECT_EQ(offload.microbatch, -1);
+      EXPECT_EQ(offload.bytes, profiles[update->stage].gradient_bytes());
+      EXPECT_EQ(reload.bytes, profiles[update->stage].weight_bytes());
+      // The replicas average the gradients before they leave the device.
+      EXPECT_EQ((update - 2)->kind, OpKind::AllReduce);
+    }
+  }
+}
+
+TEST(OptimizerOffloadValidator, RejectsAnUpdateWithoutItsReload) {
+  Schedule lowered = build_schedule(optimizer_offload_plan(ScheduleKind::OneFOneB));
+  std::vector<Op>& ops = lowered.devices[0];
+  const auto reload = std::find_if(ops.begin(), ops.end(), [](const Op& op) { return op.kind == OpKind::Reload; });
+  ASSERT_NE(reload, ops.end());
+  ops.erase(reload);
+  const ValidationReport report = validate_schedule(lowered);
+  ASSERT_FALSE(report.ok());
+  EXPECT_TRUE(std::any_of(report.errors.begin(), report.errors.end(), [](const std::string& error) {
+    return error.find("needs an OFFLOAD right before it and a RELOAD right after it") != std::string::npos;
+  })) << report.errors.front();
+}
+
+TEST(OptimizerOffloadLowering, RefusesAsynchronousSchedulesAndUpdates) {
+  ParallelPlan plan = optimizer_offload_plan(ScheduleKind::PipeDream);
+  EXPECT_THROW(build_schedule(plan), std::invalid_argument);
+  plan.schedule = ScheduleKind::OneFOneB;
+  plan.update = UpdateMode::Async;
+  try {
+    build_schedule(plan);
+    FAIL() << "optimizer offload with update = async was accepted";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("update = async"), std::string::npos) << error.what();
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Activation offloading in the simulator: copies on the copy lane at the
 // host-link bandwidth, the device's activations moved to host memory, and the
-// exposed copy time, against a hand computation on one device.
+// exposed copy time, against a hand computation on one device; optimizer
+// offloading's host update between its two copies, likewise.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,20 +19,27 @@ constexpr int64_t kActivationBytes = 1000;
 // One device, gpipe over three micro-batches: F0 F1 F2 B0 B1 B2. Every op is
 // one FLOP on a one-FLOP/s device (F 1 s, B 2 s), no parameters, 1000
 // activation bytes per micro-batch; a copy takes `copy_s` seconds.
-SimulationResult run_gpipe(OffloadMode offload, double copy_s) {
+// GPipe on one device whose one stage does one FLOP per pass at one FLOP/s
+// (F 1 s, B 2 s), with `stage`'s bytes and `device`'s copy and memory rates.
+SimulationResult run_one_device(int microbatches, OffloadMode offload, StageProfile stage, DeviceProfile device,
+                                int optimizer_slots) {
   ParallelPlan plan;
   plan.schedule = ScheduleKind::GPipe;
   plan.pp = 1;
-  plan.microbatches = 3;
+  plan.microbatches = microbatches;
   plan.offload = offload;
-  StageProfile stage;
   stage.forward_flops = stage.backward_input_flops = stage.backward_weight_flops = 1;
+  device.flops_per_s = 1;
+  const std::vector<StageProfile> stages = {stage};
+  return simulate(build_schedule(plan, stages), CostModel::from_profiles(stages, device, optimizer_slots));
+}
+
+SimulationResult run_gpipe(OffloadMode offload, double copy_s) {
+  StageProfile stage;
   stage.activation_bytes = kActivationBytes;
   DeviceProfile device = *find_device_profile("cpu-core");
-  device.flops_per_s = 1;
   device.host_link_bandwidth = kActivationBytes / copy_s;
-  const std::vector<StageProfile> stages = {stage};
-  return simulate(build_schedule(plan, stages), CostModel::from_profiles(stages, device, 0));
+  return run_one_device(3, offload, stage, device, 0);
 }
 
 std::vector<TraceEvent> events_of(const SimulationResult& result, OpKind kind) {
@@ -146,6 +154,53 @@ TEST(SimulatorOffload, AProfileWithoutAHostLinkCannotPriceACopy) {
   const std::vector<StageProfile> stages(2, stage);
   EXPECT_THROW(simulate(build_schedule(plan, stages), CostModel::from_profiles(stages, device, 0)),
                std::invalid_argument);
+}
+
+constexpr int kOptimizerState = static_cast<int>(MemoryCategory::OptimizerState);
+
+// Optimizer offloading on one device, one micro-batch: F 1 s, B 2 s; 1000
+// parameters (4000 bytes of weights, of gradients), Adam (8000 bytes of
+// state); each copy takes 1 s (4000 bytes at 4000 B/s) and the update reads
+// and writes 28 bytes a parameter at 28000 B/s, 1 s, on the host or on the
+// device alike.
+SimulationResult run_single_step(OffloadMode offload) {
+  StageProfile stage;
+  stage.params = 1000;
+  DeviceProfile device = *find_device_profile("cpu-core");
+  device.host_link_bandwidth = 4000;
+  device.memory_bandwidth = 28000;
+  device.host_memory_bandwidth = 28000;
+  return run_one_device(1, offload, stage, device, 2);
+}
+
+TEST(SimulatorOptimizerOffload, TheUpdateRunsOnTheHostBetweenTheTwoCopies) {
+  // F [0, 1], B [1, 3], OFFLOAD of the gradients [3, 4], U on the host
+  // [4, 5], RELOAD of the weights [5, 6]; on the device U is [3, 4].
+  const SimulationResult plain = run_single_step(OffloadMode::None);
+  const SimulationResult offloaded = run_single_step(OffloadMode::Optimizer);
+  EXPECT_DOUBLE_EQ(plain.makespan, 4.0);
+  EXPECT_DOUBLE_EQ(offloaded.makespan, 6.0);
+  std::vector<std::pair<OpKind, double>> begins;
+  for (const TraceEvent& event : offloaded.trace.events) begins.push_back({event.op.kind, event.t_begin});
+  const std::vector<std::pair<OpKind, double>> expected = {
+      {OpKind::Forward, 0}, {OpKind::Backward, 1}, {OpKind::Offload, 3}, {OpKind::Update, 4}, {OpKind::Reload, 5}};
+  EXPECT_EQ(begins, expected);
+  // The device only ran F and B.
+  EXPECT_DOUBLE_EQ(offloaded.per_device[0].busy, 3.0);
+}
+
+TEST(SimulatorOptimizerOffload, TheOptimizerStateAndTheGradientsLeaveTheDevice) {
+  const SimulationResult plain = run_single_step(OffloadMode::None);
+  const SimulationResult offloaded = run_single_step(OffloadMode::Optimizer);
+  // Without: weights 4000 + Adam's 8000 + gradients 4000 during B and U.
+  EXPECT_EQ(plain.per_device[0].peak_total_bytes, 16000);
+  EXPECT_EQ(plain.per_device[0].peak_bytes[kOptimizerState], 8000);
+  // With: weights and, during B, the gradients; the host holds the state and,
+  // from the OFFLOAD to the end of U, the gradients.
+  EXPECT_EQ(offloaded.per_device[0].peak_total_bytes, 8000);
+  EXPECT_EQ(offloaded.per_device[0].peak_bytes[kOptimizerState], 0);
+  EXPECT_EQ(offloaded.per_device[0].peak_bytes[kHost], 12000);
+  EXPECT_EQ(offloaded.trace.memory.back().bytes[kHost], 8000);  // the state stays there
 }
 
 }  // namespace
