@@ -39,7 +39,6 @@ void check_trainable(const Experiment& experiment) {
                             "embedding");
   }
   if (is_sequence_model(model)) check_trainable_transformer(experiment);
-
   if (experiment.training.precision != Precision::Fp32)
     throw ExperimentError(std::string("training.precision = ") + precision_name(experiment.training.precision) +
                           ": the " + experiment.backend.type +
