@@ -36,7 +36,7 @@ int command_simulate(const std::vector<std::string>& args, std::ostream& out) {
   const ParsedArgs parsed = parse_args(
       "simulate", args,
       {{"config"}, {"schedule"}, {"stages"}, {"microbatches"}, {"dp"}, {"tp"}, {"chunks"},
-       {"recompute", false}, {"update"}, {"staleness"}, {"steps"}, {"cost"}, {"profile"},
+       {"recompute", false}, {"offload"}, {"update"}, {"staleness"}, {"steps"}, {"cost"}, {"profile"},
        {"set", true, true}, {"trace"}, {"csv"}});
   const int steps = parsed.get_int("steps", 0, 0, 64);
   std::optional<UnitCosts> unit;
@@ -50,7 +50,7 @@ int command_simulate(const std::vector<std::string>& args, std::ostream& out) {
   SimulationResult result;
   if (parsed.has("config")) {
     for (const char* flag : {"schedule", "stages", "microbatches", "dp", "tp", "chunks", "update",
-                             "staleness", "recompute"})
+                             "staleness", "recompute", "offload"})
       if (parsed.has(flag))
         throw UsageError(std::string("--") + flag + " cannot be combined with --config; use --set parallel." +
                          (std::string(flag) == "stages" ? "pp" : flag) + "=VALUE");
@@ -61,7 +61,7 @@ int command_simulate(const std::vector<std::string>& args, std::ostream& out) {
     result = std::move(prediction.result);
   } else {
     if (parsed.has("set"))
-      throw UsageError("--set needs --config; without a config use --dp, --tp, --chunks, --recompute");
+      throw UsageError("--set needs --config; without a config use --dp, --tp, --chunks, --recompute, --offload");
     if (parsed.has("profile"))
       throw UsageError("--profile needs --config (a model to take FLOPs from); without one use --cost");
     const ParallelPlan plan = plan_from_flags(parsed);

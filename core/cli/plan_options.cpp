@@ -35,6 +35,13 @@ ParallelPlan plan_from_flags(const ParsedArgs& parsed) {
   plan.tp = parsed.get_int("tp", 1, 1, kMaxTensorParallel);
   plan.staleness = parsed.get_int("staleness", plan.staleness, 0, kMaxStaleness);
   plan.recompute = parsed.has("recompute");
+  if (parsed.has("offload")) {
+    auto offload = parse_offload(parsed.get("offload"));
+    if (!offload)
+      throw UsageError("--offload must be none, activations or optimizer, got " +
+                       quoted_excerpt(parsed.get("offload")));
+    plan.offload = *offload;
+  }
   if (parsed.has("update")) {
     auto update = parse_update(parsed.get("update"));
     if (!update) throw UsageError("--update must be sync or async, got " + quoted_excerpt(parsed.get("update")));

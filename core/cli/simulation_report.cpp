@@ -60,6 +60,7 @@ nlohmann::ordered_json simulation_to_json(const Schedule& schedule, const Simula
   json["microbatches"] = schedule.microbatches;
   json["steps"] = schedule.steps;
   json["recompute"] = schedule.recompute;
+  json["offload"] = offload_name(schedule.offload);
   json["update"] = update_name(schedule.update);
   json["time_unit"] = result.trace.time_unit;
   // Unit-cost runs have no model: memory is counted in units (1 per stage's

@@ -183,7 +183,7 @@ ParallelPlan read_parallel(const JsonObjectReader& top) {
   if (!value) return plan;
   const JsonObjectReader reader(*value, "parallel",
                                 {"dp", "tp", "pp", "microbatches", "chunks", "schedule", "update", "recompute",
-                                 "partition", "staleness", "sequence_parallel"});
+                                 "partition", "staleness", "sequence_parallel", "offload"});
   reader.read("dp", plan.dp);
   reader.read("tp", plan.tp);
   reader.read("pp", plan.pp);
@@ -205,6 +205,9 @@ ParallelPlan read_parallel(const JsonObjectReader& top) {
     }
   }
   reader.read("staleness", plan.staleness);
+  if (const Json* offload = reader.find("offload"))
+    plan.offload = json_to_name<OffloadMode>(*offload, "parallel.offload", "an offload mode", parse_offload,
+                                             offload_names());
   if (const Json* schedule = reader.find("schedule"))
     plan.schedule = json_to_name<ScheduleKind>(*schedule, "parallel.schedule", "a schedule", parse_schedule,
                                                schedule_names());

@@ -121,6 +121,7 @@ Json parallel_to_json(const ParallelPlan& plan) {
   else
     json["recompute"] = plan.recompute;
   json["sequence_parallel"] = plan.sequence_parallel;
+  json["offload"] = offload_name(plan.offload);
   // An explicit split is written as its stage start indices.
   if (plan.partition == PartitionRule::Explicit)
     json["partition"] = plan.boundaries;

@@ -225,6 +225,11 @@ void check_parallel(const Experiment& experiment, bool model_ok, Problems& probl
     problems.push_back(error.what());
     return;
   }
+  try {
+    check_offload(plan);
+  } catch (const std::invalid_argument& error) {
+    problems.push_back(error.what());
+  }
 
   const int64_t batch = experiment.training.batch_size;
   if (batch < 1) return;  // reported by check_training

@@ -11,7 +11,7 @@
 namespace pipelab {
 
 // Per device (by global device id): its predicted peak over all memory
-// categories, in bytes. An experiment that predicts in units
+// categories, in bytes, plus the peak of what offloading parks in host memory. An experiment that predicts in units
 // (simulation.profile = "unit") is predicted on cpu-core instead, since units
 // are not bytes. Throws like predict_experiment.
 std::vector<int64_t> predicted_peak_bytes(const Experiment& experiment);

@@ -53,6 +53,14 @@ class LayerState {
   virtual int64_t bytes() const = 0;
 };
 
+// A LayerState that lists its tensors, so offloading can move them to host
+// memory and back (StageStack::move_activations).
+template <typename TensorT>
+class MovableLayerState : public LayerState {
+ public:
+  virtual std::vector<TensorT*> tensors() = 0;
+};
+
 // A trainable tensor and its gradient (same shape).
 template <typename TensorT>
 struct BasicParameter {

@@ -135,7 +135,7 @@ void DeviceAllocator::reset_peak() {
 void DeviceAllocator::add_locked(MemoryCategory category, int64_t bytes) {
   const int i = index_of(category);
   current_[i] += bytes;
-  current_total_ += bytes;
+  if (is_on_device(category)) current_total_ += bytes;
   if (current_[i] > peak_by_category_[i]) peak_by_category_[i] = current_[i];
   if (current_total_ > peak_total_) peak_total_ = current_total_;
 }

@@ -57,7 +57,7 @@ class DeviceAllocator {
   void set_listener(Listener listener);
 
   MemoryBytes current() const;           // bytes held now, per category
-  int64_t current_total() const;         // their sum
+  int64_t current_total() const;         // their sum on the device (all but Host)
   int64_t peak_total() const;            // the largest sum seen since the last reset_peak
   MemoryBytes peak_by_category() const;  // each category's own largest value since then
   void reset_peak();                     // peaks restart from the current values

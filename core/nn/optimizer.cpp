@@ -46,8 +46,9 @@ std::optional<OptimizerType> parse_optimizer_type(const std::string& name) {
   return std::nullopt;
 }
 
-Optimizer::Optimizer(const OptimizerSettings& settings, std::vector<Parameter> parameters)
-    : settings_(settings), parameters_(std::move(parameters)) {
+Optimizer::Optimizer(const OptimizerSettings& settings, std::vector<Parameter> parameters,
+                     MemoryCategory state_category)
+    : settings_(settings), state_category_(state_category), parameters_(std::move(parameters)) {
   check_settings(settings_);
   for (const Parameter& p : parameters_) {
     assert(p.value && p.grad && p.value->same_shape(*p.grad));
@@ -68,11 +69,12 @@ int64_t Optimizer::state_bytes() const {
 
 Tensor Optimizer::make_state(size_t i) const {
   const Tensor& value = *parameters_[i].value;
-  return Tensor(value.rows(), value.cols(), value.allocator(), MemoryCategory::OptimizerState);
+  return Tensor(value.rows(), value.cols(), value.allocator(), state_category_);
 }
 
-SgdOptimizer::SgdOptimizer(const OptimizerSettings& settings, std::vector<Parameter> parameters)
-    : Optimizer(settings, std::move(parameters)) {
+SgdOptimizer::SgdOptimizer(const OptimizerSettings& settings, std::vector<Parameter> parameters,
+                           MemoryCategory state_category)
+    : Optimizer(settings, std::move(parameters), state_category) {
   if (settings_.momentum > 0)
     for (size_t i = 0; i < parameters_.size(); ++i) state_.push_back(make_state(i));  // velocity
 }
@@ -97,8 +99,9 @@ void SgdOptimizer::update(size_t i, int64_t) {
   }
 }
 
-AdamOptimizer::AdamOptimizer(const OptimizerSettings& settings, std::vector<Parameter> parameters)
-    : Optimizer(settings, std::move(parameters)) {
+AdamOptimizer::AdamOptimizer(const OptimizerSettings& settings, std::vector<Parameter> parameters,
+                             MemoryCategory state_category)
+    : Optimizer(settings, std::move(parameters), state_category) {
   for (size_t i = 0; i < parameters_.size(); ++i) {
     state_.push_back(make_state(i));  // first moment m, at 2i
     state_.push_back(make_state(i));  // second moment v, at 2i + 1
@@ -147,10 +150,10 @@ void AdamOptimizer::update(size_t i, int64_t step) {
 }
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerSettings& settings,
-                                          std::vector<Parameter> parameters) {
+                                          std::vector<Parameter> parameters, MemoryCategory state_category) {
   if (settings.type == OptimizerType::Sgd)
-    return std::make_unique<SgdOptimizer>(settings, std::move(parameters));
-  return std::make_unique<AdamOptimizer>(settings, std::move(parameters));
+    return std::make_unique<SgdOptimizer>(settings, std::move(parameters), state_category);
+  return std::make_unique<AdamOptimizer>(settings, std::move(parameters), state_category);
 }
 
 }  // namespace pipelab

@@ -45,7 +45,9 @@ class Optimizer {
  public:
   // Throws std::invalid_argument naming the setting when one is out of range
   // (lr < 0, momentum < 0, betas outside [0, 1), eps <= 0, weight_decay < 0).
-  Optimizer(const OptimizerSettings& settings, std::vector<Parameter> parameters);
+  // The state is counted as `state_category` (Host: optimizer offloading).
+  Optimizer(const OptimizerSettings& settings, std::vector<Parameter> parameters,
+            MemoryCategory state_category = MemoryCategory::OptimizerState);
   virtual ~Optimizer() = default;
   Optimizer(const Optimizer&) = delete;
   Optimizer& operator=(const Optimizer&) = delete;
@@ -60,10 +62,11 @@ class Optimizer {
  protected:
   // Updates parameter i; `step` counts from 1.
   virtual void update(size_t i, int64_t step) = 0;
-  // A zeroed state tensor shaped like parameter i, counted as OptimizerState.
+  // A zeroed state tensor shaped like parameter i, counted as state_category_.
   Tensor make_state(size_t i) const;
 
   OptimizerSettings settings_;
+  MemoryCategory state_category_;
   std::vector<Parameter> parameters_;
   std::vector<Tensor> state_;  // subclasses' state tensors, for state_bytes
 
@@ -73,7 +76,8 @@ class Optimizer {
 
 class SgdOptimizer : public Optimizer {
  public:
-  SgdOptimizer(const OptimizerSettings& settings, std::vector<Parameter> parameters);
+  SgdOptimizer(const OptimizerSettings& settings, std::vector<Parameter> parameters,
+               MemoryCategory state_category = MemoryCategory::OptimizerState);
 
  protected:
   void update(size_t i, int64_t step) override;
@@ -82,13 +86,15 @@ class SgdOptimizer : public Optimizer {
 // Adam, or AdamW when settings.type is AdamW.
 class AdamOptimizer : public Optimizer {
  public:
-  AdamOptimizer(const OptimizerSettings& settings, std::vector<Parameter> parameters);
+  AdamOptimizer(const OptimizerSettings& settings, std::vector<Parameter> parameters,
+                MemoryCategory state_category = MemoryCategory::OptimizerState);
 
  protected:
   void update(size_t i, int64_t step) override;
 };
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerSettings& settings,
-                                          std::vector<Parameter> parameters);
+                                          std::vector<Parameter> parameters,
+                                          MemoryCategory state_category = MemoryCategory::OptimizerState);
 
 }  // namespace pipelab

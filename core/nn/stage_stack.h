@@ -81,9 +81,10 @@ struct BasicTensorParallelSetup {
 // What a stage keeps for the output layer under sequence parallelism: its
 // input gathered over the whole sequence, which its backward reads.
 template <typename TensorT>
-struct GatheredSequence : LayerState {
+struct GatheredSequence : MovableLayerState<TensorT> {
   TensorT whole;
   int64_t bytes() const override { return whole.bytes(); }
+  std::vector<TensorT*> tensors() override { return {&whole}; }
 };
 
 // What one micro-batch's forward on a stage keeps for its backward.
@@ -222,6 +223,24 @@ class StageStack {
     assert(saved.states.size() == layers_.size());
     typename Math::Scope scope(context_);
     forward_keeping_inputs(saved);  // the stage output was sent already; it is dropped here
+  }
+
+  // Offloading: applies `move` (the backend's copy to host memory, or back to
+  // the device; it returns the bytes it moved) to every tensor slot `saved`
+  // holds, layer states included, empty ones too (a backend may empty a slot
+  // it offloaded); returns the bytes moved. Copies, so the backward reads
+  // bit-identical values.
+  template <typename Move>
+  int64_t move_activations(Activations& saved, Move&& move) {
+    typename Math::Scope scope(context_);
+    int64_t bytes = 0;
+    auto move_one = [&](Tensor& tensor) { bytes += move(tensor); };
+    for (Tensor& tensor : saved.inputs) move_one(tensor);
+    for (Tensor& tensor : saved.output_grads) move_one(tensor);
+    for (auto& state : saved.states)
+      if (auto* movable = dynamic_cast<MovableLayerState<Tensor>*>(state.get()))
+        for (Tensor* tensor : movable->tensors()) move_one(*tensor);
+    return bytes;
   }
 
   // B: from dL/d(stage output), adds every weight gradient and returns dL/d(stage

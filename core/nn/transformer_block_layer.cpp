@@ -1,5 +1,6 @@
 #include "core/nn/transformer_block_layer.h"
 
+#include <array>
 #include <cassert>
 
 
@@ -10,18 +11,27 @@ int64_t positions_of(int64_t seq, const BlockShard& shard) {
   return shard.splits_sequence() ? seq / shard.tp : seq;
 }
 
+// Every tensor of a block's cache, for bytes() and tensors().
+template <typename Cache>
+auto cache_tensors(Cache& cache) {
+  return std::array{&cache.norm1_out, &cache.qkv, &cache.probabilities, &cache.attention_out, &cache.h,
+                    &cache.norm2_out, &cache.ffn1_out, &cache.activation_out, &cache.d_activation_out,
+                    &cache.d_ffn1_out, &cache.d_norm2_out, &cache.d_h, &cache.d_attention_out, &cache.d_qkv,
+                    &cache.d_norm1_out, &cache.d_proj_out, &cache.d_ffn2_out, &cache.norm1_gathered,
+                    &cache.norm2_gathered};
+}
+
 }  // namespace
 
 int64_t GptBlockState::bytes() const {
   int64_t total = 0;
-  for (const Tensor* t :
-       {&cache.norm1_out, &cache.qkv, &cache.probabilities, &cache.attention_out, &cache.h,
-        &cache.norm2_out, &cache.ffn1_out, &cache.activation_out, &cache.d_activation_out,
-        &cache.d_ffn1_out, &cache.d_norm2_out, &cache.d_h, &cache.d_attention_out, &cache.d_qkv,
-        &cache.d_norm1_out, &cache.d_proj_out, &cache.d_ffn2_out, &cache.norm1_gathered,
-        &cache.norm2_gathered})
-    total += t->bytes();
+  for (const Tensor* t : cache_tensors(cache)) total += t->bytes();
   return total;
+}
+
+std::vector<Tensor*> GptBlockState::tensors() {
+  const auto all = cache_tensors(cache);
+  return {all.begin(), all.end()};
 }
 
 TransformerBlockLayer::TransformerBlockLayer(int index, const GptBlockConfig& config,

@@ -34,10 +34,11 @@
 namespace pipelab {
 
 // One micro-batch's GptBlockCache, kept by the stage between F and B (or BW).
-class GptBlockState : public LayerState {
+class GptBlockState : public MovableLayerState<Tensor> {
  public:
   GptBlockCache cache;
   int64_t bytes() const override;
+  std::vector<Tensor*> tensors() override;
 };
 
 class TransformerBlockLayer : public Layer {

@@ -60,6 +60,16 @@ const ScheduleEntry& entry_of(ScheduleKind kind) {
   return kSchedules[0];
 }
 
+struct OffloadEntry {
+  OffloadMode mode;
+  const char* name;
+};
+constexpr std::array<OffloadEntry, 3> kOffloadModes = {{
+    {OffloadMode::None, "none"},
+    {OffloadMode::Activations, "activations"},
+    {OffloadMode::Optimizer, "optimizer"},
+}};
+
 }  // namespace
 
 const char* schedule_name(ScheduleKind kind) { return entry_of(kind).name; }
@@ -94,6 +104,25 @@ std::optional<UpdateMode> parse_update(const std::string& name) {
   if (name == "sync") return UpdateMode::Sync;
   if (name == "async") return UpdateMode::Async;
   return std::nullopt;
+}
+
+const char* offload_name(OffloadMode mode) {
+  for (const auto& entry : kOffloadModes)
+    if (entry.mode == mode) return entry.name;
+  assert(false && "unknown offload mode");
+  return "?";
+}
+
+std::optional<OffloadMode> parse_offload(const std::string& name) {
+  for (const auto& entry : kOffloadModes)
+    if (name == entry.name) return entry.mode;
+  return std::nullopt;
+}
+
+std::vector<std::string> offload_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : kOffloadModes) names.emplace_back(entry.name);
+  return names;
 }
 
 const char* partition_name(PartitionRule rule) {

@@ -22,6 +22,12 @@ enum class ScheduleKind {
 };
 enum class UpdateMode { Sync, Async };
 enum class PartitionRule { Balanced, Uniform, Params, Explicit };
+// What waits in host memory instead of the device's: nothing, each
+// forward's saved activations between the forward and its backward (OFFLOAD
+// after F, RELOAD prefetched before B), or the optimizer state, with the
+// update run on the host (ZeRO-Offload: OFFLOAD of the gradients before U,
+// RELOAD of the new weights after it). See lowering.h.
+enum class OffloadMode { None, Activations, Optimizer };
 
 // zb-v and dualpipev place exactly two chunks per device in a V (see
 // device_layout.h); a fact of the schedule table (parallel_plan.cpp).
@@ -37,6 +43,7 @@ struct ParallelPlan {
   bool recompute = false;            // full: keep only stage (and block) inputs, rerun forward before B
   bool selective_recompute = false;  // transformer blocks keep no attention scores; B recomputes them
   bool sequence_parallel = false;    // tp > 1: norms, dropouts, residuals split along the sequence
+  OffloadMode offload = OffloadMode::None;
   int chunks = 1;         // virtual stages per pipeline device (interleaved-1f1b; 2 for zb-v, dualpipev)
   PartitionRule partition = PartitionRule::Balanced;
   // Explicit: the layer index each stage after the first starts at
@@ -63,6 +70,9 @@ bool backward_reads_newest_weights(ScheduleKind kind);
 
 const char* update_name(UpdateMode mode);
 std::optional<UpdateMode> parse_update(const std::string& name);
+const char* offload_name(OffloadMode mode);
+std::optional<OffloadMode> parse_offload(const std::string& name);
+std::vector<std::string> offload_names();              // every valid name, in order
 const char* partition_name(PartitionRule rule);
 std::optional<PartitionRule> parse_partition(const std::string& name);
 

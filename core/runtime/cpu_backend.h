@@ -82,6 +82,13 @@ class CpuBackend {
   void tensor_parallel_reduce_scatter(Tensor& values);
   void tensor_parallel_all_gather(Tensor& values);
 
+  // Offloading: the tensor's values move to fresh storage counted as Host
+  // (offload) or Activations again (reload), on the device's allocator: a
+  // real copy, so its time shows; host and device are the same RAM here.
+  // Each returns the bytes it moved.
+  int64_t offload_tensor(Tensor& tensor) { return move_to(tensor, MemoryCategory::Host); }
+  int64_t reload_tensor(Tensor& tensor) { return move_to(tensor, MemoryCategory::Activations); }
+
   // The host view of a stage is the stage: nothing to copy.
   Sequential& host_stage(Sequential& stage, int) { return stage; }
   void copy_to_host(Sequential&, int, ParameterPart) {}
@@ -90,6 +97,11 @@ class CpuBackend {
 
  private:
   DeviceAllocator& allocator() { return *devices_.allocators[place_.device]; }
+  static int64_t move_to(Tensor& tensor, MemoryCategory category) {
+    if (tensor.empty()) return 0;
+    tensor = tensor.clone(category);
+    return tensor.bytes();
+  }
 
   CpuDevices& devices_;
   WorkerShared& shared_;

@@ -21,7 +21,12 @@
 //              ALLREDUCE op that names its layer
 //   Push/Pull  async data parallelism through the stage's ParameterServer,
 //              on a host view of the stage's weights
-//   Offload/Reload  activations stay where they are (zero-length ops)
+//   Offload    moves a micro-batch's saved activations (layer states
+//              included) to host memory through the backend; Reload brings
+//              them back. Copies, so the backward reads the same bits.
+//              Optimizer offloading: a step's Offload copies the gradients
+//              to the stage's host view, U steps a host optimizer there (its
+//              state counted as Host) and Reload copies the weights back.
 //
 // Everything about weight versions (stashing, 2BW, PipeMare), micro-batch bookkeeping,
 // evaluation meetings and run control lives here, once; so the CPU tests cover
@@ -137,7 +142,8 @@ class DeviceWorker {
   struct StageState {
     int stage = 0;
     std::unique_ptr<Stack> layers;
-    std::unique_ptr<Optimizer> optimizer;  // null under async data parallelism
+    std::unique_ptr<Optimizer> optimizer;  // null under async data parallelism or optimizer offloading
+    std::unique_ptr<pipelab::Optimizer> host_optimizer;  // optimizer offloading: on the host view
     std::unique_ptr<Stash> versions;
     int window_base_version = 0;  // versions at the start of the current window
     std::unique_ptr<Velocity> velocity;  // pipemare's discrepancy correction, or null
@@ -177,6 +183,9 @@ class DeviceWorker {
   void backward(Op& op);
   void backward_weight(Op& op);
   void recompute(Op& op);
+  int64_t host_transfer(const Op& op);  // Offload or Reload; returns the bytes moved
+  // Optimizer offloading: the chunk's optimizer over its host view, state counted as Host.
+  pipelab::Optimizer& host_optimizer(int chunk);
   void update(Op& op, int scheduled_version);
   int64_t send(const Op& op);
   int64_t receive(const Op& op);

@@ -72,7 +72,8 @@ DeviceWorker<Backend>::DeviceWorker(WorkerShared& shared, Devices& devices, int 
     if (plan.dp > 1)
       state.layers->connect_batch_statistics(
           [this](std::vector<double>& values, int layer) { batch_statistics_all_reduce(values, layer); });
-    if (!async_data_parallel)
+    // Optimizer offloading steps a host optimizer instead (host_optimizer).
+    if (!async_data_parallel && plan.offload != OffloadMode::Optimizer)
       state.optimizer = backend_.make_optimizer(optimizer_settings(experiment.training.optimizer),
                                                 state.layers->parameters());
     state.versions = std::make_unique<Stash>(state.layers->parameters());
@@ -226,7 +227,7 @@ void DeviceWorker<Backend>::run_op(const TrainingWindow& window, int index) {
       break;
     case OpKind::Offload:
     case OpKind::Reload:
-      timed(op, none);  // activations stay where they are: a zero-length op
+      timed(op, [&] { return host_transfer(op); });
       break;
     case OpKind::ReduceScatter:
     case OpKind::AllGather:
@@ -328,6 +329,26 @@ void DeviceWorker<Backend>::set_backward_version(Op& op, const StageState& stage
 }
 
 template <typename Backend>
+int64_t DeviceWorker<Backend>::host_transfer(const Op& op) {
+  if (op.microbatch < 0) {  // optimizer offloading: the gradients go down, the new weights come up
+    Stack& layers = *stages_[op.chunk].layers;
+    if (op.kind == OpKind::Offload)
+      backend_.copy_to_host(layers, op.chunk, ParameterPart::Gradients);
+    else
+      backend_.copy_values_to_device(layers, op.chunk);
+    return runtime_detail::parameter_bytes(layers.parameters());
+  }
+  const auto saved = saved_.find(key_of(op));
+  if (saved == saved_.end())
+    throw std::logic_error(std::string("schedule error: no activations to ") +
+                           (op.kind == OpKind::Offload ? "offload" : "reload") + " for " + op_label(op));
+  Stack& stack = *stages_[op.chunk].layers;
+  if (op.kind == OpKind::Offload)
+    return stack.move_activations(saved->second, [this](Tensor& tensor) { return backend_.offload_tensor(tensor); });
+  return stack.move_activations(saved->second, [this](Tensor& tensor) { return backend_.reload_tensor(tensor); });
+}
+
+template <typename Backend>
 void DeviceWorker<Backend>::finish_microbatch(const MicrobatchKey& key, StageState& stage) {
   saved_.erase(key);
   const auto version = forward_version_.find(key);
@@ -345,7 +366,10 @@ void DeviceWorker<Backend>::update(Op& op, int scheduled_version) {
                                                               pipemare.lr_warmup_updates));
   stage.versions->before_update();
   if (stage.velocity) stage.velocity->before_update();
-  stage.optimizer->step();
+  if (stage.optimizer)
+    stage.optimizer->step();
+  else
+    host_optimizer(op.chunk).step();  // on the host view, which the RELOAD after U copies back
   if (stage.velocity) stage.velocity->after_update();
   stage.layers->zero_grad();
   stage.versions->after_update(stage.versions->current() + 1);
@@ -473,6 +497,17 @@ Sequential& DeviceWorker<Backend>::host_weights(int chunk) {
   Sequential& host = backend_.host_stage(stage(chunk), chunk);
   backend_.copy_to_host(stage(chunk), chunk, ParameterPart::Values);
   return host;
+}
+
+template <typename Backend>
+pipelab::Optimizer& DeviceWorker<Backend>::host_optimizer(int chunk) {
+  StageState& stage = stages_[chunk];
+  if (!stage.host_optimizer) {
+    Sequential& host = backend_.host_stage(*stage.layers, chunk);
+    stage.host_optimizer = pipelab::make_optimizer(optimizer_settings(shared_.experiment.training.optimizer),
+                                                   host.parameters(), MemoryCategory::Host);
+  }
+  return *stage.host_optimizer;
 }
 
 template <typename Backend>

@@ -39,6 +39,7 @@ void check_plan(const ParallelPlan& plan) {
   if (plan.staleness < 0)
     fail("staleness must be 0 or more (got " + std::to_string(plan.staleness) +
          "); use staleness = 2");
+  check_offload(plan);
   if (plan.update == UpdateMode::Async && plan.dp > 1 && is_asynchronous(plan.schedule))
     fail(std::string("update = async (a parameter server across replicas) needs a synchronous "
                      "pipeline schedule, and ") +
@@ -90,11 +91,13 @@ class DeviceLowering {
 
   std::vector<Op> lower(const std::vector<Op>& compute_ops) {
     const std::vector<int> last_backward = last_backward_positions(compute_ops);
+    const HostTransfers host = host_transfers(compute_ops);
     ops_.reserve(compute_ops.size() * 4);
     for (size_t i = 0; i < compute_ops.size(); ++i) {
       Op op = compute_ops[i];
       op.device = device_;
       if (out_.async_data_parallel()) op.weight_version = pulled_version(op.step);
+      if (host.reload_before[i] >= 0) add_host_transfer(OpKind::Reload, compute_ops[host.reload_before[i]]);
       if (op.kind == OpKind::Forward)
         add_forward(op);
       else if (computes_input_gradient(op.kind))  // B or BI: takes the next stage's gradient
@@ -103,6 +106,7 @@ class DeviceLowering {
         add_weight_gradient(op);
       else
         ops_.push_back(op);
+      if (host.offload_after[i]) add_host_transfer(OpKind::Offload, op);
       if (updates_after_every_backward(out_.kind)) {
         if (op.kind == OpKind::Backward) add_update(op.stage, op.chunk, op.step, op.microbatch);
       } else if (computes_weight_gradient(op.kind) &&
@@ -114,6 +118,39 @@ class DeviceLowering {
   }
 
  private:
+  // Activation offloading, per compute op of the rank: whether an OFFLOAD
+  // follows it (an F), and which backward's RELOAD is issued just before it
+  // (-1: none). A RELOAD is issued one compute op ahead of its backward (the
+  // prefetch distance), so the copy overlaps that op. A micro-batch is
+  // offloaded only when at least one compute op runs between its OFFLOAD and
+  // its RELOAD, i.e. its B/BI comes kMinOffloadDistance or more compute ops
+  // after its F; closer ones would save nothing and keep their activations.
+  static constexpr int kMinOffloadDistance = 3;
+  struct HostTransfers {
+    std::vector<char> offload_after;
+    std::vector<int> reload_before;
+  };
+  HostTransfers host_transfers(const std::vector<Op>& compute_ops) const {
+    const size_t n = compute_ops.size();
+    HostTransfers host{std::vector<char>(n, 0), std::vector<int>(n, -1)};
+    if (out_.offload != OffloadMode::Activations) return host;
+    // Where each (chunk, step, micro-batch)'s forward is.
+    auto slot = [&](const Op& op) {
+      return (static_cast<size_t>(op.chunk) * out_.steps + op.step) * out_.microbatches + op.microbatch;
+    };
+    std::vector<int> forward_at(static_cast<size_t>(out_.chunks) * out_.steps * out_.microbatches, -1);
+    for (size_t i = 0; i < n; ++i)
+      if (compute_ops[i].kind == OpKind::Forward) forward_at[slot(compute_ops[i])] = static_cast<int>(i);
+    for (size_t b = 1; b < n; ++b) {
+      if (!computes_input_gradient(compute_ops[b].kind)) continue;
+      const int f = forward_at[slot(compute_ops[b])];
+      if (f < 0 || static_cast<int>(b) - f < kMinOffloadDistance) continue;
+      host.offload_after[f] = 1;
+      host.reload_before[b - 1] = static_cast<int>(b);
+    }
+    return host;
+  }
+
   // Index of the last B/BW of each (chunk, step) in the rank's compute ops.
   std::vector<int> last_backward_positions(const std::vector<Op>& compute_ops) const {
     std::vector<int> last(static_cast<size_t>(out_.chunks) * out_.steps, -1);
@@ -228,6 +265,12 @@ class DeviceLowering {
           comm_op(OpKind::SendGradient, backward, previous, gradient_bytes(backward.stage)));
   }
 
+  // OFFLOAD (after F) or RELOAD (before B/BI) of `about`'s micro-batch's
+  // activations, on the device's copy lane.
+  void add_host_transfer(OpKind kind, const Op& about) {
+    ops_.push_back(comm_op(kind, about, -1, profiles_.empty() ? 0 : profiles_[about.stage].activation_bytes));
+  }
+
   void add_weight_gradient(const Op& backward_weight) {
     ops_.push_back(backward_weight);
     if (!profiles_.empty()) add_tensor_parallel_allreduces(backward_weight, false);
@@ -265,9 +308,14 @@ class DeviceLowering {
       reduce.group = CommGroup::DataParallel;
       ops_.push_back(reduce);
     }
+    // ZeRO-Offload: the gradients go to the host, the host updates, the new weights come back.
+    const bool on_host = out_.offload == OffloadMode::Optimizer;
+    if (on_host) ops_.push_back(comm_op(OpKind::Offload, about, -1, bytes));
     Op update = comm_op(OpKind::Update, about, -1, 0);
     update.weight_version = ++updates_written_[chunk];  // the version it writes
     ops_.push_back(update);
+    if (on_host)
+      ops_.push_back(comm_op(OpKind::Reload, about, -1, profiles_.empty() ? 0 : profiles_[stage].weight_bytes()));
   }
 
   const Schedule& out_;
@@ -290,6 +338,7 @@ Schedule lower_schedule(const Schedule& compute, const ParallelPlan& plan,
   out.tp = plan.tp;
   out.update = plan.update;
   out.recompute = plan.recompute;
+  out.offload = plan.offload;
   out.staleness = plan.staleness;
   out.lowered = true;
   out.devices.resize(plan.devices());
@@ -329,6 +378,17 @@ Schedule build_schedule(const ParallelPlan& plan, const std::vector<StageProfile
   options.chunks = plan.chunks;
   options.steps = window_steps(plan, steps);
   return lower_schedule(generate_schedule(options), plan, profiles);
+}
+
+void check_offload(const ParallelPlan& plan) {
+  if (plan.offload == OffloadMode::Activations && plan.recompute)
+    fail("parallel.offload = activations and parallel.recompute = true both free the activations between "
+         "forward and backward; choose one (offload = none, or recompute = false)");
+  if (plan.offload == OffloadMode::Optimizer && (is_asynchronous(plan.schedule) || plan.update == UpdateMode::Async))
+    fail(std::string("parallel.offload = optimizer runs one host update per step after the gradients are "
+                     "complete, which ") +
+         (plan.update == UpdateMode::Async ? "update = async" : schedule_name(plan.schedule)) +
+         " does not have; use a synchronous schedule with update = sync, or offload = activations");
 }
 
 void check_schedule_size(const ParallelPlan& plan, int steps) {

@@ -25,6 +25,14 @@ namespace pipelab {
 // Activation messages carry the sender's output_bytes, gradient messages the
 // sender's input_bytes. Sends never block; receives wait for their send.
 //
+// Activation offloading (plan.offload = activations): OFFLOAD follows a
+// micro-batch's F group (after its SEND_ACT) and its RELOAD comes just before
+// the compute op that precedes its B/BI (before that op's receive): one
+// compute op of prefetch, so the copy overlaps it. Both carry the stage's
+// activation_bytes and run on the device's copy lane. A micro-batch whose
+// B/BI comes less than three compute ops after its F (the last stage under
+// 1F1B) keeps its activations: nothing would run while they are away.
+//
 // Weight updates, per stage (per chunk for interleaved):
 //  - synchronous schedules: after the stage's last backward (B or BW) of each
 //    step, [ALLREDUCE dp (microbatch -1, params * 4 bytes) if dp > 1] then U
@@ -44,8 +52,14 @@ namespace pipelab {
 //    window must hold at least staleness + 2 steps (build_schedule's default).
 //    With staleness 0 this is synchronous training again.
 //
+// Optimizer offloading (plan.offload = optimizer, ZeRO-Offload): the weight
+// update becomes [ALLREDUCE dp] OFFLOAD U RELOAD (micro-batch -1): the
+// gradients (gradient_bytes) go to the host, the host runs U on its optimizer
+// state, the new weights (weight_bytes) come back. Synchronous schedules only.
+//
 // Throws std::invalid_argument naming the field and fix when the plan does not
-// match the compute schedule, dp or tp < 1, staleness < 0, the profiles are not
+// match the compute schedule, dp or tp < 1, offload = activations comes with
+// recompute, staleness < 0, the profiles are not
 // one per stage, the async window is too short, or update = async is asked of
 // an asynchronous schedule with dp > 1 (it is asynchronous already).
 //
@@ -54,6 +68,11 @@ namespace pipelab {
 // gets one all-reduce after each F and each B/BI.
 Schedule lower_schedule(const Schedule& compute, const ParallelPlan& plan,
                         const std::vector<StageProfile>& profiles = {});
+
+// Throws std::invalid_argument naming the fields and the fix when the plan
+// combines offloading with what it cannot go with (offload = activations and
+// recompute; offload = optimizer and an asynchronous schedule or update).
+void check_offload(const ParallelPlan& plan);
 
 // Plans larger than this many ops (counted as check_schedule_size does) are
 // refused. Simulating one takes about 125 bytes per op: 8 x 64 x 1024 (4M ops)

@@ -28,8 +28,8 @@ enum class OpKind {
   RecvGradient,    // from the next stage's device
   AllReduce,       // collective over a group (tensor-parallel or data-parallel)
   Recompute,       // rebuild a micro-batch's activations before its backward
-  Offload,         // move activations to host memory
-  Reload,          // bring them back
+  Offload,         // to host memory: a micro-batch's activations, or (-1) the step's gradients
+  Reload,          // from host memory: the activations back, or (-1) the updated weights
   PushGradient,    // async data parallel: send gradients to the parameter server
   PullWeights,     // async data parallel: fetch the newest weights
   ReduceScatter,   // sequence parallel: sum over the tensor-parallel group, each keeps a slice
@@ -44,7 +44,7 @@ enum class OpFamily {
   PointToPoint,     // activations and gradients between neighbouring stages
   Collective,       // all-reduce, reduce-scatter or all-gather over a tensor- or data-parallel group
   ParameterServer,  // async data parallel's push and pull
-  HostTransfer,     // activations to host memory and back
+  HostTransfer,     // activations (or gradients and weights) to host memory and back
 };
 
 // The colour an op is drawn in. The UI maps each role to one colour, and
@@ -193,20 +193,20 @@ inline constexpr std::array<OpKindFacts, kOpKindCount> kOpKindTable = {{
      .work = {.forward = true},
      .reads_weights = true,
      .needs_microbatch = true},
+    // A micro-batch's activations, or (micro-batch -1) the optimizer offload's
+    // gradients and weights.
     {.kind = OpKind::Offload,
      .name = "OFFLOAD",
      .short_name = "OFFLOAD",
      .family = OpFamily::HostTransfer,
      .color_role = OpColorRole::HostTransfer,
-     .work = {},
-     .needs_microbatch = true},
+     .work = {}},
     {.kind = OpKind::Reload,
      .name = "RELOAD",
      .short_name = "RELOAD",
      .family = OpFamily::HostTransfer,
      .color_role = OpColorRole::HostTransfer,
-     .work = {},
-     .needs_microbatch = true},
+     .work = {}},
     {.kind = OpKind::PushGradient,
      .name = "PUSH_GRAD",
      .short_name = "PUSH_GRAD",

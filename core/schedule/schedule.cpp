@@ -20,6 +20,7 @@ ParallelPlan Schedule::plan() const {
   plan.schedule = kind;
   plan.update = update;
   plan.recompute = recompute;
+  plan.offload = offload;
   plan.chunks = chunks;
   plan.staleness = staleness;
   return plan;

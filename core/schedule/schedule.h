@@ -21,6 +21,7 @@ struct Schedule {
   int steps = 1;          // training steps the window covers
   UpdateMode update = UpdateMode::Sync;
   bool recompute = false;
+  OffloadMode offload = OffloadMode::None;
   // Async data parallel: the PullWeights of step t waits for the PushGradient of
   // step t - staleness of every replica (see lowering.h).
   int staleness = 2;

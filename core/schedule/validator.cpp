@@ -48,6 +48,7 @@ class Validator {
       check_collectives(CommGroup::TensorParallel);
       check_collectives(CommGroup::DataParallel);
       check_parameter_server();
+      check_optimizer_offload();
     }
     add_data_dependencies();
     check_deadlock();
@@ -207,7 +208,8 @@ class Validator {
   void index_ops() {
     const size_t slots = slot(s_.device_count(), 0, 0, 0);
     for (auto* table :
-         {&forward_, &backward_, &weight_grad_, &recompute_, &recv_activation_, &recv_gradient_})
+         {&forward_, &backward_, &weight_grad_, &recompute_, &offload_, &reload_, &recv_activation_,
+          &recv_gradient_})
       table->assign(slots, kAbsent);
     const size_t step_slots = step_slot(s_.device_count(), 0, 0);
     push_.assign(step_slots, kAbsent);
@@ -231,6 +233,12 @@ class Validator {
             break;
           case OpKind::Recompute:
             record(recompute_, d, i, twice);
+            break;
+          case OpKind::Offload:  // a micro-batch's activations; -1: optimizer offload's
+            if (op.microbatch >= 0) record(offload_, d, i, twice);
+            break;
+          case OpKind::Reload:
+            if (op.microbatch >= 0) record(reload_, d, i, twice);
             break;
           case OpKind::RecvActivation:
             record(recv_activation_, d, i, twice);
@@ -292,6 +300,51 @@ class Validator {
       if (!s_.recompute) error(d, op_at(d, r), "recompute is off for this schedule");
       if ((f != kAbsent && r < f) || (b != kAbsent && r > b))
         error(d, op_at(d, r), "must run between its F and its B/BI");
+    }
+    check_host_transfers(d, at, f, b);
+  }
+
+  // Optimizer offloading: each U is OFFLOAD U RELOAD (micro-batch -1) of its
+  // stage and step, and a step's OFFLOAD or RELOAD exists only there.
+  void check_optimizer_offload() {
+    const bool on_host = s_.offload == OffloadMode::Optimizer;
+    for (int d = 0; d < s_.device_count(); ++d) {
+      const std::vector<Op>& ops = s_.devices[d];
+      auto is_update_of = [&](int i, const Op& op) {
+        return i >= 0 && i < static_cast<int>(ops.size()) && ops[i].kind == OpKind::Update &&
+               ops[i].stage == op.stage && ops[i].step == op.step;
+      };
+      auto is_transfer_of = [&](int i, OpKind kind, const Op& update) {
+        return i >= 0 && i < static_cast<int>(ops.size()) && ops[i].kind == kind && ops[i].microbatch == -1 &&
+               ops[i].stage == update.stage && ops[i].step == update.step;
+      };
+      for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
+        const Op& op = ops[i];
+        const bool step_transfer = op_kind_facts(op.kind).family == OpFamily::HostTransfer && op.microbatch == -1;
+        if (step_transfer && !on_host)
+          error(d, op, "a step's OFFLOAD or RELOAD belongs to optimizer offloading (offload = optimizer)");
+        else if (step_transfer && !is_update_of(op.kind == OpKind::Offload ? i + 1 : i - 1, op))
+          error(d, op, op.kind == OpKind::Offload ? "must come right before its stage's U (it sends U's gradients)"
+                                                 : "must come right after its stage's U (it brings back U's weights)");
+        if (on_host && op.kind == OpKind::Update &&
+            (!is_transfer_of(i - 1, OpKind::Offload, op) || !is_transfer_of(i + 1, OpKind::Reload, op)))
+          error(d, op, "needs an OFFLOAD right before it and a RELOAD right after it (the update runs on the host)");
+      }
+    }
+  }
+
+  // OFFLOAD after the micro-batch's F, its RELOAD after that and before its B/BI.
+  void check_host_transfers(int d, size_t at, int f, int b) {
+    const int o = offload_[at], r = reload_[at];
+    if (o != kAbsent) {
+      if (s_.offload != OffloadMode::Activations)
+        error(d, op_at(d, o), "offload is off for this schedule (offload = none)");
+      if (f != kAbsent && o < f) error(d, op_at(d, o), "runs before its own F (it moves F's activations)");
+      if (r == kAbsent) error(d, op_at(d, o), "has no RELOAD (its backward needs the activations back)");
+    }
+    if (r != kAbsent) {
+      if (o == kAbsent || r < o) error(d, op_at(d, r), "has no OFFLOAD before it");
+      if (b != kAbsent && r > b) error(d, op_at(d, r), "runs after its B/BI (the backward reads what it brings back)");
     }
   }
 
@@ -688,7 +741,7 @@ class Validator {
   size_t unreported_errors_ = 0;
 
   // Local op index (or kAbsent) per (device, chunk, step, micro-batch).
-  std::vector<int> forward_, backward_, weight_grad_, recompute_;
+  std::vector<int> forward_, backward_, weight_grad_, recompute_, offload_, reload_;
   std::vector<int> recv_activation_, recv_gradient_;
   std::vector<char> matched_;  // per receive slot: activation, gradient
   // Local op index per (device, chunk, step).

@@ -18,7 +18,8 @@ struct ValidationReport {
 //    stage (on rank stage % pp, chunk stage / pp), step and micro-batch in range;
 //  - every micro-batch's F and B (or BI and BW) exactly once per stage and step,
 //    on the right device; B/BI after its own F, BW after its BI, RECOMPUTE
-//    between them (and present before each B/BI when recompute is on);
+//    between them (and present before each B/BI when recompute is on); an
+//    OFFLOAD after its F, and then its RELOAD, before its B/BI;
 //  - lowered: each F whose input comes from another device has a RECV_ACT
 //    before it, each B/BI a RECV_GRAD; every receive is matched by exactly one
 //    send (same micro-batch and step, neighbouring stage, consistent peers) that

@@ -11,6 +11,15 @@ double message_time(const DeviceProfile& device, int64_t bytes) {
   return device.link_latency_s + static_cast<double>(bytes) / device.link_bandwidth;
 }
 
+// Time to copy `bytes` between the device and host memory (OFFLOAD, RELOAD).
+double host_copy_time(const DeviceProfile& device, int64_t bytes) {
+  if (!(device.host_link_bandwidth > 0))
+    throw std::invalid_argument("device profile '" + device.name +
+                                "' has no host_link_bandwidth, so offloading cannot be priced; "
+                                "give it one or use offload = none");
+  return static_cast<double>(bytes) / device.host_link_bandwidth;
+}
+
 // An op's time in unit costs: the units of the work it does.
 double unit_time(const StageWork& work, const UnitCosts& unit) {
   double time = 0;
@@ -101,6 +110,7 @@ double CostModel::duration(const Op& op) const {
     return unit_time(op_kind_facts(op.kind).work, unit_) * compute_slowdown(op.device);
   }
 
+  if (op_kind_facts(op.kind).family == OpFamily::HostTransfer) return host_copy_time(device_, op.bytes);
   if (is_communication(op.kind)) return message_time(device_, op.bytes);
 
   if (op.stage < 0 || op.stage >= static_cast<int>(stages_.size()))
@@ -115,6 +125,18 @@ double CostModel::duration(const Op& op) const {
             static_cast<double>(optimizer_bytes_per_param(optimizer_slots_)) /
             device_.memory_bandwidth;
   return time * compute_slowdown(op.device);
+}
+
+double CostModel::host_update_duration(const Op& op) const {
+  if (unit_mode_) return unit_.u;
+  if (!(device_.host_memory_bandwidth > 0))
+    throw std::invalid_argument("device profile '" + device_.name +
+                                "' has no host_memory_bandwidth, so a host optimizer step cannot be priced; "
+                                "give it one or use offload = none");
+  if (op.stage < 0 || op.stage >= static_cast<int>(stages_.size()))
+    throw std::invalid_argument("op on stage " + std::to_string(op.stage) + " has no StageProfile");
+  return static_cast<double>(stages_[op.stage].params) *
+         static_cast<double>(optimizer_bytes_per_param(optimizer_slots_)) / device_.host_memory_bandwidth;
 }
 
 double CostModel::collective_duration(const Op& op, int members) const {

@@ -30,6 +30,8 @@ struct DeviceProfile {
   double memory_bandwidth = 0;   // bytes/s, for elementwise ops and the optimizer
   double link_bandwidth = 0;     // bytes/s between two devices
   double link_latency_s = 0;     // per message
+  double host_link_bandwidth = 0;  // bytes/s between the device and host memory (offloading)
+  double host_memory_bandwidth = 0;  // bytes/s of the host's optimizer step (optimizer offloading)
   int64_t memory_bytes = 0;      // capacity, for "does it fit"
 };
 
@@ -50,11 +52,16 @@ class CostModel {
   using DurationLookup = std::function<std::optional<double>(const Op&)>;
   static CostModel from_durations(const CostModel& fallback, DurationLookup lookup);
 
-  double duration(const Op& op) const;  // seconds (or units)
+  // Seconds (or units). OFFLOAD and RELOAD take bytes / host_link_bandwidth
+  // (unit mode: comm); a profile without a host link cannot price them.
+  double duration(const Op& op) const;
   // An AllReduce over `members` devices (ring: 2(n-1)/n * bytes / bandwidth +
   // 2(n-1) latencies; unit mode: comm). duration() of an AllReduce assumes two
   // members; the simulator calls this with the real group size.
   double collective_duration(const Op& op, int members) const;
+  // The optimizer step `op` (a U) run on the host (optimizer offloading):
+  // memory-bound at host_memory_bandwidth (unit mode: u).
+  double host_update_duration(const Op& op) const;
   // Stragglers: compute ops on `device` take `factor` (> 0) times longer.
   // Communication is unaffected. Throws std::invalid_argument for factor <= 0.
   void set_compute_slowdown(int device, double factor);

@@ -22,6 +22,10 @@ DeviceProfile cpu_core() {
   // memory (~5 GB/s for one core copying) plus ~1 us of queue hand-off.
   profile.link_bandwidth = 5e9;
   profile.link_latency_s = 1e-6;
+  // Offloading to "host" memory is a memcpy within the same RAM: one core
+  // copies at about the rate it moves messages.
+  profile.host_link_bandwidth = 5e9;
+  profile.host_memory_bandwidth = profile.memory_bandwidth;  // the host is this core
   // A share of host RAM per virtual device; an arbitrary but typical figure.
   profile.memory_bytes = int64_t{8} * 1024 * 1024 * 1024;
   return profile;
@@ -41,6 +45,14 @@ DeviceProfile h100() {
   // small-message latency within a node is a few microseconds.
   profile.link_bandwidth = 450e9;
   profile.link_latency_s = 5e-6;
+  // Host memory over PCIe 5.0 x16: 64 GB/s per direction on paper; pinned
+  // cudaMemcpyAsync reaches about 50 GB/s (NVIDIA's bandwidthTest on H100
+  // hosts reports 50-55). A PCIe 4.0 x16 host would reach about 25.
+  profile.host_link_bandwidth = 50e9;
+  // The host's optimizer step (ZeRO-Offload's CPU Adam) over all cores of a
+  // two-socket server: STREAM triad there reaches 200-300 GB/s; we assume a
+  // vectorised Adam sustains about a third of it.
+  profile.host_memory_bandwidth = 100e9;
   profile.memory_bytes = int64_t{80} * 1000 * 1000 * 1000;  // 80 GB
   return profile;
 }
@@ -55,6 +67,8 @@ DeviceProfile h200() {
   profile.memory_bandwidth = 4.3e12;  // ~90% of 4.8 TB/s
   profile.link_bandwidth = 450e9;
   profile.link_latency_s = 5e-6;
+  profile.host_link_bandwidth = 50e9;  // PCIe 5.0 x16, as the H100's
+  profile.host_memory_bandwidth = 100e9;  // the same host as the H100's
   profile.memory_bytes = int64_t{141} * 1000 * 1000 * 1000;  // 141 GB
   return profile;
 }

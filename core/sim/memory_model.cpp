@@ -41,7 +41,10 @@ MemoryModel::MemoryModel(const Schedule& schedule, const CostModel& cost)
       const StageMemory stage = stage_memory(cost, schedule.layout().stage_of(rank, chunk));
       state.chunk_memory[chunk] = stage;
       add(d, 0, MemoryCategory::Weights, stage.weights);
-      add(d, 0, MemoryCategory::OptimizerState, stage.optimizer_state);
+      // Optimizer offloading keeps the optimizer state on the host.
+      add(d, 0,
+          schedule.offload == OffloadMode::Optimizer ? MemoryCategory::Host : MemoryCategory::OptimizerState,
+          stage.optimizer_state);
     }
     init_versions(d);
   }
@@ -128,8 +131,11 @@ void MemoryModel::op_started(const Op& op, double t) {
     case OpKind::Recompute:
       add(op.device, t, MemoryCategory::Activations, stage.recomputed);
       break;
-    case OpKind::Reload:
-      add(op.device, t, MemoryCategory::Activations, stage.activations);
+    case OpKind::Offload:  // the host copy exists from the start of the copy
+      add(op.device, t, MemoryCategory::Host, offloaded_bytes(op, stage));
+      break;
+    case OpKind::Reload:  // activations come back; a step's weights overwrite the old ones
+      if (op.microbatch >= 0) add(op.device, t, MemoryCategory::Activations, stage.activations);
       break;
     case OpKind::Backward:
     case OpKind::BackwardInput:
@@ -163,19 +169,28 @@ void MemoryModel::op_finished(const Op& op, double t) {
     --state.inflight;
   } else if (op.kind == OpKind::BackwardInput) {
     add(op.device, t, MemoryCategory::Activations, stage.split_backward_kept - stage.backward_working);
-  } else if (op.kind == OpKind::Offload) {
+  } else if (op.kind == OpKind::Offload && op.microbatch >= 0) {  // the device copy is free once the copy ends
     add(op.device, t, MemoryCategory::Activations, -stage.activations);
-  } else if (op.kind == OpKind::Update || op.kind == OpKind::PushGradient) {
-    // Applied, or sent to the parameter server: the gradient buffer is done.
+  } else if (op.kind == OpKind::Reload && op.microbatch >= 0) {
+    add(op.device, t, MemoryCategory::Host, -stage.activations);
+  } else if (op.kind == OpKind::Update || op.kind == OpKind::PushGradient || op.kind == OpKind::Offload) {
+    // Applied, sent to the parameter server or to the host: the device's
+    // gradient buffer is done; the host's copy goes once the host update ends.
     if (state.gradients_allocated[chunk]) {
       state.gradients_allocated[chunk] = 0;
       add(op.device, t, MemoryCategory::Gradients, -stage.gradients);
     }
+    if (op.kind == OpKind::Update && schedule_.offload == OffloadMode::Optimizer)
+      add(op.device, t, MemoryCategory::Host, -stage.gradients);
   }
   // Writers: the optimizer step, or (async data parallel) fetching the server's weights.
   const OpKindFacts& facts = op_kind_facts(op.kind);
   if (facts.writes_weights) version_written(op.device, chunk, op.weight_version, t);
   if (facts.reads_weights) version_read_done(op.device, chunk, op.weight_version, t);
+}
+
+int64_t MemoryModel::offloaded_bytes(const Op& op, const StageMemory& stage) {
+  return op.microbatch >= 0 ? stage.activations : stage.gradients;
 }
 
 void MemoryModel::message_arrived(int device, int64_t bytes, double t) {
@@ -192,8 +207,8 @@ std::vector<DeviceMemoryPeaks> MemoryModel::finish(std::vector<MemorySample>* sa
   for (int d = 0; d < static_cast<int>(devices_.size()); ++d) {
     DeviceState& state = devices_[d];
     std::vector<Change>& changes = state.changes;
-    // A device's own ops report in time order; only message arrivals (timed
-    // by the sender) come out of order.
+    // A device's compute ops report in time order; message arrivals (timed
+    // by the sender) and copies to and from the host may come out of order.
     auto by_time = [](const Change& a, const Change& b) { return a.t < b.t; };
     if (!std::is_sorted(changes.begin(), changes.end(), by_time))
       std::stable_sort(changes.begin(), changes.end(), by_time);

@@ -16,7 +16,15 @@
 //                   block's input) once it ends, and Recompute puts back what
 //                   the backward needs at once (all the rest for an MLP; one
 //                   block at a time for blocks) until B/BW.
-//                   Offload frees a micro-batch's activations, Reload restores them.
+//                   Offloading: an Offload's micro-batch's activations
+//                   leave the device when the copy ends, a Reload's come
+//                   back when it starts; both copies exist while one runs.
+//  host             what offloading keeps in host memory: from an Offload's
+//                   start to its Reload's end (not in the device's total);
+//                   optimizer offloading: the optimizer state from the
+//                   start, and the step's gradients from the Offload's start
+//                   to the host U's end (the device's gradients go at the
+//                   Offload's end)
 //                   While a B or BI runs it also holds its gradient buffers
 //                   (StageProfile::backward_working_bytes); from BI's end to
 //                   BW's, what BW reads (split_backward_kept_bytes).
@@ -72,8 +80,8 @@ class MemoryModel {
  public:
   MemoryModel(const Schedule& schedule, const CostModel& cost);
 
-  // The simulator reports each device's compute, offload, push and pull ops
-  // in program order, with their start and end times.
+  // The simulator reports each device's compute, offload, reload, push and
+  // pull ops, with their start and end times.
   void op_started(const Op& op, double t);
   void op_finished(const Op& op, double t);
   // A message's bytes wait in a buffer on the receiver between these two.
@@ -112,6 +120,9 @@ class MemoryModel {
   void init_versions(int device);
   void version_read_done(int device, int chunk, int version, double t);
   void version_written(int device, int chunk, int version, double t);
+  // What an OFFLOAD parks on the host: its micro-batch's activations, or (a
+  // step's, optimizer offloading) the stage's gradients.
+  static int64_t offloaded_bytes(const Op& op, const StageMemory& stage);
   int chunk_of(const Op& op) const { return schedule_.layout().chunk_of_stage(op.stage); }
 
   const Schedule& schedule_;

@@ -1,7 +1,9 @@
 #include "core/sim/simulator.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <map>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -73,6 +75,10 @@ class Simulation {
     double busy = 0;
     double comm = 0;
     std::vector<Link> links;
+    double copy_lane_free_at = 0;  // when the copy lane finishes its last OFFLOAD or RELOAD
+    double host_free_at = 0;       // when the host finishes its last update (optimizer offloading)
+    double weights_back_at = 0;    // when the last host update's weights are back on the device
+    std::map<std::array<int, 3>, double> reloads;  // (stage, step, micro-batch) -> RELOAD's end
   };
 
   const std::vector<Op>& ops(int device) const { return schedule_.devices[device]; }
@@ -129,12 +135,23 @@ class Simulation {
         return all_reduce(device, op);
       case OpKind::PullWeights:
         return pull(device, op);
+      case OpKind::Offload:
+      case OpKind::Reload:
+        host_copy(device, op);
+        return true;
+      case OpKind::Update:
+        if (schedule_.offload != OffloadMode::Optimizer) break;
+        host_update(device, op);
+        return true;
       default:
         break;
     }
-    // Compute ops, Offload and Reload occupy the device for their duration.
+    // Compute ops occupy the device for their duration; a backward first
+    // waits for its reloaded activations, any op reading weights for the
+    // weights a host update sends back.
     const double duration = cost_.duration(op);
-    const double begin = state.clock;
+    const double begin = std::max({state.clock, take_reload(device, op),
+                                   op_kind_facts(op.kind).reads_weights ? state.weights_back_at : 0.0});
     const double end = begin + duration;
     memory_.op_started(op, begin);
     memory_.op_finished(op, end);
@@ -146,6 +163,47 @@ class Simulation {
     state.clock = end;
     return true;
   }
+
+  // OFFLOAD or RELOAD on the device's copy lane; the device goes on at once.
+  // A step's RELOAD (optimizer offloading) carries what the host update wrote.
+  void host_copy(int device, const Op& op) {
+    DeviceState& state = devices_[device];
+    const bool step_weights = op.kind == OpKind::Reload && op.microbatch < 0;
+    const double begin = std::max({state.clock, state.copy_lane_free_at, step_weights ? state.host_free_at : 0.0});
+    const double end = begin + cost_.duration(op);
+    state.copy_lane_free_at = end;
+    memory_.op_started(op, begin);
+    memory_.op_finished(op, end);
+    if (step_weights)
+      state.weights_back_at = end;
+    else if (op.kind == OpKind::Reload)
+      state.reloads[microbatch_key(op)] = end;
+    record(device, state.pc, begin, end);
+  }
+
+  // U on the host (optimizer offloading): once the gradients are there (the
+  // OFFLOAD before it), one update at a time; the device goes on at once.
+  void host_update(int device, const Op& op) {
+    DeviceState& state = devices_[device];
+    const double begin = std::max({state.clock, state.copy_lane_free_at, state.host_free_at});
+    const double end = begin + cost_.host_update_duration(op);
+    state.host_free_at = end;
+    memory_.op_started(op, begin);
+    memory_.op_finished(op, end);
+    record(device, state.pc, begin, end);
+  }
+
+  // When the activations a B or BI reads are back (0: never offloaded).
+  double take_reload(int device, const Op& op) {
+    if (!computes_input_gradient(op.kind)) return 0;
+    std::map<std::array<int, 3>, double>& reloads = devices_[device].reloads;
+    const auto found = reloads.find(microbatch_key(op));
+    if (found == reloads.end()) return 0;
+    const double end = found->second;
+    reloads.erase(found);
+    return end;
+  }
+  static std::array<int, 3> microbatch_key(const Op& op) { return {op.stage, op.step, op.microbatch}; }
 
   void send(int device, const Op& op) {
     DeviceState& state = devices_[device];

@@ -19,12 +19,22 @@
 //    member's interval runs from its own arrival to the common end.
 //  - A PullWeights of step t first waits until every PushGradient of step
 //    t - staleness in its data-parallel group has arrived, then lasts its
-//    duration(). Offload and Reload block the device for their duration().
+//    duration().
+//  - Offload and Reload run on the device's copy lane (a copy engine beside
+//    its compute, one copy at a time in program order): a copy starts at
+//    max(issue time, lane free) and lasts duration() (bytes / host-link
+//    bandwidth); issuing one costs the device no time. A B or BI whose
+//    micro-batch was reloaded starts no earlier than its Reload's end: the
+//    copy time not hidden behind the op before it is exposed as idle time.
+//  - Optimizer offloading: U runs on the host, host_update_duration() long,
+//    once its OFFLOAD (the gradients) has ended; the RELOAD after it starts
+//    when U ends, and the device's next op that reads weights waits for it.
+//    The device itself goes on meanwhile; busy time counts none of the three.
 //  - Busy time = time in compute ops. Bubble fraction = 1 - sum(busy) /
 //    (devices x makespan); per device 1 - busy / makespan. The makespan is the
 //    latest end of any op. DeviceSimStats::comm is the time a device spends
-//    inside blocking communication ops (Recv, AllReduce, Pull, Offload,
-//    Reload); asynchronous transfers are not counted there.
+//    inside blocking communication ops (Recv, AllReduce, Pull); asynchronous
+//    transfers (sends, pushes, copies to and from the host) are not counted there.
 // With comm = 0 and uniform unit costs, GPipe and 1F1B come out at exactly
 // (p-1)/(m+p-1). Memory accounting is described in memory_model.h.
 //

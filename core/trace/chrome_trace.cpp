@@ -144,9 +144,18 @@ void write_memory_events(ChromeEventWriter& writer, const MemorySample& sample) 
   json.key("args");
   json.begin_object();
   for (int category = 0; category < kMemoryCategoryCount; ++category) {
+    if (!is_on_device(static_cast<MemoryCategory>(category))) continue;  // not part of the stack
     json.field(memory_category_name(static_cast<MemoryCategory>(category)),
                sample.bytes[static_cast<size_t>(category)]);
   }
+  json.end_object();
+  json.end_object();
+
+  writer.begin("memory host", "C", pid, tid);
+  json.field("ts", writer.to_us(sample.t));
+  json.key("args");
+  json.begin_object();
+  json.field("bytes", sample.bytes[static_cast<size_t>(MemoryCategory::Host)]);
   json.end_object();
   json.end_object();
 

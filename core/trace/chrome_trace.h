@@ -13,10 +13,11 @@
 // - Ops are complete events ("X") named by op label ("F3", "B3@s1"), with the
 //   kind name as category and the op's fields in args.
 // - Memory is one counter ("C") named "memory" per sample with one arg per
-//   category, in bytes: chrome://tracing stacks them into one chart of the
-//   device's total, Perfetto shows one track per category ("memory weights",
-//   "memory activations", ...). A second counter, "memory total", carries
-//   the sum (Perfetto does not stack counters).
+//   category on the device, in bytes: chrome://tracing stacks them into one
+//   chart of the device's total, Perfetto shows one track per category
+//   ("memory weights", "memory activations", ...). A second counter, "memory
+//   total", carries the sum (Perfetto does not stack counters), and a third,
+//   "memory host", what offloading keeps in host memory.
 // - Step metrics go to an extra "training" process: one counter per metric
 //   ("loss", "accuracy", "val_loss", "val_accuracy", "samples_per_s"; arg
 //   "value"), and a global instant event "step N" at each step's end with every

@@ -24,6 +24,8 @@ const char* memory_category_name(MemoryCategory category) {
       return "comm_buffers";
     case MemoryCategory::Workspace:
       return "workspace";
+    case MemoryCategory::Host:
+      return "host";
   }
   assert(false && "unknown MemoryCategory");
   return "unknown";
@@ -31,7 +33,8 @@ const char* memory_category_name(MemoryCategory category) {
 
 int64_t total_bytes(const MemoryBytes& bytes) {
   int64_t total = 0;
-  for (int64_t category_bytes : bytes) total += category_bytes;
+  for (int c = 0; c < kMemoryCategoryCount; ++c)
+    if (is_on_device(static_cast<MemoryCategory>(c))) total += bytes[c];
   return total;
 }
 

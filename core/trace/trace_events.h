@@ -20,11 +20,15 @@ enum class MemoryCategory {
   StashedWeights,
   CommBuffers,
   Workspace,
+  Host,  // the device's data parked in host memory (offloading); not on the device
 };
-inline constexpr int kMemoryCategoryCount = 7;
+inline constexpr int kMemoryCategoryCount = 8;
 const char* memory_category_name(MemoryCategory category);  // "weights", "gradients", ...
+// Every category but Host is held in the device's own memory.
+constexpr bool is_on_device(MemoryCategory category) { return category != MemoryCategory::Host; }
 
 using MemoryBytes = std::array<int64_t, kMemoryCategoryCount>;
+// The bytes in the device's own memory: every category but Host.
 int64_t total_bytes(const MemoryBytes& bytes);
 
 // One op as executed: when it ran on its device's clock (seconds from the run's

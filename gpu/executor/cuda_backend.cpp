@@ -30,7 +30,11 @@ bool cuda_sync_mode() {
 }
 
 CudaBackend::CudaBackend(CudaDevices& devices, WorkerShared& shared, const WorkerPlace& place)
-    : devices_(devices), shared_(shared), place_(place), sync_mode_(cuda_sync_mode()) {
+    : devices_(devices),
+      shared_(shared),
+      place_(place),
+      sync_mode_(cuda_sync_mode()),
+      host_offload_(*devices.devices[static_cast<size_t>(place.device)]) {
   // Pinned before the run starts: a micro-batch's inputs and targets.
   const TrainingData& data = shared_.data;
   staging_ = std::make_unique<PinnedStaging>(
@@ -71,16 +75,41 @@ std::string CudaBackend::failure_message(const std::exception& error) const {
   return "device " + std::to_string(place_.device) + ": " + error.what();
 }
 
-void CudaBackend::begin(const Op& op) { timings_->begin(compute(), op); }
+// A micro-batch's OFFLOAD and RELOAD run (and are timed) on the copy stream;
+// a B or BI first makes the compute stream wait for its micro-batch's reload.
+// Optimizer offloading's copies go through the host mirror, on the compute stream.
+namespace {
+bool runs_on_copy_stream(const Op& op) {
+  return op_kind_facts(op.kind).family == OpFamily::HostTransfer && op.microbatch >= 0;
+}
+}  // namespace
 
-void CudaBackend::end(const Op& op, int64_t bytes) { timings_->end(compute(), op, bytes); }
+void CudaBackend::begin(const Op& op) {
+  if (runs_on_copy_stream(op)) {
+    host_offload_.copy_after_compute();
+    timings_->begin(self().copy.get(), op);
+    return;
+  }
+  if (computes_input_gradient(op.kind)) host_offload_.compute_waits_for_reload({op.chunk, op.step, op.microbatch});
+  timings_->begin(compute(), op);
+}
+
+void CudaBackend::end(const Op& op, int64_t bytes) {
+  if (runs_on_copy_stream(op)) {
+    timings_->end(self().copy.get(), op, bytes);
+    if (op.kind == OpKind::Reload) host_offload_.mark_reloaded({op.chunk, op.step, op.microbatch});
+    return;
+  }
+  timings_->end(compute(), op, bytes);
+}
 
 void CudaBackend::op_done(const Op&) {
   if (sync_mode_) {
     // Debug: a fault surfaces at the op that caused it, not ops later.
     VirtualDevice& device = self();
     cudaError_t status = cudaSuccess;
-    for (cudaStream_t stream : {device.compute_stream(), device.comm.get(), device.recv.get()}) {
+    for (cudaStream_t stream :
+         {device.compute_stream(), device.comm.get(), device.recv.get(), device.copy.get()}) {
       const cudaError_t stream_status = cudaStreamSynchronize(stream);
       if (status == cudaSuccess) status = stream_status;
     }
@@ -223,6 +252,7 @@ void CudaBackend::tensor_parallel_all_gather(DeviceTensor&) {
   throw std::logic_error("the CUDA backend does not run sequence parallelism's all-gather");
 }
 
+
 HostStageMirror& CudaBackend::mirror(GpuSequential& stage, int chunk) {
   std::unique_ptr<HostStageMirror>& mirror = mirrors_[static_cast<size_t>(chunk)];
   if (!mirror)
@@ -248,6 +278,9 @@ void CudaBackend::copy_values_to_device(GpuSequential& stage, int chunk) {
   mirror(stage, chunk).copy_values_to_device();
 }
 
-void CudaBackend::drop_in_flight() { pending_losses_.clear(); }
+void CudaBackend::drop_in_flight() {
+  pending_losses_.clear();
+  host_offload_.drop();
+}
 
 }  // namespace pipelab::gpu

@@ -35,6 +35,7 @@
 #include "gpu/comm/comm_world.h"
 #include "gpu/comm/device_all_reduce.h"
 #include "gpu/comm/message_routes.h"
+#include "gpu/executor/host_offload.h"
 #include "gpu/executor/host_stage_mirror.h"
 #include "gpu/executor/op_timings.h"
 #include "gpu/executor/virtual_device.h"
@@ -107,6 +108,9 @@ class CudaBackend {
   // runs. Reaching these is a bug; they throw std::logic_error.
   void tensor_parallel_reduce_scatter(DeviceTensor& values);
   void tensor_parallel_all_gather(DeviceTensor& values);
+  // Offloading (host_offload.h): each returns the bytes it moved.
+  int64_t offload_tensor(DeviceTensor& tensor) { return host_offload_.offload(tensor); }
+  int64_t reload_tensor(DeviceTensor& tensor) { return host_offload_.reload(tensor); }
 
   // A host copy of chunk `chunk`'s stage, made on first use (its pinned
   // buffers too: the executor makes the ones a run uses before it starts).
@@ -137,6 +141,7 @@ class CudaBackend {
   std::unique_ptr<PinnedStaging> staging_;  // stage 0's input uploads
   std::vector<std::unique_ptr<HostStageMirror>> mirrors_;  // by chunk, made on first use
   std::vector<PendingLoss> pending_losses_;
+  HostOffload host_offload_;
 };
 
 }  // namespace pipelab::gpu

@@ -9,6 +9,7 @@ VirtualDevice::VirtualDevice(int device_id, int gpu_index, GemmPrecision precisi
       context(std::make_unique<DeviceContext>(gpu_index, precision)),
       comm(gpu_index),
       recv(gpu_index),
+      copy(gpu_index),
       mailbox(device_id, control) {}
 
 }  // namespace pipelab::gpu

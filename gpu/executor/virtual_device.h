@@ -45,6 +45,7 @@ struct VirtualDevice {
   std::unique_ptr<DeviceContext> context;
   CudaStream comm;
   CudaStream recv;
+  CudaStream copy;  // offloading's copies to and from host memory (host_offload.h)
   TaggedMailbox<DeviceMessage> mailbox;
 
   CachingAllocator& allocator() { return context->allocator(); }
@@ -52,6 +53,7 @@ struct VirtualDevice {
   StreamOnDevice compute_on_device() const { return {context->stream(), gpu}; }
   StreamOnDevice comm_on_device() const { return {comm.get(), gpu}; }
   StreamOnDevice recv_on_device() const { return {recv.get(), gpu}; }
+  StreamOnDevice copy_on_device() const { return {copy.get(), gpu}; }
 };
 
 }  // namespace pipelab::gpu

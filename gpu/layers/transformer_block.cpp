@@ -56,6 +56,15 @@ DeviceTensor* optional(DeviceTensor& t) { return t.empty() ? nullptr : &t; }
 
 bool active(const BlockDropoutKey& dropout) { return dropout.p > 0.0f; }
 
+// Every tensor of a block's cache, for bytes() and tensors().
+template <typename Cache>
+auto cache_tensors(Cache& cache) {
+  return std::array{&cache.norm1_out, &cache.qkv, &cache.probabilities, &cache.attention_out, &cache.h,
+                    &cache.norm2_out, &cache.ffn1_out, &cache.activation_out, &cache.d_activation_out,
+                    &cache.d_ffn1_out, &cache.d_norm2_out, &cache.d_h, &cache.d_attention_out, &cache.d_qkv,
+                    &cache.d_norm1_out, &cache.d_proj_out, &cache.d_ffn2_out};
+}
+
 }  // namespace
 
 std::vector<DeviceTensor*> GpuBlockTensors::list() {
@@ -67,13 +76,13 @@ std::vector<DeviceTensor*> GpuBlockTensors::list() {
 
 int64_t GpuBlockState::bytes() const {
   int64_t total = 0;
-  for (const DeviceTensor* t :
-       {&cache.norm1_out, &cache.qkv, &cache.probabilities, &cache.attention_out, &cache.h,
-        &cache.norm2_out, &cache.ffn1_out, &cache.activation_out, &cache.d_activation_out,
-        &cache.d_ffn1_out, &cache.d_norm2_out, &cache.d_h, &cache.d_attention_out, &cache.d_qkv,
-        &cache.d_norm1_out, &cache.d_proj_out, &cache.d_ffn2_out})
-    total += t->bytes();
+  for (const DeviceTensor* t : cache_tensors(cache)) total += t->bytes();
   return total;
+}
+
+std::vector<DeviceTensor*> GpuBlockState::tensors() {
+  const auto all = cache_tensors(cache);
+  return {all.begin(), all.end()};
 }
 
 GpuTransformerBlock::GpuTransformerBlock(int index, const GptBlockConfig& config,

@@ -51,10 +51,11 @@ struct GpuBlockCache {
       d_norm1_out, d_proj_out, d_ffn2_out;
 };
 
-class GpuBlockState : public LayerState {
+class GpuBlockState : public MovableLayerState<DeviceTensor> {
  public:
   GpuBlockCache cache;
   int64_t bytes() const override;
+  std::vector<DeviceTensor*> tensors() override;
 };
 
 class GpuTransformerBlock : public GpuLayer {

@@ -178,6 +178,14 @@ void CachingAllocator::retag(int64_t bytes, MemoryCategory from, MemoryCategory 
   ledger_.retag(bytes, from, to);
 }
 
+void CachingAllocator::count_host(int64_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (bytes >= 0)
+    ledger_.add(MemoryCategory::Host, bytes);
+  else
+    ledger_.remove(MemoryCategory::Host, -bytes);
+}
+
 void CachingAllocator::set_listener(Listener listener) {
   std::lock_guard<std::mutex> lock(mutex_);
   ledger_.set_listener(std::move(listener));

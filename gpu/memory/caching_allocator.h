@@ -81,6 +81,9 @@ class CachingAllocator {
                       std::span<const StreamOnDevice> streams);
   // Moves `bytes` from one category to another; the total does not change.
   void retag(int64_t bytes, MemoryCategory from, MemoryCategory to);
+  // This device's data parked in host memory (offloading) grew by `bytes`
+  // (shrank when negative): counted under Host, outside the device's total.
+  void count_host(int64_t bytes);
 
   // Called after every change with the bytes held per category, under the
   // allocator's lock (samples arrive in order; it must not call back in here).

@@ -34,7 +34,7 @@ void MemoryLedger::reset_peak() {
 void MemoryLedger::change(MemoryCategory category, int64_t delta) {
   const int i = static_cast<int>(category);
   current_[i] += delta;
-  current_total_ += delta;
+  if (is_on_device(category)) current_total_ += delta;
   if (current_[i] > peak_by_category_[i]) peak_by_category_[i] = current_[i];
   if (current_total_ > peak_total_) peak_total_ = current_total_;
 }

@@ -118,6 +118,18 @@ TEST_P(SynchronousEquivalence, Recomputation) {
   check(experiment, "1f1b pp2 recompute");
 }
 
+TEST_P(SynchronousEquivalence, ActivationOffloading) {
+  Experiment experiment = with_plan(small_experiment(), ScheduleKind::GPipe, 2, 4);
+  experiment.parallel.offload = OffloadMode::Activations;
+  check(experiment, "gpipe pp2 offload");
+}
+
+TEST_P(SynchronousEquivalence, OptimizerOffloading) {
+  Experiment experiment = with_plan(small_experiment(), ScheduleKind::OneFOneB, 2, 4, 2);
+  experiment.parallel.offload = OffloadMode::Optimizer;
+  check(experiment, "1f1b pp2 dp2 optimizer offload");
+}
+
 TEST_P(SynchronousEquivalence, AsyncDataParallelWithStalenessZeroIsSynchronous) {
   Experiment experiment = with_plan(small_experiment(), ScheduleKind::OneFOneB, 1, 1, 2);
   experiment.parallel.update = UpdateMode::Async;

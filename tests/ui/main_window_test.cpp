@@ -148,7 +148,8 @@ class MainWindowTest : public QObject {
       QVERIFY(!preset.what_to_see.isEmpty());
     }
     for (const char* id : {"naive", "gpipe", "1f1b-memory", "interleaved", "zero-bubble", "zb-v",
-                           "dualpipev", "pipedream", "pipemare", "data-parallel", "tensor-parallel"})
+                           "dualpipev", "pipedream", "pipemare", "data-parallel", "tensor-parallel",
+                           "offload-vs-recompute"})
       QVERIFY2(ids.contains(id), id);
   }
 

@@ -229,7 +229,8 @@ void MemoryView::rebuild() {
   for (const MemorySample& sample : trace->memory) {
     if (sample.t > now || sample.device < 0 || sample.device >= devices) continue;
     by_device[static_cast<size_t>(sample.device)].push_back(&sample);
-    max_total = std::max(max_total, double(total_bytes(sample.bytes)));
+    max_total = std::max({max_total, double(total_bytes(sample.bytes)),
+                          double(sample.bytes[static_cast<int>(MemoryCategory::Host)])});
     last_time = std::max(last_time, sample.t);
   }
   const auto earlier = [](const MemorySample* a, const MemorySample* b) { return a->t < b->t; };
@@ -275,30 +276,38 @@ void MemoryView::rebuild() {
   std::vector<double> running(selected.size(), 0.0);
   for (int c = 0; c < kMemoryCategoryCount; ++c) {
     if (!used[c]) continue;
+    const auto category = static_cast<MemoryCategory>(c);
+    // Host memory is not the device's: a line of its own, not part of the stack.
+    const bool stacked = is_on_device(category);
     QVector<double> keys;
     QVector<double> values;
     for (size_t i = 0; i < selected.size(); ++i) {
-      running[i] += selected[i]->bytes[c] / unit.divisor;
+      const double bytes = selected[i]->bytes[c] / unit.divisor;
+      if (stacked) running[i] += bytes;
       keys << selected[i]->t * time_scale;
-      values << running[i];
+      values << (stacked ? running[i] : bytes);
     }
     if (!selected.empty() && selected.back()->t < end_time) {
       keys << end_time * time_scale;
       values << values.back();
     }
-    const auto category = static_cast<MemoryCategory>(c);
     QCPGraph* graph = plot_->addGraph(stacked_x, stacked_y);
-    graph->setName(QString::fromLatin1(memory_category_name(category)).replace('_', ' '));
     const QColor color = memory_category_color(category);
+    graph->setLineStyle(QCPGraph::lsStepLeft);
+    graph->setData(keys, values, true);
+    graph->removeFromLegend(plot_->legend);
+    graph->addToLegend(stacked_legend_);
+    if (!stacked) {
+      graph->setName(tr("host (off the device)"));
+      graph->setPen(QPen(color, 2, Qt::DashLine));
+      continue;
+    }
+    graph->setName(QString::fromLatin1(memory_category_name(category)).replace('_', ' '));
     QColor fill = color;
     fill.setAlpha(150);
     graph->setPen(QPen(color.darker(120), 1));
     graph->setBrush(fill);
-    graph->setLineStyle(QCPGraph::lsStepLeft);
-    graph->setData(keys, values, true);
     if (below) graph->setChannelFillGraph(below);
-    graph->removeFromLegend(plot_->legend);
-    graph->addToLegend(stacked_legend_);
     below = graph;
   }
 

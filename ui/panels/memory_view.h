@@ -1,6 +1,7 @@
 // MemoryView: memory over time. Top: every device's total, one curve each.
 // Bottom: the selected device's memory stacked by category (weights,
-// gradients, optimizer state, activations, ...) with its peak marked. Shows
+// gradients, optimizer state, activations, ...) with its peak marked, and
+// what offloading parks in host memory as a dashed line beside the stack. Shows
 // the measured run while there is one (cut at the playback clock, so it grows
 // live), the prediction otherwise.
 #pragma once

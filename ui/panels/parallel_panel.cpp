@@ -83,6 +83,14 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   selective_recompute_check_->setToolTip(
       tr("Transformers: keep no attention scores from the forward and recompute them in the "
          "backward, the largest activation for little compute (Korthikanti et al.)"));
+  offload_combo_ = new QComboBox(this);
+  offload_combo_->addItem(tr("nothing"), static_cast<int>(OffloadMode::None));
+  offload_combo_->addItem(tr("activations"), static_cast<int>(OffloadMode::Activations));
+  offload_combo_->addItem(tr("optimizer state"), static_cast<int>(OffloadMode::Optimizer));
+  offload_combo_->setToolTip(
+      tr("Activations: copy each forward's activations to host memory on the copy lane and bring them "
+         "back just before their backward (free while the copies hide behind compute). Optimizer "
+         "state: keep it in host memory and run the update there (ZeRO-Offload)"));
   sequence_parallel_check_ = new QCheckBox(tr("Sequence parallel"), this);
   sequence_parallel_check_->setToolTip(
       tr("Transformers with tp > 1: split the norms, dropouts and residuals along the sequence "
@@ -149,6 +157,7 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   schedule_form->addRow(tr("Staleness:"), staleness_spin_);
   schedule_form->addRow(recompute_check_);
   schedule_form->addRow(selective_recompute_check_);
+  schedule_form->addRow(tr("Offload to host:"), offload_combo_);
   schedule_form->addRow(sequence_parallel_check_);
   schedule_form->addRow(tr("Partition rule:"), partition_combo_);
   schedule_form->addRow(tr("Predict on:"), profile_combo_);
@@ -197,11 +206,20 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
     const auto mode = static_cast<UpdateMode>(update_combo_->currentData().toInt());
     document_->edit([mode](Experiment& e) { e.parallel.update = mode; });
   });
-  // Full and selective recomputation exclude each other (parallel.recompute is one field).
+  // Full and selective recomputation exclude each other (parallel.recompute is
+  // one field); full recomputation and offloading both free the activations.
   connect(recompute_check_, &QCheckBox::toggled, this, [this](bool on) {
     document_->edit([on](Experiment& e) {
       e.parallel.recompute = on;
       if (on) e.parallel.selective_recompute = false;
+      if (on && e.parallel.offload == OffloadMode::Activations) e.parallel.offload = OffloadMode::None;
+    });
+  });
+  connect(offload_combo_, &QComboBox::activated, this, [this] {
+    const auto mode = static_cast<OffloadMode>(offload_combo_->currentData().toInt());
+    document_->edit([mode](Experiment& e) {
+      e.parallel.offload = mode;
+      if (mode == OffloadMode::Activations) e.parallel.recompute = false;
     });
   });
   connect(selective_recompute_check_, &QCheckBox::toggled, this, [this](bool on) {
@@ -278,6 +296,7 @@ void ParallelPanel::refreshFromDocument() {
   set_spin(threads_spin_, experiment.backend.threads);
   set_combo(schedule_combo_, static_cast<int>(plan.schedule));
   set_combo(update_combo_, static_cast<int>(plan.update));
+  set_combo(offload_combo_, static_cast<int>(plan.offload));
   set_combo(partition_combo_, static_cast<int>(plan.partition));
   set_combo(profile_combo_, QString::fromStdString(experiment.simulation.profile));
   set_combo(backend_combo_, QString::fromStdString(experiment.backend.type));

@@ -63,6 +63,7 @@ class ParallelPanel : public QWidget {
   QSpinBox* staleness_spin_;
   QCheckBox* recompute_check_;
   QCheckBox* selective_recompute_check_;  // Transformers: the attention core only
+  QComboBox* offload_combo_;              // parallel.offload
   QCheckBox* sequence_parallel_check_;    // Transformers with tp > 1
   QComboBox* partition_combo_;
   QComboBox* profile_combo_;

@@ -81,6 +81,8 @@ QColor memory_category_color(MemoryCategory category) {
       return QColor(0x90, 0x90, 0x90);
     case MemoryCategory::Workspace:
       return QColor(0xc8, 0xb8, 0x6b);
+    case MemoryCategory::Host:
+      return QColor(0x8d, 0x6e, 0x63);  // like offload/reload: brown
   }
   return Qt::black;
 }

@@ -74,6 +74,7 @@ void expect_same_experiment(const Experiment& a, const Experiment& b) {
   EXPECT_EQ(a.parallel.recompute, b.parallel.recompute);
   EXPECT_EQ(a.parallel.selective_recompute, b.parallel.selective_recompute);
   EXPECT_EQ(a.parallel.sequence_parallel, b.parallel.sequence_parallel);
+  EXPECT_EQ(a.parallel.offload, b.parallel.offload);
   EXPECT_EQ(a.parallel.chunks, b.parallel.chunks);
   EXPECT_EQ(a.parallel.partition, b.parallel.partition);
   EXPECT_EQ(a.parallel.boundaries, b.parallel.boundaries);
@@ -127,6 +128,15 @@ Experiment unusual_experiment() {
   experiment.simulation.unit = {1.5, 2.5, 0.5, 0.25, 0.125};
   experiment.backend = {"cuda", 3, true};
   return experiment;
+}
+
+// unusual_experiment recomputes, which offloading excludes: offload on its own.
+TEST(ExperimentFiles, OffloadRoundTrips) {
+  Experiment original = default_experiment();
+  original.parallel.offload = OffloadMode::Activations;
+  const Experiment reread = parse_experiment(experiment_to_json(original));
+  EXPECT_EQ(reread.parallel.offload, OffloadMode::Activations);
+  EXPECT_EQ(parse_experiment(experiment_to_json(default_experiment())).parallel.offload, OffloadMode::None);
 }
 
 TEST(ExperimentFiles, ParseOfSaveGivesBackEveryField) {

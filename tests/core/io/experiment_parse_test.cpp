@@ -144,6 +144,10 @@ TEST(ExperimentParseErrors, UnknownNamesListTheValidOnes) {
   document["parallel"]["schedule"] = "gpipe";
   document["parallel"]["update"] = "lazy";
   EXPECT_MENTIONS(parse_error(document.dump()), "parallel.update = 'lazy' is not an update mode; valid: sync, async");
+  document["parallel"]["update"] = "sync";
+  document["parallel"]["offload"] = "weights";
+  EXPECT_MENTIONS(parse_error(document.dump()),
+                  "parallel.offload = 'weights' is not an offload mode; valid: none, activations");
 
   document = small_experiment_json();
   document["model"]["layers"][0]["type"] = "conv";

@@ -132,6 +132,8 @@ std::vector<StopCase> stop_cases() {
   Experiment async_data_parallel = data_parallel;
   async_data_parallel.parallel.update = UpdateMode::Async;
   async_data_parallel.parallel.staleness = 1;
+  Experiment offload = pipeline;
+  offload.parallel.offload = OffloadMode::Activations;
   return {
       {"F", OpKind::Forward, CommGroup::None, pipeline},
       {"B", OpKind::Backward, CommGroup::None, pipeline},
@@ -147,6 +149,8 @@ std::vector<StopCase> stop_cases() {
       {"PushGradient", OpKind::PushGradient, CommGroup::None, async_data_parallel},
       {"PullWeights", OpKind::PullWeights, CommGroup::None, async_data_parallel},
       {"Recompute", OpKind::Recompute, CommGroup::None, recompute},
+      {"Offload", OpKind::Offload, CommGroup::None, offload},
+      {"Reload", OpKind::Reload, CommGroup::None, offload},
   };
 }
 

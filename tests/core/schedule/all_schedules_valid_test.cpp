@@ -74,7 +74,7 @@ TEST(AllSchedules, ComputeOnlyAndLoweredPassTheValidator) {
   }
 }
 
-TEST(AllSchedules, LoweredWithReplicasShardsRecomputeAndAsyncPassTheValidator) {
+TEST(AllSchedules, LoweredWithReplicasShardsRecomputeOffloadAndAsyncPassTheValidator) {
   for (ScheduleKind kind : kKinds) {
     for (int pp : {1, 2, 3, 4, 5, 8}) {
       for (int m : {1, 3, 4, 8, 16}) {
@@ -82,17 +82,20 @@ TEST(AllSchedules, LoweredWithReplicasShardsRecomputeAndAsyncPassTheValidator) {
         if (!options_for(kind, pp, m, 2, options)) continue;
         for (int dp : {1, 2}) {
           for (int tp : {1, 2}) {
-            for (bool recompute : {false, true}) {
+            // Activations kept, recomputed, or offloaded (the two exclude each other).
+            for (int memory : {0, 1, 2}) {
               for (UpdateMode update : {UpdateMode::Sync, UpdateMode::Async}) {
                 if (update == UpdateMode::Async && (dp == 1 || is_asynchronous(kind))) continue;
                 ParallelPlan plan = plan_for(options, dp, tp);
-                plan.recompute = recompute;
+                plan.recompute = memory == 1;
+                plan.offload = memory == 2 ? OffloadMode::Activations : OffloadMode::None;
                 plan.update = update;
                 const Schedule lowered = build_schedule(plan);
                 const ValidationReport report = validate_schedule(lowered);
                 ASSERT_TRUE(report.ok())
                     << describe(options) << " dp " << dp << " tp " << tp << " recompute "
-                    << recompute << " " << update_name(update) << "\n"
+                    << plan.recompute << " offload " << offload_name(plan.offload) << " "
+                    << update_name(update) << "\n"
                     << testing::errors_text(report);
               }
             }
