@@ -4,12 +4,20 @@
 
 namespace pipelab {
 
-struct ResidualBlockLayer::Kept : LayerState {
+struct ResidualBlockLayer::Kept : MovableLayerState<Tensor> {
   Tensor conv1_out, relu1_out, conv2_out, projection_out, block_out;
   std::unique_ptr<LayerState> bn1, bn2, projection_bn;
   // Left by the input-gradient half for the weight-gradient half.
   Tensor d_sum, d_relu1, d_conv1, d_conv2, d_projection;
   bool has_gradients = false;
+
+  // What the forward keeps: offloading moves these to host memory and back.
+  std::vector<Tensor*> tensors() override {
+    std::vector<Tensor*> kept;
+    for (Tensor* t : {&conv1_out, &relu1_out, &conv2_out, &projection_out, &block_out})
+      if (!t->empty()) kept.push_back(t);
+    return kept;
+  }
 
   int64_t bytes() const override {
     int64_t total = 0;

@@ -49,7 +49,7 @@ TEST(CliSchedule, HelpListsEverySchedule) {
   ASSERT_EQ(result.code, 0) << result.err;
   // The list is read from the schedule table.
   EXPECT_NE(result.out.find("schedules: gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v, dualpipev, pipedream, "
-                            "pipedream-2bw\nexit codes:"),
+                            "pipedream-2bw, pipemare\nexit codes:"),
             std::string::npos)
       << result.out;
 }

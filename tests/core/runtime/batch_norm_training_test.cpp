@@ -89,6 +89,19 @@ TEST(BatchNormTraining, ConvolutionalPipelineTrainsLikeOneDevicePerMicrobatch) {
   testing::expect_same_curve(single, losses_of(recomputed, "recompute"), 1e-4, "1f1b pp2 m4 with recompute");
 }
 
+TEST(BatchNormTraining, OffloadedActivationsOfResidualBlocksComeBackUnchanged) {
+  const Experiment kept = with_plan(conv_experiment(false), ScheduleKind::GPipe, 2, 4);
+  Experiment offloaded = kept;
+  offloaded.parallel.offload = OffloadMode::Activations;
+  const testing::RunOutput run = run_experiment(offloaded);
+  ASSERT_EQ(run.state, RunState::Finished) << run.error;
+  EXPECT_EQ(run.losses(), losses_of(kept, "kept on the device"));
+  int64_t offloaded_bytes = 0;
+  for (const TraceEvent& event : run.trace.events)
+    if (event.op.kind == OpKind::Offload) offloaded_bytes += event.bytes;
+  EXPECT_GT(offloaded_bytes, 0);
+}
+
 TEST(BatchNormTraining, EverySyncedStatisticsAllReduceIsListedAndReportedWithItsBytes) {
   Experiment experiment = with_plan(conv_experiment(true), ScheduleKind::OneFOneB, 2, 2, 2);
   experiment.training.steps = 2;
