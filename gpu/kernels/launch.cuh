@@ -21,6 +21,11 @@ inline int grid_for(int64_t n, int threads = kBlockThreads) {
   return static_cast<int>(std::clamp<int64_t>(blocks, 1, 8192));
 }
 
+// A grid-stride loop: i runs over [0, count) spread across every thread of the launch.
+#define PIPELAB_GRID_STRIDE_LOOP(i, count)                                                     \
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (count); \
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+
 // Kernel launches report configuration errors through cudaGetLastError.
 #define PIPELAB_CHECK_LAUNCH() PIPELAB_CUDA_CHECK(cudaGetLastError())
 
