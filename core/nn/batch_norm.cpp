@@ -14,6 +14,11 @@ struct BatchNormState : LayerState {
 
 }  // namespace
 
+bool RunningStatisticsFolds::first_time(const ForwardInfo& info) {
+  while (!folded_.empty() && folded_.begin()->first < info.step - 2) folded_.erase(folded_.begin());
+  return folded_.insert({info.step, info.first_sample}).second;
+}
+
 BatchNormLayer::BatchNormLayer(int index, const ImageShape& image, const BatchNormOptions& options,
                                DeviceAllocator* allocator)
     : Layer(LayerType::BatchNorm, index, image.size(), image.size(), allocator),
@@ -63,9 +68,7 @@ BatchNormLayer::Statistics BatchNormLayer::batch_statistics(const Tensor& x) con
 }
 
 void BatchNormLayer::fold_into_running(const Statistics& stats, const ForwardInfo& info) {
-  // Forget micro-batches of steps long past; a recompute comes within its step.
-  while (!folded_.empty() && folded_.begin()->first < info.step - 2) folded_.erase(folded_.begin());
-  if (!folded_.insert({info.step, info.first_sample}).second) return;  // a recompute
+  if (!folded_.first_time(info)) return;  // a recompute
   const double m = options_.momentum;
   const double unbiased = stats.count > 1 ? stats.count / (stats.count - 1) : 1.0;
   for (int64_t c = 0; c < image_.channels; ++c) {

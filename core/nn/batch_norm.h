@@ -31,6 +31,19 @@
 
 namespace pipelab {
 
+// Which micro-batches have moved the running statistics: each (step, first
+// sample) moves them once, so a recomputed forward does not move them again.
+// The CPU and CUDA layers share it.
+class RunningStatisticsFolds {
+ public:
+  // True the first time a micro-batch asks; forgets steps long past (a
+  // recompute comes within its step).
+  bool first_time(const ForwardInfo& info);
+
+ private:
+  std::set<std::pair<int, int64_t>> folded_;
+};
+
 struct BatchNormOptions {
   double momentum = 0.1;
   double eps = 1e-5;
@@ -87,8 +100,7 @@ class BatchNormLayer : public Layer {
   Tensor beta_grad_;
   Tensor running_mean_;  // [1, C], Weights (not trained), starts at 0
   Tensor running_var_;   // [1, C], starts at 1
-  // (step, first sample) of the micro-batches already folded into the running statistics.
-  std::set<std::pair<int, int64_t>> folded_;
+  RunningStatisticsFolds folded_;
 };
 
 }  // namespace pipelab

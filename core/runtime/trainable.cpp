@@ -41,10 +41,10 @@ void check_trainable(const Experiment& experiment) {
   if (is_sequence_model(model)) check_trainable_transformer(experiment);
   for (size_t i = 0; i < model.layers.size(); ++i) {
     const LayerType type = model.layers[i].type;
-    if (is_image_layer(type) && experiment.backend.type != "cpu")
+    if (is_image_layer(type) && experiment.backend.type != "cpu" && experiment.backend.type != "cuda")
       throw ExperimentError(layer_field(i) + " is " + layer_type_name(type) + ": convolutional layers and "
-                            "batch norm train on the cpu backend only for now; set backend.type = cpu, "
-                            "or simulate this model");
+                            "batch norm train on the cpu and cuda backends; set backend.type = cpu or "
+                            "cuda, or simulate this model");
   }
   if (experiment.training.precision != Precision::Fp32)
     throw ExperimentError(std::string("training.precision = ") + precision_name(experiment.training.precision) +

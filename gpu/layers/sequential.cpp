@@ -1,16 +1,19 @@
 #include "gpu/layers/sequential.h"
 
-#include <stdexcept>
 #include <string>
 
 #include "core/nn/block_config.h"
 #include "core/nn/init.h"
 #include "gpu/layers/activation.h"
+#include "gpu/layers/batch_norm.h"
+#include "gpu/layers/conv2d.h"
 #include "gpu/layers/dropout.h"
 #include "gpu/layers/embedding.h"
 #include "gpu/layers/layer_norm.h"
 #include "gpu/layers/linear.h"
 #include "gpu/layers/per_token.h"
+#include "gpu/layers/pooling.h"
+#include "gpu/layers/residual_block.h"
 #include "gpu/layers/transformer_block.h"
 
 namespace pipelab::gpu {
@@ -37,6 +40,36 @@ void initialise_linear(GpuLinear& linear, const LayerLayout& layer, uint64_t see
 std::unique_ptr<GpuLayer> per_token(std::unique_ptr<GpuLayer> layer, int64_t tokens) {
   if (tokens == 1) return layer;
   return std::make_unique<GpuPerTokenLayer>(std::move(layer), tokens);
+}
+
+// Conv2d, pools, flatten, batchnorm and residual blocks (as core/nn/sequential.cpp
+// builds them); null for other types.
+std::unique_ptr<GpuLayer> build_image_layer(const LayerLayout& layer, uint64_t seed, DeviceContext& context) {
+  const LayerSpec& spec = layer.spec;
+  // Flat values reaching a batchnorm or flatten are an image of 1 x 1 pixels.
+  const ImageShape in = layer.image_in.valid() ? layer.image_in : ImageShape{layer.in, 1, 1};
+  const BatchNormOptions norm{spec.momentum, spec.eps};
+  switch (spec.type) {
+    case LayerType::Conv2d: {
+      auto conv = std::make_unique<GpuConv2d>(layer.index, conv_geometry(in, spec.out, layer_window(spec)),
+                                              spec.bias, context);
+      conv->init(seed);
+      return conv;
+    }
+    case LayerType::MaxPool:
+    case LayerType::AvgPool:
+      return std::make_unique<GpuWindowPool>(spec.type, layer.index, in, layer_window(spec), context);
+    case LayerType::GlobalAvgPool: return std::make_unique<GpuGlobalAvgPool>(layer.index, in, context);
+    case LayerType::Flatten: return std::make_unique<GpuFlatten>(layer.index, layer.in, context);
+    case LayerType::BatchNorm: return std::make_unique<GpuBatchNorm>(layer.index, in, norm, context);
+    case LayerType::ResidualBlock: {
+      auto block = std::make_unique<GpuResidualBlock>(layer.index, residual_shape(in, spec.out, spec.stride),
+                                                      norm, context);
+      block->init(seed);
+      return block;
+    }
+    default: return nullptr;
+  }
 }
 
 }  // namespace
@@ -67,9 +100,7 @@ std::unique_ptr<GpuLayer> DeviceStackMath::build_layer(const LayerLayout& layer,
   if (spec.type == LayerType::Dropout)
     return std::make_unique<GpuDropout>(layer.index, layer.out, spec.p, seed, context,
                                         layer.feature_offset);
-  if (is_image_layer(spec.type))  // check_trainable refuses these on cuda first
-    throw std::invalid_argument("layer " + std::to_string(layer.index) + " (" + layer_type_name(spec.type) +
-                                ") has no CUDA implementation yet; train it on the cpu backend");
+  if (auto image_layer = build_image_layer(layer, seed, context)) return image_layer;
   return std::make_unique<GpuActivation>(spec.type, layer.index, layer.out, context);
 }
 

@@ -5,8 +5,9 @@
 // template on both backends from the same model slice and seed. The CPU
 // reference itself is checked by finite differences (tests/core/nn).
 // Sequence-model layers (embedding, per-token linear and layer norm,
-// Transformer blocks) run in a small GPT whose layer 0 is an embedding.
-// Skipped without a GPU.
+// Transformer blocks) run in a small GPT whose layer 0 is an embedding; image
+// layers (convolutions, pools, batch norm, residual blocks) on small odd-sized
+// images. Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -39,6 +40,8 @@ struct OpCase {
   int64_t vocab = 0;
   bool embedding_itself = false;     // the stack is the embedding (ids in, no dx)
   bool selective_recompute = false;  // blocks keep no attention probabilities
+  // Image layers: model.input = [channels, height, width] (empty: flat `in`).
+  std::vector<int64_t> image = {};
 };
 
 // gtest prints a case by its name (not its bytes) in listings and failures.
@@ -89,6 +92,42 @@ std::vector<OpCase> sequence_cases() {
   };
 }
 
+// A layer with a window (conv2d, pools) or a stride (residual_block).
+LayerSpec windowed(LayerType type, int64_t out, int64_t kernel, int64_t stride, int64_t padding,
+                   bool bias = true) {
+  LayerSpec spec{type, out, bias, 0.0};
+  spec.kernel = kernel;
+  spec.stride = stride;
+  spec.padding = padding;
+  return spec;
+}
+
+std::vector<OpCase> image_cases() {
+  const auto image = [](std::string name, LayerSpec spec, double forward, double backward) {
+    OpCase op{std::move(name), spec, 0, 5, GemmPrecision::Fp32, forward, backward};
+    op.image = {3, 7, 9};  // odd sizes: windows hang over the edges unevenly
+    return op;
+  };
+  LayerSpec batch_norm{LayerType::BatchNorm, 0, true, 0.0};
+  // Window addressing is the host's formula (kernels/image_math.h): pools are
+  // exact; GEMMs and per-channel sums reassociate. Batch norm's running
+  // statistics are compared too.
+  return {
+      image("conv2d", windowed(LayerType::Conv2d, 6, 3, 1, 1), 1e-5, 1e-4),
+      image("conv2d_strided_no_bias", windowed(LayerType::Conv2d, 4, 3, 2, 0, false), 1e-5, 1e-4),
+      image("conv2d_1x1", windowed(LayerType::Conv2d, 5, 1, 1, 0), 1e-5, 1e-4),
+      image("maxpool", windowed(LayerType::MaxPool, 0, 2, 2, 0), 0, 0),
+      image("maxpool_overlapping", windowed(LayerType::MaxPool, 0, 3, 2, 1), 0, 0),
+      // The device may fuse the backward's multiply-add.
+      image("avgpool", windowed(LayerType::AvgPool, 0, 3, 2, 1), 1e-6, 1e-6),
+      image("global_avgpool", LayerSpec{LayerType::GlobalAvgPool, 0, true, 0.0}, 1e-6, 1e-6),
+      image("flatten", LayerSpec{LayerType::Flatten, 0, true, 0.0}, 0, 0),
+      image("batchnorm", batch_norm, 1e-5, 1e-4),
+      image("residual_block", windowed(LayerType::ResidualBlock, 3, 3, 1, 1), 1e-4, 1e-3),
+      image("residual_block_projection", windowed(LayerType::ResidualBlock, 8, 3, 2, 1), 1e-4, 1e-3),
+  };
+}
+
 const std::vector<OpCase>& op_cases() {
   const auto layer = [](LayerType type, int64_t out = 0, bool bias = true, double p = 0.0) {
     return LayerSpec{type, out, bias, p};
@@ -114,6 +153,7 @@ const std::vector<OpCase>& op_cases() {
   static const std::vector<OpCase> all = [] {
     std::vector<OpCase> list = cases;
     for (const OpCase& sequence_case : sequence_cases()) list.push_back(sequence_case);
+    for (const OpCase& image_case : image_cases()) list.push_back(image_case);
     return list;
   }();
   return all;
@@ -133,7 +173,7 @@ ModelSpec one_layer_model(const OpCase& op) {
     model.loss = LossType::CrossEntropy;
     return model;
   }
-  model.input = {op.in};
+  model.input = op.image.empty() ? std::vector<int64_t>{op.in} : op.image;
   model.layers = {LayerSpec{LayerType::Relu, 0, true, 0.0}, op.layer};
   model.loss = LossType::Mse;
   return model;
@@ -211,6 +251,15 @@ TEST_P(OpConformance, MatchesTheCpu) {
                gpu_again);
   expect_close_to_scale(device_values(gpu.parameters(), true), host_values(cpu.parameters(), true),
                         op.backward_tolerance, op.name + " weight gradients");
+  // What no gradient trains (batch norm's running statistics) moved alike.
+  std::vector<float> cpu_buffers, gpu_buffers;
+  for (Tensor* buffer : cpu.layer(0).buffers())
+    cpu_buffers.insert(cpu_buffers.end(), buffer->data(), buffer->data() + buffer->size());
+  for (DeviceTensor* buffer : gpu.layer(0).buffers()) {
+    const std::vector<float> part = buffer->to_vector();
+    gpu_buffers.insert(gpu_buffers.end(), part.begin(), part.end());
+  }
+  expect_close_to_scale(gpu_buffers, cpu_buffers, op.forward_tolerance, op.name + " buffers");
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryLayerOp, OpConformance, ::testing::ValuesIn(op_cases()),

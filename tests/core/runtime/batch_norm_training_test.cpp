@@ -15,37 +15,8 @@ namespace pipelab {
 namespace {
 
 using testing::run_experiment;
+using testing::small_conv_experiment;
 using testing::with_plan;
-
-// 2 x 3 x 3 images of three blobs: conv2d, batch norm, relu, a residual block
-// that widens and halves the image, a global average and the classifier.
-Experiment conv_experiment(bool sync) {
-  Experiment experiment = testing::small_experiment();
-  experiment.data.features = 18;
-  experiment.model.input = {2, 3, 3};
-  LayerSpec conv;
-  conv.type = LayerType::Conv2d;
-  conv.out = 4;
-  conv.kernel = 3;
-  conv.padding = 1;
-  LayerSpec norm;
-  norm.type = LayerType::BatchNorm;
-  norm.sync = sync;
-  LayerSpec relu;
-  relu.type = LayerType::Relu;
-  LayerSpec residual;
-  residual.type = LayerType::ResidualBlock;
-  residual.out = 6;
-  residual.stride = 2;
-  residual.sync = sync;
-  LayerSpec pool;
-  pool.type = LayerType::GlobalAvgPool;
-  LayerSpec classifier;
-  classifier.out = 3;
-  experiment.model.layers = {conv, norm, relu, residual, pool, classifier};
-  experiment.training.optimizer.lr = 0.1;
-  return experiment;
-}
 
 std::vector<double> losses_of(const Experiment& experiment, const std::string& what) {
   const testing::RunOutput run = run_experiment(experiment);
@@ -54,22 +25,22 @@ std::vector<double> losses_of(const Experiment& experiment, const std::string& w
 }
 
 TEST(BatchNormTraining, SyncedBatchNormInDataParallelEqualsOneDeviceOnTheWholeBatch) {
-  const std::vector<double> single = losses_of(conv_experiment(true), "one device");
+  const std::vector<double> single = losses_of(small_conv_experiment(true), "one device");
   ASSERT_EQ(single.size(), 20u);
   EXPECT_LT(single.back(), single.front());
   for (const int dp : {2, 4})
-    testing::expect_same_curve(single, losses_of(with_plan(conv_experiment(true), ScheduleKind::GPipe, 1, 1, dp),
+    testing::expect_same_curve(single, losses_of(with_plan(small_conv_experiment(true), ScheduleKind::GPipe, 1, 1, dp),
                                                  "synced dp" + std::to_string(dp)),
                                1e-4, "synced batch norm, dp " + std::to_string(dp));
   testing::expect_same_curve(
-      single, losses_of(with_plan(conv_experiment(true), ScheduleKind::OneFOneB, 2, 1, 2), "synced dp2 x pp2"), 1e-4,
+      single, losses_of(with_plan(small_conv_experiment(true), ScheduleKind::OneFOneB, 2, 1, 2), "synced dp2 x pp2"), 1e-4,
       "synced batch norm, dp 2 x pp 2");
 }
 
 TEST(BatchNormTraining, LocalBatchNormInDataParallelNormalisesEachReplicasShare) {
-  const std::vector<double> single = losses_of(conv_experiment(false), "one device");
+  const std::vector<double> single = losses_of(small_conv_experiment(false), "one device");
   const std::vector<double> local =
-      losses_of(with_plan(conv_experiment(false), ScheduleKind::GPipe, 1, 1, 2), "local dp2");
+      losses_of(with_plan(small_conv_experiment(false), ScheduleKind::GPipe, 1, 1, 2), "local dp2");
   ASSERT_EQ(local.size(), single.size());
   double largest = 0;
   for (size_t i = 0; i < single.size(); ++i) largest = std::max(largest, std::fabs(local[i] - single[i]));
@@ -80,17 +51,17 @@ TEST(BatchNormTraining, LocalBatchNormInDataParallelNormalisesEachReplicasShare)
 TEST(BatchNormTraining, ConvolutionalPipelineTrainsLikeOneDevicePerMicrobatch) {
   // Batch norm works per micro-batch, so the reference cuts the batch the same way.
   const std::vector<double> single =
-      losses_of(with_plan(conv_experiment(false), ScheduleKind::GPipe, 1, 4), "one device, m4");
+      losses_of(with_plan(small_conv_experiment(false), ScheduleKind::GPipe, 1, 4), "one device, m4");
   for (const ScheduleKind kind : {ScheduleKind::GPipe, ScheduleKind::OneFOneB, ScheduleKind::ZeroBubbleH1})
-    testing::expect_same_curve(single, losses_of(with_plan(conv_experiment(false), kind, 3, 4), "pp3 m4"), 1e-4,
+    testing::expect_same_curve(single, losses_of(with_plan(small_conv_experiment(false), kind, 3, 4), "pp3 m4"), 1e-4,
                                std::string(schedule_name(kind)) + " pp3 m4");
-  Experiment recomputed = with_plan(conv_experiment(false), ScheduleKind::OneFOneB, 2, 4);
+  Experiment recomputed = with_plan(small_conv_experiment(false), ScheduleKind::OneFOneB, 2, 4);
   recomputed.parallel.recompute = true;  // running statistics must not move twice
   testing::expect_same_curve(single, losses_of(recomputed, "recompute"), 1e-4, "1f1b pp2 m4 with recompute");
 }
 
 TEST(BatchNormTraining, OffloadedActivationsOfResidualBlocksComeBackUnchanged) {
-  const Experiment kept = with_plan(conv_experiment(false), ScheduleKind::GPipe, 2, 4);
+  const Experiment kept = with_plan(small_conv_experiment(false), ScheduleKind::GPipe, 2, 4);
   Experiment offloaded = kept;
   offloaded.parallel.offload = OffloadMode::Activations;
   const testing::RunOutput run = run_experiment(offloaded);
@@ -103,7 +74,7 @@ TEST(BatchNormTraining, OffloadedActivationsOfResidualBlocksComeBackUnchanged) {
 }
 
 TEST(BatchNormTraining, EverySyncedStatisticsAllReduceIsListedAndReportedWithItsBytes) {
-  Experiment experiment = with_plan(conv_experiment(true), ScheduleKind::OneFOneB, 2, 2, 2);
+  Experiment experiment = with_plan(small_conv_experiment(true), ScheduleKind::OneFOneB, 2, 2, 2);
   experiment.training.steps = 2;
   const testing::RunOutput run = run_experiment(experiment);
   ASSERT_EQ(run.state, RunState::Finished) << run.error;
@@ -113,8 +84,12 @@ TEST(BatchNormTraining, EverySyncedStatisticsAllReduceIsListedAndReportedWithIts
     if (event.op.kind != OpKind::AllReduce || event.op.group != CommGroup::DataParallel || event.op.layer < 0)
       continue;
     ASSERT_GT(event.bytes, 0);
-    if (event.op.layer == 1) EXPECT_TRUE(event.bytes == (2 * 4 + 1) * 4 || event.bytes == 2 * 4 * 4) << event.bytes;
-    if (event.op.layer == 3) EXPECT_TRUE(event.bytes == (2 * 6 + 1) * 4 || event.bytes == 2 * 6 * 4) << event.bytes;
+    if (event.op.layer == 1) {
+      EXPECT_TRUE(event.bytes == (2 * 4 + 1) * 4 || event.bytes == 2 * 4 * 4) << event.bytes;
+    }
+    if (event.op.layer == 3) {
+      EXPECT_TRUE(event.bytes == (2 * 6 + 1) * 4 || event.bytes == 2 * 6 * 4) << event.bytes;
+    }
     (event.bytes % 8 == 4 ? forward : backward)++;
   }
   const int per_pass = 2 /*replicas*/ * 2 /*steps*/ * 2 /*micro-batches*/ * 4 /*batch norms*/;

@@ -52,6 +52,34 @@ Experiment small_experiment() {
   return experiment;
 }
 
+Experiment small_conv_experiment(bool sync) {
+  Experiment experiment = small_experiment();
+  experiment.data.features = 18;
+  experiment.model.input = {2, 3, 3};
+  LayerSpec conv;
+  conv.type = LayerType::Conv2d;
+  conv.out = 4;
+  conv.kernel = 3;
+  conv.padding = 1;
+  LayerSpec norm;
+  norm.type = LayerType::BatchNorm;
+  norm.sync = sync;
+  LayerSpec relu;
+  relu.type = LayerType::Relu;
+  LayerSpec residual;
+  residual.type = LayerType::ResidualBlock;
+  residual.out = 6;
+  residual.stride = 2;
+  residual.sync = sync;
+  LayerSpec pool;
+  pool.type = LayerType::GlobalAvgPool;
+  LayerSpec classifier;
+  classifier.out = 3;
+  experiment.model.layers = {conv, norm, relu, residual, pool, classifier};
+  experiment.training.optimizer.lr = 0.1;
+  return experiment;
+}
+
 Experiment tiny_gpt_experiment() {
   Experiment experiment;
   experiment.name = "tiny gpt test";

@@ -18,6 +18,12 @@ namespace pipelab::testing {
 // under test ("cpu" unless a conformance test set another).
 Experiment small_experiment();
 
+// small_experiment's blobs as 2 x 3 x 3 images through conv2d, batch norm,
+// relu, a residual block that widens and halves the image, a global average
+// pool and the classifier; `sync`: the batch norms' statistics are synced
+// over data-parallel replicas.
+Experiment small_conv_experiment(bool sync);
+
 // A tiny GPT (embedding 16 x 16, two blocks of 2 heads, layernorm, linear to
 // the vocabulary) on the copy task (sequences of 8 tokens, vocabulary 16, 512
 // samples), batch 16, 20 steps of Adam, one device on the cpu backend.

@@ -54,6 +54,14 @@ TEST(Trainable, TransformersTrainOnTheCpu) {
   EXPECT_NE(refusal(bf16).find("set training.precision = fp32"), std::string::npos);
 }
 
+TEST(Trainable, ConvolutionalNetworksTrainOnTheCpuAndCuda) {
+  EXPECT_EQ(refusal(testing::small_conv_experiment(true)), "");
+  EXPECT_EQ(refusal(testing::on_backend(testing::small_conv_experiment(true), "cuda")), "");
+  const std::string elsewhere = refusal(testing::on_backend(testing::small_conv_experiment(false), "tpu"));
+  EXPECT_NE(elsewhere.find("model.layers[0] is conv2d"), std::string::npos) << elsewhere;
+  EXPECT_NE(elsewhere.find("set backend.type = cpu or cuda"), std::string::npos) << elsewhere;
+}
+
 TEST(Trainable, ABlockNeedsAnEmbeddingFirst) {
   Experiment experiment = testing::tiny_gpt_experiment();
   experiment.model.layers.erase(experiment.model.layers.begin());
