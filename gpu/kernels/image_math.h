@@ -92,35 +92,38 @@ PIPELAB_HOST_DEVICE inline float col2im_value(const float* cols, const WindowGeo
   return sum;
 }
 
+// Calls visit(tap) for each input element output o's window covers (taps on
+// the padding left out), in the CPU's order: ki, then kj.
+template <typename Visit>
+PIPELAB_HOST_DEVICE inline void for_each_window_tap(const WindowGeometry& g, int64_t o,
+                                                    Visit&& visit) {
+  const int64_t c = o / g.positions();
+  const int64_t oh = (o % g.positions()) / g.out_width;
+  const int64_t ow = o % g.out_width;
+  for (int64_t ki = 0; ki < g.kernel; ++ki)
+    for (int64_t kj = 0; kj < g.kernel; ++kj) {
+      const int64_t tap = window_tap(g, c, oh, ow, ki, kj);
+      if (tap >= 0) visit(tap);
+    }
+}
+
 // Max pool: the input element holding the largest value of output o's
 // window (the first of equals; padding never wins). padding < kernel, so
 // every window holds an input.
 PIPELAB_HOST_DEVICE inline int64_t window_argmax(const float* x, const WindowGeometry& g,
                                                  int64_t o) {
-  const int64_t c = o / g.positions();
-  const int64_t oh = (o % g.positions()) / g.out_width;
-  const int64_t ow = o % g.out_width;
   int64_t best = -1;
-  for (int64_t ki = 0; ki < g.kernel; ++ki)
-    for (int64_t kj = 0; kj < g.kernel; ++kj) {
-      const int64_t tap = window_tap(g, c, oh, ow, ki, kj);
-      if (tap >= 0 && (best < 0 || x[tap] > x[best])) best = tap;
-    }
+  for_each_window_tap(g, o, [&](int64_t tap) {
+    if (best < 0 || x[tap] > x[best]) best = tap;
+  });
   return best;
 }
 
 // Average pool: output o's window sum over kernel^2 (padding counts as zeros).
 PIPELAB_HOST_DEVICE inline float window_average(const float* x, const WindowGeometry& g,
                                                 int64_t o) {
-  const int64_t c = o / g.positions();
-  const int64_t oh = (o % g.positions()) / g.out_width;
-  const int64_t ow = o % g.out_width;
   float sum = 0.0f;
-  for (int64_t ki = 0; ki < g.kernel; ++ki)
-    for (int64_t kj = 0; kj < g.kernel; ++kj) {
-      const int64_t tap = window_tap(g, c, oh, ow, ki, kj);
-      if (tap >= 0) sum += x[tap];
-    }
+  for_each_window_tap(g, o, [&](int64_t tap) { sum += x[tap]; });
   return sum * (1.0f / static_cast<float>(g.kernel * g.kernel));
 }
 

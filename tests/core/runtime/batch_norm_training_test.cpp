@@ -14,15 +14,10 @@
 namespace pipelab {
 namespace {
 
+using testing::losses_of;
 using testing::run_experiment;
 using testing::small_conv_experiment;
 using testing::with_plan;
-
-std::vector<double> losses_of(const Experiment& experiment, const std::string& what) {
-  const testing::RunOutput run = run_experiment(experiment);
-  EXPECT_EQ(run.state, RunState::Finished) << what << ": " << run.error;
-  return run.losses();
-}
 
 TEST(BatchNormTraining, SyncedBatchNormInDataParallelEqualsOneDeviceOnTheWholeBatch) {
   const std::vector<double> single = losses_of(small_conv_experiment(true), "one device");

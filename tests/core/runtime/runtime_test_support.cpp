@@ -202,4 +202,10 @@ RunOutput run_experiment(const Experiment& experiment, const ExecutorOptions& op
   return output;
 }
 
+std::vector<double> losses_of(const Experiment& experiment, const std::string& what) {
+  const RunOutput run = run_experiment(experiment);
+  EXPECT_EQ(run.state, RunState::Finished) << what << ": " << run.error;
+  return run.losses();
+}
+
 }  // namespace pipelab::testing

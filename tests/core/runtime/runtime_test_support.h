@@ -50,6 +50,8 @@ struct RunOutput {
 
 // Builds, starts and waits for the run; drains everything it reported.
 RunOutput run_experiment(const Experiment& experiment, const ExecutorOptions& options = {});
+// run_experiment's loss curve, expecting the run to finish (`what` names it in a failure).
+std::vector<double> losses_of(const Experiment& experiment, const std::string& what);
 
 // Polls until the executor reports Paused, or has ended (Finished, Stopped,
 // Failed); fails the test after 10 s.
