@@ -5,8 +5,9 @@
 #   2. every GPU test (tests/gpu) and the backend-conformance suite on every
 #      backend (tests/conformance: the CUDA cases against the CPU reference)
 #   3. compute-sanitizer memcheck and racecheck on the executor's CUDA cases
-#   4. a CLI training run on CUDA in PIPELAB_CUDA_SYNC=1 mode and a normal one
-#      with its Chrome trace (bring it back and render it with the app)
+#   4. a CLI training run on CUDA in PIPELAB_CUDA_SYNC=1 mode, a normal one
+#      with its Chrome trace (bring it back and render it with the app) and
+#      one of the ResNet pipeline example (convolutions, pools, batch norm)
 #   5. the benchmarks against PyTorch and bare cuBLAS, and a pipeline's
 #      measured bubble next to the simulated one
 # Each step's outcome goes into REPORT_DIR/gpu_check_report.md, its output into
@@ -133,6 +134,10 @@ if wants cli; then
   run_step "cli train with trace" "${cli}" train --config examples/dp_tp_pp_mix.json \
     --backend cuda --steps 20 --trace "${report_dir}/cuda_trace.json" \
     --summary "${report_dir}/cuda_summary.json"
+  # The ResNet on synthetic 28 x 28 images: the GPU machine need not hold MNIST.
+  run_step "cli train, ResNet pipeline" "${cli}" train --config examples/mnist_resnet_pipeline.json \
+    --backend cuda --steps 20 --set data.source=teacher --set data.path= --set data.features=784 \
+    --set data.classes=10 --set data.samples=2048 --summary "${report_dir}/cuda_resnet_summary.json"
 fi
 
 if wants bench; then
