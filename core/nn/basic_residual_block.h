@@ -20,6 +20,7 @@
 
 #include <cassert>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/model/image_layers.h"
@@ -27,6 +28,21 @@
 #include "core/nn/conv2d.h"
 
 namespace pipelab {
+
+// A residual block's convolutions: conv1 (3 x 3, the block's stride), conv2
+// (3 x 3, stride 1) and, when the shape changes, the 1 x 1 projection.
+struct ResidualConvolutions {
+  ConvGeometry conv1;
+  ConvGeometry conv2;
+  std::optional<ConvGeometry> projection;
+};
+
+inline ResidualConvolutions residual_convolutions(const ResidualShape& shape) {
+  ResidualConvolutions convs{conv_geometry(shape.in, shape.out.channels, Window{3, shape.stride, 1}),
+                             conv_geometry(shape.out, shape.out.channels, Window{3, 1, 1}), std::nullopt};
+  if (shape.projection) convs.projection = conv_geometry(shape.in, shape.out.channels, Window{1, shape.stride, 0});
+  return convs;
+}
 
 template <typename Parts>
 class BasicResidualBlock : public Parts::Layer {
@@ -40,14 +56,13 @@ class BasicResidualBlock : public Parts::Layer {
                      typename Parts::Context context)
       : Base(LayerType::ResidualBlock, index, shape.in.size(), shape.out.size(), context),
         shape_(shape),
-        conv1_(index, conv3x3(shape.in, shape.out.channels, shape.stride), false, context),
+        conv1_(index, residual_convolutions(shape).conv1, false, context),
         bn1_(index, shape.out, norm, context),
-        conv2_(index, conv3x3(shape.out, shape.out.channels, 1), false, context),
+        conv2_(index, residual_convolutions(shape).conv2, false, context),
         bn2_(index, shape.out, norm, context) {
     assert(conv1_.geometry().out == shape.out);
-    if (shape.projection) {
-      projection_ = std::make_unique<Conv>(
-          index, conv_geometry(shape.in, shape.out.channels, Window{1, shape.stride, 0}), false, context);
+    if (const auto projection = residual_convolutions(shape).projection) {
+      projection_ = std::make_unique<Conv>(index, *projection, false, context);
       projection_bn_ = std::make_unique<Norm>(index, shape.out, norm, context);
     }
   }
@@ -163,9 +178,6 @@ class BasicResidualBlock : public Parts::Layer {
     }
   };
 
-  static ConvGeometry conv3x3(const ImageShape& in, int64_t channels, int64_t stride) {
-    return conv_geometry(in, channels, Window{3, stride, 1});
-  }
   static void append(std::vector<Tensor*>& to, const std::vector<Tensor*>& from) {
     to.insert(to.end(), from.begin(), from.end());
   }

@@ -19,6 +19,12 @@
 
 namespace pipelab::gpu {
 
+// The bytes of the im2col matrix a convolution over `batch` samples holds
+// while it runs (as Workspace).
+inline int64_t im2col_bytes(const ConvGeometry& geometry, int64_t batch) {
+  return batch * geometry.taps() * geometry.out.pixels() * static_cast<int64_t>(sizeof(float));
+}
+
 class GpuConv2d : public GpuLayer {
  public:
   // Weights start at zero: init() sets the CPU layer's initial values.

@@ -5,12 +5,14 @@
 #include <stdexcept>
 
 #include "core/io/experiment_prediction.h"
+#include "core/nn/basic_residual_block.h"
 #include "core/plan/stage_profile.h"
 #include "core/schedule/lowering.h"
 #include "core/sim/simulator.h"
 #include "gpu/comm/comm_world.h"
 #include "gpu/comm/message_routes.h"
 #include "gpu/executor/device_mapping.h"
+#include "gpu/layers/conv2d.h"
 #include "gpu/memory/out_of_memory.h"
 
 namespace pipelab::gpu {
@@ -27,6 +29,29 @@ std::vector<StageProfile> stage_profiles(const Experiment& experiment) {
 }
 
 }  // namespace
+
+int64_t largest_im2col_bytes(const Experiment& experiment, LayerRange layers) {
+  const ModelSpec& model = experiment.model;
+  const bool has_image_layers = std::any_of(model.layers.begin(), model.layers.end(),
+                                            [](const LayerSpec& layer) { return is_image_layer(layer.type); });
+  if (!has_image_layers) return 0;
+  const std::vector<LayerInfo> infos = describe_layers(model);
+  int64_t largest = 0;
+  for (int i = layers.begin; i < layers.end; ++i) {
+    const LayerSpec& spec = model.layers[static_cast<size_t>(i)];
+    const ImageShape& in = infos[static_cast<size_t>(i)].image_in;
+    std::vector<ConvGeometry> convolutions;
+    if (spec.type == LayerType::Conv2d) convolutions = {conv_geometry(in, spec.out, layer_window(spec))};
+    if (spec.type == LayerType::ResidualBlock) {
+      const ResidualConvolutions block = residual_convolutions(residual_shape(in, spec.out, spec.stride));
+      convolutions = {block.conv1, block.conv2};
+      if (block.projection) convolutions.push_back(*block.projection);
+    }
+    for (const ConvGeometry& geometry : convolutions)
+      largest = std::max(largest, im2col_bytes(geometry, microbatch_size(experiment)));
+  }
+  return largest;
+}
 
 std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
                                            const DeviceProfile& profile, int64_t workspace_bytes) {
@@ -45,16 +70,15 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
   for (int d = 0; d < plan.devices(); ++d) {
     const int64_t peak = simulated.per_device[static_cast<size_t>(d)].peak_total_bytes;
     int64_t staging = 0;
-    if (staged_all_reduce) {
+    int64_t im2col = 0;
+    const int rank = device_coord(plan, d).pipeline_rank;
+    for (int chunk = 0; chunk < plan.chunks; ++chunk) {
+      const StageProfile& stage = profiles[static_cast<size_t>(plan.layout().stage_of(rank, chunk))];
       // The all-reduce flattens one stage's gradients at a time: the largest chunk's.
-      const int rank = device_coord(plan, d).pipeline_rank;
-      for (int chunk = 0; chunk < plan.chunks; ++chunk) {
-        const int stage = plan.layout().stage_of(rank, chunk);
-        staging = std::max(staging, profiles[static_cast<size_t>(stage)].params *
-                                        static_cast<int64_t>(sizeof(float)));
-      }
+      if (staged_all_reduce) staging = std::max(staging, stage.params * static_cast<int64_t>(sizeof(float)));
+      im2col = std::max(im2col, largest_im2col_bytes(experiment, stage.layers));
     }
-    needed[static_cast<size_t>(d)] = peak + workspace_bytes + kCublasHandleBytes + staging +
+    needed[static_cast<size_t>(d)] = peak + workspace_bytes + kCublasHandleBytes + staging + im2col +
                                      peak * (kEstimateMarginPercent + kCacheOverheadPercent) / 100;
   }
   return needed;

@@ -13,6 +13,8 @@
 //   + kCublasHandleBytes for its cuBLAS handle
 //   + the data-parallel all-reduce's staging buffer (its gradients' bytes,
 //     under synchronous data parallelism: the simulator does not model it)
+//   + the largest im2col matrix of its convolutions over a micro-batch
+//     (gpu/layers/conv2d.h: the simulator does not model it either)
 //   + a margin of kEstimateMarginPercent percent of the simulated peak
 //     (loss buffers, labels, allocation rounding)
 //   + kCacheOverheadPercent percent of the simulated peak for blocks its
@@ -36,6 +38,7 @@
 #include <vector>
 
 #include "core/io/experiment.h"
+#include "core/plan/partition.h"
 #include "core/sim/cost_model.h"
 
 namespace pipelab::gpu {
@@ -71,6 +74,10 @@ std::string device_profile_name_for_gpu(const std::string& gpu_name);
 // plan that cannot be built.
 std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
                                            const DeviceProfile& profile, int64_t workspace_bytes);
+
+// The largest im2col matrix that a convolution among `layers` (a conv2d, or
+// one inside a residual block) holds over a micro-batch; 0 without any.
+int64_t largest_im2col_bytes(const Experiment& experiment, LayerRange layers);
 
 // NCCL's bytes on each of `gpus` GPUs: kNcclCommunicatorBytes per
 // communicator it takes part in (comm_world.h: one per GPU set of the run's

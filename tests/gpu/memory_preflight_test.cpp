@@ -60,6 +60,21 @@ TEST(MemoryPreflightTest, MessageNamesGpuDevicesBytesAndFixes) {
   EXPECT_EQ(message.find('\n'), std::string::npos);  // one line
 }
 
+// The conv net's micro-batch of 32: conv2d 2 -> 4 channels on 3 x 3 (18 taps,
+// 9 positions), then a residual block 4 -> 6 channels halving to 2 x 2 (its
+// second convolution the largest: 54 taps, 4 positions).
+TEST(MemoryPreflightTest, CountsTheLargestIm2colMatrixOfAStage) {
+  const Experiment conv = pipelab::testing::small_conv_experiment(false);
+  const int64_t bytes = sizeof(float);
+  EXPECT_EQ(largest_im2col_bytes(conv, {0, 1}), 32 * 18 * 9 * bytes);
+  EXPECT_EQ(largest_im2col_bytes(conv, {0, 6}), 32 * 54 * 4 * bytes);
+  EXPECT_EQ(largest_im2col_bytes(conv, {4, 6}), 0);  // pool and linear
+  EXPECT_EQ(largest_im2col_bytes(testing::small_experiment(), {0, 7}), 0);
+  // Micro-batches of 8 hold a quarter of it.
+  const Experiment four = testing::with_plan(conv, ScheduleKind::GPipe, 1, 4);
+  EXPECT_EQ(largest_im2col_bytes(four, {0, 6}), 8 * 54 * 4 * bytes);
+}
+
 TEST(MemoryPreflightTest, EstimateHoldsWeightsGradientsStateAndWorkspace) {
   const Experiment single = testing::small_experiment();
   const int64_t params = testing::stage_parameter_bytes(single)[0];
