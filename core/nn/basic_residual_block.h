@@ -38,9 +38,11 @@ struct ResidualConvolutions {
 };
 
 inline ResidualConvolutions residual_convolutions(const ResidualShape& shape) {
-  ResidualConvolutions convs{conv_geometry(shape.in, shape.out.channels, Window{3, shape.stride, 1}),
-                             conv_geometry(shape.out, shape.out.channels, Window{3, 1, 1}), std::nullopt};
-  if (shape.projection) convs.projection = conv_geometry(shape.in, shape.out.channels, Window{1, shape.stride, 0});
+  ResidualConvolutions convs{
+      conv_geometry(shape.in, shape.out.channels, Window{3, shape.stride, 1}),
+      conv_geometry(shape.out, shape.out.channels, Window{3, 1, 1}), std::nullopt};
+  if (shape.projection)
+    convs.projection = conv_geometry(shape.in, shape.out.channels, Window{1, shape.stride, 0});
   return convs;
 }
 
@@ -80,9 +82,12 @@ class BasicResidualBlock : public Parts::Layer {
   Tensor backward_input(const Tensor& x, const Tensor& dy, const ForwardInfo& info) override {
     return backward_input_with(x, dy, info, nullptr);
   }
-  void backward_weight(const Tensor& x, const Tensor& dy) override { backward_weight_with(x, dy, nullptr); }
+  void backward_weight(const Tensor& x, const Tensor& dy) override {
+    backward_weight_with(x, dy, nullptr);
+  }
 
-  Tensor forward_keeping(const Tensor& x, const ForwardInfo& info, std::unique_ptr<LayerState>& state) override {
+  Tensor forward_keeping(const Tensor& x, const ForwardInfo& info,
+                         std::unique_ptr<LayerState>& state) override {
     auto kept = std::make_unique<Kept>();
     Tensor y = run_forward(x, info, *kept);
     state = std::move(kept);
@@ -115,10 +120,12 @@ class BasicResidualBlock : public Parts::Layer {
     bn2_.backward_weight_with(kept->conv2_out, kept->d_sum, kept->bn2.get());
     if (projection_) {
       projection_->backward_weight(x, kept->d_projection);
-      projection_bn_->backward_weight_with(kept->projection_out, kept->d_sum, kept->projection_bn.get());
+      projection_bn_->backward_weight_with(kept->projection_out, kept->d_sum,
+                                           kept->projection_bn.get());
     }
     // The inner gradients are spent.
-    for (Tensor* t : {&kept->d_sum, &kept->d_relu1, &kept->d_conv1, &kept->d_conv2, &kept->d_projection})
+    for (Tensor* t :
+         {&kept->d_sum, &kept->d_relu1, &kept->d_conv1, &kept->d_conv2, &kept->d_projection})
       t->reset();
     kept->has_gradients = false;
   }
@@ -169,8 +176,8 @@ class BasicResidualBlock : public Parts::Layer {
 
     int64_t bytes() const override {
       int64_t total = 0;
-      for (const Tensor* t : {&conv1_out, &relu1_out, &conv2_out, &projection_out, &block_out, &d_sum, &d_relu1,
-                              &d_conv1, &d_conv2, &d_projection})
+      for (const Tensor* t : {&conv1_out, &relu1_out, &conv2_out, &projection_out, &block_out,
+                              &d_sum, &d_relu1, &d_conv1, &d_conv2, &d_projection})
         total += t->bytes();
       for (const auto* state : {&bn1, &bn2, &projection_bn})
         if (*state) total += (*state)->bytes();
@@ -211,15 +218,17 @@ class BasicResidualBlock : public Parts::Layer {
   }
 
   // The inner gradients, into `kept`; returns dx.
-  Tensor run_backward_input(const Tensor& x, const Tensor& dy, const ForwardInfo& info, Kept& kept) {
+  Tensor run_backward_input(const Tensor& x, const Tensor& dy, const ForwardInfo& info,
+                            Kept& kept) {
     kept.d_sum = Parts::relu_gradient(kept.block_out, dy);
     kept.d_conv2 = bn2_.backward_input_with(kept.conv2_out, kept.d_sum, info, kept.bn2.get());
-    kept.d_relu1 = Parts::relu_gradient(kept.relu1_out, conv2_.backward_input(kept.relu1_out, kept.d_conv2, info));
+    kept.d_relu1 = Parts::relu_gradient(kept.relu1_out,
+                                        conv2_.backward_input(kept.relu1_out, kept.d_conv2, info));
     kept.d_conv1 = bn1_.backward_input_with(kept.conv1_out, kept.d_relu1, info, kept.bn1.get());
     Tensor dx = conv1_.backward_input(x, kept.d_conv1, info);
     if (projection_) {
-      kept.d_projection =
-          projection_bn_->backward_input_with(kept.projection_out, kept.d_sum, info, kept.projection_bn.get());
+      kept.d_projection = projection_bn_->backward_input_with(kept.projection_out, kept.d_sum, info,
+                                                              kept.projection_bn.get());
       dx.add(projection_->backward_input(x, kept.d_projection, info));
     } else {
       dx.add(kept.d_sum);

@@ -1,5 +1,4 @@
 #include "gpu/kernels/batch_norm.h"
-
 #include "gpu/kernels/channel_reduce.cuh"
 #include "gpu/kernels/launch.cuh"
 
@@ -106,7 +105,8 @@ __global__ void add_weight_gradients_kernel(const double* sums, int64_t channels
 void batch_norm_sums(const float* x, const ChannelLayout& layout, double* sums,
                      cudaStream_t stream) {
   if (layout.channels == 0) return;
-  sums_kernel<<<static_cast<unsigned>(layout.channels), kBlockThreads, 0, stream>>>(x, layout, sums);
+  sums_kernel<<<static_cast<unsigned>(layout.channels), kBlockThreads, 0, stream>>>(x, layout,
+                                                                                    sums);
   PIPELAB_CHECK_LAUNCH();
 }
 
@@ -159,8 +159,8 @@ void batch_norm_backward_input(const float* x, const float* dy, const ChannelSta
                                const ChannelLayout& layout, float* dx, cudaStream_t stream) {
   const int64_t elements = layout.rows * layout.channels * layout.pixels;
   if (elements == 0) return;
-  backward_input_kernel<<<grid_for(elements), kBlockThreads, 0, stream>>>(
-      x, dy, statistics, gamma, sums, count, layout, dx);
+  backward_input_kernel<<<grid_for(elements), kBlockThreads, 0, stream>>>(x, dy, statistics, gamma,
+                                                                          sums, count, layout, dx);
   PIPELAB_CHECK_LAUNCH();
 }
 

@@ -29,7 +29,8 @@ struct ChannelLayout {
   int64_t pixels = 0;
 };
 
-void batch_norm_sums(const float* x, const ChannelLayout& layout, double* sums, cudaStream_t stream);
+void batch_norm_sums(const float* x, const ChannelLayout& layout, double* sums,
+                     cudaStream_t stream);
 void batch_norm_statistics(const double* sums, double count, double eps, int64_t channels,
                            ChannelStatistics* statistics, cudaStream_t stream);
 void batch_norm_running_statistics(const float* running_mean, const float* running_var, double eps,

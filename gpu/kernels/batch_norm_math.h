@@ -45,9 +45,8 @@ PIPELAB_HOST_DEVICE inline double gradient_xhat_term(float x, float dy, ChannelS
   return dy * (x - s.mean) * s.inv_std;
 }
 
-PIPELAB_HOST_DEVICE inline float input_gradient(float x, float dy, ChannelStatistics s,
-                                                float gamma, double mean_dy,
-                                                double mean_dy_xhat) {
+PIPELAB_HOST_DEVICE inline float input_gradient(float x, float dy, ChannelStatistics s, float gamma,
+                                                double mean_dy, double mean_dy_xhat) {
   const double xhat = (x - s.mean) * s.inv_std;
   const double scale = gamma * s.inv_std;
   return static_cast<float>(scale * (dy - mean_dy - xhat * mean_dy_xhat));

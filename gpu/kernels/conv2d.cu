@@ -1,6 +1,5 @@
-#include "gpu/kernels/conv2d.h"
-
 #include "gpu/kernels/channel_reduce.cuh"
+#include "gpu/kernels/conv2d.h"
 #include "gpu/kernels/launch.cuh"
 
 namespace pipelab::gpu::kernels {
@@ -12,21 +11,21 @@ __global__ void im2col_kernel(const float* images, WindowGeometry g, int64_t bat
   const int64_t per_sample = g.taps() * g.positions();
   const int64_t count = batch * per_sample;
   PIPELAB_GRID_STRIDE_LOOP(i, count)
-    cols[i] = image_math::cols_value(images + (i / per_sample) * g.in_size(), g, i % per_sample);
+  cols[i] = image_math::cols_value(images + (i / per_sample) * g.in_size(), g, i % per_sample);
 }
 
 __global__ void col2im_kernel(const float* cols, WindowGeometry g, int64_t batch, float* images) {
   const int64_t per_sample = g.in_size();
   const int64_t count = batch * per_sample;
   PIPELAB_GRID_STRIDE_LOOP(i, count)
-    images[i] = image_math::col2im_value(cols + (i / per_sample) * g.taps() * g.positions(), g,
-                                         i % per_sample);
+  images[i] = image_math::col2im_value(cols + (i / per_sample) * g.taps() * g.positions(), g,
+                                       i % per_sample);
 }
 
 __global__ void broadcast_channels_kernel(float* y, const float* bias, int64_t count,
                                           int64_t channels, int64_t pixels) {
   PIPELAB_GRID_STRIDE_LOOP(i, count)
-    y[i] = bias[(i / pixels) % channels];
+  y[i] = bias[(i / pixels) % channels];
 }
 
 struct Element {

@@ -1,7 +1,6 @@
-#include "gpu/kernels/pooling.h"
-
 #include "gpu/kernels/block_reduce.cuh"
 #include "gpu/kernels/launch.cuh"
+#include "gpu/kernels/pooling.h"
 
 namespace pipelab::gpu::kernels {
 namespace {
@@ -32,8 +31,8 @@ __global__ void pool_backward_kernel(const float* dy, const int32_t* argmax, Win
   const int64_t outputs = g.channels * g.positions();
   PIPELAB_GRID_STRIDE_LOOP(i, batch * per_sample) {
     const int64_t n = i / per_sample;
-    dx[i] = image_math::pool_input_gradient(dy + n * outputs, argmax ? argmax + n * outputs : nullptr,
-                                            g, i % per_sample);
+    dx[i] = image_math::pool_input_gradient(
+        dy + n * outputs, argmax ? argmax + n * outputs : nullptr, g, i % per_sample);
   }
 }
 

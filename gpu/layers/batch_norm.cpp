@@ -36,7 +36,8 @@ kernels::ChannelLayout GpuBatchNorm::layout(const DeviceTensor& x) const {
 }
 
 DeviceBuffer GpuBatchNorm::make_doubles(int64_t count, MemoryCategory category) const {
-  return DeviceBuffer(count * static_cast<int64_t>(sizeof(double)), &context().allocator(), category);
+  return DeviceBuffer(count * static_cast<int64_t>(sizeof(double)), &context().allocator(),
+                      category);
 }
 
 DeviceBuffer GpuBatchNorm::make_statistics(MemoryCategory category) const {
@@ -48,13 +49,15 @@ void GpuBatchNorm::all_reduce_sums(DeviceBuffer& sums, int64_t doubles, double* 
   const cudaStream_t stream = context().allocator().stream();
   const size_t bytes = static_cast<size_t>(doubles) * sizeof(double);
   std::vector<double> values(static_cast<size_t>(doubles));
-  PIPELAB_CUDA_CHECK(cudaMemcpyAsync(values.data(), sums.data(), bytes, cudaMemcpyDeviceToHost, stream));
+  PIPELAB_CUDA_CHECK(
+      cudaMemcpyAsync(values.data(), sums.data(), bytes, cudaMemcpyDeviceToHost, stream));
   PIPELAB_CUDA_CHECK(cudaStreamSynchronize(stream));
   if (count) values.push_back(*count);
   all_reduce_(values);
   if (count) *count = values.back();
   // From pageable memory: the call returns once `values` has been staged.
-  PIPELAB_CUDA_CHECK(cudaMemcpyAsync(sums.data(), values.data(), bytes, cudaMemcpyHostToDevice, stream));
+  PIPELAB_CUDA_CHECK(
+      cudaMemcpyAsync(sums.data(), values.data(), bytes, cudaMemcpyHostToDevice, stream));
 }
 
 GpuBatchNorm::Statistics GpuBatchNorm::batch_statistics(const DeviceTensor& x) const {
@@ -73,9 +76,9 @@ GpuBatchNorm::Statistics GpuBatchNorm::batch_statistics(const DeviceTensor& x) c
 
 void GpuBatchNorm::fold_into_running(const Statistics& stats, const ForwardInfo& info) {
   if (!folded_.first_time(info)) return;  // a recompute
-  kernels::batch_norm_fold_running(stats.channels.as<kernels::ChannelStatistics>(), stats.count,
-                                   options_.momentum, options_.eps, image_.channels, running_mean_.data(),
-                                   running_var_.data(), running_mean_.stream());
+  kernels::batch_norm_fold_running(
+      stats.channels.as<kernels::ChannelStatistics>(), stats.count, options_.momentum, options_.eps,
+      image_.channels, running_mean_.data(), running_var_.data(), running_mean_.stream());
 }
 
 DeviceTensor GpuBatchNorm::forward(const DeviceTensor& x, const ForwardInfo& info) {
@@ -83,7 +86,8 @@ DeviceTensor GpuBatchNorm::forward(const DeviceTensor& x, const ForwardInfo& inf
   return forward_keeping(x, info, unused);
 }
 
-DeviceTensor GpuBatchNorm::backward_input(const DeviceTensor& x, const DeviceTensor& dy, const ForwardInfo& info) {
+DeviceTensor GpuBatchNorm::backward_input(const DeviceTensor& x, const DeviceTensor& dy,
+                                          const ForwardInfo& info) {
   return backward_input_with(x, dy, info, nullptr);
 }
 
@@ -100,18 +104,19 @@ DeviceTensor GpuBatchNorm::forward_keeping(const DeviceTensor& x, const ForwardI
     fold_into_running(kept->statistics, info);
   } else {
     kept->statistics.channels = make_statistics(MemoryCategory::Workspace);
-    kernels::batch_norm_running_statistics(running_mean_.data(), running_var_.data(), options_.eps, l.channels,
-                                           kept->statistics.channels.as<kernels::ChannelStatistics>(),
-                                           running_mean_.stream());
+    kernels::batch_norm_running_statistics(
+        running_mean_.data(), running_var_.data(), options_.eps, l.channels,
+        kept->statistics.channels.as<kernels::ChannelStatistics>(), running_mean_.stream());
   }
   DeviceTensor y = make_activation(x.rows(), out_features());
-  kernels::batch_norm_forward(x.data(), kept->statistics.channels.as<kernels::ChannelStatistics>(), gamma_.data(),
-                              beta_.data(), l, y.data(), y.stream());
+  kernels::batch_norm_forward(x.data(), kept->statistics.channels.as<kernels::ChannelStatistics>(),
+                              gamma_.data(), beta_.data(), l, y.data(), y.stream());
   if (info.training) state = std::move(kept);  // evaluation has no backward
   return y;
 }
 
-const GpuBatchNorm::Statistics& GpuBatchNorm::statistics_for(const DeviceTensor& x, LayerState* state,
+const GpuBatchNorm::Statistics& GpuBatchNorm::statistics_for(const DeviceTensor& x,
+                                                             LayerState* state,
                                                              Statistics& recomputed) const {
   if (auto* kept = dynamic_cast<BatchNormState*>(state)) return kept->statistics;
   recomputed = batch_statistics(x);
@@ -123,7 +128,8 @@ DeviceBuffer GpuBatchNorm::gradient_sums(const DeviceTensor& x, const DeviceTens
   assert(x.same_shape(dy));
   const kernels::ChannelLayout l = layout(x);
   DeviceBuffer sums = make_doubles(2 * l.channels, MemoryCategory::Workspace);
-  kernels::batch_norm_gradient_sums(x.data(), dy.data(), stats.channels.as<kernels::ChannelStatistics>(), l,
+  kernels::batch_norm_gradient_sums(x.data(), dy.data(),
+                                    stats.channels.as<kernels::ChannelStatistics>(), l,
                                     sums.as<double>(), context().allocator().stream());
   return sums;
 }
@@ -136,12 +142,14 @@ DeviceTensor GpuBatchNorm::backward_input_with(const DeviceTensor& x, const Devi
   DeviceBuffer sums = gradient_sums(x, dy, stats);
   if (all_reduce_) all_reduce_sums(sums, 2 * l.channels, nullptr);
   DeviceTensor dx = make_activation(x.rows(), in_features());
-  kernels::batch_norm_backward_input(x.data(), dy.data(), stats.channels.as<kernels::ChannelStatistics>(),
-                                     gamma_.data(), sums.as<double>(), stats.count, l, dx.data(), dx.stream());
+  kernels::batch_norm_backward_input(x.data(), dy.data(),
+                                     stats.channels.as<kernels::ChannelStatistics>(), gamma_.data(),
+                                     sums.as<double>(), stats.count, l, dx.data(), dx.stream());
   return dx;
 }
 
-void GpuBatchNorm::backward_weight_with(const DeviceTensor& x, const DeviceTensor& dy, LayerState* state) {
+void GpuBatchNorm::backward_weight_with(const DeviceTensor& x, const DeviceTensor& dy,
+                                        LayerState* state) {
   // This replica's share only: data parallelism sums gamma's and beta's
   // gradients over the replicas as it does every weight's.
   Statistics recomputed;

@@ -80,8 +80,8 @@ class GpuBatchNorm : public GpuLayer {
   ImageShape image_;
   BatchNormOptions options_;
   BatchStatisticsAllReduce all_reduce_;
-  DeviceTensor gamma_;         // [1, C], Weights, starts at 1
-  DeviceTensor beta_;          // [1, C], Weights, starts at 0
+  DeviceTensor gamma_;  // [1, C], Weights, starts at 1
+  DeviceTensor beta_;   // [1, C], Weights, starts at 0
   DeviceTensor gamma_grad_;
   DeviceTensor beta_grad_;
   DeviceTensor running_mean_;  // [1, C], Weights (not trained), starts at 0

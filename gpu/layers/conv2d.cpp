@@ -18,7 +18,8 @@ image_math::WindowGeometry kernel_geometry(const ConvGeometry& g) {
 GpuConv2d::GpuConv2d(int index, const ConvGeometry& geometry, bool bias, DeviceContext& context)
     : GpuLayer(LayerType::Conv2d, index, geometry.in.size(), geometry.out.size(), context),
       geometry_(geometry),
-      weight_(geometry.out.channels, geometry.taps(), &context.allocator(), MemoryCategory::Weights),
+      weight_(geometry.out.channels, geometry.taps(), &context.allocator(),
+              MemoryCategory::Weights),
       bias_(bias ? 1 : 0, bias ? geometry.out.channels : 0, &context.allocator(),
             MemoryCategory::Weights),
       weight_grad_(geometry.out.channels, geometry.taps(), &context.allocator(),
@@ -34,8 +35,9 @@ void GpuConv2d::init(uint64_t seed, int part) {
 }
 
 DeviceTensor GpuConv2d::columns(const DeviceTensor& x) const {
-  DeviceTensor cols = DeviceTensor::uninitialized(x.rows() * geometry_.taps(), geometry_.out.pixels(),
-                                                  &context().allocator(), MemoryCategory::Workspace);
+  DeviceTensor cols =
+      DeviceTensor::uninitialized(x.rows() * geometry_.taps(), geometry_.out.pixels(),
+                                  &context().allocator(), MemoryCategory::Workspace);
   kernels::im2col(x.data(), kernel_geometry(geometry_), x.rows(), cols.data(), cols.stream());
   return cols;
 }
@@ -48,16 +50,18 @@ DeviceTensor GpuConv2d::forward(const DeviceTensor& x, const ForwardInfo&) {
   DeviceTensor y = make_activation(x.rows(), out_features());
   if (x.rows() == 0) return y;
   const DeviceTensor cols = columns(x);
-  if (has_bias()) kernels::broadcast_channels(y.data(), bias_.data(), y.rows(), channels, positions, y.stream());
+  if (has_bias())
+    kernels::broadcast_channels(y.data(), bias_.data(), y.rows(), channels, positions, y.stream());
   // y_n [channels, positions] = W [channels, taps] cols_n [taps, positions], W shared (stride 0).
-  strided_batched_gemm(context().cublas(), weight_.data(), {channels, taps, taps, 0}, false, cols.data(),
-                       {taps, positions, positions, taps * positions}, false, y.data(),
+  strided_batched_gemm(context().cublas(), weight_.data(), {channels, taps, taps, 0}, false,
+                       cols.data(), {taps, positions, positions, taps * positions}, false, y.data(),
                        {channels, positions, positions, channels * positions}, x.rows(), 1.0f,
                        has_bias() ? 1.0f : 0.0f);
   return y;
 }
 
-DeviceTensor GpuConv2d::backward_input(const DeviceTensor& x, const DeviceTensor& dy, const ForwardInfo&) {
+DeviceTensor GpuConv2d::backward_input(const DeviceTensor& x, const DeviceTensor& dy,
+                                       const ForwardInfo&) {
   (void)x;  // the input gradient needs only W
   assert(dy.cols() == out_features());
   const int64_t taps = geometry_.taps();
@@ -65,12 +69,13 @@ DeviceTensor GpuConv2d::backward_input(const DeviceTensor& x, const DeviceTensor
   const int64_t channels = geometry_.out.channels;
   DeviceTensor dx = make_activation(dy.rows(), in_features());
   if (dy.rows() == 0) return dx;
-  DeviceTensor dcols = DeviceTensor::uninitialized(dy.rows() * taps, positions, &context().allocator(),
-                                                   MemoryCategory::Workspace);
+  DeviceTensor dcols = DeviceTensor::uninitialized(
+      dy.rows() * taps, positions, &context().allocator(), MemoryCategory::Workspace);
   // dcols_n [taps, positions] = W^T [taps, channels] dy_n [channels, positions].
-  strided_batched_gemm(context().cublas(), weight_.data(), {channels, taps, taps, 0}, true, dy.data(),
-                       {channels, positions, positions, channels * positions}, false, dcols.data(),
-                       {taps, positions, positions, taps * positions}, dy.rows(), 1.0f, 0.0f);
+  strided_batched_gemm(context().cublas(), weight_.data(), {channels, taps, taps, 0}, true,
+                       dy.data(), {channels, positions, positions, channels * positions}, false,
+                       dcols.data(), {taps, positions, positions, taps * positions}, dy.rows(),
+                       1.0f, 0.0f);
   kernels::col2im(dcols.data(), kernel_geometry(geometry_), dy.rows(), dx.data(), dx.stream());
   return dx;
 }
@@ -85,12 +90,13 @@ void GpuConv2d::backward_weight(const DeviceTensor& x, const DeviceTensor& dy) {
   for (int64_t n = 0; n < x.rows(); ++n) {
     // dW [channels, taps] += dy_n [channels, positions] cols_n^T [positions, taps].
     strided_batched_gemm(context().cublas(), dy.data() + n * channels * positions,
-                         {channels, positions, positions, 0}, false, cols.data() + n * taps * positions,
-                         {taps, positions, positions, 0}, true, weight_grad_.data(), {channels, taps, taps, 0},
-                         1, 1.0f, 1.0f);
+                         {channels, positions, positions, 0}, false,
+                         cols.data() + n * taps * positions, {taps, positions, positions, 0}, true,
+                         weight_grad_.data(), {channels, taps, taps, 0}, 1, 1.0f, 1.0f);
   }
   if (has_bias())
-    kernels::add_channel_sums(bias_grad_.data(), dy.data(), dy.rows(), channels, positions, bias_grad_.stream());
+    kernels::add_channel_sums(bias_grad_.data(), dy.data(), dy.rows(), channels, positions,
+                              bias_grad_.stream());
 }
 
 std::vector<DeviceTensor*> GpuConv2d::params() {

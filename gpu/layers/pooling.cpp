@@ -40,14 +40,16 @@ DeviceTensor GpuWindowPool::run_forward(const DeviceTensor& x, DeviceTensor* arg
   assert(x.cols() == in_features());
   DeviceTensor y = make_activation(x.rows(), out_features());
   if (is_max())
-    kernels::max_pool_forward(x.data(), geometry_, x.rows(), y.data(), indices(*argmax), y.stream());
+    kernels::max_pool_forward(x.data(), geometry_, x.rows(), y.data(), indices(*argmax),
+                              y.stream());
   else
     kernels::avg_pool_forward(x.data(), geometry_, x.rows(), y.data(), y.stream());
   return y;
 }
 
 DeviceTensor GpuWindowPool::forward(const DeviceTensor& x, const ForwardInfo&) {
-  DeviceTensor argmax = is_max() ? make_argmax(x.rows(), MemoryCategory::Workspace) : DeviceTensor();
+  DeviceTensor argmax =
+      is_max() ? make_argmax(x.rows(), MemoryCategory::Workspace) : DeviceTensor();
   return run_forward(x, &argmax);
 }
 
@@ -81,8 +83,8 @@ DeviceTensor GpuWindowPool::backward_input_with(const DeviceTensor& x, const Dev
       argmax = &found;
     }
   }
-  kernels::pool_backward(dy.data(), argmax ? indices(*argmax) : nullptr, geometry_, x.rows(), dx.data(),
-                         dx.stream());
+  kernels::pool_backward(dy.data(), argmax ? indices(*argmax) : nullptr, geometry_, x.rows(),
+                         dx.data(), dx.stream());
   return dx;
 }
 
@@ -92,7 +94,8 @@ GpuGlobalAvgPool::GpuGlobalAvgPool(int index, const ImageShape& in, DeviceContex
 DeviceTensor GpuGlobalAvgPool::forward(const DeviceTensor& x, const ForwardInfo&) {
   assert(x.cols() == in_features());
   DeviceTensor y = make_activation(x.rows(), out_features());
-  kernels::global_avg_pool_forward(x.data(), x.rows(), in_.channels, in_.pixels(), y.data(), y.stream());
+  kernels::global_avg_pool_forward(x.data(), x.rows(), in_.channels, in_.pixels(), y.data(),
+                                   y.stream());
   return y;
 }
 
@@ -100,7 +103,8 @@ DeviceTensor GpuGlobalAvgPool::backward_input(const DeviceTensor& x, const Devic
                                               const ForwardInfo&) {
   assert(dy.cols() == out_features() && dy.rows() == x.rows());
   DeviceTensor dx = make_activation(x.rows(), in_features());
-  kernels::global_avg_pool_backward(dy.data(), x.rows(), in_.channels, in_.pixels(), dx.data(), dx.stream());
+  kernels::global_avg_pool_backward(dy.data(), x.rows(), in_.channels, in_.pixels(), dx.data(),
+                                    dx.stream());
   return dx;
 }
 
@@ -111,7 +115,8 @@ DeviceTensor GpuFlatten::forward(const DeviceTensor& x, const ForwardInfo&) {
   return x.clone(&context().allocator(), MemoryCategory::Activations);
 }
 
-DeviceTensor GpuFlatten::backward_input(const DeviceTensor& x, const DeviceTensor& dy, const ForwardInfo&) {
+DeviceTensor GpuFlatten::backward_input(const DeviceTensor& x, const DeviceTensor& dy,
+                                        const ForwardInfo&) {
   (void)x;
   return dy.clone(&context().allocator(), MemoryCategory::Activations);
 }

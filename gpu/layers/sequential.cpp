@@ -44,31 +44,37 @@ std::unique_ptr<GpuLayer> per_token(std::unique_ptr<GpuLayer> layer, int64_t tok
 
 // Conv2d, pools, flatten, batchnorm and residual blocks (as core/nn/sequential.cpp
 // builds them); null for other types.
-std::unique_ptr<GpuLayer> build_image_layer(const LayerLayout& layer, uint64_t seed, DeviceContext& context) {
+std::unique_ptr<GpuLayer> build_image_layer(const LayerLayout& layer, uint64_t seed,
+                                            DeviceContext& context) {
   const LayerSpec& spec = layer.spec;
   // Flat values reaching a batchnorm or flatten are an image of 1 x 1 pixels.
   const ImageShape in = layer.image_in.valid() ? layer.image_in : ImageShape{layer.in, 1, 1};
   const BatchNormOptions norm{spec.momentum, spec.eps};
   switch (spec.type) {
     case LayerType::Conv2d: {
-      auto conv = std::make_unique<GpuConv2d>(layer.index, conv_geometry(in, spec.out, layer_window(spec)),
-                                              spec.bias, context);
+      auto conv = std::make_unique<GpuConv2d>(
+          layer.index, conv_geometry(in, spec.out, layer_window(spec)), spec.bias, context);
       conv->init(seed);
       return conv;
     }
     case LayerType::MaxPool:
     case LayerType::AvgPool:
-      return std::make_unique<GpuWindowPool>(spec.type, layer.index, in, layer_window(spec), context);
-    case LayerType::GlobalAvgPool: return std::make_unique<GpuGlobalAvgPool>(layer.index, in, context);
-    case LayerType::Flatten: return std::make_unique<GpuFlatten>(layer.index, layer.in, context);
-    case LayerType::BatchNorm: return std::make_unique<GpuBatchNorm>(layer.index, in, norm, context);
+      return std::make_unique<GpuWindowPool>(spec.type, layer.index, in, layer_window(spec),
+                                             context);
+    case LayerType::GlobalAvgPool:
+      return std::make_unique<GpuGlobalAvgPool>(layer.index, in, context);
+    case LayerType::Flatten:
+      return std::make_unique<GpuFlatten>(layer.index, layer.in, context);
+    case LayerType::BatchNorm:
+      return std::make_unique<GpuBatchNorm>(layer.index, in, norm, context);
     case LayerType::ResidualBlock: {
-      auto block = std::make_unique<GpuResidualBlock>(layer.index, residual_shape(in, spec.out, spec.stride),
-                                                      norm, context);
+      auto block = std::make_unique<GpuResidualBlock>(
+          layer.index, residual_shape(in, spec.out, spec.stride), norm, context);
       block->init(seed);
       return block;
     }
-    default: return nullptr;
+    default:
+      return nullptr;
   }
 }
 
@@ -86,9 +92,8 @@ std::unique_ptr<GpuLayer> DeviceStackMath::build_layer(const LayerLayout& layer,
     return per_token(std::move(linear), layer.tokens);
   }
   if (spec.type == LayerType::LayerNorm)
-    return per_token(
-        std::make_unique<GpuLayerNorm>(layer.index, layer.out / layer.tokens, context),
-        layer.tokens);
+    return per_token(std::make_unique<GpuLayerNorm>(layer.index, layer.out / layer.tokens, context),
+                     layer.tokens);
   if (spec.type == LayerType::Embedding)
     return std::make_unique<GpuEmbedding>(layer.index,
                                           vocab_shard(spec.vocab, layer.tp, layer.shard), spec.dim,

@@ -11,8 +11,8 @@ namespace pipelab::gpu {
 // convolution's comes from its weight, a pool's equals in.channels).
 inline image_math::WindowGeometry window_geometry(const ImageShape& in, const ImageShape& out,
                                                   const Window& window) {
-  return {in.channels,    in.height,     in.width,       out.height,
-          out.width,      window.kernel, window.stride,  window.padding};
+  return {in.channels, in.height,     in.width,      out.height,
+          out.width,   window.kernel, window.stride, window.padding};
 }
 
 }  // namespace pipelab::gpu

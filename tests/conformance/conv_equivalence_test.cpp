@@ -23,17 +23,20 @@ class ConvEquivalence : public testing::BackendConformance {
   static void SetUpTestSuite() {
     whole_batch_ = new std::vector<double>(
         losses_of(testing::on_backend(small_conv_experiment(true), "cpu"), "cpu, one device"));
-    microbatches_ = new std::vector<double>(losses_of(
-        testing::on_backend(with_plan(small_conv_experiment(false), ScheduleKind::GPipe, 1, 4), "cpu"),
-        "cpu, one device, m4"));
+    microbatches_ = new std::vector<double>(
+        losses_of(testing::on_backend(
+                      with_plan(small_conv_experiment(false), ScheduleKind::GPipe, 1, 4), "cpu"),
+                  "cpu, one device, m4"));
   }
   static void TearDownTestSuite() {
     delete whole_batch_;
     delete microbatches_;
   }
 
-  static void check(const std::vector<double>& reference, const Experiment& experiment, const std::string& what) {
-    testing::expect_same_curve(reference, losses_of(experiment, what), testing::kBackendLossTolerance, what);
+  static void check(const std::vector<double>& reference, const Experiment& experiment,
+                    const std::string& what) {
+    testing::expect_same_curve(reference, losses_of(experiment, what),
+                               testing::kBackendLossTolerance, what);
   }
 
   static std::vector<double>* whole_batch_;
@@ -50,14 +53,16 @@ TEST_P(ConvEquivalence, OneDeviceLearnsAsOnTheCpu) {
 }
 
 TEST_P(ConvEquivalence, SyncedBatchNormInDataParallelEqualsOneDevice) {
-  check(*whole_batch_, with_plan(small_conv_experiment(true), ScheduleKind::GPipe, 1, 1, 2), "synced dp2");
+  check(*whole_batch_, with_plan(small_conv_experiment(true), ScheduleKind::GPipe, 1, 1, 2),
+        "synced dp2");
 }
 
 TEST_P(ConvEquivalence, PipelinesWithRecomputeAndSplitBackward) {
   Experiment recomputed = with_plan(small_conv_experiment(false), ScheduleKind::OneFOneB, 2, 4);
   recomputed.parallel.recompute = true;
   check(*microbatches_, recomputed, "1f1b pp2 m4 recompute");
-  check(*microbatches_, with_plan(small_conv_experiment(false), ScheduleKind::ZeroBubbleH1, 3, 4), "zb-h1 pp3 m4");
+  check(*microbatches_, with_plan(small_conv_experiment(false), ScheduleKind::ZeroBubbleH1, 3, 4),
+        "zb-h1 pp3 m4");
 }
 
 }  // namespace

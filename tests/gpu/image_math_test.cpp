@@ -2,6 +2,8 @@
 // norm's formulas that the kernels share with the host (kernels/image_math.h,
 // kernels/batch_norm_math.h) against core/nn's convolution, pools and batch
 // norm, over geometries with padding, strides and uneven windows.
+#include "gpu/kernels/image_math.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -11,7 +13,6 @@
 #include "core/nn/conv2d.h"
 #include "core/nn/pooling.h"
 #include "gpu/kernels/batch_norm_math.h"
-#include "gpu/kernels/image_math.h"
 #include "gpu/layers/window_geometry.h"
 #include "gpu_test_support.h"
 
@@ -46,7 +47,8 @@ TEST(ImageMathTest, Im2colAndCol2imEqualCore) {
     std::vector<float> expected(static_cast<size_t>(c.in.size()), 0.0f);
     col2im_add(grad_cols.data(), conv, expected.data());
     for (int64_t i = 0; i < c.in.size(); ++i)
-      ASSERT_EQ(image_math::col2im_value(grad_cols.data(), g, i), expected[static_cast<size_t>(i)]) << i;
+      ASSERT_EQ(image_math::col2im_value(grad_cols.data(), g, i), expected[static_cast<size_t>(i)])
+          << i;
   }
 }
 
@@ -57,7 +59,8 @@ TEST(ImageMathTest, WindowPoolsEqualCoreBothWays) {
     const image_math::WindowGeometry g = window_geometry(c.in, out, c.window);
     // Rounded values make ties, so "the first of equals" is checked too.
     Tensor x = random_tensor(2, c.in.size(), 5, 3.0);
-    for (int64_t i = 0; i < x.size(); ++i) x.data()[i] = static_cast<float>(static_cast<int>(x.data()[i]));
+    for (int64_t i = 0; i < x.size(); ++i)
+      x.data()[i] = static_cast<float>(static_cast<int>(x.data()[i]));
     const Tensor dy = random_tensor(2, out.size(), 6);
     for (LayerType type : {LayerType::MaxPool, LayerType::AvgPool}) {
       WindowPoolLayer pool(type, 0, c.in, c.window, nullptr);
@@ -67,7 +70,8 @@ TEST(ImageMathTest, WindowPoolsEqualCoreBothWays) {
       for (int64_t n = 0; n < x.rows(); ++n) {
         std::vector<int32_t> argmax(static_cast<size_t>(out.size()));
         for (int64_t o = 0; o < out.size(); ++o) {
-          argmax[static_cast<size_t>(o)] = static_cast<int32_t>(image_math::window_argmax(x.row(n), g, o));
+          argmax[static_cast<size_t>(o)] =
+              static_cast<int32_t>(image_math::window_argmax(x.row(n), g, o));
           const float value = max ? x.row(n)[argmax[static_cast<size_t>(o)]]
                                   : image_math::window_average(x.row(n), g, o);
           ASSERT_EQ(value, y.row(n)[o]) << layer_type_name(type) << " output " << o;
@@ -120,7 +124,8 @@ TEST(BatchNormMathTest, EqualsCoreBatchNorm) {
       double s = 0, t = 0;
       for (int64_t p = 0; p < pixels; ++p) {
         const int64_t i = c * pixels + p;
-        ASSERT_EQ(batch_norm_math::normalise(x.row(n)[i], stats, gamma, norm.beta().data()[c]), y.row(n)[i]);
+        ASSERT_EQ(batch_norm_math::normalise(x.row(n)[i], stats, gamma, norm.beta().data()[c]),
+                  y.row(n)[i]);
         s += dy.row(n)[i];
         t += batch_norm_math::gradient_xhat_term(x.row(n)[i], dy.row(n)[i], stats);
       }
@@ -130,8 +135,8 @@ TEST(BatchNormMathTest, EqualsCoreBatchNorm) {
     for (int64_t n = 0; n < x.rows(); ++n)
       for (int64_t p = 0; p < pixels; ++p) {
         const int64_t i = c * pixels + p;
-        ASSERT_EQ(batch_norm_math::input_gradient(x.row(n)[i], dy.row(n)[i], stats, gamma, sum_dy / count,
-                                                  sum_dy_xhat / count),
+        ASSERT_EQ(batch_norm_math::input_gradient(x.row(n)[i], dy.row(n)[i], stats, gamma,
+                                                  sum_dy / count, sum_dy_xhat / count),
                   dx.row(n)[i]);
       }
     // Gradients accumulate into zeroed tensors: the sums, as floats.
@@ -139,14 +144,17 @@ TEST(BatchNormMathTest, EqualsCoreBatchNorm) {
     EXPECT_EQ(static_cast<float>(sum_dy), norm.grads()[1]->data()[c]);
 
     float running_mean = 0.0f, running_var = 1.0f;
-    batch_norm_math::fold_into_running(running_mean, running_var, stats, count, options.momentum, options.eps);
+    batch_norm_math::fold_into_running(running_mean, running_var, stats, count, options.momentum,
+                                       options.eps);
     EXPECT_EQ(running_mean, norm.running_mean().data()[c]);
     EXPECT_EQ(running_var, norm.running_var().data()[c]);
     // Evaluation normalises with the running statistics.
-    const auto running = batch_norm_math::running_statistics(running_mean, running_var, options.eps);
+    const auto running =
+        batch_norm_math::running_statistics(running_mean, running_var, options.eps);
     const Tensor y_eval = norm.forward(x, ForwardInfo{0, 0, false});
-    EXPECT_EQ(batch_norm_math::normalise(x.row(1)[c * pixels], running, gamma, norm.beta().data()[c]),
-              y_eval.row(1)[c * pixels]);
+    EXPECT_EQ(
+        batch_norm_math::normalise(x.row(1)[c * pixels], running, gamma, norm.beta().data()[c]),
+        y_eval.row(1)[c * pixels]);
   }
 }
 
