@@ -287,6 +287,16 @@ class StageStack {
     return result;
   }
 
+  // What no gradient trains (batch norm's running statistics), layer by layer.
+  std::vector<Tensor*> buffers() {
+    std::vector<Tensor*> result;
+    for (auto& layer : layers_) {
+      const std::vector<Tensor*> own = layer->buffers();
+      result.insert(result.end(), own.begin(), own.end());
+    }
+    return result;
+  }
+
   // Under sequence parallelism, the gradients this shard took from its slice
   // of the sequence only (norm gains and biases, replicated layers'), which
   // the tensor-parallel group sums once per step, before the update.

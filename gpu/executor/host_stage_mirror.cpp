@@ -21,9 +21,11 @@ TensorParallelSetup host_setup(int tp, int shard, const std::vector<TensorParall
   return setup;
 }
 
-int64_t parameter_floats(const std::vector<GpuParameter>& parameters) {
+// What the pinned buffer holds at most: the values and the buffers.
+int64_t staged_floats(GpuSequential& stage) {
   int64_t floats = 0;
-  for (const GpuParameter& parameter : parameters) floats += parameter.value->size();
+  for (const GpuParameter& parameter : stage.parameters()) floats += parameter.value->size();
+  for (const DeviceTensor* buffer : stage.buffers()) floats += buffer->size();
   return floats;
 }
 
@@ -42,32 +44,41 @@ HostStageMirror::HostStageMirror(const ModelSpec& model, uint64_t seed, GpuSeque
   assert(host_.parameters().size() == device_.parameters().size());
   const std::vector<GpuParameter> parameters = device_.parameters();
   const int gpu = stage_gpu(parameters);
-  pinned_ = PinnedBuffer(gpu, parameter_floats(parameters) * static_cast<int64_t>(sizeof(float)));
+  pinned_ = PinnedBuffer(gpu, staged_floats(device_) * static_cast<int64_t>(sizeof(float)));
   if (pinned_.bytes() > 0) uploaded_ = CudaEvent(gpu);
 }
 
 void HostStageMirror::download(bool gradients) {
-  const std::vector<GpuParameter> from = device_.parameters();
-  const std::vector<Parameter> to = host_.parameters();
-  if (pinned_.bytes() == 0) return;
-  DeviceGuard guard(stage_gpu(from));
-  const cudaStream_t stream = from.front().value->stream();
+  // The tensors to copy, in matching order: gradients, or values and the
+  // buffers (batch norm's running statistics, which evaluation reads).
+  std::vector<const DeviceTensor*> from;
+  std::vector<Tensor*> to;
+  for (const GpuParameter& parameter : device_.parameters())
+    from.push_back(gradients ? parameter.grad : parameter.value);
+  for (const Parameter& parameter : host_.parameters())
+    to.push_back(gradients ? parameter.grad : parameter.value);
+  if (!gradients) {
+    for (const DeviceTensor* buffer : device_.buffers()) from.push_back(buffer);
+    for (Tensor* buffer : host_.buffers()) to.push_back(buffer);
+  }
+  assert(from.size() == to.size());
+  if (from.empty()) return;
+  DeviceGuard guard(from.front()->device());
+  const cudaStream_t stream = from.front()->stream();
   // Queued after any upload from the buffer on the same stream, so it cannot
   // overwrite values the GPU has yet to read.
   float* staged = pinned_.as<float>();
-  for (const GpuParameter& parameter : from) {
-    const DeviceTensor& tensor = gradients ? *parameter.grad : *parameter.value;
-    PIPELAB_CUDA_CHECK(cudaMemcpyAsync(staged, tensor.data(), static_cast<size_t>(tensor.bytes()),
+  for (const DeviceTensor* tensor : from) {
+    PIPELAB_CUDA_CHECK(cudaMemcpyAsync(staged, tensor->data(), static_cast<size_t>(tensor->bytes()),
                                        cudaMemcpyDeviceToHost, stream));
-    staged += tensor.size();
+    staged += tensor->size();
   }
   PIPELAB_CUDA_CHECK(cudaStreamSynchronize(stream));  // one wait for the whole stage
   uploading_ = false;
   staged = pinned_.as<float>();
-  for (const Parameter& parameter : to) {
-    Tensor& tensor = gradients ? *parameter.grad : *parameter.value;
-    std::memcpy(tensor.data(), staged, static_cast<size_t>(tensor.size()) * sizeof(float));
-    staged += tensor.size();
+  for (Tensor* tensor : to) {
+    std::memcpy(tensor->data(), staged, static_cast<size_t>(tensor->size()) * sizeof(float));
+    staged += tensor->size();
   }
 }
 

@@ -31,11 +31,12 @@ class HostStageMirror {
   Sequential& stage() { return host_; }
   std::vector<Parameter> parameters() { return host_.parameters(); }
 
-  // Values (weights and biases), device to host; waits for the stage's stream.
+  // Values (weights and biases) and buffers (batch norm's running
+  // statistics, for evaluation), device to host; waits for the stage's stream.
   void copy_values_from_device();
   // Gradients, device to host; waits for the stage's stream.
   void copy_gradients_from_device();
-  // Values, host to device, queued on the device stage's stream (no wait,
+  // Values (not the buffers: each replica keeps its own), host to device, queued on the device stage's stream (no wait,
   // unless the previous upload is still being read from the buffer).
   void copy_values_to_device();
 

@@ -6,6 +6,8 @@
 // states pass between the halves).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "conformance_support.h"
 
 namespace pipelab {
@@ -63,6 +65,21 @@ TEST_P(ConvEquivalence, PipelinesWithRecomputeAndSplitBackward) {
   check(*microbatches_, recomputed, "1f1b pp2 m4 recompute");
   check(*microbatches_, with_plan(small_conv_experiment(false), ScheduleKind::ZeroBubbleH1, 3, 4),
         "zb-h1 pp3 m4");
+}
+
+// Validation runs on the host copy of the weights: batch norm's running
+// statistics must come along.
+TEST_P(ConvEquivalence, ValidationUsesTheRunningStatistics) {
+  Experiment experiment = small_conv_experiment(false);
+  experiment.training.eval_every = 10;
+  const testing::RunOutput cpu = run_experiment(testing::on_backend(experiment, "cpu"));
+  const testing::RunOutput run = run_experiment(experiment);
+  ASSERT_EQ(cpu.state, RunState::Finished) << cpu.error;
+  ASSERT_EQ(run.state, RunState::Finished) << run.error;
+  const StepMetrics& expected = cpu.trace.steps.back();
+  const StepMetrics& actual = run.trace.steps.back();
+  ASSERT_FALSE(std::isnan(expected.val_loss));
+  EXPECT_NEAR(actual.val_loss, expected.val_loss, testing::kBackendLossTolerance * expected.val_loss);
 }
 
 }  // namespace
