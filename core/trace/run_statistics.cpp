@@ -35,18 +35,18 @@ Trace events_from(const Trace& trace, double begin) {
 }  // namespace
 
 double warmup_end_time(const Trace& trace) {
-  if (static_cast<int>(trace.steps.size()) < kWarmupSteps) return kNaN;
+  if (static_cast<int>(trace.steps.size()) <= kWarmupSteps) return kNaN;
   return trace.steps[kWarmupSteps - 1].t_end;
 }
 
 RunStatistics run_statistics(const Trace& trace) {
   RunStatistics stats;
   const int devices = device_count(trace);
-  stats.includes_warmup = static_cast<int>(trace.steps.size()) <= kWarmupSteps;
+  const double warmup_end = warmup_end_time(trace);
+  stats.includes_warmup = !std::isfinite(warmup_end);
   const size_t first_step = stats.includes_warmup ? 0 : kWarmupSteps;
   // Where the counted part of the timeline begins.
-  const double begin = stats.includes_warmup ? -std::numeric_limits<double>::infinity()
-                                             : warmup_end_time(trace);
+  const double begin = stats.includes_warmup ? -std::numeric_limits<double>::infinity() : warmup_end;
 
   std::vector<double> step_times, bubbles;
   double samples = 0, seconds = 0;

@@ -19,7 +19,8 @@ namespace pipelab {
 // Training steps counted as warm-up at the start of a run.
 inline constexpr int kWarmupSteps = 1;
 
-// When the warm-up ended (the first step's t_end); NaN before a step finished.
+// When the warm-up that the statistics leave out ended: the first step's t_end
+// once a later step finished; NaN before (timelines mark [0, this time]).
 double warmup_end_time(const Trace& trace);
 
 struct RunStatistics {

@@ -69,6 +69,7 @@ TEST(RunStatistics, ARunOfOneStepIsAllWarmupAndSaysSo) {
   Trace trace = three_step_trace();
   trace.steps.resize(1);
   const RunStatistics stats = run_statistics(trace);
+  EXPECT_TRUE(std::isnan(warmup_end_time(trace)));  // nothing is left out, nothing marked
   EXPECT_TRUE(stats.includes_warmup);
   EXPECT_EQ(stats.steps_counted, 1);
   EXPECT_DOUBLE_EQ(stats.step_time_s, 10.0);
