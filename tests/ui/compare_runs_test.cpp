@@ -89,6 +89,13 @@ class CompareRunsTest : public QObject {
     QVERIFY(compare->lossGraph(0)->name().contains("gpipe"));
     QVERIFY(compare->lossGraph(1)->name().contains("1f1b"));
     QCOMPARE(compare->curvesPlot()->legend->itemCount(), 2);
+    // Memory: by default one step of each run from its start, else the whole run.
+    const int one_step_points = compare->memoryGraph(0)->dataCount();
+    QCOMPARE(compare->memoryGraph(0)->data()->constBegin()->key, 0.0);
+    compare->setMemoryOverWholeRun(true);
+    QVERIFY(compare->memoryGraph(0)->dataCount() > one_step_points);
+    compare->setMemoryOverWholeRun(false);
+    QCOMPARE(compare->memoryGraph(0)->dataCount(), one_step_points);
 
     // Two timelines on one time range; moving one moves the other.
     TimelineChart* a = compare->timeline(0);

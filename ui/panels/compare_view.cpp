@@ -2,6 +2,7 @@
 
 #include <qcustomplot.h>
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -33,6 +34,19 @@ double latest_time(const Trace& trace) {
   for (const TraceEvent& event : trace.events) latest = std::max(latest, event.t_end);
   for (const MemorySample& sample : trace.memory) latest = std::max(latest, sample.t);
   return latest;
+}
+
+// The stretch of a run the memory pane draws: the first step the statistics
+// count (its memory shape is what GPipe and 1F1B differ in), or everything.
+struct TimeWindow {
+  double begin = 0;
+  double end = 0;
+};
+TimeWindow memory_window(const Trace& trace, bool whole_run) {
+  const int counted = std::isfinite(warmup_end_time(trace)) ? kWarmupSteps : 0;
+  if (whole_run || static_cast<int>(trace.steps.size()) <= counted)
+    return {0, latest_time(trace)};
+  return {counted > 0 ? trace.steps[counted - 1].t_end : 0, trace.steps[counted].t_end};
 }
 
 QString run_title(int run, const RunRecord& record) {
@@ -67,6 +81,11 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
           [this](int index) { setMemoryDevice(index); });
   bar->addWidget(new QLabel(tr("Memory of:"), this));
   bar->addWidget(device_combo_);
+  whole_run_check_ = new QCheckBox(tr("whole run"), this);
+  whole_run_check_->setToolTip(
+      tr("Off: one step (the first after warm-up), both runs from its start. On: the whole run."));
+  connect(whole_run_check_, &QCheckBox::toggled, this, &CompareView::setMemoryOverWholeRun);
+  bar->addWidget(whole_run_check_);
   bar->addStretch();
   auto* open = new QPushButton(tr("Open a run…"), this);
   connect(open, &QPushButton::clicked, this, &CompareView::openRequested);
@@ -99,7 +118,9 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   for (int run = 0; run < 2; ++run) {
     loss_[run] = curves_->addGraph(loss_rect_->axis(QCPAxis::atBottom),
                                    loss_rect_->axis(QCPAxis::atLeft));
-    loss_[run]->setPen(QPen(kRunColors[run], 1.6));
+    // B dashed: synchronous schedules train alike, and A must show through.
+    const Qt::PenStyle style = run == 0 ? Qt::SolidLine : Qt::DashLine;
+    loss_[run]->setPen(QPen(kRunColors[run], run == 0 ? 2.5 : 1.5, style));
     memory_[run] = curves_->addGraph(memory_rect_->axis(QCPAxis::atBottom),
                                      memory_rect_->axis(QCPAxis::atLeft));
     memory_[run]->setPen(QPen(kRunColors[run], 1.4));
@@ -110,7 +131,8 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   table_ = new QTableWidget(0, 2, this);
   table_->setObjectName(QStringLiteral("compareStatistics"));
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
-  table_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table_->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+  table_->verticalHeader()->setDefaultSectionSize(20);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->setToolTip(tr("Measured statistics; the first (warm-up) step is left out"));
 
@@ -181,6 +203,11 @@ void CompareView::setMemoryDevice(int device) {
   rebuildCurves();
 }
 
+void CompareView::setMemoryOverWholeRun(bool whole_run) {
+  whole_run_check_->setChecked(whole_run);
+  rebuildCurves();
+}
+
 void CompareView::rebuild() {
   empty_label_->setVisible(!runs_[0] && !runs_[1]);
   // The device chooser lists the devices of the larger run.
@@ -197,8 +224,16 @@ void CompareView::rebuild() {
 }
 
 void CompareView::rebuildCurves() {
-  double top_loss = 0, top_memory = 0, last_step = 1, last_time = 0;
-  const TimeAxisUnit unit = sharedTimeUnit();
+  const bool whole_run = whole_run_check_->isChecked();
+  TimeWindow windows[2];
+  double longest = 0;
+  for (int run = 0; run < 2; ++run) {
+    if (!runs_[run]) continue;
+    windows[run] = memory_window(runs_[run]->trace, whole_run);
+    longest = std::max(longest, windows[run].end - windows[run].begin);
+  }
+  const TimeAxisUnit unit = time_axis_unit_for_seconds(longest);
+  double top_loss = 0, top_memory = 0, last_step = 1;
   for (int run = 0; run < 2; ++run) {
     QVector<double> steps, losses, times, bytes;
     const std::shared_ptr<const RunRecord>& record = runs_[run];
@@ -210,25 +245,39 @@ void CompareView::rebuildCurves() {
         top_loss = std::max(top_loss, metrics.loss);
         last_step = std::max(last_step, double(metrics.step + 1));
       }
+      // Each run from its window's start; the level held then starts the curve.
+      const TimeWindow window = windows[run];
+      double carried = 0;
       for (const MemorySample& sample : record->trace.memory) {
-        if (sample.device != memory_device_) continue;
-        times << sample.t * unit.scale;
-        bytes << double(total_bytes(sample.bytes)) / (1024.0 * 1024.0);
-        top_memory = std::max(top_memory, bytes.back());
-        last_time = std::max(last_time, times.back());
+        if (sample.device != memory_device_ || sample.t > window.end) continue;
+        const double mib = double(total_bytes(sample.bytes)) / (1024.0 * 1024.0);
+        if (sample.t < window.begin) {
+          carried = mib;
+          continue;
+        }
+        if (times.isEmpty()) {
+          times << 0;
+          bytes << carried;
+        }
+        times << (sample.t - window.begin) * unit.scale;
+        bytes << mib;
+        top_memory = std::max(top_memory, mib);
       }
     }
     loss_[run]->setData(steps, losses, true);
     memory_[run]->setData(times, bytes, true);
-    const QString name = record ? run_title(run, *record) : tr("%1 · no run").arg(QLatin1String(kRunLetters[run]));
+    const QString name = record ? run_title(run, *record)
+                                : tr("%1 · no run").arg(QLatin1String(kRunLetters[run]));
     loss_[run]->setName(name);
     memory_[run]->setName(name);
   }
   loss_rect_->axis(QCPAxis::atBottom)->setRange(0, last_step + 1);
   loss_rect_->axis(QCPAxis::atLeft)->setRange(0, top_loss > 0 ? top_loss * 1.1 : 1.0);
+  const QString span = whole_run ? tr("whole run")
+                                 : tr("step %1, from its start").arg(kWarmupSteps + 1);
   memory_rect_->axis(QCPAxis::atBottom)->setLabel(
-      tr("%1, device %2").arg(unit.label).arg(memory_device_));
-  memory_rect_->axis(QCPAxis::atBottom)->setRange(0, last_time > 0 ? last_time * 1.02 : 1.0);
+      tr("%1 · device %2 · %3").arg(unit.label).arg(memory_device_).arg(span));
+  memory_rect_->axis(QCPAxis::atBottom)->setRange(0, longest > 0 ? longest * unit.scale * 1.02 : 1.0);
   memory_rect_->axis(QCPAxis::atLeft)->setRange(0, top_memory > 0 ? top_memory * 1.1 : 1.0);
   curves_->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -242,9 +291,9 @@ void CompareView::rebuildStatistics() {
       stats[run] = run_statistics(runs_[run]->trace);
       devices = std::max(devices, static_cast<int>(stats[run].peak_bytes_per_device.size()));
     }
-    headers << (runs_[run] ? run_title(run, *runs_[run]) : QStringLiteral("—"));
+    headers << tr("Run %1").arg(QLatin1String(kRunLetters[run]));
   }
-  table_->setHorizontalHeaderLabels(headers);
+  table_->setHorizontalHeaderLabels(headers);  // the names are in the choosers and the legend
 
   struct Row {
     QString name;
@@ -315,6 +364,8 @@ QString CompareView::statisticsText() const {
     for (int column = 0; column < 3; ++column)
       widths[column] = std::max(widths[column], static_cast<int>(cell(row, column).size()));
   QStringList lines;
+  for (int run = 0; run < 2; ++run)
+    if (runs_[run]) lines << tr("Run %1").arg(run_title(run, *runs_[run]));
   for (int row = -1; row < rows; ++row) {
     QString line = cell(row, 0).leftJustified(widths[0] + 3);
     line += cell(row, 1).leftJustified(widths[1] + 3) + cell(row, 2);
@@ -326,7 +377,7 @@ QString CompareView::statisticsText() const {
 
 void CompareView::rebuildTimelines() {
   TimelineChart* charts[2] = {timeline_a_, timeline_b_};
-  double latest = 0;
+  double shown_until = 0;  // the end of the first counted steps of the slower run
   for (int run = 0; run < 2; ++run) {
     const std::shared_ptr<const RunRecord>& record = runs_[run];
     TimelineChart* chart = charts[run];
@@ -343,12 +394,14 @@ void CompareView::rebuildTimelines() {
     chart->setTitle(tr("%1: step %2 · bubble %3")
                         .arg(run_title(run, *record), duration_text(stats.step_time_s),
                              percent_text(stats.bubble_fraction)));
-    latest = std::max(latest, latest_time(trace));
+    // Warm-up and two steps after it show each op; a double-click shows everything.
+    const size_t last = std::min<size_t>(kWarmupSteps + 2, trace.steps.size());
+    shown_until = std::max(shown_until, last > 0 ? trace.steps[last - 1].t_end : latest_time(trace));
   }
   // Both on one time unit and range, so equal lengths look equal.
   const TimeAxisUnit unit = sharedTimeUnit();
   for (TimelineChart* chart : charts) chart->setTimeUnit(unit);
-  const double end = latest > 0 ? latest * 1.01 : 1e-3;
+  const double end = shown_until > 0 ? shown_until * 1.01 : 1e-3;
   timeline_a_->showTimeRange(0, end);
   timeline_b_->showTimeRange(0, end);
   for (TimelineChart* chart : charts) chart->replot(QCustomPlot::rpQueuedReplot);

@@ -13,6 +13,7 @@
 #include "core/io/run_file.h"
 #include "ui/timeline/time_axis_unit.h"
 
+class QCheckBox;
 class QComboBox;
 class QCustomPlot;
 class QCPAxisRect;
@@ -36,8 +37,10 @@ class CompareView : public QWidget {
   void setRuns(int row_a, int row_b);
   int runA() const;
   int runB() const;
-  // Whose memory the memory pane draws.
+  // Whose memory the memory pane draws, and over what: the first step the
+  // statistics count, each run from that step's start (the default), or the whole run.
   void setMemoryDevice(int device);
+  void setMemoryOverWholeRun(bool whole_run);
 
   // What tests and exports read.
   QCustomPlot* curvesPlot() const { return curves_; }
@@ -68,6 +71,7 @@ class CompareView : public QWidget {
   std::shared_ptr<const RunRecord> runs_[2];
   QComboBox* run_combo_[2];
   QComboBox* device_combo_;
+  QCheckBox* whole_run_check_;
   QCustomPlot* curves_;
   QCPAxisRect* loss_rect_;
   QCPAxisRect* memory_rect_;

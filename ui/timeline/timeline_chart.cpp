@@ -109,6 +109,8 @@ TimelineChart::TimelineChart(QWidget* parent) : QCustomPlot(parent) {
   warmup_label_->setText(tr("warm-up (left out of the statistics)"));
   warmup_label_->setFont(QFont(font().family(), 8));
   warmup_label_->setColor(QColor(60, 60, 60));
+  warmup_label_->setBrush(QColor(255, 255, 255, 200));  // readable over the bars
+  warmup_label_->setPadding(QMargins(3, 1, 3, 1));
   warmup_label_->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
   warmup_label_->setClipToAxisRect(true);
   for (QCPItemPosition* corner :
