@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/io/experiment_json.h"
+#include "core/io/json_document.h"
 #include "core/io/json_reader.h"
 #include "core/text/quoted_excerpt.h"
 
@@ -22,20 +23,8 @@ const std::vector<std::string> kMemoryColumns = {"device",      "t",          "w
                                                  "gradients",   "optimizer_state", "activations",
                                                  "stashed_weights", "comm_buffers", "workspace",
                                                  "host"};
-// A run file nests 5 levels (top, trace, events, row); the experiment 4 below "experiment".
+// A run file nests 4 levels (top, trace, events, row); its experiment 4 below "experiment".
 constexpr int kMaxRunJsonDepth = 16;
-
-const char* group_name(CommGroup group) {
-  switch (group) {
-    case CommGroup::TensorParallel:
-      return "tp";
-    case CommGroup::DataParallel:
-      return "dp";
-    case CommGroup::None:
-      break;
-  }
-  return "";
-}
 
 Json number_or_null(double value) { return std::isfinite(value) ? Json(value) : Json(nullptr); }
 
@@ -48,7 +37,7 @@ Json device_json(const DeviceInfo& info) {
 Json event_row(const TraceEvent& event) {
   const Op& op = event.op;
   return Json::array({event.device, op_kind_name(op.kind), op.stage, op.chunk, op.microbatch,
-                      op.step, op.weight_version, op.weight_delay, op.peer, group_name(op.group),
+                      op.step, op.weight_version, op.weight_delay, op.peer, comm_group_name(op.group),
                       op.layer, op.bytes, event.t_begin, event.t_end, event.bytes});
 }
 
@@ -159,13 +148,11 @@ TraceEvent read_event(const Json& row, const std::string& field) {
   op.weight_delay = json_to_int(row[7], column(7));
   op.peer = json_to_int(row[8], column(8));
   const std::string group = json_to_string(row[9], column(9));
-  if (group == "tp") {
-    op.group = CommGroup::TensorParallel;
-  } else if (group == "dp") {
-    op.group = CommGroup::DataParallel;
-  } else if (!group.empty()) {
-    fail(column(9) + " = " + quoted_excerpt(group) + " is not a group; valid: \"\", tp, dp");
-  }
+  const std::optional<CommGroup> parsed_group = parse_comm_group(group);
+  if (!parsed_group)
+    fail(column(9) + " = " + quoted_excerpt(group) +
+         " is not a group; valid: none, tensor_parallel, data_parallel");
+  op.group = *parsed_group;
   op.layer = json_to_int(row[10], column(10));
   op.bytes = json_to_integer(row[11], column(11));
   event.t_begin = finite_number(row[12], column(12));
@@ -241,25 +228,9 @@ Trace read_trace(const Json& value) {
 }
 
 Json parse_json(const std::string& text) {
-  if (text.size() > kMaxRunFileBytes)
-    fail("the file is larger than the " + std::to_string(kMaxRunFileBytes >> 20) +
-         " MiB a run file may take; is this a PipeLab run?");
-  const Json::parser_callback_t limit_depth = [](int depth, Json::parse_event_t event, Json&) {
-    const bool opens = event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start;
-    if (opens && depth >= kMaxRunJsonDepth)
-      fail("the JSON is nested more than " + std::to_string(kMaxRunJsonDepth) +
-           " levels deep; this is not a PipeLab run");
-    return true;
-  };
-  try {
-    return Json::parse(text.begin(), text.end(), limit_depth, /*allow_exceptions=*/true,
-                       /*ignore_comments=*/false);
-  } catch (const Json::exception& error) {
-    std::string message = error.what();
-    const size_t tag_end = message.find("] ");
-    if (tag_end != std::string::npos) message.erase(0, tag_end + 2);  // "[json.exception...] "
-    fail("not valid JSON: " + safe_excerpt(message, 240));
-  }
+  return parse_json_document(
+      text, JsonLimits{kMaxRunFileBytes, kMaxRunJsonDepth, "a run file",
+                       "a run file nests 4 ({\"trace\": {\"events\": [[...]]}})", false});
 }
 
 }  // namespace
