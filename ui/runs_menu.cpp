@@ -30,8 +30,7 @@ RunsMenu::RunsMenu(RunStore* store, CompareView* compare, RunController* run, QW
   open_action_ = new QAction(tr("&Open a run…"), this);
   connect(open_action_, &QAction::triggered, this, &RunsMenu::openWithDialog);
   save_action_ = new QAction(tr("&Save the latest run…"), this);
-  connect(save_action_, &QAction::triggered, this,
-          [this] { saveWithDialog(store_->count() - 1); });
+  connect(save_action_, &QAction::triggered, this, [this] { saveWithDialog(store_->count() - 1); });
 
   connect(compare_, &CompareView::saveRequested, this, &RunsMenu::saveWithDialog);
   connect(compare_, &CompareView::openRequested, this, &RunsMenu::openWithDialog);
@@ -107,9 +106,9 @@ bool RunsMenu::saveRun(int row, const QString& path) {
 
 void RunsMenu::openWithDialog() {
   QSettings settings;
-  const QString path = QFileDialog::getOpenFileName(
-      window_, tr("Open a saved run"), settings.value(kRunFolderKey).toString(),
-      tr("PipeLab runs (*.json);;All files (*)"));
+  const QString path = QFileDialog::getOpenFileName(window_, tr("Open a saved run"),
+                                                    settings.value(kRunFolderKey).toString(),
+                                                    tr("PipeLab runs (*.json);;All files (*)"));
   if (path.isEmpty()) return;
   settings.setValue(kRunFolderKey, QFileInfo(path).absolutePath());
   if (openRun(path)) showComparison();
@@ -122,11 +121,13 @@ void RunsMenu::saveWithDialog(int row) {
     return;
   }
   QSettings settings;
-  const QString suggestion =
-      QString::fromStdString(record->name).simplified().replace(QRegularExpression("[^\\w.-]+"), "-") +
-      QStringLiteral(".run.json");
+  const QString suggestion = QString::fromStdString(record->name)
+                                 .simplified()
+                                 .replace(QRegularExpression("[^\\w.-]+"), "-") +
+                             QStringLiteral(".run.json");
   QString path = QFileDialog::getSaveFileName(
-      window_, tr("Save the run"), QDir(settings.value(kRunFolderKey).toString()).filePath(suggestion),
+      window_, tr("Save the run"),
+      QDir(settings.value(kRunFolderKey).toString()).filePath(suggestion),
       tr("PipeLab runs (*.json)"));
   if (path.isEmpty()) return;
   if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".json");

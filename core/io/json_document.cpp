@@ -24,10 +24,12 @@ std::string without_exception_tag(std::string message) {
 // the limits.
 Json parse_within_limits(std::string_view text, const JsonLimits& limits) {
   if (text.size() > limits.max_bytes)
-    throw ExperimentError("the JSON text is larger than the " + std::to_string(limits.max_bytes >> 20) +
-                          " MiB " + limits.document + " may take; is this the right file?");
+    throw ExperimentError("the JSON text is larger than the " +
+                          std::to_string(limits.max_bytes >> 20) + " MiB " + limits.document +
+                          " may take; is this the right file?");
   // Refuses the first value that opens too deep, before it is built.
-  const Json::parser_callback_t limit_depth = [&limits](int depth, Json::parse_event_t event, Json&) {
+  const Json::parser_callback_t limit_depth = [&limits](int depth, Json::parse_event_t event,
+                                                        Json&) {
     const bool opens = event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start;
     if (opens && depth >= limits.max_depth)
       throw ExperimentError("the JSON is nested more than " + std::to_string(limits.max_depth) +

@@ -17,28 +17,29 @@ namespace {
 
 // The columns of an event row and of a memory row, in order.
 const std::vector<std::string> kEventColumns = {
-    "device", "kind",  "stage",    "chunk",   "microbatch", "step",  "weight_version", "weight_delay",
-    "peer",   "group", "layer",    "op_bytes", "t_begin",   "t_end", "bytes"};
-const std::vector<std::string> kMemoryColumns = {"device",      "t",          "weights",
-                                                 "gradients",   "optimizer_state", "activations",
-                                                 "stashed_weights", "comm_buffers", "workspace",
-                                                 "host"};
+    "device", "kind",  "stage", "chunk",    "microbatch", "step",  "weight_version", "weight_delay",
+    "peer",   "group", "layer", "op_bytes", "t_begin",    "t_end", "bytes"};
+const std::vector<std::string> kMemoryColumns = {
+    "device",          "t",           "weights",         "gradients",
+    "optimizer_state", "activations", "stashed_weights", "comm_buffers",
+    "workspace",       "host"};
 // A run file nests 4 levels (top, trace, events, row); its experiment 4 below "experiment".
 constexpr int kMaxRunJsonDepth = 16;
 
 Json number_or_null(double value) { return std::isfinite(value) ? Json(value) : Json(nullptr); }
 
 Json device_json(const DeviceInfo& info) {
-  return Json{{"device", info.device},       {"replica", info.replica},
-              {"pipeline_rank", info.pipeline_rank}, {"shard", info.shard},
-              {"stages", info.stages},       {"label", info.label}};
+  return Json{
+      {"device", info.device}, {"replica", info.replica}, {"pipeline_rank", info.pipeline_rank},
+      {"shard", info.shard},   {"stages", info.stages},   {"label", info.label}};
 }
 
 Json event_row(const TraceEvent& event) {
   const Op& op = event.op;
   return Json::array({event.device, op_kind_name(op.kind), op.stage, op.chunk, op.microbatch,
-                      op.step, op.weight_version, op.weight_delay, op.peer, comm_group_name(op.group),
-                      op.layer, op.bytes, event.t_begin, event.t_end, event.bytes});
+                      op.step, op.weight_version, op.weight_delay, op.peer,
+                      comm_group_name(op.group), op.layer, op.bytes, event.t_begin, event.t_end,
+                      event.bytes});
 }
 
 Json memory_row(const MemorySample& sample) {
@@ -76,7 +77,8 @@ double number_or_nan(const Json& value, const std::string& field) {
 
 double finite_number(const Json& value, const std::string& field) {
   const double number = json_to_number(value, field);
-  if (!std::isfinite(number)) fail(field + " = " + json_value_text(value) + " is not a finite number");
+  if (!std::isfinite(number))
+    fail(field + " = " + json_value_text(value) + " is not a finite number");
   return number;
 }
 
@@ -96,7 +98,8 @@ const Json& member(const Json& object, const std::string& key, const std::string
 
 const Json& array_member(const Json& object, const std::string& key, const std::string& path) {
   const Json& value = member(object, key, path);
-  if (!value.is_array()) fail(path + "." + key + " must be an array, got " + json_value_text(value));
+  if (!value.is_array())
+    fail(path + "." + key + " must be an array, got " + json_value_text(value));
   return value;
 }
 
@@ -108,7 +111,8 @@ const Json& row_of(const Json& rows, size_t index, size_t columns, const std::st
   return row;
 }
 
-void check_columns(const Json& trace, const std::string& key, const std::vector<std::string>& expected) {
+void check_columns(const Json& trace, const std::string& key,
+                   const std::vector<std::string>& expected) {
   const Json& columns = member(trace, key, "trace");
   if (columns != Json(expected))
     fail("trace." + key + " is " + json_value_text(columns) +
@@ -131,7 +135,9 @@ DeviceInfo read_device(const Json& value, const std::string& field) {
 }
 
 TraceEvent read_event(const Json& row, const std::string& field) {
-  auto column = [&](size_t i) { return field + "[" + std::to_string(i) + "] (" + kEventColumns[i] + ")"; };
+  auto column = [&](size_t i) {
+    return field + "[" + std::to_string(i) + "] (" + kEventColumns[i] + ")";
+  };
   TraceEvent event;
   event.device = device_id(row[0], column(0));
   Op& op = event.op;
@@ -172,10 +178,10 @@ MemorySample read_sample(const Json& row, const std::string& field) {
 }
 
 StepMetrics read_step(const Json& value, const std::string& field) {
-  const JsonObjectReader reader(value, field,
-                                {"step", "t_end", "loss", "accuracy", "val_loss", "val_accuracy",
-                                 "step_time_s", "samples_per_s", "bubble_measured",
-                                 "bubble_simulated"});
+  const JsonObjectReader reader(
+      value, field,
+      {"step", "t_end", "loss", "accuracy", "val_loss", "val_accuracy", "step_time_s",
+       "samples_per_s", "bubble_measured", "bubble_simulated"});
   StepMetrics step;
   step.step = json_to_int(member(value, "step", field), field + ".step");
   step.t_end = finite_number(member(value, "t_end", field), field + ".t_end");
@@ -270,20 +276,23 @@ void save_run(const RunRecord& run, const std::string& path) {
   if (!file) throw RunFileError("cannot write " + quoted_excerpt(path, kPathExcerptBytes));
   file << run_to_json(run);
   file.close();
-  if (!file) throw RunFileError("could not finish writing " + quoted_excerpt(path, kPathExcerptBytes));
+  if (!file)
+    throw RunFileError("could not finish writing " + quoted_excerpt(path, kPathExcerptBytes));
 }
 
 RunRecord parse_run(const std::string& text) {
   try {
     const Json document = parse_json(text);
     if (!document.is_object() || document.value("format", Json()) != Json(kRunFileFormat))
-      fail("not a PipeLab run file (no \"format\": \"pipelab-run\"); open experiments with File > "
-           "Open and runs saved from the Runs menu here");
-    const JsonObjectReader reader(document, "", {"format", "version", "name", "experiment", "trace"});
+      fail(
+          "not a PipeLab run file (no \"format\": \"pipelab-run\"); open experiments with File > "
+          "Open and runs saved from the Runs menu here");
+    const JsonObjectReader reader(document, "",
+                                  {"format", "version", "name", "experiment", "trace"});
     const int version = json_to_int(member(document, "version", "the run file"), "version");
     if (version != kRunFileVersion)
-      fail("version " + std::to_string(version) + " of the run format; this PipeLab reads version " +
-           std::to_string(kRunFileVersion));
+      fail("version " + std::to_string(version) +
+           " of the run format; this PipeLab reads version " + std::to_string(kRunFileVersion));
     RunRecord run;
     reader.read("name", run.name);
     try {

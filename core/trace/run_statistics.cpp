@@ -46,7 +46,8 @@ RunStatistics run_statistics(const Trace& trace) {
   stats.includes_warmup = !std::isfinite(warmup_end);
   const size_t first_step = stats.includes_warmup ? 0 : kWarmupSteps;
   // Where the counted part of the timeline begins.
-  const double begin = stats.includes_warmup ? -std::numeric_limits<double>::infinity() : warmup_end;
+  const double begin =
+      stats.includes_warmup ? -std::numeric_limits<double>::infinity() : warmup_end;
 
   std::vector<double> step_times, bubbles;
   double samples = 0, seconds = 0;
@@ -79,7 +80,8 @@ RunStatistics run_statistics(const Trace& trace) {
   // The latest sample before `begin` is the level the device held when the
   // counted window opened.
   std::vector<int64_t> carried(static_cast<size_t>(devices), 0);
-  std::vector<double> carried_t(static_cast<size_t>(devices), -std::numeric_limits<double>::infinity());
+  std::vector<double> carried_t(static_cast<size_t>(devices),
+                                -std::numeric_limits<double>::infinity());
   stats.peak_bytes_per_device.assign(static_cast<size_t>(devices), 0);
   for (const MemorySample& sample : trace.memory) {
     if (sample.device < 0 || sample.device >= devices) continue;

@@ -4,11 +4,12 @@
 // stacks two timelines on one time scale. Also the measured timeline's
 // warm-up mark, the statistics without warm-up, and the note (with the
 // replayed view one click away) when a run has more devices than cores.
+#include <qcustomplot.h>
+
 #include <QPushButton>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
-#include <qcustomplot.h>
 
 #include "core/trace/run_statistics.h"
 #include "ui/exports/export_actions.h"
@@ -16,9 +17,9 @@
 #include "ui/models/experiment_document.h"
 #include "ui/models/run_controller.h"
 #include "ui/models/run_store.h"
+#include "ui/number_text.h"
 #include "ui/panels/compare_view.h"
 #include "ui/panels/stats_panel.h"
-#include "ui/number_text.h"
 #include "ui/runs_menu.h"
 #include "ui/timeline/timeline_chart.h"
 #include "ui/timeline/timeline_plottable.h"
@@ -84,7 +85,8 @@ class CompareRunsTest : public QObject {
     for (int run = 0; run < 2; ++run) {
       QCOMPARE(compare->lossGraph(run)->dataCount(), 3);
       QVERIFY(compare->memoryGraph(run)->dataCount() > 0);
-      QVERIFY(compare->lossGraph(run)->name().contains(QString::fromStdString(store->run(run)->name)));
+      QVERIFY(
+          compare->lossGraph(run)->name().contains(QString::fromStdString(store->run(run)->name)));
     }
     QVERIFY(compare->lossGraph(0)->name().contains("gpipe"));
     QVERIFY(compare->lossGraph(1)->name().contains("1f1b"));

@@ -72,8 +72,8 @@ Placement place(const QList<QCustomPlot*>& charts, Qt::Orientation orientation, 
   return placement;
 }
 
-void draw_charts(QCPPainter& painter, const QList<QCustomPlot*>& charts,
-                 const Placement& placement, const QString& caption) {
+void draw_charts(QCPPainter& painter, const QList<QCustomPlot*>& charts, const Placement& placement,
+                 const QString& caption) {
   if (!caption.isEmpty()) {
     painter.save();
     painter.setFont(caption_font());

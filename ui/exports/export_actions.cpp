@@ -79,7 +79,9 @@ bool ExportActions::exportTrainingChart(const QString& path, QString* error, QSi
 
 bool ExportActions::exportComparison(const QString& path, QString* error, QSize size) const {
   if (!sources_.compare || (sources_.compare->runA() < 0 && sources_.compare->runB() < 0)) {
-    if (error) *error = tr("there are no runs to compare yet; run an experiment twice (Runs > Compare runs)");
+    if (error)
+      *error =
+          tr("there are no runs to compare yet; run an experiment twice (Runs > Compare runs)");
     return false;
   }
   return export_charts(sources_.compare->charts(), Qt::Vertical, path, error, size,

@@ -1,8 +1,8 @@
 // ExportActions: the window's File > Export commands. Each chart (timeline,
-// memory, training, the comparison of two runs) goes to PNG, SVG or PDF and the trace to Chrome JSON or CSV,
-// through a save dialog that remembers the last folder, or straight to a path
-// for scripts and tests. What was written, or why not, comes out as signals so
-// the window decides where to show it.
+// memory, training, the comparison of two runs) goes to PNG, SVG or PDF and the trace to Chrome
+// JSON or CSV, through a save dialog that remembers the last folder, or straight to a path for
+// scripts and tests. What was written, or why not, comes out as signals so the window decides where
+// to show it.
 #pragma once
 
 #include <QObject>

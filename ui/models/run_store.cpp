@@ -6,9 +6,7 @@ namespace pipelab {
 
 RunStore::RunStore(QObject* parent) : QAbstractListModel(parent) {}
 
-int RunStore::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : count();
-}
+int RunStore::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : count(); }
 
 QVariant RunStore::data(const QModelIndex& index, int role) const {
   const std::shared_ptr<const RunRecord> record = run(index.row());
@@ -28,11 +26,11 @@ std::shared_ptr<const RunRecord> RunStore::run(int row) const {
 
 int RunStore::add(const Experiment& experiment, const Trace& trace) {
   RunRecord record;
-  record.name = tr("%1 · %2 · %3")
-                    .arg(made_ + 1)
-                    .arg(QString::fromStdString(trace.schedule),
-                         QString::fromStdString(experiment.name))
-                    .toStdString();
+  record.name =
+      tr("%1 · %2 · %3")
+          .arg(made_ + 1)
+          .arg(QString::fromStdString(trace.schedule), QString::fromStdString(experiment.name))
+          .toStdString();
   record.experiment = experiment;
   record.trace = trace;
   return add(std::move(record));

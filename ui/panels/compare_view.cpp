@@ -44,14 +44,13 @@ struct TimeWindow {
 };
 TimeWindow memory_window(const Trace& trace, bool whole_run) {
   const int counted = std::isfinite(warmup_end_time(trace)) ? kWarmupSteps : 0;
-  if (whole_run || static_cast<int>(trace.steps.size()) <= counted)
-    return {0, latest_time(trace)};
+  if (whole_run || static_cast<int>(trace.steps.size()) <= counted) return {0, latest_time(trace)};
   return {counted > 0 ? trace.steps[counted - 1].t_end : 0, trace.steps[counted].t_end};
 }
 
 QString run_title(int run, const RunRecord& record) {
   return QStringLiteral("%1 · %2").arg(QLatin1String(kRunLetters[run]),
-                                        QString::fromStdString(record.name));
+                                       QString::fromStdString(record.name));
 }
 
 }  // namespace
@@ -63,13 +62,12 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     run_combo_[run]->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     run_combo_[run]->setMinimumContentsLength(24);
     auto* swatch = new QLabel(tr("Run %1:").arg(QLatin1String(kRunLetters[run])), this);
-    swatch->setStyleSheet(QStringLiteral("QLabel { color: %1; font-weight: bold; }")
-                              .arg(kRunColors[run].name()));
+    swatch->setStyleSheet(
+        QStringLiteral("QLabel { color: %1; font-weight: bold; }").arg(kRunColors[run].name()));
     auto* save = new QPushButton(tr("Save…"), this);
     save->setToolTip(tr("Save this run to a file that Runs > Open a run… reopens"));
-    connect(save, &QPushButton::clicked, this, [this, run] {
-      emit saveRequested(run_combo_[run]->currentIndex());
-    });
+    connect(save, &QPushButton::clicked, this,
+            [this, run] { emit saveRequested(run_combo_[run]->currentIndex()); });
     bar->addWidget(swatch);
     bar->addWidget(run_combo_[run]);
     bar->addWidget(save);
@@ -116,8 +114,8 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   curves_->legend->setFont(QFont(font().family(), 8));
   loss_rect_->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
   for (int run = 0; run < 2; ++run) {
-    loss_[run] = curves_->addGraph(loss_rect_->axis(QCPAxis::atBottom),
-                                   loss_rect_->axis(QCPAxis::atLeft));
+    loss_[run] =
+        curves_->addGraph(loss_rect_->axis(QCPAxis::atBottom), loss_rect_->axis(QCPAxis::atLeft));
     // B dashed: synchronous schedules train alike, and A must show through.
     const Qt::PenStyle style = run == 0 ? Qt::SolidLine : Qt::DashLine;
     loss_[run]->setPen(QPen(kRunColors[run], run == 0 ? 2.5 : 1.5, style));
@@ -142,7 +140,8 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   timeline_b_->setObjectName(QStringLiteral("compareTimelineB"));
   timeline_a_->setLegendShown(false);  // B's legend explains both
   // One time scale: moving either time axis moves the other.
-  for (auto [from, to] : {std::pair{timeline_a_, timeline_b_}, std::pair{timeline_b_, timeline_a_}}) {
+  for (auto [from, to] :
+       {std::pair{timeline_a_, timeline_b_}, std::pair{timeline_b_, timeline_a_}}) {
     TimelineChart* other = to;
     connect(from->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), to,
             [other](const QCPRange& range) {
@@ -215,7 +214,8 @@ void CompareView::rebuild() {
   for (const auto& record : runs_)
     if (record) devices = std::max(devices, device_count(record->trace));
   device_combo_->clear();
-  for (int device = 0; device < devices; ++device) device_combo_->addItem(tr("device %1").arg(device));
+  for (int device = 0; device < devices; ++device)
+    device_combo_->addItem(tr("device %1").arg(device));
   memory_device_ = std::clamp(memory_device_, 0, std::max(0, devices - 1));
   device_combo_->setCurrentIndex(devices > 0 ? memory_device_ : -1);
   rebuildCurves();
@@ -266,18 +266,19 @@ void CompareView::rebuildCurves() {
     }
     loss_[run]->setData(steps, losses, true);
     memory_[run]->setData(times, bytes, true);
-    const QString name = record ? run_title(run, *record)
-                                : tr("%1 · no run").arg(QLatin1String(kRunLetters[run]));
+    const QString name =
+        record ? run_title(run, *record) : tr("%1 · no run").arg(QLatin1String(kRunLetters[run]));
     loss_[run]->setName(name);
     memory_[run]->setName(name);
   }
   loss_rect_->axis(QCPAxis::atBottom)->setRange(0, last_step + 1);
   loss_rect_->axis(QCPAxis::atLeft)->setRange(0, top_loss > 0 ? top_loss * 1.1 : 1.0);
-  const QString span = whole_run ? tr("whole run")
-                                 : tr("step %1, from its start").arg(kWarmupSteps + 1);
-  memory_rect_->axis(QCPAxis::atBottom)->setLabel(
-      tr("%1 · device %2 · %3").arg(unit.label).arg(memory_device_).arg(span));
-  memory_rect_->axis(QCPAxis::atBottom)->setRange(0, longest > 0 ? longest * unit.scale * 1.02 : 1.0);
+  const QString span =
+      whole_run ? tr("whole run") : tr("step %1, from its start").arg(kWarmupSteps + 1);
+  memory_rect_->axis(QCPAxis::atBottom)
+      ->setLabel(tr("%1 · device %2 · %3").arg(unit.label).arg(memory_device_).arg(span));
+  memory_rect_->axis(QCPAxis::atBottom)
+      ->setRange(0, longest > 0 ? longest * unit.scale * 1.02 : 1.0);
   memory_rect_->axis(QCPAxis::atLeft)->setRange(0, top_memory > 0 ? top_memory * 1.1 : 1.0);
   curves_->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -354,8 +355,7 @@ QString CompareView::statisticsText() const {
   const int rows = table_->rowCount();
   int widths[3] = {0, 0, 0};
   auto cell = [this](int row, int column) -> QString {
-    if (column == 0)
-      return row < 0 ? QString() : table_->verticalHeaderItem(row)->text();
+    if (column == 0) return row < 0 ? QString() : table_->verticalHeaderItem(row)->text();
     const QTableWidgetItem* item =
         row < 0 ? table_->horizontalHeaderItem(column - 1) : table_->item(row, column - 1);
     return item ? item->text() : QString();
@@ -396,7 +396,8 @@ void CompareView::rebuildTimelines() {
                              percent_text(stats.bubble_fraction)));
     // Warm-up and two steps after it show each op; a double-click shows everything.
     const size_t last = std::min<size_t>(kWarmupSteps + 2, trace.steps.size());
-    shown_until = std::max(shown_until, last > 0 ? trace.steps[last - 1].t_end : latest_time(trace));
+    shown_until =
+        std::max(shown_until, last > 0 ? trace.steps[last - 1].t_end : latest_time(trace));
   }
   // Both on one time unit and range, so equal lengths look equal.
   const TimeAxisUnit unit = sharedTimeUnit();

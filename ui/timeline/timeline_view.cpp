@@ -194,8 +194,7 @@ void TimelineView::updateCoresNotice() {
     cores_row_->hide();
     return;
   }
-  const QString cores =
-      available_cores_ == 1 ? tr("1 core") : tr("%1 cores").arg(available_cores_);
+  const QString cores = available_cores_ == 1 ? tr("1 core") : tr("%1 cores").arg(available_cores_);
   cores_label_->setText(
       tr("This machine has %1 for %2 virtual devices: the measured timeline is mostly threads "
          "waiting for a core, not the schedule. The replayed view lays the measured op times "

@@ -42,8 +42,8 @@ Trace three_step_trace() {
                   make_event(0, OpKind::Forward, 0, 12.0, 13.0)};
   trace.steps = {make_step(0, 10.0, 10.0, 0.1, 3.0), make_step(1, 12.0, 2.0, 0.5, 2.0),
                  make_step(2, 14.0, 2.0, 0.5, 1.0)};
-  trace.memory = {make_sample(0, 0.5, 1000), make_sample(0, 9.5, 200),
-                  make_sample(0, 10.5, 300), make_sample(0, 11.5, 100)};
+  trace.memory = {make_sample(0, 0.5, 1000), make_sample(0, 9.5, 200), make_sample(0, 10.5, 300),
+                  make_sample(0, 11.5, 100)};
   return trace;
 }
 
@@ -53,9 +53,9 @@ TEST(RunStatistics, LeavesTheWarmupStepOut) {
   const RunStatistics stats = run_statistics(trace);
   EXPECT_FALSE(stats.includes_warmup);
   EXPECT_EQ(stats.steps_counted, 2);
-  EXPECT_DOUBLE_EQ(stats.step_time_s, 2.0);       // not (10 + 2 + 2) / 3
-  EXPECT_DOUBLE_EQ(stats.samples_per_s, 50.0);    // 200 samples in 4 s
-  EXPECT_DOUBLE_EQ(stats.bubble_fraction, 0.5);   // not the warm-up's 0.1
+  EXPECT_DOUBLE_EQ(stats.step_time_s, 2.0);      // not (10 + 2 + 2) / 3
+  EXPECT_DOUBLE_EQ(stats.samples_per_s, 50.0);   // 200 samples in 4 s
+  EXPECT_DOUBLE_EQ(stats.bubble_fraction, 0.5);  // not the warm-up's 0.1
   EXPECT_DOUBLE_EQ(stats.final_loss, 1.0);
   // The warm-up's 1000 bytes are left out; its last level (200) is carried in.
   ASSERT_EQ(stats.peak_bytes_per_device.size(), 1u);
