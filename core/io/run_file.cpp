@@ -285,8 +285,8 @@ RunRecord parse_run(const std::string& text) {
     const Json document = parse_json(text);
     if (!document.is_object() || document.value("format", Json()) != Json(kRunFileFormat))
       fail(
-          "not a PipeLab run file (no \"format\": \"pipelab-run\"); open experiments with File > "
-          "Open and runs saved from the Runs menu here");
+          "not a PipeLab run file (no \"format\": \"pipelab-run\"); an experiment opens with "
+          "File > Open, a run saved with Runs > Save the latest run… opens here");
     const JsonObjectReader reader(document, "",
                                   {"format", "version", "name", "experiment", "trace"});
     const int version = json_to_int(member(document, "version", "the run file"), "version");
