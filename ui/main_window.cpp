@@ -238,6 +238,7 @@ void MainWindow::buildActions() {
   exports_ = new ExportActions(
       {timeline_view_, memory_view_, training_view_, run_, predictor_, compare_view_}, this);
   connect(exports_, &ExportActions::failed, this, &MainWindow::setNotice);
+  compare_view_->setExportAction(exports_->comparisonAction());
   connect(exports_, &ExportActions::wrote, this,
           [this](const QString& text) { statusBar()->showMessage(text, kStatusMessageMs); });
 }

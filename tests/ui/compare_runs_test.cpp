@@ -121,6 +121,11 @@ class CompareRunsTest : public QObject {
     QVERIFY(contains_row(table, "Bubble"));
     QVERIFY(contains_row(table, "Peak memory, device 1"));
     QVERIFY(compare->statisticsText().contains("mean of steps 2–3"));
+    // The text's columns line up: each run's header above its values.
+    const QStringList lines = compare->statisticsText().split('\n');
+    const int header = lines.indexOf(QRegularExpression("^ +Run A +Run B$"));
+    QVERIFY2(header >= 0, qPrintable(compare->statisticsText()));
+    QCOMPARE(lines[header + 1].indexOf("gpipe"), lines[header].indexOf("Run A"));
     QVERIFY(!compare->grab().isNull());
 
     // The comparison exports, statistics and all.

@@ -42,6 +42,8 @@ class ExportActions : public QObject {
 
   // The charts, a separator, then the traces.
   void addTo(QMenu* menu) const;
+  // File > Export > Comparison of two runs…, also offered in the comparison window.
+  QAction* comparisonAction() const { return comparison_action_; }
 
   // Exports without dialogs; `size` as in export_charts. False with *error on failure.
   bool exportTimeline(const QString& path, QString* error, QSize size = QSize()) const;

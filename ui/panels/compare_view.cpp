@@ -10,6 +10,7 @@
 #include <QPushButton>
 #include <QSplitter>
 #include <QTableWidget>
+#include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -56,7 +57,7 @@ QString run_title(int run, const RunRecord& record) {
 }  // namespace
 
 CompareView::CompareView(QWidget* parent) : QWidget(parent) {
-  auto* bar = new QHBoxLayout;
+  auto* bar = bar_ = new QHBoxLayout;
   for (int run = 0; run < 2; ++run) {
     run_combo_[run] = new QComboBox(this);
     run_combo_[run]->setSizeAdjustPolicy(QComboBox::AdjustToContents);
@@ -170,6 +171,14 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   rebuild();
 }
 
+void CompareView::setExportAction(QAction* action) {
+  auto* button = new QToolButton(this);
+  button->setDefaultAction(action);
+  button->setText(tr("Export…"));
+  button->setToolTip(action->text().remove('&'));
+  bar_->addWidget(button);
+}
+
 void CompareView::setRunStore(RunStore* store) {
   store_ = store;
   for (QComboBox* combo : run_combo_) combo->setModel(store_);
@@ -273,8 +282,7 @@ void CompareView::rebuildCurves() {
   }
   loss_rect_->axis(QCPAxis::atBottom)->setRange(0, last_step + 1);
   loss_rect_->axis(QCPAxis::atLeft)->setRange(0, top_loss > 0 ? top_loss * 1.1 : 1.0);
-  const QString span =
-      whole_run ? tr("whole run") : tr("step %1, from its start").arg(kWarmupSteps + 1);
+  const QString span = whole_run ? tr("whole run") : tr("the first step after warm-up");
   memory_rect_->axis(QCPAxis::atBottom)
       ->setLabel(tr("%1 · device %2 · %3").arg(unit.label).arg(memory_device_).arg(span));
   memory_rect_->axis(QCPAxis::atBottom)
@@ -369,7 +377,8 @@ QString CompareView::statisticsText() const {
   for (int row = -1; row < rows; ++row) {
     QString line = cell(row, 0).leftJustified(widths[0] + 3);
     line += cell(row, 1).leftJustified(widths[1] + 3) + cell(row, 2);
-    lines << line.trimmed();
+    while (line.endsWith(' ')) line.chop(1);  // the leading pad of the header row stays
+    lines << line;
   }
   lines << tr("Statistics leave the first (warm-up) step out.");
   return lines.join('\n');

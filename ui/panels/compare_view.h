@@ -13,7 +13,9 @@
 #include "core/io/run_file.h"
 #include "ui/timeline/time_axis_unit.h"
 
+class QAction;
 class QCheckBox;
+class QHBoxLayout;
 class QComboBox;
 class QCustomPlot;
 class QCPAxisRect;
@@ -33,6 +35,8 @@ class CompareView : public QWidget {
   explicit CompareView(QWidget* parent = nullptr);
 
   void setRunStore(RunStore* store);
+  // Puts the window's "export the comparison" command in the view's bar.
+  void setExportAction(QAction* action);
   // Compares the runs at these rows of the store (-1: none).
   void setRuns(int row_a, int row_b);
   int runA() const;
@@ -72,6 +76,7 @@ class CompareView : public QWidget {
   QComboBox* run_combo_[2];
   QComboBox* device_combo_;
   QCheckBox* whole_run_check_;
+  QHBoxLayout* bar_;
   QCustomPlot* curves_;
   QCPAxisRect* loss_rect_;
   QCPAxisRect* memory_rect_;
