@@ -142,6 +142,24 @@ class CompareRunsTest : public QObject {
     QVERIFY(compare->lossGraph(0)->name().contains("1f1b"));
   }
 
+  void synchronousAndAsynchronousDataParallelCompare() {
+    MainWindow window;
+    Experiment sync = testing::short_experiment(3);
+    sync.parallel.pp = 1;
+    sync.parallel.dp = 2;
+    Experiment async = sync;
+    async.parallel.update = UpdateMode::Async;
+    async.parallel.staleness = 1;
+    QVERIFY(run_to_end(window, sync));
+    QVERIFY2(run_to_end(window, async), qPrintable(window.runController()->errorText()));
+    CompareView* compare = window.compareView();
+    for (int run = 0; run < 2; ++run) {
+      QCOMPARE(compare->lossGraph(run)->dataCount(), 3);
+      QCOMPARE(compare->timeline(run)->rowCount(), 2);
+    }
+    QVERIFY(compare->statisticsText().contains("Peak memory, device 1"));
+  }
+
   void aSavedRunReopensAsItWas() {
     MainWindow window;
     QVERIFY(run_to_end(window, short_run(ScheduleKind::GPipe, 2)));
