@@ -27,6 +27,8 @@
 #include "ui/models/prediction_updater.h"
 #include "ui/models/presets.h"
 #include "ui/models/replay_updater.h"
+#include "ui/models/run_store.h"
+#include "ui/panels/compare_view.h"
 #include "ui/panels/data_panel.h"
 #include "ui/panels/memory_view.h"
 #include "ui/panels/model_panel.h"
@@ -35,6 +37,7 @@
 #include "ui/panels/problem_label.h"
 #include "ui/panels/stats_panel.h"
 #include "ui/panels/training_view.h"
+#include "ui/runs_menu.h"
 #include "ui/timeline/timeline_view.h"
 
 namespace pipelab {
@@ -102,6 +105,14 @@ MainWindow::MainWindow(const GpuAvailability& gpus, QWidget* parent)
   memory_view_->setRunController(run_);
   training_view_->setRunController(run_);
   stats_panel_->setRunController(run_);
+  run_store_ = new RunStore(this);
+  // The comparison is a window of its own: two timelines and the curves need the room.
+  compare_view_ = new CompareView(this);
+  compare_view_->setWindowFlag(Qt::Window);
+  compare_view_->setWindowTitle(tr("Compare runs — PipeLab"));
+  compare_view_->resize(1400, 950);
+  compare_view_->setRunStore(run_store_);
+  runs_menu_ = new RunsMenu(run_store_, compare_view_, run_, this);
 
   // The centre: a notice bar (file errors) above the timeline.
   notice_label_ = new ProblemLabel;
@@ -224,9 +235,10 @@ void MainWindow::buildActions() {
     addAction(action);
   }
 
-  exports_ =
-      new ExportActions({timeline_view_, memory_view_, training_view_, run_, predictor_}, this);
+  exports_ = new ExportActions(
+      {timeline_view_, memory_view_, training_view_, run_, predictor_, compare_view_}, this);
   connect(exports_, &ExportActions::failed, this, &MainWindow::setNotice);
+  compare_view_->setExportAction(exports_->comparisonAction());
   connect(exports_, &ExportActions::wrote, this,
           [this](const QString& text) { statusBar()->showMessage(text, kStatusMessageMs); });
 }
@@ -283,6 +295,13 @@ void MainWindow::buildMenus() {
   run->addAction(step_action_);
   run->addAction(stop_action_);
   run->addAction(reset_action_);
+
+  QMenu* runs = menuBar()->addMenu(tr("R&uns"));
+  runs->setObjectName(QStringLiteral("runsMenu"));
+  runs_menu_->setMenu(runs);
+  connect(runs_menu_, &RunsMenu::failed, this, &MainWindow::setNotice);
+  connect(runs_menu_, &RunsMenu::wrote, this,
+          [this](const QString& text) { statusBar()->showMessage(text, kStatusMessageMs); });
 
   QMenu* plan = menuBar()->addMenu(tr("P&lan"));
   plan->addAction(plan_action_);

@@ -22,6 +22,7 @@ class QMenu;
 
 namespace pipelab {
 
+class CompareView;
 class DataPanel;
 class ExperimentDocument;
 class ExportActions;
@@ -33,6 +34,8 @@ struct PlanRequest;
 class PredictionUpdater;
 class ProblemLabel;
 class ReplayUpdater;
+class RunStore;
+class RunsMenu;
 class StatsPanel;
 class TimelineView;
 class TrainingView;
@@ -82,6 +85,11 @@ class MainWindow : public QMainWindow {
   StatsPanel* statsPanel() const { return stats_panel_; }
   // File > Export, also callable without dialogs.
   ExportActions* exports() const { return exports_; }
+  // The runs made since start (and reopened ones), their comparison window
+  // and the Runs menu's commands (also callable without dialogs).
+  RunStore* runStore() const { return run_store_; }
+  CompareView* compareView() const { return compare_view_; }
+  RunsMenu* runsMenu() const { return runs_menu_; }
   QComboBox* speedCombo() const { return speed_combo_; }
   QStringList recentFiles() const { return recent_files_; }
 
@@ -133,6 +141,9 @@ class MainWindow : public QMainWindow {
   TrainingView* training_view_;
   StatsPanel* stats_panel_;
   ExportActions* exports_;
+  RunStore* run_store_;
+  CompareView* compare_view_;
+  RunsMenu* runs_menu_;
   ProblemLabel* notice_label_;
   QLabel* run_status_label_;
   QComboBox* speed_combo_;

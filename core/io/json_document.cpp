@@ -22,27 +22,31 @@ std::string without_exception_tag(std::string message) {
 
 // Throws nlohmann's exceptions for text that is not JSON, ExperimentError for
 // the limits.
-Json parse_within_limits(std::string_view text) {
-  if (text.size() > kMaxExperimentBytes)
-    throw ExperimentError("the JSON text is larger than the " + std::to_string(kMaxExperimentBytes >> 20) +
-                          " MiB an experiment may take; is this the right file?");
+Json parse_within_limits(std::string_view text, const JsonLimits& limits) {
+  if (text.size() > limits.max_bytes)
+    throw ExperimentError("the JSON text is larger than the " +
+                          std::to_string(limits.max_bytes >> 20) + " MiB " + limits.document +
+                          " may take; is this the right file?");
   // Refuses the first value that opens too deep, before it is built.
-  const Json::parser_callback_t limit_depth = [](int depth, Json::parse_event_t event, Json&) {
+  const Json::parser_callback_t limit_depth = [&limits](int depth, Json::parse_event_t event,
+                                                        Json&) {
     const bool opens = event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start;
-    if (opens && depth >= kMaxJsonDepth)
-      throw ExperimentError("the JSON is nested more than " + std::to_string(kMaxJsonDepth) +
-                            " levels deep; an experiment nests 4 ({\"model\": {\"layers\": [{...}]}})");
+    if (opens && depth >= limits.max_depth)
+      throw ExperimentError("the JSON is nested more than " + std::to_string(limits.max_depth) +
+                            " levels deep; " + limits.depth_hint);
     return true;
   };
   return Json::parse(text.begin(), text.end(), limit_depth, /*allow_exceptions=*/true,
-                     /*ignore_comments=*/true);
+                     /*ignore_comments=*/limits.comments);
 }
 
 }  // namespace
 
-Json parse_json_document(std::string_view text) {
+Json parse_json_document(std::string_view text) { return parse_json_document(text, JsonLimits{}); }
+
+Json parse_json_document(std::string_view text, const JsonLimits& limits) {
   try {
-    return parse_within_limits(text);
+    return parse_within_limits(text, limits);
   } catch (const Json::exception& error) {
     // Parse errors and numbers out of range (1e400) alike; the message quotes
     // the text near the error, which may be any bytes.
@@ -53,7 +57,7 @@ Json parse_json_document(std::string_view text) {
 
 std::optional<Json> parse_json_if_valid(std::string_view text) {
   try {
-    return parse_within_limits(text);
+    return parse_within_limits(text, JsonLimits{});
   } catch (const Json::parse_error&) {
     return std::nullopt;
   } catch (const Json::exception& error) {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "core/io/json_reader.h"
@@ -24,6 +25,17 @@ inline constexpr int kMaxJsonDepth = 64;
 // column 5: ..." (input quoted as a short escaped excerpt), or that the text
 // is larger than kMaxExperimentBytes or nested deeper than kMaxJsonDepth.
 Json parse_json_document(std::string_view text);
+
+// The same within other limits, for larger documents such as run files
+// (core/io/run_file.h), with the messages' words for them.
+struct JsonLimits {
+  size_t max_bytes = kMaxExperimentBytes;
+  int max_depth = kMaxJsonDepth;
+  std::string document = "an experiment";  // "... larger than the 4 MiB an experiment may take"
+  std::string depth_hint = "an experiment nests 4 ({\"model\": {\"layers\": [{...}]}})";
+  bool comments = true;  // users annotate experiments; programs write run files
+};
+Json parse_json_document(std::string_view text, const JsonLimits& limits);
 
 // The same, but nothing when the text is not JSON at all (a bare word such as
 // gpipe). Too large, too deep and out-of-range numbers still throw.

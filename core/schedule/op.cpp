@@ -2,6 +2,24 @@
 
 namespace pipelab {
 
+const char* comm_group_name(CommGroup group) {
+  switch (group) {
+    case CommGroup::None:
+      return "none";
+    case CommGroup::TensorParallel:
+      return "tensor_parallel";
+    case CommGroup::DataParallel:
+      return "data_parallel";
+  }
+  return "none";
+}
+
+std::optional<CommGroup> parse_comm_group(const std::string& name) {
+  for (CommGroup group : {CommGroup::None, CommGroup::TensorParallel, CommGroup::DataParallel})
+    if (name == comm_group_name(group)) return group;
+  return std::nullopt;
+}
+
 std::string op_label(const Op& op) {
   std::string label = op_kind_name(op.kind);
   if (op.microbatch >= 0) label += std::to_string(op.microbatch);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/schedule/op_kind.h"
@@ -11,6 +12,9 @@ namespace pipelab {
 
 // Which devices an AllReduce spans.
 enum class CommGroup { None, TensorParallel, DataParallel };
+// "none", "tensor_parallel", "data_parallel": how traces and run files name a group.
+const char* comm_group_name(CommGroup group);
+std::optional<CommGroup> parse_comm_group(const std::string& name);
 
 struct Op {
   OpKind kind = OpKind::Forward;

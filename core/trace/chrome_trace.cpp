@@ -21,18 +21,6 @@ int chrome_communication_tid(int device) { return chrome_pid(device) * 10 + 1; }
 
 namespace {
 
-const char* comm_group_name(CommGroup group) {
-  switch (group) {
-    case CommGroup::None:
-      return "none";
-    case CommGroup::TensorParallel:
-      return "tensor_parallel";
-    case CommGroup::DataParallel:
-      return "data_parallel";
-  }
-  return "none";
-}
-
 // Writes the trace's events; one object per call, each on its own line.
 class ChromeEventWriter {
  public:

@@ -3,6 +3,7 @@
 examples and from files like the ones the data tests generate. Run it again
 after adding an example; the files it writes are committed."""
 import gzip
+import json
 import pathlib
 import shutil
 import struct
@@ -110,3 +111,27 @@ command_lines = {
 }
 for name, line in command_lines.items():
     write("cli_args_fuzz", name, "\n".join(line.split(" ")))
+
+# A small saved run (core/io/run_file.h) around an example's experiment: two
+# devices, a forward and a data-parallel all-reduce, a memory sample, two steps.
+run = {
+    "format": "pipelab-run", "version": 1, "name": "1 · 1f1b · seed",
+    "experiment": json.loads((examples / "mnist_mlp_1f1b.json").read_text()),
+    "trace": {
+        "source": "measured", "time_unit": "s", "schedule": "1f1b",
+        "devices": [{"device": d, "replica": 0, "pipeline_rank": d, "shard": 0, "stages": [d],
+                     "label": f"device {d} · stage {d} · replica 0"} for d in range(2)],
+        "event_columns": ["device", "kind", "stage", "chunk", "microbatch", "step", "weight_version",
+                          "weight_delay", "peer", "group", "layer", "op_bytes", "t_begin", "t_end",
+                          "bytes"],
+        "events": [[0, "F", 0, 0, 0, 0, 0, 0, -1, "none", -1, 0, 0.001, 0.002, 0],
+                   [1, "ALLREDUCE", 1, 0, -1, 0, 0, 0, -1, "data_parallel", -1, 64, 0.002, 0.003, 64]],
+        "memory_columns": ["device", "t", "weights", "gradients", "optimizer_state", "activations",
+                           "stashed_weights", "comm_buffers", "workspace", "host"],
+        "memory": [[0, 0.0015, 0, 0, 0, 4096, 0, 0, 0, 0]],
+        "steps": [{"step": s, "t_end": 0.003 * (s + 1), "loss": 2.3 - 0.2 * s, "accuracy": None,
+                   "step_time_s": 0.003, "samples_per_s": 1000.0, "bubble_measured": None}
+                  for s in range(2)],
+    },
+}
+write("run_file_fuzz", "small_run.json", json.dumps(run, ensure_ascii=False, indent=1))

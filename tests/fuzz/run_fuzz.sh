@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.."
 
 seconds="${1:-30}"
 build="${2:-build-fuzz}"
-targets="${TARGETS:-experiment_fuzz set_override_fuzz cli_args_fuzz idx_fuzz idx_folder_fuzz csv_fuzz}"
+targets="${TARGETS:-experiment_fuzz set_override_fuzz cli_args_fuzz idx_fuzz idx_folder_fuzz csv_fuzz run_file_fuzz}"
 
 cmake -S . -B "$build" -DPIPELAB_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ > /dev/null

@@ -29,13 +29,22 @@ QSize chart_size(const QCustomPlot* chart, QSize requested) {
   return kUnshownChartSize;
 }
 
-// Where each chart goes, and the size of the whole picture.
+QFont caption_font() {
+  QFont font(QStringLiteral("monospace"), 9);
+  font.setStyleHint(QFont::Monospace);
+  return font;
+}
+constexpr int kCaptionMargin = 12;
+
+// Where each chart goes, where the caption goes, and the size of the whole picture.
 struct Placement {
   QList<QRect> rects;
+  QRect caption;
   QSize total;
 };
 
-Placement place(const QList<QCustomPlot*>& charts, Qt::Orientation orientation, QSize requested) {
+Placement place(const QList<QCustomPlot*>& charts, Qt::Orientation orientation, QSize requested,
+                const QString& caption) {
   Placement placement;
   int offset = 0;
   int across = 0;
@@ -52,11 +61,26 @@ Placement place(const QList<QCustomPlot*>& charts, Qt::Orientation orientation, 
     }
   }
   placement.total = orientation == Qt::Vertical ? QSize(across, offset) : QSize(offset, across);
+  if (!caption.isEmpty()) {
+    const QFontMetrics metrics(caption_font());
+    const QSize text = metrics.size(0, caption);
+    placement.caption = QRect(kCaptionMargin, placement.total.height() + kCaptionMargin / 2,
+                              text.width(), text.height());
+    placement.total = QSize(std::max(placement.total.width(), text.width() + 2 * kCaptionMargin),
+                            placement.total.height() + text.height() + kCaptionMargin);
+  }
   return placement;
 }
 
-void draw_charts(QCPPainter& painter, const QList<QCustomPlot*>& charts,
-                 const Placement& placement) {
+void draw_charts(QCPPainter& painter, const QList<QCustomPlot*>& charts, const Placement& placement,
+                 const QString& caption) {
+  if (!caption.isEmpty()) {
+    painter.save();
+    painter.setFont(caption_font());
+    painter.setPen(Qt::black);
+    painter.drawText(placement.caption, Qt::AlignLeft | Qt::AlignTop, caption);
+    painter.restore();
+  }
   for (int i = 0; i < charts.size(); ++i) {
     const QRect rect = placement.rects[i];
     painter.save();
@@ -68,11 +92,11 @@ void draw_charts(QCPPainter& painter, const QList<QCustomPlot*>& charts,
 
 // SVG and PDF stay vector: QCustomPlot draws its items, not a pixmap.
 bool draw_vectorized(QPaintDevice* device, const QList<QCustomPlot*>& charts,
-                     const Placement& placement) {
+                     const Placement& placement, const QString& caption) {
   QCPPainter painter;
   if (!painter.begin(device)) return false;
   painter.setMode(QCPPainter::pmVectorized);
-  draw_charts(painter, charts, placement);
+  draw_charts(painter, charts, placement, caption);
   painter.end();
   return true;
 }
@@ -92,7 +116,7 @@ QString chart_file_filter() {
 }
 
 bool export_charts(const QList<QCustomPlot*>& charts, Qt::Orientation orientation,
-                   const QString& path, QString* error, QSize size) {
+                   const QString& path, QString* error, QSize size, const QString& caption) {
   auto fail = [&](const QString& message) {
     if (error) *error = message;
     return false;
@@ -109,7 +133,7 @@ bool export_charts(const QList<QCustomPlot*>& charts, Qt::Orientation orientatio
       return fail(tr_export("cannot write %1: %2").arg(path, probe.errorString()));
   }
 
-  const Placement placement = place(charts, orientation, size);
+  const Placement placement = place(charts, orientation, size, caption);
   bool written = true;
   switch (*format) {
     case ChartFormat::Png: {
@@ -120,7 +144,7 @@ bool export_charts(const QList<QCustomPlot*>& charts, Qt::Orientation orientatio
         QCPPainter painter(&image);
         painter.setRenderHint(QPainter::Antialiasing);
         painter.scale(kPngScale, kPngScale);
-        draw_charts(painter, charts, placement);
+        draw_charts(painter, charts, placement, caption);
       }
       written = image.save(path, "PNG");
       break;
@@ -132,7 +156,7 @@ bool export_charts(const QList<QCustomPlot*>& charts, Qt::Orientation orientatio
       generator.setViewBox(QRect(QPoint(0, 0), placement.total));
       generator.setResolution(kScreenDpi);
       generator.setTitle(QStringLiteral("PipeLab"));
-      written = draw_vectorized(&generator, charts, placement);
+      written = draw_vectorized(&generator, charts, placement, caption);
       break;
     }
     case ChartFormat::Pdf: {
@@ -142,7 +166,7 @@ bool export_charts(const QList<QCustomPlot*>& charts, Qt::Orientation orientatio
       const QSizeF points = QSizeF(placement.total) * 72.0 / kScreenDpi;
       writer.setPageSize(QPageSize(points, QPageSize::Point));
       writer.setPageMargins(QMarginsF(0, 0, 0, 0));
-      written = draw_vectorized(&writer, charts, placement);
+      written = draw_vectorized(&writer, charts, placement, caption);
       break;
     }
   }

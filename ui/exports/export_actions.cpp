@@ -10,6 +10,7 @@
 #include "ui/exports/chart_export.h"
 #include "ui/exports/trace_export.h"
 #include "ui/models/run_controller.h"
+#include "ui/panels/compare_view.h"
 #include "ui/panels/memory_view.h"
 #include "ui/panels/training_view.h"
 #include "ui/timeline/timeline_view.h"
@@ -41,6 +42,12 @@ ExportActions::ExportActions(const Sources& sources, QWidget* window)
       return exportTrainingChart(path, error);
     });
   });
+  comparison_action_ = new QAction(tr("&Comparison of two runs…"), this);
+  connect(comparison_action_, &QAction::triggered, this, [this] {
+    exportChartWithDialog(tr("comparison"), [this](const QString& path, QString* error) {
+      return exportComparison(path, error);
+    });
+  });
   chrome_action_ = new QAction(tr("Trace as &Chrome JSON (Perfetto)…"), this);
   connect(chrome_action_, &QAction::triggered, this, [this] { exportTraceWithDialog(true); });
   csv_action_ = new QAction(tr("&Events as CSV…"), this);
@@ -51,6 +58,7 @@ void ExportActions::addTo(QMenu* menu) const {
   menu->addAction(timeline_action_);
   menu->addAction(memory_action_);
   menu->addAction(training_action_);
+  if (sources_.compare) menu->addAction(comparison_action_);
   menu->addSeparator();
   menu->addAction(chrome_action_);
   menu->addAction(csv_action_);
@@ -67,6 +75,17 @@ bool ExportActions::exportMemoryChart(const QString& path, QString* error, QSize
 
 bool ExportActions::exportTrainingChart(const QString& path, QString* error, QSize size) const {
   return export_charts({sources_.training->plot()}, Qt::Vertical, path, error, size);
+}
+
+bool ExportActions::exportComparison(const QString& path, QString* error, QSize size) const {
+  if (!sources_.compare || (sources_.compare->runA() < 0 && sources_.compare->runB() < 0)) {
+    if (error)
+      *error =
+          tr("there are no runs to compare yet; run an experiment twice (Runs > Compare runs)");
+    return false;
+  }
+  return export_charts(sources_.compare->charts(), Qt::Vertical, path, error, size,
+                       sources_.compare->statisticsText());
 }
 
 bool ExportActions::exportChromeTrace(const QString& path, QString* error) const {

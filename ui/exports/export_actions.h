@@ -1,8 +1,8 @@
 // ExportActions: the window's File > Export commands. Each chart (timeline,
-// memory, training) goes to PNG, SVG or PDF and the trace to Chrome JSON or CSV,
-// through a save dialog that remembers the last folder, or straight to a path
-// for scripts and tests. What was written, or why not, comes out as signals so
-// the window decides where to show it.
+// memory, training, the comparison of two runs) goes to PNG, SVG or PDF and the trace to Chrome
+// JSON or CSV, through a save dialog that remembers the last folder, or straight to a path for
+// scripts and tests. What was written, or why not, comes out as signals so the window decides where
+// to show it.
 #pragma once
 
 #include <QObject>
@@ -16,6 +16,7 @@ class QWidget;
 
 namespace pipelab {
 
+class CompareView;
 class MemoryView;
 class PredictionUpdater;
 class RunController;
@@ -33,6 +34,7 @@ class ExportActions : public QObject {
     TrainingView* training = nullptr;
     RunController* run = nullptr;
     PredictionUpdater* predictor = nullptr;
+    CompareView* compare = nullptr;
   };
 
   // `window` parents the save dialogs and owns this object.
@@ -40,11 +42,15 @@ class ExportActions : public QObject {
 
   // The charts, a separator, then the traces.
   void addTo(QMenu* menu) const;
+  // File > Export > Comparison of two runs…, also offered in the comparison window.
+  QAction* comparisonAction() const { return comparison_action_; }
 
   // Exports without dialogs; `size` as in export_charts. False with *error on failure.
   bool exportTimeline(const QString& path, QString* error, QSize size = QSize()) const;
   bool exportMemoryChart(const QString& path, QString* error, QSize size = QSize()) const;
   bool exportTrainingChart(const QString& path, QString* error, QSize size = QSize()) const;
+  // The comparison of two runs: loss and memory, both timelines, the statistics under them.
+  bool exportComparison(const QString& path, QString* error, QSize size = QSize()) const;
   // The measured trace when there is one, the predicted one otherwise.
   bool exportChromeTrace(const QString& path, QString* error) const;
   // Writes <prefix>_events.csv, <prefix>_memory.csv and <prefix>_steps.csv.
@@ -66,6 +72,7 @@ class ExportActions : public QObject {
   QAction* timeline_action_;
   QAction* memory_action_;
   QAction* training_action_;
+  QAction* comparison_action_;
   QAction* chrome_action_;
   QAction* csv_action_;
 };

@@ -9,7 +9,7 @@
 #include <limits>
 
 #include "core/sim/bubble_formula.h"
-#include "core/trace/bubbles.h"
+#include "core/trace/run_statistics.h"
 #include "ui/models/run_controller.h"
 #include "ui/number_text.h"
 
@@ -18,28 +18,6 @@ namespace {
 
 constexpr int kRefreshMs = 250;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// Mean of the finite values (NaN when there are none).
-double finite_mean(const std::vector<double>& values) {
-  double sum = 0;
-  int count = 0;
-  for (double value : values) {
-    if (!std::isfinite(value)) continue;
-    sum += value;
-    ++count;
-  }
-  return count > 0 ? sum / count : kNaN;
-}
-
-// Each device's highest total memory in a trace.
-std::vector<int64_t> peak_memory_per_device(const Trace& trace) {
-  std::vector<int64_t> peaks(static_cast<size_t>(device_count(trace)), 0);
-  for (const MemorySample& sample : trace.memory) {
-    if (sample.device < 0 || sample.device >= static_cast<int>(peaks.size())) continue;
-    peaks[sample.device] = std::max(peaks[sample.device], total_bytes(sample.bytes));
-  }
-  return peaks;
-}
 
 QTableWidgetItem* number_item(const QString& text) {
   auto* item = new QTableWidgetItem(text);
@@ -110,15 +88,9 @@ void StatsPanel::refresh() {
   const Trace* measured = run_ && !run_->trace().events.empty() ? &run_->trace() : nullptr;
   const SimulationResult* predicted = prediction_ ? &prediction_->result : nullptr;
 
-  // Bubble: the executor's per-step numbers when it reports them, else the
-  // whole recorded run read with the same rule as the simulator.
-  double measured_bubble = kNaN;
-  if (measured) {
-    std::vector<double> per_step;
-    for (const StepMetrics& metrics : measured->steps) per_step.push_back(metrics.bubble_measured);
-    measured_bubble = finite_mean(per_step);
-    if (!std::isfinite(measured_bubble)) measured_bubble = bubble_fraction(*measured);
-  }
+  // Measured numbers leave the warm-up step out (core/trace/run_statistics.h).
+  const RunStatistics measured_stats = measured ? run_statistics(*measured) : RunStatistics{};
+  const double measured_bubble = measured ? measured_stats.bubble_fraction : kNaN;
   const double simulated_bubble = predicted ? predicted->bubble_fraction : kNaN;
   const Replay* replay = replay_ && replay_->error.isEmpty() ? replay_.get() : nullptr;
   const double replayed_bubble = replay ? replay->result.bubble_fraction : kNaN;
@@ -149,12 +121,14 @@ void StatsPanel::refresh() {
   // Step time and throughput, measured then predicted.
   QStringList throughput;
   if (measured && !measured->steps.empty()) {
-    std::vector<double> step_times;
-    for (const StepMetrics& metrics : measured->steps) step_times.push_back(metrics.step_time_s);
-    throughput << tr("Measured: step %1 (mean of %2) · %3 samples/s")
-                      .arg(duration_text(finite_mean(step_times)))
-                      .arg(measured->steps.size())
-                      .arg(count_text(measured->steps.back().samples_per_s));
+    const QString counted = measured_stats.includes_warmup
+                                ? tr("warm-up only")
+                                : tr("mean of steps %1–%2, warm-up left out")
+                                      .arg(kWarmupSteps + 1)
+                                      .arg(kWarmupSteps + measured_stats.steps_counted);
+    throughput << tr("Measured: step %1 (%2) · %3 samples/s")
+                      .arg(duration_text(measured_stats.step_time_s), counted,
+                           count_text(measured_stats.samples_per_s));
   }
   if (replay) {
     // The step the run would take with one core per device.
@@ -178,10 +152,8 @@ void StatsPanel::refresh() {
                                                   : throughput.join('\n'));
 
   // Per device.
-  const std::vector<double> measured_idle =
-      measured ? bubble_fraction_per_device(*measured) : std::vector<double>{};
-  const std::vector<int64_t> measured_peaks =
-      measured ? peak_memory_per_device(*measured) : std::vector<int64_t>{};
+  const std::vector<double>& measured_use_per_device = measured_stats.utilisation_per_device;
+  const std::vector<int64_t>& measured_peaks = measured_stats.peak_bytes_per_device;
   const int devices = std::max(measured ? device_count(*measured) : 0,
                                predicted ? static_cast<int>(predicted->per_device.size()) : 0);
   table_->setRowCount(devices);
@@ -191,8 +163,9 @@ void StatsPanel::refresh() {
         device, 0,
         new QTableWidgetItem(labels ? QString::fromStdString(device_label(*labels, device))
                                     : tr("device %1").arg(device)));
-    const double measured_use =
-        device < static_cast<int>(measured_idle.size()) ? 1.0 - measured_idle[device] : kNaN;
+    const double measured_use = device < static_cast<int>(measured_use_per_device.size())
+                                    ? measured_use_per_device[device]
+                                    : kNaN;
     table_->setItem(device, 1, number_item(percent_text(measured_use)));
     double predicted_use = kNaN;
     QString predicted_peak = QStringLiteral("—");

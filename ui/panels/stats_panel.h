@@ -1,7 +1,8 @@
 // StatsPanel: the numbers behind the charts. The measured bubble fraction next
 // to the replayed and the simulated one, and the schedule's textbook formula with the current p
-// and m filled in; step time (measured, replayed, predicted) and samples per second; and per device its
-// utilisation (busy share of the run) and peak memory, measured and predicted.
+// and m filled in; step time (measured, replayed, predicted) and samples per second; and per device
+// its utilisation (busy share of the run) and peak memory, measured and predicted. Measured numbers
+// leave the first (warm-up) step out, as core/trace/run_statistics.h says.
 #pragma once
 
 #include <QElapsedTimer>

@@ -17,5 +17,7 @@ struct TimeAxisUnit {
 // From the trace's unit and extent (its latest end time). An empty trace in
 // seconds gets milliseconds, the usual size of a live run's steps.
 TimeAxisUnit time_axis_unit(const Trace& trace);
+// The same for a span of `extent` seconds (one step, say).
+TimeAxisUnit time_axis_unit_for_seconds(double extent);
 
 }  // namespace pipelab

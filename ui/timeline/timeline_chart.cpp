@@ -101,6 +101,25 @@ TimelineChart::TimelineChart(QWidget* parent) : QCustomPlot(parent) {
   plotLayout()->setRowStretchFactor(2, 0.001);
   rebuildLegend();
 
+  // The warm-up mark: a grey veil over the bars from 0 to the first step's end.
+  warmup_shade_ = new QCPItemRect(this);
+  warmup_shade_->setPen(QPen(QColor(90, 90, 90), 1, Qt::DashLine));
+  warmup_shade_->setBrush(QColor(110, 110, 110, 45));
+  warmup_label_ = new QCPItemText(this);
+  warmup_label_->setText(tr("warm-up (left out of the statistics)"));
+  warmup_label_->setFont(QFont(font().family(), 8));
+  warmup_label_->setColor(QColor(60, 60, 60));
+  warmup_label_->setBrush(QColor(255, 255, 255, 200));  // readable over the bars
+  warmup_label_->setPadding(QMargins(3, 1, 3, 1));
+  warmup_label_->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
+  warmup_label_->setClipToAxisRect(true);
+  for (QCPItemPosition* corner :
+       {warmup_shade_->topLeft, warmup_shade_->bottomRight, warmup_label_->position}) {
+    corner->setTypeX(QCPItemPosition::ptPlotCoords);
+    corner->setTypeY(QCPItemPosition::ptAxisRectRatio);
+  }
+  placeWarmup();
+
   connect(this, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
     if (event->buttons() & Qt::LeftButton) {
       emit userPanned();
@@ -164,6 +183,7 @@ void TimelineChart::showTrace(const Trace& trace, double bubble_min_duration) {
   setRowLabels(labels);
   bars_->setEvents(trace.events);
   updateBubbles(trace, bubble_min_duration);
+  placeWarmup();  // the time scale may have changed
   legend_roles_.clear();
   for (const TraceEvent& event : trace.events)
     legend_roles_.insert(op_kind_facts(event.op.kind).color_role);
@@ -184,6 +204,28 @@ void TimelineChart::updateBubbles(const Trace& trace, double bubble_min_duration
 }
 
 void TimelineChart::setNow(double trace_time) { bars_->setNow(trace_time); }
+
+void TimelineChart::setTimeUnit(const TimeAxisUnit& unit) {
+  bars_->setTimeScale(unit.scale);
+  xAxis->setLabel(unit.label);
+  placeWarmup();
+}
+
+void TimelineChart::setWarmupEnd(double trace_time) {
+  warmup_end_ = trace_time;
+  placeWarmup();
+}
+
+void TimelineChart::placeWarmup() {
+  const bool shown = std::isfinite(warmup_end_) && warmup_end_ > 0;
+  warmup_shade_->setVisible(shown);
+  warmup_label_->setVisible(shown);
+  if (!shown) return;
+  const double end = warmup_end_ * bars_->timeScale();
+  warmup_shade_->topLeft->setCoords(0, 0);
+  warmup_shade_->bottomRight->setCoords(end, 1);
+  warmup_label_->position->setCoords(0, 0);
+}
 
 void TimelineChart::fitAll() {
   bool found = false;

@@ -8,14 +8,19 @@
 
 #include <QString>
 #include <QStringList>
+#include <limits>
 #include <set>
 #include <vector>
 
 #include "core/trace/trace_events.h"
+#include "ui/timeline/time_axis_unit.h"
 
 namespace pipelab {
 
 class TimelinePlottable;
+
+// Measured gaps shorter than this are thread hand-over jitter, not bubbles.
+inline constexpr double kMeasuredBubbleMinSeconds = 5e-6;
 
 class TimelineChart : public QCustomPlot {
   Q_OBJECT
@@ -41,6 +46,15 @@ class TimelineChart : public QCustomPlot {
   // The playback clock, in trace time (see TimelinePlottable::setNow).
   void setNow(double trace_time);
 
+  // Draws time in `unit` rather than the one showTrace picked (two charts on
+  // one time scale).
+  void setTimeUnit(const TimeAxisUnit& unit);
+
+  // Shades [0, end] (trace time) and labels it "warm-up": the first step,
+  // which the statistics leave out. NaN removes the mark.
+  void setWarmupEnd(double trace_time);
+  double warmupEnd() const { return warmup_end_; }
+
   // Fits the time axis to everything shown.
   void fitAll();
   // Shows [begin, end] of trace time.
@@ -61,8 +75,12 @@ class TimelineChart : public QCustomPlot {
   void applyRowLabels();
   void showTooltip(QMouseEvent* event);
   void rebuildLegend();
+  void placeWarmup();
 
   TimelinePlottable* bars_;
+  QCPItemRect* warmup_shade_;
+  QCPItemText* warmup_label_;
+  double warmup_end_ = std::numeric_limits<double>::quiet_NaN();
   QCPTextElement* title_;
   QCPLayoutGrid* legend_row_;  // owned by the plot layout while shown, by this chart otherwise
   QSharedPointer<QCPAxisTickerText> row_ticker_;

@@ -6,9 +6,11 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QSplitter>
+#include <QThread>
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "core/trace/run_statistics.h"
 #include "ui/models/run_controller.h"
 #include "ui/number_text.h"
 #include "ui/timeline/timeline_chart.h"
@@ -17,8 +19,6 @@
 namespace pipelab {
 namespace {
 
-// Measured gaps shorter than this are thread hand-over jitter, not bubbles.
-constexpr double kMeasuredBubbleMinSeconds = 5e-6;
 constexpr int kBubbleRefreshMs = 250;
 
 // Which charts an arrangement shows.
@@ -92,6 +92,25 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   auto* hint = new QLabel(tr("drag to pan · wheel to zoom · hover an op for details"), this);
   hint->setStyleSheet(QStringLiteral("QLabel { color: #555; }"));
 
+  // Above the charts while a CPU run has more device threads than cores.
+  available_cores_ = std::max(1, QThread::idealThreadCount());
+  cores_row_ = new QWidget(this);
+  cores_row_->setObjectName(QStringLiteral("coresNotice"));
+  cores_row_->setStyleSheet(QStringLiteral("#coresNotice { background: #fff4d6; }"));
+  cores_label_ = new QLabel(cores_row_);
+  cores_label_->setWordWrap(true);
+  show_replayed_button_ = new QPushButton(tr("Show the replayed view"), cores_row_);
+  show_replayed_button_->setToolTip(
+      tr("The measured op times laid out on the schedule, one core per device, above the "
+         "prediction"));
+  auto* cores_layout = new QHBoxLayout(cores_row_);
+  cores_layout->setContentsMargins(6, 2, 6, 2);
+  cores_layout->addWidget(cores_label_, 1);
+  cores_layout->addWidget(show_replayed_button_);
+  cores_row_->hide();
+  connect(show_replayed_button_, &QPushButton::clicked, this,
+          [this] { setArrangement(Arrangement::PredictedUnderReplayed); });
+
   splitter_ = new QSplitter(Qt::Vertical, this);
   splitter_->addWidget(measured_);
   splitter_->addWidget(replayed_);
@@ -109,6 +128,7 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addLayout(controls);
+  layout->addWidget(cores_row_);
   layout->addWidget(splitter_, 1);
 
   connect(arrangement_combo_, &QComboBox::activated, this, [this] {
@@ -150,9 +170,38 @@ void TimelineView::setRunController(RunController* run) {
     }
     updateMeasuredTitle();
     updateReplayedTitle();
+    updateCoresNotice();
     replot_if_shown(measured_);
     replot_if_shown(replayed_);
   });
+}
+
+void TimelineView::setAvailableCores(int cores) {
+  available_cores_ = std::max(1, cores);
+  updateCoresNotice();
+}
+
+QString TimelineView::coresNotice() const {
+  return cores_row_->isHidden() ? QString() : cores_label_->text();
+}
+
+void TimelineView::updateCoresNotice() {
+  const bool cpu_run = run_ && run_->phase() != RunController::Phase::Idle &&
+                       run_->experiment().backend.type != "cuda";
+  const int devices = cpu_run ? device_count(run_->trace()) : 0;
+  const bool measured_shown = shown_charts(arrangement_).measured;
+  if (!cpu_run || devices <= available_cores_ || !measured_shown) {
+    cores_row_->hide();
+    return;
+  }
+  const QString cores = available_cores_ == 1 ? tr("1 core") : tr("%1 cores").arg(available_cores_);
+  cores_label_->setText(
+      tr("This machine has %1 for %2 virtual devices: the measured timeline is mostly threads "
+         "waiting for a core, not the schedule. The replayed view lays the measured op times "
+         "out with one core per device.")
+          .arg(cores)
+          .arg(devices));
+  cores_row_->show();
 }
 
 void TimelineView::setPrediction(std::shared_ptr<const Prediction> prediction,
@@ -236,6 +285,7 @@ void TimelineView::onTraceReset() {
   measured_->showTrace(run_->trace(), kMeasuredBubbleMinSeconds);
   if (run_->phase() == RunController::Phase::Idle) measured_->setRowLabels(planned_rows_);
   measured_->setNow(run_->playbackTime());
+  measured_->setWarmupEnd(warmup_end_time(run_->trace()));
   if (!window_chosen_by_user_) follow_window_ = 0;
   measured_->xAxis->setRange(0, 1);
   updateMeasuredTitle();
@@ -247,6 +297,7 @@ void TimelineView::onTraceGrew(int first_event) {
   if (first_event < static_cast<int>(events.size())) {
     measured_->appendEvents(std::vector<TraceEvent>(events.begin() + first_event, events.end()));
   }
+  measured_->setWarmupEnd(warmup_end_time(run_->trace()));
   if (since_bubbles_.elapsed() >= kBubbleRefreshMs) {
     refreshMeasuredBubbles();
   } else if (!bubble_timer_->isActive()) {
@@ -321,6 +372,7 @@ void TimelineView::setArrangement(Arrangement arrangement) {
     chart->setLegendShown(chart == charts.last());
     replot_if_shown(chart);
   }
+  updateCoresNotice();
   emit arrangementChanged(arrangement_);
 }
 

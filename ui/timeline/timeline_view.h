@@ -4,7 +4,9 @@
 // mode. The predicted chart follows the editor (it changes as the micro-batch
 // slider moves); the measured one grows as the run controller drains events
 // and is cut at the playback clock; the replayed one is redrawn whenever the
-// ReplayUpdater has a new replay.
+// ReplayUpdater has a new replay. The measured chart marks the warm-up step
+// the statistics leave out, and a note above the charts says when the machine
+// has fewer cores than the run has devices, with the replayed view one click away.
 #pragma once
 
 #include <QElapsedTimer>
@@ -20,6 +22,8 @@
 class QCheckBox;
 class QComboBox;
 class QCustomPlot;
+class QLabel;
+class QPushButton;
 class QSplitter;
 
 namespace pipelab {
@@ -54,6 +58,13 @@ class TimelineView : public QWidget {
   void setFollowLive(bool follow);
   bool followLive() const;
 
+  // Cores this machine gives the run's device threads (tests pretend).
+  void setAvailableCores(int cores);
+  // Shown while a CPU run has more virtual devices than cores: its measured
+  // timeline is then mostly threads waiting for a core.
+  QString coresNotice() const;
+  QPushButton* showReplayedButton() const { return show_replayed_button_; }
+
   TimelineChart* measuredChart() const { return measured_; }
   TimelineChart* predictedChart() const { return predicted_; }
   TimelineChart* replayedChart() const { return replayed_; }
@@ -75,6 +86,7 @@ class TimelineView : public QWidget {
   void updateReplayedTitle();
   void refreshMeasuredBubbles();
   void followNow(double time);
+  void updateCoresNotice();
 
   RunController* run_ = nullptr;
   TimelineChart* measured_;
@@ -84,6 +96,10 @@ class TimelineView : public QWidget {
   QSplitter* splitter_;
   QComboBox* arrangement_combo_;
   QCheckBox* follow_check_;
+  QWidget* cores_row_;
+  QLabel* cores_label_;
+  QPushButton* show_replayed_button_;
+  int available_cores_;
   Arrangement arrangement_ = Arrangement::PredictedUnder;
   QElapsedTimer since_bubbles_;  // measured bubbles are recomputed a few times a second
   QTimer* bubble_timer_;         // ... and once more after the last growth

@@ -1,0 +1,59 @@
+// Run files: a finished run (the experiment it ran and everything it
+// recorded: timeline events, memory samples, step metrics) as one JSON file,
+// so the app can save a run and reopen it next to another for comparison.
+//
+//   {"format": "pipelab-run", "version": 1, "name": "...",
+//    "experiment": {...as an experiment file...},
+//    "trace": {"source": "measured", "time_unit": "s", "schedule": "1f1b",
+//              "devices": [{"device", "replica", "pipeline_rank", "shard", "stages", "label"}],
+//              "event_columns": [...], "events": [[one row per event], ...],
+//              "memory_columns": [...], "memory": [[one row per sample], ...],
+//              "steps": [{"step", "t_end", "loss", ...}, ...]}}
+//
+// Events and memory samples are rows whose columns the file names (see
+// kRunEventColumns, kRunMemoryColumns), which keeps long runs compact. A NaN
+// metric is null. Statistics are not stored: they are computed from the trace
+// (core/trace/run_statistics.h).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "core/io/experiment.h"
+#include "core/trace/trace_events.h"
+
+namespace pipelab {
+
+// A run file that cannot be read or written. what() is one line that names
+// the file (when there is one) and the field, and says what to do.
+class RunFileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One recorded run.
+struct RunRecord {
+  std::string name;  // how the app lists it, e.g. "1 · gpipe · MNIST MLP"
+  Experiment experiment;
+  Trace trace;
+};
+
+inline constexpr const char* kRunFileFormat = "pipelab-run";
+inline constexpr int kRunFileVersion = 1;
+// Run files are larger than experiments (every op of every step), but a file
+// beyond this is not one PipeLab wrote.
+inline constexpr size_t kMaxRunFileBytes = size_t{1} << 30;  // 1 GiB
+// More devices than any run on one machine has; keeps a bad id from sizing views.
+inline constexpr int kMaxRunFileDevices = 1 << 16;
+
+std::string run_to_json(const RunRecord& run);
+// Throws RunFileError when the file cannot be written.
+void save_run(const RunRecord& run, const std::string& path);
+
+// Throws RunFileError for text that is not JSON, not a run file, of another
+// version, or with a value of the wrong type or out of range.
+RunRecord parse_run(const std::string& text);
+// The same from a file; messages start with its path.
+RunRecord load_run(const std::string& path);
+
+}  // namespace pipelab

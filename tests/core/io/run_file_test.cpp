@@ -1,0 +1,136 @@
+#include "core/io/run_file.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "core/io/experiment_io.h"
+
+namespace pipelab {
+namespace {
+
+// A small run with every kind of record, values chosen to catch swapped columns.
+RunRecord sample_run() {
+  RunRecord run;
+  run.name = "2 · 1f1b · \"quoted\" run";
+  run.experiment = default_experiment();
+  run.experiment.parallel.microbatches = 4;
+  Trace& trace = run.trace;
+  trace.source = "measured";
+  trace.schedule = "1f1b";
+  trace.devices = describe_devices(1, 1, 2, 1);
+  TraceEvent event;
+  event.device = 1;
+  event.op = Op{OpKind::AllReduce, 1, 3, 1, 2, 4, 5, 6, 0, CommGroup::DataParallel, 7, 8192};
+  event.t_begin = 0.125;
+  event.t_end = 0.1250000001;
+  event.bytes = 4096;
+  trace.events.push_back(event);
+  event.op = Op{};
+  event.op.kind = OpKind::Forward;
+  event.device = event.op.device = 0;
+  trace.events.push_back(event);
+  MemorySample sample;
+  sample.device = 1;
+  sample.t = 0.5;
+  for (int c = 0; c < kMemoryCategoryCount; ++c) sample.bytes[c] = 1000 + c;
+  trace.memory.push_back(sample);
+  StepMetrics step;
+  step.step = 0;
+  step.t_end = 0.75;
+  step.loss = 2.3;
+  step.step_time_s = 0.75;
+  trace.steps.push_back(step);  // accuracy, validation and bubbles stay NaN
+  return run;
+}
+
+bool same_op(const Op& a, const Op& b) {
+  return a.kind == b.kind && a.device == b.device && a.stage == b.stage && a.chunk == b.chunk &&
+         a.microbatch == b.microbatch && a.step == b.step && a.weight_version == b.weight_version &&
+         a.weight_delay == b.weight_delay && a.peer == b.peer && a.group == b.group &&
+         a.layer == b.layer && a.bytes == b.bytes;
+}
+
+TEST(RunFile, RoundTripsEverything) {
+  const RunRecord run = sample_run();
+  const RunRecord back = parse_run(run_to_json(run));
+  EXPECT_EQ(back.name, run.name);
+  EXPECT_EQ(experiment_to_json(back.experiment), experiment_to_json(run.experiment));
+  EXPECT_EQ(back.trace.source, "measured");
+  EXPECT_EQ(back.trace.schedule, "1f1b");
+  ASSERT_EQ(back.trace.devices.size(), 2u);
+  EXPECT_EQ(back.trace.devices[1].label, run.trace.devices[1].label);
+  EXPECT_EQ(back.trace.devices[1].stages, run.trace.devices[1].stages);
+  ASSERT_EQ(back.trace.events.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(back.trace.events[i].device, run.trace.events[i].device);
+    EXPECT_TRUE(same_op(back.trace.events[i].op, run.trace.events[i].op)) << i;
+    EXPECT_EQ(back.trace.events[i].t_begin, run.trace.events[i].t_begin);  // exact
+    EXPECT_EQ(back.trace.events[i].t_end, run.trace.events[i].t_end);
+    EXPECT_EQ(back.trace.events[i].bytes, run.trace.events[i].bytes);
+  }
+  ASSERT_EQ(back.trace.memory.size(), 1u);
+  EXPECT_EQ(back.trace.memory[0].bytes, run.trace.memory[0].bytes);
+  EXPECT_EQ(back.trace.memory[0].t, 0.5);
+  ASSERT_EQ(back.trace.steps.size(), 1u);
+  EXPECT_EQ(back.trace.steps[0].loss, 2.3);
+  EXPECT_TRUE(std::isnan(back.trace.steps[0].accuracy));
+  EXPECT_TRUE(std::isnan(back.trace.steps[0].bubble_measured));
+}
+
+TEST(RunFile, SavesAndLoadsAFile) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "pipelab_run_file_test.json").string();
+  save_run(sample_run(), path);
+  EXPECT_EQ(load_run(path).trace.events.size(), 2u);
+  std::filesystem::remove(path);
+}
+
+// Each malformed text is refused with a message that says what is wrong.
+TEST(RunFile, RefusesMalformedFilesWithAMessage) {
+  const std::string good = run_to_json(sample_run());
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string text = good;
+    const size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return text.replace(at, from.size(), to);
+  };
+  const std::pair<std::string, std::string> cases[] = {
+      {"", "not valid JSON"},
+      {"{\"name\": 1", "not valid JSON"},
+      {"[1, 2]", "not a PipeLab run file"},
+      {R"({"format": "pipelab-run", "version": 7})", "version 7"},
+      {replaced("\"ALLREDUCE\"", "\"XYZ\""), "is not an op kind"},
+      {replaced("\"version\": 1", "\"version\": \"one\""), "version"},
+      {replaced("[\"device\",\"kind\"", "[\"kind\",\"device\""), "event_columns"},
+      {replaced("\"steps\": [", "\"steps\": [{\"step\": 1}, "), "t_end"},
+      {replaced("\"trace\": {", "\"trace\": {\"extra\": 1, "), "unknown key"},
+      {replaced("\"experiment\": {", "\"experiment\": {\"bogus\": 1, "), "experiment: unknown key"},
+      {replaced("[1,\"ALLREDUCE\"", "[-1,\"ALLREDUCE\""), "not a device id"},
+      {replaced("[1,\"ALLREDUCE\"", "[1,\"ALLREDUCE\",1"), "must be an array of 15 values"},
+      {std::string(100, '['), "nested"},
+  };
+  for (const auto& [text, expected] : cases) {
+    try {
+      parse_run(text);
+      ADD_FAILURE() << "accepted: " << text.substr(0, 80);
+    } catch (const RunFileError& error) {
+      EXPECT_NE(std::string(error.what()).find(expected), std::string::npos)
+          << "expected '" << expected << "' in: " << error.what();
+    }
+  }
+}
+
+TEST(RunFile, ALoadErrorNamesTheFile) {
+  try {
+    load_run("no/such/run.json");
+    FAIL() << "a missing file was accepted";
+  } catch (const RunFileError& error) {
+    EXPECT_NE(std::string(error.what()).find("no/such/run.json"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace pipelab

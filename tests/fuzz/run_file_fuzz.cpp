@@ -1,0 +1,25 @@
+// Fuzz target: a run file's text, opened as Runs > Open a run… opens it.
+// A run that is accepted must sum up (run_statistics) and write back to text
+// that reads again to the same number of records.
+#include <cstddef>
+#include <cstdint>
+
+#include "core/io/run_file.h"
+#include "core/trace/run_statistics.h"
+#include "tests/fuzz/fuzz_support.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace pipelab;
+  try {
+    const RunRecord run = parse_run(fuzz::as_text(data, size));
+    run_statistics(run.trace);
+    const RunRecord again = parse_run(run_to_json(run));
+    if (again.trace.events.size() != run.trace.events.size() ||
+        again.trace.memory.size() != run.trace.memory.size() ||
+        again.trace.steps.size() != run.trace.steps.size())
+      __builtin_trap();
+  } catch (const RunFileError& error) {
+    fuzz::require_safe_message(error.what());
+  }
+  return 0;
+}
