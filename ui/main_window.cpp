@@ -30,6 +30,7 @@
 #include "ui/panels/data_panel.h"
 #include "ui/panels/memory_view.h"
 #include "ui/panels/model_panel.h"
+#include "ui/panels/overhead_view.h"
 #include "ui/panels/parallel_panel.h"
 #include "ui/panels/plan_dialog.h"
 #include "ui/panels/problem_label.h"
@@ -98,10 +99,12 @@ MainWindow::MainWindow(const GpuAvailability& gpus, QWidget* parent)
   memory_view_ = new MemoryView;
   training_view_ = new TrainingView;
   stats_panel_ = new StatsPanel;
+  overhead_view_ = new OverheadView;
   timeline_view_->setRunController(run_);
   memory_view_->setRunController(run_);
   training_view_->setRunController(run_);
   stats_panel_->setRunController(run_);
+  overhead_view_->setRunController(run_);
 
   // The centre: a notice bar (file errors) above the timeline.
   notice_label_ = new ProblemLabel;
@@ -289,12 +292,19 @@ void MainWindow::buildMenus() {
   plan->addAction(undo_plan_action_);
 
   QMenu* presets_menu = menuBar()->addMenu(tr("&Presets"));
-  presets_menu->setToolTipsVisible(true);
-  for (const Preset& preset : presets()) {
-    QAction* action = presets_menu->addAction(preset.title);
-    action->setToolTip(preset.what_to_see);
-    const QString id = preset.id;
-    connect(action, &QAction::triggered, this, [this, id] { applyPreset(id); });
+  presets_menu->setObjectName(QStringLiteral("presetsMenu"));
+  const std::vector<Preset> all_presets = presets();
+  for (PresetTopic topic : kPresetTopics) {
+    QMenu* topic_menu = presets_menu->addMenu(preset_topic_title(topic));
+    topic_menu->setToolTipsVisible(true);
+    for (const Preset& preset : all_presets) {
+      if (preset.topic != topic) continue;
+      QAction* action = topic_menu->addAction(preset.title);
+      action->setToolTip(preset.what_to_see);
+      action->setData(preset.id);  // for tests and scripts
+      const QString id = preset.id;
+      connect(action, &QAction::triggered, this, [this, id] { applyPreset(id); });
+    }
   }
 
   view_menu_ = menuBar()->addMenu(tr("&View"));
@@ -355,6 +365,8 @@ void MainWindow::buildDocks() {
       make_dock(tr("Training"), QStringLiteral("trainingDock"), training_view_, this, false);
   QDockWidget* stats =
       make_dock(tr("Statistics"), QStringLiteral("statsDock"), stats_panel_, this, false);
+  QDockWidget* overhead =
+      make_dock(tr("Overhead"), QStringLiteral("overheadDock"), overhead_view_, this, false);
 
   addDockWidget(Qt::LeftDockWidgetArea, parallel);
   addDockWidget(Qt::LeftDockWidgetArea, model);
@@ -369,9 +381,11 @@ void MainWindow::buildDocks() {
   resizeDocks({parallel}, {430}, Qt::Horizontal);
   resizeDocks({memory}, {330}, Qt::Vertical);
   resizeDocks({memory, training, stats}, {520, 420, 480}, Qt::Horizontal);
+  tabifyDockWidget(stats, overhead);
+  stats->raise();
 
   config_docks_ = {parallel, model, data};
-  for (QDockWidget* dock : {parallel, model, data, memory, training, stats})
+  for (QDockWidget* dock : {parallel, model, data, memory, training, stats, overhead})
     view_menu_->addAction(dock->toggleViewAction());
 }
 
@@ -430,6 +444,7 @@ void MainWindow::newExperiment() {
   resetRun();
   document_->replace(default_experiment(), QString(), false);
   setNotice({});
+  stats_panel_->setPresetNote({}, {});
 }
 
 bool MainWindow::openFile(const QString& path) {
@@ -446,6 +461,7 @@ bool MainWindow::openFile(const QString& path) {
   }
   resetRun();
   setNotice({});
+  stats_panel_->setPresetNote({}, {});
   addRecentFile(path);
   statusBar()->showMessage(tr("Opened %1").arg(path), kStatusMessageMs);
   return true;
@@ -511,6 +527,7 @@ bool MainWindow::applyPreset(const QString& id) {
     document_->replace(preset.experiment, QString(), true);
     setNotice({});
     statusBar()->showMessage(preset.title + QStringLiteral(": ") + preset.what_to_see, 60000);
+    stats_panel_->setPresetNote(preset.title, preset.what_to_see);
     return true;
   }
   return false;
@@ -648,6 +665,7 @@ void MainWindow::onPredictionUpdated() {
   timeline_view_->setPrediction(prediction, predictor_->problems().join('\n'));
   memory_view_->setPrediction(prediction);
   stats_panel_->setPrediction(prediction, document_->experiment());
+  overhead_view_->setPrediction(prediction);
   parallel_panel_->setPredictedBubble(prediction ? prediction->result.bubble_fraction
                                                  : std::nan(""));
   distributeProblems();

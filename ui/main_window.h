@@ -34,6 +34,7 @@ class PredictionUpdater;
 class ProblemLabel;
 class ReplayUpdater;
 class StatsPanel;
+class OverheadView;
 class TimelineView;
 class TrainingView;
 
@@ -80,6 +81,7 @@ class MainWindow : public QMainWindow {
   MemoryView* memoryView() const { return memory_view_; }
   TrainingView* trainingView() const { return training_view_; }
   StatsPanel* statsPanel() const { return stats_panel_; }
+  OverheadView* overheadView() const { return overhead_view_; }
   // File > Export, also callable without dialogs.
   ExportActions* exports() const { return exports_; }
   QComboBox* speedCombo() const { return speed_combo_; }
@@ -132,6 +134,7 @@ class MainWindow : public QMainWindow {
   MemoryView* memory_view_;
   TrainingView* training_view_;
   StatsPanel* stats_panel_;
+  OverheadView* overhead_view_;
   ExportActions* exports_;
   ProblemLabel* notice_label_;
   QLabel* run_status_label_;

@@ -1,0 +1,148 @@
+// The course figures as presets: each is a valid experiment that simulates,
+// the menu groups every one of them under a topic, and the figures show what
+// their text promises (the overhead breakdown, the formula beside the numbers).
+#include "ui/models/presets.h"
+
+#include <QMenu>
+#include <QMenuBar>
+#include <QSettings>
+#include <QtTest>
+#include <algorithm>
+
+#include "core/io/experiment_prediction.h"
+#include "core/sim/bubble_formula.h"
+#include "core/trace/overhead_breakdown.h"
+#include "ui/main_window.h"
+#include "ui/models/experiment_document.h"
+#include "ui/models/prediction_updater.h"
+#include "ui/panels/overhead_view.h"
+#include "ui/panels/stats_panel.h"
+#include "ui_test_support.h"
+
+using namespace pipelab;
+
+namespace {
+
+// Every preset id the menu offers, submenu by submenu.
+QStringList menu_preset_ids(const MainWindow& window, int* empty_topics) {
+  QStringList ids;
+  *empty_topics = 0;
+  auto* presets_menu = window.findChild<QMenu*>(QStringLiteral("presetsMenu"));
+  if (!presets_menu) return ids;
+  for (QAction* topic : presets_menu->actions()) {
+    if (!topic->menu()) continue;
+    const QList<QAction*> actions = topic->menu()->actions();
+    if (actions.isEmpty()) ++*empty_topics;
+    for (QAction* action : actions) ids << action->data().toString();
+  }
+  return ids;
+}
+
+double max_load_imbalance(const std::vector<OverheadShares>& shares) {
+  double most = 0;
+  for (const OverheadShares& share : shares) most = std::max(most, share.load_imbalance);
+  return most;
+}
+
+}  // namespace
+
+class PresetsTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    testing::use_test_settings();
+    QSettings().clear();
+  }
+
+  void everyFigureIsAValidExperimentThatSimulates() {
+    QStringList ids;
+    for (const Preset& preset : presets()) {
+      QVERIFY2(!ids.contains(preset.id), qPrintable(preset.id + " twice"));
+      ids << preset.id;
+      const auto problems = validate_experiment(preset.experiment);
+      QVERIFY2(problems.empty(),
+               qPrintable(preset.id + ": " +
+                          QString::fromStdString(problems.empty() ? "" : problems.front())));
+      const Prediction prediction = predict_experiment(preset.experiment);
+      QVERIFY2(!prediction.result.trace.events.empty(), qPrintable(preset.id));
+      QVERIFY2(!preset.title.isEmpty() && !preset.what_to_see.isEmpty(), qPrintable(preset.id));
+    }
+    // The course's figures, by their stable ids.
+    for (const char* id :
+         {"naive", "naive-fbu", "backward-twice-forward", "gpipe", "gpipe-overhead-2",
+          "gpipe-overhead-4", "gpipe-vs-pipedream-order", "gpipe-memory", "1f1b-memory",
+          "pipedream", "async-data-parallel", "data-parallel"})
+      QVERIFY2(ids.contains(id), id);
+  }
+
+  void theMenuGroupsEveryPresetByTopic() {
+    MainWindow window;
+    int empty_topics = -1;
+    const QStringList in_menu = menu_preset_ids(window, &empty_topics);
+    QCOMPARE(empty_topics, 0);
+    QStringList expected;
+    for (const Preset& preset : presets()) expected << preset.id;
+    QCOMPARE(in_menu.size(), expected.size());  // each exactly once
+    for (const QString& id : expected) QVERIFY2(in_menu.contains(id), qPrintable(id));
+    for (PresetTopic topic : kPresetTopics) QVERIFY(!preset_topic_title(topic).isEmpty());
+  }
+
+  void theFiguresShowWhatTheirTextSays() {
+    MainWindow window;
+    window.setSaveQuestion([](const QString&) { return QMessageBox::Discard; });
+    // The unit-cost figures: B twice F, and the F/B/U pipeline with a visible U.
+    QVERIFY(window.applyPreset("backward-twice-forward"));
+    window.predictor()->updateNow();
+    const auto duration_of = [&](OpKind kind) {
+      for (const TraceEvent& e : window.predictor()->prediction()->result.trace.events)
+        if (e.op.kind == kind) return e.t_end - e.t_begin;
+      return -1.0;
+    };
+    QCOMPARE(duration_of(OpKind::Backward), 2 * duration_of(OpKind::Forward));
+    QVERIFY(window.applyPreset("naive-fbu"));
+    window.predictor()->updateNow();
+    QCOMPARE(duration_of(OpKind::Update), duration_of(OpKind::Forward));
+    QCOMPARE(window.predictor()->prediction()->result.makespan, 9.0);  // p(f+b)+u, as it says
+
+    // The overhead breakdown: 2 partitions balanced, 4 not; recomputation shows.
+    QVERIFY(window.applyPreset("gpipe-overhead-2"));
+    window.predictor()->updateNow();
+    QVERIFY(window.statsPanel()->presetText().contains(QStringLiteral("1/9")));
+    const std::vector<OverheadShares> two = window.overheadView()->predictedShares();
+    QCOMPARE(two.size(), size_t{2});
+    for (const OverheadShares& share : two) {
+      QVERIFY(std::abs(share.compute + share.recompute + share.load_imbalance + share.bubble - 1) <
+              1e-9);
+      QVERIFY(share.recompute > 0);
+    }
+    QVERIFY(window.applyPreset("gpipe-overhead-4"));
+    window.predictor()->updateNow();
+    const std::vector<OverheadShares> four = window.overheadView()->predictedShares();
+    QCOMPARE(four.size(), size_t{4});
+    QVERIFY(max_load_imbalance(four) > 0.05);
+    QVERIFY(max_load_imbalance(four) > 5 * max_load_imbalance(two));
+    QVERIFY(four.front().bubble > two.front().bubble);
+
+    // GPipe vs PipeDream order: the same bubble in unit time, the formula's.
+    QVERIFY(window.applyPreset("gpipe-vs-pipedream-order"));
+    window.predictor()->updateNow();
+    QCOMPARE(window.document()->experiment().parallel.schedule, ScheduleKind::OneFOneB);
+    QVERIFY(std::abs(window.predictor()->prediction()->result.bubble_fraction -
+                     theoretical_bubble(ScheduleKind::GPipe, 4, 8, 1, UnitCosts{})) < 1e-9);
+
+    // Sync vs async data parallel: the same replicas, the update differs.
+    QVERIFY(window.applyPreset("async-data-parallel"));
+    QCOMPARE(window.document()->experiment().parallel.update, UpdateMode::Async);
+    QCOMPARE(window.document()->experiment().parallel.dp, 4);
+    QVERIFY(window.applyPreset("data-parallel"));
+    QCOMPARE(window.document()->experiment().parallel.update, UpdateMode::Sync);
+
+    // Opening something else takes the preset's note away.
+    window.newExperiment();
+    QVERIFY(window.statsPanel()->presetText().isEmpty());
+  }
+};
+
+QTEST_MAIN(PresetsTest)
+#include "presets_test.moc"

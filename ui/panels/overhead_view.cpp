@@ -1,0 +1,117 @@
+#include "ui/panels/overhead_view.h"
+
+#include <qcustomplot.h>
+
+#include <QVBoxLayout>
+
+#include "ui/models/run_controller.h"
+#include "ui/timeline/op_colors.h"
+
+namespace pipelab {
+namespace {
+
+constexpr int kRefreshMs = 500;  // a live run's bars move slowly; the trace can be long
+
+// One stacked layer: its legend text, its colour and its share.
+struct Layer {
+  const char* text;
+  QColor color;
+  double OverheadShares::*share;
+};
+const Layer kLayers[] = {
+    {QT_TRANSLATE_NOOP("OverheadView", "compute"), op_role_color(OpColorRole::Forward),
+     &OverheadShares::compute},
+    {QT_TRANSLATE_NOOP("OverheadView", "recomputation"), op_role_color(OpColorRole::Recompute),
+     &OverheadShares::recompute},
+    {QT_TRANSLATE_NOOP("OverheadView", "load imbalance"), QColor(0xc8, 0xb8, 0x6b),
+     &OverheadShares::load_imbalance},
+    {QT_TRANSLATE_NOOP("OverheadView", "bubble"), bubble_color(), &OverheadShares::bubble},
+};
+
+}  // namespace
+
+OverheadView::OverheadView(QWidget* parent) : QWidget(parent) {
+  plot_ = new QCustomPlot(this);
+  plot_->plotLayout()->insertRow(0);
+  plot_->plotLayout()->addElement(
+      0, 0,
+      new QCPTextElement(plot_, tr("Where the time goes (share of the run, per device)"),
+                         QFont(font().family(), 10, QFont::Bold)));
+  plot_->yAxis->setRange(0, 1);
+  plot_->yAxis->setLabel(tr("share of the run"));
+  QSharedPointer<QCPAxisTickerFixed> percent(new QCPAxisTickerFixed);
+  percent->setTickStep(0.25);
+  plot_->yAxis->setTicker(percent);
+  plot_->xAxis->grid()->setVisible(false);
+  plot_->xAxis->setTickLength(0, 0);
+  plot_->xAxis->setSubTicks(false);
+  QCPBars* below = nullptr;
+  for (const Layer& layer : kLayers) {
+    auto* bars = new QCPBars(plot_->xAxis, plot_->yAxis);
+    bars->setName(tr(layer.text));
+    bars->setBrush(layer.color);
+    bars->setPen(QPen(layer.color.darker(130)));
+    bars->setWidth(0.8);
+    if (below) bars->moveAbove(below);
+    below = bars;
+    layers_.push_back(bars);
+  }
+  plot_->legend->setVisible(true);
+  plot_->legend->setFillOrder(QCPLegend::foColumnsFirst);
+  plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(plot_);
+  since_rebuild_.start();
+  rebuild();
+}
+
+void OverheadView::setRunController(RunController* run) {
+  run_ = run;
+  connect(run_, &RunController::traceReset, this, &OverheadView::rebuild);
+  connect(run_, &RunController::phaseChanged, this, &OverheadView::rebuild);
+  connect(run_, &RunController::traceGrew, this, [this] {
+    if (since_rebuild_.elapsed() >= kRefreshMs) rebuild();
+  });
+}
+
+void OverheadView::setPrediction(std::shared_ptr<const Prediction> prediction) {
+  prediction_ = std::move(prediction);
+  rebuild();
+}
+
+void OverheadView::rebuild() {
+  since_rebuild_.restart();
+  measured_ = run_ ? overhead_breakdown(run_->trace()) : std::vector<OverheadShares>{};
+  predicted_ =
+      prediction_ ? overhead_breakdown(prediction_->result.trace) : std::vector<OverheadShares>{};
+
+  // Per device a measured and a predicted bar side by side, then a gap.
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  std::vector<QVector<double>> keys(layers_.size());
+  std::vector<QVector<double>> values(layers_.size());
+  double key = 0;
+  const auto add_bar = [&](const OverheadShares& shares, const QString& label) {
+    ticker->addTick(key, label);
+    for (size_t layer = 0; layer < layers_.size(); ++layer) {
+      keys[layer] << key;
+      values[layer] << shares.*kLayers[layer].share;
+    }
+    key += 1;
+  };
+  const size_t devices = std::max(measured_.size(), predicted_.size());
+  for (size_t device = 0; device < devices; ++device) {
+    if (device < measured_.size()) add_bar(measured_[device], tr("%1\nmeasured").arg(device));
+    if (device < predicted_.size()) add_bar(predicted_[device], tr("%1\npredicted").arg(device));
+    key += 0.5;
+  }
+  for (size_t layer = 0; layer < layers_.size(); ++layer)
+    layers_[layer]->setData(keys[layer], values[layer], true);
+  plot_->xAxis->setTicker(ticker);
+  plot_->xAxis->setLabel(devices > 0 ? tr("device") : tr("no trace yet"));
+  plot_->xAxis->setRange(-0.7, std::max(key - 0.8, 0.7));
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+}  // namespace pipelab
