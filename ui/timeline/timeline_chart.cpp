@@ -3,7 +3,9 @@
 #include <QToolTip>
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
+#include "core/plan/parallel_plan.h"
 #include "core/trace/bubbles.h"
 #include "ui/number_text.h"
 #include "ui/timeline/op_colors.h"
@@ -31,6 +33,16 @@ constexpr LegendEntry kLegendEntries[] = {
     {OpColorRole::ParameterServer, QT_TRANSLATE_NOOP("TimelineChart", "push/pull")},
     {OpColorRole::HostTransfer, QT_TRANSLATE_NOOP("TimelineChart", "offload/reload")},
 };
+
+// Asynchronous schedules, and data parallel through a parameter server, run
+// ops on different weight versions: those are worth drawing on the bars.
+bool weight_versions_matter(const std::string& schedule) {
+  const std::optional<ScheduleKind> kind = parse_schedule(schedule);
+  return kind && is_asynchronous(*kind);
+}
+bool weight_versions_matter(const TraceEvent& event) {
+  return op_kind_facts(event.op.kind).family == OpFamily::ParameterServer;
+}
 
 }  // namespace
 
@@ -165,17 +177,26 @@ void TimelineChart::showTrace(const Trace& trace, double bubble_min_duration) {
   bars_->setEvents(trace.events);
   updateBubbles(trace, bubble_min_duration);
   legend_roles_.clear();
-  for (const TraceEvent& event : trace.events)
-    legend_roles_.insert(op_kind_facts(event.op.kind).color_role);
+  bars_->setWeightVersionsShown(weight_versions_matter(trace.schedule));
+  noteNewEvents(trace.events);
   rebuildLegend();
 }
 
 void TimelineChart::appendEvents(const std::vector<TraceEvent>& events) {
   bars_->addEvents(events);
-  bool new_kind = false;
-  for (const TraceEvent& event : events)
-    new_kind |= legend_roles_.insert(op_kind_facts(event.op.kind).color_role).second;
-  if (new_kind) rebuildLegend();
+  if (noteNewEvents(events)) rebuildLegend();
+}
+
+bool TimelineChart::noteNewEvents(const std::vector<TraceEvent>& events) {
+  bool legend_grew = false;
+  for (const TraceEvent& event : events) {
+    legend_grew |= legend_roles_.insert(op_kind_facts(event.op.kind).color_role).second;
+    if (!bars_->weightVersionsShown() && weight_versions_matter(event)) {
+      bars_->setWeightVersionsShown(true);
+      legend_grew = true;
+    }
+  }
+  return legend_grew;
 }
 
 void TimelineChart::updateBubbles(const Trace& trace, double bubble_min_duration) {
@@ -224,6 +245,11 @@ void TimelineChart::rebuildLegend() {
     legend->addItem(new OpLegendItem(legend, op_role_color(entry.role), tr(entry.text)));
   }
   legend->addItem(new OpLegendItem(legend, bubble_color(), tr("bubble (idle)"), true));
+  if (bars_->weightVersionsShown()) {
+    legend->addItem(new OpLegendItem(
+        legend, weight_version_color(1),
+        tr("v2, strip: weight version an op reads (one colour per version); U v3 makes v3 current")));
+  }
 }
 
 void TimelineChart::showTooltip(QMouseEvent* event) {
