@@ -162,7 +162,8 @@ class ExportsTest : public QObject {
     QStringList texts;
     for (const QAction* action : export_menu->actions())
       texts << (action->isSeparator() ? QStringLiteral("|") : action->text());
-    QCOMPARE(texts, (QStringList{"&Timeline chart…", "&Memory chart…", "T&raining chart…", "|",
+    QCOMPARE(texts, (QStringList{"&Timeline chart…", "&Memory chart…", "T&raining chart…",
+                                 "&Animated timeline (GIF)…", "|",
                                  "Trace as &Chrome JSON (Perfetto)…", "&Events as CSV…"}));
   }
 };

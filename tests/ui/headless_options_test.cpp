@@ -28,6 +28,14 @@ class HeadlessOptionsTest : public QObject {
     QVERIFY(options.scripted());
   }
 
+  void parsesAPresetAndAnAnimatedExport() {
+    const auto parsed = parse_headless_options({"--preset", "gpipe", "--export-gif=a.gif"});
+    QVERIFY2(parsed.options, qPrintable(parsed.error));
+    QCOMPARE(parsed.options->preset, QString("gpipe"));
+    QCOMPARE(parsed.options->export_gif, QString("a.gif"));
+    QVERIFY(parsed.options->scripted());
+  }
+
   void noFlagsIsAnInteractiveSession() {
     const auto parsed = parse_headless_options({});
     QVERIFY(parsed.options);
@@ -51,6 +59,9 @@ class HeadlessOptionsTest : public QObject {
     QTest::newRow("bad extension") << QStringList{"--export-timeline", "t.jpg"} << ".png";
     QTest::newRow("no file name") << QStringList{"--export-memory", "--quit"} << "--export-memory";
     QTest::newRow("two files") << QStringList{"a.json", "b.json"} << "b.json";
+    QTest::newRow("gif extension") << QStringList{"--export-gif", "t.png"} << ".gif";
+    QTest::newRow("preset missing") << QStringList{"--preset"} << "--preset";
+    QTest::newRow("file and preset") << QStringList{"a.json", "--preset", "gpipe"} << "not both";
   }
 
   void badArgumentsGiveOneLine() {
@@ -88,6 +99,26 @@ class HeadlessOptionsTest : public QObject {
     const QByteArray bytes = testing::read_bytes(out);
     QVERIFY(bytes.startsWith(QByteArray("\x89PNG\r\n\x1a\n", 8)));
     QVERIFY(bytes.size() > 2000);
+  }
+
+  void binaryAnimatesAPresetAndRefusesAnUnknownOne() {
+    QTemporaryDir folder;
+    const QString out = folder.filePath("pipedream.gif");
+    QProcess process;
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.insert("QT_QPA_PLATFORM", "offscreen");
+    environment.insert("XDG_CONFIG_HOME", folder.filePath("config"));
+    process.setProcessEnvironment(environment);
+    process.start(PIPELAB_GUI_PATH, {"--preset", "pipedream", "--export-gif", out, "--quit"});
+    QVERIFY(process.waitForFinished(30000));
+    QVERIFY2(process.exitCode() == 0, process.readAllStandardError().constData());
+    QVERIFY(testing::read_bytes(out).startsWith("GIF89a"));
+
+    process.start(PIPELAB_GUI_PATH, {"--preset", "no-such-figure", "--quit"});
+    QVERIFY(process.waitForFinished(30000));
+    QCOMPARE(process.exitCode(), 2);
+    const QByteArray err = process.readAllStandardError();
+    QVERIFY(err.contains("no-such-figure") && err.contains("gpipe-overhead-4"));
   }
 
   void binaryTrainsThenExportsTheMemoryChart() {

@@ -8,10 +8,13 @@
 #include <QSettings>
 
 #include "ui/exports/chart_export.h"
+#include "ui/exports/timeline_gif.h"
 #include "ui/exports/trace_export.h"
+#include "ui/models/prediction_updater.h"
 #include "ui/models/run_controller.h"
 #include "ui/panels/memory_view.h"
 #include "ui/panels/training_view.h"
+#include "ui/timeline/timeline_chart.h"
 #include "ui/timeline/timeline_view.h"
 
 namespace pipelab {
@@ -41,6 +44,9 @@ ExportActions::ExportActions(const Sources& sources, QWidget* window)
       return exportTrainingChart(path, error);
     });
   });
+  gif_action_ = new QAction(tr("&Animated timeline (GIF)…"), this);
+  gif_action_->setToolTip(tr("The predicted step unfolding, bars appearing in time order, for slides"));
+  connect(gif_action_, &QAction::triggered, this, &ExportActions::exportGifWithDialog);
   chrome_action_ = new QAction(tr("Trace as &Chrome JSON (Perfetto)…"), this);
   connect(chrome_action_, &QAction::triggered, this, [this] { exportTraceWithDialog(true); });
   csv_action_ = new QAction(tr("&Events as CSV…"), this);
@@ -51,6 +57,7 @@ void ExportActions::addTo(QMenu* menu) const {
   menu->addAction(timeline_action_);
   menu->addAction(memory_action_);
   menu->addAction(training_action_);
+  menu->addAction(gif_action_);
   menu->addSeparator();
   menu->addAction(chrome_action_);
   menu->addAction(csv_action_);
@@ -67,6 +74,13 @@ bool ExportActions::exportMemoryChart(const QString& path, QString* error, QSize
 
 bool ExportActions::exportTrainingChart(const QString& path, QString* error, QSize size) const {
   return export_charts({sources_.training->plot()}, Qt::Vertical, path, error, size);
+}
+
+bool ExportActions::exportTimelineGif(const QString& path, QString* error) const {
+  static const Trace empty;
+  const auto prediction = sources_.predictor->prediction();
+  return export_timeline_gif(prediction ? prediction->result.trace : empty,
+                             sources_.timeline->predictedChart()->title(), path, error);
 }
 
 bool ExportActions::exportChromeTrace(const QString& path, QString* error) const {
@@ -94,6 +108,23 @@ void ExportActions::exportChartWithDialog(const QString& what, const ChartWriter
   settings.setValue(kExportFolderKey, QFileInfo(path).absolutePath());
   QString error;
   if (!write(path, &error)) {
+    emit failed(error);
+    return;
+  }
+  emit wrote(tr("Wrote %1").arg(path));
+}
+
+void ExportActions::exportGifWithDialog() {
+  QSettings settings;
+  const QString folder = settings.value(kExportFolderKey).toString();
+  QString path = QFileDialog::getSaveFileName(
+      window_, tr("Export the predicted timeline as an animated GIF"),
+      QDir(folder).filePath(QStringLiteral("pipelab-timeline.gif")), tr("Animated GIF (*.gif)"));
+  if (path.isEmpty()) return;
+  if (!path.endsWith(QLatin1String(".gif"), Qt::CaseInsensitive)) path += QStringLiteral(".gif");
+  settings.setValue(kExportFolderKey, QFileInfo(path).absolutePath());
+  QString error;
+  if (!exportTimelineGif(path, &error)) {
     emit failed(error);
     return;
   }

@@ -1,5 +1,6 @@
 // ExportActions: the window's File > Export commands. Each chart (timeline,
-// memory, training) goes to PNG, SVG or PDF and the trace to Chrome JSON or CSV,
+// memory, training) goes to PNG, SVG or PDF, the predicted timeline unfolding
+// to an animated GIF, and the trace to Chrome JSON or CSV,
 // through a save dialog that remembers the last folder, or straight to a path
 // for scripts and tests. What was written, or why not, comes out as signals so
 // the window decides where to show it.
@@ -45,6 +46,8 @@ class ExportActions : public QObject {
   bool exportTimeline(const QString& path, QString* error, QSize size = QSize()) const;
   bool exportMemoryChart(const QString& path, QString* error, QSize size = QSize()) const;
   bool exportTrainingChart(const QString& path, QString* error, QSize size = QSize()) const;
+  // The predicted timeline (one step) unfolding, as an animated GIF.
+  bool exportTimelineGif(const QString& path, QString* error) const;
   // The measured trace when there is one, the predicted one otherwise.
   bool exportChromeTrace(const QString& path, QString* error) const;
   // Writes <prefix>_events.csv, <prefix>_memory.csv and <prefix>_steps.csv.
@@ -60,12 +63,14 @@ class ExportActions : public QObject {
   using ChartWriter = std::function<bool(const QString& path, QString* error)>;
   void exportChartWithDialog(const QString& what, const ChartWriter& write);
   void exportTraceWithDialog(bool chrome);
+  void exportGifWithDialog();
 
   Sources sources_;
   QWidget* window_;
   QAction* timeline_action_;
   QAction* memory_action_;
   QAction* training_action_;
+  QAction* gif_action_;
   QAction* chrome_action_;
   QAction* csv_action_;
 };
