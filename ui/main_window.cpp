@@ -367,6 +367,7 @@ void MainWindow::buildDocks() {
       make_dock(tr("Statistics"), QStringLiteral("statsDock"), stats_panel_, this, false);
   QDockWidget* overhead =
       make_dock(tr("Overhead"), QStringLiteral("overheadDock"), overhead_view_, this, false);
+  overhead_dock_ = overhead;
 
   addDockWidget(Qt::LeftDockWidgetArea, parallel);
   addDockWidget(Qt::LeftDockWidgetArea, model);
@@ -528,6 +529,7 @@ bool MainWindow::applyPreset(const QString& id) {
     setNotice({});
     statusBar()->showMessage(preset.title + QStringLiteral(": ") + preset.what_to_see, 60000);
     stats_panel_->setPresetNote(preset.title, preset.what_to_see);
+    if (preset.shows_overhead) overhead_dock_->raise();
     return true;
   }
   return false;

@@ -135,6 +135,7 @@ class MainWindow : public QMainWindow {
   TrainingView* training_view_;
   StatsPanel* stats_panel_;
   OverheadView* overhead_view_;
+  QDockWidget* overhead_dock_ = nullptr;
   ExportActions* exports_;
   ProblemLabel* notice_label_;
   QLabel* run_status_label_;

@@ -121,6 +121,9 @@ class PresetsTest : public QObject {
     const std::vector<OverheadShares> four = window.overheadView()->predictedShares();
     QCOMPARE(four.size(), size_t{4});
     QVERIFY(max_load_imbalance(four) > 0.05);
+    // The light ends (2 hidden layers each) wait for the heavy middle (3 each).
+    QVERIFY(four[0].load_imbalance > 0.05 && four[3].load_imbalance > 0.05);
+    QVERIFY(four[1].load_imbalance < 0.01 || four[2].load_imbalance < 0.01);
     QVERIFY(max_load_imbalance(four) > 5 * max_load_imbalance(two));
     QVERIFY(four.front().bubble > two.front().bubble);
 

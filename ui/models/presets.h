@@ -27,6 +27,7 @@ struct Preset {
   QString title;        // menu text
   QString what_to_see;  // a few sentences: what to look at, with the figure's formula
   PresetTopic topic = PresetTopic::PipelineSchedules;
+  bool shows_overhead = false;  // its figure is the Overhead chart: the window brings it forward
   Experiment experiment;
 };
 

@@ -56,9 +56,13 @@ OverheadView::OverheadView(QWidget* parent) : QWidget(parent) {
     below = bars;
     layers_.push_back(bars);
   }
+  // The legend in a row of its own under the chart, so it never hides a bar.
   plot_->legend->setVisible(true);
   plot_->legend->setFillOrder(QCPLegend::foColumnsFirst);
-  plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  plot_->legend->setBorderPen(Qt::NoPen);
+  plot_->axisRect()->insetLayout()->take(plot_->legend);
+  plot_->plotLayout()->addElement(2, 0, plot_->legend);
+  plot_->plotLayout()->setRowStretchFactor(2, 0.001);
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -102,14 +106,16 @@ void OverheadView::rebuild() {
   };
   const size_t devices = std::max(measured_.size(), predicted_.size());
   for (size_t device = 0; device < devices; ++device) {
-    if (device < measured_.size()) add_bar(measured_[device], tr("%1\nmeasured").arg(device));
-    if (device < predicted_.size()) add_bar(predicted_[device], tr("%1\npredicted").arg(device));
+    if (device < measured_.size())
+      add_bar(measured_[device], tr("%1 M", "device, measured").arg(device));
+    if (device < predicted_.size())
+      add_bar(predicted_[device], tr("%1 P", "device, predicted").arg(device));
     key += 0.5;
   }
   for (size_t layer = 0; layer < layers_.size(); ++layer)
     layers_[layer]->setData(keys[layer], values[layer], true);
   plot_->xAxis->setTicker(ticker);
-  plot_->xAxis->setLabel(devices > 0 ? tr("device") : tr("no trace yet"));
+  plot_->xAxis->setLabel(devices > 0 ? tr("device: M measured, P predicted") : tr("no trace yet"));
   plot_->xAxis->setRange(-0.7, std::max(key - 0.8, 0.7));
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
