@@ -32,6 +32,7 @@
 #include "ui/panels/model_panel.h"
 #include "ui/panels/overhead_view.h"
 #include "ui/panels/parallel_panel.h"
+#include "ui/panels/preset_note.h"
 #include "ui/panels/plan_dialog.h"
 #include "ui/panels/problem_label.h"
 #include "ui/panels/stats_panel.h"
@@ -115,6 +116,8 @@ MainWindow::MainWindow(const GpuAvailability& gpus, QWidget* parent)
   auto* centre_layout = new QVBoxLayout(centre);
   centre_layout->setContentsMargins(4, 2, 4, 0);
   centre_layout->addWidget(notice_label_);
+  preset_note_ = new PresetNote;
+  centre_layout->addWidget(preset_note_);
   centre_layout->addWidget(timeline_view_, 1);
   setCentralWidget(centre);
 
@@ -445,7 +448,7 @@ void MainWindow::newExperiment() {
   resetRun();
   document_->replace(default_experiment(), QString(), false);
   setNotice({});
-  stats_panel_->setPresetNote({}, {});
+  preset_note_->showPreset({}, {});
 }
 
 bool MainWindow::openFile(const QString& path) {
@@ -462,7 +465,7 @@ bool MainWindow::openFile(const QString& path) {
   }
   resetRun();
   setNotice({});
-  stats_panel_->setPresetNote({}, {});
+  preset_note_->showPreset({}, {});
   addRecentFile(path);
   statusBar()->showMessage(tr("Opened %1").arg(path), kStatusMessageMs);
   return true;
@@ -528,7 +531,7 @@ bool MainWindow::applyPreset(const QString& id) {
     document_->replace(preset.experiment, QString(), true);
     setNotice({});
     statusBar()->showMessage(preset.title + QStringLiteral(": ") + preset.what_to_see, 60000);
-    stats_panel_->setPresetNote(preset.title, preset.what_to_see);
+    preset_note_->showPreset(preset.title, preset.what_to_see);
     if (preset.shows_overhead) overhead_dock_->raise();
     return true;
   }
@@ -732,5 +735,7 @@ void MainWindow::setNotice(const QString& text) {
 QString MainWindow::notice() const {
   return notice_label_->problems().isEmpty() ? QString() : notice_label_->problems().first();
 }
+
+QString MainWindow::presetNote() const { return preset_note_->text(); }
 
 }  // namespace pipelab

@@ -35,6 +35,7 @@ class ProblemLabel;
 class ReplayUpdater;
 class StatsPanel;
 class OverheadView;
+class PresetNote;
 class TimelineView;
 class TrainingView;
 
@@ -82,6 +83,8 @@ class MainWindow : public QMainWindow {
   TrainingView* trainingView() const { return training_view_; }
   StatsPanel* statsPanel() const { return stats_panel_; }
   OverheadView* overheadView() const { return overhead_view_; }
+  // The open preset's "what to see", above the timeline (empty: none open).
+  QString presetNote() const;
   // File > Export, also callable without dialogs.
   ExportActions* exports() const { return exports_; }
   QComboBox* speedCombo() const { return speed_combo_; }
@@ -136,6 +139,7 @@ class MainWindow : public QMainWindow {
   StatsPanel* stats_panel_;
   OverheadView* overhead_view_;
   QDockWidget* overhead_dock_ = nullptr;
+  PresetNote* preset_note_;
   ExportActions* exports_;
   ProblemLabel* notice_label_;
   QLabel* run_status_label_;

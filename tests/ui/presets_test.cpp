@@ -16,7 +16,6 @@
 #include "ui/models/experiment_document.h"
 #include "ui/models/prediction_updater.h"
 #include "ui/panels/overhead_view.h"
-#include "ui/panels/stats_panel.h"
 #include "ui_test_support.h"
 
 using namespace pipelab;
@@ -108,7 +107,7 @@ class PresetsTest : public QObject {
     // The overhead breakdown: 2 partitions balanced, 4 not; recomputation shows.
     QVERIFY(window.applyPreset("gpipe-overhead-2"));
     window.predictor()->updateNow();
-    QVERIFY(window.statsPanel()->presetText().contains(QStringLiteral("1/9")));
+    QVERIFY(window.presetNote().contains(QStringLiteral("1/9")));
     const std::vector<OverheadShares> two = window.overheadView()->predictedShares();
     QCOMPARE(two.size(), size_t{2});
     for (const OverheadShares& share : two) {
@@ -143,7 +142,7 @@ class PresetsTest : public QObject {
 
     // Opening something else takes the preset's note away.
     window.newExperiment();
-    QVERIFY(window.statsPanel()->presetText().isEmpty());
+    QVERIFY(window.presetNote().isEmpty());
   }
 };
 

@@ -50,12 +50,6 @@ QTableWidgetItem* number_item(const QString& text) {
 }  // namespace
 
 StatsPanel::StatsPanel(QWidget* parent) : QWidget(parent) {
-  preset_label_ = new QLabel(this);
-  preset_label_->setWordWrap(true);
-  preset_label_->setTextFormat(Qt::PlainText);
-  preset_label_->setFrameShape(QFrame::StyledPanel);
-  preset_label_->setMargin(4);
-  preset_label_->hide();
   bubble_label_ = new QLabel(this);
   formula_label_ = new QLabel(this);
   throughput_label_ = new QLabel(this);
@@ -78,7 +72,6 @@ StatsPanel::StatsPanel(QWidget* parent) : QWidget(parent) {
   table_->verticalHeader()->setDefaultSectionSize(20);
 
   auto* layout = new QVBoxLayout(this);
-  layout->addWidget(preset_label_);
   layout->addWidget(bubble_label_);
   layout->addWidget(formula_label_);
   layout->addWidget(throughput_label_);
@@ -108,12 +101,6 @@ void StatsPanel::setPrediction(std::shared_ptr<const Prediction> prediction,
   refresh();
 }
 
-void StatsPanel::setPresetNote(const QString& title, const QString& what_to_see) {
-  preset_label_->setText(title.isEmpty() ? QString() : title + QStringLiteral("\n") + what_to_see);
-  preset_label_->setVisible(!title.isEmpty());
-}
-
-QString StatsPanel::presetText() const { return preset_label_->text(); }
 QString StatsPanel::bubbleText() const { return bubble_label_->text(); }
 QString StatsPanel::formulaText() const { return formula_label_->text(); }
 QString StatsPanel::throughputText() const { return throughput_label_->text(); }

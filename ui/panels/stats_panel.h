@@ -1,8 +1,7 @@
-// StatsPanel: the numbers behind the charts. A preset's "what to see" (with its
-// formula) on top, while that preset is open. The measured bubble fraction next
+// StatsPanel: the numbers behind the charts. The measured bubble fraction next
 // to the replayed and the simulated one, and the schedule's textbook formula with the current p
-// and m filled in; step time (measured, replayed, predicted) and samples per second; and per device
-// its utilisation (busy share of the run) and peak memory, measured and predicted.
+// and m filled in; step time (measured, replayed, predicted) and samples per second; and per device its
+// utilisation (busy share of the run) and peak memory, measured and predicted.
 #pragma once
 
 #include <QElapsedTimer>
@@ -31,12 +30,7 @@ class StatsPanel : public QWidget {
   // The current run's replay (null: none yet).
   void setReplay(std::shared_ptr<const Replay> replay);
 
-  // The preset the experiment came from, shown above the numbers; an empty
-  // title hides it (another experiment was opened).
-  void setPresetNote(const QString& title, const QString& what_to_see);
-
   // The texts shown, for tests and exports.
-  QString presetText() const;
   QString bubbleText() const;
   QString formulaText() const;
   QString throughputText() const;
@@ -49,7 +43,6 @@ class StatsPanel : public QWidget {
   std::shared_ptr<const Prediction> prediction_;
   std::shared_ptr<const Replay> replay_;
   Experiment experiment_;
-  QLabel* preset_label_;
   QLabel* bubble_label_;
   QLabel* formula_label_;
   QLabel* throughput_label_;
