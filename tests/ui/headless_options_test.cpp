@@ -1,13 +1,26 @@
 // The GUI binary's scripting flags: parsing, and the real binary making a
 // chart offscreen.
+#include "ui/headless_options.h"
+
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "ui/headless_options.h"
 #include "ui_test_support.h"
 
 using namespace pipelab;
+
+namespace {
+
+// The GUI binary runs without a display, its settings in `folder`.
+void offscreen_in(QProcess* process, const QTemporaryDir& folder) {
+  QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+  environment.insert("QT_QPA_PLATFORM", "offscreen");
+  environment.insert("XDG_CONFIG_HOME", folder.filePath("config"));
+  process->setProcessEnvironment(environment);
+}
+
+}  // namespace
 
 class HeadlessOptionsTest : public QObject {
   Q_OBJECT
@@ -89,10 +102,7 @@ class HeadlessOptionsTest : public QObject {
     QTemporaryDir folder;
     const QString out = folder.filePath("timeline.png");
     QProcess process;
-    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    environment.insert("QT_QPA_PLATFORM", "offscreen");
-    environment.insert("XDG_CONFIG_HOME", folder.filePath("config"));
-    process.setProcessEnvironment(environment);
+    offscreen_in(&process, folder);
     process.start(PIPELAB_GUI_PATH, {"--export-timeline", out, "--quit"});
     QVERIFY(process.waitForFinished(30000));
     QVERIFY2(process.exitCode() == 0, process.readAllStandardError().constData());
@@ -105,10 +115,7 @@ class HeadlessOptionsTest : public QObject {
     QTemporaryDir folder;
     const QString out = folder.filePath("pipedream.gif");
     QProcess process;
-    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    environment.insert("QT_QPA_PLATFORM", "offscreen");
-    environment.insert("XDG_CONFIG_HOME", folder.filePath("config"));
-    process.setProcessEnvironment(environment);
+    offscreen_in(&process, folder);
     process.start(PIPELAB_GUI_PATH, {"--preset", "pipedream", "--export-gif", out, "--quit"});
     QVERIFY(process.waitForFinished(30000));
     QVERIFY2(process.exitCode() == 0, process.readAllStandardError().constData());
@@ -125,10 +132,7 @@ class HeadlessOptionsTest : public QObject {
     QTemporaryDir folder;
     const QString out = folder.filePath("memory.svg");
     QProcess process;
-    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    environment.insert("QT_QPA_PLATFORM", "offscreen");
-    environment.insert("XDG_CONFIG_HOME", folder.filePath("config"));
-    process.setProcessEnvironment(environment);
+    offscreen_in(&process, folder);
     process.start(PIPELAB_GUI_PATH, {"--run", "--steps", "3", "--export-memory", out, "--quit"});
     QVERIFY(process.waitForFinished(30000));
     QVERIFY2(process.exitCode() == 0, process.readAllStandardError().constData());
@@ -142,10 +146,7 @@ class HeadlessOptionsTest : public QObject {
     const QString broken = folder.filePath("broken.json");
     QVERIFY(testing::write_text(broken, "not json"));
     QProcess process;
-    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    environment.insert("QT_QPA_PLATFORM", "offscreen");
-    environment.insert("XDG_CONFIG_HOME", folder.filePath("config"));
-    process.setProcessEnvironment(environment);
+    offscreen_in(&process, folder);
     process.start(PIPELAB_GUI_PATH,
                   {broken, "--export-timeline", folder.filePath("t.png"), "--quit"});
     QVERIFY(process.waitForFinished(30000));

@@ -67,11 +67,12 @@ class PresetsTest : public QObject {
       QVERIFY2(!prediction.result.trace.events.empty(), qPrintable(preset.id));
       QVERIFY2(!preset.title.isEmpty() && !preset.what_to_see.isEmpty(), qPrintable(preset.id));
     }
-    // The course's figures, by their stable ids.
+    // The course's figures and the classic comparisons, by their stable ids.
     for (const char* id :
          {"naive", "naive-fbu", "backward-twice-forward", "gpipe", "gpipe-overhead-2",
           "gpipe-overhead-4", "gpipe-vs-pipedream-order", "gpipe-memory", "1f1b-memory",
-          "pipedream", "async-data-parallel", "data-parallel"})
+          "interleaved", "zero-bubble", "zb-v", "dualpipev", "pipedream", "pipemare",
+          "async-data-parallel", "data-parallel", "tensor-parallel", "offload-vs-recompute"})
       QVERIFY2(ids.contains(id), id);
   }
 
