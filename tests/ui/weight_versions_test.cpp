@@ -14,12 +14,10 @@ using namespace pipelab;
 
 namespace {
 
-Trace simulated(ScheduleKind kind, UpdateMode update = UpdateMode::Sync, int dp = 1, int pp = 4) {
+Trace simulated(ScheduleKind kind) {
   ParallelPlan plan;
   plan.schedule = kind;
-  plan.update = update;
-  plan.dp = dp;
-  plan.pp = pp;
+  plan.pp = 4;
   plan.microbatches = 4;
   return simulate(build_schedule(plan), CostModel::unit(UnitCosts{})).trace;
 }
@@ -90,17 +88,6 @@ class WeightVersionsTest : public QObject {
       QVERIFY(chart.bars()->lastDrawnBarCount() > 0);
       QCOMPARE(chart.bars()->lastDrawnVersionStripCount(), 0);
     }
-  }
-
-  void asynchronousDataParallelShowsThemOnceItsPullsArrive() {
-    TimelineChart chart;
-    Trace trace = simulated(ScheduleKind::OneFOneB, UpdateMode::Async, 2, 1);
-    const std::vector<TraceEvent> events = trace.events;
-    trace.events.clear();
-    chart.showTrace(trace);  // a live run starts empty
-    QVERIFY(!chart.bars()->weightVersionsShown());
-    chart.appendEvents(events);
-    QVERIFY(chart.bars()->weightVersionsShown());
   }
 };
 

@@ -34,14 +34,12 @@ constexpr LegendEntry kLegendEntries[] = {
     {OpColorRole::HostTransfer, QT_TRANSLATE_NOOP("TimelineChart", "offload/reload")},
 };
 
-// Asynchronous schedules, and data parallel through a parameter server, run
-// ops on different weight versions: those are worth drawing on the bars.
+// Asynchronous pipeline schedules run a stage's ops on several weight
+// versions: those are worth drawing on the bars. (Asynchronous data parallel's
+// traces record no version per op, so there is nothing to draw.)
 bool weight_versions_matter(const std::string& schedule) {
   const std::optional<ScheduleKind> kind = parse_schedule(schedule);
   return kind && is_asynchronous(*kind);
-}
-bool weight_versions_matter(const TraceEvent& event) {
-  return op_kind_facts(event.op.kind).family == OpFamily::ParameterServer;
 }
 
 }  // namespace
@@ -177,26 +175,18 @@ void TimelineChart::showTrace(const Trace& trace, double bubble_min_duration) {
   bars_->setEvents(trace.events);
   updateBubbles(trace, bubble_min_duration);
   legend_roles_.clear();
+  for (const TraceEvent& event : trace.events)
+    legend_roles_.insert(op_kind_facts(event.op.kind).color_role);
   bars_->setWeightVersionsShown(weight_versions_matter(trace.schedule));
-  noteNewEvents(trace.events);
   rebuildLegend();
 }
 
 void TimelineChart::appendEvents(const std::vector<TraceEvent>& events) {
   bars_->addEvents(events);
-  if (noteNewEvents(events)) rebuildLegend();
-}
-
-bool TimelineChart::noteNewEvents(const std::vector<TraceEvent>& events) {
-  bool legend_grew = false;
-  for (const TraceEvent& event : events) {
-    legend_grew |= legend_roles_.insert(op_kind_facts(event.op.kind).color_role).second;
-    if (!bars_->weightVersionsShown() && weight_versions_matter(event)) {
-      bars_->setWeightVersionsShown(true);
-      legend_grew = true;
-    }
-  }
-  return legend_grew;
+  bool new_kind = false;
+  for (const TraceEvent& event : events)
+    new_kind |= legend_roles_.insert(op_kind_facts(event.op.kind).color_role).second;
+  if (new_kind) rebuildLegend();
 }
 
 void TimelineChart::updateBubbles(const Trace& trace, double bubble_min_duration) {

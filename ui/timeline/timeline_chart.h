@@ -62,9 +62,6 @@ class TimelineChart : public QCustomPlot {
   void applyRowLabels();
   void showTooltip(QMouseEvent* event);
   void rebuildLegend();
-  // Notes the op kinds (and any weight versions) of new events for the
-  // legend; true when the legend needs an entry more.
-  bool noteNewEvents(const std::vector<TraceEvent>& events);
 
   TimelinePlottable* bars_;
   QCPTextElement* title_;
