@@ -70,9 +70,10 @@ int main(int argc, char** argv) {
   if (!options.preset.isEmpty() && !window.applyPreset(options.preset)) {
     QStringList ids;
     for (const pipelab::Preset& preset : pipelab::presets()) ids << preset.id;
-    std::fprintf(stderr, "pipelab: no preset '%s'; the presets are: %s\n",
-                 options.preset.toLocal8Bit().constData(),
-                 ids.join(QStringLiteral(", ")).toLocal8Bit().constData());
+    const QString message =
+        QCoreApplication::translate("main", "no preset '%1'; the presets are: %2")
+            .arg(options.preset, ids.join(QStringLiteral(", ")));
+    std::fprintf(stderr, "pipelab: %s\n", message.toLocal8Bit().constData());
     return 2;
   }
   if (options.steps > 0) {
