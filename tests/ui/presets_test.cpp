@@ -15,6 +15,7 @@
 #include "ui/main_window.h"
 #include "ui/models/experiment_document.h"
 #include "ui/models/prediction_updater.h"
+#include "ui/models/run_controller.h"
 #include "ui/panels/overhead_view.h"
 #include "ui_test_support.h"
 
@@ -74,6 +75,24 @@ class PresetsTest : public QObject {
           "interleaved", "zero-bubble", "zb-v", "dualpipev", "pipedream", "pipemare",
           "async-data-parallel", "data-parallel", "tensor-parallel", "offload-vs-recompute"})
       QVERIFY2(ids.contains(id), id);
+  }
+
+  void theOverheadChartMeasuresARun() {
+    MainWindow window;
+    window.setSaveQuestion([](const QString&) { return QMessageBox::Discard; });
+    QVERIFY(window.applyPreset("gpipe-overhead-2"));
+    window.document()->edit([](Experiment& e) { e.training.steps = 2; });
+    QVERIFY(window.overheadView()->measuredShares().empty());
+    QVERIFY(window.startRun());
+    QTRY_VERIFY_WITH_TIMEOUT(!window.runController()->isActive(), 20000);
+    QCOMPARE(window.runController()->phase(), RunController::Phase::Finished);
+    const std::vector<OverheadShares> measured = window.overheadView()->measuredShares();
+    QCOMPARE(measured.size(), size_t{2});
+    for (const OverheadShares& share : measured) {
+      QVERIFY(std::abs(share.compute + share.recompute + share.load_imbalance + share.bubble - 1) <
+              1e-9);
+      QVERIFY(share.compute > 0 && share.recompute > 0);  // the run recomputed its forwards
+    }
   }
 
   void theMenuGroupsEveryPresetByTopic() {
