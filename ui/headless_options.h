@@ -20,7 +20,7 @@ struct HeadlessOptions {
   int steps = 0;            // > 0: overrides training.steps
   QString export_timeline;  // chart files to write once the run (or prediction) is ready
   QString export_memory;
-  QString export_gif;  // the predicted timeline unfolding
+  QString export_gif;  // one step of the timeline unfolding (ExportActions::exportTimelineGif)
   bool quit = false;  // exit after the exports instead of staying open
   bool help = false;
 

@@ -12,6 +12,7 @@
 #include "core/io/experiment_prediction.h"
 #include "core/sim/bubble_formula.h"
 #include "core/trace/overhead_breakdown.h"
+#include "ui/exports/trace_export.h"
 #include "ui/main_window.h"
 #include "ui/models/experiment_document.h"
 #include "ui/models/prediction_updater.h"
@@ -93,6 +94,24 @@ class PresetsTest : public QObject {
               1e-9);
       QVERIFY(share.compute > 0 && share.recompute > 0);  // the run recomputed its forwards
     }
+    // The animated timeline shows the run's second step, past the warm-up.
+    QString title;
+    const Trace animated = trace_to_animate(*window.runController(), *window.predictor(),
+                                            QStringLiteral("predicted"), &title);
+    QCOMPARE(animated.source, std::string("measured"));
+    QVERIFY(!animated.events.empty());
+    for (const TraceEvent& event : animated.events) QCOMPARE(event.op.step, 1);
+    QVERIFY(title.contains(QStringLiteral("step 2")));
+  }
+
+  void withoutARunTheAnimationIsThePrediction() {
+    MainWindow window;
+    QString title;
+    const Trace animated = trace_to_animate(*window.runController(), *window.predictor(),
+                                            QStringLiteral("predicted"), &title);
+    QCOMPARE(animated.source, std::string("simulated"));
+    QVERIFY(!animated.events.empty());
+    QCOMPARE(title, QStringLiteral("predicted"));
   }
 
   void theMenuGroupsEveryPresetByTopic() {

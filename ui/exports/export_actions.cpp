@@ -45,7 +45,9 @@ ExportActions::ExportActions(const Sources& sources, QWidget* window)
     });
   });
   gif_action_ = new QAction(tr("&Animated timeline (GIF)…"), this);
-  gif_action_->setToolTip(tr("The predicted step unfolding, bars appearing in time order, for slides"));
+  gif_action_->setToolTip(
+      tr("One step unfolding, bars appearing in time order, for slides: the run's second step "
+         "(past the warm-up) for a synchronous schedule, else the prediction"));
   connect(gif_action_, &QAction::triggered, this, &ExportActions::exportGifWithDialog);
   chrome_action_ = new QAction(tr("Trace as &Chrome JSON (Perfetto)…"), this);
   connect(chrome_action_, &QAction::triggered, this, [this] { exportTraceWithDialog(true); });
@@ -77,10 +79,10 @@ bool ExportActions::exportTrainingChart(const QString& path, QString* error, QSi
 }
 
 bool ExportActions::exportTimelineGif(const QString& path, QString* error) const {
-  static const Trace empty;
-  const auto prediction = sources_.predictor->prediction();
-  return export_timeline_gif(prediction ? prediction->result.trace : empty,
-                             sources_.timeline->predictedChart()->title(), path, error);
+  QString title;
+  const Trace trace = trace_to_animate(*sources_.run, *sources_.predictor,
+                                       sources_.timeline->predictedChart()->title(), &title);
+  return export_timeline_gif(trace, title, path, error);
 }
 
 bool ExportActions::exportChromeTrace(const QString& path, QString* error) const {
@@ -118,7 +120,7 @@ void ExportActions::exportGifWithDialog() {
   QSettings settings;
   const QString folder = settings.value(kExportFolderKey).toString();
   QString path = QFileDialog::getSaveFileName(
-      window_, tr("Export the predicted timeline as an animated GIF"),
+      window_, tr("Export one step of the timeline as an animated GIF"),
       QDir(folder).filePath(QStringLiteral("pipelab-timeline.gif")), tr("Animated GIF (*.gif)"));
   if (path.isEmpty()) return;
   if (!path.endsWith(QLatin1String(".gif"), Qt::CaseInsensitive)) path += QStringLiteral(".gif");

@@ -1,6 +1,6 @@
 // ExportActions: the window's File > Export commands. Each chart (timeline,
-// memory, training) goes to PNG, SVG or PDF, the predicted timeline unfolding
-// to an animated GIF, and the trace to Chrome JSON or CSV,
+// memory, training) goes to PNG, SVG or PDF, one step of the timeline
+// unfolding to an animated GIF, and the trace to Chrome JSON or CSV,
 // through a save dialog that remembers the last folder, or straight to a path
 // for scripts and tests. What was written, or why not, comes out as signals so
 // the window decides where to show it.
@@ -46,7 +46,7 @@ class ExportActions : public QObject {
   bool exportTimeline(const QString& path, QString* error, QSize size = QSize()) const;
   bool exportMemoryChart(const QString& path, QString* error, QSize size = QSize()) const;
   bool exportTrainingChart(const QString& path, QString* error, QSize size = QSize()) const;
-  // The predicted timeline (one step) unfolding, as an animated GIF.
+  // One step of the timeline unfolding, as an animated GIF (see trace_to_animate).
   bool exportTimelineGif(const QString& path, QString* error) const;
   // The measured trace when there is one, the predicted one otherwise.
   bool exportChromeTrace(const QString& path, QString* error) const;

@@ -19,7 +19,7 @@ struct TimelineGifOptions {
   int final_hold_ms = 2000;  // how long the finished timeline stays before the loop restarts
 };
 
-// Writes `trace` (a prediction: one step, or an asynchronous window) under
+// Writes `trace` (one step, or an asynchronous schedule's window) under
 // `title` to `path`. False with *error set to one line when the trace is empty,
 // the options are out of range or the file cannot be written.
 bool export_timeline_gif(const Trace& trace, const QString& title, const QString& path,
