@@ -231,7 +231,8 @@ void MainWindow::buildActions() {
   }
 
   exports_ =
-      new ExportActions({timeline_view_, memory_view_, training_view_, run_, predictor_}, this);
+      new ExportActions(
+          {timeline_view_, memory_view_, training_view_, run_, predictor_, overhead_view_}, this);
   connect(exports_, &ExportActions::failed, this, &MainWindow::setNotice);
   connect(exports_, &ExportActions::wrote, this,
           [this](const QString& text) { statusBar()->showMessage(text, kStatusMessageMs); });

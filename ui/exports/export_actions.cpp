@@ -13,6 +13,7 @@
 #include "ui/models/prediction_updater.h"
 #include "ui/models/run_controller.h"
 #include "ui/panels/memory_view.h"
+#include "ui/panels/overhead_view.h"
 #include "ui/panels/training_view.h"
 #include "ui/timeline/timeline_chart.h"
 #include "ui/timeline/timeline_view.h"
@@ -44,6 +45,12 @@ ExportActions::ExportActions(const Sources& sources, QWidget* window)
       return exportTrainingChart(path, error);
     });
   });
+  overhead_action_ = new QAction(tr("&Overhead chart…"), this);
+  connect(overhead_action_, &QAction::triggered, this, [this] {
+    exportChartWithDialog(tr("overhead"), [this](const QString& path, QString* error) {
+      return exportOverheadChart(path, error);
+    });
+  });
   gif_action_ = new QAction(tr("&Animated timeline (GIF)…"), this);
   gif_action_->setToolTip(
       tr("One step unfolding, bars appearing in time order, for slides: the run's second step "
@@ -59,6 +66,7 @@ void ExportActions::addTo(QMenu* menu) const {
   menu->addAction(timeline_action_);
   menu->addAction(memory_action_);
   menu->addAction(training_action_);
+  menu->addAction(overhead_action_);
   menu->addAction(gif_action_);
   menu->addSeparator();
   menu->addAction(chrome_action_);
@@ -76,6 +84,10 @@ bool ExportActions::exportMemoryChart(const QString& path, QString* error, QSize
 
 bool ExportActions::exportTrainingChart(const QString& path, QString* error, QSize size) const {
   return export_charts({sources_.training->plot()}, Qt::Vertical, path, error, size);
+}
+
+bool ExportActions::exportOverheadChart(const QString& path, QString* error, QSize size) const {
+  return export_charts({sources_.overhead->plot()}, Qt::Vertical, path, error, size);
 }
 
 bool ExportActions::exportTimelineGif(const QString& path, QString* error) const {

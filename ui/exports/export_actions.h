@@ -1,5 +1,5 @@
 // ExportActions: the window's File > Export commands. Each chart (timeline,
-// memory, training) goes to PNG, SVG or PDF, one step of the timeline
+// memory, training, overhead) goes to PNG, SVG or PDF, one step of the timeline
 // unfolding to an animated GIF, and the trace to Chrome JSON or CSV,
 // through a save dialog that remembers the last folder, or straight to a path
 // for scripts and tests. What was written, or why not, comes out as signals so
@@ -18,6 +18,7 @@ class QWidget;
 namespace pipelab {
 
 class MemoryView;
+class OverheadView;
 class PredictionUpdater;
 class RunController;
 class TimelineView;
@@ -34,6 +35,7 @@ class ExportActions : public QObject {
     TrainingView* training = nullptr;
     RunController* run = nullptr;
     PredictionUpdater* predictor = nullptr;
+    OverheadView* overhead = nullptr;
   };
 
   // `window` parents the save dialogs and owns this object.
@@ -46,6 +48,7 @@ class ExportActions : public QObject {
   bool exportTimeline(const QString& path, QString* error, QSize size = QSize()) const;
   bool exportMemoryChart(const QString& path, QString* error, QSize size = QSize()) const;
   bool exportTrainingChart(const QString& path, QString* error, QSize size = QSize()) const;
+  bool exportOverheadChart(const QString& path, QString* error, QSize size = QSize()) const;
   // One step of the timeline unfolding, as an animated GIF (see trace_to_animate).
   bool exportTimelineGif(const QString& path, QString* error) const;
   // The measured trace when there is one, the predicted one otherwise.
@@ -70,6 +73,7 @@ class ExportActions : public QObject {
   QAction* timeline_action_;
   QAction* memory_action_;
   QAction* training_action_;
+  QAction* overhead_action_;
   QAction* gif_action_;
   QAction* chrome_action_;
   QAction* csv_action_;
