@@ -671,7 +671,7 @@ void MainWindow::onPredictionUpdated() {
   timeline_view_->setPrediction(prediction, predictor_->problems().join('\n'));
   memory_view_->setPrediction(prediction);
   stats_panel_->setPrediction(prediction, document_->experiment());
-  overhead_view_->setPrediction(prediction);
+  overhead_view_->setPrediction(prediction, document_->experiment());
   parallel_panel_->setPredictedBubble(prediction ? prediction->result.bubble_fraction
                                                  : std::nan(""));
   distributeProblems();

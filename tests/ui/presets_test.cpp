@@ -147,6 +147,7 @@ class PresetsTest : public QObject {
     QVERIFY(window.applyPreset("gpipe-overhead-2"));
     window.predictor()->updateNow();
     QVERIFY(window.presetNote().contains(QStringLiteral("1/9")));
+    QVERIFY(std::abs(window.overheadView()->formulaBubble() - 1.0 / 9) < 1e-12);  // its line
     const std::vector<OverheadShares> two = window.overheadView()->predictedShares();
     QCOMPARE(two.size(), size_t{2});
     for (const OverheadShares& share : two) {

@@ -3,7 +3,9 @@
 #include <qcustomplot.h>
 
 #include <QVBoxLayout>
+#include <cmath>
 
+#include "core/sim/bubble_formula.h"
 #include "ui/models/run_controller.h"
 #include "ui/timeline/op_colors.h"
 
@@ -56,13 +58,17 @@ OverheadView::OverheadView(QWidget* parent) : QWidget(parent) {
     below = bars;
     layers_.push_back(bars);
   }
-  // The legend in a row of its own under the chart, so it never hides a bar.
+  // Where the schedule's textbook bubble would begin: a dashed line at
+  // 1 - formula, so the bubble band above it can be held against the formula.
+  formula_line_ = new QCPGraph(plot_->xAxis, plot_->yAxis);
+  formula_line_->setPen(QPen(Qt::black, 1.5, Qt::DashLine));
+  // The legend in a column of its own beside the bars, so it never hides one
+  // and the bars keep the dock's height.
   plot_->legend->setVisible(true);
-  plot_->legend->setFillOrder(QCPLegend::foColumnsFirst);
   plot_->legend->setBorderPen(Qt::NoPen);
   plot_->axisRect()->insetLayout()->take(plot_->legend);
-  plot_->plotLayout()->addElement(2, 0, plot_->legend);
-  plot_->plotLayout()->setRowStretchFactor(2, 0.001);
+  plot_->plotLayout()->addElement(1, 1, plot_->legend);
+  plot_->plotLayout()->setColumnStretchFactor(1, 0.001);
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -80,8 +86,21 @@ void OverheadView::setRunController(RunController* run) {
   });
 }
 
-void OverheadView::setPrediction(std::shared_ptr<const Prediction> prediction) {
+void OverheadView::setPrediction(std::shared_ptr<const Prediction> prediction,
+                                 const Experiment& experiment) {
   prediction_ = std::move(prediction);
+  const ParallelPlan& plan = experiment.parallel;
+  try {
+    // The costs the prediction used, so the formula matches its units (as Statistics).
+    const UnitCosts costs = prediction_ ? prediction_->result.formula_costs : UnitCosts{};
+    formula_bubble_ = theoretical_bubble(plan.schedule, plan.pp, plan.microbatches,
+                                         std::max(1, plan.chunks), costs);
+    formula_text_ = QString::fromStdString(bubble_formula_filled(
+        plan.schedule, plan.pp, plan.microbatches, std::max(1, plan.chunks), costs));
+  } catch (const std::exception&) {
+    formula_bubble_ = std::nan("");  // no formula for this plan: no line
+    formula_text_.clear();
+  }
   rebuild();
 }
 
@@ -117,6 +136,15 @@ void OverheadView::rebuild() {
   plot_->xAxis->setTicker(ticker);
   plot_->xAxis->setLabel(devices > 0 ? tr("device: M measured, P predicted") : tr("no trace yet"));
   plot_->xAxis->setRange(-0.7, std::max(key - 0.8, 0.7));
+  const bool line = devices > 0 && std::isfinite(formula_bubble_);
+  formula_line_->setData(QVector<double>{-0.7, std::max(key - 0.8, 0.7)},
+                         QVector<double>(2, 1.0 - formula_bubble_));
+  formula_line_->setVisible(line);
+  formula_line_->setName(tr("textbook bubble\n%1").arg(formula_text_));
+  if (line)
+    formula_line_->addToLegend();
+  else
+    formula_line_->removeFromLegend();
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
