@@ -531,7 +531,8 @@ bool MainWindow::applyPreset(const QString& id) {
     resetRun();
     document_->replace(preset.experiment, QString(), true);
     setNotice({});
-    statusBar()->showMessage(preset.title + QStringLiteral(": ") + preset.what_to_see, 60000);
+    // What to see stays in the note above the timeline; the status bar just confirms.
+    statusBar()->showMessage(tr("Preset: %1").arg(preset.title), kStatusMessageMs);
     preset_note_->showPreset(preset.title, preset.what_to_see);
     if (preset.shows_overhead) overhead_dock_->raise();
     return true;
