@@ -17,10 +17,10 @@ using namespace pipelab;
 
 namespace {
 
-Trace gpipe_trace() {
+Trace gpipe_trace(int pp = 2) {
   ParallelPlan plan;
   plan.schedule = ScheduleKind::GPipe;
-  plan.pp = 2;
+  plan.pp = pp;
   plan.microbatches = 4;
   return simulate(build_schedule(plan), CostModel::unit(UnitCosts{})).trace;
 }
@@ -90,6 +90,25 @@ class TimelineGifTest : public QObject {
     QVERIFY(blue.front() < blue.back());
     for (size_t i = 1; i < blue.size(); ++i) QVERIFY(blue[i - 1] <= blue[i]);
     QVERIFY(blue.back() > 100);
+    DGifCloseFile(gif, &code);
+  }
+
+  void manyDevicesStayWithinASlidesHeight() {
+    QTemporaryDir folder;
+    const QString path = folder.filePath("deep.gif");
+    TimelineGifOptions options;
+    options.size = QSize(400, 0);  // height: one row per device, up to a cap
+    options.frames = 2;
+    QString error;
+    QVERIFY2(export_timeline_gif(gpipe_trace(64), QString(), path, &error, options),
+             qPrintable(error));
+    int code = 0;
+    GifFileType* gif = DGifOpenFileName(path.toLocal8Bit().constData(), &code);
+    QVERIFY2(gif, GifErrorString(code));
+    QCOMPARE(DGifSlurp(gif), GIF_OK);
+    QCOMPARE(gif->ImageCount, 2);
+    QCOMPARE(gif->SWidth, 400);
+    QCOMPARE(gif->SHeight, options.max_auto_height);  // 64 rows would want more
     DGifCloseFile(gif, &code);
   }
 

@@ -18,44 +18,43 @@ namespace {
 
 QString tr_gif(const char* text) { return QCoreApplication::translate("TimelineGif", text); }
 
-// Each frame as 8-bit palette indices, all on the palette of the last frame.
-struct IndexedFrames {
-  QVector<QRgb> palette;
-  std::vector<QImage> frames;  // Format_Indexed8
+constexpr Qt::ImageConversionFlags kNoDither = Qt::ThresholdDither | Qt::AvoidDither;
+
+// Draws the frames one at a time (a frame is megabytes; a long animation of
+// many devices would not fit in memory all at once) on one off-screen chart.
+class FrameRenderer {
+ public:
+  FrameRenderer(const Trace& trace, const QString& title, QSize size, int frames)
+      : size_(size), frames_(frames) {
+    chart_.resize(size);
+    chart_.setTitle(title);
+    chart_.showTrace(trace);
+    chart_.fitAll();  // the whole trace's range, so the axis stays put while bars appear
+    begin_ = std::numeric_limits<double>::infinity();
+    end_ = -begin_;
+    for (const TraceEvent& event : trace.events) {
+      begin_ = std::min(begin_, event.t_begin);
+      end_ = std::max(end_, event.t_end);
+    }
+  }
+
+  QSize size() const { return size_; }
+
+  // The last frame shows everything; the others cut the timeline at evenly
+  // spaced moments.
+  QImage frame(int index) {
+    chart_.setNow(index == frames_ - 1 ? std::numeric_limits<double>::infinity()
+                                       : begin_ + (end_ - begin_) * index / (frames_ - 1));
+    return chart_.toPixmap(size_.width(), size_.height()).toImage();
+  }
+
+ private:
+  TimelineChart chart_;
+  QSize size_;
+  int frames_;
+  double begin_;
+  double end_;
 };
-
-IndexedFrames render_frames(const Trace& trace, const QString& title,
-                            const TimelineGifOptions& options, QSize size) {
-  TimelineChart chart;
-  chart.resize(size);
-  chart.setTitle(title);
-  chart.showTrace(trace);
-  chart.fitAll();  // the whole trace's range, so the axis stays put while bars appear
-
-  double begin = std::numeric_limits<double>::infinity();
-  double end = -begin;
-  for (const TraceEvent& event : trace.events) {
-    begin = std::min(begin, event.t_begin);
-    end = std::max(end, event.t_end);
-  }
-  std::vector<QImage> rgb;
-  for (int frame = 0; frame < options.frames; ++frame) {
-    // The last frame shows everything; the others cut the timeline at evenly spaced moments.
-    const bool last = frame == options.frames - 1;
-    chart.setNow(last ? std::numeric_limits<double>::infinity()
-                      : begin + (end - begin) * frame / (options.frames - 1));
-    rgb.push_back(chart.toPixmap(size.width(), size.height()).toImage());
-  }
-  // The finished timeline holds every colour the earlier frames use.
-  IndexedFrames indexed;
-  const Qt::ImageConversionFlags flags = Qt::ThresholdDither | Qt::AvoidDither;
-  const QImage final_frame = rgb.back().convertToFormat(QImage::Format_Indexed8, flags);
-  indexed.palette = final_frame.colorTable();
-  for (const QImage& image : rgb)
-    indexed.frames.push_back(
-        image.convertToFormat(QImage::Format_Indexed8, indexed.palette, flags));
-  return indexed;
-}
 
 // giflib reports failures by code; GifErrorString says what it means.
 QString gif_error(const QString& path, int code) {
@@ -90,8 +89,14 @@ QRect changed_rect(const QImage& previous, const QImage& image) {
   return bottom < 0 ? QRect(0, 0, 1, 1) : QRect(QPoint(left, top), QPoint(right, bottom));
 }
 
-bool write_gif(const IndexedFrames& indexed, const TimelineGifOptions& options, const QString& path,
+bool write_gif(FrameRenderer& renderer, const TimelineGifOptions& options, const QString& path,
                QString* error) {
+  // One palette for all frames, from the finished timeline: it holds every
+  // colour the earlier frames use. Every frame, the last too, is then mapped
+  // onto it.
+  const QVector<QRgb> colour_table = renderer.frame(options.frames - 1)
+                                         .convertToFormat(QImage::Format_Indexed8, kNoDither)
+                                         .colorTable();
   QFile file(path);
   if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
     *error = tr_gif("cannot write %1: %2").arg(path, file.errorString());
@@ -104,21 +109,20 @@ bool write_gif(const IndexedFrames& indexed, const TimelineGifOptions& options, 
     return false;
   }
   // A GIF palette has a power-of-two size; the unused entries stay black.
-  const int colours = static_cast<int>(indexed.palette.size());
+  const int colours = static_cast<int>(colour_table.size());
   int palette_size = 2;
   while (palette_size < colours) palette_size *= 2;
   std::vector<GifColorType> palette(static_cast<size_t>(palette_size), GifColorType{0, 0, 0});
   for (int i = 0; i < colours; ++i) {
-    const QRgb rgb = indexed.palette[i];
+    const QRgb rgb = colour_table[i];
     palette[static_cast<size_t>(i)] =
         GifColorType{static_cast<GifByteType>(qRed(rgb)), static_cast<GifByteType>(qGreen(rgb)),
                      static_cast<GifByteType>(qBlue(rgb))};
   }
   std::unique_ptr<ColorMapObject, void (*)(ColorMapObject*)> map(
       GifMakeMapObject(palette_size, palette.data()), GifFreeMapObject);
-  const QImage& first = indexed.frames.front();
-  const int width = first.width();
-  const int height = first.height();
+  const int width = renderer.size().width();
+  const int height = renderer.size().height();
 
   EGifSetGifVersion(gif, true);  // GIF89a: frame delays and looping
   // NETSCAPE2.0 application block: loop forever (count 0).
@@ -129,16 +133,18 @@ bool write_gif(const IndexedFrames& indexed, const TimelineGifOptions& options, 
             EGifPutExtensionBlock(gif, 11, kLoopApplication) != GIF_ERROR &&
             EGifPutExtensionBlock(gif, 3, loop_forever) != GIF_ERROR &&
             EGifPutExtensionTrailer(gif) != GIF_ERROR;
-  for (size_t frame = 0; ok && frame < indexed.frames.size(); ++frame) {
-    const bool last = frame + 1 == indexed.frames.size();
+  QImage previous;
+  for (int frame = 0; ok && frame < options.frames; ++frame) {
+    const bool last = frame == options.frames - 1;
     GraphicsControlBlock control{};
     control.DisposalMode = DISPOSE_DO_NOT;
     control.DelayTime = (last ? options.final_hold_ms : options.frame_delay_ms) / 10;
     control.TransparentColor = NO_TRANSPARENT_COLOR;
     GifByteType extension[4];
     const size_t extension_size = EGifGCBToExtension(&control, extension);
-    const QImage& image = indexed.frames[frame];
-    const QRect area = frame == 0 ? image.rect() : changed_rect(indexed.frames[frame - 1], image);
+    const QImage image =
+        renderer.frame(frame).convertToFormat(QImage::Format_Indexed8, colour_table, kNoDither);
+    const QRect area = previous.isNull() ? image.rect() : changed_rect(previous, image);
     ok = EGifPutExtension(gif, GRAPHICS_EXT_FUNC_CODE, static_cast<int>(extension_size),
                           extension) != GIF_ERROR &&
          EGifPutImageDesc(gif, area.left(), area.top(), area.width(), area.height(), false,
@@ -148,6 +154,7 @@ bool write_gif(const IndexedFrames& indexed, const TimelineGifOptions& options, 
       auto* line = const_cast<GifPixelType*>(image.constScanLine(row)) + area.left();
       ok = EGifPutLine(gif, line, area.width()) != GIF_ERROR;
     }
+    previous = image;
   }
   if (!ok) code = gif->Error;
   int close_code = 0;
@@ -180,8 +187,10 @@ bool export_timeline_gif(const Trace& trace, const QString& title, const QString
     return false;
   }
   QSize size = options.size;
-  if (size.height() <= 0) size.setHeight(150 + 34 * std::max(device_count(trace), 1));
-  return write_gif(render_frames(trace, title, options, size), options, path, error);
+  if (size.height() <= 0)
+    size.setHeight(std::min(150 + 34 * std::max(device_count(trace), 1), options.max_auto_height));
+  FrameRenderer renderer(trace, title, size, options.frames);
+  return write_gif(renderer, options, path, error);
 }
 
 }  // namespace pipelab

@@ -13,10 +13,11 @@
 namespace pipelab {
 
 struct TimelineGifOptions {
-  QSize size{1200, 0};       // height 0: room for every device's row
-  int frames = 40;           // at least 2
-  int frame_delay_ms = 100;  // between frames (GIF counts hundredths of a second)
-  int final_hold_ms = 2000;  // how long the finished timeline stays before the loop restarts
+  QSize size{1200, 0};         // height 0: room for every device's row, up to max_auto_height
+  int max_auto_height = 1600;  // past it rows are labelled every few and bars thin, as on screen
+  int frames = 40;             // at least 2
+  int frame_delay_ms = 100;    // between frames (GIF counts hundredths of a second)
+  int final_hold_ms = 2000;    // how long the finished timeline stays before the loop restarts
 };
 
 // Writes `trace` (one step, or an asynchronous schedule's window) under
