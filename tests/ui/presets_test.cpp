@@ -173,6 +173,20 @@ class PresetsTest : public QObject {
     QVERIFY(std::abs(window.predictor()->prediction()->result.bubble_fraction -
                      theoretical_bubble(ScheduleKind::GPipe, 4, 8, 1, UnitCosts{})) < 1e-9);
 
+    // GPipe vs DAPPLE memory: device 0 holds all m = 16 micro-batches'
+    // activations under GPipe, at most p = 4 under 1F1B.
+    const auto device0_activations = [&] {
+      window.predictor()->updateNow();
+      return double(
+          window.predictor()->prediction()->result.per_device[0].peak_bytes[static_cast<size_t>(
+              MemoryCategory::Activations)]);
+    };
+    QVERIFY(window.applyPreset("gpipe-memory"));
+    const double gpipe_peak = device0_activations();
+    QVERIFY(window.applyPreset("1f1b-memory"));
+    const double dapple_peak = device0_activations();
+    QVERIFY(gpipe_peak > 3 * dapple_peak);
+
     // Sync vs async data parallel: the same replicas, the update differs.
     QVERIFY(window.applyPreset("async-data-parallel"));
     QCOMPARE(window.document()->experiment().parallel.update, UpdateMode::Async);
