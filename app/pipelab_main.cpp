@@ -13,6 +13,7 @@
 #include "ui/headless_runner.h"
 #include "ui/main_window.h"
 #include "ui/models/experiment_document.h"
+#include "ui/models/presets.h"
 
 #ifdef PIPELAB_HAVE_CUDA
 #include "gpu/executor/backend_registration.h"
@@ -64,6 +65,15 @@ int main(int argc, char** argv) {
   if (!options.experiment_path.isEmpty() && !window.openFile(options.experiment_path) &&
       options.scripted()) {
     std::fprintf(stderr, "pipelab: %s\n", window.notice().toLocal8Bit().constData());
+    return 2;
+  }
+  if (!options.preset.isEmpty() && !window.applyPreset(options.preset)) {
+    QStringList ids;
+    for (const pipelab::Preset& preset : pipelab::presets()) ids << preset.id;
+    const QString message =
+        QCoreApplication::translate("main", "no preset '%1'; the presets are: %2")
+            .arg(options.preset, ids.join(QStringLiteral(", ")));
+    std::fprintf(stderr, "pipelab: %s\n", message.toLocal8Bit().constData());
     return 2;
   }
   if (options.steps > 0) {

@@ -29,8 +29,9 @@ const QSet<QString>& qt_options_with_value() {
 
 QString headless_usage() {
   return tr_options(
-      "usage: pipelab [FILE.json] [--run] [--steps N] [--export-timeline OUT.png|svg|pdf] "
-      "[--export-memory OUT.png|svg|pdf] [--quit]");
+      "usage: pipelab [FILE.json | --preset ID] [--run] [--steps N] "
+      "[--export-timeline OUT.png|svg|pdf] [--export-memory OUT.png|svg|pdf] "
+      "[--export-gif OUT.gif] [--quit]");
 }
 
 HeadlessParseResult parse_headless_options(const QStringList& args) {
@@ -82,6 +83,16 @@ HeadlessParseResult parse_headless_options(const QStringList& args) {
             tr_options("%1 %2: the file name must end in .png, .svg or .pdf").arg(arg, value));
       (arg == QLatin1String("--export-timeline") ? options.export_timeline
                                                  : options.export_memory) = value;
+    } else if (arg == QLatin1String("--export-gif")) {
+      QString value;
+      if (!take_value(&value)) return fail(tr_options("--export-gif needs an output file name"));
+      if (!value.endsWith(QLatin1String(".gif"), Qt::CaseInsensitive))
+        return fail(tr_options("--export-gif %1: the file name must end in .gif").arg(value));
+      options.export_gif = value;
+    } else if (arg == QLatin1String("--preset")) {
+      // The id is checked against the presets once the application runs.
+      if (!take_value(&options.preset))
+        return fail(tr_options("--preset needs a preset id, e.g. --preset gpipe"));
     } else if (arg.startsWith(QLatin1String("--"))) {
       return fail(tr_options("unknown option %1").arg(arg));
     } else if (arg.startsWith('-') && arg.size() > 1) {
@@ -94,6 +105,8 @@ HeadlessParseResult parse_headless_options(const QStringList& args) {
                       .arg(options.experiment_path, arg));
     }
   }
+  if (!options.preset.isEmpty() && !options.experiment_path.isEmpty())
+    return fail(tr_options("give an experiment file or --preset, not both"));
   return HeadlessParseResult{options, QString()};
 }
 

@@ -82,6 +82,11 @@ void HeadlessRunner::exportAndFinish() {
     print_error(error);
     failed_ = true;
   }
+  if (!options_.export_gif.isEmpty() &&
+      !window_->exports()->exportTimelineGif(options_.export_gif, &error)) {
+    print_error(error);
+    failed_ = true;
+  }
   emit finished(failed_ ? 1 : 0);
 }
 

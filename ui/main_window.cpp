@@ -32,7 +32,9 @@
 #include "ui/panels/data_panel.h"
 #include "ui/panels/memory_view.h"
 #include "ui/panels/model_panel.h"
+#include "ui/panels/overhead_view.h"
 #include "ui/panels/parallel_panel.h"
+#include "ui/panels/preset_note.h"
 #include "ui/panels/plan_dialog.h"
 #include "ui/panels/problem_label.h"
 #include "ui/panels/stats_panel.h"
@@ -101,6 +103,7 @@ MainWindow::MainWindow(const GpuAvailability& gpus, QWidget* parent)
   memory_view_ = new MemoryView;
   training_view_ = new TrainingView;
   stats_panel_ = new StatsPanel;
+  overhead_view_ = new OverheadView;
   timeline_view_->setRunController(run_);
   memory_view_->setRunController(run_);
   training_view_->setRunController(run_);
@@ -113,6 +116,7 @@ MainWindow::MainWindow(const GpuAvailability& gpus, QWidget* parent)
   compare_view_->resize(1400, 950);
   compare_view_->setRunStore(run_store_);
   runs_menu_ = new RunsMenu(run_store_, compare_view_, run_, this);
+  overhead_view_->setRunController(run_);
 
   // The centre: a notice bar (file errors) above the timeline.
   notice_label_ = new ProblemLabel;
@@ -123,6 +127,8 @@ MainWindow::MainWindow(const GpuAvailability& gpus, QWidget* parent)
   auto* centre_layout = new QVBoxLayout(centre);
   centre_layout->setContentsMargins(4, 2, 4, 0);
   centre_layout->addWidget(notice_label_);
+  preset_note_ = new PresetNote;
+  centre_layout->addWidget(preset_note_);
   centre_layout->addWidget(timeline_view_, 1);
   setCentralWidget(centre);
 
@@ -235,8 +241,9 @@ void MainWindow::buildActions() {
     addAction(action);
   }
 
-  exports_ = new ExportActions(
-      {timeline_view_, memory_view_, training_view_, run_, predictor_, compare_view_}, this);
+  exports_ = new ExportActions({timeline_view_, memory_view_, training_view_, run_, predictor_,
+                                 compare_view_, overhead_view_},
+                                this);
   connect(exports_, &ExportActions::failed, this, &MainWindow::setNotice);
   compare_view_->setExportAction(exports_->comparisonAction());
   connect(exports_, &ExportActions::wrote, this,
@@ -308,12 +315,19 @@ void MainWindow::buildMenus() {
   plan->addAction(undo_plan_action_);
 
   QMenu* presets_menu = menuBar()->addMenu(tr("&Presets"));
-  presets_menu->setToolTipsVisible(true);
-  for (const Preset& preset : presets()) {
-    QAction* action = presets_menu->addAction(preset.title);
-    action->setToolTip(preset.what_to_see);
-    const QString id = preset.id;
-    connect(action, &QAction::triggered, this, [this, id] { applyPreset(id); });
+  presets_menu->setObjectName(QStringLiteral("presetsMenu"));
+  const std::vector<Preset> all_presets = presets();
+  for (PresetTopic topic : kPresetTopics) {
+    QMenu* topic_menu = presets_menu->addMenu(preset_topic_title(topic));
+    topic_menu->setToolTipsVisible(true);
+    for (const Preset& preset : all_presets) {
+      if (preset.topic != topic) continue;
+      QAction* action = topic_menu->addAction(preset.title);
+      action->setToolTip(preset.what_to_see);
+      action->setData(preset.id);  // for tests and scripts
+      const QString id = preset.id;
+      connect(action, &QAction::triggered, this, [this, id] { applyPreset(id); });
+    }
   }
 
   view_menu_ = menuBar()->addMenu(tr("&View"));
@@ -374,6 +388,9 @@ void MainWindow::buildDocks() {
       make_dock(tr("Training"), QStringLiteral("trainingDock"), training_view_, this, false);
   QDockWidget* stats =
       make_dock(tr("Statistics"), QStringLiteral("statsDock"), stats_panel_, this, false);
+  QDockWidget* overhead =
+      make_dock(tr("Overhead"), QStringLiteral("overheadDock"), overhead_view_, this, false);
+  overhead_dock_ = overhead;
 
   addDockWidget(Qt::LeftDockWidgetArea, parallel);
   addDockWidget(Qt::LeftDockWidgetArea, model);
@@ -388,9 +405,11 @@ void MainWindow::buildDocks() {
   resizeDocks({parallel}, {430}, Qt::Horizontal);
   resizeDocks({memory}, {330}, Qt::Vertical);
   resizeDocks({memory, training, stats}, {520, 420, 480}, Qt::Horizontal);
+  tabifyDockWidget(stats, overhead);
+  stats->raise();
 
   config_docks_ = {parallel, model, data};
-  for (QDockWidget* dock : {parallel, model, data, memory, training, stats})
+  for (QDockWidget* dock : {parallel, model, data, memory, training, stats, overhead})
     view_menu_->addAction(dock->toggleViewAction());
 }
 
@@ -449,6 +468,7 @@ void MainWindow::newExperiment() {
   resetRun();
   document_->replace(default_experiment(), QString(), false);
   setNotice({});
+  preset_note_->showPreset({}, {});
 }
 
 bool MainWindow::openFile(const QString& path) {
@@ -465,6 +485,7 @@ bool MainWindow::openFile(const QString& path) {
   }
   resetRun();
   setNotice({});
+  preset_note_->showPreset({}, {});
   addRecentFile(path);
   statusBar()->showMessage(tr("Opened %1").arg(path), kStatusMessageMs);
   return true;
@@ -529,7 +550,10 @@ bool MainWindow::applyPreset(const QString& id) {
     resetRun();
     document_->replace(preset.experiment, QString(), true);
     setNotice({});
-    statusBar()->showMessage(preset.title + QStringLiteral(": ") + preset.what_to_see, 60000);
+    // What to see stays in the note above the timeline; the status bar just confirms.
+    statusBar()->showMessage(tr("Preset: %1").arg(preset.title), kStatusMessageMs);
+    preset_note_->showPreset(preset.title, preset.what_to_see);
+    if (preset.shows_overhead) overhead_dock_->raise();
     return true;
   }
   return false;
@@ -667,6 +691,7 @@ void MainWindow::onPredictionUpdated() {
   timeline_view_->setPrediction(prediction, predictor_->problems().join('\n'));
   memory_view_->setPrediction(prediction);
   stats_panel_->setPrediction(prediction, document_->experiment());
+  overhead_view_->setPrediction(prediction, document_->experiment());
   parallel_panel_->setPredictedBubble(prediction ? prediction->result.bubble_fraction
                                                  : std::nan(""));
   distributeProblems();
@@ -731,5 +756,7 @@ void MainWindow::setNotice(const QString& text) {
 QString MainWindow::notice() const {
   return notice_label_->problems().isEmpty() ? QString() : notice_label_->problems().first();
 }
+
+QString MainWindow::presetNote() const { return preset_note_->text(); }
 
 }  // namespace pipelab

@@ -37,6 +37,8 @@ class ReplayUpdater;
 class RunStore;
 class RunsMenu;
 class StatsPanel;
+class OverheadView;
+class PresetNote;
 class TimelineView;
 class TrainingView;
 
@@ -83,6 +85,9 @@ class MainWindow : public QMainWindow {
   MemoryView* memoryView() const { return memory_view_; }
   TrainingView* trainingView() const { return training_view_; }
   StatsPanel* statsPanel() const { return stats_panel_; }
+  OverheadView* overheadView() const { return overhead_view_; }
+  // The open preset's "what to see", above the timeline (empty: none open).
+  QString presetNote() const;
   // File > Export, also callable without dialogs.
   ExportActions* exports() const { return exports_; }
   // The runs made since start (and reopened ones), their comparison window
@@ -140,6 +145,9 @@ class MainWindow : public QMainWindow {
   MemoryView* memory_view_;
   TrainingView* training_view_;
   StatsPanel* stats_panel_;
+  OverheadView* overhead_view_;
+  QDockWidget* overhead_dock_ = nullptr;
+  PresetNote* preset_note_;
   ExportActions* exports_;
   RunStore* run_store_;
   CompareView* compare_view_;

@@ -55,7 +55,7 @@ class ExportsTest : public QObject {
   void timelineMemoryAndTrainingChartsExportInEveryFormat_data() {
     QTest::addColumn<QString>("chart");
     QTest::addColumn<QString>("extension");
-    for (const char* chart : {"timeline", "memory", "training"})
+    for (const char* chart : {"timeline", "memory", "training", "overhead"})
       for (const char* extension : {"png", "svg", "pdf"})
         QTest::newRow(qPrintable(QString("%1.%2").arg(chart, extension))) << chart << extension;
   }
@@ -75,6 +75,8 @@ class ExportsTest : public QObject {
     if (chart == "memory") ok = window.exports()->exportMemoryChart(path, &error, QSize(1000, 600));
     if (chart == "training")
       ok = window.exports()->exportTrainingChart(path, &error, QSize(900, 400));
+    if (chart == "overhead")
+      ok = window.exports()->exportOverheadChart(path, &error, QSize(900, 400));
     QVERIFY2(ok, qPrintable(error));
     const QByteArray bytes = testing::read_bytes(path);
     QVERIFY2(bytes.size() > kNonTrivialBytes, qPrintable(QString::number(bytes.size())));
@@ -163,7 +165,8 @@ class ExportsTest : public QObject {
     for (const QAction* action : export_menu->actions())
       texts << (action->isSeparator() ? QStringLiteral("|") : action->text());
     QCOMPARE(texts, (QStringList{"&Timeline chart…", "&Memory chart…", "T&raining chart…",
-                                 "&Comparison of two runs…", "|", "Trace as &Chrome JSON (Perfetto)…", "&Events as CSV…"}));
+                                 "&Comparison of two runs…", "&Overhead chart…", "&Animated timeline (GIF)…", "|",
+                                 "Trace as &Chrome JSON (Perfetto)…", "&Events as CSV…"}));
   }
 };
 

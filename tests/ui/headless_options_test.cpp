@@ -1,13 +1,26 @@
 // The GUI binary's scripting flags: parsing, and the real binary making a
 // chart offscreen.
+#include "ui/headless_options.h"
+
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "ui/headless_options.h"
 #include "ui_test_support.h"
 
 using namespace pipelab;
+
+namespace {
+
+// The GUI binary runs without a display, its settings in `folder`.
+void offscreen_in(QProcess* process, const QTemporaryDir& folder) {
+  QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+  environment.insert("QT_QPA_PLATFORM", "offscreen");
+  environment.insert("XDG_CONFIG_HOME", folder.filePath("config"));
+  process->setProcessEnvironment(environment);
+}
+
+}  // namespace
 
 class HeadlessOptionsTest : public QObject {
   Q_OBJECT
@@ -26,6 +39,14 @@ class HeadlessOptionsTest : public QObject {
     QCOMPARE(options.export_memory, QString("m.pdf"));
     QVERIFY(options.quit);
     QVERIFY(options.scripted());
+  }
+
+  void parsesAPresetAndAnAnimatedExport() {
+    const auto parsed = parse_headless_options({"--preset", "gpipe", "--export-gif=a.gif"});
+    QVERIFY2(parsed.options, qPrintable(parsed.error));
+    QCOMPARE(parsed.options->preset, QString("gpipe"));
+    QCOMPARE(parsed.options->export_gif, QString("a.gif"));
+    QVERIFY(parsed.options->scripted());
   }
 
   void noFlagsIsAnInteractiveSession() {
@@ -51,6 +72,9 @@ class HeadlessOptionsTest : public QObject {
     QTest::newRow("bad extension") << QStringList{"--export-timeline", "t.jpg"} << ".png";
     QTest::newRow("no file name") << QStringList{"--export-memory", "--quit"} << "--export-memory";
     QTest::newRow("two files") << QStringList{"a.json", "b.json"} << "b.json";
+    QTest::newRow("gif extension") << QStringList{"--export-gif", "t.png"} << ".gif";
+    QTest::newRow("preset missing") << QStringList{"--preset"} << "--preset";
+    QTest::newRow("file and preset") << QStringList{"a.json", "--preset", "gpipe"} << "not both";
   }
 
   void badArgumentsGiveOneLine() {
@@ -78,10 +102,7 @@ class HeadlessOptionsTest : public QObject {
     QTemporaryDir folder;
     const QString out = folder.filePath("timeline.png");
     QProcess process;
-    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    environment.insert("QT_QPA_PLATFORM", "offscreen");
-    environment.insert("XDG_CONFIG_HOME", folder.filePath("config"));
-    process.setProcessEnvironment(environment);
+    offscreen_in(&process, folder);
     process.start(PIPELAB_GUI_PATH, {"--export-timeline", out, "--quit"});
     QVERIFY(process.waitForFinished(30000));
     QVERIFY2(process.exitCode() == 0, process.readAllStandardError().constData());
@@ -90,14 +111,28 @@ class HeadlessOptionsTest : public QObject {
     QVERIFY(bytes.size() > 2000);
   }
 
+  void binaryAnimatesAPresetAndRefusesAnUnknownOne() {
+    QTemporaryDir folder;
+    const QString out = folder.filePath("pipedream.gif");
+    QProcess process;
+    offscreen_in(&process, folder);
+    process.start(PIPELAB_GUI_PATH, {"--preset", "pipedream", "--export-gif", out, "--quit"});
+    QVERIFY(process.waitForFinished(30000));
+    QVERIFY2(process.exitCode() == 0, process.readAllStandardError().constData());
+    QVERIFY(testing::read_bytes(out).startsWith("GIF89a"));
+
+    process.start(PIPELAB_GUI_PATH, {"--preset", "no-such-figure", "--quit"});
+    QVERIFY(process.waitForFinished(30000));
+    QCOMPARE(process.exitCode(), 2);
+    const QByteArray err = process.readAllStandardError();
+    QVERIFY(err.contains("no-such-figure") && err.contains("gpipe-overhead-4"));
+  }
+
   void binaryTrainsThenExportsTheMemoryChart() {
     QTemporaryDir folder;
     const QString out = folder.filePath("memory.svg");
     QProcess process;
-    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    environment.insert("QT_QPA_PLATFORM", "offscreen");
-    environment.insert("XDG_CONFIG_HOME", folder.filePath("config"));
-    process.setProcessEnvironment(environment);
+    offscreen_in(&process, folder);
     process.start(PIPELAB_GUI_PATH, {"--run", "--steps", "3", "--export-memory", out, "--quit"});
     QVERIFY(process.waitForFinished(30000));
     QVERIFY2(process.exitCode() == 0, process.readAllStandardError().constData());
@@ -111,10 +146,7 @@ class HeadlessOptionsTest : public QObject {
     const QString broken = folder.filePath("broken.json");
     QVERIFY(testing::write_text(broken, "not json"));
     QProcess process;
-    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    environment.insert("QT_QPA_PLATFORM", "offscreen");
-    environment.insert("XDG_CONFIG_HOME", folder.filePath("config"));
-    process.setProcessEnvironment(environment);
+    offscreen_in(&process, folder);
     process.start(PIPELAB_GUI_PATH,
                   {broken, "--export-timeline", folder.filePath("t.png"), "--quit"});
     QVERIFY(process.waitForFinished(30000));

@@ -133,26 +133,6 @@ class MainWindowTest : public QObject {
     QCOMPARE(asked, 2);
   }
 
-  void everyPresetIsARunnableExperiment() {
-    const std::vector<Preset> list = presets();
-    QVERIFY(list.size() >= 9);
-    QStringList ids;
-    for (const Preset& preset : list) {
-      ids << preset.id;
-      const auto problems = validate_experiment(preset.experiment);
-      QVERIFY2(problems.empty(),
-               qPrintable(preset.id + ": " +
-                          QString::fromStdString(problems.empty() ? "" : problems.front())));
-      const Prediction prediction = predict_experiment(preset.experiment);
-      QVERIFY(!prediction.result.trace.events.empty());
-      QVERIFY(!preset.what_to_see.isEmpty());
-    }
-    for (const char* id : {"naive", "gpipe", "1f1b-memory", "interleaved", "zero-bubble", "zb-v",
-                           "dualpipev", "pipedream", "pipemare", "data-parallel", "tensor-parallel",
-                           "offload-vs-recompute"})
-      QVERIFY2(ids.contains(id), id);
-  }
-
   void presetsSetUpTheirComparison() {
     MainWindow window;
     window.setSaveQuestion([](const QString&) { return QMessageBox::Discard; });

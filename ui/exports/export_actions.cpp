@@ -8,11 +8,15 @@
 #include <QSettings>
 
 #include "ui/exports/chart_export.h"
+#include "ui/exports/timeline_gif.h"
 #include "ui/exports/trace_export.h"
+#include "ui/models/prediction_updater.h"
 #include "ui/models/run_controller.h"
 #include "ui/panels/compare_view.h"
 #include "ui/panels/memory_view.h"
+#include "ui/panels/overhead_view.h"
 #include "ui/panels/training_view.h"
+#include "ui/timeline/timeline_chart.h"
 #include "ui/timeline/timeline_view.h"
 
 namespace pipelab {
@@ -48,6 +52,17 @@ ExportActions::ExportActions(const Sources& sources, QWidget* window)
       return exportComparison(path, error);
     });
   });
+  overhead_action_ = new QAction(tr("&Overhead chart…"), this);
+  connect(overhead_action_, &QAction::triggered, this, [this] {
+    exportChartWithDialog(tr("overhead"), [this](const QString& path, QString* error) {
+      return exportOverheadChart(path, error);
+    });
+  });
+  gif_action_ = new QAction(tr("&Animated timeline (GIF)…"), this);
+  gif_action_->setToolTip(
+      tr("One step unfolding, bars appearing in time order, for slides: the run's second step "
+         "(past the warm-up) for a synchronous schedule, else the prediction"));
+  connect(gif_action_, &QAction::triggered, this, &ExportActions::exportGifWithDialog);
   chrome_action_ = new QAction(tr("Trace as &Chrome JSON (Perfetto)…"), this);
   connect(chrome_action_, &QAction::triggered, this, [this] { exportTraceWithDialog(true); });
   csv_action_ = new QAction(tr("&Events as CSV…"), this);
@@ -59,6 +74,8 @@ void ExportActions::addTo(QMenu* menu) const {
   menu->addAction(memory_action_);
   menu->addAction(training_action_);
   if (sources_.compare) menu->addAction(comparison_action_);
+  menu->addAction(overhead_action_);
+  menu->addAction(gif_action_);
   menu->addSeparator();
   menu->addAction(chrome_action_);
   menu->addAction(csv_action_);
@@ -86,6 +103,15 @@ bool ExportActions::exportComparison(const QString& path, QString* error, QSize 
   }
   return export_charts(sources_.compare->charts(), Qt::Vertical, path, error, size,
                        sources_.compare->statisticsText());
+bool ExportActions::exportOverheadChart(const QString& path, QString* error, QSize size) const {
+  return export_charts({sources_.overhead->plot()}, Qt::Vertical, path, error, size);
+}
+
+bool ExportActions::exportTimelineGif(const QString& path, QString* error) const {
+  QString title;
+  const Trace trace = trace_to_animate(*sources_.run, *sources_.predictor,
+                                       sources_.timeline->predictedChart()->title(), &title);
+  return export_timeline_gif(trace, title, path, error);
 }
 
 bool ExportActions::exportChromeTrace(const QString& path, QString* error) const {
@@ -113,6 +139,23 @@ void ExportActions::exportChartWithDialog(const QString& what, const ChartWriter
   settings.setValue(kExportFolderKey, QFileInfo(path).absolutePath());
   QString error;
   if (!write(path, &error)) {
+    emit failed(error);
+    return;
+  }
+  emit wrote(tr("Wrote %1").arg(path));
+}
+
+void ExportActions::exportGifWithDialog() {
+  QSettings settings;
+  const QString folder = settings.value(kExportFolderKey).toString();
+  QString path = QFileDialog::getSaveFileName(
+      window_, tr("Export one step of the timeline as an animated GIF"),
+      QDir(folder).filePath(QStringLiteral("pipelab-timeline.gif")), tr("Animated GIF (*.gif)"));
+  if (path.isEmpty()) return;
+  if (!path.endsWith(QLatin1String(".gif"), Qt::CaseInsensitive)) path += QStringLiteral(".gif");
+  settings.setValue(kExportFolderKey, QFileInfo(path).absolutePath());
+  QString error;
+  if (!exportTimelineGif(path, &error)) {
     emit failed(error);
     return;
   }

@@ -1,8 +1,9 @@
 // ExportActions: the window's File > Export commands. Each chart (timeline,
-// memory, training, the comparison of two runs) goes to PNG, SVG or PDF and the trace to Chrome
-// JSON or CSV, through a save dialog that remembers the last folder, or straight to a path for
-// scripts and tests. What was written, or why not, comes out as signals so the window decides where
-// to show it.
+// memory, training, overhead, the comparison of two runs) goes to PNG, SVG or
+// PDF, one step of the timeline unfolding to an animated GIF, and the trace to
+// Chrome JSON or CSV, through a save dialog that remembers the last folder, or
+// straight to a path for scripts and tests. What was written, or why not, comes
+// out as signals so the window decides where to show it.
 #pragma once
 
 #include <QObject>
@@ -18,6 +19,7 @@ namespace pipelab {
 
 class CompareView;
 class MemoryView;
+class OverheadView;
 class PredictionUpdater;
 class RunController;
 class TimelineView;
@@ -35,6 +37,7 @@ class ExportActions : public QObject {
     RunController* run = nullptr;
     PredictionUpdater* predictor = nullptr;
     CompareView* compare = nullptr;
+    OverheadView* overhead = nullptr;
   };
 
   // `window` parents the save dialogs and owns this object.
@@ -51,6 +54,9 @@ class ExportActions : public QObject {
   bool exportTrainingChart(const QString& path, QString* error, QSize size = QSize()) const;
   // The comparison of two runs: loss and memory, both timelines, the statistics under them.
   bool exportComparison(const QString& path, QString* error, QSize size = QSize()) const;
+  bool exportOverheadChart(const QString& path, QString* error, QSize size = QSize()) const;
+  // One step of the timeline unfolding, as an animated GIF (see trace_to_animate).
+  bool exportTimelineGif(const QString& path, QString* error) const;
   // The measured trace when there is one, the predicted one otherwise.
   bool exportChromeTrace(const QString& path, QString* error) const;
   // Writes <prefix>_events.csv, <prefix>_memory.csv and <prefix>_steps.csv.
@@ -66,6 +72,7 @@ class ExportActions : public QObject {
   using ChartWriter = std::function<bool(const QString& path, QString* error)>;
   void exportChartWithDialog(const QString& what, const ChartWriter& write);
   void exportTraceWithDialog(bool chrome);
+  void exportGifWithDialog();
 
   Sources sources_;
   QWidget* window_;
@@ -73,6 +80,8 @@ class ExportActions : public QObject {
   QAction* memory_action_;
   QAction* training_action_;
   QAction* comparison_action_;
+  QAction* overhead_action_;
+  QAction* gif_action_;
   QAction* chrome_action_;
   QAction* csv_action_;
 };

@@ -1,8 +1,12 @@
 #include "ui/exports/trace_export.h"
 
+#include <QCoreApplication>
+#include <optional>
 #include <string>
 
+#include "core/plan/parallel_plan.h"
 #include "core/trace/csv_export.h"
+#include "core/trace/step_trace.h"
 #include "ui/models/prediction_updater.h"
 #include "ui/models/run_controller.h"
 
@@ -28,6 +32,25 @@ const Trace& trace_to_export(const RunController& run, const PredictionUpdater& 
   static const Trace empty;
   const auto prediction = predictor.prediction();
   return prediction ? prediction->result.trace : empty;
+}
+
+Trace trace_to_animate(const RunController& run, const PredictionUpdater& predictor,
+                       const QString& predicted_title, QString* title) {
+  const Trace& measured = run.trace();
+  const std::optional<ScheduleKind> kind = parse_schedule(measured.schedule);
+  if (!measured.steps.empty() && kind && !is_asynchronous(*kind)) {
+    const int step = measured.steps[measured.steps.size() >= 2 ? 1 : 0].step;
+    Trace one = step_trace(measured, step);
+    if (!one.events.empty()) {
+      *title = QCoreApplication::translate("TraceExport", "Measured (%1): step %2 of the run")
+                   .arg(QString::fromStdString(measured.schedule))
+                   .arg(step + 1);
+      return one;
+    }
+  }
+  *title = predicted_title;
+  const auto prediction = predictor.prediction();
+  return prediction ? prediction->result.trace : Trace{};
 }
 
 bool export_chrome_trace(const Trace& trace, const QString& path, QString* error) {

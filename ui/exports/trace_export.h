@@ -16,6 +16,13 @@ class RunController;
 // (empty while the experiment has no prediction).
 const Trace& trace_to_export(const RunController& run, const PredictionUpdater& predictor);
 
+// What the animated timeline shows, and its title: a measured run of a
+// synchronous schedule animates its second step (past the first step's
+// warm-up; the first when there is only one), anything else the prediction.
+// `predicted_title` is the predicted chart's title.
+Trace trace_to_animate(const RunController& run, const PredictionUpdater& predictor,
+                       const QString& predicted_title, QString* title);
+
 // Writes `trace` as Chrome trace JSON to `path`. False with *error (one line,
 // naming the file) when it cannot be written.
 bool export_chrome_trace(const Trace& trace, const QString& path, QString* error);

@@ -44,79 +44,147 @@ Experiment transformer_template(const char* id) {
   throw ExperimentError(std::string("no model template ") + id);
 }
 
-Preset make(const char* id, const char* title, const char* what_to_see, Experiment e) {
+Preset make(const char* id, PresetTopic topic, const char* title, const char* what_to_see,
+            Experiment e) {
   e.name = QCoreApplication::translate("Presets", title).toStdString();
-  return Preset{QString::fromLatin1(id), tr_preset(title), tr_preset(what_to_see), std::move(e)};
+  return Preset{QString::fromLatin1(id), tr_preset(title), tr_preset(what_to_see), topic, false,
+                std::move(e)};
+}
+
+// Unit costs (the figures' abstract time), so the bars have the proportions of
+// a textbook figure: every forward takes 1, a backward b + w, an update u.
+Experiment with_unit_costs(Experiment e, double b, double w, double u) {
+  e.simulation.profile = "unit";
+  e.simulation.unit = UnitCosts{1.0, b, w, 0.0, u};
+  return e;
 }
 
 }  // namespace
 
+QString preset_topic_title(PresetTopic topic) {
+  switch (topic) {
+    case PresetTopic::PipelineSchedules:
+      return tr_preset(QT_TRANSLATE_NOOP("Presets", "Pipeline schedules"));
+    case PresetTopic::Memory:
+      return tr_preset(QT_TRANSLATE_NOOP("Presets", "Memory"));
+    case PresetTopic::AsynchronousUpdates:
+      return tr_preset(QT_TRANSLATE_NOOP("Presets", "Asynchronous updates"));
+    case PresetTopic::DataAndTensorParallel:
+      return tr_preset(QT_TRANSLATE_NOOP("Presets", "Data and tensor parallel"));
+  }
+  return {};
+}
+
 std::vector<Preset> presets() {
   std::vector<Preset> list;
+  const PresetTopic schedules = PresetTopic::PipelineSchedules;
+  const PresetTopic memory = PresetTopic::Memory;
+  const PresetTopic asynchronous = PresetTopic::AsynchronousUpdates;
+  const PresetTopic data_tensor = PresetTopic::DataAndTensorParallel;
+
+  // --- Pipeline schedules ---------------------------------------------------
 
   Experiment naive = base_experiment();
   naive.parallel.schedule = ScheduleKind::GPipe;
   naive.parallel.microbatches = 1;
   list.push_back(
-      make("naive", QT_TRANSLATE_NOOP("Presets", "Naive model parallel (pp 4, 1 micro-batch)"),
+      make("naive", schedules,
+           QT_TRANSLATE_NOOP("Presets", "Naive model parallel (pp 4, 1 micro-batch)"),
            QT_TRANSLATE_NOOP("Presets",
-                             "One device works at a time: 3 of 4 devices idle, a 75 % "
-                             "bubble. Drag the micro-batch slider, or pick the GPipe preset."),
+                             "One device works at a time: 3 of 4 devices idle, a bubble of "
+                             "(p-1)/p = 75 % (Statistics: the formula beside the measurement). "
+                             "Drag the micro-batch slider, or pick the GPipe preset."),
            naive));
+
+  // The naive pipeline in a textbook's proportions: F, B and U each one unit.
+  Experiment naive_fbu = with_unit_costs(naive, 0.5, 0.5, 1.0);
+  list.push_back(
+      make("naive-fbu", schedules,
+           QT_TRANSLATE_NOOP("Presets", "Naive F/B/U pipeline (pp 4, unit costs)"),
+           QT_TRANSLATE_NOOP(
+               "Presets",
+               "Forward down the stages, backward back up, and each stage updates "
+               "its own weights (U) after its backward. Each device is busy f+b+u = 3 of the "
+               "step's p(f+b)+u = 9 units."),
+           naive_fbu));
+
+  // Model-parallel training as it is usually measured: the backward computes
+  // the input and the weight gradient, each about a forward.
+  Experiment backward_twice = with_unit_costs(naive, 1.0, 1.0, 0.0);
+  list.push_back(make(
+      "backward-twice-forward", schedules,
+      QT_TRANSLATE_NOOP("Presets", "Model parallel, backward = 2 × forward (pp 4, unit costs)"),
+      QT_TRANSLATE_NOOP("Presets",
+                        "The backward bars are twice as long as the forwards (b = 2f: input "
+                        "and weight gradients). Still one device at a time: the bubble "
+                        "(p-1)/p does not depend on f and b."),
+      backward_twice));
 
   Experiment gpipe = base_experiment();
   gpipe.parallel.schedule = ScheduleKind::GPipe;
   gpipe.parallel.microbatches = 8;
-  list.push_back(make("gpipe", QT_TRANSLATE_NOOP("Presets", "GPipe (pp 4, 8 micro-batches)"),
+  list.push_back(make("gpipe", schedules,
+                      QT_TRANSLATE_NOOP("Presets", "GPipe (pp 4, 8 micro-batches)"),
                       QT_TRANSLATE_NOOP("Presets",
                                         "Micro-batches fill the pipeline: the bubble falls to "
-                                        "(p-1)/(m+p-1) = 3/11. Compare with the naive preset."),
+                                        "(p-1)/(m+p-1) = 3/11, shown beside the measured bubble "
+                                        "in Statistics. Compare with the naive preset."),
                       gpipe));
 
-  // The memory comparison needs activations that weigh: bigger micro-batches.
-  Experiment gpipe_memory = base_experiment();
-  gpipe_memory.parallel.schedule = ScheduleKind::GPipe;
-  gpipe_memory.parallel.microbatches = 16;
-  gpipe_memory.training.batch_size = 512;
-  gpipe_memory.training.steps = 100;
-  list.push_back(make("gpipe-memory",
-                      QT_TRANSLATE_NOOP("Presets", "GPipe memory (pp 4, 16 micro-batches)"),
-                      QT_TRANSLATE_NOOP("Presets",
-                                        "GPipe keeps every micro-batch's activations until the "
-                                        "backwards start: watch device 0's activations climb in "
-                                        "the Memory chart, then open the 1F1B preset."),
-                      gpipe_memory));
+  // GPipe as its paper measured it: with recomputation, on 2 and 4 partitions
+  // of the same layers. Ten equal hidden layers split 5 + 5 over two devices
+  // but 2 + 3 + 3 + 2 over four, the load imbalance of the paper's figure.
+  Experiment overhead_2 = gpipe;
+  const LayerSpec hidden{LayerType::Linear, 256, true, 0.0};
+  const LayerSpec relu{LayerType::Relu, 0, true, 0.0};
+  overhead_2.model.layers.insert(overhead_2.model.layers.end() - 1, {hidden, relu, hidden, relu});
+  overhead_2.parallel.pp = 2;
+  overhead_2.parallel.recompute = true;
+  list.push_back(
+      make("gpipe-overhead-2", schedules,
+           QT_TRANSLATE_NOOP("Presets", "GPipe overhead breakdown, 2 partitions (recompute)"),
+           QT_TRANSLATE_NOOP("Presets",
+                             "The Overhead chart splits each device's time into compute, "
+                             "recomputation, load imbalance and bubble, measured beside predicted. "
+                             "Recomputation costs one more forward per micro-batch; the formula's "
+                             "bubble is (p-1)/(m+p-1) = 1/9 (the updates after the last backward "
+                             "keep every device busy a little longer). Compare with 4 partitions."),
+           overhead_2));
+  list.back().shows_overhead = true;
 
-  Experiment one_f_one_b = gpipe_memory;
-  one_f_one_b.parallel.schedule = ScheduleKind::OneFOneB;
-  list.push_back(make("1f1b-memory",
-                      QT_TRANSLATE_NOOP("Presets", "1F1B memory (pp 4, 16 micro-batches)"),
-                      QT_TRANSLATE_NOOP("Presets",
-                                        "Same bubble as GPipe, but each device holds at most p "
-                                        "micro-batches' activations: compare the peak in the "
-                                        "Memory chart with the GPipe memory preset."),
-                      one_f_one_b));
+  Experiment overhead_4 = overhead_2;
+  overhead_4.parallel.pp = 4;
+  list.push_back(make(
+      "gpipe-overhead-4", schedules,
+      QT_TRANSLATE_NOOP("Presets", "GPipe overhead breakdown, 4 partitions (recompute)"),
+      QT_TRANSLATE_NOOP("Presets",
+                        "Twice the partitions: the formula's bubble grows to (p-1)/(m+p-1) = "
+                        "3/11, and ten hidden layers no longer split evenly (2, 3, 3, 2): "
+                        "devices 0 and 3 wait for the heavier middle ones, idle time the "
+                        "Overhead chart shows as load imbalance on top of the bubble."),
+      overhead_4));
+  list.back().shows_overhead = true;
 
-  // The figures are the cpu-core prediction of examples/offload_vs_recompute.json.
-  Experiment offload = gpipe_memory;
-  offload.parallel.offload = OffloadMode::Activations;
-  list.push_back(make("offload-vs-recompute",
-                      QT_TRANSLATE_NOOP("Presets", "Offloading vs recomputation (GPipe, pp 4, 16 micro-batches)"),
-                      QT_TRANSLATE_NOOP("Presets",
-                                        "Each forward's activations go to host memory (OFFLOAD, brown, "
-                                        "on the copy lane) and come back just before their backward "
-                                        "(RELOAD). The copies hide behind compute: the predicted step "
-                                        "stays at 10.1 ms while device 0's peak falls from 4.1 to 2.3 MiB "
-                                        "(1.9 MiB wait on the host: the dashed line in Memory). Tick "
-                                        "Recompute instead (offload switches off): 2.2 MiB, but 13.3 ms."),
-                      offload));
+  // The two orders on the same micro-batches, in unit time: all forwards then
+  // all backwards, or one forward then one backward.
+  Experiment pipedream_order = with_unit_costs(gpipe, 1.0, 1.0, 0.0);
+  pipedream_order.parallel.schedule = ScheduleKind::OneFOneB;
+  list.push_back(make(
+      "gpipe-vs-pipedream-order", schedules,
+      QT_TRANSLATE_NOOP("Presets", "GPipe vs PipeDream order: 1F1B (pp 4, 8 micro-batches)"),
+      QT_TRANSLATE_NOOP("Presets",
+                        "PipeDream's order: after its warm-up forwards each device alternates "
+                        "one forward and one backward. The bubble is GPipe's (p-1)/(m+p-1); what "
+                        "changes is memory. Set the schedule to gpipe to see GPipe's order on "
+                        "the same bars."),
+      pipedream_order));
 
   Experiment interleaved = base_experiment();
   interleaved.parallel.schedule = ScheduleKind::Interleaved1F1B;
   interleaved.parallel.chunks = 2;
   interleaved.parallel.microbatches = 8;
   list.push_back(
-      make("interleaved",
+      make("interleaved", schedules,
            QT_TRANSLATE_NOOP("Presets", "Interleaved 1F1B (pp 4, 2 chunks, 8 micro-batches)"),
            QT_TRANSLATE_NOOP("Presets",
                              "Each device holds two stages, so the pipeline fills in "
@@ -127,7 +195,7 @@ std::vector<Preset> presets() {
   Experiment zero_bubble = base_experiment();
   zero_bubble.parallel.schedule = ScheduleKind::ZeroBubbleH1;
   zero_bubble.parallel.microbatches = 8;
-  list.push_back(make("zero-bubble",
+  list.push_back(make("zero-bubble", schedules,
                       QT_TRANSLATE_NOOP("Presets", "Zero bubble ZB-H1 (pp 4, 8 micro-batches)"),
                       QT_TRANSLATE_NOOP("Presets",
                                         "The backward splits into BI (input gradient, light green) "
@@ -139,7 +207,8 @@ std::vector<Preset> presets() {
   Experiment zb_v = zero_bubble;
   zb_v.parallel.schedule = ScheduleKind::ZeroBubbleV;
   zb_v.parallel.chunks = 2;
-  list.push_back(make("zb-v", QT_TRANSLATE_NOOP("Presets", "Zero bubble ZB-V (pp 4, 2 chunks in a V)"),
+  list.push_back(make("zb-v", schedules,
+                      QT_TRANSLATE_NOOP("Presets", "Zero bubble ZB-V (pp 4, 2 chunks in a V)"),
                       QT_TRANSLATE_NOOP("Presets",
                                         "Each device holds two stages in a V: device 0 runs the "
                                         "first and the last, so backwards start as soon as the "
@@ -149,7 +218,8 @@ std::vector<Preset> presets() {
 
   Experiment dualpipe_v = zb_v;
   dualpipe_v.parallel.schedule = ScheduleKind::DualPipeV;
-  list.push_back(make("dualpipev", QT_TRANSLATE_NOOP("Presets", "DualPipeV (pp 4, 2 chunks in a V)"),
+  list.push_back(make("dualpipev", schedules,
+                      QT_TRANSLATE_NOOP("Presets", "DualPipeV (pp 4, 2 chunks in a V)"),
                       QT_TRANSLATE_NOOP("Presets",
                                         "ZB-V's placement in DeepSeek's order: in the middle each "
                                         "forward of one chunk runs next to a whole backward (B) of "
@@ -158,55 +228,125 @@ std::vector<Preset> presets() {
                                         "with the ZB-V preset."),
                       dualpipe_v));
 
+  // --- Memory ---------------------------------------------------------------
+
+  // The memory comparison needs activations that weigh: bigger micro-batches.
+  Experiment gpipe_memory = base_experiment();
+  gpipe_memory.parallel.schedule = ScheduleKind::GPipe;
+  gpipe_memory.parallel.microbatches = 16;
+  gpipe_memory.training.batch_size = 512;
+  gpipe_memory.training.steps = 100;
+  list.push_back(make("gpipe-memory", memory,
+                      QT_TRANSLATE_NOOP("Presets", "GPipe memory (pp 4, 16 micro-batches)"),
+                      QT_TRANSLATE_NOOP("Presets",
+                                        "GPipe keeps every micro-batch's activations until the "
+                                        "backwards start: watch device 0's activations climb to m "
+                                        "= 16 micro-batches' worth in the Memory chart, then open "
+                                        "the DAPPLE (1F1B) preset."),
+                      gpipe_memory));
+
+  Experiment one_f_one_b = gpipe_memory;
+  one_f_one_b.parallel.schedule = ScheduleKind::OneFOneB;
+  list.push_back(make("1f1b-memory", memory,
+                      QT_TRANSLATE_NOOP("Presets", "DAPPLE (1F1B) memory (pp 4, 16 micro-batches)"),
+                      QT_TRANSLATE_NOOP("Presets",
+                                        "Same bubble as GPipe, but each device holds at most p - s "
+                                        "micro-batches' activations (stage s): device 0's memory "
+                                        "over time saw-tooths at 4 instead of climbing to 16. "
+                                        "Compare the peak with the GPipe memory preset."),
+                      one_f_one_b));
+
+  // The figures are the cpu-core prediction of examples/offload_vs_recompute.json.
+  Experiment offload = gpipe_memory;
+  offload.parallel.offload = OffloadMode::Activations;
+  list.push_back(make(
+      "offload-vs-recompute", memory,
+      QT_TRANSLATE_NOOP("Presets", "Offloading vs recomputation (GPipe, pp 4, 16 micro-batches)"),
+      QT_TRANSLATE_NOOP("Presets",
+                        "Each forward's activations go to host memory (OFFLOAD, brown, "
+                        "on the copy lane) and come back just before their backward "
+                        "(RELOAD). The copies hide behind compute: the predicted step "
+                        "stays at 10.1 ms while device 0's peak falls from 4.1 to 2.3 MiB "
+                        "(1.9 MiB wait on the host: the dashed line in Memory). Tick "
+                        "Recompute instead (offload switches off): 2.2 MiB, but 13.3 ms."),
+      offload));
+
+  // --- Asynchronous updates -------------------------------------------------
+
   // PipeDream updates after every micro-batch; plain SGD keeps that update light.
   Experiment pipedream = base_experiment();
   pipedream.parallel.schedule = ScheduleKind::PipeDream;
   pipedream.parallel.microbatches = 8;
   pipedream.training.optimizer.type = "sgd";
   pipedream.training.optimizer.lr = 0.05;
-  list.push_back(make("pipedream", QT_TRANSLATE_NOOP("Presets", "PipeDream, asynchronous (pp 4)"),
+  list.push_back(make("pipedream", asynchronous,
+                      QT_TRANSLATE_NOOP("Presets", "PipeDream, asynchronous (pp 4)"),
                       QT_TRANSLATE_NOOP("Presets",
                                         "No flush between steps: devices never idle in steady "
-                                        "state. Hover the ops to see the weight version each one "
-                                        "reads; stage s stashes p - s versions (Memory: stashed "
-                                        "weights)."),
+                                        "state. Each bar shows the weight version it reads (v2, "
+                                        "and a colour strip per version); each U makes the next "
+                                        "version current. A backward reads its forward's version, "
+                                        "stashed while p - s - 1 updates went by on stage s: "
+                                        "Memory shows the stashed weights."),
                       pipedream));
 
   Experiment two_bw = base_experiment();
   two_bw.parallel.schedule = ScheduleKind::PipeDream2BW;
   two_bw.parallel.microbatches = 8;
-  list.push_back(make("pipedream-2bw", QT_TRANSLATE_NOOP("Presets", "PipeDream-2BW (pp 4)"),
+  list.push_back(make("pipedream-2bw", asynchronous,
+                      QT_TRANSLATE_NOOP("Presets", "PipeDream-2BW (pp 4)"),
                       QT_TRANSLATE_NOOP("Presets",
                                         "Gradients accumulate over the micro-batches and only two "
-                                        "weight versions stay alive: less stashed memory than "
-                                        "PipeDream."),
+                                        "weight versions stay alive (two strip colours at a time): "
+                                        "less stashed memory than PipeDream."),
                       two_bw));
 
   // PipeMare beside the PipeDream preset: the same order and settings, no stash.
   Experiment pipemare = pipedream;
   pipemare.parallel.schedule = ScheduleKind::PipeMare;
-  list.push_back(make("pipemare", QT_TRANSLATE_NOOP("Presets", "PipeMare vs PipeDream (pp 4)"),
+  list.push_back(make("pipemare", asynchronous,
+                      QT_TRANSLATE_NOOP("Presets", "PipeMare vs PipeDream (pp 4)"),
                       QT_TRANSLATE_NOOP("Presets",
                                         "PipeDream's timeline with one weight version per stage: "
                                         "Memory shows no stashed weights (compare the PipeDream "
                                         "preset), and optimizer state holds PipeMare's velocity. "
-                                        "Hover a backward: it reads a newer version than its "
-                                        "forward, p - s - 1 updates later on stage s. Switch its "
+                                        "A backward reads a newer version than its forward "
+                                        "(its label and strip differ), p - s - 1 updates later "
+                                        "on stage s. Switch its "
                                         "learning-rate rescheduling and discrepancy correction in "
                                         "the Training box to see their effect on the loss."),
                       pipemare));
 
+  // Asynchronous data parallel next to the synchronous preset: same replicas.
   Experiment data_parallel = base_experiment();
   data_parallel.parallel.pp = 1;
   data_parallel.parallel.dp = 4;
   data_parallel.parallel.microbatches = 1;
   data_parallel.parallel.schedule = ScheduleKind::OneFOneB;
-  list.push_back(make("data-parallel",
+  Experiment async_data_parallel = data_parallel;
+  async_data_parallel.parallel.update = UpdateMode::Async;
+  async_data_parallel.training.optimizer.type = "sgd";
+  async_data_parallel.training.optimizer.lr = 0.05;
+  list.push_back(make(
+      "async-data-parallel", asynchronous,
+      QT_TRANSLATE_NOOP("Presets", "Asynchronous data parallel, parameter server (dp 4)"),
+      QT_TRANSLATE_NOOP("Presets",
+                        "Each replica pushes its gradients to a parameter server and pulls the "
+                        "newest weights without waiting for the others; a gradient may be at "
+                        "most 'staleness' updates old. Run it, then run the synchronous data "
+                        "parallel preset and compare the loss curves and the step time."),
+      async_data_parallel));
+
+  // --- Data and tensor parallel ----------------------------------------------
+
+  list.push_back(make("data-parallel", data_tensor,
                       QT_TRANSLATE_NOOP("Presets", "Data parallel, ring all-reduce (dp 4)"),
                       QT_TRANSLATE_NOOP("Presets",
                                         "Four replicas each take a quarter of the batch, then "
                                         "average their gradients with a ring all-reduce (dark "
-                                        "grey) before the update."),
+                                        "grey) before the update: every replica steps with the "
+                                        "same weights. Compare with the asynchronous data "
+                                        "parallel preset."),
                       data_parallel));
 
   Experiment tensor_parallel = base_experiment();
@@ -214,7 +354,8 @@ std::vector<Preset> presets() {
   tensor_parallel.parallel.tp = 4;
   tensor_parallel.parallel.microbatches = 1;
   tensor_parallel.parallel.schedule = ScheduleKind::OneFOneB;
-  list.push_back(make("tensor-parallel", QT_TRANSLATE_NOOP("Presets", "Tensor parallel (tp 4)"),
+  list.push_back(make("tensor-parallel", data_tensor,
+                      QT_TRANSLATE_NOOP("Presets", "Tensor parallel (tp 4)"),
                       QT_TRANSLATE_NOOP("Presets",
                                         "Each linear layer is split over four devices (Megatron "
                                         "style): an all-reduce follows each pair of layers in "
@@ -225,27 +366,29 @@ std::vector<Preset> presets() {
   Experiment megatron = transformer_template("tiny-gpt");
   megatron.parallel.tp = 2;
   megatron.parallel.pp = 2;
-  list.push_back(make("megatron-attention",
-                      QT_TRANSLATE_NOOP("Presets", "Megatron tensor parallel on attention (tp 2, pp 2)"),
-                      QT_TRANSLATE_NOOP("Presets",
-                                        "Each transformer block splits its attention by heads and "
-                                        "its MLP by columns then rows: two all-reduces follow every "
-                                        "block's forward and two its backward: run it and compare "
-                                        "the measured all-reduces with the predicted ones."),
-                      megatron));
+  list.push_back(
+      make("megatron-attention", data_tensor,
+           QT_TRANSLATE_NOOP("Presets", "Megatron tensor parallel on attention (tp 2, pp 2)"),
+           QT_TRANSLATE_NOOP("Presets",
+                             "Each transformer block splits its attention by heads and "
+                             "its MLP by columns then rows: two all-reduces follow every "
+                             "block's forward and two its backward: run it and compare "
+                             "the measured all-reduces with the predicted ones."),
+           megatron));
 
   Experiment sequence_parallel = transformer_template("gpt2-small");
   sequence_parallel.parallel.tp = 4;
   sequence_parallel.parallel.pp = 1;
   sequence_parallel.parallel.sequence_parallel = true;
-  list.push_back(make("sequence-parallel",
-                      QT_TRANSLATE_NOOP("Presets", "Sequence parallel saves activation memory (GPT-2, tp 4)"),
-                      QT_TRANSLATE_NOOP("Presets",
-                                        "With sequence parallelism every block keeps s b h (34/t + "
-                                        "5as/(ht)) bytes instead of s b h (10 + 24/t + 5as/(ht)): "
-                                        "untick 'Sequence parallel' and watch the activations in the "
-                                        "Memory chart grow."),
-                      sequence_parallel));
+  list.push_back(
+      make("sequence-parallel", memory,
+           QT_TRANSLATE_NOOP("Presets", "Sequence parallel saves activation memory (GPT-2, tp 4)"),
+           QT_TRANSLATE_NOOP("Presets",
+                             "With sequence parallelism every block keeps s b h (34/t + "
+                             "5as/(ht)) bytes instead of s b h (10 + 24/t + 5as/(ht)): "
+                             "untick 'Sequence parallel' and watch the activations in the "
+                             "Memory chart grow."),
+           sequence_parallel));
   return list;
 }
 

@@ -1,9 +1,11 @@
-// Presets: the classic pipeline-parallelism comparisons, each one click away:
-// naive model parallelism vs GPipe, GPipe vs 1F1B memory, interleaving, zero
-// bubble, asynchronous PipeDream and its weight versions, PipeMare without a
-// stash, data-parallel ring all-reduce, and tensor parallelism. Every preset is a complete, valid
-// experiment on the same small model, so switching between them compares
-// schedules, not models.
+// Presets: the figures of a course on distributed training, each one click
+// away: naive model parallelism, GPipe and its bubble formula and overhead
+// breakdown, the F/B/U pipeline, GPipe vs PipeDream order, GPipe vs 1F1B
+// memory, interleaving, zero bubble, asynchronous PipeDream and its weight
+// stashing, PipeMare without a stash, synchronous and asynchronous data
+// parallel, and tensor parallelism. Every preset is a complete, valid
+// experiment, most on the same small model, so switching between them compares
+// schedules, not models. The menu groups them by topic.
 #pragma once
 
 #include <QString>
@@ -13,10 +15,19 @@
 
 namespace pipelab {
 
+// The menu's submenus, in menu order.
+enum class PresetTopic { PipelineSchedules, Memory, AsynchronousUpdates, DataAndTensorParallel };
+inline constexpr PresetTopic kPresetTopics[] = {PresetTopic::PipelineSchedules, PresetTopic::Memory,
+                                                PresetTopic::AsynchronousUpdates,
+                                                PresetTopic::DataAndTensorParallel};
+QString preset_topic_title(PresetTopic topic);  // the submenu's text, translated
+
 struct Preset {
   QString id;           // stable, for tests and scripts: "gpipe", "naive", ...
   QString title;        // menu text
-  QString what_to_see;  // one or two sentences: what to look at in this preset
+  QString what_to_see;  // a few sentences: what to look at, with the figure's formula
+  PresetTopic topic = PresetTopic::PipelineSchedules;
+  bool shows_overhead = false;  // its figure is the Overhead chart: the window brings it forward
   Experiment experiment;
 };
 

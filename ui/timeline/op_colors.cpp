@@ -1,5 +1,6 @@
 #include "ui/timeline/op_colors.h"
 
+#include <algorithm>
 #include <array>
 
 namespace pipelab {
@@ -53,7 +54,15 @@ constexpr std::array<QRgb, 8> kStageColors = {0xcfe2f3, 0xd9ead3, 0xfff2cc, 0xf4
 constexpr std::array<QRgb, 10> kDeviceColors = {0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f,
                                                 0xedc948, 0xb07aa1, 0xff9da7, 0x9c755f, 0xbab0ac};
 
+// Light, distinct colours for weight versions (ColorBrewer Set2).
+constexpr std::array<QRgb, 6> kVersionColors = {0xffd92f, 0xe78ac3, 0x66c2a5,
+                                                0xfc8d62, 0x8da0cb, 0xa6d854};
+
 }  // namespace
+
+QColor weight_version_color(int version) {
+  return QColor(kVersionColors[static_cast<size_t>(std::max(version, 0)) % kVersionColors.size()]);
+}
 
 QColor stage_color(int stage) {
   if (stage < 0) return QColor(Qt::white);

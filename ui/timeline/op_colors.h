@@ -29,4 +29,8 @@ QColor device_color(int device);
 
 QColor memory_category_color(MemoryCategory category);
 
+// Weight versions (the strip under an asynchronous schedule's bars): a cycle
+// of light colours unlike the op colours, so consecutive versions differ.
+QColor weight_version_color(int version);
+
 }  // namespace pipelab

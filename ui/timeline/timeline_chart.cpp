@@ -3,7 +3,9 @@
 #include <QToolTip>
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
+#include "core/plan/parallel_plan.h"
 #include "core/trace/bubbles.h"
 #include "ui/number_text.h"
 #include "ui/timeline/op_colors.h"
@@ -31,6 +33,14 @@ constexpr LegendEntry kLegendEntries[] = {
     {OpColorRole::ParameterServer, QT_TRANSLATE_NOOP("TimelineChart", "push/pull")},
     {OpColorRole::HostTransfer, QT_TRANSLATE_NOOP("TimelineChart", "offload/reload")},
 };
+
+// Asynchronous pipeline schedules run a stage's ops on several weight
+// versions: those are worth drawing on the bars. (Asynchronous data parallel's
+// traces record no version per op, so there is nothing to draw.)
+bool weight_versions_matter(const std::string& schedule) {
+  const std::optional<ScheduleKind> kind = parse_schedule(schedule);
+  return kind && is_asynchronous(*kind);
+}
 
 }  // namespace
 
@@ -187,6 +197,7 @@ void TimelineChart::showTrace(const Trace& trace, double bubble_min_duration) {
   legend_roles_.clear();
   for (const TraceEvent& event : trace.events)
     legend_roles_.insert(op_kind_facts(event.op.kind).color_role);
+  bars_->setWeightVersionsShown(weight_versions_matter(trace.schedule));
   rebuildLegend();
 }
 
@@ -266,6 +277,11 @@ void TimelineChart::rebuildLegend() {
     legend->addItem(new OpLegendItem(legend, op_role_color(entry.role), tr(entry.text)));
   }
   legend->addItem(new OpLegendItem(legend, bubble_color(), tr("bubble (idle)"), true));
+  if (bars_->weightVersionsShown()) {
+    legend->addItem(new OpLegendItem(
+        legend, weight_version_color(1),
+        tr("v2, strip: weight version an op reads (one colour per version); U v3 makes v3 current")));
+  }
 }
 
 void TimelineChart::showTooltip(QMouseEvent* event) {

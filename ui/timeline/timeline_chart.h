@@ -1,6 +1,7 @@
 // TimelineChart: one trace's timeline as a plot: a row per device labelled
 // with its device, stage(s) and replica, the ops as coloured bars, bubbles
-// shaded, a title and a legend. Drag pans and the wheel zooms in time; a
+// shaded, a title and a legend. Asynchronous schedules' bars carry their
+// weight versions (see TimelinePlottable). Drag pans and the wheel zooms in time; a
 // double-click fits everything; hovering an op shows its details.
 #pragma once
 

@@ -18,10 +18,22 @@ constexpr double kRowBottom = 0.45;
 
 }  // namespace
 
-QString bar_label(const Op& op) {
-  if (op.kind == OpKind::Update) return QStringLiteral("U");
-  if (is_communication(op.kind) || op.microbatch < 0) return {};
-  return QString::number(op.microbatch);
+bool has_weight_version(const Op& op) {
+  const OpKindFacts& facts = op_kind_facts(op.kind);
+  return facts.family == OpFamily::Compute && (facts.reads_weights || facts.writes_weights);
+}
+
+QString bar_label(const Op& op, bool weight_version) {
+  QString label;
+  if (op.kind == OpKind::Update)
+    label = QStringLiteral("U");
+  else if (is_communication(op.kind) || op.microbatch < 0)
+    return {};
+  else
+    label = QString::number(op.microbatch);
+  if (weight_version && has_weight_version(op))
+    label += QStringLiteral(" v%1").arg(op.weight_version);
+  return label;
 }
 
 TimelinePlottable::TimelinePlottable(QCPAxis* key_axis, QCPAxis* value_axis)
@@ -126,6 +138,7 @@ QRectF TimelinePlottable::barRect(const Bar& bar, double end_key) const {
 
 void TimelinePlottable::draw(QCPPainter* painter) {
   last_drawn_bars_ = 0;
+  last_drawn_version_strips_ = 0;
   if (!keyAxis() || !valueAxis()) return;
   const QCPRange visible = keyAxis()->range();
   const double now_key = nowKey();
@@ -183,12 +196,25 @@ void TimelinePlottable::draw(QCPPainter* painter) {
     ++last_drawn_bars_;
 
     if (bar.communication) continue;
-    const QString label = bar_label(event.op);
+    QRectF text_rect = rect;
+    if (weight_versions_shown_ && has_weight_version(event.op) && rect.width() >= 2) {
+      // The version's colour along the bottom edge, under the label.
+      const double strip = std::max(3.0, rect.height() * 0.25);
+      painter->setPen(Qt::NoPen);
+      painter->setBrush(weight_version_color(event.op.weight_version));
+      painter->drawRect(QRectF(rect.left(), rect.bottom() - strip, rect.width(), strip));
+      text_rect.setBottom(rect.bottom() - strip);
+      ++last_drawn_version_strips_;
+    }
+    // The version in the label when it fits, else the micro-batch alone.
+    QString label = bar_label(event.op, weight_versions_shown_);
+    if (rect.width() < metrics.horizontalAdvance(label) + 4) label = bar_label(event.op);
     if (label.isEmpty()) continue;
+    if (text_rect.height() < metrics.height()) text_rect = rect;  // over the strip, then
     if (rect.width() < metrics.horizontalAdvance(label) + 4 || rect.height() < metrics.height())
       continue;
     painter->setPen(text_color_on(fill));
-    painter->drawText(rect, Qt::AlignCenter, label);
+    painter->drawText(text_rect, Qt::AlignCenter, label);
   }
 }
 

@@ -5,7 +5,10 @@
 // ops pans and zooms smoothly (one QCPItemRect per bar would not).
 //
 // Compute ops (F, B, BI, BW, U, recompute) fill the upper lane of a row,
-// communication ops a thin lower lane, so overlap of the two stays visible;
+// labelled with their micro-batch; with weight versions shown (asynchronous
+// schedules) each op that reads or writes weights also carries its version as
+// "v2" in the label and as a colour strip along its bottom edge. Communication
+// ops fill a thin lower lane, so overlap of the two stays visible;
 // bubbles (idle stretches) are shaded behind them. Rows are the value axis
 // (row r spans r +- 0.5; reverse the axis to put device 0 on top), time the key axis.
 #pragma once
@@ -35,6 +38,9 @@ class TimelinePlottable : public QCPAbstractPlottable {
   // Adds ops recorded since the last call (a live run).
   void addEvents(const std::vector<TraceEvent>& events);
   void setBubbles(const std::vector<BubbleSlice>& bubbles);
+  // Draws each op's weight version (label and colour strip); off by default.
+  void setWeightVersionsShown(bool shown) { weight_versions_shown_ = shown; }
+  bool weightVersionsShown() const { return weight_versions_shown_; }
   void clearAll();
 
   // Draws only what had happened by `trace_time` (the playback clock), cutting
@@ -48,6 +54,8 @@ class TimelinePlottable : public QCPAbstractPlottable {
   int shownEventCount() const;
   // Bars the last repaint actually drew (after range and pixel culling).
   int lastDrawnBarCount() const { return last_drawn_bars_; }
+  // Weight-version strips the last repaint drew.
+  int lastDrawnVersionStripCount() const { return last_drawn_version_strips_; }
   const std::vector<TraceEvent>& events() const { return events_; }
 
   // The op under a widget pixel (nullptr when there is none).
@@ -96,10 +104,16 @@ class TimelinePlottable : public QCPAbstractPlottable {
   double longest_shade_ = 0;
   int rows_ = 0;
   int last_drawn_bars_ = 0;
+  int last_drawn_version_strips_ = 0;
+  bool weight_versions_shown_ = false;
 };
 
 // The label drawn inside a bar: the micro-batch number ("3"), "U" for an
-// optimizer step, empty for communication.
-QString bar_label(const Op& op);
+// optimizer step, empty for communication. With `weight_version`, an op that
+// reads weights adds the version it reads ("3 v2") and an update the version it
+// makes current ("U v3").
+QString bar_label(const Op& op, bool weight_version = false);
+// Whether an op has a weight version worth drawing: it reads or writes weights.
+bool has_weight_version(const Op& op);
 
 }  // namespace pipelab

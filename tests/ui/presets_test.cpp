@@ -1,0 +1,204 @@
+// The course figures as presets: each is a valid experiment that simulates,
+// the menu groups every one of them under a topic, and the figures show what
+// their text promises (the overhead breakdown, the formula beside the numbers).
+#include "ui/models/presets.h"
+
+#include <QMenu>
+#include <QMenuBar>
+#include <QSettings>
+#include <QtTest>
+#include <algorithm>
+
+#include "core/io/experiment_prediction.h"
+#include "core/sim/bubble_formula.h"
+#include "core/trace/overhead_breakdown.h"
+#include "ui/exports/trace_export.h"
+#include "ui/main_window.h"
+#include "ui/models/experiment_document.h"
+#include "ui/models/prediction_updater.h"
+#include "ui/models/run_controller.h"
+#include "ui/panels/overhead_view.h"
+#include "ui_test_support.h"
+
+using namespace pipelab;
+
+namespace {
+
+// Every preset id the menu offers, submenu by submenu.
+QStringList menu_preset_ids(const MainWindow& window, int* empty_topics) {
+  QStringList ids;
+  *empty_topics = 0;
+  auto* presets_menu = window.findChild<QMenu*>(QStringLiteral("presetsMenu"));
+  if (!presets_menu) return ids;
+  for (QAction* topic : presets_menu->actions()) {
+    if (!topic->menu()) continue;
+    const QList<QAction*> actions = topic->menu()->actions();
+    if (actions.isEmpty()) ++*empty_topics;
+    for (QAction* action : actions) ids << action->data().toString();
+  }
+  return ids;
+}
+
+double max_load_imbalance(const std::vector<OverheadShares>& shares) {
+  double most = 0;
+  for (const OverheadShares& share : shares) most = std::max(most, share.load_imbalance);
+  return most;
+}
+
+}  // namespace
+
+class PresetsTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    testing::use_test_settings();
+    QSettings().clear();
+  }
+
+  void everyFigureIsAValidExperimentThatSimulates() {
+    QStringList ids;
+    for (const Preset& preset : presets()) {
+      QVERIFY2(!ids.contains(preset.id), qPrintable(preset.id + " twice"));
+      ids << preset.id;
+      const auto problems = validate_experiment(preset.experiment);
+      QVERIFY2(problems.empty(),
+               qPrintable(preset.id + ": " +
+                          QString::fromStdString(problems.empty() ? "" : problems.front())));
+      const Prediction prediction = predict_experiment(preset.experiment);
+      QVERIFY2(!prediction.result.trace.events.empty(), qPrintable(preset.id));
+      QVERIFY2(!preset.title.isEmpty() && !preset.what_to_see.isEmpty(), qPrintable(preset.id));
+    }
+    // The course's figures and the classic comparisons, by their stable ids.
+    for (const char* id :
+         {"naive", "naive-fbu", "backward-twice-forward", "gpipe", "gpipe-overhead-2",
+          "gpipe-overhead-4", "gpipe-vs-pipedream-order", "gpipe-memory", "1f1b-memory",
+          "interleaved", "zero-bubble", "zb-v", "dualpipev", "pipedream", "pipemare",
+          "async-data-parallel", "data-parallel", "tensor-parallel", "offload-vs-recompute"})
+      QVERIFY2(ids.contains(id), id);
+  }
+
+  void theOverheadChartMeasuresARun() {
+    MainWindow window;
+    window.setSaveQuestion([](const QString&) { return QMessageBox::Discard; });
+    QVERIFY(window.applyPreset("gpipe-overhead-2"));
+    window.document()->edit([](Experiment& e) { e.training.steps = 2; });
+    QVERIFY(window.overheadView()->measuredShares().empty());
+    QVERIFY(window.startRun());
+    QTRY_VERIFY_WITH_TIMEOUT(!window.runController()->isActive(), 20000);
+    QCOMPARE(window.runController()->phase(), RunController::Phase::Finished);
+    const std::vector<OverheadShares> measured = window.overheadView()->measuredShares();
+    QCOMPARE(measured.size(), size_t{2});
+    for (const OverheadShares& share : measured) {
+      QVERIFY(std::abs(share.compute + share.recompute + share.load_imbalance + share.bubble - 1) <
+              1e-9);
+      QVERIFY(share.compute > 0 && share.recompute > 0);  // the run recomputed its forwards
+    }
+    // The animated timeline shows the run's second step, past the warm-up.
+    QString title;
+    const Trace animated = trace_to_animate(*window.runController(), *window.predictor(),
+                                            QStringLiteral("predicted"), &title);
+    QCOMPARE(animated.source, std::string("measured"));
+    QVERIFY(!animated.events.empty());
+    for (const TraceEvent& event : animated.events) QCOMPARE(event.op.step, 1);
+    QVERIFY(title.contains(QStringLiteral("step 2")));
+  }
+
+  void withoutARunTheAnimationIsThePrediction() {
+    MainWindow window;
+    QString title;
+    const Trace animated = trace_to_animate(*window.runController(), *window.predictor(),
+                                            QStringLiteral("predicted"), &title);
+    QCOMPARE(animated.source, std::string("simulated"));
+    QVERIFY(!animated.events.empty());
+    QCOMPARE(title, QStringLiteral("predicted"));
+  }
+
+  void theMenuGroupsEveryPresetByTopic() {
+    MainWindow window;
+    int empty_topics = -1;
+    const QStringList in_menu = menu_preset_ids(window, &empty_topics);
+    QCOMPARE(empty_topics, 0);
+    QStringList expected;
+    for (const Preset& preset : presets()) expected << preset.id;
+    QCOMPARE(in_menu.size(), expected.size());  // each exactly once
+    for (const QString& id : expected) QVERIFY2(in_menu.contains(id), qPrintable(id));
+    for (PresetTopic topic : kPresetTopics) QVERIFY(!preset_topic_title(topic).isEmpty());
+  }
+
+  void theFiguresShowWhatTheirTextSays() {
+    MainWindow window;
+    window.setSaveQuestion([](const QString&) { return QMessageBox::Discard; });
+    // The unit-cost figures: B twice F, and the F/B/U pipeline with a visible U.
+    QVERIFY(window.applyPreset("backward-twice-forward"));
+    window.predictor()->updateNow();
+    const auto duration_of = [&](OpKind kind) {
+      for (const TraceEvent& e : window.predictor()->prediction()->result.trace.events)
+        if (e.op.kind == kind) return e.t_end - e.t_begin;
+      return -1.0;
+    };
+    QCOMPARE(duration_of(OpKind::Backward), 2 * duration_of(OpKind::Forward));
+    QVERIFY(window.applyPreset("naive-fbu"));
+    window.predictor()->updateNow();
+    QCOMPARE(duration_of(OpKind::Update), duration_of(OpKind::Forward));
+    QCOMPARE(window.predictor()->prediction()->result.makespan, 9.0);  // p(f+b)+u, as it says
+
+    // The overhead breakdown: 2 partitions balanced, 4 not; recomputation shows.
+    QVERIFY(window.applyPreset("gpipe-overhead-2"));
+    window.predictor()->updateNow();
+    QVERIFY(window.presetNote().contains(QStringLiteral("1/9")));
+    QVERIFY(std::abs(window.overheadView()->formulaBubble() - 1.0 / 9) < 1e-12);  // its line
+    const std::vector<OverheadShares> two = window.overheadView()->predictedShares();
+    QCOMPARE(two.size(), size_t{2});
+    for (const OverheadShares& share : two) {
+      QVERIFY(std::abs(share.compute + share.recompute + share.load_imbalance + share.bubble - 1) <
+              1e-9);
+      QVERIFY(share.recompute > 0);
+    }
+    QVERIFY(window.applyPreset("gpipe-overhead-4"));
+    window.predictor()->updateNow();
+    const std::vector<OverheadShares> four = window.overheadView()->predictedShares();
+    QCOMPARE(four.size(), size_t{4});
+    QVERIFY(max_load_imbalance(four) > 0.05);
+    // The light ends (2 hidden layers each) wait for the heavy middle (3 each).
+    QVERIFY(four[0].load_imbalance > 0.05 && four[3].load_imbalance > 0.05);
+    QVERIFY(four[1].load_imbalance < 0.01 || four[2].load_imbalance < 0.01);
+    QVERIFY(max_load_imbalance(four) > 5 * max_load_imbalance(two));
+    QVERIFY(four.front().bubble > two.front().bubble);
+
+    // GPipe vs PipeDream order: the same bubble in unit time, the formula's.
+    QVERIFY(window.applyPreset("gpipe-vs-pipedream-order"));
+    window.predictor()->updateNow();
+    QCOMPARE(window.document()->experiment().parallel.schedule, ScheduleKind::OneFOneB);
+    QVERIFY(std::abs(window.predictor()->prediction()->result.bubble_fraction -
+                     theoretical_bubble(ScheduleKind::GPipe, 4, 8, 1, UnitCosts{})) < 1e-9);
+
+    // GPipe vs DAPPLE memory: device 0 holds all m = 16 micro-batches'
+    // activations under GPipe, at most p = 4 under 1F1B.
+    const auto device0_activations = [&] {
+      window.predictor()->updateNow();
+      return double(
+          window.predictor()->prediction()->result.per_device[0].peak_bytes[static_cast<size_t>(
+              MemoryCategory::Activations)]);
+    };
+    QVERIFY(window.applyPreset("gpipe-memory"));
+    const double gpipe_peak = device0_activations();
+    QVERIFY(window.applyPreset("1f1b-memory"));
+    const double dapple_peak = device0_activations();
+    QVERIFY(gpipe_peak > 3 * dapple_peak);
+
+    // Sync vs async data parallel: the same replicas, the update differs.
+    QVERIFY(window.applyPreset("async-data-parallel"));
+    QCOMPARE(window.document()->experiment().parallel.update, UpdateMode::Async);
+    QCOMPARE(window.document()->experiment().parallel.dp, 4);
+    QVERIFY(window.applyPreset("data-parallel"));
+    QCOMPARE(window.document()->experiment().parallel.update, UpdateMode::Sync);
+
+    // Opening something else takes the preset's note away.
+    window.newExperiment();
+    QVERIFY(window.presetNote().isEmpty());
+  }
+};
+
+QTEST_MAIN(PresetsTest)
+#include "presets_test.moc"

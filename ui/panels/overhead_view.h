@@ -1,0 +1,60 @@
+// OverheadView: GPipe's overhead breakdown as a chart. Per device, one stacked
+// bar of the measured run and one of the prediction, each split into compute,
+// recomputation, load imbalance and bubble (core/trace/overhead_breakdown.h),
+// so a class sees where the time goes on 2 or 4 partitions, and whether the
+// run does what the model predicts; a dashed line marks where the schedule's
+// textbook bubble would begin.
+#pragma once
+
+#include <QElapsedTimer>
+#include <QWidget>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "core/io/experiment.h"
+#include "core/io/experiment_prediction.h"
+#include "core/trace/overhead_breakdown.h"
+
+class QCustomPlot;
+class QCPBars;
+class QCPGraph;
+
+namespace pipelab {
+
+class RunController;
+
+class OverheadView : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit OverheadView(QWidget* parent = nullptr);
+
+  void setRunController(RunController* run);
+  // The experiment gives the schedule's bubble formula, drawn as a line.
+  void setPrediction(std::shared_ptr<const Prediction> prediction, const Experiment& experiment);
+
+  QCustomPlot* plot() const { return plot_; }
+  // The formula's bubble the dashed line marks (NaN: none for this plan).
+  double formulaBubble() const { return formula_bubble_; }
+  // What the bars show (empty: nothing to show), for tests and exports.
+  const std::vector<OverheadShares>& measuredShares() const { return measured_; }
+  const std::vector<OverheadShares>& predictedShares() const { return predicted_; }
+
+ public slots:
+  void rebuild();
+
+ private:
+  RunController* run_ = nullptr;
+  std::shared_ptr<const Prediction> prediction_;
+  std::vector<OverheadShares> measured_;
+  std::vector<OverheadShares> predicted_;
+  QCustomPlot* plot_;
+  std::vector<QCPBars*> layers_;
+  QCPGraph* formula_line_;
+  double formula_bubble_ = std::numeric_limits<double>::quiet_NaN();
+  QString formula_text_;  // compute, recompute, load imbalance, bubble: bottom to top
+  QElapsedTimer since_rebuild_;
+};
+
+}  // namespace pipelab
