@@ -21,6 +21,7 @@
 #include <cmath>
 
 #include "core/io/experiment_io.h"
+#include "core/io/run_file.h"
 #include "ui/exports/export_actions.h"
 #include "ui/models/experiment_document.h"
 #include "ui/models/plan_controller.h"
@@ -472,6 +473,17 @@ void MainWindow::newExperiment() {
 }
 
 bool MainWindow::openFile(const QString& path) {
+  if (starts_as_run_file(path.toStdString())) {
+    // A saved run (the app's or `pipelab-cli train --save-run`'s, say from a
+    // GPU server): listed with the others and shown in the comparison; the
+    // experiment being edited stays as it is.
+    if (!runs_menu_->openRun(path)) {
+      statusBar()->showMessage(notice(), kStatusMessageMs);
+      return false;
+    }
+    runs_menu_->showComparison();
+    return true;
+  }
   QString error;
   if (!document_->load(path, &error)) {
     // The experiment on screen stays as it was.

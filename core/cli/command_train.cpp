@@ -13,6 +13,7 @@
 #include "core/cli/training_summary.h"
 #include "core/io/experiment_io.h"
 #include "core/io/experiment_prediction.h"
+#include "core/io/run_file.h"
 #include "core/runtime/executor.h"
 #include "core/sim/replay.h"
 #include "core/text/quoted_excerpt.h"
@@ -59,7 +60,8 @@ int command_train(const std::vector<std::string>& args, std::ostream& out, std::
   (void)hooks;  // the CUDA backend registers itself with the executor factory
   const ParsedArgs parsed = parse_args("train", args,
                                        {{"config"}, {"set", true, true}, {"steps"}, {"backend"},
-                                        {"trace"}, {"csv"}, {"summary"}, {"replay-trace"}, {"quiet", false}});
+                                        {"trace"}, {"csv"}, {"summary"}, {"replay-trace"}, {"save-run"},
+                                        {"quiet", false}});
   if (!parsed.has("config")) throw UsageError("train needs --config FILE (see examples/)");
   ParsedArgs with_overrides = parsed;
   if (parsed.has("backend"))
@@ -98,6 +100,19 @@ int command_train(const std::vector<std::string>& args, std::ostream& out, std::
   drain();
 
   write_requested_traces(parsed, trace);
+  if (parsed.has("save-run")) {
+    // A run file the app reopens (Runs > Open a run…): a run measured on a
+    // headless GPU server, seen and compared on a laptop.
+    RunRecord record;
+    record.name = experiment.name + " · " + trace.schedule + " · " + experiment.backend.type;
+    record.experiment = experiment;
+    record.trace = trace;
+    try {
+      save_run(record, parsed.get("save-run"));
+    } catch (const RunFileError& error) {
+      throw UsageError(std::string("--save-run: ") + error.what());
+    }
+  }
   auto summary = training_summary_json(experiment, trace, executor->state(), executor->error());
   add_replay(experiment, trace, parsed.get("replay-trace"), summary);
   const std::string text = summary.dump(2);

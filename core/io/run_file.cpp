@@ -280,6 +280,15 @@ void save_run(const RunRecord& run, const std::string& path) {
     throw RunFileError("could not finish writing " + quoted_excerpt(path, kPathExcerptBytes));
 }
 
+bool starts_as_run_file(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::string head(64, '\0');
+  file.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(file.gcount()));
+  const std::string expected = std::string("{\"format\": ") + Json(kRunFileFormat).dump();
+  return head.rfind(expected, 0) == 0;
+}
+
 RunRecord parse_run(const std::string& text) {
   try {
     const Json document = parse_json(text);

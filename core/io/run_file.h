@@ -56,4 +56,9 @@ RunRecord parse_run(const std::string& text);
 // The same from a file; messages start with its path.
 RunRecord load_run(const std::string& path);
 
+// Whether the file at `path` begins as the run files PipeLab writes do (its
+// first key is "format": "pipelab-run"), so a file given to open can go to
+// the runs rather than be read as an experiment. False when it cannot be read.
+bool starts_as_run_file(const std::string& path);
+
 }  // namespace pipelab

@@ -146,16 +146,16 @@ TEST_P(TransformerRun, SelectiveRecomputeKeepsNoAttentionProbabilities) {
 // micro-batch plus one running backward's gradient buffers (and, between a
 // zero-bubble BI and BW, what BW reads).
 TEST_P(TransformerRun, PredictedActivationPeaksMatchTheMeasuredOnes) {
-  if (backend() != "cpu") GTEST_SKIP() << "the CUDA caching allocator rounds blocks: compared by gpu_check";
   Experiment sequence_parallel = with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 4, 1, 2);
   sequence_parallel.parallel.sequence_parallel = true;
-  const std::vector<std::pair<std::string, Experiment>> cases = {
+  std::vector<std::pair<std::string, Experiment>> cases = {
       {"1f1b pp1 m1", with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 1, 1)},
       {"gpipe pp2 m4", with_plan(tiny_gpt_experiment(), ScheduleKind::GPipe, 2, 4)},
       {"zb-h1 pp2 m4", with_plan(tiny_gpt_experiment(), ScheduleKind::ZeroBubbleH1, 2, 4)},
       {"tp2 x pp2", with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 4, 1, 2)},
-      {"tp2 sp x pp2", sequence_parallel},
   };
+  // Sequence parallelism trains on the cpu backend only for now.
+  if (backend() == "cpu") cases.emplace_back("tp2 sp x pp2", sequence_parallel);
   for (const auto& [what, base] : cases) {
     Experiment experiment = base;
     experiment.training.steps = 2;

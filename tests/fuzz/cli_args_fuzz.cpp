@@ -23,7 +23,7 @@ bool touches_outside(const std::vector<std::string>& args) {
   const std::string& command = args.front();
   if (command == "train" || command == "calibrate" || command == "devices") return true;
   for (const std::string& arg : args)
-    for (const char* option : {"--config", "--trace", "--csv", "--summary", "--replay-trace"})
+    for (const char* option : {"--config", "--trace", "--csv", "--summary", "--replay-trace", "--save-run"})
       if (arg.rfind(option, 0) == 0) return true;
   return false;
 }

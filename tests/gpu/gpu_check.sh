@@ -4,18 +4,22 @@
 #   1. build the headless targets with CUDA (-DPIPELAB_UI=OFF)
 #   2. every GPU test (tests/gpu) and the backend-conformance suite on every
 #      backend (tests/conformance: the CUDA cases against the CPU reference)
-#   3. compute-sanitizer memcheck and racecheck on the executor's CUDA cases
-#      (a convolutional network with synced batch norm among them)
-#   4. a CLI training run on CUDA in PIPELAB_CUDA_SYNC=1 mode, a normal one
+#   3. a CLI training run on CUDA in PIPELAB_CUDA_SYNC=1 mode, a normal one
 #      with its Chrome trace (bring it back and render it with the app) and
 #      one of the ResNet pipeline example (convolutions, pools, batch norm)
-#   5. the benchmarks against PyTorch and bare cuBLAS, and a pipeline's
+#   4. the benchmarks against PyTorch and bare cuBLAS, and a pipeline's
 #      measured bubble next to the simulated one
+#   5. compute-sanitizer memcheck and racecheck on the executor's CUDA cases
+#      (a convolutional network with synced batch norm among them), last
+#      because they are the slowest
 # Each step's outcome goes into REPORT_DIR/gpu_check_report.md, its output into
 # REPORT_DIR/gpu_check_logs.txt; a failing step does not stop the next ones.
 #
 # Usage: bash tests/gpu/gpu_check.sh [REPORT_DIR=gpu-check] [BUILD_DIR=build-gpu]
-# STEPS="build tests sanitizer cli bench" picks steps; JOBS sets build parallelism.
+# STEPS="build tests sanitizer cli bench" picks steps; JOBS sets build parallelism;
+# STEP_TIMEOUT=SECONDS stops any one command that runs longer (a hang on the
+# GPU then costs one step, not the whole lease). With a BUILD_DIR built
+# elsewhere (same CUDA major version), leave out "build".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 report_dir="${1:-gpu-check}"
@@ -50,10 +54,15 @@ run_step() {
   shift
   local start=${SECONDS}
   echo "===== ${name}: $*" >>"${logs}"
-  "$@" >>"${logs}" 2>&1
+  if [[ -n "${STEP_TIMEOUT:-}" ]] && ! declare -F "$1" >/dev/null; then
+    timeout --kill-after=10 "${STEP_TIMEOUT}" "$@" >>"${logs}" 2>&1
+  else
+    "$@" >>"${logs}" 2>&1
+  fi
   local status=$?
   local result="passed"
   [[ ${status} -ne 0 ]] && result="FAILED (exit ${status})"
+  [[ ${status} -eq 124 || ${status} -eq 137 ]] && result="FAILED (timed out after ${STEP_TIMEOUT:-?} s)"
   echo "| ${name} | ${result} | $((SECONDS - start)) |" >>"${report}"
   echo "${name}: ${result}"
   return ${status}
@@ -110,23 +119,10 @@ summarise() {
 if wants tests; then
   for suite in test_gpu test_conformance test_runtime; do
     out="${build_dir}/${suite}.log"
-    run_step "${suite}" bash -c "'${build_dir}/tests/${suite}' 2>&1 | tee '${out}'"
+    run_step "${suite}" bash -c "set -o pipefail; '${build_dir}/tests/${suite}' 2>&1 | tee '${out}'"
     echo "  - ${suite}: $(summarise "${out}")" >>"${report}.details"
     grep -E '^\[  (FAILED|SKIPPED) +\] [A-Za-z]' "${out}" | head -n 40 | sed 's/^/    /' >>"${report}.details"
   done
-fi
-
-if wants sanitizer; then
-  if command -v compute-sanitizer >/dev/null; then
-    filter='*OneFOneB/cuda:*ZeroBubble/cuda:*TensorParallel/cuda:*StopEndsQuicklyAndLeavesNothingBehind/cuda'
-    filter+=':*ConvEquivalence.SyncedBatchNormInDataParallelEqualsOneDevice/cuda'
-    for tool in memcheck racecheck; do
-      run_step "compute-sanitizer ${tool}" compute-sanitizer --tool "${tool}" --error-exitcode 9 \
-        "${build_dir}/tests/test_conformance" --gtest_filter="${filter}"
-    done
-  else
-    echo "| compute-sanitizer | not installed | 0 |" >>"${report}"
-  fi
 fi
 
 if wants cli; then
@@ -145,10 +141,23 @@ fi
 if wants bench; then
   bench_log="${build_dir}/bench.log"
   run_step "bench: MLP step vs PyTorch, GEMM vs cuBLAS" bash -c \
-    "bash bench/run_gpu_vs_torch.sh '${build_dir}' 20 2>&1 | tee '${bench_log}'"
+    "set -o pipefail; bash bench/run_gpu_vs_torch.sh '${build_dir}' 20 2>&1 | tee '${bench_log}'"
   run_step "bench: pipeline bubble" bash -c \
-    "'${build_dir}/bench/gpu_pipeline_bubble' 8 4096 20 5 2>&1 | tee -a '${bench_log}'"
+    "set -o pipefail; '${build_dir}/bench/gpu_pipeline_bubble' 8 4096 20 5 2>&1 | tee -a '${bench_log}'"
   { echo; echo "## Benchmarks"; echo; echo '```'; cat "${bench_log}"; echo '```'; } >>"${report}.details"
+fi
+
+if wants sanitizer; then
+  if command -v compute-sanitizer >/dev/null; then
+    filter='*OneFOneB/cuda:*ZeroBubble/cuda:*TensorParallel/cuda:*StopEndsQuicklyAndLeavesNothingBehind/cuda'
+    filter+=':*ConvEquivalence.SyncedBatchNormInDataParallelEqualsOneDevice/cuda'
+    for tool in memcheck racecheck; do
+      run_step "compute-sanitizer ${tool}" compute-sanitizer --tool "${tool}" --error-exitcode 9 \
+        "${build_dir}/tests/test_conformance" --gtest_filter="${filter}"
+    done
+  else
+    echo "| compute-sanitizer | not installed | 0 |" >>"${report}"
+  fi
 fi
 
 if [[ -f "${report}.details" ]]; then

@@ -8,6 +8,9 @@
 
 #include "core/io/experiment_io.h"
 #include "core/io/experiment_prediction.h"
+#include "core/io/run_file.h"
+#include "ui/panels/compare_view.h"
+#include "ui/models/run_store.h"
 #include "ui/main_window.h"
 #include "ui/models/experiment_document.h"
 #include "ui/models/prediction_updater.h"
@@ -74,6 +77,34 @@ class MainWindowTest : public QObject {
 
     QVERIFY(!window.openFile(folder.filePath("missing.json")));
     QCOMPARE(experiment_to_json(window.document()->experiment()), before);
+  }
+
+  void aRunFileOpensAsARunAndLeavesTheExperimentAlone() {
+    QTemporaryDir folder;
+    RunRecord record;
+    record.name = "measured elsewhere";
+    record.experiment = default_experiment();
+    record.experiment.name = "the run's experiment";
+    record.trace.source = "measured";
+    record.trace.schedule = "1f1b";
+    record.trace.devices = describe_devices(1, 1, 2, 1);
+    const QString path = folder.filePath("elsewhere.run.json");
+    save_run(record, path.toStdString());
+
+    MainWindow window;
+    const std::string before = experiment_to_json(window.document()->experiment());
+    QVERIFY(window.openFile(path));
+    QCOMPARE(window.runStore()->count(), 1);
+    QCOMPARE(window.runStore()->run(0)->name, std::string("measured elsewhere"));
+    QVERIFY(window.compareView()->isVisible());
+    QCOMPARE(experiment_to_json(window.document()->experiment()), before);
+
+    // A damaged run is refused with its file named, and nothing is added.
+    const QString damaged = folder.filePath("damaged.run.json");
+    QVERIFY(testing::write_text(damaged, "{\"format\": \"pipelab-run\", \"version\": 1"));
+    QVERIFY(!window.openFile(damaged));
+    QVERIFY(window.notice().contains("damaged.run.json"));
+    QCOMPARE(window.runStore()->count(), 1);
   }
 
   void fileWithValuesToFixOpensAndListsTheProblems() {

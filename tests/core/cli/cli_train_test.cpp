@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_test_support.h"
+#include "core/io/run_file.h"
 
 namespace pipelab {
 namespace {
@@ -56,6 +57,22 @@ TEST_F(CliTrain, ReplayTraceIsWritten) {
   ASSERT_EQ(result.code, 0) << result.err;
   std::ifstream trace(path("replay.json"));
   EXPECT_FALSE(nlohmann::json::parse(trace)["traceEvents"].empty());
+}
+
+TEST_F(CliTrain, SaveRunWritesARunFileTheAppReopens) {
+  const auto result = run({"train", "--config", example("spiral_interleaved.json"), "--steps", "3",
+                           "--quiet", "--save-run", path("run.json")});
+  ASSERT_EQ(result.code, 0) << result.err;
+  const RunRecord record = load_run(path("run.json"));
+  EXPECT_EQ(record.trace.source, "measured");
+  EXPECT_EQ(record.trace.steps.size(), 3u);
+  EXPECT_FALSE(record.trace.events.empty());
+  EXPECT_NE(record.name.find(record.experiment.name), std::string::npos);
+
+  const auto unwritable = run({"train", "--config", example("spiral_interleaved.json"), "--steps", "1",
+                               "--quiet", "--save-run", path("no-such-folder/run.json")});
+  EXPECT_EQ(unwritable.code, 2);
+  EXPECT_NE(unwritable.err.find("--save-run: cannot write"), std::string::npos) << unwritable.err;
 }
 
 TEST_F(CliTrain, CalibrateFitsTheComputeRate) {

@@ -85,7 +85,21 @@ TEST(RunFile, SavesAndLoadsAFile) {
       (std::filesystem::temp_directory_path() / "pipelab_run_file_test.json").string();
   save_run(sample_run(), path);
   EXPECT_EQ(load_run(path).trace.events.size(), 2u);
+  EXPECT_TRUE(starts_as_run_file(path));
   std::filesystem::remove(path);
+}
+
+TEST(RunFile, AnExperimentOrAMissingFileDoesNotStartAsARun) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path();
+  const std::string experiment = (dir / "pipelab_run_file_test_experiment.json").string();
+  save_experiment(default_experiment(), experiment);
+  EXPECT_FALSE(starts_as_run_file(experiment));
+  const std::string tiny = (dir / "pipelab_run_file_test_tiny.json").string();
+  std::ofstream(tiny) << "{";
+  EXPECT_FALSE(starts_as_run_file(tiny));
+  EXPECT_FALSE(starts_as_run_file((dir / "pipelab_no_such_run.json").string()));
+  std::filesystem::remove(experiment);
+  std::filesystem::remove(tiny);
 }
 
 // Each malformed text is refused with a message that says what is wrong.
