@@ -85,8 +85,12 @@ class CompareRunsTest : public QObject {
     for (int run = 0; run < 2; ++run) {
       QCOMPARE(compare->lossGraph(run)->dataCount(), 3);
       QVERIFY(compare->memoryGraph(run)->dataCount() > 0);
-      QVERIFY(
-          compare->lossGraph(run)->name().contains(QString::fromStdString(store->run(run)->name)));
+      // The legend's name is the run's, cut with … when long.
+      QString shown = compare->lossGraph(run)->name();
+      if (shown.endsWith(QChar(0x2026))) shown.chop(1);
+      QVERIFY(shown.size() > 12);
+      const QString full = QString::fromStdString(store->run(run)->name);
+      QVERIFY2(full.contains(shown.mid(shown.size() - 12)) || shown.contains(full), qPrintable(shown));
     }
     QVERIFY(compare->lossGraph(0)->name().contains("gpipe"));
     QVERIFY(compare->lossGraph(1)->name().contains("1f1b"));
@@ -182,6 +186,20 @@ class CompareRunsTest : public QObject {
     // The reopened run is compared with the one it was saved from.
     QCOMPARE(window.compareView()->runA(), 0);
     QCOMPARE(window.compareView()->runB(), 1);
+  }
+
+  void aLongRunNameIsCutInTheLegend() {
+    MainWindow window;
+    RunRecord record;
+    record.name = std::string(200, 'x');
+    record.experiment = default_experiment();
+    record.trace.source = "measured";
+    record.trace.devices = describe_devices(1, 1, 1, 1);
+    window.runStore()->add(std::move(record));
+    window.runsMenu()->showComparison();
+    const QString shown = window.compareView()->lossGraph(0)->name();
+    QVERIFY2(shown.endsWith(QChar(0x2026)), qPrintable(shown));
+    QVERIFY2(shown.size() < 60, qPrintable(shown));
   }
 
   void aMalformedRunFileIsRefusedWithAMessage() {

@@ -4,6 +4,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QFontMetrics>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -277,8 +278,12 @@ void CompareView::rebuildCurves() {
     memory_[run]->setData(times, bytes, true);
     const QString name =
         record ? run_title(run, *record) : tr("%1 · no run").arg(QLatin1String(kRunLetters[run]));
-    loss_[run]->setName(name);
-    memory_[run]->setName(name);
+    // Cut to about 44 characters: a long run name would spill the inset
+    // legend over the curves (the full names are in the choosers above).
+    const QFontMetrics metrics(curves_->legend->font());
+    const QString shown = metrics.elidedText(name, Qt::ElideRight, 44 * metrics.averageCharWidth());
+    loss_[run]->setName(shown);
+    memory_[run]->setName(shown);
   }
   loss_rect_->axis(QCPAxis::atBottom)->setRange(0, last_step + 1);
   loss_rect_->axis(QCPAxis::atLeft)->setRange(0, top_loss > 0 ? top_loss * 1.1 : 1.0);
