@@ -3,6 +3,7 @@
 #include <qcustomplot.h>
 
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QTimer>
@@ -13,6 +14,7 @@
 
 #include "ui/models/run_controller.h"
 #include "ui/number_text.h"
+#include "ui/timeline/device_row_label.h"
 #include "ui/timeline/op_colors.h"
 #include "ui/timeline/time_axis_unit.h"
 
@@ -29,6 +31,39 @@ ByteUnit byte_unit_for(double max_bytes) {
   if (max_bytes >= 1024.0 * 1024) return {1024.0 * 1024, QStringLiteral("MiB")};
   if (max_bytes >= 1024.0) return {1024.0, QStringLiteral("KiB")};
   return {1.0, QStringLiteral("B")};
+}
+
+// The legend's name of a stacked memory category (core's names are the keys of
+// exported files, with underscores).
+QString category_title(MemoryCategory category) {
+  const char* text = memory_category_name(category);
+  switch (category) {
+    case MemoryCategory::Weights:
+      text = QT_TRANSLATE_NOOP("pipelab::MemoryView", "weights");
+      break;
+    case MemoryCategory::Gradients:
+      text = QT_TRANSLATE_NOOP("pipelab::MemoryView", "gradients");
+      break;
+    case MemoryCategory::OptimizerState:
+      text = QT_TRANSLATE_NOOP("pipelab::MemoryView", "optimizer state");
+      break;
+    case MemoryCategory::Activations:
+      text = QT_TRANSLATE_NOOP("pipelab::MemoryView", "activations");
+      break;
+    case MemoryCategory::StashedWeights:
+      text = QT_TRANSLATE_NOOP("pipelab::MemoryView", "stashed weights");
+      break;
+    case MemoryCategory::CommBuffers:
+      text = QT_TRANSLATE_NOOP("pipelab::MemoryView", "comm buffers");
+      break;
+    case MemoryCategory::Workspace:
+      text = QT_TRANSLATE_NOOP("pipelab::MemoryView", "workspace");
+      break;
+    case MemoryCategory::Host:
+      text = QT_TRANSLATE_NOOP("pipelab::MemoryView", "host");
+      break;
+  }
+  return QCoreApplication::translate("pipelab::MemoryView", text);
 }
 
 // Curves with more points than this are thinned: a long run records hundreds
@@ -145,6 +180,7 @@ void MemoryView::setRunController(RunController* run) {
   connect(run_, &RunController::playbackMoved, this, [this] {
     if (shows_measured_) scheduleRebuild();
   });
+  scheduleRebuild();  // what the run already holds
 }
 
 void MemoryView::setPrediction(std::shared_ptr<const Prediction> prediction) {
@@ -217,7 +253,7 @@ void MemoryView::rebuild() {
   if (device_combo_->count() != devices) {
     device_combo_->clear();
     for (int device = 0; device < devices; ++device)
-      device_combo_->addItem(QString::fromStdString(device_label(*trace, device)));
+      device_combo_->addItem(device_row_label(*trace, device));
   }
   selected_device_ = std::min(selected_device_, devices - 1);
   device_combo_->setCurrentIndex(selected_device_);
@@ -302,7 +338,7 @@ void MemoryView::rebuild() {
       graph->setPen(QPen(color, 2, Qt::DashLine));
       continue;
     }
-    graph->setName(QString::fromLatin1(memory_category_name(category)).replace('_', ' '));
+    graph->setName(category_title(category));
     QColor fill = color;
     fill.setAlpha(150);
     graph->setPen(QPen(color.darker(120), 1));

@@ -6,6 +6,7 @@
 
 #include "core/trace/bubbles.h"
 #include "ui/number_text.h"
+#include "ui/timeline/device_row_label.h"
 #include "ui/timeline/op_colors.h"
 #include "ui/timeline/op_legend_item.h"
 #include "ui/timeline/time_axis_unit.h"
@@ -20,16 +21,16 @@ struct LegendEntry {
   const char* text;
 };
 constexpr LegendEntry kLegendEntries[] = {
-    {OpColorRole::Forward, QT_TRANSLATE_NOOP("TimelineChart", "F forward")},
-    {OpColorRole::Backward, QT_TRANSLATE_NOOP("TimelineChart", "B backward")},
-    {OpColorRole::BackwardInput, QT_TRANSLATE_NOOP("TimelineChart", "BI input grad")},
-    {OpColorRole::BackwardWeight, QT_TRANSLATE_NOOP("TimelineChart", "BW weight grad")},
-    {OpColorRole::Update, QT_TRANSLATE_NOOP("TimelineChart", "U update")},
-    {OpColorRole::Recompute, QT_TRANSLATE_NOOP("TimelineChart", "recompute")},
-    {OpColorRole::PointToPoint, QT_TRANSLATE_NOOP("TimelineChart", "send/recv")},
-    {OpColorRole::AllReduce, QT_TRANSLATE_NOOP("TimelineChart", "all-reduce")},
-    {OpColorRole::ParameterServer, QT_TRANSLATE_NOOP("TimelineChart", "push/pull")},
-    {OpColorRole::HostTransfer, QT_TRANSLATE_NOOP("TimelineChart", "offload/reload")},
+    {OpColorRole::Forward, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "F forward")},
+    {OpColorRole::Backward, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "B backward")},
+    {OpColorRole::BackwardInput, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "BI input grad")},
+    {OpColorRole::BackwardWeight, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "BW weight grad")},
+    {OpColorRole::Update, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "U update")},
+    {OpColorRole::Recompute, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "recompute")},
+    {OpColorRole::PointToPoint, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "send/recv")},
+    {OpColorRole::AllReduce, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "all-reduce")},
+    {OpColorRole::ParameterServer, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "push/pull")},
+    {OpColorRole::HostTransfer, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "offload/reload")},
 };
 
 }  // namespace
@@ -159,8 +160,7 @@ void TimelineChart::showTrace(const Trace& trace, double bubble_min_duration) {
   xAxis->setLabel(unit.label);
   const int rows = device_count(trace);
   QStringList labels;
-  for (int device = 0; device < rows; ++device)
-    labels << QString::fromStdString(device_label(trace, device));
+  for (int device = 0; device < rows; ++device) labels << device_row_label(trace, device);
   setRowLabels(labels);
   bars_->setEvents(trace.events);
   updateBubbles(trace, bubble_min_duration);

@@ -11,6 +11,7 @@
 
 #include "ui/models/run_controller.h"
 #include "ui/number_text.h"
+#include "ui/timeline/device_row_label.h"
 #include "ui/timeline/timeline_chart.h"
 #include "ui/timeline/timeline_plottable.h"
 
@@ -153,6 +154,13 @@ void TimelineView::setRunController(RunController* run) {
     replot_if_shown(measured_);
     replot_if_shown(replayed_);
   });
+  // A view built while the run holds events (the window rebuilt in another
+  // language) shows them at once.
+  if (!run_->trace().events.empty()) {
+    onTraceReset();
+    measured_->fitAll();
+    refreshMeasuredBubbles();
+  }
 }
 
 void TimelineView::setPrediction(std::shared_ptr<const Prediction> prediction,
@@ -185,7 +193,7 @@ void TimelineView::setPrediction(std::shared_ptr<const Prediction> prediction,
   // Before a run, the measured chart already shows the rows it will fill.
   planned_rows_.clear();
   for (int device = 0; device < device_count(result.trace); ++device)
-    planned_rows_ << QString::fromStdString(device_label(result.trace, device));
+    planned_rows_ << device_row_label(result.trace, device);
   if (!run_ || run_->phase() == RunController::Phase::Idle) {
     measured_->setRowLabels(planned_rows_);
     replot_if_shown(measured_);
