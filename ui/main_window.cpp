@@ -22,6 +22,7 @@
 #include <cmath>
 
 #include "core/io/experiment_io.h"
+#include "ui/core_message_text.h"
 #include "ui/exports/export_actions.h"
 #include "ui/language.h"
 #include "ui/models/experiment_document.h"
@@ -130,8 +131,9 @@ MainWindow::MainWindow(const GpuAvailability& gpus, QWidget* parent)
   connect(planner_, &PlanController::undoAvailable, this, [this] { updateRunActions(); });
   connect(run_, &RunController::failed, this, &MainWindow::onRunFailed);
   connect(run_, &RunController::traceGrew, this, &MainWindow::updateRunActions);
-  connect(run_, &RunController::message, this,
-          [this](const QString& text) { statusBar()->showMessage(text, kStatusMessageMs); });
+  connect(run_, &RunController::message, this, [this](const QString& text) {
+    statusBar()->showMessage(core_message_text(text), kStatusMessageMs);
+  });
 
   save_question_ = [this](const QString& name) {
     return QMessageBox::warning(
@@ -613,7 +615,7 @@ bool MainWindow::startRun(bool paused) {
   predictor_->updateNow();
   if (!predictor_->problems().isEmpty()) {
     const QString text = tr("Fix the problems shown in the panels before running (%1)")
-                             .arg(predictor_->problems().first());
+                             .arg(core_message_text(predictor_->problems().first()));
     statusBar()->showMessage(text, kStatusMessageMs);
     return false;
   }
@@ -683,12 +685,14 @@ void MainWindow::onRunFailed(const QString& reason, ProblemArea area) {
   run_problem_ = reason;
   run_problem_area_ = area;
   training_view_->setRunError(runStoppedText());
-  statusBar()->showMessage(tr("Run failed: %1").arg(reason), kStatusMessageMs);
+  statusBar()->showMessage(tr("Run failed: %1").arg(core_message_text(reason)), kStatusMessageMs);
   distributeProblems();
   updateRunActions();
 }
 
-QString MainWindow::runStoppedText() const { return tr("The run stopped: %1").arg(run_problem_); }
+QString MainWindow::runStoppedText() const {
+  return tr("The run stopped: %1").arg(core_message_text(run_problem_));
+}
 
 void MainWindow::updateRunActions() {
   const RunController::Phase phase = run_->phase();
@@ -728,7 +732,7 @@ void MainWindow::distributeProblems() {
   // Anything unrouted sits with the parallel settings, which decide what runs.
   parallel << problems_in(all, ProblemArea::Run);
   if (!run_problem_.isEmpty()) {
-    const QString text = tr("The last run failed: %1").arg(run_problem_);
+    const QString text = tr("The last run failed: %1").arg(core_message_text(run_problem_));
     switch (run_problem_area_) {
       case ProblemArea::Model:
         model << text;

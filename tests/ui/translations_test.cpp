@@ -1,11 +1,13 @@
 // The app in Simplified Chinese: every text the sources mark for translation
-// has a finished Chinese translation, the window comes up in Chinese, and
+// has a finished Chinese translation, core's common messages are shown in
+// Chinese, the window comes up in Chinese, and
 // View > Language switches the live window without losing the experiment or
 // the run.
 #include <QDockWidget>
 #include <QMenuBar>
 #include <QProcess>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
 #include <QtTest>
@@ -14,9 +16,11 @@
 #include "core/plan/parallel_plan.h"
 #include "core/planner/plan_proposal.h"
 #include "core/schedule/generators.h"
+#include "ui/core_message_text.h"
 #include "ui/language.h"
 #include "ui/main_window.h"
 #include "ui/models/experiment_document.h"
+#include "ui/models/prediction_updater.h"
 #include "ui/models/run_controller.h"
 #include "ui/timeline/timeline_chart.h"
 #include "ui/timeline/timeline_plottable.h"
@@ -71,6 +75,12 @@ QStringList placeholders(const QString& text) {
   found.removeDuplicates();
   found.sort();
   return found;
+}
+
+bool has_chinese(const QString& text) {
+  for (QChar c : text)
+    if (c.unicode() >= 0x4e00 && c.unicode() <= 0x9fff) return true;
+  return false;
 }
 
 QStringList menu_titles(QMainWindow& window) {
@@ -161,6 +171,51 @@ class TranslationsTest : public QObject {
       const char* english = planner_description(planner);
       QVERIFY2(QCoreApplication::translate("core", english) != QString::fromUtf8(english), english);
     }
+  }
+
+  void coreMessagesTheAppShowsAreTranslated() {
+    QVERIFY(apply_language(kChinese));
+    MainWindow window;
+    window.setSaveQuestion([](const QString&) { return QMessageBox::Discard; });
+    // Problems core/ reports for edits the panels allow, each shown in Chinese.
+    const std::function<void(Experiment&)> edits[] = {
+        [](Experiment& e) { e.parallel.dp = 3; },
+        [](Experiment& e) { e.parallel.microbatches = 7; },
+        [](Experiment& e) { e.parallel.pp = 40; },
+        [](Experiment& e) { e.training.optimizer.lr = 0; },
+        [](Experiment& e) {
+          e.parallel.schedule = ScheduleKind::DualPipeV;
+          e.parallel.chunks = 2;
+          e.parallel.microbatches = 2;
+        },
+    };
+    for (const auto& edit : edits) {
+      window.document()->replace(testing::short_experiment(2), QString(), false);
+      window.document()->edit(edit);
+      window.predictor()->updateNow();
+      const QStringList problems = window.predictor()->problems();
+      QVERIFY(!problems.isEmpty());
+      for (const QString& problem : problems)
+        QVERIFY2(has_chinese(core_message_text(problem)), qPrintable(problem));
+    }
+    // The run log: progress lines and the last line.
+    window.document()->replace(testing::short_experiment(2), QString(), false);
+    QSignalSpy log(window.runController(), &RunController::message);
+    QVERIFY(window.startRun());
+    QTRY_VERIFY_WITH_TIMEOUT(window.runController()->phase() == RunController::Phase::Finished,
+                             30000);
+    QStringList progress;
+    for (const QList<QVariant>& line : log) {
+      const QString text = line.first().toString();
+      if (text.startsWith(QLatin1String("step ")) || text.startsWith(QLatin1String("finished ")))
+        progress << text;
+    }
+    QVERIFY(progress.size() >= 2);
+    for (const QString& text : progress)
+      QVERIFY2(has_chinese(core_message_text(text)), qPrintable(text));
+    // English needs no translation: the text comes back as core wrote it.
+    QVERIFY(apply_language(kEnglish));
+    QCOMPARE(core_message_text(progress.last()), progress.last());
   }
 
   void windowComesUpInChinese() {

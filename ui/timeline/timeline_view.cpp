@@ -9,6 +9,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "ui/core_message_text.h"
 #include "ui/models/run_controller.h"
 #include "ui/number_text.h"
 #include "ui/timeline/device_row_label.h"
@@ -169,7 +170,7 @@ void TimelineView::setPrediction(std::shared_ptr<const Prediction> prediction,
     planned_rows_.clear();
     predicted_->showTrace(Trace{});
     predicted_->xAxis->setRange(0, 1);
-    const QString first = problems.section('\n', 0, 0);
+    const QString first = core_message_text(problems.section('\n', 0, 0));
     predicted_->setTitle(problems.isEmpty()
                              ? tr("Predicted: nothing to simulate")
                              : tr("Predicted: not available until the problems in the panels "

@@ -25,6 +25,85 @@
     </message>
 </context>
 <context>
+    <name>CoreMessage</name>
+    <message>
+        <source>finished %1 steps in %2</source>
+        <translation>已完成 %1 步，用时 %2</translation>
+    </message>
+    <message>
+        <source>stopped after %1 of %2 steps</source>
+        <translation>已在第 %1 步后停止（共 %2 步）</translation>
+    </message>
+    <message>
+        <source>error: %1</source>
+        <translation>错误：%1</translation>
+    </message>
+    <message>
+        <source>step %1/%2: loss %3, accuracy %4, validation loss %5, validation accuracy %6</source>
+        <translation>第 %1/%2 步：损失 %3，准确率 %4，验证损失 %5，验证准确率 %6</translation>
+    </message>
+    <message>
+        <source>step %1/%2: loss %3, validation loss %4</source>
+        <translation>第 %1/%2 步：损失 %3，验证损失 %4</translation>
+    </message>
+    <message>
+        <source>step %1/%2: loss %3, accuracy %4</source>
+        <translation>第 %1/%2 步：损失 %3，准确率 %4</translation>
+    </message>
+    <message>
+        <source>step %1/%2: loss %3</source>
+        <translation>第 %1/%2 步：损失 %3</translation>
+    </message>
+    <message>
+        <source>pp x chunks = %1 (pp = %2, chunks = %3) but the model has %4 splittable layers; use pp x chunks &lt;= %5 or add layers</source>
+        <translation>pp x chunks = %1（pp = %2，chunks = %3），但模型只有 %4 个可切分的层；请使用 pp x chunks &lt;= %5，或增加层</translation>
+    </message>
+    <message>
+        <source>training.batch_size = %1 is not divisible by parallel.dp = %2; every replica takes an equal share of the batch</source>
+        <translation>training.batch_size = %1 不能被 parallel.dp = %2 整除；每个副本要分到同样多的样本</translation>
+    </message>
+    <message>
+        <source>parallel.microbatches = %1 does not divide the per-replica batch training.batch_size / parallel.dp = %2; use e.g. %3</source>
+        <translation>parallel.microbatches = %1 不能整除每个副本的批次 training.batch_size / parallel.dp = %2；可改用例如 %3</translation>
+    </message>
+    <message>
+        <source>parallel.microbatches: interleaved-1f1b needs microbatches (%1) to be a multiple of its round count max(1, microbatches / pp) = %2 (as PyTorch&apos;s ScheduleInterleaved1F1B); every m &lt; 2 * pp (%3) and every multiple of pp works; try microbatches = %4 or %5</source>
+        <translation>parallel.microbatches：interleaved-1f1b 要求微批次数（%1）是其轮数 max(1, microbatches / pp) = %2 的倍数（与 PyTorch 的 ScheduleInterleaved1F1B 相同）；任何 m &lt; 2 * pp（%3）以及 pp 的任何倍数都可以；可试 microbatches = %4 或 %5</translation>
+    </message>
+    <message>
+        <source>parallel.microbatches: dualpipev needs microbatches (%1) &gt;= its stage count 2 * pp = %2 (as PyTorch&apos;s ScheduleDualPipeV); try microbatches = %3</source>
+        <translation>parallel.microbatches：dualpipev 要求微批次数（%1）&gt;= 其阶段数 2 * pp = %2（与 PyTorch 的 ScheduleDualPipeV 相同）；可试 microbatches = %3</translation>
+    </message>
+    <message>
+        <source>parallel.microbatches = %1 must be &gt;= parallel.pp = %2 for pipedream-2bw (two weight versions suffice only when a step&apos;s micro-batches fill the pipeline); use microbatches = %3</source>
+        <translation>pipedream-2bw 要求 parallel.microbatches = %1 &gt;= parallel.pp = %2（只有当一步的微批次填满流水线时，两个权重版本才够用）；请使用 microbatches = %3</translation>
+    </message>
+    <message>
+        <source>parallel.schedule = interleaved-1f1b needs parallel.chunks &gt;= 2 (virtual stages per device); with chunks = 1 it is plain 1f1b</source>
+        <translation>parallel.schedule = interleaved-1f1b 要求 parallel.chunks &gt;= 2（每个设备上的虚拟阶段数）；chunks = 1 时它就是普通的 1f1b</translation>
+    </message>
+    <message>
+        <source>parallel.chunks = %1 needs parallel.schedule = interleaved-1f1b (schedule %2 places one stage per device); set chunks = 1 or change the schedule</source>
+        <translation>parallel.chunks = %1 需要 parallel.schedule = interleaved-1f1b（调度 %2 每个设备只放一个阶段）；请设 chunks = 1 或更换调度</translation>
+    </message>
+    <message>
+        <source>tp = %1 does not divide linear layer %2&apos;s width %3; choose a tp that divides it or change the layer&apos;s out</source>
+        <translation>tp = %1 不能整除线性层 %2 的宽度 %3；请选择能整除它的 tp，或修改该层的 out</translation>
+    </message>
+    <message>
+        <source>parallel.sequence_parallel splits the work tensor parallelism repeats on every shard, so it needs parallel.tp &gt;= 2 (now %1); raise tp or set sequence_parallel = false</source>
+        <translation>parallel.sequence_parallel 切分的是张量并行在每个分片上重复的计算，因此需要 parallel.tp &gt;= 2（当前为 %1）；请增大 tp 或设 sequence_parallel = false</translation>
+    </message>
+    <message>
+        <source>training.optimizer.lr = %1 must be &gt; 0, e.g. 0.05</source>
+        <translation>training.optimizer.lr = %1 必须 &gt; 0，例如 0.05</translation>
+    </message>
+    <message>
+        <source>pp = %1 but the model has %2 splittable layers; use pp &lt;= %3 or add layers</source>
+        <translation>pp = %1，但模型只有 %2 个可切分的层；请使用 pp &lt;= %3，或增加层</translation>
+    </message>
+</context>
+<context>
     <name>DeviceRowLabel</name>
     <message>
         <source>device %1</source>
