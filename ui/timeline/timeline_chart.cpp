@@ -122,11 +122,34 @@ void TimelineChart::resizeEvent(QResizeEvent* event) {
   if (event->size().isEmpty()) return;
   QCustomPlot::resizeEvent(event);
   if (row_count_ > 0) applyRowLabels();  // the number of labels that fit changed
+  applyTitle();                          // so did the title's room
 }
 
-void TimelineChart::setTitle(const QString& title) { title_->setText(title); }
+QSize TimelineChart::minimumSizeHint() const {
+  // QCustomPlot asks for its title's whole width; a long title (a problem
+  // quoted in the predicted chart's) would widen the window past the screen.
+  QSize hint = QCustomPlot::minimumSizeHint();
+  hint.setWidth(std::min(hint.width(), kMinimumWidth));
+  return hint;
+}
 
-QString TimelineChart::title() const { return title_->text(); }
+void TimelineChart::setTitle(const QString& title) {
+  full_title_ = title;
+  applyTitle();
+}
+
+QString TimelineChart::title() const { return full_title_; }
+
+void TimelineChart::applyTitle() {
+  // Cut at the end with "…" when wider than the chart on screen (a quoted
+  // problem is whole in its panel); a hidden chart exports at its own size.
+  if (!isVisible()) {
+    title_->setText(full_title_);
+    return;
+  }
+  const QFontMetrics metrics(title_->font());
+  title_->setText(metrics.elidedText(full_title_, Qt::ElideRight, std::max(width() - 20, 100)));
+}
 
 void TimelineChart::setRowLabels(const QStringList& labels) {
   row_labels_ = labels;
