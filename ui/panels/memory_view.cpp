@@ -33,37 +33,28 @@ ByteUnit byte_unit_for(double max_bytes) {
   return {1.0, QStringLiteral("B")};
 }
 
-// The legend's name of a stacked memory category (core's names are the keys of
-// exported files, with underscores).
+// The legend's names of the stacked memory categories (core's names are the
+// keys of exported files, with underscores).
+struct CategoryTitle {
+  MemoryCategory category;
+  const char* text;
+};
+constexpr CategoryTitle kCategoryTitles[] = {
+    {MemoryCategory::Weights, QT_TRANSLATE_NOOP("pipelab::MemoryView", "weights")},
+    {MemoryCategory::Gradients, QT_TRANSLATE_NOOP("pipelab::MemoryView", "gradients")},
+    {MemoryCategory::OptimizerState, QT_TRANSLATE_NOOP("pipelab::MemoryView", "optimizer state")},
+    {MemoryCategory::Activations, QT_TRANSLATE_NOOP("pipelab::MemoryView", "activations")},
+    {MemoryCategory::StashedWeights, QT_TRANSLATE_NOOP("pipelab::MemoryView", "stashed weights")},
+    {MemoryCategory::CommBuffers, QT_TRANSLATE_NOOP("pipelab::MemoryView", "comm buffers")},
+    {MemoryCategory::Workspace, QT_TRANSLATE_NOOP("pipelab::MemoryView", "workspace")},
+    {MemoryCategory::Host, QT_TRANSLATE_NOOP("pipelab::MemoryView", "host")},
+};
+
 QString category_title(MemoryCategory category) {
-  const char* text = memory_category_name(category);
-  switch (category) {
-    case MemoryCategory::Weights:
-      text = QT_TRANSLATE_NOOP("pipelab::MemoryView", "weights");
-      break;
-    case MemoryCategory::Gradients:
-      text = QT_TRANSLATE_NOOP("pipelab::MemoryView", "gradients");
-      break;
-    case MemoryCategory::OptimizerState:
-      text = QT_TRANSLATE_NOOP("pipelab::MemoryView", "optimizer state");
-      break;
-    case MemoryCategory::Activations:
-      text = QT_TRANSLATE_NOOP("pipelab::MemoryView", "activations");
-      break;
-    case MemoryCategory::StashedWeights:
-      text = QT_TRANSLATE_NOOP("pipelab::MemoryView", "stashed weights");
-      break;
-    case MemoryCategory::CommBuffers:
-      text = QT_TRANSLATE_NOOP("pipelab::MemoryView", "comm buffers");
-      break;
-    case MemoryCategory::Workspace:
-      text = QT_TRANSLATE_NOOP("pipelab::MemoryView", "workspace");
-      break;
-    case MemoryCategory::Host:
-      text = QT_TRANSLATE_NOOP("pipelab::MemoryView", "host");
-      break;
-  }
-  return QCoreApplication::translate("pipelab::MemoryView", text);
+  for (const CategoryTitle& title : kCategoryTitles)
+    if (title.category == category)
+      return QCoreApplication::translate("pipelab::MemoryView", title.text);
+  return QString::fromLatin1(memory_category_name(category));
 }
 
 // Curves with more points than this are thinned: a long run records hundreds
