@@ -193,14 +193,19 @@ void MainWindow::rebuildViews() {
   const TimelineView::Arrangement arrangement = timeline_view_->arrangement();
   const QString shown_notice = notice();
   // Take the views down; the document, the run, the prediction and the replay stay.
-  for (QDockWidget* dock : findChildren<QDockWidget*>(Qt::FindDirectChildrenOnly)) delete dock;
+  for (QDockWidget* dock : findChildren<QDockWidget*>(Qt::FindDirectChildrenOnly)) {
+    removeDockWidget(dock);
+    delete dock;
+  }
   for (QToolBar* toolbar : findChildren<QToolBar*>(Qt::FindDirectChildrenOnly)) delete toolbar;
   setMenuBar(new QMenuBar(this));  // the old bar goes, with its menus
   delete view_objects_;
   delete exports_;
   buildViews();
 
-  restoreState(layout);
+  // Once the old centre is gone and the new panels are laid out: restored
+  // at once, the left docks grew by a few hundred pixels at every switch.
+  QTimer::singleShot(0, this, [this, layout] { restoreState(layout); });
   timeline_view_->setArrangement(arrangement);
   setNotice(shown_notice);
   if (!run_problem_.isEmpty()) training_view_->setRunError(runStoppedText());

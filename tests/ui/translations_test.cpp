@@ -246,6 +246,10 @@ class TranslationsTest : public QObject {
                              30000);
     const int steps = window.runController()->stepsDone();
     QVERIFY(menu_titles(window).contains(QStringLiteral("&File")));
+    const auto left_dock_width = [&window] {
+      return window.findChild<QDockWidget*>(QStringLiteral("parallelDock"))->width();
+    };
+    const int left_width = left_dock_width();
 
     QAction* chinese = language_action(window, QStringLiteral("简体中文"));
     QVERIFY(chinese);
@@ -260,6 +264,9 @@ class TranslationsTest : public QObject {
     QCOMPARE(window.runController()->stepsDone(), steps);
     QVERIFY(window.timelineView()->measuredChart()->title().startsWith(QStringLiteral("实测")));
     QVERIFY(window.timelineView()->measuredChart()->bars()->eventCount() > 0);
+    // The window keeps its layout.
+    QTRY_VERIFY2(std::abs(left_dock_width() - left_width) <= 10,
+                 qPrintable(QStringLiteral("%1 -> %2").arg(left_width).arg(left_dock_width())));
 
     QAction* english = language_action(window, QStringLiteral("English"));
     QVERIFY(english);
