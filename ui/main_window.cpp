@@ -580,7 +580,7 @@ bool MainWindow::applyPreset(const QString& id) {
     resetRun();
     document_->replace(preset.experiment, QString(), true);
     setNotice({});
-    statusBar()->showMessage(preset.title + QStringLiteral(": ") + preset.what_to_see, 60000);
+    statusBar()->showMessage(tr("%1: %2").arg(preset.title, preset.what_to_see), 60000);
     return true;
   }
   return false;

@@ -1153,6 +1153,10 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <source>&amp;Language</source>
         <translation>语言(&amp;L)</translation>
     </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
 </context>
 <context>
     <name>pipelab::MemoryView</name>
