@@ -54,6 +54,7 @@ bool apply_language(const QString& code) {
   if (!speaks(code)) return false;
   QCoreApplication::removeTranslator(&app_translator());
   QCoreApplication::removeTranslator(&qt_translator());
+  applied_code() = QString::fromLatin1(kEnglish);
   if (code != QLatin1String(kEnglish)) {
     if (!app_translator().load(QStringLiteral(":/i18n/pipelab_") + code + QStringLiteral(".qm")))
       return false;
