@@ -60,6 +60,22 @@ constexpr const char* kPatterns[] = {
                       "every shard, so it needs parallel.tp >= 2 (now %1); raise tp or set "
                       "sequence_parallel = false"),
     QT_TRANSLATE_NOOP("CoreMessage", "training.optimizer.lr = %1 must be > 0, e.g. 0.05"),
+    // ... and that the data panel can cause.
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "model.input = %1 gives %2 features but data.source '%3' has %4; set "
+                      "model.input to [%5]"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "the model outputs %1 values but data.source '%2' has %3 classes; set the last "
+        "linear layer's out to %4"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "data.path is empty; data.source = '%1' reads files: give the folder holding "
+                      "them"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "data.path is empty; data.source = '%1' reads a CSV file: give its path"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "data.path is empty; data.source = '%1' reads a UTF-8 text file: give its "
+                      "path (the LICENSE file will do)"),
 };
 
 struct Pattern {

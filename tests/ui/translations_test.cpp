@@ -183,6 +183,19 @@ class TranslationsTest : public QObject {
         [](Experiment& e) { e.parallel.microbatches = 7; },
         [](Experiment& e) { e.parallel.pp = 40; },
         [](Experiment& e) { e.training.optimizer.lr = 0; },
+        [](Experiment& e) { e.data.classes = 5; },
+        [](Experiment& e) {
+          e.data.source = "blobs";
+          e.data.features = 3;
+        },
+        [](Experiment& e) {
+          e.data.source = "mnist";
+          e.data.path.clear();
+        },
+        [](Experiment& e) {
+          e.data.source = "csv";
+          e.data.path.clear();
+        },
         [](Experiment& e) {
           e.parallel.schedule = ScheduleKind::DualPipeV;
           e.parallel.chunks = 2;

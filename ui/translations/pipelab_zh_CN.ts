@@ -102,6 +102,26 @@
         <source>pp = %1 but the model has %2 splittable layers; use pp &lt;= %3 or add layers</source>
         <translation>pp = %1，但模型只有 %2 个可切分的层；请使用 pp &lt;= %3，或增加层</translation>
     </message>
+    <message>
+        <source>model.input = %1 gives %2 features but data.source &apos;%3&apos; has %4; set model.input to [%5]</source>
+        <translation>model.input = %1 给出 %2 个特征，但 data.source &apos;%3&apos; 有 %4 个；请把 model.input 设为 [%5]</translation>
+    </message>
+    <message>
+        <source>the model outputs %1 values but data.source &apos;%2&apos; has %3 classes; set the last linear layer&apos;s out to %4</source>
+        <translation>模型输出 %1 个值，但 data.source &apos;%2&apos; 有 %3 个类别；请把最后一个线性层的 out 设为 %4</translation>
+    </message>
+    <message>
+        <source>data.path is empty; data.source = &apos;%1&apos; reads files: give the folder holding them</source>
+        <translation>data.path 为空；data.source = &apos;%1&apos; 读取文件：请给出存放它们的文件夹</translation>
+    </message>
+    <message>
+        <source>data.path is empty; data.source = &apos;%1&apos; reads a CSV file: give its path</source>
+        <translation>data.path 为空；data.source = &apos;%1&apos; 读取一个 CSV 文件：请给出它的路径</translation>
+    </message>
+    <message>
+        <source>data.path is empty; data.source = &apos;%1&apos; reads a UTF-8 text file: give its path (the LICENSE file will do)</source>
+        <translation>data.path 为空；data.source = &apos;%1&apos; 读取一个 UTF-8 文本文件：请给出它的路径（LICENSE 文件即可）</translation>
+    </message>
 </context>
 <context>
     <name>DeviceRowLabel</name>
