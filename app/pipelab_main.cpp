@@ -11,6 +11,7 @@
 #include "ui/gpu_availability.h"
 #include "ui/headless_options.h"
 #include "ui/headless_runner.h"
+#include "ui/language.h"
 #include "ui/main_window.h"
 #include "ui/models/experiment_document.h"
 #include "ui/models/presets.h"
@@ -60,6 +61,9 @@ int main(int argc, char** argv) {
   QApplication::setOrganizationName(QStringLiteral("PipeLab"));
   QApplication::setApplicationName(QStringLiteral("PipeLab"));
   QApplication::setApplicationVersion(QStringLiteral(PIPELAB_VERSION_STRING));
+
+  // Before any text is made: the user's language, else the system's.
+  pipelab::apply_language(pipelab::startup_language());
 
   pipelab::MainWindow window(probe_gpus());
   if (!options.experiment_path.isEmpty() && !window.openFile(options.experiment_path) &&
