@@ -6,6 +6,7 @@
 #include "core/nn/blas_threads.h"
 #include "core/runtime/device_worker_impl.h"
 #include "core/runtime/host_memory_check.h"
+#include "core/runtime/process_share.h"
 
 namespace pipelab {
 
@@ -24,15 +25,16 @@ CpuExecutor::CpuExecutor(const Experiment& experiment, EventSink& sink,
   prepare_run();
 
   devices_ = std::make_unique<CpuDevices>();
-  for (int d = 0; d < devices; ++d) {
-    devices_->allocators.push_back(std::make_unique<DeviceAllocator>(d));
-    devices_->allocators.back()->set_listener([this, d](const MemoryBytes& bytes) {
-      sink_.add_memory({d, clock_.now(), bytes});
+  devices_->allocators.resize(static_cast<size_t>(devices));
+  devices_->mailboxes.resize(static_cast<size_t>(devices));
+  for (int d = first_hosted_device(); d < first_hosted_device() + hosted_device_count(); ++d) {
+    devices_->allocators[d] = std::make_unique<DeviceAllocator>(d);
+    devices_->allocators[d]->set_listener([this, d](const MemoryBytes& bytes) {
+      reporter().memory({d, clock_.now(), bytes});
     });
+    devices_->mailboxes[d] = std::make_unique<Mailbox>(d, *devices_->allocators[d], *control_);
   }
-  for (int d = 0; d < devices; ++d)
-    devices_->mailboxes.push_back(
-        std::make_unique<Mailbox>(d, *devices_->allocators[d], *control_));
+  devices_->connect(options.process ? options.process->make_transport : nullptr);
   try {
     build_workers();
   } catch (const std::invalid_argument& error) {

@@ -42,6 +42,7 @@ class CpuExecutor : public PipelineExecutor<CpuBackend> {
 
   // For tests and tools.
   const std::vector<StageProfile>& stage_profiles() const { return profiles_; }
+  // A device this process runs.
   const DeviceAllocator& allocator(int device) const { return *devices_->allocators[device]; }
   const TrainingData& data() const { return *data_; }
 

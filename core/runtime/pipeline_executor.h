@@ -26,23 +26,24 @@ class PipelineExecutor : public ThreadedExecutor {
   using Worker = DeviceWorker<Backend>;
   using Devices = typename Backend::Devices;
 
-  // For tests and tools.
-  Worker& worker(int device) { return *workers_[static_cast<size_t>(device)]; }
+  // For tests and tools: a device this process runs.
+  Worker& worker(int device) { return *workers_[static_cast<size_t>(device - first_hosted_device())]; }
 
  protected:
   using ThreadedExecutor::ThreadedExecutor;
 
-  // One worker per virtual device (std::invalid_argument when a stage cannot
-  // be built), then the parameter servers under async data parallelism.
+  // One worker per virtual device this process runs (std::invalid_argument
+  // when a stage cannot be built), then the parameter servers under async
+  // data parallelism.
   void build_workers() {
     shared_ = make_worker_shared([this](int step) { evaluate_after(step); });
-    for (int device = 0; device < device_count(); ++device)
+    for (int device = first_hosted_device(); device < first_hosted_device() + hosted_device_count(); ++device)
       workers_.push_back(std::make_unique<Worker>(*shared_, *devices_, device));
     const ParallelPlan& plan = experiment_.parallel;
     if (plan.update == UpdateMode::Async && plan.dp > 1) make_parameter_servers();
   }
 
-  void run_worker(int device) override { workers_[static_cast<size_t>(device)]->run(); }
+  void run_worker(int device) override { worker(device).run(); }
 
   void release_in_flight() override {
     for (auto& worker : workers_) worker->drop_in_flight();
