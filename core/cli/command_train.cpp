@@ -9,10 +9,12 @@
 
 #include "core/cli/cli_args.h"
 #include "core/cli/cli_commands.h"
+#include "core/cli/rank_session.h"
 #include "core/cli/simulation_report.h"
 #include "core/cli/training_summary.h"
 #include "core/io/experiment_io.h"
 #include "core/io/experiment_prediction.h"
+#include "core/runtime/process_share.h"
 #include "core/runtime/executor.h"
 #include "core/sim/replay.h"
 #include "core/text/quoted_excerpt.h"
@@ -52,14 +54,32 @@ void add_replay(const Experiment& experiment, const Trace& measured, const std::
   if (!file) throw UsageError("cannot write --replay-trace file " + quoted_excerpt(trace_path, kPathExcerptBytes));
 }
 
+// This process's part of a run mpirun spread over processes, or null when
+// it runs alone.
+std::unique_ptr<RankSession> join_ranks(const ParsedArgs& parsed, const CliHooks& hooks) {
+  const int ranks = launched_ranks();
+  if (ranks == 1) {
+    if (parsed.has("devices-per-rank"))
+      throw UsageError("--devices-per-rank is for runs over processes: mpirun -np N pipelab-cli train ...");
+    return nullptr;
+  }
+  if (!hooks.join_ranks)
+    throw UsageError("this pipelab-cli was started as one of " + std::to_string(ranks) +
+                     " processes (mpirun), but was built without MPI (PIPELAB_MPI=OFF or no OpenMPI found): "
+                     "install libopenmpi-dev and rebuild, or run it without mpirun");
+  const double silence_limit = parsed.has("rank-timeout") ? parsed.get_int("rank-timeout", 1, 1, 3600) : 5;
+  return hooks.join_ranks(silence_limit);
+}
+
 }  // namespace
 
 int command_train(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
                   const CliHooks& hooks) {
-  (void)hooks;  // the CUDA backend registers itself with the executor factory
+  // (The CUDA backend registers itself with the executor factory.)
   const ParsedArgs parsed = parse_args("train", args,
                                        {{"config"}, {"set", true, true}, {"steps"}, {"backend"},
-                                        {"trace"}, {"csv"}, {"summary"}, {"replay-trace"}, {"quiet", false}});
+                                        {"trace"}, {"csv"}, {"summary"}, {"replay-trace"}, {"quiet", false},
+                                        {"devices-per-rank"}, {"rank-timeout"}});
   if (!parsed.has("config")) throw UsageError("train needs --config FILE (see examples/)");
   ParsedArgs with_overrides = parsed;
   if (parsed.has("backend"))
@@ -68,10 +88,22 @@ int command_train(const std::vector<std::string>& args, std::ostream& out, std::
     with_overrides.values["set"].push_back(
         "training.steps=" + std::to_string(parsed.get_int("steps", 1, 1, 10000000)));
   const Experiment experiment = experiment_from_args(with_overrides);
-  const bool quiet = parsed.has("quiet");
+  const std::unique_ptr<RankSession> session = join_ranks(parsed, hooks);
+  ExecutorOptions options;
+  if (session) {
+    try {
+      const int devices_per_rank =
+          parsed.has("devices-per-rank") ? parsed.get_int("devices-per-rank", 1, 1, 1 << 20) : 0;
+      options.process = &session->join(experiment.parallel.devices(), devices_per_rank);
+    } catch (const std::invalid_argument& error) {
+      throw UsageError(error.what());
+    }
+  }
+  // Rank 0 speaks for a run over processes.
+  const bool quiet = parsed.has("quiet") || (session && session->rank() != 0);
 
   EventSink sink;
-  std::unique_ptr<Executor> executor = make_executor(experiment, sink);
+  std::unique_ptr<Executor> executor = make_executor(experiment, sink, options);
   Trace trace;
   trace.source = "measured";
   trace.schedule = schedule_name(experiment.parallel.schedule);
@@ -81,7 +113,10 @@ int command_train(const std::vector<std::string>& args, std::ostream& out, std::
   if (!quiet)
     err << "training " << quoted_excerpt(experiment.name, kPathExcerptBytes) << " on " << plan.devices() << " "
         << experiment.backend.type << " device(s), " << executor->steps_total() << " steps\n";
-  executor->start();
+  if (session)
+    session->start(dynamic_cast<ThreadedExecutor&>(*executor));
+  else
+    executor->start();
   auto drain = [&] {
     EventBatch batch = sink.drain();
     if (!quiet) {
@@ -95,10 +130,19 @@ int command_train(const std::vector<std::string>& args, std::ostream& out, std::
     drain();
   }
   executor->wait();
+  std::string failure = executor->state() == RunState::Failed ? executor->error() : "";
+  if (session) failure = session->finish(*executor);  // rank 0 also takes the others' last reports
   drain();
+  if (session && session->rank() != 0) {
+    if (failure.empty()) return kExitOk;
+    err << "pipelab-cli (rank " << session->rank() << "): " << failure << "\n";
+    session->abort_job(kExitUsage);
+  }
 
   write_requested_traces(parsed, trace);
-  auto summary = training_summary_json(experiment, trace, executor->state(), executor->error());
+  auto summary = training_summary_json(experiment, trace, failure.empty() ? executor->state() : RunState::Failed,
+                                       failure);
+  if (session) summary["processes"] = session->summary();
   add_replay(experiment, trace, parsed.get("replay-trace"), summary);
   const std::string text = summary.dump(2);
   if (parsed.has("summary")) {
@@ -107,8 +151,9 @@ int command_train(const std::vector<std::string>& args, std::ostream& out, std::
       throw UsageError("cannot write --summary file " + quoted_excerpt(parsed.get("summary"), kPathExcerptBytes));
   }
   out << text << "\n";
-  if (executor->state() == RunState::Failed) {
-    err << "pipelab-cli: " << executor->error() << "\n";
+  if (!failure.empty()) {
+    err << "pipelab-cli: " << failure << "\n";
+    if (session) session->abort_job(kExitUsage);
     return kExitUsage;
   }
   return kExitOk;
