@@ -71,24 +71,9 @@ std::unique_ptr<RankSession> join_ranks(const ParsedArgs& parsed, const CliHooks
   return hooks.join_ranks(silence_limit);
 }
 
-}  // namespace
-
-int command_train(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
-                  const CliHooks& hooks) {
-  // (The CUDA backend registers itself with the executor factory.)
-  const ParsedArgs parsed = parse_args("train", args,
-                                       {{"config"}, {"set", true, true}, {"steps"}, {"backend"},
-                                        {"trace"}, {"csv"}, {"summary"}, {"replay-trace"}, {"quiet", false},
-                                        {"devices-per-rank"}, {"rank-timeout"}});
-  if (!parsed.has("config")) throw UsageError("train needs --config FILE (see examples/)");
-  ParsedArgs with_overrides = parsed;
-  if (parsed.has("backend"))
-    with_overrides.values["set"].push_back("backend.type=" + parsed.get("backend"));
-  if (parsed.has("steps"))
-    with_overrides.values["set"].push_back(
-        "training.steps=" + std::to_string(parsed.get_int("steps", 1, 1, 10000000)));
-  const Experiment experiment = experiment_from_args(with_overrides);
-  const std::unique_ptr<RankSession> session = join_ranks(parsed, hooks);
+// The run, alone or as one rank of a run over processes (`session`).
+int train(const ParsedArgs& parsed, const Experiment& experiment, RankSession* session, std::ostream& out,
+          std::ostream& err) {
   ExecutorOptions options;
   if (session) {
     try {
@@ -157,6 +142,34 @@ int command_train(const std::vector<std::string>& args, std::ostream& out, std::
     return kExitUsage;
   }
   return kExitOk;
+}
+
+}  // namespace
+
+int command_train(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+                  const CliHooks& hooks) {
+  // (The CUDA backend registers itself with the executor factory.)
+  const ParsedArgs parsed = parse_args("train", args,
+                                       {{"config"}, {"set", true, true}, {"steps"}, {"backend"},
+                                        {"trace"}, {"csv"}, {"summary"}, {"replay-trace"}, {"quiet", false},
+                                        {"devices-per-rank"}, {"rank-timeout"}});
+  if (!parsed.has("config")) throw UsageError("train needs --config FILE (see examples/)");
+  ParsedArgs with_overrides = parsed;
+  if (parsed.has("backend"))
+    with_overrides.values["set"].push_back("backend.type=" + parsed.get("backend"));
+  if (parsed.has("steps"))
+    with_overrides.values["set"].push_back(
+        "training.steps=" + std::to_string(parsed.get_int("steps", 1, 1, 10000000)));
+  const Experiment experiment = experiment_from_args(with_overrides);
+  const std::unique_ptr<RankSession> session = join_ranks(parsed, hooks);
+  if (!session) return train(parsed, experiment, nullptr, out, err);
+  try {
+    return train(parsed, experiment, session.get(), out, err);
+  } catch (const std::exception& error) {
+    // The other ranks may be waiting for this one: say why, then end the job.
+    err << "pipelab-cli (rank " << session->rank() << "): " << error.what() << "\n";
+    session->abort_job(kExitUsage);
+  }
 }
 
 }  // namespace pipelab
