@@ -24,7 +24,7 @@ TEST(ProcessShare, RefusesCountsThatDoNotCoverTheDevices) {
     process_share(6, 4, 0, 0);
     FAIL() << "6 devices on 4 ranks";
   } catch (const std::invalid_argument& error) {
-    EXPECT_NE(std::string(error.what()).find("--devices-per-rank"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("divides 6"), std::string::npos) << error.what();
   }
   EXPECT_THROW(process_share(8, 4, 0, 3), std::invalid_argument);
   EXPECT_THROW(process_share(8, 2, 2, 0), std::invalid_argument);
