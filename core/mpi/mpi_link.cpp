@@ -133,7 +133,7 @@ void MpiLink::loop_once() {
   follow_protocol();
   // Nothing to send: wait a little for a worker's message (or what arrives).
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait_for(lock, std::chrono::microseconds(200),
+  changed_.wait_for(lock, std::chrono::microseconds(50),
                     [&] { return !queue_.empty() || !failure_.empty() || local_done_; });
 }
 
