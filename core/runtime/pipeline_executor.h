@@ -50,6 +50,13 @@ class PipelineExecutor : public ThreadedExecutor {
     devices_->release_in_flight();
   }
 
+  // A run over processes evaluates on rank 0 (the only one with an
+  // evaluator): the other ranks hand it the weights of their replica-0 stage
+  // shards at each evaluated step, and rank 0 copies them into the evaluator.
+  // Only the CPU executor runs over processes.
+  virtual void send_for_evaluation(int /*device*/, int /*stage*/, int /*step*/, Sequential& /*weights*/) {}
+  virtual void copy_remote_weights(int /*step*/) {}
+
   std::unique_ptr<Devices> devices_;  // made by the subclass before build_workers
   std::unique_ptr<WorkerShared> shared_;
   std::vector<std::unique_ptr<Worker>> workers_;
@@ -75,9 +82,16 @@ class PipelineExecutor : public ThreadedExecutor {
     const int tp = experiment_.parallel.tp;
     for (auto& worker : workers_) {
       if (worker->replica() != 0) continue;
-      for (int chunk = 0; chunk < worker->chunk_count(); ++chunk)
-        evaluator_->copy_weights_from(worker->host_weights(chunk), tp, worker->shard());
+      for (int chunk = 0; chunk < worker->chunk_count(); ++chunk) {
+        Sequential& weights = worker->host_weights(chunk);
+        if (evaluator_)
+          evaluator_->copy_weights_from(weights, tp, worker->shard());
+        else
+          send_for_evaluation(worker->device(), worker->stage_index(chunk), step, weights);
+      }
     }
+    if (!evaluator_) return;  // rank 0 of a run over processes evaluates
+    copy_remote_weights(step);
     recorder_->validation(step, evaluator_->evaluate());
   }
 };

@@ -61,7 +61,9 @@ class RunRecorder final : public RunReporter {
   // does not depend on which thread came first.
   void loss(int step, int replica, int microbatch, const LossResult& result) override;
   void device_finished_step(int step) override;
-  // The validation result after `step`; emits that step's metrics.
+  // The validation result after `step`; emits that step's metrics, now or,
+  // when other processes' devices have not reported the step's end yet
+  // (a run over processes), once they have.
   void validation(int step, const EvaluationResult& result);
   void message(const std::string& text) override;
 
@@ -81,6 +83,7 @@ class RunRecorder final : public RunReporter {
     std::vector<TraceEvent> events;
   };
   StepMetrics complete_step_locked(int step, StepRecord& record);
+  void emit_validated_locked(StepMetrics metrics, const EvaluationResult& result);
   bool completed_locked(int step) const;
   void mark_completed_locked(int step);
   void emit_locked(const StepMetrics& metrics);
@@ -92,6 +95,7 @@ class RunRecorder final : public RunReporter {
   mutable std::mutex mutex_;
   std::map<int, StepRecord> open_steps_;
   std::map<int, StepMetrics> awaiting_validation_;
+  std::map<int, EvaluationResult> validation_before_step_;  // results for steps not yet complete
   // Completed steps: every step below completed_below_, and those above it in
   // completed_above_ (steps may complete out of order). Kept this way, not
   // as a set of every step, so a long run does not grow with its steps.

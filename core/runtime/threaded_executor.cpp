@@ -45,18 +45,14 @@ void ThreadedExecutor::prepare_run() {
   } catch (const std::invalid_argument& error) {
     throw ExperimentError(error.what());
   }
-  RecorderSettings settings = recorder_settings(experiment_, *data_, total_steps_);
-  const bool across_processes = options_.process && options_.process->ranks > 1;
-  if (across_processes && data_->validation().samples > 0) {
-    // Evaluation gathers replica 0's stages into one model, in one process.
-    settings.evaluated_steps = {};
-    sink_.add_message("validation is skipped across processes (run without mpirun to evaluate)");
-  }
+  const RecorderSettings settings = recorder_settings(experiment_, *data_, total_steps_);
   evaluated_steps_ = settings.evaluated_steps;
   recorder_ = std::make_unique<RunRecorder>(sink_, clock_, settings,
                                             [this](const std::string& message) { fail(message); });
   rendezvous_ = std::make_unique<Rendezvous>(hosted_count_, *control_);
-  if (data_->validation().samples > 0 && !across_processes)
+  // Across processes, rank 0 evaluates (pipeline_executor.h).
+  const bool evaluates_here = !options_.process || options_.process->rank == 0;
+  if (data_->validation().samples > 0 && evaluates_here)
     evaluator_ =
         std::make_unique<Evaluator>(experiment_.model, experiment_.seed, data_->validation());
 }

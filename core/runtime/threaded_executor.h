@@ -118,7 +118,7 @@ class ThreadedExecutor : public Executor {
   std::vector<TensorParallelRole> tp_roles_;  // per model layer
   EvaluatedSteps evaluated_steps_;
   std::unique_ptr<Rendezvous> rendezvous_;
-  std::unique_ptr<Evaluator> evaluator_;  // null without a validation set
+  std::unique_ptr<Evaluator> evaluator_;  // null without a validation set, and on ranks other than 0
   // Async data parallelism: one server per (stage, shard), at stage * tp + shard.
   std::vector<std::unique_ptr<ParameterServer>> servers_;
 

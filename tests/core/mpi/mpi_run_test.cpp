@@ -139,6 +139,9 @@ void expect_same_losses(const nlohmann::json& one, const nlohmann::json& many) {
   EXPECT_EQ(many.at("status"), "finished");
   ASSERT_FALSE(one.at("loss").empty());
   EXPECT_EQ(one.at("loss"), many.at("loss")) << "every step's loss, bit for bit";
+  // Rank 0 evaluates the last step with the other ranks' stages sent over.
+  EXPECT_TRUE(many.at("val_loss").is_number());
+  EXPECT_EQ(one.at("val_loss"), many.at("val_loss"));
 }
 
 TEST_F(MpiRun, PipelineTimesDataParallelOnFourRanksTrainsAsOneProcess) {

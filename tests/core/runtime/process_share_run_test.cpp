@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <memory>
 #include <set>
 
@@ -114,6 +115,10 @@ TEST(ProcessShareRun, TwoHalvesTrainAsOneProcessBitForBit) {
     ASSERT_EQ(halves.state, RunState::Finished) << halves.error;
     ASSERT_FALSE(one.losses().empty());
     EXPECT_EQ(halves.losses(), one.losses()) << "the same sums in the same order";
+    // Rank 0 evaluates with rank 1's stages sent over.
+    ASSERT_FALSE(halves.trace.steps.empty());
+    EXPECT_EQ(halves.trace.steps.back().val_loss, one.trace.steps.back().val_loss);
+    EXPECT_FALSE(std::isnan(halves.trace.steps.back().val_loss));
     std::set<int> devices;
     for (const TraceEvent& event : halves.trace.events) devices.insert(event.device);
     EXPECT_EQ(static_cast<int>(devices.size()), experiment.parallel.devices()) << "every device in one stream";
