@@ -14,6 +14,7 @@
 #include "core/cli/training_summary.h"
 #include "core/io/experiment_io.h"
 #include "core/io/experiment_prediction.h"
+#include "core/runtime/live_server.h"
 #include "core/runtime/process_share.h"
 #include "core/runtime/executor.h"
 #include "core/sim/replay.h"
@@ -71,6 +72,33 @@ std::unique_ptr<RankSession> join_ranks(const ParsedArgs& parsed, const CliHooks
   return hooks.join_ranks(silence_limit);
 }
 
+// --serve PORT: the run's events for `pipelab --attach HOST:PORT` (rank 0
+// serves a run over processes); null without it.
+std::unique_ptr<LiveServer> serve_live(const ParsedArgs& parsed, const Experiment& experiment,
+                                       const Executor& executor, const RankSession* session, std::ostream& err) {
+  if (!parsed.has("serve")) {
+    if (parsed.has("serve-allow")) throw UsageError("--serve-allow goes with --serve PORT");
+    return nullptr;
+  }
+  if (session && session->rank() != 0) return nullptr;
+  const int port = parsed.get_int("serve", 0, 0, 65535);
+  const std::vector<std::string> allowed =
+      parsed.has("serve-allow") ? split_allow_list(parsed.get("serve-allow")) : std::vector<std::string>{"127.0.0.1"};
+  LiveHello hello;
+  hello.experiment_json = experiment_to_json(experiment);
+  hello.steps_total = executor.steps_total();
+  try {
+    auto server = std::make_unique<LiveServer>(port, allowed, hello);
+    std::string viewers;
+    for (const std::string& address : allowed) viewers += (viewers.empty() ? "" : ", ") + address;
+    err << "live view on port " << server->port() << ": pipelab --attach HOST:" << server->port()
+        << " (viewers from " << viewers << ")\n";
+    return server;
+  } catch (const std::exception& error) {
+    throw UsageError(error.what());
+  }
+}
+
 // The run, alone or as one rank of a run over processes (`session`).
 int train(const ParsedArgs& parsed, const Experiment& experiment, RankSession* session, std::ostream& out,
           std::ostream& err) {
@@ -98,6 +126,7 @@ int train(const ParsedArgs& parsed, const Experiment& experiment, RankSession* s
   if (!quiet)
     err << "training " << quoted_excerpt(experiment.name, kPathExcerptBytes) << " on " << plan.devices() << " "
         << experiment.backend.type << " device(s), " << executor->steps_total() << " steps\n";
+  const std::unique_ptr<LiveServer> server = serve_live(parsed, experiment, *executor, session, err);
   if (session)
     session->start(dynamic_cast<ThreadedExecutor&>(*executor));
   else
@@ -109,6 +138,10 @@ int train(const ParsedArgs& parsed, const Experiment& experiment, RankSession* s
       for (const auto& step : batch.steps) print_progress(err, step, executor->steps_total());
     }
     append_batch(trace, batch);
+    if (server) {
+      server->publish(batch);
+      for (const std::string& note : server->take_notes()) err << note << "\n";
+    }
   };
   while (!is_terminal(executor->state())) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -124,6 +157,7 @@ int train(const ParsedArgs& parsed, const Experiment& experiment, RankSession* s
     session->abort_job(kExitUsage);
   }
 
+  if (server) server->end(failure.empty() ? executor->state() : RunState::Failed, failure);
   write_requested_traces(parsed, trace);
   auto summary = training_summary_json(experiment, trace, failure.empty() ? executor->state() : RunState::Failed,
                                        failure);
@@ -152,7 +186,7 @@ int command_train(const std::vector<std::string>& args, std::ostream& out, std::
   const ParsedArgs parsed = parse_args("train", args,
                                        {{"config"}, {"set", true, true}, {"steps"}, {"backend"},
                                         {"trace"}, {"csv"}, {"summary"}, {"replay-trace"}, {"quiet", false},
-                                        {"devices-per-rank"}, {"rank-timeout"}});
+                                        {"devices-per-rank"}, {"rank-timeout"}, {"serve"}, {"serve-allow"}});
   if (!parsed.has("config")) throw UsageError("train needs --config FILE (see examples/)");
   ParsedArgs with_overrides = parsed;
   if (parsed.has("backend"))
