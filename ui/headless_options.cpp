@@ -30,7 +30,7 @@ const QSet<QString>& qt_options_with_value() {
 QString headless_usage() {
   return tr_options(
       "usage: pipelab [FILE.json] [--run] [--steps N] [--export-timeline OUT.png|svg|pdf] "
-      "[--export-memory OUT.png|svg|pdf] [--quit]");
+      "[--export-memory OUT.png|svg|pdf] [--quit] | pipelab --attach HOST:PORT");
 }
 
 HeadlessParseResult parse_headless_options(const QStringList& args) {
@@ -82,6 +82,9 @@ HeadlessParseResult parse_headless_options(const QStringList& args) {
             tr_options("%1 %2: the file name must end in .png, .svg or .pdf").arg(arg, value));
       (arg == QLatin1String("--export-timeline") ? options.export_timeline
                                                  : options.export_memory) = value;
+    } else if (arg == QLatin1String("--attach")) {
+      if (!take_value(&options.attach) || !options.attach.contains(':'))
+        return fail(tr_options("--attach needs HOST:PORT, as pipelab-cli train --serve prints it"));
     } else if (arg.startsWith(QLatin1String("--"))) {
       return fail(tr_options("unknown option %1").arg(arg));
     } else if (arg.startsWith('-') && arg.size() > 1) {
