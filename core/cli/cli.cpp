@@ -28,6 +28,7 @@ const char* kUsage =
     "  pipelab-cli train --config FILE [--set key.path=value ...] [--steps N]\n"
     "                    [--backend cpu|cuda] [--trace FILE.json] [--csv PREFIX]\n"
     "                    [--summary FILE.json] [--replay-trace FILE.json] [--quiet]\n"
+    "                    [--serve PORT [--serve-allow IPV4,...]]  (live view: pipelab --attach HOST:PORT)\n"
     "  mpirun -np R pipelab-cli train ... [--devices-per-rank K] [--rank-timeout SECONDS]\n"
     "      one run over R processes: rank r runs devices r K .. r K + K - 1 (K = devices / R),\n"
     "      rank 0 writes the trace, CSV and summary; a rank silent for SECONDS (5) stops the run.\n"
