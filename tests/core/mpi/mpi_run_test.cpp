@@ -190,16 +190,14 @@ class MpiFault : public MpiRun {
   // exit status and the seconds it took to end after the signal.
   std::pair<int, double> harm(int victim, int signal_number) {
     const pid_t job = spawn(mpirun(4) + cli() + " train --config " + config("dp_tp_pp_mix.json") +
-                            " --set parallel.tp=1 --steps 1000000 --quiet --rank-timeout 2 --summary " +
+                            " --set parallel.tp=1 --steps 1000000 --rank-timeout 2 --summary " +
                             (folder_ / "summary.json").string());
-    pid_t target = 0;
+    // Once rank 0 reports steps, every rank is past its start and training.
     const auto started = Clock::now();
-    while (!target && Clock::now() - started < std::chrono::seconds(30)) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      target = rank_process(victim);
-    }
-    EXPECT_NE(target, 0) << "rank " << victim << " never started: " << errors();
-    std::this_thread::sleep_for(std::chrono::seconds(1));  // well into training
+    while (errors().find("step 2/") == std::string::npos && Clock::now() - started < std::chrono::seconds(60))
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const pid_t target = rank_process(victim);
+    EXPECT_NE(target, 0) << "rank " << victim << " is not training: " << errors();
     const auto harmed = Clock::now();
     if (target) kill(target, signal_number);
     const int status = wait_for(job, std::chrono::seconds(60));
