@@ -1,5 +1,6 @@
 #include "core/mpi/mpi_session.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +15,9 @@ namespace pipelab::mpi {
 namespace {
 
 constexpr int kClockRounds = 20;
+// Ranks load their data and build their stages at their own pace before they
+// meet: a rank that is not there this long after the first is taken for gone.
+constexpr double kStartTimeoutS = 60;
 
 }  // namespace
 
@@ -52,6 +56,8 @@ const ProcessShare& MpiSession::join(int devices, int devices_per_rank) {
 }
 
 void MpiSession::start(ThreadedExecutor& executor) {
+  const double start_timeout = std::max(kStartTimeoutS, silence_limit_s_);
+  barrier(comm_, start_timeout, rank_, "the start (loading data, building stages)");
   offsets_ = measure_clock_offsets(comm_, rank_, ranks_, kClockRounds, silence_limit_s_);
   barrier(comm_, silence_limit_s_, rank_, "the start");
   if (rank_ == 0) executor.start();
