@@ -9,13 +9,15 @@ constexpr int kClockTag = 2;  // the link's messages use their own tag
 
 }  // namespace
 
-std::vector<ClockOffset> measure_clock_offsets(MPI_Comm comm, int rank, int ranks, int rounds, double timeout_s) {
+std::vector<ClockOffset> measure_clock_offsets(MPI_Comm comm, int rank, int ranks, int rounds,
+                                               double timeout_s) {
   const std::string what = "the clock pings";
   if (rank != 0) {
     for (int round = 0; round < rounds; ++round) {
       double ping = 0;
       MPI_Request request = MPI_REQUEST_NULL;
-      check(MPI_Irecv(&ping, 1, MPI_DOUBLE, 0, kClockTag, comm, &request), "MPI_Irecv (clock ping)", rank);
+      check(MPI_Irecv(&ping, 1, MPI_DOUBLE, 0, kClockTag, comm, &request), "MPI_Irecv (clock ping)",
+            rank);
       wait_for(request, timeout_s, rank, 0, what);
       const double now = steady_seconds();
       check(MPI_Send(&now, 1, MPI_DOUBLE, 0, kClockTag, comm), "MPI_Send (clock answer)", rank);
@@ -28,10 +30,11 @@ std::vector<ClockOffset> measure_clock_offsets(MPI_Comm comm, int rank, int rank
     for (int round = 0; round < rounds; ++round) {
       ClockSample sample;
       MPI_Request request = MPI_REQUEST_NULL;
-      check(MPI_Irecv(&sample.remote, 1, MPI_DOUBLE, peer, kClockTag, comm, &request), "MPI_Irecv (clock answer)",
-            rank);
+      check(MPI_Irecv(&sample.remote, 1, MPI_DOUBLE, peer, kClockTag, comm, &request),
+            "MPI_Irecv (clock answer)", rank);
       sample.sent = steady_seconds();
-      check(MPI_Send(&sample.sent, 1, MPI_DOUBLE, peer, kClockTag, comm), "MPI_Send (clock ping)", rank);
+      check(MPI_Send(&sample.sent, 1, MPI_DOUBLE, peer, kClockTag, comm), "MPI_Send (clock ping)",
+            rank);
       wait_for(request, timeout_s, rank, peer, what);
       sample.received = steady_seconds();
       samples.push_back(sample);

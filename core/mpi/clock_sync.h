@@ -14,6 +14,7 @@ namespace pipelab::mpi {
 // Collective: every rank calls it. On rank 0, the offset of every rank (its
 // own is 0 +- 0); elsewhere empty. `rounds` pings per rank; a rank that does
 // not answer within `timeout_s` is an error naming it.
-std::vector<ClockOffset> measure_clock_offsets(MPI_Comm comm, int rank, int ranks, int rounds, double timeout_s);
+std::vector<ClockOffset> measure_clock_offsets(MPI_Comm comm, int rank, int ranks, int rounds,
+                                               double timeout_s);
 
 }  // namespace pipelab::mpi

@@ -28,7 +28,8 @@ void wait_for(MPI_Request& request, double timeout_s, int rank, int peer, const 
     if (done) return;
     if (steady_seconds() > deadline) {
       const std::string who = peer >= 0 ? "rank " + std::to_string(peer) : "another rank";
-      throw std::runtime_error("rank " + std::to_string(rank) + ": " + who + " did not answer within " +
+      throw std::runtime_error("rank " + std::to_string(rank) + ": " + who +
+                               " did not answer within " +
                                std::to_string(static_cast<int>(timeout_s)) + " s during " + what);
     }
     // Spinning for the first millisecond keeps the clock pings' round trips

@@ -66,11 +66,14 @@ std::string MpiLink::finish(const std::string& local_failure) {
   return failure_;
 }
 
-void MpiLink::send_tensor(int to, const MessageTag& tag, const float* values, int64_t rows, int64_t cols) {
+void MpiLink::send_tensor(int to, const MessageTag& tag, const float* values, int64_t rows,
+                          int64_t cols) {
   const int64_t bytes = rows * cols * static_cast<int64_t>(sizeof(float));
-  if (bytes > std::numeric_limits<int>::max() - static_cast<int64_t>(sizeof(Header) + sizeof(TensorHeader)))
-    throw std::runtime_error("a message of " + std::to_string(bytes) +
-                             " bytes is over MPI's 2 GiB limit for one message; use more micro-batches");
+  if (bytes >
+      std::numeric_limits<int>::max() - static_cast<int64_t>(sizeof(Header) + sizeof(TensorHeader)))
+    throw std::runtime_error(
+        "a message of " + std::to_string(bytes) +
+        " bytes is over MPI's 2 GiB limit for one message; use more micro-batches");
   std::vector<char> payload;
   payload.reserve(sizeof(TensorHeader) + static_cast<size_t>(bytes));
   append_bytes(payload, TensorHeader{to, 0, tag, rows, cols});
@@ -126,7 +129,8 @@ void MpiLink::loop_once() {
   receive_arrived();
   if (share_.rank != 0) {
     std::vector<char> reports = reports_.take();
-    if (!reports.empty()) queue(0, Kind::Reports, std::move(reports), executor_->clock().origin_seconds());
+    if (!reports.empty())
+      queue(0, Kind::Reports, std::move(reports), executor_->clock().origin_seconds());
   }
   send_heartbeats();
   check_silence();
@@ -146,8 +150,8 @@ void MpiLink::post_queued() {
   for (Outgoing& message : taken) {
     in_flight_.push_back({MPI_REQUEST_NULL, std::move(message.bytes)});
     InFlight& sending = in_flight_.back();
-    check(MPI_Isend(sending.bytes.data(), static_cast<int>(sending.bytes.size()), MPI_BYTE, message.to_rank,
-                    kLinkTag, comm_, &sending.request),
+    check(MPI_Isend(sending.bytes.data(), static_cast<int>(sending.bytes.size()), MPI_BYTE,
+                    message.to_rank, kLinkTag, comm_, &sending.request),
           "MPI_Isend to rank " + std::to_string(message.to_rank), share_.rank);
   }
 }
@@ -164,7 +168,8 @@ void MpiLink::receive_arrived() {
   for (;;) {
     int arrived = 0;
     MPI_Status status;
-    check(MPI_Iprobe(MPI_ANY_SOURCE, kLinkTag, comm_, &arrived, &status), "MPI_Iprobe", share_.rank);
+    check(MPI_Iprobe(MPI_ANY_SOURCE, kLinkTag, comm_, &arrived, &status), "MPI_Iprobe",
+          share_.rank);
     if (!arrived) return;
     int count = 0;
     check(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count", share_.rank);
@@ -185,11 +190,13 @@ void MpiLink::handle(int from, const std::vector<char>& bytes) {
     case Kind::Tensor: {
       const TensorHeader tensor = reader.read<TensorHeader>();
       if (!share_.hosts(tensor.to) || tensor.rows < 0 || tensor.cols < 0 ||
-          rest - sizeof(TensorHeader) != static_cast<size_t>(tensor.rows * tensor.cols) * sizeof(float))
-        throw std::runtime_error("rank " + std::to_string(share_.rank) + ": a malformed tensor from rank " +
-                                 std::to_string(from));
+          rest - sizeof(TensorHeader) !=
+              static_cast<size_t>(tensor.rows * tensor.cols) * sizeof(float))
+        throw std::runtime_error("rank " + std::to_string(share_.rank) +
+                                 ": a malformed tensor from rank " + std::to_string(from));
       const char* values = reader.take(rest - sizeof(TensorHeader));
-      local_->post(tensor.to, tensor.tag, reinterpret_cast<const float*>(values), tensor.rows, tensor.cols);
+      local_->post(tensor.to, tensor.tag, reinterpret_cast<const float*>(values), tensor.rows,
+                   tensor.cols);
       break;
     }
     case Kind::Reports: {
@@ -215,8 +222,8 @@ void MpiLink::handle(int from, const std::vector<char>& bytes) {
       fail(std::string(reader.take(rest), rest), false);
       break;
     default:
-      throw std::runtime_error("rank " + std::to_string(share_.rank) + ": an unknown message from rank " +
-                               std::to_string(from));
+      throw std::runtime_error("rank " + std::to_string(share_.rank) +
+                               ": an unknown message from rank " + std::to_string(from));
   }
 }
 
@@ -231,7 +238,8 @@ void MpiLink::send_heartbeats() {
 void MpiLink::check_silence() {
   const double now = steady_seconds();
   for (int rank = 0; rank < share_.ranks; ++rank) {
-    if (rank == share_.rank || now - last_heard_[static_cast<size_t>(rank)] <= silence_limit_s_) continue;
+    if (rank == share_.rank || now - last_heard_[static_cast<size_t>(rank)] <= silence_limit_s_)
+      continue;
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%.1f", now - last_heard_[static_cast<size_t>(rank)]);
     fail("rank " + std::to_string(rank) + " has not answered for " + seconds +
@@ -257,7 +265,8 @@ void MpiLink::follow_protocol() {
   if (share_.rank != 0) {
     if (done_sent_) return;
     std::vector<char> reports = reports_.take();  // the last ones, before "done"
-    if (!reports.empty()) queue(0, Kind::Reports, std::move(reports), executor_->clock().origin_seconds());
+    if (!reports.empty())
+      queue(0, Kind::Reports, std::move(reports), executor_->clock().origin_seconds());
     queue(0, Kind::Done, {});
     done_sent_ = true;
     return;

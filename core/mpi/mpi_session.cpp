@@ -4,9 +4,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <thread>
 #include <iostream>
 #include <stdexcept>
+#include <thread>
 
 #include "core/mpi/clock_sync.h"
 #include "core/mpi/mpi_call.h"
@@ -50,7 +50,9 @@ MpiSession::~MpiSession() {
 const ProcessShare& MpiSession::join(int devices, int devices_per_rank) {
   share_ = process_share(devices, ranks_, rank_, devices_per_rank);
   link_ = std::make_unique<MpiLink>(comm_, share_, silence_limit_s_);
-  share_.make_transport = [link = link_.get()](InProcessTransport& local) { return link->wrap(local); };
+  share_.make_transport = [link = link_.get()](InProcessTransport& local) {
+    return link->wrap(local);
+  };
   if (rank_ != 0) share_.reporter = &link_->reports();
   return share_;
 }

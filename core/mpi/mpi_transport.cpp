@@ -4,7 +4,8 @@
 
 namespace pipelab::mpi {
 
-void MpiTransport::post(int to, const MessageTag& tag, const float* values, int64_t rows, int64_t cols) {
+void MpiTransport::post(int to, const MessageTag& tag, const float* values, int64_t rows,
+                        int64_t cols) {
   if (local_.hosts(to))
     local_.post(to, tag, values, rows, cols);
   else

@@ -14,7 +14,8 @@ class MpiTransport final : public Transport {
  public:
   MpiTransport(InProcessTransport& local, MpiLink& link) : local_(local), link_(link) {}
   using Transport::post;
-  void post(int to, const MessageTag& tag, const float* values, int64_t rows, int64_t cols) override;
+  void post(int to, const MessageTag& tag, const float* values, int64_t rows,
+            int64_t cols) override;
 
  private:
   InProcessTransport& local_;

@@ -42,14 +42,16 @@ int connect_to(const std::string& address) {
   }
   ::freeaddrinfo(found);
   if (fd < 0)
-    throw std::runtime_error("--attach " + address + ": " + why +
-                             " (is pipelab-cli train --serve running there, and does its --serve-allow list you?)");
+    throw std::runtime_error(
+        "--attach " + address + ": " + why +
+        " (is pipelab-cli train --serve running there, and does its --serve-allow list you?)");
   return fd;
 }
 
 }  // namespace
 
-AttachedRun::AttachedRun(const std::string& address, EventSink& sink) : address_(address), sink_(sink) {
+AttachedRun::AttachedRun(const std::string& address, EventSink& sink)
+    : address_(address), sink_(sink) {
   fd_ = connect_to(address);
   try {
     std::vector<char> greeting(sizeof kLiveGreeting - 1);
@@ -60,7 +62,8 @@ AttachedRun::AttachedRun(const std::string& address, EventSink& sink) : address_
         !read_exactly(reinterpret_cast<char*>(&kind), sizeof kind) ||
         !read_exactly(reinterpret_cast<char*>(&size), sizeof size) || kind != LiveFrame::Hello ||
         size > kLargestFrame)
-      throw std::runtime_error("--attach " + address + ": not a PipeLab run's live stream (or it refused us)");
+      throw std::runtime_error("--attach " + address +
+                               ": not a PipeLab run's live stream (or it refused us)");
     std::vector<char> payload(size);
     if (!read_exactly(payload.data(), payload.size()))
       throw std::runtime_error("--attach " + address + ": the run closed the connection");
@@ -123,7 +126,8 @@ bool AttachedRun::read_exactly(char* into, size_t size) {
 
 void AttachedRun::end(RunState state, const std::string& error) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (state_ == RunState::Finished || state_ == RunState::Stopped || state_ == RunState::Failed) return;
+  if (state_ == RunState::Finished || state_ == RunState::Stopped || state_ == RunState::Failed)
+    return;
   state_ = state;
   error_ = error;
 }

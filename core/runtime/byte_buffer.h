@@ -32,7 +32,8 @@ class ByteReader {
   }
   // The next `count` bytes, in place.
   const char* take(size_t count) {
-    if (count > size_ - offset_) throw std::runtime_error("malformed message between ranks (cut short)");
+    if (count > size_ - offset_)
+      throw std::runtime_error("malformed message between ranks (cut short)");
     const char* at = data_ + offset_;
     offset_ += count;
     return at;

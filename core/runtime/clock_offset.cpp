@@ -15,7 +15,8 @@ ClockOffset estimate_clock_offset(const std::vector<ClockSample>& samples) {
   return offset;
 }
 
-double on_reference_clock(double time, double origin, const ClockOffset& offset, double reference_origin) {
+double on_reference_clock(double time, double origin, const ClockOffset& offset,
+                          double reference_origin) {
   if (time == 0) return 0;
   return time + (origin - offset.offset_s - reference_origin);
 }

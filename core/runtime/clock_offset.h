@@ -30,6 +30,7 @@ ClockOffset estimate_clock_offset(const std::vector<ClockSample>& samples);
 // A rank's run-clock time on rank 0's run clock. Run clocks count from each
 // rank's start (origin, in the rank's steady-clock seconds); a reading of 0 is
 // "before the run started" on every rank and stays 0.
-double on_reference_clock(double time, double origin, const ClockOffset& offset, double reference_origin);
+double on_reference_clock(double time, double origin, const ClockOffset& offset,
+                          double reference_origin);
 
 }  // namespace pipelab

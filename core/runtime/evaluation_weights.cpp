@@ -30,18 +30,19 @@ void set_evaluation_weights(Sequential& stage, const float* values, int64_t coun
   int64_t expected = 0;
   for (const Tensor* tensor : tensors) expected += tensor->size();
   if (count != expected)
-    throw std::runtime_error("evaluation weights of " + std::to_string(count) + " values for a stage of " +
-                             std::to_string(expected) + " (do all ranks run the same experiment?)");
+    throw std::runtime_error("evaluation weights of " + std::to_string(count) +
+                             " values for a stage of " + std::to_string(expected) +
+                             " (do all ranks run the same experiment?)");
   for (Tensor* tensor : tensors) {
-    if (tensor->size() > 0) std::memcpy(tensor->data(), values, static_cast<size_t>(tensor->size()) * sizeof(float));
+    if (tensor->size() > 0)
+      std::memcpy(tensor->data(), values, static_cast<size_t>(tensor->size()) * sizeof(float));
     values += tensor->size();
   }
 }
 
-std::unique_ptr<Sequential> stage_copy_for_evaluation(const Experiment& experiment,
-                                                      const std::vector<LayerRange>& stage_ranges,
-                                                      const std::vector<TensorParallelRole>& tp_roles, int stage,
-                                                      int shard) {
+std::unique_ptr<Sequential> stage_copy_for_evaluation(
+    const Experiment& experiment, const std::vector<LayerRange>& stage_ranges,
+    const std::vector<TensorParallelRole>& tp_roles, int stage, int shard) {
   const ParallelPlan& plan = experiment.parallel;
   TensorParallelSetup tensor_parallel;
   tensor_parallel.degree = plan.tp;
@@ -54,8 +55,9 @@ std::unique_ptr<Sequential> stage_copy_for_evaluation(const Experiment& experime
     tensor_parallel.sequence_collective = [](TensorParallelCollective, Tensor&, int, bool) {};
   }
   const LayerRange& range = stage_ranges[static_cast<size_t>(stage)];
-  return std::make_unique<Sequential>(experiment.model, range.begin, range.end, experiment.seed, nullptr,
-                                      std::move(tensor_parallel), plan.selective_recompute);
+  return std::make_unique<Sequential>(experiment.model, range.begin, range.end, experiment.seed,
+                                      nullptr, std::move(tensor_parallel),
+                                      plan.selective_recompute);
 }
 
 }  // namespace pipelab

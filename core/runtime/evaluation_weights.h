@@ -23,9 +23,8 @@ void set_evaluation_weights(Sequential& stage, const float* values, int64_t coun
 
 // Shard `shard` of pipeline stage `stage`, built as its device builds it
 // (its weights are overwritten before use); on no device.
-std::unique_ptr<Sequential> stage_copy_for_evaluation(const Experiment& experiment,
-                                                      const std::vector<LayerRange>& stage_ranges,
-                                                      const std::vector<TensorParallelRole>& tp_roles, int stage,
-                                                      int shard);
+std::unique_ptr<Sequential> stage_copy_for_evaluation(
+    const Experiment& experiment, const std::vector<LayerRange>& stage_ranges,
+    const std::vector<TensorParallelRole>& tp_roles, int stage, int shard);
 
 }  // namespace pipelab

@@ -76,7 +76,8 @@ std::vector<char> live_end_frame(int32_t state, const std::string& error) {
 LiveHello read_live_hello(const char* payload, size_t size) {
   ByteReader reader(payload, size);
   if (!(reader.read<BuildSignature>() == BuildSignature{}))
-    throw std::runtime_error("the run streams another PipeLab build's events; attach with the same build");
+    throw std::runtime_error(
+        "the run streams another PipeLab build's events; attach with the same build");
   LiveHello hello;
   hello.steps_total = reader.read<int32_t>();
   hello.experiment_json = read_text(reader);

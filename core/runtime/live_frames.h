@@ -16,9 +16,9 @@ namespace pipelab {
 inline constexpr char kLiveGreeting[] = "PIPELAB-LIVE 1\n";
 
 enum class LiveFrame : uint32_t {
-  Hello,    // the experiment (JSON text) and the run's step count
-  Batch,    // an EventBatch
-  End,      // how the run ended (RunState as int32) and its error text
+  Hello,  // the experiment (JSON text) and the run's step count
+  Batch,  // an EventBatch
+  End,    // how the run ended (RunState as int32) and its error text
 };
 
 struct LiveHello {

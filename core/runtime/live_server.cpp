@@ -18,7 +18,8 @@ std::vector<std::string> split_allow_list(const std::string& text) {
   size_t begin = 0;
   while (begin <= text.size()) {
     const size_t comma = text.find(',', begin);
-    const std::string entry = text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+    const std::string entry =
+        text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
     if (!entry.empty()) entries.push_back(entry);
     if (comma == std::string::npos) break;
     begin = comma + 1;
@@ -30,11 +31,13 @@ LiveServer::LiveServer(int port, const std::vector<std::string>& allowed, const 
   for (const std::string& address : allowed) {
     in_addr parsed{};
     if (inet_pton(AF_INET, address.c_str(), &parsed) != 1)
-      throw std::invalid_argument("--serve-allow: '" + address + "' is not an IPv4 address (e.g. 127.0.0.1)");
+      throw std::invalid_argument("--serve-allow: '" + address +
+                                  "' is not an IPv4 address (e.g. 127.0.0.1)");
     allowed_.push_back(parsed.s_addr);
   }
   listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (listen_fd_ < 0) throw std::runtime_error(std::string("live view: no socket: ") + std::strerror(errno));
+  if (listen_fd_ < 0)
+    throw std::runtime_error(std::string("live view: no socket: ") + std::strerror(errno));
   const int yes = 1;
   ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   sockaddr_in address{};
@@ -47,8 +50,8 @@ LiveServer::LiveServer(int port, const std::vector<std::string>& allowed, const 
       ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
     const std::string why = std::strerror(errno);
     ::close(listen_fd_);
-    throw std::runtime_error("live view: cannot listen on port " + std::to_string(port) + ": " + why +
-                             " (pick another with --serve PORT, or 0 for any free one)");
+    throw std::runtime_error("live view: cannot listen on port " + std::to_string(port) + ": " +
+                             why + " (pick another with --serve PORT, or 0 for any free one)");
   }
   port_ = ntohs(address.sin_port);
   history_.assign(kLiveGreeting, kLiveGreeting + sizeof kLiveGreeting - 1);
@@ -122,7 +125,8 @@ void LiveServer::accept_viewer() {
   if (!allowed) {
     char text[INET_ADDRSTRLEN] = {};
     inet_ntop(AF_INET, &from.sin_addr, text, sizeof text);
-    notes_.push_back(std::string("live view: refused a viewer from ") + text + " (not in --serve-allow)");
+    notes_.push_back(std::string("live view: refused a viewer from ") + text +
+                     " (not in --serve-allow)");
     ::close(fd);
     return;
   }
@@ -134,8 +138,8 @@ void LiveServer::send_to_viewers() {
   for (auto it = viewers_.begin(); it != viewers_.end();) {
     bool gone = false;
     while (it->sent < history_.size()) {
-      const ssize_t sent =
-          ::send(it->fd, history_.data() + it->sent, history_.size() - it->sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+      const ssize_t sent = ::send(it->fd, history_.data() + it->sent, history_.size() - it->sent,
+                                  MSG_DONTWAIT | MSG_NOSIGNAL);
       if (sent > 0) {
         it->sent += static_cast<size_t>(sent);
         continue;

@@ -37,7 +37,8 @@ void ReportBatch::memory(const MemorySample& sample) {
 void ReportBatch::loss(int step, int replica, int microbatch, const LossResult& result) {
   std::lock_guard<std::mutex> lock(mutex_);
   append_bytes(bytes_, ReportKind::Loss);
-  append_bytes(bytes_, LossReport{step, replica, microbatch, result.loss_sum, result.correct, result.samples});
+  append_bytes(bytes_, LossReport{step, replica, microbatch, result.loss_sum, result.correct,
+                                  result.samples});
 }
 
 void ReportBatch::device_finished_step(int step) {

@@ -35,7 +35,8 @@ class InProcessTransport final : public Transport {
   // Mailboxes by device: null for the devices this process does not host.
   explicit InProcessTransport(std::vector<Mailbox*> mailboxes) : mailboxes_(std::move(mailboxes)) {}
   using Transport::post;
-  void post(int to, const MessageTag& tag, const float* values, int64_t rows, int64_t cols) override;
+  void post(int to, const MessageTag& tag, const float* values, int64_t rows,
+            int64_t cols) override;
   // Whether device `device` lives in this process.
   bool hosts(int device) const;
 

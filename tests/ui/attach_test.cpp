@@ -35,8 +35,10 @@ class AttachTest : public QObject {
     MainWindow window;
     window.show();
     window.attachTo(QStringLiteral("127.0.0.1:%1").arg(server.port()));
-    QTRY_COMPARE_WITH_TIMEOUT(window.runController()->phase(), RunController::Phase::Finished, 10000);
-    QCOMPARE(QString::fromStdString(window.document()->experiment().name), QStringLiteral("trains elsewhere"));
+    QTRY_COMPARE_WITH_TIMEOUT(window.runController()->phase(), RunController::Phase::Finished,
+                              10000);
+    QCOMPARE(QString::fromStdString(window.document()->experiment().name),
+             QStringLiteral("trains elsewhere"));
     QCOMPARE(int(window.runController()->trace().events.size()), 2);
     QCOMPARE(window.runController()->stepsDone(), 1);
   }

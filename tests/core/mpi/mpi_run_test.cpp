@@ -31,7 +31,8 @@ std::string mpi_unavailable_reason() {
 #ifndef PIPELAB_HAVE_MPI
   return "this build has no MPI (PIPELAB_MPI=OFF, a sanitizer build, or no libopenmpi-dev)";
 #else
-  if (std::system("command -v mpirun > /dev/null 2>&1") != 0) return "mpirun is not on the PATH (openmpi-bin)";
+  if (std::system("command -v mpirun > /dev/null 2>&1") != 0)
+    return "mpirun is not on the PATH (openmpi-bin)";
   return "";
 #endif
 }
@@ -62,14 +63,17 @@ class MpiRun : public ::testing::Test {
   }
 
   std::string cli() const { return PIPELAB_CLI_PATH; }
-  std::string config(const std::string& name) const { return std::string(PIPELAB_SOURCE_DIR) + "/examples/" + name; }
+  std::string config(const std::string& name) const {
+    return std::string(PIPELAB_SOURCE_DIR) + "/examples/" + name;
+  }
   std::string mpirun(int ranks) const {
     return "mpirun --oversubscribe --allow-run-as-root -np " + std::to_string(ranks) + " ";
   }
 
   // Starts `command` under /bin/sh with stdout and stderr in the folder.
   pid_t spawn(const std::string& command) {
-    const std::string line = command + " > " + (folder_ / "out.txt").string() + " 2> " + (folder_ / "err.txt").string();
+    const std::string line =
+        command + " > " + (folder_ / "out.txt").string() + " 2> " + (folder_ / "err.txt").string();
     const char* argv[] = {"/bin/sh", "-c", line.c_str(), nullptr};
     pid_t pid = 0;
     EXPECT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ), 0);
@@ -80,14 +84,17 @@ class MpiRun : public ::testing::Test {
     const auto deadline = Clock::now() + limit;
     int status = 0;
     while (Clock::now() < deadline) {
-      if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+      if (waitpid(pid, &status, WNOHANG) == pid)
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
     return -1;
   }
-  int run(const std::string& command) { return wait_for(spawn(command), std::chrono::seconds(120)); }
+  int run(const std::string& command) {
+    return wait_for(spawn(command), std::chrono::seconds(120));
+  }
   std::string errors() const { return read_text(folder_ / "err.txt"); }
 
   // The process of rank `rank` of our job: its command line names our folder.
@@ -102,7 +109,8 @@ class MpiRun : public ::testing::Test {
       std::string environment = read_text(entry.path() / "environ");
       for (char& c : environment)
         if (c == '\0') c = '\n';
-      if (("\n" + environment).find("\nOMPI_COMM_WORLD_RANK=" + std::to_string(rank) + "\n") != std::string::npos)
+      if (("\n" + environment).find("\nOMPI_COMM_WORLD_RANK=" + std::to_string(rank) + "\n") !=
+          std::string::npos)
         return static_cast<pid_t>(std::stoi(name));
     }
     return 0;
@@ -110,12 +118,12 @@ class MpiRun : public ::testing::Test {
 
   // Trains `options` in one process and over `ranks` processes; both summaries.
   std::pair<nlohmann::json, nlohmann::json> train_both(const std::string& options, int ranks,
-                                                        const std::string& rank_options = "") {
+                                                       const std::string& rank_options = "") {
     const std::string one = (folder_ / "one.json").string();
     const std::string many = (folder_ / "many.json").string();
     EXPECT_EQ(run(cli() + " train " + options + " --quiet --summary " + one), 0) << errors();
-    EXPECT_EQ(run(mpirun(ranks) + cli() + " train " + options + " " + rank_options + " --quiet --summary " + many +
-                  " --trace " + (folder_ / "trace.json").string()),
+    EXPECT_EQ(run(mpirun(ranks) + cli() + " train " + options + " " + rank_options +
+                  " --quiet --summary " + many + " --trace " + (folder_ / "trace.json").string()),
               0)
         << errors();
     return {read_json(one), read_json(many)};
@@ -146,8 +154,8 @@ void expect_same_losses(const nlohmann::json& one, const nlohmann::json& many) {
 
 TEST_F(MpiRun, PipelineTimesDataParallelOnFourRanksTrainsAsOneProcess) {
   // pp 2 x dp 2: activations, gradients and the data-parallel all-reduce cross ranks.
-  const auto [one, many] = train_both(
-      "--config " + config("dp_tp_pp_mix.json") + " --steps 6 --set parallel.tp=1", 4);
+  const auto [one, many] =
+      train_both("--config " + config("dp_tp_pp_mix.json") + " --steps 6 --set parallel.tp=1", 4);
   expect_same_losses(one, many);
   EXPECT_EQ(traced_devices().size(), 4u) << "one trace holds every rank's devices";
   const nlohmann::json& clocks = many.at("processes").at("clock_offsets");
@@ -155,31 +163,33 @@ TEST_F(MpiRun, PipelineTimesDataParallelOnFourRanksTrainsAsOneProcess) {
   for (const auto& clock : clocks) {
     // One machine, one steady clock: the true offset is 0, so the estimate
     // must lie within its own bound of it.
-    EXPECT_LE(std::abs(clock.at("offset_to_rank0_s").get<double>()), clock.at("uncertainty_s").get<double>() + 1e-9)
+    EXPECT_LE(std::abs(clock.at("offset_to_rank0_s").get<double>()),
+              clock.at("uncertainty_s").get<double>() + 1e-9)
         << clock.dump();
   }
 }
 
 TEST_F(MpiRun, TensorParallelPairsAcrossRanksTrainAsOneProcess) {
   // tp 2 x pp 2, one device per rank: every tensor-parallel all-reduce crosses ranks.
-  const auto [one, many] = train_both(
-      "--config " + config("dp_tp_pp_mix.json") + " --steps 6 --set parallel.dp=1", 4);
+  const auto [one, many] =
+      train_both("--config " + config("dp_tp_pp_mix.json") + " --steps 6 --set parallel.dp=1", 4);
   expect_same_losses(one, many);
   EXPECT_EQ(traced_devices().size(), 4u);
 }
 
 TEST_F(MpiRun, TwoDevicesPerRankMixInProcessAndMpiPaths) {
   // dp 2 x tp 2 x pp 2 on 4 ranks: each rank holds a tensor-parallel pair.
-  const auto [one, many] =
-      train_both("--config " + config("dp_tp_pp_mix.json") + " --steps 4", 4, "--devices-per-rank 2");
+  const auto [one, many] = train_both("--config " + config("dp_tp_pp_mix.json") + " --steps 4", 4,
+                                      "--devices-per-rank 2");
   expect_same_losses(one, many);
   EXPECT_EQ(traced_devices().size(), 8u);
 }
 
 TEST_F(MpiRun, DevicesThatDoNotDivideAreRefusedInOneLine) {
   // dp 1 x tp 1 x pp 2: two devices for four ranks.
-  EXPECT_NE(run(mpirun(4) + cli() + " train --config " + config("dp_tp_pp_mix.json") + " --set parallel.dp=1" +
-                " --set parallel.tp=1 --steps 1 --summary " + (folder_ / "x.json").string()),
+  EXPECT_NE(run(mpirun(4) + cli() + " train --config " + config("dp_tp_pp_mix.json") +
+                " --set parallel.dp=1" + " --set parallel.tp=1 --steps 1 --summary " +
+                (folder_ / "x.json").string()),
             0);
   EXPECT_NE(errors().find("start a number of ranks that divides 2"), std::string::npos) << errors();
 }
@@ -194,7 +204,8 @@ class MpiFault : public MpiRun {
                             (folder_ / "summary.json").string());
     // Once rank 0 reports steps, every rank is past its start and training.
     const auto started = Clock::now();
-    while (errors().find("step 2/") == std::string::npos && Clock::now() - started < std::chrono::seconds(60))
+    while (errors().find("step 2/") == std::string::npos &&
+           Clock::now() - started < std::chrono::seconds(60))
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     const pid_t target = rank_process(victim);
     EXPECT_NE(target, 0) << "rank " << victim << " is not training: " << errors();

@@ -23,7 +23,8 @@ TEST(ClockOffset, RunTimesMoveOntoTheReferenceClock) {
   const double reference_origin = 50.0;
   const double origin = 150.25;
   EXPECT_DOUBLE_EQ(on_reference_clock(1.0, origin, ahead, reference_origin), 1.25);
-  EXPECT_EQ(on_reference_clock(0.0, origin, ahead, reference_origin), 0.0) << "before the start stays 0";
+  EXPECT_EQ(on_reference_clock(0.0, origin, ahead, reference_origin), 0.0)
+      << "before the start stays 0";
 }
 
 }  // namespace

@@ -19,7 +19,8 @@ LiveHello hello_of(const Experiment& experiment) {
 }
 
 TEST(LiveStream, AViewerSeesTheRunFromItsStartToItsEnd) {
-  const Experiment experiment = testing::with_plan(testing::small_experiment(), ScheduleKind::OneFOneB, 2, 4);
+  const Experiment experiment =
+      testing::with_plan(testing::small_experiment(), ScheduleKind::OneFOneB, 2, 4);
   LiveServer server(0, {"127.0.0.1"}, hello_of(experiment));
   EventBatch early;  // published before the viewer comes: it still gets it
   early.events.push_back({1, Op{}, 0.5, 0.75, 64});
@@ -71,8 +72,10 @@ TEST(LiveStream, MistakesAreOneLineErrors) {
   } catch (const std::runtime_error& error) {
     EXPECT_NE(std::string(error.what()).find("HOST:PORT"), std::string::npos) << error.what();
   }
-  EXPECT_THROW(LiveServer(0, {"not-an-address"}, hello_of(testing::small_experiment())), std::invalid_argument);
-  EXPECT_EQ(split_allow_list("127.0.0.1,,10.0.0.2"), (std::vector<std::string>{"127.0.0.1", "10.0.0.2"}));
+  EXPECT_THROW(LiveServer(0, {"not-an-address"}, hello_of(testing::small_experiment())),
+               std::invalid_argument);
+  EXPECT_EQ(split_allow_list("127.0.0.1,,10.0.0.2"),
+            (std::vector<std::string>{"127.0.0.1", "10.0.0.2"}));
 }
 
 }  // namespace

@@ -27,9 +27,11 @@ struct Loopback {
 
 class LoopbackTransport final : public Transport {
  public:
-  LoopbackTransport(Loopback& loopback, int devices_per_half) : loopback_(loopback), per_half_(devices_per_half) {}
+  LoopbackTransport(Loopback& loopback, int devices_per_half)
+      : loopback_(loopback), per_half_(devices_per_half) {}
   using Transport::post;
-  void post(int to, const MessageTag& tag, const float* values, int64_t rows, int64_t cols) override {
+  void post(int to, const MessageTag& tag, const float* values, int64_t rows,
+            int64_t cols) override {
     loopback_.halves[static_cast<size_t>(to / per_half_)]->post(to, tag, values, rows, cols);
   }
 
@@ -66,7 +68,8 @@ class ForwardToRankZero final : public RunReporter {
 
  private:
   double moved_time(double time) const {
-    return on_reference_clock(time, rank1_->clock().origin_seconds(), {}, rank0_->clock().origin_seconds());
+    return on_reference_clock(time, rank1_->clock().origin_seconds(), {},
+                              rank0_->clock().origin_seconds());
   }
   CpuExecutor* rank0_ = nullptr;
   const CpuExecutor* rank1_ = nullptr;
@@ -108,7 +111,7 @@ RunOutput run_in_two_halves(const Experiment& experiment) {
 TEST(ProcessShareRun, TwoHalvesTrainAsOneProcessBitForBit) {
   const Experiment base = testing::small_experiment();
   for (const Experiment& experiment :
-       {testing::with_plan(base, ScheduleKind::OneFOneB, 2, 4, 2),          // pp 2 x dp 2
+       {testing::with_plan(base, ScheduleKind::OneFOneB, 2, 4, 2),        // pp 2 x dp 2
         testing::with_plan(base, ScheduleKind::OneFOneB, 2, 4, 1, 2)}) {  // pp 2 x tp 2
     const RunOutput one = testing::run_experiment(experiment);
     const RunOutput halves = run_in_two_halves(experiment);
@@ -121,12 +124,14 @@ TEST(ProcessShareRun, TwoHalvesTrainAsOneProcessBitForBit) {
     EXPECT_FALSE(std::isnan(halves.trace.steps.back().val_loss));
     std::set<int> devices;
     for (const TraceEvent& event : halves.trace.events) devices.insert(event.device);
-    EXPECT_EQ(static_cast<int>(devices.size()), experiment.parallel.devices()) << "every device in one stream";
+    EXPECT_EQ(static_cast<int>(devices.size()), experiment.parallel.devices())
+        << "every device in one stream";
   }
 }
 
 TEST(ProcessShareRun, AsyncDataParallelIsRefusedAcrossProcesses) {
-  Experiment experiment = testing::with_plan(testing::small_experiment(), ScheduleKind::OneFOneB, 1, 1, 2);
+  Experiment experiment =
+      testing::with_plan(testing::small_experiment(), ScheduleKind::OneFOneB, 1, 1, 2);
   experiment.parallel.update = UpdateMode::Async;
   ProcessShare share = process_share(2, 2, 0, 0);
   ExecutorOptions options;

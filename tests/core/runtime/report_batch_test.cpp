@@ -16,7 +16,9 @@ struct KeptReports : RunReporter {
   std::vector<std::string> messages;
   void event(const TraceEvent& e) override { events.push_back(e); }
   void memory(const MemorySample& s) override { memory_samples.push_back(s); }
-  void loss(int step, int, int, const LossResult& r) override { loss_sums.push_back(r.loss_sum + step); }
+  void loss(int step, int, int, const LossResult& r) override {
+    loss_sums.push_back(r.loss_sum + step);
+  }
   void device_finished_step(int step) override { finished.push_back(step); }
   void message(const std::string& text) override { messages.push_back(text); }
 };

@@ -17,7 +17,8 @@ TEST(RunRecorder, AValidationBeforeTheStepEndsIsKeptForIt) {
   settings.total_steps = 1;
   settings.evaluated_steps = {0, 1};
   std::string failure;
-  RunRecorder recorder(sink, clock, settings, [&](const std::string& message) { failure = message; });
+  RunRecorder recorder(sink, clock, settings,
+                       [&](const std::string& message) { failure = message; });
   LossResult loss;
   loss.loss_sum = 3;
   loss.samples = 2;
