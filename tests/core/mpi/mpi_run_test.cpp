@@ -194,6 +194,17 @@ TEST_F(MpiRun, DevicesThatDoNotDivideAreRefusedInOneLine) {
   EXPECT_NE(errors().find("start a number of ranks that divides 2"), std::string::npos) << errors();
 }
 
+// An error on one rank (here rank 0's recorder sees the loss diverge) stops
+// every rank, and rank 0 still writes its summary.
+TEST_F(MpiRun, AnErrorOnOneRankStopsEveryRank) {
+  const std::string summary = (folder_ / "summary.json").string();
+  EXPECT_NE(run(mpirun(4) + cli() + " train --config " + config("dp_tp_pp_mix.json") +
+                " --set parallel.tp=1 --steps 50 --set training.optimizer.lr=1e30 --quiet --summary " + summary),
+            0);
+  EXPECT_NE(errors().find("rank 0 failed: training diverged"), std::string::npos) << errors();
+  EXPECT_EQ(read_json(summary).at("status"), "failed");
+}
+
 class MpiFault : public MpiRun {
  protected:
   // A long run; `signal_number` to rank `victim` once it trains. The job's
