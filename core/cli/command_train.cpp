@@ -60,8 +60,9 @@ void add_replay(const Experiment& experiment, const Trace& measured, const std::
 std::unique_ptr<RankSession> join_ranks(const ParsedArgs& parsed, const CliHooks& hooks) {
   const int ranks = launched_ranks();
   if (ranks == 1) {
-    if (parsed.has("devices-per-rank"))
-      throw UsageError("--devices-per-rank is for runs over processes: mpirun -np N pipelab-cli train ...");
+    for (const char* option : {"devices-per-rank", "rank-timeout"})
+      if (parsed.has(option))
+        throw UsageError(std::string("--") + option + " is for runs over processes: mpirun -np N pipelab-cli train ...");
     return nullptr;
   }
   if (!hooks.join_ranks)
