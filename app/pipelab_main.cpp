@@ -84,6 +84,7 @@ int main(int argc, char** argv) {
     window.document()->edit([&](pipelab::Experiment& e) { e.training.steps = options.steps; });
   }
   window.show();
+  if (!options.attach.isEmpty()) window.attachTo(options.attach);
 
   pipelab::HeadlessRunner runner(&window, options);
   if (options.scripted()) {

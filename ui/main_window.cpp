@@ -121,6 +121,10 @@ MainWindow::MainWindow(const GpuAvailability& gpus, QWidget* parent)
     stats_panel_->setReplay(replay_updater_->replay());
   });
   connect(run_, &RunController::phaseChanged, this, &MainWindow::onRunPhaseChanged);
+  connect(run_, &RunController::attached, this, [this](const Experiment& experiment) {
+    document_->replace(experiment, QString(), false);
+    statusBar()->showMessage(tr("Attached: %1").arg(QString::fromStdString(experiment.name)), kStatusMessageMs);
+  });
   connect(planner_, &PlanController::planningChanged, this, [this](bool planning) {
     if (planning) statusBar()->showMessage(tr("Planning…"));
     updateRunActions();
@@ -689,6 +693,14 @@ bool MainWindow::startRun(bool paused) {
   run_->setPlaybackSpeed(speed_combo_->currentData().toDouble());
   run_->start(document_->experiment(), 0, paused);
   return true;
+}
+
+void MainWindow::attachTo(const QString& address) {
+  run_problem_.clear();
+  training_view_->setRunError({});
+  distributeProblems();
+  run_->setPlaybackSpeed(speed_combo_->currentData().toDouble());
+  run_->attach(address);
 }
 
 void MainWindow::runOrPause() {

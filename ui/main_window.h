@@ -70,6 +70,9 @@ class MainWindow : public QMainWindow {
   void resetRun();
   // Starts a run; false (with the reason shown) when the experiment has problems.
   bool startRun(bool paused = false);
+  // Follows a run that trains elsewhere (RunController::attach); the panels
+  // show its experiment once connected.
+  void attachTo(const QString& address);
 
   // The notice under the toolbar (a failed open or save, an export error).
   QString notice() const;
