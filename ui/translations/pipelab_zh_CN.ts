@@ -196,38 +196,37 @@
     </message>
 </context>
 <context>
+    <name>OverheadView</name>
+    <message>
+        <source>compute</source>
+        <translation>计算</translation>
+    </message>
+    <message>
+        <source>recomputation</source>
+        <translation>重计算</translation>
+    </message>
+    <message>
+        <source>load imbalance</source>
+        <translation>负载不均衡</translation>
+    </message>
+    <message>
+        <source>bubble</source>
+        <translation>气泡</translation>
+    </message>
+</context>
+<context>
     <name>Presets</name>
     <message>
         <source>Naive model parallel (pp 4, 1 micro-batch)</source>
         <translation>朴素模型并行（pp 4，1 个微批次）</translation>
     </message>
     <message>
-        <source>One device works at a time: 3 of 4 devices idle, a 75 % bubble. Drag the micro-batch slider, or pick the GPipe preset.</source>
-        <translation>同一时刻只有一个设备在工作：4 个设备中 3 个空闲，气泡占 75 %。拖动微批次滑块，或选择 GPipe 预设。</translation>
-    </message>
-    <message>
         <source>GPipe (pp 4, 8 micro-batches)</source>
         <translation>GPipe（pp 4，8 个微批次）</translation>
     </message>
     <message>
-        <source>Micro-batches fill the pipeline: the bubble falls to (p-1)/(m+p-1) = 3/11. Compare with the naive preset.</source>
-        <translation>微批次填满流水线：气泡降到 (p-1)/(m+p-1) = 3/11。与朴素模型并行预设对比。</translation>
-    </message>
-    <message>
         <source>GPipe memory (pp 4, 16 micro-batches)</source>
         <translation>GPipe 的内存（pp 4，16 个微批次）</translation>
-    </message>
-    <message>
-        <source>GPipe keeps every micro-batch&apos;s activations until the backwards start: watch device 0&apos;s activations climb in the Memory chart, then open the 1F1B preset.</source>
-        <translation>GPipe 在反向开始前保留每个微批次的激活：在内存图中看设备 0 的激活不断上升，然后打开 1F1B 预设。</translation>
-    </message>
-    <message>
-        <source>1F1B memory (pp 4, 16 micro-batches)</source>
-        <translation>1F1B 的内存（pp 4，16 个微批次）</translation>
-    </message>
-    <message>
-        <source>Same bubble as GPipe, but each device holds at most p micro-batches&apos; activations: compare the peak in the Memory chart with the GPipe memory preset.</source>
-        <translation>气泡与 GPipe 相同，但每个设备最多只保存 p 个微批次的激活：在内存图中将峰值与“GPipe 的内存”预设对比。</translation>
     </message>
     <message>
         <source>Offloading vs recomputation (GPipe, pp 4, 16 micro-batches)</source>
@@ -274,32 +273,16 @@
         <translation>PipeDream，异步（pp 4）</translation>
     </message>
     <message>
-        <source>No flush between steps: devices never idle in steady state. Hover the ops to see the weight version each one reads; stage s stashes p - s versions (Memory: stashed weights).</source>
-        <translation>步与步之间不清空流水线：稳态下设备从不空闲。将鼠标悬停在操作上可看到它读取的权重版本；阶段 s 暂存 p - s 个版本（内存图：暂存权重）。</translation>
-    </message>
-    <message>
         <source>PipeDream-2BW (pp 4)</source>
         <translation>PipeDream-2BW（pp 4）</translation>
-    </message>
-    <message>
-        <source>Gradients accumulate over the micro-batches and only two weight versions stay alive: less stashed memory than PipeDream.</source>
-        <translation>梯度在各微批次上累积，只保留两个权重版本：暂存内存比 PipeDream 少。</translation>
     </message>
     <message>
         <source>PipeMare vs PipeDream (pp 4)</source>
         <translation>PipeMare 与 PipeDream 对比（pp 4）</translation>
     </message>
     <message>
-        <source>PipeDream&apos;s timeline with one weight version per stage: Memory shows no stashed weights (compare the PipeDream preset), and optimizer state holds PipeMare&apos;s velocity. Hover a backward: it reads a newer version than its forward, p - s - 1 updates later on stage s. Switch its learning-rate rescheduling and discrepancy correction in the Training box to see their effect on the loss.</source>
-        <translation>时间线与 PipeDream 相同，但每个阶段只有一个权重版本：内存图中没有暂存权重（与 PipeDream 预设对比），优化器状态中保存着 PipeMare 的速度。悬停在一个反向上：它读取的版本比对应前向新，在阶段 s 上晚 p - s - 1 次更新。在“训练”框中开关学习率重调度和差异校正，观察它们对损失的影响。</translation>
-    </message>
-    <message>
         <source>Data parallel, ring all-reduce (dp 4)</source>
         <translation>数据并行，环形全归约（dp 4）</translation>
-    </message>
-    <message>
-        <source>Four replicas each take a quarter of the batch, then average their gradients with a ring all-reduce (dark grey) before the update.</source>
-        <translation>四个副本各取批次的四分之一，在更新前用环形全归约（深灰）平均梯度。</translation>
     </message>
     <message>
         <source>Tensor parallel (tp 4)</source>
@@ -324,6 +307,106 @@
     <message>
         <source>With sequence parallelism every block keeps s b h (34/t + 5as/(ht)) bytes instead of s b h (10 + 24/t + 5as/(ht)): untick &apos;Sequence parallel&apos; and watch the activations in the Memory chart grow.</source>
         <translation>使用序列并行时，每个块保留 s b h (34/t + 5as/(ht)) 字节，而不是 s b h (10 + 24/t + 5as/(ht))：取消勾选“序列并行”，观察内存图中的激活增长。</translation>
+    </message>
+    <message>
+        <source>Pipeline schedules</source>
+        <translation>流水线调度</translation>
+    </message>
+    <message>
+        <source>Memory</source>
+        <translation>内存</translation>
+    </message>
+    <message>
+        <source>Asynchronous updates</source>
+        <translation>异步更新</translation>
+    </message>
+    <message>
+        <source>Data and tensor parallel</source>
+        <translation>数据并行与张量并行</translation>
+    </message>
+    <message>
+        <source>One device works at a time: 3 of 4 devices idle, a bubble of (p-1)/p = 75 % (Statistics: the formula beside the measurement). Drag the micro-batch slider, or pick the GPipe preset.</source>
+        <translation>同一时刻只有一个设备在工作：4 个设备中 3 个空闲，气泡为 (p-1)/p = 75 %（统计：公式列在实测值旁边）。拖动微批次滑块，或选择 GPipe 预设。</translation>
+    </message>
+    <message>
+        <source>Naive F/B/U pipeline (pp 4, unit costs)</source>
+        <translation>朴素 F/B/U 流水线（pp 4，单位代价）</translation>
+    </message>
+    <message>
+        <source>Forward down the stages, backward back up, and each stage updates its own weights (U) after its backward. Each device is busy f+b+u = 3 of the step&apos;s p(f+b)+u = 9 units.</source>
+        <translation>前向沿阶段向下，反向再向上返回，每个阶段在反向之后更新自己的权重（U）。每个设备在一步的 p(f+b)+u = 9 个单位中只忙 f+b+u = 3 个。</translation>
+    </message>
+    <message>
+        <source>Model parallel, backward = 2 × forward (pp 4, unit costs)</source>
+        <translation>模型并行，反向 = 2 × 前向（pp 4，单位代价）</translation>
+    </message>
+    <message>
+        <source>The backward bars are twice as long as the forwards (b = 2f: input and weight gradients). Still one device at a time: the bubble (p-1)/p does not depend on f and b.</source>
+        <translation>反向条的长度是前向的两倍（b = 2f：输入梯度和权重梯度）。仍然同一时刻只有一个设备在工作：气泡 (p-1)/p 与 f 和 b 无关。</translation>
+    </message>
+    <message>
+        <source>Micro-batches fill the pipeline: the bubble falls to (p-1)/(m+p-1) = 3/11, shown beside the measured bubble in Statistics. Compare with the naive preset.</source>
+        <translation>微批次填满流水线：气泡降到 (p-1)/(m+p-1) = 3/11，在“统计”中与实测气泡并列显示。与朴素模型并行预设对比。</translation>
+    </message>
+    <message>
+        <source>GPipe overhead breakdown, 2 partitions (recompute)</source>
+        <translation>GPipe 开销分解，2 个分区（重计算）</translation>
+    </message>
+    <message>
+        <source>The Overhead chart splits each device&apos;s time into compute, recomputation, load imbalance and bubble, measured beside predicted. Recomputation costs one more forward per micro-batch; the formula&apos;s bubble is (p-1)/(m+p-1) = 1/9 (the updates after the last backward keep every device busy a little longer). Compare with 4 partitions.</source>
+        <translation>开销图把每个设备的时间分为计算、重计算、负载不均衡和气泡，实测与预测并列。重计算让每个微批次多做一次前向；公式给出的气泡为 (p-1)/(m+p-1) = 1/9（最后一个反向之后的更新让每个设备再多忙一会儿）。与 4 个分区对比。</translation>
+    </message>
+    <message>
+        <source>GPipe overhead breakdown, 4 partitions (recompute)</source>
+        <translation>GPipe 开销分解，4 个分区（重计算）</translation>
+    </message>
+    <message>
+        <source>Twice the partitions: the formula&apos;s bubble grows to (p-1)/(m+p-1) = 3/11, and ten hidden layers no longer split evenly (2, 3, 3, 2): devices 0 and 3 wait for the heavier middle ones, idle time the Overhead chart shows as load imbalance on top of the bubble.</source>
+        <translation>分区数加倍：公式给出的气泡增大到 (p-1)/(m+p-1) = 3/11，而且十个隐藏层不再能均匀切分（2、3、3、2）：设备 0 和 3 要等待较重的中间设备，这段空闲时间在开销图中显示为气泡之上的负载不均衡。</translation>
+    </message>
+    <message>
+        <source>GPipe vs PipeDream order: 1F1B (pp 4, 8 micro-batches)</source>
+        <translation>GPipe 与 PipeDream 的顺序：1F1B（pp 4，8 个微批次）</translation>
+    </message>
+    <message>
+        <source>PipeDream&apos;s order: after its warm-up forwards each device alternates one forward and one backward. The bubble is GPipe&apos;s (p-1)/(m+p-1); what changes is memory. Set the schedule to gpipe to see GPipe&apos;s order on the same bars.</source>
+        <translation>PipeDream 的顺序：每个设备做完预热前向后，一次前向一次反向交替进行。气泡与 GPipe 相同，为 (p-1)/(m+p-1)；变化的是内存。把调度设为 gpipe，即可在同样的条上看到 GPipe 的顺序。</translation>
+    </message>
+    <message>
+        <source>GPipe keeps every micro-batch&apos;s activations until the backwards start: watch device 0&apos;s activations climb to m = 16 micro-batches&apos; worth in the Memory chart, then open the DAPPLE (1F1B) preset.</source>
+        <translation>GPipe 在反向开始前保留每个微批次的激活：在内存图中看设备 0 的激活一直上升到 m = 16 个微批次的量，然后打开“DAPPLE（1F1B）的内存”预设。</translation>
+    </message>
+    <message>
+        <source>DAPPLE (1F1B) memory (pp 4, 16 micro-batches)</source>
+        <translation>DAPPLE（1F1B）的内存（pp 4，16 个微批次）</translation>
+    </message>
+    <message>
+        <source>Same bubble as GPipe, but each device holds at most p - s micro-batches&apos; activations (stage s): device 0&apos;s memory over time saw-tooths at 4 instead of climbing to 16. Compare the peak with the GPipe memory preset.</source>
+        <translation>气泡与 GPipe 相同，但每个设备最多只保存 p - s 个微批次的激活（阶段 s）：设备 0 的内存随时间呈锯齿状，停在 4 而不是一直升到 16。将峰值与“GPipe 的内存”预设对比。</translation>
+    </message>
+    <message>
+        <source>No flush between steps: devices never idle in steady state. Each bar shows the weight version it reads (v2, and a colour strip per version); each U makes the next version current. A backward reads its forward&apos;s version, stashed while p - s - 1 updates went by on stage s: Memory shows the stashed weights.</source>
+        <translation>步与步之间不清空流水线：稳态下设备从不空闲。每个条都标出它读取的权重版本（v2，每个版本一种颜色的色带）；每个 U 让下一个版本成为当前版本。反向读取其前向的版本，该版本在阶段 s 上经过 p - s - 1 次更新期间一直被暂存：内存图显示暂存权重。</translation>
+    </message>
+    <message>
+        <source>Gradients accumulate over the micro-batches and only two weight versions stay alive (two strip colours at a time): less stashed memory than PipeDream.</source>
+        <translation>梯度在各微批次上累积，只保留两个权重版本（同一时刻只有两种色带颜色）：暂存内存比 PipeDream 少。</translation>
+    </message>
+    <message>
+        <source>PipeDream&apos;s timeline with one weight version per stage: Memory shows no stashed weights (compare the PipeDream preset), and optimizer state holds PipeMare&apos;s velocity. A backward reads a newer version than its forward (its label and strip differ), p - s - 1 updates later on stage s. Switch its learning-rate rescheduling and discrepancy correction in the Training box to see their effect on the loss.</source>
+        <translation>时间线与 PipeDream 相同，但每个阶段只有一个权重版本：内存图中没有暂存权重（与 PipeDream 预设对比），优化器状态中保存着 PipeMare 的速度。反向读取的版本比对应前向新（它的标签和色带不同），在阶段 s 上晚 p - s - 1 次更新。在“训练”框中开关学习率重调度和差异校正，观察它们对损失的影响。</translation>
+    </message>
+    <message>
+        <source>Asynchronous data parallel, parameter server (dp 4)</source>
+        <translation>异步数据并行，参数服务器（dp 4）</translation>
+    </message>
+    <message>
+        <source>Each replica pushes its gradients to a parameter server and pulls the newest weights without waiting for the others; a gradient may be at most &apos;staleness&apos; updates old. Run it, then run the synchronous data parallel preset and compare the loss curves and the step time.</source>
+        <translation>每个副本把梯度推送到参数服务器，并拉取最新的权重，不等待其他副本；一个梯度最多可以过时“陈旧度”次更新。运行它，再运行同步数据并行预设，对比损失曲线和步时间。</translation>
+    </message>
+    <message>
+        <source>Four replicas each take a quarter of the batch, then average their gradients with a ring all-reduce (dark grey) before the update: every replica steps with the same weights. Compare with the asynchronous data parallel preset.</source>
+        <translation>四个副本各取批次的四分之一，在更新前用环形全归约（深灰）平均梯度：每个副本都用相同的权重迈出一步。与异步数据并行预设对比。</translation>
     </message>
 </context>
 <context>
@@ -405,6 +488,13 @@
     </message>
 </context>
 <context>
+    <name>TraceExport</name>
+    <message>
+        <source>Measured (%1): step %2 of the run</source>
+        <translation>实测（%1）：运行的第 %2 步</translation>
+    </message>
+</context>
+<context>
     <name>core</name>
     <message>
         <source>GPipe: all forwards, then all backwards (fill-drain); one micro-batch is naive model parallelism</source>
@@ -449,6 +539,129 @@
     <message>
         <source>PipeDream: a dynamic program over stages and per-stage replicas (asynchronous); runs the closest uniform dp x pp when its optimum is not uniform</source>
         <translation>PipeDream：对阶段及各阶段副本数做动态规划（异步）；最优解不均匀时运行最接近的均匀 dp x pp</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::CompareView</name>
+    <message>
+        <source>Run %1:</source>
+        <translation>运行 %1：</translation>
+    </message>
+    <message>
+        <source>Save…</source>
+        <translation>保存…</translation>
+    </message>
+    <message>
+        <source>Save this run to a file that Runs &gt; Open a run… reopens</source>
+        <translation>把这次运行保存到文件，可用“运行记录 &gt; 打开运行记录…”重新打开</translation>
+    </message>
+    <message>
+        <source>Memory of:</source>
+        <translation>内存：</translation>
+    </message>
+    <message>
+        <source>whole run</source>
+        <translation>整个运行</translation>
+    </message>
+    <message>
+        <source>Off: one step (the first after warm-up), both runs from its start. On: the whole run.</source>
+        <translation>关：一步（预热后的第一步），两次运行都从该步开始。开：整个运行。</translation>
+    </message>
+    <message>
+        <source>Open a run…</source>
+        <translation>打开运行记录…</translation>
+    </message>
+    <message>
+        <source>No runs yet. Run an experiment (Space), change it (say GPipe to 1F1B) and run it again: every run made since PipeLab started is kept here. Runs &gt; Open a run… reopens a saved one.</source>
+        <translation>还没有运行记录。运行一个实验（空格），修改它（比如把 GPipe 改为 1F1B）后再运行一次：PipeLab 启动以来的每次运行都保存在这里。“运行记录 &gt; 打开运行记录…”可重新打开已保存的运行。</translation>
+    </message>
+    <message>
+        <source>training step</source>
+        <translation>训练步</translation>
+    </message>
+    <message>
+        <source>loss (training batch)</source>
+        <translation>损失（训练批次）</translation>
+    </message>
+    <message>
+        <source>memory (MiB)</source>
+        <translation>内存（MiB）</translation>
+    </message>
+    <message>
+        <source>Measured statistics; the first (warm-up) step is left out</source>
+        <translation>实测统计；不计第一步（预热）</translation>
+    </message>
+    <message>
+        <source>Export…</source>
+        <translation>导出…</translation>
+    </message>
+    <message>
+        <source>device %1</source>
+        <translation>设备 %1</translation>
+    </message>
+    <message>
+        <source>%1 · no run</source>
+        <translation>%1 · 无运行</translation>
+    </message>
+    <message>
+        <source>the first step after warm-up</source>
+        <translation>预热后的第一步</translation>
+    </message>
+    <message>
+        <source>%1 · device %2 · %3</source>
+        <translation>%1 · 设备 %2 · %3</translation>
+    </message>
+    <message>
+        <source>Run %1</source>
+        <translation>运行 %1</translation>
+    </message>
+    <message>
+        <source>Plan</source>
+        <translation>规划</translation>
+    </message>
+    <message>
+        <source>%1 · dp %2 × tp %3 × pp %4 · m %5</source>
+        <translation>%1 · dp %2 × tp %3 × pp %4 · m %5</translation>
+    </message>
+    <message>
+        <source>Step time</source>
+        <translation>步时间</translation>
+    </message>
+    <message>
+        <source>%1 (warm-up only)</source>
+        <translation>%1（仅预热）</translation>
+    </message>
+    <message>
+        <source>%1 (mean of steps %2–%3)</source>
+        <translation>%1（第 %2–%3 步的平均）</translation>
+    </message>
+    <message>
+        <source>Samples/s</source>
+        <translation>样本/秒</translation>
+    </message>
+    <message>
+        <source>Bubble</source>
+        <translation>气泡</translation>
+    </message>
+    <message>
+        <source>Final loss</source>
+        <translation>最终损失</translation>
+    </message>
+    <message>
+        <source>Peak memory, device %1</source>
+        <translation>峰值内存，设备 %1</translation>
+    </message>
+    <message>
+        <source>Statistics leave the first (warm-up) step out.</source>
+        <translation>统计不计第一步（预热）。</translation>
+    </message>
+    <message>
+        <source>%1 · no run chosen</source>
+        <translation>%1 · 未选择运行</translation>
+    </message>
+    <message>
+        <source>%1: step %2 · bubble %3</source>
+        <translation>%1：步时间 %2 · 气泡 %3</translation>
     </message>
 </context>
 <context>
@@ -726,6 +939,42 @@
     <message>
         <source>%1_events.csv, _memory.csv and _steps.csv</source>
         <translation>%1_events.csv、_memory.csv 和 _steps.csv</translation>
+    </message>
+    <message>
+        <source>&amp;Comparison of two runs…</source>
+        <translation>两次运行的对比(&amp;C)…</translation>
+    </message>
+    <message>
+        <source>comparison</source>
+        <translation>对比</translation>
+    </message>
+    <message>
+        <source>&amp;Overhead chart…</source>
+        <translation>开销图(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>overhead</source>
+        <translation>开销</translation>
+    </message>
+    <message>
+        <source>&amp;Animated timeline (GIF)…</source>
+        <translation>时间线动画（GIF）(&amp;A)…</translation>
+    </message>
+    <message>
+        <source>One step unfolding, bars appearing in time order, for slides: the run&apos;s second step (past the warm-up) for a synchronous schedule, else the prediction</source>
+        <translation>一步的展开过程，条按时间顺序出现，用于幻灯片：同步调度取运行的第二步（预热之后），否则取预测</translation>
+    </message>
+    <message>
+        <source>there are no runs to compare yet; run an experiment twice (Runs &gt; Compare runs)</source>
+        <translation>还没有可对比的运行；把一个实验运行两次（运行记录 &gt; 比较运行）</translation>
+    </message>
+    <message>
+        <source>Export one step of the timeline as an animated GIF</source>
+        <translation>把时间线的一步导出为 GIF 动画</translation>
+    </message>
+    <message>
+        <source>Animated GIF (*.gif)</source>
+        <translation>GIF 动画 (*.gif)</translation>
     </message>
 </context>
 <context>
@@ -1174,8 +1423,24 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <translation>语言(&amp;L)</translation>
     </message>
     <message>
-        <source>%1: %2</source>
-        <translation>%1：%2</translation>
+        <source>Attached: %1</source>
+        <translation>已连接：%1</translation>
+    </message>
+    <message>
+        <source>Compare runs — PipeLab</source>
+        <translation>比较运行 — PipeLab</translation>
+    </message>
+    <message>
+        <source>R&amp;uns</source>
+        <translation>运行记录(&amp;U)</translation>
+    </message>
+    <message>
+        <source>Overhead</source>
+        <translation>开销</translation>
+    </message>
+    <message>
+        <source>Preset: %1</source>
+        <translation>预设：%1</translation>
     </message>
 </context>
 <context>
@@ -1318,6 +1583,41 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
     <message>
         <source>rule: %1</source>
         <translation>规则：%1</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::OverheadView</name>
+    <message>
+        <source>Where the time goes (share of the run, per device)</source>
+        <translation>时间都去哪了（占运行的比例，按设备）</translation>
+    </message>
+    <message>
+        <source>share of the run</source>
+        <translation>占运行的比例</translation>
+    </message>
+    <message>
+        <source>%1 M</source>
+        <comment>device, measured</comment>
+        <translation>%1 实</translation>
+    </message>
+    <message>
+        <source>%1 P</source>
+        <comment>device, predicted</comment>
+        <translation>%1 预</translation>
+    </message>
+    <message>
+        <source>device: M measured, P predicted</source>
+        <translation>设备：实 = 实测，预 = 预测</translation>
+    </message>
+    <message>
+        <source>no trace yet</source>
+        <translation>还没有轨迹</translation>
+    </message>
+    <message>
+        <source>textbook bubble
+%1</source>
+        <translation>教科书气泡
+%1</translation>
     </message>
 </context>
 <context>
@@ -1565,6 +1865,17 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
     </message>
 </context>
 <context>
+    <name>pipelab::PresetNote</name>
+    <message>
+        <source>Click to hide</source>
+        <translation>点击隐藏</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;%1&lt;/b&gt;: %2</source>
+        <translation>&lt;b&gt;%1&lt;/b&gt;：%2</translation>
+    </message>
+</context>
+<context>
     <name>pipelab::RunController</name>
     <message>
         <source>ready</source>
@@ -1597,6 +1908,84 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
     <message>
         <source>the run failed without saying why</source>
         <translation>运行失败，但未给出原因</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::RunStore</name>
+    <message>
+        <source>%1 steps · %2 ops recorded</source>
+        <translation>%1 步 · 记录了 %2 个操作</translation>
+    </message>
+    <message>
+        <source>%1 · %2 · %3</source>
+        <translation>%1 · %2 · %3</translation>
+    </message>
+    <message>
+        <source>there is no run to save; run an experiment first</source>
+        <translation>没有可保存的运行；请先运行一个实验</translation>
+    </message>
+    <message>
+        <source>cannot read %1: %2</source>
+        <translation>无法读取 %1：%2</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::RunsMenu</name>
+    <message>
+        <source>&amp;Compare runs…</source>
+        <translation>比较运行(&amp;C)…</translation>
+    </message>
+    <message>
+        <source>Two runs side by side: loss, memory, statistics and timelines on one time scale</source>
+        <translation>两次运行并排显示：损失、内存、统计和时间线使用同一时间刻度</translation>
+    </message>
+    <message>
+        <source>&amp;Open a run…</source>
+        <translation>打开运行记录(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>&amp;Save the latest run…</source>
+        <translation>保存最近一次运行(&amp;S)…</translation>
+    </message>
+    <message>
+        <source>(no runs yet)</source>
+        <translation>（还没有运行记录）</translation>
+    </message>
+    <message>
+        <source>Open a run: %1</source>
+        <translation>打开运行记录：%1</translation>
+    </message>
+    <message>
+        <source>Opened the run %1</source>
+        <translation>已打开运行记录 %1</translation>
+    </message>
+    <message>
+        <source>Save the run: %1</source>
+        <translation>保存运行：%1</translation>
+    </message>
+    <message>
+        <source>Saved the run to %1</source>
+        <translation>已把运行保存到 %1</translation>
+    </message>
+    <message>
+        <source>Open a saved run</source>
+        <translation>打开已保存的运行</translation>
+    </message>
+    <message>
+        <source>PipeLab runs (*.json);;All files (*)</source>
+        <translation>PipeLab 运行记录 (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Save the run: there is no run to save; run an experiment first</source>
+        <translation>保存运行：没有可保存的运行；请先运行一个实验</translation>
+    </message>
+    <message>
+        <source>Save the run</source>
+        <translation>保存运行</translation>
+    </message>
+    <message>
+        <source>PipeLab runs (*.json)</source>
+        <translation>PipeLab 运行记录 (*.json)</translation>
     </message>
 </context>
 <context>
@@ -1646,10 +2035,6 @@ predicted</source>
         <translation>公式：%1</translation>
     </message>
     <message>
-        <source>Measured: step %1 (mean of %2) · %3 samples/s</source>
-        <translation>实测：步时间 %1（%2 步的平均）· %3 样本/秒</translation>
-    </message>
-    <message>
         <source>Replayed: step %1</source>
         <translation>重放：步时间 %1</translation>
     </message>
@@ -1668,6 +2053,18 @@ predicted</source>
     <message>
         <source>device %1</source>
         <translation>设备 %1</translation>
+    </message>
+    <message>
+        <source>warm-up only</source>
+        <translation>仅预热</translation>
+    </message>
+    <message>
+        <source>mean of steps %1–%2, warm-up left out</source>
+        <translation>第 %1–%2 步的平均，不计预热</translation>
+    </message>
+    <message>
+        <source>Measured: step %1 (%2) · %3 samples/s</source>
+        <translation>实测：步时间 %1（%2）· %3 样本/秒</translation>
     </message>
 </context>
 <context>
@@ -1719,6 +2116,14 @@ predicted</source>
     <message>
         <source>offload/reload</source>
         <translation>卸载/取回</translation>
+    </message>
+    <message>
+        <source>warm-up (left out of the statistics)</source>
+        <translation>预热（不计入统计）</translation>
+    </message>
+    <message>
+        <source>v2, strip: weight version an op reads (one colour per version); U v3 makes v3 current</source>
+        <translation>v2 与色带：操作读取的权重版本（每个版本一种颜色）；U v3 让 v3 成为当前版本</translation>
     </message>
 </context>
 <context>
@@ -1838,6 +2243,26 @@ predicted</source>
     <message>
         <source>Measured (%1, %2): step %3 of %4 · %5%6</source>
         <translation>实测（%1，%2）：第 %3 步，共 %4 步 · %5%6</translation>
+    </message>
+    <message>
+        <source>Show the replayed view</source>
+        <translation>显示重放视图</translation>
+    </message>
+    <message>
+        <source>The measured op times laid out on the schedule, one core per device, above the prediction</source>
+        <translation>把实测的操作时间按调度排布，每个设备一个核，显示在预测上方</translation>
+    </message>
+    <message>
+        <source>1 core</source>
+        <translation>1 个核</translation>
+    </message>
+    <message>
+        <source>%1 cores</source>
+        <translation>%1 个核</translation>
+    </message>
+    <message>
+        <source>This machine has %1 for %2 virtual devices: the measured timeline is mostly threads waiting for a core, not the schedule. The replayed view lays the measured op times out with one core per device.</source>
+        <translation>本机只有 %1，却要运行 %2 个虚拟设备：实测时间线主要反映线程在等待核，而不是调度本身。重放视图把实测的操作时间按每个设备一个核排布。</translation>
     </message>
 </context>
 <context>
