@@ -22,8 +22,8 @@ struct HeadlessOptions {
   QString export_timeline;  // chart files to write once the run (or prediction) is ready
   QString export_memory;
   QString export_gif;  // one step of the timeline unfolding (ExportActions::exportTimelineGif)
-  bool quit = false;  // exit after the exports instead of staying open
-  QString attach;     // HOST:PORT of a run's live stream (pipelab-cli train --serve)
+  bool quit = false;   // exit after the exports instead of staying open
+  QString attach;      // HOST:PORT of a run's live stream (pipelab-cli train --serve)
   bool help = false;
 
   // Whether the app should drive itself (run, export, quit) rather than wait for a user.

@@ -37,8 +37,8 @@
 #include "ui/panels/model_panel.h"
 #include "ui/panels/overhead_view.h"
 #include "ui/panels/parallel_panel.h"
-#include "ui/panels/preset_note.h"
 #include "ui/panels/plan_dialog.h"
+#include "ui/panels/preset_note.h"
 #include "ui/panels/problem_label.h"
 #include "ui/panels/stats_panel.h"
 #include "ui/panels/training_view.h"
@@ -123,7 +123,8 @@ MainWindow::MainWindow(const GpuAvailability& gpus, QWidget* parent)
   connect(run_, &RunController::phaseChanged, this, &MainWindow::onRunPhaseChanged);
   connect(run_, &RunController::attached, this, [this](const Experiment& experiment) {
     document_->replace(experiment, QString(), false);
-    statusBar()->showMessage(tr("Attached: %1").arg(QString::fromStdString(experiment.name)), kStatusMessageMs);
+    statusBar()->showMessage(tr("Attached: %1").arg(QString::fromStdString(experiment.name)),
+                             kStatusMessageMs);
   });
   connect(planner_, &PlanController::planningChanged, this, [this](bool planning) {
     if (planning) statusBar()->showMessage(tr("Planning…"));
@@ -222,10 +223,15 @@ void MainWindow::rebuildViews() {
   setMenuBar(new QMenuBar(this));  // the old bar goes, with its menus
   delete view_objects_;
   delete exports_;
+  // The comparison window comes back where it was, on the runs it compared.
   const bool comparison_shown = compare_view_->isVisible();
+  const QByteArray comparison_geometry = compare_view_->saveGeometry();
+  const int compared[2] = {compare_view_->runA(), compare_view_->runB()};
   delete runs_menu_;
   delete compare_view_;
   buildViews();
+  compare_view_->setRuns(compared[0], compared[1]);
+  compare_view_->restoreGeometry(comparison_geometry);
   if (comparison_shown) compare_view_->show();
   showPresetNote(shown_preset_id_);
 
@@ -296,7 +302,8 @@ void MainWindow::buildActions() {
   reset_action_->setToolTip(tr("Stop and clear the measured run (Ctrl+R)"));
   connect(reset_action_, &QAction::triggered, this, &MainWindow::resetRun);
   plan_action_ = new QAction(tr("&Plan for me…"), view_objects_);
-  plan_action_->setToolTip(tr("Choose dp, pp, the split and the micro-batches for a number of devices"));
+  plan_action_->setToolTip(
+      tr("Choose dp, pp, the split and the micro-batches for a number of devices"));
   connect(plan_action_, &QAction::triggered, this, &MainWindow::planWithDialog);
   undo_plan_action_ = new QAction(tr("&Undo plan"), view_objects_);
   undo_plan_action_->setToolTip(tr("Put back the parallel settings the last plan replaced"));
@@ -310,8 +317,8 @@ void MainWindow::buildActions() {
   }
 
   exports_ = new ExportActions({timeline_view_, memory_view_, training_view_, run_, predictor_,
-                                 compare_view_, overhead_view_},
-                                this);
+                                compare_view_, overhead_view_},
+                               this);
   connect(exports_, &ExportActions::failed, this, &MainWindow::setNotice);
   compare_view_->setExportAction(exports_->comparisonAction());
   connect(exports_, &ExportActions::wrote, this,

@@ -1,8 +1,8 @@
 // The app in Simplified Chinese: every text the sources mark for translation
 // has a finished Chinese translation, core's common messages are shown in
 // Chinese, the window comes up in Chinese, and
-// View > Language switches the live window without losing the experiment or
-// the run.
+// View > Language switches the live window without losing the experiment,
+// the run, the preset note or the comparison window.
 #include <QDockWidget>
 #include <QMenuBar>
 #include <QProcess>
@@ -22,6 +22,8 @@
 #include "ui/models/experiment_document.h"
 #include "ui/models/prediction_updater.h"
 #include "ui/models/run_controller.h"
+#include "ui/models/run_store.h"
+#include "ui/panels/compare_view.h"
 #include "ui/timeline/timeline_chart.h"
 #include "ui/timeline/timeline_plottable.h"
 #include "ui/timeline/timeline_view.h"
@@ -288,6 +290,36 @@ class TranslationsTest : public QObject {
     QTRY_VERIFY(menu_titles(window).contains(QStringLiteral("&File")));
     QCOMPARE(startup_language(), kEnglish);
     window.setSaveQuestion([](const QString&) { return QMessageBox::Discard; });
+  }
+
+  void languageSwitchKeepsThePresetNoteAndTheComparison() {
+    MainWindow window;
+    window.setSaveQuestion([](const QString&) { return QMessageBox::Discard; });
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    for (int run = 0; run < 2; ++run) {
+      window.document()->replace(testing::short_experiment(2), QString(), false);
+      QVERIFY2(window.startRun(), qPrintable(window.shownProblems().join('\n')));
+      QTRY_VERIFY_WITH_TIMEOUT(window.runController()->phase() == RunController::Phase::Finished,
+                               30000);
+    }
+    QTRY_COMPARE(window.runStore()->count(), 2);
+    QVERIFY(window.applyPreset(QStringLiteral("gpipe")));
+    QVERIFY(window.presetNote().contains(QStringLiteral("GPipe (pp 4, 8 micro-batches)")));
+    window.compareView()->setRuns(1, 0);  // not the default order
+    window.compareView()->show();
+
+    QVERIFY(apply_language(kChinese));
+    QTRY_VERIFY(menu_titles(window).contains(QStringLiteral("文件(&F)")));
+    // The note describes the same preset, now in Chinese.
+    QVERIFY2(window.presetNote().contains(QStringLiteral("GPipe（pp 4，8 个微批次）")),
+             qPrintable(window.presetNote()));
+    // The rebuilt comparison window is up again, in Chinese, on the same runs.
+    QVERIFY(window.compareView()->isVisible());
+    QCOMPARE(window.compareView()->windowTitle(), QStringLiteral("比较运行 — PipeLab"));
+    QCOMPARE(window.compareView()->runA(), 1);
+    QCOMPARE(window.compareView()->runB(), 0);
+    QCOMPARE(window.runStore()->count(), 2);
   }
 };
 
