@@ -110,6 +110,13 @@ HeadlessParseResult parse_headless_options(const QStringList& args) {
   }
   if (!options.preset.isEmpty() && !options.experiment_path.isEmpty())
     return fail(tr_options("give an experiment file or --preset, not both"));
+  // The attached run brings its own experiment, and its window only watches.
+  if (!options.attach.isEmpty() &&
+      (!options.experiment_path.isEmpty() || !options.preset.isEmpty() || options.steps > 0 ||
+       options.scripted()))
+    return fail(
+        tr_options("--attach HOST:PORT goes alone: it shows the run's own experiment "
+                   "(no file, --preset, --run, --steps, exports or --quit)"));
   return HeadlessParseResult{options, QString()};
 }
 
