@@ -24,6 +24,7 @@
 #include "ui/models/run_controller.h"
 #include "ui/models/run_store.h"
 #include "ui/panels/compare_view.h"
+#include "ui/panels/overhead_view.h"
 #include "ui/timeline/timeline_chart.h"
 #include "ui/timeline/timeline_plottable.h"
 #include "ui/timeline/timeline_view.h"
@@ -246,6 +247,14 @@ class TranslationsTest : public QObject {
     for (const char* title : {"并行", "模型", "数据与训练", "内存", "训练", "统计"})
       QVERIFY2(docks.contains(QString::fromUtf8(title)), qPrintable(docks.join(' ')));
     QVERIFY(window.timelineView()->predictedChart()->title().startsWith(QStringLiteral("预测")));
+    // The overhead chart's legend: compute, recomputation, load imbalance, bubble, the formula.
+    QCustomPlot* overhead = window.overheadView()->plot();
+    QVERIFY(overhead->legend->itemCount() >= 4);
+    for (int i = 0; i < overhead->legend->itemCount(); ++i) {
+      auto* item = qobject_cast<QCPPlottableLegendItem*>(overhead->legend->item(i));
+      QVERIFY(item);
+      QVERIFY2(has_chinese(item->plottable()->name()), qPrintable(item->plottable()->name()));
+    }
     QVERIFY(!window.grab().isNull());
   }
 

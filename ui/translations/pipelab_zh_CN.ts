@@ -196,25 +196,6 @@
     </message>
 </context>
 <context>
-    <name>OverheadView</name>
-    <message>
-        <source>compute</source>
-        <translation>计算</translation>
-    </message>
-    <message>
-        <source>recomputation</source>
-        <translation>重计算</translation>
-    </message>
-    <message>
-        <source>load imbalance</source>
-        <translation>负载不均衡</translation>
-    </message>
-    <message>
-        <source>bubble</source>
-        <translation>气泡</translation>
-    </message>
-</context>
-<context>
     <name>Presets</name>
     <message>
         <source>Naive model parallel (pp 4, 1 micro-batch)</source>
@@ -1618,6 +1599,22 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
 %1</source>
         <translation>教科书气泡
 %1</translation>
+    </message>
+    <message>
+        <source>compute</source>
+        <translation>计算</translation>
+    </message>
+    <message>
+        <source>recomputation</source>
+        <translation>重计算</translation>
+    </message>
+    <message>
+        <source>load imbalance</source>
+        <translation>负载不均衡</translation>
+    </message>
+    <message>
+        <source>bubble</source>
+        <translation>气泡</translation>
     </message>
 </context>
 <context>
