@@ -221,14 +221,14 @@ void MainWindow::rebuildViews() {
   }
   for (QToolBar* toolbar : findChildren<QToolBar*>(Qt::FindDirectChildrenOnly)) delete toolbar;
   setMenuBar(new QMenuBar(this));  // the old bar goes, with its menus
-  delete view_objects_;
-  delete exports_;
   // The comparison window comes back where it was, on the runs it compared.
   const bool comparison_shown = compare_view_->isVisible();
   const QByteArray comparison_geometry = compare_view_->saveGeometry();
   const int compared[2] = {compare_view_->runA(), compare_view_->runB()};
   delete runs_menu_;
-  delete compare_view_;
+  delete compare_view_;  // before the export actions it shows
+  delete view_objects_;
+  delete exports_;
   buildViews();
   compare_view_->setRuns(compared[0], compared[1]);
   compare_view_->restoreGeometry(comparison_geometry);
