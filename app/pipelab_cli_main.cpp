@@ -7,6 +7,9 @@
 
 #include "core/cli/cli.h"
 
+#ifdef PIPELAB_HAVE_MPI
+#include "core/mpi/mpi_session.h"
+#endif
 #ifdef PIPELAB_HAVE_CUDA
 #include "gpu/executor/backend_registration.h"
 #include "gpu/device/device_query.h"
@@ -19,6 +22,12 @@ int main(int argc, char** argv) {
   // backend.type = cuda (or --backend cuda) runs on GPUs from here on.
   pipelab::gpu::register_cuda_backend();
   hooks.probe_gpus = pipelab::gpu::query_gpus;
+#endif
+#ifdef PIPELAB_HAVE_MPI
+  // Under mpirun, train runs this process's share of the devices.
+  hooks.join_ranks = [](double silence_limit_s) -> std::unique_ptr<pipelab::RankSession> {
+    return std::make_unique<pipelab::mpi::MpiSession>(silence_limit_s);
+  };
 #endif
   return pipelab::run_cli(args, std::cout, std::cerr, hooks);
 }

@@ -11,6 +11,7 @@
 #include "ui/gpu_availability.h"
 #include "ui/headless_options.h"
 #include "ui/headless_runner.h"
+#include "ui/language.h"
 #include "ui/main_window.h"
 #include "ui/models/experiment_document.h"
 #include "ui/models/presets.h"
@@ -61,6 +62,9 @@ int main(int argc, char** argv) {
   QApplication::setApplicationName(QStringLiteral("PipeLab"));
   QApplication::setApplicationVersion(QStringLiteral(PIPELAB_VERSION_STRING));
 
+  // Before any text is made: the user's language, else the system's.
+  pipelab::apply_language(pipelab::startup_language());
+
   pipelab::MainWindow window(probe_gpus());
   if (!options.experiment_path.isEmpty() && !window.openFile(options.experiment_path) &&
       options.scripted()) {
@@ -80,6 +84,7 @@ int main(int argc, char** argv) {
     window.document()->edit([&](pipelab::Experiment& e) { e.training.steps = options.steps; });
   }
   window.show();
+  if (!options.attach.isEmpty()) window.attachTo(options.attach);
 
   pipelab::HeadlessRunner runner(&window, options);
   if (options.scripted()) {

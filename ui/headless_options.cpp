@@ -31,7 +31,7 @@ QString headless_usage() {
   return tr_options(
       "usage: pipelab [FILE.json | --preset ID] [--run] [--steps N] "
       "[--export-timeline OUT.png|svg|pdf] [--export-memory OUT.png|svg|pdf] "
-      "[--export-gif OUT.gif] [--quit]");
+      "[--export-gif OUT.gif] [--quit] | pipelab --attach HOST:PORT");
 }
 
 HeadlessParseResult parse_headless_options(const QStringList& args) {
@@ -93,6 +93,9 @@ HeadlessParseResult parse_headless_options(const QStringList& args) {
       // The id is checked against the presets once the application runs.
       if (!take_value(&options.preset))
         return fail(tr_options("--preset needs a preset id, e.g. --preset gpipe"));
+    } else if (arg == QLatin1String("--attach")) {
+      if (!take_value(&options.attach) || !options.attach.contains(':'))
+        return fail(tr_options("--attach needs HOST:PORT, as pipelab-cli train --serve prints it"));
     } else if (arg.startsWith(QLatin1String("--"))) {
       return fail(tr_options("unknown option %1").arg(arg));
     } else if (arg.startsWith('-') && arg.size() > 1) {
@@ -107,6 +110,13 @@ HeadlessParseResult parse_headless_options(const QStringList& args) {
   }
   if (!options.preset.isEmpty() && !options.experiment_path.isEmpty())
     return fail(tr_options("give an experiment file or --preset, not both"));
+  // The attached run brings its own experiment, and its window only watches.
+  if (!options.attach.isEmpty() &&
+      (!options.experiment_path.isEmpty() || !options.preset.isEmpty() || options.steps > 0 ||
+       options.scripted()))
+    return fail(
+        tr_options("--attach HOST:PORT goes alone: it shows the run's own experiment "
+                   "(no file, --preset, --run, --steps, exports or --quit)"));
   return HeadlessParseResult{options, QString()};
 }
 

@@ -2,6 +2,7 @@
 //   pipelab [FILE.json | --preset ID] [--run] [--steps N]
 //           [--export-timeline OUT.png|svg|pdf] [--export-memory OUT.png|svg|pdf]
 //           [--export-gif OUT.gif] [--quit]
+// and for watching a run that trains elsewhere: pipelab --attach HOST:PORT
 // Parsed before QApplication starts, so a typo fails fast with one line even
 // where there is no display. Qt's own single-dash options (-platform offscreen,
 // -style fusion, ...) are left for Qt.
@@ -21,7 +22,8 @@ struct HeadlessOptions {
   QString export_timeline;  // chart files to write once the run (or prediction) is ready
   QString export_memory;
   QString export_gif;  // one step of the timeline unfolding (ExportActions::exportTimelineGif)
-  bool quit = false;  // exit after the exports instead of staying open
+  bool quit = false;   // exit after the exports instead of staying open
+  QString attach;      // HOST:PORT of a run's live stream (pipelab-cli train --serve)
   bool help = false;
 
   // Whether the app should drive itself (run, export, quit) rather than wait for a user.

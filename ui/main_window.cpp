@@ -16,13 +16,16 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QStyle>
+#include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
 #include <cmath>
 
 #include "core/io/experiment_io.h"
 #include "core/io/run_file.h"
+#include "ui/core_message_text.h"
 #include "ui/exports/export_actions.h"
+#include "ui/language.h"
 #include "ui/models/experiment_document.h"
 #include "ui/models/plan_controller.h"
 #include "ui/models/prediction_updater.h"
@@ -35,8 +38,8 @@
 #include "ui/panels/model_panel.h"
 #include "ui/panels/overhead_view.h"
 #include "ui/panels/parallel_panel.h"
-#include "ui/panels/preset_note.h"
 #include "ui/panels/plan_dialog.h"
+#include "ui/panels/preset_note.h"
 #include "ui/panels/problem_label.h"
 #include "ui/panels/stats_panel.h"
 #include "ui/panels/training_view.h"
@@ -60,12 +63,12 @@ struct SpeedChoice {
   double speed;
 };
 constexpr SpeedChoice kSpeeds[] = {
-    {QT_TRANSLATE_NOOP("MainWindow", "Live"), RunController::kLive},
-    {QT_TRANSLATE_NOOP("MainWindow", "1× (real time)"), 1.0},
-    {QT_TRANSLATE_NOOP("MainWindow", "1/10×"), 0.1},
-    {QT_TRANSLATE_NOOP("MainWindow", "1/100×"), 0.01},
-    {QT_TRANSLATE_NOOP("MainWindow", "1/1000× (1 ms in 1 s)"), 0.001},
-    {QT_TRANSLATE_NOOP("MainWindow", "1/10000× (1 ms in 10 s)"), 0.0001},
+    {QT_TRANSLATE_NOOP("pipelab::MainWindow", "Live"), RunController::kLive},
+    {QT_TRANSLATE_NOOP("pipelab::MainWindow", "1× (real time)"), 1.0},
+    {QT_TRANSLATE_NOOP("pipelab::MainWindow", "1/10×"), 0.1},
+    {QT_TRANSLATE_NOOP("pipelab::MainWindow", "1/100×"), 0.01},
+    {QT_TRANSLATE_NOOP("pipelab::MainWindow", "1/1000× (1 ms in 1 s)"), 0.001},
+    {QT_TRANSLATE_NOOP("pipelab::MainWindow", "1/10000× (1 ms in 10 s)"), 0.0001},
 };
 
 // A panel in a dock, scrollable so small screens can still reach every field.
@@ -97,49 +100,11 @@ MainWindow::MainWindow(const GpuAvailability& gpus, QWidget* parent)
   replay_updater_ = new ReplayUpdater(this);
   replay_updater_->setRunController(run_);
 
-  model_panel_ = new ModelPanel(document_);
-  parallel_panel_ = new ParallelPanel(document_, gpus_);
-  data_panel_ = new DataPanel(document_);
-  timeline_view_ = new TimelineView;
-  memory_view_ = new MemoryView;
-  training_view_ = new TrainingView;
-  stats_panel_ = new StatsPanel;
-  overhead_view_ = new OverheadView;
-  timeline_view_->setRunController(run_);
-  memory_view_->setRunController(run_);
-  training_view_->setRunController(run_);
-  stats_panel_->setRunController(run_);
-  run_store_ = new RunStore(this);
-  // The comparison is a window of its own: two timelines and the curves need the room.
-  compare_view_ = new CompareView(this);
-  compare_view_->setWindowFlag(Qt::Window);
-  compare_view_->setWindowTitle(tr("Compare runs — PipeLab"));
-  compare_view_->resize(1400, 950);
-  compare_view_->setRunStore(run_store_);
-  runs_menu_ = new RunsMenu(run_store_, compare_view_, run_, this);
-  overhead_view_->setRunController(run_);
-
-  // The centre: a notice bar (file errors) above the timeline.
-  notice_label_ = new ProblemLabel;
-  notice_label_->setToolTip(tr("Click to dismiss"));
-  notice_label_->setCursor(Qt::PointingHandCursor);
-  notice_label_->installEventFilter(this);
-  auto* centre = new QWidget;
-  auto* centre_layout = new QVBoxLayout(centre);
-  centre_layout->setContentsMargins(4, 2, 4, 0);
-  centre_layout->addWidget(notice_label_);
-  preset_note_ = new PresetNote;
-  centre_layout->addWidget(preset_note_);
-  centre_layout->addWidget(timeline_view_, 1);
-  setCentralWidget(centre);
-
+  run_store_ = new RunStore(this);  // the runs outlive a rebuilt window (language change)
   run_status_label_ = new QLabel;
   statusBar()->addPermanentWidget(run_status_label_);
 
-  buildActions();
-  buildToolbar();
-  buildMenus();
-  buildDocks();
+  buildViews();
 
   connect(document_, &ExperimentDocument::dirtyChanged, this, &MainWindow::updateTitle);
   connect(document_, &ExperimentDocument::filePathChanged, this, &MainWindow::updateTitle);
@@ -157,6 +122,11 @@ MainWindow::MainWindow(const GpuAvailability& gpus, QWidget* parent)
     stats_panel_->setReplay(replay_updater_->replay());
   });
   connect(run_, &RunController::phaseChanged, this, &MainWindow::onRunPhaseChanged);
+  connect(run_, &RunController::attached, this, [this](const Experiment& experiment) {
+    document_->replace(experiment, QString(), false);
+    statusBar()->showMessage(tr("Attached: %1").arg(QString::fromStdString(experiment.name)),
+                             kStatusMessageMs);
+  });
   connect(planner_, &PlanController::planningChanged, this, [this](bool planning) {
     if (planning) statusBar()->showMessage(tr("Planning…"));
     updateRunActions();
@@ -173,8 +143,9 @@ MainWindow::MainWindow(const GpuAvailability& gpus, QWidget* parent)
   connect(planner_, &PlanController::undoAvailable, this, [this] { updateRunActions(); });
   connect(run_, &RunController::failed, this, &MainWindow::onRunFailed);
   connect(run_, &RunController::traceGrew, this, &MainWindow::updateRunActions);
-  connect(run_, &RunController::message, this,
-          [this](const QString& text) { statusBar()->showMessage(text, kStatusMessageMs); });
+  connect(run_, &RunController::message, this, [this](const QString& text) {
+    statusBar()->showMessage(core_message_text(text), kStatusMessageMs);
+  });
 
   save_question_ = [this](const QString& name) {
     return QMessageBox::warning(
@@ -194,44 +165,148 @@ MainWindow::~MainWindow() = default;
 
 // --- building -------------------------------------------------------------
 
+void MainWindow::buildViews() {
+  // Everything built here shows text; a language change builds it again
+  // (rebuildViews). The actions belong to view_objects_.
+  view_objects_ = new QObject(this);
+  model_panel_ = new ModelPanel(document_);
+  parallel_panel_ = new ParallelPanel(document_, gpus_);
+  data_panel_ = new DataPanel(document_);
+  timeline_view_ = new TimelineView;
+  memory_view_ = new MemoryView;
+  training_view_ = new TrainingView;
+  stats_panel_ = new StatsPanel;
+  overhead_view_ = new OverheadView;
+  timeline_view_->setRunController(run_);
+  memory_view_->setRunController(run_);
+  training_view_->setRunController(run_);
+  stats_panel_->setRunController(run_);
+  overhead_view_->setRunController(run_);
+  // The comparison is a window of its own: two timelines and the curves need the room.
+  compare_view_ = new CompareView(this);
+  compare_view_->setWindowFlag(Qt::Window);
+  compare_view_->setWindowTitle(tr("Compare runs — PipeLab"));
+  compare_view_->resize(1400, 950);
+  compare_view_->setRunStore(run_store_);
+  runs_menu_ = new RunsMenu(run_store_, compare_view_, run_, this);
+
+  // The centre: a notice bar (file errors) above the timeline.
+  notice_label_ = new ProblemLabel;
+  notice_label_->setToolTip(tr("Click to dismiss"));
+  notice_label_->setCursor(Qt::PointingHandCursor);
+  notice_label_->installEventFilter(this);
+  auto* centre = new QWidget;
+  auto* centre_layout = new QVBoxLayout(centre);
+  centre_layout->setContentsMargins(4, 2, 4, 0);
+  centre_layout->addWidget(notice_label_);
+  preset_note_ = new PresetNote;
+  centre_layout->addWidget(preset_note_);
+  centre_layout->addWidget(timeline_view_, 1);
+  setCentralWidget(centre);  // deletes the previous centre
+
+  buildActions();
+  buildToolbar();
+  buildMenus();
+  buildDocks();
+}
+
+void MainWindow::rebuildViews() {
+  rebuild_pending_ = false;
+  const QByteArray layout = saveState();
+  const TimelineView::Arrangement arrangement = timeline_view_->arrangement();
+  const QString shown_notice = notice();
+  // Take the views down; the document, the run, the prediction and the replay stay.
+  for (QDockWidget* dock : findChildren<QDockWidget*>(Qt::FindDirectChildrenOnly)) {
+    removeDockWidget(dock);
+    delete dock;
+  }
+  for (QToolBar* toolbar : findChildren<QToolBar*>(Qt::FindDirectChildrenOnly)) delete toolbar;
+  setMenuBar(new QMenuBar(this));  // the old bar goes, with its menus
+  // The comparison window comes back where it was, on the runs it compared.
+  const bool comparison_shown = compare_view_->isVisible();
+  const QByteArray comparison_geometry = compare_view_->saveGeometry();
+  const int compared[2] = {compare_view_->runA(), compare_view_->runB()};
+  delete runs_menu_;
+  delete compare_view_;  // before the export actions it shows
+  delete view_objects_;
+  delete exports_;
+  buildViews();
+  compare_view_->setRuns(compared[0], compared[1]);
+  compare_view_->restoreGeometry(comparison_geometry);
+  if (comparison_shown) compare_view_->show();
+  showPresetNote(shown_preset_id_);
+
+  // Once the old centre is gone and the new panels are laid out: restored
+  // at once, the left docks grew by a few hundred pixels at every switch.
+  QTimer::singleShot(0, this, [this, layout] { restoreState(layout); });
+  timeline_view_->setArrangement(arrangement);
+  setNotice(shown_notice);
+  if (!run_problem_.isEmpty()) training_view_->setRunError(runStoppedText());
+  timeline_view_->setReplay(replay_updater_->replay());
+  stats_panel_->setReplay(replay_updater_->replay());
+  rebuildRecentMenu();
+  onPredictionUpdated();
+  onRunPhaseChanged(run_->phase());
+  updateTitle();
+}
+
+void MainWindow::setLanguage(const QString& code) {
+  // Every window then gets a LanguageChange event (changeEvent).
+  if (apply_language(code)) remember_language(code);
+}
+
+void MainWindow::changeEvent(QEvent* event) {
+  // Installing a translator sends one event per translator: build once.
+  if (event->type() == QEvent::LanguageChange && !rebuild_pending_) {
+    rebuild_pending_ = true;
+    QTimer::singleShot(0, this, &MainWindow::rebuildViews);
+  }
+  QMainWindow::changeEvent(event);
+}
+
 void MainWindow::buildActions() {
   QStyle* look = style();
-  new_action_ = new QAction(tr("&New"), this);
+  new_action_ = new QAction(tr("&New"), view_objects_);
   new_action_->setShortcut(QKeySequence::New);
   connect(new_action_, &QAction::triggered, this, &MainWindow::newExperiment);
-  open_action_ = new QAction(look->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open…"), this);
+  open_action_ =
+      new QAction(look->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open…"), view_objects_);
   open_action_->setShortcut(QKeySequence::Open);
   connect(open_action_, &QAction::triggered, this, &MainWindow::openWithDialog);
-  save_action_ = new QAction(look->standardIcon(QStyle::SP_DialogSaveButton), tr("&Save"), this);
+  save_action_ =
+      new QAction(look->standardIcon(QStyle::SP_DialogSaveButton), tr("&Save"), view_objects_);
   save_action_->setShortcut(QKeySequence::Save);
   connect(save_action_, &QAction::triggered, this, &MainWindow::save);
-  save_as_action_ = new QAction(tr("Save &As…"), this);
+  save_as_action_ = new QAction(tr("Save &As…"), view_objects_);
   save_as_action_->setShortcut(QKeySequence::SaveAs);
   connect(save_as_action_, &QAction::triggered, this, &MainWindow::saveAsWithDialog);
-  quit_action_ = new QAction(tr("&Quit"), this);
+  quit_action_ = new QAction(tr("&Quit"), view_objects_);
   quit_action_->setShortcut(QKeySequence::Quit);
   connect(quit_action_, &QAction::triggered, this, &QWidget::close);
 
-  run_action_ = new QAction(look->standardIcon(QStyle::SP_MediaPlay), tr("&Run"), this);
+  run_action_ = new QAction(look->standardIcon(QStyle::SP_MediaPlay), tr("&Run"), view_objects_);
   run_action_->setShortcut(QKeySequence(Qt::Key_Space));
   run_action_->setToolTip(tr("Run or pause training (Space)"));
   connect(run_action_, &QAction::triggered, this, &MainWindow::runOrPause);
-  step_action_ = new QAction(look->standardIcon(QStyle::SP_MediaSeekForward), tr("S&tep"), this);
+  step_action_ =
+      new QAction(look->standardIcon(QStyle::SP_MediaSeekForward), tr("S&tep"), view_objects_);
   step_action_->setShortcut(QKeySequence(Qt::Key_Right));
   step_action_->setToolTip(tr("Run one training step, then pause (→)"));
   connect(step_action_, &QAction::triggered, this, &MainWindow::stepOnce);
-  stop_action_ = new QAction(look->standardIcon(QStyle::SP_MediaStop), tr("St&op"), this);
+  stop_action_ = new QAction(look->standardIcon(QStyle::SP_MediaStop), tr("St&op"), view_objects_);
   stop_action_->setShortcut(QKeySequence(Qt::Key_Escape));
   stop_action_->setToolTip(tr("Stop the run; what was recorded stays (Esc)"));
   connect(stop_action_, &QAction::triggered, this, &MainWindow::stopRun);
-  reset_action_ = new QAction(look->standardIcon(QStyle::SP_BrowserReload), tr("R&eset"), this);
+  reset_action_ =
+      new QAction(look->standardIcon(QStyle::SP_BrowserReload), tr("R&eset"), view_objects_);
   reset_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
   reset_action_->setToolTip(tr("Stop and clear the measured run (Ctrl+R)"));
   connect(reset_action_, &QAction::triggered, this, &MainWindow::resetRun);
-  plan_action_ = new QAction(tr("&Plan for me…"), this);
-  plan_action_->setToolTip(tr("Choose dp, pp, the split and the micro-batches for a number of devices"));
+  plan_action_ = new QAction(tr("&Plan for me…"), view_objects_);
+  plan_action_->setToolTip(
+      tr("Choose dp, pp, the split and the micro-batches for a number of devices"));
   connect(plan_action_, &QAction::triggered, this, &MainWindow::planWithDialog);
-  undo_plan_action_ = new QAction(tr("&Undo plan"), this);
+  undo_plan_action_ = new QAction(tr("&Undo plan"), view_objects_);
   undo_plan_action_->setToolTip(tr("Put back the parallel settings the last plan replaced"));
   connect(undo_plan_action_, &QAction::triggered, planner_, &PlanController::undo);
   parallel_panel_->setPlanAction(plan_action_);
@@ -243,8 +318,8 @@ void MainWindow::buildActions() {
   }
 
   exports_ = new ExportActions({timeline_view_, memory_view_, training_view_, run_, predictor_,
-                                 compare_view_, overhead_view_},
-                                this);
+                                compare_view_, overhead_view_},
+                               this);
   connect(exports_, &ExportActions::failed, this, &MainWindow::setNotice);
   compare_view_->setExportAction(exports_->comparisonAction());
   connect(exports_, &ExportActions::wrote, this,
@@ -333,7 +408,7 @@ void MainWindow::buildMenus() {
 
   view_menu_ = menuBar()->addMenu(tr("&View"));
   QMenu* arrangement = view_menu_->addMenu(tr("Timelines"));
-  auto* group = new QActionGroup(this);
+  auto* group = new QActionGroup(arrangement);
   const std::pair<QString, TimelineView::Arrangement> arrangements[] = {
       {tr("Predicted under measured"), TimelineView::Arrangement::PredictedUnder},
       {tr("Predicted beside measured"), TimelineView::Arrangement::PredictedBeside},
@@ -353,6 +428,17 @@ void MainWindow::buildMenus() {
     // The menu's check mark follows the Show combo too.
     connect(timeline_view_, &TimelineView::arrangementChanged, action,
             [action, chosen](TimelineView::Arrangement now) { action->setChecked(now == chosen); });
+  }
+  QMenu* language_menu = view_menu_->addMenu(tr("&Language"));
+  language_menu->setObjectName(QStringLiteral("languageMenu"));
+  auto* language_group = new QActionGroup(language_menu);
+  for (const Language& language : languages()) {
+    QAction* action = language_menu->addAction(language.name);
+    action->setCheckable(true);
+    action->setChecked(language.code == current_language());
+    language_group->addAction(action);
+    const QString code = language.code;
+    connect(action, &QAction::triggered, this, [this, code] { setLanguage(code); });
   }
   view_menu_->addSeparator();
 
@@ -469,7 +555,7 @@ void MainWindow::newExperiment() {
   resetRun();
   document_->replace(default_experiment(), QString(), false);
   setNotice({});
-  preset_note_->showPreset({}, {});
+  showPresetNote({});
 }
 
 bool MainWindow::openFile(const QString& path) {
@@ -497,7 +583,7 @@ bool MainWindow::openFile(const QString& path) {
   }
   resetRun();
   setNotice({});
-  preset_note_->showPreset({}, {});
+  showPresetNote({});
   addRecentFile(path);
   statusBar()->showMessage(tr("Opened %1").arg(path), kStatusMessageMs);
   return true;
@@ -555,6 +641,13 @@ bool MainWindow::maybeSave() {
   }
 }
 
+void MainWindow::showPresetNote(const QString& id) {
+  shown_preset_id_ = id;
+  for (const Preset& preset : presets())
+    if (preset.id == id) return preset_note_->showPreset(preset.title, preset.what_to_see);
+  preset_note_->showPreset({}, {});
+}
+
 bool MainWindow::applyPreset(const QString& id) {
   for (const Preset& preset : presets()) {
     if (preset.id != id) continue;
@@ -564,7 +657,7 @@ bool MainWindow::applyPreset(const QString& id) {
     setNotice({});
     // What to see stays in the note above the timeline; the status bar just confirms.
     statusBar()->showMessage(tr("Preset: %1").arg(preset.title), kStatusMessageMs);
-    preset_note_->showPreset(preset.title, preset.what_to_see);
+    showPresetNote(preset.id);
     if (preset.shows_overhead) overhead_dock_->raise();
     return true;
   }
@@ -605,7 +698,7 @@ bool MainWindow::startRun(bool paused) {
   predictor_->updateNow();
   if (!predictor_->problems().isEmpty()) {
     const QString text = tr("Fix the problems shown in the panels before running (%1)")
-                             .arg(predictor_->problems().first());
+                             .arg(core_message_text(predictor_->problems().first()));
     statusBar()->showMessage(text, kStatusMessageMs);
     return false;
   }
@@ -619,6 +712,14 @@ bool MainWindow::startRun(bool paused) {
   run_->setPlaybackSpeed(speed_combo_->currentData().toDouble());
   run_->start(document_->experiment(), 0, paused);
   return true;
+}
+
+void MainWindow::attachTo(const QString& address) {
+  run_problem_.clear();
+  training_view_->setRunError({});
+  distributeProblems();
+  run_->setPlaybackSpeed(speed_combo_->currentData().toDouble());
+  run_->attach(address);
 }
 
 void MainWindow::runOrPause() {
@@ -674,10 +775,14 @@ void MainWindow::onRunPhaseChanged(RunController::Phase) {
 void MainWindow::onRunFailed(const QString& reason, ProblemArea area) {
   run_problem_ = reason;
   run_problem_area_ = area;
-  training_view_->setRunError(tr("The run stopped: %1").arg(reason));
-  statusBar()->showMessage(tr("Run failed: %1").arg(reason), kStatusMessageMs);
+  training_view_->setRunError(runStoppedText());
+  statusBar()->showMessage(tr("Run failed: %1").arg(core_message_text(reason)), kStatusMessageMs);
   distributeProblems();
   updateRunActions();
+}
+
+QString MainWindow::runStoppedText() const {
+  return tr("The run stopped: %1").arg(core_message_text(run_problem_));
 }
 
 void MainWindow::updateRunActions() {
@@ -719,7 +824,7 @@ void MainWindow::distributeProblems() {
   // Anything unrouted sits with the parallel settings, which decide what runs.
   parallel << problems_in(all, ProblemArea::Run);
   if (!run_problem_.isEmpty()) {
-    const QString text = tr("The last run failed: %1").arg(run_problem_);
+    const QString text = tr("The last run failed: %1").arg(core_message_text(run_problem_));
     switch (run_problem_area_) {
       case ProblemArea::Model:
         model << text;

@@ -55,6 +55,9 @@ class MainWindow : public QMainWindow {
   bool saveTo(const QString& path);
   void newExperiment();
   bool applyPreset(const QString& id);
+  // View > Language: switches the app to `code` (language.h) at once and
+  // remembers it; the window rebuilds its menus and panels in the new language.
+  void setLanguage(const QString& code);
   // Plan for me without the dialog: plans the open experiment for `request`
   // in the background and applies the plan (Plan > Undo plan puts the
   // previous split back); a plan that cannot be made is shown as a notice.
@@ -67,6 +70,9 @@ class MainWindow : public QMainWindow {
   void resetRun();
   // Starts a run; false (with the reason shown) when the experiment has problems.
   bool startRun(bool paused = false);
+  // Follows a run that trains elsewhere (RunController::attach); the panels
+  // show its experiment once connected.
+  void attachTo(const QString& address);
 
   // The notice under the toolbar (a failed open or save, an export error).
   QString notice() const;
@@ -106,8 +112,13 @@ class MainWindow : public QMainWindow {
  protected:
   void closeEvent(QCloseEvent* event) override;
   bool eventFilter(QObject* watched, QEvent* event) override;
+  void changeEvent(QEvent* event) override;
 
  private:
+  void buildViews();
+  void rebuildViews();
+  // The note above the timeline for the preset `id` (translated now); empty hides it.
+  void showPresetNote(const QString& id);
   void buildActions();
   void buildMenus();
   void buildToolbar();
@@ -131,6 +142,7 @@ class MainWindow : public QMainWindow {
   void updateTitle();
   void updateRunActions();
   void setNotice(const QString& text);
+  QString runStoppedText() const;
 
   GpuAvailability gpus_;
   ExperimentDocument* document_;
@@ -148,6 +160,7 @@ class MainWindow : public QMainWindow {
   OverheadView* overhead_view_;
   QDockWidget* overhead_dock_ = nullptr;
   PresetNote* preset_note_;
+  QString shown_preset_id_;  // the preset the note describes; none when empty
   ExportActions* exports_;
   RunStore* run_store_;
   CompareView* compare_view_;
@@ -156,6 +169,8 @@ class MainWindow : public QMainWindow {
   QLabel* run_status_label_;
   QComboBox* speed_combo_;
   QList<QDockWidget*> config_docks_;
+  QObject* view_objects_ = nullptr;  // parent of the actions buildViews() makes
+  bool rebuild_pending_ = false;
 
   QAction* new_action_;
   QAction* open_action_;

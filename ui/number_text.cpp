@@ -1,5 +1,6 @@
 #include "ui/number_text.h"
 
+#include <QCoreApplication>
 #include <cmath>
 
 namespace pipelab {
@@ -56,7 +57,8 @@ QString percent_text(double fraction) {
 }
 
 QString trace_time_text(double value, bool unit_time) {
-  if (unit_time) return three_digits(value) + " units";
+  if (unit_time)
+    return QCoreApplication::translate("NumberText", "%1 units").arg(three_digits(value));
   return duration_text(value);
 }
 

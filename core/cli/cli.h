@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,8 +13,13 @@
 
 namespace pipelab {
 
+class RankSession;  // rank_session.h
+
 struct CliHooks {
   std::function<GpuInventory()> probe_gpus;  // set by a CUDA build (gpu/'s query_gpus)
+  // Set by an MPI build (core/mpi): joins the job mpirun started, with the
+  // silence (seconds) after which a rank counts as gone.
+  std::function<std::unique_ptr<RankSession>(double silence_limit_s)> join_ranks;
 };
 
 // Exit codes: 0 success, 1 internal error, 2 user error (one line on `err`

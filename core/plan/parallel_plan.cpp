@@ -3,13 +3,15 @@
 #include <array>
 #include <cassert>
 
+#include "core/text/translatable.h"
+
 namespace pipelab {
 namespace {
 
 struct ScheduleEntry {
   ScheduleKind kind;
   const char* name;
-  const char* description;
+  const char* description;  // shown in the app, translated (core/text/translatable.h)
   bool v_placement = false;                    // two chunks per device placed in a V (device_layout.h)
   bool asynchronous = false;                   // no flush: updates overlap later micro-batches
   bool update_per_backward = false;            // one U after every B (else one per step)
@@ -20,36 +22,53 @@ struct ScheduleEntry {
 // name every field, so a flag added to the struct cannot shift them.
 constexpr std::array<ScheduleEntry, 9> kSchedules = {{
     {ScheduleKind::GPipe, "gpipe",
-     "GPipe: all forwards, then all backwards (fill-drain); one micro-batch is naive model parallelism"},
+     PIPELAB_TRANSLATABLE("core",
+                          "GPipe: all forwards, then all backwards (fill-drain); one micro-batch "
+                          "is naive model parallelism")},
     {ScheduleKind::OneFOneB, "1f1b",
-     "1F1B (PipeDream-Flush): warm-up forwards, then one forward one backward; memory of p micro-batches"},
+     PIPELAB_TRANSLATABLE("core",
+                          "1F1B (PipeDream-Flush): warm-up forwards, then one forward one "
+                          "backward; memory of p micro-batches")},
     {ScheduleKind::Interleaved1F1B, "interleaved-1f1b",
-     "Interleaved 1F1B: each device holds several virtual stages; the bubble shrinks by the chunk count"},
+     PIPELAB_TRANSLATABLE("core",
+                          "Interleaved 1F1B: each device holds several virtual stages; the bubble "
+                          "shrinks by the chunk count")},
     {ScheduleKind::ZeroBubbleH1, "zb-h1",
-     "Zero-bubble H1: backward split into input and weight gradients, weight gradients fill the bubbles"},
+     PIPELAB_TRANSLATABLE("core",
+                          "Zero-bubble H1: backward split into input and weight gradients, weight "
+                          "gradients fill the bubbles")},
     {.kind = ScheduleKind::ZeroBubbleV,
      .name = "zb-v",
-     .description = "Zero-bubble V: two chunks per device placed in a V, split backward; about no bubble when "
-                    "F = BI = BW",
+     .description = PIPELAB_TRANSLATABLE(
+         "core",
+         "Zero-bubble V: two chunks per device placed in a V, split backward; about no bubble when "
+         "F = BI = BW"),
      .v_placement = true},
     {.kind = ScheduleKind::DualPipeV,
      .name = "dualpipev",
-     .description = "DualPipeV: DeepSeek's DualPipe cut in half, two chunks per device in a V; the steady phase "
-                    "pairs one chunk's forward with the other's backward",
+     .description = PIPELAB_TRANSLATABLE("core",
+                                         "DualPipeV: DeepSeek's DualPipe cut in half, two chunks "
+                                         "per device in a V; the steady phase "
+                                         "pairs one chunk's forward with the other's backward"),
      .v_placement = true},
     {.kind = ScheduleKind::PipeDream,
      .name = "pipedream",
-     .description = "PipeDream: asynchronous 1F1B without flush; stage s stashes p - s weight versions",
+     .description = PIPELAB_TRANSLATABLE(
+         "core",
+         "PipeDream: asynchronous 1F1B without flush; stage s stashes p - s weight versions"),
      .asynchronous = true, .update_per_backward = true},
     {.kind = ScheduleKind::PipeDream2BW,
      .name = "pipedream-2bw",
-     .description =
-         "PipeDream-2BW: asynchronous, gradients accumulated over m micro-batches, two weight versions",
+     .description = PIPELAB_TRANSLATABLE("core",
+                                         "PipeDream-2BW: asynchronous, gradients accumulated over "
+                                         "m micro-batches, two weight versions"),
      .asynchronous = true},
     {.kind = ScheduleKind::PipeMare,
      .name = "pipemare",
-     .description = "PipeMare: PipeDream's order with one weight version; a backward reads newer weights "
-                    "than its forward",
+     .description = PIPELAB_TRANSLATABLE(
+         "core",
+         "PipeMare: PipeDream's order with one weight version; a backward reads newer weights "
+         "than its forward"),
      .asynchronous = true, .update_per_backward = true, .backward_reads_newest_weights = true},
 }};
 

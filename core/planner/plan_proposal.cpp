@@ -9,6 +9,7 @@
 #include "core/planner/dapple_planner.h"
 #include "core/planner/stage_cost_table.h"
 #include "core/text/byte_size.h"
+#include "core/text/translatable.h"
 
 namespace pipelab {
 namespace {
@@ -155,11 +156,13 @@ const char* planner_name(PlannerKind kind) {
 
 const char* planner_description(PlannerKind kind) {
   return kind == PlannerKind::Dapple
-             ? "DAPPLE: tries every pp, dp and micro-batch count on synchronous 1F1B, each "
-               "simulated; "
-               "its plan runs as predicted"
-             : "PipeDream: a dynamic program over stages and per-stage replicas (asynchronous); "
-               "runs the closest uniform dp x pp when its optimum is not uniform";
+             ? PIPELAB_TRANSLATABLE("core",
+                                    "DAPPLE: tries every pp, dp and micro-batch count on "
+                                    "synchronous 1F1B, each simulated; its plan runs as predicted")
+             : PIPELAB_TRANSLATABLE("core",
+                                    "PipeDream: a dynamic program over stages and per-stage "
+                                    "replicas (asynchronous); runs the closest uniform dp x pp "
+                                    "when its optimum is not uniform");
 }
 
 std::optional<PlannerKind> parse_planner(const std::string& name) {

@@ -12,9 +12,10 @@ void Mailbox::post_copy(const MessageTag& tag, const Tensor& tensor) {
   messages_.post(tag, tensor.clone(&allocator_, MemoryCategory::CommBuffers));
 }
 
-void Mailbox::post_copy(const MessageTag& tag, const float* values, int64_t count) {
-  Tensor message(1, count, &allocator_, MemoryCategory::CommBuffers);
-  if (count > 0) std::memcpy(message.data(), values, static_cast<size_t>(count) * sizeof(float));
+void Mailbox::post_copy(const MessageTag& tag, const float* values, int64_t rows, int64_t cols) {
+  Tensor message = Tensor::uninitialized(rows, cols, &allocator_, MemoryCategory::CommBuffers);
+  if (message.size() > 0)
+    std::memcpy(message.data(), values, static_cast<size_t>(message.size()) * sizeof(float));
   messages_.post(tag, std::move(message));
 }
 

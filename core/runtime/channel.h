@@ -30,8 +30,8 @@ class Mailbox {
 
   // Posts a copy of `tensor` (made here, on this device, as CommBuffers).
   void post_copy(const MessageTag& tag, const Tensor& tensor);
-  // Posts a copy of `count` floats as a 1 x count row.
-  void post_copy(const MessageTag& tag, const float* values, int64_t count);
+  // Posts a copy of the rows x cols floats at `values`.
+  void post_copy(const MessageTag& tag, const float* values, int64_t rows, int64_t cols);
 
   // Waits for the message with `tag` and hands it over (still counted as
   // CommBuffers). Throws RunStopped when the run stops first.

@@ -10,25 +10,31 @@
 namespace pipelab {
 namespace {
 
-// The ring of `members` devices that device `place` belongs to, with mailboxes.
+// The ring of `members` devices that device `place` belongs to, over the run's transport.
 template <typename DeviceOfMember>
 RingGroup make_ring(CpuDevices& devices, MessageKind kind, int members, int rank,
                     DeviceOfMember device_of_member) {
   RingGroup group;
   group.kind = kind;
   group.rank = rank;
-  for (int member = 0; member < members; ++member) {
-    const int member_device = device_of_member(member);
-    group.devices.push_back(member_device);
-    group.mailboxes.push_back(devices.mailboxes[member_device].get());
-  }
+  for (int member = 0; member < members; ++member) group.devices.push_back(device_of_member(member));
+  group.transport = &devices.transport();
+  group.mailbox = devices.mailboxes[group.devices[rank]].get();
   return group;
 }
 
 }  // namespace
 
+void CpuDevices::connect(const std::function<std::unique_ptr<Transport>(InProcessTransport&)>& wrap) {
+  std::vector<Mailbox*> by_device;
+  for (auto& mailbox : mailboxes) by_device.push_back(mailbox.get());
+  in_process = std::make_unique<InProcessTransport>(std::move(by_device));
+  if (wrap) across_processes = wrap(*in_process);
+}
+
 void CpuDevices::release_in_flight() {
-  for (auto& mailbox : mailboxes) mailbox->clear();
+  for (auto& mailbox : mailboxes)
+    if (mailbox) mailbox->clear();
 }
 
 CpuBackend::CpuBackend(CpuDevices& devices, WorkerShared& shared, const WorkerPlace& place)
@@ -100,7 +106,7 @@ Tensor CpuBackend::loss_gradient(const Op& op, const Tensor& output,
 
 int64_t CpuBackend::send(const Op& op, const MessageTag& tag, Tensor message) {
   begin(op);
-  devices_.mailboxes[op.peer]->post_copy(tag, message);
+  devices_.transport().post(op.peer, tag, message);
   end(op, message.bytes());
   return message.bytes();
 }

@@ -1,11 +1,13 @@
 // CpuBackend: what the executor loop (device_worker.h) runs one CPU virtual
 // device's ops on. Its math is core/nn's (host tensors, BLAS); its timing the
-// run's steady clock around each op; its transfers copies through the
-// receiver's mailbox (channel.h); its collectives ring all-reduces over those
-// mailboxes (ring_allreduce.h). A stage's host view is the stage itself.
+// run's steady clock around each op; its transfers copies into the
+// receiver's mailbox (channel.h) through the run's transport (transport.h);
+// its collectives ring all-reduces over the same transport
+// (ring_allreduce.h). A stage's host view is the stage itself.
 //
 // CpuDevices is what every CPU device of a run shares: one counting allocator
-// and one mailbox per virtual device.
+// and one mailbox per virtual device this process runs, and the transport
+// that reaches any device's mailbox.
 #pragma once
 
 #include <cstdint>
@@ -24,13 +26,21 @@
 #include "core/runtime/device_worker.h"
 #include "core/runtime/message_tag.h"
 #include "core/runtime/ring_allreduce.h"
+#include "core/runtime/transport.h"
 
 namespace pipelab {
 
 struct CpuDevices {
-  std::vector<std::unique_ptr<DeviceAllocator>> allocators;  // per device
-  std::vector<std::unique_ptr<Mailbox>> mailboxes;           // per device
+  // Per device; null for the devices other processes run.
+  std::vector<std::unique_ptr<DeviceAllocator>> allocators;
+  std::vector<std::unique_ptr<Mailbox>> mailboxes;
+  std::unique_ptr<InProcessTransport> in_process;  // set by connect()
+  std::unique_ptr<Transport> across_processes;     // null in a one-process run
 
+  // Makes the transport once the mailboxes are in; a multi-process run's
+  // `wrap` (ProcessShare::make_transport) wraps the in-process one.
+  void connect(const std::function<std::unique_ptr<Transport>(InProcessTransport&)>& wrap = {});
+  Transport& transport() { return across_processes ? *across_processes : *in_process; }
   // Frees every message nobody received (after a stop).
   void release_in_flight();
 };
@@ -67,7 +77,7 @@ class CpuBackend {
   // (the worker times them as the schedule's ops).
   Tensor loss_gradient(const Op& op, const Tensor& output,
                        const std::function<void(Tensor&)>& tensor_parallel_sum);
-  // Posts a copy of `message` into the receiver's mailbox; timed.
+  // Posts a copy of `message` to the receiver's mailbox; timed.
   int64_t send(const Op& op, const MessageTag& tag, Tensor message);
   // Waits for the message; timed.
   Tensor receive(const Op& op, const MessageTag& tag);

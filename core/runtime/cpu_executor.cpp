@@ -5,7 +5,9 @@
 #include "core/io/experiment_io.h"
 #include "core/nn/blas_threads.h"
 #include "core/runtime/device_worker_impl.h"
+#include "core/runtime/evaluation_weights.h"
 #include "core/runtime/host_memory_check.h"
+#include "core/runtime/process_share.h"
 
 namespace pipelab {
 
@@ -24,15 +26,16 @@ CpuExecutor::CpuExecutor(const Experiment& experiment, EventSink& sink,
   prepare_run();
 
   devices_ = std::make_unique<CpuDevices>();
-  for (int d = 0; d < devices; ++d) {
-    devices_->allocators.push_back(std::make_unique<DeviceAllocator>(d));
-    devices_->allocators.back()->set_listener([this, d](const MemoryBytes& bytes) {
-      sink_.add_memory({d, clock_.now(), bytes});
+  devices_->allocators.resize(static_cast<size_t>(devices));
+  devices_->mailboxes.resize(static_cast<size_t>(devices));
+  for (int d = first_hosted_device(); d < first_hosted_device() + hosted_device_count(); ++d) {
+    devices_->allocators[d] = std::make_unique<DeviceAllocator>(d);
+    devices_->allocators[d]->set_listener([this, d](const MemoryBytes& bytes) {
+      reporter().memory({d, clock_.now(), bytes});
     });
+    devices_->mailboxes[d] = std::make_unique<Mailbox>(d, *devices_->allocators[d], *control_);
   }
-  for (int d = 0; d < devices; ++d)
-    devices_->mailboxes.push_back(
-        std::make_unique<Mailbox>(d, *devices_->allocators[d], *control_));
+  devices_->connect(options.process ? options.process->make_transport : nullptr);
   try {
     build_workers();
   } catch (const std::invalid_argument& error) {
@@ -46,6 +49,29 @@ CpuExecutor::CpuExecutor(const Experiment& experiment, EventSink& sink,
 }
 
 CpuExecutor::~CpuExecutor() { stop_and_join(); }
+
+void CpuExecutor::send_for_evaluation(int device, int stage, int step, Sequential& weights) {
+  const std::vector<float> values = flat_evaluation_weights(weights);
+  devices_->transport().post(0, MessageTag::evaluation_weights(device, stage, step), values.data(), 1,
+                             static_cast<int64_t>(values.size()));
+}
+
+void CpuExecutor::copy_remote_weights(int step) {
+  const ParallelPlan& plan = experiment_.parallel;
+  const DeviceLayout layout = plan.layout();
+  for (int device = 0; device < device_count(); ++device) {
+    const DeviceCoord coord = layout.coord_of(device);
+    if (hosts(device) || coord.replica != 0) continue;
+    for (int chunk = 0; chunk < plan.chunks; ++chunk) {
+      const int stage = layout.stage_of(coord.pipeline_rank, chunk);
+      std::unique_ptr<Sequential>& copy = remote_stages_[{device, chunk}];
+      if (!copy) copy = stage_copy_for_evaluation(experiment_, stage_ranges_, tp_roles_, stage, coord.shard);
+      const Tensor message = devices_->mailboxes[0]->receive(MessageTag::evaluation_weights(device, stage, step));
+      set_evaluation_weights(*copy, message.data(), message.size());
+      evaluator_->copy_weights_from(*copy, plan.tp, coord.shard);
+    }
+  }
+}
 
 std::string CpuExecutor::launch_message() const {
   const ParallelPlan& plan = experiment_.parallel;

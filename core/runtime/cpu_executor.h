@@ -20,10 +20,15 @@
 //
 // Evaluation (training.eval_every, and after the last step) makes every worker
 // meet at the step's boundary; the last to arrive copies the weights of
-// replica 0 into a whole model and runs the validation set.
+// replica 0 into a whole model and runs the validation set. In a run over
+// processes the other ranks send their replica-0 weights to rank 0's device 0
+// (briefly counted there as CommBuffers), and rank 0 evaluates.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/runtime/cpu_backend.h"
@@ -42,11 +47,18 @@ class CpuExecutor : public PipelineExecutor<CpuBackend> {
 
   // For tests and tools.
   const std::vector<StageProfile>& stage_profiles() const { return profiles_; }
+  // A device this process runs.
   const DeviceAllocator& allocator(int device) const { return *devices_->allocators[device]; }
   const TrainingData& data() const { return *data_; }
 
  private:
   std::string launch_message() const override;
+  void send_for_evaluation(int device, int stage, int step, Sequential& weights) override;
+  void copy_remote_weights(int step) override;
+
+  // Rank 0 of a run over processes: copies of the replica-0 stage shards
+  // other ranks run, by (device, chunk), made at the first evaluation.
+  std::map<std::pair<int, int>, std::unique_ptr<Sequential>> remote_stages_;
 };
 
 extern template class DeviceWorker<CpuBackend>;

@@ -76,7 +76,7 @@ struct WorkerShared {
   const RunClock& clock;
   RunControl& control;
   TrainingData& data;
-  RunRecorder& recorder;
+  RunReporter& recorder;  // the run's recorder, or on a rank other than 0 what goes to it
   // Async data parallelism: one server per (stage, shard), at stage * tp + shard.
   std::vector<std::unique_ptr<ParameterServer>>& servers;
   Rendezvous& rendezvous;

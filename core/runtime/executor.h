@@ -33,15 +33,24 @@ class Executor {
   virtual void step() = 0;     // from Ready or Paused: run one more training step, then pause
   virtual void stop() = 0;     // takes effect within one op; joins every worker
   virtual void wait() = 0;     // blocks until Finished, Stopped or Failed
+  // Ends the run as Failed with `message`, as an error inside it would (another
+  // process of a multi-process run failed or stopped answering).
+  virtual void abort(const std::string& message) = 0;
   virtual RunState state() const = 0;
   virtual std::string error() const = 0;  // why it Failed (empty otherwise)
   virtual int steps_done() const = 0;
   virtual int steps_total() const = 0;
 };
 
+struct ProcessShare;  // process_share.h
+
 struct ExecutorOptions {
   int steps = 0;              // 0: the experiment's training.steps
   bool start_paused = false;  // start() leaves it Paused before the first op (for step())
+  // A run spread over processes: this process's devices, transport and
+  // reporter (process_share.h); it must outlive the executor. Null: every
+  // device runs here. Only the cpu backend runs such a share.
+  const ProcessShare* process = nullptr;
 };
 
 // Builds the executor experiment.backend.type names ("cpu" or "cuda"). Loads the

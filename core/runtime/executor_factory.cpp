@@ -77,6 +77,10 @@ std::unique_ptr<Executor> make_executor(const Experiment& experiment, EventSink&
                                         const ExecutorOptions& options) {
   const std::string& type = experiment.backend.type;
   if (type == "cpu") return std::make_unique<CpuExecutor>(experiment, sink, options);
+  if (options.process)
+    throw ExperimentError("backend.type = " + quoted_excerpt(type) +
+                          " does not run across processes yet (NCCL between ranks is not built); "
+                          "use backend.type = cpu under mpirun");
   ExecutorFactory factory;
   {
     BackendRegistry& backends = registry();

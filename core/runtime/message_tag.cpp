@@ -27,4 +27,13 @@ MessageTag MessageTag::ring_chunk(MessageKind kind, int sender, int64_t collecti
   return tag;
 }
 
+MessageTag MessageTag::evaluation_weights(int sender, int stage, int step) {
+  MessageTag tag;
+  tag.kind = MessageKind::EvaluationWeights;
+  tag.sender = sender;
+  tag.stage = stage;
+  tag.step = step;
+  return tag;
+}
+
 }  // namespace pipelab

@@ -12,14 +12,15 @@ enum class MessageKind {
   Gradient,             // a stage's input gradient, to the previous stage
   TensorParallelChunk,  // one ring step of a tensor-parallel all-reduce
   DataParallelChunk,    // one ring step of a data-parallel all-reduce
+  EvaluationWeights,    // a run over processes: a replica-0 stage's weights, to rank 0 to evaluate
 };
 
 // Fields a kind does not use stay 0.
 struct MessageTag {
   MessageKind kind = MessageKind::Activation;
   int sender = 0;          // device
-  int stage = 0;           // activations and gradients: the sending stage
-  int step = 0;            // activations and gradients: the global training step
+  int stage = 0;           // activations, gradients, evaluation weights: the sending stage
+  int step = 0;            // activations, gradients, evaluation weights: the global training step
   int microbatch = 0;      // activations and gradients
   int64_t collective = 0;  // ring chunks: which collective of the sender's group
   int ring_step = 0;       // ring chunks: 0 .. 2(n-1)-1
@@ -29,6 +30,7 @@ struct MessageTag {
   static MessageTag activation(int sender, int stage, int step, int microbatch);
   static MessageTag gradient(int sender, int stage, int step, int microbatch);
   static MessageTag ring_chunk(MessageKind kind, int sender, int64_t collective, int ring_step);
+  static MessageTag evaluation_weights(int sender, int stage, int step);
 };
 
 }  // namespace pipelab

@@ -26,28 +26,36 @@ class PipelineExecutor : public ThreadedExecutor {
   using Worker = DeviceWorker<Backend>;
   using Devices = typename Backend::Devices;
 
-  // For tests and tools.
-  Worker& worker(int device) { return *workers_[static_cast<size_t>(device)]; }
+  // For tests and tools: a device this process runs.
+  Worker& worker(int device) { return *workers_[static_cast<size_t>(device - first_hosted_device())]; }
 
  protected:
   using ThreadedExecutor::ThreadedExecutor;
 
-  // One worker per virtual device (std::invalid_argument when a stage cannot
-  // be built), then the parameter servers under async data parallelism.
+  // One worker per virtual device this process runs (std::invalid_argument
+  // when a stage cannot be built), then the parameter servers under async
+  // data parallelism.
   void build_workers() {
     shared_ = make_worker_shared([this](int step) { evaluate_after(step); });
-    for (int device = 0; device < device_count(); ++device)
+    for (int device = first_hosted_device(); device < first_hosted_device() + hosted_device_count(); ++device)
       workers_.push_back(std::make_unique<Worker>(*shared_, *devices_, device));
     const ParallelPlan& plan = experiment_.parallel;
     if (plan.update == UpdateMode::Async && plan.dp > 1) make_parameter_servers();
   }
 
-  void run_worker(int device) override { workers_[static_cast<size_t>(device)]->run(); }
+  void run_worker(int device) override { worker(device).run(); }
 
   void release_in_flight() override {
     for (auto& worker : workers_) worker->drop_in_flight();
     devices_->release_in_flight();
   }
+
+  // A run over processes evaluates on rank 0 (the only one with an
+  // evaluator): the other ranks hand it the weights of their replica-0 stage
+  // shards at each evaluated step, and rank 0 copies them into the evaluator.
+  // Only the CPU executor runs over processes.
+  virtual void send_for_evaluation(int /*device*/, int /*stage*/, int /*step*/, Sequential& /*weights*/) {}
+  virtual void copy_remote_weights(int /*step*/) {}
 
   std::unique_ptr<Devices> devices_;  // made by the subclass before build_workers
   std::unique_ptr<WorkerShared> shared_;
@@ -74,9 +82,16 @@ class PipelineExecutor : public ThreadedExecutor {
     const int tp = experiment_.parallel.tp;
     for (auto& worker : workers_) {
       if (worker->replica() != 0) continue;
-      for (int chunk = 0; chunk < worker->chunk_count(); ++chunk)
-        evaluator_->copy_weights_from(worker->host_weights(chunk), tp, worker->shard());
+      for (int chunk = 0; chunk < worker->chunk_count(); ++chunk) {
+        Sequential& weights = worker->host_weights(chunk);
+        if (evaluator_)
+          evaluator_->copy_weights_from(weights, tp, worker->shard());
+        else
+          send_for_evaluation(worker->device(), worker->stage_index(chunk), step, weights);
+      }
     }
+    if (!evaluator_) return;  // rank 0 of a run over processes evaluates
+    copy_remote_weights(step);
     recorder_->validation(step, evaluator_->evaluate());
   }
 };

@@ -13,7 +13,7 @@ class RingMember {
   RingMember(std::span<float> values, const RingGroup& group, int64_t collective)
       : values_(values), group_(group), collective_(collective) {
     assert(n() >= 1 && group.rank >= 0 && group.rank < n());
-    assert(static_cast<int>(group.mailboxes.size()) == n());
+    assert(n() == 1 || (group.transport && group.mailbox));
   }
 
   int n() const { return group_.size(); }
@@ -23,15 +23,15 @@ class RingMember {
 
   void send(int chunk, int ring_step) {
     const int next = (rank() + 1) % n();
-    group_.mailboxes[next]->post_copy(
-        MessageTag::ring_chunk(group_.kind, group_.devices[rank()], collective_, ring_step),
-        values_.data() + begin(chunk), begin(chunk + 1) - begin(chunk));
+    group_.transport->post(group_.devices[next],
+                           MessageTag::ring_chunk(group_.kind, group_.devices[rank()], collective_, ring_step),
+                           values_.data() + begin(chunk), 1, begin(chunk + 1) - begin(chunk));
   }
 
   void receive(int chunk, int ring_step, bool accumulate) {
     const int previous = (rank() + n() - 1) % n();
     const int64_t count = begin(chunk + 1) - begin(chunk);
-    Tensor message = group_.mailboxes[rank()]->receive(
+    Tensor message = group_.mailbox->receive(
         MessageTag::ring_chunk(group_.kind, group_.devices[previous], collective_, ring_step));
     assert(message.size() == count);
     float* target = values_.data() + begin(chunk);

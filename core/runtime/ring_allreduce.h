@@ -1,6 +1,6 @@
 // Ring all-reduce over a group of devices (the data-parallel replicas of a
 // stage, or the tensor-parallel shards of one), with real messages through
-// the members' mailboxes.
+// the transport (transport.h), so members may live in other processes.
 //
 // The n members sit on a ring; the values are cut into n chunks. A
 // reduce-scatter of n - 1 steps passes partial sums to the next member (each
@@ -16,14 +16,16 @@
 #include <vector>
 
 #include "core/runtime/channel.h"
+#include "core/runtime/transport.h"
 
 namespace pipelab {
 
 struct RingGroup {
   MessageKind kind = MessageKind::DataParallelChunk;
-  std::vector<int> devices;         // members in ring order
-  std::vector<Mailbox*> mailboxes;  // mailboxes[i] belongs to devices[i]
-  int rank = 0;                     // this member's index
+  std::vector<int> devices;          // members in ring order
+  Transport* transport = nullptr;    // reaches the next member
+  Mailbox* mailbox = nullptr;        // this member's own
+  int rank = 0;                      // this member's index
   int size() const { return static_cast<int>(devices.size()); }
 };
 

@@ -18,6 +18,13 @@ class RunClock {
 
   double now() const { return seconds_at(std::chrono::steady_clock::now()); }
 
+  // When the run started, in seconds of steady_clock's own epoch (0 before
+  // start()): what ranks of a multi-process run exchange to share one clock.
+  double origin_seconds() const {
+    if (!started_.load(std::memory_order_acquire)) return 0.0;
+    return std::chrono::duration<double>(origin_.time_since_epoch()).count();
+  }
+
   // The reading for an earlier or later instant of steady_clock, e.g. a GPU
   // event mapped onto the host clock (gpu/executor/event_timer.h): same time base as now().
   double seconds_at(std::chrono::steady_clock::time_point time) const {

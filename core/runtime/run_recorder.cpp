@@ -82,7 +82,13 @@ void RunRecorder::device_finished_step(int step) {
       emit_locked(metrics);
       failure = divergence_message(step, metrics.loss, settings_.learning_rate);
     } else if (settings_.evaluated_steps.contains(step)) {
-      awaiting_validation_[step] = metrics;
+      const auto early = validation_before_step_.find(step);
+      if (early == validation_before_step_.end()) {
+        awaiting_validation_[step] = metrics;
+      } else {
+        emit_validated_locked(metrics, early->second);
+        validation_before_step_.erase(early);
+      }
     } else {
       emit_locked(metrics);
       const int every = std::max(1, settings_.total_steps / 10);
@@ -134,14 +140,21 @@ StepMetrics RunRecorder::complete_step_locked(int step, StepRecord& record) {
 
 void RunRecorder::validation(int step, const EvaluationResult& result) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto waiting = awaiting_validation_.find(step);
-  if (waiting == awaiting_validation_.end()) return;  // diverged or never completed
-  StepMetrics metrics = waiting->second;
-  awaiting_validation_.erase(waiting);
-  metrics.val_loss = result.loss;
-  metrics.val_accuracy = result.accuracy;
   // The next step's time starts after the evaluation, which is not training.
   last_step_end_ = std::max(last_step_end_, clock_.now());
+  auto waiting = awaiting_validation_.find(step);
+  if (waiting == awaiting_validation_.end()) {
+    if (!completed_locked(step)) validation_before_step_[step] = result;  // else it diverged
+    return;
+  }
+  const StepMetrics metrics = waiting->second;
+  awaiting_validation_.erase(waiting);
+  emit_validated_locked(metrics, result);
+}
+
+void RunRecorder::emit_validated_locked(StepMetrics metrics, const EvaluationResult& result) {
+  metrics.val_loss = result.loss;
+  metrics.val_accuracy = result.accuracy;
   emit_locked(metrics);
   sink_.add_message(progress_text(metrics, settings_.total_steps));
 }

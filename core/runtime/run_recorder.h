@@ -24,6 +24,7 @@
 #include "core/nn/loss.h"
 #include "core/runtime/evaluation.h"
 #include "core/runtime/run_clock.h"
+#include "core/runtime/run_reporter.h"
 #include "core/trace/event_sink.h"
 
 namespace pipelab {
@@ -49,21 +50,22 @@ struct RecorderSettings {
   EvaluatedSteps evaluated_steps;  // their metrics wait for validation()
 };
 
-class RunRecorder {
+class RunRecorder final : public RunReporter {
  public:
   RunRecorder(EventSink& sink, const RunClock& clock, RecorderSettings settings,
               std::function<void(const std::string&)> on_failure);
 
-  void event(const TraceEvent& event);
-  // A last-stage device's loss on one micro-batch of `step` (one shard per
-  // replica). Summed in (replica, micro-batch) order, so the reported loss
+  void event(const TraceEvent& event) override;
+  void memory(const MemorySample& sample) override { sink_.add_memory(sample); }
+  // Losses are summed in (replica, micro-batch) order, so the reported loss
   // does not depend on which thread came first.
-  void loss(int step, int replica, int microbatch, const LossResult& result);
-  // A device ran its last op of `step`.
-  void device_finished_step(int step);
-  // The validation result after `step`; emits that step's metrics.
+  void loss(int step, int replica, int microbatch, const LossResult& result) override;
+  void device_finished_step(int step) override;
+  // The validation result after `step`; emits that step's metrics, now or,
+  // when other processes' devices have not reported the step's end yet
+  // (a run over processes), once they have.
   void validation(int step, const EvaluationResult& result);
-  void message(const std::string& text);
+  void message(const std::string& text) override;
 
   int steps_done() const { return steps_done_.load(); }
   // The last metrics emitted (for the final message).
@@ -81,6 +83,7 @@ class RunRecorder {
     std::vector<TraceEvent> events;
   };
   StepMetrics complete_step_locked(int step, StepRecord& record);
+  void emit_validated_locked(StepMetrics metrics, const EvaluationResult& result);
   bool completed_locked(int step) const;
   void mark_completed_locked(int step);
   void emit_locked(const StepMetrics& metrics);
@@ -92,6 +95,7 @@ class RunRecorder {
   mutable std::mutex mutex_;
   std::map<int, StepRecord> open_steps_;
   std::map<int, StepMetrics> awaiting_validation_;
+  std::map<int, EvaluationResult> validation_before_step_;  // results for steps not yet complete
   // Completed steps: every step below completed_below_, and those above it in
   // completed_above_ (steps may complete out of order). Kept this way, not
   // as a set of every step, so a long run does not grow with its steps.

@@ -1,8 +1,10 @@
 #include "core/runtime/threaded_executor.h"
 
+#include <cassert>
 #include <stdexcept>
 
 #include "core/io/experiment_io.h"
+#include "core/runtime/process_share.h"
 #include "core/runtime/run_settings.h"
 #include "core/runtime/trainable.h"
 
@@ -14,7 +16,21 @@ ThreadedExecutor::ThreadedExecutor(const Experiment& experiment, EventSink& sink
   check_experiment(experiment_);
   check_trainable(experiment_);
   total_steps_ = run_steps(experiment_, options_);
+  hosted_count_ = experiment_.parallel.devices();
+  if (const ProcessShare* share = options_.process) {
+    assert(share->first_device >= 0 && share->first_device + share->device_count <= hosted_count_);
+    first_hosted_ = share->first_device;
+    hosted_count_ = share->device_count;
+    if (experiment_.parallel.update == UpdateMode::Async && experiment_.parallel.dp > 1)
+      throw ExperimentError("parallel.update = async with dp > 1 keeps its parameter servers in one process: "
+                            "run it without mpirun, or set parallel.update = sync");
+  }
   control_ = std::make_unique<RunControl>(experiment_.parallel.devices());
+}
+
+RunReporter& ThreadedExecutor::reporter() {
+  if (options_.process && options_.process->reporter) return *options_.process->reporter;
+  return *recorder_;
 }
 
 void ThreadedExecutor::prepare_run() {
@@ -33,8 +49,10 @@ void ThreadedExecutor::prepare_run() {
   evaluated_steps_ = settings.evaluated_steps;
   recorder_ = std::make_unique<RunRecorder>(sink_, clock_, settings,
                                             [this](const std::string& message) { fail(message); });
-  rendezvous_ = std::make_unique<Rendezvous>(plan.devices(), *control_);
-  if (data_->validation().samples > 0)
+  rendezvous_ = std::make_unique<Rendezvous>(hosted_count_, *control_);
+  // Across processes, rank 0 evaluates (pipeline_executor.h).
+  const bool evaluates_here = !options_.process || options_.process->rank == 0;
+  if (data_->validation().samples > 0 && evaluates_here)
     evaluator_ =
         std::make_unique<Evaluator>(experiment_.model, experiment_.seed, data_->validation());
 }
@@ -42,7 +60,7 @@ void ThreadedExecutor::prepare_run() {
 std::unique_ptr<WorkerShared> ThreadedExecutor::make_worker_shared(
     std::function<void(int step)> at_meeting_point) {
   return std::make_unique<WorkerShared>(WorkerShared{
-      experiment_, *program_, stage_ranges_, tp_roles_, clock_, *control_, *data_, *recorder_,
+      experiment_, *program_, stage_ranges_, tp_roles_, clock_, *control_, *data_, reporter(),
       servers_, *rendezvous_, evaluated_steps_, std::move(at_meeting_point),
       [this](const std::string& message) { fail(message); }});
 }
@@ -61,7 +79,10 @@ void ThreadedExecutor::launch_locked() {
   state_ = RunState::Running;
   sink_.add_message(launch_message());
   std::lock_guard<std::mutex> join_lock(join_mutex_);
+  // Devices other processes run are done as far as this one's control goes.
   for (int device = 0; device < device_count(); ++device)
+    if (!hosts(device)) control_->worker_done(device);
+  for (int device = first_hosted_; device < first_hosted_ + hosted_count_; ++device)
     threads_.emplace_back([this, device] {
       run_worker(device);
       worker_exited();
@@ -124,7 +145,7 @@ void ThreadedExecutor::join_and_release() {
 
 void ThreadedExecutor::worker_exited() {
   std::lock_guard<std::mutex> lock(state_mutex_);
-  if (++workers_exited_ < device_count()) return;
+  if (++workers_exited_ < hosted_count_) return;
   if (!error_.empty()) {
     state_ = RunState::Failed;
   } else if (control_->stopping()) {

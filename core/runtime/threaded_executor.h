@@ -44,6 +44,7 @@ class ThreadedExecutor : public Executor {
   void stop() override;
   // Returns at once when the run was never started.
   void wait() override;
+  void abort(const std::string& message) override { fail(message); }
   RunState state() const override;
   std::string error() const override;
   int steps_done() const override;
@@ -52,6 +53,16 @@ class ThreadedExecutor : public Executor {
   // For tests and tools.
   int device_count() const { return experiment_.parallel.devices(); }
   const TrainingProgram& program() const { return *program_; }
+  // The recorder making this run's stream (on rank 0 of a multi-process run
+  // it also takes the other ranks' reports), and its clock.
+  RunRecorder& recorder() { return *recorder_; }
+  const RunClock& clock() const { return clock_; }
+  // The devices this process runs: all, or its ProcessShare's block.
+  int first_hosted_device() const { return first_hosted_; }
+  int hosted_device_count() const { return hosted_count_; }
+  bool hosts(int device) const {
+    return device >= first_hosted_ && device < first_hosted_ + hosted_count_;
+  }
 
  protected:
   // Checks the experiment (ExperimentError), counts the steps to run and
@@ -79,6 +90,8 @@ class ThreadedExecutor : public Executor {
   // (ExperimentError), and makes the recorder, the evaluation meetings and,
   // with a validation set, the evaluator.
   void prepare_run();
+  // Where this process's workers report: the recorder, or the ProcessShare's reporter.
+  RunReporter& reporter();
   // The WorkerShared of this run; `at_meeting_point` evaluates after a step.
   std::unique_ptr<WorkerShared> make_worker_shared(std::function<void(int step)> at_meeting_point);
 
@@ -90,6 +103,8 @@ class ThreadedExecutor : public Executor {
   EventSink& sink_;
   ExecutorOptions options_;
   int total_steps_ = 0;
+  int first_hosted_ = 0;
+  int hosted_count_ = 0;
   RunClock clock_;
   // The members below outlive everything a subclass declares (a base's
   // members are destroyed last), so its devices and workers may refer to them.
@@ -103,7 +118,7 @@ class ThreadedExecutor : public Executor {
   std::vector<TensorParallelRole> tp_roles_;  // per model layer
   EvaluatedSteps evaluated_steps_;
   std::unique_ptr<Rendezvous> rendezvous_;
-  std::unique_ptr<Evaluator> evaluator_;  // null without a validation set
+  std::unique_ptr<Evaluator> evaluator_;  // null without a validation set, and on ranks other than 0
   // Async data parallelism: one server per (stage, shard), at stage * tp + shard.
   std::vector<std::unique_ptr<ParameterServer>> servers_;
 

@@ -17,7 +17,7 @@ constexpr std::chrono::seconds kRecalibrateEvery{1};
 }  // namespace
 
 OpTimings::OpTimings(int device, int gpu, cudaStream_t stream, const RunClock& clock,
-                     RunRecorder& recorder)
+                     RunReporter& recorder)
     : device_(device), gpu_(gpu), calibration_stream_(stream), clock_(clock), recorder_(recorder) {
   DeviceGuard guard(gpu_);
   event_clock_ = std::make_unique<EventClock>(stream);

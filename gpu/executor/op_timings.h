@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "core/runtime/run_clock.h"
-#include "core/runtime/run_recorder.h"
+#include "core/runtime/run_reporter.h"
 #include "gpu/executor/event_timer.h"
 
 namespace pipelab::gpu {
@@ -34,7 +34,7 @@ class OpTimings {
 
   // For virtual device `device` on GPU `gpu` (made current for the calls).
   // Calibrates on `stream`, which it waits for.
-  OpTimings(int device, int gpu, cudaStream_t stream, const RunClock& clock, RunRecorder& recorder);
+  OpTimings(int device, int gpu, cudaStream_t stream, const RunClock& clock, RunReporter& recorder);
   ~OpTimings();
   OpTimings(const OpTimings&) = delete;
   OpTimings& operator=(const OpTimings&) = delete;
@@ -76,7 +76,7 @@ class OpTimings {
   const int gpu_;
   const cudaStream_t calibration_stream_;
   const RunClock& clock_;
-  RunRecorder& recorder_;
+  RunReporter& recorder_;
   std::unique_ptr<EventClock> event_clock_;
   std::chrono::steady_clock::time_point calibrated_at_;
   std::vector<OpenOp> open_;                        // begun, not ended (innermost last)

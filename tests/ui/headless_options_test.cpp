@@ -49,6 +49,13 @@ class HeadlessOptionsTest : public QObject {
     QVERIFY(parsed.options->scripted());
   }
 
+  void parsesAnAttach() {
+    const auto parsed = parse_headless_options({"--attach", "node1:7300", "-platform", "xcb"});
+    QVERIFY2(parsed.options, qPrintable(parsed.error));
+    QCOMPARE(parsed.options->attach, QString("node1:7300"));
+    QVERIFY(!parsed.options->scripted());
+  }
+
   void noFlagsIsAnInteractiveSession() {
     const auto parsed = parse_headless_options({});
     QVERIFY(parsed.options);
@@ -75,6 +82,10 @@ class HeadlessOptionsTest : public QObject {
     QTest::newRow("gif extension") << QStringList{"--export-gif", "t.png"} << ".gif";
     QTest::newRow("preset missing") << QStringList{"--preset"} << "--preset";
     QTest::newRow("file and preset") << QStringList{"a.json", "--preset", "gpipe"} << "not both";
+    QTest::newRow("attach without port") << QStringList{"--attach", "node1"} << "HOST:PORT";
+    QTest::newRow("attach and a file")
+        << QStringList{"a.json", "--attach", "node1:7300"} << "goes alone";
+    QTest::newRow("attach and run") << QStringList{"--attach=node1:7300", "--run"} << "goes alone";
   }
 
   void badArgumentsGiveOneLine() {

@@ -17,8 +17,6 @@ namespace {
 constexpr double kPngScale = 2.0;  // sharp on slides and high-dpi screens
 constexpr int kScreenDpi = 96;
 
-QString tr_export(const char* text) { return QCoreApplication::translate("ChartExport", text); }
-
 constexpr QSize kUnshownChartSize(1400, 500);
 
 QSize chart_size(const QCustomPlot* chart, QSize requested) {
@@ -112,7 +110,8 @@ std::optional<ChartFormat> chart_format_for_path(const QString& path) {
 }
 
 QString chart_file_filter() {
-  return tr_export("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)");
+  return QCoreApplication::translate(
+      "ChartExport", "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)");
 }
 
 bool export_charts(const QList<QCustomPlot*>& charts, Qt::Orientation orientation,
@@ -123,14 +122,17 @@ bool export_charts(const QList<QCustomPlot*>& charts, Qt::Orientation orientatio
   };
   const auto format = chart_format_for_path(path);
   if (!format)
-    return fail(tr_export("%1: unknown chart format; use a .png, .svg or .pdf file name")
+    return fail(QCoreApplication::translate(
+                    "ChartExport", "%1: unknown chart format; use a .png, .svg or .pdf file name")
                     .arg(QFileInfo(path).fileName()));
-  if (charts.isEmpty()) return fail(tr_export("there is no chart to export"));
+  if (charts.isEmpty())
+    return fail(QCoreApplication::translate("ChartExport", "there is no chart to export"));
   {
     // Find out early (and in plain words) when the file cannot be written.
     QFile probe(path);
     if (!probe.open(QIODevice::WriteOnly))
-      return fail(tr_export("cannot write %1: %2").arg(path, probe.errorString()));
+      return fail(QCoreApplication::translate("ChartExport", "cannot write %1: %2")
+                      .arg(path, probe.errorString()));
   }
 
   const Placement placement = place(charts, orientation, size, caption);
@@ -173,7 +175,8 @@ bool export_charts(const QList<QCustomPlot*>& charts, Qt::Orientation orientatio
   // toPainter laid the charts out for the file's size; lay them out for the screen again.
   for (QCustomPlot* chart : charts) chart->replot(QCustomPlot::rpQueuedReplot);
   if (!written || QFileInfo(path).size() == 0)
-    return fail(tr_export("could not write the chart to %1").arg(path));
+    return fail(
+        QCoreApplication::translate("ChartExport", "could not write the chart to %1").arg(path));
   return true;
 }
 

@@ -13,15 +13,22 @@ namespace pipelab {
 
 std::vector<ModelTemplate> model_templates() {
   register_template_resources();
-  const auto tr = [](const char* text) { return QCoreApplication::translate("ModelTemplates", text); };
   return {
-      {QStringLiteral("tiny-gpt"), tr("Tiny GPT (trains here)"), QStringLiteral(":/templates/tiny_gpt_copy.json")},
-      {QStringLiteral("gpt2-small"), tr("GPT-2 small (124M)"), QStringLiteral(":/templates/gpt2_small_predict.json")},
-      {QStringLiteral("gpt3-175b"), tr("GPT-3 175B (predict only)"),
+      {QStringLiteral("tiny-gpt"),
+       QCoreApplication::translate("ModelTemplates", "Tiny GPT (trains here)"),
+       QStringLiteral(":/templates/tiny_gpt_copy.json")},
+      {QStringLiteral("gpt2-small"),
+       QCoreApplication::translate("ModelTemplates", "GPT-2 small (124M)"),
+       QStringLiteral(":/templates/gpt2_small_predict.json")},
+      {QStringLiteral("gpt3-175b"),
+       QCoreApplication::translate("ModelTemplates", "GPT-3 175B (predict only)"),
        QStringLiteral(":/templates/gpt3_175b_predict.json")},
-      {QStringLiteral("llama-7b"), tr("LLaMA-style 7B (predict only)"),
+      {QStringLiteral("llama-7b"),
+       QCoreApplication::translate("ModelTemplates", "LLaMA-style 7B (predict only)"),
        QStringLiteral(":/templates/llama_7b_predict.json")},
-      {QStringLiteral("resnet-mnist"), tr("Small ResNet (MNIST)"), QStringLiteral(":/templates/mnist_resnet.json")},
+      {QStringLiteral("resnet-mnist"),
+       QCoreApplication::translate("ModelTemplates", "Small ResNet (MNIST)"),
+       QStringLiteral(":/templates/mnist_resnet.json")},
   };
 }
 

@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "core/data/dataset.h"
+#include "core/runtime/attached_run.h"
 #include "core/io/experiment_io.h"
 
 namespace pipelab {
@@ -74,10 +75,8 @@ int RunController::stepsTotal() const {
   return experiment_.training.steps;
 }
 
-void RunController::start(const Experiment& experiment, int steps, bool paused) {
+int RunController::beginPreparing() {
   discardExecutor();
-  experiment_ = experiment;
-  trace_ = empty_measured_trace(experiment);
   error_.clear();
   recorded_time_ = 0;
   playback_time_ = 0;
@@ -85,13 +84,19 @@ void RunController::start(const Experiment& experiment, int steps, bool paused) 
   pause_requested_ = false;
   steps_requested_ = 0;
   emit traceReset();
-
   sink_ = std::make_shared<EventSink>();
+  const int generation = ++generation_;
+  setPhase(Phase::Preparing);
+  return generation;
+}
+
+void RunController::start(const Experiment& experiment, int steps, bool paused) {
+  experiment_ = experiment;
+  trace_ = empty_measured_trace(experiment);
+  const int generation = beginPreparing();
   ExecutorOptions options;
   options.steps = steps;
   options.start_paused = paused;
-  const int generation = ++generation_;
-  setPhase(Phase::Preparing);
   // Loading data and building the stages can take a moment: off the GUI thread.
   preparing_.start([experiment, options, generation, sink = sink_] {
     Prepared prepared;
@@ -113,6 +118,25 @@ void RunController::start(const Experiment& experiment, int steps, bool paused) 
   });
 }
 
+void RunController::attach(const QString& address) {
+  trace_ = Trace{};  // the devices are known once the run says what it trains
+  const int generation = beginPreparing();
+  // Connecting can take a moment: off the GUI thread.
+  preparing_.start([address = address.toStdString(), generation, sink = sink_] {
+    Prepared prepared;
+    prepared.generation = generation;
+    prepared.sink = sink;
+    try {
+      auto run = std::make_shared<AttachedRun>(address, *sink);
+      prepared.attached = run->experiment();
+      prepared.executor = std::move(run);
+    } catch (const std::exception& e) {
+      prepared.error = QString::fromStdString(e.what());
+    }
+    return prepared;
+  });
+}
+
 void RunController::onPrepared() {
   const std::optional<Prepared> taken = preparing_.take();
   if (!taken) return;  // a newer start's result, already taken
@@ -129,6 +153,12 @@ void RunController::onPrepared() {
     return;
   }
   executor_ = prepared.executor;
+  if (prepared.attached) {
+    experiment_ = *prepared.attached;
+    trace_ = empty_measured_trace(experiment_);
+    emit traceReset();
+    emit attached(experiment_);
+  }
   try {
     executor_->start();
     if (pause_requested_) executor_->pause();

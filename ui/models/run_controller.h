@@ -13,6 +13,7 @@
 #include <QString>
 #include <QTimer>
 #include <memory>
+#include <optional>
 
 #include "core/io/experiment.h"
 #include "core/runtime/executor.h"
@@ -37,6 +38,11 @@ class RunController : public QObject {
   // `steps` 0 runs training.steps. With `paused`, the run waits before its
   // first op, so step() can walk through it.
   void start(const Experiment& experiment, int steps = 0, bool paused = false);
+  // Follows a run that trains elsewhere (pipelab-cli train --serve, e.g. rank
+  // 0 of an mpirun job) at `address` ("HOST:PORT"): its timeline, memory and
+  // loss arrive as a local run's; pause and step do nothing, stop detaches.
+  // attached() says which experiment it trains once connected.
+  void attach(const QString& address);
   void pause();
   void resume();
   // Runs one more training step, then pauses. Needs a paused (or preparing) run.
@@ -76,6 +82,8 @@ class RunController : public QObject {
   void playbackMoved(double time);
   // Progress notes from the executor.
   void message(const QString& text);
+  // attach() connected: the experiment the run trains.
+  void attached(const Experiment& experiment);
   // The run could not start or stopped with an error; `area` says which panel
   // holds the cause.
   void failed(const QString& reason, ProblemArea area);
@@ -87,10 +95,13 @@ class RunController : public QObject {
     int generation = 0;
     std::shared_ptr<EventSink> sink;
     std::shared_ptr<Executor> executor;
+    std::optional<Experiment> attached;  // attach(): what the run trains
     QString error;
     ProblemArea area = ProblemArea::Run;
   };
 
+  // Clears the last run and enters Preparing; the new run's generation.
+  int beginPreparing();
   void onPrepared();
   void tick();
   void drainSink();

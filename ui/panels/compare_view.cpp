@@ -114,7 +114,9 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   memory_rect_->axis(QCPAxis::atLeft)->setLabel(tr("memory (MiB)"));
   curves_->legend->setVisible(true);
   curves_->legend->setFont(QFont(font().family(), 8));
-  loss_rect_->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  // Bottom left: a loss starts at the top of its range and only falls, so the
+  // legend never hides a curve there (top right hid a short run's whole curve).
+  loss_rect_->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignLeft);
   for (int run = 0; run < 2; ++run) {
     loss_[run] =
         curves_->addGraph(loss_rect_->axis(QCPAxis::atBottom), loss_rect_->axis(QCPAxis::atLeft));

@@ -3,6 +3,7 @@
 #include <qcustomplot.h>
 
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QTimer>
@@ -13,6 +14,7 @@
 
 #include "ui/models/run_controller.h"
 #include "ui/number_text.h"
+#include "ui/timeline/device_row_label.h"
 #include "ui/timeline/op_colors.h"
 #include "ui/timeline/time_axis_unit.h"
 
@@ -29,6 +31,30 @@ ByteUnit byte_unit_for(double max_bytes) {
   if (max_bytes >= 1024.0 * 1024) return {1024.0 * 1024, QStringLiteral("MiB")};
   if (max_bytes >= 1024.0) return {1024.0, QStringLiteral("KiB")};
   return {1.0, QStringLiteral("B")};
+}
+
+// The legend's names of the stacked memory categories (core's names are the
+// keys of exported files, with underscores).
+struct CategoryTitle {
+  MemoryCategory category;
+  const char* text;
+};
+constexpr CategoryTitle kCategoryTitles[] = {
+    {MemoryCategory::Weights, QT_TRANSLATE_NOOP("pipelab::MemoryView", "weights")},
+    {MemoryCategory::Gradients, QT_TRANSLATE_NOOP("pipelab::MemoryView", "gradients")},
+    {MemoryCategory::OptimizerState, QT_TRANSLATE_NOOP("pipelab::MemoryView", "optimizer state")},
+    {MemoryCategory::Activations, QT_TRANSLATE_NOOP("pipelab::MemoryView", "activations")},
+    {MemoryCategory::StashedWeights, QT_TRANSLATE_NOOP("pipelab::MemoryView", "stashed weights")},
+    {MemoryCategory::CommBuffers, QT_TRANSLATE_NOOP("pipelab::MemoryView", "comm buffers")},
+    {MemoryCategory::Workspace, QT_TRANSLATE_NOOP("pipelab::MemoryView", "workspace")},
+    {MemoryCategory::Host, QT_TRANSLATE_NOOP("pipelab::MemoryView", "host")},
+};
+
+QString category_title(MemoryCategory category) {
+  for (const CategoryTitle& title : kCategoryTitles)
+    if (title.category == category)
+      return QCoreApplication::translate("pipelab::MemoryView", title.text);
+  return QString::fromLatin1(memory_category_name(category));
 }
 
 // Curves with more points than this are thinned: a long run records hundreds
@@ -145,6 +171,7 @@ void MemoryView::setRunController(RunController* run) {
   connect(run_, &RunController::playbackMoved, this, [this] {
     if (shows_measured_) scheduleRebuild();
   });
+  scheduleRebuild();  // what the run already holds
 }
 
 void MemoryView::setPrediction(std::shared_ptr<const Prediction> prediction) {
@@ -217,7 +244,7 @@ void MemoryView::rebuild() {
   if (device_combo_->count() != devices) {
     device_combo_->clear();
     for (int device = 0; device < devices; ++device)
-      device_combo_->addItem(QString::fromStdString(device_label(*trace, device)));
+      device_combo_->addItem(device_row_label(*trace, device));
   }
   selected_device_ = std::min(selected_device_, devices - 1);
   device_combo_->setCurrentIndex(selected_device_);
@@ -302,7 +329,7 @@ void MemoryView::rebuild() {
       graph->setPen(QPen(color, 2, Qt::DashLine));
       continue;
     }
-    graph->setName(QString::fromLatin1(memory_category_name(category)).replace('_', ' '));
+    graph->setName(category_title(category));
     QColor fill = color;
     fill.setAlpha(150);
     graph->setPen(QPen(color.darker(120), 1));

@@ -21,13 +21,13 @@ struct Layer {
   double OverheadShares::*share;
 };
 const Layer kLayers[] = {
-    {QT_TRANSLATE_NOOP("OverheadView", "compute"), op_role_color(OpColorRole::Forward),
+    {QT_TRANSLATE_NOOP("pipelab::OverheadView", "compute"), op_role_color(OpColorRole::Forward),
      &OverheadShares::compute},
-    {QT_TRANSLATE_NOOP("OverheadView", "recomputation"), op_role_color(OpColorRole::Recompute),
-     &OverheadShares::recompute},
-    {QT_TRANSLATE_NOOP("OverheadView", "load imbalance"), QColor(0xc8, 0xb8, 0x6b),
+    {QT_TRANSLATE_NOOP("pipelab::OverheadView", "recomputation"),
+     op_role_color(OpColorRole::Recompute), &OverheadShares::recompute},
+    {QT_TRANSLATE_NOOP("pipelab::OverheadView", "load imbalance"), QColor(0xc8, 0xb8, 0x6b),
      &OverheadShares::load_imbalance},
-    {QT_TRANSLATE_NOOP("OverheadView", "bubble"), bubble_color(), &OverheadShares::bubble},
+    {QT_TRANSLATE_NOOP("pipelab::OverheadView", "bubble"), bubble_color(), &OverheadShares::bubble},
 };
 
 }  // namespace

@@ -2,15 +2,16 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QFormLayout>
 #include <QGroupBox>
-#include <QToolButton>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QSignalBlocker>
 #include <QSlider>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -52,7 +53,8 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
     const ScheduleKind kind = *parse_schedule(name);
     schedule_combo_->addItem(QString::fromStdString(name), static_cast<int>(kind));
     schedule_combo_->setItemData(schedule_combo_->count() - 1,
-                                 QString::fromLatin1(schedule_description(kind)), Qt::ToolTipRole);
+                                 QCoreApplication::translate("core", schedule_description(kind)),
+                                 Qt::ToolTipRole);
   }
   schedule_description_ = new QLabel(this);
   schedule_description_->setWordWrap(true);
@@ -311,7 +313,8 @@ void ParallelPanel::refreshFromDocument() {
   const bool transformer = is_sequence_model(experiment.model);
   selective_recompute_check_->setEnabled(transformer || plan.selective_recompute);
   sequence_parallel_check_->setEnabled((transformer && plan.tp > 1) || plan.sequence_parallel);
-  schedule_description_->setText(QString::fromLatin1(schedule_description(plan.schedule)));
+  schedule_description_->setText(
+      QCoreApplication::translate("core", schedule_description(plan.schedule)));
   chunks_spin_->setEnabled(plan.schedule == ScheduleKind::Interleaved1F1B);
   staleness_spin_->setEnabled(plan.update == UpdateMode::Async);
   threads_spin_->setEnabled(experiment.backend.type == "cpu");

@@ -1,6 +1,7 @@
 #include "ui/panels/plan_dialog.h"
 
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDialogButtonBox>
 #include <QFormLayout>
 #include <QLabel>
@@ -87,7 +88,7 @@ std::optional<PlanRequest> PlanDialog::request() const {
 
 void PlanDialog::refresh() {
   const auto kind = static_cast<PlannerKind>(planner_combo_->currentData().toInt());
-  planner_description_->setText(QString::fromUtf8(planner_description(kind)));
+  planner_description_->setText(QCoreApplication::translate("core", planner_description(kind)));
   QString problem;
   const std::optional<int64_t> memory =
       parse_byte_size(memory_edit_->text().trimmed().toStdString());

@@ -17,7 +17,7 @@ PresetNote::PresetNote(QWidget* parent) : QLabel(parent) {
 
 void PresetNote::showPreset(const QString& title, const QString& what_to_see) {
   setText(title.isEmpty() ? QString()
-                          : QStringLiteral("<b>%1</b>: %2")
+                          : tr("<b>%1</b>: %2")
                                 .arg(title.toHtmlEscaped(), what_to_see.toHtmlEscaped()));
   setVisible(!title.isEmpty());
 }

@@ -1,5 +1,7 @@
 #include "ui/panels/problem_label.h"
 
+#include "ui/core_message_text.h"
+
 namespace pipelab {
 
 ProblemLabel::ProblemLabel(QWidget* parent) : QLabel(parent) {
@@ -13,7 +15,8 @@ ProblemLabel::ProblemLabel(QWidget* parent) : QLabel(parent) {
 void ProblemLabel::setProblems(const QStringList& problems) {
   problems_ = problems;
   QStringList lines;
-  for (const QString& problem : problems) lines << QStringLiteral("⚠ ") + problem;
+  for (const QString& problem : problems)
+    lines << QStringLiteral("⚠ ") + core_message_text(problem);
   setText(lines.join('\n'));
   setVisible(!problems.isEmpty());
 }

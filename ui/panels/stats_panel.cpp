@@ -12,6 +12,7 @@
 #include "core/trace/run_statistics.h"
 #include "ui/models/run_controller.h"
 #include "ui/number_text.h"
+#include "ui/timeline/device_row_label.h"
 
 namespace pipelab {
 namespace {
@@ -65,6 +66,7 @@ void StatsPanel::setRunController(RunController* run) {
   connect(run_, &RunController::traceGrew, this, [this] {
     if (since_refresh_.elapsed() >= kRefreshMs) refresh();
   });
+  refresh();  // what the run already holds
 }
 
 void StatsPanel::setReplay(std::shared_ptr<const Replay> replay) {
@@ -159,10 +161,9 @@ void StatsPanel::refresh() {
   table_->setRowCount(devices);
   for (int device = 0; device < devices; ++device) {
     const Trace* labels = measured ? measured : predicted ? &predicted->trace : nullptr;
-    table_->setItem(
-        device, 0,
-        new QTableWidgetItem(labels ? QString::fromStdString(device_label(*labels, device))
-                                    : tr("device %1").arg(device)));
+    table_->setItem(device, 0,
+                    new QTableWidgetItem(labels ? device_row_label(*labels, device)
+                                                : tr("device %1").arg(device)));
     const double measured_use = device < static_cast<int>(measured_use_per_device.size())
                                     ? measured_use_per_device[device]
                                     : kNaN;

@@ -65,6 +65,7 @@ void TrainingView::setRunController(RunController* run) {
     if (first_step < static_cast<int>(run_->trace().steps.size())) scheduleRebuild();
   });
   connect(run_, &RunController::playbackMoved, this, &TrainingView::scheduleRebuild);
+  scheduleRebuild();  // what the run already holds
 }
 
 void TrainingView::setRunError(const QString& error) {

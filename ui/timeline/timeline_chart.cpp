@@ -8,6 +8,7 @@
 #include "core/plan/parallel_plan.h"
 #include "core/trace/bubbles.h"
 #include "ui/number_text.h"
+#include "ui/timeline/device_row_label.h"
 #include "ui/timeline/op_colors.h"
 #include "ui/timeline/op_legend_item.h"
 #include "ui/timeline/time_axis_unit.h"
@@ -22,16 +23,16 @@ struct LegendEntry {
   const char* text;
 };
 constexpr LegendEntry kLegendEntries[] = {
-    {OpColorRole::Forward, QT_TRANSLATE_NOOP("TimelineChart", "F forward")},
-    {OpColorRole::Backward, QT_TRANSLATE_NOOP("TimelineChart", "B backward")},
-    {OpColorRole::BackwardInput, QT_TRANSLATE_NOOP("TimelineChart", "BI input grad")},
-    {OpColorRole::BackwardWeight, QT_TRANSLATE_NOOP("TimelineChart", "BW weight grad")},
-    {OpColorRole::Update, QT_TRANSLATE_NOOP("TimelineChart", "U update")},
-    {OpColorRole::Recompute, QT_TRANSLATE_NOOP("TimelineChart", "recompute")},
-    {OpColorRole::PointToPoint, QT_TRANSLATE_NOOP("TimelineChart", "send/recv")},
-    {OpColorRole::AllReduce, QT_TRANSLATE_NOOP("TimelineChart", "all-reduce")},
-    {OpColorRole::ParameterServer, QT_TRANSLATE_NOOP("TimelineChart", "push/pull")},
-    {OpColorRole::HostTransfer, QT_TRANSLATE_NOOP("TimelineChart", "offload/reload")},
+    {OpColorRole::Forward, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "F forward")},
+    {OpColorRole::Backward, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "B backward")},
+    {OpColorRole::BackwardInput, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "BI input grad")},
+    {OpColorRole::BackwardWeight, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "BW weight grad")},
+    {OpColorRole::Update, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "U update")},
+    {OpColorRole::Recompute, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "recompute")},
+    {OpColorRole::PointToPoint, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "send/recv")},
+    {OpColorRole::AllReduce, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "all-reduce")},
+    {OpColorRole::ParameterServer, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "push/pull")},
+    {OpColorRole::HostTransfer, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "offload/reload")},
 };
 
 // Asynchronous pipeline schedules run a stage's ops on several weight
@@ -150,11 +151,34 @@ void TimelineChart::resizeEvent(QResizeEvent* event) {
   if (event->size().isEmpty()) return;
   QCustomPlot::resizeEvent(event);
   if (row_count_ > 0) applyRowLabels();  // the number of labels that fit changed
+  applyTitle();                          // so did the title's room
 }
 
-void TimelineChart::setTitle(const QString& title) { title_->setText(title); }
+QSize TimelineChart::minimumSizeHint() const {
+  // QCustomPlot asks for its title's whole width; a long title (a problem
+  // quoted in the predicted chart's) would widen the window past the screen.
+  QSize hint = QCustomPlot::minimumSizeHint();
+  hint.setWidth(std::min(hint.width(), kMinimumWidth));
+  return hint;
+}
 
-QString TimelineChart::title() const { return title_->text(); }
+void TimelineChart::setTitle(const QString& title) {
+  full_title_ = title;
+  applyTitle();
+}
+
+QString TimelineChart::title() const { return full_title_; }
+
+void TimelineChart::applyTitle() {
+  // Cut at the end with "…" when wider than the chart on screen (a quoted
+  // problem is whole in its panel); a hidden chart exports at its own size.
+  if (!isVisible()) {
+    title_->setText(full_title_);
+    return;
+  }
+  const QFontMetrics metrics(title_->font());
+  title_->setText(metrics.elidedText(full_title_, Qt::ElideRight, std::max(width() - 20, 100)));
+}
 
 void TimelineChart::setRowLabels(const QStringList& labels) {
   row_labels_ = labels;
@@ -188,8 +212,7 @@ void TimelineChart::showTrace(const Trace& trace, double bubble_min_duration) {
   xAxis->setLabel(unit.label);
   const int rows = device_count(trace);
   QStringList labels;
-  for (int device = 0; device < rows; ++device)
-    labels << QString::fromStdString(device_label(trace, device));
+  for (int device = 0; device < rows; ++device) labels << device_row_label(trace, device);
   setRowLabels(labels);
   bars_->setEvents(trace.events);
   updateBubbles(trace, bubble_min_duration);

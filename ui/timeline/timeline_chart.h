@@ -32,7 +32,8 @@ class TimelineChart : public QCustomPlot {
   TimelinePlottable* bars() const { return bars_; }
 
   void setTitle(const QString& title);
-  QString title() const;
+  QString title() const;  // whole, however much of it fits
+  QSize minimumSizeHint() const override;
 
   // Replaces the rows, bars and bubbles with those of `trace`. Gaps shorter
   // than bubble_min_duration (trace time) are not shaded.
@@ -74,6 +75,7 @@ class TimelineChart : public QCustomPlot {
 
  private:
   void applyRowLabels();
+  void applyTitle();
   void showTooltip(QMouseEvent* event);
   void rebuildLegend();
   void placeWarmup();
@@ -83,6 +85,8 @@ class TimelineChart : public QCustomPlot {
   QCPItemText* warmup_label_;
   double warmup_end_ = std::numeric_limits<double>::quiet_NaN();
   QCPTextElement* title_;
+  QString full_title_;
+  static constexpr int kMinimumWidth = 300;
   QCPLayoutGrid* legend_row_;  // owned by the plot layout while shown, by this chart otherwise
   QSharedPointer<QCPAxisTickerText> row_ticker_;
   int row_count_ = 0;

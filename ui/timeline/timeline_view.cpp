@@ -11,8 +11,10 @@
 #include <algorithm>
 
 #include "core/trace/run_statistics.h"
+#include "ui/core_message_text.h"
 #include "ui/models/run_controller.h"
 #include "ui/number_text.h"
+#include "ui/timeline/device_row_label.h"
 #include "ui/timeline/timeline_chart.h"
 #include "ui/timeline/timeline_plottable.h"
 
@@ -174,6 +176,13 @@ void TimelineView::setRunController(RunController* run) {
     replot_if_shown(measured_);
     replot_if_shown(replayed_);
   });
+  // A view built while the run holds events (the window rebuilt in another
+  // language) shows them at once.
+  if (!run_->trace().events.empty()) {
+    onTraceReset();
+    measured_->fitAll();
+    refreshMeasuredBubbles();
+  }
 }
 
 void TimelineView::setAvailableCores(int cores) {
@@ -210,7 +219,7 @@ void TimelineView::setPrediction(std::shared_ptr<const Prediction> prediction,
     planned_rows_.clear();
     predicted_->showTrace(Trace{});
     predicted_->xAxis->setRange(0, 1);
-    const QString first = problems.section('\n', 0, 0);
+    const QString first = core_message_text(problems.section('\n', 0, 0));
     predicted_->setTitle(problems.isEmpty()
                              ? tr("Predicted: nothing to simulate")
                              : tr("Predicted: not available until the problems in the panels "
@@ -234,7 +243,7 @@ void TimelineView::setPrediction(std::shared_ptr<const Prediction> prediction,
   // Before a run, the measured chart already shows the rows it will fill.
   planned_rows_.clear();
   for (int device = 0; device < device_count(result.trace); ++device)
-    planned_rows_ << QString::fromStdString(device_label(result.trace, device));
+    planned_rows_ << device_row_label(result.trace, device);
   if (!run_ || run_->phase() == RunController::Phase::Idle) {
     measured_->setRowLabels(planned_rows_);
     replot_if_shown(measured_);

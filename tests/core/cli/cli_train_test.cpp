@@ -167,5 +167,27 @@ TEST_F(CliTrain, NeedsAConfig) {
   EXPECT_NE(result.err.find("--config"), std::string::npos);
 }
 
+// Options of runs over processes, used without mpirun or without their
+// partner, are one-line mistakes; --serve works for a run in one process too.
+TEST_F(CliTrain, ProcessAndLiveViewOptionsAreCheckedAndServeWorksAlone) {
+  for (const char* option : {"--devices-per-rank", "--rank-timeout"}) {
+    const auto result = run({"train", "--config", example("spiral_interleaved.json"), option, "2"});
+    EXPECT_EQ(result.code, 2);
+    EXPECT_NE(result.err.find("mpirun -np N"), std::string::npos) << result.err;
+  }
+  const auto lone_allow =
+      run({"train", "--config", example("spiral_interleaved.json"), "--serve-allow", "127.0.0.1"});
+  EXPECT_EQ(lone_allow.code, 2);
+  EXPECT_NE(lone_allow.err.find("--serve PORT"), std::string::npos) << lone_allow.err;
+  const auto bad_allow = run(
+      {"train", "--config", example("spiral_interleaved.json"), "--serve", "0", "--serve-allow", "my-laptop"});
+  EXPECT_EQ(bad_allow.code, 2);
+  EXPECT_NE(bad_allow.err.find("not an IPv4 address"), std::string::npos) << bad_allow.err;
+
+  const auto served = run({"train", "--config", example("spiral_interleaved.json"), "--steps", "2", "--serve", "0"});
+  EXPECT_EQ(served.code, 0) << served.err;
+  EXPECT_NE(served.err.find("live view on port "), std::string::npos) << served.err;
+}
+
 }  // namespace
 }  // namespace pipelab

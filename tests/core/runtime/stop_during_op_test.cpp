@@ -99,6 +99,7 @@ class ProbeExecutor : public PipelineExecutor<ProbeBackend> {
     for (int d = 0; d < device_count(); ++d)
       devices->mailboxes.push_back(
           std::make_unique<Mailbox>(d, *devices->allocators[d], *control_));
+    devices->connect();
     devices_ = std::move(devices);
     build_workers();
   }

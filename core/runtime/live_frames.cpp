@@ -1,0 +1,104 @@
+#include "core/runtime/live_frames.h"
+
+#include <stdexcept>
+
+#include "core/runtime/byte_buffer.h"
+
+namespace pipelab {
+namespace {
+
+// What must match between the two ends (bumped when a frame changes).
+struct BuildSignature {
+  uint32_t format = 1;
+  uint32_t event_bytes = sizeof(TraceEvent);
+  uint32_t memory_bytes = sizeof(MemorySample);
+  uint32_t step_bytes = sizeof(StepMetrics);
+  bool operator==(const BuildSignature&) const = default;
+};
+
+void append_text(std::vector<char>& bytes, const std::string& text) {
+  append_bytes(bytes, static_cast<uint64_t>(text.size()));
+  bytes.insert(bytes.end(), text.begin(), text.end());
+}
+
+std::string read_text(ByteReader& reader) {
+  const auto length = reader.read<uint64_t>();
+  return std::string(reader.take(length), length);
+}
+
+template <typename T>
+void append_all(std::vector<char>& bytes, const std::vector<T>& values) {
+  append_bytes(bytes, static_cast<uint64_t>(values.size()));
+  for (const T& value : values) append_bytes(bytes, value);
+}
+
+template <typename T>
+void read_all(ByteReader& reader, std::vector<T>& values) {
+  const auto count = reader.read<uint64_t>();
+  for (uint64_t i = 0; i < count; ++i) values.push_back(reader.read<T>());
+}
+
+std::vector<char> frame(LiveFrame kind, const std::vector<char>& payload) {
+  std::vector<char> bytes;
+  append_bytes(bytes, kind);
+  append_bytes(bytes, static_cast<uint64_t>(payload.size()));
+  bytes.insert(bytes.end(), payload.begin(), payload.end());
+  return bytes;
+}
+
+}  // namespace
+
+std::vector<char> live_hello_frame(const LiveHello& hello) {
+  std::vector<char> payload;
+  append_bytes(payload, BuildSignature{});
+  append_bytes(payload, hello.steps_total);
+  append_text(payload, hello.experiment_json);
+  return frame(LiveFrame::Hello, payload);
+}
+
+std::vector<char> live_batch_frame(const EventBatch& batch) {
+  std::vector<char> payload;
+  append_all(payload, batch.events);
+  append_all(payload, batch.memory);
+  append_all(payload, batch.steps);
+  append_bytes(payload, static_cast<uint64_t>(batch.messages.size()));
+  for (const std::string& message : batch.messages) append_text(payload, message);
+  return frame(LiveFrame::Batch, payload);
+}
+
+std::vector<char> live_end_frame(int32_t state, const std::string& error) {
+  std::vector<char> payload;
+  append_bytes(payload, state);
+  append_text(payload, error);
+  return frame(LiveFrame::End, payload);
+}
+
+LiveHello read_live_hello(const char* payload, size_t size) {
+  ByteReader reader(payload, size);
+  if (!(reader.read<BuildSignature>() == BuildSignature{}))
+    throw std::runtime_error(
+        "the run streams another PipeLab build's events; attach with the same build");
+  LiveHello hello;
+  hello.steps_total = reader.read<int32_t>();
+  hello.experiment_json = read_text(reader);
+  return hello;
+}
+
+EventBatch read_live_batch(const char* payload, size_t size) {
+  ByteReader reader(payload, size);
+  EventBatch batch;
+  read_all(reader, batch.events);
+  read_all(reader, batch.memory);
+  read_all(reader, batch.steps);
+  const auto messages = reader.read<uint64_t>();
+  for (uint64_t i = 0; i < messages; ++i) batch.messages.push_back(read_text(reader));
+  return batch;
+}
+
+void read_live_end(const char* payload, size_t size, int32_t& state, std::string& error) {
+  ByteReader reader(payload, size);
+  state = reader.read<int32_t>();
+  error = read_text(reader);
+}
+
+}  // namespace pipelab

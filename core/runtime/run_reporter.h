@@ -1,0 +1,28 @@
+// RunReporter: what a run's device workers report about it: every op's
+// measured event, memory samples, the last stages' losses, the end of a
+// step on a device, and messages. RunRecorder (run_recorder.h) turns the
+// reports into the run's event stream; on the ranks of a run spread over
+// processes other than rank 0, a ReportBatch (report_batch.h) collects them
+// for rank 0's recorder instead.
+#pragma once
+
+#include <string>
+
+#include "core/nn/loss.h"
+#include "core/trace/trace_events.h"
+
+namespace pipelab {
+
+class RunReporter {
+ public:
+  virtual ~RunReporter() = default;
+  virtual void event(const TraceEvent& event) = 0;
+  virtual void memory(const MemorySample& sample) = 0;
+  // A last-stage device's loss on one micro-batch of `step` (one shard per replica).
+  virtual void loss(int step, int replica, int microbatch, const LossResult& result) = 0;
+  // A device ran its last op of `step`.
+  virtual void device_finished_step(int step) = 0;
+  virtual void message(const std::string& text) = 0;
+};
+
+}  // namespace pipelab

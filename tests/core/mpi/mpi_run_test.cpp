@@ -1,0 +1,248 @@
+// Runs over processes: pipelab-cli train under a 4-rank mpirun on this
+// machine against the same run in one process, and what happens when a rank
+// stops or dies. Skipped, saying why, when the build has no MPI or mpirun is
+// not on the PATH.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace pipelab {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::string mpi_unavailable_reason() {
+#ifndef PIPELAB_HAVE_MPI
+  return "this build has no MPI (PIPELAB_MPI=OFF, a sanitizer build, or no libopenmpi-dev)";
+#else
+  if (std::system("command -v mpirun > /dev/null 2>&1") != 0)
+    return "mpirun is not on the PATH (openmpi-bin)";
+  return "";
+#endif
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+nlohmann::json read_json(const fs::path& path) { return nlohmann::json::parse(read_text(path)); }
+
+// A folder of its own per test, so the runs of other tests (or people) on
+// this machine are never mistaken for ours.
+class MpiRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string reason = mpi_unavailable_reason();
+    if (!reason.empty()) GTEST_SKIP() << reason;
+    folder_ = fs::temp_directory_path() /
+              ("pipelab_mpi_" + std::to_string(::getpid()) + "_" +
+               ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(folder_);
+  }
+  void TearDown() override {
+    if (!folder_.empty()) fs::remove_all(folder_);
+  }
+
+  std::string cli() const { return PIPELAB_CLI_PATH; }
+  std::string config(const std::string& name) const {
+    return std::string(PIPELAB_SOURCE_DIR) + "/examples/" + name;
+  }
+  std::string mpirun(int ranks) const {
+    return "mpirun --oversubscribe --allow-run-as-root -np " + std::to_string(ranks) + " ";
+  }
+
+  // Starts `command` under /bin/sh with stdout and stderr in the folder.
+  pid_t spawn(const std::string& command) {
+    const std::string line =
+        command + " > " + (folder_ / "out.txt").string() + " 2> " + (folder_ / "err.txt").string();
+    const char* argv[] = {"/bin/sh", "-c", line.c_str(), nullptr};
+    pid_t pid = 0;
+    EXPECT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ), 0);
+    return pid;
+  }
+  // The exit status, or -1 when it runs past `limit` (then it is killed).
+  int wait_for(pid_t pid, std::chrono::seconds limit) {
+    const auto deadline = Clock::now() + limit;
+    int status = 0;
+    while (Clock::now() < deadline) {
+      if (waitpid(pid, &status, WNOHANG) == pid)
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return -1;
+  }
+  int run(const std::string& command) {
+    return wait_for(spawn(command), std::chrono::seconds(120));
+  }
+  std::string errors() const { return read_text(folder_ / "err.txt"); }
+
+  // The process of rank `rank` of our job: its command line names our folder.
+  pid_t rank_process(int rank) const {
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+      const std::string name = entry.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      const std::string command_line = read_text(entry.path() / "cmdline");
+      if (command_line.find("pipelab-cli") == std::string::npos ||
+          command_line.find(folder_.string()) == std::string::npos)
+        continue;
+      std::string environment = read_text(entry.path() / "environ");
+      for (char& c : environment)
+        if (c == '\0') c = '\n';
+      if (("\n" + environment).find("\nOMPI_COMM_WORLD_RANK=" + std::to_string(rank) + "\n") !=
+          std::string::npos)
+        return static_cast<pid_t>(std::stoi(name));
+    }
+    return 0;
+  }
+
+  // Trains `options` in one process and over `ranks` processes; both summaries.
+  std::pair<nlohmann::json, nlohmann::json> train_both(const std::string& options, int ranks,
+                                                       const std::string& rank_options = "") {
+    const std::string one = (folder_ / "one.json").string();
+    const std::string many = (folder_ / "many.json").string();
+    EXPECT_EQ(run(cli() + " train " + options + " --quiet --summary " + one), 0) << errors();
+    EXPECT_EQ(run(mpirun(ranks) + cli() + " train " + options + " " + rank_options +
+                  " --quiet --summary " + many + " --trace " + (folder_ / "trace.json").string()),
+              0)
+        << errors();
+    return {read_json(one), read_json(many)};
+  }
+
+  // The devices with an event in the Chrome trace the run wrote.
+  std::set<int> traced_devices() const {
+    const nlohmann::json trace = read_json(folder_ / "trace.json");
+    std::set<int> processes;
+    for (const auto& event : trace.at("traceEvents"))
+      if (event.value("ph", "") == "X") processes.insert(event.at("pid").get<int>());
+    return processes;
+  }
+
+  fs::path folder_;
+};
+
+// The ring all-reduces run the same steps in the same order over MPI as in
+// one process, so the losses are bit-equal, not merely close.
+void expect_same_losses(const nlohmann::json& one, const nlohmann::json& many) {
+  EXPECT_EQ(many.at("status"), "finished");
+  ASSERT_FALSE(one.at("loss").empty());
+  EXPECT_EQ(one.at("loss"), many.at("loss")) << "every step's loss, bit for bit";
+  // Rank 0 evaluates the last step with the other ranks' stages sent over.
+  EXPECT_TRUE(many.at("val_loss").is_number());
+  EXPECT_EQ(one.at("val_loss"), many.at("val_loss"));
+}
+
+TEST_F(MpiRun, PipelineTimesDataParallelOnFourRanksTrainsAsOneProcess) {
+  // pp 2 x dp 2: activations, gradients and the data-parallel all-reduce cross ranks.
+  const auto [one, many] =
+      train_both("--config " + config("dp_tp_pp_mix.json") + " --steps 6 --set parallel.tp=1", 4);
+  expect_same_losses(one, many);
+  EXPECT_EQ(traced_devices().size(), 4u) << "one trace holds every rank's devices";
+  const nlohmann::json& clocks = many.at("processes").at("clock_offsets");
+  ASSERT_EQ(clocks.size(), 4u);
+  for (const auto& clock : clocks) {
+    // One machine, one steady clock: the true offset is 0, so the estimate
+    // must lie within its own bound of it.
+    EXPECT_LE(std::abs(clock.at("offset_to_rank0_s").get<double>()),
+              clock.at("uncertainty_s").get<double>() + 1e-9)
+        << clock.dump();
+  }
+}
+
+TEST_F(MpiRun, TensorParallelPairsAcrossRanksTrainAsOneProcess) {
+  // tp 2 x pp 2, one device per rank: every tensor-parallel all-reduce crosses ranks.
+  const auto [one, many] =
+      train_both("--config " + config("dp_tp_pp_mix.json") + " --steps 6 --set parallel.dp=1", 4);
+  expect_same_losses(one, many);
+  EXPECT_EQ(traced_devices().size(), 4u);
+}
+
+TEST_F(MpiRun, TwoDevicesPerRankMixInProcessAndMpiPaths) {
+  // dp 2 x tp 2 x pp 2 on 4 ranks: each rank holds a tensor-parallel pair.
+  const auto [one, many] = train_both("--config " + config("dp_tp_pp_mix.json") + " --steps 4", 4,
+                                      "--devices-per-rank 2");
+  expect_same_losses(one, many);
+  EXPECT_EQ(traced_devices().size(), 8u);
+}
+
+TEST_F(MpiRun, DevicesThatDoNotDivideAreRefusedInOneLine) {
+  // dp 1 x tp 1 x pp 2: two devices for four ranks.
+  EXPECT_NE(run(mpirun(4) + cli() + " train --config " + config("dp_tp_pp_mix.json") +
+                " --set parallel.dp=1" + " --set parallel.tp=1 --steps 1 --summary " +
+                (folder_ / "x.json").string()),
+            0);
+  EXPECT_NE(errors().find("start a number of ranks that divides 2"), std::string::npos) << errors();
+}
+
+// An error on one rank (here rank 0's recorder sees the loss diverge) stops
+// every rank, and rank 0 still writes its summary.
+TEST_F(MpiRun, AnErrorOnOneRankStopsEveryRank) {
+  const std::string summary = (folder_ / "summary.json").string();
+  EXPECT_NE(run(mpirun(4) + cli() + " train --config " + config("dp_tp_pp_mix.json") +
+                " --set parallel.tp=1 --steps 50 --set training.optimizer.lr=1e30 --quiet --summary " + summary),
+            0);
+  EXPECT_NE(errors().find("rank 0 failed: training diverged"), std::string::npos) << errors();
+  EXPECT_EQ(read_json(summary).at("status"), "failed");
+}
+
+class MpiFault : public MpiRun {
+ protected:
+  // A long run; `signal_number` to rank `victim` once it trains. The job's
+  // exit status and the seconds it took to end after the signal.
+  std::pair<int, double> harm(int victim, int signal_number) {
+    const pid_t job = spawn(mpirun(4) + cli() + " train --config " + config("dp_tp_pp_mix.json") +
+                            " --set parallel.tp=1 --steps 1000000 --rank-timeout 2 --summary " +
+                            (folder_ / "summary.json").string());
+    // Once rank 0 reports steps, every rank is past its start and training.
+    const auto started = Clock::now();
+    while (errors().find("step 2/") == std::string::npos &&
+           Clock::now() - started < std::chrono::seconds(60))
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const pid_t target = rank_process(victim);
+    EXPECT_NE(target, 0) << "rank " << victim << " is not training: " << errors();
+    const auto harmed = Clock::now();
+    if (target) kill(target, signal_number);
+    const int status = wait_for(job, std::chrono::seconds(60));
+    return {status, std::chrono::duration<double>(Clock::now() - harmed).count()};
+  }
+};
+
+TEST_F(MpiFault, ARankThatStopsAnsweringEndsTheJobNamingIt) {
+  const auto [status, seconds] = harm(2, SIGSTOP);
+  EXPECT_NE(status, 0);
+  EXPECT_NE(status, -1) << "the job hung";
+  EXPECT_LT(seconds, 20.0) << "silence limit 2 s";
+  EXPECT_NE(errors().find("rank 2 has not answered"), std::string::npos) << errors();
+}
+
+TEST_F(MpiFault, ARankThatDiesEndsTheJobNamingIt) {
+  const auto [status, seconds] = harm(1, SIGKILL);
+  EXPECT_NE(status, 0);
+  EXPECT_NE(status, -1) << "the job hung";
+  EXPECT_LT(seconds, 20.0);
+  // mpirun sees the death first and says which rank it was.
+  EXPECT_NE(errors().find("rank 1"), std::string::npos) << errors();
+}
+
+}  // namespace
+}  // namespace pipelab

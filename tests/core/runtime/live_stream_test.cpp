@@ -1,0 +1,82 @@
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "core/io/experiment_io.h"
+#include "core/runtime/attached_run.h"
+#include "core/runtime/live_server.h"
+#include "tests/core/runtime/runtime_test_support.h"
+
+namespace pipelab {
+namespace {
+
+LiveHello hello_of(const Experiment& experiment) {
+  LiveHello hello;
+  hello.experiment_json = experiment_to_json(experiment);
+  hello.steps_total = 7;
+  return hello;
+}
+
+TEST(LiveStream, AViewerSeesTheRunFromItsStartToItsEnd) {
+  const Experiment experiment =
+      testing::with_plan(testing::small_experiment(), ScheduleKind::OneFOneB, 2, 4);
+  LiveServer server(0, {"127.0.0.1"}, hello_of(experiment));
+  EventBatch early;  // published before the viewer comes: it still gets it
+  early.events.push_back({1, Op{}, 0.5, 0.75, 64});
+  early.messages.push_back("launched");
+  server.publish(early);
+
+  EventSink sink;
+  AttachedRun run("127.0.0.1:" + std::to_string(server.port()), sink);
+  EXPECT_EQ(run.experiment().parallel.pp, 2);
+  EXPECT_EQ(run.steps_total(), 7);
+  run.start();
+  EventBatch later;
+  later.steps.push_back(StepMetrics{});
+  later.steps.back().loss = 1.25;
+  later.memory.push_back({1, 0.8, {}});
+  server.publish(later);
+  server.end(RunState::Finished, "");
+  run.wait();
+  EXPECT_EQ(run.state(), RunState::Finished) << run.error();
+  EXPECT_EQ(run.steps_done(), 1);
+  const EventBatch seen = sink.drain();
+  ASSERT_EQ(seen.events.size(), 1u);
+  EXPECT_EQ(seen.events[0].device, 1);
+  EXPECT_EQ(seen.events[0].t_end, 0.75);
+  ASSERT_EQ(seen.steps.size(), 1u);
+  EXPECT_EQ(seen.steps[0].loss, 1.25);
+  EXPECT_EQ(seen.memory.size(), 1u);
+  EXPECT_NE(std::find(seen.messages.begin(), seen.messages.end(), "launched"), seen.messages.end());
+}
+
+TEST(LiveStream, AViewerOutsideTheAllowListIsRefusedAndNoted) {
+  LiveServer server(0, {"10.11.12.13"}, hello_of(testing::small_experiment()));
+  EventSink sink;
+  EXPECT_THROW(AttachedRun("127.0.0.1:" + std::to_string(server.port()), sink), std::runtime_error);
+  std::vector<std::string> notes;
+  for (int tries = 0; tries < 100 && notes.empty(); ++tries) {
+    notes = server.take_notes();
+    if (notes.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("refused a viewer from 127.0.0.1"), std::string::npos) << notes[0];
+}
+
+TEST(LiveStream, MistakesAreOneLineErrors) {
+  EventSink sink;
+  try {
+    AttachedRun run("localhost", sink);
+    FAIL() << "no port";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("HOST:PORT"), std::string::npos) << error.what();
+  }
+  EXPECT_THROW(LiveServer(0, {"not-an-address"}, hello_of(testing::small_experiment())),
+               std::invalid_argument);
+  EXPECT_EQ(split_allow_list("127.0.0.1,,10.0.0.2"),
+            (std::vector<std::string>{"127.0.0.1", "10.0.0.2"}));
+}
+
+}  // namespace
+}  // namespace pipelab

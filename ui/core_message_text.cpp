@@ -1,0 +1,124 @@
+#include "ui/core_message_text.h"
+
+#include <QCoreApplication>
+#include <QRegularExpression>
+#include <vector>
+
+namespace pipelab {
+namespace {
+
+// core/'s wording with its values as %1, %2, ... in the order they appear.
+// Longer patterns first where one extends another (the progress lines).
+constexpr const char* kPatterns[] = {
+    // The run log (core/runtime), shown in the status bar.
+    QT_TRANSLATE_NOOP("CoreMessage", "finished %1 steps in %2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "stopped after %1 of %2 steps"),
+    QT_TRANSLATE_NOOP("CoreMessage", "error: %1"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "step %1/%2: loss %3, accuracy %4, validation loss %5, validation accuracy %6"),
+    QT_TRANSLATE_NOOP("CoreMessage", "step %1/%2: loss %3, validation loss %4"),
+    QT_TRANSLATE_NOOP("CoreMessage", "step %1/%2: loss %3, accuracy %4"),
+    QT_TRANSLATE_NOOP("CoreMessage", "step %1/%2: loss %3"),
+    // The experiment's problems (core/io, core/plan, core/schedule) that a
+    // slider or spin box in the panels can cause.
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "pp = %1 but the model has %2 splittable layers; use pp <= %3 or add layers"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "pp x chunks = %1 (pp = %2, chunks = %3) but the model has %4 splittable "
+                      "layers; use pp x chunks <= %5 or add layers"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "training.batch_size = %1 is not divisible by parallel.dp = %2; every "
+                      "replica takes an equal share of the batch"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "parallel.microbatches = %1 does not divide the per-replica batch "
+                      "training.batch_size / parallel.dp = %2; use e.g. %3"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "parallel.microbatches: interleaved-1f1b needs microbatches (%1) to be a "
+                      "multiple of its round count max(1, microbatches / pp) = %2 (as PyTorch's "
+                      "ScheduleInterleaved1F1B); every m < 2 * pp (%3) and every multiple of pp "
+                      "works; try microbatches = %4 or %5"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "parallel.microbatches: dualpipev needs microbatches (%1) >= its stage count "
+                      "2 * pp = %2 (as PyTorch's ScheduleDualPipeV); try microbatches = %3"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "parallel.microbatches = %1 must be >= parallel.pp = %2 for pipedream-2bw "
+                      "(two weight versions suffice only when a step's micro-batches fill the "
+                      "pipeline); use microbatches = %3"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "parallel.schedule = interleaved-1f1b needs parallel.chunks >= 2 (virtual "
+                      "stages per device); with chunks = 1 it is plain 1f1b"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "parallel.chunks = %1 needs parallel.schedule = interleaved-1f1b (schedule %2 "
+        "places one stage per device); set chunks = 1 or change the schedule"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "tp = %1 does not divide linear layer %2's width %3; choose a tp that "
+                      "divides it or change the layer's out"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "parallel.sequence_parallel splits the work tensor parallelism repeats on "
+                      "every shard, so it needs parallel.tp >= 2 (now %1); raise tp or set "
+                      "sequence_parallel = false"),
+    QT_TRANSLATE_NOOP("CoreMessage", "training.optimizer.lr = %1 must be > 0, e.g. 0.05"),
+    // ... and that the data panel can cause.
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "model.input = %1 gives %2 features but data.source '%3' has %4; set "
+                      "model.input to [%5]"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "the model outputs %1 values but data.source '%2' has %3 classes; set the last "
+        "linear layer's out to %4"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "data.path is empty; data.source = '%1' reads files: give the folder holding "
+                      "them"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "data.path is empty; data.source = '%1' reads a CSV file: give its path"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "data.path is empty; data.source = '%1' reads a UTF-8 text file: give its "
+                      "path (the LICENSE file will do)"),
+};
+
+struct Pattern {
+  const char* english;
+  QRegularExpression match;  // the English with each %N as a capture
+};
+
+const std::vector<Pattern>& patterns() {
+  static const std::vector<Pattern> compiled = [] {
+    std::vector<Pattern> list;
+    static const QRegularExpression placeholder(QStringLiteral("%\\d"));
+    for (const char* english : kPatterns) {
+      QStringList parts = QString::fromUtf8(english).split(placeholder);
+      for (QString& part : parts) part = QRegularExpression::escape(part);
+      list.push_back(
+          {english, QRegularExpression(QStringLiteral("^") + parts.join(QStringLiteral("(.+?)")) +
+                                       QStringLiteral("$"))});
+    }
+    return list;
+  }();
+  return compiled;
+}
+
+}  // namespace
+
+QString core_message_text(const QString& english) {
+  for (const Pattern& pattern : patterns()) {
+    const QRegularExpressionMatch match = pattern.match.match(english);
+    if (!match.hasMatch()) continue;
+    // One pass over the translation, so a value holding "%" stays as it is.
+    const QString translation = QCoreApplication::translate("CoreMessage", pattern.english);
+    static const QRegularExpression placeholder(QStringLiteral("%(\\d)"));
+    QString text;
+    qsizetype done = 0;
+    for (auto it = placeholder.globalMatch(translation); it.hasNext();) {
+      const QRegularExpressionMatch found = it.next();
+      text += translation.mid(done, found.capturedStart() - done);
+      text += match.captured(found.captured(1).toInt());
+      done = found.capturedEnd();
+    }
+    return text + translation.mid(done);
+  }
+  return english;
+}
+
+}  // namespace pipelab

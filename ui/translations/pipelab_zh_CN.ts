@@ -1,0 +1,2296 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN" sourcelanguage="en">
+<context>
+    <name>ChartExport</name>
+    <message>
+        <source>PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)</source>
+        <translation>PNG 图像 (*.png);;SVG 矢量图 (*.svg);;PDF 文档 (*.pdf)</translation>
+    </message>
+    <message>
+        <source>%1: unknown chart format; use a .png, .svg or .pdf file name</source>
+        <translation>%1：未知的图表格式；请使用 .png、.svg 或 .pdf 文件名</translation>
+    </message>
+    <message>
+        <source>there is no chart to export</source>
+        <translation>没有可导出的图表</translation>
+    </message>
+    <message>
+        <source>cannot write %1: %2</source>
+        <translation>无法写入 %1：%2</translation>
+    </message>
+    <message>
+        <source>could not write the chart to %1</source>
+        <translation>无法把图表写入 %1</translation>
+    </message>
+</context>
+<context>
+    <name>CoreMessage</name>
+    <message>
+        <source>finished %1 steps in %2</source>
+        <translation>已完成 %1 步，用时 %2</translation>
+    </message>
+    <message>
+        <source>stopped after %1 of %2 steps</source>
+        <translation>已在第 %1 步后停止（共 %2 步）</translation>
+    </message>
+    <message>
+        <source>error: %1</source>
+        <translation>错误：%1</translation>
+    </message>
+    <message>
+        <source>step %1/%2: loss %3, accuracy %4, validation loss %5, validation accuracy %6</source>
+        <translation>第 %1/%2 步：损失 %3，准确率 %4，验证损失 %5，验证准确率 %6</translation>
+    </message>
+    <message>
+        <source>step %1/%2: loss %3, validation loss %4</source>
+        <translation>第 %1/%2 步：损失 %3，验证损失 %4</translation>
+    </message>
+    <message>
+        <source>step %1/%2: loss %3, accuracy %4</source>
+        <translation>第 %1/%2 步：损失 %3，准确率 %4</translation>
+    </message>
+    <message>
+        <source>step %1/%2: loss %3</source>
+        <translation>第 %1/%2 步：损失 %3</translation>
+    </message>
+    <message>
+        <source>pp x chunks = %1 (pp = %2, chunks = %3) but the model has %4 splittable layers; use pp x chunks &lt;= %5 or add layers</source>
+        <translation>pp x chunks = %1（pp = %2，chunks = %3），但模型只有 %4 个可切分的层；请使用 pp x chunks &lt;= %5，或增加层</translation>
+    </message>
+    <message>
+        <source>training.batch_size = %1 is not divisible by parallel.dp = %2; every replica takes an equal share of the batch</source>
+        <translation>training.batch_size = %1 不能被 parallel.dp = %2 整除；每个副本要分到同样多的样本</translation>
+    </message>
+    <message>
+        <source>parallel.microbatches = %1 does not divide the per-replica batch training.batch_size / parallel.dp = %2; use e.g. %3</source>
+        <translation>parallel.microbatches = %1 不能整除每个副本的批次 training.batch_size / parallel.dp = %2；可改用例如 %3</translation>
+    </message>
+    <message>
+        <source>parallel.microbatches: interleaved-1f1b needs microbatches (%1) to be a multiple of its round count max(1, microbatches / pp) = %2 (as PyTorch&apos;s ScheduleInterleaved1F1B); every m &lt; 2 * pp (%3) and every multiple of pp works; try microbatches = %4 or %5</source>
+        <translation>parallel.microbatches：interleaved-1f1b 要求微批次数（%1）是其轮数 max(1, microbatches / pp) = %2 的倍数（与 PyTorch 的 ScheduleInterleaved1F1B 相同）；任何 m &lt; 2 * pp（%3）以及 pp 的任何倍数都可以；可试 microbatches = %4 或 %5</translation>
+    </message>
+    <message>
+        <source>parallel.microbatches: dualpipev needs microbatches (%1) &gt;= its stage count 2 * pp = %2 (as PyTorch&apos;s ScheduleDualPipeV); try microbatches = %3</source>
+        <translation>parallel.microbatches：dualpipev 要求微批次数（%1）&gt;= 其阶段数 2 * pp = %2（与 PyTorch 的 ScheduleDualPipeV 相同）；可试 microbatches = %3</translation>
+    </message>
+    <message>
+        <source>parallel.microbatches = %1 must be &gt;= parallel.pp = %2 for pipedream-2bw (two weight versions suffice only when a step&apos;s micro-batches fill the pipeline); use microbatches = %3</source>
+        <translation>pipedream-2bw 要求 parallel.microbatches = %1 &gt;= parallel.pp = %2（只有当一步的微批次填满流水线时，两个权重版本才够用）；请使用 microbatches = %3</translation>
+    </message>
+    <message>
+        <source>parallel.schedule = interleaved-1f1b needs parallel.chunks &gt;= 2 (virtual stages per device); with chunks = 1 it is plain 1f1b</source>
+        <translation>parallel.schedule = interleaved-1f1b 要求 parallel.chunks &gt;= 2（每个设备上的虚拟阶段数）；chunks = 1 时它就是普通的 1f1b</translation>
+    </message>
+    <message>
+        <source>parallel.chunks = %1 needs parallel.schedule = interleaved-1f1b (schedule %2 places one stage per device); set chunks = 1 or change the schedule</source>
+        <translation>parallel.chunks = %1 需要 parallel.schedule = interleaved-1f1b（调度 %2 每个设备只放一个阶段）；请设 chunks = 1 或更换调度</translation>
+    </message>
+    <message>
+        <source>tp = %1 does not divide linear layer %2&apos;s width %3; choose a tp that divides it or change the layer&apos;s out</source>
+        <translation>tp = %1 不能整除线性层 %2 的宽度 %3；请选择能整除它的 tp，或修改该层的 out</translation>
+    </message>
+    <message>
+        <source>parallel.sequence_parallel splits the work tensor parallelism repeats on every shard, so it needs parallel.tp &gt;= 2 (now %1); raise tp or set sequence_parallel = false</source>
+        <translation>parallel.sequence_parallel 切分的是张量并行在每个分片上重复的计算，因此需要 parallel.tp &gt;= 2（当前为 %1）；请增大 tp 或设 sequence_parallel = false</translation>
+    </message>
+    <message>
+        <source>training.optimizer.lr = %1 must be &gt; 0, e.g. 0.05</source>
+        <translation>training.optimizer.lr = %1 必须 &gt; 0，例如 0.05</translation>
+    </message>
+    <message>
+        <source>pp = %1 but the model has %2 splittable layers; use pp &lt;= %3 or add layers</source>
+        <translation>pp = %1，但模型只有 %2 个可切分的层；请使用 pp &lt;= %3，或增加层</translation>
+    </message>
+    <message>
+        <source>model.input = %1 gives %2 features but data.source &apos;%3&apos; has %4; set model.input to [%5]</source>
+        <translation>model.input = %1 给出 %2 个特征，但 data.source &apos;%3&apos; 有 %4 个；请把 model.input 设为 [%5]</translation>
+    </message>
+    <message>
+        <source>the model outputs %1 values but data.source &apos;%2&apos; has %3 classes; set the last linear layer&apos;s out to %4</source>
+        <translation>模型输出 %1 个值，但 data.source &apos;%2&apos; 有 %3 个类别；请把最后一个线性层的 out 设为 %4</translation>
+    </message>
+    <message>
+        <source>data.path is empty; data.source = &apos;%1&apos; reads files: give the folder holding them</source>
+        <translation>data.path 为空；data.source = &apos;%1&apos; 读取文件：请给出存放它们的文件夹</translation>
+    </message>
+    <message>
+        <source>data.path is empty; data.source = &apos;%1&apos; reads a CSV file: give its path</source>
+        <translation>data.path 为空；data.source = &apos;%1&apos; 读取一个 CSV 文件：请给出它的路径</translation>
+    </message>
+    <message>
+        <source>data.path is empty; data.source = &apos;%1&apos; reads a UTF-8 text file: give its path (the LICENSE file will do)</source>
+        <translation>data.path 为空；data.source = &apos;%1&apos; 读取一个 UTF-8 文本文件：请给出它的路径（LICENSE 文件即可）</translation>
+    </message>
+</context>
+<context>
+    <name>DeviceRowLabel</name>
+    <message>
+        <source>device %1</source>
+        <translation>设备 %1</translation>
+    </message>
+    <message>
+        <source>device %1 · stage %2</source>
+        <translation>设备 %1 · 阶段 %2</translation>
+    </message>
+    <message>
+        <source>device %1 · stages %2</source>
+        <translation>设备 %1 · 阶段 %2</translation>
+    </message>
+    <message>
+        <source> · replica %1</source>
+        <translation> · 副本 %1</translation>
+    </message>
+    <message>
+        <source> · shard %1</source>
+        <translation> · 分片 %1</translation>
+    </message>
+</context>
+<context>
+    <name>GpuAvailability</name>
+    <message>
+        <source>This build has no CUDA backend (configure with -DPIPELAB_CUDA=ON on a machine with the CUDA toolkit).</source>
+        <translation>此版本没有 CUDA 后端（请在装有 CUDA 工具包的机器上用 -DPIPELAB_CUDA=ON 配置）。</translation>
+    </message>
+    <message>
+        <source>no CUDA device</source>
+        <translation>没有 CUDA 设备</translation>
+    </message>
+    <message>
+        <source>No GPU can be used: %1.</source>
+        <translation>没有可用的 GPU：%1。</translation>
+    </message>
+    <message>
+        <source>GPU %1: %2, %3 (%4 free)</source>
+        <translation>GPU %1：%2，%3（空闲 %4）</translation>
+    </message>
+</context>
+<context>
+    <name>ModelTemplates</name>
+    <message>
+        <source>Tiny GPT (trains here)</source>
+        <translation>微型 GPT（可在本机训练）</translation>
+    </message>
+    <message>
+        <source>GPT-2 small (124M)</source>
+        <translation>GPT-2 small（1.24 亿参数）</translation>
+    </message>
+    <message>
+        <source>GPT-3 175B (predict only)</source>
+        <translation>GPT-3 175B（仅预测）</translation>
+    </message>
+    <message>
+        <source>LLaMA-style 7B (predict only)</source>
+        <translation>LLaMA 式 7B（仅预测）</translation>
+    </message>
+    <message>
+        <source>Small ResNet (MNIST)</source>
+        <translation>小型 ResNet（MNIST）</translation>
+    </message>
+</context>
+<context>
+    <name>NumberText</name>
+    <message>
+        <source>%1 units</source>
+        <translation>%1 单位</translation>
+    </message>
+</context>
+<context>
+    <name>Presets</name>
+    <message>
+        <source>Naive model parallel (pp 4, 1 micro-batch)</source>
+        <translation>朴素模型并行（pp 4，1 个微批次）</translation>
+    </message>
+    <message>
+        <source>GPipe (pp 4, 8 micro-batches)</source>
+        <translation>GPipe（pp 4，8 个微批次）</translation>
+    </message>
+    <message>
+        <source>GPipe memory (pp 4, 16 micro-batches)</source>
+        <translation>GPipe 的内存（pp 4，16 个微批次）</translation>
+    </message>
+    <message>
+        <source>Offloading vs recomputation (GPipe, pp 4, 16 micro-batches)</source>
+        <translation>卸载与重计算（GPipe，pp 4，16 个微批次）</translation>
+    </message>
+    <message>
+        <source>Each forward&apos;s activations go to host memory (OFFLOAD, brown, on the copy lane) and come back just before their backward (RELOAD). The copies hide behind compute: the predicted step stays at 10.1 ms while device 0&apos;s peak falls from 4.1 to 2.3 MiB (1.9 MiB wait on the host: the dashed line in Memory). Tick Recompute instead (offload switches off): 2.2 MiB, but 13.3 ms.</source>
+        <translation>每次前向的激活被送到主机内存（OFFLOAD，棕色，在拷贝通道上），在对应的反向之前再取回（RELOAD）。拷贝被计算掩盖：预测的步时间保持 10.1 ms，而设备 0 的峰值从 4.1 MiB 降到 2.3 MiB（1.9 MiB 暂存在主机上：内存图中的虚线）。改为勾选重计算（卸载随之关闭）：2.2 MiB，但需要 13.3 ms。</translation>
+    </message>
+    <message>
+        <source>Interleaved 1F1B (pp 4, 2 chunks, 8 micro-batches)</source>
+        <translation>交错式 1F1B（pp 4，2 个分块，8 个微批次）</translation>
+    </message>
+    <message>
+        <source>Each device holds two stages, so the pipeline fills in half the time: bubble (p-1)/(v*m+p-1), at the price of twice the sends.</source>
+        <translation>每个设备持有两个阶段，流水线填满的时间减半：气泡为 (p-1)/(v*m+p-1)，代价是发送次数加倍。</translation>
+    </message>
+    <message>
+        <source>Zero bubble ZB-H1 (pp 4, 8 micro-batches)</source>
+        <translation>零气泡 ZB-H1（pp 4，8 个微批次）</translation>
+    </message>
+    <message>
+        <source>The backward splits into BI (input gradient, light green) and BW (weight gradient, dark green); the BWs fill what would be 1F1B&apos;s bubbles.</source>
+        <translation>反向拆分为 BI（输入梯度，浅绿）和 BW（权重梯度，深绿）；BW 填补了 1F1B 原本的气泡。</translation>
+    </message>
+    <message>
+        <source>Zero bubble ZB-V (pp 4, 2 chunks in a V)</source>
+        <translation>零气泡 ZB-V（pp 4，2 个分块呈 V 形）</translation>
+    </message>
+    <message>
+        <source>Each device holds two stages in a V: device 0 runs the first and the last, so backwards start as soon as the first forwards come back up, and BWs fill the rest. Compare the bubble with ZB-H1, then with DualPipeV.</source>
+        <translation>每个设备以 V 形持有两个阶段：设备 0 运行第一个和最后一个阶段，因此第一批前向一折返，反向就开始，其余空隙由 BW 填补。将气泡先与 ZB-H1 对比，再与 DualPipeV 对比。</translation>
+    </message>
+    <message>
+        <source>DualPipeV (pp 4, 2 chunks in a V)</source>
+        <translation>DualPipeV（pp 4，2 个分块呈 V 形）</translation>
+    </message>
+    <message>
+        <source>ZB-V&apos;s placement in DeepSeek&apos;s order: in the middle each forward of one chunk runs next to a whole backward (B) of the other, the pair DualPipe overlaps to hide its communication; only the drain splits BI and BW. Compare with the ZB-V preset.</source>
+        <translation>ZB-V 的放置方式，按 DeepSeek 的顺序执行：中段每个分块的前向都与另一分块的完整反向（B）相邻，DualPipe 让这一对重叠以掩盖通信；只有排空阶段拆分 BI 和 BW。与 ZB-V 预设对比。</translation>
+    </message>
+    <message>
+        <source>PipeDream, asynchronous (pp 4)</source>
+        <translation>PipeDream，异步（pp 4）</translation>
+    </message>
+    <message>
+        <source>PipeDream-2BW (pp 4)</source>
+        <translation>PipeDream-2BW（pp 4）</translation>
+    </message>
+    <message>
+        <source>PipeMare vs PipeDream (pp 4)</source>
+        <translation>PipeMare 与 PipeDream 对比（pp 4）</translation>
+    </message>
+    <message>
+        <source>Data parallel, ring all-reduce (dp 4)</source>
+        <translation>数据并行，环形全归约（dp 4）</translation>
+    </message>
+    <message>
+        <source>Tensor parallel (tp 4)</source>
+        <translation>张量并行（tp 4）</translation>
+    </message>
+    <message>
+        <source>Each linear layer is split over four devices (Megatron style): an all-reduce follows each pair of layers in the forward and in the backward.</source>
+        <translation>每个线性层被切分到四个设备上（Megatron 方式）：前向和反向中每两层之后都跟一次全归约。</translation>
+    </message>
+    <message>
+        <source>Megatron tensor parallel on attention (tp 2, pp 2)</source>
+        <translation>注意力上的 Megatron 张量并行（tp 2，pp 2）</translation>
+    </message>
+    <message>
+        <source>Each transformer block splits its attention by heads and its MLP by columns then rows: two all-reduces follow every block&apos;s forward and two its backward: run it and compare the measured all-reduces with the predicted ones.</source>
+        <translation>每个 Transformer 块按注意力头切分注意力，按先列后行切分 MLP：每个块的前向之后有两次全归约，反向之后也有两次。运行它，把实测的全归约与预测的对比。</translation>
+    </message>
+    <message>
+        <source>Sequence parallel saves activation memory (GPT-2, tp 4)</source>
+        <translation>序列并行节省激活内存（GPT-2，tp 4）</translation>
+    </message>
+    <message>
+        <source>With sequence parallelism every block keeps s b h (34/t + 5as/(ht)) bytes instead of s b h (10 + 24/t + 5as/(ht)): untick &apos;Sequence parallel&apos; and watch the activations in the Memory chart grow.</source>
+        <translation>使用序列并行时，每个块保留 s b h (34/t + 5as/(ht)) 字节，而不是 s b h (10 + 24/t + 5as/(ht))：取消勾选“序列并行”，观察内存图中的激活增长。</translation>
+    </message>
+    <message>
+        <source>Pipeline schedules</source>
+        <translation>流水线调度</translation>
+    </message>
+    <message>
+        <source>Memory</source>
+        <translation>内存</translation>
+    </message>
+    <message>
+        <source>Asynchronous updates</source>
+        <translation>异步更新</translation>
+    </message>
+    <message>
+        <source>Data and tensor parallel</source>
+        <translation>数据并行与张量并行</translation>
+    </message>
+    <message>
+        <source>One device works at a time: 3 of 4 devices idle, a bubble of (p-1)/p = 75 % (Statistics: the formula beside the measurement). Drag the micro-batch slider, or pick the GPipe preset.</source>
+        <translation>同一时刻只有一个设备在工作：4 个设备中 3 个空闲，气泡为 (p-1)/p = 75 %（统计：公式列在实测值旁边）。拖动微批次滑块，或选择 GPipe 预设。</translation>
+    </message>
+    <message>
+        <source>Naive F/B/U pipeline (pp 4, unit costs)</source>
+        <translation>朴素 F/B/U 流水线（pp 4，单位代价）</translation>
+    </message>
+    <message>
+        <source>Forward down the stages, backward back up, and each stage updates its own weights (U) after its backward. Each device is busy f+b+u = 3 of the step&apos;s p(f+b)+u = 9 units.</source>
+        <translation>前向沿阶段向下，反向再向上返回，每个阶段在反向之后更新自己的权重（U）。每个设备在一步的 p(f+b)+u = 9 个单位中只忙 f+b+u = 3 个。</translation>
+    </message>
+    <message>
+        <source>Model parallel, backward = 2 × forward (pp 4, unit costs)</source>
+        <translation>模型并行，反向 = 2 × 前向（pp 4，单位代价）</translation>
+    </message>
+    <message>
+        <source>The backward bars are twice as long as the forwards (b = 2f: input and weight gradients). Still one device at a time: the bubble (p-1)/p does not depend on f and b.</source>
+        <translation>反向条的长度是前向的两倍（b = 2f：输入梯度和权重梯度）。仍然同一时刻只有一个设备在工作：气泡 (p-1)/p 与 f 和 b 无关。</translation>
+    </message>
+    <message>
+        <source>Micro-batches fill the pipeline: the bubble falls to (p-1)/(m+p-1) = 3/11, shown beside the measured bubble in Statistics. Compare with the naive preset.</source>
+        <translation>微批次填满流水线：气泡降到 (p-1)/(m+p-1) = 3/11，在“统计”中与实测气泡并列显示。与朴素模型并行预设对比。</translation>
+    </message>
+    <message>
+        <source>GPipe overhead breakdown, 2 partitions (recompute)</source>
+        <translation>GPipe 开销分解，2 个分区（重计算）</translation>
+    </message>
+    <message>
+        <source>The Overhead chart splits each device&apos;s time into compute, recomputation, load imbalance and bubble, measured beside predicted. Recomputation costs one more forward per micro-batch; the formula&apos;s bubble is (p-1)/(m+p-1) = 1/9 (the updates after the last backward keep every device busy a little longer). Compare with 4 partitions.</source>
+        <translation>开销图把每个设备的时间分为计算、重计算、负载不均衡和气泡，实测与预测并列。重计算让每个微批次多做一次前向；公式给出的气泡为 (p-1)/(m+p-1) = 1/9（最后一个反向之后的更新让每个设备再多忙一会儿）。与 4 个分区对比。</translation>
+    </message>
+    <message>
+        <source>GPipe overhead breakdown, 4 partitions (recompute)</source>
+        <translation>GPipe 开销分解，4 个分区（重计算）</translation>
+    </message>
+    <message>
+        <source>Twice the partitions: the formula&apos;s bubble grows to (p-1)/(m+p-1) = 3/11, and ten hidden layers no longer split evenly (2, 3, 3, 2): devices 0 and 3 wait for the heavier middle ones, idle time the Overhead chart shows as load imbalance on top of the bubble.</source>
+        <translation>分区数加倍：公式给出的气泡增大到 (p-1)/(m+p-1) = 3/11，而且十个隐藏层不再能均匀切分（2、3、3、2）：设备 0 和 3 要等待较重的中间设备，这段空闲时间在开销图中显示为气泡之上的负载不均衡。</translation>
+    </message>
+    <message>
+        <source>GPipe vs PipeDream order: 1F1B (pp 4, 8 micro-batches)</source>
+        <translation>GPipe 与 PipeDream 的顺序：1F1B（pp 4，8 个微批次）</translation>
+    </message>
+    <message>
+        <source>PipeDream&apos;s order: after its warm-up forwards each device alternates one forward and one backward. The bubble is GPipe&apos;s (p-1)/(m+p-1); what changes is memory. Set the schedule to gpipe to see GPipe&apos;s order on the same bars.</source>
+        <translation>PipeDream 的顺序：每个设备做完预热前向后，一次前向一次反向交替进行。气泡与 GPipe 相同，为 (p-1)/(m+p-1)；变化的是内存。把调度设为 gpipe，即可在同样的条上看到 GPipe 的顺序。</translation>
+    </message>
+    <message>
+        <source>GPipe keeps every micro-batch&apos;s activations until the backwards start: watch device 0&apos;s activations climb to m = 16 micro-batches&apos; worth in the Memory chart, then open the DAPPLE (1F1B) preset.</source>
+        <translation>GPipe 在反向开始前保留每个微批次的激活：在内存图中看设备 0 的激活一直上升到 m = 16 个微批次的量，然后打开“DAPPLE（1F1B）的内存”预设。</translation>
+    </message>
+    <message>
+        <source>DAPPLE (1F1B) memory (pp 4, 16 micro-batches)</source>
+        <translation>DAPPLE（1F1B）的内存（pp 4，16 个微批次）</translation>
+    </message>
+    <message>
+        <source>Same bubble as GPipe, but each device holds at most p - s micro-batches&apos; activations (stage s): device 0&apos;s memory over time saw-tooths at 4 instead of climbing to 16. Compare the peak with the GPipe memory preset.</source>
+        <translation>气泡与 GPipe 相同，但每个设备最多只保存 p - s 个微批次的激活（阶段 s）：设备 0 的内存随时间呈锯齿状，停在 4 而不是一直升到 16。将峰值与“GPipe 的内存”预设对比。</translation>
+    </message>
+    <message>
+        <source>No flush between steps: devices never idle in steady state. Each bar shows the weight version it reads (v2, and a colour strip per version); each U makes the next version current. A backward reads its forward&apos;s version, stashed while p - s - 1 updates went by on stage s: Memory shows the stashed weights.</source>
+        <translation>步与步之间不清空流水线：稳态下设备从不空闲。每个条都标出它读取的权重版本（v2，每个版本一种颜色的色带）；每个 U 让下一个版本成为当前版本。反向读取其前向的版本，该版本在阶段 s 上经过 p - s - 1 次更新期间一直被暂存：内存图显示暂存权重。</translation>
+    </message>
+    <message>
+        <source>Gradients accumulate over the micro-batches and only two weight versions stay alive (two strip colours at a time): less stashed memory than PipeDream.</source>
+        <translation>梯度在各微批次上累积，只保留两个权重版本（同一时刻只有两种色带颜色）：暂存内存比 PipeDream 少。</translation>
+    </message>
+    <message>
+        <source>PipeDream&apos;s timeline with one weight version per stage: Memory shows no stashed weights (compare the PipeDream preset), and optimizer state holds PipeMare&apos;s velocity. A backward reads a newer version than its forward (its label and strip differ), p - s - 1 updates later on stage s. Switch its learning-rate rescheduling and discrepancy correction in the Training box to see their effect on the loss.</source>
+        <translation>时间线与 PipeDream 相同，但每个阶段只有一个权重版本：内存图中没有暂存权重（与 PipeDream 预设对比），优化器状态中保存着 PipeMare 的速度。反向读取的版本比对应前向新（它的标签和色带不同），在阶段 s 上晚 p - s - 1 次更新。在“训练”框中开关学习率重调度和差异校正，观察它们对损失的影响。</translation>
+    </message>
+    <message>
+        <source>Asynchronous data parallel, parameter server (dp 4)</source>
+        <translation>异步数据并行，参数服务器（dp 4）</translation>
+    </message>
+    <message>
+        <source>Each replica pushes its gradients to a parameter server and pulls the newest weights without waiting for the others; a gradient may be at most &apos;staleness&apos; updates old. Run it, then run the synchronous data parallel preset and compare the loss curves and the step time.</source>
+        <translation>每个副本把梯度推送到参数服务器，并拉取最新的权重，不等待其他副本；一个梯度最多可以过时“陈旧度”次更新。运行它，再运行同步数据并行预设，对比损失曲线和步时间。</translation>
+    </message>
+    <message>
+        <source>Four replicas each take a quarter of the batch, then average their gradients with a ring all-reduce (dark grey) before the update: every replica steps with the same weights. Compare with the asynchronous data parallel preset.</source>
+        <translation>四个副本各取批次的四分之一，在更新前用环形全归约（深灰）平均梯度：每个副本都用相同的权重迈出一步。与异步数据并行预设对比。</translation>
+    </message>
+</context>
+<context>
+    <name>QObject</name>
+    <message>
+        <source>the run failed: %1</source>
+        <translation>运行失败：%1</translation>
+    </message>
+    <message>
+        <source>cannot run: %1</source>
+        <translation>无法运行：%1</translation>
+    </message>
+    <message>
+        <source> · micro-batch %1</source>
+        <translation> · 微批次 %1</translation>
+    </message>
+    <message>
+        <source> · stage %1</source>
+        <translation> · 阶段 %1</translation>
+    </message>
+    <message>
+        <source> (chunk %1)</source>
+        <translation>（分块 %1）</translation>
+    </message>
+    <message>
+        <source>device %1 · step %2</source>
+        <translation>设备 %1 · 第 %2 步</translation>
+    </message>
+    <message>
+        <source> · writes weight version %1</source>
+        <translation> · 写入权重版本 %1</translation>
+    </message>
+    <message>
+        <source> · reads weight version %1</source>
+        <translation> · 读取权重版本 %1</translation>
+    </message>
+    <message>
+        <source> · %1 updates after its forward&apos;s weights</source>
+        <translation> · 比其前向所用权重晚 %1 次更新</translation>
+    </message>
+    <message>
+        <source>peer: device %1</source>
+        <translation>对端：设备 %1</translation>
+    </message>
+    <message>
+        <source>group: tensor parallel</source>
+        <translation>通信组：张量并行</translation>
+    </message>
+    <message>
+        <source>group: data parallel</source>
+        <translation>通信组：数据并行</translation>
+    </message>
+    <message>
+        <source>payload: %1</source>
+        <translation>数据量：%1</translation>
+    </message>
+    <message>
+        <source>duration %1 (from %2 to %3)</source>
+        <translation>耗时 %1（从 %2 到 %3）</translation>
+    </message>
+</context>
+<context>
+    <name>TimeAxisUnit</name>
+    <message>
+        <source>time (units)</source>
+        <translation>时间（单位）</translation>
+    </message>
+    <message>
+        <source>time (µs)</source>
+        <translation>时间（µs）</translation>
+    </message>
+    <message>
+        <source>time (s)</source>
+        <translation>时间（s）</translation>
+    </message>
+    <message>
+        <source>time (ms)</source>
+        <translation>时间（ms）</translation>
+    </message>
+</context>
+<context>
+    <name>TraceExport</name>
+    <message>
+        <source>Measured (%1): step %2 of the run</source>
+        <translation>实测（%1）：运行的第 %2 步</translation>
+    </message>
+</context>
+<context>
+    <name>core</name>
+    <message>
+        <source>GPipe: all forwards, then all backwards (fill-drain); one micro-batch is naive model parallelism</source>
+        <translation>GPipe：先做完所有前向，再做所有反向（填充-排空）；只有一个微批次时就是朴素模型并行</translation>
+    </message>
+    <message>
+        <source>1F1B (PipeDream-Flush): warm-up forwards, then one forward one backward; memory of p micro-batches</source>
+        <translation>1F1B（PipeDream-Flush）：先做预热前向，然后一次前向一次反向交替；内存为 p 个微批次的激活</translation>
+    </message>
+    <message>
+        <source>Interleaved 1F1B: each device holds several virtual stages; the bubble shrinks by the chunk count</source>
+        <translation>交错式 1F1B：每个设备持有多个虚拟阶段；气泡按分块数成比例缩小</translation>
+    </message>
+    <message>
+        <source>Zero-bubble H1: backward split into input and weight gradients, weight gradients fill the bubbles</source>
+        <translation>零气泡 H1：反向拆分为输入梯度和权重梯度，由权重梯度填补气泡</translation>
+    </message>
+    <message>
+        <source>Zero-bubble V: two chunks per device placed in a V, split backward; about no bubble when F = BI = BW</source>
+        <translation>零气泡 V：每个设备两个分块，呈 V 形放置，反向拆分；当 F = BI = BW 时几乎没有气泡</translation>
+    </message>
+    <message>
+        <source>DualPipeV: DeepSeek&apos;s DualPipe cut in half, two chunks per device in a V; the steady phase pairs one chunk&apos;s forward with the other&apos;s backward</source>
+        <translation>DualPipeV：DeepSeek 的 DualPipe 的一半，每个设备两个分块呈 V 形；稳态阶段将一个分块的前向与另一个分块的反向配对</translation>
+    </message>
+    <message>
+        <source>PipeDream: asynchronous 1F1B without flush; stage s stashes p - s weight versions</source>
+        <translation>PipeDream：不清空流水线的异步 1F1B；阶段 s 暂存 p - s 个权重版本</translation>
+    </message>
+    <message>
+        <source>PipeDream-2BW: asynchronous, gradients accumulated over m micro-batches, two weight versions</source>
+        <translation>PipeDream-2BW：异步，梯度在 m 个微批次上累积，两个权重版本</translation>
+    </message>
+    <message>
+        <source>PipeMare: PipeDream&apos;s order with one weight version; a backward reads newer weights than its forward</source>
+        <translation>PipeMare：PipeDream 的顺序，只有一个权重版本；反向读取的权重比其前向更新</translation>
+    </message>
+    <message>
+        <source>DAPPLE: tries every pp, dp and micro-batch count on synchronous 1F1B, each simulated; its plan runs as predicted</source>
+        <translation>DAPPLE：在同步 1F1B 上尝试每种 pp、dp 和微批次数，逐一模拟；其方案的运行与预测一致</translation>
+    </message>
+    <message>
+        <source>PipeDream: a dynamic program over stages and per-stage replicas (asynchronous); runs the closest uniform dp x pp when its optimum is not uniform</source>
+        <translation>PipeDream：对阶段及各阶段副本数做动态规划（异步）；最优解不均匀时运行最接近的均匀 dp x pp</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::CompareView</name>
+    <message>
+        <source>Run %1:</source>
+        <translation>运行 %1：</translation>
+    </message>
+    <message>
+        <source>Save…</source>
+        <translation>保存…</translation>
+    </message>
+    <message>
+        <source>Save this run to a file that Runs &gt; Open a run… reopens</source>
+        <translation>把这次运行保存到文件，可用“运行记录 &gt; 打开运行记录…”重新打开</translation>
+    </message>
+    <message>
+        <source>Memory of:</source>
+        <translation>内存：</translation>
+    </message>
+    <message>
+        <source>whole run</source>
+        <translation>整个运行</translation>
+    </message>
+    <message>
+        <source>Off: one step (the first after warm-up), both runs from its start. On: the whole run.</source>
+        <translation>关：一步（预热后的第一步），两次运行都从该步开始。开：整个运行。</translation>
+    </message>
+    <message>
+        <source>Open a run…</source>
+        <translation>打开运行记录…</translation>
+    </message>
+    <message>
+        <source>No runs yet. Run an experiment (Space), change it (say GPipe to 1F1B) and run it again: every run made since PipeLab started is kept here. Runs &gt; Open a run… reopens a saved one.</source>
+        <translation>还没有运行记录。运行一个实验（空格），修改它（比如把 GPipe 改为 1F1B）后再运行一次：PipeLab 启动以来的每次运行都保存在这里。“运行记录 &gt; 打开运行记录…”可重新打开已保存的运行。</translation>
+    </message>
+    <message>
+        <source>training step</source>
+        <translation>训练步</translation>
+    </message>
+    <message>
+        <source>loss (training batch)</source>
+        <translation>损失（训练批次）</translation>
+    </message>
+    <message>
+        <source>memory (MiB)</source>
+        <translation>内存（MiB）</translation>
+    </message>
+    <message>
+        <source>Measured statistics; the first (warm-up) step is left out</source>
+        <translation>实测统计；不计第一步（预热）</translation>
+    </message>
+    <message>
+        <source>Export…</source>
+        <translation>导出…</translation>
+    </message>
+    <message>
+        <source>device %1</source>
+        <translation>设备 %1</translation>
+    </message>
+    <message>
+        <source>%1 · no run</source>
+        <translation>%1 · 无运行</translation>
+    </message>
+    <message>
+        <source>the first step after warm-up</source>
+        <translation>预热后的第一步</translation>
+    </message>
+    <message>
+        <source>%1 · device %2 · %3</source>
+        <translation>%1 · 设备 %2 · %3</translation>
+    </message>
+    <message>
+        <source>Run %1</source>
+        <translation>运行 %1</translation>
+    </message>
+    <message>
+        <source>Plan</source>
+        <translation>规划</translation>
+    </message>
+    <message>
+        <source>%1 · dp %2 × tp %3 × pp %4 · m %5</source>
+        <translation>%1 · dp %2 × tp %3 × pp %4 · m %5</translation>
+    </message>
+    <message>
+        <source>Step time</source>
+        <translation>步时间</translation>
+    </message>
+    <message>
+        <source>%1 (warm-up only)</source>
+        <translation>%1（仅预热）</translation>
+    </message>
+    <message>
+        <source>%1 (mean of steps %2–%3)</source>
+        <translation>%1（第 %2–%3 步的平均）</translation>
+    </message>
+    <message>
+        <source>Samples/s</source>
+        <translation>样本/秒</translation>
+    </message>
+    <message>
+        <source>Bubble</source>
+        <translation>气泡</translation>
+    </message>
+    <message>
+        <source>Final loss</source>
+        <translation>最终损失</translation>
+    </message>
+    <message>
+        <source>Peak memory, device %1</source>
+        <translation>峰值内存，设备 %1</translation>
+    </message>
+    <message>
+        <source>Statistics leave the first (warm-up) step out.</source>
+        <translation>统计不计第一步（预热）。</translation>
+    </message>
+    <message>
+        <source>%1 · no run chosen</source>
+        <translation>%1 · 未选择运行</translation>
+    </message>
+    <message>
+        <source>%1: step %2 · bubble %3</source>
+        <translation>%1：步时间 %2 · 气泡 %3</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::DataPanel</name>
+    <message>
+        <source>folder with IDX files, or a CSV file</source>
+        <translation>存放 IDX 文件的文件夹，或一个 CSV 文件</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>all</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <source>Sequence tasks (copy, reverse, sort, add): how many token ids, special tokens included; the model&apos;s output layer follows it</source>
+        <translation>序列任务（复制、反转、排序、加法）：词元 id 的个数，含特殊词元；模型的输出层随之调整</translation>
+    </message>
+    <message>
+        <source>Global batch per step: split over the dp replicas, then into micro-batches</source>
+        <translation>每步的全局批次：先分给各 dp 副本，再切成微批次</translation>
+    </message>
+    <message>
+        <source>bf16-mixed: bf16 weights, gradients and activations with fp32 master weights and optimizer state (16 bytes per parameter under Adam). The simulator predicts it; training is fp32.</source>
+        <translation>bf16-mixed：bf16 的权重、梯度和激活，加上 fp32 的主权重和优化器状态（使用 Adam 时每个参数 16 字节）。模拟器会预测它；实际训练使用 fp32。</translation>
+    </message>
+    <message>
+        <source>at the end</source>
+        <translation>在结束时</translation>
+    </message>
+    <message>
+        <source>The same seed gives the same data and initial weights, whatever the split</source>
+        <translation>相同的种子给出相同的数据和初始权重，与切分方式无关</translation>
+    </message>
+    <message>
+        <source>Learning-rate rescheduling</source>
+        <translation>学习率重调度</translation>
+    </message>
+    <message>
+        <source>Each stage&apos;s step size is lr / delay^(1 - k/K): divided by its delay at first, lr again after K updates</source>
+        <translation>每个阶段的步长为 lr / delay^(1 - k/K)：开始时除以其延迟，K 次更新后恢复为 lr</translation>
+    </message>
+    <message>
+        <source>K: updates until the step size is the learning rate again</source>
+        <translation>K：步长恢复为学习率之前的更新次数</translation>
+    </message>
+    <message>
+        <source>Discrepancy correction</source>
+        <translation>差异校正</translation>
+    </message>
+    <message>
+        <source>A backward reads w - delay x velocity, an estimate of the weights its forward read</source>
+        <translation>反向读取 w - delay x velocity，即对其前向所读权重的估计</translation>
+    </message>
+    <message>
+        <source>gamma of the velocity&apos;s running average of weight changes</source>
+        <translation>速度（权重变化的滑动平均）的衰减系数 gamma</translation>
+    </message>
+    <message>
+        <source>Data set</source>
+        <translation>数据集</translation>
+    </message>
+    <message>
+        <source>Source:</source>
+        <translation>来源：</translation>
+    </message>
+    <message>
+        <source>Files:</source>
+        <translation>文件：</translation>
+    </message>
+    <message>
+        <source>Samples:</source>
+        <translation>样本数：</translation>
+    </message>
+    <message>
+        <source>Classes:</source>
+        <translation>类别数：</translation>
+    </message>
+    <message>
+        <source>Features:</source>
+        <translation>特征数：</translation>
+    </message>
+    <message>
+        <source>Vocabulary:</source>
+        <translation>词表大小：</translation>
+    </message>
+    <message>
+        <source>Noise:</source>
+        <translation>噪声：</translation>
+    </message>
+    <message>
+        <source>Use at most:</source>
+        <translation>最多使用：</translation>
+    </message>
+    <message>
+        <source>Validation share:</source>
+        <translation>验证集比例：</translation>
+    </message>
+    <message>
+        <source>Training</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <source>Batch size:</source>
+        <translation>批次大小：</translation>
+    </message>
+    <message>
+        <source>Optimizer:</source>
+        <translation>优化器：</translation>
+    </message>
+    <message>
+        <source>Precision:</source>
+        <translation>精度：</translation>
+    </message>
+    <message>
+        <source>Learning rate:</source>
+        <translation>学习率：</translation>
+    </message>
+    <message>
+        <source>Momentum:</source>
+        <translation>动量：</translation>
+    </message>
+    <message>
+        <source>Weight decay:</source>
+        <translation>权重衰减：</translation>
+    </message>
+    <message>
+        <source>Steps:</source>
+        <translation>步数：</translation>
+    </message>
+    <message>
+        <source>Validate every:</source>
+        <translation>验证间隔：</translation>
+    </message>
+    <message>
+        <source>Seed:</source>
+        <translation>种子：</translation>
+    </message>
+    <message>
+        <source>PipeMare:</source>
+        <translation>PipeMare：</translation>
+    </message>
+    <message>
+        <source>Warm-up updates:</source>
+        <translation>预热更新次数：</translation>
+    </message>
+    <message>
+        <source>Velocity decay:</source>
+        <translation>速度衰减：</translation>
+    </message>
+    <message>
+        <source>Choose a CSV file</source>
+        <translation>选择一个 CSV 文件</translation>
+    </message>
+    <message>
+        <source>CSV files (*.csv);;All files (*)</source>
+        <translation>CSV 文件 (*.csv);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Choose a UTF-8 text file to learn from</source>
+        <translation>选择一个用于学习的 UTF-8 文本文件</translation>
+    </message>
+    <message>
+        <source>Text files (*.txt *.md LICENSE*);;All files (*)</source>
+        <translation>文本文件 (*.txt *.md LICENSE*);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Choose the folder that holds the IDX files (train-*, t10k-*)</source>
+        <translation>选择存放 IDX 文件（train-*、t10k-*）的文件夹</translation>
+    </message>
+    <message>
+        <source>characters of the file → its character vocabulary</source>
+        <translation>文件中的字符 → 其字符词表</translation>
+    </message>
+    <message>
+        <source>token sequences, vocabulary of %1</source>
+        <translation>词元序列，词表大小 %1</translation>
+    </message>
+    <message>
+        <source>%1 features → %2 classes</source>
+        <translation>%1 个特征 → %2 个类别</translation>
+    </message>
+    <message>
+        <source>%1 features</source>
+        <translation>%1 个特征</translation>
+    </message>
+    <message>
+        <source>shape read from the files when the run starts</source>
+        <translation>形状在运行开始时从文件读取</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::ExperimentDocument</name>
+    <message>
+        <source>Could not open %1: %2</source>
+        <translation>无法打开 %1：%2</translation>
+    </message>
+    <message>
+        <source>Could not save %1: %2</source>
+        <translation>无法保存 %1：%2</translation>
+    </message>
+    <message>
+        <source>Untitled</source>
+        <translation>未命名</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::ExportActions</name>
+    <message>
+        <source>&amp;Timeline chart…</source>
+        <translation>时间线图(&amp;T)…</translation>
+    </message>
+    <message>
+        <source>timeline</source>
+        <translation>时间线</translation>
+    </message>
+    <message>
+        <source>&amp;Memory chart…</source>
+        <translation>内存图(&amp;M)…</translation>
+    </message>
+    <message>
+        <source>memory</source>
+        <translation>内存</translation>
+    </message>
+    <message>
+        <source>T&amp;raining chart…</source>
+        <translation>训练图(&amp;R)…</translation>
+    </message>
+    <message>
+        <source>training</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <source>Trace as &amp;Chrome JSON (Perfetto)…</source>
+        <translation>轨迹导出为 Chrome JSON（Perfetto）(&amp;C)…</translation>
+    </message>
+    <message>
+        <source>&amp;Events as CSV…</source>
+        <translation>事件导出为 CSV(&amp;E)…</translation>
+    </message>
+    <message>
+        <source>Export the %1 chart</source>
+        <translation>导出%1图</translation>
+    </message>
+    <message>
+        <source>Wrote %1</source>
+        <translation>已写入 %1</translation>
+    </message>
+    <message>
+        <source>predicted</source>
+        <translation>预测</translation>
+    </message>
+    <message>
+        <source>measured</source>
+        <translation>实测</translation>
+    </message>
+    <message>
+        <source>Export the %1 trace for Perfetto / chrome://tracing</source>
+        <translation>导出%1轨迹，用于 Perfetto / chrome://tracing</translation>
+    </message>
+    <message>
+        <source>Chrome trace (*.json)</source>
+        <translation>Chrome 轨迹 (*.json)</translation>
+    </message>
+    <message>
+        <source>Export the %1 events as CSV (three files: _events, _memory, _steps)</source>
+        <translation>将%1事件导出为 CSV（三个文件：_events、_memory、_steps）</translation>
+    </message>
+    <message>
+        <source>CSV files (*.csv)</source>
+        <translation>CSV 文件 (*.csv)</translation>
+    </message>
+    <message>
+        <source>%1_events.csv, _memory.csv and _steps.csv</source>
+        <translation>%1_events.csv、_memory.csv 和 _steps.csv</translation>
+    </message>
+    <message>
+        <source>&amp;Comparison of two runs…</source>
+        <translation>两次运行的对比(&amp;C)…</translation>
+    </message>
+    <message>
+        <source>comparison</source>
+        <translation>对比</translation>
+    </message>
+    <message>
+        <source>&amp;Overhead chart…</source>
+        <translation>开销图(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>overhead</source>
+        <translation>开销</translation>
+    </message>
+    <message>
+        <source>&amp;Animated timeline (GIF)…</source>
+        <translation>时间线动画（GIF）(&amp;A)…</translation>
+    </message>
+    <message>
+        <source>One step unfolding, bars appearing in time order, for slides: the run&apos;s second step (past the warm-up) for a synchronous schedule, else the prediction</source>
+        <translation>一步的展开过程，条按时间顺序出现，用于幻灯片：同步调度取运行的第二步（预热之后），否则取预测</translation>
+    </message>
+    <message>
+        <source>there are no runs to compare yet; run an experiment twice (Runs &gt; Compare runs)</source>
+        <translation>还没有可对比的运行；把一个实验运行两次（运行记录 &gt; 比较运行）</translation>
+    </message>
+    <message>
+        <source>Export one step of the timeline as an animated GIF</source>
+        <translation>把时间线的一步导出为 GIF 动画</translation>
+    </message>
+    <message>
+        <source>Animated GIF (*.gif)</source>
+        <translation>GIF 动画 (*.gif)</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::LayerTableModel</name>
+    <message>
+        <source>Layer %1: no stage (%2)</source>
+        <translation>第 %1 层：没有阶段（%2）</translation>
+    </message>
+    <message>
+        <source>Layer %1 runs in pipeline stage %2 on pipeline device %3</source>
+        <translation>第 %1 层在流水线阶段 %2 上运行，位于流水线设备 %3</translation>
+    </message>
+    <message>
+        <source>%1 (vocab %2)</source>
+        <translation>%1（词表 %2）</translation>
+    </message>
+    <message>
+        <source>1 head</source>
+        <translation>1 个头</translation>
+    </message>
+    <message>
+        <source>%1 heads</source>
+        <translation>%1 个头</translation>
+    </message>
+    <message>
+        <source>%1 ch, %2×%2 /%3</source>
+        <translation>%1 通道，%2×%2 /%3</translation>
+    </message>
+    <message>
+        <source>synced</source>
+        <translation>同步</translation>
+    </message>
+    <message>
+        <source>local</source>
+        <translation>本地</translation>
+    </message>
+    <message>
+        <source>%1 ids → %1×%2</source>
+        <translation>%1 个 id → %1×%2</translation>
+    </message>
+    <message>
+        <source>Linear: output width. Dropout: drop probability. Embedding: width per token. Transformer block: attention heads. Conv2d and residual block: output channels (with kernel and stride). Pools: the window (stride follows it). Batch norm: synced over data-parallel replicas or local.</source>
+        <translation>线性层：输出宽度。Dropout：丢弃概率。嵌入层：每个词元的宽度。Transformer 块：注意力头数。Conv2d 和残差块：输出通道数（以及卷积核和步幅）。池化：窗口大小（步幅与之相同）。批归一化：在数据并行副本间同步，或本地。</translation>
+    </message>
+    <message>
+        <source>The pipeline stage the split puts the layer on</source>
+        <translation>切分把该层放到的流水线阶段</translation>
+    </message>
+    <message>
+        <source>Forward FLOPs per sample (a multiply-add counts as two)</source>
+        <translation>每个样本的前向 FLOPs（一次乘加算两次）</translation>
+    </message>
+    <message>
+        <source>Bytes per sample kept from the forward for the backward</source>
+        <translation>每个样本从前向保留到反向的字节数</translation>
+    </message>
+    <message>
+        <source>Type</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>Bias</source>
+        <translation>偏置</translation>
+    </message>
+    <message>
+        <source>Stage</source>
+        <translation>阶段</translation>
+    </message>
+    <message>
+        <source>In → out</source>
+        <translation>输入 → 输出</translation>
+    </message>
+    <message>
+        <source>Params</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>FLOPs</source>
+        <translation>FLOPs</translation>
+    </message>
+    <message>
+        <source>Activations</source>
+        <translation>激活</translation>
+    </message>
+    <message>
+        <source>&apos;%1&apos; is not a layer type; choose one of: %2</source>
+        <translation>“%1”不是层类型；请从以下选择：%2</translation>
+    </message>
+    <message>
+        <source>Layer %1: the width must be a whole number of at least 1 (got &apos;%2&apos;)</source>
+        <translation>第 %1 层：宽度必须是不小于 1 的整数（收到“%2”）</translation>
+    </message>
+    <message>
+        <source>Layer %1: the width per token must be a whole number of at least 1 (got &apos;%2&apos;)</source>
+        <translation>第 %1 层：每个词元的宽度必须是不小于 1 的整数（收到“%2”）</translation>
+    </message>
+    <message>
+        <source>Layer %1: the number of heads must be a whole number of at least 1 (got &apos;%2&apos;)</source>
+        <translation>第 %1 层：头数必须是不小于 1 的整数（收到“%2”）</translation>
+    </message>
+    <message>
+        <source>Layer %1: the window must be a whole number of at least 1 (got &apos;%2&apos;)</source>
+        <translation>第 %1 层：窗口必须是不小于 1 的整数（收到“%2”）</translation>
+    </message>
+    <message>
+        <source>Layer %1: the output channels must be a whole number of at least 1 (got &apos;%2&apos;)</source>
+        <translation>第 %1 层：输出通道数必须是不小于 1 的整数（收到“%2”）</translation>
+    </message>
+    <message>
+        <source>Layer %1: the drop probability must be in [0, 1) (got &apos;%2&apos;)</source>
+        <translation>第 %1 层：丢弃概率必须在 [0, 1) 内（收到“%2”）</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::MainWindow</name>
+    <message>
+        <source>Click to dismiss</source>
+        <translation>点击关闭</translation>
+    </message>
+    <message>
+        <source>Planning…</source>
+        <translation>正在规划…</translation>
+    </message>
+    <message>
+        <source>Plan for me: %1</source>
+        <translation>自动规划：%1</translation>
+    </message>
+    <message>
+        <source>No plan: %1</source>
+        <translation>没有方案：%1</translation>
+    </message>
+    <message>
+        <source>Unsaved changes</source>
+        <translation>未保存的更改</translation>
+    </message>
+    <message>
+        <source>“%1” has changes that are not saved. Save them first?</source>
+        <translation>“%1”有尚未保存的更改。先保存吗？</translation>
+    </message>
+    <message>
+        <source>&amp;New</source>
+        <translation>新建(&amp;N)</translation>
+    </message>
+    <message>
+        <source>&amp;Open…</source>
+        <translation>打开(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>&amp;Save</source>
+        <translation>保存(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Save &amp;As…</source>
+        <translation>另存为(&amp;A)…</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;Run</source>
+        <translation>运行(&amp;R)</translation>
+    </message>
+    <message>
+        <source>Run or pause training (Space)</source>
+        <translation>运行或暂停训练（空格）</translation>
+    </message>
+    <message>
+        <source>S&amp;tep</source>
+        <translation>单步(&amp;T)</translation>
+    </message>
+    <message>
+        <source>Run one training step, then pause (→)</source>
+        <translation>运行一个训练步，然后暂停（→）</translation>
+    </message>
+    <message>
+        <source>St&amp;op</source>
+        <translation>停止(&amp;O)</translation>
+    </message>
+    <message>
+        <source>Stop the run; what was recorded stays (Esc)</source>
+        <translation>停止运行；已记录的内容保留（Esc）</translation>
+    </message>
+    <message>
+        <source>R&amp;eset</source>
+        <translation>重置(&amp;E)</translation>
+    </message>
+    <message>
+        <source>Stop and clear the measured run (Ctrl+R)</source>
+        <translation>停止并清除实测运行（Ctrl+R）</translation>
+    </message>
+    <message>
+        <source>&amp;Plan for me…</source>
+        <translation>自动规划(&amp;P)…</translation>
+    </message>
+    <message>
+        <source>Choose dp, pp, the split and the micro-batches for a number of devices</source>
+        <translation>为给定数量的设备选择 dp、pp、切分方式和微批次数</translation>
+    </message>
+    <message>
+        <source>&amp;Undo plan</source>
+        <translation>撤销规划(&amp;U)</translation>
+    </message>
+    <message>
+        <source>Put back the parallel settings the last plan replaced</source>
+        <translation>恢复上一次规划替换掉的并行设置</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source> Playback speed: </source>
+        <translation> 回放速度： </translation>
+    </message>
+    <message>
+        <source>Events are recorded as they happen; the charts replay them at this speed. At 1/1000×, one millisecond of training takes one second on screen. Live shows the newest events.</source>
+        <translation>事件在发生时被记录；图表按此速度回放。1/1000× 时，一毫秒的训练在屏幕上持续一秒。“实时”显示最新事件。</translation>
+    </message>
+    <message>
+        <source>Jump to live</source>
+        <translation>跳到实时</translation>
+    </message>
+    <message>
+        <source>Show everything recorded so far</source>
+        <translation>显示目前记录的全部内容</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>Open &amp;Recent</source>
+        <translation>最近打开(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Export</source>
+        <translation>导出(&amp;E)</translation>
+    </message>
+    <message>
+        <source>P&amp;lan</source>
+        <translation>规划(&amp;L)</translation>
+    </message>
+    <message>
+        <source>&amp;Presets</source>
+        <translation>预设(&amp;P)</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>Timelines</source>
+        <translation>时间线</translation>
+    </message>
+    <message>
+        <source>Predicted under measured</source>
+        <translation>预测在实测下方</translation>
+    </message>
+    <message>
+        <source>Predicted beside measured</source>
+        <translation>预测在实测旁边</translation>
+    </message>
+    <message>
+        <source>Measured only</source>
+        <translation>仅实测</translation>
+    </message>
+    <message>
+        <source>Predicted only</source>
+        <translation>仅预测</translation>
+    </message>
+    <message>
+        <source>Replayed under measured</source>
+        <translation>重放在实测下方</translation>
+    </message>
+    <message>
+        <source>Predicted under replayed</source>
+        <translation>预测在重放下方</translation>
+    </message>
+    <message>
+        <source>Measured, replayed and predicted</source>
+        <translation>实测、重放和预测</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>&amp;Keyboard shortcuts</source>
+        <translation>键盘快捷键(&amp;K)</translation>
+    </message>
+    <message>
+        <source>Keyboard shortcuts</source>
+        <translation>键盘快捷键</translation>
+    </message>
+    <message>
+        <source>Space: run / pause
+→: one training step
+Esc: stop
+Ctrl+R: reset
+Ctrl+N / Ctrl+O / Ctrl+S: new, open, save
+
+Timeline: drag to pan, wheel to zoom, double-click to fit, hover for details.</source>
+        <translation>空格：运行 / 暂停
+→：一个训练步
+Esc：停止
+Ctrl+R：重置
+Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
+
+时间线：拖动平移，滚轮缩放，双击适应窗口，悬停查看详情。</translation>
+    </message>
+    <message>
+        <source>&amp;About PipeLab</source>
+        <translation>关于 PipeLab(&amp;A)</translation>
+    </message>
+    <message>
+        <source>About PipeLab</source>
+        <translation>关于 PipeLab</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;PipeLab&lt;/b&gt; %1&lt;br&gt;See and try distributed deep-learning training: data, tensor and pipeline parallelism, their schedules, bubbles and memory.&lt;br&gt;&lt;br&gt;Licensed under the GNU GPL, version 3 or later. Charts by QCustomPlot (GPL-3.0+).</source>
+        <translation>&lt;b&gt;PipeLab&lt;/b&gt; %1&lt;br&gt;观察并动手尝试分布式深度学习训练：数据并行、张量并行和流水线并行，以及它们的调度、气泡和内存。&lt;br&gt;&lt;br&gt;按 GNU GPL 第 3 版或更高版本授权。图表由 QCustomPlot（GPL-3.0+）绘制。</translation>
+    </message>
+    <message>
+        <source>Parallelism</source>
+        <translation>并行</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Data and training</source>
+        <translation>数据与训练</translation>
+    </message>
+    <message>
+        <source>Memory</source>
+        <translation>内存</translation>
+    </message>
+    <message>
+        <source>Training</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <source>Statistics</source>
+        <translation>统计</translation>
+    </message>
+    <message>
+        <source>&amp;%1 %2</source>
+        <translation>&amp;%1 %2</translation>
+    </message>
+    <message>
+        <source>Clear the list</source>
+        <translation>清空列表</translation>
+    </message>
+    <message>
+        <source>Opened %1</source>
+        <translation>已打开 %1</translation>
+    </message>
+    <message>
+        <source>Open an experiment</source>
+        <translation>打开实验</translation>
+    </message>
+    <message>
+        <source>Experiments (*.json);;All files (*)</source>
+        <translation>实验 (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Saved %1</source>
+        <translation>已保存 %1</translation>
+    </message>
+    <message>
+        <source>Save the experiment</source>
+        <translation>保存实验</translation>
+    </message>
+    <message>
+        <source>Experiments (*.json)</source>
+        <translation>实验 (*.json)</translation>
+    </message>
+    <message>
+        <source>Fix the problems shown in the panels before running (%1)</source>
+        <translation>运行前请先修正面板中显示的问题（%1）</translation>
+    </message>
+    <message>
+        <source>The run stopped: %1</source>
+        <translation>运行已停止：%1</translation>
+    </message>
+    <message>
+        <source>Run failed: %1</source>
+        <translation>运行失败：%1</translation>
+    </message>
+    <message>
+        <source>&amp;Pause</source>
+        <translation>暂停(&amp;P)</translation>
+    </message>
+    <message>
+        <source>Run: %1</source>
+        <translation>运行：%1</translation>
+    </message>
+    <message>
+        <source> · step %1 of %2</source>
+        <translation> · 第 %1 步，共 %2 步</translation>
+    </message>
+    <message>
+        <source>backend.type = cuda: %1 Choose CPU threads.</source>
+        <translation>backend.type = cuda：%1 请选择 CPU 线程。</translation>
+    </message>
+    <message>
+        <source>The last run failed: %1</source>
+        <translation>上次运行失败：%1</translation>
+    </message>
+    <message>
+        <source>%1[*] — %2 — PipeLab</source>
+        <translation>%1[*] — %2 — PipeLab</translation>
+    </message>
+    <message>
+        <source>Live</source>
+        <translation>实时</translation>
+    </message>
+    <message>
+        <source>1× (real time)</source>
+        <translation>1×（真实时间）</translation>
+    </message>
+    <message>
+        <source>1/10×</source>
+        <translation>1/10×</translation>
+    </message>
+    <message>
+        <source>1/100×</source>
+        <translation>1/100×</translation>
+    </message>
+    <message>
+        <source>1/1000× (1 ms in 1 s)</source>
+        <translation>1/1000×（1 秒显示 1 ms）</translation>
+    </message>
+    <message>
+        <source>1/10000× (1 ms in 10 s)</source>
+        <translation>1/10000×（10 秒显示 1 ms）</translation>
+    </message>
+    <message>
+        <source>&amp;Language</source>
+        <translation>语言(&amp;L)</translation>
+    </message>
+    <message>
+        <source>Attached: %1</source>
+        <translation>已连接：%1</translation>
+    </message>
+    <message>
+        <source>Compare runs — PipeLab</source>
+        <translation>比较运行 — PipeLab</translation>
+    </message>
+    <message>
+        <source>R&amp;uns</source>
+        <translation>运行记录(&amp;U)</translation>
+    </message>
+    <message>
+        <source>Overhead</source>
+        <translation>开销</translation>
+    </message>
+    <message>
+        <source>Preset: %1</source>
+        <translation>预设：%1</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::MemoryView</name>
+    <message>
+        <source>By category for:</source>
+        <translation>按类别显示：</translation>
+    </message>
+    <message>
+        <source>no memory samples yet</source>
+        <translation>还没有内存采样</translation>
+    </message>
+    <message>
+        <source>measured run</source>
+        <translation>实测运行</translation>
+    </message>
+    <message>
+        <source>predicted (simulated)</source>
+        <translation>预测（模拟）</translation>
+    </message>
+    <message>
+        <source>device %1</source>
+        <translation>设备 %1</translation>
+    </message>
+    <message>
+        <source>host (off the device)</source>
+        <translation>主机（设备之外）</translation>
+    </message>
+    <message>
+        <source>peak %1</source>
+        <translation>峰值 %1</translation>
+    </message>
+    <message>
+        <source>total (%1)</source>
+        <translation>总计（%1）</translation>
+    </message>
+    <message>
+        <source>device %1 (%2)</source>
+        <translation>设备 %1（%2）</translation>
+    </message>
+    <message>
+        <source>weights</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>gradients</source>
+        <translation>梯度</translation>
+    </message>
+    <message>
+        <source>optimizer state</source>
+        <translation>优化器状态</translation>
+    </message>
+    <message>
+        <source>activations</source>
+        <translation>激活</translation>
+    </message>
+    <message>
+        <source>stashed weights</source>
+        <translation>暂存权重</translation>
+    </message>
+    <message>
+        <source>comm buffers</source>
+        <translation>通信缓冲区</translation>
+    </message>
+    <message>
+        <source>workspace</source>
+        <translation>工作区</translation>
+    </message>
+    <message>
+        <source>host</source>
+        <translation>主机</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::ModelPanel</name>
+    <message>
+        <source>Shape of one input sample, e.g. 2 or 1, 28, 28</source>
+        <translation>单个输入样本的形状，例如 2 或 1, 28, 28</translation>
+    </message>
+    <message>
+        <source>Start from a Transformer…</source>
+        <translation>从 Transformer 开始…</translation>
+    </message>
+    <message>
+        <source>Fills the layer table, data and split with a GPT-style model. The predict-only ones are too big to train here; the simulator still predicts their time and memory per device.</source>
+        <translation>用 GPT 式模型填写层表、数据和切分。标为“仅预测”的模型太大，无法在本机训练；模拟器仍会预测它们在每个设备上的时间和内存。</translation>
+    </message>
+    <message>
+        <source>Add</source>
+        <translation>添加</translation>
+    </message>
+    <message>
+        <source>Insert a layer after the selected one</source>
+        <translation>在选中的层之后插入一层</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>Move up</source>
+        <translation>上移</translation>
+    </message>
+    <message>
+        <source>Move down</source>
+        <translation>下移</translation>
+    </message>
+    <message>
+        <source>Set stage boundaries by hand:</source>
+        <translation>手动设置阶段边界：</translation>
+    </message>
+    <message>
+        <source>Off: the partition rule (Parallelism panel) places the stage boundaries</source>
+        <translation>关闭时：由切分规则（并行面板）确定阶段边界</translation>
+    </message>
+    <message>
+        <source>first layer of each stage after the first, e.g. 2, 4</source>
+        <translation>除第一个阶段外，每个阶段的第一层，例如 2, 4</translation>
+    </message>
+    <message>
+        <source>Template:</source>
+        <translation>模板：</translation>
+    </message>
+    <message>
+        <source>Input shape:</source>
+        <translation>输入形状：</translation>
+    </message>
+    <message>
+        <source>Loss:</source>
+        <translation>损失：</translation>
+    </message>
+    <message>
+        <source>%1 layers · %2 parameters · %3 pipeline stages (%4)</source>
+        <translation>%1 层 · %2 个参数 · %3 个流水线阶段（%4）</translation>
+    </message>
+    <message>
+        <source>set by hand</source>
+        <translation>手动设置</translation>
+    </message>
+    <message>
+        <source>rule: %1</source>
+        <translation>规则：%1</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::OverheadView</name>
+    <message>
+        <source>Where the time goes (share of the run, per device)</source>
+        <translation>时间都去哪了（占运行的比例，按设备）</translation>
+    </message>
+    <message>
+        <source>share of the run</source>
+        <translation>占运行的比例</translation>
+    </message>
+    <message>
+        <source>%1 M</source>
+        <comment>device, measured</comment>
+        <translation>%1 实</translation>
+    </message>
+    <message>
+        <source>%1 P</source>
+        <comment>device, predicted</comment>
+        <translation>%1 预</translation>
+    </message>
+    <message>
+        <source>device: M measured, P predicted</source>
+        <translation>设备：实 = 实测，预 = 预测</translation>
+    </message>
+    <message>
+        <source>no trace yet</source>
+        <translation>还没有轨迹</translation>
+    </message>
+    <message>
+        <source>textbook bubble
+%1</source>
+        <translation>教科书气泡
+%1</translation>
+    </message>
+    <message>
+        <source>compute</source>
+        <translation>计算</translation>
+    </message>
+    <message>
+        <source>recomputation</source>
+        <translation>重计算</translation>
+    </message>
+    <message>
+        <source>load imbalance</source>
+        <translation>负载不均衡</translation>
+    </message>
+    <message>
+        <source>bubble</source>
+        <translation>气泡</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::ParallelPanel</name>
+    <message>
+        <source>Data-parallel replicas: each holds the whole pipeline</source>
+        <translation>数据并行副本数：每个副本持有整条流水线</translation>
+    </message>
+    <message>
+        <source>Tensor-parallel shards per stage: each linear is split across them</source>
+        <translation>每个阶段的张量并行分片数：每个线性层在它们之间切分</translation>
+    </message>
+    <message>
+        <source>Pipeline devices: the layer stack is cut into this many parts</source>
+        <translation>流水线设备数：层堆叠被切成这么多段</translation>
+    </message>
+    <message>
+        <source>Virtual stages per pipeline device (interleaved-1f1b; 2 for zb-v and dualpipev)</source>
+        <translation>每个流水线设备上的虚拟阶段数（interleaved-1f1b；zb-v 和 dualpipev 为 2）</translation>
+    </message>
+    <message>
+        <source>sync</source>
+        <translation>同步</translation>
+    </message>
+    <message>
+        <source>async</source>
+        <translation>异步</translation>
+    </message>
+    <message>
+        <source>Sync: every replica applies the same averaged gradient each step. Async: replicas push gradients to a parameter server and may read weights up to &apos;staleness&apos; steps old.</source>
+        <translation>同步：每一步所有副本应用相同的平均梯度。异步：副本把梯度推送到参数服务器，读取的权重最多可以过时“陈旧度”步。</translation>
+    </message>
+    <message>
+        <source>Recompute activations in backward</source>
+        <translation>在反向中重计算激活</translation>
+    </message>
+    <message>
+        <source>Keep only each stage&apos;s input from the forward and rebuild the rest before the backward: less memory, one more forward per micro-batch</source>
+        <translation>前向只保留每个阶段的输入，其余在反向之前重建：内存更少，每个微批次多一次前向</translation>
+    </message>
+    <message>
+        <source>Recompute only attention scores (selective)</source>
+        <translation>只重计算注意力分数（选择性）</translation>
+    </message>
+    <message>
+        <source>Transformers: keep no attention scores from the forward and recompute them in the backward, the largest activation for little compute (Korthikanti et al.)</source>
+        <translation>Transformer：前向不保留注意力分数，在反向中重算；以很少的计算换掉最大的激活（Korthikanti 等）</translation>
+    </message>
+    <message>
+        <source>nothing</source>
+        <translation>不卸载</translation>
+    </message>
+    <message>
+        <source>activations</source>
+        <translation>激活</translation>
+    </message>
+    <message>
+        <source>optimizer state</source>
+        <translation>优化器状态</translation>
+    </message>
+    <message>
+        <source>Activations: copy each forward&apos;s activations to host memory on the copy lane and bring them back just before their backward (free while the copies hide behind compute). Optimizer state: keep it in host memory and run the update there (ZeRO-Offload)</source>
+        <translation>激活：在拷贝通道上把每次前向的激活拷到主机内存，并在对应反向之前取回（拷贝被计算掩盖时不耗时）。优化器状态：保存在主机内存中，并在主机上执行更新（ZeRO-Offload）</translation>
+    </message>
+    <message>
+        <source>Sequence parallel</source>
+        <translation>序列并行</translation>
+    </message>
+    <message>
+        <source>Transformers with tp &gt; 1: split the norms, dropouts and residuals along the sequence instead of repeating them on every shard; all-reduces become reduce-scatter + all-gather</source>
+        <translation>tp &gt; 1 的 Transformer：沿序列维度切分归一化、dropout 和残差，而不是在每个分片上重复；全归约变为归约散射 + 全收集</translation>
+    </message>
+    <message>
+        <source>balanced: even FLOPs per stage; uniform: even layer counts; params: even parameter counts; explicit: the boundaries set in the Model panel</source>
+        <translation>balanced：各阶段 FLOPs 均衡；uniform：各阶段层数相同；params：各阶段参数量相同；explicit：使用模型面板中设置的边界</translation>
+    </message>
+    <message>
+        <source>unit costs (F = B = W = 1)</source>
+        <translation>单位代价（F = B = W = 1）</translation>
+    </message>
+    <message>
+        <source>The device the predicted timeline is simulated on</source>
+        <translation>用来模拟预测时间线的设备</translation>
+    </message>
+    <message>
+        <source>CPU threads</source>
+        <translation>CPU 线程</translation>
+    </message>
+    <message>
+        <source>CUDA</source>
+        <translation>CUDA</translation>
+    </message>
+    <message>
+        <source>one per device</source>
+        <translation>每设备一个</translation>
+    </message>
+    <message>
+        <source>Devices</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>dp</source>
+        <translation>dp</translation>
+    </message>
+    <message>
+        <source>tp</source>
+        <translation>tp</translation>
+    </message>
+    <message>
+        <source>pp</source>
+        <translation>pp</translation>
+    </message>
+    <message>
+        <source>Pipeline schedule</source>
+        <translation>流水线调度</translation>
+    </message>
+    <message>
+        <source>Schedule:</source>
+        <translation>调度：</translation>
+    </message>
+    <message>
+        <source>Chunks:</source>
+        <translation>分块数：</translation>
+    </message>
+    <message>
+        <source>Micro-batches:</source>
+        <translation>微批次数：</translation>
+    </message>
+    <message>
+        <source>Update:</source>
+        <translation>更新：</translation>
+    </message>
+    <message>
+        <source>Staleness:</source>
+        <translation>陈旧度：</translation>
+    </message>
+    <message>
+        <source>Offload to host:</source>
+        <translation>卸载到主机：</translation>
+    </message>
+    <message>
+        <source>Partition rule:</source>
+        <translation>切分规则：</translation>
+    </message>
+    <message>
+        <source>Predict on:</source>
+        <translation>预测设备：</translation>
+    </message>
+    <message>
+        <source>Backend</source>
+        <translation>后端</translation>
+    </message>
+    <message>
+        <source>Run on:</source>
+        <translation>运行于：</translation>
+    </message>
+    <message>
+        <source>CPU threads:</source>
+        <translation>CPU 线程数：</translation>
+    </message>
+    <message>
+        <source>m = %1</source>
+        <translation>m = %1</translation>
+    </message>
+    <message>
+        <source>%1 micro-batches of %2 samples per replica</source>
+        <translation>每个副本 %1 个微批次，每个 %2 个样本</translation>
+    </message>
+    <message>
+        <source>Predicted bubble: —</source>
+        <translation>预测气泡：—</translation>
+    </message>
+    <message>
+        <source>Predicted bubble: %1 of device time idle</source>
+        <translation>预测气泡：设备时间的 %1 处于空闲</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::PlanController</name>
+    <message>
+        <source>%1 plan: dp %2 x tp %3 x pp %4, %5 micro-batches, %6; predicted step %7</source>
+        <translation>%1 方案：dp %2 x tp %3 x pp %4，%5 个微批次，%6；预测步时间 %7</translation>
+    </message>
+    <message>
+        <source>the experiment changed while it was being planned; plan it again</source>
+        <translation>规划期间实验已被修改；请重新规划</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::PlanDialog</name>
+    <message>
+        <source>Plan for me</source>
+        <translation>自动规划</translation>
+    </message>
+    <message>
+        <source>Devices in all; each stage replica takes parallel.tp = %1 of them</source>
+        <translation>设备总数；每个阶段副本占用其中 parallel.tp = %1 个</translation>
+    </message>
+    <message>
+        <source>e.g. 16GiB, 80GB or a number of bytes</source>
+        <translation>例如 16GiB、80GB 或字节数</translation>
+    </message>
+    <message>
+        <source>DAPPLE</source>
+        <translation>DAPPLE</translation>
+    </message>
+    <message>
+        <source>PipeDream</source>
+        <translation>PipeDream</translation>
+    </message>
+    <message>
+        <source>Devices</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>Memory per device</source>
+        <translation>每设备内存</translation>
+    </message>
+    <message>
+        <source>Planner</source>
+        <translation>规划器</translation>
+    </message>
+    <message>
+        <source>Plan</source>
+        <translation>规划</translation>
+    </message>
+    <message>
+        <source>Choose the split of the open experiment for this cluster. The plan replaces the parallel settings; Plan &gt; Undo plan puts them back.</source>
+        <translation>为这个集群选择当前实验的切分方式。方案会替换并行设置；“规划 &gt; 撤销规划”可恢复。</translation>
+    </message>
+    <message>
+        <source>Memory per device must be a size above 0, e.g. 16GiB or 80GB.</source>
+        <translation>每设备内存必须是大于 0 的大小，例如 16GiB 或 80GB。</translation>
+    </message>
+    <message>
+        <source>Devices must be a multiple of parallel.tp = %1 (each stage replica takes %1).</source>
+        <translation>设备数必须是 parallel.tp = %1 的倍数（每个阶段副本占用 %1 个）。</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::PredictionUpdater</name>
+    <message>
+        <source>parallel: dp x tp x pp = %1 devices is more than the %2 the app simulates interactively; use fewer, or pipelab-cli simulate for large plans</source>
+        <translation>parallel：dp x tp x pp = %1 个设备，超过了应用交互式模拟的上限 %2；请减少设备，或对大型方案使用 pipelab-cli simulate</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::PresetNote</name>
+    <message>
+        <source>Click to hide</source>
+        <translation>点击隐藏</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;%1&lt;/b&gt;: %2</source>
+        <translation>&lt;b&gt;%1&lt;/b&gt;：%2</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::RunController</name>
+    <message>
+        <source>ready</source>
+        <translation>就绪</translation>
+    </message>
+    <message>
+        <source>preparing</source>
+        <translation>准备中</translation>
+    </message>
+    <message>
+        <source>running</source>
+        <translation>运行中</translation>
+    </message>
+    <message>
+        <source>paused</source>
+        <translation>已暂停</translation>
+    </message>
+    <message>
+        <source>finished</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>the run failed without saying why</source>
+        <translation>运行失败，但未给出原因</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::RunStore</name>
+    <message>
+        <source>%1 steps · %2 ops recorded</source>
+        <translation>%1 步 · 记录了 %2 个操作</translation>
+    </message>
+    <message>
+        <source>%1 · %2 · %3</source>
+        <translation>%1 · %2 · %3</translation>
+    </message>
+    <message>
+        <source>there is no run to save; run an experiment first</source>
+        <translation>没有可保存的运行；请先运行一个实验</translation>
+    </message>
+    <message>
+        <source>cannot read %1: %2</source>
+        <translation>无法读取 %1：%2</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::RunsMenu</name>
+    <message>
+        <source>&amp;Compare runs…</source>
+        <translation>比较运行(&amp;C)…</translation>
+    </message>
+    <message>
+        <source>Two runs side by side: loss, memory, statistics and timelines on one time scale</source>
+        <translation>两次运行并排显示：损失、内存、统计和时间线使用同一时间刻度</translation>
+    </message>
+    <message>
+        <source>&amp;Open a run…</source>
+        <translation>打开运行记录(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>&amp;Save the latest run…</source>
+        <translation>保存最近一次运行(&amp;S)…</translation>
+    </message>
+    <message>
+        <source>(no runs yet)</source>
+        <translation>（还没有运行记录）</translation>
+    </message>
+    <message>
+        <source>Open a run: %1</source>
+        <translation>打开运行记录：%1</translation>
+    </message>
+    <message>
+        <source>Opened the run %1</source>
+        <translation>已打开运行记录 %1</translation>
+    </message>
+    <message>
+        <source>Save the run: %1</source>
+        <translation>保存运行：%1</translation>
+    </message>
+    <message>
+        <source>Saved the run to %1</source>
+        <translation>已把运行保存到 %1</translation>
+    </message>
+    <message>
+        <source>Open a saved run</source>
+        <translation>打开已保存的运行</translation>
+    </message>
+    <message>
+        <source>PipeLab runs (*.json);;All files (*)</source>
+        <translation>PipeLab 运行记录 (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Save the run: there is no run to save; run an experiment first</source>
+        <translation>保存运行：没有可保存的运行；请先运行一个实验</translation>
+    </message>
+    <message>
+        <source>Save the run</source>
+        <translation>保存运行</translation>
+    </message>
+    <message>
+        <source>PipeLab runs (*.json)</source>
+        <translation>PipeLab 运行记录 (*.json)</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::StatsPanel</name>
+    <message>
+        <source>Device</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>Utilisation
+measured</source>
+        <translation>利用率
+实测</translation>
+    </message>
+    <message>
+        <source>Utilisation
+predicted</source>
+        <translation>利用率
+预测</translation>
+    </message>
+    <message>
+        <source>Peak memory
+measured</source>
+        <translation>峰值内存
+实测</translation>
+    </message>
+    <message>
+        <source>Peak memory
+predicted</source>
+        <translation>峰值内存
+预测</translation>
+    </message>
+    <message>
+        <source>Bubble: measured %1 · replayed %2 · simulated %3</source>
+        <translation>气泡：实测 %1 · 重放 %2 · 模拟 %3</translation>
+    </message>
+    <message>
+        <source>%1 formula: %2, with p = %3, m = %4%5: %6</source>
+        <translation>%1 公式：%2，其中 p = %3，m = %4%5：%6</translation>
+    </message>
+    <message>
+        <source>, v = %1</source>
+        <translation>，v = %1</translation>
+    </message>
+    <message>
+        <source>Formula: %1</source>
+        <translation>公式：%1</translation>
+    </message>
+    <message>
+        <source>Replayed: step %1</source>
+        <translation>重放：步时间 %1</translation>
+    </message>
+    <message>
+        <source> · %1 samples/s</source>
+        <translation> · %1 样本/秒</translation>
+    </message>
+    <message>
+        <source>Predicted: step %1</source>
+        <translation>预测：步时间 %1</translation>
+    </message>
+    <message>
+        <source>Step time: — (no run yet)</source>
+        <translation>步时间：—（尚未运行）</translation>
+    </message>
+    <message>
+        <source>device %1</source>
+        <translation>设备 %1</translation>
+    </message>
+    <message>
+        <source>warm-up only</source>
+        <translation>仅预热</translation>
+    </message>
+    <message>
+        <source>mean of steps %1–%2, warm-up left out</source>
+        <translation>第 %1–%2 步的平均，不计预热</translation>
+    </message>
+    <message>
+        <source>Measured: step %1 (%2) · %3 samples/s</source>
+        <translation>实测：步时间 %1（%2）· %3 样本/秒</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::TimelineChart</name>
+    <message>
+        <source>time (ms)</source>
+        <translation>时间（ms）</translation>
+    </message>
+    <message>
+        <source>bubble (idle)</source>
+        <translation>气泡（空闲）</translation>
+    </message>
+    <message>
+        <source>F forward</source>
+        <translation>F 前向</translation>
+    </message>
+    <message>
+        <source>B backward</source>
+        <translation>B 反向</translation>
+    </message>
+    <message>
+        <source>BI input grad</source>
+        <translation>BI 输入梯度</translation>
+    </message>
+    <message>
+        <source>BW weight grad</source>
+        <translation>BW 权重梯度</translation>
+    </message>
+    <message>
+        <source>U update</source>
+        <translation>U 更新</translation>
+    </message>
+    <message>
+        <source>recompute</source>
+        <translation>重计算</translation>
+    </message>
+    <message>
+        <source>send/recv</source>
+        <translation>发送/接收</translation>
+    </message>
+    <message>
+        <source>all-reduce</source>
+        <translation>全归约</translation>
+    </message>
+    <message>
+        <source>push/pull</source>
+        <translation>推送/拉取</translation>
+    </message>
+    <message>
+        <source>offload/reload</source>
+        <translation>卸载/取回</translation>
+    </message>
+    <message>
+        <source>warm-up (left out of the statistics)</source>
+        <translation>预热（不计入统计）</translation>
+    </message>
+    <message>
+        <source>v2, strip: weight version an op reads (one colour per version); U v3 makes v3 current</source>
+        <translation>v2 与色带：操作读取的权重版本（每个版本一种颜色）；U v3 让 v3 成为当前版本</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::TimelineView</name>
+    <message>
+        <source>Measured: no run yet. Press Run (Space) or Step (→).</source>
+        <translation>实测：尚未运行。按“运行”（空格）或“单步”（→）。</translation>
+    </message>
+    <message>
+        <source>Predicted</source>
+        <translation>预测</translation>
+    </message>
+    <message>
+        <source>Predicted under measured</source>
+        <translation>预测在实测下方</translation>
+    </message>
+    <message>
+        <source>Predicted beside measured</source>
+        <translation>预测在实测旁边</translation>
+    </message>
+    <message>
+        <source>Measured only</source>
+        <translation>仅实测</translation>
+    </message>
+    <message>
+        <source>Predicted only</source>
+        <translation>仅预测</translation>
+    </message>
+    <message>
+        <source>Replayed under measured</source>
+        <translation>重放在实测下方</translation>
+    </message>
+    <message>
+        <source>Predicted under replayed</source>
+        <translation>预测在重放下方</translation>
+    </message>
+    <message>
+        <source>Measured, replayed and predicted</source>
+        <translation>实测、重放和预测</translation>
+    </message>
+    <message>
+        <source>Replayed: the measured op times laid out on the schedule, one core per device; compare it with the prediction when the machine has fewer cores than devices</source>
+        <translation>重放：把实测的操作时间按调度排布，每个设备一个核；当机器的核数少于设备数时，用它与预测对比</translation>
+    </message>
+    <message>
+        <source>Follow live</source>
+        <translation>跟随实时</translation>
+    </message>
+    <message>
+        <source>Keep the newest events in view; dragging the chart turns it off</source>
+        <translation>保持最新事件在视野中；拖动图表会关闭它</translation>
+    </message>
+    <message>
+        <source>Fit</source>
+        <translation>适应窗口</translation>
+    </message>
+    <message>
+        <source>Show everything (or double-click a chart)</source>
+        <translation>显示全部（或双击图表）</translation>
+    </message>
+    <message>
+        <source>drag to pan · wheel to zoom · hover an op for details</source>
+        <translation>拖动平移 · 滚轮缩放 · 悬停操作查看详情</translation>
+    </message>
+    <message>
+        <source>Show:</source>
+        <translation>显示：</translation>
+    </message>
+    <message>
+        <source>Predicted: nothing to simulate</source>
+        <translation>预测：没有可模拟的内容</translation>
+    </message>
+    <message>
+        <source>Predicted: not available until the problems in the panels (marked ⚠) are fixed, e.g. %1</source>
+        <translation>预测：需先修正面板中的问题（标有 ⚠），例如 %1</translation>
+    </message>
+    <message>
+        <source>unit costs</source>
+        <translation>单位代价</translation>
+    </message>
+    <message>
+        <source>Predicted (%1, simulated on %2): makespan %3 · bubble %4</source>
+        <translation>预测（%1，在 %2 上模拟）：总时长 %3 · 气泡 %4</translation>
+    </message>
+    <message>
+        <source> · from %1 steps so far</source>
+        <translation> · 基于目前的 %1 步</translation>
+    </message>
+    <message>
+        <source>Replayed (measured op times on the schedule, one core per device): step %1 · bubble %2%3</source>
+        <translation>重放（实测操作时间按调度排布，每设备一个核）：步时间 %1 · 气泡 %2%3</translation>
+    </message>
+    <message>
+        <source>Replayed: not available: %1</source>
+        <translation>重放：不可用：%1</translation>
+    </message>
+    <message>
+        <source>Replayed: the measured op times on the schedule, one core per device; shown a few seconds into the run and when it ends</source>
+        <translation>重放：实测操作时间按调度排布，每设备一个核；运行几秒后以及运行结束时显示</translation>
+    </message>
+    <message>
+        <source>Replayed: no run yet. After a run, its measured op times are laid out here on the schedule, one core per device.</source>
+        <translation>重放：尚未运行。运行后，实测的操作时间会按调度排布在这里，每设备一个核。</translation>
+    </message>
+    <message>
+        <source>CUDA</source>
+        <translation>CUDA</translation>
+    </message>
+    <message>
+        <source>CPU threads</source>
+        <translation>CPU 线程</translation>
+    </message>
+    <message>
+        <source> · replaying at %1 of %2</source>
+        <translation> · 正在回放 %1 / %2</translation>
+    </message>
+    <message>
+        <source>Measured (%1, %2): step %3 of %4 · %5%6</source>
+        <translation>实测（%1，%2）：第 %3 步，共 %4 步 · %5%6</translation>
+    </message>
+    <message>
+        <source>Show the replayed view</source>
+        <translation>显示重放视图</translation>
+    </message>
+    <message>
+        <source>The measured op times laid out on the schedule, one core per device, above the prediction</source>
+        <translation>把实测的操作时间按调度排布，每个设备一个核，显示在预测上方</translation>
+    </message>
+    <message>
+        <source>1 core</source>
+        <translation>1 个核</translation>
+    </message>
+    <message>
+        <source>%1 cores</source>
+        <translation>%1 个核</translation>
+    </message>
+    <message>
+        <source>This machine has %1 for %2 virtual devices: the measured timeline is mostly threads waiting for a core, not the schedule. The replayed view lays the measured op times out with one core per device.</source>
+        <translation>本机只有 %1，却要运行 %2 个虚拟设备：实测时间线主要反映线程在等待核，而不是调度本身。重放视图把实测的操作时间按每个设备一个核排布。</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::TrainingView</name>
+    <message>
+        <source>training step</source>
+        <translation>训练步</translation>
+    </message>
+    <message>
+        <source>loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>accuracy</source>
+        <translation>准确率</translation>
+    </message>
+    <message>
+        <source>loss (training batch)</source>
+        <translation>损失（训练批次）</translation>
+    </message>
+    <message>
+        <source>loss (validation)</source>
+        <translation>损失（验证）</translation>
+    </message>
+    <message>
+        <source>accuracy (training batch)</source>
+        <translation>准确率（训练批次）</translation>
+    </message>
+    <message>
+        <source>accuracy (validation)</source>
+        <translation>准确率（验证）</translation>
+    </message>
+</context>
+</TS>
