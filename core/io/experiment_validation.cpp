@@ -261,6 +261,12 @@ void check_parallel(const Experiment& experiment, bool model_ok, Problems& probl
     problems.push_back("parallel.recompute = \"selective\" recomputes transformer blocks' attention, and this "
                        "model has none; use recompute = true (full) or false");
 
+  const bool has_experts = std::any_of(experiment.model.layers.begin(), experiment.model.layers.end(),
+                                       [](const LayerSpec& layer) { return layer.type == LayerType::Moe; });
+  if (model_ok && has_experts && plan.sequence_parallel && plan.tp > 1)
+    problems.push_back("a moe layer routes whole sequences' tokens, which sequence parallelism splits over the "
+                       "tensor-parallel shards; set parallel.sequence_parallel = false");
+
   const bool synced_batch_norm = std::any_of(experiment.model.layers.begin(), experiment.model.layers.end(),
                                              [](const LayerSpec& layer) { return layer.sync; });
   if (model_ok && synced_batch_norm && plan.update == UpdateMode::Async && plan.dp > 1)

@@ -275,7 +275,7 @@ std::vector<TensorParallelRole> tensor_parallel_roles(const ModelSpec& model,
           roles[between] = TensorParallelRole::Sharded;
         roles[i] = TensorParallelRole::RowParallel;
         pending_column = -1;
-      } else if (type == LayerType::LayerNorm || type == LayerType::BatchNorm) {
+      } else if (type == LayerType::LayerNorm || type == LayerType::BatchNorm || type == LayerType::Moe) {
         pending_column = -1;  // needs the full width: the pending linear stays replicated
       }
     }

@@ -49,7 +49,8 @@ std::unique_ptr<Sequential> CpuBackend::make_stack(const LayerRange& range,
   const Experiment& experiment = shared_.experiment;
   return std::make_unique<Sequential>(experiment.model, range.begin, range.end, experiment.seed,
                                       &allocator(), std::move(tensor_parallel),
-                                      experiment.parallel.selective_recompute);
+                                      experiment.parallel.selective_recompute,
+                                      expert_shard(experiment.parallel, place_.replica));
 }
 
 std::unique_ptr<Optimizer> CpuBackend::make_optimizer(const OptimizerSettings& settings,

@@ -72,6 +72,11 @@ DeviceWorker<Backend>::DeviceWorker(WorkerShared& shared, Devices& devices, int 
     if (plan.dp > 1)
       state.layers->connect_batch_statistics(
           [this](std::vector<double>& values, int layer) { batch_statistics_all_reduce(values, layer); });
+    state.layers->connect_experts(
+        [this](int layer, const ForwardInfo&, const MoeRouting& routing, double aux_loss) {
+          report_expert_load(layer, routing, aux_loss);
+        },
+        static_cast<double>(experiment.training.batch_size * sequence_length(experiment.model)), nullptr);
     // Optimizer offloading steps a host optimizer instead (host_optimizer).
     if (!async_data_parallel && plan.offload != OffloadMode::Optimizer)
       state.optimizer = backend_.make_optimizer(optimizer_settings(experiment.training.optimizer),
@@ -461,6 +466,14 @@ void DeviceWorker<Backend>::batch_statistics_all_reduce(std::vector<double>& val
     values.assign(sums.begin(), sums.end());
     return static_cast<int64_t>(sums.size() * sizeof(float));
   });
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::report_expert_load(int layer, const MoeRouting& routing, double aux_loss) {
+  if (place_.shard != 0 || !current_.ops) return;  // every tensor-parallel shard routes the same
+  const Op& op = (*current_.ops)[current_.index];
+  shared_.recorder.expert_load(op.step + current_.first_step, place_.replica, op.microbatch, layer, routing,
+                               aux_loss);
 }
 
 template <typename Backend>

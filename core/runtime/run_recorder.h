@@ -2,7 +2,9 @@
 // stream. Every op's measured event goes to the EventSink as it ends; the
 // losses of the last stages and the "done with step t" of every device add up
 // to one StepMetrics per step:
-//   loss, accuracy     over the global batch (every replica's micro-batches)
+//   loss, accuracy     over the global batch (every replica's micro-batches);
+//                      the loss includes the moe layers' auxiliary loss
+//   aux_loss, expert_load  the moe layers' (summed over micro-batches and replicas)
 //   step_time_s        from the previous step's end (the run's start for step 0;
 //                      an evaluation in between is not counted)
 //   samples_per_s      global batch / step time
@@ -19,9 +21,11 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/nn/loss.h"
+#include "core/nn/moe_routing.h"
 #include "core/runtime/evaluation.h"
 #include "core/runtime/run_clock.h"
 #include "core/trace/event_sink.h"
@@ -51,6 +55,15 @@ struct RecorderSettings {
 
 class RunRecorder {
  public:
+  // What a moe layer routed in one micro-batch, by (layer, replica,
+  // micro-batch); every tensor-parallel shard reports the same.
+  struct MicrobatchRouting {
+    std::vector<int64_t> routed;
+    std::vector<int64_t> dropped;
+    double aux_loss = 0;
+  };
+  using StepRoutings = std::map<std::tuple<int, int, int>, MicrobatchRouting>;
+
   RunRecorder(EventSink& sink, const RunClock& clock, RecorderSettings settings,
               std::function<void(const std::string&)> on_failure);
 
@@ -59,6 +72,10 @@ class RunRecorder {
   // replica). Summed in (replica, micro-batch) order, so the reported loss
   // does not depend on which thread came first.
   void loss(int step, int replica, int microbatch, const LossResult& result);
+  // A moe layer's routing of one micro-batch of `step` on one replica and the
+  // auxiliary loss it adds (already weighted). A recomputed forward reports
+  // the same again, which replaces the first.
+  void expert_load(int step, int replica, int microbatch, int layer, const MoeRouting& routing, double aux_loss);
   // A device ran its last op of `step`.
   void device_finished_step(int step);
   // The validation result after `step`; emits that step's metrics.
@@ -78,6 +95,7 @@ class RunRecorder {
     };
     int devices_finished = 0;
     std::map<std::pair<int, int>, MicrobatchLoss> losses;  // by (replica, micro-batch)
+    StepRoutings routings;
     std::vector<TraceEvent> events;
   };
   StepMetrics complete_step_locked(int step, StepRecord& record);

@@ -27,7 +27,7 @@ TEST(ModelSpecNames, EveryLayerAndLossNameParsesBack) {
     ASSERT_TRUE(type.has_value()) << name;
     EXPECT_EQ(layer_type_name(*type), name);
   }
-  EXPECT_EQ(layer_type_names().size(), 16u);
+  EXPECT_EQ(layer_type_names().size(), 17u);
   for (const std::string& name : loss_type_names()) {
     const auto loss = parse_loss_type(name);
     ASSERT_TRUE(loss.has_value()) << name;
