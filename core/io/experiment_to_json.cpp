@@ -135,6 +135,7 @@ Json parallel_to_json(const ParallelPlan& plan) {
   else
     json["partition"] = partition_name(plan.partition);
   json["staleness"] = plan.staleness;
+  json["ep"] = plan.ep;
   return json;
 }
 

@@ -57,7 +57,7 @@ struct ParallelPlan {
 
   int stages() const { return pp * chunks; }             // pipeline stages in total
   int devices() const { return dp * tp * pp; }           // devices in total
-  DeviceLayout layout() const { return {dp, tp, pp, uses_v_placement(schedule)}; }
+  DeviceLayout layout() const { return {dp, tp, pp, uses_v_placement(schedule), ep}; }
 };
 
 // Names as written in experiment files and on the command line.

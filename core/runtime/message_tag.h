@@ -12,6 +12,8 @@ enum class MessageKind {
   Gradient,             // a stage's input gradient, to the previous stage
   TensorParallelChunk,  // one ring step of a tensor-parallel all-reduce
   DataParallelChunk,    // one ring step of a data-parallel all-reduce
+  ExpertParallelChunk,  // one chunk of a moe layer's all-to-all
+  ExpertDataParallelChunk,  // one ring step of the all-reduce of experts' gradients
 };
 
 // Fields a kind does not use stay 0.

@@ -69,13 +69,16 @@ class PipelineExecutor : public ThreadedExecutor {
   }
 
   // Run by the last worker to reach the step's meeting point: replica 0's
-  // weights into the evaluator's whole model, then the validation set.
+  // weights (and its expert-parallel group's experts) into the evaluator's
+  // whole model, then the validation set.
   void evaluate_after(int step) {
-    const int tp = experiment_.parallel.tp;
+    const ParallelPlan& plan = experiment_.parallel;
     for (auto& worker : workers_) {
-      if (worker->replica() != 0) continue;
+      // Replica 0, and under expert parallelism the rest of its group for their experts.
+      if (worker->replica() >= plan.ep) continue;
       for (int chunk = 0; chunk < worker->chunk_count(); ++chunk)
-        evaluator_->copy_weights_from(worker->host_weights(chunk), tp, worker->shard());
+        evaluator_->copy_weights_from(worker->host_weights(chunk), plan.tp, worker->shard(),
+                                      expert_shard(plan, worker->replica()));
     }
     recorder_->validation(step, evaluator_->evaluate());
   }

@@ -13,6 +13,7 @@ std::string op_label(const Op& op) {
   if (op_kind_facts(op.kind).family == OpFamily::Collective) {
     if (op.group == CommGroup::TensorParallel) label += " tp";
     if (op.group == CommGroup::DataParallel) label += " dp";
+    if (op.group == CommGroup::ExpertParallel) label += " ep";
   }
   if (op.layer >= 0) label += " L" + std::to_string(op.layer);
   if (op.peer >= 0) label += (is_send(op.kind) ? " to d" : " from d") + std::to_string(op.peer);

@@ -10,7 +10,9 @@
 namespace pipelab {
 
 // Which devices an AllReduce spans.
-enum class CommGroup { None, TensorParallel, DataParallel };
+// ExpertParallel: the ep replicas of one expert-parallel group (same pipeline
+// rank and shard), which share a moe layer's experts.
+enum class CommGroup { None, TensorParallel, DataParallel, ExpertParallel };
 
 struct Op {
   OpKind kind = OpKind::Forward;

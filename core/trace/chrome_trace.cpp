@@ -29,6 +29,8 @@ const char* comm_group_name(CommGroup group) {
       return "tensor_parallel";
     case CommGroup::DataParallel:
       return "data_parallel";
+    case CommGroup::ExpertParallel:
+      return "expert_parallel";
   }
   return "none";
 }

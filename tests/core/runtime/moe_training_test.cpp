@@ -4,6 +4,8 @@
 // load counts every token's top_k assignments.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "core/runtime/threaded_executor.h"
@@ -82,6 +84,60 @@ TEST(MoeTraining, ATightCapacityDropsTokensAndCountsThem) {
   // Capacity ceil(0.25 x 32 / 4) = 2 per expert: at most 8 of 32 tokens are kept.
   for (const StepMetrics& step : run.trace.steps)
     EXPECT_GE(sum(step.expert_load.front().dropped), 32 - 8);
+}
+
+Experiment expert_parallel(Experiment experiment, int dp, int ep, int pp = 1) {
+  experiment = with_plan(std::move(experiment), ScheduleKind::OneFOneB, pp, 2, dp);
+  experiment.parallel.ep = ep;
+  experiment.training.steps = 6;
+  return experiment;
+}
+
+double largest_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double largest = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) largest = std::max(largest, std::fabs(a[i] - b[i]));
+  return largest;
+}
+
+TEST(MoeTraining, ExpertParallelTrainsLikeEveryReplicaHoldingEveryExpert) {
+  // Capacity for every token: nothing is dropped, so every split routes alike.
+  for (const int64_t top_k : {1, 2}) {
+    const Experiment base = moe_mlp(top_k, 4.0);
+    const testing::RunOutput reference = run_experiment(expert_parallel(base, 4, 1));
+    ASSERT_EQ(reference.state, RunState::Finished) << reference.error;
+    for (const int ep : {2, 4}) {
+      const testing::RunOutput run = run_experiment(expert_parallel(base, 4, ep));
+      ASSERT_EQ(run.state, RunState::Finished) << run.error;
+      EXPECT_LT(largest_difference(reference.losses(), run.losses()), 1e-4) << "top_k " << top_k << ", ep " << ep;
+      for (size_t s = 0; s < run.trace.steps.size(); ++s) {
+        EXPECT_EQ(run.trace.steps[s].expert_load.front().routed, reference.trace.steps[s].expert_load.front().routed);
+        EXPECT_EQ(sum(run.trace.steps[s].expert_load.front().dropped), 0);
+      }
+    }
+  }
+  // Pipelined, with the experts on the second stage.
+  const Experiment base = moe_mlp(2, 4.0);
+  const testing::RunOutput reference = run_experiment(expert_parallel(base, 2, 1, 2));
+  const testing::RunOutput run = run_experiment(expert_parallel(base, 2, 2, 2));
+  ASSERT_EQ(run.state, RunState::Finished) << run.error;
+  EXPECT_LT(largest_difference(reference.losses(), run.losses()), 1e-4) << "dp 2 x pp 2, ep 2";
+}
+
+TEST(MoeTraining, EveryAllToAllIsListedAndReportedWithItsBytes) {
+  const testing::RunOutput run = run_experiment(expert_parallel(moe_mlp(1, 1.25), 4, 2));
+  ASSERT_EQ(run.state, RunState::Finished) << run.error;
+  // Per device, step and micro-batch: a dispatch and a combine each way.
+  int count = 0;
+  for (const TraceEvent& event : run.trace.events) {
+    if (event.op.kind != OpKind::AllToAll) continue;
+    ++count;
+    EXPECT_EQ(event.op.group, CommGroup::ExpertParallel);
+    EXPECT_EQ(event.op.layer, 2);
+    // 4 experts x ceil(1.25 x 4 tokens / 4) = 2 slots x 16 values.
+    EXPECT_EQ(event.bytes, 4 * 2 * 16 * 4);
+  }
+  EXPECT_EQ(count, 4 * 6 * 2 * 4);
 }
 
 }  // namespace
