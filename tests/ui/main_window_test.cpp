@@ -149,7 +149,7 @@ class MainWindowTest : public QObject {
     }
     for (const char* id : {"naive", "gpipe", "1f1b-memory", "interleaved", "zero-bubble", "zb-v",
                            "dualpipev", "pipedream", "pipemare", "data-parallel", "tensor-parallel",
-                           "offload-vs-recompute"})
+                           "offload-vs-recompute", "expert-parallel"})
       QVERIFY2(ids.contains(id), id);
   }
 

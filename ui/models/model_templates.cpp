@@ -22,6 +22,9 @@ std::vector<ModelTemplate> model_templates() {
       {QStringLiteral("llama-7b"), tr("LLaMA-style 7B (predict only)"),
        QStringLiteral(":/templates/llama_7b_predict.json")},
       {QStringLiteral("resnet-mnist"), tr("Small ResNet (MNIST)"), QStringLiteral(":/templates/mnist_resnet.json")},
+      {QStringLiteral("moe-switch"), tr("MoE Transformer (Switch, top-1)"),
+       QStringLiteral(":/templates/moe_switch_copy.json")},
+      {QStringLiteral("moe-gshard"), tr("GShard top-2"), QStringLiteral(":/templates/moe_expert_parallel.json")},
   };
 }
 

@@ -246,6 +246,17 @@ std::vector<Preset> presets() {
                                         "untick 'Sequence parallel' and watch the activations in the "
                                         "Memory chart grow."),
                       sequence_parallel));
+
+  Experiment expert_parallel = transformer_template("moe-gshard");
+  list.push_back(make("expert-parallel",
+                      QT_TRANSLATE_NOOP("Presets", "Expert parallel: all-to-all on the timeline"),
+                      QT_TRANSLATE_NOOP("Presets",
+                                        "Four replicas share each MoE layer's four experts (ep 4): after "
+                                        "every forward and backward the tokens travel to their experts "
+                                        "and back by two ALL_TO_ALL ops on the communication row; run "
+                                        "it and watch the Expert load chart even out as the "
+                                        "load-balancing loss works."),
+                      expert_parallel));
   return list;
 }
 

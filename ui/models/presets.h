@@ -1,7 +1,8 @@
 // Presets: the classic pipeline-parallelism comparisons, each one click away:
 // naive model parallelism vs GPipe, GPipe vs 1F1B memory, interleaving, zero
 // bubble, asynchronous PipeDream and its weight versions, PipeMare without a
-// stash, data-parallel ring all-reduce, and tensor parallelism. Every preset is a complete, valid
+// stash, data-parallel ring all-reduce, tensor parallelism, and expert
+// parallelism's all-to-alls. Every preset is a complete, valid
 // experiment on the same small model, so switching between them compares
 // schedules, not models.
 #pragma once
