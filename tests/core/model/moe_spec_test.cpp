@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/model/model_spec.h"
+#include "model_test_support.h"
 
 namespace pipelab {
 namespace {
@@ -28,14 +29,7 @@ ModelSpec mlp_with(const LayerSpec& layer) {
   return model;
 }
 
-void expect_error_mentions(const ModelSpec& model, const std::string& needle) {
-  try {
-    describe_layers(model);
-    FAIL() << "expected an error mentioning '" << needle << "'";
-  } catch (const std::invalid_argument& error) {
-    EXPECT_NE(std::string(error.what()).find(needle), std::string::npos) << error.what();
-  }
-}
+using testing::expect_error_mentions;
 
 TEST(MoeSpec, AfterALinearEachSampleIsOneTokenAndFfnDefaultsToFourTimesTheWidth) {
   const LayerInfo info = describe_layers(mlp_with(moe(4, 2)))[1];
