@@ -98,30 +98,20 @@ void MoeLayer::exchange(Tensor& values, bool in_forward) {
   connection_.all_to_all(values, in_forward);
 }
 
-Tensor MoeLayer::to_expert_major(const Tensor& arrived) const {
-  const int64_t capacity = arrived.rows() / (shard_.ep * local_experts());
-  Tensor by_expert = Tensor::uninitialized(arrived.rows(), arrived.cols(), allocator(),
-                                           MemoryCategory::Activations);
-  for (int64_t member = 0; member < shard_.ep; ++member)
+Tensor MoeLayer::reorder_slots(const Tensor& from, bool to_expert_major) const {
+  const int64_t members = shard_.ep;
+  const int64_t capacity = from.rows() / (members * local_experts());
+  Tensor to =
+      Tensor::uninitialized(from.rows(), from.cols(), allocator(), MemoryCategory::Activations);
+  for (int64_t member = 0; member < members; ++member)
     for (int64_t l = 0; l < local_experts(); ++l) {
-      const float* from = arrived.row((member * local_experts() + l) * capacity);
-      std::copy(from, from + capacity * arrived.cols(),
-                by_expert.row((l * shard_.ep + member) * capacity));
+      const int64_t member_major = member * local_experts() + l;
+      const int64_t expert_major = l * members + member;
+      const float* block = from.row((to_expert_major ? member_major : expert_major) * capacity);
+      std::copy(block, block + capacity * from.cols(),
+                to.row((to_expert_major ? expert_major : member_major) * capacity));
     }
-  return by_expert;
-}
-
-Tensor MoeLayer::to_member_major(const Tensor& by_expert) const {
-  const int64_t capacity = by_expert.rows() / (shard_.ep * local_experts());
-  Tensor arrived = Tensor::uninitialized(by_expert.rows(), by_expert.cols(), allocator(),
-                                         MemoryCategory::Activations);
-  for (int64_t member = 0; member < shard_.ep; ++member)
-    for (int64_t l = 0; l < local_experts(); ++l) {
-      const float* from = by_expert.row((l * shard_.ep + member) * capacity);
-      std::copy(from, from + capacity * by_expert.cols(),
-                arrived.row((member * local_experts() + l) * capacity));
-    }
-  return arrived;
+  return to;
 }
 
 double MoeLayer::microbatch_share(int64_t rows) const {
@@ -157,7 +147,7 @@ Tensor MoeLayer::forward_keeping(const Tensor& x, const ForwardInfo& info,
       std::copy(token, token + h, dispatch.row(routing.slot[a]));
     }
   exchange(dispatch, true);
-  kept->expert_input = to_expert_major(dispatch);
+  kept->expert_input = reorder_slots(dispatch, true);
   dispatch.reset();
 
   // Each local expert on its ep x capacity rows.
@@ -177,7 +167,7 @@ Tensor MoeLayer::forward_keeping(const Tensor& x, const ForwardInfo& info,
     gelu_forward(hidden.data(), act.data(), act.size());
     linear_forward(act, e.w2, &e.b2, out);
   }
-  kept->returned = to_member_major(output);
+  kept->returned = reorder_slots(output, false);
   output.reset();
   exchange(kept->returned, true);
 
@@ -231,7 +221,7 @@ Tensor MoeLayer::backward_input_with(const Tensor& x, const Tensor& dy, const Fo
     weight_grad[a] = static_cast<float>(dot);
   }
   exchange(returned_grad, false);
-  const Tensor output_grad = to_expert_major(returned_grad);
+  const Tensor output_grad = reorder_slots(returned_grad, true);
   returned_grad.reset();
 
   // The experts' backward on their rows.
@@ -257,7 +247,7 @@ Tensor MoeLayer::backward_input_with(const Tensor& x, const Tensor& dy, const Fo
     linear_backward_weight(input, hidden_grad, e.w1_grad, &e.b1_grad);
     linear_backward_input(hidden_grad, e.w1, in_grad);
   }
-  Tensor dispatch_grad = to_member_major(input_grad);
+  Tensor dispatch_grad = reorder_slots(input_grad, false);
   input_grad.reset();
   exchange(dispatch_grad, false);
 

@@ -62,9 +62,10 @@ class MoeLayer : public Layer {
   struct Kept;
   // The all-to-all of `values` (ep chunks of rows), or nothing under ep = 1.
   void exchange(Tensor& values, bool in_forward);
-  // Rows arriving as [member][local expert][slot] as [local expert][member][slot] and back.
-  Tensor to_expert_major(const Tensor& arrived) const;
-  Tensor to_member_major(const Tensor& by_expert) const;
+  // Slot rows as they travel, [member][local expert][capacity], reordered to
+  // [local expert][member][capacity] for the experts' GEMMs (to_expert_major),
+  // or back.
+  Tensor reorder_slots(const Tensor& from, bool to_expert_major) const;
   // The micro-batch's weight in the step's loss (ExpertConnection::step_tokens).
   double microbatch_share(int64_t rows) const;
 
