@@ -96,7 +96,8 @@ Experiment expert_parallel(Experiment experiment, int dp, int ep, int pp = 1) {
 double largest_difference(const std::vector<double>& a, const std::vector<double>& b) {
   EXPECT_EQ(a.size(), b.size());
   double largest = 0;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) largest = std::max(largest, std::fabs(a[i] - b[i]));
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    largest = std::max(largest, std::fabs(a[i] - b[i]));
   return largest;
 }
 
@@ -109,9 +110,11 @@ TEST(MoeTraining, ExpertParallelTrainsLikeEveryReplicaHoldingEveryExpert) {
     for (const int ep : {2, 4}) {
       const testing::RunOutput run = run_experiment(expert_parallel(base, 4, ep));
       ASSERT_EQ(run.state, RunState::Finished) << run.error;
-      EXPECT_LT(largest_difference(reference.losses(), run.losses()), 1e-4) << "top_k " << top_k << ", ep " << ep;
+      EXPECT_LT(largest_difference(reference.losses(), run.losses()), 1e-4)
+          << "top_k " << top_k << ", ep " << ep;
       for (size_t s = 0; s < run.trace.steps.size(); ++s) {
-        EXPECT_EQ(run.trace.steps[s].expert_load.front().routed, reference.trace.steps[s].expert_load.front().routed);
+        EXPECT_EQ(run.trace.steps[s].expert_load.front().routed,
+                  reference.trace.steps[s].expert_load.front().routed);
         EXPECT_EQ(sum(run.trace.steps[s].expert_load.front().dropped), 0);
       }
     }
@@ -122,6 +125,29 @@ TEST(MoeTraining, ExpertParallelTrainsLikeEveryReplicaHoldingEveryExpert) {
   const testing::RunOutput run = run_experiment(expert_parallel(base, 2, 2, 2));
   ASSERT_EQ(run.state, RunState::Finished) << run.error;
   EXPECT_LT(largest_difference(reference.losses(), run.losses()), 1e-4) << "dp 2 x pp 2, ep 2";
+}
+
+TEST(MoeTraining, ExpertParallelGptTrainsAlikeUnderTensorParallelRecomputeAndZeroBubble) {
+  Experiment gpt = testing::tiny_gpt_experiment();
+  gpt.model.layers.insert(gpt.model.layers.begin() + 2, moe_layer(4, 2, 1.25));
+  gpt.training.steps = 4;
+  const Experiment base = with_plan(gpt, ScheduleKind::OneFOneB, 1, 2, 2);
+  const testing::RunOutput reference = run_experiment(base);
+  ASSERT_EQ(reference.state, RunState::Finished) << reference.error;
+  std::vector<std::pair<std::string, Experiment>> variants;
+  Experiment tensor_parallel = base;
+  tensor_parallel.parallel.tp = 2;
+  variants.push_back({"tp 2", tensor_parallel});
+  Experiment recomputed = with_plan(gpt, ScheduleKind::OneFOneB, 2, 2, 2);
+  recomputed.parallel.recompute = true;
+  variants.push_back({"pp 2, recompute", recomputed});
+  variants.push_back({"zb-h1 pp 2", with_plan(gpt, ScheduleKind::ZeroBubbleH1, 2, 2, 2)});
+  for (auto& [what, experiment] : variants) {
+    experiment.parallel.ep = 2;
+    const testing::RunOutput run = run_experiment(experiment);
+    ASSERT_EQ(run.state, RunState::Finished) << what << ": " << run.error;
+    EXPECT_LT(largest_difference(reference.losses(), run.losses()), 1e-4) << what;
+  }
 }
 
 TEST(MoeTraining, EveryAllToAllIsListedAndReportedWithItsBytes) {
