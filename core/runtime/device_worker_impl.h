@@ -4,8 +4,8 @@
 #pragma once
 
 #include <algorithm>
-#include <iterator>
 #include <cassert>
+#include <iterator>
 #include <new>
 #include <stdexcept>
 #include <utility>
