@@ -205,6 +205,7 @@ int command_train(const std::vector<std::string>& args, std::ostream& out, std::
     err << "pipelab-cli (rank " << session->rank() << "): " << error.what() << "\n";
     session->abort_job(kExitUsage);
   }
+  return kExitUsage;  // not reached: abort_job ends the process
 }
 
 }  // namespace pipelab

@@ -103,6 +103,8 @@ bool ExportActions::exportComparison(const QString& path, QString* error, QSize 
   }
   return export_charts(sources_.compare->charts(), Qt::Vertical, path, error, size,
                        sources_.compare->statisticsText());
+}
+
 bool ExportActions::exportOverheadChart(const QString& path, QString* error, QSize size) const {
   return export_charts({sources_.overhead->plot()}, Qt::Vertical, path, error, size);
 }
