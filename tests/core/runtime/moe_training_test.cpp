@@ -112,6 +112,9 @@ TEST(MoeTraining, ExpertParallelTrainsLikeEveryReplicaHoldingEveryExpert) {
       ASSERT_EQ(run.state, RunState::Finished) << run.error;
       EXPECT_LT(largest_difference(reference.losses(), run.losses()), 1e-4)
           << "top_k " << top_k << ", ep " << ep;
+      // The evaluator gathers every member's experts (evaluate_after).
+      EXPECT_NEAR(run.trace.steps.back().val_loss, reference.trace.steps.back().val_loss, 1e-4)
+          << "top_k " << top_k << ", ep " << ep;
       for (size_t s = 0; s < run.trace.steps.size(); ++s) {
         EXPECT_EQ(run.trace.steps[s].expert_load.front().routed,
                   reference.trace.steps[s].expert_load.front().routed);
