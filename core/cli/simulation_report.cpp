@@ -55,6 +55,7 @@ nlohmann::ordered_json simulation_to_json(const Schedule& schedule, const Simula
   json["pp"] = schedule.pp;
   json["dp"] = schedule.dp;
   json["tp"] = schedule.tp;
+  if (schedule.ep > 1) json["ep"] = schedule.ep;
   json["chunks"] = schedule.chunks;
   json["stages"] = schedule.stages();
   json["microbatches"] = schedule.microbatches;

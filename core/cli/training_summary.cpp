@@ -21,6 +21,24 @@ double median(std::vector<double> values) {
   return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
 }
 
+// Per step, each moe layer's tokens routed to each expert and dropped, and
+// the auxiliary loss (already in the step's loss); null without moe layers.
+nlohmann::ordered_json expert_load_json(const Trace& trace) {
+  const bool has_experts =
+      std::any_of(trace.steps.begin(), trace.steps.end(),
+                  [](const StepMetrics& step) { return !step.expert_load.empty(); });
+  if (!has_experts) return nullptr;
+  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+  for (const StepMetrics& step : trace.steps) {
+    nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+    for (const ExpertLoad& load : step.expert_load)
+      layers.push_back({{"layer", load.layer}, {"routed", load.routed}, {"dropped", load.dropped}});
+    steps.push_back(
+        {{"step", step.step}, {"aux_loss", number_or_null(step.aux_loss)}, {"layers", layers}});
+  }
+  return steps;
+}
+
 }  // namespace
 
 nlohmann::ordered_json training_summary_json(const Experiment& experiment, const Trace& trace,
@@ -34,6 +52,7 @@ nlohmann::ordered_json training_summary_json(const Experiment& experiment, const
   json["dp"] = experiment.parallel.dp;
   json["tp"] = experiment.parallel.tp;
   json["pp"] = experiment.parallel.pp;
+  if (experiment.parallel.ep > 1) json["ep"] = experiment.parallel.ep;
   json["microbatches"] = experiment.parallel.microbatches;
   json["steps"] = static_cast<int>(trace.steps.size());
 
@@ -78,6 +97,8 @@ nlohmann::ordered_json training_summary_json(const Experiment& experiment, const
     json["peak_bytes"].push_back(std::move(entry));
   }
   json["loss"] = std::move(losses);
+  nlohmann::ordered_json expert_load = expert_load_json(trace);
+  if (!expert_load.is_null()) json["expert_load"] = std::move(expert_load);
   return json;
 }
 

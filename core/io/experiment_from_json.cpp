@@ -36,6 +36,8 @@ LayerSpec read_layer(const Json& value, int index) {
   if (pool) keys.insert(keys.end(), {"kernel", "stride", "padding"});
   if (layer.type == LayerType::BatchNorm) keys.insert(keys.end(), {"sync", "momentum", "eps"});
   if (layer.type == LayerType::ResidualBlock) keys.insert(keys.end(), {"out", "stride", "sync"});
+  if (layer.type == LayerType::Moe)
+    keys.insert(keys.end(), {"experts", "top_k", "ffn", "capacity_factor", "aux_loss_weight"});
   const JsonObjectReader reader(value, path, keys);
   reader.read("out", layer.out);
   reader.read("bias", layer.bias);
@@ -54,6 +56,10 @@ LayerSpec read_layer(const Json& value, int index) {
   reader.read("sync", layer.sync);
   reader.read("momentum", layer.momentum);
   reader.read("eps", layer.eps);
+  reader.read("experts", layer.experts);
+  reader.read("top_k", layer.top_k);
+  reader.read("capacity_factor", layer.capacity_factor);
+  reader.read("aux_loss_weight", layer.aux_loss_weight);
   if (const Json* norm = reader.find("norm"))
     layer.norm = json_to_name<NormType>(*norm, path + ".norm", "a norm", parse_norm_type, norm_type_names());
   if (const Json* activation = reader.find("activation"))
@@ -183,7 +189,7 @@ ParallelPlan read_parallel(const JsonObjectReader& top) {
   if (!value) return plan;
   const JsonObjectReader reader(*value, "parallel",
                                 {"dp", "tp", "pp", "microbatches", "chunks", "schedule", "update", "recompute",
-                                 "partition", "staleness", "sequence_parallel", "offload"});
+                                 "partition", "staleness", "sequence_parallel", "offload", "ep"});
   reader.read("dp", plan.dp);
   reader.read("tp", plan.tp);
   reader.read("pp", plan.pp);
@@ -205,6 +211,7 @@ ParallelPlan read_parallel(const JsonObjectReader& top) {
     }
   }
   reader.read("staleness", plan.staleness);
+  reader.read("ep", plan.ep);
   if (const Json* offload = reader.find("offload"))
     plan.offload = json_to_name<OffloadMode>(*offload, "parallel.offload", "an offload mode", parse_offload,
                                              offload_names());

@@ -46,6 +46,13 @@ Json layer_to_json(const LayerSpec& layer) {
     json["stride"] = layer.stride;
     json["sync"] = layer.sync;
   }
+  if (layer.type == LayerType::Moe) {
+    json["experts"] = layer.experts;
+    json["top_k"] = layer.top_k;
+    json["ffn"] = layer.ffn;
+    json["capacity_factor"] = layer.capacity_factor;
+    json["aux_loss_weight"] = layer.aux_loss_weight;
+  }
   return json;
 }
 
@@ -128,6 +135,7 @@ Json parallel_to_json(const ParallelPlan& plan) {
   else
     json["partition"] = partition_name(plan.partition);
   json["staleness"] = plan.staleness;
+  json["ep"] = plan.ep;
   return json;
 }
 

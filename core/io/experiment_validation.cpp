@@ -202,6 +202,39 @@ void check_schedule(const ParallelPlan& plan, Problems& problems) {
                        ", or a synchronous schedule (e.g. 1f1b) with update = async");
 }
 
+// parallel.ep: groups of ep data-parallel replicas share each moe layer's
+// experts, so ep divides dp and every moe layer's experts.
+void check_expert_parallel(const Experiment& experiment, bool model_ok, bool has_experts, Problems& problems) {
+  const ParallelPlan& plan = experiment.parallel;
+  if (plan.ep == 1) return;
+  if (plan.dp % plan.ep != 0) {
+    problems.push_back("parallel.ep = " + std::to_string(plan.ep) + " does not divide parallel.dp = " +
+                       std::to_string(plan.dp) +
+                       ": expert-parallel groups are carved out of the data-parallel replicas; use an ep "
+                       "that divides dp, or raise dp");
+    return;
+  }
+  if (!model_ok) return;
+  if (!has_experts) {
+    problems.push_back("parallel.ep = " + std::to_string(plan.ep) +
+                       " spreads moe layers' experts over replicas, and this model has none; set ep = 1 or "
+                       "add a moe layer");
+    return;
+  }
+  for (size_t i = 0; i < experiment.model.layers.size(); ++i) {
+    const LayerSpec& layer = experiment.model.layers[i];
+    if (layer.type == LayerType::Moe && layer.experts % plan.ep != 0) {
+      problems.push_back("model.layers[" + std::to_string(i) + "] has " + std::to_string(layer.experts) +
+                         " experts, which parallel.ep = " + std::to_string(plan.ep) +
+                         " cannot share out evenly; use an ep that divides the experts");
+      return;
+    }
+  }
+  if (plan.update == UpdateMode::Async && plan.dp > 1)
+    problems.push_back("parallel.ep > 1 exchanges tokens between replicas at every micro-batch, which "
+                       "asynchronous data parallel cannot wait for; set parallel.update = sync or ep = 1");
+}
+
 void check_parallel(const Experiment& experiment, bool model_ok, Problems& problems) {
   const ParallelPlan& plan = experiment.parallel;
   const size_t before = problems.size();
@@ -211,12 +244,14 @@ void check_parallel(const Experiment& experiment, bool model_ok, Problems& probl
   check_at_least(problems, "parallel.microbatches", plan.microbatches, 1);
   check_at_least(problems, "parallel.chunks", plan.chunks, 1);
   check_at_least(problems, "parallel.staleness", plan.staleness, 0);
+  check_at_least(problems, "parallel.ep", plan.ep, 1);
   check_at_most(problems, "parallel.dp", plan.dp, kMaxDataParallel);
   check_at_most(problems, "parallel.tp", plan.tp, kMaxTensorParallel);
   check_at_most(problems, "parallel.pp", plan.pp, kMaxPipelineDevices);
   check_at_most(problems, "parallel.microbatches", plan.microbatches, kMaxMicrobatches);
   check_at_most(problems, "parallel.chunks", plan.chunks, kMaxChunks);
   check_at_most(problems, "parallel.staleness", plan.staleness, kMaxStaleness);
+  check_at_most(problems, "parallel.ep", plan.ep, kMaxDataParallel);
   if (problems.size() != before) return;  // the checks below divide and multiply by these
   check_schedule(plan, problems);
   try {
@@ -260,6 +295,13 @@ void check_parallel(const Experiment& experiment, bool model_ok, Problems& probl
                    [](const LayerSpec& layer) { return layer.type == LayerType::TransformerBlock; }))
     problems.push_back("parallel.recompute = \"selective\" recomputes transformer blocks' attention, and this "
                        "model has none; use recompute = true (full) or false");
+
+  const bool has_experts = std::any_of(experiment.model.layers.begin(), experiment.model.layers.end(),
+                                       [](const LayerSpec& layer) { return layer.type == LayerType::Moe; });
+  check_expert_parallel(experiment, model_ok, has_experts, problems);
+  if (model_ok && has_experts && plan.sequence_parallel && plan.tp > 1)
+    problems.push_back("a moe layer routes whole sequences' tokens, which sequence parallelism splits over the "
+                       "tensor-parallel shards; set parallel.sequence_parallel = false");
 
   const bool synced_batch_norm = std::any_of(experiment.model.layers.begin(), experiment.model.layers.end(),
                                              [](const LayerSpec& layer) { return layer.sync; });

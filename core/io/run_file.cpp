@@ -49,16 +49,24 @@ Json memory_row(const MemorySample& sample) {
 }
 
 Json step_json(const StepMetrics& step) {
-  return Json{{"step", step.step},
-              {"t_end", step.t_end},
-              {"loss", number_or_null(step.loss)},
-              {"accuracy", number_or_null(step.accuracy)},
-              {"val_loss", number_or_null(step.val_loss)},
-              {"val_accuracy", number_or_null(step.val_accuracy)},
-              {"step_time_s", step.step_time_s},
-              {"samples_per_s", number_or_null(step.samples_per_s)},
-              {"bubble_measured", number_or_null(step.bubble_measured)},
-              {"bubble_simulated", number_or_null(step.bubble_simulated)}};
+  Json json{{"step", step.step},
+            {"t_end", step.t_end},
+            {"loss", number_or_null(step.loss)},
+            {"accuracy", number_or_null(step.accuracy)},
+            {"val_loss", number_or_null(step.val_loss)},
+            {"val_accuracy", number_or_null(step.val_accuracy)},
+            {"step_time_s", step.step_time_s},
+            {"samples_per_s", number_or_null(step.samples_per_s)},
+            {"bubble_measured", number_or_null(step.bubble_measured)},
+            {"bubble_simulated", number_or_null(step.bubble_simulated)}};
+  if (step.expert_load.empty()) return json;  // no moe layers
+  json["aux_loss"] = number_or_null(step.aux_loss);
+  Json loads = Json::array();
+  for (const ExpertLoad& load : step.expert_load)
+    loads.push_back(
+        Json{{"layer", load.layer}, {"routed", load.routed}, {"dropped", load.dropped}});
+  json["expert_load"] = std::move(loads);
+  return json;
 }
 
 // --- reading ----------------------------------------------------------------
@@ -157,7 +165,7 @@ TraceEvent read_event(const Json& row, const std::string& field) {
   const std::optional<CommGroup> parsed_group = parse_comm_group(group);
   if (!parsed_group)
     fail(column(9) + " = " + quoted_excerpt(group) +
-         " is not a group; valid: none, tensor_parallel, data_parallel");
+         " is not a group; valid: none, tensor_parallel, data_parallel, expert_parallel");
   op.group = *parsed_group;
   op.layer = json_to_int(row[10], column(10));
   op.bytes = json_to_integer(row[11], column(11));
@@ -177,11 +185,24 @@ MemorySample read_sample(const Json& row, const std::string& field) {
   return sample;
 }
 
+// One moe layer's load: counts per expert, as many dropped as routed.
+ExpertLoad read_expert_load(const Json& value, const std::string& field) {
+  const JsonObjectReader reader(value, field, {"layer", "routed", "dropped"});
+  ExpertLoad load;
+  load.layer = json_to_int(member(value, "layer", field), field + ".layer");
+  load.routed = json_to_integer_list(member(value, "routed", field), field + ".routed");
+  load.dropped = json_to_integer_list(member(value, "dropped", field), field + ".dropped");
+  if (load.dropped.size() != load.routed.size())
+    fail(field + " has " + std::to_string(load.routed.size()) + " routed counts but " +
+         std::to_string(load.dropped.size()) + " dropped ones (one of each per expert)");
+  return load;
+}
+
 StepMetrics read_step(const Json& value, const std::string& field) {
   const JsonObjectReader reader(
       value, field,
       {"step", "t_end", "loss", "accuracy", "val_loss", "val_accuracy", "step_time_s",
-       "samples_per_s", "bubble_measured", "bubble_simulated"});
+       "samples_per_s", "bubble_measured", "bubble_simulated", "aux_loss", "expert_load"});
   StepMetrics step;
   step.step = json_to_int(member(value, "step", field), field + ".step");
   step.t_end = finite_number(member(value, "t_end", field), field + ".t_end");
@@ -196,6 +217,12 @@ StepMetrics read_step(const Json& value, const std::string& field) {
   optional_number("samples_per_s", step.samples_per_s);
   optional_number("bubble_measured", step.bubble_measured);
   optional_number("bubble_simulated", step.bubble_simulated);
+  optional_number("aux_loss", step.aux_loss);
+  if (reader.find("expert_load")) {
+    const Json& loads = array_member(value, "expert_load", field);
+    for (size_t i = 0; i < loads.size(); ++i)
+      step.expert_load.push_back(read_expert_load(loads[i], at(field + ".expert_load", i)));
+  }
   return step;
 }
 

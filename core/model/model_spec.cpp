@@ -18,7 +18,7 @@ struct LayerTypeEntry {
   const char* name;
 };
 
-constexpr std::array<LayerTypeEntry, 16> kLayerTypes = {{
+constexpr std::array<LayerTypeEntry, 17> kLayerTypes = {{
     {LayerType::Linear, "linear"},
     {LayerType::Relu, "relu"},
     {LayerType::Gelu, "gelu"},
@@ -35,6 +35,7 @@ constexpr std::array<LayerTypeEntry, 16> kLayerTypes = {{
     {LayerType::Flatten, "flatten"},
     {LayerType::BatchNorm, "batchnorm"},
     {LayerType::ResidualBlock, "residual_block"},
+    {LayerType::Moe, "moe"},
 }};
 
 
@@ -146,6 +147,58 @@ void check_width(const std::string& label, const char* field, int64_t value) {
   if (value > kMaxWidth)
     throw std::invalid_argument(label + ": " + field + " = " + std::to_string(value) + " is more than the " +
                                 std::to_string(kMaxWidth) + " PipeLab handles; use a smaller " + field);
+}
+
+}  // namespace
+
+MoeShape moe_shape(const LayerSpec& spec, int64_t dim, int64_t tokens, const std::string& label) {
+  if (spec.experts < 1)
+    throw std::invalid_argument(label + ": moe needs experts >= 1, got " + std::to_string(spec.experts) +
+                                "; give the number of experts, e.g. \"experts\": 4");
+  check_width(label, "experts", spec.experts);
+  if (spec.top_k < 1 || spec.top_k > spec.experts)
+    throw std::invalid_argument(label + ": moe top_k = " + std::to_string(spec.top_k) +
+                                " must be in [1, experts = " + std::to_string(spec.experts) +
+                                "]; use 1 (Switch) or 2 (GShard), or add experts");
+  if (!(spec.capacity_factor > 0.0 && spec.capacity_factor <= 1e6))
+    throw std::invalid_argument(label + ": moe capacity_factor must be > 0 (e.g. 1.25), got " +
+                                std::to_string(spec.capacity_factor));
+  if (!(spec.aux_loss_weight >= 0.0 && spec.aux_loss_weight <= 1e6))
+    throw std::invalid_argument(label + ": moe aux_loss_weight must be >= 0 (e.g. 0.01), got " +
+                                std::to_string(spec.aux_loss_weight));
+  if (spec.ffn < 0)
+    throw std::invalid_argument(label + ": ffn must be >= 1 (or 0 for 4 x the width), got " +
+                                std::to_string(spec.ffn));
+  MoeShape shape;
+  shape.tokens = tokens;
+  shape.dim = dim;
+  shape.experts = spec.experts;
+  shape.top_k = spec.top_k;
+  shape.ffn = spec.ffn > 0 ? spec.ffn : 4 * dim;
+  shape.capacity_factor = spec.capacity_factor;
+  check_width(label, "ffn", shape.ffn);
+  if (shape.ffn > kMaxWidth / tokens || shape.experts > kMaxWidth / tokens)
+    throw std::invalid_argument(label + ": moe ffn or experts x sequence length is more than the " +
+                                std::to_string(kMaxWidth) +
+                                " values per sample PipeLab handles; use a smaller ffn or fewer experts");
+  return shape;
+}
+
+namespace {
+
+LayerInfo describe_moe(const MoeShape& shape) {
+  LayerInfo info;
+  info.in_features = shape.tokens * shape.dim;
+  info.out_features = info.in_features;
+  info.moe = shape;
+  const MoeCost cost = moe_cost(shape);
+  info.params = cost.params;
+  info.forward_flops = cost.forward_flops;
+  info.backward_input_flops = cost.backward_input_flops;
+  info.backward_weight_flops = cost.backward_weight_flops;
+  // The layer input (for the gate's weight gradient) and what the routing keeps.
+  info.activation_bytes = (info.in_features + cost.kept_values) * kBytesPerValue;
+  return info;
 }
 
 // The block's shape from its spec and the width reaching it, with every
@@ -332,6 +385,11 @@ std::vector<LayerInfo> describe_layers(const ModelSpec& model) {
                                     "with an embedding ({\"type\": \"embedding\", \"vocab\": 256, \"dim\": 128}) "
                                     "and give model.input = [sequence length]");
       info = describe_block(block_shape(spec, width, tokens, label));
+    } else if (spec.type == LayerType::Moe) {
+      if (image.valid())
+        throw std::invalid_argument(label + ": moe routes feature vectors or tokens, not images; put a flatten "
+                                    "or global_avgpool before it");
+      info = describe_moe(moe_shape(spec, width, tokens, label));
     } else if (spec.type == LayerType::Linear) {
       if (spec.out < 1)
         throw std::invalid_argument(label + ": linear needs out >= 1, got " + std::to_string(spec.out));

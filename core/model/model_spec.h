@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/model/image_shape.h"
+#include "core/model/mixture_of_experts.h"
 #include "core/model/transformer_block.h"
 
 namespace pipelab {
@@ -22,7 +23,8 @@ namespace pipelab {
 // Linear turn the image into a flat vector.
 enum class LayerType {
   Linear, Relu, Gelu, Tanh, Sigmoid, LayerNorm, Dropout, Embedding, TransformerBlock,
-  Conv2d, MaxPool, AvgPool, GlobalAvgPool, Flatten, BatchNorm, ResidualBlock
+  Conv2d, MaxPool, AvgPool, GlobalAvgPool, Flatten, BatchNorm, ResidualBlock,
+  Moe  // Mixture-of-Experts (mixture_of_experts.h): per token, or per sample after a linear
 };
 enum class LossType { CrossEntropy, Mse };
 
@@ -38,7 +40,7 @@ struct LayerSpec {
   int64_t dim = 0;
   // transformer_block (its width is the incoming per-token width).
   int64_t heads = 0;
-  int64_t ffn = 0;          // MLP hidden width; 0 = 4 x the block's width
+  int64_t ffn = 0;          // MLP hidden width (moe: each expert's); 0 = 4 x the width
   bool causal = true;       // each position attends to itself and earlier ones only
   NormType norm = NormType::LayerNorm;
   BlockActivation activation = BlockActivation::Gelu;
@@ -56,6 +58,14 @@ struct LayerSpec {
   bool sync = false;
   double momentum = 0.1;
   double eps = 1e-5;
+  // moe: `experts` MLPs of hidden width `ffn`, each token routed to its top_k
+  // by a learned gate; an expert takes at most ceil(capacity_factor x tokens x
+  // top_k / experts) of a micro-batch's tokens, and the load-balancing loss
+  // aux_loss_weight x E x sum_e f_e P_e is added to the training loss.
+  int64_t experts = 0;
+  int64_t top_k = 1;
+  double capacity_factor = 1.25;
+  double aux_loss_weight = 0.01;
 
   bool operator==(const LayerSpec&) const = default;
 };
@@ -76,6 +86,7 @@ struct LayerInfo {
   int64_t in_features = 0;     // values per sample in (an embedding: the token ids)
   int64_t out_features = 0;    // values per sample out
   TransformerBlockShape block;  // transformer_block only
+  MoeShape moe;                 // moe only
   // The image entering and leaving the layer; invalid (all 0) where the
   // values are a flat vector (image_shape.h).
   ImageShape image_in;
@@ -113,6 +124,12 @@ bool is_image_layer(LayerType type);
 Window layer_window(const LayerSpec& spec);
 // The image model.input describes: [channels, height, width]; invalid otherwise.
 ImageShape input_image(const ModelSpec& model);
+
+// A moe layer's shape from its spec, the per-token width reaching it and the
+// positions per sample; throws std::invalid_argument naming `label` and the
+// fix when a field is out of range (experts < 1, top_k outside [1, experts],
+// capacity_factor <= 0, aux_loss_weight < 0).
+MoeShape moe_shape(const LayerSpec& spec, int64_t dim, int64_t tokens, const std::string& label);
 
 // Flattened input width (product of the input shape).
 int64_t input_features(const ModelSpec& model);

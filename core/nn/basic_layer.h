@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "core/model/model_spec.h"
+#include "core/nn/moe_routing.h"
 
 namespace pipelab {
 
@@ -164,6 +165,28 @@ class BasicLayer {
     (void)all_reduce;
     throw std::logic_error("layer " + std::to_string(index_) + " keeps no batch statistics to sync");
   }
+
+  // Mixture-of-Experts: how a moe layer reaches the other members of its
+  // expert-parallel group and tells the run what its routing did.
+  struct ExpertConnection {
+    // In place over ep equal chunks of rows: chunk j goes to member j, and
+    // chunk i of the result came from member i; empty under ep = 1. in_forward
+    // as for InnerAllReduce.
+    std::function<void(TensorT& values, bool in_forward)> all_to_all;
+    // Tokens of the whole step (every replica's micro-batches): a micro-batch's
+    // auxiliary loss counts rows / step_tokens of it. 0: the micro-batch alone.
+    double step_tokens = 0;
+    // Called after each training forward with the routing and the auxiliary
+    // loss this micro-batch adds to the step's (weighted).
+    std::function<void(const ForwardInfo& info, const MoeRouting& routing, double aux_loss)> report;
+  };
+  virtual void connect_experts(ExpertConnection connection) {
+    (void)connection;
+    throw std::logic_error("layer " + std::to_string(index_) + " has no experts");
+  }
+  // The gradients of the experts this device holds (a subset of grads()),
+  // which expert parallelism sums over fewer replicas than the others.
+  virtual std::vector<TensorT*> expert_grads() { return {}; }
 
   // Under sequence parallelism: the gradients this shard takes from its slice
   // of the sequence only (a block's norm gains and biases), which the

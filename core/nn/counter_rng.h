@@ -25,6 +25,7 @@ enum class RandomStream : uint64_t {
   TransformerBlock = 6,  // a block's tensors: each adds its own word (gpt_block.h)
   ConvWeight = 7,        // a conv2d's weights; a residual block's convolutions add their word
   ConvBias = 8,
+  MixtureOfExperts = 9,  // a moe layer's gate and experts: each adds its own word (moe_layer.h)
 };
 
 constexpr uint64_t mix64(uint64_t z) {

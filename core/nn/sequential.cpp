@@ -11,6 +11,7 @@
 #include "core/nn/init.h"
 #include "core/nn/layer_norm.h"
 #include "core/nn/linear.h"
+#include "core/nn/moe_layer.h"
 #include "core/nn/per_token_layer.h"
 #include "core/nn/transformer_block_layer.h"
 
@@ -89,6 +90,13 @@ std::unique_ptr<Layer> HostStackMath::build_layer(const LayerLayout& layer, uint
         BlockShard{layer.tp, layer.shard, layer.sequence_shards > 1}, layer.tokens, allocator);
     block->init(seed);
     return block;
+  }
+  if (spec.type == LayerType::Moe) {
+    const MoeShape shape = moe_shape(spec, layer.token_in(), layer.tokens, "layer " + std::to_string(layer.index));
+    auto moe = std::make_unique<MoeLayer>(layer.index, shape, spec.aux_loss_weight,
+                                          ExpertShard{layer.ep, layer.ep_rank}, allocator);
+    moe->init(seed);
+    return moe;
   }
   if (spec.type == LayerType::Dropout)
     return std::make_unique<DropoutLayer>(layer.index, layer.out, spec.p, seed, allocator,

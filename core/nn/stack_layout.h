@@ -69,6 +69,9 @@ struct LayerLayout {
   int sequence_shards = 1;
   int sequence_shard = 0;
   bool gathers_sequence = false;
+  // Expert parallelism (moe layers): the group size and this device's place in it.
+  int ep = 1;
+  int ep_rank = 0;
 
   int64_t token_in() const { return full_in / tokens; }    // the whole layer's, per position
   int64_t token_out() const { return full_out / tokens; }  // the whole layer's, per position

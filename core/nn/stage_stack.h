@@ -123,8 +123,10 @@ class StageStack {
   // linear with out <= 0, a dropout p outside [0, 1), or a tensor-parallel
   // setup that does not fit). `selective_recompute`: Transformer blocks keep no
   // attention probabilities (the plan's selective recompute).
+  // `experts`: which experts of each moe layer this device holds (expert parallelism).
   StageStack(const ModelSpec& model, int begin, int end, uint64_t seed, Context context,
-             TensorParallelSetup tensor_parallel = {}, bool selective_recompute = false)
+             TensorParallelSetup tensor_parallel = {}, bool selective_recompute = false,
+             ExpertShard experts = {})
       : begin_(begin), context_(context) {
     std::vector<LayerLayout> layout =
         stack_layout(model, begin, end,
@@ -136,6 +138,10 @@ class StageStack {
     typename Math::Scope scope(context_);
     for (LayerLayout& layer : layout) {
       layer.selective_recompute = selective_recompute;
+      if (layer.spec.type == LayerType::Moe) {
+        layer.ep = experts.ep;
+        layer.ep_rank = experts.rank;
+      }
       if (layer.sequence_shards > 1 || layer.gathers_sequence) check_sequence_parallel(layer);
       layers_.push_back(Math::build_layer(layer, seed, context_));
       roles_.push_back(layer.role);
@@ -180,6 +186,40 @@ class StageStack {
       const int index = begin_ + k;
       layers_[k]->connect_batch_statistics([all_reduce, index](std::vector<double>& values) { all_reduce(values, index); });
     }
+  }
+
+  // Mixture-of-Experts layers: each calls report(model layer, info, routing,
+  // aux_loss) after a training forward (BasicLayer::ExpertConnection, with
+  // step_tokens), and under expert parallelism exchanges its tokens through
+  // all_to_all(values, model layer, in_forward).
+  using ExpertReport = std::function<void(int layer, const ForwardInfo&, const MoeRouting&, double aux_loss)>;
+  using ExpertAllToAll = std::function<void(Tensor& values, int layer, bool in_forward)>;
+  void connect_experts(const ExpertReport& report, double step_tokens, const ExpertAllToAll& all_to_all) {
+    for (int k = 0; k < layer_count(); ++k) {
+      if (layers_[k]->type() != LayerType::Moe) continue;
+      const int index = begin_ + k;
+      typename Layer::ExpertConnection connection;
+      connection.step_tokens = step_tokens;
+      connection.report = [report, index](const ForwardInfo& info, const MoeRouting& routing, double aux) {
+        report(index, info, routing, aux);
+      };
+      if (all_to_all)
+        connection.all_to_all = [all_to_all, index](Tensor& values, bool in_forward) {
+          all_to_all(values, index, in_forward);
+        };
+      layers_[k]->connect_experts(std::move(connection));
+    }
+  }
+
+  // The gradients of the experts this device holds (expert parallelism sums
+  // them over fewer replicas than the rest).
+  std::vector<Tensor*> expert_grads() {
+    std::vector<Tensor*> grads;
+    for (auto& layer : layers_) {
+      const std::vector<Tensor*> experts = layer->expert_grads();
+      grads.insert(grads.end(), experts.begin(), experts.end());
+    }
+    return grads;
   }
 
   // F: y for the stage input `input` [batch, input_features()], which `saved`

@@ -26,6 +26,7 @@ struct DeviceLayout {
   int tp = 1;  // tensor-parallel shards per stage
   int pp = 1;  // pipeline ranks
   bool v_shape = false;  // V placement (zb-v): exactly two chunks per rank
+  int ep = 1;  // expert parallelism: groups of ep consecutive replicas (ep divides dp)
 
   int device_count() const { return dp * tp * pp; }
 

@@ -168,4 +168,6 @@ DeviceCoord device_coord(const ParallelPlan& plan, int device) {
 
 int device_id(const ParallelPlan& plan, DeviceCoord coord) { return plan.layout().device_of(coord); }
 
+ExpertShard expert_shard(const ParallelPlan& plan, int replica) { return {plan.ep, replica % plan.ep}; }
+
 }  // namespace pipelab

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model/mixture_of_experts.h"
 #include "core/plan/device_layout.h"
 
 namespace pipelab {
@@ -50,10 +51,13 @@ struct ParallelPlan {
   // (pp * chunks - 1 strictly increasing values).
   std::vector<int> boundaries;
   int staleness = 2;      // async data parallel: max steps a gradient may lag
+  // Expert parallelism: groups of ep consecutive data-parallel replicas share
+  // each moe layer's experts (ep divides dp and every layer's experts).
+  int ep = 1;
 
   int stages() const { return pp * chunks; }             // pipeline stages in total
   int devices() const { return dp * tp * pp; }           // devices in total
-  DeviceLayout layout() const { return {dp, tp, pp, uses_v_placement(schedule)}; }
+  DeviceLayout layout() const { return {dp, tp, pp, uses_v_placement(schedule), ep}; }
 };
 
 // Names as written in experiment files and on the command line.
@@ -75,6 +79,10 @@ std::optional<OffloadMode> parse_offload(const std::string& name);
 std::vector<std::string> offload_names();              // every valid name, in order
 const char* partition_name(PartitionRule rule);
 std::optional<PartitionRule> parse_partition(const std::string& name);
+
+// The experts a replica holds: it is member replica % ep of the group of
+// replicas [replica - replica % ep, + ep).
+ExpertShard expert_shard(const ParallelPlan& plan, int replica);
 
 // The plan's device numbering (see device_layout.h).
 DeviceCoord device_coord(const ParallelPlan& plan, int device);

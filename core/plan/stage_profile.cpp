@@ -247,6 +247,18 @@ void add_batch_statistics_allreduces(std::vector<BatchStatisticsAllReduce>& list
   }
 }
 
+// A moe layer's all-to-alls under expert parallelism: the dispatch and the
+// combine in the forward, their gradients in the backward; each moves the
+// layer's whole dispatch buffer (every expert's capacity of token slots).
+void add_expert_all_to_alls(std::vector<ExpertAllToAll>& list, int layer, const MoeShape& moe,
+                            int64_t microbatch_size, int64_t bytes_per_value) {
+  const int64_t capacity =
+      expert_capacity(moe.capacity_factor, microbatch_size * moe.tokens, moe.top_k, moe.experts);
+  const int64_t bytes = moe.experts * capacity * moe.dim * bytes_per_value;
+  for (const bool in_forward : {true, false})
+    for (int direction = 0; direction < 2; ++direction) list.push_back({layer, bytes, in_forward});
+}
+
 }  // namespace
 
 std::vector<TensorParallelRole> tensor_parallel_roles(const ModelSpec& model,
@@ -275,7 +287,7 @@ std::vector<TensorParallelRole> tensor_parallel_roles(const ModelSpec& model,
           roles[between] = TensorParallelRole::Sharded;
         roles[i] = TensorParallelRole::RowParallel;
         pending_column = -1;
-      } else if (type == LayerType::LayerNorm || type == LayerType::BatchNorm) {
+      } else if (type == LayerType::LayerNorm || type == LayerType::BatchNorm || type == LayerType::Moe) {
         pending_column = -1;  // needs the full width: the pending linear stays replicated
       }
     }
@@ -353,6 +365,11 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
         const int64_t in_values = i == 0 ? 0 : info.in_features / shard_divisor(roles[i], tp, true);
         const int64_t out_values = info.out_features / shard_divisor(roles[i], tp, false);
         working_per_sample = std::max(working_per_sample, (in_values + out_values) * bytes.activation);
+      }
+      if (info.type == LayerType::Moe && plan.ep > 1) {
+        // Each member of an expert-parallel group holds experts / ep of the experts.
+        cost.params -= moe_cost(info.moe).expert_params / plan.ep * (plan.ep - 1);
+        add_expert_all_to_alls(profile.expert_all_to_alls, i, info.moe, microbatch_size, bytes.activation);
       }
       if (cost.params > 0) split_kept_per_sample += info.out_features * bytes.activation;  // BW's dy
       profile.forward_flops += cost.forward_flops * samples;

@@ -47,6 +47,16 @@ struct BatchStatisticsAllReduce {
   bool in_forward = true;
 };
 
+// Expert parallelism (parallel.ep > 1): a moe layer's token dispatch and
+// combine, each an all-to-all over the layer's expert-parallel group, in the
+// forward and again (their gradients) in the backward. `bytes` is the whole
+// dispatch buffer, experts x capacity x width; each member keeps 1/ep of it.
+struct ExpertAllToAll {
+  int layer = 0;
+  int64_t bytes = 0;
+  bool in_forward = true;
+};
+
 struct StageProfile {
   LayerRange layers;
   // Per micro-batch, per tensor-parallel shard.
@@ -74,6 +84,7 @@ struct StageProfile {
   PrecisionBytes precision;        // bytes per weight, gradient, optimizer slot, activation
   std::vector<TensorParallelAllReduce> tp_allreduces;
   std::vector<BatchStatisticsAllReduce> batch_statistics_allreduces;  // dp > 1 only
+  std::vector<ExpertAllToAll> expert_all_to_alls;                     // ep > 1 only
   // Sequence parallelism: the gradient bytes a shard computes from its slice
   // of the sequence only (the layernorms' gains and biases, in blocks or
   // not), which the tensor-parallel group sums once per step, before the

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 
 #include "core/io/experiment_io.h"
 #include "core/plan/plan_limits.h"
@@ -121,6 +122,7 @@ Experiment dapple_experiment(const Experiment& experiment, int dp, int pp, int m
   Experiment candidate = experiment;
   ParallelPlan& plan = candidate.parallel;
   plan.dp = dp;
+  plan.ep = std::gcd(plan.ep, dp);  // expert-parallel groups must fit the planned replicas
   plan.pp = pp;
   plan.microbatches = microbatches;
   plan.schedule = ScheduleKind::OneFOneB;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <numeric>
 #include <string>
 
 #include "core/io/experiment_io.h"
@@ -55,6 +56,7 @@ Experiment pipedream_experiment(const Experiment& experiment, const PlannedPipel
   Experiment runnable = experiment;
   ParallelPlan& parallel = runnable.parallel;
   parallel.dp = plan.stages.front().replicas;
+  parallel.ep = std::gcd(parallel.ep, parallel.dp);  // expert-parallel groups must fit the replicas
   parallel.pp = static_cast<int>(plan.stages.size());
   parallel.microbatches = microbatches / parallel.dp;
   parallel.schedule = ScheduleKind::PipeDream;

@@ -3,6 +3,7 @@
 // build, so a trivially copyable value travels as its bytes.
 #pragma once
 
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -16,6 +17,13 @@ void append_bytes(std::vector<char>& buffer, const T& value) {
   static_assert(std::is_trivially_copyable_v<T>);
   const char* bytes = reinterpret_cast<const char*>(&value);
   buffer.insert(buffer.end(), bytes, bytes + sizeof(T));
+}
+
+// A count, then each value.
+template <typename T>
+void append_all(std::vector<char>& buffer, const std::vector<T>& values) {
+  append_bytes(buffer, static_cast<uint64_t>(values.size()));
+  for (const T& value : values) append_bytes(buffer, value);
 }
 
 // Reads a buffer front to back; a read past its end is a malformed message.
@@ -37,6 +45,12 @@ class ByteReader {
     const char* at = data_ + offset_;
     offset_ += count;
     return at;
+  }
+  // What append_all wrote, added to `values`.
+  template <typename T>
+  void read_all(std::vector<T>& values) {
+    const auto count = read<uint64_t>();
+    for (uint64_t i = 0; i < count; ++i) values.push_back(read<T>());
   }
   bool done() const { return offset_ == size_; }
 

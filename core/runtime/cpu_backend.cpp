@@ -4,6 +4,7 @@
 #include <cstring>
 #include <span>
 
+#include "core/runtime/all_to_all.h"
 #include "core/runtime/microbatch_loss.h"
 #include "core/runtime/vocab_parallel_loss.h"
 
@@ -48,6 +49,15 @@ CpuBackend::CpuBackend(CpuDevices& devices, WorkerShared& shared, const WorkerPl
       make_ring(devices_, MessageKind::DataParallelChunk, plan.dp, place_.replica, [&](int member) {
         return device_id(plan, {member, place_.rank, place_.shard});
       });
+  const ExpertShard experts = expert_shard(plan, place_.replica);
+  const int first_of_group = place_.replica - experts.rank;
+  expert_parallel_group_ =
+      make_ring(devices_, MessageKind::ExpertParallelChunk, plan.ep, experts.rank, [&](int member) {
+        return device_id(plan, {first_of_group + member, place_.rank, place_.shard});
+      });
+  expert_data_parallel_group_ = make_ring(
+      devices_, MessageKind::ExpertDataParallelChunk, plan.dp / plan.ep, place_.replica / plan.ep,
+      [&](int member) { return device_id(plan, {member * plan.ep + experts.rank, place_.rank, place_.shard}); });
 }
 
 std::unique_ptr<Sequential> CpuBackend::make_stack(const LayerRange& range,
@@ -55,7 +65,8 @@ std::unique_ptr<Sequential> CpuBackend::make_stack(const LayerRange& range,
   const Experiment& experiment = shared_.experiment;
   return std::make_unique<Sequential>(experiment.model, range.begin, range.end, experiment.seed,
                                       &allocator(), std::move(tensor_parallel),
-                                      experiment.parallel.selective_recompute);
+                                      experiment.parallel.selective_recompute,
+                                      expert_shard(experiment.parallel, place_.replica));
 }
 
 std::unique_ptr<Optimizer> CpuBackend::make_optimizer(const OptimizerSettings& settings,
@@ -147,6 +158,16 @@ void CpuBackend::data_parallel_all_reduce(Tensor& flat) {
 
 void CpuBackend::data_parallel_all_reduce(std::vector<float>& values) {
   ring_all_reduce(std::span<float>(values), data_parallel_group_, data_parallel_collectives_++);
+}
+
+void CpuBackend::expert_all_to_all(Tensor& values) {
+  all_to_all(std::span<float>(values.data(), static_cast<size_t>(values.size())), expert_parallel_group_,
+             expert_parallel_collectives_++);
+}
+
+void CpuBackend::expert_data_parallel_all_reduce(Tensor& flat) {
+  ring_all_reduce(std::span<float>(flat.data(), static_cast<size_t>(flat.size())), expert_data_parallel_group_,
+                  expert_data_parallel_collectives_++);
 }
 
 void CpuBackend::tensor_parallel_all_reduce(Tensor& values) {

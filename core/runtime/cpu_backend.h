@@ -87,6 +87,11 @@ class CpuBackend {
   void data_parallel_all_reduce(Tensor& flat);
   void data_parallel_all_reduce(std::vector<float>& values);  // host values (batch statistics)
   void tensor_parallel_all_reduce(Tensor& values);
+  // Expert parallelism: a moe layer's all-to-all over this replica's
+  // expert-parallel group, and the sum of the experts' gradients over the
+  // replicas holding the same experts (every ep-th replica).
+  void expert_all_to_all(Tensor& values);
+  void expert_data_parallel_all_reduce(Tensor& flat);
   // Sequence parallelism's collectives over the tensor-parallel group, in
   // place (ring_allreduce.h).
   void tensor_parallel_reduce_scatter(Tensor& values);
@@ -118,8 +123,12 @@ class CpuBackend {
   const WorkerPlace place_;
   RingGroup tensor_parallel_group_;
   RingGroup data_parallel_group_;
+  RingGroup expert_parallel_group_;
+  RingGroup expert_data_parallel_group_;
   int64_t tensor_parallel_collectives_ = 0;
   int64_t data_parallel_collectives_ = 0;
+  int64_t expert_parallel_collectives_ = 0;
+  int64_t expert_data_parallel_collectives_ = 0;
   std::vector<double> open_begins_;  // begin times of the ops begun, not ended (innermost last)
 };
 

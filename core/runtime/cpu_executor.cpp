@@ -61,14 +61,18 @@ void CpuExecutor::copy_remote_weights(int step) {
   const DeviceLayout layout = plan.layout();
   for (int device = 0; device < device_count(); ++device) {
     const DeviceCoord coord = layout.coord_of(device);
-    if (hosts(device) || coord.replica != 0) continue;
+    // Replica 0, and under expert parallelism the rest of its group (evaluate_after).
+    if (hosts(device) || coord.replica >= plan.ep) continue;
+    const ExpertShard experts = expert_shard(plan, coord.replica);
     for (int chunk = 0; chunk < plan.chunks; ++chunk) {
       const int stage = layout.stage_of(coord.pipeline_rank, chunk);
       std::unique_ptr<Sequential>& copy = remote_stages_[{device, chunk}];
-      if (!copy) copy = stage_copy_for_evaluation(experiment_, stage_ranges_, tp_roles_, stage, coord.shard);
+      if (!copy)
+        copy = stage_copy_for_evaluation(experiment_, stage_ranges_, tp_roles_, stage, coord.shard,
+                                         experts);
       const Tensor message = devices_->mailboxes[0]->receive(MessageTag::evaluation_weights(device, stage, step));
       set_evaluation_weights(*copy, message.data(), message.size());
-      evaluator_->copy_weights_from(*copy, plan.tp, coord.shard);
+      evaluator_->copy_weights_from(*copy, plan.tp, coord.shard, experts);
     }
   }
 }

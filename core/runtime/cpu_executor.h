@@ -20,9 +20,10 @@
 //
 // Evaluation (training.eval_every, and after the last step) makes every worker
 // meet at the step's boundary; the last to arrive copies the weights of
-// replica 0 into a whole model and runs the validation set. In a run over
-// processes the other ranks send their replica-0 weights to rank 0's device 0
-// (briefly counted there as CommBuffers), and rank 0 evaluates.
+// replica 0 (and the experts of the rest of its expert-parallel group) into a
+// whole model and runs the validation set. In a run over processes the other
+// ranks send those weights to rank 0's device 0 (briefly counted there as
+// CommBuffers), and rank 0 evaluates.
 #pragma once
 
 #include <map>
@@ -56,7 +57,7 @@ class CpuExecutor : public PipelineExecutor<CpuBackend> {
   void send_for_evaluation(int device, int stage, int step, Sequential& weights) override;
   void copy_remote_weights(int step) override;
 
-  // Rank 0 of a run over processes: copies of the replica-0 stage shards
+  // Rank 0 of a run over processes: copies of the replica-0 (ep group) stage shards
   // other ranks run, by (device, chunk), made at the first evaluation.
   std::map<std::pair<int, int>, std::unique_ptr<Sequential>> remote_stages_;
 };

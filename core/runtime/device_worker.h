@@ -199,6 +199,11 @@ class DeviceWorker {
   // Synced batch norm: a layer's statistics summed over the data-parallel
   // replicas, inside the compute op, timed as the ALLREDUCE dp listed for it.
   void batch_statistics_all_reduce(std::vector<double>& values, int layer);
+  // A moe layer's all-to-all over the expert-parallel group, inside the
+  // compute op, timed as the ALL_TO_ALL ep listed for it.
+  void expert_all_to_all(Tensor& values, int layer);
+  // A moe layer's routing of the current op's micro-batch, for the step's metrics.
+  void report_expert_load(int layer, const MoeRouting& routing, double aux_loss);
   // Runs `run` (returning its bytes), timed as the first not yet reported
   // collective of `kind`, `group` and `layer` listed right after the current
   // compute op; untimed when none is listed (a recomputation's).

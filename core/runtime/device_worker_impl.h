@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <iterator>
 #include <new>
 #include <stdexcept>
 #include <utility>
@@ -72,6 +73,13 @@ DeviceWorker<Backend>::DeviceWorker(WorkerShared& shared, Devices& devices, int 
     if (plan.dp > 1)
       state.layers->connect_batch_statistics(
           [this](std::vector<double>& values, int layer) { batch_statistics_all_reduce(values, layer); });
+    state.layers->connect_experts(
+        [this](int layer, const ForwardInfo&, const MoeRouting& routing, double aux_loss) {
+          report_expert_load(layer, routing, aux_loss);
+        },
+        static_cast<double>(experiment.training.batch_size * sequence_length(experiment.model)),
+        plan.ep == 1 ? typename Stack::ExpertAllToAll{}
+                     : [this](Tensor& values, int layer, bool) { expert_all_to_all(values, layer); });
     // Optimizer offloading steps a host optimizer instead (host_optimizer).
     if (!async_data_parallel && plan.offload != OffloadMode::Optimizer)
       state.optimizer = backend_.make_optimizer(optimizer_settings(experiment.training.optimizer),
@@ -231,9 +239,10 @@ void DeviceWorker<Backend>::run_op(const TrainingWindow& window, int index) {
       break;
     case OpKind::ReduceScatter:
     case OpKind::AllGather:
+    case OpKind::AllToAll:
       // Run (and reported) inside the compute op before it, as the
-      // tensor-parallel all-reduces are; one the layer did not ask for is a
-      // zero-length op.
+      // tensor-parallel all-reduces are (a moe layer's all-to-alls too); one
+      // the layer did not ask for is a zero-length op.
       if (!tensor_parallel_reported_[index]) timed(op, none);
       break;
   }
@@ -419,13 +428,31 @@ int64_t DeviceWorker<Backend>::receive(const Op& op) {
 
 template <typename Backend>
 int64_t DeviceWorker<Backend>::data_parallel_all_reduce(const Op& op) {
-  const std::vector<Parameter> parameters = stages_[op.chunk].layers->parameters();
+  std::vector<Parameter> parameters = stages_[op.chunk].layers->parameters();
+  // Under expert parallelism the experts' gradients are summed over the
+  // replicas holding the same experts only (every ep-th one).
+  std::vector<Parameter> experts;
+  if (shared_.experiment.parallel.ep > 1) {
+    const std::vector<Tensor*> expert_grads = stages_[op.chunk].layers->expert_grads();
+    const auto is_expert = [&](const Parameter& parameter) {
+      return std::find(expert_grads.begin(), expert_grads.end(), parameter.grad) != expert_grads.end();
+    };
+    std::copy_if(parameters.begin(), parameters.end(), std::back_inserter(experts), is_expert);
+    parameters.erase(std::remove_if(parameters.begin(), parameters.end(), is_expert), parameters.end());
+  }
   // One contiguous buffer: one collective instead of one per parameter (and
   // a ring cuts it into even chunks).
   Tensor flat = backend_.gather_gradients(parameters);
   backend_.data_parallel_all_reduce(flat);
   backend_.scatter_gradients(flat, parameters);
-  return flat.bytes();
+  int64_t bytes = flat.bytes();
+  if (!experts.empty()) {
+    Tensor expert_flat = backend_.gather_gradients(experts);
+    backend_.expert_data_parallel_all_reduce(expert_flat);
+    backend_.scatter_gradients(expert_flat, experts);
+    bytes += expert_flat.bytes();
+  }
+  return bytes;
 }
 
 template <typename Backend>
@@ -461,6 +488,22 @@ void DeviceWorker<Backend>::batch_statistics_all_reduce(std::vector<double>& val
     values.assign(sums.begin(), sums.end());
     return static_cast<int64_t>(sums.size() * sizeof(float));
   });
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::expert_all_to_all(Tensor& values, int layer) {
+  inner_collective(OpKind::AllToAll, CommGroup::ExpertParallel, layer, [&] {
+    backend_.expert_all_to_all(values);
+    return values.bytes();
+  });
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::report_expert_load(int layer, const MoeRouting& routing, double aux_loss) {
+  if (place_.shard != 0 || !current_.ops) return;  // every tensor-parallel shard routes the same
+  const Op& op = (*current_.ops)[current_.index];
+  shared_.recorder.expert_load(op.step + current_.first_step, place_.replica, op.microbatch, layer,
+                               {routing.routed, routing.dropped, aux_loss});
 }
 
 template <typename Backend>

@@ -8,6 +8,7 @@
 
 #include "core/data/batch_iterator.h"
 #include "core/nn/embedding_layer.h"
+#include "core/nn/moe_layer.h"
 #include "core/nn/linear.h"
 #include "core/nn/per_token_layer.h"
 #include "core/nn/tensor_parallel.h"
@@ -39,10 +40,33 @@ Evaluator::Evaluator(const ModelSpec& model, uint64_t seed, const Dataset& data)
       data_(data),
       whole_(model, 0, static_cast<int>(model.layers.size()), seed, nullptr) {}
 
-void Evaluator::copy_weights_from(Sequential& stage, int tp, int shard) {
+namespace {
+
+// A moe layer's gate, and the experts member `rank` of an expert-parallel
+// group holds, into the whole layer.
+void copy_experts(MoeLayer& part, MoeLayer& full, int rank) {
+  if (rank == 0) full.gate().copy_from(part.gate());
+  for (int64_t l = 0; l < part.local_experts(); ++l) {
+    MoeLayer::Expert& from = part.expert(l);
+    MoeLayer::Expert& to = full.expert(rank * part.local_experts() + l);
+    to.w1.copy_from(from.w1);
+    to.b1.copy_from(from.b1);
+    to.w2.copy_from(from.w2);
+    to.b2.copy_from(from.b2);
+  }
+}
+
+}  // namespace
+
+void Evaluator::copy_weights_from(Sequential& stage, int tp, int shard, ExpertShard experts) {
   for (int k = 0; k < stage.layer_count(); ++k) {
     Layer& part = stage.layer(k);
     Layer& full = whole_.layer(stage.begin() + k);
+    if (part.type() == LayerType::Moe) {
+      if (shard == 0) copy_experts(static_cast<MoeLayer&>(part), static_cast<MoeLayer&>(full), experts.rank);
+      continue;
+    }
+    if (experts.rank != 0) continue;  // the other members hold the same non-expert weights
     const TensorParallelRole role = stage.role(k);
     if (tp > 1 && role == TensorParallelRole::VocabParallel) {
       auto& part_embedding = static_cast<EmbeddingLayer&>(part);

@@ -24,8 +24,10 @@ class Evaluator {
   // Keeps references to `data`, which must outlive the evaluator.
   Evaluator(const ModelSpec& model, uint64_t seed, const Dataset& data);
 
-  // Copies one stage shard's weights (shard `shard` of `tp`) into the whole model.
-  void copy_weights_from(Sequential& stage, int tp, int shard);
+  // Copies one stage shard's weights (shard `shard` of `tp`) into the whole
+  // model. Under expert parallelism each member of the first expert-parallel
+  // group brings its experts (`experts`); member 0 the rest of the stage.
+  void copy_weights_from(Sequential& stage, int tp, int shard, ExpertShard experts = {});
 
   // Forward over the whole data set in batches of `batch_rows`.
   EvaluationResult evaluate(int64_t batch_rows = 1024);

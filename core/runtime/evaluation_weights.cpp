@@ -42,7 +42,7 @@ void set_evaluation_weights(Sequential& stage, const float* values, int64_t coun
 
 std::unique_ptr<Sequential> stage_copy_for_evaluation(
     const Experiment& experiment, const std::vector<LayerRange>& stage_ranges,
-    const std::vector<TensorParallelRole>& tp_roles, int stage, int shard) {
+    const std::vector<TensorParallelRole>& tp_roles, int stage, int shard, ExpertShard experts) {
   const ParallelPlan& plan = experiment.parallel;
   TensorParallelSetup tensor_parallel;
   tensor_parallel.degree = plan.tp;
@@ -56,8 +56,8 @@ std::unique_ptr<Sequential> stage_copy_for_evaluation(
   }
   const LayerRange& range = stage_ranges[static_cast<size_t>(stage)];
   return std::make_unique<Sequential>(experiment.model, range.begin, range.end, experiment.seed,
-                                      nullptr, std::move(tensor_parallel),
-                                      plan.selective_recompute);
+                                      nullptr, std::move(tensor_parallel), plan.selective_recompute,
+                                      experts);
 }
 
 }  // namespace pipelab

@@ -1,5 +1,6 @@
 // Evaluation of a run over processes happens on rank 0 (pipeline_executor.h):
-// the other ranks send the weights of their replica-0 stage shards as one row
+// the other ranks send the weights of their replica-0 stage shards (and of
+// replica 0's expert-parallel group under expert parallelism) as one row
 // of floats, and rank 0 puts them into copies of those shards it keeps for the
 // purpose, which the evaluator then reads as it reads local stages.
 #pragma once
@@ -21,10 +22,11 @@ std::vector<float> flat_evaluation_weights(Sequential& stage);
 // when `count` is not the stage's.
 void set_evaluation_weights(Sequential& stage, const float* values, int64_t count);
 
-// Shard `shard` of pipeline stage `stage`, built as its device builds it
-// (its weights are overwritten before use); on no device.
+// Shard `shard` of pipeline stage `stage` holding `experts` of its moe
+// layers, built as its device builds it (its weights are overwritten before
+// use); on no device.
 std::unique_ptr<Sequential> stage_copy_for_evaluation(
     const Experiment& experiment, const std::vector<LayerRange>& stage_ranges,
-    const std::vector<TensorParallelRole>& tp_roles, int stage, int shard);
+    const std::vector<TensorParallelRole>& tp_roles, int stage, int shard, ExpertShard experts);
 
 }  // namespace pipelab

@@ -1,6 +1,7 @@
 #include "core/runtime/live_frames.h"
 
 #include <stdexcept>
+#include <utility>
 
 #include "core/runtime/byte_buffer.h"
 
@@ -9,7 +10,7 @@ namespace {
 
 // What must match between the two ends (bumped when a frame changes).
 struct BuildSignature {
-  uint32_t format = 1;
+  uint32_t format = 2;
   uint32_t event_bytes = sizeof(TraceEvent);
   uint32_t memory_bytes = sizeof(MemorySample);
   uint32_t step_bytes = sizeof(StepMetrics);
@@ -26,16 +27,38 @@ std::string read_text(ByteReader& reader) {
   return std::string(reader.take(length), length);
 }
 
-template <typename T>
-void append_all(std::vector<char>& bytes, const std::vector<T>& values) {
-  append_bytes(bytes, static_cast<uint64_t>(values.size()));
-  for (const T& value : values) append_bytes(bytes, value);
+// Every StepMetrics field, in declaration order (its moe expert loads are
+// vectors, so the struct cannot travel as its bytes).
+void append_step(std::vector<char>& bytes, const StepMetrics& step) {
+  append_bytes(bytes, step.step);
+  for (const double value :
+       {step.t_end, step.loss, step.accuracy, step.val_loss, step.val_accuracy, step.step_time_s,
+        step.samples_per_s, step.bubble_measured, step.bubble_simulated, step.aux_loss})
+    append_bytes(bytes, value);
+  append_bytes(bytes, static_cast<uint64_t>(step.expert_load.size()));
+  for (const ExpertLoad& load : step.expert_load) {
+    append_bytes(bytes, load.layer);
+    append_all(bytes, load.routed);
+    append_all(bytes, load.dropped);
+  }
 }
 
-template <typename T>
-void read_all(ByteReader& reader, std::vector<T>& values) {
-  const auto count = reader.read<uint64_t>();
-  for (uint64_t i = 0; i < count; ++i) values.push_back(reader.read<T>());
+StepMetrics read_step(ByteReader& reader) {
+  StepMetrics step;
+  step.step = reader.read<int>();
+  for (double* value : {&step.t_end, &step.loss, &step.accuracy, &step.val_loss, &step.val_accuracy,
+                        &step.step_time_s, &step.samples_per_s, &step.bubble_measured,
+                        &step.bubble_simulated, &step.aux_loss})
+    *value = reader.read<double>();
+  const auto loads = reader.read<uint64_t>();
+  for (uint64_t i = 0; i < loads; ++i) {
+    ExpertLoad load;
+    load.layer = reader.read<int>();
+    reader.read_all(load.routed);
+    reader.read_all(load.dropped);
+    step.expert_load.push_back(std::move(load));
+  }
+  return step;
 }
 
 std::vector<char> frame(LiveFrame kind, const std::vector<char>& payload) {
@@ -60,7 +83,8 @@ std::vector<char> live_batch_frame(const EventBatch& batch) {
   std::vector<char> payload;
   append_all(payload, batch.events);
   append_all(payload, batch.memory);
-  append_all(payload, batch.steps);
+  append_bytes(payload, static_cast<uint64_t>(batch.steps.size()));
+  for (const StepMetrics& step : batch.steps) append_step(payload, step);
   append_bytes(payload, static_cast<uint64_t>(batch.messages.size()));
   for (const std::string& message : batch.messages) append_text(payload, message);
   return frame(LiveFrame::Batch, payload);
@@ -87,9 +111,10 @@ LiveHello read_live_hello(const char* payload, size_t size) {
 EventBatch read_live_batch(const char* payload, size_t size) {
   ByteReader reader(payload, size);
   EventBatch batch;
-  read_all(reader, batch.events);
-  read_all(reader, batch.memory);
-  read_all(reader, batch.steps);
+  reader.read_all(batch.events);
+  reader.read_all(batch.memory);
+  const auto steps = reader.read<uint64_t>();
+  for (uint64_t i = 0; i < steps; ++i) batch.steps.push_back(read_step(reader));
   const auto messages = reader.read<uint64_t>();
   for (uint64_t i = 0; i < messages; ++i) batch.messages.push_back(read_text(reader));
   return batch;

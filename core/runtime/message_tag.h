@@ -13,6 +13,8 @@ enum class MessageKind {
   TensorParallelChunk,  // one ring step of a tensor-parallel all-reduce
   DataParallelChunk,    // one ring step of a data-parallel all-reduce
   EvaluationWeights,    // a run over processes: a replica-0 stage's weights, to rank 0 to evaluate
+  ExpertParallelChunk,  // one chunk of a moe layer's all-to-all
+  ExpertDataParallelChunk,  // one ring step of the all-reduce of experts' gradients
 };
 
 // Fields a kind does not use stay 0.

@@ -52,7 +52,8 @@ class PipelineExecutor : public ThreadedExecutor {
 
   // A run over processes evaluates on rank 0 (the only one with an
   // evaluator): the other ranks hand it the weights of their replica-0 stage
-  // shards at each evaluated step, and rank 0 copies them into the evaluator.
+  // shards (and under expert parallelism those of the rest of replica 0's
+  // expert-parallel group) at each evaluated step, and rank 0 copies them into the evaluator.
   // Only the CPU executor runs over processes.
   virtual void send_for_evaluation(int /*device*/, int /*stage*/, int /*step*/, Sequential& /*weights*/) {}
   virtual void copy_remote_weights(int /*step*/) {}
@@ -77,15 +78,18 @@ class PipelineExecutor : public ThreadedExecutor {
   }
 
   // Run by the last worker to reach the step's meeting point: replica 0's
-  // weights into the evaluator's whole model, then the validation set.
+  // weights (and its expert-parallel group's experts) into the evaluator's
+  // whole model, then the validation set.
   void evaluate_after(int step) {
-    const int tp = experiment_.parallel.tp;
+    const ParallelPlan& plan = experiment_.parallel;
     for (auto& worker : workers_) {
-      if (worker->replica() != 0) continue;
+      // Replica 0, and under expert parallelism the rest of its group for their experts.
+      if (worker->replica() >= plan.ep) continue;
       for (int chunk = 0; chunk < worker->chunk_count(); ++chunk) {
         Sequential& weights = worker->host_weights(chunk);
         if (evaluator_)
-          evaluator_->copy_weights_from(weights, tp, worker->shard());
+          evaluator_->copy_weights_from(weights, plan.tp, worker->shard(),
+                                        expert_shard(plan, worker->replica()));
         else
           send_for_evaluation(worker->device(), worker->stage_index(chunk), step, weights);
       }

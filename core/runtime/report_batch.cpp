@@ -9,7 +9,7 @@
 namespace pipelab {
 namespace {
 
-enum class ReportKind : uint8_t { Event, Memory, Loss, FinishedStep, Message };
+enum class ReportKind : uint8_t { Event, Memory, Loss, ExpertLoad, FinishedStep, Message };
 
 struct LossReport {
   int32_t step = 0;
@@ -18,6 +18,15 @@ struct LossReport {
   double loss_sum = 0;
   int64_t correct = 0;
   int64_t samples = 0;
+};
+
+// Followed by the routed counts, then the dropped ones (append_all).
+struct ExpertLoadReport {
+  int32_t step = 0;
+  int32_t replica = 0;
+  int32_t microbatch = 0;
+  int32_t layer = 0;
+  double aux_loss = 0;
 };
 
 }  // namespace
@@ -39,6 +48,15 @@ void ReportBatch::loss(int step, int replica, int microbatch, const LossResult& 
   append_bytes(bytes_, ReportKind::Loss);
   append_bytes(bytes_, LossReport{step, replica, microbatch, result.loss_sum, result.correct,
                                   result.samples});
+}
+
+void ReportBatch::expert_load(int step, int replica, int microbatch, int layer,
+                              const MicrobatchRouting& routing) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  append_bytes(bytes_, ReportKind::ExpertLoad);
+  append_bytes(bytes_, ExpertLoadReport{step, replica, microbatch, layer, routing.aux_loss});
+  append_all(bytes_, routing.routed);
+  append_all(bytes_, routing.dropped);
 }
 
 void ReportBatch::device_finished_step(int step) {
@@ -86,6 +104,15 @@ void replay_reports(const char* bytes, size_t size, RunReporter& to,
         result.correct = report.correct;
         result.samples = report.samples;
         to.loss(report.step, report.replica, report.microbatch, result);
+        break;
+      }
+      case ReportKind::ExpertLoad: {
+        const auto report = reader.read<ExpertLoadReport>();
+        MicrobatchRouting routing;
+        reader.read_all(routing.routed);
+        reader.read_all(routing.dropped);
+        routing.aux_loss = report.aux_loss;
+        to.expert_load(report.step, report.replica, report.microbatch, report.layer, routing);
         break;
       }
       case ReportKind::FinishedStep:

@@ -18,6 +18,8 @@ class ReportBatch final : public RunReporter {
   void event(const TraceEvent& event) override;
   void memory(const MemorySample& sample) override;
   void loss(int step, int replica, int microbatch, const LossResult& result) override;
+  void expert_load(int step, int replica, int microbatch, int layer,
+                   const MicrobatchRouting& routing) override;
   void device_finished_step(int step) override;
   void message(const std::string& text) override;
 

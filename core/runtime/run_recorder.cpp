@@ -28,6 +28,27 @@ std::string progress_text(const StepMetrics& metrics, int total_steps) {
   return text;
 }
 
+// Each moe layer's routing summed over its micro-batches (in layer order), and
+// the auxiliary loss added to the step's loss.
+void add_expert_load(const RunRecorder::StepRoutings& routings, StepMetrics& metrics) {
+  if (routings.empty()) return;
+  double aux_loss = 0;
+  for (const auto& [where, routing] : routings) {
+    const int layer = std::get<0>(where);
+    if (metrics.expert_load.empty() || metrics.expert_load.back().layer != layer)
+      metrics.expert_load.push_back({layer, std::vector<int64_t>(routing.routed.size(), 0),
+                                     std::vector<int64_t>(routing.dropped.size(), 0)});
+    ExpertLoad& load = metrics.expert_load.back();
+    for (size_t e = 0; e < routing.routed.size(); ++e) {
+      load.routed[e] += routing.routed[e];
+      load.dropped[e] += routing.dropped[e];
+    }
+    aux_loss += routing.aux_loss;
+  }
+  metrics.aux_loss = aux_loss;
+  metrics.loss += aux_loss;
+}
+
 }  // namespace
 
 bool EvaluatedSteps::contains(int step) const {
@@ -66,6 +87,12 @@ void RunRecorder::loss(int step, int replica, int microbatch, const LossResult& 
   std::lock_guard<std::mutex> lock(mutex_);
   open_steps_[step].losses[{replica, microbatch}] = {result.loss_sum, result.correct,
                                                      result.samples};
+}
+
+void RunRecorder::expert_load(int step, int replica, int microbatch, int layer,
+                              const MicrobatchRouting& routing) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  open_steps_[step].routings[{layer, replica, microbatch}] = routing;
 }
 
 void RunRecorder::device_finished_step(int step) {
@@ -129,6 +156,7 @@ StepMetrics RunRecorder::complete_step_locked(int step, StepRecord& record) {
     if (settings_.classification)
       metrics.accuracy = static_cast<double>(correct) / static_cast<double>(samples);
   }
+  add_expert_load(record.routings, metrics);
   if (metrics.step_time_s > 0)
     metrics.samples_per_s = static_cast<double>(settings_.global_batch) / metrics.step_time_s;
   Trace step_trace;

@@ -2,7 +2,9 @@
 // stream. Every op's measured event goes to the EventSink as it ends; the
 // losses of the last stages and the "done with step t" of every device add up
 // to one StepMetrics per step:
-//   loss, accuracy     over the global batch (every replica's micro-batches)
+//   loss, accuracy     over the global batch (every replica's micro-batches);
+//                      the loss includes the moe layers' auxiliary loss
+//   aux_loss, expert_load  the moe layers' (summed over micro-batches and replicas)
 //   step_time_s        from the previous step's end (the run's start for step 0;
 //                      an evaluation in between is not counted)
 //   samples_per_s      global batch / step time
@@ -19,6 +21,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/nn/loss.h"
@@ -52,6 +55,9 @@ struct RecorderSettings {
 
 class RunRecorder final : public RunReporter {
  public:
+  // What the moe layers routed in one step, by (layer, replica, micro-batch).
+  using StepRoutings = std::map<std::tuple<int, int, int>, MicrobatchRouting>;
+
   RunRecorder(EventSink& sink, const RunClock& clock, RecorderSettings settings,
               std::function<void(const std::string&)> on_failure);
 
@@ -60,6 +66,8 @@ class RunRecorder final : public RunReporter {
   // Losses are summed in (replica, micro-batch) order, so the reported loss
   // does not depend on which thread came first.
   void loss(int step, int replica, int microbatch, const LossResult& result) override;
+  void expert_load(int step, int replica, int microbatch, int layer,
+                   const MicrobatchRouting& routing) override;
   void device_finished_step(int step) override;
   // The validation result after `step`; emits that step's metrics, now or,
   // when other processes' devices have not reported the step's end yet
@@ -80,6 +88,7 @@ class RunRecorder final : public RunReporter {
     };
     int devices_finished = 0;
     std::map<std::pair<int, int>, MicrobatchLoss> losses;  // by (replica, micro-batch)
+    StepRoutings routings;
     std::vector<TraceEvent> events;
   };
   StepMetrics complete_step_locked(int step, StepRecord& record);

@@ -232,6 +232,25 @@ class DeviceLowering {
     }
   }
 
+  // Expert parallelism's all-to-alls, run inside the compute op `after` (the
+  // forward's after F, the backward's after B or BI), two per moe layer.
+  void add_expert_all_to_alls(const Op& after, bool in_forward) {
+    if (out_.ep == 1 || profiles_.empty() || after.kind == OpKind::BackwardWeight) return;
+    const std::vector<ExpertAllToAll>& list = profiles_[after.stage].expert_all_to_alls;
+    // The backward meets the layers in reverse order.
+    auto add = [&](const ExpertAllToAll& exchange) {
+      if (exchange.in_forward != in_forward) return;
+      Op op = comm_op(OpKind::AllToAll, after, -1, exchange.bytes);
+      op.group = CommGroup::ExpertParallel;
+      op.layer = exchange.layer;
+      ops_.push_back(op);
+    };
+    if (in_forward)
+      std::for_each(list.begin(), list.end(), add);
+    else
+      std::for_each(list.rbegin(), list.rend(), add);
+  }
+
   void add_forward(const Op& forward) {
     const int previous = device_of(forward.stage - 1);
     const int next = device_of(forward.stage + 1);
@@ -241,6 +260,7 @@ class DeviceLowering {
     ops_.push_back(forward);
     add_tensor_parallel_allreduces(forward, true);
     add_batch_statistics_allreduces(forward, true);
+    add_expert_all_to_alls(forward, true);
     if (needs_transfer(next))
       ops_.push_back(
           comm_op(OpKind::SendActivation, forward, next, activation_bytes(forward.stage)));
@@ -260,6 +280,7 @@ class DeviceLowering {
     ops_.push_back(backward);
     add_tensor_parallel_allreduces(backward, false);
     add_batch_statistics_allreduces(backward, false);
+    add_expert_all_to_alls(backward, false);
     if (needs_transfer(previous))
       ops_.push_back(
           comm_op(OpKind::SendGradient, backward, previous, gradient_bytes(backward.stage)));
@@ -336,6 +357,7 @@ Schedule lower_schedule(const Schedule& compute, const ParallelPlan& plan,
   out.devices.clear();
   out.dp = plan.dp;
   out.tp = plan.tp;
+  out.ep = plan.ep;
   out.update = plan.update;
   out.recompute = plan.recompute;
   out.offload = plan.offload;

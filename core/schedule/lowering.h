@@ -16,9 +16,11 @@ namespace pipelab {
 // What each device's list holds (devices numbered as in core/plan/device_layout.h;
 // each device runs its pipeline rank's compute ops in the same order):
 //   F:     [RECV_ACT] F [ALLREDUCE tp, one per forward tp_allreduce]
-//          [ALLREDUCE dp, one per forward batch_statistics_allreduce] [SEND_ACT]
+//          [ALLREDUCE dp, one per forward batch_statistics_allreduce]
+//          [ALL_TO_ALL ep, a moe layer's dispatch and combine, layer by layer] [SEND_ACT]
 //   B, BI: [RECV_GRAD] [RECOMPUTE] B [ALLREDUCE tp, one per backward entry]
-//          [ALLREDUCE dp, synced batch norm's backward ones] [SEND_GRAD]
+//          [ALLREDUCE dp, synced batch norm's backward ones]
+//          [ALL_TO_ALL ep, two per moe layer, last layer first] [SEND_GRAD]
 // A receive names the stage that receives, a send the stage that sends; a send
 // on stage s matches the receive on stage s +/- 1 with the same micro-batch and
 // step. They are left out when both stages share a device (pp = 1, chunks > 1).

@@ -10,12 +10,15 @@ const char* comm_group_name(CommGroup group) {
       return "tensor_parallel";
     case CommGroup::DataParallel:
       return "data_parallel";
+    case CommGroup::ExpertParallel:
+      return "expert_parallel";
   }
   return "none";
 }
 
 std::optional<CommGroup> parse_comm_group(const std::string& name) {
-  for (CommGroup group : {CommGroup::None, CommGroup::TensorParallel, CommGroup::DataParallel})
+  for (CommGroup group : {CommGroup::None, CommGroup::TensorParallel, CommGroup::DataParallel,
+                          CommGroup::ExpertParallel})
     if (name == comm_group_name(group)) return group;
   return std::nullopt;
 }
@@ -31,6 +34,7 @@ std::string op_label(const Op& op) {
   if (op_kind_facts(op.kind).family == OpFamily::Collective) {
     if (op.group == CommGroup::TensorParallel) label += " tp";
     if (op.group == CommGroup::DataParallel) label += " dp";
+    if (op.group == CommGroup::ExpertParallel) label += " ep";
   }
   if (op.layer >= 0) label += " L" + std::to_string(op.layer);
   if (op.peer >= 0) label += (is_send(op.kind) ? " to d" : " from d") + std::to_string(op.peer);

@@ -33,16 +33,17 @@ enum class OpKind {
   PushGradient,    // async data parallel: send gradients to the parameter server
   PullWeights,     // async data parallel: fetch the newest weights
   ReduceScatter,   // sequence parallel: sum over the tensor-parallel group, each keeps a slice
-  AllGather,       // sequence parallel: every member gets every slice (keep last: kOpKindCount)
+  AllGather,       // sequence parallel: every member gets every slice
+  AllToAll,        // expert parallel: member j's chunk to member j (keep last: kOpKindCount)
 };
-inline constexpr size_t kOpKindCount = static_cast<size_t>(OpKind::AllGather) + 1;
+inline constexpr size_t kOpKindCount = static_cast<size_t>(OpKind::AllToAll) + 1;
 
 // What an op does, broadly. Compute occupies the device's compute; the rest
 // moves data and is drawn on the communication lane.
 enum class OpFamily {
   Compute,          // F, B, BI, BW, U, RECOMPUTE
   PointToPoint,     // activations and gradients between neighbouring stages
-  Collective,       // all-reduce, reduce-scatter or all-gather over a tensor- or data-parallel group
+  Collective,       // all-reduce, reduce-scatter, all-gather or all-to-all over a group
   ParameterServer,  // async data parallel's push and pull
   HostTransfer,     // activations (or gradients and weights) to host memory and back
 };
@@ -91,7 +92,8 @@ struct OpKindFacts {
   bool waits_for_group = false;   // blocks until its whole group arrives (collectives, PULL)
   // Collectives: how many times the data crosses a ring, in units of
   // (n-1)/n x bytes per member: 2 for an all-reduce (a reduce-scatter, then an
-  // all-gather), 1 for either half alone.
+  // all-gather), 1 for either half alone, and 1 for an all-to-all (each member
+  // sends all but its own 1/n of its bytes).
   int ring_passes = 0;
   MessageEnd message_end = MessageEnd::None;
   int peer_stage_offset = 0;           // a message's other end: its stage minus this op's
@@ -237,6 +239,17 @@ inline constexpr std::array<OpKindFacts, kOpKindCount> kOpKindTable = {{
      .work = {},
      .waits_for_group = true,
      .ring_passes = 1},
+    // A moe layer's token dispatch or combine over its expert-parallel group,
+    // run inside the F or B (BI) it follows.
+    {.kind = OpKind::AllToAll,
+     .name = "ALL_TO_ALL",
+     .short_name = "A2A",
+     .family = OpFamily::Collective,
+     .color_role = OpColorRole::AllReduce,
+     .work = {},
+     .needs_microbatch = true,
+     .waits_for_group = true,
+     .ring_passes = 1},
 }};
 
 constexpr bool op_kind_table_is_in_enum_order() {
@@ -266,7 +279,7 @@ constexpr const char* op_kind_name(OpKind kind) { return op_kind_facts(kind).nam
 std::optional<OpKind> parse_op_kind(const std::string& name);
 
 constexpr bool is_compute(OpKind kind) { return op_kind_facts(kind).family == OpFamily::Compute; }
-// All-reduce, reduce-scatter, all-gather: every member of a group takes part.
+// All-reduce, reduce-scatter, all-gather, all-to-all: every member of a group takes part.
 constexpr bool is_collective(OpKind kind) { return op_kind_facts(kind).family == OpFamily::Collective; }
 constexpr bool is_communication(OpKind kind) { return !is_compute(kind); }
 constexpr bool is_send(OpKind kind) { return op_kind_facts(kind).message_end == MessageEnd::Send; }

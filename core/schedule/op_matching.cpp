@@ -67,6 +67,10 @@ class Matcher {
   }
 
  private:
+  // Where collectives_run_ counts device d's collectives of `group`.
+  static size_t run_index(int device, CommGroup group) {
+    return size_t(device) * kCollectiveGroups.size() + (static_cast<size_t>(group) - 1);
+  }
   const Op& op_at(OpPosition at) const { return schedule_.devices[at.device][at.index]; }
   int global(OpPosition at) const { return matching_.first_op[at.device] + at.index; }
 
@@ -84,11 +88,11 @@ class Matcher {
   }
 
   void build_groups() {
-    for (CommGroup group : {CommGroup::TensorParallel, CommGroup::DataParallel})
+    for (CommGroup group : kCollectiveGroups)
       for (std::vector<int>& members : collective_groups(layout_, group))
         matching_.groups.push_back({std::move(members)});
     instances_.resize(matching_.groups.size());
-    collectives_run_.assign(size_t(schedule_.device_count()) * 2, 0);
+    collectives_run_.assign(size_t(schedule_.device_count()) * kCollectiveGroups.size(), 0);
   }
 
   // The one pass over every op: checks fields, numbers the collectives and
@@ -144,9 +148,12 @@ class Matcher {
   void join_collective(const Op& op, int device, int position) {
     if (op.group == CommGroup::None)
       throw std::invalid_argument(describe(op, device, position) +
-                                  ": a collective needs group tensor-parallel or data-parallel");
+                                  ": a collective needs group tensor-parallel, data-parallel or expert-parallel");
+    if (op.group == CommGroup::ExpertParallel && layout_.ep == 1)
+      throw std::invalid_argument(describe(op, device, position) +
+                                  ": an expert-parallel collective needs a plan with ep > 1");
     const int g = collective_group_of(layout_, op.group, device);
-    int& ordinal = collectives_run_[size_t(device) * 2 + (op.group == CommGroup::DataParallel)];
+    int& ordinal = collectives_run_[run_index(device, op.group)];
     if (ordinal == static_cast<int>(instances_[g].size())) {
       instances_[g].push_back(static_cast<int>(matching_.group_of_collective.size()));
       matching_.group_of_collective.push_back(g);
@@ -157,15 +164,16 @@ class Matcher {
 
   void check_collective_counts() const {
     for (int d = 0; d < schedule_.device_count(); ++d)
-      for (CommGroup kind : {CommGroup::TensorParallel, CommGroup::DataParallel}) {
-        const int mine = collectives_run_[size_t(d) * 2 + (kind == CommGroup::DataParallel)];
+      for (CommGroup kind : kCollectiveGroups) {
+        if (kind == CommGroup::ExpertParallel && layout_.ep == 1) continue;  // no such groups
+        const int mine = collectives_run_[run_index(d, kind)];
         const int group_total =
             static_cast<int>(instances_[collective_group_of(layout_, kind, d)].size());
         if (mine != group_total)
           throw std::invalid_argument(
               "device " + std::to_string(d) + " runs " + std::to_string(mine) + " " +
-              (kind == CommGroup::TensorParallel ? "tensor" : "data") +
-              "-parallel all-reduces but another member of its group runs " +
+              comm_group_text(kind) + (kind == CommGroup::ExpertParallel ? " all-to-alls" : " all-reduces") +
+              " but another member of its group runs " +
               std::to_string(group_total) + "; every member must run each collective");
       }
   }
@@ -255,7 +263,7 @@ class Matcher {
   RecvTables tables_;
   std::vector<OpPosition> sends_, recvs_, pushes_, pulls_;
   std::vector<std::vector<int>> instances_;  // per group: its collectives, in order
-  std::vector<int> collectives_run_;         // per device: [tensor, data] so far
+  std::vector<int> collectives_run_;         // per device: [tensor, data, expert] so far
 };
 
 }  // namespace
@@ -265,18 +273,50 @@ int message_peer_stage(const Op& op) {
   return op.stage + op_kind_facts(op.kind).peer_stage_offset;
 }
 
+namespace {
+
+// How many groups of a kind a layout has, and the number of its first.
+int group_count(const DeviceLayout& layout, CommGroup group) {
+  if (group == CommGroup::TensorParallel) return layout.dp * layout.pp;
+  if (group == CommGroup::DataParallel) return layout.pp * layout.tp;
+  // Without expert parallelism there is no group to exchange tokens in.
+  return layout.ep > 1 ? layout.dp / layout.ep * layout.pp * layout.tp : 0;
+}
+
+int first_group(const DeviceLayout& layout, CommGroup group) {
+  int first = 0;
+  for (CommGroup earlier : kCollectiveGroups) {
+    if (earlier == group) break;
+    first += group_count(layout, earlier);
+  }
+  return first;
+}
+
+}  // namespace
+
+const char* comm_group_text(CommGroup group) {
+  switch (group) {
+    case CommGroup::TensorParallel: return "tensor-parallel";
+    case CommGroup::DataParallel: return "data-parallel";
+    case CommGroup::ExpertParallel: return "expert-parallel";
+    case CommGroup::None: break;
+  }
+  return "ungrouped";
+}
+
 int collective_group_of(const DeviceLayout& layout, CommGroup group, int device) {
   assert(group != CommGroup::None);
   const DeviceCoord coord = layout.coord_of(device);
-  if (group == CommGroup::TensorParallel) return coord.replica * layout.pp + coord.pipeline_rank;
-  return layout.dp * layout.pp + coord.pipeline_rank * layout.tp + coord.shard;
+  const int first = first_group(layout, group);
+  if (group == CommGroup::TensorParallel) return first + coord.replica * layout.pp + coord.pipeline_rank;
+  if (group == CommGroup::DataParallel) return first + coord.pipeline_rank * layout.tp + coord.shard;
+  return first + ((coord.replica / layout.ep) * layout.pp + coord.pipeline_rank) * layout.tp + coord.shard;
 }
 
 std::vector<std::vector<int>> collective_groups(const DeviceLayout& layout, CommGroup group) {
-  const bool tensor_parallel = group == CommGroup::TensorParallel;
-  const int first = tensor_parallel ? 0 : layout.dp * layout.pp;
-  std::vector<std::vector<int>> groups(tensor_parallel ? layout.dp * layout.pp
-                                                       : layout.pp * layout.tp);
+  const int first = first_group(layout, group);
+  std::vector<std::vector<int>> groups(static_cast<size_t>(group_count(layout, group)));
+  if (groups.empty()) return groups;
   for (int device = 0; device < layout.device_count(); ++device)
     groups[collective_group_of(layout, group, device) - first].push_back(device);
   return groups;

@@ -16,6 +16,7 @@
 // and the runtime's step boundaries never search.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -30,7 +31,12 @@ int message_peer_stage(const Op& op);
 
 // Collective groups of a layout, numbered 0 .. dp*pp-1 for the tensor-parallel
 // ones (one per replica and pipeline rank, members: its shards), then the
-// data-parallel ones (one per pipeline rank and shard, members: its replicas).
+// data-parallel ones (one per pipeline rank and shard, members: its replicas),
+// then the expert-parallel ones (one per group of ep consecutive replicas,
+// pipeline rank and shard, members: those replicas; none when ep = 1).
+inline constexpr std::array<CommGroup, 3> kCollectiveGroups = {
+    CommGroup::TensorParallel, CommGroup::DataParallel, CommGroup::ExpertParallel};
+const char* comm_group_text(CommGroup group);  // "tensor-parallel", ...
 int collective_group_of(const DeviceLayout& layout, CommGroup group, int device);
 // Every group of one kind, in group order, each its members in device order.
 std::vector<std::vector<int>> collective_groups(const DeviceLayout& layout, CommGroup group);

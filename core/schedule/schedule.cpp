@@ -23,6 +23,7 @@ ParallelPlan Schedule::plan() const {
   plan.offload = offload;
   plan.chunks = chunks;
   plan.staleness = staleness;
+  plan.ep = ep;
   return plan;
 }
 

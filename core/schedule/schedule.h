@@ -25,6 +25,7 @@ struct Schedule {
   // Async data parallel: the PullWeights of step t waits for the PushGradient of
   // step t - staleness of every replica (see lowering.h).
   int staleness = 2;
+  int ep = 1;             // expert-parallel group size (divides dp)
   bool lowered = false;   // true once sends, receives, all-reduces and updates are in
   std::vector<std::vector<Op>> devices;  // devices[d] = device d's ops, in order
 
@@ -33,7 +34,7 @@ struct Schedule {
   // True when replicas exchange gradients through a parameter server
   // (PushGradient / PullWeights) instead of an all-reduce and U.
   bool async_data_parallel() const { return update == UpdateMode::Async && dp > 1; }
-  DeviceLayout layout() const { return {dp, tp, pp, uses_v_placement(kind)}; }
+  DeviceLayout layout() const { return {dp, tp, pp, uses_v_placement(kind), ep}; }
   // The device that runs pipeline stage `stage` in the given replica and shard.
   int device_of_stage(int stage, int replica = 0, int shard = 0) const;
   ParallelPlan plan() const;  // the dp/tp/pp/chunks/... fields as a plan

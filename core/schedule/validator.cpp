@@ -45,8 +45,7 @@ class Validator {
     check_passes();
     if (s_.lowered) {
       check_transfers();
-      check_collectives(CommGroup::TensorParallel);
-      check_collectives(CommGroup::DataParallel);
+      for (CommGroup group : kCollectiveGroups) check_collectives(group);
       check_parameter_server();
       check_optimizer_offload();
     }
@@ -179,9 +178,14 @@ class Validator {
     if (point_to_point && (op.peer < 0 || op.peer >= s_.device_count()))
       error(d, op, "peer device out of range");
     if (is_collective(op.kind) && op.group == CommGroup::None)
-      error(d, op, "a collective needs a group (tensor-parallel or data-parallel)");
-    if (op.kind != OpKind::AllReduce && is_collective(op.kind) && op.group != CommGroup::TensorParallel)
+      error(d, op, "a collective needs a group (tensor-parallel, data-parallel or expert-parallel)");
+    const bool sequence_collective = op.kind == OpKind::ReduceScatter || op.kind == OpKind::AllGather;
+    if (sequence_collective && op.group != CommGroup::TensorParallel)
       error(d, op, "reduce-scatter and all-gather belong to sequence parallelism's tensor-parallel group");
+    if ((op.kind == OpKind::AllToAll) != (op.group == CommGroup::ExpertParallel))
+      error(d, op, "all-to-alls run over an expert-parallel group, and that group runs nothing else");
+    if (op.kind == OpKind::AllToAll && op.layer < 0) error(d, op, "an all-to-all names its moe layer");
+    if (op.kind == OpKind::AllToAll && s_.ep == 1) error(d, op, "all-to-alls need expert parallelism (ep > 1)");
     const bool server_op = facts.family == OpFamily::ParameterServer;
     if (server_op && !s_.async_data_parallel())
       error(d, op, "push/pull only exist with async data parallel (update = async, dp > 1)");
@@ -468,7 +472,7 @@ class Validator {
         if (is_collective(ops[i].kind) && ops[i].group == group) positions[k].push_back(i);
       longest = std::max(longest, positions[k].size());
     }
-    const char* name = group == CommGroup::TensorParallel ? "tensor-parallel" : "data-parallel";
+    const char* name = comm_group_text(group);
     for (size_t k = 1; k < devices.size(); ++k) {
       if (positions[k].size() != positions[0].size())
         error("device " + std::to_string(devices[k]) + ": " + std::to_string(positions[k].size()) +

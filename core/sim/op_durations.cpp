@@ -12,7 +12,9 @@ std::vector<double> own_durations(const Trace& trace) {
   std::map<int, std::vector<std::pair<double, double>>> nested;
   for (size_t i = 0; i < events.size(); ++i) {
     seconds[i] = events[i].t_end - events[i].t_begin;
-    if (is_collective(events[i].op.kind) && events[i].op.group == CommGroup::TensorParallel)
+    // Tensor-parallel collectives and all-to-alls run inside a compute op.
+    const CommGroup group = events[i].op.group;
+    if (is_collective(events[i].op.kind) && (group == CommGroup::TensorParallel || group == CommGroup::ExpertParallel))
       nested[events[i].device].push_back({events[i].t_begin, events[i].t_end});
   }
   for (auto& [device, intervals] : nested) std::sort(intervals.begin(), intervals.end());

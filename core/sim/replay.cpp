@@ -37,8 +37,8 @@ MeasuredDurations::MeasuredDurations(const Trace& measured, const Schedule& wind
     const int device = std::get<0>(key);
     if (device >= window.device_count()) return shared;
     // Pulls wait on their data-parallel group, all-reduces on the group they name.
-    const bool tensor_parallel = std::get<7>(key) == static_cast<int>(CommGroup::TensorParallel);
-    const CommGroup group = tensor_parallel ? CommGroup::TensorParallel : CommGroup::DataParallel;
+    const CommGroup named = static_cast<CommGroup>(std::get<7>(key));
+    const CommGroup group = named == CommGroup::None ? CommGroup::DataParallel : named;
     std::get<0>(shared) = -1 - collective_group_of(window.layout(), group, device);
     return shared;
   };

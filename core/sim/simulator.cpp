@@ -132,6 +132,7 @@ class Simulation {
       case OpKind::AllReduce:
       case OpKind::ReduceScatter:
       case OpKind::AllGather:
+      case OpKind::AllToAll:
         return all_reduce(device, op);
       case OpKind::PullWeights:
         return pull(device, op);

@@ -48,6 +48,15 @@ struct MemorySample {
   MemoryBytes bytes{};
 };
 
+// One Mixture-of-Experts layer's routing in a step, summed over every
+// replica's micro-batches: per expert, the token assignments routed to it and
+// of those the ones dropped for lack of capacity.
+struct ExpertLoad {
+  int layer = 0;  // in the model
+  std::vector<int64_t> routed;
+  std::vector<int64_t> dropped;
+};
+
 // What one training step achieved.
 struct StepMetrics {
   int step = 0;
@@ -60,6 +69,10 @@ struct StepMetrics {
   double samples_per_s = 0;
   double bubble_measured = std::numeric_limits<double>::quiet_NaN();
   double bubble_simulated = std::numeric_limits<double>::quiet_NaN();
+  // Mixture-of-Experts: the load-balancing loss (already in `loss`) and each
+  // moe layer's load; NaN and empty without moe layers.
+  double aux_loss = std::numeric_limits<double>::quiet_NaN();
+  std::vector<ExpertLoad> expert_load;
 };
 
 // Who a device is, for row labels and trace process names.

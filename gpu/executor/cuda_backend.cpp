@@ -252,6 +252,14 @@ void CudaBackend::tensor_parallel_all_gather(DeviceTensor&) {
   throw std::logic_error("the CUDA backend does not run sequence parallelism's all-gather");
 }
 
+void CudaBackend::expert_all_to_all(DeviceTensor&) {
+  throw std::logic_error("the CUDA backend does not run expert parallelism's all-to-all");
+}
+
+void CudaBackend::expert_data_parallel_all_reduce(DeviceTensor&) {
+  throw std::logic_error("the CUDA backend does not run expert parallelism");
+}
+
 
 HostStageMirror& CudaBackend::mirror(GpuSequential& stage, int chunk) {
   std::unique_ptr<HostStageMirror>& mirror = mirrors_[static_cast<size_t>(chunk)];

@@ -108,6 +108,10 @@ class CudaBackend {
   // runs. Reaching these is a bug; they throw std::logic_error.
   void tensor_parallel_reduce_scatter(DeviceTensor& values);
   void tensor_parallel_all_gather(DeviceTensor& values);
+  // Mixture-of-Experts does not train on this backend yet (check_trainable
+  // refuses moe layers before a run starts); reaching these is a bug.
+  void expert_all_to_all(DeviceTensor& values);
+  void expert_data_parallel_all_reduce(DeviceTensor& flat);
   // Offloading (host_offload.h): each returns the bytes it moved.
   int64_t offload_tensor(DeviceTensor& tensor) { return host_offload_.offload(tensor); }
   int64_t reload_tensor(DeviceTensor& tensor) { return host_offload_.reload(tensor); }

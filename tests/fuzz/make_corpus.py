@@ -135,3 +135,14 @@ run = {
     },
 }
 write("run_file_fuzz", "small_run.json", json.dumps(run, ensure_ascii=False, indent=1))
+
+# The same around the Mixture-of-Experts example: an expert-parallel
+# all-to-all, and steps with the moe layers' load.
+moe_run = json.loads(json.dumps(run))
+moe_run["experiment"] = json.loads((examples / "moe_switch_copy.json").read_text())
+moe_run["trace"]["events"].append(
+    [1, "ALL_TO_ALL", 1, 0, 0, 0, 0, 0, -1, "expert_parallel", 2, 512, 0.0021, 0.0022, 256])
+for step in moe_run["trace"]["steps"]:
+    step["aux_loss"] = 0.0125
+    step["expert_load"] = [{"layer": 2, "routed": [300, 200, 280, 244], "dropped": [20, 0, 8, 0]}]
+write("run_file_fuzz", "small_moe_run.json", json.dumps(moe_run, ensure_ascii=False, indent=1))

@@ -74,7 +74,8 @@ class PresetsTest : public QObject {
          {"naive", "naive-fbu", "backward-twice-forward", "gpipe", "gpipe-overhead-2",
           "gpipe-overhead-4", "gpipe-vs-pipedream-order", "gpipe-memory", "1f1b-memory",
           "interleaved", "zero-bubble", "zb-v", "dualpipev", "pipedream", "pipemare",
-          "async-data-parallel", "data-parallel", "tensor-parallel", "offload-vs-recompute"})
+          "async-data-parallel", "data-parallel", "tensor-parallel", "offload-vs-recompute",
+          "expert-parallel"})
       QVERIFY2(ids.contains(id), id);
   }
 

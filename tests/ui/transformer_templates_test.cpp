@@ -24,7 +24,7 @@ class TransformerTemplatesTest : public QObject {
  private slots:
   void everyTemplateIsAValidExperimentThatSimulates() {
     const std::vector<ModelTemplate> templates = model_templates();
-    QCOMPARE(int(templates.size()), 5);
+    QCOMPARE(int(templates.size()), 7);
     for (const ModelTemplate& model_template : templates) {
       const Experiment experiment = load_model_template(model_template);
       QVERIFY2(validate_experiment(experiment).empty(), qPrintable(model_template.id));

@@ -132,6 +132,10 @@ QVariant LayerTableModel::data(const QModelIndex& index, int role) const {
       }
       if (layer.type == LayerType::BatchNorm && role == Qt::DisplayRole)
         return layer.sync ? tr("synced") : tr("local");
+      if (layer.type == LayerType::Moe) {
+        if (role == Qt::EditRole) return QVariant::fromValue<qlonglong>(layer.experts);
+        return tr("%1 experts, top-%2").arg(layer.experts).arg(layer.top_k);
+      }
       return role == Qt::EditRole ? QVariant() : QVariant(QStringLiteral("—"));
     case BiasColumn:
       return {};
@@ -167,7 +171,7 @@ QVariant LayerTableModel::headerData(int section, Qt::Orientation orientation, i
         return tr("Linear: output width. Dropout: drop probability. Embedding: width per token. "
                   "Transformer block: attention heads. Conv2d and residual block: output channels "
                   "(with kernel and stride). Pools: the window (stride follows it). Batch norm: "
-                  "synced over data-parallel replicas or local.");
+                  "synced over data-parallel replicas or local. MoE: the number of experts (and top-k).");
       case StageColumn:
         return tr("The pipeline stage the split puts the layer on");
       case FlopsColumn:
@@ -207,7 +211,8 @@ Qt::ItemFlags LayerTableModel::flags(const QModelIndex& index) const {
   const LayerType type = document_->experiment().model.layers[index.row()].type;
   if (index.column() == TypeColumn) flags |= Qt::ItemIsEditable;
   const bool has_size = type == LayerType::Linear || type == LayerType::Dropout || type == LayerType::Embedding ||
-                        type == LayerType::TransformerBlock || sized_by_channels(type) || is_pool(type);
+                        type == LayerType::TransformerBlock || sized_by_channels(type) || is_pool(type) ||
+                        type == LayerType::Moe;
   if (index.column() == SizeColumn && has_size) flags |= Qt::ItemIsEditable;
   if (index.column() == BiasColumn && has_bias_setting(type)) flags |= Qt::ItemIsUserCheckable;
   return flags;
@@ -243,6 +248,7 @@ bool LayerTableModel::setData(const QModelIndex& index, const QVariant& value, i
       if (layer.type == LayerType::TransformerBlock && layer.heads < 1) layer.heads = 4;
       if (sized_by_channels(layer.type) && layer.out < 1) layer.out = 16;
       if (is_pool(layer.type)) layer.kernel = layer.stride = 2;
+      if (layer.type == LayerType::Moe && layer.experts < 1) layer.experts = 4;
     });
     return true;
   }
@@ -292,6 +298,19 @@ bool LayerTableModel::setData(const QModelIndex& index, const QVariant& value, i
       else
         layer.out = size;
     });
+    return true;
+  }
+  if (index.column() == SizeColumn && current.type == LayerType::Moe) {
+    bool ok = false;
+    const qlonglong experts = value.toLongLong(&ok);
+    if (!ok || experts < current.top_k) {
+      emit editRejected(tr("Layer %1: the experts must be a whole number of at least top_k = %2 (got '%3')")
+                            .arg(row)
+                            .arg(current.top_k)
+                            .arg(value.toString()));
+      return false;
+    }
+    document_->edit([&](Experiment& e) { e.model.layers[row].experts = experts; });
     return true;
   }
   if (index.column() == SizeColumn && current.type == LayerType::Dropout) {

@@ -29,6 +29,12 @@ std::vector<ModelTemplate> model_templates() {
       {QStringLiteral("resnet-mnist"),
        QCoreApplication::translate("ModelTemplates", "Small ResNet (MNIST)"),
        QStringLiteral(":/templates/mnist_resnet.json")},
+      {QStringLiteral("moe-switch"),
+       QCoreApplication::translate("ModelTemplates", "MoE Transformer (Switch, top-1)"),
+       QStringLiteral(":/templates/moe_switch_copy.json")},
+      {QStringLiteral("moe-gshard"),
+       QCoreApplication::translate("ModelTemplates", "GShard top-2"),
+       QStringLiteral(":/templates/moe_expert_parallel.json")},
   };
 }
 

@@ -71,6 +71,8 @@ QString preset_topic_title(PresetTopic topic) {
       return tr_preset(QT_TRANSLATE_NOOP("Presets", "Asynchronous updates"));
     case PresetTopic::DataAndTensorParallel:
       return tr_preset(QT_TRANSLATE_NOOP("Presets", "Data and tensor parallel"));
+    case PresetTopic::MixtureOfExperts:
+      return tr_preset(QT_TRANSLATE_NOOP("Presets", "Mixture of experts"));
   }
   return {};
 }
@@ -81,6 +83,7 @@ std::vector<Preset> presets() {
   const PresetTopic memory = PresetTopic::Memory;
   const PresetTopic asynchronous = PresetTopic::AsynchronousUpdates;
   const PresetTopic data_tensor = PresetTopic::DataAndTensorParallel;
+  const PresetTopic experts = PresetTopic::MixtureOfExperts;
 
   // --- Pipeline schedules ---------------------------------------------------
 
@@ -389,6 +392,20 @@ std::vector<Preset> presets() {
                              "untick 'Sequence parallel' and watch the activations in the "
                              "Memory chart grow."),
            sequence_parallel));
+
+  // --- Mixture of experts ---------------------------------------------------
+
+  Experiment expert_parallel = transformer_template("moe-gshard");
+  list.push_back(
+      make("expert-parallel", experts,
+           QT_TRANSLATE_NOOP("Presets", "Expert parallel: all-to-all on the timeline"),
+           QT_TRANSLATE_NOOP("Presets",
+                             "Four replicas share each MoE layer's four experts (ep 4): after "
+                             "every forward and backward the tokens travel to their experts "
+                             "and back by two ALL_TO_ALL ops on the communication row; run "
+                             "it and watch the Expert load chart even out as the "
+                             "load-balancing loss works."),
+           expert_parallel));
   return list;
 }
 

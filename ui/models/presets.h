@@ -3,9 +3,10 @@
 // breakdown, the F/B/U pipeline, GPipe vs PipeDream order, GPipe vs 1F1B
 // memory, interleaving, zero bubble, asynchronous PipeDream and its weight
 // stashing, PipeMare without a stash, synchronous and asynchronous data
-// parallel, and tensor parallelism. Every preset is a complete, valid
-// experiment, most on the same small model, so switching between them compares
-// schedules, not models. The menu groups them by topic.
+// parallel, tensor parallelism, and expert parallelism's all-to-alls. Every
+// preset is a complete, valid experiment, most on the same small model, so
+// switching between them compares schedules, not models. The menu groups them
+// by topic.
 #pragma once
 
 #include <QString>
@@ -16,10 +17,16 @@
 namespace pipelab {
 
 // The menu's submenus, in menu order.
-enum class PresetTopic { PipelineSchedules, Memory, AsynchronousUpdates, DataAndTensorParallel };
-inline constexpr PresetTopic kPresetTopics[] = {PresetTopic::PipelineSchedules, PresetTopic::Memory,
-                                                PresetTopic::AsynchronousUpdates,
-                                                PresetTopic::DataAndTensorParallel};
+enum class PresetTopic {
+  PipelineSchedules,
+  Memory,
+  AsynchronousUpdates,
+  DataAndTensorParallel,
+  MixtureOfExperts
+};
+inline constexpr PresetTopic kPresetTopics[] = {
+    PresetTopic::PipelineSchedules, PresetTopic::Memory, PresetTopic::AsynchronousUpdates,
+    PresetTopic::DataAndTensorParallel, PresetTopic::MixtureOfExperts};
 QString preset_topic_title(PresetTopic topic);  // the submenu's text, translated
 
 struct Preset {

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "ui/models/run_controller.h"
+#include "ui/panels/expert_load_chart.h"
 #include "ui/panels/problem_label.h"
 
 namespace pipelab {
@@ -52,6 +53,8 @@ TrainingView::TrainingView(QWidget* parent) : QWidget(parent) {
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addWidget(error_label_);
   layout->addWidget(plot_, 1);
+  expert_load_ = new ExpertLoadChart(this);
+  layout->addWidget(expert_load_, 1);
   rebuild();
 }
 
@@ -91,11 +94,13 @@ void TrainingView::rebuild() {
   QVector<double> steps, losses, val_steps, val_losses, acc_steps, accuracies, val_acc_steps,
       val_accuracies;
   int shown = 0;
+  const StepMetrics* latest = nullptr;
   if (run_) {
     const double now = run_->playbackTime();
     for (const StepMetrics& metrics : run_->trace().steps) {
       if (metrics.t_end > now) continue;
       ++shown;
+      latest = &metrics;
       // Steps count from 1 on the axis: "after step 1".
       const double x = metrics.step + 1;
       if (std::isfinite(metrics.loss)) {
@@ -118,6 +123,7 @@ void TrainingView::rebuild() {
   }
   if (shown == shown_steps_) return;  // nothing new to draw
   shown_steps_ = shown;
+  expert_load_->showStep(latest);
   loss_->setData(steps, losses, true);
   val_loss_->setData(val_steps, val_losses, true);
   accuracy_->setData(acc_steps, accuracies, true);

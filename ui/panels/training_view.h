@@ -1,5 +1,6 @@
 // TrainingView: loss and accuracy per training step (training batch and
-// validation), growing live as steps finish and cut at the playback clock.
+// validation), growing live as steps finish and cut at the playback clock;
+// under it, for a Mixture-of-Experts model, the latest step's per-expert load.
 // A run that fails (diverged, out of memory) says why above the chart.
 #pragma once
 
@@ -10,6 +11,7 @@ class QCPGraph;
 
 namespace pipelab {
 
+class ExpertLoadChart;
 class ProblemLabel;
 class RunController;
 
@@ -21,6 +23,7 @@ class TrainingView : public QWidget {
 
   void setRunController(RunController* run);
   QCustomPlot* plot() const { return plot_; }
+  ExpertLoadChart* expertLoadChart() const { return expert_load_; }
   // Steps plotted (loss points).
   int plottedStepCount() const;
   void setRunError(const QString& error);
@@ -39,6 +42,7 @@ class TrainingView : public QWidget {
   QCPGraph* val_loss_;
   QCPGraph* accuracy_;
   QCPGraph* val_accuracy_;
+  ExpertLoadChart* expert_load_;
   ProblemLabel* error_label_;
   bool rebuild_pending_ = false;
   int shown_steps_ = -1;

@@ -51,6 +51,26 @@ TEST_F(CliTrain, PrintsTheSummaryAndWritesTraces) {
   EXPECT_LT(json["bubble_fraction_replayed"].get<double>(), 1.0);
 }
 
+TEST_F(CliTrain, TheSummaryListsEachStepsExpertLoad) {
+  const auto result = run({"train", "--config", example("moe_switch_copy.json"), "--steps", "3", "--quiet",
+                           "--set", "training.eval_every=0"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  ASSERT_EQ(json["expert_load"].size(), 3u);
+  for (const auto& step : json["expert_load"]) {
+    EXPECT_GT(step["aux_loss"].get<double>(), 0.0);
+    ASSERT_EQ(step["layers"].size(), 2u);  // the example's two moe layers
+    EXPECT_EQ(step["layers"][0]["layer"], 2);
+    int64_t routed = 0;
+    for (const auto& tokens : step["layers"][0]["routed"]) routed += tokens.get<int64_t>();
+    EXPECT_EQ(routed, 64 * 16);  // top-1: each of the batch's 64 x 16 positions once
+    EXPECT_EQ(step["layers"][0]["dropped"].size(), 4u);
+  }
+  // Without moe layers there is no such entry.
+  const auto plain = run({"train", "--config", example("spiral_interleaved.json"), "--steps", "1", "--quiet"});
+  EXPECT_FALSE(nlohmann::json::parse(plain.out).contains("expert_load"));
+}
+
 TEST_F(CliTrain, ReplayTraceIsWritten) {
   const auto result = run({"train", "--config", example("spiral_interleaved.json"), "--steps", "3",
                            "--quiet", "--replay-trace", path("replay.json")});

@@ -45,6 +45,33 @@ TEST(ExperimentValidation, TheSplitMustFitTheModel) {
   EXPECT_EQ(error_with("parallel", "tp", 4), "");
 }
 
+TEST(ExperimentValidation, ExpertParallelNeedsExpertsItCanShareOut) {
+  auto document = small_experiment_json();
+  document["model"]["layers"][2] = {{"type", "moe"}, {"experts", 4}, {"top_k", 2}};
+  document["parallel"]["dp"] = 4;
+  document["parallel"]["ep"] = 2;
+  EXPECT_EQ(parse_error(document.dump()), "");
+  document["parallel"]["ep"] = 3;
+  EXPECT_MENTIONS(parse_error(document.dump()), "parallel.ep = 3 does not divide parallel.dp = 4");
+  document["parallel"]["dp"] = 8;
+  document["parallel"]["ep"] = 8;
+  EXPECT_MENTIONS(parse_error(document.dump()),
+                  "model.layers[2] has 4 experts, which parallel.ep = 8 cannot share out evenly");
+  document["parallel"]["ep"] = 0;
+  EXPECT_MENTIONS(parse_error(document.dump()), "parallel.ep");
+  document["parallel"]["ep"] = 2;
+  document["model"]["layers"][2]["top_k"] = 5;
+  EXPECT_MENTIONS(parse_error(document.dump()), "moe top_k = 5 must be in [1, experts = 4]");
+  document["model"]["layers"][2]["top_k"] = 1;
+  document["parallel"]["update"] = "async";
+  EXPECT_MENTIONS(parse_error(document.dump()), "set parallel.update = sync or ep = 1");
+  EXPECT_MENTIONS(error_with("parallel", "ep", 1), "");
+  auto no_experts = small_experiment_json();
+  no_experts["parallel"]["dp"] = 2;
+  no_experts["parallel"]["ep"] = 2;
+  EXPECT_MENTIONS(parse_error(no_experts.dump()), "this model has none; set ep = 1 or add a moe layer");
+}
+
 TEST(ExperimentValidation, ZbVNeedsTwoChunks) {
   auto document = small_experiment_json();  // pp = 2: zb-v has 4 stages
   document["parallel"]["schedule"] = "zb-v";

@@ -43,6 +43,10 @@ RunRecord sample_run() {
   step.loss = 2.3;
   step.step_time_s = 0.75;
   trace.steps.push_back(step);  // accuracy, validation and bubbles stay NaN
+  step.step = 1;
+  step.aux_loss = 0.015625;
+  step.expert_load = {{2, {30, 0, 34}, {4, 0, 1}}, {5, {10, 11, 12}, {0, 0, 0}}};
+  trace.steps.push_back(step);  // a step with moe layers
   return run;
 }
 
@@ -74,10 +78,21 @@ TEST(RunFile, RoundTripsEverything) {
   ASSERT_EQ(back.trace.memory.size(), 1u);
   EXPECT_EQ(back.trace.memory[0].bytes, run.trace.memory[0].bytes);
   EXPECT_EQ(back.trace.memory[0].t, 0.5);
-  ASSERT_EQ(back.trace.steps.size(), 1u);
+  ASSERT_EQ(back.trace.steps.size(), 2u);
   EXPECT_EQ(back.trace.steps[0].loss, 2.3);
   EXPECT_TRUE(std::isnan(back.trace.steps[0].accuracy));
   EXPECT_TRUE(std::isnan(back.trace.steps[0].bubble_measured));
+  EXPECT_TRUE(std::isnan(back.trace.steps[0].aux_loss));
+  EXPECT_TRUE(back.trace.steps[0].expert_load.empty());
+  EXPECT_EQ(back.trace.steps[1].aux_loss, 0.015625);
+  ASSERT_EQ(back.trace.steps[1].expert_load.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const ExpertLoad& load = back.trace.steps[1].expert_load[i];
+    const ExpertLoad& saved = run.trace.steps[1].expert_load[i];
+    EXPECT_EQ(load.layer, saved.layer);
+    EXPECT_EQ(load.routed, saved.routed);
+    EXPECT_EQ(load.dropped, saved.dropped);
+  }
 }
 
 TEST(RunFile, SavesAndLoadsAFile) {
@@ -121,6 +136,8 @@ TEST(RunFile, RefusesMalformedFilesWithAMessage) {
       {replaced("[\"device\",\"kind\"", "[\"kind\",\"device\""), "event_columns"},
       {replaced("\"steps\": [", "\"steps\": [{\"step\": 1}, "), "t_end"},
       {replaced("\"trace\": {", "\"trace\": {\"extra\": 1, "), "unknown key"},
+      {replaced("\"dropped\":[4,0,1]", "\"dropped\":[4,0]"), "3 routed counts but 2 dropped"},
+      {replaced("\"routed\":[30,0,34]", "\"routed\":[30,\"x\",34]"), "expert_load[0].routed"},
       {replaced("\"experiment\": {", "\"experiment\": {\"bogus\": 1, "), "experiment: unknown key"},
       {replaced("[1,\"ALLREDUCE\"", "[-1,\"ALLREDUCE\""), "not a device id"},
       {replaced("[1,\"ALLREDUCE\"", "[1,\"ALLREDUCE\",1"), "must be an array of 15 values"},
@@ -135,6 +152,25 @@ TEST(RunFile, RefusesMalformedFilesWithAMessage) {
           << "expected '" << expected << "' in: " << error.what();
     }
   }
+}
+
+// The fuzz target's seeds (tests/fuzz/make_corpus.py) are runs it accepts,
+// so fuzzing starts from inside the format, the MoE one's expert load too.
+TEST(RunFile, TheFuzzSeedsAreRunsThatReadBack) {
+  const std::filesystem::path seeds =
+      std::filesystem::path(PIPELAB_SOURCE_DIR) / "tests/fuzz/corpus/run_file_fuzz";
+  int moe_steps = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(seeds)) {
+    const RunRecord run = load_run(entry.path().string());
+    EXPECT_FALSE(run.trace.events.empty()) << entry.path();
+    const RunRecord again = parse_run(run_to_json(run));
+    ASSERT_EQ(again.trace.steps.size(), run.trace.steps.size()) << entry.path();
+    for (size_t s = 0; s < run.trace.steps.size(); ++s) {
+      EXPECT_EQ(again.trace.steps[s].expert_load.size(), run.trace.steps[s].expert_load.size());
+      moe_steps += run.trace.steps[s].expert_load.empty() ? 0 : 1;
+    }
+  }
+  EXPECT_GT(moe_steps, 0) << "a seed with the moe layers' load";
 }
 
 TEST(RunFile, ALoadErrorNamesTheFile) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/model/model_spec.h"
+#include "model_test_support.h"
 
 namespace pipelab {
 namespace {
@@ -54,14 +55,7 @@ ModelSpec image_model(std::vector<LayerSpec> layers, std::vector<int64_t> input 
   return model;
 }
 
-void expect_error_mentions(const ModelSpec& model, const std::string& needle) {
-  try {
-    describe_layers(model);
-    FAIL() << "expected an error mentioning '" << needle << "'";
-  } catch (const std::invalid_argument& error) {
-    EXPECT_NE(std::string(error.what()).find(needle), std::string::npos) << error.what();
-  }
-}
+using testing::expect_error_mentions;
 
 TEST(ImageLayers, ConvolutionShapesAndCostsFollowTheFormulas) {
   const auto infos = describe_layers(image_model({conv(8, 5, 2, 2)}, {3, 32, 30}));

@@ -1,4 +1,5 @@
 #include "core/model/model_spec.h"
+#include "model_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -11,15 +12,7 @@ namespace {
 LayerSpec linear(int64_t out, bool bias = true) { return LayerSpec{LayerType::Linear, out, bias, 0.0}; }
 LayerSpec layer(LayerType type, double p = 0.0) { return LayerSpec{type, 0, true, p}; }
 
-// Expects describe_layers to throw std::invalid_argument whose message holds `needle`.
-void expect_error_mentions(const ModelSpec& model, const std::string& needle) {
-  try {
-    describe_layers(model);
-    FAIL() << "expected an error mentioning '" << needle << "'";
-  } catch (const std::invalid_argument& error) {
-    EXPECT_NE(std::string(error.what()).find(needle), std::string::npos) << error.what();
-  }
-}
+using testing::expect_error_mentions;
 
 TEST(ModelSpecNames, EveryLayerAndLossNameParsesBack) {
   for (const std::string& name : layer_type_names()) {
@@ -27,7 +20,7 @@ TEST(ModelSpecNames, EveryLayerAndLossNameParsesBack) {
     ASSERT_TRUE(type.has_value()) << name;
     EXPECT_EQ(layer_type_name(*type), name);
   }
-  EXPECT_EQ(layer_type_names().size(), 16u);
+  EXPECT_EQ(layer_type_names().size(), 17u);
   for (const std::string& name : loss_type_names()) {
     const auto loss = parse_loss_type(name);
     ASSERT_TRUE(loss.has_value()) << name;

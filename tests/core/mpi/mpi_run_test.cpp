@@ -185,6 +185,18 @@ TEST_F(MpiRun, TwoDevicesPerRankMixInProcessAndMpiPaths) {
   EXPECT_EQ(traced_devices().size(), 8u);
 }
 
+TEST_F(MpiRun, ExpertParallelAllToAllsCrossRanksAndTrainAsOneProcess) {
+  // dp 4 x ep 2, one device per rank: the moe layers' all-to-alls (ranks 0-1,
+  // 2-3) and their experts' gradient all-reduces (0-2, 1-3) cross ranks, and
+  // every rank's routing reaches rank 0's step metrics.
+  const auto [one, many] = train_both(
+      "--config " + config("moe_expert_parallel.json") + " --steps 4 --set parallel.ep=2", 4);
+  expect_same_losses(one, many);
+  ASSERT_TRUE(one.contains("expert_load"));
+  EXPECT_EQ(one.at("expert_load"), many.at("expert_load"));
+  EXPECT_EQ(traced_devices().size(), 4u);
+}
+
 TEST_F(MpiRun, DevicesThatDoNotDivideAreRefusedInOneLine) {
   // dp 1 x tp 1 x pp 2: two devices for four ranks.
   EXPECT_NE(run(mpirun(4) + cli() + " train --config " + config("dp_tp_pp_mix.json") +

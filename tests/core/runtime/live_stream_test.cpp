@@ -35,6 +35,8 @@ TEST(LiveStream, AViewerSeesTheRunFromItsStartToItsEnd) {
   EventBatch later;
   later.steps.push_back(StepMetrics{});
   later.steps.back().loss = 1.25;
+  later.steps.back().aux_loss = 0.0625;
+  later.steps.back().expert_load = {{3, {5, 6}, {0, 1}}};
   later.memory.push_back({1, 0.8, {}});
   server.publish(later);
   server.end(RunState::Finished, "");
@@ -47,6 +49,11 @@ TEST(LiveStream, AViewerSeesTheRunFromItsStartToItsEnd) {
   EXPECT_EQ(seen.events[0].t_end, 0.75);
   ASSERT_EQ(seen.steps.size(), 1u);
   EXPECT_EQ(seen.steps[0].loss, 1.25);
+  EXPECT_EQ(seen.steps[0].aux_loss, 0.0625);
+  ASSERT_EQ(seen.steps[0].expert_load.size(), 1u);
+  EXPECT_EQ(seen.steps[0].expert_load[0].layer, 3);
+  EXPECT_EQ(seen.steps[0].expert_load[0].routed, (std::vector<int64_t>{5, 6}));
+  EXPECT_EQ(seen.steps[0].expert_load[0].dropped, (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(seen.memory.size(), 1u);
   EXPECT_NE(std::find(seen.messages.begin(), seen.messages.end(), "launched"), seen.messages.end());
 }

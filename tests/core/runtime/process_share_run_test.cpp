@@ -63,6 +63,10 @@ class ForwardToRankZero final : public RunReporter {
   void loss(int step, int replica, int microbatch, const LossResult& result) override {
     rank0_->recorder().loss(step, replica, microbatch, result);
   }
+  void expert_load(int step, int replica, int microbatch, int layer,
+                   const MicrobatchRouting& routing) override {
+    rank0_->recorder().expert_load(step, replica, microbatch, layer, routing);
+  }
   void device_finished_step(int step) override { rank0_->recorder().device_finished_step(step); }
   void message(const std::string& text) override { rank0_->recorder().message(text); }
 
@@ -126,6 +130,41 @@ TEST(ProcessShareRun, TwoHalvesTrainAsOneProcessBitForBit) {
     for (const TraceEvent& event : halves.trace.events) devices.insert(event.device);
     EXPECT_EQ(static_cast<int>(devices.size()), experiment.parallel.devices())
         << "every device in one stream";
+  }
+}
+
+TEST(ProcessShareRun, ExpertParallelAcrossTheHalvesTrainsAsOneProcess) {
+  // A moe layer of 4 experts whose ep 2 group spans both halves: the
+  // all-to-alls cross between them, rank 1 reports its routing to rank 0's
+  // recorder and sends its experts to rank 0 for evaluation.
+  Experiment base = testing::small_experiment();
+  LayerSpec moe;
+  moe.type = LayerType::Moe;
+  moe.experts = 4;
+  moe.top_k = 2;
+  moe.ffn = 16;
+  base.model.layers.insert(base.model.layers.begin() + 2, moe);
+  base.training.steps = 6;
+  for (Experiment experiment :
+       {testing::with_plan(base, ScheduleKind::OneFOneB, 1, 2, 2),     // dp 2
+        testing::with_plan(base, ScheduleKind::OneFOneB, 2, 4, 2)}) {  // pp 2 x dp 2
+    experiment.parallel.ep = 2;
+    const RunOutput one = testing::run_experiment(experiment);
+    const RunOutput halves = run_in_two_halves(experiment);
+    ASSERT_EQ(one.state, RunState::Finished) << one.error;
+    ASSERT_EQ(halves.state, RunState::Finished) << halves.error;
+    EXPECT_EQ(halves.losses(), one.losses()) << "the aux loss of rank 1's routing included";
+    ASSERT_EQ(halves.trace.steps.size(), one.trace.steps.size());
+    for (size_t s = 0; s < one.trace.steps.size(); ++s) {
+      ASSERT_EQ(halves.trace.steps[s].expert_load.size(), 1u);
+      EXPECT_EQ(halves.trace.steps[s].expert_load[0].routed,
+                one.trace.steps[s].expert_load[0].routed);
+      EXPECT_EQ(halves.trace.steps[s].expert_load[0].dropped,
+                one.trace.steps[s].expert_load[0].dropped);
+    }
+    EXPECT_EQ(halves.trace.steps.back().val_loss, one.trace.steps.back().val_loss)
+        << "rank 1's experts evaluated";
+    EXPECT_FALSE(std::isnan(halves.trace.steps.back().val_loss));
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
 #include <vector>
 
 namespace pipelab {
@@ -12,12 +13,19 @@ struct KeptReports : RunReporter {
   std::vector<TraceEvent> events;
   std::vector<MemorySample> memory_samples;
   std::vector<double> loss_sums;
+  std::vector<std::tuple<int, int, int, int>> routed_where;  // step, replica, micro-batch, layer
+  std::vector<MicrobatchRouting> routings;
   std::vector<int> finished;
   std::vector<std::string> messages;
   void event(const TraceEvent& e) override { events.push_back(e); }
   void memory(const MemorySample& s) override { memory_samples.push_back(s); }
   void loss(int step, int, int, const LossResult& r) override {
     loss_sums.push_back(r.loss_sum + step);
+  }
+  void expert_load(int step, int replica, int microbatch, int layer,
+                   const MicrobatchRouting& routing) override {
+    routed_where.emplace_back(step, replica, microbatch, layer);
+    routings.push_back(routing);
   }
   void device_finished_step(int step) override { finished.push_back(step); }
   void message(const std::string& text) override { messages.push_back(text); }
@@ -41,6 +49,7 @@ TEST(ReportBatch, ReplaysEveryReportInOrderOnTheGivenClock) {
   LossResult loss;
   loss.loss_sum = 0.1234567890123;
   batch.loss(4, 1, 0, loss);
+  batch.expert_load(4, 1, 2, 5, {{7, 0, 9}, {1, 0, 3}, 0.0123456789});
   batch.device_finished_step(4);
   batch.message("hello");
 
@@ -59,6 +68,11 @@ TEST(ReportBatch, ReplaysEveryReportInOrderOnTheGivenClock) {
   EXPECT_EQ(kept.memory_samples[0].bytes[1], 1234);
   ASSERT_EQ(kept.loss_sums.size(), 1u);
   EXPECT_EQ(kept.loss_sums[0], 0.1234567890123 + 4) << "the loss travels bit for bit";
+  ASSERT_EQ(kept.routings.size(), 1u);
+  EXPECT_EQ(kept.routed_where[0], std::make_tuple(4, 1, 2, 5));
+  EXPECT_EQ(kept.routings[0].routed, (std::vector<int64_t>{7, 0, 9}));
+  EXPECT_EQ(kept.routings[0].dropped, (std::vector<int64_t>{1, 0, 3}));
+  EXPECT_EQ(kept.routings[0].aux_loss, 0.0123456789);
   EXPECT_EQ(kept.finished, std::vector<int>{4});
   EXPECT_EQ(kept.messages, std::vector<std::string>{"hello"});
 

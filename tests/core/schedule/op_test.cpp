@@ -12,8 +12,8 @@ namespace pipelab {
 namespace {
 
 // Every enumerator, so a kind added to the enum without a row fails here.
-static_assert(kAllOpKinds.size() == static_cast<size_t>(OpKind::AllGather) + 1,
-              "kAllOpKinds must list every OpKind; AllGather is the last enumerator");
+static_assert(kAllOpKinds.size() == static_cast<size_t>(OpKind::AllToAll) + 1,
+              "kAllOpKinds must list every OpKind; AllToAll is the last enumerator");
 
 TEST(OpKind, NamesRoundTrip) {
   std::set<std::string> names;

@@ -1,0 +1,47 @@
+// What a Mixture-of-Experts layer (`moe`) holds and costs, per sample, and the
+// capacity rule its routing and the simulator share.
+//
+// Each token (a position of a sequence model, or a whole sample after a
+// linear) goes through a learned gate (linear width -> experts, softmax) that
+// picks its top_k experts (1 = Switch Transformer, 2 = GShard); each expert is
+// an MLP width -> ffn -> width with GELU, and the output is the input plus the
+// gate-weighted sum of the chosen experts' outputs, so a token dropped for
+// lack of capacity passes through unchanged (as in Switch).
+#pragma once
+
+#include <cstdint>
+
+namespace pipelab {
+
+struct MoeShape {
+  int64_t tokens = 1;   // positions per sample
+  int64_t dim = 0;      // the width of one token
+  int64_t experts = 1;  // E
+  int64_t top_k = 1;    // experts per token, in [1, E]
+  int64_t ffn = 0;      // each expert's hidden width
+  double capacity_factor = 1.25;
+};
+
+// Expert parallelism: which of a moe layer's experts a device holds. A group
+// of `ep` data-parallel replicas shares the experts; member `rank` holds
+// experts [rank E / ep, (rank + 1) E / ep).
+struct ExpertShard {
+  int ep = 1;
+  int rank = 0;
+};
+
+// Token slots per expert for `tokens` tokens routed together (one micro-batch
+// on one replica): ceil(capacity_factor x tokens x top_k / experts), at least 1.
+int64_t expert_capacity(double capacity_factor, int64_t tokens, int64_t top_k, int64_t experts);
+
+struct MoeCost {
+  int64_t params = 0;                // the gate and every expert
+  int64_t expert_params = 0;         // of which the experts' (split over ep devices)
+  double forward_flops = 0;          // per sample: the gate plus top_k experts per token
+  double backward_input_flops = 0;   // per sample
+  double backward_weight_flops = 0;  // per sample
+  int64_t kept_values = 0;           // per sample, kept from forward for backward
+};
+MoeCost moe_cost(const MoeShape& shape);
+
+}  // namespace pipelab

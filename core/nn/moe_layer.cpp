@@ -1,0 +1,302 @@
+#include "core/nn/moe_layer.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "core/nn/activations.h"
+#include "core/nn/counter_rng.h"
+#include "core/nn/init.h"
+#include "core/nn/linear.h"
+
+namespace pipelab {
+
+// What a micro-batch's forward keeps for its backward (all Activations).
+struct MoeLayer::Kept : MovableLayerState<Tensor> {
+  Tensor probabilities;  // [rows, E]
+  Tensor expert_input;   // [L x ep x capacity, dim], expert-major
+  Tensor hidden;         // [L x ep x capacity, ffn], before GELU
+  Tensor returned;       // [E x capacity, dim]: the experts' outputs for this device's slots
+  MoeRouting routing;
+
+  int64_t bytes() const override {
+    return probabilities.bytes() + expert_input.bytes() + hidden.bytes() + returned.bytes();
+  }
+  std::vector<Tensor*> tensors() override {
+    return {&probabilities, &expert_input, &hidden, &returned};
+  }
+};
+
+namespace {
+
+// Rows [first, first + count) of `t` as a writable [count, cols] view.
+Tensor rows_of(const Tensor& t, int64_t first, int64_t count) {
+  Tensor rows = Tensor::borrow(const_cast<float*>(t.row(first)), count * t.cols());
+  rows.reshape(count, t.cols());
+  return rows;
+}
+
+// Words of the MixtureOfExperts stream: the gate, then four per global expert.
+constexpr uint64_t kGateWord = 0;
+uint64_t expert_word(int64_t expert, int part) {
+  return 1 + 4 * static_cast<uint64_t>(expert) + part;
+}
+
+}  // namespace
+
+MoeLayer::MoeLayer(int index, const MoeShape& shape, double aux_loss_weight, ExpertShard shard,
+                   DeviceAllocator* allocator)
+    : Layer(LayerType::Moe, index, shape.tokens * shape.dim, shape.tokens * shape.dim, allocator),
+      shape_(shape),
+      aux_loss_weight_(aux_loss_weight),
+      shard_(shard),
+      gate_(shape.dim, shape.experts, allocator, MemoryCategory::Weights),
+      gate_grad_(shape.dim, shape.experts, allocator, MemoryCategory::Gradients) {
+  if (shard.ep < 1 || shape.experts % shard.ep != 0 || shard.rank < 0 || shard.rank >= shard.ep)
+    throw std::invalid_argument("layer " + std::to_string(index) + ": " +
+                                std::to_string(shape.experts) +
+                                " experts cannot be split over ep = " + std::to_string(shard.ep) +
+                                "; choose an ep that divides the experts");
+  const int64_t h = shape.dim;
+  const int64_t f = shape.ffn;
+  experts_.resize(static_cast<size_t>(shape.experts / shard.ep));
+  for (Expert& e : experts_) {
+    e.w1 = Tensor(h, f, allocator, MemoryCategory::Weights);
+    e.b1 = Tensor(1, f, allocator, MemoryCategory::Weights);
+    e.w2 = Tensor(f, h, allocator, MemoryCategory::Weights);
+    e.b2 = Tensor(1, h, allocator, MemoryCategory::Weights);
+    e.w1_grad = Tensor(h, f, allocator, MemoryCategory::Gradients);
+    e.b1_grad = Tensor(1, f, allocator, MemoryCategory::Gradients);
+    e.w2_grad = Tensor(f, h, allocator, MemoryCategory::Gradients);
+    e.b2_grad = Tensor(1, h, allocator, MemoryCategory::Gradients);
+  }
+}
+
+void MoeLayer::init(uint64_t seed) {
+  const uint64_t key = layer_key(seed, RandomStream::MixtureOfExperts, index());
+  // PyTorch's nn.Linear bounds: 1 / sqrt(fan in).
+  const double in_bound = 1.0 / std::sqrt(static_cast<double>(shape_.dim));
+  const double hidden_bound = 1.0 / std::sqrt(static_cast<double>(shape_.ffn));
+  init_uniform_block(gate_, combine_key(key, kGateWord), in_bound, gate_.cols());
+  for (size_t l = 0; l < experts_.size(); ++l) {
+    const int64_t global =
+        static_cast<int64_t>(shard_.rank) * local_experts() + static_cast<int64_t>(l);
+    Expert& e = experts_[l];
+    init_uniform_block(e.w1, combine_key(key, expert_word(global, 0)), in_bound, e.w1.cols());
+    init_uniform_block(e.b1, combine_key(key, expert_word(global, 1)), in_bound, e.b1.cols());
+    init_uniform_block(e.w2, combine_key(key, expert_word(global, 2)), hidden_bound, e.w2.cols());
+    init_uniform_block(e.b2, combine_key(key, expert_word(global, 3)), hidden_bound, e.b2.cols());
+  }
+}
+
+void MoeLayer::connect_experts(ExpertConnection connection) { connection_ = std::move(connection); }
+
+void MoeLayer::exchange(Tensor& values, bool in_forward) {
+  if (shard_.ep == 1) return;
+  if (!connection_.all_to_all)
+    throw std::logic_error("layer " + std::to_string(index()) +
+                           ": expert parallelism without its all-to-all");
+  connection_.all_to_all(values, in_forward);
+}
+
+Tensor MoeLayer::reorder_slots(const Tensor& from, bool to_expert_major) const {
+  const int64_t members = shard_.ep;
+  const int64_t capacity = from.rows() / (members * local_experts());
+  Tensor to =
+      Tensor::uninitialized(from.rows(), from.cols(), allocator(), MemoryCategory::Activations);
+  for (int64_t member = 0; member < members; ++member)
+    for (int64_t l = 0; l < local_experts(); ++l) {
+      const int64_t member_major = member * local_experts() + l;
+      const int64_t expert_major = l * members + member;
+      const float* block = from.row((to_expert_major ? member_major : expert_major) * capacity);
+      std::copy(block, block + capacity * from.cols(),
+                to.row((to_expert_major ? expert_major : member_major) * capacity));
+    }
+  return to;
+}
+
+double MoeLayer::microbatch_share(int64_t rows) const {
+  return connection_.step_tokens > 0 ? static_cast<double>(rows) / connection_.step_tokens : 1.0;
+}
+
+Tensor MoeLayer::forward(const Tensor& x, const ForwardInfo& info) {
+  std::unique_ptr<LayerState> state;
+  return forward_keeping(x, info, state);
+}
+
+Tensor MoeLayer::forward_keeping(const Tensor& x, const ForwardInfo& info,
+                                 std::unique_ptr<LayerState>& state) {
+  const int64_t h = shape_.dim;
+  const int64_t rows = x.rows() * shape_.tokens;
+  const Tensor tokens = Tensor::view(x, rows, h);
+  auto kept = std::make_unique<Kept>();
+
+  kept->probabilities = make_activation(rows, shape_.experts);
+  linear_forward(tokens, gate_, nullptr, kept->probabilities);
+  softmax_rows(kept->probabilities.data(), rows, shape_.experts);
+  const int64_t capacity =
+      expert_capacity(shape_.capacity_factor, rows, shape_.top_k, shape_.experts);
+  kept->routing =
+      route_tokens(kept->probabilities.data(), rows, shape_.experts, shape_.top_k, capacity);
+  const MoeRouting& routing = kept->routing;
+
+  // Dispatch: every kept assignment's token into its slot (empty slots stay 0).
+  Tensor dispatch(shape_.experts * capacity, h, allocator(), MemoryCategory::Activations);
+  for (size_t a = 0; a < routing.slot.size(); ++a)
+    if (routing.slot[a] >= 0) {
+      const float* token = tokens.row(static_cast<int64_t>(a) / shape_.top_k);
+      std::copy(token, token + h, dispatch.row(routing.slot[a]));
+    }
+  exchange(dispatch, true);
+  kept->expert_input = reorder_slots(dispatch, true);
+  dispatch.reset();
+
+  // Each local expert on its ep x capacity rows.
+  const int64_t expert_rows = shard_.ep * capacity;
+  kept->hidden = Tensor::uninitialized(kept->expert_input.rows(), shape_.ffn, allocator(),
+                                       MemoryCategory::Activations);
+  Tensor activated = Tensor::uninitialized(kept->hidden.rows(), shape_.ffn, allocator(),
+                                           MemoryCategory::Workspace);
+  Tensor output =
+      Tensor::uninitialized(kept->expert_input.rows(), h, allocator(), MemoryCategory::Activations);
+  for (int64_t l = 0; l < local_experts(); ++l) {
+    const Expert& e = experts_[static_cast<size_t>(l)];
+    Tensor hidden = rows_of(kept->hidden, l * expert_rows, expert_rows);
+    Tensor act = rows_of(activated, l * expert_rows, expert_rows);
+    Tensor out = rows_of(output, l * expert_rows, expert_rows);
+    linear_forward(rows_of(kept->expert_input, l * expert_rows, expert_rows), e.w1, &e.b1, hidden);
+    gelu_forward(hidden.data(), act.data(), act.size());
+    linear_forward(act, e.w2, &e.b2, out);
+  }
+  kept->returned = reorder_slots(output, false);
+  output.reset();
+  exchange(kept->returned, true);
+
+  // Combine: the residual plus each kept assignment's weighted expert output.
+  Tensor y = x.clone(MemoryCategory::Activations);
+  Tensor y_tokens = Tensor::borrow(y.data(), y.size());
+  y_tokens.reshape(rows, h);
+  for (size_t a = 0; a < routing.slot.size(); ++a) {
+    if (routing.slot[a] < 0) continue;
+    const float w = routing.weight[a];
+    const float* expert_out = kept->returned.row(routing.slot[a]);
+    float* out = y_tokens.row(static_cast<int64_t>(a) / shape_.top_k);
+    for (int64_t c = 0; c < h; ++c) out[c] += w * expert_out[c];
+  }
+  if (info.training && connection_.report)
+    connection_.report(info, routing, aux_loss_weight_ * routing.aux_loss * microbatch_share(rows));
+  state = std::move(kept);
+  return y;
+}
+
+Tensor MoeLayer::backward_input(const Tensor& x, const Tensor& dy, const ForwardInfo& info) {
+  std::unique_ptr<LayerState> state;
+  forward_keeping(x, info, state);
+  return backward_input_with(x, dy, info, state.get());
+}
+
+Tensor MoeLayer::backward_input_with(const Tensor& x, const Tensor& dy, const ForwardInfo& info,
+                                     LayerState* state) {
+  (void)info;
+  Kept& kept = *static_cast<Kept*>(state);
+  const MoeRouting& routing = kept.routing;
+  const int64_t h = shape_.dim;
+  const int64_t rows = x.rows() * shape_.tokens;
+  const Tensor tokens = Tensor::view(x, rows, h);
+  const Tensor dy_tokens = Tensor::view(dy, rows, h);
+
+  // The combine's backward: each kept slot's output gradient, and each
+  // assignment's weight gradient (dy . expert output).
+  Tensor returned_grad(kept.returned.rows(), h, allocator(), MemoryCategory::Activations);
+  std::vector<float> weight_grad(routing.slot.size(), 0.0f);
+  for (size_t a = 0; a < routing.slot.size(); ++a) {
+    if (routing.slot[a] < 0) continue;
+    const float* g = dy_tokens.row(static_cast<int64_t>(a) / shape_.top_k);
+    const float* expert_out = kept.returned.row(routing.slot[a]);
+    float* slot_grad = returned_grad.row(routing.slot[a]);
+    double dot = 0;
+    for (int64_t c = 0; c < h; ++c) {
+      slot_grad[c] = routing.weight[a] * g[c];
+      dot += static_cast<double>(g[c]) * expert_out[c];
+    }
+    weight_grad[a] = static_cast<float>(dot);
+  }
+  exchange(returned_grad, false);
+  const Tensor output_grad = reorder_slots(returned_grad, true);
+  returned_grad.reset();
+
+  // The experts' backward on their rows.
+  const int64_t expert_rows = output_grad.rows() / local_experts();
+  Tensor input_grad =
+      Tensor::uninitialized(output_grad.rows(), h, allocator(), MemoryCategory::Activations);
+  Tensor activated =
+      Tensor::uninitialized(expert_rows, shape_.ffn, allocator(), MemoryCategory::Workspace);
+  Tensor activated_grad =
+      Tensor::uninitialized(expert_rows, shape_.ffn, allocator(), MemoryCategory::Workspace);
+  Tensor hidden_grad =
+      Tensor::uninitialized(expert_rows, shape_.ffn, allocator(), MemoryCategory::Workspace);
+  for (int64_t l = 0; l < local_experts(); ++l) {
+    Expert& e = experts_[static_cast<size_t>(l)];
+    const Tensor hidden = rows_of(kept.hidden, l * expert_rows, expert_rows);
+    const Tensor input = rows_of(kept.expert_input, l * expert_rows, expert_rows);
+    const Tensor out_grad = rows_of(output_grad, l * expert_rows, expert_rows);
+    Tensor in_grad = rows_of(input_grad, l * expert_rows, expert_rows);
+    gelu_forward(hidden.data(), activated.data(), activated.size());
+    linear_backward_weight(activated, out_grad, e.w2_grad, &e.b2_grad);
+    linear_backward_input(out_grad, e.w2, activated_grad);
+    gelu_backward(hidden.data(), activated_grad.data(), hidden_grad.data(), hidden_grad.size());
+    linear_backward_weight(input, hidden_grad, e.w1_grad, &e.b1_grad);
+    linear_backward_input(hidden_grad, e.w1, in_grad);
+  }
+  Tensor dispatch_grad = reorder_slots(input_grad, false);
+  input_grad.reset();
+  exchange(dispatch_grad, false);
+
+  // dx: the residual's dy, each kept slot's input gradient, and the gate's.
+  Tensor dx = dy.clone(MemoryCategory::Activations);
+  Tensor dx_tokens = Tensor::borrow(dx.data(), dx.size());
+  dx_tokens.reshape(rows, h);
+  for (size_t a = 0; a < routing.slot.size(); ++a) {
+    if (routing.slot[a] < 0) continue;
+    const float* slot_grad = dispatch_grad.row(routing.slot[a]);
+    float* g = dx_tokens.row(static_cast<int64_t>(a) / shape_.top_k);
+    for (int64_t c = 0; c < h; ++c) g[c] += slot_grad[c];
+  }
+  Tensor logits_grad(rows, shape_.experts, allocator(), MemoryCategory::Workspace);
+  routing_backward(routing, kept.probabilities.data(), weight_grad.data(),
+                   aux_loss_weight_ * microbatch_share(rows), logits_grad.data());
+  softmax_rows_backward(kept.probabilities.data(), logits_grad.data(), rows, shape_.experts);
+  linear_backward_weight(tokens, logits_grad, gate_grad_, nullptr);
+  Tensor gate_input_grad = Tensor::uninitialized(rows, h, allocator(), MemoryCategory::Workspace);
+  linear_backward_input(logits_grad, gate_, gate_input_grad);
+  for (int64_t i = 0; i < dx.size(); ++i) dx.data()[i] += gate_input_grad.data()[i];
+  return dx;
+}
+
+void MoeLayer::backward_weight_with(const Tensor& x, const Tensor& dy, LayerState* state) {
+  // backward_input_with added every weight gradient already.
+  (void)x;
+  (void)dy;
+  (void)state;
+}
+
+std::vector<Tensor*> MoeLayer::params() {
+  std::vector<Tensor*> values = {&gate_};
+  for (Expert& e : experts_) values.insert(values.end(), {&e.w1, &e.b1, &e.w2, &e.b2});
+  return values;
+}
+
+std::vector<Tensor*> MoeLayer::grads() {
+  std::vector<Tensor*> values = {&gate_grad_};
+  const std::vector<Tensor*> experts = expert_grads();
+  values.insert(values.end(), experts.begin(), experts.end());
+  return values;
+}
+
+std::vector<Tensor*> MoeLayer::expert_grads() {
+  std::vector<Tensor*> values;
+  for (Expert& e : experts_)
+    values.insert(values.end(), {&e.w1_grad, &e.b1_grad, &e.w2_grad, &e.b2_grad});
+  return values;
+}
+
+}  // namespace pipelab

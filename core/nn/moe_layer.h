@@ -1,0 +1,81 @@
+// MoeLayer: a Mixture-of-Experts layer on the CPU (model/mixture_of_experts.h
+// describes it; moe_routing.h routes). Each row of x is `tokens` tokens of
+// `dim` values; per micro-batch:
+//   probabilities = softmax(x Wg)            (the gate, [rows, E], no bias)
+//   routing       = top_k experts per token, capacity per expert
+//   dispatch      = [E x capacity, dim]: each kept assignment's token in its slot
+//   expert e      = gelu(X W1_e + b1_e) W2_e + b2_e  on its capacity's rows
+//   y             = x + sum over kept assignments of weight x expert output
+//
+// Expert parallelism: a device holds experts [rank L, (rank + 1) L) of E, L =
+// E / ep. The dispatch buffer's rows are expert-major, so the rows for member
+// j's experts are chunk j; an all-to-all hands each member the chunks for its
+// experts from every member (ep chunks of L x capacity rows), the experts run
+// on them, and a second all-to-all returns the outputs (the same exchange
+// undoes itself). The backward does the reverse pair. Under ep = 1 both are
+// no-ops and the layer is the whole model's.
+//
+// Initial values depend on the seed, the layer and the global expert index
+// only, so every ep split starts from the same model. The backward's input
+// half also adds the weight gradients (the expert GEMMs need the exchanged
+// gradients, which exist only there); the weight half adds nothing.
+#pragma once
+
+#include <memory>
+
+#include "core/model/mixture_of_experts.h"
+#include "core/nn/layer.h"
+
+namespace pipelab {
+
+class MoeLayer : public Layer {
+ public:
+  MoeLayer(int index, const MoeShape& shape, double aux_loss_weight, ExpertShard shard,
+           DeviceAllocator* allocator);
+
+  void init(uint64_t seed);
+
+  Tensor forward(const Tensor& x, const ForwardInfo& info) override;
+  Tensor backward_input(const Tensor& x, const Tensor& dy, const ForwardInfo& info) override;
+  Tensor forward_keeping(const Tensor& x, const ForwardInfo& info,
+                         std::unique_ptr<LayerState>& state) override;
+  Tensor backward_input_with(const Tensor& x, const Tensor& dy, const ForwardInfo& info,
+                             LayerState* state) override;
+  void backward_weight_with(const Tensor& x, const Tensor& dy, LayerState* state) override;
+  void connect_experts(ExpertConnection connection) override;
+  std::vector<Tensor*> params() override;
+  std::vector<Tensor*> grads() override;
+  std::vector<Tensor*> expert_grads() override;
+
+  const MoeShape& shape() const { return shape_; }
+  int64_t local_experts() const { return static_cast<int64_t>(experts_.size()); }
+  Tensor& gate() { return gate_; }
+  Tensor& gate_grad() { return gate_grad_; }
+  // Local expert l's W1 [dim, ffn], b1, W2 [ffn, dim], b2 and their gradients.
+  struct Expert {
+    Tensor w1, b1, w2, b2;
+    Tensor w1_grad, b1_grad, w2_grad, b2_grad;
+  };
+  Expert& expert(int64_t local) { return experts_[static_cast<size_t>(local)]; }
+
+ private:
+  struct Kept;
+  // The all-to-all of `values` (ep chunks of rows), or nothing under ep = 1.
+  void exchange(Tensor& values, bool in_forward);
+  // Slot rows as they travel, [member][local expert][capacity], reordered to
+  // [local expert][member][capacity] for the experts' GEMMs (to_expert_major),
+  // or back.
+  Tensor reorder_slots(const Tensor& from, bool to_expert_major) const;
+  // The micro-batch's weight in the step's loss (ExpertConnection::step_tokens).
+  double microbatch_share(int64_t rows) const;
+
+  const MoeShape shape_;
+  const double aux_loss_weight_;
+  const ExpertShard shard_;
+  Tensor gate_;       // [dim, E], Weights
+  Tensor gate_grad_;  // [dim, E], Gradients
+  std::vector<Expert> experts_;
+  ExpertConnection connection_;
+};
+
+}  // namespace pipelab

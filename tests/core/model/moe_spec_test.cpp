@@ -1,0 +1,81 @@
+// The moe layer's description: its shape, parameters and FLOPs by the
+// formulas, and the messages for fields out of range.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "core/model/model_spec.h"
+#include "model_test_support.h"
+
+namespace pipelab {
+namespace {
+
+LayerSpec moe(int64_t experts, int64_t top_k, int64_t ffn = 0) {
+  LayerSpec spec;
+  spec.type = LayerType::Moe;
+  spec.experts = experts;
+  spec.top_k = top_k;
+  spec.ffn = ffn;
+  return spec;
+}
+
+ModelSpec mlp_with(const LayerSpec& layer) {
+  ModelSpec model;
+  model.input = {8};
+  LayerSpec linear;
+  linear.out = 6;
+  model.layers = {linear, layer};
+  return model;
+}
+
+using testing::expect_error_mentions;
+
+TEST(MoeSpec, AfterALinearEachSampleIsOneTokenAndFfnDefaultsToFourTimesTheWidth) {
+  const LayerInfo info = describe_layers(mlp_with(moe(4, 2)))[1];
+  EXPECT_EQ(info.in_features, 6);
+  EXPECT_EQ(info.out_features, 6);
+  EXPECT_EQ(info.moe.ffn, 24);
+  EXPECT_EQ(info.moe.experts, 4);
+  // The gate (6 x 4, no bias) and four experts of W1 6 x 24, b1, W2 24 x 6, b2.
+  EXPECT_EQ(info.params, 6 * 4 + 4 * (6 * 24 + 24 + 24 * 6 + 6));
+  // Forward: the gate's GEMM and softmax, and two experts' GEMMs, GELU and biases.
+  EXPECT_DOUBLE_EQ(info.forward_flops, 2.0 * 6 * 4 + 5 * 4 + 2 * (4.0 * 6 * 24 + 8 * 24 + 24 + 6));
+}
+
+TEST(MoeSpec, InASequenceModelEachPositionIsAToken) {
+  ModelSpec model;
+  model.input = {10};
+  LayerSpec embedding;
+  embedding.type = LayerType::Embedding;
+  embedding.vocab = 16;
+  embedding.dim = 8;
+  model.layers = {embedding, moe(4, 1, 16)};
+  const LayerInfo info = describe_layers(model)[1];
+  EXPECT_EQ(info.tokens, 10);
+  EXPECT_EQ(info.moe.dim, 8);
+  EXPECT_EQ(info.in_features, 80);
+  EXPECT_DOUBLE_EQ(info.forward_flops,
+                   10 * (2.0 * 8 * 4 + 5 * 4 + (4.0 * 8 * 16 + 8 * 16 + 16 + 8)));
+  EXPECT_GT(info.activation_bytes, info.in_features * 4);
+}
+
+TEST(MoeSpec, MistakesNameTheLayerAndTheFix) {
+  expect_error_mentions(mlp_with(moe(0, 1)), "model.layers[1]: moe needs experts >= 1");
+  expect_error_mentions(mlp_with(moe(2, 3)),
+                        "model.layers[1]: moe top_k = 3 must be in [1, experts = 2]");
+  expect_error_mentions(mlp_with(moe(2, 0)), "top_k = 0");
+  LayerSpec no_capacity = moe(4, 1);
+  no_capacity.capacity_factor = 0;
+  expect_error_mentions(mlp_with(no_capacity), "capacity_factor must be > 0");
+  LayerSpec negative = moe(4, 1);
+  negative.aux_loss_weight = -0.5;
+  expect_error_mentions(mlp_with(negative), "aux_loss_weight must be >= 0");
+  ModelSpec images;
+  images.input = {1, 4, 4};
+  images.layers = {moe(2, 1)};
+  expect_error_mentions(images, "put a flatten");
+}
+
+}  // namespace
+}  // namespace pipelab

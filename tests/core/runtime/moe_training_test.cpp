@@ -1,0 +1,173 @@
+// Mixture-of-Experts on the CPU executor: a moe layer after a linear (each
+// sample one token) and inside a GPT (each position one token) trains, every
+// step reports each layer's per-expert load and the auxiliary loss, and the
+// load counts every token's top_k assignments.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/runtime/threaded_executor.h"
+#include "runtime_test_support.h"
+
+namespace pipelab {
+namespace {
+
+using testing::run_experiment;
+using testing::with_plan;
+
+LayerSpec moe_layer(int64_t experts, int64_t top_k, double capacity_factor) {
+  LayerSpec moe;
+  moe.type = LayerType::Moe;
+  moe.experts = experts;
+  moe.top_k = top_k;
+  moe.ffn = 16;
+  moe.capacity_factor = capacity_factor;
+  return moe;
+}
+
+// small_experiment's MLP with a moe layer of 4 experts between its linears.
+Experiment moe_mlp(int64_t top_k, double capacity_factor) {
+  Experiment experiment = testing::small_experiment();
+  experiment.data.noise = 0.3;  // blobs apart enough that the loss falls far in 20 steps
+  const LayerSpec relu{LayerType::Relu, 0, true, 0.0};
+  experiment.model.layers = {LayerSpec{LayerType::Linear, 16, true, 0.0}, relu,
+                             moe_layer(4, top_k, capacity_factor),
+                             LayerSpec{LayerType::Linear, 3, true, 0.0}};
+  return experiment;
+}
+
+int64_t sum(const std::vector<int64_t>& values) {
+  return std::accumulate(values.begin(), values.end(), int64_t{0});
+}
+
+TEST(MoeTraining, AnMlpWithExpertsLearnsAndReportsEachStepsLoad) {
+  for (const int64_t top_k : {1, 2}) {
+    const Experiment experiment = with_plan(moe_mlp(top_k, 1.0), ScheduleKind::OneFOneB, 2, 2);
+    const testing::RunOutput run = run_experiment(experiment);
+    ASSERT_EQ(run.state, RunState::Finished) << run.error;
+    const std::vector<double> losses = run.losses();
+    ASSERT_EQ(losses.size(), 20u);
+    EXPECT_LT(losses.back(), 0.5 * losses.front()) << "top_k " << top_k;
+    for (const StepMetrics& step : run.trace.steps) {
+      EXPECT_GT(step.aux_loss, 0.0);
+      ASSERT_EQ(step.expert_load.size(), 1u);
+      const ExpertLoad& load = step.expert_load.front();
+      EXPECT_EQ(load.layer, 2);
+      ASSERT_EQ(load.routed.size(), 4u);
+      EXPECT_EQ(sum(load.routed), experiment.training.batch_size * top_k);
+      for (size_t e = 0; e < 4; ++e) EXPECT_LE(load.dropped[e], load.routed[e]);
+    }
+  }
+}
+
+TEST(MoeTraining, AGptWithAnExpertLayerRoutesEveryPosition) {
+  Experiment experiment = testing::tiny_gpt_experiment();
+  LayerSpec moe = moe_layer(4, 2, 1.25);
+  experiment.model.layers.insert(experiment.model.layers.begin() + 2, moe);
+  const testing::RunOutput run = run_experiment(experiment);
+  ASSERT_EQ(run.state, RunState::Finished) << run.error;
+  const std::vector<double> losses = run.losses();
+  EXPECT_LT(losses.back(), losses.front());
+  const int64_t positions = experiment.training.batch_size * experiment.model.input[0];
+  for (const StepMetrics& step : run.trace.steps) {
+    ASSERT_EQ(step.expert_load.size(), 1u);
+    EXPECT_EQ(sum(step.expert_load.front().routed), positions * 2);
+  }
+}
+
+TEST(MoeTraining, ATightCapacityDropsTokensAndCountsThem) {
+  const testing::RunOutput run =
+      run_experiment(with_plan(moe_mlp(1, 0.25), ScheduleKind::GPipe, 1, 1));
+  ASSERT_EQ(run.state, RunState::Finished) << run.error;
+  // Capacity ceil(0.25 x 32 / 4) = 2 per expert: at most 8 of 32 tokens are kept.
+  for (const StepMetrics& step : run.trace.steps)
+    EXPECT_GE(sum(step.expert_load.front().dropped), 32 - 8);
+}
+
+Experiment expert_parallel(Experiment experiment, int dp, int ep, int pp = 1) {
+  experiment = with_plan(std::move(experiment), ScheduleKind::OneFOneB, pp, 2, dp);
+  experiment.parallel.ep = ep;
+  experiment.training.steps = 6;
+  return experiment;
+}
+
+double largest_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double largest = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    largest = std::max(largest, std::fabs(a[i] - b[i]));
+  return largest;
+}
+
+TEST(MoeTraining, ExpertParallelTrainsLikeEveryReplicaHoldingEveryExpert) {
+  // Capacity for every token: nothing is dropped, so every split routes alike.
+  for (const int64_t top_k : {1, 2}) {
+    const Experiment base = moe_mlp(top_k, 4.0);
+    const testing::RunOutput reference = run_experiment(expert_parallel(base, 4, 1));
+    ASSERT_EQ(reference.state, RunState::Finished) << reference.error;
+    for (const int ep : {2, 4}) {
+      const testing::RunOutput run = run_experiment(expert_parallel(base, 4, ep));
+      ASSERT_EQ(run.state, RunState::Finished) << run.error;
+      EXPECT_LT(largest_difference(reference.losses(), run.losses()), 1e-4)
+          << "top_k " << top_k << ", ep " << ep;
+      // The evaluator gathers every member's experts (evaluate_after).
+      EXPECT_NEAR(run.trace.steps.back().val_loss, reference.trace.steps.back().val_loss, 1e-4)
+          << "top_k " << top_k << ", ep " << ep;
+      for (size_t s = 0; s < run.trace.steps.size(); ++s) {
+        EXPECT_EQ(run.trace.steps[s].expert_load.front().routed,
+                  reference.trace.steps[s].expert_load.front().routed);
+        EXPECT_EQ(sum(run.trace.steps[s].expert_load.front().dropped), 0);
+      }
+    }
+  }
+  // Pipelined, with the experts on the second stage.
+  const Experiment base = moe_mlp(2, 4.0);
+  const testing::RunOutput reference = run_experiment(expert_parallel(base, 2, 1, 2));
+  const testing::RunOutput run = run_experiment(expert_parallel(base, 2, 2, 2));
+  ASSERT_EQ(run.state, RunState::Finished) << run.error;
+  EXPECT_LT(largest_difference(reference.losses(), run.losses()), 1e-4) << "dp 2 x pp 2, ep 2";
+}
+
+TEST(MoeTraining, ExpertParallelGptTrainsAlikeUnderTensorParallelRecomputeAndZeroBubble) {
+  Experiment gpt = testing::tiny_gpt_experiment();
+  gpt.model.layers.insert(gpt.model.layers.begin() + 2, moe_layer(4, 2, 1.25));
+  gpt.training.steps = 4;
+  const Experiment base = with_plan(gpt, ScheduleKind::OneFOneB, 1, 2, 2);
+  const testing::RunOutput reference = run_experiment(base);
+  ASSERT_EQ(reference.state, RunState::Finished) << reference.error;
+  std::vector<std::pair<std::string, Experiment>> variants;
+  Experiment tensor_parallel = base;
+  tensor_parallel.parallel.tp = 2;
+  variants.push_back({"tp 2", tensor_parallel});
+  Experiment recomputed = with_plan(gpt, ScheduleKind::OneFOneB, 2, 2, 2);
+  recomputed.parallel.recompute = true;
+  variants.push_back({"pp 2, recompute", recomputed});
+  variants.push_back({"zb-h1 pp 2", with_plan(gpt, ScheduleKind::ZeroBubbleH1, 2, 2, 2)});
+  for (auto& [what, experiment] : variants) {
+    experiment.parallel.ep = 2;
+    const testing::RunOutput run = run_experiment(experiment);
+    ASSERT_EQ(run.state, RunState::Finished) << what << ": " << run.error;
+    EXPECT_LT(largest_difference(reference.losses(), run.losses()), 1e-4) << what;
+  }
+}
+
+TEST(MoeTraining, EveryAllToAllIsListedAndReportedWithItsBytes) {
+  const testing::RunOutput run = run_experiment(expert_parallel(moe_mlp(1, 1.25), 4, 2));
+  ASSERT_EQ(run.state, RunState::Finished) << run.error;
+  // Per device, step and micro-batch: a dispatch and a combine each way.
+  int count = 0;
+  for (const TraceEvent& event : run.trace.events) {
+    if (event.op.kind != OpKind::AllToAll) continue;
+    ++count;
+    EXPECT_EQ(event.op.group, CommGroup::ExpertParallel);
+    EXPECT_EQ(event.op.layer, 2);
+    // 4 experts x ceil(1.25 x 4 tokens / 4) = 2 slots x 16 values.
+    EXPECT_EQ(event.bytes, 4 * 2 * 16 * 4);
+  }
+  EXPECT_EQ(count, 4 * 6 * 2 * 4);
+}
+
+}  // namespace
+}  // namespace pipelab

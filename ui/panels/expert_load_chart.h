@@ -1,0 +1,28 @@
+// ExpertLoadChart: a Mixture-of-Experts run's per-expert load in one step,
+// as stacked bars per expert of each moe layer: the tokens it kept and the
+// ones dropped for lack of capacity. Hidden when the step has no moe layer.
+#pragma once
+
+#include <qcustomplot.h>
+
+#include "core/trace/trace_events.h"
+
+namespace pipelab {
+
+class ExpertLoadChart : public QCustomPlot {
+  Q_OBJECT
+
+ public:
+  explicit ExpertLoadChart(QWidget* parent = nullptr);
+
+  // Draws `metrics`' expert load (null, or a step without one: hides the chart).
+  void showStep(const StepMetrics* metrics);
+  int barCount() const;         // experts drawn, over every moe layer
+  double droppedShown() const;  // tokens drawn as dropped, over every expert
+
+ private:
+  QCPBars* kept_;
+  QCPBars* dropped_;
+};
+
+}  // namespace pipelab
