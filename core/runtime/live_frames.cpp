@@ -1,5 +1,7 @@
 #include "core/runtime/live_frames.h"
 
+#include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <utility>
 
@@ -62,10 +64,14 @@ StepMetrics read_step(ByteReader& reader) {
 }
 
 std::vector<char> frame(LiveFrame kind, const std::vector<char>& payload) {
-  std::vector<char> bytes;
-  append_bytes(bytes, kind);
-  append_bytes(bytes, static_cast<uint64_t>(payload.size()));
-  bytes.insert(bytes.end(), payload.begin(), payload.end());
+  // Sized once and filled in place (GCC 12 misreads growing an empty vector
+  // by insert as an overflow).
+  const uint64_t size = payload.size();
+  std::vector<char> bytes(sizeof(kind) + sizeof(size) + payload.size());
+  char* out = bytes.data();
+  std::memcpy(out, &kind, sizeof(kind));
+  std::memcpy(out + sizeof(kind), &size, sizeof(size));
+  std::copy(payload.begin(), payload.end(), out + sizeof(kind) + sizeof(size));
   return bytes;
 }
 
