@@ -74,7 +74,9 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
   if (inventory.gpus.empty())
     throw ExperimentError(no_cuda_device_message(inventory.unavailable_reason));
 
-  prepare_run();
+  // The memory check comes first: preparing the run builds host copies of
+  // the model (the evaluator's), which for a model far too large for the
+  // GPUs could exhaust the host's memory before the check said so.
   std::vector<int> gpu_of_device;
   try {
     // Positions in the inventory, then CUDA's device numbers.
@@ -84,6 +86,7 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
   } catch (const std::invalid_argument& error) {
     throw ExperimentError(error.what());
   }
+  prepare_run();
 
   try {
     build_devices(gpu_of_device);
