@@ -79,6 +79,35 @@ class WeightVersionsTest : public QObject {
     }
   }
 
+  void asynchronousDataParallelDrawsThePulledVersions() {
+    ParallelPlan plan;
+    plan.schedule = ScheduleKind::OneFOneB;
+    plan.dp = 4;
+    plan.microbatches = 1;
+    plan.update = UpdateMode::Async;
+    plan.staleness = 2;
+    const Trace trace = simulate(build_schedule(plan), CostModel::unit(UnitCosts{})).trace;
+    int highest = 0;
+    for (const TraceEvent& event : trace.events)
+      if (event.op.kind == OpKind::Forward) highest = std::max(highest, event.op.weight_version);
+    QVERIFY(highest > 0);  // later steps compute on pulled versions
+
+    TimelineChart chart;
+    chart.showTrace(trace);
+    QVERIFY(chart.bars()->weightVersionsShown());
+    paint(chart);
+    QVERIFY(chart.bars()->lastDrawnVersionStripCount() > 0);
+
+    // A live run: the strips appear with the first pull.
+    TimelineChart live;
+    Trace start = trace;
+    start.events.clear();
+    live.showTrace(start);
+    QVERIFY(!live.bars()->weightVersionsShown());
+    live.appendEvents(trace.events);
+    QVERIFY(live.bars()->weightVersionsShown());
+  }
+
   void synchronousSchedulesDoNot() {
     for (ScheduleKind kind : {ScheduleKind::GPipe, ScheduleKind::OneFOneB}) {
       TimelineChart chart;

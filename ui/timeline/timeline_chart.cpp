@@ -35,12 +35,17 @@ constexpr LegendEntry kLegendEntries[] = {
     {OpColorRole::HostTransfer, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "offload/reload")},
 };
 
+bool pulls_weights(const std::vector<TraceEvent>& events) {
+  return std::any_of(events.begin(), events.end(),
+                     [](const TraceEvent& event) { return event.op.kind == OpKind::PullWeights; });
+}
+
 // Asynchronous pipeline schedules run a stage's ops on several weight
-// versions: those are worth drawing on the bars. (Asynchronous data parallel's
-// traces record no version per op, so there is nothing to draw.)
-bool weight_versions_matter(const std::string& schedule) {
-  const std::optional<ScheduleKind> kind = parse_schedule(schedule);
-  return kind && is_asynchronous(*kind);
+// versions, and asynchronous data parallel's replicas compute on whichever
+// version they last pulled: both are worth drawing on the bars.
+bool weight_versions_matter(const Trace& trace) {
+  const std::optional<ScheduleKind> kind = parse_schedule(trace.schedule);
+  return (kind && is_asynchronous(*kind)) || pulls_weights(trace.events);
 }
 
 }  // namespace
@@ -221,7 +226,7 @@ void TimelineChart::showTrace(const Trace& trace, double bubble_min_duration) {
   legend_roles_.clear();
   for (const TraceEvent& event : trace.events)
     legend_roles_.insert(op_kind_facts(event.op.kind).color_role);
-  bars_->setWeightVersionsShown(weight_versions_matter(trace.schedule));
+  bars_->setWeightVersionsShown(weight_versions_matter(trace));
   rebuildLegend();
 }
 
@@ -230,6 +235,11 @@ void TimelineChart::appendEvents(const std::vector<TraceEvent>& events) {
   bool new_kind = false;
   for (const TraceEvent& event : events)
     new_kind |= legend_roles_.insert(op_kind_facts(event.op.kind).color_role).second;
+  // A live asynchronous data-parallel run shows it pulls with its first pull.
+  if (!bars_->weightVersionsShown() && pulls_weights(events)) {
+    bars_->setWeightVersionsShown(true);
+    new_kind = true;
+  }
   if (new_kind) rebuildLegend();
 }
 
@@ -302,9 +312,14 @@ void TimelineChart::rebuildLegend() {
   }
   legend->addItem(new OpLegendItem(legend, bubble_color(), tr("bubble (idle)"), true));
   if (bars_->weightVersionsShown()) {
-    legend->addItem(new OpLegendItem(
-        legend, weight_version_color(1),
-        tr("v2, strip: weight version an op reads (one colour per version); U v3 makes v3 current")));
+    // Asynchronous data parallel's replicas take versions from a pull, not a U.
+    const QString text =
+        legend_roles_.count(op_kind_facts(OpKind::PullWeights).color_role)
+            ? tr("v2, strip: weight version a replica computes on (one colour per version), the "
+                 "newest it pulled")
+            : tr("v2, strip: weight version an op reads (one colour per version); U v3 makes v3 "
+                 "current");
+    legend->addItem(new OpLegendItem(legend, weight_version_color(1), text));
   }
 }
 
