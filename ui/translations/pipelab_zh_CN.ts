@@ -122,6 +122,22 @@
         <source>data.path is empty; data.source = &apos;%1&apos; reads a UTF-8 text file: give its path (the LICENSE file will do)</source>
         <translation>data.path 为空；data.source = &apos;%1&apos; 读取一个 UTF-8 文本文件：请给出它的路径（LICENSE 文件即可）</translation>
     </message>
+    <message>
+        <source>parallel.ep = %1 does not divide parallel.dp = %2: expert-parallel groups are carved out of the data-parallel replicas; use an ep that divides dp, or raise dp</source>
+        <translation>parallel.ep = %1 不能整除 parallel.dp = %2：专家并行组是从数据并行副本中划分出来的；请使用能整除 dp 的 ep，或增大 dp</translation>
+    </message>
+    <message>
+        <source>parallel.ep = %1 spreads moe layers&apos; experts over replicas, and this model has none; set ep = 1 or add a moe layer</source>
+        <translation>parallel.ep = %1 把 MoE 层的专家分布到各副本上，而此模型没有 MoE 层；请设 ep = 1 或添加一个 moe 层</translation>
+    </message>
+    <message>
+        <source>model.layers[%1] has %2 experts, which parallel.ep = %3 cannot share out evenly; use an ep that divides the experts</source>
+        <translation>model.layers[%1] 有 %2 个专家，parallel.ep = %3 无法均分；请使用能整除专家数的 ep</translation>
+    </message>
+    <message>
+        <source>parallel.ep &gt; 1 exchanges tokens between replicas at every micro-batch, which asynchronous data parallel cannot wait for; set parallel.update = sync or ep = 1</source>
+        <translation>parallel.ep &gt; 1 时每个微批次都要在副本之间交换词元，异步数据并行无法等待；请设 parallel.update = sync 或 ep = 1</translation>
+    </message>
 </context>
 <context>
     <name>DeviceRowLabel</name>
