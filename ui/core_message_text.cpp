@@ -60,6 +60,22 @@ constexpr const char* kPatterns[] = {
                       "every shard, so it needs parallel.tp >= 2 (now %1); raise tp or set "
                       "sequence_parallel = false"),
     QT_TRANSLATE_NOOP("CoreMessage", "training.optimizer.lr = %1 must be > 0, e.g. 0.05"),
+    // Expert parallelism (an experiment with ep > 1, e.g. the expert-parallel
+    // preset): dp, update, a moe layer's experts or removing it.
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "parallel.ep = %1 does not divide parallel.dp = %2: expert-parallel groups "
+                      "are carved out of the data-parallel replicas; use an ep that divides dp, "
+                      "or raise dp"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "parallel.ep = %1 spreads moe layers' experts over replicas, and this model "
+                      "has none; set ep = 1 or add a moe layer"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "model.layers[%1] has %2 experts, which parallel.ep = %3 cannot share out "
+                      "evenly; use an ep that divides the experts"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "parallel.ep > 1 exchanges tokens between replicas at every micro-batch, "
+                      "which asynchronous data parallel cannot wait for; set parallel.update = "
+                      "sync or ep = 1"),
     // ... and that the data panel can cause.
     QT_TRANSLATE_NOOP("CoreMessage",
                       "model.input = %1 gives %2 features but data.source '%3' has %4; set "

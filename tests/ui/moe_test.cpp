@@ -1,13 +1,14 @@
 // Mixture-of-Experts in the app: the two MoE templates, the layer table's
 // experts column and its refusals, the expert-parallel preset's all-to-alls in
 // the predicted timeline, and the training view's per-expert load chart after
-// a short run.
+// a short run, its legend clear of the bars.
 #include <QComboBox>
 #include <QMessageBox>
 #include <QSignalSpy>
 #include <QtTest>
 
 #include "core/io/experiment_prediction.h"
+#include "ui/language.h"
 #include "ui/main_window.h"
 #include "ui/models/experiment_document.h"
 #include "ui/models/layer_table_model.h"
@@ -90,7 +91,8 @@ class MoeTest : public QObject {
     double dropped = 0;
     for (const ExpertLoad& load : last.expert_load)
       for (int64_t tokens : load.dropped) dropped += double(tokens);
-    QCOMPARE(chart->droppedShown(), dropped);
+    // The chart may still show an earlier step of the live playback: wait for the last.
+    QTRY_COMPARE(chart->droppedShown(), dropped);
   }
 
   void theChartHidesWithoutExperts() {
@@ -104,6 +106,28 @@ class MoeTest : public QObject {
     QVERIFY(!chart.isHidden());
     QCOMPARE(chart.barCount(), 2);
     QCOMPARE(chart.droppedShown(), 2.0);
+  }
+
+  // In a short dock (the chart's minimum height) the legend sits above the
+  // tallest bar, in English and in Chinese.
+  void theLegendLeavesTheBarsClear() {
+    for (const char* language : {"en", "zh_CN"}) {
+      QVERIFY(apply_language(QString::fromLatin1(language)));
+      ExpertLoadChart chart;
+      chart.resize(420, chart.minimumHeight());
+      StepMetrics moe;
+      moe.expert_load.push_back({2, {300, 500, 200, 600}, {0, 20, 0, 40}});
+      moe.expert_load.push_back({4, {400, 400, 400, 400}, {0, 0, 0, 0}});
+      chart.showStep(&moe);
+      chart.replot();
+      const double tallest_bar_top = chart.yAxis->coordToPixel(600);
+      QVERIFY2(chart.legend->outerRect().bottom() <= tallest_bar_top,
+               qPrintable(QStringLiteral("%1: legend bottom %2, bar top %3")
+                              .arg(language)
+                              .arg(chart.legend->outerRect().bottom())
+                              .arg(tallest_bar_top)));
+    }
+    QVERIFY(apply_language(QStringLiteral("en")));
   }
 };
 

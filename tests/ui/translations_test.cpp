@@ -205,14 +205,34 @@ class TranslationsTest : public QObject {
           e.parallel.microbatches = 2;
         },
     };
-    for (const auto& edit : edits) {
-      window.document()->replace(testing::short_experiment(2), QString(), false);
-      window.document()->edit(edit);
+    const auto check_problems_in_chinese = [&window] {
       window.predictor()->updateNow();
       const QStringList problems = window.predictor()->problems();
       QVERIFY(!problems.isEmpty());
       for (const QString& problem : problems)
         QVERIFY2(has_chinese(core_message_text(problem)), qPrintable(problem));
+    };
+    for (const auto& edit : edits) {
+      window.document()->replace(testing::short_experiment(2), QString(), false);
+      window.document()->edit(edit);
+      check_problems_in_chinese();
+      if (QTest::currentTestFailed()) return;
+    }
+    // ... and for edits of the expert-parallel preset (ep 4, moe layers 2 and 4).
+    const std::function<void(Experiment&)> expert_parallel_edits[] = {
+        [](Experiment& e) { e.parallel.dp = 2; },
+        [](Experiment& e) { e.model.layers[2].experts = 6; },
+        [](Experiment& e) { e.parallel.update = UpdateMode::Async; },
+        [](Experiment& e) {
+          std::erase_if(e.model.layers,
+                        [](const LayerSpec& layer) { return layer.type == LayerType::Moe; });
+        },
+    };
+    for (const auto& edit : expert_parallel_edits) {
+      QVERIFY(window.applyPreset(QStringLiteral("expert-parallel")));
+      window.document()->edit(edit);
+      check_problems_in_chinese();
+      if (QTest::currentTestFailed()) return;
     }
     // The run log: progress lines and the last line.
     window.document()->replace(testing::short_experiment(2), QString(), false);

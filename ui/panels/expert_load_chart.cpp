@@ -6,8 +6,16 @@ ExpertLoadChart::ExpertLoadChart(QWidget* parent) : QCustomPlot(parent) {
   setObjectName(QStringLiteral("expertLoadPlot"));
   setMinimumHeight(120);
   yAxis->setLabel(tr("tokens"));
+  // The legend in one line at the top, above the bars (see
+  // keepBarsUnderLegend): in a column it hid the last moe layer's experts in
+  // a short dock.
   legend->setVisible(true);
   legend->setFont(QFont(font().family(), 8));
+  legend->setFillOrder(QCPLegend::foColumnsFirst);
+  legend->setIconSize(14, 10);
+  legend->setMargins(QMargins(4, 0, 4, 0));
+  legend->setBorderPen(Qt::NoPen);
+  legend->setBrush(QColor(255, 255, 255, 200));
   axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
   kept_ = new QCPBars(xAxis, yAxis);
   kept_->setName(tr("routed and kept"));
@@ -19,6 +27,7 @@ ExpertLoadChart::ExpertLoadChart(QWidget* parent) : QCustomPlot(parent) {
   dropped_->setPen(Qt::NoPen);
   dropped_->moveAbove(kept_);
   setVisible(false);
+  connect(this, &QCustomPlot::afterLayout, this, &ExpertLoadChart::keepBarsUnderLegend);
 }
 
 void ExpertLoadChart::showStep(const StepMetrics* metrics) {
@@ -44,11 +53,23 @@ void ExpertLoadChart::showStep(const StepMetrics* metrics) {
   xAxis->setTicker(ticker);
   xAxis->setRange(-1, position - 1);
   xAxis->setLabel(tr("expert (moe layer, index) after step %1").arg(metrics->step + 1));
-  double top = 0;
-  for (int i = 0; i < x.size(); ++i) top = std::max(top, kept[i] + dropped[i]);
-  yAxis->setRange(0, top > 0 ? top * 1.15 : 1.0);
+  tallest_ = 0;
+  for (int i = 0; i < x.size(); ++i) tallest_ = std::max(tallest_, kept[i] + dropped[i]);
+  yAxis->setRange(0, tallest_ > 0 ? tallest_ * 1.15 : 1.0);
   setVisible(true);
   replot(QCustomPlot::rpQueuedReplot);
+}
+
+void ExpertLoadChart::keepBarsUnderLegend() {
+  // The axis goes high enough that the tallest bar ends a few pixels under
+  // the legend, whatever the chart's height and the language's font.
+  const double height = axisRect()->height();
+  const double legend_bottom = legend->outerRect().bottom() - axisRect()->top() + 4;
+  if (tallest_ <= 0 || height <= legend_bottom) return;
+  const double upper = tallest_ * height / (height - legend_bottom);
+  if (std::abs(upper - yAxis->range().upper) < 1e-9 * upper) return;
+  yAxis->setRange(0, upper);
+  replot(QCustomPlot::rpQueuedReplot);  // this replot's ticks were set for the old range
 }
 
 int ExpertLoadChart::barCount() const { return kept_->dataCount(); }

@@ -21,8 +21,11 @@ class ExpertLoadChart : public QCustomPlot {
   double droppedShown() const;  // tokens drawn as dropped, over every expert
 
  private:
+  void keepBarsUnderLegend();
+
   QCPBars* kept_;
   QCPBars* dropped_;
+  double tallest_ = 0;  // the tallest bar shown (tokens kept + dropped)
 };
 
 }  // namespace pipelab

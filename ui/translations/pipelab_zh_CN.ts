@@ -122,6 +122,22 @@
         <source>data.path is empty; data.source = &apos;%1&apos; reads a UTF-8 text file: give its path (the LICENSE file will do)</source>
         <translation>data.path 为空；data.source = &apos;%1&apos; 读取一个 UTF-8 文本文件：请给出它的路径（LICENSE 文件即可）</translation>
     </message>
+    <message>
+        <source>parallel.ep = %1 does not divide parallel.dp = %2: expert-parallel groups are carved out of the data-parallel replicas; use an ep that divides dp, or raise dp</source>
+        <translation>parallel.ep = %1 不能整除 parallel.dp = %2：专家并行组是从数据并行副本中划分出来的；请使用能整除 dp 的 ep，或增大 dp</translation>
+    </message>
+    <message>
+        <source>parallel.ep = %1 spreads moe layers&apos; experts over replicas, and this model has none; set ep = 1 or add a moe layer</source>
+        <translation>parallel.ep = %1 把 MoE 层的专家分布到各副本上，而此模型没有 MoE 层；请设 ep = 1 或添加一个 moe 层</translation>
+    </message>
+    <message>
+        <source>model.layers[%1] has %2 experts, which parallel.ep = %3 cannot share out evenly; use an ep that divides the experts</source>
+        <translation>model.layers[%1] 有 %2 个专家，parallel.ep = %3 无法均分；请使用能整除专家数的 ep</translation>
+    </message>
+    <message>
+        <source>parallel.ep &gt; 1 exchanges tokens between replicas at every micro-batch, which asynchronous data parallel cannot wait for; set parallel.update = sync or ep = 1</source>
+        <translation>parallel.ep &gt; 1 时每个微批次都要在副本之间交换词元，异步数据并行无法等待；请设 parallel.update = sync 或 ep = 1</translation>
+    </message>
 </context>
 <context>
     <name>DeviceRowLabel</name>
@@ -186,6 +202,14 @@
     <message>
         <source>Small ResNet (MNIST)</source>
         <translation>小型 ResNet（MNIST）</translation>
+    </message>
+    <message>
+        <source>MoE Transformer (Switch, top-1)</source>
+        <translation>MoE Transformer（Switch，top-1）</translation>
+    </message>
+    <message>
+        <source>GShard top-2</source>
+        <translation>GShard top-2</translation>
     </message>
 </context>
 <context>
@@ -389,6 +413,18 @@
         <source>Four replicas each take a quarter of the batch, then average their gradients with a ring all-reduce (dark grey) before the update: every replica steps with the same weights. Compare with the asynchronous data parallel preset.</source>
         <translation>四个副本各取批次的四分之一，在更新前用环形全归约（深灰）平均梯度：每个副本都用相同的权重迈出一步。与异步数据并行预设对比。</translation>
     </message>
+    <message>
+        <source>Mixture of experts</source>
+        <translation>混合专家 (MoE)</translation>
+    </message>
+    <message>
+        <source>Expert parallel: all-to-all on the timeline</source>
+        <translation>专家并行：时间线上的全对全 (all-to-all)</translation>
+    </message>
+    <message>
+        <source>Four replicas share each MoE layer&apos;s four experts (ep 4): after every forward and backward the tokens travel to their experts and back by two ALL_TO_ALL ops on the communication row; run it and watch the Expert load chart even out as the load-balancing loss works.</source>
+        <translation>四个副本共享每个 MoE 层的四个专家（ep 4）：每次前向和反向之后，词元由通信行上的两次 ALL_TO_ALL 操作发送到各自的专家，再送回来。运行它，观察专家负载图随着负载均衡损失起作用而趋于均匀。</translation>
+    </message>
 </context>
 <context>
     <name>QObject</name>
@@ -447,6 +483,10 @@
     <message>
         <source>duration %1 (from %2 to %3)</source>
         <translation>耗时 %1（从 %2 到 %3）</translation>
+    </message>
+    <message>
+        <source>group: expert parallel</source>
+        <translation>通信组：专家并行</translation>
     </message>
 </context>
 <context>
@@ -852,6 +892,29 @@
     </message>
 </context>
 <context>
+    <name>pipelab::ExpertLoadChart</name>
+    <message>
+        <source>tokens</source>
+        <translation>词元</translation>
+    </message>
+    <message>
+        <source>routed and kept</source>
+        <translation>已路由并保留</translation>
+    </message>
+    <message>
+        <source>dropped (over capacity)</source>
+        <translation>被丢弃（超出容量）</translation>
+    </message>
+    <message>
+        <source>L%1 e%2</source>
+        <translation>L%1 e%2</translation>
+    </message>
+    <message>
+        <source>expert (moe layer, index) after step %1</source>
+        <translation>第 %1 步后的专家（MoE 层，序号）</translation>
+    </message>
+</context>
+<context>
     <name>pipelab::ExportActions</name>
     <message>
         <source>&amp;Timeline chart…</source>
@@ -997,10 +1060,6 @@
         <translation>%1 个 id → %1×%2</translation>
     </message>
     <message>
-        <source>Linear: output width. Dropout: drop probability. Embedding: width per token. Transformer block: attention heads. Conv2d and residual block: output channels (with kernel and stride). Pools: the window (stride follows it). Batch norm: synced over data-parallel replicas or local.</source>
-        <translation>线性层：输出宽度。Dropout：丢弃概率。嵌入层：每个词元的宽度。Transformer 块：注意力头数。Conv2d 和残差块：输出通道数（以及卷积核和步幅）。池化：窗口大小（步幅与之相同）。批归一化：在数据并行副本间同步，或本地。</translation>
-    </message>
-    <message>
         <source>The pipeline stage the split puts the layer on</source>
         <translation>切分把该层放到的流水线阶段</translation>
     </message>
@@ -1071,6 +1130,18 @@
     <message>
         <source>Layer %1: the drop probability must be in [0, 1) (got &apos;%2&apos;)</source>
         <translation>第 %1 层：丢弃概率必须在 [0, 1) 内（收到“%2”）</translation>
+    </message>
+    <message>
+        <source>%1 experts, top-%2</source>
+        <translation>%1 个专家，top-%2</translation>
+    </message>
+    <message>
+        <source>Linear: output width. Dropout: drop probability. Embedding: width per token. Transformer block: attention heads. Conv2d and residual block: output channels (with kernel and stride). Pools: the window (stride follows it). Batch norm: synced over data-parallel replicas or local. MoE: the number of experts (and top-k).</source>
+        <translation>线性层：输出宽度。Dropout：丢弃概率。嵌入层：每个词元的宽度。Transformer 块：注意力头数。Conv2d 和残差块：输出通道数（以及卷积核和步幅）。池化：窗口大小（步幅与之相同）。批归一化：在数据并行副本间同步，或本地。MoE：专家数（以及 top-k）。</translation>
+    </message>
+    <message>
+        <source>Layer %1: the experts must be a whole number of at least top_k = %2 (got &apos;%3&apos;)</source>
+        <translation>第 %1 层：专家数必须是不小于 top_k = %2 的整数（收到“%3”）</translation>
     </message>
 </context>
 <context>
