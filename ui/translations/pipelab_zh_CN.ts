@@ -2193,6 +2193,10 @@ predicted</source>
         <source>v2, strip: weight version an op reads (one colour per version); U v3 makes v3 current</source>
         <translation>v2 与色带：操作读取的权重版本（每个版本一种颜色）；U v3 让 v3 成为当前版本</translation>
     </message>
+    <message>
+        <source>v2, strip: weight version a replica computes on (one colour per version), the newest it pulled</source>
+        <translation>v2 与色带：副本计算所用的权重版本（每个版本一种颜色），即它拉取的最新版本</translation>
+    </message>
 </context>
 <context>
     <name>pipelab::TimelineView</name>
