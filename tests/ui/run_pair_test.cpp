@@ -1,6 +1,7 @@
 // A preset of two runs: "Synced vs local BatchNorm in data parallel" trains
 // the local variant and then the synced one on one Run, keeps both in the run
-// store and opens the comparison on them as A and B, with the preset's note.
+// store and opens the comparison on them as A and B, with the preset's note;
+// "GPipe memory" runs beside 1F1B the same way.
 // Stop stops the pair, a first run that fails leaves the second unstarted, a
 // second variant that is not valid starts nothing, and the experiment being
 // edited stays as the user left it.
@@ -49,9 +50,9 @@ std::vector<double> losses_of(const Trace& trace) {
 }
 
 // The window with the preset applied, playing live, its runs `steps` long.
-void apply_preset(MainWindow& window, int steps) {
+void apply_preset(MainWindow& window, int steps, const QString& id = kPresetId) {
   window.setSaveQuestion([](const QString&) { return QMessageBox::Discard; });
-  QVERIFY(window.applyPreset(kPresetId));
+  QVERIFY(window.applyPreset(id));
   window.document()->edit([steps](Experiment& e) { e.training.steps = steps; });
   window.speedCombo()->setCurrentIndex(window.speedCombo()->findData(RunController::kLive));
 }
@@ -135,7 +136,8 @@ class RunPairTest : public QObject {
     const std::vector<double> single_losses = losses_of(single.trace());
     QCOMPARE(single_losses.size(), synced_losses.size());
     for (size_t i = 0; i < single_losses.size(); ++i)
-      QVERIFY2(std::fabs(single_losses[i] - synced_losses[i]) < 1e-4, qPrintable(QString::number(i)));
+      QVERIFY2(std::fabs(single_losses[i] - synced_losses[i]) < 1e-4,
+               qPrintable(QString::number(i)));
 
     // The experiment being edited is the one the preset opened, edit and all.
     QCOMPARE(experiment_to_json(window.document()->experiment()), experiment_to_json(edited));
@@ -143,6 +145,24 @@ class RunPairTest : public QObject {
     compare->setRuns(1, 0);
     emit compare->findChildren<QComboBox*>().first()->activated(0);  // run A's chooser
     QVERIFY(compare->note().isEmpty());
+  }
+
+  void gpipeMemoryRunsBesideOneFOneB() {
+    MainWindow window;
+    apply_preset(window, 3, QStringLiteral("gpipe-memory"));
+    QVERIFY(window.startRun());
+    QVERIFY(wait_for_the_pair(window));
+    RunStore* store = window.runStore();
+    QCOMPARE(store->count(), 2);
+    QCOMPARE(store->run(0)->trace.schedule, std::string("gpipe"));
+    QCOMPARE(store->run(1)->trace.schedule, std::string("1f1b"));
+    // The memory pane: device 0 holds more at its peak under GPipe.
+    CompareView* compare = window.compareView();
+    const auto peak = [compare](int run) {
+      bool found = false;
+      return compare->memoryGraph(run)->getValueRange(found).upper;
+    };
+    QVERIFY2(peak(0) > peak(1), qPrintable(QStringLiteral("%1 vs %2").arg(peak(0)).arg(peak(1))));
   }
 
   void stopStopsThePair() {

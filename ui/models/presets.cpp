@@ -289,9 +289,16 @@ std::vector<Preset> presets() {
                       QT_TRANSLATE_NOOP("Presets",
                                         "GPipe keeps every micro-batch's activations until the "
                                         "backwards start: watch device 0's activations climb to m "
-                                        "= 16 micro-batches' worth in the Memory chart, then open "
-                                        "the DAPPLE (1F1B) preset."),
+                                        "= 16 micro-batches' worth in the Memory chart, and in the "
+                                        "comparison beside 1F1B's, which never hold more than p = "
+                                        "4."),
                       gpipe_memory));
+  list.back().compare_with =
+      RunPair{tr_preset(QT_TRANSLATE_NOOP("Presets", "GPipe, 16 micro-batches")),
+              tr_preset(QT_TRANSLATE_NOOP("Presets", "1F1B, 16 micro-batches")), [](Experiment e) {
+                e.parallel.schedule = ScheduleKind::OneFOneB;
+                return e;
+              }};
 
   Experiment one_f_one_b = gpipe_memory;
   one_f_one_b.parallel.schedule = ScheduleKind::OneFOneB;
@@ -398,7 +405,7 @@ std::vector<Preset> presets() {
                       data_parallel));
 
   // Is data parallel a bigger batch? Only with synced batch norm: two runs.
-  Preset batch_norm = make(
+  list.push_back(make(
       "batchnorm-data-parallel", data_tensor,
       QT_TRANSLATE_NOOP("Presets", "Synced vs local BatchNorm in data parallel (dp 2)"),
       QT_TRANSLATE_NOOP(
@@ -409,12 +416,11 @@ std::vector<Preset> presets() {
           "parts from run B's. Synced (run B): the replicas all-reduce each channel's Σx and "
           "Σx² (the extra ALLREDUCEs after every F and B on its timeline), so μ and σ² cover "
           "all 8 samples: exactly one device on the whole batch."),
-      with_batch_norm_sync(batch_norm_experiment(), false));
-  batch_norm.compare_with = RunPair{
+      with_batch_norm_sync(batch_norm_experiment(), false)));
+  list.back().compare_with = RunPair{
       tr_preset(QT_TRANSLATE_NOOP("Presets", "Local BatchNorm, dp 2")),
       tr_preset(QT_TRANSLATE_NOOP("Presets", "Synced BatchNorm, dp 2")),
       [](Experiment e) { return with_batch_norm_sync(std::move(e), true); }};
-  list.push_back(std::move(batch_norm));
 
   Experiment tensor_parallel = base_experiment();
   tensor_parallel.parallel.pp = 1;

@@ -11,8 +11,9 @@ RunPairController::RunPairController(RunController* run, RunStore* store, QObjec
   // Queued: the Runs menu keeps an ended run in the store on this same signal,
   // and starting the next run inside another handler of it would pull the
   // finished executor from under the RunController's own tick.
-  connect(run_, &RunController::phaseChanged, this, [this] { onRunPhaseChanged(); },
-          Qt::QueuedConnection);
+  connect(
+      run_, &RunController::phaseChanged, this, [this] { onRunPhaseChanged(); },
+      Qt::QueuedConnection);
 }
 
 bool RunPairController::start(const Experiment& first, QString* error) {
