@@ -661,8 +661,8 @@ void MainWindow::showPresetNote(const QString& id) {
   if (!preset) return preset_note_->showPreset({}, {});
   QString what_to_see = preset->what_to_see;
   if (const std::optional<RunPair>& pair = preset->compare_with)
-    what_to_see += QLatin1Char(' ') + tr("Run trains “%1”, then “%2”, and compares the two.")
-                                          .arg(pair->first_name, pair->second_name);
+    what_to_see = tr("%1 Run trains “%2”, then “%3”, and compares the two.")
+                      .arg(what_to_see, pair->first_name, pair->second_name);
   preset_note_->showPreset(preset->title, what_to_see);
 }
 
