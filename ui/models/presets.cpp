@@ -56,7 +56,7 @@ Preset make(const char* id, PresetTopic topic, const char* title, const char* wh
 // norm sees 4 samples, few enough that normalising them alone shows. A run
 // takes well under a second, no data set to download.
 Experiment batch_norm_experiment() {
-  Experiment e = default_experiment();
+  Experiment e = base_experiment();
   e.model.input = {1, 8, 8};
   LayerSpec conv{LayerType::Conv2d, 8, false, 0.0};
   conv.kernel = 3;
@@ -69,22 +69,16 @@ Experiment batch_norm_experiment() {
                     residual,
                     LayerSpec{LayerType::GlobalAvgPool, 0, true, 0.0},
                     LayerSpec{LayerType::Linear, 4, true, 0.0}};
-  e.model.loss = LossType::CrossEntropy;
   e.data.source = "blobs";
   e.data.features = 64;
   e.data.classes = 4;
   e.data.noise = 1.0;
   e.training.batch_size = 8;
-  e.training.steps = 100;
-  e.training.eval_every = 25;
-  e.training.optimizer.type = "adam";
-  e.training.optimizer.lr = 0.01;
-  e.parallel = ParallelPlan{};
+  e.training.steps = 100;  // Adam, as every base experiment
+  e.parallel.pp = 1;
   e.parallel.dp = 2;
+  e.parallel.microbatches = 1;
   e.parallel.schedule = ScheduleKind::GPipe;
-  e.simulation.profile = "cpu-core";
-  e.backend.type = "cpu";
-  e.backend.threads = 0;
   return e;
 }
 
