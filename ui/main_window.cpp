@@ -148,9 +148,8 @@ MainWindow::MainWindow(const GpuAvailability& gpus, QWidget* parent)
   connect(run_, &RunController::message, this, [this](const QString& text) {
     statusBar()->showMessage(core_message_text(text), kStatusMessageMs);
   });
-  connect(run_pair_, &RunPairController::secondStarted, this, [this] {
-    statusBar()->showMessage(tr("Run 2 of 2: %1").arg(run_pair_->pair()->second_name),
-                             kStatusMessageMs);
+  connect(run_pair_, &RunPairController::secondStarted, this, [this](const QString& name) {
+    statusBar()->showMessage(tr("Run 2 of 2: %1").arg(name), kStatusMessageMs);
   });
   connect(run_pair_, &RunPairController::finished, this, &MainWindow::showPairComparison);
   connect(run_pair_, &RunPairController::ended, this, [this](const QString& reason) {

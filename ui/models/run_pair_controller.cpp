@@ -31,6 +31,7 @@ bool RunPairController::start(const Experiment& first, QString* error) {
                         core_message_text(QString::fromStdString(problems.front())));
     return false;
   }
+  running_ = *pair_;
   second_ = std::move(second);
   first_row_ = -1;
   part_ = Part::First;
@@ -64,12 +65,12 @@ void RunPairController::onRunPhaseChanged() {
     if (done && first_row_ >= 0) {
       part_ = Part::Second;
       startRun(second_);
-      emit secondStarted();
+      emit secondStarted(running_.second_name);
       return;
     }
     part_ = Part::None;
     emit ended(tr("“%1” ended early (%2), so “%3” did not run")
-                   .arg(pair_->first_name, RunController::phaseName(phase), pair_->second_name));
+                   .arg(running_.first_name, RunController::phaseName(phase), running_.second_name));
     return;
   }
   part_ = Part::None;
@@ -79,7 +80,7 @@ void RunPairController::onRunPhaseChanged() {
     return;
   }
   emit ended(tr("“%1” ended early (%2); the runs made are in the Runs menu")
-                 .arg(pair_->second_name, RunController::phaseName(phase)));
+                 .arg(running_.second_name, RunController::phaseName(phase)));
 }
 
 }  // namespace pipelab

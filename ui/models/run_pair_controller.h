@@ -50,8 +50,9 @@ class RunPairController : public QObject {
   int runningPart() const { return static_cast<int>(part_); }
 
  signals:
-  // The first run finished (and is kept in the store); the second starts.
-  void secondStarted();
+  // The first run finished (and is kept in the store); the second, called
+  // `name`, starts.
+  void secondStarted(const QString& name);
   // Both runs finished: their rows in the store.
   void finished(int first_row, int second_row);
   // The pair ended before both runs finished (a failure or Stop): why, in one line.
@@ -68,6 +69,7 @@ class RunPairController : public QObject {
   RunController* run_;
   RunStore* store_;
   std::optional<RunPair> pair_;
+  RunPair running_;  // the pair in progress (pair_ may change meanwhile)
   Part part_ = Part::None;
   Experiment second_;
   int rows_before_ = 0;  // the store's size when the current run started
