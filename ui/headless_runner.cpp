@@ -9,6 +9,7 @@
 #include "ui/models/prediction_updater.h"
 #include "ui/models/replay_updater.h"
 #include "ui/models/run_controller.h"
+#include "ui/models/run_pair_controller.h"
 #include "ui/panels/memory_view.h"
 #include "ui/panels/training_view.h"
 #include "ui/timeline/timeline_chart.h"
@@ -37,17 +38,26 @@ void HeadlessRunner::begin() {
   RunController* run = window_->runController();
   // Charts for slides show the whole run, not a replay in progress.
   window_->speedCombo()->setCurrentIndex(window_->speedCombo()->findData(RunController::kLive));
-  connect(run, &RunController::phaseChanged, this, [this, run](RunController::Phase phase) {
-    if (run->isActive() || phase == RunController::Phase::Idle || done_) return;
+  // A preset of two runs ends after its second (the pair's end comes after
+  // the run's, so both signals lead here).
+  RunPairController* pair = window_->runPair();
+  const auto on_end = [this, run, pair] {
+    const RunController::Phase phase = run->phase();
+    if (run->isActive() || pair->runningPart() > 0 || phase == RunController::Phase::Idle ||
+        done_)
+      return;
     if (phase == RunController::Phase::Failed) {
       print_error(QObject::tr("the run failed: %1").arg(run->errorText()));
       failed_ = true;
     }
     run->catchUp();
     exportAndFinish();
-  });
+  };
+  connect(run, &RunController::phaseChanged, this, on_end);
+  connect(pair, &RunPairController::finished, this, on_end);
+  connect(pair, &RunPairController::ended, this, on_end);
   if (!window_->startRun(false)) {
-    print_error(QObject::tr("cannot run: %1").arg(window_->predictor()->problems().join("; ")));
+    print_error(QObject::tr("cannot run: %1").arg(window_->shownProblems().join("; ")));
     failed_ = true;
     exportAndFinish();
   }

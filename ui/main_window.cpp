@@ -31,6 +31,7 @@
 #include "ui/models/prediction_updater.h"
 #include "ui/models/presets.h"
 #include "ui/models/replay_updater.h"
+#include "ui/models/run_pair_controller.h"
 #include "ui/models/run_store.h"
 #include "ui/panels/compare_view.h"
 #include "ui/panels/data_panel.h"
@@ -101,6 +102,7 @@ MainWindow::MainWindow(const GpuAvailability& gpus, QWidget* parent)
   replay_updater_->setRunController(run_);
 
   run_store_ = new RunStore(this);  // the runs outlive a rebuilt window (language change)
+  run_pair_ = new RunPairController(run_, run_store_, this);
   run_status_label_ = new QLabel;
   statusBar()->addPermanentWidget(run_status_label_);
 
@@ -145,6 +147,16 @@ MainWindow::MainWindow(const GpuAvailability& gpus, QWidget* parent)
   connect(run_, &RunController::traceGrew, this, &MainWindow::updateRunActions);
   connect(run_, &RunController::message, this, [this](const QString& text) {
     statusBar()->showMessage(core_message_text(text), kStatusMessageMs);
+  });
+  connect(run_pair_, &RunPairController::secondStarted, this, [this](const QString& name) {
+    statusBar()->showMessage(tr("Run 2 of 2: %1").arg(name), kStatusMessageMs);
+  });
+  connect(run_pair_, &RunPairController::finished, this, &MainWindow::showPairComparison);
+  connect(run_pair_, &RunPairController::ended, this, [this](const QString& reason) {
+    updateRunActions();
+    // A failed run's own message stays in the status bar; the panels show it too.
+    if (run_->phase() != RunController::Phase::Failed)
+      statusBar()->showMessage(reason, kStatusMessageMs);
   });
 
   save_question_ = [this](const QString& name) {
@@ -643,25 +655,35 @@ bool MainWindow::maybeSave() {
 
 void MainWindow::showPresetNote(const QString& id) {
   shown_preset_id_ = id;
-  for (const Preset& preset : presets())
-    if (preset.id == id) return preset_note_->showPreset(preset.title, preset.what_to_see);
-  preset_note_->showPreset({}, {});
+  const std::optional<Preset> preset = preset_by_id(id);
+  run_pair_->setPair(preset ? preset->compare_with : std::nullopt);
+  if (!preset) return preset_note_->showPreset({}, {});
+  QString what_to_see = preset->what_to_see;
+  if (const std::optional<RunPair>& pair = preset->compare_with)
+    what_to_see = tr("%1 Run trains “%2”, then “%3”, and compares the two.")
+                      .arg(what_to_see, pair->first_name, pair->second_name);
+  preset_note_->showPreset(preset->title, what_to_see);
+}
+
+void MainWindow::showPairComparison(int first_row, int second_row) {
+  updateRunActions();
+  compare_view_->setRuns(first_row, second_row);
+  if (const std::optional<Preset> preset = preset_by_id(shown_preset_id_))
+    compare_view_->setNote(preset->title, preset->what_to_see);
+  runs_menu_->showComparison();
 }
 
 bool MainWindow::applyPreset(const QString& id) {
-  for (const Preset& preset : presets()) {
-    if (preset.id != id) continue;
-    if (!maybeSave()) return false;
-    resetRun();
-    document_->replace(preset.experiment, QString(), true);
-    setNotice({});
-    // What to see stays in the note above the timeline; the status bar just confirms.
-    statusBar()->showMessage(tr("Preset: %1").arg(preset.title), kStatusMessageMs);
-    showPresetNote(preset.id);
-    if (preset.shows_overhead) overhead_dock_->raise();
-    return true;
-  }
-  return false;
+  const std::optional<Preset> preset = preset_by_id(id);
+  if (!preset || !maybeSave()) return false;
+  resetRun();
+  document_->replace(preset->experiment, QString(), true);
+  setNotice({});
+  // What to see stays in the note above the timeline; the status bar just confirms.
+  statusBar()->showMessage(tr("Preset: %1").arg(preset->title), kStatusMessageMs);
+  showPresetNote(preset->id);
+  if (preset->shows_overhead) overhead_dock_->raise();
+  return true;
 }
 
 void MainWindow::planWithDialog() {
@@ -710,11 +732,21 @@ bool MainWindow::startRun(bool paused) {
   training_view_->setRunError({});
   distributeProblems();
   run_->setPlaybackSpeed(speed_combo_->currentData().toDouble());
+  // A preset of two runs trains both on Run; a step walks through one run.
+  if (run_pair_->pair() && !paused) {
+    QString error;
+    if (!run_pair_->start(document_->experiment(), &error)) {
+      onRunFailed(error, ProblemArea::Run);
+      return false;
+    }
+    return true;
+  }
   run_->start(document_->experiment(), 0, paused);
   return true;
 }
 
 void MainWindow::attachTo(const QString& address) {
+  run_pair_->cancel();
   run_problem_.clear();
   training_view_->setRunError({});
   distributeProblems();
@@ -753,9 +785,13 @@ void MainWindow::stepOnce() {
   }
 }
 
-void MainWindow::stopRun() { run_->stop(); }
+void MainWindow::stopRun() {
+  run_pair_->cancel();  // Stop stops a pair of runs, not just the one training
+  run_->stop();
+}
 
 void MainWindow::resetRun() {
+  run_pair_->cancel();
   run_->reset();
   run_problem_.clear();
   training_view_->setRunError({});
@@ -798,6 +834,7 @@ void MainWindow::updateRunActions() {
   QString status = tr("Run: %1").arg(RunController::phaseName(phase));
   if (phase != RunController::Phase::Idle && phase != RunController::Phase::Preparing)
     status += tr(" · step %1 of %2").arg(run_->stepsDone()).arg(run_->stepsTotal());
+  if (run_pair_->runningPart() > 0) status += tr(" · run %1 of 2").arg(run_pair_->runningPart());
   run_status_label_->setText(status);
 }
 

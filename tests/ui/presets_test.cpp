@@ -68,14 +68,23 @@ class PresetsTest : public QObject {
       const Prediction prediction = predict_experiment(preset.experiment);
       QVERIFY2(!prediction.result.trace.events.empty(), qPrintable(preset.id));
       QVERIFY2(!preset.title.isEmpty() && !preset.what_to_see.isEmpty(), qPrintable(preset.id));
+      // A figure of two runs: its second variant is valid too and differs.
+      if (const std::optional<RunPair>& pair = preset.compare_with) {
+        const Experiment second = pair->second_from_first(preset.experiment);
+        QVERIFY2(validate_experiment(second).empty(), qPrintable(preset.id));
+        QVERIFY2(experiment_to_json(second) != experiment_to_json(preset.experiment),
+                 qPrintable(preset.id));
+        QVERIFY2(!pair->first_name.isEmpty() && pair->first_name != pair->second_name,
+                 qPrintable(preset.id));
+      }
     }
     // The course's figures and the classic comparisons, by their stable ids.
     for (const char* id :
          {"naive", "naive-fbu", "backward-twice-forward", "gpipe", "gpipe-overhead-2",
           "gpipe-overhead-4", "gpipe-vs-pipedream-order", "gpipe-memory", "1f1b-memory",
           "interleaved", "zero-bubble", "zb-v", "dualpipev", "pipedream", "pipemare",
-          "async-data-parallel", "data-parallel", "tensor-parallel", "offload-vs-recompute",
-          "expert-parallel"})
+          "async-data-parallel", "data-parallel", "batchnorm-data-parallel", "tensor-parallel",
+          "offload-vs-recompute", "expert-parallel"})
       QVERIFY2(ids.contains(id), id);
   }
 

@@ -48,7 +48,46 @@ Preset make(const char* id, PresetTopic topic, const char* title, const char* wh
             Experiment e) {
   e.name = QCoreApplication::translate("Presets", title).toStdString();
   return Preset{QString::fromLatin1(id), tr_preset(title), tr_preset(what_to_see), topic, false,
-                std::move(e)};
+                std::move(e), std::nullopt};
+}
+
+// A small convolutional net with batch norm on 8 x 8 "images" of Gaussian
+// clusters, two data-parallel replicas of a batch of 8: each replica's batch
+// norm sees 4 samples, few enough that normalising them alone shows. A run
+// takes well under a second, no data set to download.
+Experiment batch_norm_experiment() {
+  Experiment e = base_experiment();
+  e.model.input = {1, 8, 8};
+  LayerSpec conv{LayerType::Conv2d, 8, false, 0.0};
+  conv.kernel = 3;
+  conv.padding = 1;
+  LayerSpec residual{LayerType::ResidualBlock, 16, false, 0.0};
+  residual.stride = 2;
+  e.model.layers = {conv,
+                    LayerSpec{LayerType::BatchNorm, 0, true, 0.0},
+                    LayerSpec{LayerType::Relu, 0, true, 0.0},
+                    residual,
+                    LayerSpec{LayerType::GlobalAvgPool, 0, true, 0.0},
+                    LayerSpec{LayerType::Linear, 4, true, 0.0}};
+  e.data.source = "blobs";
+  e.data.features = 64;
+  e.data.classes = 4;
+  e.data.noise = 1.0;
+  e.training.batch_size = 8;
+  e.training.steps = 100;  // Adam, as every base experiment
+  e.parallel.pp = 1;
+  e.parallel.dp = 2;
+  e.parallel.microbatches = 1;
+  e.parallel.schedule = ScheduleKind::GPipe;
+  return e;
+}
+
+// Every batch norm of the model (a residual block's too) local or synced.
+Experiment with_batch_norm_sync(Experiment e, bool sync) {
+  for (LayerSpec& layer : e.model.layers)
+    if (layer.type == LayerType::BatchNorm || layer.type == LayerType::ResidualBlock)
+      layer.sync = sync;
+  return e;
 }
 
 // Unit costs (the figures' abstract time), so the bars have the proportions of
@@ -244,9 +283,16 @@ std::vector<Preset> presets() {
                       QT_TRANSLATE_NOOP("Presets",
                                         "GPipe keeps every micro-batch's activations until the "
                                         "backwards start: watch device 0's activations climb to m "
-                                        "= 16 micro-batches' worth in the Memory chart, then open "
-                                        "the DAPPLE (1F1B) preset."),
+                                        "= 16 micro-batches' worth in the Memory chart, and in the "
+                                        "comparison beside 1F1B's, which never hold more than p = "
+                                        "4."),
                       gpipe_memory));
+  list.back().compare_with =
+      RunPair{tr_preset(QT_TRANSLATE_NOOP("Presets", "GPipe, 16 micro-batches")),
+              tr_preset(QT_TRANSLATE_NOOP("Presets", "1F1B, 16 micro-batches")), [](Experiment e) {
+                e.parallel.schedule = ScheduleKind::OneFOneB;
+                return e;
+              }};
 
   Experiment one_f_one_b = gpipe_memory;
   one_f_one_b.parallel.schedule = ScheduleKind::OneFOneB;
@@ -352,6 +398,24 @@ std::vector<Preset> presets() {
                                         "parallel preset."),
                       data_parallel));
 
+  // Is data parallel a bigger batch? Only with synced batch norm: two runs.
+  list.push_back(make(
+      "batchnorm-data-parallel", data_tensor,
+      QT_TRANSLATE_NOOP("Presets", "Synced vs local BatchNorm in data parallel (dp 2)"),
+      QT_TRANSLATE_NOOP(
+          "Presets",
+          "Is data parallel just a bigger batch? Batch norm computes y = (x - μ) / sqrt(σ² + "
+          "ε) γ + β. Local (run A): each replica takes μ and σ² over its own 8/dp = 4 samples, "
+          "so dp 2 trains differently from one device on the batch of 8, and its loss curve "
+          "parts from run B's. Synced (run B): the replicas all-reduce each channel's Σx and "
+          "Σx² (the extra ALLREDUCEs after every F and B on its timeline), so μ and σ² cover "
+          "all 8 samples: exactly one device on the whole batch."),
+      with_batch_norm_sync(batch_norm_experiment(), false)));
+  list.back().compare_with = RunPair{
+      tr_preset(QT_TRANSLATE_NOOP("Presets", "Local BatchNorm, dp 2")),
+      tr_preset(QT_TRANSLATE_NOOP("Presets", "Synced BatchNorm, dp 2")),
+      [](Experiment e) { return with_batch_norm_sync(std::move(e), true); }};
+
   Experiment tensor_parallel = base_experiment();
   tensor_parallel.parallel.pp = 1;
   tensor_parallel.parallel.tp = 4;
@@ -407,6 +471,12 @@ std::vector<Preset> presets() {
                              "load-balancing loss works."),
            expert_parallel));
   return list;
+}
+
+std::optional<Preset> preset_by_id(const QString& id) {
+  for (Preset& preset : presets())
+    if (preset.id == id) return std::move(preset);
+  return std::nullopt;
 }
 
 }  // namespace pipelab

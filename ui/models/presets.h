@@ -3,16 +3,19 @@
 // breakdown, the F/B/U pipeline, GPipe vs PipeDream order, GPipe vs 1F1B
 // memory, interleaving, zero bubble, asynchronous PipeDream and its weight
 // stashing, PipeMare without a stash, synchronous and asynchronous data
-// parallel, tensor parallelism, and expert parallelism's all-to-alls. Every
+// parallel, synced vs local batch norm in data parallel (two runs compared),
+// tensor parallelism, and expert parallelism's all-to-alls. Every
 // preset is a complete, valid experiment, most on the same small model, so
 // switching between them compares schedules, not models. The menu groups them
 // by topic.
 #pragma once
 
 #include <QString>
+#include <optional>
 #include <vector>
 
 #include "core/io/experiment.h"
+#include "ui/models/run_pair_controller.h"
 
 namespace pipelab {
 
@@ -36,8 +39,13 @@ struct Preset {
   PresetTopic topic = PresetTopic::PipelineSchedules;
   bool shows_overhead = false;  // its figure is the Overhead chart: the window brings it forward
   Experiment experiment;
+  // A figure that is two runs side by side: Run trains `experiment`, then
+  // this variant of it, and the comparison window opens on the two.
+  std::optional<RunPair> compare_with;
 };
 
 std::vector<Preset> presets();
+// The preset with this id; none when there is no such preset.
+std::optional<Preset> preset_by_id(const QString& id);
 
 }  // namespace pipelab

@@ -20,6 +20,7 @@
 #include "core/trace/run_statistics.h"
 #include "ui/models/run_store.h"
 #include "ui/number_text.h"
+#include "ui/panels/preset_note.h"
 #include "ui/timeline/time_axis_unit.h"
 #include "ui/timeline/timeline_chart.h"
 #include "ui/timeline/timeline_plottable.h"
@@ -74,7 +75,10 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     bar->addWidget(run_combo_[run]);
     bar->addWidget(save);
     bar->addSpacing(12);
-    connect(run_combo_[run], &QComboBox::activated, this, [this] { setRuns(runA(), runB()); });
+    connect(run_combo_[run], &QComboBox::activated, this, [this] {
+      setNote({}, {});  // the note was about the runs chosen before
+      setRuns(runA(), runB());
+    });
   }
   device_combo_ = new QComboBox(this);
   connect(device_combo_, &QComboBox::activated, this,
@@ -97,6 +101,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
          "reopens a saved one."),
       this);
   empty_label_->setWordWrap(true);
+  note_ = new PresetNote(this);
 
   // Loss and memory: one plot, two panes, one legend naming the runs.
   curves_ = new QCustomPlot(this);
@@ -169,6 +174,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addLayout(bar);
+  layout->addWidget(note_);
   layout->addWidget(empty_label_);
   layout->addWidget(charts, 1);
   rebuild();
@@ -189,7 +195,14 @@ void CompareView::setRunStore(RunStore* store) {
   setRuns(store_->count() >= 2 ? store_->count() - 2 : store_->count() - 1, store_->count() - 1);
 }
 
+void CompareView::setNote(const QString& title, const QString& text) {
+  note_->showPreset(title, text);
+}
+
+QString CompareView::note() const { return note_->isHidden() ? QString() : note_->text(); }
+
 void CompareView::onRunsInserted() {
+  setNote({}, {});  // the note was about the runs compared before
   // The newest run against the one before it: the usual "changed one thing" comparison.
   const int newest = store_->count() - 1;
   setRuns(newest >= 1 ? newest - 1 : newest, newest >= 1 ? newest : -1);

@@ -25,6 +25,7 @@ class QTableWidget;
 
 namespace pipelab {
 
+class PresetNote;
 class RunStore;
 class TimelineChart;
 
@@ -41,6 +42,10 @@ class CompareView : public QWidget {
   void setRuns(int row_a, int row_b);
   int runA() const;
   int runB() const;
+  // A note above the charts saying what the two runs show (a preset's), until
+  // other runs are chosen; an empty title hides it.
+  void setNote(const QString& title, const QString& text);
+  QString note() const;
   // Whose memory the memory pane draws, and over what: the first step the
   // statistics count, each run from that step's start (the default), or the whole run.
   void setMemoryDevice(int device);
@@ -84,6 +89,7 @@ class CompareView : public QWidget {
   QCPGraph* memory_[2];
   QTableWidget* table_;
   QLabel* empty_label_;
+  PresetNote* note_;
   TimelineChart* timeline_a_;
   TimelineChart* timeline_b_;
   int memory_device_ = 0;

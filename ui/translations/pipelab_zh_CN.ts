@@ -378,8 +378,32 @@
         <translation>PipeDream 的顺序：每个设备做完预热前向后，一次前向一次反向交替进行。气泡与 GPipe 相同，为 (p-1)/(m+p-1)；变化的是内存。把调度设为 gpipe，即可在同样的条上看到 GPipe 的顺序。</translation>
     </message>
     <message>
-        <source>GPipe keeps every micro-batch&apos;s activations until the backwards start: watch device 0&apos;s activations climb to m = 16 micro-batches&apos; worth in the Memory chart, then open the DAPPLE (1F1B) preset.</source>
-        <translation>GPipe 在反向开始前保留每个微批次的激活：在内存图中看设备 0 的激活一直上升到 m = 16 个微批次的量，然后打开“DAPPLE（1F1B）的内存”预设。</translation>
+        <source>GPipe keeps every micro-batch&apos;s activations until the backwards start: watch device 0&apos;s activations climb to m = 16 micro-batches&apos; worth in the Memory chart, and in the comparison beside 1F1B&apos;s, which never hold more than p = 4.</source>
+        <translation>GPipe 在反向开始前保留每个微批次的激活：在内存图中看设备 0 的激活一直上升到 m = 16 个微批次的量；在对比窗口中与 1F1B 并排，后者最多只保留 p = 4 个。</translation>
+    </message>
+    <message>
+        <source>GPipe, 16 micro-batches</source>
+        <translation>GPipe，16 个微批次</translation>
+    </message>
+    <message>
+        <source>1F1B, 16 micro-batches</source>
+        <translation>1F1B，16 个微批次</translation>
+    </message>
+    <message>
+        <source>Synced vs local BatchNorm in data parallel (dp 2)</source>
+        <translation>数据并行中的同步批归一化与本地批归一化（dp 2）</translation>
+    </message>
+    <message>
+        <source>Is data parallel just a bigger batch? Batch norm computes y = (x - μ) / sqrt(σ² + ε) γ + β. Local (run A): each replica takes μ and σ² over its own 8/dp = 4 samples, so dp 2 trains differently from one device on the batch of 8, and its loss curve parts from run B&apos;s. Synced (run B): the replicas all-reduce each channel&apos;s Σx and Σx² (the extra ALLREDUCEs after every F and B on its timeline), so μ and σ² cover all 8 samples: exactly one device on the whole batch.</source>
+        <translation>数据并行只是更大的批次吗？批归一化计算 y = (x - μ) / sqrt(σ² + ε) γ + β。本地批归一化（运行 A）：每个副本只在自己的 8/dp = 4 个样本上求 μ 和 σ²，所以 dp 2 的训练与单个设备在 8 个样本的批次上不同，它的损失曲线与运行 B 的分开。同步批归一化（运行 B）：各副本对每个通道的 Σx 和 Σx² 做全归约（其时间线上每个 F 和 B 之后多出的 ALLREDUCE），于是 μ 和 σ² 覆盖全部 8 个样本：与单个设备在整个批次上训练完全相同。</translation>
+    </message>
+    <message>
+        <source>Local BatchNorm, dp 2</source>
+        <translation>本地批归一化，dp 2</translation>
+    </message>
+    <message>
+        <source>Synced BatchNorm, dp 2</source>
+        <translation>同步批归一化，dp 2</translation>
     </message>
     <message>
         <source>DAPPLE (1F1B) memory (pp 4, 16 micro-batches)</source>
@@ -1494,6 +1518,18 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <source>Preset: %1</source>
         <translation>预设：%1</translation>
     </message>
+    <message>
+        <source>Run 2 of 2: %1</source>
+        <translation>第 2 次运行（共 2 次）：%1</translation>
+    </message>
+    <message>
+        <source>%1 Run trains “%2”, then “%3”, and compares the two.</source>
+        <translation>%1点“运行”先训练“%2”，再训练“%3”，然后对比两者。</translation>
+    </message>
+    <message>
+        <source> · run %1 of 2</source>
+        <translation> · 第 %1 次运行（共 2 次）</translation>
+    </message>
 </context>
 <context>
     <name>pipelab::MemoryView</name>
@@ -1976,6 +2012,21 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
     <message>
         <source>the run failed without saying why</source>
         <translation>运行失败，但未给出原因</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::RunPairController</name>
+    <message>
+        <source>“%1” cannot run: %2</source>
+        <translation>“%1”无法运行：%2</translation>
+    </message>
+    <message>
+        <source>“%1” ended early (%2), so “%3” did not run</source>
+        <translation>“%1”提前结束（%2），因此“%3”没有运行</translation>
+    </message>
+    <message>
+        <source>“%1” ended early (%2); the runs made are in the Runs menu</source>
+        <translation>“%1”提前结束（%2）；已完成的运行在“运行记录”菜单中</translation>
     </message>
 </context>
 <context>

@@ -1,0 +1,235 @@
+// A preset of two runs: "Synced vs local BatchNorm in data parallel" trains
+// the local variant and then the synced one on one Run, keeps both in the run
+// store and opens the comparison on them as A and B, with the preset's note;
+// "GPipe memory" runs beside 1F1B the same way.
+// Stop stops the pair, a first run that fails leaves the second unstarted, a
+// second variant that is not valid starts nothing, and the experiment being
+// edited stays as the user left it.
+#include <qcustomplot.h>
+
+#include <QComboBox>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <algorithm>
+#include <cmath>
+
+#include "core/io/experiment_io.h"
+#include "ui/main_window.h"
+#include "ui/models/experiment_document.h"
+#include "ui/models/prediction_updater.h"
+#include "ui/models/presets.h"
+#include "ui/models/run_controller.h"
+#include "ui/models/run_pair_controller.h"
+#include "ui/models/run_store.h"
+#include "ui/panels/compare_view.h"
+#include "ui_test_support.h"
+
+using namespace pipelab;
+
+namespace {
+
+constexpr int kRunTimeoutMs = 30000;
+const QString kPresetId = QStringLiteral("batchnorm-data-parallel");
+
+// Whether every batch norm of the model (a residual block's too) is synced,
+// or none is; anything mixed is neither.
+bool all_batch_norms_synced(const Experiment& experiment, bool sync) {
+  int batch_norms = 0;
+  for (const LayerSpec& layer : experiment.model.layers) {
+    if (layer.type != LayerType::BatchNorm && layer.type != LayerType::ResidualBlock) continue;
+    ++batch_norms;
+    if (layer.sync != sync) return false;
+  }
+  return batch_norms > 0;
+}
+
+std::vector<double> losses_of(const Trace& trace) {
+  std::vector<double> losses;
+  for (const StepMetrics& step : trace.steps) losses.push_back(step.loss);
+  return losses;
+}
+
+// The window with the preset applied, playing live, its runs `steps` long.
+void apply_preset(MainWindow& window, int steps, const QString& id = kPresetId) {
+  window.setSaveQuestion([](const QString&) { return QMessageBox::Discard; });
+  QVERIFY(window.applyPreset(id));
+  window.document()->edit([steps](Experiment& e) { e.training.steps = steps; });
+  window.speedCombo()->setCurrentIndex(window.speedCombo()->findData(RunController::kLive));
+}
+
+// Waits until neither a run nor the pair is on (the pair's last step is queued).
+bool wait_for_the_pair(MainWindow& window) {
+  return QTest::qWaitFor(
+      [&window] {
+        return !window.runController()->isActive() && window.runPair()->runningPart() == 0;
+      },
+      kRunTimeoutMs);
+}
+
+}  // namespace
+
+class RunPairTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() { testing::use_test_settings(); }
+
+  void runTrainsLocalThenSyncedAndComparesThem() {
+    MainWindow window;
+    apply_preset(window, 12);
+    QVERIFY(window.presetNote().contains(QStringLiteral("Local BatchNorm, dp 2")));
+    const Experiment edited = window.document()->experiment();
+    QVERIFY(all_batch_norms_synced(edited, false));
+    QCOMPARE(edited.parallel.dp, 2);
+
+    QVERIFY(window.startRun());
+    QCOMPARE(window.runPair()->runningPart(), 1);
+    QVERIFY(wait_for_the_pair(window));
+    QCOMPARE(window.runController()->phase(), RunController::Phase::Finished);
+
+    // Both runs are kept, local first, each with its batch norm setting and
+    // the edit (12 steps) applied to both.
+    RunStore* store = window.runStore();
+    QCOMPARE(store->count(), 2);
+    const RunRecord& local = *store->run(0);
+    const RunRecord& synced = *store->run(1);
+    QVERIFY(all_batch_norms_synced(local.experiment, false));
+    QVERIFY(all_batch_norms_synced(synced.experiment, true));
+    QCOMPARE(local.experiment.name, std::string("Local BatchNorm, dp 2"));
+    QCOMPARE(synced.experiment.name, std::string("Synced BatchNorm, dp 2"));
+    QCOMPARE(local.trace.steps.size(), size_t{12});
+    QCOMPARE(synced.trace.steps.size(), size_t{12});
+    // Synced batch norm all-reduces its statistics; local does not.
+    const auto statistics_all_reduces = [](const Trace& trace) {
+      return std::count_if(trace.events.begin(), trace.events.end(), [](const TraceEvent& event) {
+        return event.op.kind == OpKind::AllReduce && event.op.layer >= 0;
+      });
+    };
+    QCOMPARE(statistics_all_reduces(local.trace), 0);
+    QVERIFY(statistics_all_reduces(synced.trace) > 0);
+
+    // The comparison window is up on exactly those two, A and B, with the note.
+    CompareView* compare = window.compareView();
+    QVERIFY(compare->isVisible());
+    QCOMPARE(compare->runA(), 0);
+    QCOMPARE(compare->runB(), 1);
+    QCOMPARE(compare->lossGraph(0)->dataCount(), 12);
+    QCOMPARE(compare->lossGraph(1)->dataCount(), 12);
+    QVERIFY(compare->lossGraph(0)->name().contains(QStringLiteral("Local")));
+    QVERIFY(compare->lossGraph(1)->name().contains(QStringLiteral("Synced")));
+    QVERIFY(compare->note().contains(QStringLiteral("σ²")));
+
+    // Local batch norm trains differently from synced...
+    const std::vector<double> local_losses = losses_of(local.trace);
+    const std::vector<double> synced_losses = losses_of(synced.trace);
+    double largest = 0;
+    for (size_t i = 0; i < local_losses.size(); ++i)
+      largest = std::max(largest, std::fabs(local_losses[i] - synced_losses[i]));
+    QVERIFY2(largest > 1e-3, qPrintable(QString::number(largest)));
+    // ...and synced, as the note says, like one device on the whole batch.
+    Experiment one_device = synced.experiment;
+    one_device.parallel.dp = 1;
+    RunController single;
+    single.start(one_device);
+    QTRY_VERIFY_WITH_TIMEOUT(!single.isActive(), kRunTimeoutMs);
+    QCOMPARE(single.phase(), RunController::Phase::Finished);
+    const std::vector<double> single_losses = losses_of(single.trace());
+    QCOMPARE(single_losses.size(), synced_losses.size());
+    for (size_t i = 0; i < single_losses.size(); ++i)
+      QVERIFY2(std::fabs(single_losses[i] - synced_losses[i]) < 1e-4,
+               qPrintable(QString::number(i)));
+
+    // The experiment being edited is the one the preset opened, edit and all.
+    QCOMPARE(experiment_to_json(window.document()->experiment()), experiment_to_json(edited));
+    // Choosing other runs takes the note away.
+    compare->setRuns(1, 0);
+    emit compare->findChildren<QComboBox*>().first()->activated(0);  // run A's chooser
+    QVERIFY(compare->note().isEmpty());
+  }
+
+  void gpipeMemoryRunsBesideOneFOneB() {
+    MainWindow window;
+    apply_preset(window, 3, QStringLiteral("gpipe-memory"));
+    QVERIFY(window.startRun());
+    QVERIFY(wait_for_the_pair(window));
+    RunStore* store = window.runStore();
+    QCOMPARE(store->count(), 2);
+    QCOMPARE(store->run(0)->trace.schedule, std::string("gpipe"));
+    QCOMPARE(store->run(1)->trace.schedule, std::string("1f1b"));
+    // The memory pane: device 0 holds more at its peak under GPipe.
+    CompareView* compare = window.compareView();
+    const auto peak = [compare](int run) {
+      bool found = false;
+      return compare->memoryGraph(run)->getValueRange(found).upper;
+    };
+    QVERIFY2(peak(0) > peak(1), qPrintable(QStringLiteral("%1 vs %2").arg(peak(0)).arg(peak(1))));
+  }
+
+  void stopStopsThePair() {
+    MainWindow window;
+    apply_preset(window, 100000);
+    QVERIFY(window.startRun());
+    QTRY_VERIFY_WITH_TIMEOUT(window.runController()->phase() == RunController::Phase::Running &&
+                                 window.runController()->stepsDone() > 0,
+                             kRunTimeoutMs);
+    window.stopRun();
+    QVERIFY(wait_for_the_pair(window));
+    QTest::qWait(100);  // time enough for a second run to start, were it to
+    QCOMPARE(window.runController()->phase(), RunController::Phase::Stopped);
+    QCOMPARE(window.runController()->experiment().name, std::string("Local BatchNorm, dp 2"));
+    QCOMPARE(window.runStore()->count(), 1);  // the stopped first run, kept as any run
+    QVERIFY(!window.compareView()->isVisible());
+  }
+
+  void aFailedFirstRunLeavesTheSecondUnstarted() {
+    MainWindow window;
+    apply_preset(window, 5);
+    QTemporaryDir dir;
+    // Valid, but its data is not there: the run fails as it prepares.
+    window.document()->edit([&dir](Experiment& e) {
+      e.data.source = "mnist";
+      e.data.path = dir.filePath(QStringLiteral("no-mnist-here")).toStdString();
+      e.model.input = {1, 28, 28};
+      e.model.layers.back().out = 10;
+    });
+    const Experiment edited = window.document()->experiment();
+    QVERIFY(window.startRun());
+    QVERIFY(wait_for_the_pair(window));
+    QTest::qWait(100);
+    QCOMPARE(window.runController()->phase(), RunController::Phase::Failed);
+    QCOMPARE(window.runController()->experiment().name, std::string("Local BatchNorm, dp 2"));
+    QCOMPARE(window.runStore()->count(), 0);
+    QVERIFY(!window.shownProblems().isEmpty());
+    QVERIFY(!window.compareView()->isVisible());
+    QCOMPARE(experiment_to_json(window.document()->experiment()), experiment_to_json(edited));
+  }
+
+  void anInvalidSecondVariantStartsNothing() {
+    MainWindow window;
+    apply_preset(window, 5);
+    // Local batch norm trains with asynchronous updates; synced cannot.
+    window.document()->edit([](Experiment& e) {
+      e.parallel.update = UpdateMode::Async;
+      e.training.optimizer.type = "sgd";
+    });
+    window.predictor()->updateNow();
+    QVERIFY(!window.startRun());
+    QCOMPARE(window.runController()->phase(), RunController::Phase::Idle);
+    QCOMPARE(window.runPair()->runningPart(), 0);
+    QVERIFY2(window.shownProblems().join('\n').contains(QStringLiteral("Synced BatchNorm, dp 2")),
+             qPrintable(window.shownProblems().join('\n')));
+  }
+
+  void otherExperimentsRunOnce() {
+    MainWindow window;
+    apply_preset(window, 3);
+    QVERIFY(window.runPair()->pair().has_value());
+    window.newExperiment();
+    QVERIFY(!window.runPair()->pair().has_value());
+    QVERIFY(window.applyPreset(QStringLiteral("gpipe")));
+    QVERIFY(!window.runPair()->pair().has_value());
+  }
+};
+
+QTEST_MAIN(RunPairTest)
+#include "run_pair_test.moc"
