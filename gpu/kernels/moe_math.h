@@ -33,15 +33,24 @@ PIPELAB_HOST_DEVICE inline float dispatch_value(const float* x, const int64_t* s
   return a < 0 ? 0.0f : x[(a / top_k) * dim + c];
 }
 
+// acc plus, over token t's kept choices in choice order, rows[slot][c],
+// times the choice's weight (unless `weight` is null).
+PIPELAB_HOST_DEVICE inline float add_kept_choices(float acc, const float* rows, const int64_t* slot,
+                                                  const float* weight, int64_t top_k, int64_t dim,
+                                                  int64_t t, int64_t c) {
+  for (int64_t choice = 0; choice < top_k; ++choice) {
+    const int64_t a = t * top_k + choice;
+    if (slot[a] < 0) continue;
+    const float value = rows[slot[a] * dim + c];
+    acc += weight ? weight[a] * value : value;
+  }
+  return acc;
+}
+
 PIPELAB_HOST_DEVICE inline float combine_value(const float* x, const float* expert_out,
                                                const int64_t* slot, const float* weight,
                                                int64_t top_k, int64_t dim, int64_t t, int64_t c) {
-  float y = x[t * dim + c];
-  for (int64_t choice = 0; choice < top_k; ++choice) {
-    const int64_t a = t * top_k + choice;
-    if (slot[a] >= 0) y += weight[a] * expert_out[slot[a] * dim + c];
-  }
-  return y;
+  return add_kept_choices(x[t * dim + c], expert_out, slot, weight, top_k, dim, t, c);
 }
 
 PIPELAB_HOST_DEVICE inline float slot_gradient(const float* dy, const int64_t* slot_assignment,
@@ -65,12 +74,8 @@ PIPELAB_HOST_DEVICE inline float weight_gradient(const float* dy, const float* e
 PIPELAB_HOST_DEVICE inline float token_gradient(const float* dy, const float* dispatch_grad,
                                                 const float* gate_input_grad, const int64_t* slot,
                                                 int64_t top_k, int64_t dim, int64_t t, int64_t c) {
-  float g = dy[t * dim + c];
-  for (int64_t choice = 0; choice < top_k; ++choice) {
-    const int64_t a = t * top_k + choice;
-    if (slot[a] >= 0) g += dispatch_grad[slot[a] * dim + c];
-  }
-  return g + gate_input_grad[t * dim + c];
+  return add_kept_choices(dy[t * dim + c], dispatch_grad, slot, nullptr, top_k, dim, t, c) +
+         gate_input_grad[t * dim + c];
 }
 
 }  // namespace pipelab::gpu::moe_math

@@ -20,29 +20,10 @@ namespace {
 using testing::run_experiment;
 using testing::with_plan;
 
-LayerSpec moe_layer(int64_t top_k, double capacity_factor) {
-  LayerSpec moe{LayerType::Moe, 0, true, 0.0};
-  moe.experts = 4;
-  moe.top_k = top_k;
-  moe.ffn = 16;
-  moe.capacity_factor = capacity_factor;
-  return moe;
-}
-
-// small_experiment's MLP with a moe layer between its linears.
-Experiment moe_mlp(int64_t top_k, double capacity_factor) {
-  Experiment experiment = testing::small_experiment();
-  const LayerSpec relu{LayerType::Relu, 0, true, 0.0};
-  experiment.model.layers = {LayerSpec{LayerType::Linear, 16, true, 0.0}, relu,
-                             moe_layer(top_k, capacity_factor),
-                             LayerSpec{LayerType::Linear, 3, true, 0.0}};
-  return experiment;
-}
-
 // tiny_gpt_experiment with a top-2 moe layer after its first block.
 Experiment moe_gpt() {
   Experiment experiment = testing::tiny_gpt_experiment();
-  experiment.model.layers.insert(experiment.model.layers.begin() + 2, moe_layer(2, 1.25));
+  experiment.model.layers.insert(experiment.model.layers.begin() + 2, testing::moe_spec(4, 2, 1.25));
   return experiment;
 }
 
@@ -95,7 +76,7 @@ PIPELAB_CONFORMANCE_SUITE(MoeEquivalence);
 
 TEST_P(MoeEquivalence, Top1WithDroppedTokensLearnsAsOnTheCpu) {
   // Capacity 0.5: 4 experts x 4 slots for a batch of 32 tokens.
-  const Runs runs = check(moe_mlp(1, 0.5), "top-1 mlp, capacity 0.5");
+  const Runs runs = check(testing::small_moe_experiment(1, 0.5), "top-1 mlp, capacity 0.5");
   const std::vector<double> losses = runs.cpu.losses();
   ASSERT_FALSE(losses.empty());
   EXPECT_LT(losses.back(), losses.front());
@@ -105,8 +86,8 @@ TEST_P(MoeEquivalence, Top1WithDroppedTokensLearnsAsOnTheCpu) {
 TEST_P(MoeEquivalence, Top2GptLearnsAsOnTheCpu) { check(moe_gpt(), "top-2 gpt"); }
 
 TEST_P(MoeEquivalence, DataParallelAndPipelines) {
-  check(with_plan(moe_mlp(2, 1.0), ScheduleKind::GPipe, 1, 1, 2), "top-2 mlp dp2");
-  Experiment recomputed = with_plan(moe_mlp(2, 1.0), ScheduleKind::OneFOneB, 2, 4);
+  check(with_plan(testing::small_moe_experiment(2, 1.0), ScheduleKind::GPipe, 1, 1, 2), "top-2 mlp dp2");
+  Experiment recomputed = with_plan(testing::small_moe_experiment(2, 1.0), ScheduleKind::OneFOneB, 2, 4);
   recomputed.parallel.recompute = true;
   check(recomputed, "top-2 mlp 1f1b pp2 m4 recompute");
   check(with_plan(moe_gpt(), ScheduleKind::ZeroBubbleH1, 2, 4), "top-2 gpt zb-h1 pp2 m4");
@@ -114,7 +95,7 @@ TEST_P(MoeEquivalence, DataParallelAndPipelines) {
 
 // Validation runs on the host copy of the weights: every expert must come along.
 TEST_P(MoeEquivalence, ValidationUsesEveryExpert) {
-  Experiment experiment = moe_mlp(1, 1.25);
+  Experiment experiment = testing::small_moe_experiment(1, 1.25);
   experiment.training.eval_every = 10;
   const Runs runs = check(experiment, "top-1 mlp with validation");
   ASSERT_EQ(runs.run.state, RunState::Finished) << runs.run.error;

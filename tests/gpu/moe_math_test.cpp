@@ -70,8 +70,11 @@ TEST_P(MoeMath, TheKernelsStepsGiveTheCpuLayersValues) {
   const int64_t slots = shape.experts * capacity;
   std::vector<int64_t> slot_assignment(static_cast<size_t>(slots));
   moe_math::fill_slot_assignments(routing.slot.data(), assignments, slot_assignment.data(), slots);
-  for (int64_t s = 0; s < slots; ++s)
-    if (slot_assignment[s] >= 0) EXPECT_EQ(routing.slot[slot_assignment[s]], s);
+  for (int64_t s = 0; s < slots; ++s) {
+    if (slot_assignment[s] >= 0) {
+      EXPECT_EQ(routing.slot[slot_assignment[s]], s);
+    }
+  }
 
   Tensor expert_input(slots, h);
   for (int64_t s = 0; s < slots; ++s)

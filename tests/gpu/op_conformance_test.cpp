@@ -95,13 +95,9 @@ std::vector<OpCase> sequence_cases() {
   };
 }
 
-// A moe layer of 4 experts with 24-wide MLPs.
+// A moe layer of 4 experts whose auxiliary loss weighs enough to show in the gate's gradient.
 LayerSpec moe(int64_t top_k, double capacity_factor) {
-  LayerSpec spec{LayerType::Moe, 0, true, 0.0};
-  spec.experts = 4;
-  spec.top_k = top_k;
-  spec.ffn = 24;
-  spec.capacity_factor = capacity_factor;
+  LayerSpec spec = pipelab::testing::moe_spec(4, top_k, capacity_factor);
   spec.aux_loss_weight = 0.1;
   return spec;
 }
