@@ -108,8 +108,9 @@ class CudaBackend {
   // runs. Reaching these is a bug; they throw std::logic_error.
   void tensor_parallel_reduce_scatter(DeviceTensor& values);
   void tensor_parallel_all_gather(DeviceTensor& values);
-  // Mixture-of-Experts does not train on this backend yet (check_trainable
-  // refuses moe layers before a run starts); reaching these is a bug.
+  // Expert parallelism does not run on this backend yet (check_trainable
+  // refuses parallel.ep > 1 with moe layers before a run starts; moe layers
+  // at ep = 1 never call these); reaching these is a bug.
   void expert_all_to_all(DeviceTensor& values);
   void expert_data_parallel_all_reduce(DeviceTensor& flat);
   // Offloading (host_offload.h): each returns the bytes it moved.

@@ -1,5 +1,6 @@
 #include "gpu/layers/sequential.h"
 
+#include <stdexcept>
 #include <string>
 
 #include "core/nn/block_config.h"
@@ -11,6 +12,7 @@
 #include "gpu/layers/embedding.h"
 #include "gpu/layers/layer_norm.h"
 #include "gpu/layers/linear.h"
+#include "gpu/layers/moe.h"
 #include "gpu/layers/per_token.h"
 #include "gpu/layers/pooling.h"
 #include "gpu/layers/residual_block.h"
@@ -105,6 +107,13 @@ std::unique_ptr<GpuLayer> DeviceStackMath::build_layer(const LayerLayout& layer,
   if (spec.type == LayerType::Dropout)
     return std::make_unique<GpuDropout>(layer.index, layer.out, spec.p, seed, context,
                                         layer.feature_offset);
+  if (spec.type == LayerType::Moe) {
+    const std::string label = "layer " + std::to_string(layer.index);
+    if (layer.ep > 1)  // check_trainable refuses it first
+      throw std::invalid_argument(label + ": the CUDA backend runs moe layers at parallel.ep = 1 only");
+    return std::make_unique<GpuMoe>(layer.index, moe_shape(spec, layer.token_in(), layer.tokens, label),
+                                    spec.aux_loss_weight, seed, context);
+  }
   if (auto image_layer = build_image_layer(layer, seed, context)) return image_layer;
   return std::make_unique<GpuActivation>(spec.type, layer.index, layer.out, context);
 }

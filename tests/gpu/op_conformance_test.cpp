@@ -7,7 +7,8 @@
 // Sequence-model layers (embedding, per-token linear and layer norm,
 // Transformer blocks) run in a small GPT whose layer 0 is an embedding; image
 // layers (convolutions, pools, batch norm, residual blocks) on small odd-sized
-// images. Skipped without a GPU.
+// images; moe layers with top-1 and top-2 routing, with and without dropped
+// assignments. Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -42,6 +43,8 @@ struct OpCase {
   bool selective_recompute = false;  // blocks keep no attention probabilities
   // Image layers: model.input = [channels, height, width] (empty: flat `in`).
   std::vector<int64_t> image = {};
+  // moe: the capacity is tight enough that some assignments are dropped.
+  bool drops = false;
 };
 
 // gtest prints a case by its name (not its bytes) in listings and failures.
@@ -90,6 +93,31 @@ std::vector<OpCase> sequence_cases() {
       sequence("block_selective_recompute", block(true, layer_norm, gelu, 0.2), 1e-4, 1e-3,
                true),
   };
+}
+
+// A moe layer of 4 experts whose auxiliary loss weighs enough to show in the gate's gradient.
+LayerSpec moe(int64_t top_k, double capacity_factor) {
+  LayerSpec spec = pipelab::testing::moe_spec(4, top_k, capacity_factor);
+  spec.aux_loss_weight = 0.1;
+  return spec;
+}
+
+// Mixture-of-Experts: the gate and the experts are GEMMs; routing runs on the
+// host by core's code, so the expert load must match exactly. Each row a
+// token (after a relu), or each position of a GPT. A capacity factor of 0.5
+// gives 0.5 x tokens x top_k slots in all: half the assignments are dropped.
+std::vector<OpCase> moe_cases() {
+  const auto flat = [](std::string name, LayerSpec spec, bool drops) {
+    OpCase op{std::move(name), spec, 40, 37, GemmPrecision::Fp32, 1e-4, 1e-3};
+    op.drops = drops;
+    return op;
+  };
+  OpCase sequence{"moe_gpt_top2", moe(2, 1.25), 32, 3, GemmPrecision::Fp32, 1e-4, 1e-3};
+  sequence.seq = 7;
+  sequence.vocab = 50;
+  return {flat("moe_top1", moe(1, 4.0), false), flat("moe_top2", moe(2, 2.0), false),
+          flat("moe_top1_drops", moe(1, 0.5), true), flat("moe_top2_drops", moe(2, 0.5), true),
+          sequence};
 }
 
 // A layer with a window (conv2d, pools) or a stride (residual_block).
@@ -154,6 +182,7 @@ const std::vector<OpCase>& op_cases() {
     std::vector<OpCase> list = cases;
     for (const OpCase& sequence_case : sequence_cases()) list.push_back(sequence_case);
     for (const OpCase& image_case : image_cases()) list.push_back(image_case);
+    for (const OpCase& moe_case : moe_cases()) list.push_back(moe_case);
     return list;
   }();
   return all;
@@ -214,6 +243,20 @@ TEST_P(OpConformance, MatchesTheCpu) {
   // Initial weights are generated once, on the host, for both.
   EXPECT_EQ(device_values(gpu.parameters(), false), host_values(cpu.parameters(), false));
 
+  // What each moe forward routed (other layers report nothing).
+  struct Routed {
+    std::vector<int64_t> routed, dropped;
+    double aux_loss = 0;
+  };
+  std::vector<Routed> cpu_routed, gpu_routed;
+  const auto recorder = [](std::vector<Routed>& into) {
+    return [&into](int, const ForwardInfo&, const MoeRouting& routing, double aux_loss) {
+      into.push_back({routing.routed, routing.dropped, aux_loss});
+    };
+  };
+  cpu.connect_experts(recorder(cpu_routed), 0, {});
+  gpu.connect_experts(recorder(gpu_routed), 0, {});
+
   const int64_t out = cpu.output_features();
   const int64_t in = cpu.input_features();
   Tensor x = random_tensor(op.batch, in, 1, 3.0);
@@ -260,6 +303,25 @@ TEST_P(OpConformance, MatchesTheCpu) {
     gpu_buffers.insert(gpu_buffers.end(), part.begin(), part.end());
   }
   expect_close_to_scale(gpu_buffers, cpu_buffers, op.forward_tolerance, op.name + " buffers");
+
+  // Routing ran on the host from each backend's gate: the same experts kept
+  // and dropped, the same auxiliary loss up to the gate GEMM's rounding.
+  ASSERT_EQ(gpu_routed.size(), cpu_routed.size()) << op.name;
+  for (size_t i = 0; i < cpu_routed.size(); ++i) {
+    EXPECT_EQ(gpu_routed[i].routed, cpu_routed[i].routed) << op.name << " forward " << i;
+    EXPECT_EQ(gpu_routed[i].dropped, cpu_routed[i].dropped) << op.name << " forward " << i;
+    EXPECT_NEAR(gpu_routed[i].aux_loss, cpu_routed[i].aux_loss, 1e-5 * cpu_routed[i].aux_loss)
+        << op.name << " forward " << i;
+  }
+  if (op.layer.type == LayerType::Moe) {
+    ASSERT_FALSE(cpu_routed.empty()) << op.name << ": the moe layer reported no routing";
+    int64_t dropped = 0;
+    for (int64_t d : cpu_routed.front().dropped) dropped += d;
+    if (op.drops)
+      EXPECT_GT(dropped, 0) << op.name << ": the capacity was meant to drop assignments";
+    else
+      EXPECT_EQ(dropped, 0) << op.name << ": the capacity was meant to keep every assignment";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryLayerOp, OpConformance, ::testing::ValuesIn(op_cases()),

@@ -14,29 +14,10 @@
 namespace pipelab {
 namespace {
 
+using testing::moe_spec;
 using testing::run_experiment;
+using testing::small_moe_experiment;
 using testing::with_plan;
-
-LayerSpec moe_layer(int64_t experts, int64_t top_k, double capacity_factor) {
-  LayerSpec moe;
-  moe.type = LayerType::Moe;
-  moe.experts = experts;
-  moe.top_k = top_k;
-  moe.ffn = 16;
-  moe.capacity_factor = capacity_factor;
-  return moe;
-}
-
-// small_experiment's MLP with a moe layer of 4 experts between its linears.
-Experiment moe_mlp(int64_t top_k, double capacity_factor) {
-  Experiment experiment = testing::small_experiment();
-  experiment.data.noise = 0.3;  // blobs apart enough that the loss falls far in 20 steps
-  const LayerSpec relu{LayerType::Relu, 0, true, 0.0};
-  experiment.model.layers = {LayerSpec{LayerType::Linear, 16, true, 0.0}, relu,
-                             moe_layer(4, top_k, capacity_factor),
-                             LayerSpec{LayerType::Linear, 3, true, 0.0}};
-  return experiment;
-}
 
 int64_t sum(const std::vector<int64_t>& values) {
   return std::accumulate(values.begin(), values.end(), int64_t{0});
@@ -44,7 +25,7 @@ int64_t sum(const std::vector<int64_t>& values) {
 
 TEST(MoeTraining, AnMlpWithExpertsLearnsAndReportsEachStepsLoad) {
   for (const int64_t top_k : {1, 2}) {
-    const Experiment experiment = with_plan(moe_mlp(top_k, 1.0), ScheduleKind::OneFOneB, 2, 2);
+    const Experiment experiment = with_plan(small_moe_experiment(top_k, 1.0), ScheduleKind::OneFOneB, 2, 2);
     const testing::RunOutput run = run_experiment(experiment);
     ASSERT_EQ(run.state, RunState::Finished) << run.error;
     const std::vector<double> losses = run.losses();
@@ -64,7 +45,7 @@ TEST(MoeTraining, AnMlpWithExpertsLearnsAndReportsEachStepsLoad) {
 
 TEST(MoeTraining, AGptWithAnExpertLayerRoutesEveryPosition) {
   Experiment experiment = testing::tiny_gpt_experiment();
-  LayerSpec moe = moe_layer(4, 2, 1.25);
+  LayerSpec moe = moe_spec(4, 2, 1.25);
   experiment.model.layers.insert(experiment.model.layers.begin() + 2, moe);
   const testing::RunOutput run = run_experiment(experiment);
   ASSERT_EQ(run.state, RunState::Finished) << run.error;
@@ -79,7 +60,7 @@ TEST(MoeTraining, AGptWithAnExpertLayerRoutesEveryPosition) {
 
 TEST(MoeTraining, ATightCapacityDropsTokensAndCountsThem) {
   const testing::RunOutput run =
-      run_experiment(with_plan(moe_mlp(1, 0.25), ScheduleKind::GPipe, 1, 1));
+      run_experiment(with_plan(small_moe_experiment(1, 0.25), ScheduleKind::GPipe, 1, 1));
   ASSERT_EQ(run.state, RunState::Finished) << run.error;
   // Capacity ceil(0.25 x 32 / 4) = 2 per expert: at most 8 of 32 tokens are kept.
   for (const StepMetrics& step : run.trace.steps)
@@ -104,7 +85,7 @@ double largest_difference(const std::vector<double>& a, const std::vector<double
 TEST(MoeTraining, ExpertParallelTrainsLikeEveryReplicaHoldingEveryExpert) {
   // Capacity for every token: nothing is dropped, so every split routes alike.
   for (const int64_t top_k : {1, 2}) {
-    const Experiment base = moe_mlp(top_k, 4.0);
+    const Experiment base = small_moe_experiment(top_k, 4.0);
     const testing::RunOutput reference = run_experiment(expert_parallel(base, 4, 1));
     ASSERT_EQ(reference.state, RunState::Finished) << reference.error;
     for (const int ep : {2, 4}) {
@@ -123,7 +104,7 @@ TEST(MoeTraining, ExpertParallelTrainsLikeEveryReplicaHoldingEveryExpert) {
     }
   }
   // Pipelined, with the experts on the second stage.
-  const Experiment base = moe_mlp(2, 4.0);
+  const Experiment base = small_moe_experiment(2, 4.0);
   const testing::RunOutput reference = run_experiment(expert_parallel(base, 2, 1, 2));
   const testing::RunOutput run = run_experiment(expert_parallel(base, 2, 2, 2));
   ASSERT_EQ(run.state, RunState::Finished) << run.error;
@@ -132,7 +113,7 @@ TEST(MoeTraining, ExpertParallelTrainsLikeEveryReplicaHoldingEveryExpert) {
 
 TEST(MoeTraining, ExpertParallelGptTrainsAlikeUnderTensorParallelRecomputeAndZeroBubble) {
   Experiment gpt = testing::tiny_gpt_experiment();
-  gpt.model.layers.insert(gpt.model.layers.begin() + 2, moe_layer(4, 2, 1.25));
+  gpt.model.layers.insert(gpt.model.layers.begin() + 2, moe_spec(4, 2, 1.25));
   gpt.training.steps = 4;
   const Experiment base = with_plan(gpt, ScheduleKind::OneFOneB, 1, 2, 2);
   const testing::RunOutput reference = run_experiment(base);
@@ -154,7 +135,7 @@ TEST(MoeTraining, ExpertParallelGptTrainsAlikeUnderTensorParallelRecomputeAndZer
 }
 
 TEST(MoeTraining, EveryAllToAllIsListedAndReportedWithItsBytes) {
-  const testing::RunOutput run = run_experiment(expert_parallel(moe_mlp(1, 1.25), 4, 2));
+  const testing::RunOutput run = run_experiment(expert_parallel(small_moe_experiment(1, 1.25), 4, 2));
   ASSERT_EQ(run.state, RunState::Finished) << run.error;
   // Per device, step and micro-batch: a dispatch and a combine each way.
   int count = 0;

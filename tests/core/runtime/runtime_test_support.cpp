@@ -80,6 +80,26 @@ Experiment small_conv_experiment(bool sync) {
   return experiment;
 }
 
+LayerSpec moe_spec(int64_t experts, int64_t top_k, double capacity_factor) {
+  LayerSpec moe;
+  moe.type = LayerType::Moe;
+  moe.experts = experts;
+  moe.top_k = top_k;
+  moe.ffn = 16;
+  moe.capacity_factor = capacity_factor;
+  return moe;
+}
+
+Experiment small_moe_experiment(int64_t top_k, double capacity_factor) {
+  Experiment experiment = small_experiment();
+  experiment.data.noise = 0.3;
+  const LayerSpec relu{LayerType::Relu, 0, true, 0.0};
+  experiment.model.layers = {LayerSpec{LayerType::Linear, 16, true, 0.0}, relu,
+                             moe_spec(4, top_k, capacity_factor),
+                             LayerSpec{LayerType::Linear, 3, true, 0.0}};
+  return experiment;
+}
+
 Experiment tiny_gpt_experiment() {
   Experiment experiment;
   experiment.name = "tiny gpt test";

@@ -29,6 +29,13 @@ Experiment small_conv_experiment(bool sync);
 // samples), batch 16, 20 steps of Adam, one device on the cpu backend.
 Experiment tiny_gpt_experiment();
 
+// A moe layer of `experts` experts with 16-wide MLPs.
+LayerSpec moe_spec(int64_t experts, int64_t top_k, double capacity_factor);
+// small_experiment's MLP with a moe layer of 4 experts between its linears
+// (linear 16, relu, moe, linear 3), on blobs apart enough (noise 0.3) that
+// the loss falls far in 20 steps.
+Experiment small_moe_experiment(int64_t top_k, double capacity_factor);
+
 // The backend small_experiment() runs on (the conformance fixture sets it).
 void set_backend_under_test(const std::string& backend);
 const std::string& backend_under_test();

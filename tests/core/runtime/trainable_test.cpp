@@ -62,6 +62,31 @@ TEST(Trainable, ConvolutionalNetworksTrainOnTheCpuAndCuda) {
   EXPECT_NE(elsewhere.find("set backend.type = cpu or cuda"), std::string::npos) << elsewhere;
 }
 
+TEST(Trainable, MoeLayersTrainOnTheCpuAndCudaAndExpertParallelismOnTheCpu) {
+  Experiment moe = testing::small_experiment();
+  LayerSpec experts{LayerType::Moe, 0, true, 0.0};
+  experts.experts = 4;
+  experts.ffn = 8;
+  moe.model.layers.insert(moe.model.layers.begin() + 1, experts);
+  EXPECT_EQ(refusal(moe), "");
+  EXPECT_EQ(refusal(testing::on_backend(moe, "cuda")), "");  // gpu/layers/moe.h
+  const std::string elsewhere = refusal(testing::on_backend(moe, "tpu"));
+  EXPECT_NE(elsewhere.find("model.layers[1] is moe"), std::string::npos) << elsewhere;
+  EXPECT_NE(elsewhere.find("set backend.type = cpu or cuda"), std::string::npos) << elsewhere;
+
+  Experiment expert_parallel = moe;
+  expert_parallel.parallel.dp = 2;
+  expert_parallel.parallel.ep = 2;
+  EXPECT_EQ(refusal(expert_parallel), "");
+  const std::string on_cuda = refusal(testing::on_backend(expert_parallel, "cuda"));
+  EXPECT_NE(on_cuda.find("parallel.ep = 2"), std::string::npos) << on_cuda;
+  EXPECT_NE(on_cuda.find("set parallel.ep = 1, or backend.type = cpu"), std::string::npos) << on_cuda;
+  // Without moe layers ep has nothing to split, whatever the backend.
+  Experiment no_experts = testing::on_backend(expert_parallel, "cuda");
+  no_experts.model.layers.erase(no_experts.model.layers.begin() + 1);
+  EXPECT_EQ(refusal(no_experts), "");
+}
+
 TEST(Trainable, ABlockNeedsAnEmbeddingFirst) {
   Experiment experiment = testing::tiny_gpt_experiment();
   experiment.model.layers.erase(experiment.model.layers.begin());

@@ -1,0 +1,281 @@
+#include "gpu/layers/moe.h"
+
+#include <cassert>
+#include <stdexcept>
+#include <string>
+
+#include "core/nn/moe_layer.h"
+#include "core/nn/moe_routing.h"
+#include "gpu/device/cuda_check.h"
+#include "gpu/device/device_guard.h"
+#include "gpu/kernels/activations.h"
+#include "gpu/kernels/moe.h"
+#include "gpu/kernels/moe_math.h"
+#include "gpu/layers/cublas_gemm.h"
+
+namespace pipelab::gpu {
+
+// What a micro-batch's forward keeps for its backward: the routing and the
+// gate probabilities on the host (the gate's backward runs there), the slot
+// tables and combine weights on the device, and the experts' inputs, hidden
+// pre-activations and outputs (all Activations, as the CPU layer keeps).
+struct GpuMoe::Kept : MovableLayerState<DeviceTensor> {
+  MoeRouting routing;
+  std::vector<float> probabilities;  // [rows, E], host
+  DeviceBuffer slot;                 // int64 per assignment
+  DeviceBuffer slot_assignment;      // int64 per slot row
+  DeviceTensor weight;               // [1, assignments]
+  DeviceTensor expert_input;         // [E x capacity, dim]
+  DeviceTensor hidden;               // [E x capacity, ffn], before GELU
+  DeviceTensor expert_output;        // [E x capacity, dim]
+
+  int64_t bytes() const override {
+    return slot.bytes() + slot_assignment.bytes() + weight.bytes() + expert_input.bytes() +
+           hidden.bytes() + expert_output.bytes();
+  }
+  std::vector<DeviceTensor*> tensors() override {
+    return {&weight, &expert_input, &hidden, &expert_output};
+  }
+};
+
+namespace {
+
+DeviceBuffer upload_indices(const std::vector<int64_t>& values, CachingAllocator& allocator) {
+  DeviceBuffer buffer(static_cast<int64_t>(values.size() * sizeof(int64_t)), &allocator,
+                      MemoryCategory::Activations);
+  if (values.empty()) return buffer;
+  DeviceGuard guard(allocator.device());
+  // From pageable memory: the call returns once `values` has been staged.
+  PIPELAB_CUDA_CHECK(cudaMemcpyAsync(buffer.data(), values.data(),
+                                     static_cast<size_t>(buffer.bytes()), cudaMemcpyHostToDevice,
+                                     allocator.stream()));
+  return buffer;
+}
+
+}  // namespace
+
+GpuMoe::GpuMoe(int index, const MoeShape& shape, double aux_loss_weight, uint64_t seed,
+               DeviceContext& context)
+    : GpuLayer(LayerType::Moe, index, shape.tokens * shape.dim, shape.tokens * shape.dim, context),
+      shape_(shape),
+      aux_loss_weight_(aux_loss_weight),
+      gate_(shape.dim, shape.experts, &context.allocator(), MemoryCategory::Weights),
+      gate_grad_(shape.dim, shape.experts, &context.allocator(), MemoryCategory::Gradients) {
+  const int64_t h = shape.dim;
+  const int64_t f = shape.ffn;
+  experts_.resize(static_cast<size_t>(shape.experts));
+  for (Expert& e : experts_) {
+    e.w1 = tensor(h, f, MemoryCategory::Weights);
+    e.b1 = tensor(1, f, MemoryCategory::Weights);
+    e.w2 = tensor(f, h, MemoryCategory::Weights);
+    e.b2 = tensor(1, h, MemoryCategory::Weights);
+    e.w1_grad = tensor(h, f, MemoryCategory::Gradients);
+    e.b1_grad = tensor(1, f, MemoryCategory::Gradients);
+    e.w2_grad = tensor(f, h, MemoryCategory::Gradients);
+    e.b2_grad = tensor(1, h, MemoryCategory::Gradients);
+  }
+  // The CPU layer's initial values (one place for the initialisation rule).
+  MoeLayer host(index, shape, aux_loss_weight, ExpertShard{}, nullptr);
+  host.init(seed);
+  const std::vector<Tensor*> values = host.params();
+  const std::vector<DeviceTensor*> targets = params();
+  assert(values.size() == targets.size());
+  for (size_t i = 0; i < values.size(); ++i) targets[i]->copy_from_host(*values[i]);
+}
+
+DeviceTensor GpuMoe::tensor(int64_t rows, int64_t cols, MemoryCategory category) const {
+  return DeviceTensor(rows, cols, &context().allocator(), category);
+}
+
+void GpuMoe::connect_experts(ExpertConnection connection) {
+  if (connection.all_to_all)
+    throw std::logic_error("layer " + std::to_string(index()) +
+                           ": the CUDA backend does not run expert parallelism");
+  connection_ = std::move(connection);
+}
+
+double GpuMoe::microbatch_share(int64_t rows) const {
+  return connection_.step_tokens > 0 ? static_cast<double>(rows) / connection_.step_tokens : 1.0;
+}
+
+DeviceTensor GpuMoe::forward(const DeviceTensor& x, const ForwardInfo& info) {
+  std::unique_ptr<LayerState> state;
+  return forward_keeping(x, info, state);
+}
+
+DeviceTensor GpuMoe::forward_keeping(const DeviceTensor& x, const ForwardInfo& info,
+                                     std::unique_ptr<LayerState>& state) {
+  assert(x.cols() == in_features());
+  const int64_t h = shape_.dim;
+  const int64_t experts = shape_.experts;
+  const int64_t rows = x.rows() * shape_.tokens;
+  const cublasHandle_t cublas = context().cublas();
+  const cudaStream_t stream = context().stream();
+  auto kept = std::make_unique<Kept>();
+
+  // The gate on the device; softmax and routing on the host (see the header).
+  DeviceTensor logits = DeviceTensor::uninitialized(rows, experts, &context().allocator());
+  linear_forward(cublas, x.data(), rows, gate_, nullptr, logits.data(), stream);
+  kept->probabilities = logits.to_vector();
+  logits.reset();
+  softmax_rows(kept->probabilities.data(), rows, experts);
+  const int64_t capacity = expert_capacity(shape_.capacity_factor, rows, shape_.top_k, experts);
+  kept->routing = route_tokens(kept->probabilities.data(), rows, experts, shape_.top_k, capacity);
+  const MoeRouting& routing = kept->routing;
+  const int64_t assignments = static_cast<int64_t>(routing.slot.size());
+  const int64_t slots = experts * capacity;
+  std::vector<int64_t> slot_assignment(static_cast<size_t>(slots));
+  moe_math::fill_slot_assignments(routing.slot.data(), assignments, slot_assignment.data(), slots);
+  kept->slot = upload_indices(routing.slot, context().allocator());
+  kept->slot_assignment = upload_indices(slot_assignment, context().allocator());
+  kept->weight = DeviceTensor::from_values(1, assignments, routing.weight, &context().allocator(),
+                                           MemoryCategory::Activations);
+
+  // Dispatch, then each expert's MLP on its `capacity` rows.
+  kept->expert_input = DeviceTensor::uninitialized(slots, h, &context().allocator(),
+                                                   MemoryCategory::Activations);
+  kernels::moe_dispatch(x.data(), kept->slot_assignment.as<int64_t>(), slots, shape_.top_k, h,
+                        kept->expert_input.data(), stream);
+  kept->hidden = DeviceTensor::uninitialized(slots, shape_.ffn, &context().allocator(),
+                                             MemoryCategory::Activations);
+  DeviceTensor activated = DeviceTensor::uninitialized(slots, shape_.ffn, &context().allocator());
+  kept->expert_output = DeviceTensor::uninitialized(slots, h, &context().allocator(),
+                                                    MemoryCategory::Activations);
+  for (int64_t e = 0; e < experts; ++e) {
+    const Expert& expert = experts_[static_cast<size_t>(e)];
+    const int64_t first = e * capacity;
+    linear_forward(cublas, kept->expert_input.data() + first * h, capacity, expert.w1, &expert.b1,
+                   kept->hidden.data() + first * shape_.ffn, stream);
+  }
+  kernels::activation_forward(Activation::Gelu, kept->hidden.data(), activated.data(),
+                              activated.size(), stream);
+  for (int64_t e = 0; e < experts; ++e) {
+    const Expert& expert = experts_[static_cast<size_t>(e)];
+    const int64_t first = e * capacity;
+    linear_forward(cublas, activated.data() + first * shape_.ffn, capacity, expert.w2, &expert.b2,
+                   kept->expert_output.data() + first * h, stream);
+  }
+
+  // Combine: the residual plus each kept assignment's weighted expert output.
+  DeviceTensor y = make_activation(x.rows(), x.cols());
+  kernels::moe_combine(x.data(), kept->expert_output.data(), kept->slot.as<int64_t>(),
+                       kept->weight.data(), rows, shape_.top_k, h, y.data(), stream);
+  if (info.training && connection_.report)
+    connection_.report(info, routing, aux_loss_weight_ * routing.aux_loss * microbatch_share(rows));
+  state = std::move(kept);
+  return y;
+}
+
+DeviceTensor GpuMoe::backward_input(const DeviceTensor& x, const DeviceTensor& dy,
+                                    const ForwardInfo& info) {
+  std::unique_ptr<LayerState> state;
+  forward_keeping(x, info, state);
+  return backward_input_with(x, dy, info, state.get());
+}
+
+DeviceTensor GpuMoe::backward_input_with(const DeviceTensor& x, const DeviceTensor& dy,
+                                         const ForwardInfo& info, LayerState* state) {
+  (void)info;
+  assert(x.same_shape(dy));
+  Kept& kept = *static_cast<Kept*>(state);
+  const MoeRouting& routing = kept.routing;
+  const int64_t h = shape_.dim;
+  const int64_t f = shape_.ffn;
+  const int64_t experts = shape_.experts;
+  const int64_t rows = x.rows() * shape_.tokens;
+  const int64_t capacity = routing.capacity;
+  const int64_t slots = experts * capacity;
+  const int64_t assignments = static_cast<int64_t>(routing.slot.size());
+  const cublasHandle_t cublas = context().cublas();
+  const cudaStream_t stream = context().stream();
+  const int64_t* slot = kept.slot.as<int64_t>();
+
+  // The combine's backward: each slot's output gradient, each assignment's
+  // weight gradient.
+  DeviceTensor output_grad = DeviceTensor::uninitialized(slots, h, &context().allocator());
+  kernels::moe_slot_gradient(dy.data(), kept.slot_assignment.as<int64_t>(), kept.weight.data(),
+                             slots, shape_.top_k, h, output_grad.data(), stream);
+  DeviceTensor weight_grad = DeviceTensor::uninitialized(1, assignments, &context().allocator());
+  kernels::moe_weight_gradient(dy.data(), kept.expert_output.data(), slot, assignments,
+                               shape_.top_k, h, weight_grad.data(), stream);
+
+  // The experts' backward on their rows (they add their weight gradients here:
+  // backward_weight has nothing left to do, as on the CPU).
+  DeviceTensor activated = DeviceTensor::uninitialized(slots, f, &context().allocator());
+  kernels::activation_forward(Activation::Gelu, kept.hidden.data(), activated.data(),
+                              activated.size(), stream);
+  DeviceTensor activated_grad = DeviceTensor::uninitialized(slots, f, &context().allocator());
+  DeviceTensor hidden_grad = DeviceTensor::uninitialized(slots, f, &context().allocator());
+  DeviceTensor input_grad = DeviceTensor::uninitialized(slots, h, &context().allocator());
+  for (int64_t e = 0; e < experts; ++e) {
+    Expert& expert = experts_[static_cast<size_t>(e)];
+    const int64_t first = e * capacity;
+    linear_backward_weight(cublas, activated.data() + first * f, output_grad.data() + first * h,
+                           capacity, expert.w2_grad, &expert.b2_grad);
+    linear_backward_input(cublas, output_grad.data() + first * h, capacity, expert.w2,
+                          activated_grad.data() + first * f);
+  }
+  kernels::activation_backward(Activation::Gelu, kept.hidden.data(), activated_grad.data(),
+                               hidden_grad.data(), hidden_grad.size(), stream);
+  for (int64_t e = 0; e < experts; ++e) {
+    Expert& expert = experts_[static_cast<size_t>(e)];
+    const int64_t first = e * capacity;
+    linear_backward_weight(cublas, kept.expert_input.data() + first * h,
+                           hidden_grad.data() + first * f, capacity, expert.w1_grad,
+                           &expert.b1_grad);
+    linear_backward_input(cublas, hidden_grad.data() + first * f, capacity, expert.w1,
+                          input_grad.data() + first * h);
+  }
+  activated.reset();
+  activated_grad.reset();
+  hidden_grad.reset();
+
+  // The gate's logits gradient on the host, by core's routing and softmax
+  // backward (the combine weights' gradient and the auxiliary loss's).
+  const std::vector<float> host_weight_grad = weight_grad.to_vector();
+  std::vector<float> logits_grad(static_cast<size_t>(rows * experts));
+  routing_backward(routing, kept.probabilities.data(), host_weight_grad.data(),
+                   aux_loss_weight_ * microbatch_share(rows), logits_grad.data());
+  softmax_rows_backward(kept.probabilities.data(), logits_grad.data(), rows, experts);
+  const DeviceTensor device_logits_grad =
+      DeviceTensor::from_values(rows, experts, logits_grad, &context().allocator());
+  linear_backward_weight(cublas, x.data(), device_logits_grad.data(), rows, gate_grad_, nullptr);
+  DeviceTensor gate_input_grad = DeviceTensor::uninitialized(rows, h, &context().allocator());
+  linear_backward_input(cublas, device_logits_grad.data(), rows, gate_, gate_input_grad.data());
+
+  // dx: the residual's dy, each kept slot's input gradient and the gate's.
+  DeviceTensor dx = make_activation(dy.rows(), dy.cols());
+  kernels::moe_token_gradient(dy.data(), input_grad.data(), gate_input_grad.data(), slot, rows,
+                              shape_.top_k, h, dx.data(), stream);
+  return dx;
+}
+
+void GpuMoe::backward_weight_with(const DeviceTensor& x, const DeviceTensor& dy,
+                                  LayerState* state) {
+  // backward_input_with added every weight gradient already.
+  (void)x;
+  (void)dy;
+  (void)state;
+}
+
+std::vector<DeviceTensor*> GpuMoe::params() {
+  std::vector<DeviceTensor*> values = {&gate_};
+  for (Expert& e : experts_) values.insert(values.end(), {&e.w1, &e.b1, &e.w2, &e.b2});
+  return values;
+}
+
+std::vector<DeviceTensor*> GpuMoe::grads() {
+  std::vector<DeviceTensor*> values = {&gate_grad_};
+  const std::vector<DeviceTensor*> experts = expert_grads();
+  values.insert(values.end(), experts.begin(), experts.end());
+  return values;
+}
+
+std::vector<DeviceTensor*> GpuMoe::expert_grads() {
+  std::vector<DeviceTensor*> values;
+  for (Expert& e : experts_)
+    values.insert(values.end(), {&e.w1_grad, &e.b1_grad, &e.w2_grad, &e.b2_grad});
+  return values;
+}
+
+}  // namespace pipelab::gpu

@@ -1,0 +1,71 @@
+// GpuMoe: a Mixture-of-Experts layer on the CUDA backend, the twin of
+// core/nn/moe_layer.h (model/mixture_of_experts.h describes it). Per
+// micro-batch of `rows` tokens:
+//   the gate's logits x Wg                  cuBLAS
+//   softmax, top_k routing, capacity        on the host, by core/nn/moe_routing.h
+//   dispatch into [E x capacity, dim] slots a kernel (kernels/moe.h)
+//   each expert's gelu(X W1 + b1) W2 + b2   cuBLAS and the activation kernel
+//   y = x + weighted expert outputs         a kernel
+// The backward mirrors it; the gate's gradient (the combine weights' and the
+// load-balancing loss's, through the softmax) is computed on the host by the
+// same core functions as the CPU's, then two GEMMs on the device.
+//
+// Why routing runs on the host: capacity is filled choice by choice in token
+// order, a sequential, data-dependent fill whose exact result the CPU layer
+// defines. Copying the E gate values per token down once per micro-batch and
+// calling core's routing keeps the kept and dropped assignments, the expert
+// load and the auxiliary loss identical to the CPU's for the same logits,
+// for the price of one small copy each way.
+//
+// Expert parallelism (ep > 1) is not run on this backend: check_trainable
+// refuses it before a run starts.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/model/mixture_of_experts.h"
+#include "gpu/layers/layer.h"
+
+namespace pipelab::gpu {
+
+class GpuMoe : public GpuLayer {
+ public:
+  // Initial values come from core's MoeLayer for the same index and seed, so
+  // they equal the CPU's bit for bit.
+  GpuMoe(int index, const MoeShape& shape, double aux_loss_weight, uint64_t seed,
+         DeviceContext& context);
+
+  DeviceTensor forward(const DeviceTensor& x, const ForwardInfo& info) override;
+  DeviceTensor backward_input(const DeviceTensor& x, const DeviceTensor& dy,
+                              const ForwardInfo& info) override;
+  DeviceTensor forward_keeping(const DeviceTensor& x, const ForwardInfo& info,
+                               std::unique_ptr<LayerState>& state) override;
+  DeviceTensor backward_input_with(const DeviceTensor& x, const DeviceTensor& dy,
+                                   const ForwardInfo& info, LayerState* state) override;
+  void backward_weight_with(const DeviceTensor& x, const DeviceTensor& dy,
+                            LayerState* state) override;
+  void connect_experts(ExpertConnection connection) override;
+  std::vector<DeviceTensor*> params() override;
+  std::vector<DeviceTensor*> grads() override;
+  std::vector<DeviceTensor*> expert_grads() override;
+
+ private:
+  struct Kept;
+  struct Expert {
+    DeviceTensor w1, b1, w2, b2;  // [dim, ffn], [1, ffn], [ffn, dim], [1, dim]
+    DeviceTensor w1_grad, b1_grad, w2_grad, b2_grad;
+  };
+  // The micro-batch's weight in the step's loss (ExpertConnection::step_tokens).
+  double microbatch_share(int64_t rows) const;
+  DeviceTensor tensor(int64_t rows, int64_t cols, MemoryCategory category) const;
+
+  const MoeShape shape_;
+  const double aux_loss_weight_;
+  DeviceTensor gate_;       // [dim, E], Weights
+  DeviceTensor gate_grad_;  // [dim, E], Gradients
+  std::vector<Expert> experts_;
+  ExpertConnection connection_;
+};
+
+}  // namespace pipelab::gpu

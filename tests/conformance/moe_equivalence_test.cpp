@@ -1,0 +1,110 @@
+// Mixture-of-Experts layers train on every backend as on the CPU: the loss
+// curve, and at every step each moe layer's expert load (tokens routed to and
+// dropped by each expert, which must match exactly: routing runs on the host
+// by core's code on every backend) and the auxiliary loss. An MLP with a
+// top-1 layer whose tight capacity drops tokens, a GPT with a top-2 layer,
+// data parallelism, pipelines that recompute or split the backward, and
+// validation on the host copy of the weights.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "conformance_support.h"
+
+namespace pipelab {
+namespace {
+
+using testing::run_experiment;
+using testing::with_plan;
+
+// tiny_gpt_experiment with a top-2 moe layer after its first block.
+Experiment moe_gpt() {
+  Experiment experiment = testing::tiny_gpt_experiment();
+  experiment.model.layers.insert(experiment.model.layers.begin() + 2, testing::moe_spec(4, 2, 1.25));
+  return experiment;
+}
+
+int64_t dropped_in(const testing::RunOutput& run) {
+  int64_t dropped = 0;
+  for (const StepMetrics& step : run.trace.steps)
+    for (const ExpertLoad& load : step.expert_load)
+      dropped += std::accumulate(load.dropped.begin(), load.dropped.end(), int64_t{0});
+  return dropped;
+}
+
+struct Runs {
+  testing::RunOutput cpu, run;  // on the cpu, and on the backend under test
+};
+
+class MoeEquivalence : public testing::BackendConformance {
+ protected:
+  // Runs `experiment` on the CPU and on the backend under test and compares
+  // the loss curves, the expert load and the auxiliary loss step by step.
+  Runs check(const Experiment& experiment, const std::string& what) const {
+    Runs runs{run_experiment(testing::on_backend(experiment, "cpu")),
+              run_experiment(testing::on_backend(experiment, backend()))};
+    const testing::RunOutput& cpu = runs.cpu;
+    const testing::RunOutput& run = runs.run;
+    EXPECT_EQ(cpu.state, RunState::Finished) << what << " on cpu: " << cpu.error;
+    EXPECT_EQ(run.state, RunState::Finished) << what << " on " << backend() << ": " << run.error;
+    if (cpu.state != RunState::Finished || run.state != RunState::Finished) return runs;
+    testing::expect_same_curve(cpu.losses(), run.losses(), testing::kBackendLossTolerance, what);
+    EXPECT_EQ(run.trace.steps.size(), cpu.trace.steps.size()) << what;
+    for (size_t s = 0; s < std::min(run.trace.steps.size(), cpu.trace.steps.size()); ++s) {
+      const StepMetrics& expected = cpu.trace.steps[s];
+      const StepMetrics& actual = run.trace.steps[s];
+      const std::string where = what + ", step " + std::to_string(expected.step);
+      EXPECT_NEAR(actual.aux_loss, expected.aux_loss,
+                  testing::kBackendLossTolerance * std::max(1.0, std::abs(expected.aux_loss)))
+          << where << ": auxiliary loss";
+      EXPECT_EQ(actual.expert_load.size(), expected.expert_load.size()) << where;
+      for (size_t l = 0; l < std::min(actual.expert_load.size(), expected.expert_load.size()); ++l) {
+        const ExpertLoad& want = expected.expert_load[l];
+        const ExpertLoad& got = actual.expert_load[l];
+        EXPECT_EQ(got.layer, want.layer) << where;
+        EXPECT_EQ(got.routed, want.routed) << where << ", layer " << want.layer << ": tokens routed per expert";
+        EXPECT_EQ(got.dropped, want.dropped) << where << ", layer " << want.layer << ": tokens dropped per expert";
+      }
+    }
+    return runs;
+  }
+};
+PIPELAB_CONFORMANCE_SUITE(MoeEquivalence);
+
+TEST_P(MoeEquivalence, Top1WithDroppedTokensLearnsAsOnTheCpu) {
+  // Capacity 0.5: 4 experts x 4 slots for a batch of 32 tokens.
+  const Runs runs = check(testing::small_moe_experiment(1, 0.5), "top-1 mlp, capacity 0.5");
+  const std::vector<double> losses = runs.cpu.losses();
+  ASSERT_FALSE(losses.empty());
+  EXPECT_LT(losses.back(), losses.front());
+  EXPECT_GT(dropped_in(runs.cpu), 0) << "the capacity was meant to drop tokens";
+}
+
+TEST_P(MoeEquivalence, Top2GptLearnsAsOnTheCpu) { check(moe_gpt(), "top-2 gpt"); }
+
+TEST_P(MoeEquivalence, DataParallelAndPipelines) {
+  check(with_plan(testing::small_moe_experiment(2, 1.0), ScheduleKind::GPipe, 1, 1, 2), "top-2 mlp dp2");
+  Experiment recomputed = with_plan(testing::small_moe_experiment(2, 1.0), ScheduleKind::OneFOneB, 2, 4);
+  recomputed.parallel.recompute = true;
+  check(recomputed, "top-2 mlp 1f1b pp2 m4 recompute");
+  check(with_plan(moe_gpt(), ScheduleKind::ZeroBubbleH1, 2, 4), "top-2 gpt zb-h1 pp2 m4");
+}
+
+// Validation runs on the host copy of the weights: every expert must come along.
+TEST_P(MoeEquivalence, ValidationUsesEveryExpert) {
+  Experiment experiment = testing::small_moe_experiment(1, 1.25);
+  experiment.training.eval_every = 10;
+  const Runs runs = check(experiment, "top-1 mlp with validation");
+  ASSERT_EQ(runs.run.state, RunState::Finished) << runs.run.error;
+  ASSERT_FALSE(runs.cpu.trace.steps.empty());
+  const StepMetrics& expected = runs.cpu.trace.steps.back();
+  const StepMetrics& actual = runs.run.trace.steps.back();
+  ASSERT_FALSE(std::isnan(expected.val_loss));
+  EXPECT_NEAR(actual.val_loss, expected.val_loss, testing::kBackendLossTolerance * expected.val_loss);
+}
+
+}  // namespace
+}  // namespace pipelab
