@@ -114,7 +114,7 @@ TEST(CudaRunTest, AnImpossibleAllocationThrowsAndTheAllocatorGoesOn) {
     FAIL() << "a petabyte fitted";
   } catch (const GpuOutOfMemory& error) {
     const std::string message = error.what();
-    EXPECT_NE(message.find("out of GPU memory on device 0"), std::string::npos) << message;
+    EXPECT_NE(message.find("out of GPU memory on GPU 0"), std::string::npos) << message;
     EXPECT_NE(message.find("activations"), std::string::npos) << message;
   }
   EXPECT_EQ(context.allocator().current()[static_cast<int>(MemoryCategory::Activations)], 0);
