@@ -1,5 +1,7 @@
 #include "core/model/transformer_block.h"
 
+#include <algorithm>
+
 namespace pipelab {
 namespace {
 
@@ -125,10 +127,18 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
   if (shape.dropout || split.sequence_parallel) kept_for_weights += 2 * sh;  // dProj out, dFFN2 out (whole)
   if (split.sequence_parallel) kept_for_weights += 2 * sh;  // Norm1's and Norm2's outputs gathered again
   cost.backward_kept_values = kept_for_weights;
-  const int64_t mlp_scratch =  // dactivation, or the experts' backward buffers
-      shape.has_experts() ? moe_cost(shape.moe()).backward_working_values : sf / tp;
-  cost.backward_working_values = kept_for_weights + mlp_scratch + sh / tp  // dattention (scratch)
-                                 + local;                                  // dx
+  // A block with experts drops the experts' kept values at the end of BI
+  // (transformer_block_layer.cpp), so between BI and BW it holds that much less.
+  if (shape.has_experts()) cost.backward_kept_values -= moe_cost(shape.moe()).kept_values;
+  if (shape.has_experts()) {
+    // The experts' backward runs before the attention half's buffers exist.
+    cost.backward_working_values = std::max(moe_cost(shape.moe()).backward_working_values,
+                                            kept_for_weights + sh / tp)  // dattention (scratch)
+                                   + local;                              // dx
+  } else {
+    cost.backward_working_values = kept_for_weights + sf / tp + sh / tp  // dactivation, dattention
+                                   + local;                             // dx
+  }
   return cost;
 }
 

@@ -79,7 +79,8 @@ struct BlockCost {
   // Per sample, the gradient buffers PipeLab's block (core/nn/gpt_block.h)
   // holds in its backward beyond the kept activations, and of those the ones
   // a split backward (BI then BW) keeps until BW. Not in Korthikanti et
-  // al.'s count, which is the forward's.
+  // al.'s count, which is the forward's. With experts, backward_kept_values
+  // is net of the experts' kept values, which BI frees (it may be negative).
   int64_t backward_working_values = 0;
   int64_t backward_kept_values = 0;
 };
