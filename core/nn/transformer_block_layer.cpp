@@ -11,6 +11,11 @@ int64_t positions_of(int64_t seq, const BlockShard& shard) {
   return shard.splits_sequence() ? seq / shard.tp : seq;
 }
 
+std::vector<Tensor*> joined(std::vector<Tensor*> list, const std::vector<Tensor*>& more) {
+  list.insert(list.end(), more.begin(), more.end());
+  return list;
+}
+
 // Every tensor of a block's cache, for bytes() and tensors().
 template <typename Cache>
 auto cache_tensors(Cache& cache) {
@@ -32,11 +37,8 @@ int64_t GptBlockState::bytes() const {
 std::vector<Tensor*> GptBlockState::tensors() {
   const auto all = cache_tensors(cache);
   std::vector<Tensor*> list(all.begin(), all.end());
-  if (experts) {
-    const std::vector<Tensor*> more = static_cast<MovableLayerState<Tensor>&>(*experts).tensors();
-    list.insert(list.end(), more.begin(), more.end());
-  }
-  return list;
+  if (!experts) return list;
+  return joined(std::move(list), static_cast<MovableLayerState<Tensor>&>(*experts).tensors());
 }
 
 TransformerBlockLayer::TransformerBlockLayer(int index, const GptBlockConfig& config,
@@ -57,22 +59,13 @@ TransformerBlockLayer::TransformerBlockLayer(int index, const GptBlockConfig& co
                                         experts->shard, allocator);
 }
 
+// The block's tensors, then the experts' (gate, then each expert's).
 std::vector<Tensor*> TransformerBlockLayer::params() {
-  std::vector<Tensor*> list = block_.weights().list();
-  if (experts_) {
-    const std::vector<Tensor*> more = experts_->params();
-    list.insert(list.end(), more.begin(), more.end());
-  }
-  return list;
+  return experts_ ? joined(block_.weights().list(), experts_->params()) : block_.weights().list();
 }
 
 std::vector<Tensor*> TransformerBlockLayer::grads() {
-  std::vector<Tensor*> list = block_.gradients().list();
-  if (experts_) {
-    const std::vector<Tensor*> more = experts_->grads();
-    list.insert(list.end(), more.begin(), more.end());
-  }
-  return list;
+  return experts_ ? joined(block_.gradients().list(), experts_->grads()) : block_.gradients().list();
 }
 
 void TransformerBlockLayer::connect_experts(ExpertConnection connection) {

@@ -31,6 +31,18 @@ ModelSpec mlp_with(const LayerSpec& layer) {
 
 using testing::expect_error_mentions;
 
+// A sequence model of 10 positions: an embedding of width 8, then `layer`.
+ModelSpec gpt_with(const LayerSpec& layer) {
+  ModelSpec model;
+  model.input = {10};
+  LayerSpec embedding;
+  embedding.type = LayerType::Embedding;
+  embedding.vocab = 16;
+  embedding.dim = 8;
+  model.layers = {embedding, layer};
+  return model;
+}
+
 TEST(MoeSpec, AfterALinearEachSampleIsOneTokenAndFfnDefaultsToFourTimesTheWidth) {
   const LayerInfo info = describe_layers(mlp_with(moe(4, 2)))[1];
   EXPECT_EQ(info.in_features, 6);
@@ -44,14 +56,7 @@ TEST(MoeSpec, AfterALinearEachSampleIsOneTokenAndFfnDefaultsToFourTimesTheWidth)
 }
 
 TEST(MoeSpec, InASequenceModelEachPositionIsAToken) {
-  ModelSpec model;
-  model.input = {10};
-  LayerSpec embedding;
-  embedding.type = LayerType::Embedding;
-  embedding.vocab = 16;
-  embedding.dim = 8;
-  model.layers = {embedding, moe(4, 1, 16)};
-  const LayerInfo info = describe_layers(model)[1];
+  const LayerInfo info = describe_layers(gpt_with(moe(4, 1, 16)))[1];
   EXPECT_EQ(info.tokens, 10);
   EXPECT_EQ(info.moe.dim, 8);
   EXPECT_EQ(info.in_features, 80);
@@ -63,17 +68,11 @@ TEST(MoeSpec, InASequenceModelEachPositionIsAToken) {
 TEST(MoeSpec, ABlockWithExpertsCostsItsAttentionHalfAndAMoeLayersExperts) {
   // The same GPT twice: its block dense, then its MLP 4 experts (top-2) of
   // the same ffn; the difference is the dense MLP's and the moe layer's share.
-  ModelSpec model;
-  model.input = {10};
-  LayerSpec embedding;
-  embedding.type = LayerType::Embedding;
-  embedding.vocab = 16;
-  embedding.dim = 8;
   LayerSpec block;
   block.type = LayerType::TransformerBlock;
   block.heads = 2;
   block.ffn = 16;
-  model.layers = {embedding, block};
+  ModelSpec model = gpt_with(block);
   const LayerInfo dense = describe_layers(model)[1];
   model.layers[1].experts = 4;
   model.layers[1].top_k = 2;

@@ -131,6 +131,17 @@ TEST(MoeTraining, ExpertParallelTrainsLikeEveryReplicaHoldingEveryExpert) {
   EXPECT_LT(largest_difference(reference.losses(), run.losses()), 1e-4) << "dp 2 x pp 2, ep 2";
 }
 
+// Each variant, run with ep 2, ends within 1e-4 of the reference's losses.
+void expect_ep2_trains_like(const testing::RunOutput& reference,
+                            std::vector<std::pair<std::string, Experiment>>& variants) {
+  for (auto& [what, experiment] : variants) {
+    experiment.parallel.ep = 2;
+    const testing::RunOutput run = run_experiment(experiment);
+    ASSERT_EQ(run.state, RunState::Finished) << what << ": " << run.error;
+    EXPECT_LT(largest_difference(reference.losses(), run.losses()), 1e-4) << what;
+  }
+}
+
 TEST(MoeTraining, ExpertParallelGptTrainsAlikeUnderTensorParallelRecomputeAndZeroBubble) {
   Experiment gpt = testing::tiny_gpt_experiment();
   gpt.model.layers.insert(gpt.model.layers.begin() + 2, moe_layer(4, 2, 1.25));
@@ -146,12 +157,7 @@ TEST(MoeTraining, ExpertParallelGptTrainsAlikeUnderTensorParallelRecomputeAndZer
   recomputed.parallel.recompute = true;
   variants.push_back({"pp 2, recompute", recomputed});
   variants.push_back({"zb-h1 pp 2", with_plan(gpt, ScheduleKind::ZeroBubbleH1, 2, 2, 2)});
-  for (auto& [what, experiment] : variants) {
-    experiment.parallel.ep = 2;
-    const testing::RunOutput run = run_experiment(experiment);
-    ASSERT_EQ(run.state, RunState::Finished) << what << ": " << run.error;
-    EXPECT_LT(largest_difference(reference.losses(), run.losses()), 1e-4) << what;
-  }
+  expect_ep2_trains_like(reference, variants);
 }
 
 TEST(MoeTraining, EveryAllToAllIsListedAndReportedWithItsBytes) {
@@ -258,12 +264,7 @@ TEST(MoeTraining, ExpertBlocksTrainAlikeUnderRecomputeAndZeroBubble) {
   selective.parallel.selective_recompute = true;
   variants.push_back({"pp 2, selective recompute", selective});
   variants.push_back({"zb-h1 pp 2", with_plan(gpt, ScheduleKind::ZeroBubbleH1, 2, 2, 2)});
-  for (auto& [what, experiment] : variants) {
-    experiment.parallel.ep = 2;
-    const testing::RunOutput run = run_experiment(experiment);
-    ASSERT_EQ(run.state, RunState::Finished) << what << ": " << run.error;
-    EXPECT_LT(largest_difference(reference.losses(), run.losses()), 1e-4) << what;
-  }
+  expect_ep2_trains_like(reference, variants);
 }
 
 }  // namespace
