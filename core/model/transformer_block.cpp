@@ -48,7 +48,7 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
   if (shape.bias) cost.params += 3 * hi / tp + hi;
 
   // --- FLOPs per sample (a multiply-add is 2), the attention half's here.
-  const double gemm = 2 * s * h * (3 * h + h) / t;                 // QKV, Proj
+  const double gemm = 2 * s * h * (3 * h + h) / t;                  // QKV, Proj
   const double scores = a * s * s / t;                              // attention scores per shard
   const double attention_forward = 4 * s * s * h / t;               // Q K^T and P V
   const double attention_backward = 8 * s * s * h / t;              // dQ, dK, dP, dV
@@ -121,9 +121,9 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
   // gradients in BI (moe_layer.h) and keep nothing for BW.
   const int64_t local = sh / rep_div;  // a residual-stream tensor as the shard holds it
   int64_t kept_for_weights = (shape.has_experts() ? 0 : (swiglu ? 2 * sf : sf) / tp)  // dFFN1 out
-                             + local + local              // dNorm2 out, dh
-                             + 3 * sh / tp                // dQKV
-                             + local;                     // dNorm1 out
+                             + local + local                                 // dNorm2 out, dh
+                             + 3 * sh / tp                                   // dQKV
+                             + local;                                        // dNorm1 out
   if (shape.dropout || split.sequence_parallel) kept_for_weights += 2 * sh;  // dProj out, dFFN2 out (whole)
   if (split.sequence_parallel) kept_for_weights += 2 * sh;  // Norm1's and Norm2's outputs gathered again
   cost.backward_kept_values = kept_for_weights;
@@ -137,7 +137,7 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
                                    + local;                              // dx
   } else {
     cost.backward_working_values = kept_for_weights + sf / tp + sh / tp  // dactivation, dattention
-                                   + local;                             // dx
+                                   + local;                              // dx
   }
   return cost;
 }

@@ -413,10 +413,10 @@ void GptBlock::forward_attention(const Tensor& x, int64_t batch, int64_t seq, Gp
   const int64_t rows = batch * seq;
   const int64_t local_rows = batch * slice.local_positions;
   if (batch <= 0 || seq <= 0 || x.rows() != local_rows || x.cols() != dim)
-    throw std::invalid_argument("Transformer block: input " + std::to_string(x.rows()) + " x " +
-                                std::to_string(x.cols()) + " must be (batch " + std::to_string(batch) +
-                                " * positions " + std::to_string(slice.local_positions) + ") x dim " +
-                                std::to_string(dim));
+    throw std::invalid_argument(
+        "Transformer block: input " + std::to_string(x.rows()) + " x " + std::to_string(x.cols()) +
+        " must be (batch " + std::to_string(batch) + " * positions " +
+        std::to_string(slice.local_positions) + ") x dim " + std::to_string(dim));
   const ShardWidths w = shard_widths(config_, shard_.tp);
   const AttentionShape shape = attention_shape(batch, seq);
   cache.batch = batch;
@@ -524,10 +524,9 @@ void GptBlock::backward_attention(const Tensor& x, const Tensor& dy, GptBlockCac
   const Tensor& d_proj_out = output_gradient(cache.d_h, BlockDropoutSite::AfterProjection, cache,
                                              cache.d_proj_out, collectives);
   linear_backward_input(d_proj_out, t.proj_weight, cache.d_attention_out);
-  attention_backward(cache.qkv,
-                     config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
-                     cache.d_attention_out, attention_shape(cache.batch, cache.seq), cache.d_qkv,
-                     &cache.dropout);
+  attention_backward(
+      cache.qkv, config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
+      cache.d_attention_out, attention_shape(cache.batch, cache.seq), cache.d_qkv, &cache.dropout);
   Tensor& d_norm1_partial = split ? partial : cache.d_norm1_out;
   linear_backward_input(cache.d_qkv, t.qkv_weight, d_norm1_partial);
   sum_partials(d_norm1_partial, slice, cache.d_norm1_out, collectives);

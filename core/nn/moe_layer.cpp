@@ -203,7 +203,8 @@ Tensor MoeLayer::backward_input_with(const Tensor& x, const Tensor& dy, const Fo
                                      LayerState* state) {
   (void)info;
   const int64_t rows = x.rows() * shape_.tokens;
-  Tensor dx = mix_backward(Tensor::view(x, rows, shape_.dim), Tensor::view(dy, rows, shape_.dim), state);
+  Tensor dx =
+      mix_backward(Tensor::view(x, rows, shape_.dim), Tensor::view(dy, rows, shape_.dim), state);
   dx.reshape(dy.rows(), dy.cols());
   dx.add(dy);  // the residual's
   return dx;

@@ -189,10 +189,10 @@ class StageStack {
     }
   }
 
-  // Mixture-of-Experts layers (moe, and blocks with experts): each calls report(model layer, info, routing,
-  // aux_loss) after a training forward (BasicLayer::ExpertConnection, with
-  // step_tokens), and under expert parallelism exchanges its tokens through
-  // all_to_all(values, model layer, in_forward).
+  // Mixture-of-Experts layers (moe, and blocks with experts): each calls report(model layer, info,
+  // routing, aux_loss) after a training forward (BasicLayer::ExpertConnection, with step_tokens),
+  // and under expert parallelism exchanges its tokens through all_to_all(values, model layer,
+  // in_forward).
   using ExpertReport = std::function<void(int layer, const ForwardInfo&, const MoeRouting&, double aux_loss)>;
   using ExpertAllToAll = std::function<void(Tensor& values, int layer, bool in_forward)>;
   void connect_experts(const ExpertReport& report, double step_tokens, const ExpertAllToAll& all_to_all) {

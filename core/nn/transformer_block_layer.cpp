@@ -52,9 +52,10 @@ TransformerBlockLayer::TransformerBlockLayer(int index, const GptBlockConfig& co
       block_(config, shard, allocator) {
   if (!experts) return;
   if (config.dense_mlp || shard.tp != 1)
-    throw std::invalid_argument("layer " + std::to_string(index) +
-                                ": a transformer_block with experts is not split over tensor-parallel "
-                                "shards; set parallel.tp = 1");
+    throw std::invalid_argument(
+        "layer " + std::to_string(index) +
+        ": a transformer_block with experts is not split over tensor-parallel "
+        "shards; set parallel.tp = 1");
   experts_ = std::make_unique<MoeLayer>(index, experts->shape, experts->aux_loss_weight,
                                         experts->shard, allocator);
 }
@@ -65,7 +66,8 @@ std::vector<Tensor*> TransformerBlockLayer::params() {
 }
 
 std::vector<Tensor*> TransformerBlockLayer::grads() {
-  return experts_ ? joined(block_.gradients().list(), experts_->grads()) : block_.gradients().list();
+  return experts_ ? joined(block_.gradients().list(), experts_->grads())
+                  : block_.gradients().list();
 }
 
 void TransformerBlockLayer::connect_experts(ExpertConnection connection) {

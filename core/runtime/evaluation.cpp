@@ -66,7 +66,9 @@ void Evaluator::copy_weights_from(Sequential& stage, int tp, int shard, ExpertSh
       if (shard == 0) copy_experts(static_cast<MoeLayer&>(part), static_cast<MoeLayer&>(full), experts.rank);
       continue;
     }
-    auto* block = part.type() == LayerType::TransformerBlock ? &static_cast<TransformerBlockLayer&>(part) : nullptr;
+    auto* block = part.type() == LayerType::TransformerBlock
+                      ? &static_cast<TransformerBlockLayer&>(part)
+                      : nullptr;
     if (block && block->experts()) {  // never tensor-parallel
       auto& full_block = static_cast<TransformerBlockLayer&>(full);
       copy_experts(*block->experts(), *full_block.experts(), experts.rank);

@@ -46,9 +46,11 @@ void check_trainable(const Experiment& experiment) {
                             "batch norm train on the cpu and cuda backends; set backend.type = cpu or "
                             "cuda, or simulate this model");
     if (has_experts(model.layers[i]) && experiment.backend.type != "cpu")
-      throw ExperimentError(layer_field(i) + (type == LayerType::Moe ? " is moe" : " is a transformer_block with experts") +
-                            ": Mixture-of-Experts layers train on the cpu backend only for now; set backend.type = "
-                            "cpu, or simulate this model");
+      throw ExperimentError(
+          layer_field(i) +
+          (type == LayerType::Moe ? " is moe" : " is a transformer_block with experts") +
+          ": Mixture-of-Experts layers train on the cpu backend only for now; set backend.type = "
+          "cpu, or simulate this model");
   }
   if (experiment.training.precision != Precision::Fp32)
     throw ExperimentError(std::string("training.precision = ") + precision_name(experiment.training.precision) +

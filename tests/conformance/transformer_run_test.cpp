@@ -170,11 +170,14 @@ TEST_P(TransformerRun, PredictedActivationPeaksMatchTheMeasuredOnes) {
   if (backend() == "cpu") cases.emplace_back("tp2 sp x pp2", sequence_parallel);
   // Blocks with experts train on the cpu backend only for now.
   if (backend() == "cpu") {
-    cases.emplace_back("experts 1f1b pp1 m1", with_plan(gpt_with_expert_blocks(), ScheduleKind::OneFOneB, 1, 1));
-    cases.emplace_back("experts gpipe pp2 m4", with_plan(gpt_with_expert_blocks(), ScheduleKind::GPipe, 2, 4));
+    cases.emplace_back("experts 1f1b pp1 m1",
+                       with_plan(gpt_with_expert_blocks(), ScheduleKind::OneFOneB, 1, 1));
+    cases.emplace_back("experts gpipe pp2 m4",
+                       with_plan(gpt_with_expert_blocks(), ScheduleKind::GPipe, 2, 4));
     cases.emplace_back("experts zb-h1 pp2 m4",
                        with_plan(gpt_with_expert_blocks(), ScheduleKind::ZeroBubbleH1, 2, 4));
-    Experiment expert_parallel = with_plan(gpt_with_expert_blocks(), ScheduleKind::OneFOneB, 2, 4, 2);
+    Experiment expert_parallel =
+        with_plan(gpt_with_expert_blocks(), ScheduleKind::OneFOneB, 2, 4, 2);
     expert_parallel.parallel.ep = 2;
     cases.emplace_back("experts ep2 dp2 x pp2", expert_parallel);
   }

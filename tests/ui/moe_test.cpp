@@ -37,7 +37,8 @@ class MoeTest : public QObject {
       panel.applyTemplate(index);
       LayerTableModel* table = panel.layerModel();
       // Switch's and GShard's blocks: each block's MLP is the experts.
-      QCOMPARE(table->index(2, LayerTableModel::TypeColumn).data().toString(), QString("transformer_block"));
+      QCOMPARE(table->index(2, LayerTableModel::TypeColumn).data().toString(),
+               QString("transformer_block"));
       const QString top = QString::fromLatin1(id) == "moe-switch" ? "1" : "2";
       QCOMPARE(table->index(2, LayerTableModel::SizeColumn).data().toString(),
                QString("4 heads, 4 experts, top-%1").arg(top));
@@ -52,7 +53,8 @@ class MoeTest : public QObject {
       e.model.layers.insert(e.model.layers.begin() + 2, moe);
     });
     LayerTableModel* table = panel.layerModel();
-    QCOMPARE(table->index(2, LayerTableModel::SizeColumn).data().toString(), QString("4 experts, top-2"));
+    QCOMPARE(table->index(2, LayerTableModel::SizeColumn).data().toString(),
+             QString("4 experts, top-2"));
     QVERIFY(table->setData(table->index(2, LayerTableModel::SizeColumn), 8));
     QCOMPARE(document.experiment().model.layers[2].experts, 8);
     QSignalSpy rejected(table, &LayerTableModel::editRejected);

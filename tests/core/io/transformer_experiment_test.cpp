@@ -146,17 +146,21 @@ TEST(TransformerExperiment, ABlocksExpertsAreReadCheckedAndWrittenBack) {
     return error_of(document);
   };
   EXPECT_NE(with([](Json& d) { d["parallel"]["tp"] = 2; })
-                .find("model.layers[2] is a transformer_block with experts, which PipeLab does not split over "
+                .find("model.layers[2] is a transformer_block with experts, which PipeLab does not "
+                      "split over "
                       "tensor-parallel shards; set parallel.tp = 1"),
             std::string::npos);
-  EXPECT_NE(with([](Json& d) { d["model"]["layers"][2]["top_k"] = 5; })
-                .find("transformer_block top_k = 5 must be in [1, experts = 4]"),
+  EXPECT_NE(with([](Json& d) {
+              d["model"]["layers"][2]["top_k"] = 5;
+            }).find("transformer_block top_k = 5 must be in [1, experts = 4]"),
             std::string::npos);
-  EXPECT_NE(with([](Json& d) { d["model"]["layers"][2]["experts"] = -1; })
-                .find("transformer_block experts must be >= 0 (0: a dense MLP)"),
+  EXPECT_NE(with([](Json& d) {
+              d["model"]["layers"][2]["experts"] = -1;
+            }).find("transformer_block experts must be >= 0 (0: a dense MLP)"),
             std::string::npos);
-  EXPECT_NE(with([](Json& d) { d["model"]["layers"][2]["activation"] = "swiglu"; })
-                .find("a transformer_block with experts has GELU experts; set activation = gelu"),
+  EXPECT_NE(with([](Json& d) {
+              d["model"]["layers"][2]["activation"] = "swiglu";
+            }).find("a transformer_block with experts has GELU experts; set activation = gelu"),
             std::string::npos);
   EXPECT_NE(with([](Json& d) {
               d["parallel"]["dp"] = 8;

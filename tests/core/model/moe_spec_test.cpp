@@ -92,7 +92,8 @@ TEST(MoeSpec, ABlockWithExpertsCostsItsAttentionHalfAndAMoeLayersExperts) {
   // FFN1's and GELU's outputs against what the routing keeps.
   EXPECT_EQ(experts.activation_bytes - dense.activation_bytes, (moe.kept_values - 2 * s * f) * 4);
   model.layers[1].activation = BlockActivation::SwiGlu;
-  expect_error_mentions(model, "model.layers[1]: a transformer_block with experts has GELU experts");
+  expect_error_mentions(model,
+                        "model.layers[1]: a transformer_block with experts has GELU experts");
 }
 
 TEST(MoeSpec, MistakesNameTheLayerAndTheFix) {

@@ -86,8 +86,12 @@ void check_gradients(int64_t top_k, double capacity_factor, float dropout, bool 
     expect_gradient_matches(*params[i], loss, *grads[i], "parameter " + std::to_string(i), step);
 }
 
-TEST(MoeBlock, SwitchTopOneGradientsMatchFiniteDifferences) { check_gradients(1, 4.0, 0.0f, false); }
-TEST(MoeBlock, GShardTopTwoGradientsMatchFiniteDifferences) { check_gradients(2, 4.0, 0.0f, false); }
+TEST(MoeBlock, SwitchTopOneGradientsMatchFiniteDifferences) {
+  check_gradients(1, 4.0, 0.0f, false);
+}
+TEST(MoeBlock, GShardTopTwoGradientsMatchFiniteDifferences) {
+  check_gradients(2, 4.0, 0.0f, false);
+}
 TEST(MoeBlock, GradientsWithDroppedTokensMatchFiniteDifferences) {
   check_gradients(1, 0.5, 0.0f, true);
   check_gradients(2, 0.5, 0.0f, true);

@@ -199,14 +199,16 @@ TEST(MoeTraining, AGptWhoseBlocksHaveExpertsLearnsToCopyAndReportsEachBlock) {
   Experiment experiment = gpt_with_expert_blocks(1, 1.25);
   experiment.training.steps = 120;
   experiment.training.eval_every = 120;
-  const testing::RunOutput run = run_experiment(with_plan(experiment, ScheduleKind::OneFOneB, 1, 2));
+  const testing::RunOutput run =
+      run_experiment(with_plan(experiment, ScheduleKind::OneFOneB, 1, 2));
   ASSERT_EQ(run.state, RunState::Finished) << run.error;
   const std::vector<double> losses = run.losses();
   EXPECT_LT(losses.back(), 0.1 * losses.front());
   EXPECT_GE(run.trace.steps.back().val_accuracy, 0.95);  // 1.0 measured
   std::vector<int> blocks;
   for (size_t i = 0; i < experiment.model.layers.size(); ++i)
-    if (experiment.model.layers[i].type == LayerType::TransformerBlock) blocks.push_back(static_cast<int>(i));
+    if (experiment.model.layers[i].type == LayerType::TransformerBlock)
+      blocks.push_back(static_cast<int>(i));
   ASSERT_FALSE(blocks.empty());
   const int64_t positions = experiment.training.batch_size * experiment.model.input[0];
   for (const StepMetrics& step : run.trace.steps) {
@@ -232,20 +234,23 @@ TEST(MoeTraining, ExpertParallelBlocksTrainLikeEveryReplicaHoldingEveryExpert) {
     EXPECT_NEAR(run.trace.steps.back().val_loss, reference.trace.steps.back().val_loss, 1e-4);
     for (size_t s = 0; s < run.trace.steps.size(); ++s)
       for (size_t l = 0; l < run.trace.steps[s].expert_load.size(); ++l) {
-        EXPECT_EQ(run.trace.steps[s].expert_load[l].routed, reference.trace.steps[s].expert_load[l].routed);
+        EXPECT_EQ(run.trace.steps[s].expert_load[l].routed,
+                  reference.trace.steps[s].expert_load[l].routed);
         EXPECT_EQ(sum(run.trace.steps[s].expert_load[l].dropped), 0);
       }
   }
   // The all-to-alls name the blocks: a dispatch and a combine each way per block.
-  const testing::RunOutput run = run_experiment(expert_parallel(gpt_with_expert_blocks(1, 1.25), 2, 2));
+  const testing::RunOutput run =
+      run_experiment(expert_parallel(gpt_with_expert_blocks(1, 1.25), 2, 2));
   ASSERT_EQ(run.state, RunState::Finished) << run.error;
   int count = 0;
   for (const TraceEvent& event : run.trace.events) {
     if (event.op.kind != OpKind::AllToAll) continue;
     ++count;
     EXPECT_EQ(event.op.group, CommGroup::ExpertParallel);
-    EXPECT_EQ(gpt_with_expert_blocks(1, 1.25).model.layers[static_cast<size_t>(event.op.layer)].type,
-              LayerType::TransformerBlock);
+    EXPECT_EQ(
+        gpt_with_expert_blocks(1, 1.25).model.layers[static_cast<size_t>(event.op.layer)].type,
+        LayerType::TransformerBlock);
   }
   const int blocks = 2;  // tiny_gpt_experiment's
   EXPECT_EQ(count, 2 /* devices */ * 6 /* steps */ * 2 /* micro-batches */ * 4 * blocks);
@@ -254,7 +259,8 @@ TEST(MoeTraining, ExpertParallelBlocksTrainLikeEveryReplicaHoldingEveryExpert) {
 TEST(MoeTraining, ExpertBlocksTrainAlikeUnderRecomputeAndZeroBubble) {
   Experiment gpt = gpt_with_expert_blocks(2, 4.0);
   gpt.training.steps = 4;
-  const testing::RunOutput reference = run_experiment(with_plan(gpt, ScheduleKind::OneFOneB, 1, 2, 2));
+  const testing::RunOutput reference =
+      run_experiment(with_plan(gpt, ScheduleKind::OneFOneB, 1, 2, 2));
   ASSERT_EQ(reference.state, RunState::Finished) << reference.error;
   std::vector<std::pair<std::string, Experiment>> variants;
   Experiment recomputed = with_plan(gpt, ScheduleKind::OneFOneB, 2, 2, 2);

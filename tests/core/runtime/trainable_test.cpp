@@ -40,7 +40,8 @@ TEST(Trainable, TransformersTrainOnTheCpu) {
   Experiment cuda_experts = cuda;
   cuda_experts.model.layers[2].experts = 4;
   EXPECT_EQ(refusal(cuda_experts),
-            "model.layers[2] is a transformer_block with experts: Mixture-of-Experts layers train on the cpu "
+            "model.layers[2] is a transformer_block with experts: Mixture-of-Experts layers train "
+            "on the cpu "
             "backend only for now; set backend.type = cpu, or simulate this model");
   Experiment elsewhere = testing::tiny_gpt_experiment();
   elsewhere.backend.type = "tpu";
