@@ -68,7 +68,7 @@ constexpr const char* kPatterns[] = {
                       "or raise dp"),
     QT_TRANSLATE_NOOP("CoreMessage",
                       "parallel.ep = %1 spreads moe layers' experts over replicas, and this model "
-                      "has none; set ep = 1 or add a moe layer"),
+                      "has none; set ep = 1 or add a moe layer (or experts to a transformer_block)"),
     QT_TRANSLATE_NOOP("CoreMessage",
                       "model.layers[%1] has %2 experts, which parallel.ep = %3 cannot share out "
                       "evenly; use an ep that divides the experts"),

@@ -30,7 +30,8 @@ LayerSpec read_layer(const Json& value, int index) {
   if (layer.type == LayerType::Dropout) keys.push_back("p");
   if (layer.type == LayerType::Embedding) keys.insert(keys.end(), {"vocab", "dim"});
   if (layer.type == LayerType::TransformerBlock)
-    keys.insert(keys.end(), {"heads", "ffn", "causal", "norm", "activation", "dropout", "bias"});
+    keys.insert(keys.end(), {"heads", "ffn", "causal", "norm", "activation", "dropout", "bias",
+                             "experts", "top_k", "capacity_factor", "aux_loss_weight"});
   if (layer.type == LayerType::Conv2d) keys.insert(keys.end(), {"out", "kernel", "stride", "padding", "bias"});
   const bool pool = layer.type == LayerType::MaxPool || layer.type == LayerType::AvgPool;
   if (pool) keys.insert(keys.end(), {"kernel", "stride", "padding"});

@@ -27,6 +27,13 @@ Json layer_to_json(const LayerSpec& layer) {
     json["dropout"] = layer.dropout;
     json["bias"] = layer.bias;
   }
+  if (has_experts(layer)) {
+    json["experts"] = layer.experts;
+    json["top_k"] = layer.top_k;
+    if (layer.type == LayerType::Moe) json["ffn"] = layer.ffn;  // a block's is written above
+    json["capacity_factor"] = layer.capacity_factor;
+    json["aux_loss_weight"] = layer.aux_loss_weight;
+  }
   if (layer.type == LayerType::Conv2d) {
     json["out"] = layer.out;
     json["bias"] = layer.bias;
@@ -45,13 +52,6 @@ Json layer_to_json(const LayerSpec& layer) {
     json["out"] = layer.out;
     json["stride"] = layer.stride;
     json["sync"] = layer.sync;
-  }
-  if (layer.type == LayerType::Moe) {
-    json["experts"] = layer.experts;
-    json["top_k"] = layer.top_k;
-    json["ffn"] = layer.ffn;
-    json["capacity_factor"] = layer.capacity_factor;
-    json["aux_loss_weight"] = layer.aux_loss_weight;
   }
   return json;
 }

@@ -204,7 +204,8 @@ void check_schedule(const ParallelPlan& plan, Problems& problems) {
 
 // parallel.ep: groups of ep data-parallel replicas share each moe layer's
 // experts, so ep divides dp and every moe layer's experts.
-void check_expert_parallel(const Experiment& experiment, bool model_ok, bool has_experts, Problems& problems) {
+void check_expert_parallel(const Experiment& experiment, bool model_ok, bool model_has_experts,
+                           Problems& problems) {
   const ParallelPlan& plan = experiment.parallel;
   if (plan.ep == 1) return;
   if (plan.dp % plan.ep != 0) {
@@ -215,15 +216,16 @@ void check_expert_parallel(const Experiment& experiment, bool model_ok, bool has
     return;
   }
   if (!model_ok) return;
-  if (!has_experts) {
-    problems.push_back("parallel.ep = " + std::to_string(plan.ep) +
-                       " spreads moe layers' experts over replicas, and this model has none; set ep = 1 or "
-                       "add a moe layer");
+  if (!model_has_experts) {
+    problems.push_back(
+        "parallel.ep = " + std::to_string(plan.ep) +
+        " spreads moe layers' experts over replicas, and this model has none; set ep = 1 or "
+        "add a moe layer (or experts to a transformer_block)");
     return;
   }
   for (size_t i = 0; i < experiment.model.layers.size(); ++i) {
     const LayerSpec& layer = experiment.model.layers[i];
-    if (layer.type == LayerType::Moe && layer.experts % plan.ep != 0) {
+    if (has_experts(layer) && layer.experts % plan.ep != 0) {
       problems.push_back("model.layers[" + std::to_string(i) + "] has " + std::to_string(layer.experts) +
                          " experts, which parallel.ep = " + std::to_string(plan.ep) +
                          " cannot share out evenly; use an ep that divides the experts");
@@ -296,10 +298,20 @@ void check_parallel(const Experiment& experiment, bool model_ok, Problems& probl
     problems.push_back("parallel.recompute = \"selective\" recomputes transformer blocks' attention, and this "
                        "model has none; use recompute = true (full) or false");
 
-  const bool has_experts = std::any_of(experiment.model.layers.begin(), experiment.model.layers.end(),
-                                       [](const LayerSpec& layer) { return layer.type == LayerType::Moe; });
-  check_expert_parallel(experiment, model_ok, has_experts, problems);
-  if (model_ok && has_experts && plan.sequence_parallel && plan.tp > 1)
+  const auto& layers = experiment.model.layers;
+  const bool experts = std::any_of(layers.begin(), layers.end(),
+                                   [](const LayerSpec& layer) { return has_experts(layer); });
+  check_expert_parallel(experiment, model_ok, experts, problems);
+  const auto block_with_experts =
+      std::find_if(layers.begin(), layers.end(), [](const LayerSpec& layer) {
+        return layer.type == LayerType::TransformerBlock && layer.experts > 0;
+      });
+  if (model_ok && block_with_experts != layers.end() && plan.tp > 1)
+    problems.push_back(
+        "model.layers[" + std::to_string(block_with_experts - layers.begin()) +
+        "] is a transformer_block with experts, which PipeLab does not split over tensor-parallel "
+        "shards; set parallel.tp = 1 (spread the experts with parallel.ep instead)");
+  else if (model_ok && experts && plan.sequence_parallel && plan.tp > 1)
     problems.push_back("a moe layer routes whole sequences' tokens, which sequence parallelism splits over the "
                        "tensor-parallel shards; set parallel.sequence_parallel = false");
 

@@ -38,6 +38,8 @@ MoeCost moe_cost(const MoeShape& shape) {
   cost.kept_values =
       shape.tokens * e +
       static_cast<int64_t>(std::ceil(tokens * slots * static_cast<double>(2 * h + f)));
+  cost.backward_working_values =
+      static_cast<int64_t>(std::ceil(tokens * slots * static_cast<double>(3 * h)));
   return cost;
 }
 

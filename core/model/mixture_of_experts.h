@@ -41,6 +41,11 @@ struct MoeCost {
   double backward_input_flops = 0;   // per sample
   double backward_weight_flops = 0;  // per sample
   int64_t kept_values = 0;           // per sample, kept from forward for backward
+  // Per sample, the gradient buffers its backward holds at once beyond the
+  // kept values (moe_layer.cpp): three of the dispatch buffer's size (the
+  // slots' output gradient in expert order, their input gradient and its
+  // reorder for the return exchange).
+  int64_t backward_working_values = 0;
 };
 MoeCost moe_cost(const MoeShape& shape);
 

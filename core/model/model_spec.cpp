@@ -132,6 +132,7 @@ LayerInfo describe_block(const TransformerBlockShape& shape) {
   info.in_features = shape.tokens * shape.dim;
   info.out_features = info.in_features;
   info.block = shape;
+  if (shape.has_experts()) info.moe = shape.moe();
   const BlockCost cost = transformer_block_cost(shape, BlockSplit{});
   info.params = cost.params;
   info.forward_flops = cost.forward_flops;
@@ -152,19 +153,23 @@ void check_width(const std::string& label, const char* field, int64_t value) {
 }  // namespace
 
 MoeShape moe_shape(const LayerSpec& spec, int64_t dim, int64_t tokens, const std::string& label) {
+  const std::string type = layer_type_name(spec.type);
   if (spec.experts < 1)
-    throw std::invalid_argument(label + ": moe needs experts >= 1, got " + std::to_string(spec.experts) +
+    throw std::invalid_argument(label + ": " + type + " needs experts >= 1, got " +
+                                std::to_string(spec.experts) +
                                 "; give the number of experts, e.g. \"experts\": 4");
   check_width(label, "experts", spec.experts);
   if (spec.top_k < 1 || spec.top_k > spec.experts)
-    throw std::invalid_argument(label + ": moe top_k = " + std::to_string(spec.top_k) +
+    throw std::invalid_argument(label + ": " + type + " top_k = " + std::to_string(spec.top_k) +
                                 " must be in [1, experts = " + std::to_string(spec.experts) +
                                 "]; use 1 (Switch) or 2 (GShard), or add experts");
   if (!(spec.capacity_factor > 0.0 && spec.capacity_factor <= 1e6))
-    throw std::invalid_argument(label + ": moe capacity_factor must be > 0 (e.g. 1.25), got " +
+    throw std::invalid_argument(label + ": " + type +
+                                " capacity_factor must be > 0 (e.g. 1.25), got " +
                                 std::to_string(spec.capacity_factor));
   if (!(spec.aux_loss_weight >= 0.0 && spec.aux_loss_weight <= 1e6))
-    throw std::invalid_argument(label + ": moe aux_loss_weight must be >= 0 (e.g. 0.01), got " +
+    throw std::invalid_argument(label + ": " + type +
+                                " aux_loss_weight must be >= 0 (e.g. 0.01), got " +
                                 std::to_string(spec.aux_loss_weight));
   if (spec.ffn < 0)
     throw std::invalid_argument(label + ": ffn must be >= 1 (or 0 for 4 x the width), got " +
@@ -178,9 +183,10 @@ MoeShape moe_shape(const LayerSpec& spec, int64_t dim, int64_t tokens, const std
   shape.capacity_factor = spec.capacity_factor;
   check_width(label, "ffn", shape.ffn);
   if (shape.ffn > kMaxWidth / tokens || shape.experts > kMaxWidth / tokens)
-    throw std::invalid_argument(label + ": moe ffn or experts x sequence length is more than the " +
-                                std::to_string(kMaxWidth) +
-                                " values per sample PipeLab handles; use a smaller ffn or fewer experts");
+    throw std::invalid_argument(
+        label + ": " + type + " ffn or experts x sequence length is more than the " +
+        std::to_string(kMaxWidth) +
+        " values per sample PipeLab handles; use a smaller ffn or fewer experts");
   return shape;
 }
 
@@ -236,6 +242,20 @@ TransformerBlockShape block_shape(const LayerSpec& spec, int64_t dim, int64_t to
   shape.activation = spec.activation;
   shape.bias = spec.bias;
   shape.dropout = spec.dropout > 0.0;
+  if (spec.experts < 0)
+    throw std::invalid_argument(label +
+                                ": transformer_block experts must be >= 0 (0: a dense MLP), got " +
+                                std::to_string(spec.experts));
+  if (spec.experts > 0) {
+    if (spec.activation != BlockActivation::Gelu)
+      throw std::invalid_argument(label +
+                                  ": a transformer_block with experts has GELU experts; set "
+                                  "activation = gelu, or experts = 0 for a SwiGLU MLP");
+    const MoeShape moe = moe_shape(spec, dim, tokens, label);
+    shape.experts = moe.experts;
+    shape.top_k = moe.top_k;
+    shape.capacity_factor = moe.capacity_factor;
+  }
   return shape;
 }
 
@@ -424,6 +444,11 @@ std::vector<LayerInfo> describe_layers(const ModelSpec& model) {
     infos.push_back(info);
   }
   return infos;
+}
+
+bool has_experts(const LayerSpec& spec) {
+  return spec.type == LayerType::Moe ||
+         (spec.type == LayerType::TransformerBlock && spec.experts > 0);
 }
 
 int64_t output_features(const ModelSpec& model) {

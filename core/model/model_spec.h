@@ -58,7 +58,8 @@ struct LayerSpec {
   bool sync = false;
   double momentum = 0.1;
   double eps = 1e-5;
-  // moe: `experts` MLPs of hidden width `ffn`, each token routed to its top_k
+  // moe (and transformer_block with experts > 0, whose MLP it then is):
+  // `experts` MLPs of hidden width `ffn`, each token routed to its top_k
   // by a learned gate; an expert takes at most ceil(capacity_factor x tokens x
   // top_k / experts) of a micro-batch's tokens, and the load-balancing loss
   // aux_loss_weight x E x sum_e f_e P_e is added to the training loss.
@@ -86,7 +87,7 @@ struct LayerInfo {
   int64_t in_features = 0;     // values per sample in (an embedding: the token ids)
   int64_t out_features = 0;    // values per sample out
   TransformerBlockShape block;  // transformer_block only
-  MoeShape moe;                 // moe only
+  MoeShape moe;                 // moe, and a transformer_block's experts (has_experts)
   // The image entering and leaving the layer; invalid (all 0) where the
   // values are a flat vector (image_shape.h).
   ImageShape image_in;
@@ -98,6 +99,10 @@ struct LayerInfo {
   int64_t activation_bytes = 0;        // per sample, kept from forward for backward
   int64_t output_bytes = 0;            // per sample: the output tensor (sent between stages)
 
+  // A moe layer, or a transformer_block whose MLP is a mixture of experts.
+  bool has_experts() const {
+    return type == LayerType::Moe || (type == LayerType::TransformerBlock && block.has_experts());
+  }
   int64_t token_in() const { return in_features / tokens; }    // per position
   int64_t token_out() const { return out_features / tokens; }  // per position
 };
@@ -130,6 +135,10 @@ ImageShape input_image(const ModelSpec& model);
 // fix when a field is out of range (experts < 1, top_k outside [1, experts],
 // capacity_factor <= 0, aux_loss_weight < 0).
 MoeShape moe_shape(const LayerSpec& spec, int64_t dim, int64_t tokens, const std::string& label);
+
+// A moe layer, or a transformer_block with experts > 0: the layers that
+// route tokens to experts (expert parallelism, expert load).
+bool has_experts(const LayerSpec& spec);
 
 // Flattened input width (product of the input shape).
 int64_t input_features(const ModelSpec& model);

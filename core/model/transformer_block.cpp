@@ -1,5 +1,7 @@
 #include "core/model/transformer_block.h"
 
+#include <algorithm>
+
 namespace pipelab {
 namespace {
 
@@ -42,34 +44,54 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
   // biases and the norms are whole on every shard (as in Megatron-LM).
   const int64_t hi = shape.dim, fi = shape.ffn, ffn1_width = swiglu ? 2 * fi : fi;
   const int64_t norm_params = shape.norm == NormType::LayerNorm ? 4 * hi : 2 * hi;
-  cost.params = (3 * hi * hi + hi * hi + hi * ffn1_width + fi * hi) / tp + norm_params;
-  if (shape.bias) cost.params += (3 * hi + ffn1_width) / tp + 2 * hi;
+  cost.params = (3 * hi * hi + hi * hi) / tp + norm_params;
+  if (shape.bias) cost.params += 3 * hi / tp + hi;
 
-  // --- FLOPs per sample (a multiply-add is 2).
-  const double gemm = 2 * s * h * (3 * h + h + ffn1_out + f) / t;  // QKV, Proj, FFN1, FFN2
+  // --- FLOPs per sample (a multiply-add is 2), the attention half's here.
+  const double gemm = 2 * s * h * (3 * h + h) / t;                  // QKV, Proj
   const double scores = a * s * s / t;                              // attention scores per shard
   const double attention_forward = 4 * s * s * h / t;               // Q K^T and P V
   const double attention_backward = 8 * s * s * h / t;              // dQ, dK, dP, dV
-  const double bias = shape.bias ? s * (3 * h + ffn1_out) / t + 2 * s * h : 0;
+  const double bias = shape.bias ? s * 3 * h / t + s * h : 0;
   const double full_width = s * h * repeated;                       // elements of a norm or residual
   const double dropout_elements = shape.dropout ? scores + 2 * full_width : 0;
-  const double hidden = s * f / t;
   cost.forward_flops = gemm + attention_forward + bias + kSoftmaxForward * scores +
                        2 * kNormForward * full_width + 2 * kResidual * full_width +
-                       (swiglu ? kSwiGluForward : kGeluForward) * hidden + kDropoutForward * dropout_elements;
+                       kDropoutForward * dropout_elements;
   cost.backward_input_flops = gemm + attention_backward + kSoftmaxBackward * scores +
                               2 * kNormBackwardInput * full_width + 2 * kResidual * full_width +
-                              (swiglu ? kSwiGluBackward : kGeluBackward) * hidden +
                               kDropoutBackward * dropout_elements;
   cost.backward_weight_flops = gemm + bias + 2 * kNormBackwardWeight * full_width;
+
+  // --- the MLP: FFN1, the activation and FFN2, or the mixture of experts.
+  const int64_t sh = shape.tokens * shape.dim;
+  const int64_t sf = shape.tokens * shape.ffn;
+  int64_t mlp_kept_values = 0;  // beyond Norm2's output (the MLP's input)
+  if (shape.has_experts()) {
+    const MoeCost moe = moe_cost(shape.moe());
+    cost.params += moe.params;
+    cost.forward_flops += moe.forward_flops;
+    cost.backward_input_flops += moe.backward_input_flops;
+    cost.backward_weight_flops += moe.backward_weight_flops;
+    mlp_kept_values = moe.kept_values;
+  } else {
+    cost.params += (hi * ffn1_width + fi * hi) / tp;
+    if (shape.bias) cost.params += ffn1_width / tp + hi;
+    const double mlp_gemm = 2 * s * h * (ffn1_out + f) / t;
+    const double mlp_bias = shape.bias ? s * ffn1_out / t + s * h : 0;
+    const double hidden = s * f / t;
+    cost.forward_flops += mlp_gemm + mlp_bias + (swiglu ? kSwiGluForward : kGeluForward) * hidden;
+    cost.backward_input_flops += mlp_gemm + (swiglu ? kSwiGluBackward : kGeluBackward) * hidden;
+    cost.backward_weight_flops += mlp_gemm + mlp_bias;
+    mlp_kept_values = (swiglu ? 2 * sf : sf) / tp  // the activation's input (FFN1's output)
+                      + sf / tp;                   // FFN2's input (the activation's output)
+  }
   // Selective recomputation runs the attention core's forward again in the backward.
   if (split.selective_recompute)
     cost.backward_input_flops += attention_forward + kSoftmaxForward * scores +
                                  (shape.dropout ? kDropoutForward * scores : 0);
 
   // --- kept activations, Korthikanti et al.'s items (see the header).
-  const int64_t sh = shape.tokens * shape.dim;
-  const int64_t sf = shape.tokens * shape.ffn;
   const int64_t score_count = shape.heads * shape.tokens * shape.tokens;
   const int64_t rep_div = split.sequence_parallel ? tp : 1;
   BlockActivations& kept = cost.kept;
@@ -88,24 +110,35 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
   if (shape.dropout) kept.mask_bytes += sh / rep_div;  // dropout after Proj
   kept.values += sh / rep_div;          // Norm2's input
   kept.values += sh / rep_div;          // FFN1's input (Norm2's output)
-  kept.values += (swiglu ? 2 * sf : sf) / tp;  // the activation's input (FFN1's output)
-  kept.values += sf / tp;               // FFN2's input (the activation's output)
+  kept.values += mlp_kept_values;
   if (shape.dropout) kept.mask_bytes += sh / rep_div;  // dropout after FFN2
 
   cost.input_values = sh / rep_div;
   cost.allreduce_values = sh;
 
   // --- the backward's gradient buffers, as gpt_block.cpp allocates them.
+  // A dense MLP keeps dFFN1's output for BW; the experts add their weight
+  // gradients in BI (moe_layer.h) and keep nothing for BW.
   const int64_t local = sh / rep_div;  // a residual-stream tensor as the shard holds it
-  int64_t kept_for_weights = (swiglu ? 2 * sf : sf) / tp  // dFFN1 out
-                             + local + local              // dNorm2 out, dh
-                             + 3 * sh / tp                // dQKV
-                             + local;                     // dNorm1 out
+  int64_t kept_for_weights = (shape.has_experts() ? 0 : (swiglu ? 2 * sf : sf) / tp)  // dFFN1 out
+                             + local + local                                 // dNorm2 out, dh
+                             + 3 * sh / tp                                   // dQKV
+                             + local;                                        // dNorm1 out
   if (shape.dropout || split.sequence_parallel) kept_for_weights += 2 * sh;  // dProj out, dFFN2 out (whole)
   if (split.sequence_parallel) kept_for_weights += 2 * sh;  // Norm1's and Norm2's outputs gathered again
   cost.backward_kept_values = kept_for_weights;
-  cost.backward_working_values = kept_for_weights + sf / tp + sh / tp  // dactivation, dattention (scratch)
-                                 + local;                             // dx
+  // A block with experts drops the experts' kept values at the end of BI
+  // (transformer_block_layer.cpp), so between BI and BW it holds that much less.
+  if (shape.has_experts()) cost.backward_kept_values -= moe_cost(shape.moe()).kept_values;
+  if (shape.has_experts()) {
+    // The experts' backward runs before the attention half's buffers exist.
+    cost.backward_working_values = std::max(moe_cost(shape.moe()).backward_working_values,
+                                            kept_for_weights + sh / tp)  // dattention (scratch)
+                                   + local;                              // dx
+  } else {
+    cost.backward_working_values = kept_for_weights + sf / tp + sh / tp  // dactivation, dattention
+                                   + local;                              // dx
+  }
   return cost;
 }
 

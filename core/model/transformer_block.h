@@ -19,9 +19,16 @@
 // bytes per sample (s tokens, h = dim, a = heads, t = tp). See kept_values in
 // transformer_block.cpp for the items; without dropout the masks and the
 // dropped-out scores are not kept, and SwiGLU keeps both halves of FFN1.
+//
+// With experts > 0 the MLP is a Mixture of Experts (Switch, GShard): the
+// moe layer's gate and experts (mixture_of_experts.h) take Norm2's output,
+// y = h + MoE(Norm2(h)), and the MLP's costs are moe_cost's. Such a block is
+// not split over tensor-parallel shards.
 #pragma once
 
 #include <cstdint>
+
+#include "core/model/mixture_of_experts.h"
 
 namespace pipelab {
 
@@ -37,6 +44,14 @@ struct TransformerBlockShape {
   BlockActivation activation = BlockActivation::Gelu;
   bool bias = true;    // QKV, Proj, FFN1, FFN2 biases
   bool dropout = false;  // dropout after attention scores, Proj and FFN2
+  // Mixture-of-Experts MLP: experts of width ffn (GELU), 0 = the dense MLP.
+  int64_t experts = 0;
+  int64_t top_k = 1;
+  double capacity_factor = 1.25;
+
+  bool has_experts() const { return experts > 0; }
+  // The MLP's shape as a moe layer's (with experts only).
+  MoeShape moe() const { return {tokens, dim, experts, top_k, ffn, capacity_factor}; }
 };
 
 struct BlockSplit {
@@ -64,7 +79,8 @@ struct BlockCost {
   // Per sample, the gradient buffers PipeLab's block (core/nn/gpt_block.h)
   // holds in its backward beyond the kept activations, and of those the ones
   // a split backward (BI then BW) keeps until BW. Not in Korthikanti et
-  // al.'s count, which is the forward's.
+  // al.'s count, which is the forward's. With experts, backward_kept_values
+  // is net of the experts' kept values, which BI frees (it may be negative).
   int64_t backward_working_values = 0;
   int64_t backward_kept_values = 0;
 };

@@ -14,6 +14,7 @@ GptBlockConfig block_config(const LayerLayout& layer) {
   config.bias = spec.bias;
   config.keep_attention_probabilities = !layer.selective_recompute;
   config.dropout = static_cast<float>(spec.dropout);
+  config.dense_mlp = spec.experts == 0;  // else a mixture of experts is the MLP
   return config;
 }
 

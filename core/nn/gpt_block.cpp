@@ -52,6 +52,7 @@ GptBlockTensors shard_tensors(const GptBlockConfig& config, int tp, DeviceAlloca
   t.proj_bias = make(bias_rows, bias_rows * dim, allocator, category);
   t.norm2_gain = make(1, dim, allocator, category);
   t.norm2_bias = make(norm_bias, norm_bias * dim, allocator, category);
+  if (!config.dense_mlp) return t;
   t.ffn1_weight = make(dim, w.ffn1, allocator, category);
   t.ffn1_bias = make(bias_rows, bias_rows * w.ffn1, allocator, category);
   t.ffn2_weight = make(w.ffn, dim, allocator, category);
@@ -296,6 +297,7 @@ void GptBlock::init(uint64_t seed, int layer) {
   init_uniform_block(t.proj_weight, key(BlockTensor::ProjWeight), uniform_bound(dim), dim,
                      k * w.attention, 0);
   init_uniform_block(t.proj_bias, key(BlockTensor::ProjBias), uniform_bound(dim), dim);
+  if (!config_.dense_mlp) return;
   if (config_.activation == BlockActivation::Gelu) {
     init_uniform_block(t.ffn1_weight, key(BlockTensor::Ffn1Weight), uniform_bound(dim), f, 0,
                        k * w.ffn);
@@ -371,6 +373,37 @@ void GptBlock::sum_partials(Tensor& whole, const SequenceSlice& slice, Tensor& l
 
 void GptBlock::forward(const Tensor& x, int64_t batch, int64_t seq, GptBlockCache& cache, Tensor& y,
                        const BlockCollectives& collectives, const BlockDropout& dropout) const {
+  assert(config_.dense_mlp);
+  forward_attention(x, batch, seq, cache, collectives, dropout);
+  if (!x.same_shape(y))
+    throw std::invalid_argument("Transformer block: output " + std::to_string(y.rows()) + " x " +
+                                std::to_string(y.cols()) + " must be shaped as the input, " +
+                                std::to_string(x.rows()) + " x " + std::to_string(x.cols()));
+  const SequenceSlice slice = sequence_slice(batch, seq);
+  const ShardWidths w = shard_widths(config_, shard_.tp);
+  const int64_t rows = batch * seq;
+  ensure(cache.ffn1_out, rows, w.ffn1, allocator_);
+  ensure(cache.activation_out, rows, w.ffn, allocator_);
+  const GptBlockTensors& t = weights_;
+  Tensor whole;  // as in forward_attention
+
+  // Feed-forward half: y = h + ffn2(act(ffn1(norm2(h)))).
+  linear_forward(whole_sequence(cache.norm2_out, slice, whole, collectives), t.ffn1_weight,
+                 optional(t.ffn1_bias), cache.ffn1_out);
+  if (config_.activation == BlockActivation::Gelu)
+    gelu_forward(cache.ffn1_out.data(), cache.activation_out.data(), cache.ffn1_out.size());
+  else
+    swiglu_forward(cache.ffn1_out, cache.activation_out);
+  Tensor& ffn2_out = slice.tp == 1 ? y : whole;
+  linear_forward(cache.activation_out, t.ffn2_weight, nullptr, ffn2_out);
+  sum_partials(ffn2_out, slice, y, collectives);
+  bias_dropout_residual(y, cache.h, t.ffn2_bias, dropout, BlockDropoutSite::AfterFeedForward,
+                        slice.local_positions, slice.first_position());
+}
+
+void GptBlock::forward_attention(const Tensor& x, int64_t batch, int64_t seq, GptBlockCache& cache,
+                                 const BlockCollectives& collectives,
+                                 const BlockDropout& dropout) const {
   const int64_t dim = config_.dim;
   if (shard_.splits_sequence() && seq % shard_.tp != 0)
     throw std::invalid_argument("Transformer block: tp = " + std::to_string(shard_.tp) +
@@ -379,12 +412,11 @@ void GptBlock::forward(const Tensor& x, int64_t batch, int64_t seq, GptBlockCach
   const SequenceSlice slice = sequence_slice(batch, seq);
   const int64_t rows = batch * seq;
   const int64_t local_rows = batch * slice.local_positions;
-  if (batch <= 0 || seq <= 0 || x.rows() != local_rows || x.cols() != dim || !x.same_shape(y))
-    throw std::invalid_argument("Transformer block: input " + std::to_string(x.rows()) + " x " +
-                                std::to_string(x.cols()) + " and output " +
-                                std::to_string(y.rows()) + " x " + std::to_string(y.cols()) +
-                                " must both be (batch " + std::to_string(batch) + " * positions " +
-                                std::to_string(slice.local_positions) + ") x dim " + std::to_string(dim));
+  if (batch <= 0 || seq <= 0 || x.rows() != local_rows || x.cols() != dim)
+    throw std::invalid_argument(
+        "Transformer block: input " + std::to_string(x.rows()) + " x " + std::to_string(x.cols()) +
+        " must be (batch " + std::to_string(batch) + " * positions " +
+        std::to_string(slice.local_positions) + ") x dim " + std::to_string(dim));
   const ShardWidths w = shard_widths(config_, shard_.tp);
   const AttentionShape shape = attention_shape(batch, seq);
   cache.batch = batch;
@@ -399,11 +431,7 @@ void GptBlock::forward(const Tensor& x, int64_t batch, int64_t seq, GptBlockCach
   ensure(cache.attention_out, rows, w.attention, allocator_);
   ensure(cache.h, local_rows, dim, allocator_);
   ensure(cache.norm2_out, local_rows, dim, allocator_);
-  ensure(cache.ffn1_out, rows, w.ffn1, allocator_);
-  ensure(cache.activation_out, rows, w.ffn, allocator_);
   const GptBlockTensors& t = weights_;
-  const int64_t local_seq = slice.local_positions;
-  const int64_t first = slice.first_position();
   // Sequence parallelism's whole-sequence values (gathered inputs, partial
   // outputs) live only while this forward runs.
   Tensor whole;
@@ -419,25 +447,26 @@ void GptBlock::forward(const Tensor& x, int64_t batch, int64_t seq, GptBlockCach
   linear_forward(cache.attention_out, t.proj_weight, nullptr, proj_out);
   sum_partials(proj_out, slice, cache.h, collectives);
   bias_dropout_residual(cache.h, x, t.proj_bias, dropout, BlockDropoutSite::AfterProjection,
-                        local_seq, first);
-
-  // Feed-forward half: y = h + ffn2(act(ffn1(norm2(h)))).
+                        slice.local_positions, slice.first_position());
   norm_forward(t.norm2_gain, t.norm2_bias, cache.h, cache.norm2_out);
-  linear_forward(whole_sequence(cache.norm2_out, slice, whole, collectives), t.ffn1_weight,
-                 optional(t.ffn1_bias), cache.ffn1_out);
-  if (config_.activation == BlockActivation::Gelu)
-    gelu_forward(cache.ffn1_out.data(), cache.activation_out.data(), cache.ffn1_out.size());
-  else
-    swiglu_forward(cache.ffn1_out, cache.activation_out);
-  Tensor& ffn2_out = slice.tp == 1 ? y : whole;
-  linear_forward(cache.activation_out, t.ffn2_weight, nullptr, ffn2_out);
-  sum_partials(ffn2_out, slice, y, collectives);
-  bias_dropout_residual(y, cache.h, t.ffn2_bias, dropout, BlockDropoutSite::AfterFeedForward,
-                        local_seq, first);
+}
+
+const Tensor& GptBlock::output_gradient(const Tensor& grad, BlockDropoutSite site,
+                                        GptBlockCache& cache, Tensor& kept,
+                                        const BlockCollectives& collectives) const {
+  const SequenceSlice slice = sequence_slice(cache.batch, cache.seq);
+  if (slice.tp == 1)
+    return through_dropout(grad, cache.dropout, site, slice.local_positions, kept, allocator_);
+  Tensor masked;
+  const Tensor& local = through_dropout(grad, cache.dropout, site, slice.local_positions, masked,
+                                        allocator_, slice.first_position());
+  whole_sequence(local, slice, kept, collectives);  // gathers into kept (tp > 1)
+  return kept;
 }
 
 void GptBlock::backward_input(const Tensor& x, const Tensor& dy, GptBlockCache& cache, Tensor& dx,
                               const BlockCollectives& collectives) const {
+  assert(config_.dense_mlp);
   const SequenceSlice slice = sequence_slice(cache.batch, cache.seq);
   const bool split = slice.tp > 1;
   const int64_t rows = cache.batch * cache.seq;
@@ -449,28 +478,12 @@ void GptBlock::backward_input(const Tensor& x, const Tensor& dy, GptBlockCache& 
   ensure(cache.d_activation_out, rows, w.ffn, allocator_);
   ensure(cache.d_ffn1_out, rows, w.ffn1, allocator_);
   ensure(cache.d_norm2_out, local_rows, dim, allocator_);
-  ensure(cache.d_h, local_rows, dim, allocator_);
-  ensure(cache.d_attention_out, rows, w.attention, allocator_);
-  ensure(cache.d_qkv, rows, w.qkv, allocator_);
-  ensure(cache.d_norm1_out, local_rows, dim, allocator_);
   const GptBlockTensors& t = weights_;
-
-  const BlockDropout& dropout = cache.dropout;
-  const int64_t local_seq = slice.local_positions;
-  const int64_t first = slice.first_position();
-  // The gradient of a dropped, scattered output, over the whole sequence.
-  Tensor masked;
-  const auto output_gradient = [&](const Tensor& grad, BlockDropoutSite site,
-                                   Tensor& kept) -> const Tensor& {
-    if (!split) return through_dropout(grad, dropout, site, local_seq, kept, allocator_);
-    const Tensor& local = through_dropout(grad, dropout, site, local_seq, masked, allocator_, first);
-    return whole_sequence(local, slice, kept, collectives);
-  };
   Tensor partial;  // a norm output's gradient before the sum over shards (split only)
 
-  // Feed-forward half, back to dh = dy + norm2'(dnorm2_out).
+  // Feed-forward half, back to dnorm2_out.
   const Tensor& d_ffn2_out =
-      output_gradient(dy, BlockDropoutSite::AfterFeedForward, cache.d_ffn2_out);
+      output_gradient(dy, BlockDropoutSite::AfterFeedForward, cache, cache.d_ffn2_out, collectives);
   linear_backward_input(d_ffn2_out, t.ffn2_weight, cache.d_activation_out);
   if (config_.activation == BlockActivation::Gelu)
     gelu_backward(cache.ffn1_out.data(), cache.d_activation_out.data(), cache.d_ffn1_out.data(),
@@ -482,17 +495,38 @@ void GptBlock::backward_input(const Tensor& x, const Tensor& dy, GptBlockCache& 
   linear_backward_input(cache.d_ffn1_out, t.ffn1_weight, d_norm2_partial);
   sum_partials(d_norm2_partial, slice, cache.d_norm2_out, collectives);
   if (split) whole_sequence(cache.norm2_out, slice, cache.norm2_gathered, collectives);
+  partial.reset();  // backward_attention takes its own
+  backward_attention(x, dy, cache, dx, collectives);
+}
+
+void GptBlock::backward_attention(const Tensor& x, const Tensor& dy, GptBlockCache& cache,
+                                  Tensor& dx, const BlockCollectives& collectives) const {
+  const SequenceSlice slice = sequence_slice(cache.batch, cache.seq);
+  const bool split = slice.tp > 1;
+  const int64_t rows = cache.batch * cache.seq;
+  const int64_t local_rows = cache.batch * slice.local_positions;
+  const int64_t dim = config_.dim;
+  assert(cache.d_norm2_out.rows() == local_rows && x.same_shape(dx));
+  const ShardWidths w = shard_widths(config_, shard_.tp);
+  ensure(cache.d_h, local_rows, dim, allocator_);
+  ensure(cache.d_attention_out, rows, w.attention, allocator_);
+  ensure(cache.d_qkv, rows, w.qkv, allocator_);
+  ensure(cache.d_norm1_out, local_rows, dim, allocator_);
+  const GptBlockTensors& t = weights_;
+  Tensor partial;
+  if (split) ensure(partial, rows, dim, allocator_);
+
+  // dh = dy + norm2'(dnorm2_out).
   norm_backward_input(t.norm2_gain, cache.h, cache.d_norm2_out, cache.d_h);
   cache.d_h.add(dy);
 
   // Attention half, back to dx = dh + norm1'(dnorm1_out).
-  const Tensor& d_proj_out =
-      output_gradient(cache.d_h, BlockDropoutSite::AfterProjection, cache.d_proj_out);
+  const Tensor& d_proj_out = output_gradient(cache.d_h, BlockDropoutSite::AfterProjection, cache,
+                                             cache.d_proj_out, collectives);
   linear_backward_input(d_proj_out, t.proj_weight, cache.d_attention_out);
-  attention_backward(cache.qkv,
-                     config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
-                     cache.d_attention_out, attention_shape(cache.batch, cache.seq), cache.d_qkv,
-                     &dropout);
+  attention_backward(
+      cache.qkv, config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
+      cache.d_attention_out, attention_shape(cache.batch, cache.seq), cache.d_qkv, &cache.dropout);
   Tensor& d_norm1_partial = split ? partial : cache.d_norm1_out;
   linear_backward_input(cache.d_qkv, t.qkv_weight, d_norm1_partial);
   sum_partials(d_norm1_partial, slice, cache.d_norm1_out, collectives);
@@ -505,11 +539,13 @@ void GptBlock::backward_weight(const Tensor& x, const Tensor& dy, const GptBlock
   assert(cache.d_h.same_shape(dy) && x.same_shape(dy));
   GptBlockTensors& g = gradients_;
   const bool split = shard_.splits_sequence();
-  const Tensor& d_ffn2_out = cache.d_ffn2_out.empty() ? dy : cache.d_ffn2_out;
   const Tensor& d_proj_out = cache.d_proj_out.empty() ? cache.d_h : cache.d_proj_out;
-  linear_backward_weight(cache.activation_out, d_ffn2_out, g.ffn2_weight, optional(g.ffn2_bias));
-  linear_backward_weight(split ? cache.norm2_gathered : cache.norm2_out, cache.d_ffn1_out,
-                         g.ffn1_weight, optional(g.ffn1_bias));
+  if (config_.dense_mlp) {
+    const Tensor& d_ffn2_out = cache.d_ffn2_out.empty() ? dy : cache.d_ffn2_out;
+    linear_backward_weight(cache.activation_out, d_ffn2_out, g.ffn2_weight, optional(g.ffn2_bias));
+    linear_backward_weight(split ? cache.norm2_gathered : cache.norm2_out, cache.d_ffn1_out,
+                           g.ffn1_weight, optional(g.ffn1_bias));
+  }
   norm_backward_weight(cache.h, cache.d_norm2_out, g.norm2_gain, g.norm2_bias);
   linear_backward_weight(cache.attention_out, d_proj_out, g.proj_weight, optional(g.proj_bias));
   linear_backward_weight(split ? cache.norm1_gathered : cache.norm1_out, cache.d_qkv,

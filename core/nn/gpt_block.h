@@ -79,6 +79,9 @@ struct GptBlockConfig {
   bool bias = true;  // biases on the four linears (LLaMA-style blocks have none)
   bool keep_attention_probabilities = true;  // false: recompute them in backward
   float dropout = 0.0f;  // p of the three in-block dropouts, in [0, 1)
+  // false: the block holds no FFN1 and FFN2, and its owner runs the MLP (a
+  // mixture of experts) between forward_attention and backward_attention.
+  bool dense_mlp = true;
 
   int64_t head_dim() const { return heads > 0 ? dim / heads : 0; }
   // ffn1's full output width: f, or 2 f for SwiGLU.
@@ -216,6 +219,15 @@ class GptBlock {
                       const AllReduceFunction& all_reduce_sum) const {
     backward_input(x, dy, cache, dx, BlockCollectives{all_reduce_sum, {}});
   }
+  // The block up to the MLP's input, for an owner that runs the MLP itself
+  // (config.dense_mlp false): forward_attention fills the cache up to h and
+  // norm2_out; the owner computes y = h + MLP(norm2_out), puts the MLP's
+  // input gradient in cache.d_norm2_out, and backward_attention takes it
+  // back to dx (dy: the block output's gradient, for the residual).
+  void forward_attention(const Tensor& x, int64_t batch, int64_t seq, GptBlockCache& cache,
+                         const BlockCollectives& collectives, const BlockDropout& dropout) const;
+  void backward_attention(const Tensor& x, const Tensor& dy, GptBlockCache& cache, Tensor& dx,
+                          const BlockCollectives& collectives) const;
   // Adds this micro-batch's weight gradients into gradients(); needs no
   // collective (the replicated tensors' gradients are equal on every shard).
   void backward_weight(const Tensor& x, const Tensor& dy, const GptBlockCache& cache);
@@ -242,6 +254,11 @@ class GptBlock {
 
  private:
   AttentionShape attention_shape(int64_t batch, int64_t seq) const;
+  // The gradient of an output that went through dropout at `site` (and,
+  // under sequence parallelism, is gathered to the whole sequence) into
+  // `kept`, or `grad` itself when nothing changes it.
+  const Tensor& output_gradient(const Tensor& grad, BlockDropoutSite site, GptBlockCache& cache,
+                                Tensor& kept, const BlockCollectives& collectives) const;
   SequenceSlice sequence_slice(int64_t batch, int64_t seq) const;
   // The whole sequence of `local` (the norm output): `local` itself without
   // sequence parallelism, else gathered into `whole`.

@@ -125,9 +125,16 @@ Tensor MoeLayer::forward(const Tensor& x, const ForwardInfo& info) {
 
 Tensor MoeLayer::forward_keeping(const Tensor& x, const ForwardInfo& info,
                                  std::unique_ptr<LayerState>& state) {
+  Tensor y = mix(Tensor::view(x, x.rows() * shape_.tokens, shape_.dim), info, state);
+  y.reshape(x.rows(), x.cols());
+  y.add(x);  // the residual: a dropped token passes through
+  return y;
+}
+
+Tensor MoeLayer::mix(const Tensor& tokens, const ForwardInfo& info,
+                     std::unique_ptr<LayerState>& state) {
   const int64_t h = shape_.dim;
-  const int64_t rows = x.rows() * shape_.tokens;
-  const Tensor tokens = Tensor::view(x, rows, h);
+  const int64_t rows = tokens.rows();
   auto kept = std::make_unique<Kept>();
 
   kept->probabilities = make_activation(rows, shape_.experts);
@@ -171,15 +178,13 @@ Tensor MoeLayer::forward_keeping(const Tensor& x, const ForwardInfo& info,
   output.reset();
   exchange(kept->returned, true);
 
-  // Combine: the residual plus each kept assignment's weighted expert output.
-  Tensor y = x.clone(MemoryCategory::Activations);
-  Tensor y_tokens = Tensor::borrow(y.data(), y.size());
-  y_tokens.reshape(rows, h);
+  // Combine: each kept assignment's weighted expert output.
+  Tensor y(rows, h, allocator(), MemoryCategory::Activations);
   for (size_t a = 0; a < routing.slot.size(); ++a) {
     if (routing.slot[a] < 0) continue;
     const float w = routing.weight[a];
     const float* expert_out = kept->returned.row(routing.slot[a]);
-    float* out = y_tokens.row(static_cast<int64_t>(a) / shape_.top_k);
+    float* out = y.row(static_cast<int64_t>(a) / shape_.top_k);
     for (int64_t c = 0; c < h; ++c) out[c] += w * expert_out[c];
   }
   if (info.training && connection_.report)
@@ -197,12 +202,19 @@ Tensor MoeLayer::backward_input(const Tensor& x, const Tensor& dy, const Forward
 Tensor MoeLayer::backward_input_with(const Tensor& x, const Tensor& dy, const ForwardInfo& info,
                                      LayerState* state) {
   (void)info;
+  const int64_t rows = x.rows() * shape_.tokens;
+  Tensor dx =
+      mix_backward(Tensor::view(x, rows, shape_.dim), Tensor::view(dy, rows, shape_.dim), state);
+  dx.reshape(dy.rows(), dy.cols());
+  dx.add(dy);  // the residual's
+  return dx;
+}
+
+Tensor MoeLayer::mix_backward(const Tensor& tokens, const Tensor& dy_tokens, LayerState* state) {
   Kept& kept = *static_cast<Kept*>(state);
   const MoeRouting& routing = kept.routing;
   const int64_t h = shape_.dim;
-  const int64_t rows = x.rows() * shape_.tokens;
-  const Tensor tokens = Tensor::view(x, rows, h);
-  const Tensor dy_tokens = Tensor::view(dy, rows, h);
+  const int64_t rows = tokens.rows();
 
   // The combine's backward: each kept slot's output gradient, and each
   // assignment's weight gradient (dy . expert output).
@@ -251,14 +263,12 @@ Tensor MoeLayer::backward_input_with(const Tensor& x, const Tensor& dy, const Fo
   input_grad.reset();
   exchange(dispatch_grad, false);
 
-  // dx: the residual's dy, each kept slot's input gradient, and the gate's.
-  Tensor dx = dy.clone(MemoryCategory::Activations);
-  Tensor dx_tokens = Tensor::borrow(dx.data(), dx.size());
-  dx_tokens.reshape(rows, h);
+  // d tokens: each kept slot's input gradient, and the gate's.
+  Tensor dx(rows, h, allocator(), MemoryCategory::Activations);
   for (size_t a = 0; a < routing.slot.size(); ++a) {
     if (routing.slot[a] < 0) continue;
     const float* slot_grad = dispatch_grad.row(routing.slot[a]);
-    float* g = dx_tokens.row(static_cast<int64_t>(a) / shape_.top_k);
+    float* g = dx.row(static_cast<int64_t>(a) / shape_.top_k);
     for (int64_t c = 0; c < h; ++c) g[c] += slot_grad[c];
   }
   Tensor logits_grad(rows, shape_.experts, allocator(), MemoryCategory::Workspace);

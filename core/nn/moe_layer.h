@@ -15,6 +15,10 @@
 // undoes itself). The backward does the reverse pair. Under ep = 1 both are
 // no-ops and the layer is the whole model's.
 //
+// A Transformer block with experts (transformer_block_layer.h) holds one as
+// its MLP and calls mix and mix_backward on Norm2's output: the same gate,
+// routing and experts, without the layer's residual.
+//
 // Initial values depend on the seed, the layer and the global expert index
 // only, so every ep split starts from the same model. The backward's input
 // half also adds the weight gradients (the expert GEMMs need the exchanged
@@ -43,6 +47,13 @@ class MoeLayer : public Layer {
                              LayerState* state) override;
   void backward_weight_with(const Tensor& x, const Tensor& dy, LayerState* state) override;
   void connect_experts(ExpertConnection connection) override;
+
+  // The experts' part alone, on tokens [rows, dim]: the gate-weighted sum of
+  // the chosen experts' outputs ([rows, dim], 0 for a dropped token), its
+  // routing and what the backward reads kept in `state`. mix_backward: the
+  // gradient of `tokens` from that of the mix, adding the weight gradients.
+  Tensor mix(const Tensor& tokens, const ForwardInfo& info, std::unique_ptr<LayerState>& state);
+  Tensor mix_backward(const Tensor& tokens, const Tensor& mix_grad, LayerState* state);
   std::vector<Tensor*> params() override;
   std::vector<Tensor*> grads() override;
   std::vector<Tensor*> expert_grads() override;

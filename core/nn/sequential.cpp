@@ -84,16 +84,22 @@ std::unique_ptr<Layer> HostStackMath::build_layer(const LayerLayout& layer, uint
     embedding->init(seed);
     return embedding;
   }
+  const auto experts_shape = [&] {
+    return moe_shape(spec, layer.token_in(), layer.tokens, "layer " + std::to_string(layer.index));
+  };
   if (spec.type == LayerType::TransformerBlock) {
+    BlockExperts experts;
+    if (spec.experts > 0)
+      experts = {experts_shape(), spec.aux_loss_weight, ExpertShard{layer.ep, layer.ep_rank}};
     auto block = std::make_unique<TransformerBlockLayer>(
         layer.index, block_config(layer),
-        BlockShard{layer.tp, layer.shard, layer.sequence_shards > 1}, layer.tokens, allocator);
+        BlockShard{layer.tp, layer.shard, layer.sequence_shards > 1}, layer.tokens, allocator,
+        spec.experts > 0 ? &experts : nullptr);
     block->init(seed);
     return block;
   }
   if (spec.type == LayerType::Moe) {
-    const MoeShape shape = moe_shape(spec, layer.token_in(), layer.tokens, "layer " + std::to_string(layer.index));
-    auto moe = std::make_unique<MoeLayer>(layer.index, shape, spec.aux_loss_weight,
+    auto moe = std::make_unique<MoeLayer>(layer.index, experts_shape(), spec.aux_loss_weight,
                                           ExpertShard{layer.ep, layer.ep_rank}, allocator);
     moe->init(seed);
     return moe;

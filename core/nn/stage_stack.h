@@ -138,7 +138,7 @@ class StageStack {
     typename Math::Scope scope(context_);
     for (LayerLayout& layer : layout) {
       layer.selective_recompute = selective_recompute;
-      if (layer.spec.type == LayerType::Moe) {
+      if (has_experts(layer.spec)) {
         layer.ep = experts.ep;
         layer.ep_rank = experts.rank;
       }
@@ -157,6 +157,7 @@ class StageStack {
              [this, index](Tensor& values, bool in_forward) {
                sequence_collective_(TensorParallelCollective::ReduceScatter, values, index, in_forward);
              }});
+      routes_experts_.push_back(has_experts(layer.spec));
       synced_batch_norm_.push_back(layer.spec.sync && (layer.spec.type == LayerType::BatchNorm ||
                                                        layer.spec.type == LayerType::ResidualBlock));
       slices_.push_back(slice_of(layer));
@@ -188,15 +189,15 @@ class StageStack {
     }
   }
 
-  // Mixture-of-Experts layers: each calls report(model layer, info, routing,
-  // aux_loss) after a training forward (BasicLayer::ExpertConnection, with
-  // step_tokens), and under expert parallelism exchanges its tokens through
-  // all_to_all(values, model layer, in_forward).
+  // Mixture-of-Experts layers (moe, and blocks with experts): each calls report(model layer, info,
+  // routing, aux_loss) after a training forward (BasicLayer::ExpertConnection, with step_tokens),
+  // and under expert parallelism exchanges its tokens through all_to_all(values, model layer,
+  // in_forward).
   using ExpertReport = std::function<void(int layer, const ForwardInfo&, const MoeRouting&, double aux_loss)>;
   using ExpertAllToAll = std::function<void(Tensor& values, int layer, bool in_forward)>;
   void connect_experts(const ExpertReport& report, double step_tokens, const ExpertAllToAll& all_to_all) {
     for (int k = 0; k < layer_count(); ++k) {
-      if (layers_[k]->type() != LayerType::Moe) continue;
+      if (!routes_experts_[k]) continue;
       const int index = begin_ + k;
       typename Layer::ExpertConnection connection;
       connection.step_tokens = step_tokens;
@@ -502,6 +503,7 @@ class StageStack {
   int64_t input_features_ = 0;  // the first layer's, as this shard receives it
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<TensorParallelRole> roles_;  // per stage layer; Replicated without tp
+  std::vector<char> routes_experts_;       // per stage layer: a moe layer or a block with experts
   BasicTensorParallelAllReduce<Tensor> all_reduce_;
   BasicSequenceCollective<Tensor> sequence_collective_;
   // Per stage layer, under sequence parallelism: the slice its input holds,

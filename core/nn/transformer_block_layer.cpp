@@ -2,13 +2,18 @@
 
 #include <array>
 #include <cassert>
-
+#include <stdexcept>
 
 namespace pipelab {
 namespace {
 
 int64_t positions_of(int64_t seq, const BlockShard& shard) {
   return shard.splits_sequence() ? seq / shard.tp : seq;
+}
+
+std::vector<Tensor*> joined(std::vector<Tensor*> list, const std::vector<Tensor*>& more) {
+  list.insert(list.end(), more.begin(), more.end());
+  return list;
 }
 
 // Every tensor of a block's cache, for bytes() and tensors().
@@ -24,24 +29,55 @@ auto cache_tensors(Cache& cache) {
 }  // namespace
 
 int64_t GptBlockState::bytes() const {
-  int64_t total = 0;
+  int64_t total = experts ? experts->bytes() : 0;
   for (const Tensor* t : cache_tensors(cache)) total += t->bytes();
   return total;
 }
 
 std::vector<Tensor*> GptBlockState::tensors() {
   const auto all = cache_tensors(cache);
-  return {all.begin(), all.end()};
+  std::vector<Tensor*> list(all.begin(), all.end());
+  if (!experts) return list;
+  return joined(std::move(list), static_cast<MovableLayerState<Tensor>&>(*experts).tensors());
 }
 
 TransformerBlockLayer::TransformerBlockLayer(int index, const GptBlockConfig& config,
                                              const BlockShard& shard, int64_t seq,
-                                             DeviceAllocator* allocator)
+                                             DeviceAllocator* allocator,
+                                             const BlockExperts* experts)
     : Layer(LayerType::TransformerBlock, index, positions_of(seq, shard) * config.dim,
             positions_of(seq, shard) * config.dim, allocator),
       seq_(seq),
       positions_(positions_of(seq, shard)),
-      block_(config, shard, allocator) {}
+      block_(config, shard, allocator) {
+  if (!experts) return;
+  if (config.dense_mlp || shard.tp != 1)
+    throw std::invalid_argument(
+        "layer " + std::to_string(index) +
+        ": a transformer_block with experts is not split over tensor-parallel "
+        "shards; set parallel.tp = 1");
+  experts_ = std::make_unique<MoeLayer>(index, experts->shape, experts->aux_loss_weight,
+                                        experts->shard, allocator);
+}
+
+// The block's tensors, then the experts' (gate, then each expert's).
+std::vector<Tensor*> TransformerBlockLayer::params() {
+  return experts_ ? joined(block_.weights().list(), experts_->params()) : block_.weights().list();
+}
+
+std::vector<Tensor*> TransformerBlockLayer::grads() {
+  return experts_ ? joined(block_.gradients().list(), experts_->grads())
+                  : block_.gradients().list();
+}
+
+void TransformerBlockLayer::connect_experts(ExpertConnection connection) {
+  if (!experts_) return Layer::connect_experts(std::move(connection));
+  experts_->connect_experts(std::move(connection));
+}
+
+std::vector<Tensor*> TransformerBlockLayer::expert_grads() {
+  return experts_ ? experts_->expert_grads() : std::vector<Tensor*>{};
+}
 
 namespace {
 
@@ -85,31 +121,63 @@ BlockDropout TransformerBlockLayer::dropout_of(const ForwardInfo& info) const {
 }
 
 Tensor TransformerBlockLayer::run_forward(const Tensor& x, const ForwardInfo& info,
-                                          GptBlockCache& cache) const {
+                                          GptBlockState& state) {
   Tensor y = make_activation(x.rows() * positions_, block_.config().dim);
-  block_.forward(rows_of(x), x.rows(), seq_, cache, y, forward_collectives_, dropout_of(info));
+  if (experts_) {
+    block_.forward_attention(rows_of(x), x.rows(), seq_, state.cache, forward_collectives_,
+                             dropout_of(info));
+    experts_forward(info, state, y);
+  } else {
+    block_.forward(rows_of(x), x.rows(), seq_, state.cache, y, forward_collectives_,
+                   dropout_of(info));
+  }
   y.reshape(x.rows(), out_features());
   return y;
 }
 
+void TransformerBlockLayer::experts_forward(const ForwardInfo& info, GptBlockState& state,
+                                            Tensor& y) {
+  GptBlockCache& cache = state.cache;
+  y = experts_->mix(cache.norm2_out, info, state.experts);
+  if (cache.dropout.active())
+    apply_block_dropout(cache.dropout, BlockDropoutSite::AfterFeedForward, seq_, y);
+  y.add(cache.h);
+}
+
 Tensor TransformerBlockLayer::run_backward_input(const Tensor& x, const Tensor& dy,
-                                                 GptBlockCache& cache) const {
+                                                 GptBlockState& state) {
   Tensor dx = make_activation(x.rows() * positions_, block_.config().dim);
-  block_.backward_input(rows_of(x), rows_of(dy), cache, dx, backward_collectives_);
+  if (experts_) {
+    experts_backward(rows_of(dy), state);
+    block_.backward_attention(rows_of(x), rows_of(dy), state.cache, dx, backward_collectives_);
+  } else {
+    block_.backward_input(rows_of(x), rows_of(dy), state.cache, dx, backward_collectives_);
+  }
   dx.reshape(x.rows(), in_features());
   return dx;
 }
 
+void TransformerBlockLayer::experts_backward(const Tensor& dy, GptBlockState& state) {
+  GptBlockCache& cache = state.cache;
+  if (!cache.dropout.active()) {
+    cache.d_norm2_out = experts_->mix_backward(cache.norm2_out, dy, state.experts.get());
+    return;
+  }
+  Tensor masked = dy.clone(MemoryCategory::Activations);
+  apply_block_dropout(cache.dropout, BlockDropoutSite::AfterFeedForward, seq_, masked);
+  cache.d_norm2_out = experts_->mix_backward(cache.norm2_out, masked, state.experts.get());
+}
+
 Tensor TransformerBlockLayer::forward(const Tensor& x, const ForwardInfo& info) {
-  GptBlockCache cache;
-  return run_forward(x, info, cache);
+  GptBlockState state;
+  return run_forward(x, info, state);
 }
 
 Tensor TransformerBlockLayer::backward_input(const Tensor& x, const Tensor& dy,
                                              const ForwardInfo& info) {
-  GptBlockCache cache;
-  run_forward(x, info, cache);
-  return run_backward_input(x, dy, cache);
+  GptBlockState state;
+  run_forward(x, info, state);
+  return run_backward_input(x, dy, state);
 }
 
 void TransformerBlockLayer::backward_weight(const Tensor& x, const Tensor& dy) {
@@ -117,16 +185,25 @@ void TransformerBlockLayer::backward_weight(const Tensor& x, const Tensor& dy) {
   // stages keep one for every block (forward_keeping), so this serves
   // dropout-free uses only.
   assert(block_.config().dropout == 0.0f);
-  GptBlockCache cache;
-  run_forward(x, ForwardInfo{}, cache);
-  run_backward_input(x, dy, cache);
-  block_.backward_weight(rows_of(x), rows_of(dy), cache);
+  // The experts added their gradients in backward_input (moe_layer.h); the
+  // rerun below must not add them twice.
+  std::vector<Tensor> experts_before;
+  if (experts_)
+    for (Tensor* grad : experts_->grads()) experts_before.push_back(grad->clone());
+  GptBlockState state;
+  run_forward(x, ForwardInfo{}, state);
+  run_backward_input(x, dy, state);
+  block_.backward_weight(rows_of(x), rows_of(dy), state.cache);
+  if (experts_) {
+    const std::vector<Tensor*> grads = experts_->grads();
+    for (size_t i = 0; i < grads.size(); ++i) grads[i]->copy_from(experts_before[i]);
+  }
 }
 
 Tensor TransformerBlockLayer::forward_keeping(const Tensor& x, const ForwardInfo& info,
                                               std::unique_ptr<LayerState>& state) {
   auto kept = std::make_unique<GptBlockState>();
-  Tensor y = run_forward(x, info, kept->cache);
+  Tensor y = run_forward(x, info, *kept);
   state = std::move(kept);
   return y;
 }
@@ -134,8 +211,10 @@ Tensor TransformerBlockLayer::forward_keeping(const Tensor& x, const ForwardInfo
 Tensor TransformerBlockLayer::backward_input_with(const Tensor& x, const Tensor& dy,
                                                   const ForwardInfo& info, LayerState* state) {
   if (!state) return backward_input(x, dy, info);
-  GptBlockCache& cache = static_cast<GptBlockState*>(state)->cache;
-  Tensor dx = run_backward_input(x, dy, cache);
+  GptBlockState& kept = *static_cast<GptBlockState*>(state);
+  GptBlockCache& cache = kept.cache;
+  Tensor dx = run_backward_input(x, dy, kept);
+  kept.experts.reset();  // the experts' weight gradients are in already
   // What backward_weight does not read (gpt_block.cpp): free it before the wait for BW.
   cache.qkv.reset();
   cache.probabilities.reset();

@@ -22,6 +22,14 @@
 // Under sequence parallelism (BlockShard::sequence_parallel) the layer takes
 // and gives the shard's slice of the sequence, [batch, seq / tp * dim], and
 // runs the block's gathers and scatters (connect_sequence_parallel).
+//
+// Mixture of experts (a transformer_block with experts > 0, Switch and
+// GShard's block): the MLP is a MoeLayer's gate and experts (moe_layer.h),
+//   y = h + drop3(MoE(norm2(h))),
+// the GptBlock holding no FFN weights (GptBlockConfig::dense_mlp false). The
+// experts report their routing and exchange tokens over the expert-parallel
+// group like a moe layer's (connect_experts), and add their weight gradients
+// in the backward's input half. Not split over tensor-parallel shards.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +38,7 @@
 
 #include "core/nn/gpt_block.h"
 #include "core/nn/layer.h"
+#include "core/nn/moe_layer.h"
 
 namespace pipelab {
 
@@ -37,19 +46,31 @@ namespace pipelab {
 class GptBlockState : public MovableLayerState<Tensor> {
  public:
   GptBlockCache cache;
+  std::unique_ptr<LayerState> experts;  // the MoE MLP's (MoeLayer::mix), with experts only
   int64_t bytes() const override;
   std::vector<Tensor*> tensors() override;
+};
+
+// The MLP of a block with experts: a moe layer's shape (its ffn the block's),
+// aux_loss_weight, and which experts this device holds.
+struct BlockExperts {
+  MoeShape shape;
+  double aux_loss_weight = 0.01;
+  ExpertShard shard;
 };
 
 class TransformerBlockLayer : public Layer {
  public:
   // `seq` positions of config.dim values per sample. Weights start at
-  // GptBlock's defaults; call init.
+  // GptBlock's defaults; call init. With `experts`, config.dense_mlp must be
+  // false and shard.tp 1 (throws std::invalid_argument otherwise).
   TransformerBlockLayer(int index, const GptBlockConfig& config, const BlockShard& shard,
-                        int64_t seq, DeviceAllocator* allocator);
+                        int64_t seq, DeviceAllocator* allocator,
+                        const BlockExperts* experts = nullptr);
   void init(uint64_t seed) {
     seed_ = seed;
     block_.init(seed, index());
+    if (experts_) experts_->init(seed);
   }
 
   Tensor forward(const Tensor& x, const ForwardInfo& info) override;
@@ -62,8 +83,10 @@ class TransformerBlockLayer : public Layer {
                              LayerState* state) override;
   void backward_weight_with(const Tensor& x, const Tensor& dy, LayerState* state) override;
 
-  std::vector<Tensor*> params() override { return block_.weights().list(); }
-  std::vector<Tensor*> grads() override { return block_.gradients().list(); }
+  std::vector<Tensor*> params() override;
+  std::vector<Tensor*> grads() override;
+  void connect_experts(ExpertConnection connection) override;
+  std::vector<Tensor*> expert_grads() override;
   void connect_all_reduce(InnerAllReduce all_reduce) override;
   void connect_sequence_parallel(InnerSequenceCollectives collectives) override;
   std::vector<Tensor*> sequence_partial_grads() override {
@@ -71,18 +94,24 @@ class TransformerBlockLayer : public Layer {
   }
 
   GptBlock& block() { return block_; }
+  MoeLayer* experts() { return experts_.get(); }  // null for a dense MLP
 
  private:
   Tensor rows_of(const Tensor& x) const;  // [batch, seq * dim] seen as [batch * seq, dim]
   // The micro-batch's dropout masks (block_dropout.h): none in evaluation.
   BlockDropout dropout_of(const ForwardInfo& info) const;
-  Tensor run_forward(const Tensor& x, const ForwardInfo& info, GptBlockCache& cache) const;
-  Tensor run_backward_input(const Tensor& x, const Tensor& dy, GptBlockCache& cache) const;
+  Tensor run_forward(const Tensor& x, const ForwardInfo& info, GptBlockState& state);
+  Tensor run_backward_input(const Tensor& x, const Tensor& dy, GptBlockState& state);
+  // y = h + drop3(MoE(norm2_out)) after the attention half, and its backward
+  // to d_norm2_out.
+  void experts_forward(const ForwardInfo& info, GptBlockState& state, Tensor& y);
+  void experts_backward(const Tensor& dy, GptBlockState& state);
 
   const int64_t seq_;        // the whole sequence
   const int64_t positions_;  // the positions this shard holds: seq, or seq / tp
   uint64_t seed_ = 0;  // keys the dropout masks, as it keyed the weights
   GptBlock block_;
+  std::unique_ptr<MoeLayer> experts_;  // the MLP of a block with experts
   // The block's collectives in the forward and in the backward (no
   // communication while not split).
   BlockCollectives forward_collectives_;

@@ -366,7 +366,7 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
         const int64_t out_values = info.out_features / shard_divisor(roles[i], tp, false);
         working_per_sample = std::max(working_per_sample, (in_values + out_values) * bytes.activation);
       }
-      if (info.type == LayerType::Moe && plan.ep > 1) {
+      if (info.has_experts() && plan.ep > 1) {
         // Each member of an expert-parallel group holds experts / ep of the experts.
         cost.params -= moe_cost(info.moe).expert_params / plan.ep * (plan.ep - 1);
         add_expert_all_to_alls(profile.expert_all_to_alls, i, info.moe, microbatch_size, bytes.activation);

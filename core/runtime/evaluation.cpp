@@ -66,6 +66,18 @@ void Evaluator::copy_weights_from(Sequential& stage, int tp, int shard, ExpertSh
       if (shard == 0) copy_experts(static_cast<MoeLayer&>(part), static_cast<MoeLayer&>(full), experts.rank);
       continue;
     }
+    auto* block = part.type() == LayerType::TransformerBlock
+                      ? &static_cast<TransformerBlockLayer&>(part)
+                      : nullptr;
+    if (block && block->experts()) {  // never tensor-parallel
+      auto& full_block = static_cast<TransformerBlockLayer&>(full);
+      copy_experts(*block->experts(), *full_block.experts(), experts.rank);
+      if (experts.rank != 0) continue;
+      const std::vector<Tensor*> from = block->block().weights().list();
+      const std::vector<Tensor*> to = full_block.block().weights().list();
+      for (size_t i = 0; i < from.size(); ++i) to[i]->copy_from(*from[i]);
+      continue;
+    }
     if (experts.rank != 0) continue;  // the other members hold the same non-expert weights
     const TensorParallelRole role = stage.role(k);
     if (tp > 1 && role == TensorParallelRole::VocabParallel) {

@@ -5,11 +5,12 @@
 // dispatch buffer, -1: dropped) and its combine weight; each slot row's
 // assignment (-1: empty) is the inverse table, fill_slot_assignments.
 //   dispatch_value   slot row s of the dispatch buffer: its token's values, 0 if empty
-//   combine_value    y[t] = x[t] + sum over t's kept choices of weight x expert output
+//   combine_value    y[t] = (sum over t's kept choices of weight x expert output) + x[t]
 //   slot_gradient    d expert output [s] = weight x dy[token of s], 0 if empty
 //   weight_gradient  d weight [a] = dy[token of a] . expert output [slot of a] (double sum)
-//   token_gradient   dx[t] = dy[t] + sum over t's kept choices of d dispatch [slot]
-//                    + the gate's input gradient [t]
+//   token_gradient   dx[t] = (sum over t's kept choices of d dispatch [slot]
+//                    + the gate's input gradient [t]) + dy[t]
+// (The experts' part first, the residual last: MoeLayer::mix, then its residual.)
 #pragma once
 
 #include <stdint.h>
@@ -50,7 +51,7 @@ PIPELAB_HOST_DEVICE inline float add_kept_choices(float acc, const float* rows, 
 PIPELAB_HOST_DEVICE inline float combine_value(const float* x, const float* expert_out,
                                                const int64_t* slot, const float* weight,
                                                int64_t top_k, int64_t dim, int64_t t, int64_t c) {
-  return add_kept_choices(x[t * dim + c], expert_out, slot, weight, top_k, dim, t, c);
+  return add_kept_choices(0.0f, expert_out, slot, weight, top_k, dim, t, c) + x[t * dim + c];
 }
 
 PIPELAB_HOST_DEVICE inline float slot_gradient(const float* dy, const int64_t* slot_assignment,
@@ -74,8 +75,9 @@ PIPELAB_HOST_DEVICE inline float weight_gradient(const float* dy, const float* e
 PIPELAB_HOST_DEVICE inline float token_gradient(const float* dy, const float* dispatch_grad,
                                                 const float* gate_input_grad, const int64_t* slot,
                                                 int64_t top_k, int64_t dim, int64_t t, int64_t c) {
-  return add_kept_choices(dy[t * dim + c], dispatch_grad, slot, nullptr, top_k, dim, t, c) +
-         gate_input_grad[t * dim + c];
+  return (add_kept_choices(0.0f, dispatch_grad, slot, nullptr, top_k, dim, t, c) +
+          gate_input_grad[t * dim + c]) +
+         dy[t * dim + c];
 }
 
 }  // namespace pipelab::gpu::moe_math

@@ -100,6 +100,11 @@ std::unique_ptr<GpuLayer> DeviceStackMath::build_layer(const LayerLayout& layer,
     return std::make_unique<GpuEmbedding>(layer.index,
                                           vocab_shard(spec.vocab, layer.tp, layer.shard), spec.dim,
                                           layer.tokens, seed, context);
+  // check_trainable refuses these first; this keeps the CUDA block from building a half.
+  if (spec.type == LayerType::TransformerBlock && spec.experts > 0)
+    throw std::invalid_argument("layer " + std::to_string(layer.index) +
+                                ": a transformer_block with experts trains on the cpu backend only "
+                                "for now; set backend.type = cpu");
   if (spec.type == LayerType::TransformerBlock)
     return std::make_unique<GpuTransformerBlock>(layer.index, block_config(layer),
                                                  BlockShard{layer.tp, layer.shard}, layer.tokens,

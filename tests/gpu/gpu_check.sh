@@ -136,7 +136,7 @@ if wants cli; then
   run_step "cli train, ResNet pipeline" "${cli}" train --config examples/mnist_resnet_pipeline.json \
     --backend cuda --steps 20 --set data.source=teacher --set data.path= --set data.features=784 \
     --set data.classes=10 --set data.samples=2048 --summary "${report_dir}/cuda_resnet_summary.json"
-  run_step "cli train, moe layers" "${cli}" train --config examples/moe_switch_copy.json \
+  run_step "cli train, moe layers" "${cli}" train --config examples/moe_layer_copy.json \
     --backend cuda --steps 20 --summary "${report_dir}/cuda_moe_summary.json"
 fi
 

@@ -37,13 +37,25 @@ class MoeTest : public QObject {
       QVERIFY2(index > 0, id);
       panel.applyTemplate(index);
       LayerTableModel* table = panel.layerModel();
-      QCOMPARE(table->index(2, LayerTableModel::TypeColumn).data().toString(), QString("moe"));
+      // Switch's and GShard's blocks: each block's MLP is the experts.
+      QCOMPARE(table->index(2, LayerTableModel::TypeColumn).data().toString(),
+               QString("transformer_block"));
       const QString top = QString::fromLatin1(id) == "moe-switch" ? "1" : "2";
       QCOMPARE(table->index(2, LayerTableModel::SizeColumn).data().toString(),
-               QString("4 experts, top-%1").arg(top));
+               QString("4 heads, 4 experts, top-%1").arg(top));
     }
     QCOMPARE(document.experiment().parallel.ep, 4);
+    // A moe layer after the first block: its size column is its experts.
+    document.edit([](Experiment& e) {
+      LayerSpec moe;
+      moe.type = LayerType::Moe;
+      moe.experts = 4;
+      moe.top_k = 2;
+      e.model.layers.insert(e.model.layers.begin() + 2, moe);
+    });
     LayerTableModel* table = panel.layerModel();
+    QCOMPARE(table->index(2, LayerTableModel::SizeColumn).data().toString(),
+             QString("4 experts, top-2"));
     QVERIFY(table->setData(table->index(2, LayerTableModel::SizeColumn), 8));
     QCOMPARE(document.experiment().model.layers[2].experts, 8);
     QSignalSpy rejected(table, &LayerTableModel::editRejected);
@@ -86,7 +98,7 @@ class MoeTest : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(window.runController()->phase(), RunController::Phase::Finished,
                               20000);
     QTRY_VERIFY(!chart->isHidden());
-    QCOMPARE(chart->barCount(), 2 * 4);  // two moe layers of four experts
+    QCOMPARE(chart->barCount(), 2 * 4);  // two blocks of four experts
     const StepMetrics& last = window.runController()->trace().steps.back();
     double dropped = 0;
     for (const ExpertLoad& load : last.expert_load)

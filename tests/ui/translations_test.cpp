@@ -11,6 +11,7 @@
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
 #include <QtTest>
+#include <stdexcept>
 
 #include "core/io/experiment_io.h"
 #include "core/plan/parallel_plan.h"
@@ -218,14 +219,21 @@ class TranslationsTest : public QObject {
       check_problems_in_chinese();
       if (QTest::currentTestFailed()) return;
     }
-    // ... and for edits of the expert-parallel preset (ep 4, moe layers 2 and 4).
+    // ... and for edits of the expert-parallel preset (ep 4, layers with experts).
+    const auto first_with_experts = [](Experiment& e) -> LayerSpec& {
+      for (LayerSpec& layer : e.model.layers)
+        if (layer.experts > 0) return layer;
+      throw std::logic_error("the expert-parallel preset has no layer with experts");
+    };
     const std::function<void(Experiment&)> expert_parallel_edits[] = {
         [](Experiment& e) { e.parallel.dp = 2; },
-        [](Experiment& e) { e.model.layers[2].experts = 6; },
+        [&](Experiment& e) { first_with_experts(e).experts = 6; },
         [](Experiment& e) { e.parallel.update = UpdateMode::Async; },
         [](Experiment& e) {
+          // No experts left anywhere: ep 4 has nothing to spread.
           std::erase_if(e.model.layers,
                         [](const LayerSpec& layer) { return layer.type == LayerType::Moe; });
+          for (LayerSpec& layer : e.model.layers) layer.experts = 0;
         },
     };
     for (const auto& edit : expert_parallel_edits) {

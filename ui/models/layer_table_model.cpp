@@ -119,7 +119,9 @@ QVariant LayerTableModel::data(const QModelIndex& index, int role) const {
       }
       if (layer.type == LayerType::TransformerBlock) {
         if (role == Qt::EditRole) return QVariant::fromValue<qlonglong>(layer.heads);
-        return layer.heads == 1 ? tr("1 head") : tr("%1 heads").arg(layer.heads);
+        const QString heads = layer.heads == 1 ? tr("1 head") : tr("%1 heads").arg(layer.heads);
+        if (layer.experts < 1) return heads;
+        return tr("%1, %2 experts, top-%3").arg(heads).arg(layer.experts).arg(layer.top_k);
       }
       if (sized_by_channels(layer.type)) {
         if (role == Qt::EditRole) return QVariant::fromValue<qlonglong>(layer.out);

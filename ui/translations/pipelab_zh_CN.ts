@@ -127,8 +127,8 @@
         <translation>parallel.ep = %1 不能整除 parallel.dp = %2：专家并行组是从数据并行副本中划分出来的；请使用能整除 dp 的 ep，或增大 dp</translation>
     </message>
     <message>
-        <source>parallel.ep = %1 spreads moe layers&apos; experts over replicas, and this model has none; set ep = 1 or add a moe layer</source>
-        <translation>parallel.ep = %1 把 MoE 层的专家分布到各副本上，而此模型没有 MoE 层；请设 ep = 1 或添加一个 moe 层</translation>
+        <source>parallel.ep = %1 spreads moe layers&apos; experts over replicas, and this model has none; set ep = 1 or add a moe layer (or experts to a transformer_block)</source>
+        <translation>parallel.ep = %1 把 MoE 层的专家分布到各副本上，而此模型没有专家；请设 ep = 1 或添加一个 moe 层（或给 transformer_block 加上专家）</translation>
     </message>
     <message>
         <source>model.layers[%1] has %2 experts, which parallel.ep = %3 cannot share out evenly; use an ep that divides the experts</source>
@@ -1166,6 +1166,10 @@
     <message>
         <source>Layer %1: the experts must be a whole number of at least top_k = %2 (got &apos;%3&apos;)</source>
         <translation>第 %1 层：专家数必须是不小于 top_k = %2 的整数（收到“%3”）</translation>
+    </message>
+    <message>
+        <source>%1, %2 experts, top-%3</source>
+        <translation>%1，%2 个专家，top-%3</translation>
     </message>
 </context>
 <context>

@@ -59,8 +59,8 @@ TEST_F(CliTrain, TheSummaryListsEachStepsExpertLoad) {
   ASSERT_EQ(json["expert_load"].size(), 3u);
   for (const auto& step : json["expert_load"]) {
     EXPECT_GT(step["aux_loss"].get<double>(), 0.0);
-    ASSERT_EQ(step["layers"].size(), 2u);  // the example's two moe layers
-    EXPECT_EQ(step["layers"][0]["layer"], 2);
+    ASSERT_EQ(step["layers"].size(), 2u);  // the example's two blocks with experts
+    EXPECT_EQ(step["layers"][0]["layer"], 1);
     int64_t routed = 0;
     for (const auto& tokens : step["layers"][0]["routed"]) routed += tokens.get<int64_t>();
     EXPECT_EQ(routed, 64 * 16);  // top-1: each of the batch's 64 x 16 positions once

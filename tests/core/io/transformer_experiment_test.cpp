@@ -110,6 +110,65 @@ TEST(TransformerExperiment, MistakesAreNamedWithTheFix) {
   EXPECT_NE(with([](Json& d) { d["parallel"]["tp"] = 8; }).find("tp = 8 does not divide"), std::string::npos);
 }
 
+// A Switch-style GPT: the first block dense, the second's MLP 4 experts.
+Json expert_gpt_document() {
+  return Json::parse(R"({
+    "model": {"input": [16], "layers": [
+      {"type": "embedding", "vocab": 16, "dim": 32},
+      {"type": "transformer_block", "heads": 4},
+      {"type": "transformer_block", "heads": 4, "ffn": 64, "experts": 4, "top_k": 2,
+       "capacity_factor": 1.5, "aux_loss_weight": 0.02},
+      {"type": "layernorm"},
+      {"type": "linear", "out": 16}
+    ]},
+    "data": {"source": "copy", "vocab": 16},
+    "training": {"batch_size": 16},
+    "parallel": {"dp": 2, "ep": 2, "microbatches": 2}
+  })");
+}
+
+TEST(TransformerExperiment, ABlocksExpertsAreReadCheckedAndWrittenBack) {
+  const Experiment experiment = parse_experiment(expert_gpt_document().dump());
+  EXPECT_TRUE(validate_experiment(experiment).empty()) << validate_experiment(experiment).front();
+  const LayerSpec& block = experiment.model.layers[2];
+  EXPECT_EQ(block.experts, 4);
+  EXPECT_EQ(block.top_k, 2);
+  EXPECT_DOUBLE_EQ(block.capacity_factor, 1.5);
+  EXPECT_DOUBLE_EQ(block.aux_loss_weight, 0.02);
+  const Json saved = Json::parse(experiment_to_json(experiment));
+  EXPECT_FALSE(saved["model"]["layers"][1].contains("experts"));  // a dense block stays as it was
+  EXPECT_EQ(saved["model"]["layers"][2]["experts"], 4);
+  EXPECT_EQ(parse_experiment(saved.dump()).model.layers, experiment.model.layers);
+
+  const auto with = [](auto edit) {
+    Json document = expert_gpt_document();
+    edit(document);
+    return error_of(document);
+  };
+  EXPECT_NE(with([](Json& d) { d["parallel"]["tp"] = 2; })
+                .find("model.layers[2] is a transformer_block with experts, which PipeLab does not "
+                      "split over "
+                      "tensor-parallel shards; set parallel.tp = 1"),
+            std::string::npos);
+  EXPECT_NE(with([](Json& d) {
+              d["model"]["layers"][2]["top_k"] = 5;
+            }).find("transformer_block top_k = 5 must be in [1, experts = 4]"),
+            std::string::npos);
+  EXPECT_NE(with([](Json& d) {
+              d["model"]["layers"][2]["experts"] = -1;
+            }).find("transformer_block experts must be >= 0 (0: a dense MLP)"),
+            std::string::npos);
+  EXPECT_NE(with([](Json& d) {
+              d["model"]["layers"][2]["activation"] = "swiglu";
+            }).find("a transformer_block with experts has GELU experts; set activation = gelu"),
+            std::string::npos);
+  EXPECT_NE(with([](Json& d) {
+              d["parallel"]["dp"] = 8;
+              d["parallel"]["ep"] = 8;
+            }).find("model.layers[2] has 4 experts, which parallel.ep = 8 cannot share out evenly"),
+            std::string::npos);
+}
+
 TEST(TransformerExperiment, SequenceTasksMustFitTheModelsEnds) {
   const auto with = [](auto edit) {
     Json document = tiny_gpt_document();

@@ -31,6 +31,18 @@ ModelSpec mlp_with(const LayerSpec& layer) {
 
 using testing::expect_error_mentions;
 
+// A sequence model of 10 positions: an embedding of width 8, then `layer`.
+ModelSpec gpt_with(const LayerSpec& layer) {
+  ModelSpec model;
+  model.input = {10};
+  LayerSpec embedding;
+  embedding.type = LayerType::Embedding;
+  embedding.vocab = 16;
+  embedding.dim = 8;
+  model.layers = {embedding, layer};
+  return model;
+}
+
 TEST(MoeSpec, AfterALinearEachSampleIsOneTokenAndFfnDefaultsToFourTimesTheWidth) {
   const LayerInfo info = describe_layers(mlp_with(moe(4, 2)))[1];
   EXPECT_EQ(info.in_features, 6);
@@ -44,20 +56,44 @@ TEST(MoeSpec, AfterALinearEachSampleIsOneTokenAndFfnDefaultsToFourTimesTheWidth)
 }
 
 TEST(MoeSpec, InASequenceModelEachPositionIsAToken) {
-  ModelSpec model;
-  model.input = {10};
-  LayerSpec embedding;
-  embedding.type = LayerType::Embedding;
-  embedding.vocab = 16;
-  embedding.dim = 8;
-  model.layers = {embedding, moe(4, 1, 16)};
-  const LayerInfo info = describe_layers(model)[1];
+  const LayerInfo info = describe_layers(gpt_with(moe(4, 1, 16)))[1];
   EXPECT_EQ(info.tokens, 10);
   EXPECT_EQ(info.moe.dim, 8);
   EXPECT_EQ(info.in_features, 80);
   EXPECT_DOUBLE_EQ(info.forward_flops,
                    10 * (2.0 * 8 * 4 + 5 * 4 + (4.0 * 8 * 16 + 8 * 16 + 16 + 8)));
   EXPECT_GT(info.activation_bytes, info.in_features * 4);
+}
+
+TEST(MoeSpec, ABlockWithExpertsCostsItsAttentionHalfAndAMoeLayersExperts) {
+  // The same GPT twice: its block dense, then its MLP 4 experts (top-2) of
+  // the same ffn; the difference is the dense MLP's and the moe layer's share.
+  LayerSpec block;
+  block.type = LayerType::TransformerBlock;
+  block.heads = 2;
+  block.ffn = 16;
+  ModelSpec model = gpt_with(block);
+  const LayerInfo dense = describe_layers(model)[1];
+  model.layers[1].experts = 4;
+  model.layers[1].top_k = 2;
+  const LayerInfo experts = describe_layers(model)[1];
+  EXPECT_FALSE(dense.has_experts());
+  ASSERT_TRUE(experts.has_experts());
+  EXPECT_EQ(experts.moe.experts, 4);
+  EXPECT_EQ(experts.moe.top_k, 2);
+  EXPECT_EQ(experts.moe.ffn, 16);
+  EXPECT_EQ(experts.moe.tokens, 10);
+  const MoeCost moe = moe_cost(experts.moe);
+  const int64_t h = 8, f = 16, s = 10;
+  EXPECT_EQ(experts.params - dense.params, moe.params - (h * f + f + f * h + h));
+  // FFN1 and FFN2 (GEMMs, biases, GELU) against the gate and two experts per token.
+  EXPECT_DOUBLE_EQ(experts.forward_flops - dense.forward_flops,
+                   moe.forward_flops - (4.0 * s * h * f + s * (f + h) + 8.0 * s * f));
+  // FFN1's and GELU's outputs against what the routing keeps.
+  EXPECT_EQ(experts.activation_bytes - dense.activation_bytes, (moe.kept_values - 2 * s * f) * 4);
+  model.layers[1].activation = BlockActivation::SwiGlu;
+  expect_error_mentions(model,
+                        "model.layers[1]: a transformer_block with experts has GELU experts");
 }
 
 TEST(MoeSpec, MistakesNameTheLayerAndTheFix) {

@@ -1,7 +1,8 @@
 // Mixture-of-Experts on the CPU executor: a moe layer after a linear (each
-// sample one token) and inside a GPT (each position one token) trains, every
-// step reports each layer's per-expert load and the auxiliary loss, and the
-// load counts every token's top_k assignments.
+// sample one token), inside a GPT (each position one token), and as the MLP
+// of a GPT's blocks (transformer_block with experts) trains, every step
+// reports each layer's per-expert load and the auxiliary loss, and the load
+// counts every token's top_k assignments.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -111,6 +112,17 @@ TEST(MoeTraining, ExpertParallelTrainsLikeEveryReplicaHoldingEveryExpert) {
   EXPECT_LT(largest_difference(reference.losses(), run.losses()), 1e-4) << "dp 2 x pp 2, ep 2";
 }
 
+// Each variant, run with ep 2, ends within 1e-4 of the reference's losses.
+void expect_ep2_trains_like(const testing::RunOutput& reference,
+                            std::vector<std::pair<std::string, Experiment>>& variants) {
+  for (auto& [what, experiment] : variants) {
+    experiment.parallel.ep = 2;
+    const testing::RunOutput run = run_experiment(experiment);
+    ASSERT_EQ(run.state, RunState::Finished) << what << ": " << run.error;
+    EXPECT_LT(largest_difference(reference.losses(), run.losses()), 1e-4) << what;
+  }
+}
+
 TEST(MoeTraining, ExpertParallelGptTrainsAlikeUnderTensorParallelRecomputeAndZeroBubble) {
   Experiment gpt = testing::tiny_gpt_experiment();
   gpt.model.layers.insert(gpt.model.layers.begin() + 2, moe_spec(4, 2, 1.25));
@@ -126,12 +138,7 @@ TEST(MoeTraining, ExpertParallelGptTrainsAlikeUnderTensorParallelRecomputeAndZer
   recomputed.parallel.recompute = true;
   variants.push_back({"pp 2, recompute", recomputed});
   variants.push_back({"zb-h1 pp 2", with_plan(gpt, ScheduleKind::ZeroBubbleH1, 2, 2, 2)});
-  for (auto& [what, experiment] : variants) {
-    experiment.parallel.ep = 2;
-    const testing::RunOutput run = run_experiment(experiment);
-    ASSERT_EQ(run.state, RunState::Finished) << what << ": " << run.error;
-    EXPECT_LT(largest_difference(reference.losses(), run.losses()), 1e-4) << what;
-  }
+  expect_ep2_trains_like(reference, variants);
 }
 
 TEST(MoeTraining, EveryAllToAllIsListedAndReportedWithItsBytes) {
@@ -148,6 +155,103 @@ TEST(MoeTraining, EveryAllToAllIsListedAndReportedWithItsBytes) {
     EXPECT_EQ(event.bytes, 4 * 2 * 16 * 4);
   }
   EXPECT_EQ(count, 4 * 6 * 2 * 4);
+}
+
+// tiny_gpt_experiment with every block's MLP a mixture of 4 experts.
+Experiment gpt_with_expert_blocks(int64_t top_k, double capacity_factor) {
+  Experiment experiment = testing::tiny_gpt_experiment();
+  for (LayerSpec& layer : experiment.model.layers) {
+    if (layer.type != LayerType::TransformerBlock) continue;
+    layer.experts = 4;
+    layer.top_k = top_k;
+    layer.ffn = 32;
+    layer.capacity_factor = capacity_factor;
+  }
+  return experiment;
+}
+
+std::vector<int> expert_layers(const StepMetrics& step) {
+  std::vector<int> layers;
+  for (const ExpertLoad& load : step.expert_load) layers.push_back(load.layer);
+  return layers;
+}
+
+TEST(MoeTraining, AGptWhoseBlocksHaveExpertsLearnsToCopyAndReportsEachBlock) {
+  Experiment experiment = gpt_with_expert_blocks(1, 1.25);
+  experiment.training.steps = 120;
+  experiment.training.eval_every = 120;
+  const testing::RunOutput run =
+      run_experiment(with_plan(experiment, ScheduleKind::OneFOneB, 1, 2));
+  ASSERT_EQ(run.state, RunState::Finished) << run.error;
+  const std::vector<double> losses = run.losses();
+  EXPECT_LT(losses.back(), 0.1 * losses.front());
+  EXPECT_GE(run.trace.steps.back().val_accuracy, 0.95);  // 1.0 measured
+  std::vector<int> blocks;
+  for (size_t i = 0; i < experiment.model.layers.size(); ++i)
+    if (experiment.model.layers[i].type == LayerType::TransformerBlock)
+      blocks.push_back(static_cast<int>(i));
+  ASSERT_FALSE(blocks.empty());
+  const int64_t positions = experiment.training.batch_size * experiment.model.input[0];
+  for (const StepMetrics& step : run.trace.steps) {
+    EXPECT_GT(step.aux_loss, 0.0);
+    EXPECT_EQ(expert_layers(step), blocks);
+    for (const ExpertLoad& load : step.expert_load) {
+      EXPECT_EQ(sum(load.routed), positions);
+      for (size_t e = 0; e < load.routed.size(); ++e) EXPECT_LE(load.dropped[e], load.routed[e]);
+    }
+  }
+}
+
+TEST(MoeTraining, ExpertParallelBlocksTrainLikeEveryReplicaHoldingEveryExpert) {
+  // Capacity for every token: nothing is dropped, so every split routes alike.
+  for (const int64_t top_k : {1, 2}) {
+    Experiment base = gpt_with_expert_blocks(top_k, 4.0);
+    base.training.eval_every = 3;  // the evaluator gathers every member's experts
+    const testing::RunOutput reference = run_experiment(expert_parallel(base, 2, 1));
+    ASSERT_EQ(reference.state, RunState::Finished) << reference.error;
+    const testing::RunOutput run = run_experiment(expert_parallel(base, 2, 2));
+    ASSERT_EQ(run.state, RunState::Finished) << run.error;
+    EXPECT_LT(largest_difference(reference.losses(), run.losses()), 1e-4) << "top_k " << top_k;
+    EXPECT_NEAR(run.trace.steps.back().val_loss, reference.trace.steps.back().val_loss, 1e-4);
+    for (size_t s = 0; s < run.trace.steps.size(); ++s)
+      for (size_t l = 0; l < run.trace.steps[s].expert_load.size(); ++l) {
+        EXPECT_EQ(run.trace.steps[s].expert_load[l].routed,
+                  reference.trace.steps[s].expert_load[l].routed);
+        EXPECT_EQ(sum(run.trace.steps[s].expert_load[l].dropped), 0);
+      }
+  }
+  // The all-to-alls name the blocks: a dispatch and a combine each way per block.
+  const testing::RunOutput run =
+      run_experiment(expert_parallel(gpt_with_expert_blocks(1, 1.25), 2, 2));
+  ASSERT_EQ(run.state, RunState::Finished) << run.error;
+  int count = 0;
+  for (const TraceEvent& event : run.trace.events) {
+    if (event.op.kind != OpKind::AllToAll) continue;
+    ++count;
+    EXPECT_EQ(event.op.group, CommGroup::ExpertParallel);
+    EXPECT_EQ(
+        gpt_with_expert_blocks(1, 1.25).model.layers[static_cast<size_t>(event.op.layer)].type,
+        LayerType::TransformerBlock);
+  }
+  const int blocks = 2;  // tiny_gpt_experiment's
+  EXPECT_EQ(count, 2 /* devices */ * 6 /* steps */ * 2 /* micro-batches */ * 4 * blocks);
+}
+
+TEST(MoeTraining, ExpertBlocksTrainAlikeUnderRecomputeAndZeroBubble) {
+  Experiment gpt = gpt_with_expert_blocks(2, 4.0);
+  gpt.training.steps = 4;
+  const testing::RunOutput reference =
+      run_experiment(with_plan(gpt, ScheduleKind::OneFOneB, 1, 2, 2));
+  ASSERT_EQ(reference.state, RunState::Finished) << reference.error;
+  std::vector<std::pair<std::string, Experiment>> variants;
+  Experiment recomputed = with_plan(gpt, ScheduleKind::OneFOneB, 2, 2, 2);
+  recomputed.parallel.recompute = true;
+  variants.push_back({"pp 2, full recompute", recomputed});
+  Experiment selective = with_plan(gpt, ScheduleKind::OneFOneB, 2, 2, 2);
+  selective.parallel.selective_recompute = true;
+  variants.push_back({"pp 2, selective recompute", selective});
+  variants.push_back({"zb-h1 pp 2", with_plan(gpt, ScheduleKind::ZeroBubbleH1, 2, 2, 2)});
+  expect_ep2_trains_like(reference, variants);
 }
 
 }  // namespace

@@ -132,5 +132,45 @@ TEST(ExpertParallel, EachDeviceHoldsItsShareOfTheExperts) {
   EXPECT_EQ(whole[1].forward_flops, split[1].forward_flops);
 }
 
+TEST(ExpertParallel, ABlockWithExpertsGetsAMoeLayersAllToAllsAndShare) {
+  // A GPT of 4 positions: embedding 16, a block whose MLP is the moe layer's
+  // experts, layernorm, linear; the block starts stage 1.
+  ModelSpec model;
+  model.input = {4};
+  LayerSpec embedding;
+  embedding.type = LayerType::Embedding;
+  embedding.vocab = 8;
+  embedding.dim = 16;
+  LayerSpec block;
+  block.type = LayerType::TransformerBlock;
+  block.heads = 2;
+  block.ffn = 32;
+  block.experts = 4;
+  block.top_k = 2;
+  LayerSpec norm;
+  norm.type = LayerType::LayerNorm;
+  LayerSpec output;
+  output.out = 8;
+  model.layers = {embedding, block, norm, output};
+  const ParallelPlan p = plan(2);
+  const auto profiles = profile_stages(model, p, 2, Precision::Fp32);
+  const Schedule schedule = build_schedule(p, profiles, 1);
+  ASSERT_TRUE(validate_schedule(schedule).ok()) << validate_schedule(schedule).errors.front();
+  const DeviceLayout layout = schedule.layout();
+  for (int d = 0; d < schedule.device_count(); ++d) {
+    const bool holds_experts = layout.coord_of(d).pipeline_rank == 1;
+    EXPECT_EQ(count_all_to_alls(schedule.devices[d]), holds_experts ? 2 * 4 : 0) << "device " << d;
+    for (const Op& op : schedule.devices[d])
+      if (op.kind == OpKind::AllToAll) {
+        EXPECT_EQ(op.layer, 1);
+        // 4 experts x ceil(1.25 x 2 x 4 tokens x 2 / 4) = 5 slots x 16 values x 4 bytes.
+        EXPECT_EQ(op.bytes, 4 * 5 * 16 * 4);
+      }
+  }
+  // Each member of a group of 2 holds half the experts.
+  const auto whole = profile_stages(model, plan(1), 2, Precision::Fp32);
+  EXPECT_EQ(whole[1].params - profiles[1].params, 4 * (16 * 32 + 32 + 32 * 16 + 16) / 2);
+}
+
 }  // namespace
 }  // namespace pipelab
