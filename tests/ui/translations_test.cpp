@@ -4,6 +4,7 @@
 // View > Language switches the live window without losing the experiment,
 // the run, the preset note or the comparison window.
 #include <QDockWidget>
+#include <QFile>
 #include <QMenuBar>
 #include <QProcess>
 #include <QSettings>
@@ -14,6 +15,7 @@
 #include <stdexcept>
 
 #include "core/io/experiment_io.h"
+#include "ui/exports/chart_export.h"
 #include "core/plan/parallel_plan.h"
 #include "core/planner/plan_proposal.h"
 #include "core/schedule/generators.h"
@@ -284,6 +286,17 @@ class TranslationsTest : public QObject {
       QVERIFY2(has_chinese(item->plottable()->name()), qPrintable(item->plottable()->name()));
     }
     QVERIFY(!window.grab().isNull());
+    // An exported chart speaks the app's language too.
+    QTemporaryDir dir;
+    const QString svg = dir.filePath(QStringLiteral("timeline.svg"));
+    QString error;
+    QVERIFY2(export_charts({window.timelineView()->predictedChart()}, Qt::Vertical, svg, &error),
+             qPrintable(error));
+    QFile file(svg);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(file.readAll());
+    QVERIFY(text.contains(QStringLiteral("预测")));
+    QVERIFY(text.contains(QStringLiteral("时间")));  // the time axis
   }
 
   void languageMenuSwitchesTheLiveWindowAndIsRemembered() {
