@@ -165,6 +165,29 @@ class RunPairTest : public QObject {
     QVERIFY2(peak(0) > peak(1), qPrintable(QStringLiteral("%1 vs %2").arg(peak(0)).arg(peak(1))));
   }
 
+  void asynchronousDataParallelRunsBesideSynchronous() {
+    MainWindow window;
+    apply_preset(window, 120, QStringLiteral("async-data-parallel"));
+    QVERIFY(window.startRun());
+    QVERIFY(wait_for_the_pair(window));
+    RunStore* store = window.runStore();
+    QCOMPARE(store->count(), 2);
+    QCOMPARE(store->run(0)->experiment.parallel.update, UpdateMode::Async);
+    QCOMPARE(store->run(1)->experiment.parallel.update, UpdateMode::Sync);
+    // Both learn (the asynchronous one on gradients up to two updates old):
+    // the last ten steps' mean loss is well under the first step's, and lower
+    // for the synchronous run, as the note says.
+    double tails[2] = {0, 0};
+    for (int run = 0; run < 2; ++run) {
+      const std::vector<double> losses = losses_of(store->run(run)->trace);
+      QCOMPARE(losses.size(), size_t{120});
+      for (size_t i = losses.size() - 10; i < losses.size(); ++i) tails[run] += losses[i] / 10;
+      QVERIFY2(tails[run] < 0.85 * losses.front(),
+               qPrintable(QStringLiteral("run %1: %2 -> %3").arg(run).arg(losses.front()).arg(tails[run])));
+    }
+    QVERIFY2(tails[1] < tails[0], qPrintable(QStringLiteral("sync %1, async %2").arg(tails[1]).arg(tails[0])));
+  }
+
   void stopStopsThePair() {
     MainWindow window;
     apply_preset(window, 100000);

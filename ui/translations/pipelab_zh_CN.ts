@@ -430,10 +430,6 @@
         <translation>异步数据并行，参数服务器（dp 4）</translation>
     </message>
     <message>
-        <source>Each replica pushes its gradients to a parameter server and pulls the newest weights without waiting for the others; a gradient may be at most &apos;staleness&apos; updates old. Run it, then run the synchronous data parallel preset and compare the loss curves and the step time.</source>
-        <translation>每个副本把梯度推送到参数服务器，并拉取最新的权重，不等待其他副本；一个梯度最多可以过时“陈旧度”次更新。运行它，再运行同步数据并行预设，对比损失曲线和步时间。</translation>
-    </message>
-    <message>
         <source>Four replicas each take a quarter of the batch, then average their gradients with a ring all-reduce (dark grey) before the update: every replica steps with the same weights. Compare with the asynchronous data parallel preset.</source>
         <translation>四个副本各取批次的四分之一，在更新前用环形全归约（深灰）平均梯度：每个副本都用相同的权重迈出一步。与异步数据并行预设对比。</translation>
     </message>
@@ -448,6 +444,18 @@
     <message>
         <source>Four replicas share each MoE layer&apos;s four experts (ep 4): after every forward and backward the tokens travel to their experts and back by two ALL_TO_ALL ops on the communication row; run it and watch the Expert load chart even out as the load-balancing loss works.</source>
         <translation>四个副本共享每个 MoE 层的四个专家（ep 4）：每次前向和反向之后，词元由通信行上的两次 ALL_TO_ALL 操作发送到各自的专家，再送回来。运行它，观察专家负载图随着负载均衡损失起作用而趋于均匀。</translation>
+    </message>
+    <message>
+        <source>Each replica pushes its gradients to a parameter server and pulls the newest weights without waiting for the others; a gradient may be at most &apos;staleness&apos; = 2 updates old (the v labels on the bars). Run trains it, then the same replicas synchronously (ring all-reduce), and compares the two: the stale gradients make the asynchronous loss fall more slowly, while its replicas never wait for each other.</source>
+        <translation>每个副本把梯度推送到参数服务器，并在不等待其他副本的情况下拉取最新权重；一个梯度最多落后“陈旧度” = 2 次更新（见条形上的 v 标签）。运行会先训练它，再以同步方式（环形全归约）训练同样的副本，然后比较两者：陈旧的梯度使异步的损失下降得更慢，而它的副本从不互相等待。</translation>
+    </message>
+    <message>
+        <source>Asynchronous, staleness 2</source>
+        <translation>异步，陈旧度 2</translation>
+    </message>
+    <message>
+        <source>Synchronous, ring all-reduce</source>
+        <translation>同步，环形全归约</translation>
     </message>
 </context>
 <context>
