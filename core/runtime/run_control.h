@@ -48,6 +48,10 @@ class RunControl {
     if (stopping()) throw RunStopped{};
   }
 
+  // The message idle `worker` waits for has arrived: it counts as busy at
+  // once, before its thread wakes (see TaggedMailbox::post).
+  void message_arrived(int worker) { set_idle(worker, false); }
+
   // Marks worker `worker` idle while it waits on others.
   class IdleScope {
    public:

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include "core/runtime/message_tag.h"
@@ -40,6 +41,10 @@ class TaggedMailbox {
       const bool inserted = messages_.emplace(tag, std::move(message)).second;
       assert(inserted && "two messages with one tag");
       (void)inserted;
+      // The worker waiting for this very message is busy again from now on,
+      // not only once its thread runs: a pause must not be reported between
+      // the two while it still has its op to finish.
+      if (awaited_ && *awaited_ == tag) control_.message_arrived(device_);
     }
     arrived_.notify_all();
   }
@@ -51,10 +56,12 @@ class TaggedMailbox {
     auto found = messages_.find(tag);
     if (found == messages_.end()) {
       RunControl::IdleScope idle(control_, device_);
+      awaited_ = tag;
       arrived_.wait(lock, [&] {
         found = messages_.find(tag);
         return found != messages_.end() || control_.stopping();
       });
+      awaited_.reset();
     }
     if (found == messages_.end()) throw RunStopped{};
     Message message = std::move(found->second);
@@ -86,6 +93,7 @@ class TaggedMailbox {
   mutable std::mutex mutex_;
   std::condition_variable arrived_;
   std::map<MessageTag, Message> messages_;
+  std::optional<MessageTag> awaited_;  // what the worker waits for, while it waits
 };
 
 }  // namespace pipelab
