@@ -35,6 +35,7 @@
 #include "ui/models/run_store.h"
 #include "ui/panels/compare_view.h"
 #include "ui/panels/data_panel.h"
+#include "ui/panels/expert_load_chart.h"
 #include "ui/panels/memory_view.h"
 #include "ui/panels/model_panel.h"
 #include "ui/panels/overhead_view.h"
@@ -187,6 +188,8 @@ void MainWindow::buildViews() {
   timeline_view_ = new TimelineView;
   memory_view_ = new MemoryView;
   training_view_ = new TrainingView;
+  expert_load_chart_ = new ExpertLoadChart;
+  training_view_->setExpertLoadChart(expert_load_chart_);
   stats_panel_ = new StatsPanel;
   overhead_view_ = new OverheadView;
   timeline_view_->setRunController(run_);
@@ -485,6 +488,8 @@ void MainWindow::buildDocks() {
       make_dock(tr("Memory"), QStringLiteral("memoryDock"), memory_view_, this, false);
   QDockWidget* training =
       make_dock(tr("Training"), QStringLiteral("trainingDock"), training_view_, this, false);
+  QDockWidget* expert_load = make_dock(tr("Expert load"), QStringLiteral("expertLoadDock"),
+                                       expert_load_chart_, this, false);
   QDockWidget* stats =
       make_dock(tr("Statistics"), QStringLiteral("statsDock"), stats_panel_, this, false);
   QDockWidget* overhead =
@@ -501,6 +506,17 @@ void MainWindow::buildDocks() {
   addDockWidget(Qt::BottomDockWidgetArea, memory);
   splitDockWidget(memory, training, Qt::Horizontal);
   splitDockWidget(training, stats, Qt::Horizontal);
+  // Beside the loss, only while the run has experts to show.
+  splitDockWidget(training, expert_load, Qt::Horizontal);
+  expert_load_chart_->hide();  // docking showed it; the training view shows it for a step with experts
+  expert_load->hide();
+  connect(expert_load_chart_, &ExpertLoadChart::shownChanged, expert_load,
+          [this, memory, training, expert_load, stats](bool shown) {
+            expert_load->setVisible(shown);
+            // Room for a bar per expert, taken from all three neighbours.
+            if (shown)
+              resizeDocks({memory, training, expert_load, stats}, {380, 380, 380, 480}, Qt::Horizontal);
+          });
   resizeDocks({parallel}, {430}, Qt::Horizontal);
   resizeDocks({memory}, {330}, Qt::Vertical);
   resizeDocks({memory, training, stats}, {520, 420, 480}, Qt::Horizontal);
@@ -508,7 +524,7 @@ void MainWindow::buildDocks() {
   stats->raise();
 
   config_docks_ = {parallel, model, data};
-  for (QDockWidget* dock : {parallel, model, data, memory, training, stats, overhead})
+  for (QDockWidget* dock : {parallel, model, data, memory, training, expert_load, stats, overhead})
     view_menu_->addAction(dock->toggleViewAction());
 }
 

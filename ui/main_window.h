@@ -42,6 +42,7 @@ class OverheadView;
 class PresetNote;
 class TimelineView;
 class TrainingView;
+class ExpertLoadChart;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -163,6 +164,7 @@ class MainWindow : public QMainWindow {
   TimelineView* timeline_view_;
   MemoryView* memory_view_;
   TrainingView* training_view_;
+  ExpertLoadChart* expert_load_chart_;  // in its own dock, fed by training_view_
   StatsPanel* stats_panel_;
   OverheadView* overhead_view_;
   QDockWidget* overhead_dock_ = nullptr;

@@ -58,7 +58,8 @@ enum class OpColorRole {
   Update,
   Recompute,
   PointToPoint,
-  AllReduce,
+  AllReduce,        // all-reduce, and sequence parallel's reduce-scatter and all-gather
+  AllToAll,         // expert parallel's token dispatch and combine
   ParameterServer,
   HostTransfer,
 };
@@ -245,7 +246,7 @@ inline constexpr std::array<OpKindFacts, kOpKindCount> kOpKindTable = {{
      .name = "ALL_TO_ALL",
      .short_name = "A2A",
      .family = OpFamily::Collective,
-     .color_role = OpColorRole::AllReduce,
+     .color_role = OpColorRole::AllToAll,
      .work = {},
      .needs_microbatch = true,
      .waits_for_group = true,

@@ -3,6 +3,7 @@
 // the predicted timeline, and the training view's per-expert load chart after
 // a short run, its legend clear of the bars.
 #include <QComboBox>
+#include <QDockWidget>
 #include <QMessageBox>
 #include <QSignalSpy>
 #include <QtTest>
@@ -94,10 +95,15 @@ class MoeTest : public QObject {
     window.speedCombo()->setCurrentIndex(window.speedCombo()->findData(RunController::kLive));
     ExpertLoadChart* chart = window.trainingView()->expertLoadChart();
     QVERIFY(chart->isHidden());
+    auto* dock = window.findChild<QDockWidget*>(QStringLiteral("expertLoadDock"));
+    QVERIFY(dock);
+    QVERIFY(!dock->isVisible());  // no step with experts yet
     QVERIFY(window.startRun());
     QTRY_COMPARE_WITH_TIMEOUT(window.runController()->phase(), RunController::Phase::Finished,
                               20000);
     QTRY_VERIFY(!chart->isHidden());
+    QTRY_VERIFY(dock->isVisible());  // its dock opens beside the loss
+    QVERIFY(dock->width() >= 200);   // wide enough for a bar per expert
     QCOMPARE(chart->barCount(), 2 * 4);  // two blocks of four experts
     const StepMetrics& last = window.runController()->trace().steps.back();
     double dropped = 0;

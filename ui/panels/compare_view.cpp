@@ -119,9 +119,15 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   memory_rect_->axis(QCPAxis::atLeft)->setLabel(tr("memory (MiB)"));
   curves_->legend->setVisible(true);
   curves_->legend->setFont(QFont(font().family(), 8));
-  // Bottom left: a loss starts at the top of its range and only falls, so the
-  // legend never hides a curve there (top right hid a short run's whole curve).
-  loss_rect_->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignLeft);
+  // Above the loss pane, in one line: inside the pane it hid a curve wherever
+  // it sat (top right a short run's whole curve, bottom left a loss that fell
+  // fast and stayed low).
+  curves_->plotLayout()->insertRow(0);
+  curves_->plotLayout()->addElement(0, 0, curves_->legend);
+  curves_->plotLayout()->setRowStretchFactor(0, 0.001);
+  curves_->legend->setFillOrder(QCPLegend::foColumnsFirst);
+  curves_->legend->setBorderPen(Qt::NoPen);
+  curves_->legend->setMargins(QMargins(4, 2, 4, 0));
   for (int run = 0; run < 2; ++run) {
     loss_[run] =
         curves_->addGraph(loss_rect_->axis(QCPAxis::atBottom), loss_rect_->axis(QCPAxis::atLeft));

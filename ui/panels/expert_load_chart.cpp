@@ -32,7 +32,7 @@ ExpertLoadChart::ExpertLoadChart(QWidget* parent) : QCustomPlot(parent) {
 
 void ExpertLoadChart::showStep(const StepMetrics* metrics) {
   if (!metrics || metrics->expert_load.empty()) {
-    setVisible(false);
+    setShown(false);
     return;
   }
   QVector<double> x, kept, dropped;
@@ -52,12 +52,18 @@ void ExpertLoadChart::showStep(const StepMetrics* metrics) {
   dropped_->setData(x, dropped, true);
   xAxis->setTicker(ticker);
   xAxis->setRange(-1, position - 1);
-  xAxis->setLabel(tr("expert (moe layer, index) after step %1").arg(metrics->step + 1));
+  xAxis->setLabel(tr("expert e of layer L, after step %1").arg(metrics->step + 1));
   tallest_ = 0;
   for (int i = 0; i < x.size(); ++i) tallest_ = std::max(tallest_, kept[i] + dropped[i]);
   yAxis->setRange(0, tallest_ > 0 ? tallest_ * 1.15 : 1.0);
-  setVisible(true);
+  setShown(true);
   replot(QCustomPlot::rpQueuedReplot);
+}
+
+void ExpertLoadChart::setShown(bool shown) {
+  const bool changed = isHidden() == shown;
+  setVisible(shown);
+  if (changed) emit shownChanged(shown);
 }
 
 void ExpertLoadChart::keepBarsUnderLegend() {

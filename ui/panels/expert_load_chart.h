@@ -1,6 +1,8 @@
 // ExpertLoadChart: a Mixture-of-Experts run's per-expert load in one step,
 // as stacked bars per expert of each moe layer: the tokens it kept and the
-// ones dropped for lack of capacity. Hidden when the step has no moe layer.
+// ones dropped for lack of capacity. Hidden when the step has no moe layer;
+// the main window gives it a dock of its own beside the loss, which shows and
+// hides with it (under the loss, both were too short to read).
 #pragma once
 
 #include <qcustomplot.h>
@@ -20,7 +22,12 @@ class ExpertLoadChart : public QCustomPlot {
   int barCount() const;         // experts drawn, over every moe layer
   double droppedShown() const;  // tokens drawn as dropped, over every expert
 
+ signals:
+  // The chart went from hidden to shown or back (its dock follows).
+  void shownChanged(bool shown);
+
  private:
+  void setShown(bool shown);
   void keepBarsUnderLegend();
 
   QCPBars* kept_;

@@ -53,8 +53,6 @@ TrainingView::TrainingView(QWidget* parent) : QWidget(parent) {
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addWidget(error_label_);
   layout->addWidget(plot_, 1);
-  expert_load_ = new ExpertLoadChart(this);
-  layout->addWidget(expert_load_, 1);
   rebuild();
 }
 
@@ -69,6 +67,12 @@ void TrainingView::setRunController(RunController* run) {
   });
   connect(run_, &RunController::playbackMoved, this, &TrainingView::scheduleRebuild);
   scheduleRebuild();  // what the run already holds
+}
+
+void TrainingView::setExpertLoadChart(ExpertLoadChart* chart) {
+  expert_load_ = chart;
+  shown_steps_ = -1;  // draw the latest step on it, even if the loss has it already
+  scheduleRebuild();
 }
 
 void TrainingView::setRunError(const QString& error) {
@@ -123,7 +127,7 @@ void TrainingView::rebuild() {
   }
   if (shown == shown_steps_) return;  // nothing new to draw
   shown_steps_ = shown;
-  expert_load_->showStep(latest);
+  if (expert_load_) expert_load_->showStep(latest);
   loss_->setData(steps, losses, true);
   val_loss_->setData(val_steps, val_losses, true);
   accuracy_->setData(acc_steps, accuracies, true);

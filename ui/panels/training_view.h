@@ -1,17 +1,20 @@
 // TrainingView: loss and accuracy per training step (training batch and
-// validation), growing live as steps finish and cut at the playback clock;
-// under it, for a Mixture-of-Experts model, the latest step's per-expert load.
+// validation), growing live as steps finish and cut at the playback clock.
+// For a Mixture-of-Experts model it also feeds the latest step's per-expert
+// load to an ExpertLoadChart shown elsewhere (setExpertLoadChart).
 // A run that fails (diverged, out of memory) says why above the chart.
 #pragma once
 
+#include <QPointer>
 #include <QWidget>
+
+#include "ui/panels/expert_load_chart.h"
 
 class QCustomPlot;
 class QCPGraph;
 
 namespace pipelab {
 
-class ExpertLoadChart;
 class ProblemLabel;
 class RunController;
 
@@ -23,6 +26,8 @@ class TrainingView : public QWidget {
 
   void setRunController(RunController* run);
   QCustomPlot* plot() const { return plot_; }
+  // The chart that shows the latest step's expert load (not owned; may be null).
+  void setExpertLoadChart(ExpertLoadChart* chart);
   ExpertLoadChart* expertLoadChart() const { return expert_load_; }
   // Steps plotted (loss points).
   int plottedStepCount() const;
@@ -42,7 +47,7 @@ class TrainingView : public QWidget {
   QCPGraph* val_loss_;
   QCPGraph* accuracy_;
   QCPGraph* val_accuracy_;
-  ExpertLoadChart* expert_load_;
+  QPointer<ExpertLoadChart> expert_load_;
   ProblemLabel* error_label_;
   bool rebuild_pending_ = false;
   int shown_steps_ = -1;

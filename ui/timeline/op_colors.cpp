@@ -23,6 +23,8 @@ QColor op_role_color(OpColorRole role) {
       return QColor(0x90, 0x90, 0x90);  // grey
     case OpColorRole::AllReduce:
       return QColor(0x55, 0x55, 0x55);  // dark grey
+    case OpColorRole::AllToAll:
+      return QColor(0x00, 0x89, 0x7b);  // teal: tokens travelling, not a sum
     case OpColorRole::ParameterServer:
       return QColor(0x6d, 0x7b, 0x8d);  // blue grey
     case OpColorRole::HostTransfer:

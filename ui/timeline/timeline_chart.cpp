@@ -30,7 +30,8 @@ constexpr LegendEntry kLegendEntries[] = {
     {OpColorRole::Update, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "U update")},
     {OpColorRole::Recompute, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "recompute")},
     {OpColorRole::PointToPoint, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "send/recv")},
-    {OpColorRole::AllReduce, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "all-reduce")},
+    {OpColorRole::AllReduce, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "all-reduce (RS, AG)")},
+    {OpColorRole::AllToAll, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "all-to-all")},
     {OpColorRole::ParameterServer, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "push/pull")},
     {OpColorRole::HostTransfer, QT_TRANSLATE_NOOP("pipelab::TimelineChart", "offload/reload")},
 };

@@ -942,8 +942,8 @@
         <translation>L%1 e%2</translation>
     </message>
     <message>
-        <source>expert (moe layer, index) after step %1</source>
-        <translation>第 %1 步后的专家（MoE 层，序号）</translation>
+        <source>expert e of layer L, after step %1</source>
+        <translation>第 L 层的专家 e，第 %1 步之后</translation>
     </message>
 </context>
 <context>
@@ -1541,6 +1541,10 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
     <message>
         <source> · run %1 of 2</source>
         <translation> · 第 %1 次运行（共 2 次）</translation>
+    </message>
+    <message>
+        <source>Expert load</source>
+        <translation>专家负载</translation>
     </message>
 </context>
 <context>
@@ -2237,10 +2241,6 @@ predicted</source>
         <translation>发送/接收</translation>
     </message>
     <message>
-        <source>all-reduce</source>
-        <translation>全归约</translation>
-    </message>
-    <message>
         <source>push/pull</source>
         <translation>推送/拉取</translation>
     </message>
@@ -2259,6 +2259,14 @@ predicted</source>
     <message>
         <source>v2, strip: weight version a replica computes on (one colour per version), the newest it pulled</source>
         <translation>v2 与色带：副本计算所用的权重版本（每个版本一种颜色），即它拉取的最新版本</translation>
+    </message>
+    <message>
+        <source>all-reduce (RS, AG)</source>
+        <translation>全归约（RS、AG）</translation>
+    </message>
+    <message>
+        <source>all-to-all</source>
+        <translation>全对全</translation>
     </message>
 </context>
 <context>
