@@ -1,39 +1,32 @@
-#include "gpu/comm/device_all_reduce.h"
+#include "gpu/comm/device_group.h"
 
 #include <cassert>
+#include <stdexcept>
+#include <string>
 
+#include "gpu/comm/collective_copies.h"
 #include "gpu/device/cuda_check.h"
 #include "gpu/device/device_guard.h"
-#include "gpu/kernels/elementwise.h"
 
 namespace pipelab::gpu {
 namespace {
 
-bool distinct_gpus(const std::vector<VirtualDevice*>& members) {
-  for (size_t i = 0; i < members.size(); ++i)
-    for (size_t j = i + 1; j < members.size(); ++j)
-      if (members[i]->gpu == members[j]->gpu) return false;
+// NCCL's communicator ranks follow ascending GPUs; the members' slices follow
+// their rank in the group: the two must agree.
+bool on_ascending_gpus(const std::vector<VirtualDevice*>& members) {
+  for (size_t i = 1; i < members.size(); ++i)
+    if (members[i - 1]->gpu >= members[i]->gpu) return false;
   return true;
-}
-
-// Copies `bytes` from `source` on GPU `from` to `target` on GPU `to`, on `stream`.
-void copy_async(float* target, int to, const float* source, int from, int64_t bytes,
-                cudaStream_t stream) {
-  if (from == to)
-    PIPELAB_CUDA_CHECK(cudaMemcpyAsync(target, source, static_cast<size_t>(bytes),
-                                       cudaMemcpyDeviceToDevice, stream));
-  else
-    PIPELAB_CUDA_CHECK(
-        cudaMemcpyPeerAsync(target, to, source, from, static_cast<size_t>(bytes), stream));
 }
 
 }  // namespace
 
-DeviceAllReduce::DeviceAllReduce(std::vector<VirtualDevice*> members, RunControl& control,
-                                 CommWorld& world)
+DeviceGroup::DeviceGroup(std::vector<VirtualDevice*> members, RunControl& control,
+                         CommWorld& world)
     : members_(std::move(members)),
       world_(world),
       rendezvous_(static_cast<int>(members_.size()), control),
+      collectives_(members_.size(), GroupCollective::AllReduce),
       tensors_(members_.size(), nullptr) {
   assert(!members_.empty());
   for (VirtualDevice* member : members_) {
@@ -41,7 +34,7 @@ DeviceAllReduce::DeviceAllReduce(std::vector<VirtualDevice*> members, RunControl
     done_.emplace_back(member->gpu);
   }
 #ifdef PIPELAB_HAVE_NCCL
-  if (members_.size() > 1 && distinct_gpus(members_)) {
+  if (members_.size() > 1 && on_ascending_gpus(members_)) {
     std::vector<int> gpus;
     for (VirtualDevice* member : members_) gpus.push_back(member->gpu);
     nccl_ = &world_.group(gpus);
@@ -49,9 +42,9 @@ DeviceAllReduce::DeviceAllReduce(std::vector<VirtualDevice*> members, RunControl
 #endif
 }
 
-DeviceAllReduce::~DeviceAllReduce() = default;
+DeviceGroup::~DeviceGroup() = default;
 
-bool DeviceAllReduce::uses_nccl() const {
+bool DeviceGroup::uses_nccl() const {
 #ifdef PIPELAB_HAVE_NCCL
   return nccl_ != nullptr;
 #else
@@ -59,73 +52,93 @@ bool DeviceAllReduce::uses_nccl() const {
 #endif
 }
 
-void DeviceAllReduce::all_reduce(int rank, DeviceTensor& tensor) {
+void DeviceGroup::run(GroupCollective collective, int rank, DeviceTensor& tensor) {
   assert(rank >= 0 && rank < size());
-  VirtualDevice& member = *members_[static_cast<size_t>(rank)];
   if (size() == 1) return;
-  tensors_[static_cast<size_t>(rank)] = &tensor;
-  produced_[static_cast<size_t>(rank)].record(member.compute_stream());
+  const auto r = static_cast<size_t>(rank);
+  VirtualDevice& member = *members_[r];
+  collectives_[r] = collective;
+  tensors_[r] = &tensor;
+  produced_[r].record(member.compute_stream());
   rendezvous_.arrive(member.device, [this] { issue_locked(); });
-  // Everything is queued; the compute stream waits for the sum.
-  const CudaEvent& done = uses_nccl() ? done_[static_cast<size_t>(rank)] : done_[0];
+  // Everything is queued; the compute stream waits for the result.
+  const CudaEvent& done = uses_nccl() ? done_[r] : done_[0];
   done.make_wait(member.compute_stream());
 }
 
-void DeviceAllReduce::issue_locked() {
+void DeviceGroup::issue_locked() {
+  const GroupCollective collective = collectives_[0];
+  for (size_t i = 0; i < members_.size(); ++i)
+    if (collectives_[i] != collective || tensors_[i]->size() != tensors_[0]->size())
+      throw std::logic_error(std::string("a device group's members disagree: member 0 runs an ") +
+                             group_collective_name(collective) + " of " +
+                             std::to_string(tensors_[0]->size()) + " values, member " +
+                             std::to_string(i) + " an " + group_collective_name(collectives_[i]) +
+                             " of " + std::to_string(tensors_[i]->size()));
   if (uses_nccl())
-    issue_nccl_locked();
+    issue_nccl_locked(collective);
   else
-    issue_local_locked();
+    issue_copies_locked(collective);
 }
 
-void DeviceAllReduce::issue_nccl_locked() {
+void DeviceGroup::issue_nccl_locked(GroupCollective collective) {
 #ifdef PIPELAB_HAVE_NCCL
-  // The communicator orders its ranks by GPU; members_ are in rank order of
-  // the group.
-  std::vector<DeviceTensor*> tensors(members_.size());
-  std::vector<cudaStream_t> streams(members_.size());
+  // Members are in the communicator's rank order (on_ascending_gpus).
+  std::vector<cudaStream_t> streams;
   for (size_t i = 0; i < members_.size(); ++i) {
     produced_[i].make_wait(members_[i]->comm.get());
     tensors_[i]->record_stream(members_[i]->comm_on_device());
-    const auto rank = static_cast<size_t>(nccl_->rank_of(members_[i]->gpu));
-    tensors[rank] = tensors_[i];
-    streams[rank] = members_[i]->comm.get();
+    streams.push_back(members_[i]->comm.get());
   }
+  // The all-to-all receives into a buffer of each member's, then copies back.
+  std::vector<DeviceTensor> received;
+  if (collective == GroupCollective::AllToAll)
+    for (size_t i = 0; i < members_.size(); ++i) {
+      received.push_back(DeviceTensor::uninitialized_idle(
+          1, tensors_[i]->size(), &members_[i]->allocator(), MemoryCategory::CommBuffers));
+      received.back().record_stream(members_[i]->comm_on_device());
+    }
+  std::vector<DeviceTensor*> received_pointers;
+  for (DeviceTensor& buffer : received) received_pointers.push_back(&buffer);
   {
     const auto lock = world_.lock_for_launch();
-    nccl_->all_reduce_sum_all(tensors, streams);
+    switch (collective) {
+      case GroupCollective::AllReduce: nccl_->all_reduce_sum_all(tensors_, streams); break;
+      case GroupCollective::AllToAll:
+        nccl_->all_to_all_all(tensors_, received_pointers, streams);
+        break;
+      case GroupCollective::AllGather: nccl_->all_gather_all(tensors_, streams); break;
+      case GroupCollective::ReduceScatter: nccl_->reduce_scatter_all(tensors_, streams); break;
+    }
   }
-  for (size_t i = 0; i < members_.size(); ++i) done_[i].record(members_[i]->comm.get());
+  const int64_t slice = tensors_[0]->size() / size();
+  for (size_t i = 0; i < members_.size(); ++i) {
+    if (collective == GroupCollective::AllToAll && slice > 0) {
+      DeviceGuard guard(members_[i]->gpu);
+      for (size_t j = 0; j < members_.size(); ++j) {
+        if (j == i) continue;  // its own slice stays
+        const int64_t offset = static_cast<int64_t>(j) * slice;
+        PIPELAB_CUDA_CHECK(cudaMemcpyAsync(
+            tensors_[i]->data() + offset, received[i].data() + offset,
+            static_cast<size_t>(slice) * sizeof(float), cudaMemcpyDeviceToDevice, streams[i]));
+      }
+    }
+    done_[i].record(streams[i]);
+  }
+#else
+  (void)collective;
 #endif
 }
 
-void DeviceAllReduce::issue_local_locked() {
+void DeviceGroup::issue_copies_locked(GroupCollective collective) {
   VirtualDevice& root = *members_[0];
-  DeviceTensor& total = *tensors_[0];
   const cudaStream_t stream = root.comm.get();
   for (size_t i = 0; i < members_.size(); ++i) {
     produced_[i].make_wait(stream);
     tensors_[i]->record_stream(root.comm_on_device());
-    assert(tensors_[i]->same_shape(total));
   }
-  DeviceGuard guard(root.gpu);
-  if (!total.empty()) {
-    for (size_t i = 1; i < members_.size(); ++i) {
-      const DeviceTensor& part = *tensors_[i];
-      if (members_[i]->gpu == root.gpu) {
-        kernels::add_into(total.data(), part.data(), total.size(), stream);
-        continue;
-      }
-      DeviceTensor staged = DeviceTensor::uninitialized_idle(
-          part.rows(), part.cols(), &root.allocator(), MemoryCategory::CommBuffers);
-      staged.record_stream(root.comm_on_device());
-      copy_async(staged.data(), root.gpu, part.data(), members_[i]->gpu, part.bytes(), stream);
-      kernels::add_into(total.data(), staged.data(), total.size(), stream);
-    }
-    for (size_t i = 1; i < members_.size(); ++i)
-      copy_async(tensors_[i]->data(), members_[i]->gpu, total.data(), root.gpu, total.bytes(),
-                 stream);
-  }
+  run_collective_copies(collective_steps(collective, size(), tensors_[0]->size()), tensors_,
+                        root.allocator(), root.comm_on_device());
   done_[0].record(stream);
 }
 

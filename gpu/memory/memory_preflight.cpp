@@ -92,9 +92,9 @@ std::vector<int64_t> estimate_nccl_bytes_per_gpu(const Experiment& experiment,
   std::vector<std::vector<int>> device_groups;
   for (const auto& [a, b] : message_links(build_schedule(plan, stage_profiles(experiment))))
     device_groups.push_back({a, b});
-  const CollectiveGroups collectives = collective_groups(plan);
-  for (const auto* groups : {&collectives.data_parallel, &collectives.tensor_parallel})
-    device_groups.insert(device_groups.end(), groups->begin(), groups->end());
+  const std::vector<std::vector<int>> collectives =
+      collective_groups(plan, model_has_experts(experiment.model)).all();
+  device_groups.insert(device_groups.end(), collectives.begin(), collectives.end());
   const std::vector<int> communicators =
       nccl_communicators_per_gpu(nccl_gpu_sets(device_groups, gpu_of_device), gpus);
   for (int gpu = 0; gpu < gpus; ++gpu)
