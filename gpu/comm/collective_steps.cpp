@@ -1,5 +1,6 @@
 #include "gpu/comm/collective_steps.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -9,12 +10,22 @@ namespace {
 using Kind = CollectiveStep::Kind;
 constexpr int kScratch = CollectiveStep::kScratch;
 
+// Chunk c of the ring's n chunks, [values c / n, values (c + 1) / n) (they
+// may differ in size by one).
+int64_t chunk_begin(int64_t values, int n, int c) { return values * c / n; }
+
 CollectiveSteps all_reduce(int n, int64_t values) {
   CollectiveSteps plan;
-  for (int member = 1; member < n; ++member)
-    plan.steps.push_back({Kind::Add, member, 0, 0, 0, values});
-  for (int member = 1; member < n; ++member)
-    plan.steps.push_back({Kind::Copy, 0, 0, member, 0, values});
+  if (n == 1) return plan;
+  for (int c = 0; c < n; ++c) {
+    const int64_t begin = chunk_begin(values, n, c);
+    const int64_t count = chunk_begin(values, n, c + 1) - begin;
+    plan.scratch_values = std::max(plan.scratch_values, count);
+    plan.steps.push_back({Kind::Copy, c, begin, kScratch, 0, count});
+    for (int k = 1; k < n; ++k) plan.steps.push_back({Kind::Add, (c + k) % n, begin, kScratch, 0, count});
+    for (int member = 0; member < n; ++member)
+      plan.steps.push_back({Kind::Copy, kScratch, 0, member, begin, count});
+  }
   return plan;
 }
 

@@ -7,8 +7,10 @@
 // Every collective works in place on each member's `values` floats; the
 // layouts are the CPU backend's (core/runtime/all_to_all.h, ring_allreduce.h),
 // the values cut into as many equal slices as there are members:
-//   all-reduce      every member gets the sum, added into member 0 in member
-//                   order, then copied to the others
+//   all-reduce      every member gets the sum, in the CPU ring's order: the
+//                   values cut into n chunks (their sizes may differ by one),
+//                   chunk c added up in the scratch from member c round to
+//                   member c - 1 (mod n), then copied to every member
 //   all-to-all      member r's slice j goes to member j's slice r (member r's
 //                   slice r stays); the pairs swap through the scratch
 //   all-gather      member r's slice r goes to every other member's slice r
@@ -16,8 +18,8 @@
 //                   slice r, in the CPU ring's order: members r + 1, r + 2,
 //                   ..., r (mod n) added up in the scratch, then copied back;
 //                   the other slices keep their values
-// Every addition's target is the scratch or member 0, which the stream's GPU
-// holds (the runner brings a source from another GPU over first).
+// Every addition's target is the scratch, which the stream's GPU holds (the
+// runner brings a source from another GPU over first).
 #pragma once
 
 #include <cstdint>

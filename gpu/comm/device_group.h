@@ -23,8 +23,8 @@
 //    communicator of the members' GPUs (comm_world.h).
 //  - Otherwise (some members share a GPU: NCCL refuses that; or no NCCL): the
 //    collective's device-to-device steps (collective_copies.h) on member 0's
-//    communication stream, in a fixed order: the same bits run after run, and
-//    for the reduce-scatter the CPU ring's.
+//    communication stream, in a fixed order: the CPU ring's, so the sums are
+//    the CPU backend's bit for bit, run after run.
 // Sums are SUMs (the loss scale 1 / global batch makes them mean gradients).
 #pragma once
 

@@ -26,9 +26,8 @@ void run_on_host(const CollectiveSteps& plan, Values& members) {
     return (member == CollectiveStep::kScratch ? scratch.data() : members[member].data()) + offset;
   };
   for (const CollectiveStep& step : plan.steps) {
-    ASSERT_TRUE(step.kind == CollectiveStep::Kind::Copy || step.to == 0 ||
-                step.to == CollectiveStep::kScratch)
-        << "an addition's target is member 0 or the scratch (the stream's GPU)";
+    ASSERT_TRUE(step.kind == CollectiveStep::Kind::Copy || step.to == CollectiveStep::kScratch)
+        << "an addition's target is the scratch (on the stream's GPU)";
     const float* from = at(step.from, step.from_offset);
     float* to = at(step.to, step.to_offset);
     for (int64_t i = 0; i < step.count; ++i)
@@ -50,12 +49,14 @@ using CpuCollective = void (*)(std::span<float> values, const RingGroup& group, 
 struct Compared {
   Values before, on_gpu, on_cpu;
 };
+// Each member holds `values` floats, or members x `slice` when `values` is 0.
 Compared compare(GroupCollective collective, CpuCollective on_cpu, int members, int64_t slice,
-                 uint64_t seed) {
+                 uint64_t seed, int64_t values = 0) {
+  if (values == 0) values = slice * members;
   Compared result;
-  result.before = random_members(members, slice * members, seed);
+  result.before = random_members(members, values, seed);
   result.on_gpu = result.on_cpu = result.before;
-  run_on_host(collective_steps(collective, members, slice * members), result.on_gpu);
+  run_on_host(collective_steps(collective, members, values), result.on_gpu);
   pipelab::testing::TestRing ring(members);
   std::vector<std::thread> threads;
   for (int d = 0; d < members; ++d)
@@ -78,7 +79,7 @@ TEST(CollectiveSteps, AllToAllSwapsSlicesAsTheCpuDoes) {
 
 TEST(CollectiveSteps, ReduceScatterAddsInTheCpuRingsOrder) {
   for (int members : {1, 2, 3, 4}) {
-    const int64_t slice = 7;
+    const int64_t slice = 251;  // enough that another order of additions changes some bits
     const Compared run = compare(GroupCollective::ReduceScatter, ring_reduce_scatter, members, slice, 20);
     for (int r = 0; r < members; ++r)
       for (int64_t i = r * slice; i < (r + 1) * slice; ++i) {
@@ -100,13 +101,19 @@ TEST(CollectiveSteps, AllGatherFillsEverySliceFromItsMember) {
   }
 }
 
-TEST(CollectiveSteps, AllReduceSumsInMemberOrderIntoEveryMember) {
-  const Values before = random_members(3, 10, 40);
-  Values after = before;
-  run_on_host(collective_steps(GroupCollective::AllReduce, 3, 10), after);
-  for (int m = 0; m < 3; ++m)
-    for (size_t i = 0; i < 10; ++i) EXPECT_EQ(after[m][i], (before[0][i] + before[1][i]) + before[2][i]);
-  EXPECT_EQ(collective_steps(GroupCollective::AllReduce, 3, 10).scratch_values, 0);
+TEST(CollectiveSteps, AllReduceAddsInTheCpuRingsOrder) {
+  for (int members : {1, 2, 3, 4}) {
+    // 1001 values over 3 or 4 members: uneven chunks (333 and 334, or 250 and
+    // 251); enough of them that another order of additions changes some bits.
+    const Compared run = compare(GroupCollective::AllReduce, ring_all_reduce, members, 0, 40, 1001);
+    EXPECT_EQ(run.on_gpu, run.on_cpu) << members << " members: the same bits";
+    for (int m = 0; m < members; ++m)
+      for (size_t i = 0; i < 1001; ++i) {
+        float sum = 0;
+        for (int k = 0; k < members; ++k) sum += run.before[k][i];
+        EXPECT_FLOAT_EQ(run.on_gpu[m][i], sum);
+      }
+  }
 }
 
 TEST(CollectiveSteps, RefusesSlicesThatDoNotDivide) {

@@ -72,7 +72,8 @@ Values random_members(int members, int64_t values, uint64_t seed) {
 }
 
 // Each collective once, from fresh values, against its definition. `exact`:
-// sums in the copy path's order, which is the CPU ring's (collective_steps.h).
+// sums in the copy path's order, which is the CPU ring's (collective_steps.h;
+// the values are n x slice, so the ring's chunks are the slices).
 void expect_collectives(const std::vector<int>& gpus, bool exact) {
   const int n = static_cast<int>(gpus.size());
   const int64_t slice = 257;  // odd: no slice boundary is aligned by luck
@@ -111,8 +112,10 @@ void expect_collectives(const std::vector<int>& gpus, bool exact) {
   for (int m = 0; m < n; ++m) {
     EXPECT_EQ(reduced[m], reduced[0]) << "all-reduce: the same bits on every member";
     for (size_t i = 0; i < before[0].size(); ++i) {
-      float sum = before[0][i];  // member order
-      for (int k = 1; k < n; ++k) sum += before[k][i];
+      // The CPU ring's order: chunk c (of n, value i's) from member c round.
+      const int c = static_cast<int>(i / static_cast<size_t>(slice));
+      float sum = before[c][i];
+      for (int k = 1; k < n; ++k) sum += before[(c + k) % n][i];
       if (exact)
         ASSERT_EQ(reduced[m][i], sum) << "all-reduce: member " << m << ", value " << i;
       else
