@@ -130,7 +130,11 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
     if (names.insert(gpu.name).second) gpu_names += (gpu_names.empty() ? "" : ", ") + gpu.name;
   launch_message_ = "cuda backend: " + describe_mapping(gpu_of_device) + " (" + gpu_names +
                     "), dp " + std::to_string(plan.dp) + " x tp " + std::to_string(plan.tp) +
-                    " x pp " + std::to_string(plan.pp) + ", schedule " +
+                    " x pp " + std::to_string(plan.pp) +
+                    (plan.ep > 1 && model_has_experts(experiment_.model)
+                         ? ", experts over ep " + std::to_string(plan.ep)
+                         : "") +
+                    ", schedule " +
                     schedule_name(plan.schedule) + ", " + std::to_string(total_steps_) +
                     " steps of " + std::to_string(experiment_.training.batch_size) + " samples, " +
                     (experiment_.backend.tf32 ? "tf32" : "fp32") + " GEMMs, " +
