@@ -76,6 +76,10 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
       const StageProfile& stage = profiles[static_cast<size_t>(plan.layout().stage_of(rank, chunk))];
       // The all-reduce flattens one stage's gradients at a time: the largest chunk's.
       if (staged_all_reduce) staging = std::max(staging, stage.params * static_cast<int64_t>(sizeof(float)));
+      // A moe layer's all-to-all receives into a buffer of its dispatch
+      // buffer's size (NCCL; the copies' scratch is one slice of it), one at a time.
+      for (const ExpertAllToAll& exchange : stage.expert_all_to_alls)
+        staging = std::max(staging, exchange.bytes);
       im2col = std::max(im2col, largest_im2col_bytes(experiment, stage.layers));
     }
     needed[static_cast<size_t>(d)] = peak + workspace_bytes + kCublasHandleBytes + staging + im2col +
