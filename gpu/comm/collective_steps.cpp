@@ -22,7 +22,8 @@ CollectiveSteps all_reduce(int n, int64_t values) {
     const int64_t count = chunk_begin(values, n, c + 1) - begin;
     plan.scratch_values = std::max(plan.scratch_values, count);
     plan.steps.push_back({Kind::Copy, c, begin, kScratch, 0, count});
-    for (int k = 1; k < n; ++k) plan.steps.push_back({Kind::Add, (c + k) % n, begin, kScratch, 0, count});
+    for (int k = 1; k < n; ++k)
+      plan.steps.push_back({Kind::Add, (c + k) % n, begin, kScratch, 0, count});
     for (int member = 0; member < n; ++member)
       plan.steps.push_back({Kind::Copy, kScratch, 0, member, begin, count});
   }
@@ -56,7 +57,8 @@ CollectiveSteps reduce_scatter(int n, int64_t slice) {
   for (int r = 0; r < n; ++r) {
     const int64_t offset = r * slice;
     plan.steps.push_back({Kind::Copy, (r + 1) % n, offset, kScratch, 0, slice});
-    for (int k = 2; k <= n; ++k) plan.steps.push_back({Kind::Add, (r + k) % n, offset, kScratch, 0, slice});
+    for (int k = 2; k <= n; ++k)
+      plan.steps.push_back({Kind::Add, (r + k) % n, offset, kScratch, 0, slice});
     plan.steps.push_back({Kind::Copy, kScratch, 0, r, offset, slice});
   }
   return plan;
@@ -66,10 +68,14 @@ CollectiveSteps reduce_scatter(int n, int64_t slice) {
 
 const char* group_collective_name(GroupCollective collective) {
   switch (collective) {
-    case GroupCollective::AllReduce: return "all-reduce";
-    case GroupCollective::AllToAll: return "all-to-all";
-    case GroupCollective::AllGather: return "all-gather";
-    case GroupCollective::ReduceScatter: return "reduce-scatter";
+    case GroupCollective::AllReduce:
+      return "all-reduce";
+    case GroupCollective::AllToAll:
+      return "all-to-all";
+    case GroupCollective::AllGather:
+      return "all-gather";
+    case GroupCollective::ReduceScatter:
+      return "reduce-scatter";
   }
   return "collective";
 }

@@ -21,8 +21,7 @@ bool on_ascending_gpus(const std::vector<VirtualDevice*>& members) {
 
 }  // namespace
 
-DeviceGroup::DeviceGroup(std::vector<VirtualDevice*> members, RunControl& control,
-                         CommWorld& world)
+DeviceGroup::DeviceGroup(std::vector<VirtualDevice*> members, RunControl& control, CommWorld& world)
     : members_(std::move(members)),
       world_(world),
       rendezvous_(static_cast<int>(members_.size()), control),
@@ -103,12 +102,18 @@ void DeviceGroup::issue_nccl_locked(GroupCollective collective) {
   {
     const auto lock = world_.lock_for_launch();
     switch (collective) {
-      case GroupCollective::AllReduce: nccl_->all_reduce_sum_all(tensors_, streams); break;
+      case GroupCollective::AllReduce:
+        nccl_->all_reduce_sum_all(tensors_, streams);
+        break;
       case GroupCollective::AllToAll:
         nccl_->all_to_all_all(tensors_, received_pointers, streams);
         break;
-      case GroupCollective::AllGather: nccl_->all_gather_all(tensors_, streams); break;
-      case GroupCollective::ReduceScatter: nccl_->reduce_scatter_all(tensors_, streams); break;
+      case GroupCollective::AllGather:
+        nccl_->all_gather_all(tensors_, streams);
+        break;
+      case GroupCollective::ReduceScatter:
+        nccl_->reduce_scatter_all(tensors_, streams);
+        break;
     }
   }
   const int64_t slice = tensors_[0]->size() / size();

@@ -136,11 +136,10 @@ void NcclGroup::transfer(int from, const DeviceTensor& source, cudaStream_t from
 size_t NcclGroup::check_every_rank(const char* collective, std::span<DeviceTensor* const> tensors,
                                    std::span<const cudaStream_t> streams, bool sliced) const {
   if (static_cast<int>(tensors.size()) != size() || streams.size() != tensors.size())
-    throw std::invalid_argument(std::string("an ") + collective + " over an NCCL group of " +
-                                std::to_string(size()) +
-                                " ranks needs one tensor and one stream per rank, got " +
-                                std::to_string(tensors.size()) + " and " +
-                                std::to_string(streams.size()));
+    throw std::invalid_argument(
+        std::string("an ") + collective + " over an NCCL group of " + std::to_string(size()) +
+        " ranks needs one tensor and one stream per rank, got " + std::to_string(tensors.size()) +
+        " and " + std::to_string(streams.size()));
   const size_t values = element_count(*tensors[0]);
   for (DeviceTensor* tensor : tensors)
     if (element_count(*tensor) != values || (sliced && values % tensors.size() != 0))

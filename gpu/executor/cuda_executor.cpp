@@ -134,9 +134,9 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
                     (plan.ep > 1 && model_has_experts(experiment_.model)
                          ? ", experts over ep " + std::to_string(plan.ep)
                          : "") +
-                    ", schedule " +
-                    schedule_name(plan.schedule) + ", " + std::to_string(total_steps_) +
-                    " steps of " + std::to_string(experiment_.training.batch_size) + " samples, " +
+                    ", schedule " + schedule_name(plan.schedule) + ", " +
+                    std::to_string(total_steps_) + " steps of " +
+                    std::to_string(experiment_.training.batch_size) + " samples, " +
                     (experiment_.backend.tf32 ? "tf32" : "fp32") + " GEMMs, " +
                     (uses_nccl ? "NCCL between GPUs" : "device-to-device copies");
 }

@@ -62,7 +62,8 @@ CollectiveGroups collective_groups(const ParallelPlan& plan, bool model_has_expe
 
 std::vector<std::vector<int>> CollectiveGroups::all() const {
   std::vector<std::vector<int>> every;
-  for (const auto* groups : {&data_parallel, &tensor_parallel, &expert_parallel, &expert_data_parallel})
+  for (const auto* groups :
+       {&data_parallel, &tensor_parallel, &expert_parallel, &expert_data_parallel})
     every.insert(every.end(), groups->begin(), groups->end());
   return every;
 }

@@ -27,8 +27,7 @@ class HostStageMirror {
   // The host twin of `device_stage` (same model range, tensor-parallel degree,
   // shard and roles, same experts). Its forward is never run.
   HostStageMirror(const ModelSpec& model, uint64_t seed, GpuSequential& device_stage, int tp,
-                  int shard, const std::vector<TensorParallelRole>& roles,
-                  ExpertShard experts);
+                  int shard, const std::vector<TensorParallelRole>& roles, ExpertShard experts);
 
   Sequential& stage() { return host_; }
   std::vector<Parameter> parameters() { return host_.parameters(); }

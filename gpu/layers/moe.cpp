@@ -158,8 +158,8 @@ DeviceTensor GpuMoe::forward_keeping(const DeviceTensor& x, const ForwardInfo& i
   // rows for its own), then each local expert's MLP on its ep x capacity rows
   // (as many slot rows in all as this device dispatched), then the outputs go
   // back to the members whose slots they fill.
-  DeviceTensor dispatch = DeviceTensor::uninitialized(slots, h, &context().allocator(),
-                                                      MemoryCategory::Activations);
+  DeviceTensor dispatch =
+      DeviceTensor::uninitialized(slots, h, &context().allocator(), MemoryCategory::Activations);
   kernels::moe_dispatch(x.data(), kept->slot_assignment.as<int64_t>(), slots, shape_.top_k, h,
                         dispatch.data(), stream);
   exchange(dispatch, true);
@@ -167,8 +167,8 @@ DeviceTensor GpuMoe::forward_keeping(const DeviceTensor& x, const ForwardInfo& i
   kept->hidden = DeviceTensor::uninitialized(slots, shape_.ffn, &context().allocator(),
                                              MemoryCategory::Activations);
   DeviceTensor activated = DeviceTensor::uninitialized(slots, shape_.ffn, &context().allocator());
-  DeviceTensor output = DeviceTensor::uninitialized(slots, h, &context().allocator(),
-                                                    MemoryCategory::Activations);
+  DeviceTensor output =
+      DeviceTensor::uninitialized(slots, h, &context().allocator(), MemoryCategory::Activations);
   const int64_t expert_rows = shard_.ep * capacity;
   for (int64_t l = 0; l < local_experts(); ++l) {
     const Expert& expert = experts_[static_cast<size_t>(l)];

@@ -39,8 +39,8 @@ class GpuMoe : public GpuLayer {
   // Initial values come from core's MoeLayer for the same index, shard and
   // seed, so they equal the CPU's bit for bit. Throws std::invalid_argument
   // when ep does not divide the experts.
-  GpuMoe(int index, const MoeShape& shape, double aux_loss_weight, ExpertShard shard,
-         uint64_t seed, DeviceContext& context);
+  GpuMoe(int index, const MoeShape& shape, double aux_loss_weight, ExpertShard shard, uint64_t seed,
+         DeviceContext& context);
 
   DeviceTensor forward(const DeviceTensor& x, const ForwardInfo& info) override;
   DeviceTensor backward_input(const DeviceTensor& x, const DeviceTensor& dy,

@@ -100,7 +100,8 @@ TEST_P(MoeEquivalence, DataParallelAndPipelines) {
 // for every token (nothing dropped), the ep 1 losses within 1e-4, the
 // validation (every member's experts gathered) too.
 TEST_P(MoeEquivalence, ExpertParallelLearnsAsOnTheCpu) {
-  Experiment base = with_plan(testing::small_moe_experiment(2, 4.0), ScheduleKind::OneFOneB, 1, 2, 4);
+  Experiment base =
+      with_plan(testing::small_moe_experiment(2, 4.0), ScheduleKind::OneFOneB, 1, 2, 4);
   base.training.steps = 6;
   base.training.eval_every = 6;
   const testing::RunOutput reference = run_experiment(testing::on_backend(base, backend()));
@@ -118,7 +119,8 @@ TEST_P(MoeEquivalence, ExpertParallelLearnsAsOnTheCpu) {
         << what << ": validation";
   }
   // Dropped tokens, pipelined; and a GPT's tokens.
-  Experiment pipelined = with_plan(testing::small_moe_experiment(1, 0.5), ScheduleKind::OneFOneB, 2, 4, 2);
+  Experiment pipelined =
+      with_plan(testing::small_moe_experiment(1, 0.5), ScheduleKind::OneFOneB, 2, 4, 2);
   pipelined.parallel.ep = 2;
   check(pipelined, "top-1 mlp capacity 0.5, dp2 x pp2 ep2");
   Experiment gpt = with_plan(moe_gpt(), ScheduleKind::OneFOneB, 1, 2, 2);

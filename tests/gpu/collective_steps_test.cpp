@@ -2,16 +2,17 @@
 // host vectors: each collective's layout, and the same bits as the CPU
 // backend's all-to-all and ring reduce-scatter / all-gather (the collectives
 // the moe layer and sequence parallelism call on the CPU). Needs no GPU.
+#include "gpu/comm/collective_steps.h"
+
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
+#include "../core/runtime/test_ring.h"
 #include "core/runtime/all_to_all.h"
 #include "core/runtime/ring_allreduce.h"
-#include "gpu/comm/collective_steps.h"
-#include "../core/runtime/test_ring.h"
 #include "gpu_test_support.h"
 
 namespace pipelab::gpu {
@@ -60,7 +61,8 @@ Compared compare(GroupCollective collective, CpuCollective on_cpu, int members, 
   pipelab::testing::TestRing ring(members);
   std::vector<std::thread> threads;
   for (int d = 0; d < members; ++d)
-    threads.emplace_back([&, d] { on_cpu(result.on_cpu[static_cast<size_t>(d)], ring.group(d), 0); });
+    threads.emplace_back(
+        [&, d] { on_cpu(result.on_cpu[static_cast<size_t>(d)], ring.group(d), 0); });
   for (std::thread& thread : threads) thread.join();
   return result;
 }
@@ -80,10 +82,12 @@ TEST(CollectiveSteps, AllToAllSwapsSlicesAsTheCpuDoes) {
 TEST(CollectiveSteps, ReduceScatterAddsInTheCpuRingsOrder) {
   for (int members : {1, 2, 3, 4}) {
     const int64_t slice = 251;  // enough that another order of additions changes some bits
-    const Compared run = compare(GroupCollective::ReduceScatter, ring_reduce_scatter, members, slice, 20);
+    const Compared run =
+        compare(GroupCollective::ReduceScatter, ring_reduce_scatter, members, slice, 20);
     for (int r = 0; r < members; ++r)
       for (int64_t i = r * slice; i < (r + 1) * slice; ++i) {
-        EXPECT_EQ(run.on_gpu[r][i], run.on_cpu[r][i]) << "member " << r << ", value " << i << ": the same bits";
+        EXPECT_EQ(run.on_gpu[r][i], run.on_cpu[r][i])
+            << "member " << r << ", value " << i << ": the same bits";
         float sum = 0;
         for (int m = 0; m < members; ++m) sum += run.before[m][i];
         EXPECT_FLOAT_EQ(run.on_gpu[r][i], sum);
@@ -97,7 +101,8 @@ TEST(CollectiveSteps, AllGatherFillsEverySliceFromItsMember) {
     const Compared run = compare(GroupCollective::AllGather, ring_all_gather, members, slice, 30);
     EXPECT_EQ(run.on_gpu, run.on_cpu) << members << " members";
     for (int j = 0; j < members; ++j)
-      for (int r = 0; r < members; ++r) EXPECT_EQ(run.on_gpu[j][r * slice], run.before[r][r * slice]);
+      for (int r = 0; r < members; ++r)
+        EXPECT_EQ(run.on_gpu[j][r * slice], run.before[r][r * slice]);
   }
 }
 

@@ -4,13 +4,14 @@
 // members on two GPUs use NCCL; four members on two GPUs take the copy path
 // with peer copies. Each member runs on its own thread, as the executor's
 // workers do, and calls the same collectives in the same order.
+#include "gpu/comm/device_group.h"
+
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <thread>
 #include <vector>
 
-#include "gpu/comm/device_group.h"
 #include "gpu/device/cuda_check.h"
 #include "gpu_test_support.h"
 
@@ -22,11 +23,12 @@ using Values = std::vector<std::vector<float>>;  // per member
 // Virtual devices on `gpus` (one per member) and the group over them.
 class TestGroup {
  public:
-  explicit TestGroup(const std::vector<int>& gpus) : control_(static_cast<int>(gpus.size())), world_(gpus) {
+  explicit TestGroup(const std::vector<int>& gpus)
+      : control_(static_cast<int>(gpus.size())), world_(gpus) {
     std::vector<VirtualDevice*> members;
     for (size_t m = 0; m < gpus.size(); ++m) {
-      devices_.push_back(
-          std::make_unique<VirtualDevice>(static_cast<int>(m), gpus[m], GemmPrecision::Fp32, control_));
+      devices_.push_back(std::make_unique<VirtualDevice>(static_cast<int>(m), gpus[m],
+                                                         GemmPrecision::Fp32, control_));
       members.push_back(devices_.back().get());
     }
     group_ = std::make_unique<DeviceGroup>(members, control_, world_);
@@ -43,14 +45,22 @@ class TestGroup {
         VirtualDevice& device = *devices_[m];
         PIPELAB_CUDA_CHECK(cudaSetDevice(device.gpu));
         const int64_t count = static_cast<int64_t>(values[m].size());
-        DeviceTensor tensor =
-            DeviceTensor::from_values(1, count, values[m], &device.allocator(), MemoryCategory::Workspace);
+        DeviceTensor tensor = DeviceTensor::from_values(1, count, values[m], &device.allocator(),
+                                                        MemoryCategory::Workspace);
         const int rank = static_cast<int>(m);
         for (GroupCollective collective : collectives) switch (collective) {
-            case GroupCollective::AllReduce: group_->all_reduce(rank, tensor); break;
-            case GroupCollective::AllToAll: group_->all_to_all(rank, tensor); break;
-            case GroupCollective::AllGather: group_->all_gather(rank, tensor); break;
-            case GroupCollective::ReduceScatter: group_->reduce_scatter(rank, tensor); break;
+            case GroupCollective::AllReduce:
+              group_->all_reduce(rank, tensor);
+              break;
+            case GroupCollective::AllToAll:
+              group_->all_to_all(rank, tensor);
+              break;
+            case GroupCollective::AllGather:
+              group_->all_gather(rank, tensor);
+              break;
+            case GroupCollective::ReduceScatter:
+              group_->reduce_scatter(rank, tensor);
+              break;
           }
         after[m] = tensor.to_vector();  // waits for the compute stream
       });
@@ -105,7 +115,8 @@ void expect_collectives(const std::vector<int>& gpus, bool exact) {
       if (exact)
         ASSERT_EQ(scattered[r][i], sum) << "reduce-scatter: member " << r << ", value " << i;
       else
-        ASSERT_NEAR(scattered[r][i], sum, 1e-5) << "reduce-scatter: member " << r << ", value " << i;
+        ASSERT_NEAR(scattered[r][i], sum, 1e-5)
+            << "reduce-scatter: member " << r << ", value " << i;
     }
 
   const Values reduced = test.run({GroupCollective::AllReduce}, before);

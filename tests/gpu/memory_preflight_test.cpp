@@ -143,8 +143,8 @@ TEST(MemoryPreflightTest, CountsNcclBuffersPerCommunicatorOfEachGpu) {
 TEST(MemoryPreflightTest, CountsTheExpertGroupsCommunicators) {
   // dp 4 over 4 GPUs: the data-parallel world; with ep 2 also the expert-parallel
   // pairs {0, 1}, {2, 3} and the pairs holding the same experts {0, 2}, {1, 3}.
-  Experiment moe =
-      testing::with_plan(pipelab::testing::small_moe_experiment(1, 1.25), ScheduleKind::OneFOneB, 1, 2, 4);
+  Experiment moe = testing::with_plan(pipelab::testing::small_moe_experiment(1, 1.25),
+                                      ScheduleKind::OneFOneB, 1, 2, 4);
   const int64_t c = kNcclCommunicatorBytes;
   const auto nccl = [](const std::vector<int64_t>& bytes) {
     return kHaveNccl ? bytes : std::vector<int64_t>(bytes.size(), 0);

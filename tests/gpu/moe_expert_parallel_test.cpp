@@ -61,14 +61,15 @@ std::vector<MemberResult> run_on_cpu(const MoeShape& moe) {
     int64_t collectives = 0;
     MoeLayer::ExpertConnection connection;
     connection.all_to_all = [&](Tensor& values, bool) {
-      all_to_all(std::span<float>(values.data(), static_cast<size_t>(values.size())), ring.group(rank),
-                 collectives++);
+      all_to_all(std::span<float>(values.data(), static_cast<size_t>(values.size())),
+                 ring.group(rank), collectives++);
     };
     layer.connect_experts(connection);
     const Tensor x = input(rank);
     std::unique_ptr<LayerState> state;
     const Tensor y = layer.forward_keeping(x, ForwardInfo{}, state);
-    const Tensor dx = layer.backward_input_with(x, output_gradient(rank), ForwardInfo{}, state.get());
+    const Tensor dx =
+        layer.backward_input_with(x, output_gradient(rank), ForwardInfo{}, state.get());
     MemberResult& result = results[static_cast<size_t>(rank)];
     result.y = y.to_vector();
     result.dx = dx.to_vector();
