@@ -299,8 +299,7 @@ void check_parallel(const Experiment& experiment, bool model_ok, Problems& probl
                        "model has none; use recompute = true (full) or false");
 
   const auto& layers = experiment.model.layers;
-  const bool experts = std::any_of(layers.begin(), layers.end(),
-                                   [](const LayerSpec& layer) { return has_experts(layer); });
+  const bool experts = model_has_experts(experiment.model);
   check_expert_parallel(experiment, model_ok, experts, problems);
   const auto block_with_experts =
       std::find_if(layers.begin(), layers.end(), [](const LayerSpec& layer) {

@@ -11,6 +11,12 @@ int64_t expert_capacity(double capacity_factor, int64_t tokens, int64_t top_k, i
   return std::max<int64_t>(1, static_cast<int64_t>(slots));
 }
 
+int64_t expert_major_block(int64_t block, int64_t members, int64_t local_experts) {
+  const int64_t member = block / local_experts;
+  const int64_t local = block % local_experts;
+  return local * members + member;
+}
+
 MoeCost moe_cost(const MoeShape& shape) {
   const int64_t h = shape.dim;
   const int64_t e = shape.experts;

@@ -30,6 +30,14 @@ struct ExpertShard {
   int rank = 0;
 };
 
+// Under expert parallelism the dispatch buffer's slot rows move in blocks of
+// `capacity` rows. They travel member-major, [member][local expert] (block j
+// of the all-to-all goes to member j), and the experts read them
+// expert-major, [local expert][member] (each expert's rows from every member
+// together). The expert-major position of member-major block `block`, of
+// members x local_experts blocks; under ep = 1 the order is the same.
+int64_t expert_major_block(int64_t block, int64_t members, int64_t local_experts);
+
 // Token slots per expert for `tokens` tokens routed together (one micro-batch
 // on one replica): ceil(capacity_factor x tokens x top_k / experts), at least 1.
 int64_t expert_capacity(double capacity_factor, int64_t tokens, int64_t top_k, int64_t experts);

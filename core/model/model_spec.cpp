@@ -451,6 +451,11 @@ bool has_experts(const LayerSpec& spec) {
          (spec.type == LayerType::TransformerBlock && spec.experts > 0);
 }
 
+bool model_has_experts(const ModelSpec& model) {
+  return std::any_of(model.layers.begin(), model.layers.end(),
+                     [](const LayerSpec& layer) { return has_experts(layer); });
+}
+
 int64_t output_features(const ModelSpec& model) {
   const bool has_image_layers = std::any_of(model.layers.begin(), model.layers.end(),
                                             [](const LayerSpec& layer) { return is_image_layer(layer.type); });

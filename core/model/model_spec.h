@@ -139,6 +139,8 @@ MoeShape moe_shape(const LayerSpec& spec, int64_t dim, int64_t tokens, const std
 // A moe layer, or a transformer_block with experts > 0: the layers that
 // route tokens to experts (expert parallelism, expert load).
 bool has_experts(const LayerSpec& spec);
+// Whether any of the model's layers has experts.
+bool model_has_experts(const ModelSpec& model);
 
 // Flattened input width (product of the input shape).
 int64_t input_features(const ModelSpec& model);

@@ -103,14 +103,12 @@ Tensor MoeLayer::reorder_slots(const Tensor& from, bool to_expert_major) const {
   const int64_t capacity = from.rows() / (members * local_experts());
   Tensor to =
       Tensor::uninitialized(from.rows(), from.cols(), allocator(), MemoryCategory::Activations);
-  for (int64_t member = 0; member < members; ++member)
-    for (int64_t l = 0; l < local_experts(); ++l) {
-      const int64_t member_major = member * local_experts() + l;
-      const int64_t expert_major = l * members + member;
-      const float* block = from.row((to_expert_major ? member_major : expert_major) * capacity);
-      std::copy(block, block + capacity * from.cols(),
-                to.row((to_expert_major ? expert_major : member_major) * capacity));
-    }
+  for (int64_t member_major = 0; member_major < members * local_experts(); ++member_major) {
+    const int64_t expert_major = expert_major_block(member_major, members, local_experts());
+    const float* block = from.row((to_expert_major ? member_major : expert_major) * capacity);
+    std::copy(block, block + capacity * from.cols(),
+              to.row((to_expert_major ? expert_major : member_major) * capacity));
+  }
   return to;
 }
 

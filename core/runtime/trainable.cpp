@@ -54,10 +54,6 @@ void check_trainable(const Experiment& experiment) {
                                   : std::string(" is a transformer_block with experts: such blocks train on the "
                                                 "cpu backend only for now; set backend.type = cpu, use a moe "
                                                 "layer after a dense block on cuda, or simulate this model")));
-    if (has_experts(model.layers[i]) && experiment.backend.type == "cuda" && experiment.parallel.ep > 1)
-      throw ExperimentError("parallel.ep = " + std::to_string(experiment.parallel.ep) +
-                            ": expert parallelism trains on the cpu backend only for now (moe layers "
-                            "train on cuda at ep 1); set parallel.ep = 1, or backend.type = cpu");
   }
   if (experiment.training.precision != Precision::Fp32)
     throw ExperimentError(std::string("training.precision = ") + precision_name(experiment.training.precision) +

@@ -1,8 +1,8 @@
 // CommWorld: the NCCL side of one CUDA run, shared by MessageRoutes and every
-// DeviceAllReduce.
+// DeviceGroup.
 //
 //  - Communicators per GPU set, not per pair of virtual devices or per group:
-//    every message link or all-reduce group whose virtual devices sit on the
+//    every message link or collective group whose virtual devices sit on the
 //    same set of GPUs uses one communicator, so a run creates (and holds the
 //    buffers of) as many as it has distinct GPU sets. Each is split
 //    (ncclCommSplit) from one world communicator over all the run's GPUs,
@@ -41,7 +41,7 @@ inline constexpr bool kHaveNccl = false;
 #endif
 
 // The GPU sets that need a communicator: for each group of communicating
-// virtual devices (a message link's two ends, or an all-reduce group's
+// virtual devices (a message link's two ends, or a collective group's
 // members), the sorted GPUs they run on, when they are at least two and all
 // distinct (virtual devices sharing a GPU use device-to-device copies: NCCL
 // refuses two ranks on one GPU). Each set once, in ascending order.

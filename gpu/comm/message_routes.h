@@ -22,7 +22,7 @@
 // on each other forever if each issued its own half (the schedule's sends are
 // asynchronous, as in the simulator). Issuing both halves together means a
 // send never waits for work its peer has not issued yet. And every NCCL launch
-// of the run (these transfers and the all-reduces of device_all_reduce.h) is
+// of the run (these transfers and the collectives of device_group.h) is
 // made under one lock (CommWorld::lock_for_launch), so all streams see the
 // blocking kernels in one global order: each kernel then only waits for work
 // issued before it.

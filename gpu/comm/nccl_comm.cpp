@@ -133,18 +133,75 @@ void NcclGroup::transfer(int from, const DeviceTensor& source, cudaStream_t from
   PIPELAB_NCCL_CHECK(ncclGroupEnd());
 }
 
+size_t NcclGroup::check_every_rank(const char* collective, std::span<DeviceTensor* const> tensors,
+                                   std::span<const cudaStream_t> streams, bool sliced) const {
+  if (static_cast<int>(tensors.size()) != size() || streams.size() != tensors.size())
+    throw std::invalid_argument(
+        std::string("an ") + collective + " over an NCCL group of " + std::to_string(size()) +
+        " ranks needs one tensor and one stream per rank, got " + std::to_string(tensors.size()) +
+        " and " + std::to_string(streams.size()));
+  const size_t values = element_count(*tensors[0]);
+  for (DeviceTensor* tensor : tensors)
+    if (element_count(*tensor) != values || (sliced && values % tensors.size() != 0))
+      throw std::invalid_argument(std::string("an ") + collective + " over " +
+                                  std::to_string(size()) +
+                                  " ranks needs tensors of one size, a multiple of the ranks");
+  return sliced ? values / tensors.size() : values;
+}
+
 void NcclGroup::all_reduce_sum_all(std::span<DeviceTensor* const> tensors,
                                    std::span<const cudaStream_t> streams) const {
-  if (static_cast<int>(tensors.size()) != size() || streams.size() != tensors.size())
-    throw std::invalid_argument("an all-reduce over an NCCL group of " + std::to_string(size()) +
-                                " ranks needs one tensor and one stream per rank, got " +
-                                std::to_string(tensors.size()) + " and " +
-                                std::to_string(streams.size()));
+  check_every_rank("all-reduce", tensors, streams, false);
   PIPELAB_NCCL_CHECK(ncclGroupStart());
   for (int rank = 0; rank < size(); ++rank) {
     DeviceTensor& tensor = *tensors[rank];
     PIPELAB_NCCL_CHECK(ncclAllReduce(tensor.data(), tensor.data(), element_count(tensor),
                                      ncclFloat32, ncclSum, comms_[rank], streams[rank]));
+  }
+  PIPELAB_NCCL_CHECK(ncclGroupEnd());
+}
+
+void NcclGroup::all_to_all_all(std::span<DeviceTensor* const> tensors,
+                               std::span<DeviceTensor* const> received,
+                               std::span<const cudaStream_t> streams) const {
+  const size_t slice = check_every_rank("all-to-all", tensors, streams, true);
+  check_every_rank("all-to-all", received, streams, true);
+  // Every send and receive of every rank in one group: NCCL pairs them up
+  // without deadlock whatever the order.
+  PIPELAB_NCCL_CHECK(ncclGroupStart());
+  for (int rank = 0; rank < size(); ++rank)
+    for (int peer = 0; peer < size(); ++peer) {
+      if (peer == rank) continue;
+      PIPELAB_NCCL_CHECK(ncclSend(tensors[rank]->data() + peer * slice, slice, ncclFloat32, peer,
+                                  comms_[rank], streams[rank]));
+      PIPELAB_NCCL_CHECK(ncclRecv(received[rank]->data() + peer * slice, slice, ncclFloat32, peer,
+                                  comms_[rank], streams[rank]));
+    }
+  PIPELAB_NCCL_CHECK(ncclGroupEnd());
+}
+
+void NcclGroup::all_gather_all(std::span<DeviceTensor* const> tensors,
+                               std::span<const cudaStream_t> streams) const {
+  const size_t slice = check_every_rank("all-gather", tensors, streams, true);
+  PIPELAB_NCCL_CHECK(ncclGroupStart());
+  for (int rank = 0; rank < size(); ++rank) {
+    float* whole = tensors[rank]->data();
+    // In place: the rank's own slice is its send buffer.
+    PIPELAB_NCCL_CHECK(ncclAllGather(whole + rank * slice, whole, slice, ncclFloat32, comms_[rank],
+                                     streams[rank]));
+  }
+  PIPELAB_NCCL_CHECK(ncclGroupEnd());
+}
+
+void NcclGroup::reduce_scatter_all(std::span<DeviceTensor* const> tensors,
+                                   std::span<const cudaStream_t> streams) const {
+  const size_t slice = check_every_rank("reduce-scatter", tensors, streams, true);
+  PIPELAB_NCCL_CHECK(ncclGroupStart());
+  for (int rank = 0; rank < size(); ++rank) {
+    float* whole = tensors[rank]->data();
+    // In place: the result lands in the rank's own slice.
+    PIPELAB_NCCL_CHECK(ncclReduceScatter(whole, whole + rank * slice, slice, ncclFloat32, ncclSum,
+                                         comms_[rank], streams[rank]));
   }
   PIPELAB_NCCL_CHECK(ncclGroupEnd());
 }

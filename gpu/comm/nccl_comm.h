@@ -83,8 +83,29 @@ class NcclGroup {
   // tensors[i] and streams[i] being rank i's. For tests and single-threaded drivers.
   void all_reduce_sum_all(std::span<DeviceTensor* const> tensors,
                           std::span<const cudaStream_t> streams) const;
+  // The same for the other group collectives (device_group.h), in place, the
+  // tensors cut into size() equal slices as collective_steps.h lays them out:
+  //  - all-to-all: rank i's slice j goes to slice i of received[j] (NCCL
+  //    cannot receive into a buffer it is sending from, so the caller copies
+  //    received[i]'s slices other than i back into tensors[i]);
+  //  - all-gather: rank i's slice i goes to every rank's slice i;
+  //  - reduce-scatter: rank i's slice i becomes the sum of every rank's
+  //    slice i (the other slices keep their values).
+  void all_to_all_all(std::span<DeviceTensor* const> tensors,
+                      std::span<DeviceTensor* const> received,
+                      std::span<const cudaStream_t> streams) const;
+  void all_gather_all(std::span<DeviceTensor* const> tensors,
+                      std::span<const cudaStream_t> streams) const;
+  void reduce_scatter_all(std::span<DeviceTensor* const> tensors,
+                          std::span<const cudaStream_t> streams) const;
 
  private:
+  // Throws std::invalid_argument unless there is one tensor and one stream
+  // per rank, each tensor cut evenly into size() slices when `sliced`;
+  // returns the slice's length.
+  size_t check_every_rank(const char* collective, std::span<DeviceTensor* const> tensors,
+                          std::span<const cudaStream_t> streams, bool sliced) const;
+
   std::vector<int> gpus_;
   std::vector<ncclComm_t> comms_;
   bool aborted_ = false;

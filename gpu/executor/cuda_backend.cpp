@@ -50,7 +50,9 @@ std::unique_ptr<GpuSequential> CudaBackend::make_stack(const LayerRange& range,
                                                        GpuTensorParallelSetup tensor_parallel) {
   const Experiment& experiment = shared_.experiment;
   return std::make_unique<GpuSequential>(experiment.model, range.begin, range.end, experiment.seed,
-                                         *self().context, std::move(tensor_parallel));
+                                         *self().context, std::move(tensor_parallel),
+                                         experiment.parallel.selective_recompute,
+                                         expert_shard(experiment.parallel, place_.replica));
 }
 
 std::unique_ptr<GpuOptimizer> CudaBackend::make_optimizer(const OptimizerSettings& settings,
@@ -244,29 +246,34 @@ void CudaBackend::tensor_parallel_all_reduce(DeviceTensor& values) {
                                                                                     values);
 }
 
-void CudaBackend::tensor_parallel_reduce_scatter(DeviceTensor&) {
-  throw std::logic_error("the CUDA backend does not run sequence parallelism's reduce-scatter");
+void CudaBackend::tensor_parallel_reduce_scatter(DeviceTensor& values) {
+  if (DeviceGroup* group = devices_.tensor_parallel_group_of[static_cast<size_t>(place_.device)])
+    group->reduce_scatter(place_.shard, values);
 }
 
-void CudaBackend::tensor_parallel_all_gather(DeviceTensor&) {
-  throw std::logic_error("the CUDA backend does not run sequence parallelism's all-gather");
+void CudaBackend::tensor_parallel_all_gather(DeviceTensor& values) {
+  if (DeviceGroup* group = devices_.tensor_parallel_group_of[static_cast<size_t>(place_.device)])
+    group->all_gather(place_.shard, values);
 }
 
-void CudaBackend::expert_all_to_all(DeviceTensor&) {
-  throw std::logic_error("the CUDA backend does not run expert parallelism's all-to-all");
+void CudaBackend::expert_all_to_all(DeviceTensor& values) {
+  if (DeviceGroup* group = devices_.expert_parallel_group_of[static_cast<size_t>(place_.device)])
+    group->all_to_all(expert_shard(shared_.experiment.parallel, place_.replica).rank, values);
 }
 
-void CudaBackend::expert_data_parallel_all_reduce(DeviceTensor&) {
-  throw std::logic_error("the CUDA backend does not run expert parallelism");
+void CudaBackend::expert_data_parallel_all_reduce(DeviceTensor& flat) {
+  // Member replica / ep of the replicas holding the same experts.
+  if (DeviceGroup* group =
+          devices_.expert_data_parallel_group_of[static_cast<size_t>(place_.device)])
+    group->all_reduce(place_.replica / shared_.experiment.parallel.ep, flat);
 }
-
 
 HostStageMirror& CudaBackend::mirror(GpuSequential& stage, int chunk) {
   std::unique_ptr<HostStageMirror>& mirror = mirrors_[static_cast<size_t>(chunk)];
   if (!mirror)
-    mirror = std::make_unique<HostStageMirror>(shared_.experiment.model, shared_.experiment.seed,
-                                               stage, shared_.experiment.parallel.tp,
-                                               place_.shard, shared_.tp_roles);
+    mirror = std::make_unique<HostStageMirror>(
+        shared_.experiment.model, shared_.experiment.seed, stage, shared_.experiment.parallel.tp,
+        place_.shard, shared_.tp_roles, expert_shard(shared_.experiment.parallel, place_.replica));
   return *mirror;
 }
 

@@ -10,7 +10,9 @@
 //   loss         kernels on the GPU, totals read back at the end of the step
 //   Send         on the comm stream (message_routes.h), timed there
 //   Recv         the compute stream waits for the message's arrival, timed there
-//   all-reduces  DeviceAllReduce (NCCL across GPUs, copies on one GPU)
+//   collectives  DeviceGroup (NCCL across GPUs, copies on one GPU): all-reduces,
+//                sequence parallelism's reduce-scatter and all-gather, the moe
+//                layers' all-to-all
 //   host views   a HostStageMirror per chunk (evaluation, parameter servers)
 //
 // PIPELAB_CUDA_SYNC=1 (debug): after every op, both streams are synchronised
@@ -18,7 +20,7 @@
 //
 // CudaDevices is what every CUDA device of a run shares: the virtual devices,
 // the run's NCCL side (communicators per GPU set, the launch lock, abort), the
-// message routes and the all-reduce groups.
+// message routes and the collective groups.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +35,7 @@
 #include "core/runtime/device_worker.h"
 #include "core/runtime/message_tag.h"
 #include "gpu/comm/comm_world.h"
-#include "gpu/comm/device_all_reduce.h"
+#include "gpu/comm/device_group.h"
 #include "gpu/comm/message_routes.h"
 #include "gpu/executor/host_offload.h"
 #include "gpu/executor/host_stage_mirror.h"
@@ -51,11 +53,13 @@ struct CudaDevices {
   std::vector<std::unique_ptr<VirtualDevice>> devices;  // per virtual device
   std::unique_ptr<CommWorld> comm_world;                // outlives the routes and groups using it
   std::unique_ptr<MessageRoutes> routes;
-  std::vector<std::unique_ptr<DeviceAllReduce>> groups;
-  // Per virtual device: its data-parallel and tensor-parallel groups (null
-  // when the group has one member).
-  std::vector<DeviceAllReduce*> data_parallel_group_of;
-  std::vector<DeviceAllReduce*> tensor_parallel_group_of;
+  std::vector<std::unique_ptr<DeviceGroup>> groups;
+  // Per virtual device: its groups of each kind (device_mapping.h's
+  // CollectiveGroups; null when the group has one member or none is made).
+  std::vector<DeviceGroup*> data_parallel_group_of;
+  std::vector<DeviceGroup*> tensor_parallel_group_of;
+  std::vector<DeviceGroup*> expert_parallel_group_of;
+  std::vector<DeviceGroup*> expert_data_parallel_group_of;
 
   // With no worker running: frees undelivered messages, then lets the GPUs
   // finish what was queued, so counted memory really is idle.
@@ -103,14 +107,13 @@ class CudaBackend {
   void data_parallel_all_reduce(DeviceTensor& flat);
   void data_parallel_all_reduce(std::vector<float>& values);  // host values (batch statistics)
   void tensor_parallel_all_reduce(DeviceTensor& values);
-  // Sequence parallelism is not run on this backend yet: GpuSequential has no
-  // gather/scatter hooks, so its stage refuses such a plan before any op
-  // runs. Reaching these is a bug; they throw std::logic_error.
+  // Sequence parallelism's collectives over the tensor-parallel group, in
+  // place, in the CPU backend's slices (DeviceGroup).
   void tensor_parallel_reduce_scatter(DeviceTensor& values);
   void tensor_parallel_all_gather(DeviceTensor& values);
-  // Expert parallelism does not run on this backend yet (check_trainable
-  // refuses parallel.ep > 1 with moe layers before a run starts; moe layers
-  // at ep = 1 never call these); reaching these is a bug.
+  // Expert parallelism: a moe layer's all-to-all over this replica's
+  // expert-parallel group, and the sum of the experts' gradients over the
+  // replicas holding the same experts (every ep-th replica).
   void expert_all_to_all(DeviceTensor& values);
   void expert_data_parallel_all_reduce(DeviceTensor& flat);
   // Offloading (host_offload.h): each returns the bytes it moved.

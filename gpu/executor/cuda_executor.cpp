@@ -101,11 +101,12 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
   try {
     build_workers();
     // Host mirrors pin their buffers when made: make every one the run uses
-    // (evaluation: replica 0's; parameter servers: all) now, not mid-run.
+    // (evaluation: replica 0's, and under expert parallelism the rest of its
+    // expert-parallel group's; parameter servers: all) now, not mid-run.
     const bool async_data_parallel = plan.update == UpdateMode::Async && plan.dp > 1;
     const bool validate = evaluator_ != nullptr;
     for (const auto& worker : workers_)
-      if (async_data_parallel || (validate && worker->replica() == 0))
+      if (async_data_parallel || (validate && worker->replica() < plan.ep))
         for (int chunk = 0; chunk < worker->chunk_count(); ++chunk)
           worker->backend().host_stage(worker->stage(chunk), chunk);
   } catch (const std::invalid_argument& error) {
@@ -129,9 +130,13 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
     if (names.insert(gpu.name).second) gpu_names += (gpu_names.empty() ? "" : ", ") + gpu.name;
   launch_message_ = "cuda backend: " + describe_mapping(gpu_of_device) + " (" + gpu_names +
                     "), dp " + std::to_string(plan.dp) + " x tp " + std::to_string(plan.tp) +
-                    " x pp " + std::to_string(plan.pp) + ", schedule " +
-                    schedule_name(plan.schedule) + ", " + std::to_string(total_steps_) +
-                    " steps of " + std::to_string(experiment_.training.batch_size) + " samples, " +
+                    " x pp " + std::to_string(plan.pp) +
+                    (plan.ep > 1 && model_has_experts(experiment_.model)
+                         ? ", experts over ep " + std::to_string(plan.ep)
+                         : "") +
+                    ", schedule " + schedule_name(plan.schedule) + ", " +
+                    std::to_string(total_steps_) + " steps of " +
+                    std::to_string(experiment_.training.batch_size) + " samples, " +
                     (experiment_.backend.tf32 ? "tf32" : "fp32") + " GEMMs, " +
                     (uses_nccl ? "NCCL between GPUs" : "device-to-device copies");
 }
@@ -157,21 +162,26 @@ void CudaExecutor::build_devices(const std::vector<int>& gpu_of_device) {
 void CudaExecutor::build_groups() {
   CudaDevices& cuda = *devices_;
   const size_t devices = cuda.devices.size();
-  cuda.data_parallel_group_of.assign(devices, nullptr);
-  cuda.tensor_parallel_group_of.assign(devices, nullptr);
-  auto make_group = [&](const std::vector<int>& members, std::vector<DeviceAllReduce*>& group_of) {
-    std::vector<VirtualDevice*> member_devices;
-    for (int member : members)
-      member_devices.push_back(cuda.devices[static_cast<size_t>(member)].get());
-    cuda.groups.push_back(
-        std::make_unique<DeviceAllReduce>(member_devices, *control_, *cuda.comm_world));
-    for (int member : members) group_of[static_cast<size_t>(member)] = cuda.groups.back().get();
+  for (auto* group_of : {&cuda.data_parallel_group_of, &cuda.tensor_parallel_group_of,
+                         &cuda.expert_parallel_group_of, &cuda.expert_data_parallel_group_of})
+    group_of->assign(devices, nullptr);
+  auto make_groups = [&](const std::vector<std::vector<int>>& groups,
+                         std::vector<DeviceGroup*>& group_of) {
+    for (const std::vector<int>& members : groups) {
+      std::vector<VirtualDevice*> member_devices;
+      for (int member : members)
+        member_devices.push_back(cuda.devices[static_cast<size_t>(member)].get());
+      cuda.groups.push_back(
+          std::make_unique<DeviceGroup>(member_devices, *control_, *cuda.comm_world));
+      for (int member : members) group_of[static_cast<size_t>(member)] = cuda.groups.back().get();
+    }
   };
-  const CollectiveGroups groups = collective_groups(experiment_.parallel);
-  for (const std::vector<int>& members : groups.data_parallel)
-    make_group(members, cuda.data_parallel_group_of);
-  for (const std::vector<int>& members : groups.tensor_parallel)
-    make_group(members, cuda.tensor_parallel_group_of);
+  const CollectiveGroups groups =
+      collective_groups(experiment_.parallel, model_has_experts(experiment_.model));
+  make_groups(groups.data_parallel, cuda.data_parallel_group_of);
+  make_groups(groups.tensor_parallel, cuda.tensor_parallel_group_of);
+  make_groups(groups.expert_parallel, cuda.expert_parallel_group_of);
+  make_groups(groups.expert_data_parallel, cuda.expert_data_parallel_group_of);
 }
 
 void CudaExecutor::after_failure() {

@@ -11,8 +11,8 @@
 // on a physical GPU (device_mapping.h: one per GPU when there are enough,
 // otherwise contiguous blocks per GPU) and a host thread (its DeviceWorker)
 // that queues its op list onto its streams. Messages go through NCCL between
-// GPUs and device-to-device copies on one GPU (message_routes.h); all-reduces
-// likewise (device_all_reduce.h). Ops are timed with CUDA events mapped onto
+// GPUs and device-to-device copies on one GPU (message_routes.h); collectives
+// likewise (device_group.h). Ops are timed with CUDA events mapped onto
 // the run's clock, with NVTX ranges of the same names.
 //
 // Building one checks, before any device memory is used:

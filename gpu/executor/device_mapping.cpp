@@ -23,7 +23,7 @@ std::vector<int> map_virtual_devices(int virtual_devices, int gpus) {
   return gpu_of_device;
 }
 
-CollectiveGroups collective_groups(const ParallelPlan& plan) {
+CollectiveGroups collective_groups(const ParallelPlan& plan, bool model_has_experts) {
   CollectiveGroups groups;
   if (plan.dp > 1 && plan.update == UpdateMode::Sync)
     for (int rank = 0; rank < plan.pp; ++rank)
@@ -39,7 +39,33 @@ CollectiveGroups collective_groups(const ParallelPlan& plan) {
         for (int shard = 0; shard < plan.tp; ++shard)
           members.push_back(device_id(plan, {replica, rank, shard}));
       }
+  if (model_has_experts && plan.ep > 1) {
+    // Replica-major device numbers: group g's member m is replica g ep + m.
+    for (int group = 0; group < plan.dp / plan.ep; ++group)
+      for (int rank = 0; rank < plan.pp; ++rank)
+        for (int shard = 0; shard < plan.tp; ++shard) {
+          std::vector<int>& members = groups.expert_parallel.emplace_back();
+          for (int member = 0; member < plan.ep; ++member)
+            members.push_back(device_id(plan, {group * plan.ep + member, rank, shard}));
+        }
+    if (plan.dp > plan.ep && plan.update == UpdateMode::Sync)
+      for (int member = 0; member < plan.ep; ++member)
+        for (int rank = 0; rank < plan.pp; ++rank)
+          for (int shard = 0; shard < plan.tp; ++shard) {
+            std::vector<int>& holders = groups.expert_data_parallel.emplace_back();
+            for (int replica = member; replica < plan.dp; replica += plan.ep)
+              holders.push_back(device_id(plan, {replica, rank, shard}));
+          }
+  }
   return groups;
+}
+
+std::vector<std::vector<int>> CollectiveGroups::all() const {
+  std::vector<std::vector<int>> every;
+  for (const auto* groups :
+       {&data_parallel, &tensor_parallel, &expert_parallel, &expert_data_parallel})
+    every.insert(every.end(), groups->begin(), groups->end());
+  return every;
 }
 
 std::vector<int> devices_on_gpu(const std::vector<int>& gpu_of_device, int gpu) {

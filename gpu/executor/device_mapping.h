@@ -17,16 +17,27 @@
 
 namespace pipelab::gpu {
 
-// The all-reduce groups of a plan, each listing its virtual devices in rank
-// order: data parallelism's (one per stage shard, over the replicas; only
-// under synchronous updates, which parameter servers replace otherwise) and
-// tensor parallelism's (one per replica and pipeline rank, over the shards).
+// The collective groups of a plan, each listing its virtual devices in rank
+// order (device_group.h runs them): data parallelism's all-reduce (one per
+// stage shard, over the replicas; only under synchronous updates, which
+// parameter servers replace otherwise), tensor parallelism's (one per replica
+// and pipeline rank, over the shards), and, when the model has experts
+// (moe layers or blocks with experts) and ep > 1, expert parallelism's: the
+// all-to-all of each group of ep consecutive replicas (per pipeline rank and
+// shard; member m holds the experts of ExpertShard rank m), and under
+// synchronous updates the all-reduce of the experts' gradients over the
+// replicas holding the same experts (every ep-th: replicas m, m + ep, ...).
 // Groups of one device are left out.
 struct CollectiveGroups {
   std::vector<std::vector<int>> data_parallel;
   std::vector<std::vector<int>> tensor_parallel;
+  std::vector<std::vector<int>> expert_parallel;
+  std::vector<std::vector<int>> expert_data_parallel;
+
+  // Every group above, one list.
+  std::vector<std::vector<int>> all() const;
 };
-CollectiveGroups collective_groups(const ParallelPlan& plan);
+CollectiveGroups collective_groups(const ParallelPlan& plan, bool model_has_experts);
 
 // The GPU of each virtual device. Throws std::invalid_argument when either
 // count is below 1.

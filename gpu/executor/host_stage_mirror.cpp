@@ -37,10 +37,11 @@ int stage_gpu(const std::vector<GpuParameter>& parameters) {
 }  // namespace
 
 HostStageMirror::HostStageMirror(const ModelSpec& model, uint64_t seed, GpuSequential& device_stage,
-                                 int tp, int shard, const std::vector<TensorParallelRole>& roles)
+                                 int tp, int shard, const std::vector<TensorParallelRole>& roles,
+                                 ExpertShard experts)
     : device_(device_stage),
       host_(model, device_stage.begin(), device_stage.end(), seed, nullptr,
-            host_setup(tp, shard, roles)) {
+            host_setup(tp, shard, roles), /*selective_recompute=*/false, experts) {
   assert(host_.parameters().size() == device_.parameters().size());
   const std::vector<GpuParameter> parameters = device_.parameters();
   const int gpu = stage_gpu(parameters);

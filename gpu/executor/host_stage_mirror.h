@@ -1,7 +1,8 @@
 // HostStageMirror: a host copy of one device stage (one tensor-parallel shard
 // of it), built as a core/nn Sequential with the same layers and roles, so
 // host code written for the CPU backend works on the GPU's weights:
-//   - evaluation: Evaluator::copy_weights_from(mirror.stage(), tp, shard);
+//   - evaluation: Evaluator::copy_weights_from(mirror.stage(), tp, shard,
+//     experts);
 //   - async data parallelism: the ParameterServer pushes and pulls host
 //     Parameters (mirror.parameters()).
 // Host memory, not counted on any device (like the CPU backend's servers and
@@ -24,9 +25,9 @@ namespace pipelab::gpu {
 class HostStageMirror {
  public:
   // The host twin of `device_stage` (same model range, tensor-parallel degree,
-  // shard and roles). Its forward is never run.
+  // shard and roles, same experts). Its forward is never run.
   HostStageMirror(const ModelSpec& model, uint64_t seed, GpuSequential& device_stage, int tp,
-                  int shard, const std::vector<TensorParallelRole>& roles);
+                  int shard, const std::vector<TensorParallelRole>& roles, ExpertShard experts);
 
   Sequential& stage() { return host_; }
   std::vector<Parameter> parameters() { return host_.parameters(); }

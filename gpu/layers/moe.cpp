@@ -17,17 +17,18 @@ namespace pipelab::gpu {
 
 // What a micro-batch's forward keeps for its backward: the routing and the
 // gate probabilities on the host (the gate's backward runs there), the slot
-// tables and combine weights on the device, and the experts' inputs, hidden
-// pre-activations and outputs (all Activations, as the CPU layer keeps).
+// tables and combine weights on the device, and the local experts' inputs and
+// hidden pre-activations (expert-major rows) and the experts' outputs for
+// this device's slots (all Activations, as the CPU layer keeps).
 struct GpuMoe::Kept : MovableLayerState<DeviceTensor> {
   MoeRouting routing;
   std::vector<float> probabilities;  // [rows, E], host
   DeviceBuffer slot;                 // int64 per assignment
   DeviceBuffer slot_assignment;      // int64 per slot row
   DeviceTensor weight;               // [1, assignments]
-  DeviceTensor expert_input;         // [E x capacity, dim]
-  DeviceTensor hidden;               // [E x capacity, ffn], before GELU
-  DeviceTensor expert_output;        // [E x capacity, dim]
+  DeviceTensor expert_input;         // [L x ep x capacity, dim], expert-major
+  DeviceTensor hidden;               // [L x ep x capacity, ffn], before GELU
+  DeviceTensor expert_output;        // [E x capacity, dim], this device's slots
 
   int64_t bytes() const override {
     return slot.bytes() + slot_assignment.bytes() + weight.bytes() + expert_input.bytes() +
@@ -54,16 +55,21 @@ DeviceBuffer upload_indices(const std::vector<int64_t>& values, CachingAllocator
 
 }  // namespace
 
-GpuMoe::GpuMoe(int index, const MoeShape& shape, double aux_loss_weight, uint64_t seed,
-               DeviceContext& context)
+GpuMoe::GpuMoe(int index, const MoeShape& shape, double aux_loss_weight, ExpertShard shard,
+               uint64_t seed, DeviceContext& context)
     : GpuLayer(LayerType::Moe, index, shape.tokens * shape.dim, shape.tokens * shape.dim, context),
       shape_(shape),
       aux_loss_weight_(aux_loss_weight),
+      shard_(shard),
       gate_(shape.dim, shape.experts, &context.allocator(), MemoryCategory::Weights),
       gate_grad_(shape.dim, shape.experts, &context.allocator(), MemoryCategory::Gradients) {
+  // The CPU layer's initial values (one place for the initialisation rule and
+  // the check that ep divides the experts).
+  MoeLayer host(index, shape, aux_loss_weight, shard, nullptr);
+  host.init(seed);
   const int64_t h = shape.dim;
   const int64_t f = shape.ffn;
-  experts_.resize(static_cast<size_t>(shape.experts));
+  experts_.resize(static_cast<size_t>(host.local_experts()));
   for (Expert& e : experts_) {
     e.w1 = tensor(h, f, MemoryCategory::Weights);
     e.b1 = tensor(1, f, MemoryCategory::Weights);
@@ -74,9 +80,6 @@ GpuMoe::GpuMoe(int index, const MoeShape& shape, double aux_loss_weight, uint64_
     e.w2_grad = tensor(f, h, MemoryCategory::Gradients);
     e.b2_grad = tensor(1, h, MemoryCategory::Gradients);
   }
-  // The CPU layer's initial values (one place for the initialisation rule).
-  MoeLayer host(index, shape, aux_loss_weight, ExpertShard{}, nullptr);
-  host.init(seed);
   const std::vector<Tensor*> values = host.params();
   const std::vector<DeviceTensor*> targets = params();
   assert(values.size() == targets.size());
@@ -87,11 +90,31 @@ DeviceTensor GpuMoe::tensor(int64_t rows, int64_t cols, MemoryCategory category)
   return DeviceTensor(rows, cols, &context().allocator(), category);
 }
 
-void GpuMoe::connect_experts(ExpertConnection connection) {
-  if (connection.all_to_all)
+void GpuMoe::connect_experts(ExpertConnection connection) { connection_ = std::move(connection); }
+
+void GpuMoe::exchange(DeviceTensor& values, bool in_forward) {
+  if (shard_.ep == 1) return;
+  if (!connection_.all_to_all)
     throw std::logic_error("layer " + std::to_string(index()) +
-                           ": the CUDA backend does not run expert parallelism");
-  connection_ = std::move(connection);
+                           ": expert parallelism without its all-to-all");
+  connection_.all_to_all(values, in_forward);
+}
+
+DeviceTensor GpuMoe::reorder_slots(DeviceTensor from, int64_t capacity,
+                                   bool to_expert_major) const {
+  if (shard_.ep == 1) return from;
+  DeviceTensor to = DeviceTensor::uninitialized(from.rows(), from.cols(), &context().allocator(),
+                                                from.category());
+  const int64_t block = capacity * from.cols();  // values per block of slot rows
+  for (int64_t member_major = 0; member_major < shard_.ep * local_experts(); ++member_major) {
+    const int64_t expert_major = expert_major_block(member_major, shard_.ep, local_experts());
+    const int64_t source = to_expert_major ? member_major : expert_major;
+    const int64_t target = to_expert_major ? expert_major : member_major;
+    PIPELAB_CUDA_CHECK(cudaMemcpyAsync(to.data() + target * block, from.data() + source * block,
+                                       static_cast<size_t>(block) * sizeof(float),
+                                       cudaMemcpyDeviceToDevice, context().stream()));
+  }
+  return to;
 }
 
 double GpuMoe::microbatch_share(int64_t rows) const {
@@ -131,30 +154,39 @@ DeviceTensor GpuMoe::forward_keeping(const DeviceTensor& x, const ForwardInfo& i
   kept->weight = DeviceTensor::from_values(1, assignments, routing.weight, &context().allocator(),
                                            MemoryCategory::Activations);
 
-  // Dispatch, then each expert's MLP on its `capacity` rows.
-  kept->expert_input = DeviceTensor::uninitialized(slots, h, &context().allocator(),
-                                                   MemoryCategory::Activations);
+  // Dispatch (to every member's experts: the all-to-all hands each member the
+  // rows for its own), then each local expert's MLP on its ep x capacity rows
+  // (as many slot rows in all as this device dispatched), then the outputs go
+  // back to the members whose slots they fill.
+  DeviceTensor dispatch =
+      DeviceTensor::uninitialized(slots, h, &context().allocator(), MemoryCategory::Activations);
   kernels::moe_dispatch(x.data(), kept->slot_assignment.as<int64_t>(), slots, shape_.top_k, h,
-                        kept->expert_input.data(), stream);
+                        dispatch.data(), stream);
+  exchange(dispatch, true);
+  kept->expert_input = reorder_slots(std::move(dispatch), capacity, true);
   kept->hidden = DeviceTensor::uninitialized(slots, shape_.ffn, &context().allocator(),
                                              MemoryCategory::Activations);
   DeviceTensor activated = DeviceTensor::uninitialized(slots, shape_.ffn, &context().allocator());
-  kept->expert_output = DeviceTensor::uninitialized(slots, h, &context().allocator(),
-                                                    MemoryCategory::Activations);
-  for (int64_t e = 0; e < experts; ++e) {
-    const Expert& expert = experts_[static_cast<size_t>(e)];
-    const int64_t first = e * capacity;
-    linear_forward(cublas, kept->expert_input.data() + first * h, capacity, expert.w1, &expert.b1,
-                   kept->hidden.data() + first * shape_.ffn, stream);
+  DeviceTensor output =
+      DeviceTensor::uninitialized(slots, h, &context().allocator(), MemoryCategory::Activations);
+  const int64_t expert_rows = shard_.ep * capacity;
+  for (int64_t l = 0; l < local_experts(); ++l) {
+    const Expert& expert = experts_[static_cast<size_t>(l)];
+    const int64_t first = l * expert_rows;
+    linear_forward(cublas, kept->expert_input.data() + first * h, expert_rows, expert.w1,
+                   &expert.b1, kept->hidden.data() + first * shape_.ffn, stream);
   }
   kernels::activation_forward(Activation::Gelu, kept->hidden.data(), activated.data(),
                               activated.size(), stream);
-  for (int64_t e = 0; e < experts; ++e) {
-    const Expert& expert = experts_[static_cast<size_t>(e)];
-    const int64_t first = e * capacity;
-    linear_forward(cublas, activated.data() + first * shape_.ffn, capacity, expert.w2, &expert.b2,
-                   kept->expert_output.data() + first * h, stream);
+  for (int64_t l = 0; l < local_experts(); ++l) {
+    const Expert& expert = experts_[static_cast<size_t>(l)];
+    const int64_t first = l * expert_rows;
+    linear_forward(cublas, activated.data() + first * shape_.ffn, expert_rows, expert.w2,
+                   &expert.b2, output.data() + first * h, stream);
   }
+  activated.reset();
+  kept->expert_output = reorder_slots(std::move(output), capacity, false);
+  exchange(kept->expert_output, true);
 
   // Combine: the residual plus each kept assignment's weighted expert output.
   DeviceTensor y = make_activation(x.rows(), x.cols());
@@ -185,6 +217,7 @@ DeviceTensor GpuMoe::backward_input_with(const DeviceTensor& x, const DeviceTens
   const int64_t rows = x.rows() * shape_.tokens;
   const int64_t capacity = routing.capacity;
   const int64_t slots = experts * capacity;
+  const int64_t expert_rows = shard_.ep * capacity;  // each local expert's
   const int64_t assignments = static_cast<int64_t>(routing.slot.size());
   const cublasHandle_t cublas = context().cublas();
   const cudaStream_t stream = context().stream();
@@ -198,6 +231,9 @@ DeviceTensor GpuMoe::backward_input_with(const DeviceTensor& x, const DeviceTens
   DeviceTensor weight_grad = DeviceTensor::uninitialized(1, assignments, &context().allocator());
   kernels::moe_weight_gradient(dy.data(), kept.expert_output.data(), slot, assignments,
                                shape_.top_k, h, weight_grad.data(), stream);
+  // The slots' output gradients go to the members holding their experts.
+  exchange(output_grad, false);
+  output_grad = reorder_slots(std::move(output_grad), capacity, true);
 
   // The experts' backward on their rows (they add their weight gradients here:
   // backward_weight has nothing left to do, as on the CPU).
@@ -207,28 +243,31 @@ DeviceTensor GpuMoe::backward_input_with(const DeviceTensor& x, const DeviceTens
   DeviceTensor activated_grad = DeviceTensor::uninitialized(slots, f, &context().allocator());
   DeviceTensor hidden_grad = DeviceTensor::uninitialized(slots, f, &context().allocator());
   DeviceTensor input_grad = DeviceTensor::uninitialized(slots, h, &context().allocator());
-  for (int64_t e = 0; e < experts; ++e) {
-    Expert& expert = experts_[static_cast<size_t>(e)];
-    const int64_t first = e * capacity;
+  for (int64_t l = 0; l < local_experts(); ++l) {
+    Expert& expert = experts_[static_cast<size_t>(l)];
+    const int64_t first = l * expert_rows;
     linear_backward_weight(cublas, activated.data() + first * f, output_grad.data() + first * h,
-                           capacity, expert.w2_grad, &expert.b2_grad);
-    linear_backward_input(cublas, output_grad.data() + first * h, capacity, expert.w2,
+                           expert_rows, expert.w2_grad, &expert.b2_grad);
+    linear_backward_input(cublas, output_grad.data() + first * h, expert_rows, expert.w2,
                           activated_grad.data() + first * f);
   }
   kernels::activation_backward(Activation::Gelu, kept.hidden.data(), activated_grad.data(),
                                hidden_grad.data(), hidden_grad.size(), stream);
-  for (int64_t e = 0; e < experts; ++e) {
-    Expert& expert = experts_[static_cast<size_t>(e)];
-    const int64_t first = e * capacity;
+  for (int64_t l = 0; l < local_experts(); ++l) {
+    Expert& expert = experts_[static_cast<size_t>(l)];
+    const int64_t first = l * expert_rows;
     linear_backward_weight(cublas, kept.expert_input.data() + first * h,
-                           hidden_grad.data() + first * f, capacity, expert.w1_grad,
+                           hidden_grad.data() + first * f, expert_rows, expert.w1_grad,
                            &expert.b1_grad);
-    linear_backward_input(cublas, hidden_grad.data() + first * f, capacity, expert.w1,
+    linear_backward_input(cublas, hidden_grad.data() + first * f, expert_rows, expert.w1,
                           input_grad.data() + first * h);
   }
   activated.reset();
   activated_grad.reset();
   hidden_grad.reset();
+  // The slots' input gradients go back to the members that dispatched them.
+  input_grad = reorder_slots(std::move(input_grad), capacity, false);
+  exchange(input_grad, false);
 
   // The gate's logits gradient on the host, by core's routing and softmax
   // backward (the combine weights' gradient and the auxiliary loss's).

@@ -17,8 +17,13 @@
 // load and the auxiliary loss identical to the CPU's for the same logits,
 // for the price of one small copy each way.
 //
-// Expert parallelism (ep > 1) is not run on this backend: check_trainable
-// refuses it before a run starts.
+// Expert parallelism (ep > 1), as the CPU layer does it: this device holds
+// experts [rank L, (rank + 1) L) of E, L = E / ep; the dispatch buffer goes
+// through the connection's all-to-all (the backend's expert_all_to_all),
+// the local experts run on their ep x capacity rows in expert-major order
+// (expert_major_block), and a second all-to-all brings the outputs back; the
+// backward does the reverse pair. Under ep = 1 there is neither exchange nor
+// reorder.
 #pragma once
 
 #include <memory>
@@ -31,9 +36,10 @@ namespace pipelab::gpu {
 
 class GpuMoe : public GpuLayer {
  public:
-  // Initial values come from core's MoeLayer for the same index and seed, so
-  // they equal the CPU's bit for bit.
-  GpuMoe(int index, const MoeShape& shape, double aux_loss_weight, uint64_t seed,
+  // Initial values come from core's MoeLayer for the same index, shard and
+  // seed, so they equal the CPU's bit for bit. Throws std::invalid_argument
+  // when ep does not divide the experts.
+  GpuMoe(int index, const MoeShape& shape, double aux_loss_weight, ExpertShard shard, uint64_t seed,
          DeviceContext& context);
 
   DeviceTensor forward(const DeviceTensor& x, const ForwardInfo& info) override;
@@ -58,10 +64,17 @@ class GpuMoe : public GpuLayer {
   };
   // The micro-batch's weight in the step's loss (ExpertConnection::step_tokens).
   double microbatch_share(int64_t rows) const;
+  int64_t local_experts() const { return static_cast<int64_t>(experts_.size()); }
+  // The all-to-all of `values` (ep slices of slot rows), or nothing under ep = 1.
+  void exchange(DeviceTensor& values, bool in_forward);
+  // Slot rows reordered from member-major to expert-major (or back), in
+  // blocks of `capacity` rows; under ep = 1 `from` itself.
+  DeviceTensor reorder_slots(DeviceTensor from, int64_t capacity, bool to_expert_major) const;
   DeviceTensor tensor(int64_t rows, int64_t cols, MemoryCategory category) const;
 
   const MoeShape shape_;
   const double aux_loss_weight_;
+  const ExpertShard shard_;
   DeviceTensor gate_;       // [dim, E], Weights
   DeviceTensor gate_grad_;  // [dim, E], Gradients
   std::vector<Expert> experts_;

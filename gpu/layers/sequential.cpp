@@ -114,10 +114,9 @@ std::unique_ptr<GpuLayer> DeviceStackMath::build_layer(const LayerLayout& layer,
                                         layer.feature_offset);
   if (spec.type == LayerType::Moe) {
     const std::string label = "layer " + std::to_string(layer.index);
-    if (layer.ep > 1)  // check_trainable refuses it first
-      throw std::invalid_argument(label + ": the CUDA backend runs moe layers at parallel.ep = 1 only");
-    return std::make_unique<GpuMoe>(layer.index, moe_shape(spec, layer.token_in(), layer.tokens, label),
-                                    spec.aux_loss_weight, seed, context);
+    return std::make_unique<GpuMoe>(
+        layer.index, moe_shape(spec, layer.token_in(), layer.tokens, label), spec.aux_loss_weight,
+        ExpertShard{layer.ep, layer.ep_rank}, seed, context);
   }
   if (auto image_layer = build_image_layer(layer, seed, context)) return image_layer;
   return std::make_unique<GpuActivation>(spec.type, layer.index, layer.out, context);

@@ -76,6 +76,10 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
       const StageProfile& stage = profiles[static_cast<size_t>(plan.layout().stage_of(rank, chunk))];
       // The all-reduce flattens one stage's gradients at a time: the largest chunk's.
       if (staged_all_reduce) staging = std::max(staging, stage.params * static_cast<int64_t>(sizeof(float)));
+      // A moe layer's all-to-all receives into a buffer of its dispatch
+      // buffer's size (NCCL; the copies' scratch is one slice of it), one at a time.
+      for (const ExpertAllToAll& exchange : stage.expert_all_to_alls)
+        staging = std::max(staging, exchange.bytes);
       im2col = std::max(im2col, largest_im2col_bytes(experiment, stage.layers));
     }
     needed[static_cast<size_t>(d)] = peak + workspace_bytes + kCublasHandleBytes + staging + im2col +
@@ -92,9 +96,9 @@ std::vector<int64_t> estimate_nccl_bytes_per_gpu(const Experiment& experiment,
   std::vector<std::vector<int>> device_groups;
   for (const auto& [a, b] : message_links(build_schedule(plan, stage_profiles(experiment))))
     device_groups.push_back({a, b});
-  const CollectiveGroups collectives = collective_groups(plan);
-  for (const auto* groups : {&collectives.data_parallel, &collectives.tensor_parallel})
-    device_groups.insert(device_groups.end(), groups->begin(), groups->end());
+  const std::vector<std::vector<int>> collectives =
+      collective_groups(plan, model_has_experts(experiment.model)).all();
+  device_groups.insert(device_groups.end(), collectives.begin(), collectives.end());
   const std::vector<int> communicators =
       nccl_communicators_per_gpu(nccl_gpu_sets(device_groups, gpu_of_device), gpus);
   for (int gpu = 0; gpu < gpus; ++gpu)

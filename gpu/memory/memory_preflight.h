@@ -11,8 +11,10 @@
 //   messages), run on the GPU's device profile (h100 or h200)
 //   + its fixed workspace (the cuBLAS workspace of its DeviceContext)
 //   + kCublasHandleBytes for its cuBLAS handle
-//   + the data-parallel all-reduce's staging buffer (its gradients' bytes,
-//     under synchronous data parallelism: the simulator does not model it)
+//   + the staging buffer of its largest collective (the simulator models
+//     neither): the data-parallel all-reduce's (its gradients' bytes, under
+//     synchronous data parallelism) or, under expert parallelism, a moe
+//     layer's all-to-all receive buffer (its dispatch buffer's bytes)
 //   + the largest im2col matrix of its convolutions over a micro-batch
 //     (gpu/layers/conv2d.h: the simulator does not model it either)
 //   + a margin of kEstimateMarginPercent percent of the simulated peak

@@ -3,8 +3,8 @@
 // dropped by each expert, which must match exactly: routing runs on the host
 // by core's code on every backend) and the auxiliary loss. An MLP with a
 // top-1 layer whose tight capacity drops tokens, a GPT with a top-2 layer,
-// data parallelism, pipelines that recompute or split the backward, and
-// validation on the host copy of the weights.
+// data parallelism, expert parallelism, pipelines that recompute or split the
+// backward, and validation on the host copy of the weights.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -91,6 +91,41 @@ TEST_P(MoeEquivalence, DataParallelAndPipelines) {
   recomputed.parallel.recompute = true;
   check(recomputed, "top-2 mlp 1f1b pp2 m4 recompute");
   check(with_plan(moe_gpt(), ScheduleKind::ZeroBubbleH1, 2, 4), "top-2 gpt zb-h1 pp2 m4");
+}
+
+// Expert parallelism: each replica of a group of ep holds 1/ep of the experts
+// and tokens travel by all-to-all (on CUDA: NCCL between GPUs, copies on one),
+// the experts' gradients summed over the replicas holding them. The same
+// routing, drops and losses as the CPU at the same split; and, with capacity
+// for every token (nothing dropped), the ep 1 losses within 1e-4, the
+// validation (every member's experts gathered) too.
+TEST_P(MoeEquivalence, ExpertParallelLearnsAsOnTheCpu) {
+  Experiment base =
+      with_plan(testing::small_moe_experiment(2, 4.0), ScheduleKind::OneFOneB, 1, 2, 4);
+  base.training.steps = 6;
+  base.training.eval_every = 6;
+  const testing::RunOutput reference = run_experiment(testing::on_backend(base, backend()));
+  ASSERT_EQ(reference.state, RunState::Finished) << reference.error;
+  for (const int ep : {2, 4}) {
+    Experiment experiment = base;
+    experiment.parallel.ep = ep;
+    const std::string what = "top-2 mlp dp4 ep" + std::to_string(ep);
+    const Runs runs = check(experiment, what);
+    if (runs.run.state != RunState::Finished) continue;
+    testing::expect_same_curve(reference.losses(), runs.run.losses(), 1e-4, what + " against ep 1");
+    EXPECT_EQ(dropped_in(runs.run), 0) << what;
+    ASSERT_FALSE(runs.run.trace.steps.empty());
+    EXPECT_NEAR(runs.run.trace.steps.back().val_loss, reference.trace.steps.back().val_loss, 1e-4)
+        << what << ": validation";
+  }
+  // Dropped tokens, pipelined; and a GPT's tokens.
+  Experiment pipelined =
+      with_plan(testing::small_moe_experiment(1, 0.5), ScheduleKind::OneFOneB, 2, 4, 2);
+  pipelined.parallel.ep = 2;
+  check(pipelined, "top-1 mlp capacity 0.5, dp2 x pp2 ep2");
+  Experiment gpt = with_plan(moe_gpt(), ScheduleKind::OneFOneB, 1, 2, 2);
+  gpt.parallel.ep = 2;
+  check(gpt, "top-2 gpt dp2 ep2");
 }
 
 // Validation runs on the host copy of the weights: every expert must come along.

@@ -67,16 +67,44 @@ TEST(DeviceMappingTest, CollectiveGroupsFollowTheGrid) {
   plan.dp = 2;
   plan.pp = 2;
   plan.tp = 2;  // devices: replica-major, then pipeline rank, then shard
-  const CollectiveGroups groups = collective_groups(plan);
+  const CollectiveGroups groups = collective_groups(plan, false);
   EXPECT_EQ(groups.data_parallel,
             (std::vector<std::vector<int>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}}));
   EXPECT_EQ(groups.tensor_parallel,
             (std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}, {6, 7}}));
   // Parameter servers replace the data-parallel all-reduce; one device needs none.
   plan.update = UpdateMode::Async;
-  EXPECT_TRUE(collective_groups(plan).data_parallel.empty());
-  EXPECT_TRUE(collective_groups(ParallelPlan{}).data_parallel.empty());
-  EXPECT_TRUE(collective_groups(ParallelPlan{}).tensor_parallel.empty());
+  EXPECT_TRUE(collective_groups(plan, false).data_parallel.empty());
+  EXPECT_TRUE(collective_groups(ParallelPlan{}, false).data_parallel.empty());
+  EXPECT_TRUE(collective_groups(ParallelPlan{}, false).tensor_parallel.empty());
+}
+
+TEST(DeviceMappingTest, ExpertGroupsSpreadTheExpertsAndSumTheirHolders) {
+  ParallelPlan plan;
+  plan.dp = 4;
+  plan.ep = 2;
+  plan.pp = 2;  // device = replica x 2 + pipeline rank
+  const CollectiveGroups groups = collective_groups(plan, true);
+  // Replicas {0, 1} and {2, 3} share each stage's experts...
+  EXPECT_EQ(groups.expert_parallel,
+            (std::vector<std::vector<int>>{{0, 2}, {1, 3}, {4, 6}, {5, 7}}));
+  // ...and replicas {0, 2} and {1, 3} hold the same ones.
+  EXPECT_EQ(groups.expert_data_parallel,
+            (std::vector<std::vector<int>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}}));
+  EXPECT_EQ(groups.all().size(), groups.data_parallel.size() + 8);
+  // A model without experts needs neither.
+  EXPECT_TRUE(collective_groups(plan, false).expert_parallel.empty());
+  EXPECT_TRUE(collective_groups(plan, false).expert_data_parallel.empty());
+  // One group holding every expert: nothing to sum over; parameter servers
+  // replace the sum, not the all-to-all.
+  plan.ep = 4;
+  EXPECT_EQ(collective_groups(plan, true).expert_parallel,
+            (std::vector<std::vector<int>>{{0, 2, 4, 6}, {1, 3, 5, 7}}));
+  EXPECT_TRUE(collective_groups(plan, true).expert_data_parallel.empty());
+  plan.ep = 2;
+  plan.update = UpdateMode::Async;
+  EXPECT_EQ(collective_groups(plan, true).expert_parallel.size(), 4u);
+  EXPECT_TRUE(collective_groups(plan, true).expert_data_parallel.empty());
 }
 
 }  // namespace

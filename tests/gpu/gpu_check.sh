@@ -5,8 +5,9 @@
 #   2. every GPU test (tests/gpu) and the backend-conformance suite on every
 #      backend (tests/conformance: the CUDA cases against the CPU reference)
 #   3. a CLI training run on CUDA in PIPELAB_CUDA_SYNC=1 mode, a normal one
-#      with its Chrome trace (bring it back and render it with the app) and
-#      one of the ResNet pipeline example (convolutions, pools, batch norm)
+#      with its Chrome trace (bring it back and render it with the app), one
+#      of the ResNet pipeline example (convolutions, pools, batch norm) and
+#      the moe-layer example at ep 1 and at ep 2 (all-to-all between replicas)
 #   4. the benchmarks against PyTorch and bare cuBLAS, and a pipeline's
 #      measured bubble next to the simulated one
 #   5. compute-sanitizer memcheck and racecheck on the executor's CUDA cases
@@ -138,6 +139,10 @@ if wants cli; then
     --set data.classes=10 --set data.samples=2048 --summary "${report_dir}/cuda_resnet_summary.json"
   run_step "cli train, moe layers" "${cli}" train --config examples/moe_layer_copy.json \
     --backend cuda --steps 20 --summary "${report_dir}/cuda_moe_summary.json"
+  # Expert parallelism: two replicas, each holding two of the four experts.
+  run_step "cli train, moe layers at ep 2" "${cli}" train --config examples/moe_layer_copy.json \
+    --backend cuda --steps 20 --set parallel.dp=2 --set parallel.ep=2 \
+    --summary "${report_dir}/cuda_moe_ep2_summary.json"
 fi
 
 if wants bench; then

@@ -140,6 +140,20 @@ TEST(MemoryPreflightTest, CountsNcclBuffersPerCommunicatorOfEachGpu) {
   EXPECT_EQ(estimate_nccl_bytes_per_gpu(pp4, {0, 0, 0, 0}, 1), (std::vector<int64_t>{0}));
 }
 
+TEST(MemoryPreflightTest, CountsTheExpertGroupsCommunicators) {
+  // dp 4 over 4 GPUs: the data-parallel world; with ep 2 also the expert-parallel
+  // pairs {0, 1}, {2, 3} and the pairs holding the same experts {0, 2}, {1, 3}.
+  Experiment moe = testing::with_plan(pipelab::testing::small_moe_experiment(1, 1.25),
+                                      ScheduleKind::OneFOneB, 1, 2, 4);
+  const int64_t c = kNcclCommunicatorBytes;
+  const auto nccl = [](const std::vector<int64_t>& bytes) {
+    return kHaveNccl ? bytes : std::vector<int64_t>(bytes.size(), 0);
+  };
+  EXPECT_EQ(estimate_nccl_bytes_per_gpu(moe, {0, 1, 2, 3}, 4), nccl({c, c, c, c}));
+  moe.parallel.ep = 2;
+  EXPECT_EQ(estimate_nccl_bytes_per_gpu(moe, {0, 1, 2, 3}, 4), nccl({3 * c, 3 * c, 3 * c, 3 * c}));
+}
+
 TEST(MemoryPreflightTest, NcclBytesCountTowardsTheGpuAndShowInTheMessage) {
   const int64_t gib = 1ll << 30;
   const std::vector<int64_t> needed = {10 * gib, 10 * gib};

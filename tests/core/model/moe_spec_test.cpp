@@ -4,7 +4,9 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "core/model/mixture_of_experts.h"
 #include "core/model/model_spec.h"
 #include "model_test_support.h"
 
@@ -111,6 +113,15 @@ TEST(MoeSpec, MistakesNameTheLayerAndTheFix) {
   images.input = {1, 4, 4};
   images.layers = {moe(2, 1)};
   expect_error_mentions(images, "put a flatten");
+}
+
+// ep 2 members of 3 local experts: blocks [m0 e0, m0 e1, m0 e2, m1 e0, m1 e1,
+// m1 e2] go to [e0 m0, e0 m1, e1 m0, e1 m1, e2 m0, e2 m1].
+TEST(MoeSpec, ExpertParallelSlotBlocksGoExpertMajor) {
+  std::vector<int64_t> to;
+  for (int64_t block = 0; block < 6; ++block) to.push_back(expert_major_block(block, 2, 3));
+  EXPECT_EQ(to, (std::vector<int64_t>{0, 2, 4, 1, 3, 5}));
+  for (int64_t block = 0; block < 4; ++block) EXPECT_EQ(expert_major_block(block, 1, 4), block);
 }
 
 }  // namespace
