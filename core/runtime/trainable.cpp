@@ -45,15 +45,10 @@ void check_trainable(const Experiment& experiment) {
       throw ExperimentError(layer_field(i) + " is " + layer_type_name(type) + ": convolutional layers and "
                             "batch norm train on the cpu and cuda backends; set backend.type = cpu or "
                             "cuda, or simulate this model");
-    if (has_experts(model.layers[i]) && experiment.backend.type != "cpu" &&
-        !(type == LayerType::Moe && experiment.backend.type == "cuda"))
-      throw ExperimentError(
-          layer_field(i) +
-          (type == LayerType::Moe ? std::string(" is moe: Mixture-of-Experts layers train on the cpu and cuda "
-                                                "backends; set backend.type = cpu or cuda, or simulate this model")
-                                  : std::string(" is a transformer_block with experts: such blocks train on the "
-                                                "cpu backend only for now; set backend.type = cpu, use a moe "
-                                                "layer after a dense block on cuda, or simulate this model")));
+    if (has_experts(model.layers[i]) && experiment.backend.type != "cpu" && experiment.backend.type != "cuda")
+      throw ExperimentError(layer_field(i) + (type == LayerType::Moe ? " is moe" : " is a transformer_block with experts") +
+                            ": Mixture-of-Experts layers train on the cpu and cuda backends; set "
+                            "backend.type = cpu or cuda, or simulate this model");
     if (has_experts(model.layers[i]) && experiment.backend.type == "cuda" && experiment.parallel.ep > 1)
       throw ExperimentError("parallel.ep = " + std::to_string(experiment.parallel.ep) +
                             ": expert parallelism trains on the cpu backend only for now (moe layers "

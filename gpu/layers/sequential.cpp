@@ -100,25 +100,25 @@ std::unique_ptr<GpuLayer> DeviceStackMath::build_layer(const LayerLayout& layer,
     return std::make_unique<GpuEmbedding>(layer.index,
                                           vocab_shard(spec.vocab, layer.tp, layer.shard), spec.dim,
                                           layer.tokens, seed, context);
-  // check_trainable refuses these first; this keeps the CUDA block from building a half.
-  if (spec.type == LayerType::TransformerBlock && spec.experts > 0)
-    throw std::invalid_argument("layer " + std::to_string(layer.index) +
-                                ": a transformer_block with experts trains on the cpu backend only "
-                                "for now; set backend.type = cpu");
-  if (spec.type == LayerType::TransformerBlock)
-    return std::make_unique<GpuTransformerBlock>(layer.index, block_config(layer),
-                                                 BlockShard{layer.tp, layer.shard}, layer.tokens,
-                                                 seed, context);
+  const std::string label = "layer " + std::to_string(layer.index);
+  if (has_experts(spec) && layer.ep > 1)  // check_trainable refuses it first
+    throw std::invalid_argument(label + ": the CUDA backend runs experts at parallel.ep = 1 only");
+  if (spec.type == LayerType::TransformerBlock) {
+    BlockExperts experts;
+    if (spec.experts > 0)
+      experts = {moe_shape(spec, layer.token_in(), layer.tokens, label), spec.aux_loss_weight,
+                 ExpertShard{layer.ep, layer.ep_rank}};
+    return std::make_unique<GpuTransformerBlock>(
+        layer.index, block_config(layer), BlockShard{layer.tp, layer.shard}, layer.tokens, seed,
+        context, spec.experts > 0 ? &experts : nullptr);
+  }
   if (spec.type == LayerType::Dropout)
     return std::make_unique<GpuDropout>(layer.index, layer.out, spec.p, seed, context,
                                         layer.feature_offset);
-  if (spec.type == LayerType::Moe) {
-    const std::string label = "layer " + std::to_string(layer.index);
-    if (layer.ep > 1)  // check_trainable refuses it first
-      throw std::invalid_argument(label + ": the CUDA backend runs moe layers at parallel.ep = 1 only");
-    return std::make_unique<GpuMoe>(layer.index, moe_shape(spec, layer.token_in(), layer.tokens, label),
+  if (spec.type == LayerType::Moe)
+    return std::make_unique<GpuMoe>(layer.index,
+                                    moe_shape(spec, layer.token_in(), layer.tokens, label),
                                     spec.aux_loss_weight, seed, context);
-  }
   if (auto image_layer = build_image_layer(layer, seed, context)) return image_layer;
   return std::make_unique<GpuActivation>(spec.type, layer.index, layer.out, context);
 }

@@ -2,6 +2,8 @@
 
 #include <array>
 #include <cassert>
+#include <stdexcept>
+#include <string>
 
 #include "core/nn/counter_rng.h"
 #include "gpu/kernels/activations.h"
@@ -56,6 +58,12 @@ DeviceTensor* optional(DeviceTensor& t) { return t.empty() ? nullptr : &t; }
 
 bool active(const BlockDropoutKey& dropout) { return dropout.p > 0.0f; }
 
+std::vector<DeviceTensor*> joined(std::vector<DeviceTensor*> list,
+                                  const std::vector<DeviceTensor*>& more) {
+  list.insert(list.end(), more.begin(), more.end());
+  return list;
+}
+
 // Every tensor of a block's cache, for bytes() and tensors().
 template <typename Cache>
 auto cache_tensors(Cache& cache) {
@@ -75,19 +83,21 @@ std::vector<DeviceTensor*> GpuBlockTensors::list() {
 }
 
 int64_t GpuBlockState::bytes() const {
-  int64_t total = 0;
+  int64_t total = experts ? experts->bytes() : 0;
   for (const DeviceTensor* t : cache_tensors(cache)) total += t->bytes();
   return total;
 }
 
 std::vector<DeviceTensor*> GpuBlockState::tensors() {
   const auto all = cache_tensors(cache);
-  return {all.begin(), all.end()};
+  std::vector<DeviceTensor*> list(all.begin(), all.end());
+  if (!experts) return list;
+  return joined(std::move(list), static_cast<MovableLayerState<DeviceTensor>&>(*experts).tensors());
 }
 
 GpuTransformerBlock::GpuTransformerBlock(int index, const GptBlockConfig& config,
                                          const BlockShard& shard, int64_t seq, uint64_t seed,
-                                         DeviceContext& context)
+                                         DeviceContext& context, const BlockExperts* experts)
     : GpuLayer(LayerType::TransformerBlock, index, seq * config.dim, seq * config.dim, context),
       config_(config),
       shard_(shard),
@@ -96,6 +106,31 @@ GpuTransformerBlock::GpuTransformerBlock(int index, const GptBlockConfig& config
   GptBlock host = initial_block(config, shard, seed, index);
   weights_ = upload(host.weights(), &context.allocator(), true);
   gradients_ = upload(host.gradients(), &context.allocator(), false);
+  if (!experts) return;
+  if (config.dense_mlp || shard.tp != 1)  // as the CPU's TransformerBlockLayer
+    throw std::invalid_argument(
+        "layer " + std::to_string(index) +
+        ": a transformer_block with experts is not split over tensor-parallel "
+        "shards; set parallel.tp = 1");
+  experts_ =
+      std::make_unique<GpuMoe>(index, experts->shape, experts->aux_loss_weight, seed, context);
+}
+
+std::vector<DeviceTensor*> GpuTransformerBlock::params() {
+  return experts_ ? joined(weights_.list(), experts_->params()) : weights_.list();
+}
+
+std::vector<DeviceTensor*> GpuTransformerBlock::grads() {
+  return experts_ ? joined(gradients_.list(), experts_->grads()) : gradients_.list();
+}
+
+void GpuTransformerBlock::connect_experts(ExpertConnection connection) {
+  if (!experts_) return GpuLayer::connect_experts(std::move(connection));
+  experts_->connect_experts(std::move(connection));
+}
+
+std::vector<DeviceTensor*> GpuTransformerBlock::expert_grads() {
+  return experts_ ? experts_->expert_grads() : std::vector<DeviceTensor*>{};
 }
 
 BlockDropoutKey GpuTransformerBlock::dropout_of(const ForwardInfo& info) const {
@@ -189,7 +224,15 @@ const float* GpuTransformerBlock::through_dropout(const float* grad, const GpuBl
 }
 
 DeviceTensor GpuTransformerBlock::run_forward(const DeviceTensor& x, const ForwardInfo& info,
-                                              GpuBlockCache& cache) {
+                                              GpuBlockState& state) {
+  attention_forward(x, info, state.cache);
+  DeviceTensor y = experts_ ? experts_forward(info, state) : feed_forward(state.cache);
+  y.reshape(x.rows(), out_features());
+  return y;
+}
+
+void GpuTransformerBlock::attention_forward(const DeviceTensor& x, const ForwardInfo& info,
+                                            GpuBlockCache& cache) {
   assert(x.cols() == in_features());
   const int64_t batch = x.rows();
   const int64_t rows = batch * seq_;
@@ -197,7 +240,6 @@ DeviceTensor GpuTransformerBlock::run_forward(const DeviceTensor& x, const Forwa
   const int tp = shard_.tp;
   const AttentionShape shape = attention_shape(batch);
   const cublasHandle_t cublas = context().cublas();
-  const cudaStream_t stream = context().stream();
   const GpuBlockTensors& t = weights_;
   cache.batch = batch;
   cache.seq = seq_;
@@ -211,10 +253,8 @@ DeviceTensor GpuTransformerBlock::run_forward(const DeviceTensor& x, const Forwa
   cache.attention_out = rows_tensor(rows, dim / tp);
   cache.h = rows_tensor(rows, dim);
   cache.norm2_out = rows_tensor(rows, dim);
-  cache.ffn1_out = rows_tensor(rows, config_.ffn1_width() / tp);
-  cache.activation_out = rows_tensor(rows, config_.ffn_hidden / tp);
 
-  // Attention half: h = x + proj(attention(qkv(norm1(x)))).
+  // Attention half: h = x + proj(attention(qkv(norm1(x)))), then norm2(h).
   norm_forward(t.norm1_gain, t.norm1_bias, x.data(), rows, cache.norm1_out.data());
   linear_forward(cublas, cache.norm1_out, t.qkv_weight, optional(t.qkv_bias), cache.qkv);
   gpu_attention_forward(context(), cache.qkv, shape, cache.attention_out,
@@ -223,9 +263,19 @@ DeviceTensor GpuTransformerBlock::run_forward(const DeviceTensor& x, const Forwa
   linear_forward(cublas, cache.attention_out, t.proj_weight, nullptr, cache.h);
   sum_over_shards(cache.h, true);
   bias_dropout_residual(cache.h, x.data(), t.proj_bias, cache, kernels::kProjectionSite);
+  norm_forward(t.norm2_gain, t.norm2_bias, cache.h.data(), rows, cache.norm2_out.data());
+}
+
+DeviceTensor GpuTransformerBlock::feed_forward(GpuBlockCache& cache) {
+  const int64_t rows = cache.batch * cache.seq;
+  const int tp = shard_.tp;
+  const cublasHandle_t cublas = context().cublas();
+  const cudaStream_t stream = context().stream();
+  const GpuBlockTensors& t = weights_;
+  cache.ffn1_out = rows_tensor(rows, config_.ffn1_width() / tp);
+  cache.activation_out = rows_tensor(rows, config_.ffn_hidden / tp);
 
   // Feed-forward half: y = h + ffn2(act(ffn1(norm2(h)))).
-  norm_forward(t.norm2_gain, t.norm2_bias, cache.h.data(), rows, cache.norm2_out.data());
   linear_forward(cublas, cache.norm2_out, t.ffn1_weight, optional(t.ffn1_bias), cache.ffn1_out);
   if (config_.activation == BlockActivation::Gelu)
     kernels::activation_forward(Activation::Gelu, cache.ffn1_out.data(),
@@ -233,32 +283,48 @@ DeviceTensor GpuTransformerBlock::run_forward(const DeviceTensor& x, const Forwa
   else
     kernels::swiglu_forward(cache.ffn1_out.data(), cache.activation_out.data(), rows,
                             cache.activation_out.cols(), stream);
-  DeviceTensor y = rows_tensor(rows, dim);
+  DeviceTensor y = rows_tensor(rows, config_.dim);
   linear_forward(cublas, cache.activation_out, t.ffn2_weight, nullptr, y);
   sum_over_shards(y, true);
   bias_dropout_residual(y, cache.h.data(), t.ffn2_bias, cache, kernels::kFeedForwardSite);
-  y.reshape(batch, out_features());
+  return y;
+}
+
+DeviceTensor GpuTransformerBlock::experts_forward(const ForwardInfo& info, GpuBlockState& state) {
+  GpuBlockCache& cache = state.cache;
+  const int64_t rows = cache.batch * cache.seq;
+  // y = h + drop3(MoE(norm2_out)): the experts' part first, h last, as on the CPU.
+  if (!active(cache.dropout))
+    return experts_->mix(cache.norm2_out.data(), rows, cache.h.data(), info, state.experts);
+  DeviceTensor y = experts_->mix(cache.norm2_out.data(), rows, nullptr, info, state.experts);
+  const cudaStream_t stream = context().stream();
+  kernels::residual_dropout(y.data(), y.data(), cache.batch, cache.seq, y.cols(),
+                            kernels::kFeedForwardSite, cache.dropout, stream);
+  kernels::add_into(y.data(), cache.h.data(), y.size(), stream);
   return y;
 }
 
 DeviceTensor GpuTransformerBlock::run_backward_input(const DeviceTensor& x, const DeviceTensor& dy,
-                                                     GpuBlockCache& cache) {
-  assert(x.same_shape(dy) && x.rows() == cache.batch);
+                                                     GpuBlockState& state) {
+  assert(x.same_shape(dy) && x.rows() == state.cache.batch);
+  if (experts_)
+    experts_backward(dy, state);
+  else
+    feed_forward_backward(dy, state.cache);
+  return attention_backward(x, dy, state.cache);
+}
+
+void GpuTransformerBlock::feed_forward_backward(const DeviceTensor& dy, GpuBlockCache& cache) {
   const int64_t rows = cache.batch * cache.seq;
-  const int64_t dim = config_.dim;
   const int tp = shard_.tp;
   const cublasHandle_t cublas = context().cublas();
   const cudaStream_t stream = context().stream();
   const GpuBlockTensors& t = weights_;
   cache.d_activation_out = rows_tensor(rows, config_.ffn_hidden / tp);
   cache.d_ffn1_out = rows_tensor(rows, config_.ffn1_width() / tp);
-  cache.d_norm2_out = rows_tensor(rows, dim);
-  cache.d_h = rows_tensor(rows, dim);
-  cache.d_attention_out = rows_tensor(rows, dim / tp);
-  cache.d_qkv = rows_tensor(rows, 3 * dim / tp);
-  cache.d_norm1_out = rows_tensor(rows, dim);
+  cache.d_norm2_out = rows_tensor(rows, config_.dim);
 
-  // Feed-forward half, back to dh = dy + norm2'(dnorm2_out).
+  // Feed-forward half, back to dnorm2_out.
   const float* d_ffn2_out =
       through_dropout(dy.data(), cache, kernels::kFeedForwardSite, cache.d_ffn2_out);
   linear_backward_input(cublas, d_ffn2_out, rows, t.ffn2_weight, cache.d_activation_out.data());
@@ -271,6 +337,30 @@ DeviceTensor GpuTransformerBlock::run_backward_input(const DeviceTensor& x, cons
                              cache.d_ffn1_out.data(), rows, cache.d_activation_out.cols(), stream);
   linear_backward_input(cublas, cache.d_ffn1_out, t.ffn1_weight, cache.d_norm2_out);
   sum_over_shards(cache.d_norm2_out, false);
+}
+
+void GpuTransformerBlock::experts_backward(const DeviceTensor& dy, GpuBlockState& state) {
+  GpuBlockCache& cache = state.cache;
+  DeviceTensor masked;  // dy through drop3's mask (only while the experts read it)
+  const float* mix_grad = through_dropout(dy.data(), cache, kernels::kFeedForwardSite, masked);
+  cache.d_norm2_out = experts_->mix_backward(cache.norm2_out.data(), mix_grad,
+                                             cache.batch * cache.seq, nullptr, state.experts.get());
+}
+
+DeviceTensor GpuTransformerBlock::attention_backward(const DeviceTensor& x, const DeviceTensor& dy,
+                                                     GpuBlockCache& cache) {
+  const int64_t rows = cache.batch * cache.seq;
+  const int64_t dim = config_.dim;
+  const int tp = shard_.tp;
+  const cublasHandle_t cublas = context().cublas();
+  const cudaStream_t stream = context().stream();
+  const GpuBlockTensors& t = weights_;
+  cache.d_h = rows_tensor(rows, dim);
+  cache.d_attention_out = rows_tensor(rows, dim / tp);
+  cache.d_qkv = rows_tensor(rows, 3 * dim / tp);
+  cache.d_norm1_out = rows_tensor(rows, dim);
+
+  // dh = dy + norm2'(dnorm2_out).
   norm_backward_input(t.norm2_gain, cache.h.data(), cache.d_norm2_out.data(), rows,
                       cache.d_h.data());
   kernels::add_into(cache.d_h.data(), dy.data(), cache.d_h.size(), stream);
@@ -297,12 +387,14 @@ void GpuTransformerBlock::run_backward_weight(const DeviceTensor& x, const Devic
   const cublasHandle_t cublas = context().cublas();
   GpuBlockTensors& g = gradients_;
   const bool dropped = active(cache.dropout);
-  const float* d_ffn2_out = dropped ? cache.d_ffn2_out.data() : dy.data();
   const float* d_proj_out = dropped ? cache.d_proj_out.data() : cache.d_h.data();
-  linear_backward_weight(cublas, cache.activation_out.data(), d_ffn2_out, rows, g.ffn2_weight,
-                         optional(g.ffn2_bias));
-  linear_backward_weight(cublas, cache.norm2_out, cache.d_ffn1_out, g.ffn1_weight,
-                         optional(g.ffn1_bias));
+  if (config_.dense_mlp) {  // the experts added theirs in the input half
+    const float* d_ffn2_out = dropped ? cache.d_ffn2_out.data() : dy.data();
+    linear_backward_weight(cublas, cache.activation_out.data(), d_ffn2_out, rows, g.ffn2_weight,
+                           optional(g.ffn2_bias));
+    linear_backward_weight(cublas, cache.norm2_out, cache.d_ffn1_out, g.ffn1_weight,
+                           optional(g.ffn1_bias));
+  }
   norm_backward_weight(cache.h.data(), cache.d_norm2_out.data(), rows, g.norm2_gain, g.norm2_bias);
   linear_backward_weight(cublas, cache.attention_out.data(), d_proj_out, rows, g.proj_weight,
                          optional(g.proj_bias));
@@ -311,31 +403,40 @@ void GpuTransformerBlock::run_backward_weight(const DeviceTensor& x, const Devic
 }
 
 DeviceTensor GpuTransformerBlock::forward(const DeviceTensor& x, const ForwardInfo& info) {
-  GpuBlockCache cache;
-  return run_forward(x, info, cache);
+  GpuBlockState state;
+  return run_forward(x, info, state);
 }
 
 DeviceTensor GpuTransformerBlock::backward_input(const DeviceTensor& x, const DeviceTensor& dy,
                                                  const ForwardInfo& info) {
-  GpuBlockCache cache;
-  run_forward(x, info, cache);
-  return run_backward_input(x, dy, cache);
+  GpuBlockState state;
+  run_forward(x, info, state);
+  return run_backward_input(x, dy, state);
 }
 
 void GpuTransformerBlock::backward_weight(const DeviceTensor& x, const DeviceTensor& dy) {
   // As on the CPU: without a kept state no ForwardInfo redraws the dropout
   // masks, so this serves dropout-free uses only (stages keep a state).
   assert(config_.dropout == 0.0f);
-  GpuBlockCache cache;
-  run_forward(x, ForwardInfo{}, cache);
-  run_backward_input(x, dy, cache);
-  run_backward_weight(x, dy, cache);
+  // The experts added their gradients in backward_input; the rerun below
+  // must not add them twice.
+  std::vector<DeviceTensor> experts_before;
+  if (experts_)
+    for (DeviceTensor* grad : experts_->grads()) experts_before.push_back(grad->clone());
+  GpuBlockState state;
+  run_forward(x, ForwardInfo{}, state);
+  run_backward_input(x, dy, state);
+  run_backward_weight(x, dy, state.cache);
+  if (experts_) {
+    const std::vector<DeviceTensor*> grads = experts_->grads();
+    for (size_t i = 0; i < grads.size(); ++i) grads[i]->copy_from(experts_before[i]);
+  }
 }
 
 DeviceTensor GpuTransformerBlock::forward_keeping(const DeviceTensor& x, const ForwardInfo& info,
                                                   std::unique_ptr<LayerState>& state) {
   auto kept = std::make_unique<GpuBlockState>();
-  DeviceTensor y = run_forward(x, info, kept->cache);
+  DeviceTensor y = run_forward(x, info, *kept);
   state = std::move(kept);
   return y;
 }
@@ -344,8 +445,10 @@ DeviceTensor GpuTransformerBlock::backward_input_with(const DeviceTensor& x,
                                                       const DeviceTensor& dy,
                                                       const ForwardInfo& info, LayerState* state) {
   if (!state) return backward_input(x, dy, info);
-  GpuBlockCache& cache = static_cast<GpuBlockState*>(state)->cache;
-  DeviceTensor dx = run_backward_input(x, dy, cache);
+  GpuBlockState& kept = *static_cast<GpuBlockState*>(state);
+  GpuBlockCache& cache = kept.cache;
+  DeviceTensor dx = run_backward_input(x, dy, kept);
+  kept.experts.reset();  // the experts' weight gradients are in already
   // What backward_weight does not read: free it before the wait for BW.
   cache.qkv.reset();
   cache.probabilities.reset();

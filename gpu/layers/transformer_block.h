@@ -15,6 +15,15 @@
 // Activations); under selective recompute it holds no probabilities and the
 // backward recomputes them (gpu/layers/attention.h). After backward_input the
 // state drops what backward_weight does not read, as on the CPU.
+//
+// Mixture of experts (a transformer_block with experts > 0): the MLP is a
+// GpuMoe's gate and experts (GpuMoe::mix on Norm2's output), as
+// TransformerBlockLayer does it on the CPU:
+//   y = h + drop3(MoE(norm2(h)))
+// with the same routing (on the host, by core's code), the same order of
+// additions, and the same report of each micro-batch's routing and auxiliary
+// loss (connect_experts goes to the GpuMoe). The experts add their weight
+// gradients in the backward's input half.
 #pragma once
 
 #include <cstdint>
@@ -22,8 +31,10 @@
 #include <vector>
 
 #include "core/nn/gpt_block.h"
+#include "core/nn/transformer_block_layer.h"
 #include "gpu/kernels/block_dropout_math.h"
 #include "gpu/layers/layer.h"
+#include "gpu/layers/moe.h"
 
 namespace pipelab::gpu {
 
@@ -54,6 +65,7 @@ struct GpuBlockCache {
 class GpuBlockState : public MovableLayerState<DeviceTensor> {
  public:
   GpuBlockCache cache;
+  std::unique_ptr<LayerState> experts;  // the MoE MLP's (GpuMoe::mix), with experts only
   int64_t bytes() const override;
   std::vector<DeviceTensor*> tensors() override;
 };
@@ -61,9 +73,10 @@ class GpuBlockState : public MovableLayerState<DeviceTensor> {
 class GpuTransformerBlock : public GpuLayer {
  public:
   // `seq` positions of config.dim values per sample; weights initialised from
-  // (seed, index) as the CPU's. Throws like check_gpt_block.
+  // (seed, index) as the CPU's. Throws like check_gpt_block, and as
+  // TransformerBlockLayer for `experts` (config.dense_mlp false, tp 1).
   GpuTransformerBlock(int index, const GptBlockConfig& config, const BlockShard& shard, int64_t seq,
-                      uint64_t seed, DeviceContext& context);
+                      uint64_t seed, DeviceContext& context, const BlockExperts* experts = nullptr);
 
   DeviceTensor forward(const DeviceTensor& x, const ForwardInfo& info) override;
   DeviceTensor backward_input(const DeviceTensor& x, const DeviceTensor& dy,
@@ -77,20 +90,33 @@ class GpuTransformerBlock : public GpuLayer {
   void backward_weight_with(const DeviceTensor& x, const DeviceTensor& dy,
                             LayerState* state) override;
 
-  std::vector<DeviceTensor*> params() override { return weights_.list(); }
-  std::vector<DeviceTensor*> grads() override { return gradients_.list(); }
+  // The block's tensors, then the experts' (gate, then each expert's).
+  std::vector<DeviceTensor*> params() override;
+  std::vector<DeviceTensor*> grads() override;
   void connect_all_reduce(InnerAllReduce all_reduce) override {
     all_reduce_ = std::move(all_reduce);
   }
+  void connect_experts(ExpertConnection connection) override;
+  std::vector<DeviceTensor*> expert_grads() override;
 
  private:
   BlockDropoutKey dropout_of(const ForwardInfo& info) const;
   AttentionShape attention_shape(int64_t batch) const;
-  DeviceTensor run_forward(const DeviceTensor& x, const ForwardInfo& info, GpuBlockCache& cache);
+  DeviceTensor run_forward(const DeviceTensor& x, const ForwardInfo& info, GpuBlockState& state);
   DeviceTensor run_backward_input(const DeviceTensor& x, const DeviceTensor& dy,
-                                  GpuBlockCache& cache);
+                                  GpuBlockState& state);
   void run_backward_weight(const DeviceTensor& x, const DeviceTensor& dy,
                            const GpuBlockCache& cache);
+  // The attention half, up to norm2_out (and h), then the MLP's: the dense
+  // feed-forward or the experts, y = h + drop3(MLP(norm2_out)).
+  void attention_forward(const DeviceTensor& x, const ForwardInfo& info, GpuBlockCache& cache);
+  DeviceTensor feed_forward(GpuBlockCache& cache);
+  DeviceTensor experts_forward(const ForwardInfo& info, GpuBlockState& state);
+  // Backward: the MLP's, to d_norm2_out, then the attention half's to dx.
+  void feed_forward_backward(const DeviceTensor& dy, GpuBlockCache& cache);
+  void experts_backward(const DeviceTensor& dy, GpuBlockState& state);
+  DeviceTensor attention_backward(const DeviceTensor& x, const DeviceTensor& dy,
+                                  GpuBlockCache& cache);
   void sum_over_shards(DeviceTensor& values, bool in_forward) const;
   // The block's norm (layer norm or RMSNorm) on `rows` rows of dim values.
   void norm_forward(const DeviceTensor& gain, const DeviceTensor& bias, const float* x,
@@ -114,6 +140,7 @@ class GpuTransformerBlock : public GpuLayer {
   const uint64_t seed_;
   GpuBlockTensors weights_;
   GpuBlockTensors gradients_;
+  std::unique_ptr<GpuMoe> experts_;  // the MLP of a block with experts
   InnerAllReduce all_reduce_;  // set when the block is split over shards
 };
 

@@ -37,12 +37,13 @@ TEST(Trainable, TransformersTrainOnTheCpu) {
   cuda_sequence_parallel.parallel.sequence_parallel = true;
   EXPECT_NE(refusal(cuda_sequence_parallel).find("sequence parallelism trains on the cpu backend only"),
             std::string::npos);
-  Experiment cuda_experts = cuda;
+  Experiment cuda_experts = cuda;  // gpu/layers/transformer_block.h runs the experts
   cuda_experts.model.layers[2].experts = 4;
-  EXPECT_EQ(refusal(cuda_experts),
-            "model.layers[2] is a transformer_block with experts: such blocks train on the cpu "
-            "backend only for now; set backend.type = cpu, use a moe layer after a dense block on "
-            "cuda, or simulate this model");
+  EXPECT_EQ(refusal(cuda_experts), "");
+  Experiment cuda_expert_parallel = cuda_experts;  // the CUDA backend's ep is 1 for now
+  cuda_expert_parallel.parallel.dp = 2;
+  cuda_expert_parallel.parallel.ep = 2;
+  EXPECT_NE(refusal(cuda_expert_parallel).find("set parallel.ep = 1, or backend.type = cpu"), std::string::npos);
   Experiment elsewhere = testing::tiny_gpt_experiment();
   elsewhere.backend.type = "tpu";
   EXPECT_NE(refusal(elsewhere).find("set backend.type = cpu or cuda"), std::string::npos);
