@@ -16,10 +16,6 @@ void check_trainable_transformer(const Experiment& experiment) {
     throw ExperimentError("backend.type = " + experiment.backend.type +
                           ": Transformers train on the cpu and cuda backends; set backend.type = "
                           "cpu or cuda, or simulate this model");
-  if (experiment.parallel.sequence_parallel && experiment.parallel.tp > 1 && experiment.backend.type != "cpu")
-    throw ExperimentError(
-        "parallel.sequence_parallel = true: sequence parallelism trains on the cpu backend only for "
-        "now; set backend.type = cpu, or parallel.sequence_parallel = false");
   if (model.loss != LossType::CrossEntropy)
     throw ExperimentError(std::string("model.loss = ") + loss_type_name(model.loss) +
                           ": a Transformer trains on next-token cross-entropy; set model.loss = " +

@@ -103,9 +103,10 @@ class CudaBackend {
   void data_parallel_all_reduce(DeviceTensor& flat);
   void data_parallel_all_reduce(std::vector<float>& values);  // host values (batch statistics)
   void tensor_parallel_all_reduce(DeviceTensor& values);
-  // Sequence parallelism is not run on this backend yet: GpuSequential has no
-  // gather/scatter hooks, so its stage refuses such a plan before any op
-  // runs. Reaching these is a bug; they throw std::logic_error.
+  // Sequence parallelism's collectives, in place on a whole-sequence staging
+  // tensor (gpu/layers/sequence_split.h): GpuSequential's blocks, embedding
+  // and output layer call them. Not implemented yet: they throw
+  // std::logic_error.
   void tensor_parallel_reduce_scatter(DeviceTensor& values);
   void tensor_parallel_all_gather(DeviceTensor& values);
   // Expert parallelism does not run on this backend yet (check_trainable

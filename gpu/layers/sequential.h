@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "core/nn/stage_stack.h"
@@ -28,6 +29,14 @@ struct DeviceStackMath {
   static std::unique_ptr<GpuLayer> build_layer(const LayerLayout& layer, uint64_t seed,
                                                DeviceContext& context);
   static void add_bias(GpuLayer& row_parallel_linear, DeviceTensor& y);
+  // Sequence parallelism on [samples, positions * width] tensors, as
+  // HostStackMath's (gpu/layers/sequence_split.h).
+  static DeviceTensor gather_sequence(const DeviceTensor& local, const SequenceSlice& slice,
+                                      DeviceContext& context,
+                                      const std::function<void(DeviceTensor&)>& all_gather);
+  static DeviceTensor scatter_sequence(const DeviceTensor& whole, const SequenceSlice& slice,
+                                       DeviceContext& context,
+                                       const std::function<void(DeviceTensor&)>& reduce_scatter);
   // The context's GPU is current while the stack works.
   struct Scope {
     explicit Scope(DeviceContext& context) : guard(context.gpu()) {}

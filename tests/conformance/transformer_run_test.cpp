@@ -75,7 +75,6 @@ using CollectiveKey = std::tuple<int, int, int, int, OpKind>;
 // norms' gradients runs where the schedule lists it, on the bytes it predicted
 // (under zero-bubble, the embedding's gather with BW, which computes it).
 TEST_P(TransformerRun, EveryScheduledSequenceParallelCollectiveIsReportedOnce) {
-  if (backend() != "cpu") GTEST_SKIP() << "sequence parallelism trains on the cpu backend only for now";
   for (ScheduleKind kind : {ScheduleKind::OneFOneB, ScheduleKind::ZeroBubbleH1}) {
     Experiment experiment = with_plan(tiny_gpt_experiment(), kind, 2, 4, 1, 2);
     experiment.parallel.sequence_parallel = true;
@@ -154,8 +153,7 @@ TEST_P(TransformerRun, PredictedActivationPeaksMatchTheMeasuredOnes) {
       {"zb-h1 pp2 m4", with_plan(tiny_gpt_experiment(), ScheduleKind::ZeroBubbleH1, 2, 4)},
       {"tp2 x pp2", with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 4, 1, 2)},
   };
-  // Sequence parallelism trains on the cpu backend only for now.
-  if (backend() == "cpu") cases.emplace_back("tp2 sp x pp2", sequence_parallel);
+  cases.emplace_back("tp2 sp x pp2", sequence_parallel);
   cases.emplace_back("experts 1f1b pp1 m1",
                      with_plan(testing::gpt_with_expert_blocks(2, 1.25), ScheduleKind::OneFOneB, 1, 1));
   cases.emplace_back("experts gpipe pp2 m4",

@@ -138,6 +138,10 @@ if wants cli; then
     --set data.classes=10 --set data.samples=2048 --summary "${report_dir}/cuda_resnet_summary.json"
   run_step "cli train, moe layers" "${cli}" train --config examples/moe_layer_copy.json \
     --backend cuda --steps 20 --summary "${report_dir}/cuda_moe_summary.json"
+  run_step "cli train, blocks with experts" "${cli}" train --config examples/moe_switch_copy.json \
+    --backend cuda --steps 20 --summary "${report_dir}/cuda_moe_blocks_summary.json"
+  run_step "cli train, sequence parallel" "${cli}" train --config examples/tiny_gpt_copy.json \
+    --backend cuda --steps 20 --set parallel.tp=2 --set parallel.sequence_parallel=true
 fi
 
 if wants bench; then
@@ -154,6 +158,7 @@ if wants sanitizer; then
     filter='*OneFOneB/cuda:*ZeroBubble/cuda:*TensorParallel/cuda:*StopEndsQuicklyAndLeavesNothingBehind/cuda'
     filter+=':*ConvEquivalence.SyncedBatchNormInDataParallelEqualsOneDevice/cuda'
     filter+=':*MoeEquivalence.Top1WithDroppedTokensLearnsAsOnTheCpu/cuda'
+    filter+=':*MoeEquivalence.GptWithExpertBlocksLearnsAsOnTheCpu/cuda:*SequenceParallel/cuda'
     for tool in memcheck racecheck; do
       run_step "compute-sanitizer ${tool}" compute-sanitizer --tool "${tool}" --error-exitcode 9 \
         "${build_dir}/tests/test_conformance" --gtest_filter="${filter}"
