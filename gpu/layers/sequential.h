@@ -1,7 +1,8 @@
 // GpuSequential: a stage's layer stack on a CUDA device, StageStack
 // (core/nn/stage_stack.h) over DeviceTensors and gpu/layers' layers: the same
-// life cycle, tensor-parallel all-reduces and checks as the CPU's Sequential,
-// so the executor loop drives both the same way. Initial weights are generated
+// life cycle, tensor-parallel all-reduces, sequence parallelism's gathers and
+// scatters, and checks as the CPU's Sequential, so the executor loop drives
+// both the same way. Initial weights are generated
 // on the host by core/nn/init.h, then copied to the device, so they equal the
 // CPU's bit for bit for any split or shard.
 //
