@@ -10,18 +10,30 @@ namespace {
 // the sample-major `whole` and the shard-major `staged`.
 void reorder(const SequenceSlice& slice, int64_t width, const float* from, float* to,
              bool to_shard_major) {
-  const int64_t block = slice.local_positions * width;  // one sample's slice
-  for (int j = 0; j < slice.tp; ++j)
-    for (int64_t b = 0; b < slice.batch; ++b) {
-      const int64_t sample_major = (b * slice.positions() + j * slice.local_positions) * width;
-      const int64_t shard_major = (j * slice.batch + b) * block;
+  for (int j = 0; j < slice.tp; ++j) {
+    const SequenceShardCopy copy = sequence_shard_copy(slice, width, j);
+    for (int64_t b = 0; b < copy.count; ++b) {
+      const int64_t sample_major = copy.sample_major_offset + b * copy.sample_major_stride;
+      const int64_t shard_major = copy.shard_major_offset + b * copy.run;
       const float* source = from + (to_shard_major ? sample_major : shard_major);
       float* target = to + (to_shard_major ? shard_major : sample_major);
-      std::copy(source, source + block, target);
+      std::copy(source, source + copy.run, target);
     }
+  }
 }
 
 }  // namespace
+
+SequenceShardCopy sequence_shard_copy(const SequenceSlice& slice, int64_t width, int j) {
+  const int64_t run = slice.local_positions * width;  // one sample's slice
+  SequenceShardCopy copy;
+  copy.sample_major_offset = j * run;
+  copy.sample_major_stride = slice.positions() * width;
+  copy.shard_major_offset = j * slice.batch * run;
+  copy.run = run;
+  copy.count = slice.batch;
+  return copy;
+}
 
 void gather_sequence(const Tensor& local, const SequenceSlice& slice, Tensor& whole,
                      const AllReduceFunction& all_gather, DeviceAllocator* allocator) {

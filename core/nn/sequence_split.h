@@ -27,6 +27,20 @@ struct SequenceSlice {
   int64_t first_position() const { return local_positions * shard; }
 };
 
+// The reorder between the sample-major [batch][seq][width] and the
+// shard-major staging [tp][batch][seq / tp][width] buffers, for shard j's
+// slice: `count` (batch) runs of `run` floats, run b at sample_major_offset +
+// b * sample_major_stride on one side and shard_major_offset + b * run on the
+// other. One strided copy per shard (the CUDA backend's cudaMemcpy2DAsync).
+struct SequenceShardCopy {
+  int64_t sample_major_offset = 0;
+  int64_t sample_major_stride = 0;
+  int64_t shard_major_offset = 0;
+  int64_t run = 0;
+  int64_t count = 0;
+};
+SequenceShardCopy sequence_shard_copy(const SequenceSlice& slice, int64_t width, int j);
+
 // whole [batch * seq, width] from every shard's local [batch * seq / tp,
 // width], through `all_gather`.
 void gather_sequence(const Tensor& local, const SequenceSlice& slice, Tensor& whole,

@@ -16,10 +16,6 @@ void check_trainable_transformer(const Experiment& experiment) {
     throw ExperimentError("backend.type = " + experiment.backend.type +
                           ": Transformers train on the cpu and cuda backends; set backend.type = "
                           "cpu or cuda, or simulate this model");
-  if (experiment.parallel.sequence_parallel && experiment.parallel.tp > 1 && experiment.backend.type != "cpu")
-    throw ExperimentError(
-        "parallel.sequence_parallel = true: sequence parallelism trains on the cpu backend only for "
-        "now; set backend.type = cpu, or parallel.sequence_parallel = false");
   if (model.loss != LossType::CrossEntropy)
     throw ExperimentError(std::string("model.loss = ") + loss_type_name(model.loss) +
                           ": a Transformer trains on next-token cross-entropy; set model.loss = " +
@@ -45,15 +41,10 @@ void check_trainable(const Experiment& experiment) {
       throw ExperimentError(layer_field(i) + " is " + layer_type_name(type) + ": convolutional layers and "
                             "batch norm train on the cpu and cuda backends; set backend.type = cpu or "
                             "cuda, or simulate this model");
-    if (has_experts(model.layers[i]) && experiment.backend.type != "cpu" &&
-        !(type == LayerType::Moe && experiment.backend.type == "cuda"))
-      throw ExperimentError(
-          layer_field(i) +
-          (type == LayerType::Moe ? std::string(" is moe: Mixture-of-Experts layers train on the cpu and cuda "
-                                                "backends; set backend.type = cpu or cuda, or simulate this model")
-                                  : std::string(" is a transformer_block with experts: such blocks train on the "
-                                                "cpu backend only for now; set backend.type = cpu, use a moe "
-                                                "layer after a dense block on cuda, or simulate this model")));
+    if (has_experts(model.layers[i]) && experiment.backend.type != "cpu" && experiment.backend.type != "cuda")
+      throw ExperimentError(layer_field(i) + (type == LayerType::Moe ? " is moe" : " is a transformer_block with experts") +
+                            ": Mixture-of-Experts layers train on the cpu and cuda backends; set "
+                            "backend.type = cpu or cuda, or simulate this model");
   }
   if (experiment.training.precision != Precision::Fp32)
     throw ExperimentError(std::string("training.precision = ") + precision_name(experiment.training.precision) +

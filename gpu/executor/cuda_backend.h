@@ -108,7 +108,9 @@ class CudaBackend {
   void data_parallel_all_reduce(std::vector<float>& values);  // host values (batch statistics)
   void tensor_parallel_all_reduce(DeviceTensor& values);
   // Sequence parallelism's collectives over the tensor-parallel group, in
-  // place, in the CPU backend's slices (DeviceGroup).
+  // place on a whole-sequence staging tensor (gpu/layers/sequence_split.h) in
+  // the CPU backend's slices (DeviceGroup): GpuSequential's blocks, embedding
+  // and output layer call them.
   void tensor_parallel_reduce_scatter(DeviceTensor& values);
   void tensor_parallel_all_gather(DeviceTensor& values);
   // Expert parallelism: a moe layer's all-to-all over this replica's

@@ -24,14 +24,16 @@ __global__ void attention_kernel(const float* in, float* out, int64_t batch, int
 }
 
 __global__ void residual_kernel(const float* in, float* out, int64_t batch, int64_t seq,
-                                int64_t dim, uint64_t site, BlockDropoutKey key) {
+                                int64_t dim, uint64_t site, BlockDropoutKey key,
+                                int64_t first_position) {
   const int64_t per_sample = seq * dim;
   const int64_t count = batch * per_sample;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t sample = i / per_sample;
     const uint64_t site_key = block_site_key(key, sample, site);
-    out[i] = block_keeps(site_key, i - sample * per_sample, key.p) ? in[i] * key.scale : 0.0f;
+    const int64_t element = residual_dropout_element(first_position, dim, i - sample * per_sample);
+    out[i] = block_keeps(site_key, element, key.p) ? in[i] * key.scale : 0.0f;
   }
 }
 
@@ -47,11 +49,12 @@ void attention_dropout(const float* in, float* out, int64_t batch, int64_t heads
 }
 
 void residual_dropout(const float* in, float* out, int64_t batch, int64_t seq, int64_t dim,
-                      uint64_t site, const BlockDropoutKey& key, cudaStream_t stream) {
+                      uint64_t site, const BlockDropoutKey& key, cudaStream_t stream,
+                      int64_t first_position) {
   const int64_t count = batch * seq * dim;
   if (count == 0) return;
   residual_kernel<<<grid_for(count), kBlockThreads, 0, stream>>>(in, out, batch, seq, dim, site,
-                                                                 key);
+                                                                 key, first_position);
   PIPELAB_CHECK_LAUNCH();
 }
 

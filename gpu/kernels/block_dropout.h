@@ -3,7 +3,9 @@
 // maps a gradient the same way; `in` may equal `out`.
 //   attention_dropout  probabilities [batch * heads * seq, seq] of a shard whose
 //                      first head is first_head in the whole block (site 1)
-//   residual_dropout   x [batch * seq, dim] at site 2 (after proj) or 3 (after ffn2)
+//   residual_dropout   x [batch * seq, dim] at site 2 (after proj) or 3 (after ffn2);
+//                      under sequence parallelism x holds positions
+//                      [first_position, first_position + seq) of each sample
 #pragma once
 
 #include <cuda_runtime.h>
@@ -21,6 +23,7 @@ inline constexpr uint64_t kFeedForwardSite = 3;
 void attention_dropout(const float* in, float* out, int64_t batch, int64_t heads, int64_t seq,
                        int64_t first_head, const BlockDropoutKey& key, cudaStream_t stream);
 void residual_dropout(const float* in, float* out, int64_t batch, int64_t seq, int64_t dim,
-                      uint64_t site, const BlockDropoutKey& key, cudaStream_t stream);
+                      uint64_t site, const BlockDropoutKey& key, cudaStream_t stream,
+                      int64_t first_position = 0);
 
 }  // namespace pipelab::gpu::kernels

@@ -31,4 +31,12 @@ PIPELAB_HOST_DEVICE inline bool block_keeps(uint64_t site_key, int64_t element, 
   return device_unit_float(device_combine_key(site_key, static_cast<uint64_t>(element))) >= p;
 }
 
+// The element number of value `within` (position-major within the sample's
+// rows) of a residual site whose rows start at position first_position of the
+// sample (0 unless sequence parallelism gives the shard a slice).
+PIPELAB_HOST_DEVICE inline int64_t residual_dropout_element(int64_t first_position, int64_t dim,
+                                                            int64_t within) {
+  return first_position * dim + within;
+}
+
 }  // namespace pipelab::gpu

@@ -10,6 +10,8 @@
 //   moe_slot_gradient   expert_out_grad = weight x dy of the slot's token, 0 if empty
 //   moe_weight_gradient weight_grad[a] = dy[token] . expert_out[slot] (one thread each)
 //   moe_token_gradient  dx = dy + each kept choice's dispatch gradient + gate_input_grad
+// moe_combine's x and moe_token_gradient's dy are the residual's: null for
+// the experts' part alone (GpuMoe::mix, mix_backward).
 #pragma once
 
 #include <cuda_runtime.h>

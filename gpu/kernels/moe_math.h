@@ -11,6 +11,9 @@
 //   token_gradient   dx[t] = (sum over t's kept choices of d dispatch [slot]
 //                    + the gate's input gradient [t]) + dy[t]
 // (The experts' part first, the residual last: MoeLayer::mix, then its residual.)
+// combine_value's x and token_gradient's dy are the residual's: null for the
+// experts' part alone (MoeLayer::mix and mix_backward, as a transformer_block
+// with experts uses them).
 #pragma once
 
 #include <stdint.h>
@@ -51,7 +54,8 @@ PIPELAB_HOST_DEVICE inline float add_kept_choices(float acc, const float* rows, 
 PIPELAB_HOST_DEVICE inline float combine_value(const float* x, const float* expert_out,
                                                const int64_t* slot, const float* weight,
                                                int64_t top_k, int64_t dim, int64_t t, int64_t c) {
-  return add_kept_choices(0.0f, expert_out, slot, weight, top_k, dim, t, c) + x[t * dim + c];
+  const float mixed = add_kept_choices(0.0f, expert_out, slot, weight, top_k, dim, t, c);
+  return x ? mixed + x[t * dim + c] : mixed;
 }
 
 PIPELAB_HOST_DEVICE inline float slot_gradient(const float* dy, const int64_t* slot_assignment,
@@ -75,9 +79,9 @@ PIPELAB_HOST_DEVICE inline float weight_gradient(const float* dy, const float* e
 PIPELAB_HOST_DEVICE inline float token_gradient(const float* dy, const float* dispatch_grad,
                                                 const float* gate_input_grad, const int64_t* slot,
                                                 int64_t top_k, int64_t dim, int64_t t, int64_t c) {
-  return (add_kept_choices(0.0f, dispatch_grad, slot, nullptr, top_k, dim, t, c) +
-          gate_input_grad[t * dim + c]) +
-         dy[t * dim + c];
+  const float mixed = add_kept_choices(0.0f, dispatch_grad, slot, nullptr, top_k, dim, t, c) +
+                      gate_input_grad[t * dim + c];
+  return dy ? mixed + dy[t * dim + c] : mixed;
 }
 
 }  // namespace pipelab::gpu::moe_math

@@ -4,6 +4,7 @@
 
 #include "core/nn/init.h"
 #include "gpu/kernels/embedding.h"
+#include "gpu/layers/sequence_split.h"
 
 namespace pipelab::gpu {
 namespace {
@@ -18,11 +19,14 @@ DeviceTensor initial_table(int64_t rows, int64_t dim, uint64_t seed, RandomStrea
 }  // namespace
 
 GpuEmbedding::GpuEmbedding(int index, const VocabRange& range, int64_t dim, int64_t seq,
-                           uint64_t seed, DeviceContext& context)
-    : GpuLayer(LayerType::Embedding, index, seq, seq * dim, context),
+                           uint64_t seed, DeviceContext& context, int sequence_shards,
+                           int sequence_shard)
+    : GpuLayer(LayerType::Embedding, index, seq, seq / sequence_shards * dim, context),
       range_(range),
       dim_(dim),
       seq_(seq),
+      sequence_shards_(sequence_shards),
+      sequence_shard_(sequence_shard),
       token_table_(initial_table(range.rows, dim, seed, RandomStream::TokenEmbedding, index,
                                  range.begin, &context.allocator())),
       position_table_(initial_table(seq, dim, seed, RandomStream::PositionEmbedding, index, 0,
@@ -30,12 +34,29 @@ GpuEmbedding::GpuEmbedding(int index, const VocabRange& range, int64_t dim, int6
       token_grad_(range.rows, dim, &context.allocator(), MemoryCategory::Gradients),
       position_grad_(seq, dim, &context.allocator(), MemoryCategory::Gradients) {}
 
+SequenceSlice GpuEmbedding::slice(int64_t batch) const {
+  return {sequence_shards_, sequence_shard_, batch, seq_ / sequence_shards_};
+}
+
 DeviceTensor GpuEmbedding::forward(const DeviceTensor& x, const ForwardInfo&) {
   assert(x.cols() == seq_);
   const int64_t count = x.size();
   DeviceTensor y = make_activation(count, dim_);
   kernels::token_embedding_forward(x.data(), count, token_table_.data(), range_.begin, range_.rows,
                                    dim_, y.data(), y.stream());
+  if (sequence_shards_ > 1) {
+    // Each shard keeps the sum of the lookups at its positions, and their rows of the table.
+    const SequenceSlice mine = slice(x.rows());
+    DeviceTensor local = make_activation(x.rows() * mine.local_positions, dim_);
+    scatter_sequence(
+        y.data(), mine, dim_, local.data(),
+        [this](DeviceTensor& values) { sequence_.reduce_scatter(values, true); }, context());
+    kernels::add_position_embedding(position_table_.data() + mine.first_position() * dim_,
+                                    mine.local_positions, local.data(), local.rows(), dim_,
+                                    local.stream());
+    local.reshape(x.rows(), out_features());
+    return local;
+  }
   if (range_.rows != range_.vocab) {
     assert(all_reduce_);
     all_reduce_(y, true);  // every shard now holds the full lookup
@@ -52,11 +73,20 @@ DeviceTensor GpuEmbedding::backward_input(const DeviceTensor& x, const DeviceTen
 }
 
 void GpuEmbedding::backward_weight(const DeviceTensor& x, const DeviceTensor& dy) {
-  assert(dy.size() == x.size() * dim_);
-  // dy is whole on every shard: each adds its own token rows' gradients.
-  kernels::token_embedding_backward(x.data(), x.size(), dy.data(), range_.begin, range_.rows, dim_,
+  assert(dy.size() == x.rows() * out_features());
+  // dy is whole on every shard (gathered first under sequence parallelism):
+  // each adds its own token rows' gradients.
+  DeviceTensor gathered;
+  if (sequence_shards_ > 1) {
+    gathered = make_activation(x.size(), dim_);
+    gather_sequence(
+        dy.data(), slice(x.rows()), dim_, gathered.data(),
+        [this](DeviceTensor& values) { sequence_.all_gather(values, false); }, context());
+  }
+  const float* whole = sequence_shards_ > 1 ? gathered.data() : dy.data();
+  kernels::token_embedding_backward(x.data(), x.size(), whole, range_.begin, range_.rows, dim_,
                                     token_grad_.data(), token_grad_.stream());
-  kernels::position_embedding_backward(dy.data(), x.size(), seq_, dim_, position_grad_.data(),
+  kernels::position_embedding_backward(whole, x.size(), seq_, dim_, position_grad_.data(),
                                        position_grad_.stream());
 }
 

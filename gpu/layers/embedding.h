@@ -8,6 +8,11 @@
 // take no gradient); backward_weight scatter-adds dy in token order
 // (kernels/embedding.h), deterministically.
 //
+// Under sequence parallelism (sequence_shards > 1, as the CPU layer): each
+// shard looks up the whole sequence from its vocabulary rows, reduce-scatters
+// the lookups onto its slice of the positions and adds those positions' rows;
+// backward_weight gathers dy over the whole sequence first.
+//
 // Unlike the CPU layer, which throws for an id outside the vocabulary, the
 // kernel cannot report one without stalling the stream: such an id looks up
 // a zero row (the data sets' vocabularies are checked when they load).
@@ -17,15 +22,18 @@
 #include <vector>
 
 #include "core/nn/embedding.h"
+#include "core/nn/sequence_split.h"
 #include "gpu/layers/layer.h"
 
 namespace pipelab::gpu {
 
 class GpuEmbedding : public GpuLayer {
  public:
-  // Tables initialised from (seed, index) for this shard's `range` of token rows.
+  // Tables initialised from (seed, index) for this shard's `range` of token
+  // rows; the output is the shard's slice of the sequence when
+  // sequence_shards > 1.
   GpuEmbedding(int index, const VocabRange& range, int64_t dim, int64_t seq, uint64_t seed,
-               DeviceContext& context);
+               DeviceContext& context, int sequence_shards = 1, int sequence_shard = 0);
 
   DeviceTensor forward(const DeviceTensor& x, const ForwardInfo& info) override;
   DeviceTensor backward_input(const DeviceTensor& x, const DeviceTensor& dy,
@@ -36,18 +44,26 @@ class GpuEmbedding : public GpuLayer {
   void connect_all_reduce(InnerAllReduce all_reduce) override {
     all_reduce_ = std::move(all_reduce);
   }
+  void connect_sequence_parallel(InnerSequenceCollectives collectives) override {
+    sequence_ = std::move(collectives);
+  }
 
   const VocabRange& range() const { return range_; }
 
  private:
+  SequenceSlice slice(int64_t batch) const;
+
   const VocabRange range_;
   const int64_t dim_;
   const int64_t seq_;
+  const int sequence_shards_;
+  const int sequence_shard_;
   DeviceTensor token_table_;     // [range.rows, dim], Weights
   DeviceTensor position_table_;  // [seq, dim], Weights
   DeviceTensor token_grad_;      // Gradients
   DeviceTensor position_grad_;
   InnerAllReduce all_reduce_;  // set when the vocabulary is split
+  InnerSequenceCollectives sequence_;  // set under sequence parallelism
 };
 
 }  // namespace pipelab::gpu

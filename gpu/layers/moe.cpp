@@ -129,16 +129,22 @@ DeviceTensor GpuMoe::forward(const DeviceTensor& x, const ForwardInfo& info) {
 DeviceTensor GpuMoe::forward_keeping(const DeviceTensor& x, const ForwardInfo& info,
                                      std::unique_ptr<LayerState>& state) {
   assert(x.cols() == in_features());
+  DeviceTensor y = mix(x.data(), x.rows() * shape_.tokens, x.data(), info, state);
+  y.reshape(x.rows(), x.cols());
+  return y;
+}
+
+DeviceTensor GpuMoe::mix(const float* tokens, int64_t rows, const float* residual,
+                         const ForwardInfo& info, std::unique_ptr<LayerState>& state) {
   const int64_t h = shape_.dim;
   const int64_t experts = shape_.experts;
-  const int64_t rows = x.rows() * shape_.tokens;
   const cublasHandle_t cublas = context().cublas();
   const cudaStream_t stream = context().stream();
   auto kept = std::make_unique<Kept>();
 
   // The gate on the device; softmax and routing on the host (see the header).
   DeviceTensor logits = DeviceTensor::uninitialized(rows, experts, &context().allocator());
-  linear_forward(cublas, x.data(), rows, gate_, nullptr, logits.data(), stream);
+  linear_forward(cublas, tokens, rows, gate_, nullptr, logits.data(), stream);
   kept->probabilities = logits.to_vector();
   logits.reset();
   softmax_rows(kept->probabilities.data(), rows, experts);
@@ -160,7 +166,7 @@ DeviceTensor GpuMoe::forward_keeping(const DeviceTensor& x, const ForwardInfo& i
   // back to the members whose slots they fill.
   DeviceTensor dispatch =
       DeviceTensor::uninitialized(slots, h, &context().allocator(), MemoryCategory::Activations);
-  kernels::moe_dispatch(x.data(), kept->slot_assignment.as<int64_t>(), slots, shape_.top_k, h,
+  kernels::moe_dispatch(tokens, kept->slot_assignment.as<int64_t>(), slots, shape_.top_k, h,
                         dispatch.data(), stream);
   exchange(dispatch, true);
   kept->expert_input = reorder_slots(std::move(dispatch), capacity, true);
@@ -188,9 +194,9 @@ DeviceTensor GpuMoe::forward_keeping(const DeviceTensor& x, const ForwardInfo& i
   kept->expert_output = reorder_slots(std::move(output), capacity, false);
   exchange(kept->expert_output, true);
 
-  // Combine: the residual plus each kept assignment's weighted expert output.
-  DeviceTensor y = make_activation(x.rows(), x.cols());
-  kernels::moe_combine(x.data(), kept->expert_output.data(), kept->slot.as<int64_t>(),
+  // Combine: each kept assignment's weighted expert output, then the residual.
+  DeviceTensor y = make_activation(rows, h);
+  kernels::moe_combine(residual, kept->expert_output.data(), kept->slot.as<int64_t>(),
                        kept->weight.data(), rows, shape_.top_k, h, y.data(), stream);
   if (info.training && connection_.report)
     connection_.report(info, routing, aux_loss_weight_ * routing.aux_loss * microbatch_share(rows));
@@ -209,12 +215,18 @@ DeviceTensor GpuMoe::backward_input_with(const DeviceTensor& x, const DeviceTens
                                          const ForwardInfo& info, LayerState* state) {
   (void)info;
   assert(x.same_shape(dy));
+  DeviceTensor dx = mix_backward(x.data(), dy.data(), x.rows() * shape_.tokens, dy.data(), state);
+  dx.reshape(dy.rows(), dy.cols());
+  return dx;
+}
+
+DeviceTensor GpuMoe::mix_backward(const float* tokens, const float* mix_grad, int64_t rows,
+                                  const float* residual_grad, LayerState* state) {
   Kept& kept = *static_cast<Kept*>(state);
   const MoeRouting& routing = kept.routing;
   const int64_t h = shape_.dim;
   const int64_t f = shape_.ffn;
   const int64_t experts = shape_.experts;
-  const int64_t rows = x.rows() * shape_.tokens;
   const int64_t capacity = routing.capacity;
   const int64_t slots = experts * capacity;
   const int64_t expert_rows = shard_.ep * capacity;  // each local expert's
@@ -226,10 +238,10 @@ DeviceTensor GpuMoe::backward_input_with(const DeviceTensor& x, const DeviceTens
   // The combine's backward: each slot's output gradient, each assignment's
   // weight gradient.
   DeviceTensor output_grad = DeviceTensor::uninitialized(slots, h, &context().allocator());
-  kernels::moe_slot_gradient(dy.data(), kept.slot_assignment.as<int64_t>(), kept.weight.data(),
+  kernels::moe_slot_gradient(mix_grad, kept.slot_assignment.as<int64_t>(), kept.weight.data(),
                              slots, shape_.top_k, h, output_grad.data(), stream);
   DeviceTensor weight_grad = DeviceTensor::uninitialized(1, assignments, &context().allocator());
-  kernels::moe_weight_gradient(dy.data(), kept.expert_output.data(), slot, assignments,
+  kernels::moe_weight_gradient(mix_grad, kept.expert_output.data(), slot, assignments,
                                shape_.top_k, h, weight_grad.data(), stream);
   // The slots' output gradients go to the members holding their experts.
   exchange(output_grad, false);
@@ -278,13 +290,13 @@ DeviceTensor GpuMoe::backward_input_with(const DeviceTensor& x, const DeviceTens
   softmax_rows_backward(kept.probabilities.data(), logits_grad.data(), rows, experts);
   const DeviceTensor device_logits_grad =
       DeviceTensor::from_values(rows, experts, logits_grad, &context().allocator());
-  linear_backward_weight(cublas, x.data(), device_logits_grad.data(), rows, gate_grad_, nullptr);
+  linear_backward_weight(cublas, tokens, device_logits_grad.data(), rows, gate_grad_, nullptr);
   DeviceTensor gate_input_grad = DeviceTensor::uninitialized(rows, h, &context().allocator());
   linear_backward_input(cublas, device_logits_grad.data(), rows, gate_, gate_input_grad.data());
 
-  // dx: the residual's dy, each kept slot's input gradient and the gate's.
-  DeviceTensor dx = make_activation(dy.rows(), dy.cols());
-  kernels::moe_token_gradient(dy.data(), input_grad.data(), gate_input_grad.data(), slot, rows,
+  // dx: each kept slot's input gradient and the gate's, then the residual's.
+  DeviceTensor dx = make_activation(rows, h);
+  kernels::moe_token_gradient(residual_grad, input_grad.data(), gate_input_grad.data(), slot, rows,
                               shape_.top_k, h, dx.data(), stream);
   return dx;
 }

@@ -52,6 +52,17 @@ class GpuMoe : public GpuLayer {
   void backward_weight_with(const DeviceTensor& x, const DeviceTensor& dy,
                             LayerState* state) override;
   void connect_experts(ExpertConnection connection) override;
+
+  // The experts' part on `rows` tokens [rows, dim], as MoeLayer::mix (a
+  // transformer_block with experts calls it on Norm2's output): the
+  // gate-weighted sum of each token's kept choices, [rows, dim], plus
+  // `residual` [rows, dim] when given (added last, as the layers add it).
+  // mix_backward: the tokens' gradient from the mix's gradient `mix_grad`,
+  // plus `residual_grad` when given; it adds the weight gradients.
+  DeviceTensor mix(const float* tokens, int64_t rows, const float* residual,
+                   const ForwardInfo& info, std::unique_ptr<LayerState>& state);
+  DeviceTensor mix_backward(const float* tokens, const float* mix_grad, int64_t rows,
+                            const float* residual_grad, LayerState* state);
   std::vector<DeviceTensor*> params() override;
   std::vector<DeviceTensor*> grads() override;
   std::vector<DeviceTensor*> expert_grads() override;

@@ -16,6 +16,7 @@
 #include "gpu/layers/per_token.h"
 #include "gpu/layers/pooling.h"
 #include "gpu/layers/residual_block.h"
+#include "gpu/layers/sequence_split.h"
 #include "gpu/layers/transformer_block.h"
 
 namespace pipelab::gpu {
@@ -85,39 +86,44 @@ std::unique_ptr<GpuLayer> build_image_layer(const LayerLayout& layer, uint64_t s
 std::unique_ptr<GpuLayer> DeviceStackMath::build_layer(const LayerLayout& layer, uint64_t seed,
                                                        DeviceContext& context) {
   const LayerSpec& spec = layer.spec;
+  // The positions a per-token layer sees: the shard's slice of the sequence
+  // under sequence parallelism, but all of them for the output layer, which
+  // the stage hands the gathered sequence (as the CPU's HostStackMath).
+  const int64_t tokens = layer.gathers_sequence ? layer.tokens : layer.local_tokens();
   if (spec.type == LayerType::Linear) {
     // A row-parallel shard adds the bias once, after the all-reduce.
-    auto linear = std::make_unique<GpuLinear>(layer.index, layer.in / layer.tokens,
-                                              layer.out / layer.tokens, spec.bias, context,
-                                              layer.role != TensorParallelRole::RowParallel);
+    auto linear =
+        std::make_unique<GpuLinear>(layer.index, layer.weight.rows, layer.weight.cols, spec.bias,
+                                    context, layer.role != TensorParallelRole::RowParallel);
     initialise_linear(*linear, layer, seed);
-    return per_token(std::move(linear), layer.tokens);
+    return per_token(std::move(linear), tokens);
   }
   if (spec.type == LayerType::LayerNorm)
-    return per_token(std::make_unique<GpuLayerNorm>(layer.index, layer.out / layer.tokens, context),
-                     layer.tokens);
+    return per_token(std::make_unique<GpuLayerNorm>(layer.index, layer.out / tokens, context),
+                     tokens);
   if (spec.type == LayerType::Embedding)
-    return std::make_unique<GpuEmbedding>(layer.index,
-                                          vocab_shard(spec.vocab, layer.tp, layer.shard), spec.dim,
-                                          layer.tokens, seed, context);
-  // check_trainable refuses these first; this keeps the CUDA block from building a half.
-  if (spec.type == LayerType::TransformerBlock && spec.experts > 0)
-    throw std::invalid_argument("layer " + std::to_string(layer.index) +
-                                ": a transformer_block with experts trains on the cpu backend only "
-                                "for now; set backend.type = cpu");
-  if (spec.type == LayerType::TransformerBlock)
-    return std::make_unique<GpuTransformerBlock>(layer.index, block_config(layer),
-                                                 BlockShard{layer.tp, layer.shard}, layer.tokens,
-                                                 seed, context);
+    return std::make_unique<GpuEmbedding>(
+        layer.index, vocab_shard(spec.vocab, layer.tp, layer.shard), spec.dim, layer.tokens, seed,
+        context, layer.sequence_shards, layer.sequence_shard);
+  const std::string label = "layer " + std::to_string(layer.index);
+  if (spec.type == LayerType::TransformerBlock) {
+    BlockExperts experts;
+    if (spec.experts > 0)
+      experts = {moe_shape(spec, layer.token_in(), layer.tokens, label), spec.aux_loss_weight,
+                 ExpertShard{layer.ep, layer.ep_rank}};
+    return std::make_unique<GpuTransformerBlock>(
+        layer.index, block_config(layer),
+        BlockShard{layer.tp, layer.shard, layer.sequence_shards > 1}, layer.tokens, seed, context,
+        spec.experts > 0 ? &experts : nullptr);
+  }
   if (spec.type == LayerType::Dropout)
     return std::make_unique<GpuDropout>(layer.index, layer.out, spec.p, seed, context,
                                         layer.feature_offset);
-  if (spec.type == LayerType::Moe) {
-    const std::string label = "layer " + std::to_string(layer.index);
-    return std::make_unique<GpuMoe>(
-        layer.index, moe_shape(spec, layer.token_in(), layer.tokens, label), spec.aux_loss_weight,
-        ExpertShard{layer.ep, layer.ep_rank}, seed, context);
-  }
+  if (spec.type == LayerType::Moe)
+    return std::make_unique<GpuMoe>(layer.index,
+                                    moe_shape(spec, layer.token_in(), layer.tokens, label),
+                                    spec.aux_loss_weight, ExpertShard{layer.ep, layer.ep_rank},
+                                    seed, context);
   if (auto image_layer = build_image_layer(layer, seed, context)) return image_layer;
   return std::make_unique<GpuActivation>(spec.type, layer.index, layer.out, context);
 }
@@ -129,6 +135,27 @@ void DeviceStackMath::add_bias(GpuLayer& row_parallel_linear, DeviceTensor& y) {
     return;
   }
   static_cast<GpuLinear&>(row_parallel_linear).add_bias(y);
+}
+
+DeviceTensor DeviceStackMath::gather_sequence(
+    const DeviceTensor& local, const SequenceSlice& slice, DeviceContext& context,
+    const std::function<void(DeviceTensor&)>& all_gather) {
+  const int64_t width = local.cols() / slice.local_positions;
+  DeviceTensor whole = DeviceTensor::uninitialized(
+      slice.batch, slice.positions() * width, &context.allocator(), MemoryCategory::Activations);
+  pipelab::gpu::gather_sequence(local.data(), slice, width, whole.data(), all_gather, context);
+  return whole;
+}
+
+DeviceTensor DeviceStackMath::scatter_sequence(
+    const DeviceTensor& whole, const SequenceSlice& slice, DeviceContext& context,
+    const std::function<void(DeviceTensor&)>& reduce_scatter) {
+  const int64_t width = whole.cols() / slice.positions();
+  DeviceTensor local =
+      DeviceTensor::uninitialized(slice.batch, slice.local_positions * width, &context.allocator(),
+                                  MemoryCategory::Activations);
+  pipelab::gpu::scatter_sequence(whole.data(), slice, width, local.data(), reduce_scatter, context);
+  return local;
 }
 
 }  // namespace pipelab::gpu

@@ -1,7 +1,8 @@
 // GpuSequential: a stage's layer stack on a CUDA device, StageStack
 // (core/nn/stage_stack.h) over DeviceTensors and gpu/layers' layers: the same
-// life cycle, tensor-parallel all-reduces and checks as the CPU's Sequential,
-// so the executor loop drives both the same way. Initial weights are generated
+// life cycle, tensor-parallel all-reduces, sequence parallelism's gathers and
+// scatters, and checks as the CPU's Sequential, so the executor loop drives
+// both the same way. Initial weights are generated
 // on the host by core/nn/init.h, then copied to the device, so they equal the
 // CPU's bit for bit for any split or shard.
 //
@@ -10,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "core/nn/stage_stack.h"
@@ -28,6 +30,14 @@ struct DeviceStackMath {
   static std::unique_ptr<GpuLayer> build_layer(const LayerLayout& layer, uint64_t seed,
                                                DeviceContext& context);
   static void add_bias(GpuLayer& row_parallel_linear, DeviceTensor& y);
+  // Sequence parallelism on [samples, positions * width] tensors, as
+  // HostStackMath's (gpu/layers/sequence_split.h).
+  static DeviceTensor gather_sequence(const DeviceTensor& local, const SequenceSlice& slice,
+                                      DeviceContext& context,
+                                      const std::function<void(DeviceTensor&)>& all_gather);
+  static DeviceTensor scatter_sequence(const DeviceTensor& whole, const SequenceSlice& slice,
+                                       DeviceContext& context,
+                                       const std::function<void(DeviceTensor&)>& reduce_scatter);
   // The context's GPU is current while the stack works.
   struct Scope {
     explicit Scope(DeviceContext& context) : guard(context.gpu()) {}

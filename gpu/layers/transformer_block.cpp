@@ -2,6 +2,8 @@
 
 #include <array>
 #include <cassert>
+#include <stdexcept>
+#include <string>
 
 #include "core/nn/counter_rng.h"
 #include "gpu/kernels/activations.h"
@@ -14,6 +16,7 @@
 #include "gpu/kernels/swiglu.h"
 #include "gpu/layers/attention.h"
 #include "gpu/layers/cublas_gemm.h"
+#include "gpu/layers/sequence_split.h"
 
 namespace pipelab::gpu {
 namespace {
@@ -56,13 +59,40 @@ DeviceTensor* optional(DeviceTensor& t) { return t.empty() ? nullptr : &t; }
 
 bool active(const BlockDropoutKey& dropout) { return dropout.p > 0.0f; }
 
+// The positions a shard's input and output hold: all, or its slice under
+// sequence parallelism.
+int64_t positions_of(int64_t seq, const BlockShard& shard) {
+  return shard.splits_sequence() ? seq / shard.tp : seq;
+}
+
+std::vector<DeviceTensor*> joined(std::vector<DeviceTensor*> list,
+                                  const std::vector<DeviceTensor*>& more) {
+  list.insert(list.end(), more.begin(), more.end());
+  return list;
+}
+
 // Every tensor of a block's cache, for bytes() and tensors().
 template <typename Cache>
 auto cache_tensors(Cache& cache) {
-  return std::array{&cache.norm1_out, &cache.qkv, &cache.probabilities, &cache.attention_out, &cache.h,
-                    &cache.norm2_out, &cache.ffn1_out, &cache.activation_out, &cache.d_activation_out,
-                    &cache.d_ffn1_out, &cache.d_norm2_out, &cache.d_h, &cache.d_attention_out, &cache.d_qkv,
-                    &cache.d_norm1_out, &cache.d_proj_out, &cache.d_ffn2_out};
+  return std::array{&cache.norm1_out,
+                    &cache.qkv,
+                    &cache.probabilities,
+                    &cache.attention_out,
+                    &cache.h,
+                    &cache.norm2_out,
+                    &cache.ffn1_out,
+                    &cache.activation_out,
+                    &cache.d_activation_out,
+                    &cache.d_ffn1_out,
+                    &cache.d_norm2_out,
+                    &cache.d_h,
+                    &cache.d_attention_out,
+                    &cache.d_qkv,
+                    &cache.d_norm1_out,
+                    &cache.d_proj_out,
+                    &cache.d_ffn2_out,
+                    &cache.norm1_gathered,
+                    &cache.norm2_gathered};
 }
 
 }  // namespace
@@ -75,27 +105,60 @@ std::vector<DeviceTensor*> GpuBlockTensors::list() {
 }
 
 int64_t GpuBlockState::bytes() const {
-  int64_t total = 0;
+  int64_t total = experts ? experts->bytes() : 0;
   for (const DeviceTensor* t : cache_tensors(cache)) total += t->bytes();
   return total;
 }
 
 std::vector<DeviceTensor*> GpuBlockState::tensors() {
   const auto all = cache_tensors(cache);
-  return {all.begin(), all.end()};
+  std::vector<DeviceTensor*> list(all.begin(), all.end());
+  if (!experts) return list;
+  return joined(std::move(list), static_cast<MovableLayerState<DeviceTensor>&>(*experts).tensors());
 }
 
 GpuTransformerBlock::GpuTransformerBlock(int index, const GptBlockConfig& config,
                                          const BlockShard& shard, int64_t seq, uint64_t seed,
-                                         DeviceContext& context)
-    : GpuLayer(LayerType::TransformerBlock, index, seq * config.dim, seq * config.dim, context),
+                                         DeviceContext& context, const BlockExperts* experts)
+    : GpuLayer(LayerType::TransformerBlock, index, positions_of(seq, shard) * config.dim,
+               positions_of(seq, shard) * config.dim, context),
       config_(config),
       shard_(shard),
       seq_(seq),
+      positions_(positions_of(seq, shard)),
       seed_(seed) {
+  if (shard.splits_sequence() && seq % shard.tp != 0)  // as GptBlock::forward_attention
+    throw std::invalid_argument("Transformer block: tp = " + std::to_string(shard.tp) +
+                                " does not divide the sequence length " + std::to_string(seq) +
+                                ", which sequence parallelism splits");
   GptBlock host = initial_block(config, shard, seed, index);
   weights_ = upload(host.weights(), &context.allocator(), true);
   gradients_ = upload(host.gradients(), &context.allocator(), false);
+  if (!experts) return;
+  if (config.dense_mlp || shard.tp != 1)  // as the CPU's TransformerBlockLayer
+    throw std::invalid_argument(
+        "layer " + std::to_string(index) +
+        ": a transformer_block with experts is not split over tensor-parallel "
+        "shards; set parallel.tp = 1");
+  experts_ =
+      std::make_unique<GpuMoe>(index, experts->shape, experts->aux_loss_weight, experts->shard, seed, context);
+}
+
+std::vector<DeviceTensor*> GpuTransformerBlock::params() {
+  return experts_ ? joined(weights_.list(), experts_->params()) : weights_.list();
+}
+
+std::vector<DeviceTensor*> GpuTransformerBlock::grads() {
+  return experts_ ? joined(gradients_.list(), experts_->grads()) : gradients_.list();
+}
+
+void GpuTransformerBlock::connect_experts(ExpertConnection connection) {
+  if (!experts_) return GpuLayer::connect_experts(std::move(connection));
+  experts_->connect_experts(std::move(connection));
+}
+
+std::vector<DeviceTensor*> GpuTransformerBlock::expert_grads() {
+  return experts_ ? experts_->expert_grads() : std::vector<DeviceTensor*>{};
 }
 
 BlockDropoutKey GpuTransformerBlock::dropout_of(const ForwardInfo& info) const {
@@ -117,8 +180,36 @@ DeviceTensor GpuTransformerBlock::rows_tensor(int64_t rows, int64_t cols) const 
   return make_activation(rows, cols);
 }
 
-void GpuTransformerBlock::sum_over_shards(DeviceTensor& values, bool in_forward) const {
-  if (all_reduce_) all_reduce_(values, in_forward);
+SequenceSlice GpuTransformerBlock::sequence_slice(int64_t batch) const {
+  if (!shard_.splits_sequence()) return {1, 0, batch, seq_};
+  return {shard_.tp, shard_.shard, batch, positions_};
+}
+
+DeviceSequenceCollective GpuTransformerBlock::sequence_collective(bool gather,
+                                                                  bool in_forward) const {
+  const auto& collective = gather ? sequence_.all_gather : sequence_.reduce_scatter;
+  return [&collective, in_forward](DeviceTensor& values) { collective(values, in_forward); };
+}
+
+const float* GpuTransformerBlock::whole_sequence(const DeviceTensor& local,
+                                                 const SequenceSlice& slice, DeviceTensor& whole,
+                                                 bool in_forward) const {
+  if (slice.tp == 1) return local.data();
+  whole = rows_tensor(slice.batch * slice.positions(), local.cols());
+  gather_sequence(local.data(), slice, local.cols(), whole.data(),
+                  sequence_collective(true, in_forward), context());
+  return whole.data();
+}
+
+void GpuTransformerBlock::sum_partials(DeviceTensor& whole, const SequenceSlice& slice,
+                                       DeviceTensor& local, bool in_forward) const {
+  if (slice.tp == 1) {
+    assert(&whole == &local);
+    if (all_reduce_) all_reduce_(whole, in_forward);
+    return;
+  }
+  scatter_sequence(whole.data(), slice, whole.cols(), local.data(),
+                   sequence_collective(false, in_forward), context());
 }
 
 void GpuTransformerBlock::norm_forward(const DeviceTensor& gain, const DeviceTensor& bias,
@@ -171,9 +262,15 @@ void GpuTransformerBlock::bias_dropout_residual(DeviceTensor& y, const float* re
     return;
   }
   if (b) kernels::add_bias_rows(y.data(), b, y.rows(), y.cols(), stream);
-  kernels::residual_dropout(y.data(), y.data(), cache.batch, cache.seq, y.cols(), site,
-                            cache.dropout, stream);
+  drop(y.data(), y.data(), cache, site);
   kernels::add_into(y.data(), residual, y.size(), stream);
+}
+
+void GpuTransformerBlock::drop(const float* in, float* out, const GpuBlockCache& cache,
+                               uint64_t site) const {
+  const SequenceSlice slice = sequence_slice(cache.batch);
+  kernels::residual_dropout(in, out, cache.batch, slice.local_positions, config_.dim, site,
+                            cache.dropout, context().stream(), slice.first_position());
 }
 
 const float* GpuTransformerBlock::through_dropout(const float* grad, const GpuBlockCache& cache,
@@ -182,85 +279,139 @@ const float* GpuTransformerBlock::through_dropout(const float* grad, const GpuBl
     masked.reset();
     return grad;
   }
-  masked = rows_tensor(cache.batch * cache.seq, config_.dim);
-  kernels::residual_dropout(grad, masked.data(), cache.batch, cache.seq, config_.dim, site,
-                            cache.dropout, context().stream());
+  masked = rows_tensor(cache.batch * positions_, config_.dim);
+  drop(grad, masked.data(), cache, site);
   return masked.data();
 }
 
+const float* GpuTransformerBlock::output_gradient(const float* grad, const GpuBlockCache& cache,
+                                                  uint64_t site, DeviceTensor& kept) const {
+  const SequenceSlice slice = sequence_slice(cache.batch);
+  if (slice.tp == 1) return through_dropout(grad, cache, site, kept);
+  DeviceTensor masked;
+  const float* local = through_dropout(grad, cache, site, masked);
+  kept = rows_tensor(cache.batch * seq_, config_.dim);
+  gather_sequence(local, slice, config_.dim, kept.data(), sequence_collective(true, false),
+                  context());
+  return kept.data();
+}
+
 DeviceTensor GpuTransformerBlock::run_forward(const DeviceTensor& x, const ForwardInfo& info,
-                                              GpuBlockCache& cache) {
+                                              GpuBlockState& state) {
+  attention_forward(x, info, state.cache);
+  DeviceTensor y = experts_ ? experts_forward(info, state) : feed_forward(state.cache);
+  y.reshape(x.rows(), out_features());
+  return y;
+}
+
+void GpuTransformerBlock::attention_forward(const DeviceTensor& x, const ForwardInfo& info,
+                                            GpuBlockCache& cache) {
   assert(x.cols() == in_features());
   const int64_t batch = x.rows();
+  const SequenceSlice slice = sequence_slice(batch);
   const int64_t rows = batch * seq_;
+  const int64_t local_rows = batch * positions_;
   const int64_t dim = config_.dim;
   const int tp = shard_.tp;
   const AttentionShape shape = attention_shape(batch);
   const cublasHandle_t cublas = context().cublas();
-  const cudaStream_t stream = context().stream();
   const GpuBlockTensors& t = weights_;
   cache.batch = batch;
   cache.seq = seq_;
   cache.dropout = dropout_of(info);
-  cache.norm1_out = rows_tensor(rows, dim);
+  cache.norm1_out = rows_tensor(local_rows, dim);
   cache.qkv = rows_tensor(rows, 3 * dim / tp);
   if (config_.keep_attention_probabilities)
     cache.probabilities = rows_tensor(shape.probability_rows(), seq_);
   else
     cache.probabilities.reset();
   cache.attention_out = rows_tensor(rows, dim / tp);
-  cache.h = rows_tensor(rows, dim);
-  cache.norm2_out = rows_tensor(rows, dim);
-  cache.ffn1_out = rows_tensor(rows, config_.ffn1_width() / tp);
-  cache.activation_out = rows_tensor(rows, config_.ffn_hidden / tp);
+  cache.h = rows_tensor(local_rows, dim);
+  cache.norm2_out = rows_tensor(local_rows, dim);
+  // Sequence parallelism's whole-sequence values (the gathered norm output,
+  // then proj's partial output) live only while this runs.
+  DeviceTensor whole;
 
-  // Attention half: h = x + proj(attention(qkv(norm1(x)))).
-  norm_forward(t.norm1_gain, t.norm1_bias, x.data(), rows, cache.norm1_out.data());
-  linear_forward(cublas, cache.norm1_out, t.qkv_weight, optional(t.qkv_bias), cache.qkv);
+  // Attention half: h = x + proj(attention(qkv(norm1(x)))), then norm2(h).
+  norm_forward(t.norm1_gain, t.norm1_bias, x.data(), local_rows, cache.norm1_out.data());
+  linear_forward(cublas, whole_sequence(cache.norm1_out, slice, whole, true), rows, t.qkv_weight,
+                 optional(t.qkv_bias), cache.qkv.data(), context().stream());
   gpu_attention_forward(context(), cache.qkv, shape, cache.attention_out,
                         config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
                         &cache.dropout);
-  linear_forward(cublas, cache.attention_out, t.proj_weight, nullptr, cache.h);
-  sum_over_shards(cache.h, true);
+  DeviceTensor& proj_out = slice.tp == 1 ? cache.h : whole;
+  linear_forward(cublas, cache.attention_out, t.proj_weight, nullptr, proj_out);
+  sum_partials(proj_out, slice, cache.h, true);
   bias_dropout_residual(cache.h, x.data(), t.proj_bias, cache, kernels::kProjectionSite);
+  norm_forward(t.norm2_gain, t.norm2_bias, cache.h.data(), local_rows, cache.norm2_out.data());
+}
+
+DeviceTensor GpuTransformerBlock::feed_forward(GpuBlockCache& cache) {
+  const SequenceSlice slice = sequence_slice(cache.batch);
+  const int64_t rows = cache.batch * cache.seq;
+  const int tp = shard_.tp;
+  const cublasHandle_t cublas = context().cublas();
+  const cudaStream_t stream = context().stream();
+  const GpuBlockTensors& t = weights_;
+  cache.ffn1_out = rows_tensor(rows, config_.ffn1_width() / tp);
+  cache.activation_out = rows_tensor(rows, config_.ffn_hidden / tp);
+  DeviceTensor whole;  // as in attention_forward
 
   // Feed-forward half: y = h + ffn2(act(ffn1(norm2(h)))).
-  norm_forward(t.norm2_gain, t.norm2_bias, cache.h.data(), rows, cache.norm2_out.data());
-  linear_forward(cublas, cache.norm2_out, t.ffn1_weight, optional(t.ffn1_bias), cache.ffn1_out);
+  linear_forward(cublas, whole_sequence(cache.norm2_out, slice, whole, true), rows, t.ffn1_weight,
+                 optional(t.ffn1_bias), cache.ffn1_out.data(), stream);
   if (config_.activation == BlockActivation::Gelu)
     kernels::activation_forward(Activation::Gelu, cache.ffn1_out.data(),
                                 cache.activation_out.data(), cache.ffn1_out.size(), stream);
   else
     kernels::swiglu_forward(cache.ffn1_out.data(), cache.activation_out.data(), rows,
                             cache.activation_out.cols(), stream);
-  DeviceTensor y = rows_tensor(rows, dim);
-  linear_forward(cublas, cache.activation_out, t.ffn2_weight, nullptr, y);
-  sum_over_shards(y, true);
+  DeviceTensor y = rows_tensor(cache.batch * positions_, config_.dim);
+  DeviceTensor& ffn2_out = slice.tp == 1 ? y : whole;
+  linear_forward(cublas, cache.activation_out, t.ffn2_weight, nullptr, ffn2_out);
+  sum_partials(ffn2_out, slice, y, true);
   bias_dropout_residual(y, cache.h.data(), t.ffn2_bias, cache, kernels::kFeedForwardSite);
-  y.reshape(batch, out_features());
+  return y;
+}
+
+DeviceTensor GpuTransformerBlock::experts_forward(const ForwardInfo& info, GpuBlockState& state) {
+  GpuBlockCache& cache = state.cache;
+  const int64_t rows = cache.batch * cache.seq;  // experts are never split along the sequence
+  // y = h + drop3(MoE(norm2_out)): the experts' part first, h last, as on the CPU.
+  if (!active(cache.dropout))
+    return experts_->mix(cache.norm2_out.data(), rows, cache.h.data(), info, state.experts);
+  DeviceTensor y = experts_->mix(cache.norm2_out.data(), rows, nullptr, info, state.experts);
+  drop(y.data(), y.data(), cache, kernels::kFeedForwardSite);
+  kernels::add_into(y.data(), cache.h.data(), y.size(), context().stream());
   return y;
 }
 
 DeviceTensor GpuTransformerBlock::run_backward_input(const DeviceTensor& x, const DeviceTensor& dy,
-                                                     GpuBlockCache& cache) {
-  assert(x.same_shape(dy) && x.rows() == cache.batch);
+                                                     GpuBlockState& state) {
+  assert(x.same_shape(dy) && x.rows() == state.cache.batch);
+  if (experts_)
+    experts_backward(dy, state);
+  else
+    feed_forward_backward(dy, state.cache);
+  return attention_backward(x, dy, state.cache);
+}
+
+void GpuTransformerBlock::feed_forward_backward(const DeviceTensor& dy, GpuBlockCache& cache) {
+  const SequenceSlice slice = sequence_slice(cache.batch);
+  const bool split = slice.tp > 1;
   const int64_t rows = cache.batch * cache.seq;
-  const int64_t dim = config_.dim;
   const int tp = shard_.tp;
   const cublasHandle_t cublas = context().cublas();
   const cudaStream_t stream = context().stream();
   const GpuBlockTensors& t = weights_;
   cache.d_activation_out = rows_tensor(rows, config_.ffn_hidden / tp);
   cache.d_ffn1_out = rows_tensor(rows, config_.ffn1_width() / tp);
-  cache.d_norm2_out = rows_tensor(rows, dim);
-  cache.d_h = rows_tensor(rows, dim);
-  cache.d_attention_out = rows_tensor(rows, dim / tp);
-  cache.d_qkv = rows_tensor(rows, 3 * dim / tp);
-  cache.d_norm1_out = rows_tensor(rows, dim);
+  cache.d_norm2_out = rows_tensor(cache.batch * positions_, config_.dim);
+  DeviceTensor partial;  // the norm output's gradient before the sum over shards (split only)
 
-  // Feed-forward half, back to dh = dy + norm2'(dnorm2_out).
+  // Feed-forward half, back to dnorm2_out.
   const float* d_ffn2_out =
-      through_dropout(dy.data(), cache, kernels::kFeedForwardSite, cache.d_ffn2_out);
+      output_gradient(dy.data(), cache, kernels::kFeedForwardSite, cache.d_ffn2_out);
   linear_backward_input(cublas, d_ffn2_out, rows, t.ffn2_weight, cache.d_activation_out.data());
   if (config_.activation == BlockActivation::Gelu)
     kernels::activation_backward(Activation::Gelu, cache.ffn1_out.data(),
@@ -269,24 +420,58 @@ DeviceTensor GpuTransformerBlock::run_backward_input(const DeviceTensor& x, cons
   else
     kernels::swiglu_backward(cache.ffn1_out.data(), cache.d_activation_out.data(),
                              cache.d_ffn1_out.data(), rows, cache.d_activation_out.cols(), stream);
-  linear_backward_input(cublas, cache.d_ffn1_out, t.ffn1_weight, cache.d_norm2_out);
-  sum_over_shards(cache.d_norm2_out, false);
-  norm_backward_input(t.norm2_gain, cache.h.data(), cache.d_norm2_out.data(), rows,
+  if (split) partial = rows_tensor(rows, config_.dim);
+  DeviceTensor& d_norm2_partial = split ? partial : cache.d_norm2_out;
+  linear_backward_input(cublas, cache.d_ffn1_out, t.ffn1_weight, d_norm2_partial);
+  sum_partials(d_norm2_partial, slice, cache.d_norm2_out, false);
+  if (split) whole_sequence(cache.norm2_out, slice, cache.norm2_gathered, false);
+}
+
+void GpuTransformerBlock::experts_backward(const DeviceTensor& dy, GpuBlockState& state) {
+  GpuBlockCache& cache = state.cache;
+  DeviceTensor masked;  // dy through drop3's mask (only while the experts read it)
+  const float* mix_grad = through_dropout(dy.data(), cache, kernels::kFeedForwardSite, masked);
+  cache.d_norm2_out = experts_->mix_backward(cache.norm2_out.data(), mix_grad,
+                                             cache.batch * cache.seq, nullptr, state.experts.get());
+}
+
+DeviceTensor GpuTransformerBlock::attention_backward(const DeviceTensor& x, const DeviceTensor& dy,
+                                                     GpuBlockCache& cache) {
+  const SequenceSlice slice = sequence_slice(cache.batch);
+  const bool split = slice.tp > 1;
+  const int64_t rows = cache.batch * cache.seq;
+  const int64_t local_rows = cache.batch * positions_;
+  const int64_t dim = config_.dim;
+  const int tp = shard_.tp;
+  const cublasHandle_t cublas = context().cublas();
+  const cudaStream_t stream = context().stream();
+  const GpuBlockTensors& t = weights_;
+  cache.d_h = rows_tensor(local_rows, dim);
+  cache.d_attention_out = rows_tensor(rows, dim / tp);
+  cache.d_qkv = rows_tensor(rows, 3 * dim / tp);
+  cache.d_norm1_out = rows_tensor(local_rows, dim);
+  DeviceTensor partial;
+  if (split) partial = rows_tensor(rows, dim);
+
+  // dh = dy + norm2'(dnorm2_out).
+  norm_backward_input(t.norm2_gain, cache.h.data(), cache.d_norm2_out.data(), local_rows,
                       cache.d_h.data());
   kernels::add_into(cache.d_h.data(), dy.data(), cache.d_h.size(), stream);
 
   // Attention half, back to dx = dh + norm1'(dnorm1_out).
   const float* d_proj_out =
-      through_dropout(cache.d_h.data(), cache, kernels::kProjectionSite, cache.d_proj_out);
+      output_gradient(cache.d_h.data(), cache, kernels::kProjectionSite, cache.d_proj_out);
   linear_backward_input(cublas, d_proj_out, rows, t.proj_weight, cache.d_attention_out.data());
   gpu_attention_backward(context(), cache.qkv,
                          config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
                          cache.d_attention_out, attention_shape(cache.batch), cache.d_qkv,
                          &cache.dropout);
-  linear_backward_input(cublas, cache.d_qkv, t.qkv_weight, cache.d_norm1_out);
-  sum_over_shards(cache.d_norm1_out, false);
+  DeviceTensor& d_norm1_partial = split ? partial : cache.d_norm1_out;
+  linear_backward_input(cublas, cache.d_qkv, t.qkv_weight, d_norm1_partial);
+  sum_partials(d_norm1_partial, slice, cache.d_norm1_out, false);
+  if (split) whole_sequence(cache.norm1_out, slice, cache.norm1_gathered, false);
   DeviceTensor dx = make_activation(x.rows(), x.cols());
-  norm_backward_input(t.norm1_gain, x.data(), cache.d_norm1_out.data(), rows, dx.data());
+  norm_backward_input(t.norm1_gain, x.data(), cache.d_norm1_out.data(), local_rows, dx.data());
   kernels::add_into(dx.data(), cache.d_h.data(), dx.size(), stream);
   return dx;
 }
@@ -294,48 +479,72 @@ DeviceTensor GpuTransformerBlock::run_backward_input(const DeviceTensor& x, cons
 void GpuTransformerBlock::run_backward_weight(const DeviceTensor& x, const DeviceTensor& dy,
                                               const GpuBlockCache& cache) {
   const int64_t rows = cache.batch * cache.seq;
+  const int64_t local_rows = cache.batch * positions_;
+  const bool split = shard_.splits_sequence();
   const cublasHandle_t cublas = context().cublas();
   GpuBlockTensors& g = gradients_;
-  const bool dropped = active(cache.dropout);
-  const float* d_ffn2_out = dropped ? cache.d_ffn2_out.data() : dy.data();
-  const float* d_proj_out = dropped ? cache.d_proj_out.data() : cache.d_h.data();
-  linear_backward_weight(cublas, cache.activation_out.data(), d_ffn2_out, rows, g.ffn2_weight,
-                         optional(g.ffn2_bias));
-  linear_backward_weight(cublas, cache.norm2_out, cache.d_ffn1_out, g.ffn1_weight,
-                         optional(g.ffn1_bias));
-  norm_backward_weight(cache.h.data(), cache.d_norm2_out.data(), rows, g.norm2_gain, g.norm2_bias);
+  // Kept only with dropout or sequence parallelism; otherwise they are d_h and dy.
+  const float* d_proj_out = cache.d_proj_out.empty() ? cache.d_h.data() : cache.d_proj_out.data();
+  if (config_.dense_mlp) {  // the experts added theirs in the input half
+    const float* d_ffn2_out = cache.d_ffn2_out.empty() ? dy.data() : cache.d_ffn2_out.data();
+    linear_backward_weight(cublas, cache.activation_out.data(), d_ffn2_out, rows, g.ffn2_weight,
+                           optional(g.ffn2_bias));
+    linear_backward_weight(cublas, split ? cache.norm2_gathered : cache.norm2_out, cache.d_ffn1_out,
+                           g.ffn1_weight, optional(g.ffn1_bias));
+  }
+  norm_backward_weight(cache.h.data(), cache.d_norm2_out.data(), local_rows, g.norm2_gain,
+                       g.norm2_bias);
   linear_backward_weight(cublas, cache.attention_out.data(), d_proj_out, rows, g.proj_weight,
                          optional(g.proj_bias));
-  linear_backward_weight(cublas, cache.norm1_out, cache.d_qkv, g.qkv_weight, optional(g.qkv_bias));
-  norm_backward_weight(x.data(), cache.d_norm1_out.data(), rows, g.norm1_gain, g.norm1_bias);
+  linear_backward_weight(cublas, split ? cache.norm1_gathered : cache.norm1_out, cache.d_qkv,
+                         g.qkv_weight, optional(g.qkv_bias));
+  norm_backward_weight(x.data(), cache.d_norm1_out.data(), local_rows, g.norm1_gain, g.norm1_bias);
+}
+
+std::vector<DeviceTensor*> GpuTransformerBlock::sequence_partial_grads() {
+  if (!shard_.splits_sequence()) return {};
+  std::vector<DeviceTensor*> partial;
+  for (DeviceTensor* t : {&gradients_.norm1_gain, &gradients_.norm1_bias, &gradients_.norm2_gain,
+                          &gradients_.norm2_bias})
+    if (!t->empty()) partial.push_back(t);
+  return partial;
 }
 
 DeviceTensor GpuTransformerBlock::forward(const DeviceTensor& x, const ForwardInfo& info) {
-  GpuBlockCache cache;
-  return run_forward(x, info, cache);
+  GpuBlockState state;
+  return run_forward(x, info, state);
 }
 
 DeviceTensor GpuTransformerBlock::backward_input(const DeviceTensor& x, const DeviceTensor& dy,
                                                  const ForwardInfo& info) {
-  GpuBlockCache cache;
-  run_forward(x, info, cache);
-  return run_backward_input(x, dy, cache);
+  GpuBlockState state;
+  run_forward(x, info, state);
+  return run_backward_input(x, dy, state);
 }
 
 void GpuTransformerBlock::backward_weight(const DeviceTensor& x, const DeviceTensor& dy) {
   // As on the CPU: without a kept state no ForwardInfo redraws the dropout
   // masks, so this serves dropout-free uses only (stages keep a state).
   assert(config_.dropout == 0.0f);
-  GpuBlockCache cache;
-  run_forward(x, ForwardInfo{}, cache);
-  run_backward_input(x, dy, cache);
-  run_backward_weight(x, dy, cache);
+  // The experts added their gradients in backward_input; the rerun below
+  // must not add them twice.
+  std::vector<DeviceTensor> experts_before;
+  if (experts_)
+    for (DeviceTensor* grad : experts_->grads()) experts_before.push_back(grad->clone());
+  GpuBlockState state;
+  run_forward(x, ForwardInfo{}, state);
+  run_backward_input(x, dy, state);
+  run_backward_weight(x, dy, state.cache);
+  if (experts_) {
+    const std::vector<DeviceTensor*> grads = experts_->grads();
+    for (size_t i = 0; i < grads.size(); ++i) grads[i]->copy_from(experts_before[i]);
+  }
 }
 
 DeviceTensor GpuTransformerBlock::forward_keeping(const DeviceTensor& x, const ForwardInfo& info,
                                                   std::unique_ptr<LayerState>& state) {
   auto kept = std::make_unique<GpuBlockState>();
-  DeviceTensor y = run_forward(x, info, kept->cache);
+  DeviceTensor y = run_forward(x, info, *kept);
   state = std::move(kept);
   return y;
 }
@@ -344,11 +553,17 @@ DeviceTensor GpuTransformerBlock::backward_input_with(const DeviceTensor& x,
                                                       const DeviceTensor& dy,
                                                       const ForwardInfo& info, LayerState* state) {
   if (!state) return backward_input(x, dy, info);
-  GpuBlockCache& cache = static_cast<GpuBlockState*>(state)->cache;
-  DeviceTensor dx = run_backward_input(x, dy, cache);
+  GpuBlockState& kept = *static_cast<GpuBlockState*>(state);
+  GpuBlockCache& cache = kept.cache;
+  DeviceTensor dx = run_backward_input(x, dy, kept);
+  kept.experts.reset();  // the experts' weight gradients are in already
   // What backward_weight does not read: free it before the wait for BW.
   cache.qkv.reset();
   cache.probabilities.reset();
+  if (shard_.splits_sequence()) {  // BW reads their gathered copies
+    cache.norm1_out.reset();
+    cache.norm2_out.reset();
+  }
   cache.ffn1_out.reset();
   cache.d_activation_out.reset();
   cache.d_attention_out.reset();

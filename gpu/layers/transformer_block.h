@@ -11,10 +11,26 @@
 // (gpt_block.h's formula) and copied up, so they equal the CPU's bit for bit;
 // params() lists them in GptBlockTensors::list()'s order.
 //
+// Sequence parallelism (BlockShard::sequence_parallel, tp > 1) as GptBlock:
+// x, y, dx and dy hold the shard's slice of the sequence, the norms, dropouts
+// and residual adds run on it, the all-reduces become reduce-scatters onto
+// the slices, and the norm outputs are all-gathered for QKV and FFN1
+// (connect_sequence_parallel: the stage's gather and scatter, through
+// gpu/layers/sequence_split.h's staging, the CPU's layout of the shards).
+//
 // forward_keeping hands the stage a GpuBlockState (GptBlockCache's tensors, as
 // Activations); under selective recompute it holds no probabilities and the
 // backward recomputes them (gpu/layers/attention.h). After backward_input the
 // state drops what backward_weight does not read, as on the CPU.
+//
+// Mixture of experts (a transformer_block with experts > 0): the MLP is a
+// GpuMoe's gate and experts (GpuMoe::mix on Norm2's output), as
+// TransformerBlockLayer does it on the CPU:
+//   y = h + drop3(MoE(norm2(h)))
+// with the same routing (on the host, by core's code), the same order of
+// additions, and the same report of each micro-batch's routing and auxiliary
+// loss (connect_experts goes to the GpuMoe). The experts add their weight
+// gradients in the backward's input half.
 #pragma once
 
 #include <cstdint>
@@ -22,8 +38,11 @@
 #include <vector>
 
 #include "core/nn/gpt_block.h"
+#include "core/nn/transformer_block_layer.h"
 #include "gpu/kernels/block_dropout_math.h"
 #include "gpu/layers/layer.h"
+#include "gpu/layers/moe.h"
+#include "gpu/layers/sequence_split.h"
 
 namespace pipelab::gpu {
 
@@ -49,11 +68,15 @@ struct GpuBlockCache {
       activation_out;
   DeviceTensor d_activation_out, d_ffn1_out, d_norm2_out, d_h, d_attention_out, d_qkv,
       d_norm1_out, d_proj_out, d_ffn2_out;
+  // Sequence parallelism: the norm outputs gathered again for the QKV and FFN1
+  // weight gradients (the residual stream's tensors hold the shard's rows).
+  DeviceTensor norm1_gathered, norm2_gathered;
 };
 
 class GpuBlockState : public MovableLayerState<DeviceTensor> {
  public:
   GpuBlockCache cache;
+  std::unique_ptr<LayerState> experts;  // the MoE MLP's (GpuMoe::mix), with experts only
   int64_t bytes() const override;
   std::vector<DeviceTensor*> tensors() override;
 };
@@ -61,9 +84,10 @@ class GpuBlockState : public MovableLayerState<DeviceTensor> {
 class GpuTransformerBlock : public GpuLayer {
  public:
   // `seq` positions of config.dim values per sample; weights initialised from
-  // (seed, index) as the CPU's. Throws like check_gpt_block.
+  // (seed, index) as the CPU's. Throws like check_gpt_block, and as
+  // TransformerBlockLayer for `experts` (config.dense_mlp false, tp 1).
   GpuTransformerBlock(int index, const GptBlockConfig& config, const BlockShard& shard, int64_t seq,
-                      uint64_t seed, DeviceContext& context);
+                      uint64_t seed, DeviceContext& context, const BlockExperts* experts = nullptr);
 
   DeviceTensor forward(const DeviceTensor& x, const ForwardInfo& info) override;
   DeviceTensor backward_input(const DeviceTensor& x, const DeviceTensor& dy,
@@ -77,21 +101,48 @@ class GpuTransformerBlock : public GpuLayer {
   void backward_weight_with(const DeviceTensor& x, const DeviceTensor& dy,
                             LayerState* state) override;
 
-  std::vector<DeviceTensor*> params() override { return weights_.list(); }
-  std::vector<DeviceTensor*> grads() override { return gradients_.list(); }
+  // The block's tensors, then the experts' (gate, then each expert's).
+  std::vector<DeviceTensor*> params() override;
+  std::vector<DeviceTensor*> grads() override;
   void connect_all_reduce(InnerAllReduce all_reduce) override {
     all_reduce_ = std::move(all_reduce);
   }
+  void connect_experts(ExpertConnection connection) override;
+  std::vector<DeviceTensor*> expert_grads() override;
+  void connect_sequence_parallel(InnerSequenceCollectives collectives) override {
+    sequence_ = std::move(collectives);
+  }
+  std::vector<DeviceTensor*> sequence_partial_grads() override;
 
  private:
   BlockDropoutKey dropout_of(const ForwardInfo& info) const;
   AttentionShape attention_shape(int64_t batch) const;
-  DeviceTensor run_forward(const DeviceTensor& x, const ForwardInfo& info, GpuBlockCache& cache);
+  DeviceTensor run_forward(const DeviceTensor& x, const ForwardInfo& info, GpuBlockState& state);
   DeviceTensor run_backward_input(const DeviceTensor& x, const DeviceTensor& dy,
-                                  GpuBlockCache& cache);
+                                  GpuBlockState& state);
   void run_backward_weight(const DeviceTensor& x, const DeviceTensor& dy,
                            const GpuBlockCache& cache);
-  void sum_over_shards(DeviceTensor& values, bool in_forward) const;
+  // The attention half, up to norm2_out (and h), then the MLP's: the dense
+  // feed-forward or the experts, y = h + drop3(MLP(norm2_out)).
+  void attention_forward(const DeviceTensor& x, const ForwardInfo& info, GpuBlockCache& cache);
+  DeviceTensor feed_forward(GpuBlockCache& cache);
+  DeviceTensor experts_forward(const ForwardInfo& info, GpuBlockState& state);
+  // Backward: the MLP's, to d_norm2_out, then the attention half's to dx.
+  void feed_forward_backward(const DeviceTensor& dy, GpuBlockCache& cache);
+  void experts_backward(const DeviceTensor& dy, GpuBlockState& state);
+  DeviceTensor attention_backward(const DeviceTensor& x, const DeviceTensor& dy,
+                                  GpuBlockCache& cache);
+  // Sequence parallelism (core/nn/gpt_block.h, as GptBlock does it): the
+  // shard's slice, the stage's gather or scatter, the whole sequence of a
+  // local norm output (local's own data without it), and the sum of the
+  // shards' partial `whole` onto `local` (the all-reduce in place, or a
+  // reduce-scatter).
+  SequenceSlice sequence_slice(int64_t batch) const;
+  DeviceSequenceCollective sequence_collective(bool gather, bool in_forward) const;
+  const float* whole_sequence(const DeviceTensor& local, const SequenceSlice& slice,
+                              DeviceTensor& whole, bool in_forward) const;
+  void sum_partials(DeviceTensor& whole, const SequenceSlice& slice, DeviceTensor& local,
+                    bool in_forward) const;
   // The block's norm (layer norm or RMSNorm) on `rows` rows of dim values.
   void norm_forward(const DeviceTensor& gain, const DeviceTensor& bias, const float* x,
                     int64_t rows, float* y) const;
@@ -102,19 +153,28 @@ class GpuTransformerBlock : public GpuLayer {
   // y = residual + dropout(y + bias) at `site`: the residual add after proj or ffn2.
   void bias_dropout_residual(DeviceTensor& y, const float* residual, const DeviceTensor& bias,
                              const GpuBlockCache& cache, uint64_t site) const;
+  // The site's mask on the shard's rows, from `in` to `out` (may be equal).
+  void drop(const float* in, float* out, const GpuBlockCache& cache, uint64_t site) const;
   // The gradient of a dropped output: `grad` through the site's mask into
   // `masked`, or `grad` itself without dropout.
   const float* through_dropout(const float* grad, const GpuBlockCache& cache, uint64_t site,
                                DeviceTensor& masked) const;
+  // The same, then gathered over the whole sequence into `kept` under
+  // sequence parallelism (GptBlock::output_gradient).
+  const float* output_gradient(const float* grad, const GpuBlockCache& cache, uint64_t site,
+                               DeviceTensor& kept) const;
   DeviceTensor rows_tensor(int64_t rows, int64_t cols) const;
 
   const GptBlockConfig config_;
   const BlockShard shard_;
-  const int64_t seq_;
+  const int64_t seq_;        // the whole sequence
+  const int64_t positions_;  // the positions this shard holds: seq, or seq / tp
   const uint64_t seed_;
   GpuBlockTensors weights_;
   GpuBlockTensors gradients_;
+  std::unique_ptr<GpuMoe> experts_;  // the MLP of a block with experts
   InnerAllReduce all_reduce_;  // set when the block is split over shards
+  InnerSequenceCollectives sequence_;  // set under sequence parallelism
 };
 
 }  // namespace pipelab::gpu

@@ -3,8 +3,9 @@
 // dropped by each expert, which must match exactly: routing runs on the host
 // by core's code on every backend) and the auxiliary loss. An MLP with a
 // top-1 layer whose tight capacity drops tokens, a GPT with a top-2 layer,
-// data parallelism, expert parallelism, pipelines that recompute or split the
-// backward, and validation on the host copy of the weights.
+// GPTs whose blocks' MLPs are experts, data parallelism, expert parallelism,
+// pipelines that recompute or split the backward, and validation on the host
+// copy of the weights.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -84,6 +85,19 @@ TEST_P(MoeEquivalence, Top1WithDroppedTokensLearnsAsOnTheCpu) {
 }
 
 TEST_P(MoeEquivalence, Top2GptLearnsAsOnTheCpu) { check(moe_gpt(), "top-2 gpt"); }
+
+// Blocks whose MLPs are experts (Switch's and GShard's block): with dropout
+// inside them, with dropped tokens, and pipelined with the backward split.
+TEST_P(MoeEquivalence, GptWithExpertBlocksLearnsAsOnTheCpu) {
+  check(testing::gpt_with_expert_blocks(2, 1.25), "top-2 expert blocks");
+  Experiment dropout = testing::gpt_with_expert_blocks(1, 0.5);
+  for (LayerSpec& layer : dropout.model.layers)
+    if (layer.type == LayerType::TransformerBlock) layer.dropout = 0.1;
+  const Runs runs = check(dropout, "top-1 expert blocks, capacity 0.5, dropout 0.1");
+  EXPECT_GT(dropped_in(runs.cpu), 0) << "the capacity was meant to drop tokens";
+  check(with_plan(testing::gpt_with_expert_blocks(2, 1.25), ScheduleKind::ZeroBubbleH1, 2, 4),
+        "top-2 expert blocks zb-h1 pp2 m4");
+}
 
 TEST_P(MoeEquivalence, DataParallelAndPipelines) {
   check(with_plan(testing::small_moe_experiment(2, 1.0), ScheduleKind::GPipe, 1, 1, 2), "top-2 mlp dp2");

@@ -99,7 +99,6 @@ Experiment sequence_parallel(Experiment experiment) {
 }
 
 TEST_P(TransformerEquivalence, SequenceParallel) {
-  if (backend() != "cpu") GTEST_SKIP() << "sequence parallelism trains on the cpu backend only for now";
   check(sequence_parallel(with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 1, 2, 1, 2)), "tp2 sp");
   check(sequence_parallel(with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 4, 1, 2)),
         "tp2 sp x pp2");
@@ -143,8 +142,7 @@ TEST_P(TransformerEquivalence, DropoutInsideBlocksIsTheSameUnderEverySplit) {
   same(with_plan(dropout, ScheduleKind::OneFOneB, 2, 4, 1, 2), "dropout tp2 x pp2");
   same(with_plan(dropout, ScheduleKind::OneFOneB, 1, 2, 2, 2), "dropout dp2 x tp2");
   same(with_plan(dropout, ScheduleKind::ZeroBubbleH1, 2, 4, 1, 2), "dropout tp2 zb-h1");
-  if (backend() == "cpu")  // sequence parallelism trains there only
-    same(sequence_parallel(with_plan(dropout, ScheduleKind::OneFOneB, 2, 4, 1, 2)), "dropout tp2 sp x pp2");
+  same(sequence_parallel(with_plan(dropout, ScheduleKind::OneFOneB, 2, 4, 1, 2)), "dropout tp2 sp x pp2");
   Experiment recompute = with_plan(dropout, ScheduleKind::OneFOneB, 2, 4, 1, 2);
   recompute.parallel.recompute = true;
   same(recompute, "dropout tp2 x pp2 recompute");

@@ -75,7 +75,6 @@ using CollectiveKey = std::tuple<int, int, int, int, OpKind>;
 // norms' gradients runs where the schedule lists it, on the bytes it predicted
 // (under zero-bubble, the embedding's gather with BW, which computes it).
 TEST_P(TransformerRun, EveryScheduledSequenceParallelCollectiveIsReportedOnce) {
-  if (backend() != "cpu") GTEST_SKIP() << "sequence parallelism trains on the cpu backend only for now";
   for (ScheduleKind kind : {ScheduleKind::OneFOneB, ScheduleKind::ZeroBubbleH1}) {
     Experiment experiment = with_plan(tiny_gpt_experiment(), kind, 2, 4, 1, 2);
     experiment.parallel.sequence_parallel = true;
@@ -141,18 +140,6 @@ TEST_P(TransformerRun, SelectiveRecomputeKeepsNoAttentionProbabilities) {
   EXPECT_EQ(peak_activations(kept.trace, 0) - peak_activations(selective.trace, 0), probabilities);
 }
 
-// tiny_gpt_experiment whose blocks' MLPs are mixtures of 4 experts (top-2).
-Experiment gpt_with_expert_blocks() {
-  Experiment experiment = tiny_gpt_experiment();
-  for (LayerSpec& layer : experiment.model.layers)
-    if (layer.type == LayerType::TransformerBlock) {
-      layer.experts = 4;
-      layer.top_k = 2;
-      layer.ffn = 32;
-    }
-  return experiment;
-}
-
 // The simulator's activation peaks for a Transformer are the ones the run
 // measures, per device, within 15%: the kept values of every in-flight
 // micro-batch plus one running backward's gradient buffers (and, between a
@@ -166,21 +153,17 @@ TEST_P(TransformerRun, PredictedActivationPeaksMatchTheMeasuredOnes) {
       {"zb-h1 pp2 m4", with_plan(tiny_gpt_experiment(), ScheduleKind::ZeroBubbleH1, 2, 4)},
       {"tp2 x pp2", with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 4, 1, 2)},
   };
-  // Sequence parallelism trains on the cpu backend only for now.
-  if (backend() == "cpu") cases.emplace_back("tp2 sp x pp2", sequence_parallel);
-  // Blocks with experts train on the cpu backend only for now.
-  if (backend() == "cpu") {
-    cases.emplace_back("experts 1f1b pp1 m1",
-                       with_plan(gpt_with_expert_blocks(), ScheduleKind::OneFOneB, 1, 1));
-    cases.emplace_back("experts gpipe pp2 m4",
-                       with_plan(gpt_with_expert_blocks(), ScheduleKind::GPipe, 2, 4));
-    cases.emplace_back("experts zb-h1 pp2 m4",
-                       with_plan(gpt_with_expert_blocks(), ScheduleKind::ZeroBubbleH1, 2, 4));
-    Experiment expert_parallel =
-        with_plan(gpt_with_expert_blocks(), ScheduleKind::OneFOneB, 2, 4, 2);
-    expert_parallel.parallel.ep = 2;
-    cases.emplace_back("experts ep2 dp2 x pp2", expert_parallel);
-  }
+  cases.emplace_back("tp2 sp x pp2", sequence_parallel);
+  cases.emplace_back("experts 1f1b pp1 m1",
+                     with_plan(testing::gpt_with_expert_blocks(2, 1.25), ScheduleKind::OneFOneB, 1, 1));
+  cases.emplace_back("experts gpipe pp2 m4",
+                     with_plan(testing::gpt_with_expert_blocks(2, 1.25), ScheduleKind::GPipe, 2, 4));
+  cases.emplace_back("experts zb-h1 pp2 m4",
+                     with_plan(testing::gpt_with_expert_blocks(2, 1.25), ScheduleKind::ZeroBubbleH1, 2, 4));
+  Experiment expert_parallel =
+      with_plan(testing::gpt_with_expert_blocks(2, 1.25), ScheduleKind::OneFOneB, 2, 4, 2);
+  expert_parallel.parallel.ep = 2;
+  cases.emplace_back("experts ep2 dp2 x pp2", expert_parallel);
   for (const auto& [what, base] : cases) {
     Experiment experiment = base;
     experiment.training.steps = 2;

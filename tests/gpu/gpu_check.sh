@@ -143,6 +143,10 @@ if wants cli; then
   run_step "cli train, moe layers at ep 2" "${cli}" train --config examples/moe_layer_copy.json \
     --backend cuda --steps 20 --set parallel.dp=2 --set parallel.ep=2 \
     --summary "${report_dir}/cuda_moe_ep2_summary.json"
+  run_step "cli train, blocks with experts" "${cli}" train --config examples/moe_switch_copy.json \
+    --backend cuda --steps 20 --summary "${report_dir}/cuda_moe_blocks_summary.json"
+  run_step "cli train, sequence parallel" "${cli}" train --config examples/tiny_gpt_copy.json \
+    --backend cuda --steps 20 --set parallel.tp=2 --set parallel.sequence_parallel=true
 fi
 
 if wants bench; then
@@ -159,6 +163,7 @@ if wants sanitizer; then
     filter='*OneFOneB/cuda:*ZeroBubble/cuda:*TensorParallel/cuda:*StopEndsQuicklyAndLeavesNothingBehind/cuda'
     filter+=':*ConvEquivalence.SyncedBatchNormInDataParallelEqualsOneDevice/cuda'
     filter+=':*MoeEquivalence.Top1WithDroppedTokensLearnsAsOnTheCpu/cuda'
+    filter+=':*MoeEquivalence.GptWithExpertBlocksLearnsAsOnTheCpu/cuda:*SequenceParallel/cuda'
     for tool in memcheck racecheck; do
       run_step "compute-sanitizer ${tool}" compute-sanitizer --tool "${tool}" --error-exitcode 9 \
         "${build_dir}/tests/test_conformance" --gtest_filter="${filter}"

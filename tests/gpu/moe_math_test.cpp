@@ -2,7 +2,8 @@
 // steps (gate, host routing, dispatch, experts, combine, and the backward's
 // slot, weight and token gradients) replayed on the host with the formulas the
 // kernels call and core's GEMMs give the CPU layer's output, input gradient
-// and gate gradient bit for bit, for top-1 and top-2 with and without drops.
+// and gate gradient bit for bit, for top-1 and top-2 with and without drops;
+// without the residual they give MoeLayer::mix's (a block with experts' MLP).
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -129,6 +130,22 @@ TEST_P(MoeMath, TheKernelsStepsGiveTheCpuLayersValues) {
       dx[t * h + col] = moe_math::token_gradient(dy.data(), input_grad.data(), gate_input_grad.data(),
                                                  routing.slot.data(), shape.top_k, h, t, col);
   EXPECT_EQ(dx, dx_cpu.to_vector());
+
+  // The experts' part alone (no residual), as a transformer_block with
+  // experts calls it: MoeLayer::mix and mix_backward.
+  std::unique_ptr<LayerState> mix_state;
+  const Tensor mix_cpu = layer.mix(x, info, mix_state);
+  const Tensor mix_grad_cpu = layer.mix_backward(x, dy, mix_state.get());
+  std::vector<float> mix(y.size()), mix_grad(dx.size());
+  for (int64_t t = 0; t < tokens; ++t)
+    for (int64_t col = 0; col < h; ++col) {
+      mix[t * h + col] = moe_math::combine_value(nullptr, expert_output.data(), routing.slot.data(),
+                                                 routing.weight.data(), shape.top_k, h, t, col);
+      mix_grad[t * h + col] = moe_math::token_gradient(nullptr, input_grad.data(), gate_input_grad.data(),
+                                                       routing.slot.data(), shape.top_k, h, t, col);
+    }
+  EXPECT_EQ(mix, mix_cpu.to_vector());
+  EXPECT_EQ(mix_grad, mix_grad_cpu.to_vector());
 }
 
 // 29 tokens over 4 experts: factor 4 gives every expert room for every token;

@@ -7,8 +7,8 @@
 // Sequence-model layers (embedding, per-token linear and layer norm,
 // Transformer blocks) run in a small GPT whose layer 0 is an embedding; image
 // layers (convolutions, pools, batch norm, residual blocks) on small odd-sized
-// images; moe layers with top-1 and top-2 routing, with and without dropped
-// assignments. Skipped without a GPU.
+// images; moe layers and blocks with experts with top-1 and top-2 routing,
+// with and without dropped assignments. Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -102,6 +102,19 @@ LayerSpec moe(int64_t top_k, double capacity_factor) {
   return spec;
 }
 
+// A transformer_block whose MLP is moe(top_k, capacity_factor) (Switch's
+// block at top-1, GShard's at top-2), dropout inside it as given.
+LayerSpec block_with_experts(int64_t top_k, double capacity_factor, double dropout) {
+  LayerSpec spec = block(true, NormType::LayerNorm, BlockActivation::Gelu, dropout);
+  const LayerSpec experts = moe(top_k, capacity_factor);
+  spec.experts = experts.experts;
+  spec.top_k = experts.top_k;
+  spec.ffn = experts.ffn;
+  spec.capacity_factor = experts.capacity_factor;
+  spec.aux_loss_weight = experts.aux_loss_weight;
+  return spec;
+}
+
 // Mixture-of-Experts: the gate and the experts are GEMMs; routing runs on the
 // host by core's code, so the expert load must match exactly. Each row a
 // token (after a relu), or each position of a GPT. A capacity factor of 0.5
@@ -112,12 +125,19 @@ std::vector<OpCase> moe_cases() {
     op.drops = drops;
     return op;
   };
-  OpCase sequence{"moe_gpt_top2", moe(2, 1.25), 32, 3, GemmPrecision::Fp32, 1e-4, 1e-3};
-  sequence.seq = 7;
-  sequence.vocab = 50;
+  const auto gpt = [](std::string name, LayerSpec spec, bool drops) {
+    OpCase op{std::move(name), spec, 32, 3, GemmPrecision::Fp32, 1e-4, 1e-3};
+    op.seq = 7;
+    op.vocab = 50;
+    op.drops = drops;
+    return op;
+  };
   return {flat("moe_top1", moe(1, 4.0), false), flat("moe_top2", moe(2, 2.0), false),
           flat("moe_top1_drops", moe(1, 0.5), true), flat("moe_top2_drops", moe(2, 0.5), true),
-          sequence};
+          gpt("moe_gpt_top2", moe(2, 1.25), false),
+          gpt("block_experts_top1", block_with_experts(1, 4.0, 0.0), false),
+          gpt("block_experts_top2_drops", block_with_experts(2, 0.5, 0.0), true),
+          gpt("block_experts_top1_dropout", block_with_experts(1, 4.0, 0.2), false)};
 }
 
 // A layer with a window (conv2d, pools) or a stride (residual_block).
@@ -313,8 +333,8 @@ TEST_P(OpConformance, MatchesTheCpu) {
     EXPECT_NEAR(gpu_routed[i].aux_loss, cpu_routed[i].aux_loss, 1e-5 * cpu_routed[i].aux_loss)
         << op.name << " forward " << i;
   }
-  if (op.layer.type == LayerType::Moe) {
-    ASSERT_FALSE(cpu_routed.empty()) << op.name << ": the moe layer reported no routing";
+  if (has_experts(op.layer)) {
+    ASSERT_FALSE(cpu_routed.empty()) << op.name << ": the experts reported no routing";
     int64_t dropped = 0;
     for (int64_t d : cpu_routed.front().dropped) dropped += d;
     if (op.drops)

@@ -215,6 +215,18 @@ TEST(TransformerMathTest, BlockDropoutKeysMatchCore) {
     for (int64_t j = 0; j < seq; ++j)
       EXPECT_EQ(masked[i * seq + j] != 0.0f,
                 block_keeps(site, attention_math::dropout_element(head, i, j, seq), key.p));
+  // A residual site on a sequence-parallel slice: positions [3, 6) of 2 samples.
+  const int64_t dim = 4, first_position = 3, positions = 3;
+  Tensor slice(2 * positions, dim);
+  slice.fill(1.0f);
+  apply_block_dropout(dropout, BlockDropoutSite::AfterFeedForward, positions, slice, first_position);
+  for (int64_t sample = 0; sample < 2; ++sample) {
+    const uint64_t feed_forward = block_site_key(key, sample, 3);
+    for (int64_t within = 0; within < positions * dim; ++within)
+      EXPECT_EQ(slice.data()[sample * positions * dim + within] != 0.0f,
+                block_keeps(feed_forward, residual_dropout_element(first_position, dim, within), key.p))
+          << sample << " " << within;
+  }
 }
 
 // The three steps over two vocabulary shards, as the kernels and

@@ -157,19 +157,6 @@ TEST(MoeTraining, EveryAllToAllIsListedAndReportedWithItsBytes) {
   EXPECT_EQ(count, 4 * 6 * 2 * 4);
 }
 
-// tiny_gpt_experiment with every block's MLP a mixture of 4 experts.
-Experiment gpt_with_expert_blocks(int64_t top_k, double capacity_factor) {
-  Experiment experiment = testing::tiny_gpt_experiment();
-  for (LayerSpec& layer : experiment.model.layers) {
-    if (layer.type != LayerType::TransformerBlock) continue;
-    layer.experts = 4;
-    layer.top_k = top_k;
-    layer.ffn = 32;
-    layer.capacity_factor = capacity_factor;
-  }
-  return experiment;
-}
-
 std::vector<int> expert_layers(const StepMetrics& step) {
   std::vector<int> layers;
   for (const ExpertLoad& load : step.expert_load) layers.push_back(load.layer);
@@ -177,7 +164,7 @@ std::vector<int> expert_layers(const StepMetrics& step) {
 }
 
 TEST(MoeTraining, AGptWhoseBlocksHaveExpertsLearnsToCopyAndReportsEachBlock) {
-  Experiment experiment = gpt_with_expert_blocks(1, 1.25);
+  Experiment experiment = testing::gpt_with_expert_blocks(1, 1.25);
   experiment.training.steps = 120;
   experiment.training.eval_every = 120;
   const testing::RunOutput run =
@@ -205,7 +192,7 @@ TEST(MoeTraining, AGptWhoseBlocksHaveExpertsLearnsToCopyAndReportsEachBlock) {
 TEST(MoeTraining, ExpertParallelBlocksTrainLikeEveryReplicaHoldingEveryExpert) {
   // Capacity for every token: nothing is dropped, so every split routes alike.
   for (const int64_t top_k : {1, 2}) {
-    Experiment base = gpt_with_expert_blocks(top_k, 4.0);
+    Experiment base = testing::gpt_with_expert_blocks(top_k, 4.0);
     base.training.eval_every = 3;  // the evaluator gathers every member's experts
     const testing::RunOutput reference = run_experiment(expert_parallel(base, 2, 1));
     ASSERT_EQ(reference.state, RunState::Finished) << reference.error;
@@ -222,7 +209,7 @@ TEST(MoeTraining, ExpertParallelBlocksTrainLikeEveryReplicaHoldingEveryExpert) {
   }
   // The all-to-alls name the blocks: a dispatch and a combine each way per block.
   const testing::RunOutput run =
-      run_experiment(expert_parallel(gpt_with_expert_blocks(1, 1.25), 2, 2));
+      run_experiment(expert_parallel(testing::gpt_with_expert_blocks(1, 1.25), 2, 2));
   ASSERT_EQ(run.state, RunState::Finished) << run.error;
   int count = 0;
   for (const TraceEvent& event : run.trace.events) {
@@ -230,7 +217,7 @@ TEST(MoeTraining, ExpertParallelBlocksTrainLikeEveryReplicaHoldingEveryExpert) {
     ++count;
     EXPECT_EQ(event.op.group, CommGroup::ExpertParallel);
     EXPECT_EQ(
-        gpt_with_expert_blocks(1, 1.25).model.layers[static_cast<size_t>(event.op.layer)].type,
+        testing::gpt_with_expert_blocks(1, 1.25).model.layers[static_cast<size_t>(event.op.layer)].type,
         LayerType::TransformerBlock);
   }
   const int blocks = 2;  // tiny_gpt_experiment's
@@ -238,7 +225,7 @@ TEST(MoeTraining, ExpertParallelBlocksTrainLikeEveryReplicaHoldingEveryExpert) {
 }
 
 TEST(MoeTraining, ExpertBlocksTrainAlikeUnderRecomputeAndZeroBubble) {
-  Experiment gpt = gpt_with_expert_blocks(2, 4.0);
+  Experiment gpt = testing::gpt_with_expert_blocks(2, 4.0);
   gpt.training.steps = 4;
   const testing::RunOutput reference =
       run_experiment(with_plan(gpt, ScheduleKind::OneFOneB, 1, 2, 2));

@@ -90,6 +90,18 @@ LayerSpec moe_spec(int64_t experts, int64_t top_k, double capacity_factor) {
   return moe;
 }
 
+Experiment gpt_with_expert_blocks(int64_t top_k, double capacity_factor) {
+  Experiment experiment = tiny_gpt_experiment();
+  for (LayerSpec& layer : experiment.model.layers) {
+    if (layer.type != LayerType::TransformerBlock) continue;
+    layer.experts = 4;
+    layer.top_k = top_k;
+    layer.ffn = 32;
+    layer.capacity_factor = capacity_factor;
+  }
+  return experiment;
+}
+
 Experiment small_moe_experiment(int64_t top_k, double capacity_factor) {
   Experiment experiment = small_experiment();
   experiment.data.noise = 0.3;

@@ -31,6 +31,8 @@ Experiment tiny_gpt_experiment();
 
 // A moe layer of `experts` experts with 16-wide MLPs.
 LayerSpec moe_spec(int64_t experts, int64_t top_k, double capacity_factor);
+// tiny_gpt_experiment with every block's MLP a mixture of 4 experts (32 wide).
+Experiment gpt_with_expert_blocks(int64_t top_k, double capacity_factor);
 // small_experiment's MLP with a moe layer of 4 experts between its linears
 // (linear 16, relu, moe, linear 3), on blobs apart enough (noise 0.3) that
 // the loss falls far in 20 steps.

@@ -32,17 +32,17 @@ TEST(Trainable, TransformersTrainOnTheCpu) {
   Experiment cuda = testing::tiny_gpt_experiment();
   cuda.backend.type = "cuda";
   EXPECT_EQ(refusal(cuda), "");  // gpu/layers has the Transformer's layers and loss
-  Experiment cuda_sequence_parallel = cuda;
+  Experiment cuda_sequence_parallel = cuda;  // gpu/layers/sequence_split.h
   cuda_sequence_parallel.parallel.tp = 2;
   cuda_sequence_parallel.parallel.sequence_parallel = true;
-  EXPECT_NE(refusal(cuda_sequence_parallel).find("sequence parallelism trains on the cpu backend only"),
-            std::string::npos);
-  Experiment cuda_experts = cuda;
+  EXPECT_EQ(refusal(cuda_sequence_parallel), "");
+  Experiment cuda_experts = cuda;  // gpu/layers/transformer_block.h runs the experts
   cuda_experts.model.layers[2].experts = 4;
-  EXPECT_EQ(refusal(cuda_experts),
-            "model.layers[2] is a transformer_block with experts: such blocks train on the cpu "
-            "backend only for now; set backend.type = cpu, use a moe layer after a dense block on "
-            "cuda, or simulate this model");
+  EXPECT_EQ(refusal(cuda_experts), "");
+  Experiment cuda_expert_parallel = cuda_experts;
+  cuda_expert_parallel.parallel.dp = 2;
+  cuda_expert_parallel.parallel.ep = 2;
+  EXPECT_EQ(refusal(cuda_expert_parallel), "");
   Experiment elsewhere = testing::tiny_gpt_experiment();
   elsewhere.backend.type = "tpu";
   EXPECT_NE(refusal(elsewhere).find("set backend.type = cpu or cuda"), std::string::npos);

@@ -1,0 +1,231 @@
+// The layers that split the sequence on the CUDA backend (tp = 2, sequence
+// parallelism) against the CPU's whole layer. A Transformer block: each
+// shard's slice of the output and of the input gradient, each shard's weight
+// gradients (the norms' partial ones summed over the shards), with dropout
+// inside the block so the masks' positions are checked too. An embedding
+// split by vocabulary and sequence: each shard's slice of the lookup, its
+// token rows' gradients and the position table's. The two shards run on one
+// GPU in lockstep threads whose gathers and scatters go through host copies,
+// so the layers' own sequence handling is tested apart from the backend's
+// collectives. Skipped without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <barrier>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "core/nn/embedding_layer.h"
+#include "core/nn/transformer_block_layer.h"
+#include "gpu/device/device_context.h"
+#include "gpu/device/device_guard.h"
+#include "gpu/layers/embedding.h"
+#include "gpu/layers/transformer_block.h"
+#include "gpu_test_support.h"
+
+namespace pipelab::gpu {
+namespace {
+
+using testing::expect_close_to_scale;
+using testing::random_tensor;
+
+// The all-gather and reduce-scatter over `tp` lockstep threads, on the host:
+// every shard's staging tensor is copied down, combined, and copied back.
+class LockstepSequenceCollectives {
+ public:
+  explicit LockstepSequenceCollectives(int tp) : tp_(tp), buffers_(tp), barrier_(tp) {}
+
+  GpuLayer::InnerSequenceCollectives for_shard(int shard) {
+    return {[this, shard](DeviceTensor& values, bool) { run(shard, values, false); },
+            [this, shard](DeviceTensor& values, bool) { run(shard, values, true); }};
+  }
+
+ private:
+  void run(int shard, DeviceTensor& values, bool sum) {
+    buffers_[shard] = values.to_vector();
+    barrier_.arrive_and_wait();
+    const size_t part = buffers_[shard].size() / static_cast<size_t>(tp_);
+    std::vector<float> result(buffers_[shard].size(), 0.0f);
+    for (int j = 0; j < tp_; ++j) {
+      const std::vector<float>& from = buffers_[j];
+      if (sum)
+        for (size_t i = 0; i < result.size(); ++i) result[i] += from[i];
+      else
+        std::copy(from.begin() + j * part, from.begin() + (j + 1) * part,
+                  result.begin() + j * part);
+    }
+    barrier_.arrive_and_wait();  // every shard has read every buffer
+    values.copy_from_host(result.data());
+  }
+
+  const int tp_;
+  std::vector<std::vector<float>> buffers_;
+  std::barrier<> barrier_;
+};
+
+// Positions [first, first + count) of every sample of a [batch, seq * dim] tensor.
+std::vector<float> positions(const std::vector<float>& values, int64_t batch, int64_t seq,
+                             int64_t dim, int64_t first, int64_t count) {
+  std::vector<float> part;
+  for (int64_t b = 0; b < batch; ++b) {
+    const auto begin = values.begin() + (b * seq + first) * dim;
+    part.insert(part.end(), begin, begin + count * dim);
+  }
+  return part;
+}
+
+std::vector<float> values_of(const Tensor& t) { return t.to_vector(); }
+
+// Runs shard(k, context, collectives) for k < tp, each in its own thread on
+// its own context of GPU 0, in lockstep through host collectives.
+template <typename Shard>
+void run_shards(int tp, const Shard& shard) {
+  std::vector<std::unique_ptr<DeviceContext>> contexts;
+  for (int k = 0; k < tp; ++k) contexts.push_back(std::make_unique<DeviceContext>(0));
+  LockstepSequenceCollectives collectives(tp);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < tp; ++k)
+    threads.emplace_back([&, k] {
+      DeviceGuard guard(contexts[k]->gpu());
+      shard(k, *contexts[k], collectives.for_shard(k));
+    });
+  for (std::thread& thread : threads) thread.join();
+}
+
+TEST(SequenceParallelLayers, BlockShardsGiveTheCpuBlocksSlices) {
+  PIPELAB_REQUIRE_GPU();
+  GptBlockConfig config;
+  config.dim = 32;
+  config.heads = 4;
+  config.ffn_hidden = 48;
+  config.dropout = 0.2f;
+  const int tp = 2;
+  const int64_t seq = 8, batch = 3, local = seq / tp;
+  const int index = 1;
+  const uint64_t seed = 7;
+  ForwardInfo info;
+  info.step = 3;
+  info.first_sample = 5;
+
+  TransformerBlockLayer cpu(index, config, BlockShard{}, seq, nullptr);
+  cpu.init(seed);
+  const Tensor x = random_tensor(batch, seq * config.dim, 1);
+  const Tensor dy = random_tensor(batch, seq * config.dim, 2);
+  std::unique_ptr<LayerState> cpu_state;
+  const std::vector<float> y_cpu = values_of(cpu.forward_keeping(x, info, cpu_state));
+  const std::vector<float> dx_cpu =
+      values_of(cpu.backward_input_with(x, dy, info, cpu_state.get()));
+  cpu.backward_weight_with(x, dy, cpu_state.get());
+
+  // Each shard's output, input gradient, gradients, and which gradients are partial.
+  struct Shard {
+    std::vector<float> y, dx;
+    std::vector<std::vector<float>> grads;
+    std::vector<bool> partial;
+  };
+  std::vector<Shard> shards(tp);
+  run_shards(tp, [&](int k, DeviceContext& context, GpuLayer::InnerSequenceCollectives sequence) {
+    GpuTransformerBlock block(index, config, BlockShard{tp, k, true}, seq, seed, context);
+    block.connect_sequence_parallel(std::move(sequence));
+    const auto local_tensor = [&](const Tensor& whole) {
+      return DeviceTensor::from_values(
+          batch, local * config.dim,
+          positions(whole.to_vector(), batch, seq, config.dim, k * local, local),
+          &context.allocator(), MemoryCategory::Activations);
+    };
+    const DeviceTensor x_local = local_tensor(x);
+    const DeviceTensor dy_local = local_tensor(dy);
+    std::unique_ptr<LayerState> state;
+    shards[k].y = block.forward_keeping(x_local, info, state).to_vector();
+    shards[k].dx = block.backward_input_with(x_local, dy_local, info, state.get()).to_vector();
+    block.backward_weight_with(x_local, dy_local, state.get());
+    const std::vector<DeviceTensor*> partial = block.sequence_partial_grads();
+    for (DeviceTensor* grad : block.grads()) {
+      shards[k].grads.push_back(grad->to_vector());
+      shards[k].partial.push_back(std::find(partial.begin(), partial.end(), grad) != partial.end());
+    }
+  });
+
+  GptBlockTensors& full = cpu.block().gradients();
+  std::vector<float> partial_sum, partial_expected;
+  for (int k = 0; k < tp; ++k) {
+    const std::string shard = "shard " + std::to_string(k);
+    expect_close_to_scale(shards[k].y, positions(y_cpu, batch, seq, config.dim, k * local, local),
+                          1e-4, shard + " forward");
+    expect_close_to_scale(shards[k].dx, positions(dx_cpu, batch, seq, config.dim, k * local, local),
+                          1e-3, shard + " input gradient");
+    GptBlockTensors expected = slice_block_tensors(full, config, BlockShard{tp, k, true});
+    const std::vector<Tensor*> expected_list = expected.list();
+    ASSERT_EQ(shards[k].grads.size(), expected_list.size()) << shard;
+    for (size_t i = 0; i < expected_list.size(); ++i) {
+      if (shards[k].partial[i]) continue;  // summed below
+      expect_close_to_scale(shards[k].grads[i], expected_list[i]->to_vector(), 1e-3,
+                            shard + " gradient " + std::to_string(i));
+    }
+  }
+  // The norms' gradients: each shard took its slice's part; together the whole's.
+  for (size_t i = 0; i < shards[0].grads.size(); ++i) {
+    if (!shards[0].partial[i]) continue;
+    std::vector<float> sum(shards[0].grads[i].size(), 0.0f);
+    for (int k = 0; k < tp; ++k)
+      for (size_t e = 0; e < sum.size(); ++e) sum[e] += shards[k].grads[i][e];
+    partial_sum.insert(partial_sum.end(), sum.begin(), sum.end());
+    GptBlockTensors expected = slice_block_tensors(full, config, BlockShard{tp, 0, true});
+    const std::vector<float> whole = expected.list()[i]->to_vector();
+    partial_expected.insert(partial_expected.end(), whole.begin(), whole.end());
+  }
+  EXPECT_EQ(partial_sum.size(), 4u * config.dim) << "the two norms' gains and biases";
+  expect_close_to_scale(partial_sum, partial_expected, 1e-3, "norm gradients summed");
+}
+
+TEST(SequenceParallelLayers, EmbeddingShardsGiveTheCpuLookupsSlices) {
+  PIPELAB_REQUIRE_GPU();
+  const int tp = 2;
+  const int64_t vocab = 50, dim = 16, seq = 8, batch = 3, local = seq / tp;
+  const int index = 0;
+  const uint64_t seed = 4;
+  EmbeddingLayer cpu(index, whole_vocab(vocab), dim, seq, nullptr);
+  cpu.init(seed);
+  Tensor ids(batch, seq);
+  for (int64_t i = 0; i < ids.size(); ++i) ids.data()[i] = static_cast<float>((i * 7 + 3) % vocab);
+  const Tensor dy = random_tensor(batch, seq * dim, 2);
+  const std::vector<float> y_cpu = values_of(cpu.forward(ids, ForwardInfo{}));
+  cpu.backward_weight(ids, dy);
+  const std::vector<float> token_grad = values_of(*cpu.grads()[0]);
+  const std::vector<float> position_grad = values_of(*cpu.grads()[1]);
+
+  struct Shard {
+    std::vector<float> y, token_grad, position_grad;
+  };
+  std::vector<Shard> shards(tp);
+  run_shards(tp, [&](int k, DeviceContext& context, GpuLayer::InnerSequenceCollectives sequence) {
+    GpuEmbedding embedding(index, vocab_shard(vocab, tp, k), dim, seq, seed, context, tp, k);
+    embedding.connect_sequence_parallel(std::move(sequence));
+    const DeviceTensor x =
+        DeviceTensor::from_host(ids, &context.allocator(), MemoryCategory::Activations);
+    shards[k].y = embedding.forward(x, ForwardInfo{}).to_vector();
+    const DeviceTensor dy_local = DeviceTensor::from_values(
+        batch, local * dim, positions(dy.to_vector(), batch, seq, dim, k * local, local),
+        &context.allocator(), MemoryCategory::Activations);
+    embedding.backward_weight(x, dy_local);
+    shards[k].token_grad = embedding.grads()[0]->to_vector();
+    shards[k].position_grad = embedding.grads()[1]->to_vector();
+  });
+  for (int k = 0; k < tp; ++k) {
+    const std::string shard = "shard " + std::to_string(k);
+    const VocabRange range = vocab_shard(vocab, tp, k);
+    expect_close_to_scale(shards[k].y, positions(y_cpu, batch, seq, dim, k * local, local), 1e-6,
+                          shard + " lookup");
+    const std::vector<float> rows(token_grad.begin() + range.begin * dim,
+                                  token_grad.begin() + (range.begin + range.rows) * dim);
+    expect_close_to_scale(shards[k].token_grad, rows, 1e-6, shard + " token rows' gradient");
+    expect_close_to_scale(shards[k].position_grad, position_grad, 1e-6,
+                          shard + " position gradient");
+  }
+}
+
+}  // namespace
+}  // namespace pipelab::gpu
