@@ -36,4 +36,28 @@ MessageTag MessageTag::evaluation_weights(int sender, int stage, int step) {
   return tag;
 }
 
+MessageTag MessageTag::server_push(int sender, int stage, int step) {
+  MessageTag tag;
+  tag.kind = MessageKind::ParameterServerPush;
+  tag.sender = sender;
+  tag.stage = stage;
+  tag.step = step;
+  return tag;
+}
+
+MessageTag MessageTag::server_pull(int sender, int stage, int version) {
+  MessageTag tag;
+  tag.kind = MessageKind::ParameterServerPull;
+  tag.sender = sender;
+  tag.stage = stage;
+  tag.version = version;
+  return tag;
+}
+
+MessageTag MessageTag::server_weights(int sender, int stage, int version) {
+  MessageTag tag = server_pull(sender, stage, version);
+  tag.kind = MessageKind::ParameterServerWeights;
+  return tag;
+}
+
 }  // namespace pipelab
