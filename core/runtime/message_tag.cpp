@@ -37,21 +37,13 @@ MessageTag MessageTag::evaluation_weights(int sender, int stage, int step) {
 }
 
 MessageTag MessageTag::server_push(int sender, int stage, int step) {
-  MessageTag tag;
+  MessageTag tag = evaluation_weights(sender, stage, step);  // the same fields
   tag.kind = MessageKind::ParameterServerPush;
-  tag.sender = sender;
-  tag.stage = stage;
-  tag.step = step;
   return tag;
 }
 
 MessageTag MessageTag::server_pull(int sender, int stage, int version) {
-  MessageTag tag;
-  tag.kind = MessageKind::ParameterServerPull;
-  tag.sender = sender;
-  tag.stage = stage;
-  tag.version = version;
-  return tag;
+  return {.kind = MessageKind::ParameterServerPull, .sender = sender, .stage = stage, .version = version};
 }
 
 MessageTag MessageTag::server_weights(int sender, int stage, int version) {
