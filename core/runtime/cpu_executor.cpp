@@ -89,21 +89,23 @@ std::unique_ptr<WeightServer> CpuExecutor::remote_parameter_server(int home_devi
 }
 
 void CpuExecutor::serve_remote_replica(int to, const MessageTag& tag, const float* values,
-                                                 int64_t count) {
+                                       int64_t count) {
   const ParallelPlan& plan = experiment_.parallel;
   const DeviceLayout layout = plan.layout();
-  const bool fits = tag.stage >= 0 && tag.stage < plan.stages() && tag.sender >= 0 &&
-                    tag.sender < device_count() && !servers_.empty() &&
-                    to == layout.device_of(0, layout.rank_of_stage(tag.stage), layout.coord_of(to).shard);
+  const bool fits =
+      tag.stage >= 0 && tag.stage < plan.stages() && tag.sender >= 0 &&
+      tag.sender < device_count() && !servers_.empty() &&
+      to == layout.device_of(0, layout.rank_of_stage(tag.stage), layout.coord_of(to).shard);
   ParameterServer* server =
-      fits ? dynamic_cast<ParameterServer*>(servers_[tag.stage * plan.tp + layout.coord_of(to).shard].get())
+      fits ? dynamic_cast<ParameterServer*>(
+                 servers_[tag.stage * plan.tp + layout.coord_of(to).shard].get())
            : nullptr;
   if (!server)
     throw std::runtime_error("device " + std::to_string(tag.sender) + " asked device " +
                              std::to_string(to) + " for stage " + std::to_string(tag.stage) +
                              "'s parameter server, which this rank does not hold");
-  pipelab::serve_parameter_server_request(*server, to, layout.coord_of(tag.sender).replica, tag, values, count,
-                                 devices_->transport());
+  pipelab::serve_parameter_server_request(*server, to, layout.coord_of(tag.sender).replica, tag,
+                                          values, count, devices_->transport());
 }
 
 std::string CpuExecutor::launch_message() const {

@@ -43,7 +43,10 @@ MessageTag MessageTag::server_push(int sender, int stage, int step) {
 }
 
 MessageTag MessageTag::server_pull(int sender, int stage, int version) {
-  return {.kind = MessageKind::ParameterServerPull, .sender = sender, .stage = stage, .version = version};
+  return {.kind = MessageKind::ParameterServerPull,
+          .sender = sender,
+          .stage = stage,
+          .version = version};
 }
 
 MessageTag MessageTag::server_weights(int sender, int stage, int version) {

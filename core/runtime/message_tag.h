@@ -31,8 +31,8 @@ inline bool is_parameter_server_request(MessageKind kind) {
 struct MessageTag {
   MessageKind kind = MessageKind::Activation;
   int sender = 0;          // device
-  int stage = 0;           // activations, gradients, evaluation weights, parameter servers: the stage
-  int step = 0;            // activations, gradients, evaluation weights, pushes: the global training step
+  int stage = 0;           // activations, gradients, evaluation weights, servers: the stage
+  int step = 0;            // activations, gradients, evaluation weights, pushes: the global step
   int microbatch = 0;      // activations and gradients
   int64_t collective = 0;  // ring chunks: which collective of the sender's group
   int ring_step = 0;       // ring chunks: 0 .. 2(n-1)-1

@@ -19,7 +19,8 @@ std::vector<Tensor> copy_values(const std::vector<Tensor>& tensors) {
 // Every tensor's values, in order, as one row.
 std::vector<float> row_of(const std::vector<Tensor>& tensors) {
   std::vector<float> row;
-  for (const Tensor& tensor : tensors) row.insert(row.end(), tensor.data(), tensor.data() + tensor.size());
+  for (const Tensor& tensor : tensors)
+    row.insert(row.end(), tensor.data(), tensor.data() + tensor.size());
   return row;
 }
 
@@ -63,7 +64,8 @@ void ParameterServer::push_row(int step, int replica, const float* values, int64
   std::vector<Tensor> copy;
   copy.reserve(gradients_.size());
   for (const Tensor& gradient : gradients_) {
-    Tensor& part = copy.emplace_back(gradient.rows(), gradient.cols(), nullptr, MemoryCategory::Gradients);
+    Tensor& part =
+        copy.emplace_back(gradient.rows(), gradient.cols(), nullptr, MemoryCategory::Gradients);
     std::copy(values, values + part.size(), part.data());
     values += part.size();
   }

@@ -42,7 +42,8 @@ class WeightServer {
   virtual void push(int step, int replica, int device, const std::vector<Parameter>& gradients) = 0;
   // Copies version `version` into the .value tensors, waiting for it (as
   // worker `device` of the run). Throws RunStopped when the run stops first.
-  virtual void pull(int version, int replica, int device, const std::vector<Parameter>& weights) = 0;
+  virtual void pull(int version, int replica, int device,
+                    const std::vector<Parameter>& weights) = 0;
 };
 
 class ParameterServer final : public WeightServer {

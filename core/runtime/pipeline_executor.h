@@ -61,7 +61,8 @@ class PipelineExecutor : public ThreadedExecutor {
   // Async data parallelism over processes: what this rank's replicas of
   // `stage` talk to when another rank (that of `home_device`, the stage
   // shard's replica 0) holds its server (remote_parameter_server.h).
-  virtual std::unique_ptr<WeightServer> remote_parameter_server(int /*home_device*/, int /*stage*/) {
+  virtual std::unique_ptr<WeightServer> remote_parameter_server(int /*home_device*/,
+                                                                int /*stage*/) {
     throw std::logic_error("this backend does not run over processes");
   }
 
@@ -77,16 +78,17 @@ class PipelineExecutor : public ThreadedExecutor {
     const ParallelPlan& plan = experiment_.parallel;
     const DeviceLayout layout = plan.layout();
     servers_.resize(static_cast<size_t>(plan.stages()) * plan.tp);
-    for (auto& worker : workers_)
-      for (int chunk = 0; chunk < worker->chunk_count(); ++chunk) {
-        const int stage = worker->stage_index(chunk);
-        std::unique_ptr<WeightServer>& server = servers_[stage * plan.tp + worker->shard()];
+    for (auto& replica : workers_)
+      for (int chunk = 0; chunk < replica->chunk_count(); ++chunk) {
+        const int stage = replica->stage_index(chunk);
+        std::unique_ptr<WeightServer>& server = servers_[stage * plan.tp + replica->shard()];
         if (server) continue;
-        const int home = layout.device_of(0, layout.rank_of_stage(stage), worker->shard());
+        // Replica 0's device of this stage shard (the same chunk there).
+        const int home = layout.device_of(0, layout.rank_of_stage(stage), replica->shard());
         if (hosts(home))
-          server = std::make_unique<ParameterServer>(this->worker(home).host_weights(chunk).parameters(),
-                                                     optimizer_settings(experiment_.training.optimizer),
-                                                     plan.dp, *control_);
+          server = std::make_unique<ParameterServer>(
+              worker(home).host_weights(chunk).parameters(),
+              optimizer_settings(experiment_.training.optimizer), plan.dp, *control_);
         else
           server = remote_parameter_server(home, stage);
       }

@@ -19,8 +19,8 @@ void RemoteParameterServer::push(int step, int /*replica*/, int device,
 void RemoteParameterServer::pull(int version, int /*replica*/, int device,
                                  const std::vector<Parameter>& weights) {
   transport_.post(home_device_, MessageTag::server_pull(device, stage_, version), nullptr, 0, 0);
-  const Tensor row =
-      mailboxes_[static_cast<size_t>(device)]->receive(MessageTag::server_weights(home_device_, stage_, version));
+  const Tensor row = mailboxes_[static_cast<size_t>(device)]->receive(
+      MessageTag::server_weights(home_device_, stage_, version));
   int64_t expected = 0;
   for (const Parameter& parameter : weights) expected += parameter.value->size();
   if (row.size() != expected)
@@ -44,9 +44,10 @@ void serve_parameter_server_request(ParameterServer& server, int home_device, in
   assert(tag.kind == MessageKind::ParameterServerPull);
   const int to = tag.sender;
   const MessageTag answer = MessageTag::server_weights(home_device, tag.stage, tag.version);
-  server.pull_row(tag.version, replica, [&transport, to, answer](const std::vector<float>& weights) {
-    transport.post(to, answer, weights.data(), 1, static_cast<int64_t>(weights.size()));
-  });
+  server.pull_row(
+      tag.version, replica, [&transport, to, answer](const std::vector<float>& weights) {
+        transport.post(to, answer, weights.data(), 1, static_cast<int64_t>(weights.size()));
+      });
 }
 
 }  // namespace pipelab

@@ -9,7 +9,8 @@ void InProcessTransport::post(int to, const MessageTag& tag, const float* values
                               int64_t cols) {
   assert(hosts(to) && "a message for a device this process does not host");
   if (is_parameter_server_request(tag.kind)) {
-    if (!server_inbox_) throw std::runtime_error("a parameter-server request for a process without servers");
+    if (!server_inbox_)
+      throw std::runtime_error("a parameter-server request for a process without servers");
     server_inbox_(to, tag, values, rows * cols);
     return;
   }

@@ -45,7 +45,8 @@ class InProcessTransport final : public Transport {
   // (is_parameter_server_request; from replicas in other processes, see
   // remote_parameter_server.h) go to `inbox`, addressed to the server's home
   // device, rather than into a mailbox. Set before messages flow.
-  using ServerInbox = std::function<void(int to, const MessageTag& tag, const float* values, int64_t count)>;
+  using ServerInbox =
+      std::function<void(int to, const MessageTag& tag, const float* values, int64_t count)>;
   void set_server_inbox(ServerInbox inbox) { server_inbox_ = std::move(inbox); }
 
  private:

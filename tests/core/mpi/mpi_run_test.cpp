@@ -230,9 +230,10 @@ TEST_F(MpiRun, AsyncDataParallelOnFourRanksTrainsAsOneProcess) {
 TEST_F(MpiRun, AsyncPipelineOfTensorPairsServesEveryShardAcrossRanks) {
   // dp 2 x tp 2 x pp 2, two devices per rank: ranks 0 and 1 hold replica 0's
   // stages and so the four stage shards' servers; ranks 2 and 3 run replica 1.
-  const auto [one, many] = train_both("--config " + config("dp_tp_pp_mix.json") +
-                                          " --steps 4 --set parallel.update=async --set parallel.staleness=1",
-                                      4, "--devices-per-rank 2");
+  const auto [one, many] =
+      train_both("--config " + config("dp_tp_pp_mix.json") +
+                     " --steps 4 --set parallel.update=async --set parallel.staleness=1",
+                 4, "--devices-per-rank 2");
   expect_same_losses(one, many);
   EXPECT_EQ(traced_devices().size(), 8u);
   EXPECT_EQ(pulled_versions("trace.json"), pulled_versions("one_trace.json"));
@@ -262,10 +263,12 @@ class MpiFault : public MpiRun {
  protected:
   // A long run; `signal_number` to rank `victim` once it trains. The job's
   // exit status and the seconds it took to end after the signal.
-  std::pair<int, double> harm(int victim, int signal_number, const std::string& example = "dp_tp_pp_mix.json",
+  std::pair<int, double> harm(int victim, int signal_number,
+                              const std::string& example = "dp_tp_pp_mix.json",
                               const std::string& settings = "--set parallel.tp=1") {
-    const pid_t job = spawn(mpirun(4) + cli() + " train --config " + config(example) + " " + settings +
-                            " --steps 1000000 --rank-timeout 2 --summary " + (folder_ / "summary.json").string());
+    const pid_t job =
+        spawn(mpirun(4) + cli() + " train --config " + config(example) + " " + settings +
+              " --steps 1000000 --rank-timeout 2 --summary " + (folder_ / "summary.json").string());
     // Once rank 0 reports steps, every rank is past its start and training.
     const auto started = Clock::now();
     while (errors().find("step 2/") == std::string::npos &&

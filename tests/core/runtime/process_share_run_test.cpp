@@ -200,7 +200,8 @@ TEST(ProcessShareRun, AsyncDataParallelAcrossTheHalvesTrainsAsOneProcess) {
     EXPECT_EQ(halves.trace.steps.back().val_loss, one.trace.steps.back().val_loss);
     const auto pulled = pulls(halves);
     EXPECT_EQ(pulled, pulls(one)) << "every replica pulled the versions it pulls in one process";
-    EXPECT_EQ(static_cast<int>(pulled.size()), experiment.parallel.devices() * experiment.training.steps)
+    EXPECT_EQ(static_cast<int>(pulled.size()),
+              experiment.parallel.devices() * experiment.training.steps)
         << "every device pulls once a step";
   }
 }
