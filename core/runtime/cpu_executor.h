@@ -16,7 +16,8 @@
 // messages as CommBuffers until their receive ends, PipeDream's older weight
 // versions as StashedWeights, and the data-parallel all-reduce's staging
 // buffer as Workspace. Async data parallelism's parameter servers belong to no
-// device and are not counted.
+// device and are not counted (in a run over processes, the weights a replica
+// pulls from another rank count as CommBuffers on it until copied in).
 //
 // Evaluation (training.eval_every, and after the last step) makes every worker
 // meet at the step's boundary; the last to arrive copies the weights of
@@ -56,6 +57,9 @@ class CpuExecutor : public PipelineExecutor<CpuBackend> {
   std::string launch_message() const override;
   void send_for_evaluation(int device, int stage, int step, Sequential& weights) override;
   void copy_remote_weights(int step) override;
+  std::unique_ptr<WeightServer> remote_parameter_server(int home_device, int stage) override;
+  // A request from another rank's replica for a server this rank holds.
+  void serve_remote_replica(int to, const MessageTag& tag, const float* values, int64_t count);
 
   // Rank 0 of a run over processes: copies of the replica-0 (ep group) stage shards
   // other ranks run, by (device, chunk), made at the first evaluation.

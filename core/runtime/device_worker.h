@@ -19,8 +19,9 @@
 //              the replicas; tensor-parallel: inside F/B (the stage stack calls
 //              them), each reported with the identity of the schedule's
 //              ALLREDUCE op that names its layer
-//   Push/Pull  async data parallelism through the stage's ParameterServer,
-//              on a host view of the stage's weights
+//   Push/Pull  async data parallelism through the stage's ParameterServer
+//              (or, over processes, the rank that holds it), on a host view
+//              of the stage's weights
 //   Offload    moves a micro-batch's saved activations (layer states
 //              included) to host memory through the backend; Reload brings
 //              them back. Copies, so the backward reads the same bits.
@@ -78,7 +79,7 @@ struct WorkerShared {
   TrainingData& data;
   RunReporter& recorder;  // the run's recorder, or on a rank other than 0 what goes to it
   // Async data parallelism: one server per (stage, shard), at stage * tp + shard.
-  std::vector<std::unique_ptr<ParameterServer>>& servers;
+  std::vector<std::unique_ptr<WeightServer>>& servers;
   Rendezvous& rendezvous;
   // Every worker meets the others after each evaluated step (at the position
   // where that step is over for it); the last to arrive runs at_meeting_point.
@@ -223,7 +224,7 @@ class DeviceWorker {
   void set_backward_version(Op& op, const StageState& stage, const MicrobatchKey& key) const;
   Tensor take(std::map<MicrobatchKey, Tensor>& from, const MicrobatchKey& key, const char* what);
   MicrobatchKey key_of(const Op& op) const { return {op.chunk, op.step, op.microbatch}; }
-  ParameterServer& server_of(const Op& op);
+  WeightServer& server_of(const Op& op);
 
   WorkerShared& shared_;
   const WorkerPlace place_;

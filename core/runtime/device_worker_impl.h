@@ -531,7 +531,7 @@ void DeviceWorker<Backend>::inner_collective(OpKind kind, CommGroup group, int l
 }
 
 template <typename Backend>
-ParameterServer& DeviceWorker<Backend>::server_of(const Op& op) {
+WeightServer& DeviceWorker<Backend>::server_of(const Op& op) {
   return *shared_.servers[op.stage * shared_.experiment.parallel.tp + place_.shard];
 }
 
@@ -558,7 +558,7 @@ int64_t DeviceWorker<Backend>::push(const Op& op) {
   Stack& layers = *stages_[op.chunk].layers;
   Sequential& host = backend_.host_stage(layers, op.chunk);
   backend_.copy_to_host(layers, op.chunk, ParameterPart::Gradients);
-  server_of(op).push(op.step, place_.replica, host.parameters());
+  server_of(op).push(op.step, place_.replica, place_.device, host.parameters());
   layers.zero_grad();
   return runtime_detail::parameter_bytes(layers.parameters());
 }

@@ -36,4 +36,23 @@ MessageTag MessageTag::evaluation_weights(int sender, int stage, int step) {
   return tag;
 }
 
+MessageTag MessageTag::server_push(int sender, int stage, int step) {
+  MessageTag tag = evaluation_weights(sender, stage, step);  // the same fields
+  tag.kind = MessageKind::ParameterServerPush;
+  return tag;
+}
+
+MessageTag MessageTag::server_pull(int sender, int stage, int version) {
+  return {.kind = MessageKind::ParameterServerPull,
+          .sender = sender,
+          .stage = stage,
+          .version = version};
+}
+
+MessageTag MessageTag::server_weights(int sender, int stage, int version) {
+  MessageTag tag = server_pull(sender, stage, version);
+  tag.kind = MessageKind::ParameterServerWeights;
+  return tag;
+}
+
 }  // namespace pipelab

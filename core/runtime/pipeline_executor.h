@@ -13,6 +13,7 @@
 #pragma once
 
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "core/runtime/device_worker.h"
@@ -57,24 +58,40 @@ class PipelineExecutor : public ThreadedExecutor {
   // Only the CPU executor runs over processes.
   virtual void send_for_evaluation(int /*device*/, int /*stage*/, int /*step*/, Sequential& /*weights*/) {}
   virtual void copy_remote_weights(int /*step*/) {}
+  // Async data parallelism over processes: what this rank's replicas of
+  // `stage` talk to when another rank (that of `home_device`, the stage
+  // shard's replica 0) holds its server (remote_parameter_server.h).
+  virtual std::unique_ptr<WeightServer> remote_parameter_server(int /*home_device*/,
+                                                                int /*stage*/) {
+    throw std::logic_error("this backend does not run over processes");
+  }
 
   std::unique_ptr<Devices> devices_;  // made by the subclass before build_workers
   std::unique_ptr<WorkerShared> shared_;
   std::vector<std::unique_ptr<Worker>> workers_;
 
  private:
-  // One server per stage shard, starting from replica 0's (seeded) weights.
+  // One server per stage shard, starting from replica 0's (seeded) weights,
+  // in the process that runs replica 0; every other process with a replica of
+  // the shard gets a stand-in that reaches it.
   void make_parameter_servers() {
     const ParallelPlan& plan = experiment_.parallel;
+    const DeviceLayout layout = plan.layout();
     servers_.resize(static_cast<size_t>(plan.stages()) * plan.tp);
-    for (auto& worker : workers_) {
-      if (worker->replica() != 0) continue;
-      for (int chunk = 0; chunk < worker->chunk_count(); ++chunk)
-        servers_[worker->stage_index(chunk) * plan.tp + worker->shard()] =
-            std::make_unique<ParameterServer>(worker->host_weights(chunk).parameters(),
-                                              optimizer_settings(experiment_.training.optimizer),
-                                              plan.dp, *control_);
-    }
+    for (auto& replica : workers_)
+      for (int chunk = 0; chunk < replica->chunk_count(); ++chunk) {
+        const int stage = replica->stage_index(chunk);
+        std::unique_ptr<WeightServer>& server = servers_[stage * plan.tp + replica->shard()];
+        if (server) continue;
+        // Replica 0's device of this stage shard (the same chunk there).
+        const int home = layout.device_of(0, layout.rank_of_stage(stage), replica->shard());
+        if (hosts(home))
+          server = std::make_unique<ParameterServer>(
+              worker(home).host_weights(chunk).parameters(),
+              optimizer_settings(experiment_.training.optimizer), plan.dp, *control_);
+        else
+          server = remote_parameter_server(home, stage);
+      }
   }
 
   // Run by the last worker to reach the step's meeting point: replica 0's

@@ -21,9 +21,6 @@ ThreadedExecutor::ThreadedExecutor(const Experiment& experiment, EventSink& sink
     assert(share->first_device >= 0 && share->first_device + share->device_count <= hosted_count_);
     first_hosted_ = share->first_device;
     hosted_count_ = share->device_count;
-    if (experiment_.parallel.update == UpdateMode::Async && experiment_.parallel.dp > 1)
-      throw ExperimentError("parallel.update = async with dp > 1 keeps its parameter servers in one process: "
-                            "run it without mpirun, or set parallel.update = sync");
   }
   control_ = std::make_unique<RunControl>(experiment_.parallel.devices());
 }

@@ -119,8 +119,9 @@ class ThreadedExecutor : public Executor {
   EvaluatedSteps evaluated_steps_;
   std::unique_ptr<Rendezvous> rendezvous_;
   std::unique_ptr<Evaluator> evaluator_;  // null without a validation set, and on ranks other than 0
-  // Async data parallelism: one server per (stage, shard), at stage * tp + shard.
-  std::vector<std::unique_ptr<ParameterServer>> servers_;
+  // Async data parallelism: one server per (stage, shard), at stage * tp +
+  // shard; over processes, the ones other ranks hold are RemoteParameterServers.
+  std::vector<std::unique_ptr<WeightServer>> servers_;
 
  private:
   void launch_locked();

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "core/nn/tensor.h"
@@ -40,8 +41,17 @@ class InProcessTransport final : public Transport {
   // Whether device `device` lives in this process.
   bool hosts(int device) const;
 
+  // Requests for a parameter server this process holds
+  // (is_parameter_server_request; from replicas in other processes, see
+  // remote_parameter_server.h) go to `inbox`, addressed to the server's home
+  // device, rather than into a mailbox. Set before messages flow.
+  using ServerInbox =
+      std::function<void(int to, const MessageTag& tag, const float* values, int64_t count)>;
+  void set_server_inbox(ServerInbox inbox) { server_inbox_ = std::move(inbox); }
+
  private:
   std::vector<Mailbox*> mailboxes_;
+  ServerInbox server_inbox_;
 };
 
 }  // namespace pipelab

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 extern char** environ;
@@ -121,7 +122,10 @@ class MpiRun : public ::testing::Test {
                                                        const std::string& rank_options = "") {
     const std::string one = (folder_ / "one.json").string();
     const std::string many = (folder_ / "many.json").string();
-    EXPECT_EQ(run(cli() + " train " + options + " --quiet --summary " + one), 0) << errors();
+    EXPECT_EQ(run(cli() + " train " + options + " --quiet --summary " + one + " --trace " +
+                  (folder_ / "one_trace.json").string()),
+              0)
+        << errors();
     EXPECT_EQ(run(mpirun(ranks) + cli() + " train " + options + " " + rank_options +
                   " --quiet --summary " + many + " --trace " + (folder_ / "trace.json").string()),
               0)
@@ -136,6 +140,17 @@ class MpiRun : public ::testing::Test {
     for (const auto& event : trace.at("traceEvents"))
       if (event.value("ph", "") == "X") processes.insert(event.at("pid").get<int>());
     return processes;
+  }
+
+  // Every PULL_WEIGHTS in the trace `name`: (device, step, weight version).
+  std::set<std::tuple<int, int, int>> pulled_versions(const std::string& name) const {
+    std::set<std::tuple<int, int, int>> pulls;
+    const nlohmann::json trace = read_json(folder_ / name);
+    for (const auto& event : trace.at("traceEvents"))
+      if (event.value("cat", "") == "PULL_WEIGHTS")
+        pulls.insert({event.at("pid").get<int>(), event.at("args").at("step").get<int>(),
+                      event.at("args").at("weight_version").get<int>()});
+    return pulls;
   }
 
   fs::path folder_;
@@ -197,6 +212,33 @@ TEST_F(MpiRun, ExpertParallelAllToAllsCrossRanksAndTrainAsOneProcess) {
   EXPECT_EQ(traced_devices().size(), 4u);
 }
 
+// Asynchronous data parallelism: each stage shard's parameter server lives on
+// the rank of its replica 0, the others push and pull over MPI. A pull gets
+// exactly the version its staleness names and the server sums the replicas in
+// order, so even this asynchronous run is the one-process run bit for bit.
+TEST_F(MpiRun, AsyncDataParallelOnFourRanksTrainsAsOneProcess) {
+  // dp 4, staleness 2: rank 0 holds the server, ranks 1-3 reach it over MPI.
+  const auto [one, many] =
+      train_both("--config " + config("async_parameter_server.json") + " --steps 8", 4);
+  expect_same_losses(one, many);
+  EXPECT_EQ(traced_devices().size(), 4u);
+  const auto pulls = pulled_versions("trace.json");
+  EXPECT_EQ(pulls.size(), 4u * 8u) << "every replica pulls once a step";
+  EXPECT_EQ(pulls, pulled_versions("one_trace.json")) << "the same version at each pull";
+}
+
+TEST_F(MpiRun, AsyncPipelineOfTensorPairsServesEveryShardAcrossRanks) {
+  // dp 2 x tp 2 x pp 2, two devices per rank: ranks 0 and 1 hold replica 0's
+  // stages and so the four stage shards' servers; ranks 2 and 3 run replica 1.
+  const auto [one, many] =
+      train_both("--config " + config("dp_tp_pp_mix.json") +
+                     " --steps 4 --set parallel.update=async --set parallel.staleness=1",
+                 4, "--devices-per-rank 2");
+  expect_same_losses(one, many);
+  EXPECT_EQ(traced_devices().size(), 8u);
+  EXPECT_EQ(pulled_versions("trace.json"), pulled_versions("one_trace.json"));
+}
+
 TEST_F(MpiRun, DevicesThatDoNotDivideAreRefusedInOneLine) {
   // dp 1 x tp 1 x pp 2: two devices for four ranks.
   EXPECT_NE(run(mpirun(4) + cli() + " train --config " + config("dp_tp_pp_mix.json") +
@@ -221,10 +263,12 @@ class MpiFault : public MpiRun {
  protected:
   // A long run; `signal_number` to rank `victim` once it trains. The job's
   // exit status and the seconds it took to end after the signal.
-  std::pair<int, double> harm(int victim, int signal_number) {
-    const pid_t job = spawn(mpirun(4) + cli() + " train --config " + config("dp_tp_pp_mix.json") +
-                            " --set parallel.tp=1 --steps 1000000 --rank-timeout 2 --summary " +
-                            (folder_ / "summary.json").string());
+  std::pair<int, double> harm(int victim, int signal_number,
+                              const std::string& example = "dp_tp_pp_mix.json",
+                              const std::string& settings = "--set parallel.tp=1") {
+    const pid_t job =
+        spawn(mpirun(4) + cli() + " train --config " + config(example) + " " + settings +
+              " --steps 1000000 --rank-timeout 2 --summary " + (folder_ / "summary.json").string());
     // Once rank 0 reports steps, every rank is past its start and training.
     const auto started = Clock::now();
     while (errors().find("step 2/") == std::string::npos &&
@@ -245,6 +289,16 @@ TEST_F(MpiFault, ARankThatStopsAnsweringEndsTheJobNamingIt) {
   EXPECT_NE(status, -1) << "the job hung";
   EXPECT_LT(seconds, 20.0) << "silence limit 2 s";
   EXPECT_NE(errors().find("rank 2 has not answered"), std::string::npos) << errors();
+}
+
+TEST_F(MpiFault, AStoppedParameterServerRankEndsAnAsyncJobNamingIt) {
+  // Rank 0 holds the server: the other replicas wait for their pulls until
+  // their links find rank 0 silent.
+  const auto [status, seconds] = harm(0, SIGSTOP, "async_parameter_server.json", "");
+  EXPECT_NE(status, 0);
+  EXPECT_NE(status, -1) << "the job hung";
+  EXPECT_LT(seconds, 20.0) << "silence limit 2 s";
+  EXPECT_NE(errors().find("rank 0 has not answered"), std::string::npos) << errors();
 }
 
 TEST_F(MpiFault, ARankThatDiesEndsTheJobNamingIt) {

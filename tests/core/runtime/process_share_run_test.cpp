@@ -4,6 +4,7 @@
 // builds too (which have no MPI).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <memory>
@@ -168,15 +169,41 @@ TEST(ProcessShareRun, ExpertParallelAcrossTheHalvesTrainsAsOneProcess) {
   }
 }
 
-TEST(ProcessShareRun, AsyncDataParallelIsRefusedAcrossProcesses) {
-  Experiment experiment =
-      testing::with_plan(testing::small_experiment(), ScheduleKind::OneFOneB, 1, 1, 2);
-  experiment.parallel.update = UpdateMode::Async;
-  ProcessShare share = process_share(2, 2, 0, 0);
-  ExecutorOptions options;
-  options.process = &share;
-  EventSink sink;
-  EXPECT_THROW(CpuExecutor executor(experiment, sink, options), ExperimentError);
+// Every PULL_WEIGHTS of the run: (device, step, weight version).
+std::vector<std::array<int, 3>> pulls(const RunOutput& output) {
+  std::vector<std::array<int, 3>> found;
+  for (const TraceEvent& event : output.trace.events)
+    if (event.op.kind == OpKind::PullWeights)
+      found.push_back({event.op.device, event.op.step, event.op.weight_version});
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+TEST(ProcessShareRun, AsyncDataParallelAcrossTheHalvesTrainsAsOneProcess) {
+  // Each stage's parameter server lives with its replica 0 in half 0; the
+  // replicas in half 1 push and pull through the transport. A pull gets
+  // exactly the version its staleness names, and the server sums the
+  // replicas in order, so even asynchronous training is the same bit for bit.
+  const Experiment base = testing::small_experiment();
+  for (const auto& [pp, dp, staleness] : {std::array<int, 3>{1, 4, 2}, {2, 2, 0}, {2, 2, 1}}) {
+    Experiment experiment = testing::with_plan(base, ScheduleKind::OneFOneB, pp, 2, dp);
+    experiment.parallel.update = UpdateMode::Async;
+    experiment.parallel.staleness = staleness;
+    SCOPED_TRACE("pp " + std::to_string(pp) + " x dp " + std::to_string(dp) + ", staleness " +
+                 std::to_string(staleness));
+    const RunOutput one = testing::run_experiment(experiment);
+    const RunOutput halves = run_in_two_halves(experiment);
+    ASSERT_EQ(one.state, RunState::Finished) << one.error;
+    ASSERT_EQ(halves.state, RunState::Finished) << halves.error;
+    ASSERT_FALSE(one.losses().empty());
+    EXPECT_EQ(halves.losses(), one.losses());
+    EXPECT_EQ(halves.trace.steps.back().val_loss, one.trace.steps.back().val_loss);
+    const auto pulled = pulls(halves);
+    EXPECT_EQ(pulled, pulls(one)) << "every replica pulled the versions it pulls in one process";
+    EXPECT_EQ(static_cast<int>(pulled.size()),
+              experiment.parallel.devices() * experiment.training.steps)
+        << "every device pulls once a step";
+  }
 }
 
 }  // namespace
