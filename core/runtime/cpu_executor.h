@@ -26,10 +26,8 @@
 // CommBuffers), and rank 0 evaluates.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "core/runtime/cpu_backend.h"
@@ -54,12 +52,6 @@ class CpuExecutor : public PipelineExecutor<CpuBackend> {
 
  private:
   std::string launch_message() const override;
-  void send_for_evaluation(int device, int stage, int step, Sequential& weights) override;
-  void copy_remote_weights(int step) override;
-
-  // Rank 0 of a run over processes: copies of the replica-0 (ep group) stage shards
-  // other ranks run, by (device, chunk), made at the first evaluation.
-  std::map<std::pair<int, int>, std::unique_ptr<Sequential>> remote_stages_;
 };
 
 extern template class DeviceWorker<CpuBackend>;
