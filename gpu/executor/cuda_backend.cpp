@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 #include <stdexcept>
 
 #include "core/runtime/microbatch_loss.h"
@@ -15,8 +16,11 @@
 namespace pipelab::gpu {
 
 void CudaDevices::release_in_flight() {
-  for (auto& device : devices) device->mailbox.clear();
+  for (auto& device : devices)
+    if (device) device->mailbox.clear();
+  if (host) host->release_in_flight();
   for (auto& device : devices) {
+    if (!device) continue;
     DeviceGuard guard(device->gpu, DeviceGuard::NoThrow{});
     PIPELAB_CUDA_WARN(cudaStreamSynchronize(device->compute_stream()));
     PIPELAB_CUDA_WARN(cudaStreamSynchronize(device->comm.get()));
@@ -42,6 +46,7 @@ CudaBackend::CudaBackend(CudaDevices& devices, WorkerShared& shared, const Worke
                       data.microbatch_rows(), data.train().features,
                       std::max<int64_t>(data.train().target_width, data.train().classes)));
   mirrors_.resize(static_cast<size_t>(shared_.experiment.parallel.chunks));
+  if (devices_.host) host_staging_ = std::make_unique<HostStaging>(self().gpu);
 }
 
 CudaBackend::~CudaBackend() = default;
@@ -181,6 +186,7 @@ DeviceTensor CudaBackend::loss_gradient(const Op& op, const DeviceTensor& output
 }
 
 int64_t CudaBackend::send(const Op& op, const MessageTag& tag, DeviceTensor message) {
+  if (!devices_.hosts(op.peer)) return send_to_other_rank(op, tag, message);
   VirtualDevice& from = self();
   VirtualDevice& to = *devices_.devices[static_cast<size_t>(op.peer)];
   // The comm stream starts once the compute stream has produced the tensor.
@@ -193,12 +199,38 @@ int64_t CudaBackend::send(const Op& op, const MessageTag& tag, DeviceTensor mess
 }
 
 DeviceTensor CudaBackend::receive(const Op& op, const MessageTag& tag) {
+  if (!devices_.hosts(op.peer)) return receive_from_other_rank(op, tag);
   DeviceMessage message = self().mailbox.receive(tag);
   // The op lasts while the compute stream waits for the data to arrive.
   begin(op);
   message.arrived.make_wait(compute());
   end(op, message.tensor.bytes());
   return std::move(message.tensor);
+}
+
+int64_t CudaBackend::send_to_other_rank(const Op& op, const MessageTag& tag,
+                                        const DeviceTensor& message) {
+  // Timed on the compute stream, which produced the tensor: the copy down.
+  begin(op);
+  const float* values = host_staging_->download(message);
+  end(op, message.bytes());
+  devices_.transport().post(op.peer, tag, values, message.rows(), message.cols());
+  return message.bytes();
+}
+
+DeviceTensor CudaBackend::receive_from_other_rank(const Op& op, const MessageTag& tag) {
+  const Tensor arrived = devices_.host_mailbox(place_.device).receive(tag);
+  begin(op);  // the copy up
+  DeviceTensor tensor = staging_->upload(arrived, allocator(), MemoryCategory::CommBuffers);
+  end(op, tensor.bytes());
+  return tensor;
+}
+
+void CudaBackend::all_reduce_over_ranks(DeviceTensor& values, const RingGroup& ring,
+                                        int64_t collective) {
+  float* host = host_staging_->download(values);
+  ring_all_reduce(std::span<float>(host, static_cast<size_t>(values.size())), ring, collective);
+  host_staging_->upload_to(values);
 }
 
 DeviceTensor CudaBackend::gather_gradients(const std::vector<GpuParameter>& parameters) {
@@ -228,6 +260,11 @@ void CudaBackend::scatter_gradients(const DeviceTensor& flat,
 }
 
 void CudaBackend::data_parallel_all_reduce(DeviceTensor& flat) {
+  const RingGroup& ring = devices_.data_parallel_ring_of[static_cast<size_t>(place_.device)];
+  if (ring.size() > 0) {
+    all_reduce_over_ranks(flat, ring, data_parallel_collectives_++);
+    return;
+  }
   devices_.data_parallel_group_of[static_cast<size_t>(place_.device)]->all_reduce(place_.replica,
                                                                                   flat);
 }
@@ -240,6 +277,11 @@ void CudaBackend::data_parallel_all_reduce(std::vector<float>& values) {
 }
 
 void CudaBackend::tensor_parallel_all_reduce(DeviceTensor& values) {
+  const RingGroup& ring = devices_.tensor_parallel_ring_of[static_cast<size_t>(place_.device)];
+  if (ring.size() > 0) {
+    all_reduce_over_ranks(values, ring, tensor_parallel_collectives_++);
+    return;
+  }
   devices_.tensor_parallel_group_of[static_cast<size_t>(place_.device)]->all_reduce(place_.shard,
                                                                                     values);
 }
