@@ -156,9 +156,9 @@ std::string CudaExecutor::describe_launch(const GpuInventory& inventory,
       hosted[static_cast<size_t>(i)] = first_hosted_device() + i;
     placement = std::to_string(share->ranks) + " ranks; rank " + std::to_string(share->rank) +
                 " runs devices " + device_list_text(hosted) + " on GPU " +
-                std::to_string(gpu_of_device[static_cast<size_t>(hosted[0])]) + " (local rank " +
-                std::to_string(share->local_rank) + " of " + std::to_string(share->local_ranks) +
-                " modulo " + std::to_string(inventory.gpus.size()) + " GPUs)";
+                std::to_string(gpu_of_device[static_cast<size_t>(hosted[0])]) + " (its local rank " +
+                std::to_string(share->local_rank) + " modulo the " + std::to_string(inventory.gpus.size()) +
+                " GPU(s) it sees)";
   }
   std::string paths = uses_nccl ? "NCCL between GPUs" : "device-to-device copies";
   if (options_.process)

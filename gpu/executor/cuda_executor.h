@@ -62,7 +62,7 @@ class CudaExecutor : public PipelineExecutor<CudaBackend> {
   CudaExecutor(const Experiment& experiment, EventSink& sink, const ExecutorOptions& options = {});
   ~CudaExecutor() override;  // stops and joins every worker
 
-  // For tests and tools.
+  // For tests and tools: a device this process runs.
   int gpu_of(int device) const { return devices_->devices[static_cast<size_t>(device)]->gpu; }
   const CachingAllocator& allocator(int device) const {
     return devices_->devices[static_cast<size_t>(device)]->context->allocator();
