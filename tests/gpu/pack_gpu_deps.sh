@@ -4,7 +4,7 @@
 # machine's packages: GoogleTest's sources (libgtest-dev), nlohmann_json's
 # headers and CMake package, OpenBLAS with its CBLAS header and the runtime
 # libraries it needs (libgfortran, libquadmath), and zlib. About 45 MB. With
-# openmpi-bin and libopenmpi-dev installed, also OpenMPI (about 25 MB more),
+# openmpi-bin and libopenmpi-dev installed, also OpenMPI (about 13 MB more),
 # for the check's mpi step. tests/gpu/gpu_check.sh picks it up; carry
 # `.gpu-deps` to the GPU machine.
 #
@@ -23,16 +23,26 @@ need "${multiarch}/libopenblas.so.0" libopenblas-dev
 need /usr/include/zlib.h zlib1g-dev
 
 # OpenMPI (openmpi-bin, libopenmpi-dev), optional: a relocatable copy in
-# ${deps}/openmpi (mpirun, the libraries, their plugins and what those load,
-# headers, help texts and settings), so the GPU check can run its mpirun step;
-# gpu_check.sh points OpenMPI at it with OPAL_PREFIX and friends.
+# ${deps}/openmpi (mpirun, the libraries, the plugins one machine needs and
+# what they load, the C and C++ headers, help texts and settings), so the GPU
+# check can run its mpi step; gpu_check.sh points OpenMPI at it with
+# OPAL_PREFIX and its siblings. Left out to stay small: the plugins for
+# InfiniBand and other fabrics (UCX, libfabric, verbs, PSM) and OpenSHMEM's.
 pack_openmpi() {
   local prefix="${deps}/openmpi" ompi="${multiarch}/openmpi"
-  mkdir -p "${prefix}/bin" "${prefix}/lib" "${prefix}/etc" "${prefix}/share"
+  mkdir -p "${prefix}/bin" "${prefix}/lib" "${prefix}/etc" "${prefix}/share" "${prefix}/include/openmpi/ompi/mpi"
   cp -L /usr/bin/orterun "${prefix}/bin/mpirun"
   cp -L /usr/bin/orted "${prefix}/bin/orted"
-  cp -r "${ompi}/include" "${prefix}/include"
+  cp "${ompi}/include/"{mpi.h,mpi-ext.h,mpi_portable_platform.h} "${prefix}/include/"
+  cp -r "${ompi}/include/openmpi/mpiext" "${prefix}/include/openmpi/"
+  cp -r "${ompi}/include/openmpi/ompi/mpi/cxx" "${prefix}/include/openmpi/ompi/mpi/"
   cp -r "${ompi}/lib/openmpi3" "${prefix}/lib/openmpi3"
+  local plugin
+  for plugin in "${prefix}/lib/openmpi3/"*.so; do
+    if ldd "${plugin}" | grep -qE 'lib(fabric|ucp|ucs|uct|psm2|psm_infinipath|ibverbs|oshmem)\.so'; then
+      rm "${plugin}"
+    fi
+  done
   cp -r /usr/share/openmpi "${prefix}/share/openmpi"
   cp /etc/openmpi/* "${prefix}/etc/"
   for library in libmpi libmpi_cxx libopen-rte libopen-pal; do
