@@ -91,19 +91,8 @@ if [[ -d .gpu-deps ]]; then
   cmake_prefix="${deps};${deps}/gtest"
 fi
 
-# OpenMPI carried by pack_gpu_deps.sh, when the machine has none: OPAL_* move
-# its compiled-in paths to the copy, and CMake takes its library without the
-# compiler wrapper.
-mpi_cmake_args=()
-if ! mpirun --version >/dev/null 2>&1 && [[ -d .gpu-deps/openmpi ]]; then
-  ompi="$(pwd)/.gpu-deps/openmpi"
-  export OPAL_PREFIX="${ompi}" OPAL_EXEC_PREFIX="${ompi}" OPAL_BINDIR="${ompi}/bin" OPAL_LIBDIR="${ompi}/lib"
-  export OPAL_PKGLIBDIR="${ompi}/lib/openmpi3" OPAL_INCLUDEDIR="${ompi}/include" OPAL_SYSCONFDIR="${ompi}/etc"
-  export OPAL_DATAROOTDIR="${ompi}/share" OPAL_DATADIR="${ompi}/share" OPAL_PKGDATADIR="${ompi}/share/openmpi"
-  export PATH="${ompi}/bin:${PATH}" LD_LIBRARY_PATH="${ompi}/lib${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}"
-  mpi_cmake_args=(-DMPI_CXX_HEADER_DIR="${ompi}/include" -DMPI_CXX_LIB_NAMES="mpi_cxx;mpi"
-    -DMPI_mpi_LIBRARY="${ompi}/lib/libmpi.so" -DMPI_mpi_cxx_LIBRARY="${ompi}/lib/libmpi_cxx.so")
-fi
+# OpenMPI carried by pack_gpu_deps.sh, when the machine has none.
+source tests/gpu/carried_openmpi.sh
 
 # NCCL from PyTorch's wheel (nvidia-nccl-cu13) when the toolkit has none: it
 # ships libnccl.so.2 only, so link an unversioned name beside it.
