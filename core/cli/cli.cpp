@@ -32,6 +32,7 @@ const char* kUsage =
     "  mpirun -np R pipelab-cli train ... [--devices-per-rank K] [--rank-timeout SECONDS]\n"
     "      one run over R processes: rank r runs devices r K .. r K + K - 1 (K = devices / R),\n"
     "      rank 0 writes the trace, CSV and summary; a rank silent for SECONDS (5) stops the run.\n"
+    "      --backend cuda: each rank on GPU (local rank mod GPUs), tensors between ranks via host memory.\n"
     "  pipelab-cli calibrate --config FILE [--set key.path=value ...] [--steps N]\n"
     "  pipelab-cli plan --config FILE --devices N [--memory-per-device BYTES] [--planner dapple|pipedream]\n"
     "                   [--bandwidth BYTES_PER_S] [--set key.path=value ...] [--json] [--write FILE.json]\n"

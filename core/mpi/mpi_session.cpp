@@ -49,6 +49,13 @@ MpiSession::~MpiSession() {
 
 const ProcessShare& MpiSession::join(int devices, int devices_per_rank) {
   share_ = process_share(devices, ranks_, rank_, devices_per_rank);
+  // The ranks that share this machine's memory are those of this node.
+  MPI_Comm node = MPI_COMM_NULL;
+  check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
+        "MPI_Comm_split_type", rank_);
+  check(MPI_Comm_rank(node, &share_.local_rank), "MPI_Comm_rank (node)", rank_);
+  check(MPI_Comm_size(node, &share_.local_ranks), "MPI_Comm_size (node)", rank_);
+  check(MPI_Comm_free(&node), "MPI_Comm_free (node)", rank_);
   link_ = std::make_unique<MpiLink>(comm_, share_, silence_limit_s_);
   share_.make_transport = [link = link_.get()](InProcessTransport& local) {
     return link->wrap(local);

@@ -41,6 +41,7 @@ struct CpuDevices {
   // `wrap` (ProcessShare::make_transport) wraps the in-process one.
   void connect(const std::function<std::unique_ptr<Transport>(InProcessTransport&)>& wrap = {});
   Transport& transport() { return across_processes ? *across_processes : *in_process; }
+  Mailbox& host_mailbox(int device) { return *mailboxes[static_cast<size_t>(device)]; }
   // Frees every message nobody received (after a stop).
   void release_in_flight();
 };

@@ -5,7 +5,6 @@
 #include "core/io/experiment_io.h"
 #include "core/nn/blas_threads.h"
 #include "core/runtime/device_worker_impl.h"
-#include "core/runtime/evaluation_weights.h"
 #include "core/runtime/host_memory_check.h"
 #include "core/runtime/process_share.h"
 #include "core/runtime/remote_parameter_server.h"
@@ -55,33 +54,6 @@ CpuExecutor::CpuExecutor(const Experiment& experiment, EventSink& sink,
 }
 
 CpuExecutor::~CpuExecutor() { stop_and_join(); }
-
-void CpuExecutor::send_for_evaluation(int device, int stage, int step, Sequential& weights) {
-  const std::vector<float> values = flat_evaluation_weights(weights);
-  devices_->transport().post(0, MessageTag::evaluation_weights(device, stage, step), values.data(), 1,
-                             static_cast<int64_t>(values.size()));
-}
-
-void CpuExecutor::copy_remote_weights(int step) {
-  const ParallelPlan& plan = experiment_.parallel;
-  const DeviceLayout layout = plan.layout();
-  for (int device = 0; device < device_count(); ++device) {
-    const DeviceCoord coord = layout.coord_of(device);
-    // Replica 0, and under expert parallelism the rest of its group (evaluate_after).
-    if (hosts(device) || coord.replica >= plan.ep) continue;
-    const ExpertShard experts = expert_shard(plan, coord.replica);
-    for (int chunk = 0; chunk < plan.chunks; ++chunk) {
-      const int stage = layout.stage_of(coord.pipeline_rank, chunk);
-      std::unique_ptr<Sequential>& copy = remote_stages_[{device, chunk}];
-      if (!copy)
-        copy = stage_copy_for_evaluation(experiment_, stage_ranges_, tp_roles_, stage, coord.shard,
-                                         experts);
-      const Tensor message = devices_->mailboxes[0]->receive(MessageTag::evaluation_weights(device, stage, step));
-      set_evaluation_weights(*copy, message.data(), message.size());
-      evaluator_->copy_weights_from(*copy, plan.tp, coord.shard, experts);
-    }
-  }
-}
 
 std::unique_ptr<WeightServer> CpuExecutor::remote_parameter_server(int home_device, int stage) {
   return std::make_unique<RemoteParameterServer>(home_device, stage, devices_->transport(),

@@ -27,10 +27,8 @@
 // CommBuffers), and rank 0 evaluates.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "core/runtime/cpu_backend.h"
@@ -55,15 +53,9 @@ class CpuExecutor : public PipelineExecutor<CpuBackend> {
 
  private:
   std::string launch_message() const override;
-  void send_for_evaluation(int device, int stage, int step, Sequential& weights) override;
-  void copy_remote_weights(int step) override;
   std::unique_ptr<WeightServer> remote_parameter_server(int home_device, int stage) override;
   // A request from another rank's replica for a server this rank holds.
   void serve_remote_replica(int to, const MessageTag& tag, const float* values, int64_t count);
-
-  // Rank 0 of a run over processes: copies of the replica-0 (ep group) stage shards
-  // other ranks run, by (device, chunk), made at the first evaluation.
-  std::map<std::pair<int, int>, std::unique_ptr<Sequential>> remote_stages_;
 };
 
 extern template class DeviceWorker<CpuBackend>;

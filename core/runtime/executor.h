@@ -49,7 +49,8 @@ struct ExecutorOptions {
   bool start_paused = false;  // start() leaves it Paused before the first op (for step())
   // A run spread over processes: this process's devices, transport and
   // reporter (process_share.h); it must outlive the executor. Null: every
-  // device runs here. Only the cpu backend runs such a share.
+  // device runs here. The cpu backend runs such a share, and the backends
+  // registered with ProcessReach::AcrossProcesses (cuda).
   const ProcessShare* process = nullptr;
 };
 
@@ -65,10 +66,15 @@ std::unique_ptr<Executor> make_executor(const Experiment& experiment, EventSink&
 // device (...)": asked before building, so tests and menus can say why.
 using BackendAvailability = std::function<std::string()>;
 
+// Whether a backend's executors run one rank's share of a run over processes
+// (ExecutorOptions::process); make_executor refuses a share to the others.
+enum class ProcessReach { OneProcess, AcrossProcesses };
+
 // gpu/ calls this once at start-up (from main) to add "cuda". Without an
 // availability check the backend is taken to run everywhere.
 void register_backend(const std::string& name, ExecutorFactory factory,
-                      BackendAvailability unavailable_reason = {});
+                      BackendAvailability unavailable_reason = {},
+                      ProcessReach reach = ProcessReach::OneProcess);
 // "cpu" first, then the others by name.
 std::vector<std::string> registered_backends();
 // "" when backend `name` can run here; otherwise why not (also for a name

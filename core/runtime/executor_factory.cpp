@@ -2,6 +2,7 @@
 // built in; other backends (gpu/'s "cuda") add themselves with register_backend.
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "core/io/experiment_io.h"
 #include "core/runtime/cpu_executor.h"
@@ -16,6 +17,7 @@ struct BackendRegistry {
   std::mutex mutex;
   std::map<std::string, ExecutorFactory> factories;
   std::map<std::string, BackendAvailability> availability;
+  std::set<std::string> across_processes;  // the backends that run a ProcessShare
 };
 
 BackendRegistry& registry() {
@@ -44,11 +46,15 @@ const char* run_state_name(RunState state) {
 }
 
 void register_backend(const std::string& name, ExecutorFactory factory,
-                      BackendAvailability unavailable_reason) {
+                      BackendAvailability unavailable_reason, ProcessReach reach) {
   BackendRegistry& backends = registry();
   std::lock_guard<std::mutex> lock(backends.mutex);
   backends.factories[name] = std::move(factory);
   backends.availability[name] = std::move(unavailable_reason);
+  if (reach == ProcessReach::AcrossProcesses)
+    backends.across_processes.insert(name);
+  else
+    backends.across_processes.erase(name);
 }
 
 std::string backend_unavailable_reason(const std::string& name) {
@@ -77,17 +83,19 @@ std::unique_ptr<Executor> make_executor(const Experiment& experiment, EventSink&
                                         const ExecutorOptions& options) {
   const std::string& type = experiment.backend.type;
   if (type == "cpu") return std::make_unique<CpuExecutor>(experiment, sink, options);
-  if (options.process)
-    throw ExperimentError("backend.type = " + quoted_excerpt(type) +
-                          " does not run across processes yet (NCCL between ranks is not built); "
-                          "use backend.type = cpu under mpirun");
   ExecutorFactory factory;
+  bool across_processes = false;
   {
     BackendRegistry& backends = registry();
     std::lock_guard<std::mutex> lock(backends.mutex);
     const auto found = backends.factories.find(type);
     if (found != backends.factories.end()) factory = found->second;
+    across_processes = backends.across_processes.count(type) > 0;
   }
+  if (factory && options.process && !across_processes)
+    throw ExperimentError(
+        "backend.type = " + quoted_excerpt(type) +
+        " does not run across processes yet; use backend.type = cpu (or cuda) under mpirun");
   if (factory) return factory(experiment, sink, options);
   // What no backend trains yet reads better than "no such backend".
   if (type == "cuda") check_trainable(experiment);

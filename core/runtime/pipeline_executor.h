@@ -10,13 +10,22 @@
 // devices_, then build_workers(), and calls stop_and_join() in its destructor.
 // devices_ is declared before workers_, so the workers (and the memory they
 // hold) go first.
+//
+// Across processes (pipelab-cli under mpirun) every backend uses the same
+// host-side machinery: Backend::Devices provides transport() (reaching any
+// device's host mailbox, other ranks' over MPI) and host_mailbox(device) for
+// the devices this process runs; the evaluation weights below travel on them.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "core/runtime/device_worker.h"
+#include "core/runtime/evaluation_weights.h"
+#include "core/runtime/message_tag.h"
 #include "core/runtime/threaded_executor.h"
 
 namespace pipelab {
@@ -51,19 +60,12 @@ class PipelineExecutor : public ThreadedExecutor {
     devices_->release_in_flight();
   }
 
-  // A run over processes evaluates on rank 0 (the only one with an
-  // evaluator): the other ranks hand it the weights of their replica-0 stage
-  // shards (and under expert parallelism those of the rest of replica 0's
-  // expert-parallel group) at each evaluated step, and rank 0 copies them into the evaluator.
-  // Only the CPU executor runs over processes.
-  virtual void send_for_evaluation(int /*device*/, int /*stage*/, int /*step*/, Sequential& /*weights*/) {}
-  virtual void copy_remote_weights(int /*step*/) {}
   // Async data parallelism over processes: what this rank's replicas of
   // `stage` talk to when another rank (that of `home_device`, the stage
   // shard's replica 0) holds its server (remote_parameter_server.h).
   virtual std::unique_ptr<WeightServer> remote_parameter_server(int /*home_device*/,
                                                                 int /*stage*/) {
-    throw std::logic_error("this backend does not run over processes");
+    throw std::logic_error("this backend does not run asynchronous data parallelism over processes");
   }
 
   std::unique_ptr<Devices> devices_;  // made by the subclass before build_workers
@@ -71,6 +73,39 @@ class PipelineExecutor : public ThreadedExecutor {
   std::vector<std::unique_ptr<Worker>> workers_;
 
  private:
+  // A run over processes evaluates on rank 0 (the only one with an
+  // evaluator): the other ranks post the weights of their replica-0 stage
+  // shards (and under expert parallelism those of the rest of replica 0's
+  // expert-parallel group) to rank 0's device 0 at each evaluated step, and
+  // rank 0 copies them into the evaluator.
+  void send_for_evaluation(int device, int stage, int step, Sequential& weights) {
+    const std::vector<float> values = flat_evaluation_weights(weights);
+    devices_->transport().post(0, MessageTag::evaluation_weights(device, stage, step),
+                               values.data(), 1, static_cast<int64_t>(values.size()));
+  }
+
+  void copy_remote_weights(int step) {
+    const ParallelPlan& plan = experiment_.parallel;
+    const DeviceLayout layout = plan.layout();
+    for (int device = 0; device < device_count(); ++device) {
+      const DeviceCoord coord = layout.coord_of(device);
+      // Replica 0, and under expert parallelism the rest of its group (evaluate_after).
+      if (hosts(device) || coord.replica >= plan.ep) continue;
+      const ExpertShard experts = expert_shard(plan, coord.replica);
+      for (int chunk = 0; chunk < plan.chunks; ++chunk) {
+        const int stage = layout.stage_of(coord.pipeline_rank, chunk);
+        std::unique_ptr<Sequential>& copy = remote_stages_[{device, chunk}];
+        if (!copy)
+          copy = stage_copy_for_evaluation(experiment_, stage_ranges_, tp_roles_, stage,
+                                           coord.shard, experts);
+        const auto message =
+            devices_->host_mailbox(0).receive(MessageTag::evaluation_weights(device, stage, step));
+        set_evaluation_weights(*copy, message.data(), message.size());
+        evaluator_->copy_weights_from(*copy, plan.tp, coord.shard, experts);
+      }
+    }
+  }
+
   // One server per stage shard, starting from replica 0's (seeded) weights,
   // in the process that runs replica 0; every other process with a replica of
   // the shard gets a stand-in that reaches it.
@@ -115,6 +150,10 @@ class PipelineExecutor : public ThreadedExecutor {
     copy_remote_weights(step);
     recorder_->validation(step, evaluator_->evaluate());
   }
+
+  // Rank 0 of a run over processes: copies of the replica-0 (ep group) stage
+  // shards other ranks run, by (device, chunk), made at the first evaluation.
+  std::map<std::pair<int, int>, std::unique_ptr<Sequential>> remote_stages_;
 };
 
 }  // namespace pipelab

@@ -22,6 +22,10 @@ struct ProcessShare {
   int ranks = 1;
   int first_device = 0;
   int device_count = 1;  // hosts first_device .. first_device + device_count - 1
+  // This rank among the ranks on its machine (0 .. local_ranks - 1): the
+  // CUDA backend takes GPU local_rank modulo the GPUs it sees.
+  int local_rank = 0;
+  int local_ranks = 1;
 
   // Wraps the in-process transport so that messages for other ranks' devices
   // leave this process (and theirs arrive). Null: every device is here.

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 #include <stdexcept>
 
+#include "core/runtime/all_to_all.h"
 #include "core/runtime/microbatch_loss.h"
 #include "core/runtime/vocab_parallel_loss.h"
 #include "gpu/device/cuda_check.h"
@@ -15,8 +17,11 @@
 namespace pipelab::gpu {
 
 void CudaDevices::release_in_flight() {
-  for (auto& device : devices) device->mailbox.clear();
+  for (auto& device : devices)
+    if (device) device->mailbox.clear();
+  if (host) host->release_in_flight();
   for (auto& device : devices) {
+    if (!device) continue;
     DeviceGuard guard(device->gpu, DeviceGuard::NoThrow{});
     PIPELAB_CUDA_WARN(cudaStreamSynchronize(device->compute_stream()));
     PIPELAB_CUDA_WARN(cudaStreamSynchronize(device->comm.get()));
@@ -42,6 +47,7 @@ CudaBackend::CudaBackend(CudaDevices& devices, WorkerShared& shared, const Worke
                       data.microbatch_rows(), data.train().features,
                       std::max<int64_t>(data.train().target_width, data.train().classes)));
   mirrors_.resize(static_cast<size_t>(shared_.experiment.parallel.chunks));
+  if (devices_.host) host_staging_ = std::make_unique<HostStaging>(self().gpu);
 }
 
 CudaBackend::~CudaBackend() = default;
@@ -183,6 +189,7 @@ DeviceTensor CudaBackend::loss_gradient(const Op& op, const DeviceTensor& output
 }
 
 int64_t CudaBackend::send(const Op& op, const MessageTag& tag, DeviceTensor message) {
+  if (!devices_.hosts(op.peer)) return send_to_other_rank(op, tag, message);
   VirtualDevice& from = self();
   VirtualDevice& to = *devices_.devices[static_cast<size_t>(op.peer)];
   // The comm stream starts once the compute stream has produced the tensor.
@@ -195,12 +202,38 @@ int64_t CudaBackend::send(const Op& op, const MessageTag& tag, DeviceTensor mess
 }
 
 DeviceTensor CudaBackend::receive(const Op& op, const MessageTag& tag) {
+  if (!devices_.hosts(op.peer)) return receive_from_other_rank(op, tag);
   DeviceMessage message = self().mailbox.receive(tag);
   // The op lasts while the compute stream waits for the data to arrive.
   begin(op);
   message.arrived.make_wait(compute());
   end(op, message.tensor.bytes());
   return std::move(message.tensor);
+}
+
+int64_t CudaBackend::send_to_other_rank(const Op& op, const MessageTag& tag,
+                                        const DeviceTensor& message) {
+  // Timed on the compute stream, which produced the tensor: the copy down.
+  begin(op);
+  const float* values = host_staging_->download(message);
+  end(op, message.bytes());
+  devices_.transport().post(op.peer, tag, values, message.rows(), message.cols());
+  return message.bytes();
+}
+
+DeviceTensor CudaBackend::receive_from_other_rank(const Op& op, const MessageTag& tag) {
+  const Tensor arrived = devices_.host_mailbox(place_.device).receive(tag);
+  begin(op);  // the copy up
+  DeviceTensor tensor = staging_->upload(arrived, allocator(), MemoryCategory::CommBuffers);
+  end(op, tensor.bytes());
+  return tensor;
+}
+
+void CudaBackend::collective_over_ranks(DeviceTensor& values, const RingGroup& ring,
+                                        int64_t collective, RingCollective collective_on_host) {
+  float* host = host_staging_->download(values);
+  collective_on_host(std::span<float>(host, static_cast<size_t>(values.size())), ring, collective);
+  host_staging_->upload_to(values);
 }
 
 DeviceTensor CudaBackend::gather_gradients(const std::vector<GpuParameter>& parameters) {
@@ -230,6 +263,9 @@ void CudaBackend::scatter_gradients(const DeviceTensor& flat,
 }
 
 void CudaBackend::data_parallel_all_reduce(DeviceTensor& flat) {
+  const RingGroup& ring = devices_.data_parallel_ring_of[static_cast<size_t>(place_.device)];
+  if (ring.size() > 0)
+    return collective_over_ranks(flat, ring, data_parallel_collectives_++, ring_all_reduce);
   devices_.data_parallel_group_of[static_cast<size_t>(place_.device)]->all_reduce(place_.replica,
                                                                                   flat);
 }
@@ -242,26 +278,42 @@ void CudaBackend::data_parallel_all_reduce(std::vector<float>& values) {
 }
 
 void CudaBackend::tensor_parallel_all_reduce(DeviceTensor& values) {
+  const RingGroup& ring = devices_.tensor_parallel_ring_of[static_cast<size_t>(place_.device)];
+  if (ring.size() > 0)
+    return collective_over_ranks(values, ring, tensor_parallel_collectives_++, ring_all_reduce);
   devices_.tensor_parallel_group_of[static_cast<size_t>(place_.device)]->all_reduce(place_.shard,
                                                                                     values);
 }
 
 void CudaBackend::tensor_parallel_reduce_scatter(DeviceTensor& values) {
+  const RingGroup& ring = devices_.tensor_parallel_ring_of[static_cast<size_t>(place_.device)];
+  if (ring.size() > 0)
+    return collective_over_ranks(values, ring, tensor_parallel_collectives_++, ring_reduce_scatter);
   if (DeviceGroup* group = devices_.tensor_parallel_group_of[static_cast<size_t>(place_.device)])
     group->reduce_scatter(place_.shard, values);
 }
 
 void CudaBackend::tensor_parallel_all_gather(DeviceTensor& values) {
+  const RingGroup& ring = devices_.tensor_parallel_ring_of[static_cast<size_t>(place_.device)];
+  if (ring.size() > 0)
+    return collective_over_ranks(values, ring, tensor_parallel_collectives_++, ring_all_gather);
   if (DeviceGroup* group = devices_.tensor_parallel_group_of[static_cast<size_t>(place_.device)])
     group->all_gather(place_.shard, values);
 }
 
 void CudaBackend::expert_all_to_all(DeviceTensor& values) {
+  const RingGroup& ring = devices_.expert_parallel_ring_of[static_cast<size_t>(place_.device)];
+  if (ring.size() > 0)
+    return collective_over_ranks(values, ring, expert_parallel_collectives_++, all_to_all);
   if (DeviceGroup* group = devices_.expert_parallel_group_of[static_cast<size_t>(place_.device)])
     group->all_to_all(expert_shard(shared_.experiment.parallel, place_.replica).rank, values);
 }
 
 void CudaBackend::expert_data_parallel_all_reduce(DeviceTensor& flat) {
+  const RingGroup& ring =
+      devices_.expert_data_parallel_ring_of[static_cast<size_t>(place_.device)];
+  if (ring.size() > 0)
+    return collective_over_ranks(flat, ring, expert_data_parallel_collectives_++, ring_all_reduce);
   // Member replica / ep of the replicas holding the same experts.
   if (DeviceGroup* group =
           devices_.expert_data_parallel_group_of[static_cast<size_t>(place_.device)])

@@ -15,6 +15,16 @@
 //                layers' all-to-all
 //   host views   a HostStageMirror per chunk (evaluation, parameter servers)
 //
+// Across processes (pipelab-cli under mpirun, core/runtime/process_share.h)
+// a rank builds only its own virtual devices; whatever reaches a device on
+// another rank is staged through host memory (host_staging.h) and travels on
+// the CPU backend's machinery: a Send comes down into pinned memory and is
+// posted on the host transport (MPI), a Recv from another rank takes the
+// message from the device's host mailbox and uploads it, and a collective
+// whose group spans ranks (any of the four kinds above) comes down, runs the
+// CPU backend's over the transport (ring_allreduce.h, all_to_all.h) and goes
+// back up. Links and groups inside the rank keep the paths above.
+//
 // PIPELAB_CUDA_SYNC=1 (debug): after every op, both streams are synchronised
 // and checked, and a fault names the op that caused it.
 //
@@ -29,13 +39,17 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "core/runtime/cpu_backend.h"
 #include "core/runtime/device_worker.h"
 #include "core/runtime/message_tag.h"
+#include "core/runtime/ring_allreduce.h"
 #include "gpu/comm/comm_world.h"
 #include "gpu/comm/device_group.h"
+#include "gpu/comm/host_staging.h"
 #include "gpu/comm/message_routes.h"
 #include "gpu/executor/host_offload.h"
 #include "gpu/executor/host_stage_mirror.h"
@@ -50,7 +64,8 @@
 namespace pipelab::gpu {
 
 struct CudaDevices {
-  std::vector<std::unique_ptr<VirtualDevice>> devices;  // per virtual device
+  // Per virtual device; null for the devices other processes run.
+  std::vector<std::unique_ptr<VirtualDevice>> devices;
   std::unique_ptr<CommWorld> comm_world;                // outlives the routes and groups using it
   std::unique_ptr<MessageRoutes> routes;
   std::vector<std::unique_ptr<DeviceGroup>> groups;
@@ -60,6 +75,22 @@ struct CudaDevices {
   std::vector<DeviceGroup*> tensor_parallel_group_of;
   std::vector<DeviceGroup*> expert_parallel_group_of;
   std::vector<DeviceGroup*> expert_data_parallel_group_of;
+
+  // A run over processes: the host side of every tensor to or from another
+  // rank, the CPU backend's own (a host mailbox per device this rank runs, on
+  // an allocator that reports nothing, and the transport over MPI); null in
+  // one process. Per virtual device, its groups that span ranks as rings over
+  // that transport (no members when the group stays in this rank).
+  std::unique_ptr<CpuDevices> host;
+  std::vector<RingGroup> data_parallel_ring_of;
+  std::vector<RingGroup> tensor_parallel_ring_of;
+  std::vector<RingGroup> expert_parallel_ring_of;
+  std::vector<RingGroup> expert_data_parallel_ring_of;
+
+  bool hosts(int device) const { return devices[static_cast<size_t>(device)] != nullptr; }
+  // What pipeline_executor.h needs across processes.
+  Transport& transport() { return host->transport(); }
+  Mailbox& host_mailbox(int device) { return host->host_mailbox(device); }
 
   // With no worker running: frees undelivered messages, then lets the GPUs
   // finish what was queued, so counted memory really is idle.
@@ -130,6 +161,19 @@ class CudaBackend {
   void drop_in_flight();
 
  private:
+  // A run over processes: a message for, or from, a device on another rank;
+  // an all-reduce over a group spanning ranks (`collective` numbers the
+  // group's collectives, as ring_all_reduce wants).
+  int64_t send_to_other_rank(const Op& op, const MessageTag& tag, const DeviceTensor& message);
+  DeviceTensor receive_from_other_rank(const Op& op, const MessageTag& tag);
+  // A collective whose group spans ranks: `values` come down into the host
+  // staging buffer, `collective_on_host` (the CPU backend's: ring all-reduce,
+  // reduce-scatter, all-gather or all-to-all) runs on them over the
+  // transport, and the result goes back up.
+  using RingCollective = void (*)(std::span<float>, const RingGroup&, int64_t);
+  void collective_over_ranks(DeviceTensor& values, const RingGroup& ring, int64_t collective,
+                             RingCollective collective_on_host);
+
   // A loss whose sums the GPU is still computing.
   struct PendingLoss {
     int step = 0;
@@ -152,6 +196,11 @@ class CudaBackend {
   std::vector<std::unique_ptr<HostStageMirror>> mirrors_;  // by chunk, made on first use
   std::vector<PendingLoss> pending_losses_;
   HostOffload host_offload_;
+  std::unique_ptr<HostStaging> host_staging_;  // across processes only
+  int64_t data_parallel_collectives_ = 0;      // over ranks, for the rings' tags
+  int64_t tensor_parallel_collectives_ = 0;
+  int64_t expert_parallel_collectives_ = 0;
+  int64_t expert_data_parallel_collectives_ = 0;
 };
 
 }  // namespace pipelab::gpu

@@ -1,5 +1,6 @@
 #include "gpu/executor/cuda_executor.h"
 
+#include <algorithm>
 #include <cassert>
 #include <optional>
 #include <set>
@@ -7,10 +8,11 @@
 
 #include "core/io/experiment_io.h"
 #include "core/runtime/device_worker_impl.h"
+#include "core/runtime/process_share.h"
 #include "gpu/device/cuda_check.h"
 #include "gpu/device/device_guard.h"
-#include "gpu/executor/device_mapping.h"
 #include "gpu/device/device_query.h"
+#include "gpu/executor/device_mapping.h"
 #include "gpu/memory/memory_preflight.h"
 #include "gpu/memory/out_of_memory.h"
 
@@ -23,17 +25,25 @@ namespace pipelab::gpu {
 namespace {
 
 // Fails before any device memory is used when the split cannot fit.
+// `gpu_of_device` is -1 for the devices other ranks run (map_rank_devices):
+// they need nothing here, and a rank's devices share one GPU, so no NCCL.
 void check_memory(const Experiment& experiment, const GpuInventory& inventory,
                   const std::vector<int>& gpu_of_device) {
   const std::string profile_name = device_profile_name_for_gpu(inventory.gpus.front().name);
   const std::optional<DeviceProfile> profile = find_device_profile(profile_name);
   assert(profile);
-  const std::vector<int64_t> needed =
+  std::vector<int64_t> needed =
       estimate_device_bytes(experiment, *profile, DeviceContext::kCublasWorkspaceBytes);
+  const bool one_process =
+      std::find(gpu_of_device.begin(), gpu_of_device.end(), -1) == gpu_of_device.end();
+  for (size_t d = 0; d < needed.size(); ++d)
+    if (gpu_of_device[d] < 0) needed[d] = 0;
   std::vector<int64_t> free_per_gpu;
   for (const GpuInfo& gpu : inventory.gpus) free_per_gpu.push_back(gpu.free_bytes);
-  const std::vector<int64_t> nccl = estimate_nccl_bytes_per_gpu(
-      experiment, gpu_of_device, static_cast<int>(inventory.gpus.size()));
+  const std::vector<int64_t> nccl =
+      one_process ? estimate_nccl_bytes_per_gpu(experiment, gpu_of_device,
+                                                static_cast<int>(inventory.gpus.size()))
+                  : std::vector<int64_t>{};
   const std::vector<GpuShortfall> shortfalls =
       find_memory_shortfalls(needed, gpu_of_device, free_per_gpu, nccl);
   if (!shortfalls.empty()) throw ExperimentError(memory_shortfall_message(shortfalls, needed));
@@ -70,6 +80,11 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
   const ParallelPlan& plan = experiment_.parallel;
   const int devices = plan.devices();
 
+  // Parameter servers over processes are the CPU executor's (remote_parameter_server.h).
+  if (options_.process && plan.update == UpdateMode::Async && plan.dp > 1)
+    throw ExperimentError(
+        "parallel.update = async: asynchronous data parallelism runs across processes on the "
+        "cpu backend only for now; set backend.type = cpu, or parallel.update = sync");
   const GpuInventory inventory = query_gpus();
   if (inventory.gpus.empty())
     throw ExperimentError(no_cuda_device_message(inventory.unavailable_reason));
@@ -79,10 +94,16 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
   // GPUs could exhaust the host's memory before the check said so.
   std::vector<int> gpu_of_device;
   try {
-    // Positions in the inventory, then CUDA's device numbers.
-    gpu_of_device = map_virtual_devices(devices, static_cast<int>(inventory.gpus.size()));
+    // Positions in the inventory, then CUDA's device numbers. Across
+    // processes a rank runs its devices on one GPU (device_mapping.h).
+    const int gpus = static_cast<int>(inventory.gpus.size());
+    const ProcessShare* share = options_.process;
+    gpu_of_device = share ? map_rank_devices(devices, first_hosted_device(), hosted_device_count(),
+                                             gpu_for_local_rank(share->local_rank, gpus))
+                          : map_virtual_devices(devices, gpus);
     check_memory(experiment_, inventory, gpu_of_device);
-    for (int& gpu : gpu_of_device) gpu = inventory.gpus[static_cast<size_t>(gpu)].index;
+    for (int& gpu : gpu_of_device)
+      if (gpu >= 0) gpu = inventory.gpus[static_cast<size_t>(gpu)].index;
   } catch (const std::invalid_argument& error) {
     throw ExperimentError(error.what());
   }
@@ -104,7 +125,7 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
     // (evaluation: replica 0's, and under expert parallelism the rest of its
     // expert-parallel group's; parameter servers: all) now, not mid-run.
     const bool async_data_parallel = plan.update == UpdateMode::Async && plan.dp > 1;
-    const bool validate = evaluator_ != nullptr;
+    const bool validate = data_->validation().samples > 0;  // rank 0 evaluates, every rank mirrors
     for (const auto& worker : workers_)
       if (async_data_parallel || (validate && worker->replica() < plan.ep))
         for (int chunk = 0; chunk < worker->chunk_count(); ++chunk)
@@ -122,41 +143,82 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
     sink_.add_message("backend.threads = " + std::to_string(experiment_.backend.threads) +
                       " is ignored: the cuda backend runs one host thread per virtual device (" +
                       std::to_string(devices) + ")");
+  launch_message_ = describe_launch(inventory, gpu_of_device);
+}
+
+std::string CudaExecutor::describe_launch(const GpuInventory& inventory,
+                                          const std::vector<int>& gpu_of_device) const {
+  const ParallelPlan& plan = experiment_.parallel;
   bool uses_nccl = devices_->routes->nccl_links() > 0;
   for (const auto& group : devices_->groups) uses_nccl = uses_nccl || group->uses_nccl();
   std::string gpu_names;
   std::set<std::string> names;
   for (const GpuInfo& gpu : inventory.gpus)
     if (names.insert(gpu.name).second) gpu_names += (gpu_names.empty() ? "" : ", ") + gpu.name;
-  launch_message_ = "cuda backend: " + describe_mapping(gpu_of_device) + " (" + gpu_names +
-                    "), dp " + std::to_string(plan.dp) + " x tp " + std::to_string(plan.tp) +
-                    " x pp " + std::to_string(plan.pp) +
-                    (plan.ep > 1 && model_has_experts(experiment_.model)
-                         ? ", experts over ep " + std::to_string(plan.ep)
-                         : "") +
-                    ", schedule " + schedule_name(plan.schedule) + ", " +
-                    std::to_string(total_steps_) + " steps of " +
-                    std::to_string(experiment_.training.batch_size) + " samples, " +
-                    (experiment_.backend.tf32 ? "tf32" : "fp32") + " GEMMs, " +
-                    (uses_nccl ? "NCCL between GPUs" : "device-to-device copies");
+  std::string placement = describe_mapping(gpu_of_device);
+  if (const ProcessShare* share = options_.process) {
+    std::vector<int> hosted(static_cast<size_t>(hosted_device_count()));
+    for (int i = 0; i < hosted_device_count(); ++i)
+      hosted[static_cast<size_t>(i)] = first_hosted_device() + i;
+    placement = std::to_string(share->ranks) + " ranks; rank " + std::to_string(share->rank) +
+                " runs devices " + device_list_text(hosted) + " on GPU " +
+                std::to_string(gpu_of_device[static_cast<size_t>(hosted[0])]) + " (its local rank " +
+                std::to_string(share->local_rank) + " modulo the " + std::to_string(inventory.gpus.size()) +
+                " GPU(s) it sees)";
+  }
+  std::string paths = uses_nccl ? "NCCL between GPUs" : "device-to-device copies";
+  if (options_.process)
+    paths += "; between ranks host staging over MPI (NCCL between ranks is not built)";
+  return "cuda backend: " + placement + " (" + gpu_names + "), dp " + std::to_string(plan.dp) +
+         " x tp " + std::to_string(plan.tp) + " x pp " + std::to_string(plan.pp) +
+         (plan.ep > 1 && model_has_experts(experiment_.model)
+              ? ", experts over ep " + std::to_string(plan.ep)
+              : "") +
+         ", schedule " + schedule_name(plan.schedule) + ", " + std::to_string(total_steps_) +
+         " steps of " + std::to_string(experiment_.training.batch_size) + " samples, " +
+         (experiment_.backend.tf32 ? "tf32" : "fp32") + " GEMMs, " + paths;
 }
 
 void CudaExecutor::build_devices(const std::vector<int>& gpu_of_device) {
   const GemmPrecision precision =
       experiment_.backend.tf32 ? GemmPrecision::Tf32 : GemmPrecision::Fp32;
-  std::set<int> gpus(gpu_of_device.begin(), gpu_of_device.end());
+  std::set<int> gpus;
+  for (int d = first_hosted_device(); d < first_hosted_device() + hosted_device_count(); ++d)
+    gpus.insert(gpu_of_device[static_cast<size_t>(d)]);
   if (gpus.size() > 1) enable_peer_access({gpus.begin(), gpus.end()});
   devices_ = std::make_unique<CudaDevices>();
-  for (int d = 0; d < static_cast<int>(gpu_of_device.size()); ++d) {
-    devices_->devices.push_back(std::make_unique<VirtualDevice>(
-        d, gpu_of_device[static_cast<size_t>(d)], precision, *control_));
-    devices_->devices.back()->allocator().set_listener([this, d](const MemoryBytes& bytes) {
-      sink_.add_memory({d, clock_.now(), bytes});
+  devices_->devices.resize(gpu_of_device.size());
+  for (int d = first_hosted_device(); d < first_hosted_device() + hosted_device_count(); ++d) {
+    auto& device = devices_->devices[static_cast<size_t>(d)];
+    device = std::make_unique<VirtualDevice>(d, gpu_of_device[static_cast<size_t>(d)], precision,
+                                             *control_);
+    device->allocator().set_listener([this, d](const MemoryBytes& bytes) {
+      reporter().memory({d, clock_.now(), bytes});
     });
   }
   devices_->comm_world = std::make_unique<CommWorld>(std::vector<int>(gpus.begin(), gpus.end()));
-  devices_->routes = std::make_unique<MessageRoutes>(
-      devices_->devices, message_links(program_->schedule()), *devices_->comm_world);
+  std::vector<std::pair<int, int>> links;
+  for (const auto& link : message_links(program_->schedule()))
+    if (!crosses_processes({link.first, link.second}, first_hosted_device(), hosted_device_count()))
+      links.push_back(link);
+  devices_->routes =
+      std::make_unique<MessageRoutes>(devices_->devices, links, *devices_->comm_world);
+  if (options_.process) build_host_side();
+}
+
+void CudaExecutor::build_host_side() {
+  // The CPU backend's host mailboxes and transport (cuda_backend.h); the
+  // messages waiting in them are host memory, not counted on the GPU.
+  auto host = std::make_unique<CpuDevices>();
+  host->allocators.resize(devices_->devices.size());
+  host->mailboxes.resize(devices_->devices.size());
+  for (int d = first_hosted_device(); d < first_hosted_device() + hosted_device_count(); ++d) {
+    host->allocators[static_cast<size_t>(d)] = std::make_unique<DeviceAllocator>(d);
+    host->mailboxes[static_cast<size_t>(d)] =
+        std::make_unique<Mailbox>(d, *host->allocators[static_cast<size_t>(d)], *control_);
+  }
+  host->connect(options_.process->make_transport);
+  devices_->host = std::move(host);
 }
 
 void CudaExecutor::build_groups() {
@@ -165,9 +227,26 @@ void CudaExecutor::build_groups() {
   for (auto* group_of : {&cuda.data_parallel_group_of, &cuda.tensor_parallel_group_of,
                          &cuda.expert_parallel_group_of, &cuda.expert_data_parallel_group_of})
     group_of->assign(devices, nullptr);
-  auto make_groups = [&](const std::vector<std::vector<int>>& groups,
-                         std::vector<DeviceGroup*>& group_of) {
+  for (auto* ring_of : {&cuda.data_parallel_ring_of, &cuda.tensor_parallel_ring_of,
+                        &cuda.expert_parallel_ring_of, &cuda.expert_data_parallel_ring_of})
+    ring_of->assign(devices, RingGroup{});
+  auto make_groups = [&](const std::vector<std::vector<int>>& groups, MessageKind kind,
+                         std::vector<DeviceGroup*>& group_of, std::vector<RingGroup>& ring_of) {
     for (const std::vector<int>& members : groups) {
+      if (crosses_processes(members, first_hosted_device(), hosted_device_count())) {
+        // Staged through the host: every member of this rank joins the ring.
+        for (int rank = 0; rank < static_cast<int>(members.size()); ++rank) {
+          const int member = members[static_cast<size_t>(rank)];
+          if (!cuda.hosts(member)) continue;
+          RingGroup& ring = ring_of[static_cast<size_t>(member)];
+          ring.kind = kind;
+          ring.devices = members;
+          ring.rank = rank;
+          ring.transport = &cuda.transport();
+          ring.mailbox = &cuda.host_mailbox(member);
+        }
+        continue;
+      }
       std::vector<VirtualDevice*> member_devices;
       for (int member : members)
         member_devices.push_back(cuda.devices[static_cast<size_t>(member)].get());
@@ -178,10 +257,14 @@ void CudaExecutor::build_groups() {
   };
   const CollectiveGroups groups =
       collective_groups(experiment_.parallel, model_has_experts(experiment_.model));
-  make_groups(groups.data_parallel, cuda.data_parallel_group_of);
-  make_groups(groups.tensor_parallel, cuda.tensor_parallel_group_of);
-  make_groups(groups.expert_parallel, cuda.expert_parallel_group_of);
-  make_groups(groups.expert_data_parallel, cuda.expert_data_parallel_group_of);
+  make_groups(groups.data_parallel, MessageKind::DataParallelChunk, cuda.data_parallel_group_of,
+              cuda.data_parallel_ring_of);
+  make_groups(groups.tensor_parallel, MessageKind::TensorParallelChunk,
+              cuda.tensor_parallel_group_of, cuda.tensor_parallel_ring_of);
+  make_groups(groups.expert_parallel, MessageKind::ExpertParallelChunk,
+              cuda.expert_parallel_group_of, cuda.expert_parallel_ring_of);
+  make_groups(groups.expert_data_parallel, MessageKind::ExpertDataParallelChunk,
+              cuda.expert_data_parallel_group_of, cuda.expert_data_parallel_ring_of);
 }
 
 void CudaExecutor::after_failure() {

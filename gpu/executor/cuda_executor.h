@@ -28,6 +28,12 @@
 // which runs a little ahead of the GPU (by at most a few ops, see
 // op_timings.h), so a curve may lead its ops by that much.
 //
+// Across processes (pipelab-cli under mpirun) a rank builds only the virtual
+// devices it runs, all on one GPU: local rank modulo the GPUs it sees
+// (device_mapping.h); tensors to and from other ranks are staged through host
+// memory (cuda_backend.h), and rank 0 evaluates, gets every rank's reports and
+// names a failing rank, as for the CPU backend (pipeline_executor.h).
+//
 // Evaluation (training.eval_every, and after the last step) meets every
 // worker at the step's boundary; the last to arrive copies replica 0's
 // weights to the host (HostStageMirror) and evaluates there, as the CPU
@@ -39,6 +45,7 @@
 #include <vector>
 
 #include "core/runtime/pipeline_executor.h"
+#include "gpu/device/device_query.h"
 #include "gpu/executor/cuda_backend.h"
 
 namespace pipelab::gpu {
@@ -55,7 +62,7 @@ class CudaExecutor : public PipelineExecutor<CudaBackend> {
   CudaExecutor(const Experiment& experiment, EventSink& sink, const ExecutorOptions& options = {});
   ~CudaExecutor() override;  // stops and joins every worker
 
-  // For tests and tools.
+  // For tests and tools: a device this process runs.
   int gpu_of(int device) const { return devices_->devices[static_cast<size_t>(device)]->gpu; }
   const CachingAllocator& allocator(int device) const {
     return devices_->devices[static_cast<size_t>(device)]->context->allocator();
@@ -65,8 +72,14 @@ class CudaExecutor : public PipelineExecutor<CudaBackend> {
  private:
   std::string launch_message() const override { return launch_message_; }
   void after_failure() override;
+  // `gpu_of_device`: CUDA device numbers, -1 for the devices other ranks run.
   void build_devices(const std::vector<int>& gpu_of_device);
+  // Across processes: the host mailboxes and transport of cuda_backend.h.
+  void build_host_side();
+  // All-reduce groups inside this process, rings over the host transport for those spanning ranks.
   void build_groups();
+  std::string describe_launch(const GpuInventory& inventory,
+                              const std::vector<int>& gpu_of_device) const;
 
   std::string launch_message_;
 };

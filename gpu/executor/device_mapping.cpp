@@ -23,6 +23,29 @@ std::vector<int> map_virtual_devices(int virtual_devices, int gpus) {
   return gpu_of_device;
 }
 
+int gpu_for_local_rank(int local_rank, int gpus) {
+  if (gpus < 1)
+    throw std::invalid_argument("mapping a rank onto a GPU needs at least one GPU, got " +
+                                std::to_string(gpus));
+  if (local_rank < 0)
+    throw std::invalid_argument("a local rank is at least 0, got " + std::to_string(local_rank));
+  return local_rank % gpus;
+}
+
+std::vector<int> map_rank_devices(int virtual_devices, int first_hosted, int hosted_count,
+                                  int gpu) {
+  std::vector<int> gpu_of_device(static_cast<size_t>(virtual_devices), -1);
+  for (int d = first_hosted; d < first_hosted + hosted_count; ++d)
+    gpu_of_device.at(static_cast<size_t>(d)) = gpu;
+  return gpu_of_device;
+}
+
+bool crosses_processes(const std::vector<int>& devices, int first_hosted, int hosted_count) {
+  return std::any_of(devices.begin(), devices.end(), [&](int device) {
+    return device < first_hosted || device >= first_hosted + hosted_count;
+  });
+}
+
 CollectiveGroups collective_groups(const ParallelPlan& plan, bool model_has_experts) {
   CollectiveGroups groups;
   if (plan.dp > 1 && plan.update == UpdateMode::Sync)

@@ -43,6 +43,25 @@ CollectiveGroups collective_groups(const ParallelPlan& plan, bool model_has_expe
 // count is below 1.
 std::vector<int> map_virtual_devices(int virtual_devices, int gpus);
 
+// A run over processes (core/runtime/process_share.h): a rank puts every
+// virtual device it runs on one GPU, the one at position local_rank modulo
+// `gpus` among the GPUs it sees, as MPI jobs usually do: with as many GPUs as
+// ranks on a node every rank has its own; with fewer, ranks share them in
+// turn (all ranks on one GPU works too). Throws std::invalid_argument when
+// `gpus` is below 1 or `local_rank` below 0.
+int gpu_for_local_rank(int local_rank, int gpus);
+
+// The GPU of each virtual device for a rank that runs devices first_hosted ..
+// first_hosted + hosted_count - 1 on `gpu` (gpu_for_local_rank): -1 for the
+// devices other ranks run.
+std::vector<int> map_rank_devices(int virtual_devices, int first_hosted, int hosted_count, int gpu);
+
+// Whether `devices` (a message link's two ends, or a collective group's
+// members) include one that this process does not run: `first_hosted` ..
+// first_hosted + hosted_count - 1. The CUDA backend stages such tensors
+// through host memory and the CPU backend's transport (cuda_backend.h).
+bool crosses_processes(const std::vector<int>& devices, int first_hosted, int hosted_count);
+
 // The virtual devices on `gpu`, in order.
 std::vector<int> devices_on_gpu(const std::vector<int>& gpu_of_device, int gpu);
 

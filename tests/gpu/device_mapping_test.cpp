@@ -107,5 +107,35 @@ TEST(DeviceMappingTest, ExpertGroupsSpreadTheExpertsAndSumTheirHolders) {
   EXPECT_TRUE(collective_groups(plan, true).expert_data_parallel.empty());
 }
 
+TEST(DeviceMappingTest, RanksTakeTheirLocalRankModuloTheGpus) {
+  // A GPU per rank: each its own.
+  for (int local_rank = 0; local_rank < 4; ++local_rank)
+    EXPECT_EQ(gpu_for_local_rank(local_rank, 4), local_rank);
+  // Fewer GPUs than ranks on the node: in turn.
+  EXPECT_EQ(gpu_for_local_rank(2, 2), 0);
+  EXPECT_EQ(gpu_for_local_rank(3, 2), 1);
+  // One GPU: every rank on it.
+  for (int local_rank = 0; local_rank < 3; ++local_rank)
+    EXPECT_EQ(gpu_for_local_rank(local_rank, 1), 0);
+  EXPECT_THROW(gpu_for_local_rank(0, 0), std::invalid_argument);
+  EXPECT_THROW(gpu_for_local_rank(-1, 2), std::invalid_argument);
+  // A rank's devices all on its GPU; the other ranks' on none here.
+  EXPECT_EQ(map_rank_devices(6, 2, 2, 1), (std::vector<int>{-1, -1, 1, 1, -1, -1}));
+}
+
+TEST(DeviceMappingTest, GroupsWithADeviceElsewhereCrossProcesses) {
+  // pp 2 x dp 2 on two ranks of two devices: rank 1 runs devices 2 and 3.
+  ParallelPlan plan;
+  plan.dp = 2;
+  plan.pp = 2;
+  const CollectiveGroups groups = collective_groups(plan);
+  ASSERT_EQ(groups.data_parallel.size(), 2u);
+  for (const std::vector<int>& members : groups.data_parallel)
+    EXPECT_TRUE(crosses_processes(members, 2, 2)) << "a replica per rank";
+  EXPECT_FALSE(crosses_processes({2, 3}, 2, 2)) << "a pipeline link inside rank 1";
+  EXPECT_TRUE(crosses_processes({1, 2}, 2, 2));
+  EXPECT_FALSE(crosses_processes({0, 1, 2, 3}, 0, 4)) << "one process runs everything";
+}
+
 }  // namespace
 }  // namespace pipelab::gpu

@@ -10,14 +10,17 @@
 #      the moe-layer example at ep 1 and at ep 2 (all-to-all between replicas)
 #   4. the benchmarks against PyTorch and bare cuBLAS, and a pipeline's
 #      measured bubble next to the simulated one
-#   5. compute-sanitizer memcheck and racecheck on the executor's CUDA cases
+#   5. mpi: the cuda backend over 2 and 4 ranks on this machine's GPU (test_mpi's
+#      MpiCudaRun cases, against the one-process run), with the system's OpenMPI
+#      or the one pack_gpu_deps.sh carried; recorded as not run without either
+#   6. compute-sanitizer memcheck and racecheck on the executor's CUDA cases
 #      (a convolutional network with synced batch norm among them), last
 #      because they are the slowest
 # Each step's outcome goes into REPORT_DIR/gpu_check_report.md, its output into
 # REPORT_DIR/gpu_check_logs.txt; a failing step does not stop the next ones.
 #
 # Usage: bash tests/gpu/gpu_check.sh [REPORT_DIR=gpu-check] [BUILD_DIR=build-gpu]
-# STEPS="build tests sanitizer cli bench" picks steps; JOBS sets build parallelism;
+# STEPS="build tests sanitizer cli bench mpi" picks steps; JOBS sets build parallelism;
 # STEP_TIMEOUT=SECONDS stops any one command that runs longer (a hang on the
 # GPU then costs one step, not the whole lease). With a BUILD_DIR built
 # elsewhere (same CUDA major version), leave out "build".
@@ -25,7 +28,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 report_dir="${1:-gpu-check}"
 build_dir="${2:-build-gpu}"
-steps="${STEPS:-build tests sanitizer cli bench}"
+steps="${STEPS:-build tests sanitizer cli bench mpi}"
 jobs="${JOBS:-$(nproc)}"
 mkdir -p "${report_dir}" "${build_dir}"
 report_dir="$(cd "${report_dir}" && pwd)"
@@ -89,6 +92,9 @@ if [[ -d .gpu-deps ]]; then
   cmake_prefix="${deps};${deps}/gtest"
 fi
 
+# OpenMPI carried by pack_gpu_deps.sh, when the machine has none.
+source tests/gpu/carried_openmpi.sh
+
 # NCCL from PyTorch's wheel (nvidia-nccl-cu13) when the toolkit has none: it
 # ships libnccl.so.2 only, so link an unversioned name beside it.
 if ! ls /usr/local/cuda/lib*/libnccl.so >/dev/null 2>&1 && [[ -z "${NCCL_HOME:-}" ]]; then
@@ -102,11 +108,11 @@ if ! ls /usr/local/cuda/lib*/libnccl.so >/dev/null 2>&1 && [[ -z "${NCCL_HOME:-}
   fi
 fi
 
-targets="test_gpu test_conformance test_runtime pipelab-cli gpu_mlp_step gpu_pipeline_bubble"
+targets="test_gpu test_conformance test_runtime test_mpi pipelab-cli gpu_mlp_step gpu_pipeline_bubble"
 if wants build; then
   configure() {
     cmake -S . -B "${build_dir}" -DCMAKE_BUILD_TYPE=Release -DPIPELAB_UI=OFF -DPIPELAB_CUDA=ON \
-      -DPIPELAB_BENCH=ON -DCMAKE_PREFIX_PATH="${cmake_prefix}"
+      -DPIPELAB_BENCH=ON -DCMAKE_PREFIX_PATH="${cmake_prefix}" "${mpi_cmake_args[@]}"
   }
   run_step "configure" configure && run_step "build" cmake --build "${build_dir}" -j"${jobs}" --target ${targets}
 fi
@@ -156,6 +162,17 @@ if wants bench; then
   run_step "bench: pipeline bubble" bash -c \
     "set -o pipefail; '${build_dir}/bench/gpu_pipeline_bubble' 8 4096 20 5 2>&1 | tee -a '${bench_log}'"
   { echo; echo "## Benchmarks"; echo; echo '```'; cat "${bench_log}"; echo '```'; } >>"${report}.details"
+fi
+
+if wants mpi; then
+  if mpirun --version >/dev/null 2>&1; then
+    out="${build_dir}/test_mpi.log"
+    run_step "mpi: cuda over ranks" bash -c \
+      "set -o pipefail; '${build_dir}/tests/test_mpi' --gtest_filter='MpiCudaRun.*' 2>&1 | tee '${out}'"
+    echo "  - test_mpi (cuda): $(summarise "${out}")" >>"${report}.details"
+  else
+    echo "| mpi: cuda over ranks | not run: no mpirun (carry .gpu-deps/openmpi) | 0 |" >>"${report}"
+  fi
 fi
 
 if wants sanitizer; then

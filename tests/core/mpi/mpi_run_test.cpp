@@ -1,7 +1,7 @@
 // Runs over processes: pipelab-cli train under a 4-rank mpirun on this
 // machine against the same run in one process, and what happens when a rank
-// stops or dies. Skipped, saying why, when the build has no MPI or mpirun is
-// not on the PATH.
+// stops or dies; the same for the cuda backend where there is a GPU. Skipped,
+// saying why, when the build has no MPI or mpirun is not on the PATH.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -257,6 +258,62 @@ TEST_F(MpiRun, AnErrorOnOneRankStopsEveryRank) {
             0);
   EXPECT_NE(errors().find("rank 0 failed: training diverged"), std::string::npos) << errors();
   EXPECT_EQ(read_json(summary).at("status"), "failed");
+}
+
+// The cuda backend over ranks on this machine's GPU (one is enough: every
+// rank takes GPU local rank modulo the GPUs, and every tensor between ranks is
+// staged through host memory). Skipped, saying why, without a GPU.
+class MpiCudaRun : public MpiRun {
+ protected:
+  void SetUp() override {
+    MpiRun::SetUp();
+    if (IsSkipped()) return;
+    const std::string probe = (folder_ / "probe.json").string();
+    if (run(cli() + " train --config " + config("dp_tp_pp_mix.json") +
+            " --backend cuda --steps 1 --quiet --summary " + probe) != 0) {
+      const std::string why = errors();
+      if (why.find("no CUDA") != std::string::npos) GTEST_SKIP() << "no GPU here: " << why;
+      FAIL() << "the one-process cuda run failed: " << why;
+    }
+  }
+};
+
+// Expected bit-equal: a group of two adds the same two numbers whether one
+// GPU sums them or the host ring does (float addition commutes), and every
+// other step runs the same kernels. Checked within 1e-6 relative until a GPU
+// has confirmed it.
+void expect_close_losses(const nlohmann::json& one, const nlohmann::json& many) {
+  EXPECT_EQ(many.at("status"), "finished");
+  const auto& expected = one.at("loss");
+  const auto& got = many.at("loss");
+  ASSERT_FALSE(expected.empty());
+  ASSERT_EQ(expected.size(), got.size());
+  for (size_t step = 0; step < expected.size(); ++step)
+    EXPECT_NEAR(got[step].get<double>(), expected[step].get<double>(),
+                1e-6 * std::abs(expected[step].get<double>()))
+        << "step " << step;
+  ASSERT_TRUE(many.at("val_loss").is_number()) << "rank 0 evaluates with the other rank's stages";
+  EXPECT_NEAR(many.at("val_loss").get<double>(), one.at("val_loss").get<double>(),
+              1e-6 * std::abs(one.at("val_loss").get<double>()));
+}
+
+TEST_F(MpiCudaRun, DataParallelAllReduceThroughTheHostOnTwoRanks) {
+  // dp 2 x tp 2 x pp 2, a replica per rank: tensor-parallel pairs and pipeline
+  // messages stay on the rank's GPU, the data-parallel all-reduce crosses ranks.
+  const auto [one, many] =
+      train_both("--config " + config("dp_tp_pp_mix.json") + " --backend cuda --steps 6", 2);
+  expect_close_losses(one, many);
+  EXPECT_EQ(traced_devices().size(), 8u) << "one trace holds every rank's devices";
+}
+
+TEST_F(MpiCudaRun, PipelineAndTensorParallelMessagesThroughTheHostOnFourRanks) {
+  // tp 2 x pp 2, a device per rank: activations, gradients and the
+  // tensor-parallel all-reduces all cross ranks.
+  const auto [one, many] = train_both(
+      "--config " + config("dp_tp_pp_mix.json") + " --backend cuda --steps 6 --set parallel.dp=1",
+      4);
+  expect_close_losses(one, many);
+  EXPECT_EQ(traced_devices().size(), 4u);
 }
 
 class MpiFault : public MpiRun {

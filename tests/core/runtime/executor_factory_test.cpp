@@ -8,6 +8,7 @@
 
 #include "core/data/dataset.h"
 #include "core/io/experiment_io.h"
+#include "core/runtime/process_share.h"
 #include "runtime_test_support.h"
 
 namespace pipelab {
@@ -66,6 +67,39 @@ TEST(ExecutorFactory, RegisteredBackendsAreUsed) {
   EXPECT_EQ(built, 1);
   const std::vector<std::string> names = registered_backends();
   EXPECT_NE(std::find(names.begin(), names.end(), "test-backend"), names.end());
+}
+
+TEST(ExecutorFactory, OnlyBackendsThatReachAcrossProcessesGetARanksShare) {
+  int built = 0;
+  const ExecutorFactory on_cpu = [&](const Experiment& e, EventSink& sink,
+                                     const ExecutorOptions& options) -> std::unique_ptr<Executor> {
+    ++built;
+    Experiment cpu = e;
+    cpu.backend.type = "cpu";
+    return make_executor(cpu, sink, options);
+  };
+  register_backend("one-process-backend", on_cpu);
+  register_backend("spanning-backend", on_cpu, {}, ProcessReach::AcrossProcesses);
+  // Every device in this process's share: a run over one "rank", no transport needed.
+  Experiment experiment = testing::small_experiment();
+  const ProcessShare share = process_share(experiment.parallel.devices(), 1, 0, 0);
+  ExecutorOptions options;
+  options.process = &share;
+  EventSink sink;
+  experiment.backend.type = "one-process-backend";
+  try {
+    make_executor(experiment, sink, options);
+    ADD_FAILURE() << "a share given to a one-process backend";
+  } catch (const ExperimentError& error) {
+    EXPECT_NE(
+        std::string(error.what()).find("does not run across processes yet; use backend.type = cpu"),
+        std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(built, 0);
+  experiment.backend.type = "spanning-backend";
+  EXPECT_NE(make_executor(experiment, sink, options), nullptr);
+  EXPECT_EQ(built, 1);
 }
 
 TEST(ExecutorFactory, InvalidExperimentIsAnExperimentError) {
