@@ -59,6 +59,13 @@ void enable_peer_access(const std::vector<int>& gpus) {
 
 }  // namespace
 
+// The launch line's words for how the GEMMs compute.
+std::string gemm_description(const Experiment& experiment) {
+  if (experiment.training.precision == Precision::Bf16Mixed)
+    return "bf16-mixed (bf16 GEMM inputs, fp32 master weights)";
+  return std::string(experiment.backend.tf32 ? "tf32" : "fp32") + " GEMMs";
+}
+
 std::string no_cuda_device_message(const std::string& reason) {
   return "backend.type = cuda, but " + (reason.empty() ? std::string("no CUDA device") : reason) +
          "; use backend.type = cpu (pipelab-cli: --backend cpu)";
@@ -132,7 +139,7 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
                     " x pp " + std::to_string(plan.pp) + ", schedule " +
                     schedule_name(plan.schedule) + ", " + std::to_string(total_steps_) +
                     " steps of " + std::to_string(experiment_.training.batch_size) + " samples, " +
-                    (experiment_.backend.tf32 ? "tf32" : "fp32") + " GEMMs, " +
+                    gemm_description(experiment_) + ", " +
                     (uses_nccl ? "NCCL between GPUs" : "device-to-device copies");
 }
 
@@ -145,6 +152,8 @@ void CudaExecutor::build_devices(const std::vector<int>& gpu_of_device) {
   for (int d = 0; d < static_cast<int>(gpu_of_device.size()); ++d) {
     devices_->devices.push_back(std::make_unique<VirtualDevice>(
         d, gpu_of_device[static_cast<size_t>(d)], precision, *control_));
+    devices_->devices.back()->context->set_mixed_bf16(experiment_.training.precision ==
+                                                      Precision::Bf16Mixed);
     devices_->devices.back()->allocator().set_listener([this, d](const MemoryBytes& bytes) {
       sink_.add_memory({d, clock_.now(), bytes});
     });

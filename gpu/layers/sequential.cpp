@@ -80,10 +80,22 @@ std::unique_ptr<GpuLayer> build_image_layer(const LayerLayout& layer, uint64_t s
   }
 }
 
-}  // namespace
+// bf16-mixed: the weights the layer's GEMMs read keep a bf16 copy, counted as
+// Weights (2 bytes per value, the simulator's precision.h), while their
+// float32 values become the master copy, counted as OptimizerState as the
+// simulator counts it. Other parameters (biases, norm gains, embeddings) stay
+// float32 Weights.
+std::unique_ptr<GpuLayer> with_bf16_copies(std::unique_ptr<GpuLayer> layer) {
+  for (DeviceTensor* weight : layer->gemm_weights()) {
+    weight->keep_bf16_copy(MemoryCategory::Weights);
+    weight->retag(MemoryCategory::OptimizerState);
+  }
+  return layer;
+}
 
-std::unique_ptr<GpuLayer> DeviceStackMath::build_layer(const LayerLayout& layer, uint64_t seed,
-                                                       DeviceContext& context) {
+// The layer in float32, as every precision builds it.
+std::unique_ptr<GpuLayer> build_float_layer(const LayerLayout& layer, uint64_t seed,
+                                            DeviceContext& context) {
   const LayerSpec& spec = layer.spec;
   if (spec.type == LayerType::Linear) {
     // A row-parallel shard adds the bias once, after the all-reduce.
@@ -121,6 +133,15 @@ std::unique_ptr<GpuLayer> DeviceStackMath::build_layer(const LayerLayout& layer,
   }
   if (auto image_layer = build_image_layer(layer, seed, context)) return image_layer;
   return std::make_unique<GpuActivation>(spec.type, layer.index, layer.out, context);
+}
+
+}  // namespace
+
+std::unique_ptr<GpuLayer> DeviceStackMath::build_layer(const LayerLayout& layer, uint64_t seed,
+                                                       DeviceContext& context) {
+  std::unique_ptr<GpuLayer> built = build_float_layer(layer, seed, context);
+  if (context.mixed_bf16()) return with_bf16_copies(std::move(built));
+  return built;
 }
 
 void DeviceStackMath::add_bias(GpuLayer& row_parallel_linear, DeviceTensor& y) {

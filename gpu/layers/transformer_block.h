@@ -79,6 +79,11 @@ class GpuTransformerBlock : public GpuLayer {
 
   std::vector<DeviceTensor*> params() override { return weights_.list(); }
   std::vector<DeviceTensor*> grads() override { return gradients_.list(); }
+  // The attention core's batched GEMMs (attention.h) stay float32 under bf16-mixed.
+  std::vector<DeviceTensor*> gemm_weights() override {
+    return {&weights_.qkv_weight, &weights_.proj_weight, &weights_.ffn1_weight,
+            &weights_.ffn2_weight};
+  }
   void connect_all_reduce(InnerAllReduce all_reduce) override {
     all_reduce_ = std::move(all_reduce);
   }

@@ -7,6 +7,7 @@
 
 #include "gpu/device/cuda_check.h"
 #include "gpu/device/device_guard.h"
+#include "gpu/kernels/bf16.h"
 #include "gpu/kernels/elementwise.h"
 #include "gpu/device/stream_order.h"
 
@@ -100,6 +101,21 @@ void DeviceTensor::reset() {
   storage_.reset();
   rows_ = 0;
   cols_ = 0;
+}
+
+void DeviceTensor::keep_bf16_copy(MemoryCategory category) {
+  bf16_copy_ = DeviceBuffer(size() * static_cast<int64_t>(sizeof(uint16_t)), allocator(), category);
+}
+
+const uint16_t* DeviceTensor::refresh_bf16_copy() const {
+  assert(has_bf16_copy());
+  // Values of another size moved into this slot: the copy follows their size.
+  if (bf16_copy_.bytes() != size() * static_cast<int64_t>(sizeof(uint16_t)))
+    bf16_copy_ = DeviceBuffer(size() * static_cast<int64_t>(sizeof(uint16_t)), allocator(),
+                              bf16_copy_.category());
+  DeviceGuard guard(device());
+  kernels::to_bf16(data(), bf16_copy_.as<uint16_t>(), size(), stream());
+  return bf16_copy_.as<uint16_t>();
 }
 
 int DeviceTensor::device() const {

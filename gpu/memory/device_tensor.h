@@ -55,6 +55,19 @@ class DeviceTensor {
   DeviceTensor clone(CachingAllocator* allocator, MemoryCategory category) const;
 
   void retag(MemoryCategory category) { storage_.retag(category); }
+
+  // Mixed precision (training.precision = bf16-mixed): a bfloat16 copy of the
+  // values (bf16_math.h's bits) that the GEMMs of cublas_gemm.h read instead of
+  // the float32 ones, which become the master copy the optimizer updates.
+  // keep_bf16_copy allocates it, counted under `category`; refresh_bf16_copy
+  // converts the current values into it (queued on the tensor's stream) and
+  // returns it. The copy belongs to this tensor object (a layer's parameter
+  // slot), not to its values: moves and swaps leave it in place, so a slot
+  // whose values a weight stash swaps keeps its copy and refreshes it from the
+  // values in use. A clone has none.
+  void keep_bf16_copy(MemoryCategory category);
+  bool has_bf16_copy() const { return !bf16_copy_.empty(); }
+  const uint16_t* refresh_bf16_copy() const;
   // Work on `stream` uses this tensor too (see DeviceBuffer::record_stream).
   void record_stream(StreamOnDevice stream) { storage_.record_stream(stream); }
   void reset();  // frees the storage now; the tensor becomes empty
@@ -103,6 +116,7 @@ class DeviceTensor {
   DeviceTensor(int64_t rows, int64_t cols, DeviceBuffer storage);
 
   DeviceBuffer storage_;
+  mutable DeviceBuffer bf16_copy_;  // derived from storage_'s values: refreshing it is not a change
   int64_t rows_ = 0;
   int64_t cols_ = 0;
 };
