@@ -138,6 +138,14 @@ if wants cli; then
     --set data.classes=10 --set data.samples=2048 --summary "${report_dir}/cuda_resnet_summary.json"
   run_step "cli train, moe layers" "${cli}" train --config examples/moe_layer_copy.json \
     --backend cuda --steps 20 --summary "${report_dir}/cuda_moe_summary.json"
+  # Mixed precision: bf16 GEMM inputs, fp32 master weights; an MLP over dp x tp x pp
+  # under the sync checks, and the tiny GPT.
+  run_step "cli train, bf16-mixed, PIPELAB_CUDA_SYNC=1" env PIPELAB_CUDA_SYNC=1 "${cli}" train \
+    --config examples/dp_tp_pp_mix.json --backend cuda --steps 20 \
+    --set training.precision=bf16-mixed --summary "${report_dir}/cuda_bf16_mlp_summary.json"
+  run_step "cli train, tiny GPT in bf16-mixed" "${cli}" train --config examples/tiny_gpt_copy.json \
+    --backend cuda --steps 20 --set training.precision=bf16-mixed \
+    --summary "${report_dir}/cuda_bf16_gpt_summary.json"
 fi
 
 if wants bench; then
