@@ -137,7 +137,7 @@ void weight_product(cublasHandle_t handle, const float* values, const BatchedOpe
                     const DeviceTensor& weight, bool transpose_weight, float* out,
                     const BatchedOperand& out_shape, float beta) {
   const BatchedOperand weight_shape = whole(weight.rows(), weight.cols());
-  if (!weight.has_bf16_copy()) {
+  if (!weight.has_bf16_copy() || values_shape.rows == 0) {
     strided_batched_gemm(handle, values, values_shape, false, weight.data(), weight_shape,
                          transpose_weight, out, out_shape, 1, 1.0f, beta);
     return;
