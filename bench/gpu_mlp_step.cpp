@@ -10,8 +10,8 @@
 //   large  8192-8192-8192-10,    batch 8192
 //
 // bf16-mixed: the stack's linear products read bf16 weight copies and bf16
-// inputs with float32 accumulation (cublas_gemm.h); the floor then is those
-// GEMMs in bf16 and the weight gradients' in float32, as the step runs them.
+// inputs with float32 accumulation (cublas_gemm.h); the floor then is the
+// same products as bare bf16 GEMMs.
 //
 // Usage: gpu_mlp_step [small|large] [fp32|tf32|bf16-mixed] [steps=20] [warmup=3]
 #include <chrono>
@@ -24,10 +24,10 @@
 
 #include "core/model/model_spec.h"
 #include "core/nn/counter_rng.h"
-#include "gpu/kernels/bf16.h"
-#include "gpu/layers/cublas_gemm.h"
 #include "gpu/device/device_context.h"
 #include "gpu/device/device_query.h"
+#include "gpu/kernels/bf16.h"
+#include "gpu/layers/cublas_gemm.h"
 #include "gpu/layers/loss.h"
 #include "gpu/layers/optimizer.h"
 #include "gpu/layers/sequential.h"
@@ -99,7 +99,7 @@ DeviceBuffer bf16_of(const DeviceTensor& tensor) {
 }
 
 // The same products as a step, as bare cuBLAS calls on preallocated matrices
-// (mixed: the forward and input-gradient products in bf16): milliseconds per step.
+// (mixed: in bf16, float32 out): milliseconds per step.
 double bare_gemm_ms(DeviceContext& context, const MlpShape& shape, bool mixed, int steps,
                     int warmup) {
   struct Operands {
@@ -138,11 +138,13 @@ double bare_gemm_ms(DeviceContext& context, const MlpShape& shape, bool mixed, i
         if (i > 0)
           bf16_gemm(context.cublas(), o.dy16.as<uint16_t>(), whole(o.dy), false,
                     o.w16.as<uint16_t>(), whole(o.w), true, o.dx.data(), whole(o.dx), 1.0f, 0.0f);
+        bf16_gemm(context.cublas(), o.x16.as<uint16_t>(), whole(o.x), true, o.dy16.as<uint16_t>(),
+                  whole(o.dy), false, o.dw.data(), whole(o.dw), 1.0f, 1.0f);
       } else {
         gemm(context.cublas(), o.x, false, o.w, false, o.y, 1.0f, 0.0f);
         if (i > 0) gemm(context.cublas(), o.dy, false, o.w, true, o.dx, 1.0f, 0.0f);
+        gemm(context.cublas(), o.x, true, o.dy, false, o.dw, 1.0f, 1.0f);
       }
-      gemm(context.cublas(), o.x, true, o.dy, false, o.dw, 1.0f, 1.0f);
     }
   };
   for (int i = 0; i < warmup; ++i) one_step();

@@ -2,9 +2,8 @@
 # Runs the GPU MLP training-step benchmark and its PyTorch peer for both model
 # sizes in FP32, TF32 and bf16-mixed (PyTorch: autocast to bfloat16), and
 # prints their ratios (PipeLab ms / PyTorch ms; below 1 means PipeLab is
-# faster) with the TFLOP/s each achieves and the bare cuBLAS floor (SGEMM; in
-# bf16-mixed the step's bf16 and SGEMM products). Without PyTorch or a GPU it
-# says so and exits 0.
+# faster) with the TFLOP/s each achieves and the bare cuBLAS floor (SGEMM, or
+# bf16 GEMMs in bf16-mixed). Without PyTorch or a GPU it says so and exits 0.
 #
 # Usage: bench/run_gpu_vs_torch.sh [build-dir=build] [steps=20]
 # Set PYTHON to pick the interpreter that has torch.

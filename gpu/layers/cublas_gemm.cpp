@@ -133,6 +133,17 @@ BatchedOperand whole(int64_t rows, int64_t cols) { return {rows, cols, cols, 0};
 // precision), in bf16 with float32 accumulation and output: the weight's copy
 // is refreshed from its float32 master values and `values` are rounded into a
 // temporary bf16 buffer on the weight's stream.
+// `values` of `shape` rounded into a temporary bf16 buffer (Workspace) on
+// `like`'s allocator and stream, which the GEMM's handle runs on.
+DeviceBuffer rounded_to_bf16(const float* values, const BatchedOperand& shape,
+                             const DeviceTensor& like) {
+  const int64_t count = shape.rows * shape.cols;
+  DeviceBuffer rounded(count * static_cast<int64_t>(sizeof(uint16_t)), like.allocator(),
+                       MemoryCategory::Workspace);
+  kernels::to_bf16(values, rounded.as<uint16_t>(), count, like.stream());
+  return rounded;
+}
+
 void weight_product(cublasHandle_t handle, const float* values, const BatchedOperand& values_shape,
                     const DeviceTensor& weight, bool transpose_weight, float* out,
                     const BatchedOperand& out_shape, float beta) {
@@ -142,10 +153,7 @@ void weight_product(cublasHandle_t handle, const float* values, const BatchedOpe
                          transpose_weight, out, out_shape, 1, 1.0f, beta);
     return;
   }
-  const int64_t count = values_shape.rows * values_shape.cols;
-  DeviceBuffer rounded(count * static_cast<int64_t>(sizeof(uint16_t)), weight.allocator(),
-                       MemoryCategory::Workspace);
-  kernels::to_bf16(values, rounded.as<uint16_t>(), count, weight.stream());
+  const DeviceBuffer rounded = rounded_to_bf16(values, values_shape, weight);
   bf16_gemm(handle, rounded.as<uint16_t>(), values_shape, false, weight.refresh_bf16_copy(),
             weight_shape, transpose_weight, out, out_shape, 1.0f, beta);
 }
@@ -175,8 +183,15 @@ void linear_backward_weight(cublasHandle_t handle, const float* x, const float* 
   const int64_t in = weight_grad.rows();
   const int64_t out = weight_grad.cols();
   if (rows == 0) return;
-  strided_batched_gemm(handle, x, whole(rows, in), true, dy, whole(rows, out), false,
-                       weight_grad.data(), whole(in, out), 1, 1.0f, 1.0f);
+  if (weight_grad.accumulates_bf16_products()) {
+    const DeviceBuffer x16 = rounded_to_bf16(x, whole(rows, in), weight_grad);
+    const DeviceBuffer dy16 = rounded_to_bf16(dy, whole(rows, out), weight_grad);
+    bf16_gemm(handle, x16.as<uint16_t>(), whole(rows, in), true, dy16.as<uint16_t>(),
+              whole(rows, out), false, weight_grad.data(), whole(in, out), 1.0f, 1.0f);
+  } else {
+    strided_batched_gemm(handle, x, whole(rows, in), true, dy, whole(rows, out), false,
+                         weight_grad.data(), whole(in, out), 1, 1.0f, 1.0f);
+  }
   if (bias_grad && !bias_grad->empty())
     kernels::add_column_sums(bias_grad->data(), dy, rows, out, bias_grad->stream());
 }
@@ -198,11 +213,7 @@ void linear_backward_weight(cublasHandle_t handle, const DeviceTensor& x, const 
                             DeviceTensor& weight_grad, DeviceTensor* bias_grad) {
   assert(x.rows() == dy.rows() && weight_grad.rows() == x.cols() &&
          weight_grad.cols() == dy.cols());
-  if (x.rows() == 0) return;
-  gemm(handle, x, true, dy, false, weight_grad, 1.0f, 1.0f);
-  if (bias_grad && !bias_grad->empty())
-    kernels::add_column_sums(bias_grad->data(), dy.data(), dy.rows(), dy.cols(),
-                             bias_grad->stream());
+  linear_backward_weight(handle, x.data(), dy.data(), x.rows(), weight_grad, bias_grad);
 }
 
 }  // namespace pipelab::gpu

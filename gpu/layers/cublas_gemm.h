@@ -16,7 +16,8 @@
 // weight keeps a bf16 copy (DeviceTensor::keep_bf16_copy) reads that copy and
 // its other input rounded to bf16, accumulates and writes float32
 // (cublasGemmEx, CUDA_R_16BF inputs, CUBLAS_COMPUTE_32F), as autocast and
-// Megatron do. linear_backward_weight reads no weight and stays float32.
+// Megatron do; so does linear_backward_weight into a gradient marked
+// DeviceTensor::accumulate_bf16_products (the float32 gradient keeps the sum).
 #pragma once
 
 #include <cublas_v2.h>

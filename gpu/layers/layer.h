@@ -24,7 +24,9 @@ class GpuLayer : public BasicLayer<DeviceTensor, DeviceContext*> {
 
   // The weights this layer's linear products read (cublas_gemm.h's
   // linear_forward and linear_backward_input): under bf16-mixed each keeps a
-  // bf16 copy that those GEMMs read (keep_bf16_copies). None by default.
+  // bf16 copy that those GEMMs read, and its gradient's GEMMs read bf16
+  // inputs (GpuSequential builds them so). Each is one of params(). None by
+  // default.
   virtual std::vector<DeviceTensor*> gemm_weights() { return {}; }
 
  protected:

@@ -68,6 +68,11 @@ class DeviceTensor {
   void keep_bf16_copy(MemoryCategory category);
   bool has_bf16_copy() const { return !bf16_copy_.empty(); }
   const uint16_t* refresh_bf16_copy() const;
+  // Mixed precision's weight gradients: the GEMMs that accumulate into this
+  // tensor (linear_backward_weight) read their inputs rounded to bf16. Like
+  // the copy, this belongs to the tensor object and stays on moves.
+  void accumulate_bf16_products() { bf16_products_ = true; }
+  bool accumulates_bf16_products() const { return bf16_products_; }
   // Work on `stream` uses this tensor too (see DeviceBuffer::record_stream).
   void record_stream(StreamOnDevice stream) { storage_.record_stream(stream); }
   void reset();  // frees the storage now; the tensor becomes empty
@@ -117,6 +122,7 @@ class DeviceTensor {
 
   DeviceBuffer storage_;
   mutable DeviceBuffer bf16_copy_;  // derived from storage_'s values: refreshing it is not a change
+  bool bf16_products_ = false;
   int64_t rows_ = 0;
   int64_t cols_ = 0;
 };

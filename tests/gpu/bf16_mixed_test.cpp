@@ -1,9 +1,9 @@
-// training.precision = bf16-mixed on the CUDA backend: the linear products
-// read a bf16 copy of the weight and bf16-rounded inputs and accumulate in
-// float32 (checked against host references), runs train close to float32,
-// and the measured weight, gradient and optimizer bytes are the prediction's
-// where the design follows it and differ exactly where it does not (README,
-// "Precision"). Skipped without a GPU.
+// training.precision = bf16-mixed on the CUDA backend: the three linear
+// products read bf16 (the weight's copy, the other inputs rounded) and
+// accumulate in float32 (checked against host references), runs train close
+// to float32, and the measured weight, gradient and optimizer bytes are the
+// prediction's where the design follows it and differ exactly where it does
+// not (README, Transformers, "Mixed precision"). Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -60,7 +60,7 @@ void expect_within_bf16(const std::vector<float>& actual, const std::vector<floa
         << what << " element " << i;
 }
 
-TEST(Bf16GemmTest, LinearProductsReadTheBf16CopyAndAccumulateInFloat32) {
+TEST(Bf16GemmTest, LinearProductsReadBf16AndAccumulateInFloat32) {
   PIPELAB_REQUIRE_GPU();
   DeviceContext context(0);
   const int64_t rows = 33, in = 70, out = 21;
@@ -83,6 +83,20 @@ TEST(Bf16GemmTest, LinearProductsReadTheBf16CopyAndAccumulateInFloat32) {
                                  1e-5, "forward against bf16 inputs");
   testing::expect_close_to_scale(dx.to_vector(), host_product(dy, w, rows, out, in, true, rounded),
                                  1e-5, "input gradient against bf16 inputs");
+  // The weight gradient adds x^T dy of bf16 inputs to what the float32 gradient holds.
+  const std::vector<float> held = random_values(in * out, 5);
+  DeviceTensor weight_grad =
+      DeviceTensor::from_values(in, out, held, allocator, MemoryCategory::Gradients);
+  weight_grad.accumulate_bf16_products();
+  linear_backward_weight(context.cublas(), x_device, dy_device, weight_grad, nullptr);
+  std::vector<float> x_transposed(x.size());
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t k = 0; k < in; ++k)
+      x_transposed[static_cast<size_t>(k * rows + i)] = x[static_cast<size_t>(i * in + k)];
+  std::vector<float> summed = host_product(x_transposed, dy, in, rows, out, false, rounded);
+  for (size_t i = 0; i < summed.size(); ++i) summed[i] += held[i];
+  testing::expect_close_to_scale(weight_grad.to_vector(), summed, 1e-5,
+                                 "weight gradient against bf16 inputs");
   std::vector<double> magnitude;
   const auto same = [](float value) { return value; };
   const std::vector<float> exact = host_product(x, w, rows, in, out, false, same, &magnitude);
