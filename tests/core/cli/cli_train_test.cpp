@@ -140,9 +140,9 @@ TEST_F(CliTrain, CudaWithoutAGpuIsAUserError) {
   EXPECT_NE(result.err.find("backend.type = cpu"), std::string::npos) << result.err;
 }
 
-// Sequence parallelism on the CUDA backend and bf16 are predicted, not yet
-// trained: the run says so before it loads anything, and simulate answers for
-// the same file.
+// Sequence parallelism on the CUDA backend and bf16 on the CPU backend are
+// predicted, not trained: the run says so before it loads anything, and
+// simulate answers for the same file.
 TEST_F(CliTrain, ModelsTheExecutorsCannotTrainAreUserErrors) {
   const auto transformer = run({"train", "--config", example("llama_7b_predict.json"), "--backend", "cpu"});
   EXPECT_EQ(transformer.code, 2);
