@@ -139,12 +139,22 @@ TEST(Bf16MixedRunTest, MlpTrainsCloseToFp32) {
   expect_close_to_fp32(small_experiment(), "mlp");
   expect_close_to_fp32(testing::with_plan(small_experiment(), ScheduleKind::OneFOneB, 2, 4),
                        "mlp, 1f1b pp 2");
+  // Weight stashing swaps the values under each weight's bf16 copy; zero bubble
+  // runs the weight gradients apart; tp 2 splits the weights and their copies.
+  expect_close_to_fp32(testing::with_plan(small_experiment(), ScheduleKind::PipeDream, 2, 4),
+                       "mlp, pipedream pp 2");
+  expect_close_to_fp32(testing::with_plan(small_experiment(), ScheduleKind::ZeroBubbleH1, 2, 4),
+                       "mlp, zb-h1 pp 2");
+  expect_close_to_fp32(testing::with_plan(small_experiment(), ScheduleKind::OneFOneB, 1, 2, 1, 2),
+                       "mlp, tp 2");
 }
 
 TEST(Bf16MixedRunTest, TinyGptTrainsCloseToFp32) {
   PIPELAB_REQUIRE_GPU();
-  expect_close_to_fp32(testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda"),
-                       "tiny gpt");
+  const Experiment gpt = testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda");
+  expect_close_to_fp32(gpt, "tiny gpt");
+  expect_close_to_fp32(testing::with_plan(gpt, ScheduleKind::OneFOneB, 2, 4, 1, 2),
+                       "tiny gpt, tp 2 x pp 2");
 }
 
 // The simulator's bf16-mixed figures (core/model/precision.h) count every
