@@ -166,6 +166,10 @@ if wants sanitizer; then
       run_step "compute-sanitizer ${tool}" compute-sanitizer --tool "${tool}" --error-exitcode 9 \
         "${build_dir}/tests/test_conformance" --gtest_filter="${filter}"
     done
+    # bf16-mixed: the rounding buffers and weight copies of the bf16 GEMMs.
+    run_step "compute-sanitizer memcheck, bf16-mixed" compute-sanitizer --tool memcheck \
+      --error-exitcode 9 "${build_dir}/tests/test_gpu" \
+      --gtest_filter='Bf16GemmTest.*:Bf16MixedRunTest.MlpMemoryFollowsThePrediction'
   else
     echo "| compute-sanitizer | not installed | 0 |" >>"${report}"
   fi
