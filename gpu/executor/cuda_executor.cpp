@@ -57,14 +57,14 @@ void enable_peer_access(const std::vector<int>& gpus) {
     }
 }
 
-}  // namespace
-
 // The launch line's words for how the GEMMs compute.
 std::string gemm_description(const Experiment& experiment) {
   if (experiment.training.precision == Precision::Bf16Mixed)
     return "bf16-mixed (bf16 GEMM inputs, fp32 master weights)";
   return std::string(experiment.backend.tf32 ? "tf32" : "fp32") + " GEMMs";
 }
+
+}  // namespace
 
 std::string no_cuda_device_message(const std::string& reason) {
   return "backend.type = cuda, but " + (reason.empty() ? std::string("no CUDA device") : reason) +

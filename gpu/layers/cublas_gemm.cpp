@@ -128,11 +128,6 @@ namespace {
 // A plain [rows, cols] buffer as a batch of one.
 BatchedOperand whole(int64_t rows, int64_t cols) { return {rows, cols, cols, 0}; }
 
-// out = op(values) op(weight) + beta out, the product of a linear layer that
-// reads its weight. In float32; or, when the weight keeps a bf16 copy (mixed
-// precision), in bf16 with float32 accumulation and output: the weight's copy
-// is refreshed from its float32 master values and `values` are rounded into a
-// temporary bf16 buffer on the weight's stream.
 // `values` of `shape` rounded into a temporary bf16 buffer (Workspace) on
 // `like`'s allocator and stream, which the GEMM's handle runs on.
 DeviceBuffer rounded_to_bf16(const float* values, const BatchedOperand& shape,
@@ -144,6 +139,10 @@ DeviceBuffer rounded_to_bf16(const float* values, const BatchedOperand& shape,
   return rounded;
 }
 
+// out = op(values) op(weight) + beta out, the product of a linear layer that
+// reads its weight. In float32; or, when the weight keeps a bf16 copy (mixed
+// precision), in bf16 with float32 accumulation and output: the weight's copy
+// (refreshed if its master changed) and `values` rounded to bf16.
 void weight_product(cublasHandle_t handle, const float* values, const BatchedOperand& values_shape,
                     const DeviceTensor& weight, bool transpose_weight, float* out,
                     const BatchedOperand& out_shape, float beta) {
@@ -166,6 +165,7 @@ void linear_forward(cublasHandle_t handle, const float* x, int64_t rows, const D
   const int64_t out = weight.cols();
   if (rows == 0 || out == 0) return;
   const bool with_bias = bias && !bias->empty();
+  // Seeding Y with the bias and using beta = 1 adds it inside the GEMM's pass.
   if (with_bias) kernels::broadcast_rows(y, bias->data(), rows, out, stream);
   weight_product(handle, x, whole(rows, in), weight, false, y, whole(rows, out),
                  with_bias ? 1.0f : 0.0f);
