@@ -9,7 +9,11 @@
 //   small  784-1024-1024-10,     batch 256
 //   large  8192-8192-8192-10,    batch 8192
 //
-// Usage: gpu_mlp_step [small|large] [fp32|tf32] [steps=20] [warmup=3]
+// bf16-mixed: the stack's linear products read bf16 weight copies and bf16
+// inputs with float32 accumulation (cublas_gemm.h); the floor then is the
+// same products as bare bf16 GEMMs.
+//
+// Usage: gpu_mlp_step [small|large] [fp32|tf32|bf16-mixed] [steps=20] [warmup=3]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -20,9 +24,10 @@
 
 #include "core/model/model_spec.h"
 #include "core/nn/counter_rng.h"
-#include "gpu/layers/cublas_gemm.h"
 #include "gpu/device/device_context.h"
 #include "gpu/device/device_query.h"
+#include "gpu/kernels/bf16.h"
+#include "gpu/layers/cublas_gemm.h"
 #include "gpu/layers/loss.h"
 #include "gpu/layers/optimizer.h"
 #include "gpu/layers/sequential.h"
@@ -85,11 +90,21 @@ double step_gemm_flops(const MlpShape& shape) {
   return flops;
 }
 
-// The same products as a step, as bare cublasSgemm calls on preallocated
-// matrices: milliseconds per step.
-double bare_gemm_ms(DeviceContext& context, const MlpShape& shape, int steps, int warmup) {
+// A bf16 copy of a tensor's values, for the bare bf16 GEMMs.
+DeviceBuffer bf16_of(const DeviceTensor& tensor) {
+  DeviceBuffer copy(tensor.size() * static_cast<int64_t>(sizeof(uint16_t)), tensor.allocator(),
+                    MemoryCategory::Workspace);
+  kernels::to_bf16(tensor.data(), copy.as<uint16_t>(), tensor.size(), tensor.stream());
+  return copy;
+}
+
+// The same products as a step, as bare cuBLAS calls on preallocated matrices
+// (mixed: in bf16, float32 out): milliseconds per step.
+double bare_gemm_ms(DeviceContext& context, const MlpShape& shape, bool mixed, int steps,
+                    int warmup) {
   struct Operands {
     DeviceTensor x, w, y, dy, dx, dw;
+    DeviceBuffer x16, w16, dy16;  // mixed only
   };
   std::vector<Operands> operands;
   CachingAllocator* a = &context.allocator();
@@ -104,14 +119,32 @@ double bare_gemm_ms(DeviceContext& context, const MlpShape& shape, int steps, in
     o.x.fill(0.5f);
     o.w.fill(0.01f);
     o.dy.fill(0.001f);
+    if (mixed) {
+      o.x16 = bf16_of(o.x);
+      o.w16 = bf16_of(o.w);
+      o.dy16 = bf16_of(o.dy);
+    }
     operands.push_back(std::move(o));
   }
+  const auto whole = [](const DeviceTensor& t) {
+    return BatchedOperand{t.rows(), t.cols(), t.cols(), 0};
+  };
   auto one_step = [&] {
     for (size_t i = 0; i < operands.size(); ++i) {
       Operands& o = operands[i];
-      gemm(context.cublas(), o.x, false, o.w, false, o.y, 1.0f, 0.0f);
-      if (i > 0) gemm(context.cublas(), o.dy, false, o.w, true, o.dx, 1.0f, 0.0f);
-      gemm(context.cublas(), o.x, true, o.dy, false, o.dw, 1.0f, 1.0f);
+      if (mixed) {
+        bf16_gemm(context.cublas(), o.x16.as<uint16_t>(), whole(o.x), false, o.w16.as<uint16_t>(),
+                  whole(o.w), false, o.y.data(), whole(o.y), 1.0f, 0.0f);
+        if (i > 0)
+          bf16_gemm(context.cublas(), o.dy16.as<uint16_t>(), whole(o.dy), false,
+                    o.w16.as<uint16_t>(), whole(o.w), true, o.dx.data(), whole(o.dx), 1.0f, 0.0f);
+        bf16_gemm(context.cublas(), o.x16.as<uint16_t>(), whole(o.x), true, o.dy16.as<uint16_t>(),
+                  whole(o.dy), false, o.dw.data(), whole(o.dw), 1.0f, 1.0f);
+      } else {
+        gemm(context.cublas(), o.x, false, o.w, false, o.y, 1.0f, 0.0f);
+        if (i > 0) gemm(context.cublas(), o.dy, false, o.w, true, o.dx, 1.0f, 0.0f);
+        gemm(context.cublas(), o.x, true, o.dy, false, o.dw, 1.0f, 1.0f);
+      }
     }
   };
   for (int i = 0; i < warmup; ++i) one_step();
@@ -129,10 +162,13 @@ int main(int argc, char** argv) {
   const std::string precision_name = argc > 2 ? argv[2] : "fp32";
   const int steps = argc > 3 ? std::atoi(argv[3]) : 20;
   const int warmup = argc > 4 ? std::atoi(argv[4]) : 3;
-  const std::optional<GemmPrecision> precision = parse_gemm_precision(precision_name);
+  const bool mixed = precision_name == "bf16-mixed";
+  const std::optional<GemmPrecision> precision =
+      mixed ? GemmPrecision::Fp32 : parse_gemm_precision(precision_name);
   if ((size != "small" && size != "large") || !precision || steps < 1 || warmup < 0) {
     std::fprintf(stderr,
-                 "usage: gpu_mlp_step [small|large] [fp32|tf32] [steps >= 1] [warmup >= 0]\n");
+                 "usage: gpu_mlp_step [small|large] [fp32|tf32|bf16-mixed] [steps >= 1] "
+                 "[warmup >= 0]\n");
     return 2;
   }
   const GpuInventory inventory = query_gpus();
@@ -145,6 +181,7 @@ int main(int argc, char** argv) {
   try {
     DeviceContext context(0, *precision);
     context.make_current();
+    context.set_mixed_bf16(mixed);
     const ModelSpec model = mlp(shape);
     GpuSequential net(model, 0, static_cast<int>(model.layers.size()), /*seed=*/1, context);
     OptimizerSettings settings;
@@ -183,7 +220,7 @@ int main(int argc, char** argv) {
     const int64_t peak_bytes = context.allocator().peak_total();
     last_loss = GpuLossResult{};
 
-    const double gemm_ms = bare_gemm_ms(context, shape, steps, warmup);
+    const double gemm_ms = bare_gemm_ms(context, shape, mixed, steps, warmup);
     const double flops = step_gemm_flops(shape);
     std::printf(
         "{\"bench\": \"gpu_mlp_step\", \"model\": \"%s\", \"batch\": %lld, \"precision\": \"%s\", "

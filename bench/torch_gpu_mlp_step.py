@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """The PyTorch peer of bench/gpu_mlp_step.cpp: training steps of a ReLU MLP on
-the GPU (cross-entropy, SGD with momentum 0.9), FP32 or TF32 matrix products.
+the GPU (cross-entropy, SGD with momentum 0.9), FP32 or TF32 matrix products,
+or bf16-mixed: autocast to bfloat16 (fp32 parameters, gradients and optimizer).
 Prints one JSON line, or {"skipped": ...} without PyTorch or a CUDA device.
 
   small  784-1024-1024-10,     batch 256
   large  8192-8192-8192-10,    batch 8192
 
-Usage: torch_gpu_mlp_step.py [small|large] [fp32|tf32] [steps=20] [warmup=3]
+Usage: torch_gpu_mlp_step.py [small|large] [fp32|tf32|bf16-mixed] [steps=20] [warmup=3]
 """
 import json
 import sys
@@ -34,8 +35,9 @@ def main():
     precision = sys.argv[2] if len(sys.argv) > 2 else "fp32"
     steps = int(sys.argv[3]) if len(sys.argv) > 3 else 20
     warmup = int(sys.argv[4]) if len(sys.argv) > 4 else 3
-    if size not in SHAPES or precision not in ("fp32", "tf32") or steps < 1 or warmup < 0:
-        print("usage: torch_gpu_mlp_step.py [small|large] [fp32|tf32] [steps] [warmup]",
+    if (size not in SHAPES or precision not in ("fp32", "tf32", "bf16-mixed") or steps < 1
+            or warmup < 0):
+        print("usage: torch_gpu_mlp_step.py [small|large] [fp32|tf32|bf16-mixed] [steps] [warmup]",
               file=sys.stderr)
         return 2
     try:
@@ -65,9 +67,12 @@ def main():
     x = torch.rand(batch, inputs, device=device)
     labels = torch.arange(batch, device=device) % classes
 
+    mixed = precision == "bf16-mixed"
+
     def step():
         optimizer.zero_grad(set_to_none=False)
-        loss = loss_fn(net(x), labels)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=mixed):
+            loss = loss_fn(net(x), labels)
         loss.backward()
         optimizer.step()
         return loss

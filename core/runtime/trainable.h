@@ -7,7 +7,8 @@
 namespace pipelab {
 
 // Throws ExperimentError naming the field and the fix when `experiment` asks
-// for something the executors do not train: bf16-mixed precision, and of
+// for something the executors do not train: bf16-mixed precision other than
+// on cuda (and there with conv2d, residual_block or moe layers), and of
 // Transformers (a model starting with an embedding) anything but the cpu
 // backend at tp = 1 with next-token cross-entropy and no dropout inside the
 // blocks. The simulator predicts all of these.

@@ -43,6 +43,10 @@ class DeviceContext {
 
   GemmPrecision precision() const { return precision_; }
   void set_precision(GemmPrecision precision);
+  // training.precision = bf16-mixed: layers built on this context keep a bf16
+  // copy of the weights their linear products read (GpuLayer::gemm_weights).
+  bool mixed_bf16() const { return mixed_bf16_; }
+  void set_mixed_bf16(bool mixed) { mixed_bf16_ = mixed; }
 
   // Makes this context's GPU current on the calling thread.
   void make_current() const;
@@ -58,6 +62,7 @@ class DeviceContext {
   std::unique_ptr<CachingAllocator> allocator_;
   DeviceBuffer cublas_workspace_;
   GemmPrecision precision_;
+  bool mixed_bf16_ = false;
 };
 
 }  // namespace pipelab::gpu

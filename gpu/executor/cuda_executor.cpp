@@ -67,6 +67,13 @@ void enable_peer_access(const std::vector<int>& gpus) {
     }
 }
 
+// The launch line's words for how the GEMMs compute.
+std::string gemm_description(const Experiment& experiment) {
+  if (experiment.training.precision == Precision::Bf16Mixed)
+    return "bf16-mixed (bf16 GEMM inputs, fp32 master weights)";
+  return std::string(experiment.backend.tf32 ? "tf32" : "fp32") + " GEMMs";
+}
+
 }  // namespace
 
 std::string no_cuda_device_message(const std::string& reason) {
@@ -176,7 +183,7 @@ std::string CudaExecutor::describe_launch(const GpuInventory& inventory,
               : "") +
          ", schedule " + schedule_name(plan.schedule) + ", " + std::to_string(total_steps_) +
          " steps of " + std::to_string(experiment_.training.batch_size) + " samples, " +
-         (experiment_.backend.tf32 ? "tf32" : "fp32") + " GEMMs, " + paths;
+         gemm_description(experiment_) + ", " + paths;
 }
 
 void CudaExecutor::build_devices(const std::vector<int>& gpu_of_device) {
@@ -192,6 +199,7 @@ void CudaExecutor::build_devices(const std::vector<int>& gpu_of_device) {
     auto& device = devices_->devices[static_cast<size_t>(d)];
     device = std::make_unique<VirtualDevice>(d, gpu_of_device[static_cast<size_t>(d)], precision,
                                              *control_);
+    device->context->set_mixed_bf16(experiment_.training.precision == Precision::Bf16Mixed);
     device->allocator().set_listener([this, d](const MemoryBytes& bytes) {
       reporter().memory({d, clock_.now(), bytes});
     });

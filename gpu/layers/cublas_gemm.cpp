@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "gpu/device/cuda_check.h"
+#include "gpu/kernels/bf16.h"
 #include "gpu/kernels/bias.h"
 
 namespace pipelab::gpu {
@@ -74,22 +75,35 @@ void gemm(cublasHandle_t handle, const DeviceTensor& a, bool transpose_a, const 
                                    c.data(), plan.c_ld));
 }
 
-void strided_batched_gemm(cublasHandle_t handle, const float* a, const BatchedOperand& a_shape,
-                          bool transpose_a, const float* b, const BatchedOperand& b_shape,
-                          bool transpose_b, float* c, const BatchedOperand& c_shape, int64_t batch,
-                          float alpha, float beta) {
+namespace {
+
+// plan_row_major_gemm for strided views: the row lengths are the views' ld.
+ColumnMajorGemm plan_strided_gemm(const BatchedOperand& a_shape, bool transpose_a,
+                                  const BatchedOperand& b_shape, bool transpose_b,
+                                  const BatchedOperand& c_shape) {
   ColumnMajorGemm plan =
       plan_row_major_gemm(a_shape.rows, a_shape.cols, transpose_a, b_shape.rows, b_shape.cols,
                           transpose_b, c_shape.rows, c_shape.cols);
   for (const BatchedOperand* operand : {&a_shape, &b_shape, &c_shape})
     if (operand->ld < operand->cols)
       throw std::invalid_argument("batched GEMM row length " + std::to_string(operand->ld) +
-                                  " is shorter than the matrix's " +
-                                  std::to_string(operand->cols) + " columns");
-  if (plan.m == 0 || plan.n == 0 || batch == 0) return;
+                                  " is shorter than the matrix's " + std::to_string(operand->cols) +
+                                  " columns");
   plan.first_ld = std::max(1, blas_int(b_shape.ld, "row length"));
   plan.second_ld = std::max(1, blas_int(a_shape.ld, "row length"));
   plan.c_ld = std::max(1, blas_int(c_shape.ld, "row length"));
+  return plan;
+}
+
+}  // namespace
+
+void strided_batched_gemm(cublasHandle_t handle, const float* a, const BatchedOperand& a_shape,
+                          bool transpose_a, const float* b, const BatchedOperand& b_shape,
+                          bool transpose_b, float* c, const BatchedOperand& c_shape, int64_t batch,
+                          float alpha, float beta) {
+  const ColumnMajorGemm plan =
+      plan_strided_gemm(a_shape, transpose_a, b_shape, transpose_b, c_shape);
+  if (plan.m == 0 || plan.n == 0 || batch == 0) return;
   PIPELAB_CUBLAS_CHECK(cublasSgemmStridedBatched(
       handle, plan.first_op, plan.second_op, plan.m, plan.n, plan.k, &alpha, b, plan.first_ld,
       static_cast<long long>(b_shape.stride), a, plan.second_ld,
@@ -97,10 +111,51 @@ void strided_batched_gemm(cublasHandle_t handle, const float* a, const BatchedOp
       static_cast<long long>(c_shape.stride), blas_int(batch, "batch count")));
 }
 
+void bf16_gemm(cublasHandle_t handle, const uint16_t* a, const BatchedOperand& a_shape,
+               bool transpose_a, const uint16_t* b, const BatchedOperand& b_shape, bool transpose_b,
+               float* c, const BatchedOperand& c_shape, float alpha, float beta) {
+  const ColumnMajorGemm plan =
+      plan_strided_gemm(a_shape, transpose_a, b_shape, transpose_b, c_shape);
+  if (plan.m == 0 || plan.n == 0) return;
+  PIPELAB_CUBLAS_CHECK(cublasGemmEx(handle, plan.first_op, plan.second_op, plan.m, plan.n, plan.k,
+                                    &alpha, b, CUDA_R_16BF, plan.first_ld, a, CUDA_R_16BF,
+                                    plan.second_ld, &beta, c, CUDA_R_32F, plan.c_ld,
+                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
 namespace {
 
 // A plain [rows, cols] buffer as a batch of one.
 BatchedOperand whole(int64_t rows, int64_t cols) { return {rows, cols, cols, 0}; }
+
+// `values` of `shape` rounded into a temporary bf16 buffer (Workspace) on
+// `like`'s allocator and stream, which the GEMM's handle runs on.
+DeviceBuffer rounded_to_bf16(const float* values, const BatchedOperand& shape,
+                             const DeviceTensor& like) {
+  const int64_t count = shape.rows * shape.cols;
+  DeviceBuffer rounded(count * static_cast<int64_t>(sizeof(uint16_t)), like.allocator(),
+                       MemoryCategory::Workspace);
+  kernels::to_bf16(values, rounded.as<uint16_t>(), count, like.stream());
+  return rounded;
+}
+
+// out = op(values) op(weight) + beta out, the product of a linear layer that
+// reads its weight. In float32; or, when the weight keeps a bf16 copy (mixed
+// precision), in bf16 with float32 accumulation and output: the weight's copy
+// (refreshed if its master changed) and `values` rounded to bf16.
+void weight_product(cublasHandle_t handle, const float* values, const BatchedOperand& values_shape,
+                    const DeviceTensor& weight, bool transpose_weight, float* out,
+                    const BatchedOperand& out_shape, float beta) {
+  const BatchedOperand weight_shape = whole(weight.rows(), weight.cols());
+  if (!weight.has_bf16_copy() || values_shape.rows == 0) {
+    strided_batched_gemm(handle, values, values_shape, false, weight.data(), weight_shape,
+                         transpose_weight, out, out_shape, 1, 1.0f, beta);
+    return;
+  }
+  const DeviceBuffer rounded = rounded_to_bf16(values, values_shape, weight);
+  bf16_gemm(handle, rounded.as<uint16_t>(), values_shape, false, weight.refresh_bf16_copy(),
+            weight_shape, transpose_weight, out, out_shape, 1.0f, beta);
+}
 
 }  // namespace
 
@@ -110,17 +165,17 @@ void linear_forward(cublasHandle_t handle, const float* x, int64_t rows, const D
   const int64_t out = weight.cols();
   if (rows == 0 || out == 0) return;
   const bool with_bias = bias && !bias->empty();
+  // Seeding Y with the bias and using beta = 1 adds it inside the GEMM's pass.
   if (with_bias) kernels::broadcast_rows(y, bias->data(), rows, out, stream);
-  strided_batched_gemm(handle, x, whole(rows, in), false, weight.data(), whole(in, out), false, y,
-                       whole(rows, out), 1, 1.0f, with_bias ? 1.0f : 0.0f);
+  weight_product(handle, x, whole(rows, in), weight, false, y, whole(rows, out),
+                 with_bias ? 1.0f : 0.0f);
 }
 
 void linear_backward_input(cublasHandle_t handle, const float* dy, int64_t rows,
                            const DeviceTensor& weight, float* dx) {
   const int64_t in = weight.rows();
   const int64_t out = weight.cols();
-  strided_batched_gemm(handle, dy, whole(rows, out), false, weight.data(), whole(in, out), true,
-                       dx, whole(rows, in), 1, 1.0f, 0.0f);
+  weight_product(handle, dy, whole(rows, out), weight, true, dx, whole(rows, in), 0.0f);
 }
 
 void linear_backward_weight(cublasHandle_t handle, const float* x, const float* dy, int64_t rows,
@@ -128,8 +183,15 @@ void linear_backward_weight(cublasHandle_t handle, const float* x, const float* 
   const int64_t in = weight_grad.rows();
   const int64_t out = weight_grad.cols();
   if (rows == 0) return;
-  strided_batched_gemm(handle, x, whole(rows, in), true, dy, whole(rows, out), false,
-                       weight_grad.data(), whole(in, out), 1, 1.0f, 1.0f);
+  if (weight_grad.accumulates_bf16_products()) {
+    const DeviceBuffer x16 = rounded_to_bf16(x, whole(rows, in), weight_grad);
+    const DeviceBuffer dy16 = rounded_to_bf16(dy, whole(rows, out), weight_grad);
+    bf16_gemm(handle, x16.as<uint16_t>(), whole(rows, in), true, dy16.as<uint16_t>(),
+              whole(rows, out), false, weight_grad.data(), whole(in, out), 1.0f, 1.0f);
+  } else {
+    strided_batched_gemm(handle, x, whole(rows, in), true, dy, whole(rows, out), false,
+                         weight_grad.data(), whole(in, out), 1, 1.0f, 1.0f);
+  }
   if (bias_grad && !bias_grad->empty())
     kernels::add_column_sums(bias_grad->data(), dy, rows, out, bias_grad->stream());
 }
@@ -138,27 +200,20 @@ void linear_forward(cublasHandle_t handle, const DeviceTensor& x, const DeviceTe
                     const DeviceTensor* bias, DeviceTensor& y) {
   assert(x.cols() == weight.rows() && y.rows() == x.rows() && y.cols() == weight.cols());
   if (y.empty()) return;
-  const bool with_bias = bias && !bias->empty();
-  // Seeding Y with the bias and using beta = 1 adds it inside the GEMM's pass.
-  if (with_bias) kernels::broadcast_rows(y.data(), bias->data(), y.rows(), y.cols(), y.stream());
-  gemm(handle, x, false, weight, false, y, 1.0f, with_bias ? 1.0f : 0.0f);
+  linear_forward(handle, x.data(), x.rows(), weight, bias, y.data(), y.stream());
 }
 
 void linear_backward_input(cublasHandle_t handle, const DeviceTensor& dy,
                            const DeviceTensor& weight, DeviceTensor& dx) {
   assert(dy.cols() == weight.cols() && dx.rows() == dy.rows() && dx.cols() == weight.rows());
-  gemm(handle, dy, false, weight, true, dx, 1.0f, 0.0f);
+  linear_backward_input(handle, dy.data(), dy.rows(), weight, dx.data());
 }
 
 void linear_backward_weight(cublasHandle_t handle, const DeviceTensor& x, const DeviceTensor& dy,
                             DeviceTensor& weight_grad, DeviceTensor* bias_grad) {
   assert(x.rows() == dy.rows() && weight_grad.rows() == x.cols() &&
          weight_grad.cols() == dy.cols());
-  if (x.rows() == 0) return;
-  gemm(handle, x, true, dy, false, weight_grad, 1.0f, 1.0f);
-  if (bias_grad && !bias_grad->empty())
-    kernels::add_column_sums(bias_grad->data(), dy.data(), dy.rows(), dy.cols(),
-                             bias_grad->stream());
+  linear_backward_weight(handle, x.data(), dy.data(), x.rows(), weight_grad, bias_grad);
 }
 
 }  // namespace pipelab::gpu

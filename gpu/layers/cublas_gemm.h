@@ -12,6 +12,12 @@
 //
 // Precision: FP32 by default (CUBLAS_DEFAULT_MATH); TF32 tensor cores as an
 // option (CUBLAS_TF32_TENSOR_OP_MATH), about 1e-3 relative error.
+// Mixed precision (training.precision = bf16-mixed): a linear product whose
+// weight keeps a bf16 copy (DeviceTensor::keep_bf16_copy) reads that copy and
+// its other input rounded to bf16, accumulates and writes float32
+// (cublasGemmEx, CUDA_R_16BF inputs, CUBLAS_COMPUTE_32F), as autocast and
+// Megatron do; so does linear_backward_weight into a gradient marked
+// DeviceTensor::accumulate_bf16_products (the float32 gradient keeps the sum).
 #pragma once
 
 #include <cublas_v2.h>
@@ -73,6 +79,13 @@ void strided_batched_gemm(cublasHandle_t handle, const float* a, const BatchedOp
                           bool transpose_a, const float* b, const BatchedOperand& b_shape,
                           bool transpose_b, float* c, const BatchedOperand& c_shape, int64_t batch,
                           float alpha, float beta);
+
+// C = alpha op(A) op(B) + beta C with A and B in bf16 (bf16_math.h's bits)
+// and C in float32, accumulated in float32 (one cublasGemmEx call; the
+// shapes' strides are unused). Throws as strided_batched_gemm.
+void bf16_gemm(cublasHandle_t handle, const uint16_t* a, const BatchedOperand& a_shape,
+               bool transpose_a, const uint16_t* b, const BatchedOperand& b_shape, bool transpose_b,
+               float* c, const BatchedOperand& c_shape, float alpha, float beta);
 
 // y [batch, out] = x [batch, in] W [in, out] (+ bias [1, out] unless bias is null
 // or empty). y's storage may be uninitialised.

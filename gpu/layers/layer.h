@@ -22,6 +22,13 @@ class GpuLayer : public BasicLayer<DeviceTensor, DeviceContext*> {
 
   DeviceContext& context() const { return *context_ptr(); }
 
+  // The weights this layer's linear products read (cublas_gemm.h's
+  // linear_forward and linear_backward_input): under bf16-mixed each keeps a
+  // bf16 copy that those GEMMs read, and its gradient's GEMMs read bf16
+  // inputs (GpuSequential builds them so). Each is one of params(). None by
+  // default.
+  virtual std::vector<DeviceTensor*> gemm_weights() { return {}; }
+
  protected:
   // An uninitialised [rows, cols] tensor counted as Activations, for a kernel to fill.
   DeviceTensor make_activation(int64_t rows, int64_t cols) const {

@@ -21,6 +21,7 @@ class GpuLinear : public GpuLayer {
   void backward_weight(const DeviceTensor& x, const DeviceTensor& dy) override;
   std::vector<DeviceTensor*> params() override;
   std::vector<DeviceTensor*> grads() override;
+  std::vector<DeviceTensor*> gemm_weights() override { return {&weight_}; }
 
   // y += b on every row (no-op without a bias).
   void add_bias(DeviceTensor& y) const;

@@ -25,6 +25,7 @@ class GpuPerTokenLayer : public GpuLayer {
   void backward_weight(const DeviceTensor& x, const DeviceTensor& dy) override;
   std::vector<DeviceTensor*> params() override { return inner_->params(); }
   std::vector<DeviceTensor*> grads() override { return inner_->grads(); }
+  std::vector<DeviceTensor*> gemm_weights() override { return inner_->gemm_weights(); }
 
   GpuLayer& inner() { return *inner_; }
   // y [batch, tokens * width] seen per token while `apply` runs on it.

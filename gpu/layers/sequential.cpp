@@ -1,5 +1,6 @@
 #include "gpu/layers/sequential.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -81,10 +82,28 @@ std::unique_ptr<GpuLayer> build_image_layer(const LayerLayout& layer, uint64_t s
   }
 }
 
-}  // namespace
+// bf16-mixed: the weights the layer's GEMMs read keep a bf16 copy, counted as
+// Weights (2 bytes per value, the simulator's precision.h), while their
+// float32 values become the master copy, counted as OptimizerState as the
+// simulator counts it; their gradients stay float32, summed from bf16
+// products. Other parameters (biases, norm gains, embeddings) stay float32
+// Weights.
+std::unique_ptr<GpuLayer> with_bf16_copies(std::unique_ptr<GpuLayer> layer) {
+  const std::vector<DeviceTensor*> params = layer->params();
+  const std::vector<DeviceTensor*> grads = layer->grads();
+  for (DeviceTensor* weight : layer->gemm_weights()) {
+    weight->keep_bf16_copy(MemoryCategory::Weights);
+    weight->retag(MemoryCategory::OptimizerState);
+    // params() and grads() list a parameter and its gradient at the same place.
+    const auto at = std::find(params.begin(), params.end(), weight);
+    grads.at(static_cast<size_t>(at - params.begin()))->accumulate_bf16_products();
+  }
+  return layer;
+}
 
-std::unique_ptr<GpuLayer> DeviceStackMath::build_layer(const LayerLayout& layer, uint64_t seed,
-                                                       DeviceContext& context) {
+// The layer in float32, as every precision builds it.
+std::unique_ptr<GpuLayer> build_float_layer(const LayerLayout& layer, uint64_t seed,
+                                            DeviceContext& context) {
   const LayerSpec& spec = layer.spec;
   // The positions a per-token layer sees: the shard's slice of the sequence
   // under sequence parallelism, but all of them for the output layer, which
@@ -126,6 +145,15 @@ std::unique_ptr<GpuLayer> DeviceStackMath::build_layer(const LayerLayout& layer,
                                     seed, context);
   if (auto image_layer = build_image_layer(layer, seed, context)) return image_layer;
   return std::make_unique<GpuActivation>(spec.type, layer.index, layer.out, context);
+}
+
+}  // namespace
+
+std::unique_ptr<GpuLayer> DeviceStackMath::build_layer(const LayerLayout& layer, uint64_t seed,
+                                                       DeviceContext& context) {
+  std::unique_ptr<GpuLayer> built = build_float_layer(layer, seed, context);
+  if (context.mixed_bf16()) return with_bf16_copies(std::move(built));
+  return built;
 }
 
 void DeviceStackMath::add_bias(GpuLayer& row_parallel_linear, DeviceTensor& y) {

@@ -7,6 +7,7 @@
 
 #include "gpu/device/cuda_check.h"
 #include "gpu/device/device_guard.h"
+#include "gpu/kernels/bf16.h"
 #include "gpu/kernels/elementwise.h"
 #include "gpu/device/stream_order.h"
 
@@ -75,6 +76,7 @@ DeviceTensor::DeviceTensor(DeviceTensor&& other) noexcept
 DeviceTensor& DeviceTensor::operator=(DeviceTensor&& other) noexcept {
   if (this != &other) {
     storage_ = std::move(other.storage_);
+    bf16_stale_ = true;  // new values under this tensor's bf16 copy, if it keeps one
     rows_ = std::exchange(other.rows_, 0);
     cols_ = std::exchange(other.cols_, 0);
   }
@@ -100,6 +102,27 @@ void DeviceTensor::reset() {
   storage_.reset();
   rows_ = 0;
   cols_ = 0;
+}
+
+void DeviceTensor::keep_bf16_copy(MemoryCategory category) {
+  bf16_copy_ = DeviceBuffer(size() * static_cast<int64_t>(sizeof(uint16_t)), allocator(), category);
+  bf16_stale_ = true;
+}
+
+const uint16_t* DeviceTensor::refresh_bf16_copy() const {
+  assert(has_bf16_copy());
+  // Values of another size moved into this slot: the copy follows their size.
+  if (bf16_copy_.bytes() != size() * static_cast<int64_t>(sizeof(uint16_t))) {
+    bf16_copy_ = DeviceBuffer(size() * static_cast<int64_t>(sizeof(uint16_t)), allocator(),
+                              bf16_copy_.category());
+    bf16_stale_ = true;
+  }
+  if (bf16_stale_) {
+    DeviceGuard guard(device());
+    kernels::to_bf16(data(), bf16_copy_.as<uint16_t>(), size(), stream());
+    bf16_stale_ = false;
+  }
+  return bf16_copy_.as<uint16_t>();
 }
 
 int DeviceTensor::device() const {

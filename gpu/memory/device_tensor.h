@@ -55,6 +55,27 @@ class DeviceTensor {
   DeviceTensor clone(CachingAllocator* allocator, MemoryCategory category) const;
 
   void retag(MemoryCategory category) { storage_.retag(category); }
+
+  // Mixed precision (training.precision = bf16-mixed): a bfloat16 copy of the
+  // values (bf16_math.h's bits) that the GEMMs of cublas_gemm.h read instead of
+  // the float32 ones, which become the master copy the optimizer updates.
+  // keep_bf16_copy allocates it, counted under `category`; refresh_bf16_copy
+  // returns it, first converting the values into it (queued on the tensor's
+  // stream) if they may have changed since: every write goes through the
+  // non-const data() or a move into this tensor, which mark the copy stale, so
+  // a weight is converted once after each update however many GEMMs read it.
+  // The copy belongs to this tensor object (a layer's parameter slot), not to
+  // its values: moves and swaps leave it in place, so a slot whose values a
+  // weight stash swaps keeps its copy and refreshes it from the values in use.
+  // A clone has none.
+  void keep_bf16_copy(MemoryCategory category);
+  bool has_bf16_copy() const { return !bf16_copy_.empty(); }
+  const uint16_t* refresh_bf16_copy() const;
+  // Mixed precision's weight gradients: the GEMMs that accumulate into this
+  // tensor (linear_backward_weight) read their inputs rounded to bf16. Like
+  // the copy, this belongs to the tensor object and stays on moves.
+  void accumulate_bf16_products() { bf16_products_ = true; }
+  bool accumulates_bf16_products() const { return bf16_products_; }
   // Work on `stream` uses this tensor too (see DeviceBuffer::record_stream).
   void record_stream(StreamOnDevice stream) { storage_.record_stream(stream); }
   void reset();  // frees the storage now; the tensor becomes empty
@@ -76,7 +97,10 @@ class DeviceTensor {
   int device() const;           // the GPU it lives on
   cudaStream_t stream() const;  // its allocator's stream
 
-  float* data() { return storage_.as<float>(); }
+  float* data() {
+    bf16_stale_ = true;  // the caller may write: the bf16 copy may be out of date
+    return storage_.as<float>();
+  }
   const float* data() const { return storage_.as<float>(); }
 
   void fill(float value);
@@ -103,6 +127,9 @@ class DeviceTensor {
   DeviceTensor(int64_t rows, int64_t cols, DeviceBuffer storage);
 
   DeviceBuffer storage_;
+  mutable DeviceBuffer bf16_copy_;  // derived from storage_'s values: refreshing it is not a change
+  mutable bool bf16_stale_ = true;  // whether the values may differ from bf16_copy_'s
+  bool bf16_products_ = false;
   int64_t rows_ = 0;
   int64_t cols_ = 0;
 };

@@ -153,6 +153,14 @@ if wants cli; then
     --backend cuda --steps 20 --summary "${report_dir}/cuda_moe_blocks_summary.json"
   run_step "cli train, sequence parallel" "${cli}" train --config examples/tiny_gpt_copy.json \
     --backend cuda --steps 20 --set parallel.tp=2 --set parallel.sequence_parallel=true
+  # Mixed precision: bf16 GEMM inputs, fp32 master weights; an MLP over dp x tp x pp
+  # under the sync checks, and the tiny GPT.
+  run_step "cli train, bf16-mixed, PIPELAB_CUDA_SYNC=1" env PIPELAB_CUDA_SYNC=1 "${cli}" train \
+    --config examples/dp_tp_pp_mix.json --backend cuda --steps 20 \
+    --set training.precision=bf16-mixed --summary "${report_dir}/cuda_bf16_mlp_summary.json"
+  run_step "cli train, tiny GPT in bf16-mixed" "${cli}" train --config examples/tiny_gpt_copy.json \
+    --backend cuda --steps 20 --set training.precision=bf16-mixed \
+    --summary "${report_dir}/cuda_bf16_gpt_summary.json"
 fi
 
 if wants bench; then
@@ -185,6 +193,10 @@ if wants sanitizer; then
       run_step "compute-sanitizer ${tool}" compute-sanitizer --tool "${tool}" --error-exitcode 9 \
         "${build_dir}/tests/test_conformance" --gtest_filter="${filter}"
     done
+    # bf16-mixed: the rounding buffers and weight copies of the bf16 GEMMs.
+    run_step "compute-sanitizer memcheck, bf16-mixed" compute-sanitizer --tool memcheck \
+      --error-exitcode 9 "${build_dir}/tests/test_gpu" \
+      --gtest_filter='Bf16GemmTest.*:Bf16MixedRunTest.MlpMemoryFollowsThePrediction'
   else
     echo "| compute-sanitizer | not installed | 0 |" >>"${report}"
   fi

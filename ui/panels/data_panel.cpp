@@ -97,7 +97,9 @@ DataPanel::DataPanel(ExperimentDocument* document, QWidget* parent)
     precision_combo_->addItem(QString::fromLatin1(precision_name(precision)), static_cast<int>(precision));
   precision_combo_->setToolTip(
       tr("bf16-mixed: bf16 weights, gradients and activations with fp32 master weights and optimizer "
-         "state (16 bytes per parameter under Adam). The simulator predicts it; training is fp32."));
+         "state (16 bytes per parameter under Adam), as the simulator predicts it. The cuda backend "
+         "trains it (bf16 GEMMs; fp32 master weights, gradients and optimizer); the cpu backend "
+         "trains fp32 only."));
   lr_spin_ = make_double_spin(this, 1e-6, 10, 6, 0.001);
   momentum_spin_ = make_double_spin(this, 0, 0.999, 3, 0.05);
   weight_decay_spin_ = make_double_spin(this, 0, 1, 5, 0.0001);

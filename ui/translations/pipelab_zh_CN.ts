@@ -740,8 +740,8 @@
         <translation>每步的全局批次：先分给各 dp 副本，再切成微批次</translation>
     </message>
     <message>
-        <source>bf16-mixed: bf16 weights, gradients and activations with fp32 master weights and optimizer state (16 bytes per parameter under Adam). The simulator predicts it; training is fp32.</source>
-        <translation>bf16-mixed：bf16 的权重、梯度和激活，加上 fp32 的主权重和优化器状态（使用 Adam 时每个参数 16 字节）。模拟器会预测它；实际训练使用 fp32。</translation>
+        <source>bf16-mixed: bf16 weights, gradients and activations with fp32 master weights and optimizer state (16 bytes per parameter under Adam), as the simulator predicts it. The cuda backend trains it (bf16 GEMMs; fp32 master weights, gradients and optimizer); the cpu backend trains fp32 only.</source>
+        <translation>bf16-mixed：bf16 的权重、梯度和激活，加上 fp32 的主权重和优化器状态（使用 Adam 时每个参数 16 字节），模拟器按此预测。cuda 后端按此训练（bf16 矩阵乘；fp32 的主权重、梯度和优化器）；cpu 后端只用 fp32 训练。</translation>
     </message>
     <message>
         <source>at the end</source>

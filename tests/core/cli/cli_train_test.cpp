@@ -140,8 +140,8 @@ TEST_F(CliTrain, CudaWithoutAGpuIsAUserError) {
   EXPECT_NE(result.err.find("backend.type = cpu"), std::string::npos) << result.err;
 }
 
-// bf16 is predicted, not yet trained: the run says so before it loads
-// anything, on either backend, and simulate answers for the same file.
+// bf16 on the CPU backend is predicted, not trained: the run says so before
+// it loads anything, and simulate answers for the same file.
 TEST_F(CliTrain, ModelsTheExecutorsCannotTrainAreUserErrors) {
   const auto transformer = run({"train", "--config", example("llama_7b_predict.json"), "--backend", "cpu"});
   EXPECT_EQ(transformer.code, 2);

@@ -54,10 +54,32 @@ TEST(Trainable, TransformersTrainOnTheCpu) {
   Experiment mse = testing::tiny_gpt_experiment();
   mse.model.loss = LossType::Mse;
   EXPECT_NE(refusal(mse).find("set model.loss = cross_entropy"), std::string::npos) << refusal(mse);
+}
 
+TEST(Trainable, Bf16MixedTrainsOnCudaOnly) {
   Experiment bf16 = testing::tiny_gpt_experiment();
   bf16.training.precision = Precision::Bf16Mixed;
-  EXPECT_NE(refusal(bf16).find("set training.precision = fp32"), std::string::npos);
+  EXPECT_EQ(refusal(bf16),
+            "training.precision = bf16-mixed: the cpu executor trains in fp32 only (the simulator "
+            "predicts bf16-mixed); set training.precision = fp32 to train, or backend.type = cuda");
+  EXPECT_EQ(refusal(testing::on_backend(bf16, "cuda")), "");
+  Experiment mlp = testing::on_backend(testing::small_experiment(), "cuda");
+  mlp.training.precision = Precision::Bf16Mixed;
+  EXPECT_EQ(refusal(mlp), "");
+
+  Experiment conv = testing::on_backend(testing::small_conv_experiment(true), "cuda");
+  conv.training.precision = Precision::Bf16Mixed;
+  EXPECT_EQ(refusal(conv),
+            "model.layers[0] is conv2d: training.precision = bf16-mixed on cuda covers linear "
+            "layers and transformer blocks only for now; set training.precision = fp32 for this "
+            "model");
+  Experiment expert_blocks = testing::on_backend(testing::tiny_gpt_experiment(), "cuda");
+  expert_blocks.model.layers[2].experts = 4;
+  expert_blocks.training.precision = Precision::Bf16Mixed;
+  EXPECT_NE(refusal(expert_blocks).find("model.layers[2] is a transformer_block with experts: "
+                                        "training.precision = bf16-mixed on cuda"),
+            std::string::npos)
+      << refusal(expert_blocks);
 }
 
 TEST(Trainable, ConvolutionalNetworksTrainOnTheCpuAndCuda) {
