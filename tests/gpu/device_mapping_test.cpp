@@ -128,7 +128,7 @@ TEST(DeviceMappingTest, GroupsWithADeviceElsewhereCrossProcesses) {
   ParallelPlan plan;
   plan.dp = 2;
   plan.pp = 2;
-  const CollectiveGroups groups = collective_groups(plan);
+  const CollectiveGroups groups = collective_groups(plan, false);
   ASSERT_EQ(groups.data_parallel.size(), 2u);
   for (const std::vector<int>& members : groups.data_parallel)
     EXPECT_TRUE(crosses_processes(members, 2, 2)) << "a replica per rank";

@@ -148,11 +148,12 @@ TEST_F(CliTrain, ModelsTheExecutorsCannotTrainAreUserErrors) {
   EXPECT_NE(transformer.err.find("training.precision = bf16-mixed: the cpu executor trains in fp32 only"),
             std::string::npos)
       << transformer.err;
+  // The cuda backend trains bf16-mixed: what stops this run there is the
+  // GPU (none here, or too little memory for 7B parameters), not the precision.
   const auto on_cuda = run({"train", "--config", example("llama_7b_predict.json")});
   EXPECT_EQ(on_cuda.code, 2);
-  EXPECT_NE(on_cuda.err.find("training.precision = bf16-mixed: the cuda executor trains in fp32 only"),
-            std::string::npos)
-      << on_cuda.err;
+  EXPECT_EQ(on_cuda.err.find("trains in fp32 only"), std::string::npos) << on_cuda.err;
+  EXPECT_NE(on_cuda.err.find("cuda"), std::string::npos) << on_cuda.err;
   EXPECT_EQ(run({"simulate", "--config", example("llama_7b_predict.json")}).code, 0);
   const auto bf16 = run({"train", "--config", example("spiral_interleaved.json"), "--set",
                          "training.precision=bf16-mixed", "--steps", "1"});
