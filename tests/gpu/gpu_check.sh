@@ -6,8 +6,10 @@
 #      backend (tests/conformance: the CUDA cases against the CPU reference)
 #   3. a CLI training run on CUDA in PIPELAB_CUDA_SYNC=1 mode, a normal one
 #      with its Chrome trace (bring it back and render it with the app), one
-#      of the ResNet pipeline example (convolutions, pools, batch norm) and
-#      the moe-layer example at ep 1 and at ep 2 (all-to-all between replicas)
+#      of the ResNet pipeline example (convolutions, pools, batch norm), the
+#      moe-layer example at ep 1 and at ep 2 (all-to-all between replicas),
+#      the Switch example with experts in its blocks, the tiny GPT at tp 2 with
+#      sequence parallelism, and bf16-mixed runs of an MLP and the tiny GPT
 #   4. the benchmarks against PyTorch and bare cuBLAS, and a pipeline's
 #      measured bubble next to the simulated one
 #   5. mpi: the cuda backend over 2 and 4 ranks on this machine's GPU (test_mpi's
