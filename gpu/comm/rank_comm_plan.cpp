@@ -108,8 +108,11 @@ std::string describe_rank_paths(const RankCommPlan& plan) {
   auto count = [](int n, const char* what) {
     return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
   };
-  return "between ranks: " + count(nccl_groups, "group") + " and " + count(nccl_links, "link") +
-         " on NCCL, " + count(staged_groups, "group") + " and " + count(staged_links, "link") +
+  // Links only when the plan has some (the executor plans groups alone for now).
+  const bool links = !plan.links.empty();
+  return "between ranks: " + count(nccl_groups, "group") +
+         (links ? " and " + count(nccl_links, "link") : "") + " on NCCL, " +
+         count(staged_groups, "group") + (links ? " and " + count(staged_links, "link") : "") +
          " staged through host memory";
 }
 

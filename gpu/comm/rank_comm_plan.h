@@ -112,7 +112,8 @@ int split_color(const RankCommPlan& plan, int index, int rank);
 int split_key(const RankCommPlan& plan, int index, int rank);
 
 // "between ranks: 2 groups and 4 links on NCCL, 1 group and 0 links staged
-// through host memory": the launch line's words for the plan.
+// through host memory" (links left out when the plan has none): the launch
+// line's words for the plan.
 std::string describe_rank_paths(const RankCommPlan& plan);
 
 }  // namespace pipelab::gpu

@@ -97,6 +97,8 @@ TEST(RankCommPlanTest, AGroupWithTwoMembersOnOneRankIsStaged) {
   EXPECT_EQ(plan.groups[0].path, RankPath::HostStaging);
   EXPECT_EQ(plan.groups[1].path, RankPath::InProcess);
   EXPECT_FALSE(plan.needs_world());
+  EXPECT_EQ(describe_rank_paths(plan),
+            "between ranks: 0 groups on NCCL, 1 group staged through host memory");
 }
 
 Schedule schedule_of(ScheduleKind kind) {
