@@ -28,12 +28,16 @@
 // processes and hang.
 //
 // Collectives: each rank's member issues its part on its communication
-// stream, ordered with events as DeviceGroup does; NCCL rank i is the
+// stream, ordered with events as DeviceGroup does, under the process's NCCL
+// launch lock (comm_world.h); NCCL rank i is the
 // group's member i (members are in rank order already), so the chunks of
 // reduce-scatter and all-gather land where the in-process run puts them.
 //
-// Point-to-point: the launch lock of message_routes.h (both halves issued
-// together in one process) cannot span processes. Instead the sender issues
+// Point-to-point (planned here, not yet used by the cuda executor, whose
+// messages between ranks stay staged: a receiver must know the message's
+// shape before its ncclRecv, which only the host transport carries today):
+// the launch lock of message_routes.h (both halves issued together in one
+// process) cannot span processes. Instead the sender issues
 // ncclSend at its SEND op on the (from, to) communicator, the receiver
 // ncclRecv at its RECV op on the same communicator, each on a stream of that
 // link alone. Why this cannot deadlock: NCCL completes the operations of one
@@ -48,9 +52,12 @@
 // Caveat (NCCL, "Using multiple NCCL communicators concurrently"): kernels of
 // different communicators on one GPU are not guaranteed to run concurrently;
 // NCCL asks that they be issued in a consistent order across ranks or in
-// separate epochs. Host staging does not have this risk; whether the per-link
-// communicators need the launch order NCCL offers for this (newer releases)
-// is to be checked on two GPUs. Compiled, never run: needs two GPUs and MPI.
+// separate epochs. This matters when a rank's devices (which share its GPU)
+// each use a communicator between ranks, e.g. two devices per rank each in
+// its own data-parallel group: the process's launch lock orders their
+// launches within the rank, not across ranks. Host staging does not have
+// this risk; whether NCCL's newer launch-order option is needed is to be
+// checked on two GPUs. Compiled, never run: needs two GPUs and MPI.
 #pragma once
 
 #include <map>

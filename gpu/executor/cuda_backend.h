@@ -23,7 +23,9 @@
 // message from the device's host mailbox and uploads it, and a collective
 // whose group spans ranks (any of the four kinds above) comes down, runs the
 // CPU backend's over the transport (ring_allreduce.h, all_to_all.h) and goes
-// back up. Links and groups inside the rank keep the paths above.
+// back up, unless every member of the group has a GPU of its own: then it
+// runs on NCCL between ranks (rank_world.h, rank_comm_plan.h). Links and
+// groups inside the rank keep the paths above.
 //
 // PIPELAB_CUDA_SYNC=1 (debug): after every op, both streams are synchronised
 // and checked, and a fault names the op that caused it.
