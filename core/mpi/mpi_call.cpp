@@ -47,4 +47,28 @@ void barrier(MPI_Comm comm, double timeout_s, int rank, const std::string& what)
   wait_for(request, timeout_s, rank, -1, what);
 }
 
+std::vector<std::string> all_gather_text(MPI_Comm comm, const std::string& text, double timeout_s,
+                                         int rank, const std::string& what) {
+  int ranks = 0;
+  check(MPI_Comm_size(comm, &ranks), "MPI_Comm_size (" + what + ")", rank);
+  // First every rank's length, then the texts side by side.
+  const int length = static_cast<int>(text.size());
+  std::vector<int> lengths(static_cast<size_t>(ranks));
+  MPI_Request request = MPI_REQUEST_NULL;
+  check(MPI_Iallgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm, &request),
+        "MPI_Iallgather (" + what + ")", rank);
+  wait_for(request, timeout_s, rank, -1, what);
+  std::vector<int> offsets(static_cast<size_t>(ranks), 0);
+  for (size_t r = 1; r < offsets.size(); ++r) offsets[r] = offsets[r - 1] + lengths[r - 1];
+  std::string joined(static_cast<size_t>(offsets.back() + lengths.back()), '\0');
+  check(MPI_Iallgatherv(text.data(), length, MPI_CHAR, joined.data(), lengths.data(),
+                        offsets.data(), MPI_CHAR, comm, &request),
+        "MPI_Iallgatherv (" + what + ")", rank);
+  wait_for(request, timeout_s, rank, -1, what);
+  std::vector<std::string> texts;
+  for (size_t r = 0; r < offsets.size(); ++r)
+    texts.push_back(joined.substr(static_cast<size_t>(offsets[r]), static_cast<size_t>(lengths[r])));
+  return texts;
+}
+
 }  // namespace pipelab::mpi

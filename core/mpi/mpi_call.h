@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <string>
+#include <vector>
 
 namespace pipelab::mpi {
 
@@ -24,5 +25,10 @@ void wait_for(MPI_Request& request, double timeout_s, int rank, int peer, const 
 
 // Every rank reaches this point, or an error after `timeout_s`.
 void barrier(MPI_Comm comm, double timeout_s, int rank, const std::string& what);
+
+// Every rank's `text`, by rank (an all-gather of any lengths), or an error
+// after `timeout_s` per round.
+std::vector<std::string> all_gather_text(MPI_Comm comm, const std::string& text, double timeout_s,
+                                         int rank, const std::string& what);
 
 }  // namespace pipelab::mpi

@@ -406,20 +406,13 @@ int64_t DeviceWorker<Backend>::send(const Op& op) {
   const bool activation = op.kind == OpKind::SendActivation;
   Tensor message = take(activation ? outgoing_activations_ : outgoing_gradients_, key_of(op),
                         activation ? "activation to send" : "gradient to send");
-  const int device = place_.device;
-  const MessageTag tag = activation
-                             ? MessageTag::activation(device, op.stage, op.step, op.microbatch)
-                             : MessageTag::gradient(device, op.stage, op.step, op.microbatch);
-  return backend_.send(op, tag, std::move(message));
+  return backend_.send(op, message_tag(op), std::move(message));
 }
 
 template <typename Backend>
 int64_t DeviceWorker<Backend>::receive(const Op& op) {
   const bool activation = op.kind == OpKind::RecvActivation;
-  const MessageTag tag = activation
-                             ? MessageTag::activation(op.peer, op.stage - 1, op.step, op.microbatch)
-                             : MessageTag::gradient(op.peer, op.stage + 1, op.step, op.microbatch);
-  Tensor message = backend_.receive(op, tag);
+  Tensor message = backend_.receive(op, message_tag(op));
   message.retag(MemoryCategory::Activations);  // consumed: from here on it is the stage's
   const int64_t bytes = message.bytes();
   (activation ? inputs_ : output_grads_)[key_of(op)] = std::move(message);

@@ -1,5 +1,8 @@
 #include "core/runtime/message_tag.h"
 
+#include <stdexcept>
+#include <string>
+
 namespace pipelab {
 
 MessageTag MessageTag::activation(int sender, int stage, int step, int microbatch) {
@@ -53,6 +56,21 @@ MessageTag MessageTag::server_weights(int sender, int stage, int version) {
   MessageTag tag = server_pull(sender, stage, version);
   tag.kind = MessageKind::ParameterServerWeights;
   return tag;
+}
+
+MessageTag message_tag(const Op& op) {
+  switch (op.kind) {
+    case OpKind::SendActivation:
+      return MessageTag::activation(op.device, op.stage, op.step, op.microbatch);
+    case OpKind::SendGradient:
+      return MessageTag::gradient(op.device, op.stage, op.step, op.microbatch);
+    case OpKind::RecvActivation:
+      return MessageTag::activation(op.peer, op.stage - 1, op.step, op.microbatch);
+    case OpKind::RecvGradient:
+      return MessageTag::gradient(op.peer, op.stage + 1, op.step, op.microbatch);
+    default:
+      throw std::invalid_argument("message_tag: " + op_label(op) + " is not a Send or Recv op");
+  }
 }
 
 }  // namespace pipelab

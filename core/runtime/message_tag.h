@@ -5,6 +5,8 @@
 #include <compare>
 #include <cstdint>
 
+#include "core/schedule/op.h"
+
 namespace pipelab {
 
 enum class MessageKind {
@@ -48,5 +50,11 @@ struct MessageTag {
   static MessageTag server_pull(int sender, int stage, int version);
   static MessageTag server_weights(int sender, int stage, int version);
 };
+
+// The tag of the message a pipeline Send op sends or a Recv op receives: one
+// place for how the two ends name the same activation or gradient (the
+// receiver names the sender's stage, one before it for an activation, one
+// after it for a gradient).
+MessageTag message_tag(const Op& op);
 
 }  // namespace pipelab

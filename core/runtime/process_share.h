@@ -11,6 +11,8 @@
 
 #include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "core/runtime/run_reporter.h"
 #include "core/runtime/transport.h"
@@ -30,6 +32,12 @@ struct ProcessShare {
   // Wraps the in-process transport so that messages for other ranks' devices
   // leave this process (and theirs arrive). Null: every device is here.
   std::function<std::unique_ptr<Transport>(InProcessTransport&)> make_transport;
+  // Set-up exchange while the executor is built, before start() (the CUDA
+  // backend's NCCL bootstrap, rank_comm_plan.h): every rank calls it as many
+  // times, in the same order, with its own `text`; it returns every rank's,
+  // by rank. Throws std::runtime_error naming the wait when a rank does not
+  // come in time (one that failed to build, or died). Null: not available.
+  std::function<std::vector<std::string>(const std::string& text)> exchange;
   // Where this process's workers report: null on rank 0, whose recorder makes
   // the run's stream; the other ranks hand their reports on to it.
   RunReporter* reporter = nullptr;

@@ -229,6 +229,52 @@ DeviceTensor CudaBackend::receive_from_other_rank(const Op& op, const MessageTag
   return tensor;
 }
 
+bool CudaBackend::collective_on_nccl(const std::vector<int>& communicator_of,
+                                     DeviceTensor& values, RankCollective kind) {
+#ifdef PIPELAB_HAVE_NCCL
+  const int communicator = communicator_of[static_cast<size_t>(place_.device)];
+  if (communicator < 0) return false;
+  VirtualDevice& device = self();
+  const StreamOnDevice computing{compute(), device.gpu};
+  wait_for(device.comm_on_device(), computing);
+  values.record_stream(device.comm_on_device());
+  const RankWorld& world = *devices_.rank_world;
+  {
+    // One order with this process's other NCCL launches (message_routes.h).
+    const auto lock = devices_.comm_world->lock_for_launch();
+    switch (kind) {
+      case RankCollective::AllReduce:
+        world.all_reduce_sum(communicator, values, device.comm.get());
+        break;
+      case RankCollective::ReduceScatter:
+        world.reduce_scatter(communicator, values, device.comm.get());
+        break;
+      case RankCollective::AllGather:
+        world.all_gather(communicator, values, device.comm.get());
+        break;
+      case RankCollective::AllToAll: {
+        // NCCL cannot receive into the buffer it sends from.
+        DeviceTensor received = DeviceTensor::uninitialized(values.rows(), values.cols(),
+                                                            &allocator(), MemoryCategory::CommBuffers);
+        received.record_stream(device.comm_on_device());
+        world.all_to_all(communicator, values, received, device.comm.get());
+        PIPELAB_CUDA_CHECK(cudaMemcpyAsync(values.data(), received.data(),
+                                           static_cast<size_t>(values.bytes()),
+                                           cudaMemcpyDeviceToDevice, device.comm.get()));
+        break;
+      }
+    }
+  }
+  wait_for(computing, device.comm_on_device());
+  return true;
+#else
+  (void)communicator_of;
+  (void)values;
+  (void)kind;
+  return false;
+#endif
+}
+
 void CudaBackend::collective_over_ranks(DeviceTensor& values, const RingGroup& ring,
                                         int64_t collective, RingCollective collective_on_host) {
   float* host = host_staging_->download(values);
@@ -263,6 +309,8 @@ void CudaBackend::scatter_gradients(const DeviceTensor& flat,
 }
 
 void CudaBackend::data_parallel_all_reduce(DeviceTensor& flat) {
+  if (collective_on_nccl(devices_.data_parallel_rank_comm_of, flat, RankCollective::AllReduce))
+    return;
   const RingGroup& ring = devices_.data_parallel_ring_of[static_cast<size_t>(place_.device)];
   if (ring.size() > 0)
     return collective_over_ranks(flat, ring, data_parallel_collectives_++, ring_all_reduce);
@@ -278,6 +326,8 @@ void CudaBackend::data_parallel_all_reduce(std::vector<float>& values) {
 }
 
 void CudaBackend::tensor_parallel_all_reduce(DeviceTensor& values) {
+  if (collective_on_nccl(devices_.tensor_parallel_rank_comm_of, values, RankCollective::AllReduce))
+    return;
   const RingGroup& ring = devices_.tensor_parallel_ring_of[static_cast<size_t>(place_.device)];
   if (ring.size() > 0)
     return collective_over_ranks(values, ring, tensor_parallel_collectives_++, ring_all_reduce);
@@ -286,6 +336,9 @@ void CudaBackend::tensor_parallel_all_reduce(DeviceTensor& values) {
 }
 
 void CudaBackend::tensor_parallel_reduce_scatter(DeviceTensor& values) {
+  if (collective_on_nccl(devices_.tensor_parallel_rank_comm_of, values,
+                         RankCollective::ReduceScatter))
+    return;
   const RingGroup& ring = devices_.tensor_parallel_ring_of[static_cast<size_t>(place_.device)];
   if (ring.size() > 0)
     return collective_over_ranks(values, ring, tensor_parallel_collectives_++, ring_reduce_scatter);
@@ -294,6 +347,8 @@ void CudaBackend::tensor_parallel_reduce_scatter(DeviceTensor& values) {
 }
 
 void CudaBackend::tensor_parallel_all_gather(DeviceTensor& values) {
+  if (collective_on_nccl(devices_.tensor_parallel_rank_comm_of, values, RankCollective::AllGather))
+    return;
   const RingGroup& ring = devices_.tensor_parallel_ring_of[static_cast<size_t>(place_.device)];
   if (ring.size() > 0)
     return collective_over_ranks(values, ring, tensor_parallel_collectives_++, ring_all_gather);
@@ -302,6 +357,8 @@ void CudaBackend::tensor_parallel_all_gather(DeviceTensor& values) {
 }
 
 void CudaBackend::expert_all_to_all(DeviceTensor& values) {
+  if (collective_on_nccl(devices_.expert_parallel_rank_comm_of, values, RankCollective::AllToAll))
+    return;
   const RingGroup& ring = devices_.expert_parallel_ring_of[static_cast<size_t>(place_.device)];
   if (ring.size() > 0)
     return collective_over_ranks(values, ring, expert_parallel_collectives_++, all_to_all);
@@ -310,6 +367,9 @@ void CudaBackend::expert_all_to_all(DeviceTensor& values) {
 }
 
 void CudaBackend::expert_data_parallel_all_reduce(DeviceTensor& flat) {
+  if (collective_on_nccl(devices_.expert_data_parallel_rank_comm_of, flat,
+                         RankCollective::AllReduce))
+    return;
   const RingGroup& ring =
       devices_.expert_data_parallel_ring_of[static_cast<size_t>(place_.device)];
   if (ring.size() > 0)

@@ -23,7 +23,9 @@
 // message from the device's host mailbox and uploads it, and a collective
 // whose group spans ranks (any of the four kinds above) comes down, runs the
 // CPU backend's over the transport (ring_allreduce.h, all_to_all.h) and goes
-// back up. Links and groups inside the rank keep the paths above.
+// back up, unless every member of the group has a GPU of its own: then it
+// runs on NCCL between ranks (rank_world.h, rank_comm_plan.h). Links and
+// groups inside the rank keep the paths above.
 //
 // PIPELAB_CUDA_SYNC=1 (debug): after every op, both streams are synchronised
 // and checked, and a fault names the op that caused it.
@@ -51,6 +53,8 @@
 #include "gpu/comm/device_group.h"
 #include "gpu/comm/host_staging.h"
 #include "gpu/comm/message_routes.h"
+#include "gpu/comm/rank_comm_plan.h"
+#include "gpu/comm/rank_world.h"
 #include "gpu/executor/host_offload.h"
 #include "gpu/executor/host_stage_mirror.h"
 #include "gpu/executor/op_timings.h"
@@ -86,6 +90,18 @@ struct CudaDevices {
   std::vector<RingGroup> tensor_parallel_ring_of;
   std::vector<RingGroup> expert_parallel_ring_of;
   std::vector<RingGroup> expert_data_parallel_ring_of;
+  // Where every member of a group spanning ranks has a GPU of its own, NCCL
+  // between ranks instead of the rings (rank_comm_plan.h): this rank's
+  // communicators, and per virtual device the index of each kind's group's
+  // communicator (-1: none).
+  RankCommPlan rank_plan;
+#ifdef PIPELAB_HAVE_NCCL
+  std::unique_ptr<RankWorld> rank_world;
+#endif
+  std::vector<int> data_parallel_rank_comm_of;
+  std::vector<int> tensor_parallel_rank_comm_of;
+  std::vector<int> expert_parallel_rank_comm_of;
+  std::vector<int> expert_data_parallel_rank_comm_of;
 
   bool hosts(int device) const { return devices[static_cast<size_t>(device)] != nullptr; }
   // What pipeline_executor.h needs across processes.
@@ -171,6 +187,12 @@ class CudaBackend {
   // reduce-scatter, all-gather or all-to-all) runs on them over the
   // transport, and the result goes back up.
   using RingCollective = void (*)(std::span<float>, const RingGroup&, int64_t);
+  // A group spanning ranks on NCCL (rank_world.h): this member's part, on
+  // its comm stream after the compute stream's work so far and before its
+  // next. False (nothing done) when the group has no NCCL communicator.
+  enum class RankCollective { AllReduce, ReduceScatter, AllGather, AllToAll };
+  bool collective_on_nccl(const std::vector<int>& communicator_of, DeviceTensor& values,
+                          RankCollective kind);
   void collective_over_ranks(DeviceTensor& values, const RingGroup& ring, int64_t collective,
                              RingCollective collective_on_host);
 

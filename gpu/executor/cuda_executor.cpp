@@ -175,7 +175,8 @@ std::string CudaExecutor::describe_launch(const GpuInventory& inventory,
   }
   std::string paths = uses_nccl ? "NCCL between GPUs" : "device-to-device copies";
   if (options_.process)
-    paths += "; between ranks host staging over MPI (NCCL between ranks is not built)";
+    paths += "; " + describe_rank_paths(devices_->rank_plan) +
+             " (messages between ranks: host staging over MPI)";
   return "cuda backend: " + placement + " (" + gpu_names + "), dp " + std::to_string(plan.dp) +
          " x tp " + std::to_string(plan.tp) + " x pp " + std::to_string(plan.pp) +
          (plan.ep > 1 && model_has_experts(experiment_.model)
@@ -211,7 +212,34 @@ void CudaExecutor::build_devices(const std::vector<int>& gpu_of_device) {
       links.push_back(link);
   devices_->routes =
       std::make_unique<MessageRoutes>(devices_->devices, links, *devices_->comm_world);
-  if (options_.process) build_host_side();
+  if (options_.process) {
+    build_host_side();
+    build_rank_world(gpu_of_device[static_cast<size_t>(first_hosted_device())]);
+  }
+}
+
+void CudaExecutor::build_rank_world(int gpu) {
+  const ProcessShare& share = *options_.process;
+  const int devices = static_cast<int>(devices_->devices.size());
+  std::vector<int> rank_of_device(static_cast<size_t>(devices));
+  for (int d = 0; d < devices; ++d) rank_of_device[static_cast<size_t>(d)] = d / share.device_count;
+  // Without the exchange every rank counts as on one GPU: all staged.
+  std::vector<std::string> gpu_of_rank(static_cast<size_t>(share.ranks), "unknown");
+#ifdef PIPELAB_HAVE_NCCL
+  if (share.exchange) gpu_of_rank = share.exchange(gpu_identity(gpu));
+#else
+  (void)gpu;
+#endif
+  // Point-to-point messages between ranks stay staged for now (an empty
+  // schedule plans no link): a receiver needs the message's shape before
+  // its ncclRecv, which only the host transport carries today.
+  devices_->rank_plan = plan_rank_communicators(
+      Schedule{}, collective_groups(experiment_.parallel, model_has_experts(experiment_.model)).all(),
+      rank_of_device, gpu_of_rank, kHaveNccl);
+#ifdef PIPELAB_HAVE_NCCL
+  devices_->rank_world =
+      std::make_unique<RankWorld>(devices_->rank_plan, share.rank, share.ranks, gpu, share.exchange);
+#endif
 }
 
 void CudaExecutor::build_host_side() {
@@ -238,9 +266,25 @@ void CudaExecutor::build_groups() {
   for (auto* ring_of : {&cuda.data_parallel_ring_of, &cuda.tensor_parallel_ring_of,
                         &cuda.expert_parallel_ring_of, &cuda.expert_data_parallel_ring_of})
     ring_of->assign(devices, RingGroup{});
+  for (auto* rank_comm_of :
+       {&cuda.data_parallel_rank_comm_of, &cuda.tensor_parallel_rank_comm_of,
+        &cuda.expert_parallel_rank_comm_of, &cuda.expert_data_parallel_rank_comm_of})
+    rank_comm_of->assign(devices, -1);
+  // The rank plan lists the groups in this order too (CollectiveGroups::all).
+  size_t planned = 0;
   auto make_groups = [&](const std::vector<std::vector<int>>& groups, MessageKind kind,
-                         std::vector<DeviceGroup*>& group_of, std::vector<RingGroup>& ring_of) {
+                         std::vector<DeviceGroup*>& group_of, std::vector<RingGroup>& ring_of,
+                         std::vector<int>& rank_comm_of) {
     for (const std::vector<int>& members : groups) {
+      const RankRoute route = planned < cuda.rank_plan.groups.size()
+                                  ? cuda.rank_plan.groups[planned]
+                                  : RankRoute{};
+      ++planned;
+      if (route.path == RankPath::Nccl) {
+        for (int member : members)
+          if (cuda.hosts(member)) rank_comm_of[static_cast<size_t>(member)] = route.communicator;
+        continue;
+      }
       if (crosses_processes(members, first_hosted_device(), hosted_device_count())) {
         // Staged through the host: every member of this rank joins the ring.
         for (int rank = 0; rank < static_cast<int>(members.size()); ++rank) {
@@ -266,19 +310,26 @@ void CudaExecutor::build_groups() {
   const CollectiveGroups groups =
       collective_groups(experiment_.parallel, model_has_experts(experiment_.model));
   make_groups(groups.data_parallel, MessageKind::DataParallelChunk, cuda.data_parallel_group_of,
-              cuda.data_parallel_ring_of);
+              cuda.data_parallel_ring_of, cuda.data_parallel_rank_comm_of);
   make_groups(groups.tensor_parallel, MessageKind::TensorParallelChunk,
-              cuda.tensor_parallel_group_of, cuda.tensor_parallel_ring_of);
+              cuda.tensor_parallel_group_of, cuda.tensor_parallel_ring_of,
+              cuda.tensor_parallel_rank_comm_of);
   make_groups(groups.expert_parallel, MessageKind::ExpertParallelChunk,
-              cuda.expert_parallel_group_of, cuda.expert_parallel_ring_of);
+              cuda.expert_parallel_group_of, cuda.expert_parallel_ring_of,
+              cuda.expert_parallel_rank_comm_of);
   make_groups(groups.expert_data_parallel, MessageKind::ExpertDataParallelChunk,
-              cuda.expert_data_parallel_group_of, cuda.expert_data_parallel_ring_of);
+              cuda.expert_data_parallel_group_of, cuda.expert_data_parallel_ring_of,
+              cuda.expert_data_parallel_rank_comm_of);
 }
 
 void CudaExecutor::after_failure() {
   // A fault on one GPU leaves NCCL kernels on the others waiting for it:
   // abort the communicators so their workers' waits return.
   if (devices_ && devices_->comm_world) devices_->comm_world->abort();
+#ifdef PIPELAB_HAVE_NCCL
+  // And those between ranks, so no other rank's kernels wait for this one.
+  if (devices_ && devices_->rank_world) devices_->rank_world->abort();
+#endif
 }
 
 CudaExecutor::~CudaExecutor() { stop_and_join(); }

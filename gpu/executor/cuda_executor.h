@@ -76,6 +76,9 @@ class CudaExecutor : public PipelineExecutor<CudaBackend> {
   void build_devices(const std::vector<int>& gpu_of_device);
   // Across processes: the host mailboxes and transport of cuda_backend.h.
   void build_host_side();
+  // Across processes: the plan of NCCL between ranks (rank_comm_plan.h),
+  // after an exchange of every rank's GPU, and this rank's communicators.
+  void build_rank_world(int gpu);
   // All-reduce groups inside this process, rings over the host transport for those spanning ranks.
   void build_groups();
   std::string describe_launch(const GpuInventory& inventory,

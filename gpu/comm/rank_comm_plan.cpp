@@ -1,0 +1,119 @@
+#include "gpu/comm/rank_comm_plan.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include "core/runtime/message_tag.h"
+#include "core/schedule/op_kind.h"
+
+namespace pipelab::gpu {
+namespace {
+
+// The tags of the messages `from` sends to `to`, in `device`'s op order
+// (`device` is `from` for the sends, `to` for the receives).
+std::vector<MessageTag> link_tags(const Schedule& schedule, int device, int peer,
+                                  MessageEnd end) {
+  std::vector<MessageTag> tags;
+  for (const Op& op : schedule.devices.at(static_cast<size_t>(device)))
+    if (op.peer == peer && op_kind_facts(op.kind).message_end == end)
+      tags.push_back(message_tag(op));
+  return tags;
+}
+
+// How `devices` (a group's members or a link's two ends) cross ranks, and on
+// which ranks, in the devices' order.
+RankPath path_of(const std::vector<int>& devices, const std::vector<int>& rank_of_device,
+                 const std::vector<std::string>& gpu_of_rank, bool nccl,
+                 std::vector<int>& ranks) {
+  ranks.clear();
+  for (int device : devices) {
+    if (device < 0 || device >= static_cast<int>(rank_of_device.size()))
+      throw std::invalid_argument("rank plan: device " + std::to_string(device) +
+                                  " is not one of the run's " +
+                                  std::to_string(rank_of_device.size()));
+    const int rank = rank_of_device[static_cast<size_t>(device)];
+    if (rank < 0 || rank >= static_cast<int>(gpu_of_rank.size()))
+      throw std::invalid_argument("rank plan: device " + std::to_string(device) + " is on rank " +
+                                  std::to_string(rank) + ", not one of the " +
+                                  std::to_string(gpu_of_rank.size()) + " ranks");
+    ranks.push_back(rank);
+  }
+  const std::set<int> distinct_ranks(ranks.begin(), ranks.end());
+  if (distinct_ranks.size() < 2) return RankPath::InProcess;
+  std::set<std::string> gpus;
+  for (int rank : distinct_ranks) gpus.insert(gpu_of_rank[static_cast<size_t>(rank)]);
+  const bool one_gpu_each = distinct_ranks.size() == ranks.size() && gpus.size() == ranks.size();
+  return nccl && one_gpu_each ? RankPath::Nccl : RankPath::HostStaging;
+}
+
+}  // namespace
+
+std::vector<std::pair<int, int>> directed_message_links(const Schedule& schedule) {
+  std::set<std::pair<int, int>> links;
+  for (const std::vector<Op>& ops : schedule.devices)
+    for (const Op& op : ops)
+      if (is_send(op.kind)) links.insert({op.device, op.peer});
+  return {links.begin(), links.end()};
+}
+
+bool in_order_link(const Schedule& schedule, int from, int to) {
+  return link_tags(schedule, from, to, MessageEnd::Send) ==
+         link_tags(schedule, to, from, MessageEnd::Receive);
+}
+
+RankCommPlan plan_rank_communicators(const Schedule& schedule,
+                                     const std::vector<std::vector<int>>& groups,
+                                     const std::vector<int>& rank_of_device,
+                                     const std::vector<std::string>& gpu_of_rank, bool nccl) {
+  RankCommPlan plan;
+  std::vector<int> ranks;
+  auto route = [&](const std::vector<int>& devices, bool in_order) {
+    RankRoute result;
+    result.path = path_of(devices, rank_of_device, gpu_of_rank, nccl, ranks);
+    if (result.path == RankPath::Nccl && !in_order) result.path = RankPath::HostStaging;
+    if (result.path == RankPath::Nccl) {
+      result.communicator = static_cast<int>(plan.communicators.size());
+      plan.communicators.push_back({ranks, devices});
+    }
+    return result;
+  };
+  for (const std::vector<int>& members : groups) plan.groups.push_back(route(members, true));
+  for (const auto& [from, to] : directed_message_links(schedule))
+    plan.links[{from, to}] = route({from, to}, in_order_link(schedule, from, to));
+  return plan;
+}
+
+int split_color(const RankCommPlan& plan, int index, int rank) {
+  const std::vector<int>& ranks = plan.communicators.at(static_cast<size_t>(index)).ranks;
+  return std::find(ranks.begin(), ranks.end(), rank) == ranks.end() ? kNoColor : 0;
+}
+
+int split_key(const RankCommPlan& plan, int index, int rank) {
+  const std::vector<int>& ranks = plan.communicators.at(static_cast<size_t>(index)).ranks;
+  const auto found = std::find(ranks.begin(), ranks.end(), rank);
+  return found == ranks.end() ? 0 : static_cast<int>(found - ranks.begin());
+}
+
+std::string describe_rank_paths(const RankCommPlan& plan) {
+  int nccl_groups = 0, staged_groups = 0, nccl_links = 0, staged_links = 0;
+  for (const RankRoute& group : plan.groups) {
+    nccl_groups += group.path == RankPath::Nccl;
+    staged_groups += group.path == RankPath::HostStaging;
+  }
+  for (const auto& [link, route] : plan.links) {
+    nccl_links += route.path == RankPath::Nccl;
+    staged_links += route.path == RankPath::HostStaging;
+  }
+  auto count = [](int n, const char* what) {
+    return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+  };
+  // Links only when the plan has some (the executor plans groups alone for now).
+  const bool links = !plan.links.empty();
+  return "between ranks: " + count(nccl_groups, "group") +
+         (links ? " and " + count(nccl_links, "link") : "") + " on NCCL, " +
+         count(staged_groups, "group") + (links ? " and " + count(staged_links, "link") : "") +
+         " staged through host memory";
+}
+
+}  // namespace pipelab::gpu

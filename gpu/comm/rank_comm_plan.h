@@ -1,0 +1,126 @@
+// RankCommPlan: for a CUDA run over processes (core/runtime/process_share.h),
+// which collective groups and message links between ranks can use NCCL
+// instead of host staging (host_staging.h), and the NCCL communicators
+// between ranks they need. Pure arithmetic, no CUDA or NCCL call: every rank
+// computes the same plan from the same inputs, which is what NCCL's
+// collective set-up calls need (host tests check it without a GPU).
+//
+// When NCCL: a group or link crosses ranks, has at most one virtual device on
+// each rank (a rank runs all its devices on one GPU, and NCCL refuses two
+// ranks on one GPU), and the ranks' GPUs are distinct (`gpu_of_rank`: an
+// identity per rank, e.g. host name and PCI bus id, gathered over MPI). A
+// link must also carry its messages in the same order at both ends
+// (in_order_link): see point-to-point below. Otherwise: host staging, as
+// before.
+//
+// Set-up (every rank, in the same order, before any worker starts): rank 0
+// calls ncclGetUniqueId, the id is broadcast over MPI, every rank calls
+// ncclCommInitRank(world, ranks, id, rank); then one ncclCommSplit of the
+// world per communicator of the plan, in plan order, on every rank (a split
+// is collective over its parent): color 0 and key = its position for the
+// ranks in it, NCCL_SPLIT_NOCOLOR for the others (split_color, split_key).
+//
+// One communicator per group and one per DIRECTION of a link, never shared:
+// each has exactly one issuing virtual device (one worker thread) per rank,
+// so the order of its operations is that device's schedule order on every
+// rank. A shared communicator would take its operations in the order the
+// threads of each process happen to issue them, which can differ between
+// processes and hang.
+//
+// Collectives: each rank's member issues its part on its communication
+// stream, ordered with events as DeviceGroup does, under the process's NCCL
+// launch lock (comm_world.h); NCCL rank i is the
+// group's member i (members are in rank order already), so the chunks of
+// reduce-scatter and all-gather land where the in-process run puts them.
+//
+// Point-to-point (planned here, not yet used by the cuda executor, whose
+// messages between ranks stay staged: a receiver must know the message's
+// shape before its ncclRecv, which only the host transport carries today):
+// the launch lock of message_routes.h (both halves issued together in one
+// process) cannot span processes. Instead the sender issues
+// ncclSend at its SEND op on the (from, to) communicator, the receiver
+// ncclRecv at its RECV op on the same communicator, each on a stream of that
+// link alone. Why this cannot deadlock: NCCL completes the operations of one
+// communicator in issue order on each rank, so with sends and receives in the
+// same order (in_order_link) the k-th send meets the k-th receive; a send and
+// its receive on different processes progress independently once both are
+// issued; host threads never wait for the GPU, so every receive is issued;
+// and a per-link stream means a blocked send or receive only holds back later
+// messages of its own link, which the schedule's order at both ends already
+// puts after it.
+//
+// Caveat (NCCL, "Using multiple NCCL communicators concurrently"): kernels of
+// different communicators on one GPU are not guaranteed to run concurrently;
+// NCCL asks that they be issued in a consistent order across ranks or in
+// separate epochs. This matters when a rank's devices (which share its GPU)
+// each use a communicator between ranks, e.g. two devices per rank each in
+// its own data-parallel group: the process's launch lock orders their
+// launches within the rank, not across ranks. Host staging does not have
+// this risk; whether NCCL's newer launch-order option is needed is to be
+// checked on two GPUs. Compiled, never run: needs two GPUs and MPI.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/schedule/schedule.h"
+
+namespace pipelab::gpu {
+
+enum class RankPath {
+  InProcess,    // every device here: the in-process paths (CommWorld)
+  HostStaging,  // crosses ranks through pinned host memory and the CPU transport
+  Nccl,         // crosses ranks on NCCL
+};
+
+// A communicator between ranks, split from the world over every rank.
+struct RankCommunicator {
+  std::vector<int> ranks;    // NCCL rank i is process rank ranks[i]
+  std::vector<int> devices;  // the virtual device that issues on it on ranks[i]
+};
+
+struct RankRoute {
+  RankPath path = RankPath::InProcess;
+  int communicator = -1;  // Nccl: index into RankCommPlan::communicators
+};
+
+struct RankCommPlan {
+  std::vector<RankCommunicator> communicators;  // split from the world in this order
+  std::vector<RankRoute> groups;                // per collective group, in input order
+  std::map<std::pair<int, int>, RankRoute> links;  // per directed link (from, to)
+
+  // Whether the ranks make the world communicator (only when some route is Nccl).
+  bool needs_world() const { return !communicators.empty(); }
+};
+
+// The directed links (sender, receiver) a lowered schedule sends messages on.
+std::vector<std::pair<int, int>> directed_message_links(const Schedule& schedule);
+
+// Whether the messages `from` sends to `to` are received in the order they
+// are sent (compared by message tag).
+bool in_order_link(const Schedule& schedule, int from, int to);
+
+// `groups`: the collective groups (device_mapping.h's collective_groups, in
+// rank order); `rank_of_device`: the process rank of each virtual device;
+// `gpu_of_rank`: the identity of each rank's GPU; `nccl`: whether NCCL is
+// built in. Throws std::invalid_argument when a device or rank is out of
+// range.
+RankCommPlan plan_rank_communicators(const Schedule& schedule,
+                                     const std::vector<std::vector<int>>& groups,
+                                     const std::vector<int>& rank_of_device,
+                                     const std::vector<std::string>& gpu_of_rank, bool nccl);
+
+// ncclCommSplit's arguments on `rank` for the plan's communicator `index`:
+// the color (kNoColor when the rank is not in it) and the key (its position).
+inline constexpr int kNoColor = -1;  // NCCL_SPLIT_NOCOLOR's value
+int split_color(const RankCommPlan& plan, int index, int rank);
+int split_key(const RankCommPlan& plan, int index, int rank);
+
+// "between ranks: 2 groups and 4 links on NCCL, 1 group and 0 links staged
+// through host memory" (links left out when the plan has none): the launch
+// line's words for the plan.
+std::string describe_rank_paths(const RankCommPlan& plan);
+
+}  // namespace pipelab::gpu

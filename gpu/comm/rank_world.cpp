@@ -1,0 +1,160 @@
+#ifdef PIPELAB_HAVE_NCCL
+
+#include "gpu/comm/rank_world.h"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <stdexcept>
+
+#include "gpu/device/cuda_check.h"
+#include "gpu/device/device_guard.h"
+
+namespace pipelab::gpu {
+namespace {
+
+static_assert(kNoColor == NCCL_SPLIT_NOCOLOR, "rank_comm_plan.h's kNoColor is NCCL's");
+
+size_t element_count(const DeviceTensor& tensor) { return static_cast<size_t>(tensor.size()); }
+
+}  // namespace
+
+std::string gpu_identity(int gpu) {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) std::strcpy(host, "unknown-host");
+  char bus[64] = {};
+  PIPELAB_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof(bus), gpu));
+  return std::string(host) + "/" + bus;
+}
+
+RankWorld::RankWorld(const RankCommPlan& plan, int rank, int ranks, int gpu,
+                     const Exchange& exchange)
+    : plan_(plan), rank_(rank), gpu_(gpu) {
+  split_.assign(plan.communicators.size(), nullptr);
+  if (!plan.needs_world()) return;
+  ncclUniqueId id{};
+  if (rank == 0) PIPELAB_NCCL_CHECK(ncclGetUniqueId(&id));
+  const std::string mine(reinterpret_cast<const char*>(&id), rank == 0 ? sizeof(id) : 0);
+  const std::vector<std::string> ids = exchange(mine);
+  if (ids.empty() || ids[0].size() != sizeof(id))
+    throw std::runtime_error("rank " + std::to_string(rank) +
+                             ": NCCL's unique id did not come from rank 0");
+  std::memcpy(&id, ids[0].data(), sizeof(id));
+  DeviceGuard guard(gpu_);
+  PIPELAB_NCCL_CHECK(ncclCommInitRank(&world_, ranks, id, rank));
+  for (size_t index = 0; index < split_.size(); ++index) {
+    const int i = static_cast<int>(index);
+    PIPELAB_NCCL_CHECK(ncclCommSplit(world_, split_color(plan, i, rank), split_key(plan, i, rank),
+                                     &split_[index], nullptr));
+  }
+}
+
+RankWorld::~RankWorld() {
+  if (aborted_) return;  // ncclCommAbort freed them
+  DeviceGuard guard(gpu_, DeviceGuard::NoThrow{});
+  for (ncclComm_t comm : split_)
+    if (comm) PIPELAB_NCCL_WARN(ncclCommDestroy(comm));
+  if (world_) PIPELAB_NCCL_WARN(ncclCommDestroy(world_));
+}
+
+int RankWorld::communicators() const {
+  int count = world_ ? 1 : 0;
+  for (ncclComm_t comm : split_) count += comm != nullptr;
+  return count;
+}
+
+void RankWorld::check_async_errors() const {
+  if (aborted_) return;
+  auto check = [&](ncclComm_t comm) {
+    if (!comm) return;
+    ncclResult_t error = ncclSuccess;
+    PIPELAB_NCCL_CHECK(ncclCommGetAsyncError(comm, &error));
+    if (error != ncclSuccess && error != ncclInProgress)
+      throw CudaError("NCCL reports an asynchronous error between ranks (rank " +
+                      std::to_string(rank_) + "): " + ncclGetErrorString(error) + " (" +
+                      ncclGetLastError(comm) + ")");
+  };
+  for (ncclComm_t comm : split_) check(comm);
+  check(world_);
+}
+
+void RankWorld::abort() noexcept {
+  if (aborted_) return;
+  aborted_ = true;
+  DeviceGuard guard(gpu_, DeviceGuard::NoThrow{});
+  for (ncclComm_t comm : split_)
+    if (comm) PIPELAB_NCCL_WARN(ncclCommAbort(comm));
+  if (world_) PIPELAB_NCCL_WARN(ncclCommAbort(world_));
+}
+
+ncclComm_t RankWorld::member(int index) const {
+  const ncclComm_t comm = split_.at(static_cast<size_t>(index));
+  if (!comm)
+    throw std::logic_error("rank " + std::to_string(rank_) + " is not in communicator " +
+                           std::to_string(index) + " between ranks");
+  return comm;
+}
+
+int RankWorld::nccl_rank(int index) const { return split_key(plan_, index, rank_); }
+
+size_t RankWorld::slice(int index, const DeviceTensor& tensor) const {
+  const size_t members = plan_.communicators.at(static_cast<size_t>(index)).ranks.size();
+  if (element_count(tensor) % members != 0)
+    throw std::invalid_argument("a collective between ranks needs a tensor that splits evenly "
+                                "among its " + std::to_string(members) + " members");
+  return element_count(tensor) / members;
+}
+
+void RankWorld::all_reduce_sum(int index, DeviceTensor& tensor, cudaStream_t stream) const {
+  DeviceGuard guard(gpu_);
+  PIPELAB_NCCL_CHECK(ncclAllReduce(tensor.data(), tensor.data(), element_count(tensor),
+                                   ncclFloat32, ncclSum, member(index), stream));
+}
+
+void RankWorld::all_gather(int index, DeviceTensor& tensor, cudaStream_t stream) const {
+  DeviceGuard guard(gpu_);
+  const size_t count = slice(index, tensor);
+  float* whole = tensor.data();
+  PIPELAB_NCCL_CHECK(ncclAllGather(whole + nccl_rank(index) * count, whole, count, ncclFloat32,
+                                   member(index), stream));
+}
+
+void RankWorld::reduce_scatter(int index, DeviceTensor& tensor, cudaStream_t stream) const {
+  DeviceGuard guard(gpu_);
+  const size_t count = slice(index, tensor);
+  float* whole = tensor.data();
+  PIPELAB_NCCL_CHECK(ncclReduceScatter(whole, whole + nccl_rank(index) * count, count, ncclFloat32,
+                                       ncclSum, member(index), stream));
+}
+
+void RankWorld::all_to_all(int index, const DeviceTensor& tensor, DeviceTensor& received,
+                           cudaStream_t stream) const {
+  DeviceGuard guard(gpu_);
+  const size_t count = slice(index, tensor);
+  const ncclComm_t comm = member(index);
+  const int members = static_cast<int>(plan_.communicators[static_cast<size_t>(index)].ranks.size());
+  PIPELAB_NCCL_CHECK(ncclGroupStart());
+  for (int peer = 0; peer < members; ++peer) {
+    PIPELAB_NCCL_CHECK(ncclSend(tensor.data() + peer * count, count, ncclFloat32, peer, comm,
+                                stream));
+    PIPELAB_NCCL_CHECK(ncclRecv(received.data() + peer * count, count, ncclFloat32, peer, comm,
+                                stream));
+  }
+  PIPELAB_NCCL_CHECK(ncclGroupEnd());
+}
+
+void RankWorld::send(int index, const DeviceTensor& tensor, cudaStream_t stream) const {
+  DeviceGuard guard(gpu_);
+  PIPELAB_NCCL_CHECK(ncclSend(tensor.data(), element_count(tensor), ncclFloat32, 1, member(index),
+                              stream));
+}
+
+void RankWorld::recv(int index, DeviceTensor& tensor, cudaStream_t stream) const {
+  DeviceGuard guard(gpu_);
+  PIPELAB_NCCL_CHECK(ncclRecv(tensor.data(), element_count(tensor), ncclFloat32, 0, member(index),
+                              stream));
+}
+
+}  // namespace pipelab::gpu
+
+#endif  // PIPELAB_HAVE_NCCL

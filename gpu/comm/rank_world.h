@@ -1,0 +1,87 @@
+// RankWorld: this rank's NCCL communicators with the other ranks of a CUDA
+// run over processes, made as RankCommPlan says (rank_comm_plan.h: which
+// groups and links, why one communicator each, why this cannot deadlock).
+//
+// Set-up, while the executor is built and before any worker starts (every
+// rank makes the same calls in the same order, which NCCL's collective
+// set-up needs): rank 0's ncclGetUniqueId reaches every rank through the
+// process share's exchange (an MPI all-gather with the start's timeout, so a
+// rank that failed to build is named, not waited for); every rank calls
+// ncclCommInitRank over all ranks, then ncclCommSplit once per communicator
+// of the plan (split_color, split_key), keeping those it is in.
+//
+// Collectives: this rank's member issues its part on its own stream. NCCL
+// works in place for all-reduce, all-gather and reduce-scatter (the slice
+// layout of collective_steps.h: member i's slice at offset i); all-to-all
+// needs a separate receive buffer. Point-to-point: send and recv on the
+// link's own communicator, each on a stream of that link alone.
+//
+// Compiled, never run: NCCL refuses two ranks on one GPU, and the machines
+// this was written on have one GPU at most.
+#pragma once
+
+#ifdef PIPELAB_HAVE_NCCL
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gpu/comm/rank_comm_plan.h"
+#include "gpu/memory/device_tensor.h"
+
+namespace pipelab::gpu {
+
+// This process's `gpu` as other ranks can compare it: the host's name and the
+// GPU's PCI bus id (two ranks on one machine may number GPUs differently).
+std::string gpu_identity(int gpu);
+
+class RankWorld {
+ public:
+  using Exchange = std::function<std::vector<std::string>(const std::string&)>;
+
+  // Makes the communicators of `plan` on `gpu` for process `rank` of `ranks`
+  // (none when the plan needs none). Throws CudaError when NCCL fails, and
+  // what `exchange` throws when a rank does not come.
+  RankWorld(const RankCommPlan& plan, int rank, int ranks, int gpu, const Exchange& exchange);
+  ~RankWorld();  // destroys the communicators (split ones first), unless aborted
+  RankWorld(const RankWorld&) = delete;
+  RankWorld& operator=(const RankWorld&) = delete;
+
+  int communicators() const;  // this rank's, the world included
+  // Throws CudaError when a communicator reports an asynchronous error.
+  void check_async_errors() const;
+  // ncclCommAbort on every communicator, so no NCCL kernel waits forever for
+  // a rank that failed. Idempotent; called with no launch in flight
+  // (CommWorld::abort's launch lock).
+  void abort() noexcept;
+
+  // This rank's part of communicator `index` (it must be in it), in place.
+  void all_reduce_sum(int index, DeviceTensor& tensor, cudaStream_t stream) const;
+  void all_gather(int index, DeviceTensor& tensor, cudaStream_t stream) const;
+  void reduce_scatter(int index, DeviceTensor& tensor, cudaStream_t stream) const;
+  // `received` (as large as `tensor`) gets slice j from member j.
+  void all_to_all(int index, const DeviceTensor& tensor, DeviceTensor& received,
+                  cudaStream_t stream) const;
+  // A link's communicator: its sender is NCCL rank 0, its receiver rank 1.
+  void send(int index, const DeviceTensor& tensor, cudaStream_t stream) const;
+  void recv(int index, DeviceTensor& tensor, cudaStream_t stream) const;
+
+ private:
+  ncclComm_t member(int index) const;  // throws std::logic_error when not a member
+  int nccl_rank(int index) const;
+  size_t slice(int index, const DeviceTensor& tensor) const;  // per-member length
+
+  const RankCommPlan& plan_;
+  const int rank_;
+  const int gpu_;
+  ncclComm_t world_ = nullptr;
+  std::vector<ncclComm_t> split_;  // per communicator of the plan; null where not a member
+  bool aborted_ = false;
+};
+
+}  // namespace pipelab::gpu
+
+#endif  // PIPELAB_HAVE_NCCL

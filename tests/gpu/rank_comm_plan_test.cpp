@@ -1,0 +1,185 @@
+// Which groups and links of a run over processes use NCCL between ranks, and
+// the communicators they get: pure arithmetic, checked without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+#include "core/schedule/lowering.h"
+#include "gpu/comm/rank_comm_plan.h"
+#include "gpu/executor/device_mapping.h"
+
+namespace pipelab::gpu {
+namespace {
+
+// pp 2 x dp 2 under 1f1b: devices 0, 1 are replica 0's stages, 2, 3 replica 1's.
+ParallelPlan pp2_dp2() {
+  ParallelPlan plan;
+  plan.pp = 2;
+  plan.dp = 2;
+  plan.microbatches = 4;
+  return plan;
+}
+
+RankCommPlan plan_for(const ParallelPlan& plan, const std::vector<int>& rank_of_device,
+                      const std::vector<std::string>& gpu_of_rank, bool nccl = true) {
+  return plan_rank_communicators(build_schedule(plan), collective_groups(plan, false).all(),
+                                 rank_of_device, gpu_of_rank, nccl);
+}
+
+TEST(RankCommPlanTest, OneDevicePerRankOnItsOwnGpuPutsEverythingOnNccl) {
+  const RankCommPlan plan = plan_for(pp2_dp2(), {0, 1, 2, 3}, {"a:0", "a:1", "b:0", "b:1"});
+  ASSERT_EQ(plan.groups.size(), 2u);  // data parallel {0, 2} and {1, 3}
+  for (const RankRoute& group : plan.groups) EXPECT_EQ(group.path, RankPath::Nccl);
+  ASSERT_EQ(plan.links.size(), 4u);  // 0 -> 1, 1 -> 0, 2 -> 3, 3 -> 2
+  for (const auto& [link, route] : plan.links) EXPECT_EQ(route.path, RankPath::Nccl);
+  // One communicator per group and per direction, none shared.
+  EXPECT_EQ(plan.communicators.size(), 6u);
+  EXPECT_TRUE(plan.needs_world());
+  const RankCommunicator& forward = plan.communicators[plan.links.at({0, 1}).communicator];
+  EXPECT_EQ(forward.ranks, (std::vector<int>{0, 1}));
+  EXPECT_NE(plan.links.at({0, 1}).communicator, plan.links.at({1, 0}).communicator);
+  EXPECT_EQ(plan.communicators[plan.links.at({1, 0}).communicator].ranks,
+            (std::vector<int>{1, 0}));
+}
+
+TEST(RankCommPlanTest, SplitColorAndKeyFollowTheCommunicatorsRankOrder) {
+  const RankCommPlan plan = plan_for(pp2_dp2(), {0, 1, 2, 3}, {"a:0", "a:1", "b:0", "b:1"});
+  const int group = plan.groups[0].communicator;
+  ASSERT_EQ(plan.communicators[group].ranks, (std::vector<int>{0, 2}));
+  EXPECT_EQ(plan.communicators[group].devices, (std::vector<int>{0, 2}));
+  EXPECT_EQ(split_color(plan, group, 0), 0);
+  EXPECT_EQ(split_color(plan, group, 1), kNoColor);
+  EXPECT_EQ(split_color(plan, group, 2), 0);
+  EXPECT_EQ(split_key(plan, group, 0), 0);
+  EXPECT_EQ(split_key(plan, group, 2), 1);
+  const int backward = plan.links.at({1, 0}).communicator;
+  EXPECT_EQ(split_key(plan, backward, 1), 0);  // the sender is NCCL rank 0
+  EXPECT_EQ(split_key(plan, backward, 0), 1);
+}
+
+TEST(RankCommPlanTest, GroupsWithTheSameRanksStillGetTheirOwnCommunicator) {
+  // Two devices per rank: the pipeline links stay in each process; the two
+  // data-parallel groups both span ranks 0 and 1 but are driven by different
+  // worker threads, so they must not share a communicator.
+  const RankCommPlan plan = plan_for(pp2_dp2(), {0, 0, 1, 1}, {"a:0", "b:0"});
+  for (const auto& [link, route] : plan.links) EXPECT_EQ(route.path, RankPath::InProcess);
+  ASSERT_EQ(plan.groups.size(), 2u);
+  EXPECT_EQ(plan.groups[0].path, RankPath::Nccl);
+  EXPECT_EQ(plan.groups[1].path, RankPath::Nccl);
+  EXPECT_NE(plan.groups[0].communicator, plan.groups[1].communicator);
+  EXPECT_EQ(plan.communicators.size(), 2u);
+}
+
+TEST(RankCommPlanTest, RanksSharingAGpuOrNoNcclStageThroughTheHost) {
+  // All four ranks on one GPU (the lent machines): NCCL would refuse.
+  const RankCommPlan shared = plan_for(pp2_dp2(), {0, 1, 2, 3}, {"a:0", "a:0", "a:0", "a:0"});
+  for (const RankRoute& group : shared.groups) EXPECT_EQ(group.path, RankPath::HostStaging);
+  for (const auto& [link, route] : shared.links) EXPECT_EQ(route.path, RankPath::HostStaging);
+  EXPECT_FALSE(shared.needs_world());
+  // Two of the four share one: only what touches both of them is staged.
+  const RankCommPlan half = plan_for(pp2_dp2(), {0, 1, 2, 3}, {"a:0", "a:1", "a:0", "b:0"});
+  EXPECT_EQ(half.groups[0].path, RankPath::HostStaging);  // ranks 0 and 2
+  EXPECT_EQ(half.groups[1].path, RankPath::Nccl);         // ranks 1 and 3
+  EXPECT_EQ(half.links.at({0, 1}).path, RankPath::Nccl);
+  // Distinct GPUs but NCCL not built in.
+  const RankCommPlan without =
+      plan_for(pp2_dp2(), {0, 1, 2, 3}, {"a:0", "a:1", "b:0", "b:1"}, false);
+  EXPECT_EQ(without.groups[0].path, RankPath::HostStaging);
+  EXPECT_FALSE(without.needs_world());
+}
+
+TEST(RankCommPlanTest, AGroupWithTwoMembersOnOneRankIsStaged) {
+  const Schedule none;  // no messages
+  const RankCommPlan plan =
+      plan_rank_communicators(none, {{0, 1, 2}, {0, 1}}, {0, 0, 1}, {"a:0", "b:0"}, true);
+  EXPECT_EQ(plan.groups[0].path, RankPath::HostStaging);
+  EXPECT_EQ(plan.groups[1].path, RankPath::InProcess);
+  EXPECT_FALSE(plan.needs_world());
+  EXPECT_EQ(describe_rank_paths(plan),
+            "between ranks: 0 groups on NCCL, 1 group staged through host memory");
+}
+
+Schedule schedule_of(ScheduleKind kind) {
+  ParallelPlan plan;
+  plan.schedule = kind;
+  plan.pp = 4;
+  plan.microbatches = 8;
+  plan.chunks = kind == ScheduleKind::Interleaved1F1B || uses_v_placement(kind) ? 2 : 1;
+  return build_schedule(plan);
+}
+
+TEST(RankCommPlanTest, SchedulesOnALineReceiveEachLinksMessagesInSendOrder) {
+  // The point-to-point design needs this; the plan falls back to host
+  // staging for a link without it.
+  for (ScheduleKind kind :
+       {ScheduleKind::GPipe, ScheduleKind::OneFOneB, ScheduleKind::Interleaved1F1B,
+        ScheduleKind::ZeroBubbleH1, ScheduleKind::PipeDream, ScheduleKind::PipeDream2BW,
+        ScheduleKind::PipeMare}) {
+    const Schedule schedule = schedule_of(kind);
+    const auto links = directed_message_links(schedule);
+    EXPECT_FALSE(links.empty()) << schedule_name(kind);
+    for (const auto& [from, to] : links)
+      EXPECT_TRUE(in_order_link(schedule, from, to))
+          << schedule_name(kind) << " link " << from << " -> " << to;
+  }
+}
+
+TEST(RankCommPlanTest, VSchedulesReceiveSomeLinksOutOfOrderAndStageOnlyThose) {
+  // zb-v and dualpipev send both chunks' messages on one link, and a device
+  // may take them in another order than they left: those links stay staged.
+  for (ScheduleKind kind : {ScheduleKind::ZeroBubbleV, ScheduleKind::DualPipeV}) {
+    const Schedule schedule = schedule_of(kind);
+    const int devices = static_cast<int>(schedule.devices.size());
+    std::vector<int> rank_of_device(static_cast<size_t>(devices));
+    std::vector<std::string> gpu_of_rank;
+    for (int d = 0; d < devices; ++d) {
+      rank_of_device[static_cast<size_t>(d)] = d;
+      gpu_of_rank.push_back("host:" + std::to_string(d));
+    }
+    const RankCommPlan plan =
+        plan_rank_communicators(schedule, {}, rank_of_device, gpu_of_rank, true);
+    int out_of_order = 0;
+    for (const auto& [link, route] : plan.links) {
+      const bool in_order = in_order_link(schedule, link.first, link.second);
+      out_of_order += !in_order;
+      EXPECT_EQ(route.path, in_order ? RankPath::Nccl : RankPath::HostStaging)
+          << schedule_name(kind) << " link " << link.first << " -> " << link.second;
+    }
+    EXPECT_GT(out_of_order, 0) << schedule_name(kind);
+  }
+}
+
+TEST(RankCommPlanTest, ALinkReceivedOutOfOrderIsStaged) {
+  ParallelPlan parallel;
+  parallel.pp = 2;
+  parallel.microbatches = 4;
+  Schedule schedule = build_schedule(parallel);
+  // Swap device 1's first two receives of activations from device 0.
+  std::vector<Op>& ops = schedule.devices[1];
+  std::vector<size_t> receives;
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (ops[i].kind == OpKind::RecvActivation) receives.push_back(i);
+  ASSERT_GE(receives.size(), 2u);
+  std::swap(ops[receives[0]], ops[receives[1]]);
+  EXPECT_FALSE(in_order_link(schedule, 0, 1));
+  EXPECT_TRUE(in_order_link(schedule, 1, 0));
+  const RankCommPlan plan = plan_rank_communicators(schedule, {}, {0, 1}, {"a:0", "b:0"}, true);
+  EXPECT_EQ(plan.links.at({0, 1}).path, RankPath::HostStaging);
+  EXPECT_EQ(plan.links.at({1, 0}).path, RankPath::Nccl);
+  EXPECT_EQ(describe_rank_paths(plan),
+            "between ranks: 0 groups and 1 link on NCCL, 0 groups and 1 link staged through "
+            "host memory");
+}
+
+TEST(RankCommPlanTest, ADeviceOrRankOutOfRangeIsRefused) {
+  const Schedule none;
+  EXPECT_THROW(plan_rank_communicators(none, {{0, 5}}, {0, 1}, {"a:0", "b:0"}, true),
+               std::invalid_argument);
+  EXPECT_THROW(plan_rank_communicators(none, {{0, 1}}, {0, 2}, {"a:0", "b:0"}, true),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace pipelab::gpu
