@@ -104,7 +104,8 @@ class GpuTransformerBlock : public GpuLayer {
   // The block's tensors, then the experts' (gate, then each expert's).
   std::vector<DeviceTensor*> params() override;
   std::vector<DeviceTensor*> grads() override;
-  // The attention core's batched GEMMs (attention.h) stay float32 under bf16-mixed.
+  // The attention core's batched GEMMs (attention.h) read no weight: under
+  // bf16-mixed they round their inputs themselves.
   std::vector<DeviceTensor*> gemm_weights() override {
     return {&weights_.qkv_weight, &weights_.proj_weight, &weights_.ffn1_weight,
             &weights_.ffn2_weight};
