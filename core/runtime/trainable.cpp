@@ -22,9 +22,9 @@ void check_trainable_transformer(const Experiment& experiment) {
                           loss_type_name(LossType::CrossEntropy));
 }
 
-// bf16-mixed trains on cuda, whose linear layers' and Transformer blocks' GEMMs
-// read bf16 weight copies (gpu/layers/cublas_gemm.h); every other executor,
-// and cuda's layers whose GEMMs are float32 only, train fp32.
+// bf16-mixed trains on cuda, whose linear layers', convolutions' and
+// Transformer blocks' GEMMs read bf16 weight copies (gpu/layers/cublas_gemm.h);
+// every other executor, and cuda's experts (float32 GEMMs only), train fp32.
 void check_trainable_precision(const Experiment& experiment) {
   if (experiment.training.precision == Precision::Fp32) return;
   const std::string field =
@@ -36,13 +36,12 @@ void check_trainable_precision(const Experiment& experiment) {
   const ModelSpec& model = experiment.model;
   for (size_t i = 0; i < model.layers.size(); ++i) {
     const LayerType type = model.layers[i].type;
-    const bool experts = has_experts(model.layers[i]);  // their GEMMs are float32 only
-    if (type == LayerType::Conv2d || type == LayerType::ResidualBlock || experts)
+    if (has_experts(model.layers[i]))
       throw ExperimentError(layer_field(i) + " is " +
-                            (experts && type != LayerType::Moe ? std::string("a transformer_block with experts")
-                                                               : std::string(layer_type_name(type))) +
+                            (type == LayerType::Moe ? std::string(layer_type_name(type))
+                                                    : std::string("a transformer_block with experts")) +
                             ": " + field +
-                            " on cuda covers linear layers and transformer blocks only for now; "
+                            " on cuda does not cover experts yet (their GEMMs are fp32 only); "
                             "set training.precision = fp32 for this model");
   }
 }

@@ -13,10 +13,12 @@
 
 #include "core/io/experiment_prediction.h"
 #include "core/nn/attention.h"
+#include "core/nn/conv2d.h"
 #include "core/plan/stage_profile.h"
 #include "gpu/device/device_context.h"
 #include "gpu/kernels/bf16_math.h"
 #include "gpu/layers/attention.h"
+#include "gpu/layers/conv2d.h"
 #include "gpu/layers/cublas_gemm.h"
 #include "gpu_test_support.h"
 
@@ -223,6 +225,51 @@ TEST(Bf16GemmTest, AttentionProductsReadBf16AndAccumulateInFloat32) {
   EXPECT_EQ(dqkv_recomputed.to_vector(), gradient);
 }
 
+Tensor rounded_tensor(const Tensor& values) {
+  std::vector<float> bits = values.to_vector();
+  std::transform(bits.begin(), bits.end(), bits.begin(), rounded);
+  return Tensor::from_values(values.rows(), values.cols(), bits);
+}
+
+// A convolution whose weight keeps a bf16 copy: its three products (W cols,
+// W^T dy, dy cols^T) equal the CPU convolution's of the rounded weight, input
+// and output gradient (im2col only copies values, so rounding x rounds cols).
+TEST(Bf16GemmTest, ConvolutionProductsReadBf16AndAccumulateInFloat32) {
+  PIPELAB_REQUIRE_GPU();
+  DeviceContext context(0);
+  const ConvGeometry geometry = conv_geometry({3, 6, 6}, 5, {3, 2, 1});
+  const int64_t batch = 4;
+  GpuConv2d conv(0, geometry, true, context);
+  conv.init(7);
+  conv.gemm_weights().front()->keep_bf16_copy(MemoryCategory::Weights);
+  conv.grads().front()->accumulate_bf16_products();  // the weight's gradient
+  const Tensor x = testing::random_tensor(batch, geometry.in.size(), 21);
+  const Tensor dy = testing::random_tensor(batch, geometry.out.size(), 22);
+  const DeviceTensor x_device = DeviceTensor::from_host(x, &context.allocator());
+  const DeviceTensor dy_device = DeviceTensor::from_host(dy, &context.allocator());
+  const DeviceTensor y = conv.forward(x_device, {});
+  const DeviceTensor dx = conv.backward_input(x_device, dy_device, {});
+  conv.backward_weight(x_device, dy_device);
+
+  Conv2dLayer host(0, geometry, true, nullptr);
+  host.init(7);
+  const Tensor weight = rounded_tensor(host.weight());
+  std::vector<float> cols(static_cast<size_t>(geometry.taps() * geometry.out.pixels()));
+  Tensor expected_y(batch, geometry.out.size());
+  conv2d_forward(rounded_tensor(x), weight, &host.bias(), geometry, cols.data(), expected_y);
+  Tensor expected_dx(batch, geometry.in.size());
+  conv2d_backward_input(rounded_tensor(dy), weight, geometry, cols.data(), expected_dx);
+  Tensor expected_dw(geometry.out.channels, geometry.taps());
+  conv2d_backward_weight(rounded_tensor(x), rounded_tensor(dy), geometry, cols.data(), expected_dw,
+                         nullptr);
+  testing::expect_close_to_scale(y.to_vector(), expected_y.to_vector(), 1e-5,
+                                 "conv forward from bf16 inputs");
+  testing::expect_close_to_scale(dx.to_vector(), expected_dx.to_vector(), 1e-5,
+                                 "conv input gradient from bf16 inputs");
+  testing::expect_close_to_scale(conv.grads().front()->to_vector(), expected_dw.to_vector(), 1e-5,
+                                 "conv weight gradient from bf16 inputs");
+}
+
 Experiment bf16_mixed(Experiment experiment) {
   experiment.training.precision = Precision::Bf16Mixed;
   return experiment;
@@ -260,6 +307,14 @@ TEST(Bf16MixedRunTest, MlpTrainsCloseToFp32) {
                        "mlp, zb-h1 pp 2");
   expect_close_to_fp32(testing::with_plan(small_experiment(), ScheduleKind::OneFOneB, 1, 2, 1, 2),
                        "mlp, tp 2");
+}
+
+TEST(Bf16MixedRunTest, ConvolutionalNetworkTrainsCloseToFp32) {
+  PIPELAB_REQUIRE_GPU();
+  // conv2d, batch norm and a residual block; then over pp 2.
+  const Experiment conv = testing::on_backend(pipelab::testing::small_conv_experiment(true), "cuda");
+  expect_close_to_fp32(conv, "conv net");
+  expect_close_to_fp32(testing::with_plan(conv, ScheduleKind::OneFOneB, 2, 4), "conv net, pp 2");
 }
 
 TEST(Bf16MixedRunTest, TinyGptTrainsCloseToFp32) {
