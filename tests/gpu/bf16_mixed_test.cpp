@@ -317,6 +317,22 @@ TEST(Bf16MixedRunTest, ConvolutionalNetworkTrainsCloseToFp32) {
   expect_close_to_fp32(testing::with_plan(conv, ScheduleKind::OneFOneB, 2, 4), "conv net, pp 2");
 }
 
+TEST(Bf16MixedRunTest, ExpertsTrainCloseToFp32) {
+  PIPELAB_REQUIRE_GPU();
+  // The experts' GEMMs in bf16, the gate in float32; moe layers at ep 1 and 2,
+  // and blocks with experts.
+  const Experiment moe =
+      testing::on_backend(pipelab::testing::small_moe_experiment(1, 1.0), "cuda");
+  expect_close_to_fp32(moe, "moe layer");
+  Experiment spread = moe;
+  spread.parallel.dp = 2;
+  spread.parallel.ep = 2;
+  expect_close_to_fp32(spread, "moe layer, ep 2");
+  expect_close_to_fp32(
+      testing::on_backend(pipelab::testing::gpt_with_expert_blocks(1, 1.0), "cuda"),
+      "gpt with expert blocks");
+}
+
 TEST(Bf16MixedRunTest, TinyGptTrainsCloseToFp32) {
   PIPELAB_REQUIRE_GPU();
   const Experiment gpt = testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda");

@@ -72,17 +72,10 @@ TEST(Trainable, Bf16MixedTrainsOnCudaOnly) {
   EXPECT_EQ(refusal(conv), "");  // conv2d and a residual block
   Experiment moe = testing::on_backend(testing::small_moe_experiment(1, 1.0), "cuda");
   moe.training.precision = Precision::Bf16Mixed;
-  EXPECT_EQ(refusal(moe),
-            "model.layers[2] is moe: training.precision = bf16-mixed on cuda does not cover "
-            "experts yet (their GEMMs are fp32 only); set training.precision = fp32 for this "
-            "model");
-  Experiment expert_blocks = testing::on_backend(testing::tiny_gpt_experiment(), "cuda");
-  expert_blocks.model.layers[2].experts = 4;
+  EXPECT_EQ(refusal(moe), "");
+  Experiment expert_blocks = testing::on_backend(testing::gpt_with_expert_blocks(1, 1.0), "cuda");
   expert_blocks.training.precision = Precision::Bf16Mixed;
-  EXPECT_NE(refusal(expert_blocks).find("model.layers[2] is a transformer_block with experts: "
-                                        "training.precision = bf16-mixed on cuda"),
-            std::string::npos)
-      << refusal(expert_blocks);
+  EXPECT_EQ(refusal(expert_blocks), "");
 }
 
 TEST(Trainable, ConvolutionalNetworksTrainOnTheCpuAndCuda) {
