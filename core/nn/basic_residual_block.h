@@ -157,6 +157,12 @@ class BasicResidualBlock : public Parts::Layer {
     return norms;
   }
   const ResidualShape& shape() const { return shape_; }
+  // The convolutions (conv1, conv2, and the shortcut's when there is one).
+  std::vector<Conv*> convolutions() {
+    std::vector<Conv*> convs = {&conv1_, &conv2_};
+    if (projection_) convs.push_back(projection_.get());
+    return convs;
+  }
 
  private:
   struct Kept : MovableLayerState<Tensor> {

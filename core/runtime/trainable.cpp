@@ -22,29 +22,16 @@ void check_trainable_transformer(const Experiment& experiment) {
                           loss_type_name(LossType::CrossEntropy));
 }
 
-// bf16-mixed trains on cuda, whose linear layers' and Transformer blocks' GEMMs
-// read bf16 weight copies (gpu/layers/cublas_gemm.h); every other executor,
-// and cuda's layers whose GEMMs are float32 only, train fp32.
+// bf16-mixed trains on cuda, whose GEMMs read bf16 weight copies and inputs
+// (gpu/layers/cublas_gemm.h); every other executor trains fp32.
 void check_trainable_precision(const Experiment& experiment) {
-  if (experiment.training.precision == Precision::Fp32) return;
-  const std::string field =
-      std::string("training.precision = ") + precision_name(experiment.training.precision);
-  if (experiment.backend.type != "cuda")
-    throw ExperimentError(field + ": the " + experiment.backend.type +
-                          " executor trains in fp32 only (the simulator predicts bf16-mixed); "
-                          "set training.precision = fp32 to train, or backend.type = cuda");
-  const ModelSpec& model = experiment.model;
-  for (size_t i = 0; i < model.layers.size(); ++i) {
-    const LayerType type = model.layers[i].type;
-    const bool experts = has_experts(model.layers[i]);  // their GEMMs are float32 only
-    if (type == LayerType::Conv2d || type == LayerType::ResidualBlock || experts)
-      throw ExperimentError(layer_field(i) + " is " +
-                            (experts && type != LayerType::Moe ? std::string("a transformer_block with experts")
-                                                               : std::string(layer_type_name(type))) +
-                            ": " + field +
-                            " on cuda covers linear layers and transformer blocks only for now; "
-                            "set training.precision = fp32 for this model");
-  }
+  if (experiment.training.precision == Precision::Fp32 || experiment.backend.type == "cuda")
+    return;
+  throw ExperimentError(std::string("training.precision = ") +
+                        precision_name(experiment.training.precision) + ": the " +
+                        experiment.backend.type +
+                        " executor trains in fp32 only (the simulator predicts bf16-mixed); "
+                        "set training.precision = fp32 to train, or backend.type = cuda");
 }
 
 }  // namespace

@@ -42,13 +42,21 @@ int64_t square_offset(const AttentionShape& shape, int64_t b) {
   return b * shape.heads * shape.seq * shape.seq;
 }
 
-// P from qkv into `p` ([probability_rows, seq]).
-void compute_probabilities(DeviceContext& context, const DeviceTensor& qkv,
+// `count` values as the batched GEMMs' input: under bf16-mixed rounded to
+// bf16 once (Workspace, for the call), so the products read bf16 and
+// accumulate and write float32, as autocast's bf16 matmuls; the softmax and
+// its gradient stay float32.
+RoundedGemmInput gemm_input(DeviceContext& context, const float* values, int64_t count) {
+  return RoundedGemmInput(values, count, context.mixed_bf16(), &context.allocator());
+}
+
+// P from the QKV rows into `p` ([probability_rows, seq]).
+void compute_probabilities(DeviceContext& context, const RoundedGemmInput& qkv,
                            const AttentionShape& shape, float* p) {
   const HeadOperands op = head_operands(shape);
   for (int64_t b = 0; b < shape.batch; ++b) {
-    const float* q = qkv.data() + qkv_offset(shape, b);
-    strided_batched_gemm(context.cublas(), q, op.qkv, false, q + shape.head_dim, op.qkv, true,
+    const GemmInput q = qkv.at(qkv_offset(shape, b));
+    strided_batched_gemm(context.cublas(), q, op.qkv, false, q.at(shape.head_dim), op.qkv, true,
                          p + square_offset(shape, b), op.square, shape.heads, 1.0f, 0.0f);
   }
   kernels::scaled_masked_softmax(p, p, shape.probability_rows(), shape.seq, score_scale(shape),
@@ -66,7 +74,8 @@ void gpu_attention_forward(DeviceContext& context, const DeviceTensor& qkv,
   DeviceTensor scratch;
   if (!probabilities) scratch = workspace(context, shape.probability_rows(), seq);
   float* p = probabilities ? probabilities->data() : scratch.data();
-  compute_probabilities(context, qkv, shape, p);
+  const RoundedGemmInput qkv_input = gemm_input(context, qkv.data(), qkv.size());
+  compute_probabilities(context, qkv_input, shape, p);
   DeviceTensor dropped;
   const float* weights = p;  // what weights V
   if (active(dropout)) {
@@ -75,11 +84,12 @@ void gpu_attention_forward(DeviceContext& context, const DeviceTensor& qkv,
                                *dropout, context.stream());
     weights = dropped.data();
   }
+  const RoundedGemmInput weights_input = gemm_input(context, weights, shape.probability_rows() * seq);
   const HeadOperands op = head_operands(shape);
   for (int64_t b = 0; b < shape.batch; ++b)
-    strided_batched_gemm(context.cublas(), weights + square_offset(shape, b), op.square, false,
-                         qkv.data() + qkv_offset(shape, b) + 2 * shape.head_dim, op.qkv, false,
-                         out.data() + out_offset(shape, b), op.out, shape.heads, 1.0f, 0.0f);
+    strided_batched_gemm(context.cublas(), weights_input.at(square_offset(shape, b)), op.square,
+                         false, qkv_input.at(qkv_offset(shape, b) + 2 * shape.head_dim), op.qkv,
+                         false, out.data() + out_offset(shape, b), op.out, shape.heads, 1.0f, 0.0f);
 }
 
 // Per head, with D the dropout mask times its scale (core/nn/attention.cpp):
@@ -94,11 +104,12 @@ void gpu_attention_backward(DeviceContext& context, const DeviceTensor& qkv,
   const int64_t seq = shape.seq;
   const int64_t d = shape.head_dim;
   const cudaStream_t stream = context.stream();
+  const RoundedGemmInput qkv_input = gemm_input(context, qkv.data(), qkv.size());
   DeviceTensor recomputed;
   const float* p = probabilities ? probabilities->data() : nullptr;
   if (!p) {
     recomputed = workspace(context, shape.probability_rows(), seq);
-    compute_probabilities(context, qkv, shape, recomputed.data());
+    compute_probabilities(context, qkv_input, shape, recomputed.data());
     p = recomputed.data();
   }
   DeviceTensor dropped;
@@ -111,25 +122,31 @@ void gpu_attention_backward(DeviceContext& context, const DeviceTensor& qkv,
   }
   DeviceTensor dp = workspace(context, shape.probability_rows(), seq);
   const HeadOperands op = head_operands(shape);
-  for (int64_t b = 0; b < shape.batch; ++b) {
-    const float* q = qkv.data() + qkv_offset(shape, b);
-    const float* d_o = dout.data() + out_offset(shape, b);
-    float* dq = dqkv.data() + qkv_offset(shape, b);
-    strided_batched_gemm(context.cublas(), weights + square_offset(shape, b), op.square, true, d_o,
-                         op.out, false, dq + 2 * d, op.qkv, shape.heads, 1.0f, 0.0f);
-    strided_batched_gemm(context.cublas(), d_o, op.out, false, q + 2 * d, op.qkv, true,
-                         dp.data() + square_offset(shape, b), op.square, shape.heads, 1.0f, 0.0f);
+  {  // the inputs rounded for dV and dP die before dS's
+    const RoundedGemmInput weights_input = gemm_input(context, weights, dp.size());
+    const RoundedGemmInput dout_input = gemm_input(context, dout.data(), dout.size());
+    for (int64_t b = 0; b < shape.batch; ++b) {
+      const GemmInput q = qkv_input.at(qkv_offset(shape, b));
+      const GemmInput d_o = dout_input.at(out_offset(shape, b));
+      float* dq = dqkv.data() + qkv_offset(shape, b);
+      strided_batched_gemm(context.cublas(), weights_input.at(square_offset(shape, b)), op.square,
+                           true, d_o, op.out, false, dq + 2 * d, op.qkv, shape.heads, 1.0f, 0.0f);
+      strided_batched_gemm(context.cublas(), d_o, op.out, false, q.at(2 * d), op.qkv, true,
+                           dp.data() + square_offset(shape, b), op.square, shape.heads, 1.0f,
+                           0.0f);
+    }
   }
   if (active(dropout))
     kernels::attention_dropout(dp.data(), dp.data(), shape.batch, shape.heads, seq,
                                shape.first_head, *dropout, stream);
   kernels::softmax_backward(p, dp.data(), shape.probability_rows(), seq, stream);
   const float scale = score_scale(shape);
+  const RoundedGemmInput ds_input = gemm_input(context, dp.data(), dp.size());
   for (int64_t b = 0; b < shape.batch; ++b) {
-    const float* q = qkv.data() + qkv_offset(shape, b);
-    const float* ds = dp.data() + square_offset(shape, b);
+    const GemmInput q = qkv_input.at(qkv_offset(shape, b));
+    const GemmInput ds = ds_input.at(square_offset(shape, b));
     float* dq = dqkv.data() + qkv_offset(shape, b);
-    strided_batched_gemm(context.cublas(), ds, op.square, false, q + d, op.qkv, false, dq, op.qkv,
+    strided_batched_gemm(context.cublas(), ds, op.square, false, q.at(d), op.qkv, false, dq, op.qkv,
                          shape.heads, scale, 0.0f);
     strided_batched_gemm(context.cublas(), ds, op.square, true, q, op.qkv, false, dq + d, op.qkv,
                          shape.heads, scale, 0.0f);

@@ -5,7 +5,9 @@
 //   S = Q K^T,  P = softmax(S / sqrt(head_dim) + mask),  O = dropout(P) V
 // A head's q, k and v are strided views of the QKV rows (row length 3 width,
 // heads 3 head_dim apart), so no copies; one batched call per sequence covers
-// its heads.
+// its heads. Under bf16-mixed (DeviceContext::mixed_bf16) the four products'
+// inputs (QKV, P, dO, dS) are rounded to bf16 once per call and the GEMMs
+// accumulate and write float32; the softmax and its gradient stay float32.
 //
 // `probabilities` (when not null) keeps P for the backward, [batch * heads *
 // seq, seq]. Without it (selective recompute) forward computes P in a

@@ -13,6 +13,11 @@ image_math::WindowGeometry kernel_geometry(const ConvGeometry& g) {
   return window_geometry(g.in, g.out, g.window);
 }
 
+// A tensor as a GEMM input, rounded to bf16 when `round` (bf16-mixed).
+RoundedGemmInput gemm_input(const DeviceTensor& values, bool round) {
+  return RoundedGemmInput(values.data(), values.size(), round, values.allocator());
+}
+
 }  // namespace
 
 GpuConv2d::GpuConv2d(int index, const ConvGeometry& geometry, bool bias, DeviceContext& context)
@@ -50,11 +55,13 @@ DeviceTensor GpuConv2d::forward(const DeviceTensor& x, const ForwardInfo&) {
   DeviceTensor y = make_activation(x.rows(), out_features());
   if (x.rows() == 0) return y;
   const DeviceTensor cols = columns(x);
+  const RoundedGemmInput cols_input = gemm_input(cols, weight_.has_bf16_copy());
   if (has_bias())
     kernels::broadcast_channels(y.data(), bias_.data(), y.rows(), channels, positions, y.stream());
   // y_n [channels, positions] = W [channels, taps] cols_n [taps, positions], W shared (stride 0).
-  strided_batched_gemm(context().cublas(), weight_.data(), {channels, taps, taps, 0}, false,
-                       cols.data(), {taps, positions, positions, taps * positions}, false, y.data(),
+  strided_batched_gemm(context().cublas(), weight_input(weight_), {channels, taps, taps, 0}, false,
+                       cols_input.at(), {taps, positions, positions, taps * positions}, false,
+                       y.data(),
                        {channels, positions, positions, channels * positions}, x.rows(), 1.0f,
                        has_bias() ? 1.0f : 0.0f);
   return y;
@@ -72,8 +79,9 @@ DeviceTensor GpuConv2d::backward_input(const DeviceTensor& x, const DeviceTensor
   DeviceTensor dcols = DeviceTensor::uninitialized(
       dy.rows() * taps, positions, &context().allocator(), MemoryCategory::Workspace);
   // dcols_n [taps, positions] = W^T [taps, channels] dy_n [channels, positions].
-  strided_batched_gemm(context().cublas(), weight_.data(), {channels, taps, taps, 0}, true,
-                       dy.data(), {channels, positions, positions, channels * positions}, false,
+  const RoundedGemmInput dy_input = gemm_input(dy, weight_.has_bf16_copy());
+  strided_batched_gemm(context().cublas(), weight_input(weight_), {channels, taps, taps, 0}, true,
+                       dy_input.at(), {channels, positions, positions, channels * positions}, false,
                        dcols.data(), {taps, positions, positions, taps * positions}, dy.rows(),
                        1.0f, 0.0f);
   kernels::col2im(dcols.data(), kernel_geometry(geometry_), dy.rows(), dx.data(), dx.stream());
@@ -87,11 +95,14 @@ void GpuConv2d::backward_weight(const DeviceTensor& x, const DeviceTensor& dy) {
   const int64_t channels = geometry_.out.channels;
   if (x.rows() == 0) return;
   const DeviceTensor cols = columns(x);
+  const bool round = weight_grad_.accumulates_bf16_products();
+  const RoundedGemmInput dy_input = gemm_input(dy, round);
+  const RoundedGemmInput cols_input = gemm_input(cols, round);
   for (int64_t n = 0; n < x.rows(); ++n) {
     // dW [channels, taps] += dy_n [channels, positions] cols_n^T [positions, taps].
-    strided_batched_gemm(context().cublas(), dy.data() + n * channels * positions,
+    strided_batched_gemm(context().cublas(), dy_input.at(n * channels * positions),
                          {channels, positions, positions, 0}, false,
-                         cols.data() + n * taps * positions, {taps, positions, positions, 0}, true,
+                         cols_input.at(n * taps * positions), {taps, positions, positions, 0}, true,
                          weight_grad_.data(), {channels, taps, taps, 0}, 1, 1.0f, 1.0f);
   }
   if (has_bias())

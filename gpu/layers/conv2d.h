@@ -10,6 +10,9 @@
 // and the math is the CPU's, which the per-op check compares it with. cols
 // (taps x positions per sample, the micro-batch's) is Workspace while a call
 // runs; the backward rebuilds it from x instead of keeping it.
+// Under bf16-mixed the weight keeps a bf16 copy (gemm_weights) and the three
+// products read it and cols or dy rounded to bf16, accumulating in float32,
+// as a linear layer's (cublas_gemm.h).
 #pragma once
 
 #include <cstdint>
@@ -40,6 +43,7 @@ class GpuConv2d : public GpuLayer {
   void backward_weight(const DeviceTensor& x, const DeviceTensor& dy) override;
   std::vector<DeviceTensor*> params() override;
   std::vector<DeviceTensor*> grads() override;
+  std::vector<DeviceTensor*> gemm_weights() override { return {&weight_}; }
 
   const ConvGeometry& geometry() const { return geometry_; }
   bool has_bias() const { return !bias_.empty(); }

@@ -123,38 +123,62 @@ void bf16_gemm(cublasHandle_t handle, const uint16_t* a, const BatchedOperand& a
                                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
+RoundedGemmInput::RoundedGemmInput(const float* values, int64_t count, bool round,
+                                   CachingAllocator* allocator)
+    : values_(values) {
+  if (!round || count == 0) return;
+  rounded_ = DeviceBuffer(count * static_cast<int64_t>(sizeof(uint16_t)), allocator,
+                          MemoryCategory::Workspace);
+  kernels::to_bf16(values, rounded_.as<uint16_t>(), count, allocator->stream());
+}
+
+GemmInput RoundedGemmInput::at(int64_t offset) const {
+  return GemmInput{values_, rounded_.empty() ? nullptr : rounded_.as<uint16_t>()}.at(offset);
+}
+
+GemmInput weight_input(const DeviceTensor& weight) {
+  return {weight.data(), weight.has_bf16_copy() ? weight.refresh_bf16_copy() : nullptr};
+}
+
+void strided_batched_gemm(cublasHandle_t handle, GemmInput a, const BatchedOperand& a_shape,
+                          bool transpose_a, GemmInput b, const BatchedOperand& b_shape,
+                          bool transpose_b, float* c, const BatchedOperand& c_shape, int64_t batch,
+                          float alpha, float beta) {
+  const ColumnMajorGemm plan =
+      plan_strided_gemm(a_shape, transpose_a, b_shape, transpose_b, c_shape);
+  if (plan.m == 0 || plan.n == 0 || batch == 0) return;  // (an empty input is never rounded)
+  if ((a.bf16 == nullptr) != (b.bf16 == nullptr))
+    throw std::invalid_argument("batched GEMM: one input is bf16 and the other float32");
+  if (!a.bf16) {
+    strided_batched_gemm(handle, a.values, a_shape, transpose_a, b.values, b_shape, transpose_b, c,
+                         c_shape, batch, alpha, beta);
+    return;
+  }
+  PIPELAB_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+      handle, plan.first_op, plan.second_op, plan.m, plan.n, plan.k, &alpha, b.bf16, CUDA_R_16BF,
+      plan.first_ld, static_cast<long long>(b_shape.stride), a.bf16, CUDA_R_16BF, plan.second_ld,
+      static_cast<long long>(a_shape.stride), &beta, c, CUDA_R_32F, plan.c_ld,
+      static_cast<long long>(c_shape.stride), blas_int(batch, "batch count"), CUBLAS_COMPUTE_32F,
+      CUBLAS_GEMM_DEFAULT));
+}
+
 namespace {
 
 // A plain [rows, cols] buffer as a batch of one.
 BatchedOperand whole(int64_t rows, int64_t cols) { return {rows, cols, cols, 0}; }
 
-// `values` of `shape` rounded into a temporary bf16 buffer (Workspace) on
-// `like`'s allocator and stream, which the GEMM's handle runs on.
-DeviceBuffer rounded_to_bf16(const float* values, const BatchedOperand& shape,
-                             const DeviceTensor& like) {
-  const int64_t count = shape.rows * shape.cols;
-  DeviceBuffer rounded(count * static_cast<int64_t>(sizeof(uint16_t)), like.allocator(),
-                       MemoryCategory::Workspace);
-  kernels::to_bf16(values, rounded.as<uint16_t>(), count, like.stream());
-  return rounded;
-}
-
 // out = op(values) op(weight) + beta out, the product of a linear layer that
 // reads its weight. In float32; or, when the weight keeps a bf16 copy (mixed
 // precision), in bf16 with float32 accumulation and output: the weight's copy
-// (refreshed if its master changed) and `values` rounded to bf16.
+// and `values` rounded to bf16.
 void weight_product(cublasHandle_t handle, const float* values, const BatchedOperand& values_shape,
                     const DeviceTensor& weight, bool transpose_weight, float* out,
                     const BatchedOperand& out_shape, float beta) {
-  const BatchedOperand weight_shape = whole(weight.rows(), weight.cols());
-  if (!weight.has_bf16_copy() || values_shape.rows == 0) {
-    strided_batched_gemm(handle, values, values_shape, false, weight.data(), weight_shape,
-                         transpose_weight, out, out_shape, 1, 1.0f, beta);
-    return;
-  }
-  const DeviceBuffer rounded = rounded_to_bf16(values, values_shape, weight);
-  bf16_gemm(handle, rounded.as<uint16_t>(), values_shape, false, weight.refresh_bf16_copy(),
-            weight_shape, transpose_weight, out, out_shape, 1.0f, beta);
+  const RoundedGemmInput input(values, values_shape.rows * values_shape.cols,
+                               weight.has_bf16_copy(), weight.allocator());
+  strided_batched_gemm(handle, input.at(), values_shape, false, weight_input(weight),
+                       whole(weight.rows(), weight.cols()), transpose_weight, out, out_shape, 1,
+                       1.0f, beta);
 }
 
 }  // namespace
@@ -183,15 +207,11 @@ void linear_backward_weight(cublasHandle_t handle, const float* x, const float* 
   const int64_t in = weight_grad.rows();
   const int64_t out = weight_grad.cols();
   if (rows == 0) return;
-  if (weight_grad.accumulates_bf16_products()) {
-    const DeviceBuffer x16 = rounded_to_bf16(x, whole(rows, in), weight_grad);
-    const DeviceBuffer dy16 = rounded_to_bf16(dy, whole(rows, out), weight_grad);
-    bf16_gemm(handle, x16.as<uint16_t>(), whole(rows, in), true, dy16.as<uint16_t>(),
-              whole(rows, out), false, weight_grad.data(), whole(in, out), 1.0f, 1.0f);
-  } else {
-    strided_batched_gemm(handle, x, whole(rows, in), true, dy, whole(rows, out), false,
-                         weight_grad.data(), whole(in, out), 1, 1.0f, 1.0f);
-  }
+  const bool round = weight_grad.accumulates_bf16_products();
+  const RoundedGemmInput x_input(x, rows * in, round, weight_grad.allocator());
+  const RoundedGemmInput dy_input(dy, rows * out, round, weight_grad.allocator());
+  strided_batched_gemm(handle, x_input.at(), whole(rows, in), true, dy_input.at(), whole(rows, out),
+                       false, weight_grad.data(), whole(in, out), 1, 1.0f, 1.0f);
   if (bias_grad && !bias_grad->empty())
     kernels::add_column_sums(bias_grad->data(), dy, rows, out, bias_grad->stream());
 }

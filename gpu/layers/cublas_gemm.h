@@ -15,9 +15,10 @@
 // Mixed precision (training.precision = bf16-mixed): a linear product whose
 // weight keeps a bf16 copy (DeviceTensor::keep_bf16_copy) reads that copy and
 // its other input rounded to bf16, accumulates and writes float32
-// (cublasGemmEx, CUDA_R_16BF inputs, CUBLAS_COMPUTE_32F), as autocast and
-// Megatron do; so does linear_backward_weight into a gradient marked
-// DeviceTensor::accumulate_bf16_products (the float32 gradient keeps the sum).
+// (cublasGemmStridedBatchedEx, CUDA_R_16BF inputs, CUBLAS_COMPUTE_32F), as
+// autocast and Megatron do; so does linear_backward_weight into a gradient
+// marked DeviceTensor::accumulate_bf16_products (the float32 gradient keeps
+// the sum). Other layers' GEMMs (the attention core's) pass GemmInputs.
 #pragma once
 
 #include <cublas_v2.h>
@@ -86,6 +87,42 @@ void strided_batched_gemm(cublasHandle_t handle, const float* a, const BatchedOp
 void bf16_gemm(cublasHandle_t handle, const uint16_t* a, const BatchedOperand& a_shape,
                bool transpose_a, const uint16_t* b, const BatchedOperand& b_shape, bool transpose_b,
                float* c, const BatchedOperand& c_shape, float alpha, float beta);
+
+// An input of a batched GEMM: its float32 values and, under mixed precision,
+// the same values as bf16 in the same layout (`bf16`), which the GEMM then
+// reads instead. at(offset) is the view starting `offset` values in, so a
+// strided view (one head's q in the QKV rows) is the same in both.
+struct GemmInput {
+  const float* values = nullptr;
+  const uint16_t* bf16 = nullptr;  // null: the GEMM reads the float32 values
+  GemmInput at(int64_t offset) const { return {values + offset, bf16 ? bf16 + offset : nullptr}; }
+};
+
+// `count` float32 values as a GEMM input: when `round` (bf16-mixed) they are
+// rounded to bf16 once, into a Workspace buffer on `allocator` (queued on its
+// stream) that lives as long as this object, for every GEMM that reads them.
+class RoundedGemmInput {
+ public:
+  RoundedGemmInput(const float* values, int64_t count, bool round, CachingAllocator* allocator);
+  GemmInput at(int64_t offset = 0) const;
+
+ private:
+  const float* values_;
+  DeviceBuffer rounded_;  // empty unless rounded
+};
+
+// A weight as a GEMM input: with its bf16 copy (refreshed if its master
+// changed) when it keeps one (DeviceTensor::keep_bf16_copy).
+GemmInput weight_input(const DeviceTensor& weight);
+
+// strided_batched_gemm on GemmInputs: when both have bf16 values, one
+// cublasGemmStridedBatchedEx with CUDA_R_16BF inputs and float32 accumulation
+// and output (C stays float32); when neither has, the float32 call. Throws
+// std::invalid_argument when only one has, or as strided_batched_gemm.
+void strided_batched_gemm(cublasHandle_t handle, GemmInput a, const BatchedOperand& a_shape,
+                          bool transpose_a, GemmInput b, const BatchedOperand& b_shape,
+                          bool transpose_b, float* c, const BatchedOperand& c_shape, int64_t batch,
+                          float alpha, float beta);
 
 // y [batch, out] = x [batch, in] W [in, out] (+ bias [1, out] unless bias is null
 // or empty). y's storage may be uninitialised.

@@ -322,6 +322,12 @@ std::vector<DeviceTensor*> GpuMoe::grads() {
   return values;
 }
 
+std::vector<DeviceTensor*> GpuMoe::gemm_weights() {
+  std::vector<DeviceTensor*> values;
+  for (Expert& e : experts_) values.insert(values.end(), {&e.w1, &e.w2});
+  return values;
+}
+
 std::vector<DeviceTensor*> GpuMoe::expert_grads() {
   std::vector<DeviceTensor*> values;
   for (Expert& e : experts_)

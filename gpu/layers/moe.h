@@ -66,6 +66,10 @@ class GpuMoe : public GpuLayer {
   std::vector<DeviceTensor*> params() override;
   std::vector<DeviceTensor*> grads() override;
   std::vector<DeviceTensor*> expert_grads() override;
+  // The experts' w1 and w2: under bf16-mixed their GEMMs read bf16 copies. The
+  // gate stays float32, as Switch Transformer's selective precision keeps the
+  // router: top-k choices from bf16 logits flip on rounding.
+  std::vector<DeviceTensor*> gemm_weights() override;
 
  private:
   struct Kept;

@@ -19,10 +19,26 @@ struct DeviceResidualParts {
   static DeviceTensor relu_gradient(const DeviceTensor& relu_out, const DeviceTensor& dy);
 };
 
-using GpuResidualBlock = BasicResidualBlock<DeviceResidualParts>;
-
 }  // namespace pipelab::gpu
 
 namespace pipelab {
 extern template class BasicResidualBlock<gpu::DeviceResidualParts>;
 }  // namespace pipelab
+
+namespace pipelab::gpu {
+
+class GpuResidualBlock : public BasicResidualBlock<DeviceResidualParts> {
+ public:
+  using BasicResidualBlock::BasicResidualBlock;
+  // The convolutions' weights: under bf16-mixed their GEMMs read bf16 copies.
+  std::vector<DeviceTensor*> gemm_weights() override {
+    std::vector<DeviceTensor*> weights;
+    for (GpuConv2d* conv : convolutions()) {
+      const std::vector<DeviceTensor*> conv_weights = conv->gemm_weights();
+      weights.insert(weights.end(), conv_weights.begin(), conv_weights.end());
+    }
+    return weights;
+  }
+};
+
+}  // namespace pipelab::gpu

@@ -104,10 +104,17 @@ class GpuTransformerBlock : public GpuLayer {
   // The block's tensors, then the experts' (gate, then each expert's).
   std::vector<DeviceTensor*> params() override;
   std::vector<DeviceTensor*> grads() override;
-  // The attention core's batched GEMMs (attention.h) stay float32 under bf16-mixed.
+  // With experts, theirs too (the dense MLP's weights are then empty and get
+  // no copy). The attention core's batched GEMMs (attention.h) read no
+  // weight: under bf16-mixed they round their inputs themselves.
   std::vector<DeviceTensor*> gemm_weights() override {
-    return {&weights_.qkv_weight, &weights_.proj_weight, &weights_.ffn1_weight,
-            &weights_.ffn2_weight};
+    std::vector<DeviceTensor*> weights = {&weights_.qkv_weight, &weights_.proj_weight,
+                                          &weights_.ffn1_weight, &weights_.ffn2_weight};
+    if (experts_) {
+      const std::vector<DeviceTensor*> expert_weights = experts_->gemm_weights();
+      weights.insert(weights.end(), expert_weights.begin(), expert_weights.end());
+    }
+    return weights;
   }
   void connect_all_reduce(InnerAllReduce all_reduce) override {
     all_reduce_ = std::move(all_reduce);

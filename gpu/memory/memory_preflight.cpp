@@ -23,12 +23,24 @@ std::string device_profile_name_for_gpu(const std::string& gpu_name) {
 
 namespace {
 
+// The stages as the CUDA backend holds them: it keeps float32 weights (under
+// bf16-mixed, the masters), gradients, activations and stashed versions in
+// every precision, which is the fp32 profile's count; bf16-mixed's own bytes
+// come on top (bf16_mixed_bytes).
 std::vector<StageProfile> stage_profiles(const Experiment& experiment) {
   return profile_stages(experiment.model, experiment.parallel, microbatch_size(experiment),
-                        experiment.training.precision);
+                        Precision::Fp32);
 }
 
 }  // namespace
+
+int64_t bf16_weight_copy_bytes(const StageProfile& stage) {
+  return stage.params * static_cast<int64_t>(sizeof(uint16_t));
+}
+
+int64_t bf16_rounding_bytes(const StageProfile& stage, int64_t im2col_bytes) {
+  return (stage.activation_bytes + stage.backward_working_bytes + im2col_bytes) / 2;
+}
 
 int64_t largest_im2col_bytes(const Experiment& experiment, LayerRange layers) {
   const ModelSpec& model = experiment.model;
@@ -66,11 +78,14 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
   const SimulationResult simulated = simulate(schedule, cost, options);
 
   const bool staged_all_reduce = plan.dp > 1 && plan.update == UpdateMode::Sync;
+  const bool bf16_mixed = experiment.training.precision == Precision::Bf16Mixed;
   std::vector<int64_t> needed(static_cast<size_t>(plan.devices()), 0);
   for (int d = 0; d < plan.devices(); ++d) {
     const int64_t peak = simulated.per_device[static_cast<size_t>(d)].peak_total_bytes;
     int64_t staging = 0;
     int64_t im2col = 0;
+    int64_t bf16_copies = 0;    // every chunk's, held all along
+    int64_t bf16_rounding = 0;  // one GEMM's at a time: the largest chunk's
     const int rank = device_coord(plan, d).pipeline_rank;
     for (int chunk = 0; chunk < plan.chunks; ++chunk) {
       const StageProfile& stage = profiles[static_cast<size_t>(plan.layout().stage_of(rank, chunk))];
@@ -80,9 +95,15 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
       // buffer's size (NCCL; the copies' scratch is one slice of it), one at a time.
       for (const ExpertAllToAll& exchange : stage.expert_all_to_alls)
         staging = std::max(staging, exchange.bytes);
-      im2col = std::max(im2col, largest_im2col_bytes(experiment, stage.layers));
+      const int64_t stage_im2col = largest_im2col_bytes(experiment, stage.layers);
+      im2col = std::max(im2col, stage_im2col);
+      if (bf16_mixed) {
+        bf16_copies += bf16_weight_copy_bytes(stage);
+        bf16_rounding = std::max(bf16_rounding, bf16_rounding_bytes(stage, stage_im2col));
+      }
     }
     needed[static_cast<size_t>(d)] = peak + workspace_bytes + kCublasHandleBytes + staging + im2col +
+                                     bf16_copies + bf16_rounding +
                                      peak * (kEstimateMarginPercent + kCacheOverheadPercent) / 100;
   }
   return needed;

@@ -8,7 +8,12 @@
 // The estimate of a virtual device is
 //   the simulator's peak total bytes for it (memory_model.h: weights,
 //   gradients, optimizer state, activations in flight, stashed weights,
-//   messages), run on the GPU's device profile (h100 or h200)
+//   messages), run on the GPU's device profile (h100 or h200) in fp32 even
+//   under bf16-mixed, whose 2-byte gradients and activations the backend
+//   does not have (it keeps them in float32, and its float32 weights are the
+//   masters)
+//   + under bf16-mixed, the bf16 weight copies and the bf16 roundings of
+//     GEMM inputs (bf16_weight_copy_bytes, bf16_rounding_bytes)
 //   + its fixed workspace (the cuBLAS workspace of its DeviceContext)
 //   + kCublasHandleBytes for its cuBLAS handle
 //   + the staging buffer of its largest collective (the simulator models
@@ -41,6 +46,7 @@
 
 #include "core/io/experiment.h"
 #include "core/plan/partition.h"
+#include "core/plan/stage_profile.h"
 #include "core/sim/cost_model.h"
 
 namespace pipelab::gpu {
@@ -80,6 +86,17 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
 // The largest im2col matrix that a convolution among `layers` (a conv2d, or
 // one inside a residual block) holds over a micro-batch; 0 without any.
 int64_t largest_im2col_bytes(const Experiment& experiment, LayerRange layers);
+
+// bf16-mixed on the CUDA backend, per stage (chunk): the bf16 copies of its
+// weights, 2 bytes per parameter (errs high: biases, norms, embeddings and a
+// moe gate keep none), held all along; and the most that the bf16 roundings
+// of GEMM inputs (cublas_gemm.h's RoundedGemmInput) hold at once, half the
+// float32 bytes of one micro-batch's kept activations, backward gradient
+// buffers and im2col matrix, since each rounded input is one of those.
+// (Under selective recompute the attention probabilities that the backward
+// recomputes are not among them, so their rounding is not counted.)
+int64_t bf16_weight_copy_bytes(const StageProfile& stage);
+int64_t bf16_rounding_bytes(const StageProfile& stage, int64_t im2col_bytes);
 
 // NCCL's bytes on each of `gpus` GPUs: kNcclCommunicatorBytes per
 // communicator it takes part in (comm_world.h: one per GPU set of the run's

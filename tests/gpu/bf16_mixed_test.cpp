@@ -12,9 +12,13 @@
 #include <vector>
 
 #include "core/io/experiment_prediction.h"
+#include "core/nn/attention.h"
+#include "core/nn/conv2d.h"
 #include "core/plan/stage_profile.h"
 #include "gpu/device/device_context.h"
 #include "gpu/kernels/bf16_math.h"
+#include "gpu/layers/attention.h"
+#include "gpu/layers/conv2d.h"
 #include "gpu/layers/cublas_gemm.h"
 #include "gpu_test_support.h"
 
@@ -110,6 +114,162 @@ TEST(Bf16GemmTest, LinearProductsReadBf16AndAccumulateInFloat32) {
                                  "forward after the master changed");
 }
 
+// The attention core under bf16-mixed: each of its four batched products
+// reads its inputs rounded to bf16 and sums in float32, the softmax stays
+// float32. P is checked against the CPU's softmax of the rounded Q and K; the
+// products that read P, dO and dS are checked against host sums of the
+// rounded inputs, P taken from the GPU so that each product is checked alone.
+TEST(Bf16GemmTest, AttentionProductsReadBf16AndAccumulateInFloat32) {
+  PIPELAB_REQUIRE_GPU();
+  DeviceContext context(0);
+  context.set_mixed_bf16(true);
+  const AttentionShape shape{2, 7, 2, 8, true, 0};
+  const int64_t seq = shape.seq, d = shape.head_dim, heads = shape.heads;
+  const std::vector<float> qkv = random_values(shape.rows() * shape.qkv_width(), 11);
+  const std::vector<float> dout = random_values(shape.rows() * shape.width(), 12);
+  CachingAllocator* allocator = &context.allocator();
+  const DeviceTensor qkv_device =
+      DeviceTensor::from_values(shape.rows(), shape.qkv_width(), qkv, allocator);
+  const DeviceTensor dout_device =
+      DeviceTensor::from_values(shape.rows(), shape.width(), dout, allocator);
+  DeviceTensor out(shape.rows(), shape.width(), allocator);
+  DeviceTensor probabilities(shape.probability_rows(), seq, allocator);
+  DeviceTensor dqkv(shape.rows(), shape.qkv_width(), allocator);
+  gpu_attention_forward(context, qkv_device, shape, out, &probabilities, nullptr);
+  gpu_attention_backward(context, qkv_device, &probabilities, dout_device, shape, dqkv, nullptr);
+
+  std::vector<float> qkv_rounded(qkv.size());
+  std::transform(qkv.begin(), qkv.end(), qkv_rounded.begin(), rounded);
+  Tensor expected_p(shape.probability_rows(), seq);
+  attention_probabilities(Tensor::from_values(shape.rows(), shape.qkv_width(), qkv_rounded), shape,
+                          expected_p);
+  const std::vector<float> p = probabilities.to_vector();
+  testing::expect_close_to_scale(p, expected_p.to_vector(), 1e-5, "P from bf16 Q and K");
+
+  // Element (b, t, h, j) of q (part 0), k (1) or v (2), and of O-shaped tensors.
+  const auto at_qkv = [&](int64_t b, int64_t t, int64_t h, int64_t part, int64_t j) {
+    return static_cast<size_t>((b * seq + t) * shape.qkv_width() + (3 * h + part) * d + j);
+  };
+  const auto at_out = [&](int64_t b, int64_t t, int64_t h, int64_t j) {
+    return static_cast<size_t>((b * seq + t) * shape.width() + h * d + j);
+  };
+  const auto at_p = [&](int64_t b, int64_t h, int64_t i, int64_t j) {
+    return static_cast<size_t>(((b * heads + h) * seq + i) * seq + j);
+  };
+  std::vector<float> expected_out(out.size()), expected_dqkv(qkv.size());
+  std::vector<double> magnitude(qkv.size(), 0.0);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  for (int64_t b = 0; b < shape.batch; ++b)
+    for (int64_t h = 0; h < heads; ++h) {
+      std::vector<double> ds(static_cast<size_t>(seq * seq));
+      for (int64_t i = 0; i < seq; ++i) {
+        double row_sum = 0.0;  // sum_j P dP, the softmax gradient's shift
+        for (int64_t j = 0; j < seq; ++j) {
+          double dp = 0.0;
+          for (int64_t c = 0; c < d; ++c)
+            dp += static_cast<double>(rounded(dout[at_out(b, i, h, c)])) *
+                  rounded(qkv[at_qkv(b, j, h, 2, c)]);
+          ds[static_cast<size_t>(i * seq + j)] = dp;
+          row_sum += p[at_p(b, h, i, j)] * dp;
+        }
+        for (int64_t j = 0; j < seq; ++j) {
+          double& value = ds[static_cast<size_t>(i * seq + j)];
+          value = p[at_p(b, h, i, j)] * (value - row_sum);
+        }
+      }
+      for (int64_t i = 0; i < seq; ++i)
+        for (int64_t c = 0; c < d; ++c) {
+          double o = 0.0, dv = 0.0, dq = 0.0, dk = 0.0;
+          for (int64_t j = 0; j < seq; ++j) {
+            o += static_cast<double>(rounded(p[at_p(b, h, i, j)])) *
+                 rounded(qkv[at_qkv(b, j, h, 2, c)]);
+            dv += static_cast<double>(rounded(p[at_p(b, h, j, i)])) *
+                  rounded(dout[at_out(b, j, h, c)]);
+            const double ds_ij = rounded(static_cast<float>(ds[static_cast<size_t>(i * seq + j)]));
+            const double ds_ji = rounded(static_cast<float>(ds[static_cast<size_t>(j * seq + i)]));
+            dq += ds_ij * rounded(qkv[at_qkv(b, j, h, 1, c)]);
+            dk += ds_ji * rounded(qkv[at_qkv(b, j, h, 0, c)]);
+            magnitude[at_qkv(b, i, h, 0, c)] += std::fabs(ds_ij * qkv[at_qkv(b, j, h, 1, c)]);
+            magnitude[at_qkv(b, i, h, 1, c)] += std::fabs(ds_ji * qkv[at_qkv(b, j, h, 0, c)]);
+          }
+          expected_out[at_out(b, i, h, c)] = static_cast<float>(o);
+          expected_dqkv[at_qkv(b, i, h, 2, c)] = static_cast<float>(dv);
+          expected_dqkv[at_qkv(b, i, h, 0, c)] = static_cast<float>(scale * dq);
+          expected_dqkv[at_qkv(b, i, h, 1, c)] = static_cast<float>(scale * dk);
+          magnitude[at_qkv(b, i, h, 0, c)] *= scale;
+          magnitude[at_qkv(b, i, h, 1, c)] *= scale;
+        }
+    }
+  testing::expect_close_to_scale(out.to_vector(), expected_out, 1e-5, "P V from bf16 inputs");
+  const std::vector<float> gradient = dqkv.to_vector();
+  std::vector<float> dv_actual, dv_expected, dqk_actual, dqk_expected;
+  std::vector<double> dqk_magnitude;
+  for (size_t i = 0; i < gradient.size(); ++i) {
+    const bool is_v = (static_cast<int64_t>(i) % shape.qkv_width()) % (3 * d) >= 2 * d;
+    (is_v ? dv_actual : dqk_actual).push_back(gradient[i]);
+    (is_v ? dv_expected : dqk_expected).push_back(expected_dqkv[i]);
+    if (!is_v) dqk_magnitude.push_back(magnitude[i]);
+  }
+  testing::expect_close_to_scale(dv_actual, dv_expected, 1e-5, "dV = P^T dO from bf16 inputs");
+  // dS is float32 arithmetic on the host and on the GPU, whose bf16 roundings
+  // may differ by one step where a value lies next to a rounding boundary.
+  expect_within_bf16(dqk_actual, dqk_expected, dqk_magnitude, "dQ and dK from bf16 dS, Q and K");
+
+  // Selective recompute (no P kept) recomputes the same bf16 products.
+  DeviceTensor out_recomputed(shape.rows(), shape.width(), allocator);
+  DeviceTensor dqkv_recomputed(shape.rows(), shape.qkv_width(), allocator);
+  gpu_attention_forward(context, qkv_device, shape, out_recomputed, nullptr, nullptr);
+  gpu_attention_backward(context, qkv_device, nullptr, dout_device, shape, dqkv_recomputed,
+                         nullptr);
+  EXPECT_EQ(out_recomputed.to_vector(), out.to_vector());
+  EXPECT_EQ(dqkv_recomputed.to_vector(), gradient);
+}
+
+Tensor rounded_tensor(const Tensor& values) {
+  std::vector<float> bits = values.to_vector();
+  std::transform(bits.begin(), bits.end(), bits.begin(), rounded);
+  return Tensor::from_values(values.rows(), values.cols(), bits);
+}
+
+// A convolution whose weight keeps a bf16 copy: its three products (W cols,
+// W^T dy, dy cols^T) equal the CPU convolution's of the rounded weight, input
+// and output gradient (im2col only copies values, so rounding x rounds cols).
+TEST(Bf16GemmTest, ConvolutionProductsReadBf16AndAccumulateInFloat32) {
+  PIPELAB_REQUIRE_GPU();
+  DeviceContext context(0);
+  const ConvGeometry geometry = conv_geometry({3, 6, 6}, 5, {3, 2, 1});
+  const int64_t batch = 4;
+  GpuConv2d conv(0, geometry, true, context);
+  conv.init(7);
+  conv.gemm_weights().front()->keep_bf16_copy(MemoryCategory::Weights);
+  conv.grads().front()->accumulate_bf16_products();  // the weight's gradient
+  const Tensor x = testing::random_tensor(batch, geometry.in.size(), 21);
+  const Tensor dy = testing::random_tensor(batch, geometry.out.size(), 22);
+  const DeviceTensor x_device = DeviceTensor::from_host(x, &context.allocator());
+  const DeviceTensor dy_device = DeviceTensor::from_host(dy, &context.allocator());
+  const DeviceTensor y = conv.forward(x_device, {});
+  const DeviceTensor dx = conv.backward_input(x_device, dy_device, {});
+  conv.backward_weight(x_device, dy_device);
+
+  Conv2dLayer host(0, geometry, true, nullptr);
+  host.init(7);
+  const Tensor weight = rounded_tensor(host.weight());
+  std::vector<float> cols(static_cast<size_t>(geometry.taps() * geometry.out.pixels()));
+  Tensor expected_y(batch, geometry.out.size());
+  conv2d_forward(rounded_tensor(x), weight, &host.bias(), geometry, cols.data(), expected_y);
+  Tensor expected_dx(batch, geometry.in.size());
+  conv2d_backward_input(rounded_tensor(dy), weight, geometry, cols.data(), expected_dx);
+  Tensor expected_dw(geometry.out.channels, geometry.taps());
+  conv2d_backward_weight(rounded_tensor(x), rounded_tensor(dy), geometry, cols.data(), expected_dw,
+                         nullptr);
+  testing::expect_close_to_scale(y.to_vector(), expected_y.to_vector(), 1e-5,
+                                 "conv forward from bf16 inputs");
+  testing::expect_close_to_scale(dx.to_vector(), expected_dx.to_vector(), 1e-5,
+                                 "conv input gradient from bf16 inputs");
+  testing::expect_close_to_scale(conv.grads().front()->to_vector(), expected_dw.to_vector(), 1e-5,
+                                 "conv weight gradient from bf16 inputs");
+}
+
 Experiment bf16_mixed(Experiment experiment) {
   experiment.training.precision = Precision::Bf16Mixed;
   return experiment;
@@ -147,6 +307,30 @@ TEST(Bf16MixedRunTest, MlpTrainsCloseToFp32) {
                        "mlp, zb-h1 pp 2");
   expect_close_to_fp32(testing::with_plan(small_experiment(), ScheduleKind::OneFOneB, 1, 2, 1, 2),
                        "mlp, tp 2");
+}
+
+TEST(Bf16MixedRunTest, ConvolutionalNetworkTrainsCloseToFp32) {
+  PIPELAB_REQUIRE_GPU();
+  // conv2d, batch norm and a residual block; then over pp 2.
+  const Experiment conv = testing::on_backend(pipelab::testing::small_conv_experiment(true), "cuda");
+  expect_close_to_fp32(conv, "conv net");
+  expect_close_to_fp32(testing::with_plan(conv, ScheduleKind::OneFOneB, 2, 4), "conv net, pp 2");
+}
+
+TEST(Bf16MixedRunTest, ExpertsTrainCloseToFp32) {
+  PIPELAB_REQUIRE_GPU();
+  // The experts' GEMMs in bf16, the gate in float32; moe layers at ep 1 and 2,
+  // and blocks with experts.
+  const Experiment moe =
+      testing::on_backend(pipelab::testing::small_moe_experiment(1, 1.0), "cuda");
+  expect_close_to_fp32(moe, "moe layer");
+  Experiment spread = moe;
+  spread.parallel.dp = 2;
+  spread.parallel.ep = 2;
+  expect_close_to_fp32(spread, "moe layer, ep 2");
+  expect_close_to_fp32(
+      testing::on_backend(pipelab::testing::gpt_with_expert_blocks(1, 1.0), "cuda"),
+      "gpt with expert blocks");
 }
 
 TEST(Bf16MixedRunTest, TinyGptTrainsCloseToFp32) {

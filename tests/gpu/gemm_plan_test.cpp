@@ -86,6 +86,25 @@ TEST(GemmPlanTest, MismatchedShapesThrow) {
   EXPECT_THROW(plan_row_major_gemm(4, 6, true, 6, 3, false, 4, 3), std::invalid_argument);
 }
 
+// A batched GEMM reads both inputs in bf16 or both in float32; a mix is refused
+// before cuBLAS is called (so no handle is needed), and a view keeps the two
+// layouts together.
+TEST(GemmPlanTest, BatchedGemmInputsAgreeOnPrecision) {
+  const float values[6] = {};
+  const uint16_t bits[6] = {};
+  const BatchedOperand shape{2, 3, 3, 6};
+  const BatchedOperand product{2, 2, 2, 4};
+  float c[4] = {};
+  EXPECT_THROW(strided_batched_gemm(nullptr, GemmInput{values, bits}, shape, false,
+                                    GemmInput{values, nullptr}, shape, true, c, product, 1, 1.0f,
+                                    0.0f),
+               std::invalid_argument);
+  const GemmInput view = GemmInput{values, bits}.at(4);
+  EXPECT_EQ(view.values, values + 4);
+  EXPECT_EQ(view.bf16, bits + 4);
+  EXPECT_EQ((GemmInput{values, nullptr}.at(4).bf16), nullptr);
+}
+
 TEST(GemmPlanTest, EmptyMatricesKeepLeadingDimensionsPositive) {
   const ColumnMajorGemm plan = plan_row_major_gemm(0, 0, false, 0, 5, false, 0, 5);
   EXPECT_EQ(plan.n, 0);

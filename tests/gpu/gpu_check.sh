@@ -156,13 +156,21 @@ if wants cli; then
   run_step "cli train, sequence parallel" "${cli}" train --config examples/tiny_gpt_copy.json \
     --backend cuda --steps 20 --set parallel.tp=2 --set parallel.sequence_parallel=true
   # Mixed precision: bf16 GEMM inputs, fp32 master weights; an MLP over dp x tp x pp
-  # under the sync checks, and the tiny GPT.
+  # under the sync checks, the tiny GPT, the ResNet and the Switch blocks.
   run_step "cli train, bf16-mixed, PIPELAB_CUDA_SYNC=1" env PIPELAB_CUDA_SYNC=1 "${cli}" train \
     --config examples/dp_tp_pp_mix.json --backend cuda --steps 20 \
     --set training.precision=bf16-mixed --summary "${report_dir}/cuda_bf16_mlp_summary.json"
   run_step "cli train, tiny GPT in bf16-mixed" "${cli}" train --config examples/tiny_gpt_copy.json \
     --backend cuda --steps 20 --set training.precision=bf16-mixed \
     --summary "${report_dir}/cuda_bf16_gpt_summary.json"
+  run_step "cli train, ResNet pipeline in bf16-mixed" "${cli}" train \
+    --config examples/mnist_resnet_pipeline.json --backend cuda --steps 20 \
+    --set training.precision=bf16-mixed --set data.source=teacher --set data.path= \
+    --set data.features=784 --set data.classes=10 --set data.samples=2048 \
+    --summary "${report_dir}/cuda_bf16_resnet_summary.json"
+  run_step "cli train, blocks with experts in bf16-mixed" "${cli}" train \
+    --config examples/moe_switch_copy.json --backend cuda --steps 20 \
+    --set training.precision=bf16-mixed --summary "${report_dir}/cuda_bf16_moe_summary.json"
 fi
 
 if wants bench; then

@@ -125,6 +125,47 @@ TEST(MemoryPreflightTest, CachedBlocksAreAllowedForOnTopOfThePeak) {
   EXPECT_GE(grown, activation_growth * (100 + kEstimateMarginPercent + kCacheOverheadPercent) / 100);
 }
 
+TEST(MemoryPreflightTest, Bf16MixedAddsWeightCopiesAndRoundedGemmInputs) {
+  StageProfile stage;
+  stage.params = 1000;
+  stage.activation_bytes = 4000;
+  stage.backward_working_bytes = 800;
+  EXPECT_EQ(bf16_weight_copy_bytes(stage), 2000);
+  EXPECT_EQ(bf16_rounding_bytes(stage, 0), 2400);
+  EXPECT_EQ(bf16_rounding_bytes(stage, 1200), 3000);  // a convolution's im2col matrix too
+}
+
+// Under bf16-mixed the CUDA backend keeps float32 gradients, activations and
+// masters, so the estimate is the fp32 one plus the bf16 copies and roundings
+// of each device's stage: more than fp32's, where the simulator's bf16-mixed
+// prediction (2-byte gradients and activations) is less.
+TEST(MemoryPreflightTest, Bf16MixedCountsWhatTheBackendKeeps) {
+  for (const int pp : {1, 2}) {
+    const Experiment fp32 = testing::with_plan(
+        testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda"),
+        ScheduleKind::OneFOneB, pp, 4);
+    Experiment bf16 = fp32;
+    bf16.training.precision = Precision::Bf16Mixed;
+    const std::vector<StageProfile> stages = profile_stages(
+        fp32.model, fp32.parallel, microbatch_size(fp32), Precision::Fp32);
+    const std::vector<StageProfile> predicted = profile_stages(
+        bf16.model, bf16.parallel, microbatch_size(bf16), Precision::Bf16Mixed);
+    const std::vector<int64_t> fp32_bytes = estimate_device_bytes(fp32, h200(), kWorkspace);
+    const std::vector<int64_t> bf16_bytes = estimate_device_bytes(bf16, h200(), kWorkspace);
+    ASSERT_EQ(bf16_bytes.size(), static_cast<size_t>(pp));
+    for (int d = 0; d < pp; ++d) {
+      const StageProfile& stage = stages[static_cast<size_t>(d)];
+      EXPECT_EQ(bf16_bytes[d] - fp32_bytes[d],
+                bf16_weight_copy_bytes(stage) + bf16_rounding_bytes(stage, 0))
+          << "pp " << pp << ", device " << d;
+      EXPECT_GT(bf16_bytes[d], fp32_bytes[d]);
+      EXPECT_LT(predicted[static_cast<size_t>(d)].gradient_bytes(), stage.gradient_bytes());
+      // A GPU that holds the fp32 estimate exactly is short under bf16-mixed.
+      EXPECT_FALSE(find_memory_shortfalls({bf16_bytes[d]}, {0}, {fp32_bytes[d]}).empty());
+    }
+  }
+}
+
 TEST(MemoryPreflightTest, CountsNcclBuffersPerCommunicatorOfEachGpu) {
   const Experiment single = testing::small_experiment();
   // One device: no communicator.
