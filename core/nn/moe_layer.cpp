@@ -61,7 +61,7 @@ MoeLayer::MoeLayer(int index, const MoeShape& shape, double aux_loss_weight, Exp
                                 std::to_string(shape.ffn) + " cannot be split over tp = " +
                                 std::to_string(shard.tp) + "; choose a tp that divides ffn");
   const int64_t h = shape.dim;
-  const int64_t f = shape.ffn / shard.tp;
+  const int64_t f = hidden_width();
   experts_.resize(static_cast<size_t>(shape.experts / shard.ep));
   for (Expert& e : experts_) {
     e.w1 = Tensor(h, f, allocator, MemoryCategory::Weights);
@@ -83,7 +83,7 @@ void MoeLayer::init(uint64_t seed) {
   init_uniform_block(gate_, combine_key(key, kGateWord), in_bound, gate_.cols());
   // Keyed by the element's place in the whole expert: a tensor-parallel
   // shard's columns of W1 and b1 and rows of W2 are the whole expert's.
-  const int64_t first_hidden = shard_.tp_shard * (shape_.ffn / shard_.tp);
+  const int64_t first_hidden = shard_.tp_shard * hidden_width();
   for (size_t l = 0; l < experts_.size(); ++l) {
     const int64_t global =
         static_cast<int64_t>(shard_.rank) * local_experts() + static_cast<int64_t>(l);
@@ -167,10 +167,9 @@ Tensor MoeLayer::mix(const Tensor& tokens, const ForwardInfo& info,
 
   // Each local expert on its ep x capacity rows.
   const int64_t expert_rows = shard_.ep * capacity;
-  const int64_t hidden_width = experts_.empty() ? 0 : experts_.front().w1.cols();
-  kept->hidden = Tensor::uninitialized(kept->expert_input.rows(), hidden_width, allocator(),
+  kept->hidden = Tensor::uninitialized(kept->expert_input.rows(), hidden_width(), allocator(),
                                        MemoryCategory::Activations);
-  Tensor activated = Tensor::uninitialized(kept->hidden.rows(), hidden_width, allocator(),
+  Tensor activated = Tensor::uninitialized(kept->hidden.rows(), hidden_width(), allocator(),
                                            MemoryCategory::Workspace);
   Tensor output =
       Tensor::uninitialized(kept->expert_input.rows(), h, allocator(), MemoryCategory::Activations);
@@ -252,13 +251,12 @@ Tensor MoeLayer::mix_backward(const Tensor& tokens, const Tensor& dy_tokens, Lay
   const int64_t expert_rows = output_grad.rows() / local_experts();
   Tensor input_grad =
       Tensor::uninitialized(output_grad.rows(), h, allocator(), MemoryCategory::Activations);
-  const int64_t hidden_width = kept.hidden.cols();
   Tensor activated =
-      Tensor::uninitialized(expert_rows, hidden_width, allocator(), MemoryCategory::Workspace);
+      Tensor::uninitialized(expert_rows, hidden_width(), allocator(), MemoryCategory::Workspace);
   Tensor activated_grad =
-      Tensor::uninitialized(expert_rows, hidden_width, allocator(), MemoryCategory::Workspace);
+      Tensor::uninitialized(expert_rows, hidden_width(), allocator(), MemoryCategory::Workspace);
   Tensor hidden_grad =
-      Tensor::uninitialized(expert_rows, hidden_width, allocator(), MemoryCategory::Workspace);
+      Tensor::uninitialized(expert_rows, hidden_width(), allocator(), MemoryCategory::Workspace);
   for (int64_t l = 0; l < local_experts(); ++l) {
     Expert& e = experts_[static_cast<size_t>(l)];
     const Tensor hidden = rows_of(kept.hidden, l * expert_rows, expert_rows);

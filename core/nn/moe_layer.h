@@ -87,6 +87,7 @@ class MoeLayer : public Layer {
   Tensor reorder_slots(const Tensor& from, bool to_expert_major) const;
   // The micro-batch's weight in the step's loss (ExpertConnection::step_tokens).
   double microbatch_share(int64_t rows) const;
+  int64_t hidden_width() const { return shape_.ffn / shard_.tp; }  // each expert's, on this shard
 
   const MoeShape shape_;
   const double aux_loss_weight_;
