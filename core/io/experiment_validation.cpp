@@ -298,21 +298,13 @@ void check_parallel(const Experiment& experiment, bool model_ok, Problems& probl
     problems.push_back("parallel.recompute = \"selective\" recomputes transformer blocks' attention, and this "
                        "model has none; use recompute = true (full) or false");
 
-  const auto& layers = experiment.model.layers;
   const bool experts = model_has_experts(experiment.model);
   check_expert_parallel(experiment, model_ok, experts, problems);
-  const auto block_with_experts =
-      std::find_if(layers.begin(), layers.end(), [](const LayerSpec& layer) {
-        return layer.type == LayerType::TransformerBlock && layer.experts > 0;
-      });
-  if (model_ok && block_with_experts != layers.end() && plan.tp > 1)
-    problems.push_back(
-        "model.layers[" + std::to_string(block_with_experts - layers.begin()) +
-        "] is a transformer_block with experts, which PipeLab does not split over tensor-parallel "
-        "shards; set parallel.tp = 1 (spread the experts with parallel.ep instead)");
-  else if (model_ok && experts && plan.sequence_parallel && plan.tp > 1)
-    problems.push_back("a moe layer routes whole sequences' tokens, which sequence parallelism splits over the "
-                       "tensor-parallel shards; set parallel.sequence_parallel = false");
+  // Under tp a transformer_block's experts are split like its dense MLP
+  // (moe_layer.h); a moe layer between linears is replicated.
+  if (model_ok && experts && plan.sequence_parallel && plan.tp > 1)
+    problems.push_back("experts (a moe layer, a transformer_block's) route whole sequences' tokens, which sequence "
+                       "parallelism splits over the tensor-parallel shards; set parallel.sequence_parallel = false");
 
   const bool synced_batch_norm = std::any_of(experiment.model.layers.begin(), experiment.model.layers.end(),
                                              [](const LayerSpec& layer) { return layer.sync; });

@@ -17,13 +17,14 @@ int64_t expert_major_block(int64_t block, int64_t members, int64_t local_experts
   return local * members + member;
 }
 
-MoeCost moe_cost(const MoeShape& shape) {
+MoeCost moe_cost(const MoeShape& shape, int tp) {
   const int64_t h = shape.dim;
   const int64_t e = shape.experts;
-  const int64_t f = shape.ffn;
+  const int64_t f = shape.ffn / tp;  // each expert's hidden columns on this shard
   MoeCost cost;
-  cost.expert_params = e * (h * f + f + f * h + h);  // W1, b1, W2, b2 per expert
-  cost.params = h * e + cost.expert_params;          // the gate has no bias, as Switch's
+  // W1, b1 and W2 split over the shards, b2 whole on each.
+  cost.expert_params = e * (h * f + f + f * h + h);
+  cost.params = h * e + cost.expert_params;  // the gate has no bias, as Switch's
   const double tokens = static_cast<double>(shape.tokens);
   const double k = static_cast<double>(shape.top_k);
   const double gate = 2.0 * static_cast<double>(h * e);          // per token, each direction
@@ -37,9 +38,9 @@ MoeCost moe_cost(const MoeShape& shape) {
                                         k * (expert_gemms + 12.0 * static_cast<double>(f)));
   cost.backward_weight_flops = tokens * (gate + k * (expert_gemms + static_cast<double>(f + h)));
   // Each token's gate probabilities, and per expert slot (capacity_factor x
-  // top_k per token) the dispatched input, the hidden pre-activation and the
-  // expert's output for the combine's gate gradient; the layer input is
-  // counted by the stage.
+  // top_k per token) the dispatched input, the shard's hidden pre-activation
+  // and the expert's (summed) output for the combine's gate gradient; the
+  // layer input is counted by the stage.
   const double slots = shape.capacity_factor * k;
   cost.kept_values =
       shape.tokens * e +

@@ -25,9 +25,16 @@ struct MoeShape {
 // Expert parallelism: which of a moe layer's experts a device holds. A group
 // of `ep` data-parallel replicas shares the experts; member `rank` holds
 // experts [rank E / ep, (rank + 1) E / ep).
+// Expert tensor parallelism (a transformer_block's experts under parallel.tp,
+// as Megatron-Core's with expert tp = tp): tensor-parallel shard `tp_shard`
+// of `tp` holds hidden columns [tp_shard f / tp, (tp_shard + 1) f / tp) of
+// each of its experts, W1 column-parallel and W2 row-parallel like a dense
+// MLP; the gate and W2's bias are whole on every shard.
 struct ExpertShard {
   int ep = 1;
   int rank = 0;
+  int tp = 1;
+  int tp_shard = 0;
 };
 
 // Under expert parallelism the dispatch buffer's slot rows move in blocks of
@@ -55,6 +62,8 @@ struct MoeCost {
   // reorder for the return exchange).
   int64_t backward_working_values = 0;
 };
-MoeCost moe_cost(const MoeShape& shape);
+// One tensor-parallel shard's cost when `tp` splits each expert's hidden
+// width (ExpertShard); tp = 1 is the whole layer.
+MoeCost moe_cost(const MoeShape& shape, int tp = 1);
 
 }  // namespace pipelab

@@ -68,7 +68,7 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
   const int64_t sf = shape.tokens * shape.ffn;
   int64_t mlp_kept_values = 0;  // beyond Norm2's output (the MLP's input)
   if (shape.has_experts()) {
-    const MoeCost moe = moe_cost(shape.moe());
+    const MoeCost moe = moe_cost(shape.moe(), split.tp);
     cost.params += moe.params;
     cost.forward_flops += moe.forward_flops;
     cost.backward_input_flops += moe.backward_input_flops;
@@ -129,10 +129,10 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
   cost.backward_kept_values = kept_for_weights;
   // A block with experts drops the experts' kept values at the end of BI
   // (transformer_block_layer.cpp), so between BI and BW it holds that much less.
-  if (shape.has_experts()) cost.backward_kept_values -= moe_cost(shape.moe()).kept_values;
+  if (shape.has_experts()) cost.backward_kept_values -= moe_cost(shape.moe(), split.tp).kept_values;
   if (shape.has_experts()) {
     // The experts' backward runs before the attention half's buffers exist.
-    cost.backward_working_values = std::max(moe_cost(shape.moe()).backward_working_values,
+    cost.backward_working_values = std::max(moe_cost(shape.moe(), split.tp).backward_working_values,
                                             kept_for_weights + sh / tp)  // dattention (scratch)
                                    + local;                              // dx
   } else {

@@ -22,8 +22,10 @@
 //
 // With experts > 0 the MLP is a Mixture of Experts (Switch, GShard): the
 // moe layer's gate and experts (mixture_of_experts.h) take Norm2's output,
-// y = h + MoE(Norm2(h)), and the MLP's costs are moe_cost's. Such a block is
-// not split over tensor-parallel shards.
+// y = h + MoE(Norm2(h)), and the MLP's costs are moe_cost's: under tensor
+// parallelism each expert's FFN is split as the dense MLP is (ExpertShard),
+// the experts' outputs summed by the forward's second all-reduce and their
+// inputs' gradients by the backward's first.
 #pragma once
 
 #include <cstdint>
@@ -76,6 +78,7 @@ struct BlockCost {
   BlockActivations kept;             // per sample, from forward to backward
   int64_t input_values = 0;          // per sample: the block's input as this shard holds it
   int64_t allreduce_values = 0;      // per sample, each of the 2 forward and 2 backward collectives
+                                     // (with experts the MLP's two sum the experts' slots instead)
   // Per sample, the gradient buffers PipeLab's block (core/nn/gpt_block.h)
   // holds in its backward beyond the kept activations, and of those the ones
   // a split backward (BI then BW) keeps until BW. Not in Korthikanti et

@@ -200,7 +200,7 @@ GptBlockTensors slice_block_tensors(GptBlockTensors& full, const GptBlockConfig&
     return t.empty() ? Tensor() : copy_slice(t, {0, t.rows(), begin, count}, allocator);
   };
   const auto rows = [&](const Tensor& t, int64_t begin, int64_t count) {
-    return copy_slice(t, {begin, count, 0, t.cols()}, allocator);
+    return t.empty() ? Tensor() : copy_slice(t, {begin, count, 0, t.cols()}, allocator);
   };
   const auto ffn1_part = [&](const Tensor& t) {
     if (t.empty()) return Tensor();
@@ -235,6 +235,7 @@ void paste_block_tensors(GptBlockTensors& full, GptBlockTensors& part,
       std::copy(from.row(r) + from_begin, from.row(r) + from_begin + count, to.row(r) + to_begin);
   };
   const auto rows = [](Tensor& to, const Tensor& from, int64_t begin) {
+    if (from.empty()) return;  // a block with experts holds no FFN2
     std::copy(from.data(), from.data() + from.size(), to.row(begin));
   };
   const auto whole = [](Tensor& to, const Tensor& from) {

@@ -56,8 +56,12 @@ MoeLayer::MoeLayer(int index, const MoeShape& shape, double aux_loss_weight, Exp
                                 std::to_string(shape.experts) +
                                 " experts cannot be split over ep = " + std::to_string(shard.ep) +
                                 "; choose an ep that divides the experts");
+  if (shard.tp < 1 || shape.ffn % shard.tp != 0 || shard.tp_shard < 0 || shard.tp_shard >= shard.tp)
+    throw std::invalid_argument("layer " + std::to_string(index) + ": the experts' ffn " +
+                                std::to_string(shape.ffn) + " cannot be split over tp = " +
+                                std::to_string(shard.tp) + "; choose a tp that divides ffn");
   const int64_t h = shape.dim;
-  const int64_t f = shape.ffn;
+  const int64_t f = hidden_width();
   experts_.resize(static_cast<size_t>(shape.experts / shard.ep));
   for (Expert& e : experts_) {
     e.w1 = Tensor(h, f, allocator, MemoryCategory::Weights);
@@ -77,13 +81,19 @@ void MoeLayer::init(uint64_t seed) {
   const double in_bound = 1.0 / std::sqrt(static_cast<double>(shape_.dim));
   const double hidden_bound = 1.0 / std::sqrt(static_cast<double>(shape_.ffn));
   init_uniform_block(gate_, combine_key(key, kGateWord), in_bound, gate_.cols());
+  // Keyed by the element's place in the whole expert: a tensor-parallel
+  // shard's columns of W1 and b1 and rows of W2 are the whole expert's.
+  const int64_t first_hidden = shard_.tp_shard * hidden_width();
   for (size_t l = 0; l < experts_.size(); ++l) {
     const int64_t global =
         static_cast<int64_t>(shard_.rank) * local_experts() + static_cast<int64_t>(l);
     Expert& e = experts_[l];
-    init_uniform_block(e.w1, combine_key(key, expert_word(global, 0)), in_bound, e.w1.cols());
-    init_uniform_block(e.b1, combine_key(key, expert_word(global, 1)), in_bound, e.b1.cols());
-    init_uniform_block(e.w2, combine_key(key, expert_word(global, 2)), hidden_bound, e.w2.cols());
+    init_uniform_block(e.w1, combine_key(key, expert_word(global, 0)), in_bound, shape_.ffn, 0,
+                       first_hidden);
+    init_uniform_block(e.b1, combine_key(key, expert_word(global, 1)), in_bound, shape_.ffn, 0,
+                       first_hidden);
+    init_uniform_block(e.w2, combine_key(key, expert_word(global, 2)), hidden_bound, e.w2.cols(),
+                       first_hidden, 0);
     init_uniform_block(e.b2, combine_key(key, expert_word(global, 3)), hidden_bound, e.b2.cols());
   }
 }
@@ -130,7 +140,7 @@ Tensor MoeLayer::forward_keeping(const Tensor& x, const ForwardInfo& info,
 }
 
 Tensor MoeLayer::mix(const Tensor& tokens, const ForwardInfo& info,
-                     std::unique_ptr<LayerState>& state) {
+                     std::unique_ptr<LayerState>& state, const AllReduceFunction& tp_sum) {
   const int64_t h = shape_.dim;
   const int64_t rows = tokens.rows();
   auto kept = std::make_unique<Kept>();
@@ -157,9 +167,9 @@ Tensor MoeLayer::mix(const Tensor& tokens, const ForwardInfo& info,
 
   // Each local expert on its ep x capacity rows.
   const int64_t expert_rows = shard_.ep * capacity;
-  kept->hidden = Tensor::uninitialized(kept->expert_input.rows(), shape_.ffn, allocator(),
+  kept->hidden = Tensor::uninitialized(kept->expert_input.rows(), hidden_width(), allocator(),
                                        MemoryCategory::Activations);
-  Tensor activated = Tensor::uninitialized(kept->hidden.rows(), shape_.ffn, allocator(),
+  Tensor activated = Tensor::uninitialized(kept->hidden.rows(), hidden_width(), allocator(),
                                            MemoryCategory::Workspace);
   Tensor output =
       Tensor::uninitialized(kept->expert_input.rows(), h, allocator(), MemoryCategory::Activations);
@@ -170,8 +180,10 @@ Tensor MoeLayer::mix(const Tensor& tokens, const ForwardInfo& info,
     Tensor out = rows_of(output, l * expert_rows, expert_rows);
     linear_forward(rows_of(kept->expert_input, l * expert_rows, expert_rows), e.w1, &e.b1, hidden);
     gelu_forward(hidden.data(), act.data(), act.size());
-    linear_forward(act, e.w2, &e.b2, out);
+    // Row-parallel W2: its bias joins once, on shard 0, before the sum.
+    linear_forward(act, e.w2, shard_.tp_shard == 0 ? &e.b2 : nullptr, out);
   }
+  tp_sum(output.data(), output.size());  // every shard then holds the whole outputs
   kept->returned = reorder_slots(output, false);
   output.reset();
   exchange(kept->returned, true);
@@ -208,7 +220,8 @@ Tensor MoeLayer::backward_input_with(const Tensor& x, const Tensor& dy, const Fo
   return dx;
 }
 
-Tensor MoeLayer::mix_backward(const Tensor& tokens, const Tensor& dy_tokens, LayerState* state) {
+Tensor MoeLayer::mix_backward(const Tensor& tokens, const Tensor& dy_tokens, LayerState* state,
+                              const AllReduceFunction& tp_sum) {
   Kept& kept = *static_cast<Kept*>(state);
   const MoeRouting& routing = kept.routing;
   const int64_t h = shape_.dim;
@@ -239,11 +252,11 @@ Tensor MoeLayer::mix_backward(const Tensor& tokens, const Tensor& dy_tokens, Lay
   Tensor input_grad =
       Tensor::uninitialized(output_grad.rows(), h, allocator(), MemoryCategory::Activations);
   Tensor activated =
-      Tensor::uninitialized(expert_rows, shape_.ffn, allocator(), MemoryCategory::Workspace);
+      Tensor::uninitialized(expert_rows, hidden_width(), allocator(), MemoryCategory::Workspace);
   Tensor activated_grad =
-      Tensor::uninitialized(expert_rows, shape_.ffn, allocator(), MemoryCategory::Workspace);
+      Tensor::uninitialized(expert_rows, hidden_width(), allocator(), MemoryCategory::Workspace);
   Tensor hidden_grad =
-      Tensor::uninitialized(expert_rows, shape_.ffn, allocator(), MemoryCategory::Workspace);
+      Tensor::uninitialized(expert_rows, hidden_width(), allocator(), MemoryCategory::Workspace);
   for (int64_t l = 0; l < local_experts(); ++l) {
     Expert& e = experts_[static_cast<size_t>(l)];
     const Tensor hidden = rows_of(kept.hidden, l * expert_rows, expert_rows);
@@ -257,6 +270,7 @@ Tensor MoeLayer::mix_backward(const Tensor& tokens, const Tensor& dy_tokens, Lay
     linear_backward_weight(input, hidden_grad, e.w1_grad, &e.b1_grad);
     linear_backward_input(hidden_grad, e.w1, in_grad);
   }
+  tp_sum(input_grad.data(), input_grad.size());  // column-parallel W1's partial input gradients
   Tensor dispatch_grad = reorder_slots(input_grad, false);
   input_grad.reset();
   exchange(dispatch_grad, false);

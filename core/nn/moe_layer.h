@@ -28,6 +28,7 @@
 #include <memory>
 
 #include "core/model/mixture_of_experts.h"
+#include "core/nn/all_reduce.h"
 #include "core/nn/layer.h"
 
 namespace pipelab {
@@ -52,8 +53,15 @@ class MoeLayer : public Layer {
   // the chosen experts' outputs ([rows, dim], 0 for a dropped token), its
   // routing and what the backward reads kept in `state`. mix_backward: the
   // gradient of `tokens` from that of the mix, adding the weight gradients.
-  Tensor mix(const Tensor& tokens, const ForwardInfo& info, std::unique_ptr<LayerState>& state);
-  Tensor mix_backward(const Tensor& tokens, const Tensor& mix_grad, LayerState* state);
+  // Under expert tensor parallelism (ExpertShard::tp > 1) the tokens and
+  // their gradients are whole on every shard, which all route alike; tp_sum
+  // sums over the shards the experts' partial outputs (forward, before the
+  // combine) and W1's partial input gradients (backward), so the gate's
+  // and b2's gradients come out equal on every shard.
+  Tensor mix(const Tensor& tokens, const ForwardInfo& info, std::unique_ptr<LayerState>& state,
+             const AllReduceFunction& tp_sum = all_reduce_nothing);
+  Tensor mix_backward(const Tensor& tokens, const Tensor& mix_grad, LayerState* state,
+                      const AllReduceFunction& tp_sum = all_reduce_nothing);
   std::vector<Tensor*> params() override;
   std::vector<Tensor*> grads() override;
   std::vector<Tensor*> expert_grads() override;
@@ -62,7 +70,7 @@ class MoeLayer : public Layer {
   int64_t local_experts() const { return static_cast<int64_t>(experts_.size()); }
   Tensor& gate() { return gate_; }
   Tensor& gate_grad() { return gate_grad_; }
-  // Local expert l's W1 [dim, ffn], b1, W2 [ffn, dim], b2 and their gradients.
+  // Local expert l's W1 [dim, ffn / tp], b1, W2 [ffn / tp, dim], b2 and their gradients.
   struct Expert {
     Tensor w1, b1, w2, b2;
     Tensor w1_grad, b1_grad, w2_grad, b2_grad;
@@ -79,6 +87,7 @@ class MoeLayer : public Layer {
   Tensor reorder_slots(const Tensor& from, bool to_expert_major) const;
   // The micro-batch's weight in the step's loss (ExpertConnection::step_tokens).
   double microbatch_share(int64_t rows) const;
+  int64_t hidden_width() const { return shape_.ffn / shard_.tp; }  // each expert's, on this shard
 
   const MoeShape shape_;
   const double aux_loss_weight_;

@@ -51,11 +51,12 @@ TransformerBlockLayer::TransformerBlockLayer(int index, const GptBlockConfig& co
       positions_(positions_of(seq, shard)),
       block_(config, shard, allocator) {
   if (!experts) return;
-  if (config.dense_mlp || shard.tp != 1)
+  if (config.dense_mlp || shard.splits_sequence() || experts->shard.tp != shard.tp ||
+      experts->shard.tp_shard != shard.shard)
     throw std::invalid_argument(
         "layer " + std::to_string(index) +
-        ": a transformer_block with experts is not split over tensor-parallel "
-        "shards; set parallel.tp = 1");
+        ": a transformer_block's experts are split over the block's tensor-parallel shards "
+        "(and not along the sequence); set parallel.sequence_parallel = false");
   experts_ = std::make_unique<MoeLayer>(index, experts->shape, experts->aux_loss_weight,
                                         experts->shard, allocator);
 }
@@ -138,7 +139,7 @@ Tensor TransformerBlockLayer::run_forward(const Tensor& x, const ForwardInfo& in
 void TransformerBlockLayer::experts_forward(const ForwardInfo& info, GptBlockState& state,
                                             Tensor& y) {
   GptBlockCache& cache = state.cache;
-  y = experts_->mix(cache.norm2_out, info, state.experts);
+  y = experts_->mix(cache.norm2_out, info, state.experts, forward_collectives_.all_reduce_sum);
   if (cache.dropout.active())
     apply_block_dropout(cache.dropout, BlockDropoutSite::AfterFeedForward, seq_, y);
   y.add(cache.h);
@@ -160,12 +161,14 @@ Tensor TransformerBlockLayer::run_backward_input(const Tensor& x, const Tensor& 
 void TransformerBlockLayer::experts_backward(const Tensor& dy, GptBlockState& state) {
   GptBlockCache& cache = state.cache;
   if (!cache.dropout.active()) {
-    cache.d_norm2_out = experts_->mix_backward(cache.norm2_out, dy, state.experts.get());
+    cache.d_norm2_out = experts_->mix_backward(cache.norm2_out, dy, state.experts.get(),
+                                               backward_collectives_.all_reduce_sum);
     return;
   }
   Tensor masked = dy.clone(MemoryCategory::Activations);
   apply_block_dropout(cache.dropout, BlockDropoutSite::AfterFeedForward, seq_, masked);
-  cache.d_norm2_out = experts_->mix_backward(cache.norm2_out, masked, state.experts.get());
+  cache.d_norm2_out = experts_->mix_backward(cache.norm2_out, masked, state.experts.get(),
+                                             backward_collectives_.all_reduce_sum);
 }
 
 Tensor TransformerBlockLayer::forward(const Tensor& x, const ForwardInfo& info) {

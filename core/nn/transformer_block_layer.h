@@ -29,7 +29,10 @@
 // the GptBlock holding no FFN weights (GptBlockConfig::dense_mlp false). The
 // experts report their routing and exchange tokens over the expert-parallel
 // group like a moe layer's (connect_experts), and add their weight gradients
-// in the backward's input half. Not split over tensor-parallel shards.
+// in the backward's input half. Under tensor parallelism each expert's FFN
+// is split over the shards as the dense MLP is (ExpertShard::tp, the block's
+// tp), its partial outputs summed by the block's all-reduce; not under
+// sequence parallelism.
 #pragma once
 
 #include <cstdint>

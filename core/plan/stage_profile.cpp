@@ -127,6 +127,14 @@ void check_tensor_parallel_widths(const ModelSpec& model, const std::vector<Laye
   }
 }
 
+// A micro-batch's dispatch buffer of a moe layer or a block's experts: every
+// expert's capacity of token slots.
+int64_t expert_slot_bytes(const MoeShape& moe, int64_t microbatch_size, int64_t bytes_per_value) {
+  const int64_t capacity =
+      expert_capacity(moe.capacity_factor, microbatch_size * moe.tokens, moe.top_k, moe.experts);
+  return moe.experts * capacity * moe.dim * bytes_per_value;
+}
+
 // Where a layer's tensor-parallel collectives come from.
 struct CollectiveContext {
   int tp = 1;
@@ -189,7 +197,14 @@ void add_tensor_parallel_collectives(std::vector<TensorParallelAllReduce>& out, 
           out.push_back({layer, out_bytes, false, collective});
       } else {
         // After Proj and FFN2 in the forward; after FFN1's and QKV's input gradients in the backward.
-        for (bool in_forward : {true, true, false, false}) out.push_back({layer, out_bytes, in_forward, C::AllReduce});
+        // With experts the MLP's two sum the experts' slots (moe_layer.h), E x capacity rows.
+        const int64_t mlp_bytes =
+            info.has_experts() ? expert_slot_bytes(info.moe, context.microbatch_size, context.activation_bytes)
+                               : out_bytes;
+        out.push_back({layer, out_bytes, true, C::AllReduce});
+        out.push_back({layer, mlp_bytes, true, C::AllReduce});
+        out.push_back({layer, mlp_bytes, false, C::AllReduce});
+        out.push_back({layer, out_bytes, false, C::AllReduce});
       }
       break;
     default:
@@ -252,9 +267,7 @@ void add_batch_statistics_allreduces(std::vector<BatchStatisticsAllReduce>& list
 // layer's whole dispatch buffer (every expert's capacity of token slots).
 void add_expert_all_to_alls(std::vector<ExpertAllToAll>& list, int layer, const MoeShape& moe,
                             int64_t microbatch_size, int64_t bytes_per_value) {
-  const int64_t capacity =
-      expert_capacity(moe.capacity_factor, microbatch_size * moe.tokens, moe.top_k, moe.experts);
-  const int64_t bytes = moe.experts * capacity * moe.dim * bytes_per_value;
+  const int64_t bytes = expert_slot_bytes(moe, microbatch_size, bytes_per_value);
   for (const bool in_forward : {true, false})
     for (int direction = 0; direction < 2; ++direction) list.push_back({layer, bytes, in_forward});
 }
@@ -368,7 +381,8 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
       }
       if (info.has_experts() && plan.ep > 1) {
         // Each member of an expert-parallel group holds experts / ep of the experts.
-        cost.params -= moe_cost(info.moe).expert_params / plan.ep * (plan.ep - 1);
+        const int expert_tp = roles[i] == TensorParallelRole::BlockParallel ? tp : 1;
+        cost.params -= moe_cost(info.moe, expert_tp).expert_params / plan.ep * (plan.ep - 1);
         add_expert_all_to_alls(profile.expert_all_to_alls, i, info.moe, microbatch_size, bytes.activation);
       }
       if (cost.params > 0) split_kept_per_sample += info.out_features * bytes.activation;  // BW's dy

@@ -43,16 +43,19 @@ Evaluator::Evaluator(const ModelSpec& model, uint64_t seed, const Dataset& data)
 namespace {
 
 // A moe layer's gate, and the experts member `rank` of an expert-parallel
-// group holds, into the whole layer.
-void copy_experts(MoeLayer& part, MoeLayer& full, int rank) {
-  if (rank == 0) full.gate().copy_from(part.gate());
+// group holds, into the whole layer; under expert tensor parallelism
+// (moe_layer.h) tensor-parallel shard `tp_shard`'s hidden columns of them.
+void copy_experts(MoeLayer& part, MoeLayer& full, int rank, int tp_shard = 0) {
+  if (rank == 0 && tp_shard == 0) full.gate().copy_from(part.gate());
   for (int64_t l = 0; l < part.local_experts(); ++l) {
     MoeLayer::Expert& from = part.expert(l);
     MoeLayer::Expert& to = full.expert(rank * part.local_experts() + l);
-    to.w1.copy_from(from.w1);
-    to.b1.copy_from(from.b1);
-    to.w2.copy_from(from.w2);
-    to.b2.copy_from(from.b2);
+    const int64_t width = from.w1.cols();  // the shard's hidden columns
+    const int64_t first = tp_shard * width;
+    paste_slice(to.w1, {0, from.w1.rows(), first, width}, from.w1);
+    paste_slice(to.b1, {0, 1, first, width}, from.b1);
+    paste_slice(to.w2, {first, width, 0, from.w2.cols()}, from.w2);
+    if (tp_shard == 0) to.b2.copy_from(from.b2);
   }
 }
 
@@ -69,13 +72,12 @@ void Evaluator::copy_weights_from(Sequential& stage, int tp, int shard, ExpertSh
     auto* block = part.type() == LayerType::TransformerBlock
                       ? &static_cast<TransformerBlockLayer&>(part)
                       : nullptr;
-    if (block && block->experts()) {  // never tensor-parallel
+    if (block && block->experts()) {
       auto& full_block = static_cast<TransformerBlockLayer&>(full);
-      copy_experts(*block->experts(), *full_block.experts(), experts.rank);
+      copy_experts(*block->experts(), *full_block.experts(), experts.rank, shard);
       if (experts.rank != 0) continue;
-      const std::vector<Tensor*> from = block->block().weights().list();
-      const std::vector<Tensor*> to = full_block.block().weights().list();
-      for (size_t i = 0; i < from.size(); ++i) to[i]->copy_from(*from[i]);
+      paste_block_tensors(full_block.block().weights(), block->block().weights(),
+                          full_block.block().config(), block->block().shard());
       continue;
     }
     if (experts.rank != 0) continue;  // the other members hold the same non-expert weights

@@ -68,7 +68,7 @@ GpuMoe::GpuMoe(int index, const MoeShape& shape, double aux_loss_weight, ExpertS
   MoeLayer host(index, shape, aux_loss_weight, shard, nullptr);
   host.init(seed);
   const int64_t h = shape.dim;
-  const int64_t f = shape.ffn;
+  const int64_t f = hidden_width();
   experts_.resize(static_cast<size_t>(host.local_experts()));
   for (Expert& e : experts_) {
     e.w1 = tensor(h, f, MemoryCategory::Weights);
@@ -135,8 +135,10 @@ DeviceTensor GpuMoe::forward_keeping(const DeviceTensor& x, const ForwardInfo& i
 }
 
 DeviceTensor GpuMoe::mix(const float* tokens, int64_t rows, const float* residual,
-                         const ForwardInfo& info, std::unique_ptr<LayerState>& state) {
+                         const ForwardInfo& info, std::unique_ptr<LayerState>& state,
+                         const TensorParallelSum& tp_sum) {
   const int64_t h = shape_.dim;
+  const int64_t f = hidden_width();
   const int64_t experts = shape_.experts;
   const cublasHandle_t cublas = context().cublas();
   const cudaStream_t stream = context().stream();
@@ -170,9 +172,9 @@ DeviceTensor GpuMoe::mix(const float* tokens, int64_t rows, const float* residua
                         dispatch.data(), stream);
   exchange(dispatch, true);
   kept->expert_input = reorder_slots(std::move(dispatch), capacity, true);
-  kept->hidden = DeviceTensor::uninitialized(slots, shape_.ffn, &context().allocator(),
-                                             MemoryCategory::Activations);
-  DeviceTensor activated = DeviceTensor::uninitialized(slots, shape_.ffn, &context().allocator());
+  kept->hidden =
+      DeviceTensor::uninitialized(slots, f, &context().allocator(), MemoryCategory::Activations);
+  DeviceTensor activated = DeviceTensor::uninitialized(slots, f, &context().allocator());
   DeviceTensor output =
       DeviceTensor::uninitialized(slots, h, &context().allocator(), MemoryCategory::Activations);
   const int64_t expert_rows = shard_.ep * capacity;
@@ -180,17 +182,19 @@ DeviceTensor GpuMoe::mix(const float* tokens, int64_t rows, const float* residua
     const Expert& expert = experts_[static_cast<size_t>(l)];
     const int64_t first = l * expert_rows;
     linear_forward(cublas, kept->expert_input.data() + first * h, expert_rows, expert.w1,
-                   &expert.b1, kept->hidden.data() + first * shape_.ffn, stream);
+                   &expert.b1, kept->hidden.data() + first * f, stream);
   }
   kernels::activation_forward(Activation::Gelu, kept->hidden.data(), activated.data(),
                               activated.size(), stream);
   for (int64_t l = 0; l < local_experts(); ++l) {
     const Expert& expert = experts_[static_cast<size_t>(l)];
     const int64_t first = l * expert_rows;
-    linear_forward(cublas, activated.data() + first * shape_.ffn, expert_rows, expert.w2,
-                   &expert.b2, output.data() + first * h, stream);
+    // Row-parallel W2: its bias joins once, on shard 0, before the sum.
+    linear_forward(cublas, activated.data() + first * f, expert_rows, expert.w2,
+                   shard_.tp_shard == 0 ? &expert.b2 : nullptr, output.data() + first * h, stream);
   }
   activated.reset();
+  if (tp_sum) tp_sum(output);  // every shard then holds the whole outputs
   kept->expert_output = reorder_slots(std::move(output), capacity, false);
   exchange(kept->expert_output, true);
 
@@ -221,11 +225,12 @@ DeviceTensor GpuMoe::backward_input_with(const DeviceTensor& x, const DeviceTens
 }
 
 DeviceTensor GpuMoe::mix_backward(const float* tokens, const float* mix_grad, int64_t rows,
-                                  const float* residual_grad, LayerState* state) {
+                                  const float* residual_grad, LayerState* state,
+                                  const TensorParallelSum& tp_sum) {
   Kept& kept = *static_cast<Kept*>(state);
   const MoeRouting& routing = kept.routing;
   const int64_t h = shape_.dim;
-  const int64_t f = shape_.ffn;
+  const int64_t f = hidden_width();
   const int64_t experts = shape_.experts;
   const int64_t capacity = routing.capacity;
   const int64_t slots = experts * capacity;
@@ -277,6 +282,7 @@ DeviceTensor GpuMoe::mix_backward(const float* tokens, const float* mix_grad, in
   activated.reset();
   activated_grad.reset();
   hidden_grad.reset();
+  if (tp_sum) tp_sum(input_grad);  // column-parallel W1's partial input gradients
   // The slots' input gradients go back to the members that dispatched them.
   input_grad = reorder_slots(std::move(input_grad), capacity, false);
   exchange(input_grad, false);

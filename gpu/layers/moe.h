@@ -27,6 +27,7 @@
 #pragma once
 
 #include <memory>
+#include <functional>
 #include <vector>
 
 #include "core/model/mixture_of_experts.h"
@@ -59,10 +60,17 @@ class GpuMoe : public GpuLayer {
   // `residual` [rows, dim] when given (added last, as the layers add it).
   // mix_backward: the tokens' gradient from the mix's gradient `mix_grad`,
   // plus `residual_grad` when given; it adds the weight gradients.
+  // Under expert tensor parallelism (ExpertShard::tp > 1, moe_layer.h) each
+  // expert holds its shard's hidden columns, and tp_sum sums over the shards
+  // the experts' partial outputs (forward) and W1's partial input gradients
+  // (backward), as the CPU layer does.
+  using TensorParallelSum = std::function<void(DeviceTensor& values)>;
   DeviceTensor mix(const float* tokens, int64_t rows, const float* residual,
-                   const ForwardInfo& info, std::unique_ptr<LayerState>& state);
+                   const ForwardInfo& info, std::unique_ptr<LayerState>& state,
+                   const TensorParallelSum& tp_sum = {});
   DeviceTensor mix_backward(const float* tokens, const float* mix_grad, int64_t rows,
-                            const float* residual_grad, LayerState* state);
+                            const float* residual_grad, LayerState* state,
+                            const TensorParallelSum& tp_sum = {});
   std::vector<DeviceTensor*> params() override;
   std::vector<DeviceTensor*> grads() override;
   std::vector<DeviceTensor*> expert_grads() override;
@@ -74,12 +82,13 @@ class GpuMoe : public GpuLayer {
  private:
   struct Kept;
   struct Expert {
-    DeviceTensor w1, b1, w2, b2;  // [dim, ffn], [1, ffn], [ffn, dim], [1, dim]
+    DeviceTensor w1, b1, w2, b2;  // [dim, ffn / tp], [1, ffn / tp], [ffn / tp, dim], [1, dim]
     DeviceTensor w1_grad, b1_grad, w2_grad, b2_grad;
   };
   // The micro-batch's weight in the step's loss (ExpertConnection::step_tokens).
   double microbatch_share(int64_t rows) const;
   int64_t local_experts() const { return static_cast<int64_t>(experts_.size()); }
+  int64_t hidden_width() const { return shape_.ffn / shard_.tp; }  // each expert's, on this shard
   // The all-to-all of `values` (ep slices of slot rows), or nothing under ep = 1.
   void exchange(DeviceTensor& values, bool in_forward);
   // Slot rows reordered from member-major to expert-major (or back), in

@@ -135,11 +135,12 @@ GpuTransformerBlock::GpuTransformerBlock(int index, const GptBlockConfig& config
   weights_ = upload(host.weights(), &context.allocator(), true);
   gradients_ = upload(host.gradients(), &context.allocator(), false);
   if (!experts) return;
-  if (config.dense_mlp || shard.tp != 1)  // as the CPU's TransformerBlockLayer
+  if (config.dense_mlp || shard.splits_sequence() || experts->shard.tp != shard.tp ||
+      experts->shard.tp_shard != shard.shard)  // as the CPU's TransformerBlockLayer
     throw std::invalid_argument(
         "layer " + std::to_string(index) +
-        ": a transformer_block with experts is not split over tensor-parallel "
-        "shards; set parallel.tp = 1");
+        ": a transformer_block's experts are split over the block's tensor-parallel shards "
+        "(and not along the sequence); set parallel.sequence_parallel = false");
   experts_ =
       std::make_unique<GpuMoe>(index, experts->shape, experts->aux_loss_weight, experts->shard, seed, context);
 }
@@ -378,9 +379,10 @@ DeviceTensor GpuTransformerBlock::experts_forward(const ForwardInfo& info, GpuBl
   GpuBlockCache& cache = state.cache;
   const int64_t rows = cache.batch * cache.seq;  // experts are never split along the sequence
   // y = h + drop3(MoE(norm2_out)): the experts' part first, h last, as on the CPU.
+  const GpuMoe::TensorParallelSum tp_sum = experts_tensor_parallel_sum(true);
   if (!active(cache.dropout))
-    return experts_->mix(cache.norm2_out.data(), rows, cache.h.data(), info, state.experts);
-  DeviceTensor y = experts_->mix(cache.norm2_out.data(), rows, nullptr, info, state.experts);
+    return experts_->mix(cache.norm2_out.data(), rows, cache.h.data(), info, state.experts, tp_sum);
+  DeviceTensor y = experts_->mix(cache.norm2_out.data(), rows, nullptr, info, state.experts, tp_sum);
   drop(y.data(), y.data(), cache, kernels::kFeedForwardSite);
   kernels::add_into(y.data(), cache.h.data(), y.size(), context().stream());
   return y;
@@ -431,8 +433,14 @@ void GpuTransformerBlock::experts_backward(const DeviceTensor& dy, GpuBlockState
   GpuBlockCache& cache = state.cache;
   DeviceTensor masked;  // dy through drop3's mask (only while the experts read it)
   const float* mix_grad = through_dropout(dy.data(), cache, kernels::kFeedForwardSite, masked);
-  cache.d_norm2_out = experts_->mix_backward(cache.norm2_out.data(), mix_grad,
-                                             cache.batch * cache.seq, nullptr, state.experts.get());
+  cache.d_norm2_out =
+      experts_->mix_backward(cache.norm2_out.data(), mix_grad, cache.batch * cache.seq, nullptr,
+                             state.experts.get(), experts_tensor_parallel_sum(false));
+}
+
+GpuMoe::TensorParallelSum GpuTransformerBlock::experts_tensor_parallel_sum(bool in_forward) {
+  if (!all_reduce_) return {};  // one shard
+  return [this, in_forward](DeviceTensor& values) { all_reduce_(values, in_forward); };
 }
 
 DeviceTensor GpuTransformerBlock::attention_backward(const DeviceTensor& x, const DeviceTensor& dy,

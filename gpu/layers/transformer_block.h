@@ -85,7 +85,7 @@ class GpuTransformerBlock : public GpuLayer {
  public:
   // `seq` positions of config.dim values per sample; weights initialised from
   // (seed, index) as the CPU's. Throws like check_gpt_block, and as
-  // TransformerBlockLayer for `experts` (config.dense_mlp false, tp 1).
+  // TransformerBlockLayer for `experts` (config.dense_mlp false, its shard the block's).
   GpuTransformerBlock(int index, const GptBlockConfig& config, const BlockShard& shard, int64_t seq,
                       uint64_t seed, DeviceContext& context, const BlockExperts* experts = nullptr);
 
@@ -142,6 +142,8 @@ class GpuTransformerBlock : public GpuLayer {
   // Backward: the MLP's, to d_norm2_out, then the attention half's to dx.
   void feed_forward_backward(const DeviceTensor& dy, GpuBlockCache& cache);
   void experts_backward(const DeviceTensor& dy, GpuBlockState& state);
+  // The experts' sum over the tensor-parallel shards (the block's all-reduce), empty at tp 1.
+  GpuMoe::TensorParallelSum experts_tensor_parallel_sum(bool in_forward);
   DeviceTensor attention_backward(const DeviceTensor& x, const DeviceTensor& dy,
                                   GpuBlockCache& cache);
   // Sequence parallelism (core/nn/gpt_block.h, as GptBlock does it): the

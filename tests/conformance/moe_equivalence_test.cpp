@@ -142,6 +142,26 @@ TEST_P(MoeEquivalence, ExpertParallelLearnsAsOnTheCpu) {
   check(gpt, "top-2 gpt dp2 ep2");
 }
 
+// Blocks whose experts are split over tensor-parallel shards (moe_layer.h):
+// the same routing, drops and losses as the CPU at the same split, and, with
+// capacity for every token, tp 1's losses within 1e-4; pipelined, and with
+// expert parallelism.
+TEST_P(MoeEquivalence, ExpertBlocksUnderTensorParallelLearnAsOnTheCpu) {
+  const Experiment base = with_plan(testing::gpt_with_expert_blocks(2, 4.0), ScheduleKind::OneFOneB, 1, 2);
+  const testing::RunOutput reference = run_experiment(testing::on_backend(base, backend()));
+  ASSERT_EQ(reference.state, RunState::Finished) << reference.error;
+  Experiment split = base;
+  split.parallel.tp = 2;
+  const Runs runs = check(split, "top-2 expert blocks tp2");
+  if (runs.run.state == RunState::Finished)
+    testing::expect_same_curve(reference.losses(), runs.run.losses(), 1e-4, "top-2 expert blocks tp2 against tp 1");
+  check(with_plan(testing::gpt_with_expert_blocks(1, 0.5), ScheduleKind::ZeroBubbleH1, 2, 4, 1, 2),
+        "top-1 expert blocks capacity 0.5, zb-h1 tp2 x pp2");
+  Experiment expert_parallel = with_plan(testing::gpt_with_expert_blocks(2, 1.25), ScheduleKind::OneFOneB, 1, 2, 2, 2);
+  expert_parallel.parallel.ep = 2;
+  check(expert_parallel, "top-2 expert blocks tp2 x dp2 ep2");
+}
+
 // Validation runs on the host copy of the weights: every expert must come along.
 TEST_P(MoeEquivalence, ValidationUsesEveryExpert) {
   Experiment experiment = testing::small_moe_experiment(1, 1.25);

@@ -145,10 +145,18 @@ TEST(TransformerExperiment, ABlocksExpertsAreReadCheckedAndWrittenBack) {
     edit(document);
     return error_of(document);
   };
-  EXPECT_NE(with([](Json& d) { d["parallel"]["tp"] = 2; })
-                .find("model.layers[2] is a transformer_block with experts, which PipeLab does not "
-                      "split over "
-                      "tensor-parallel shards; set parallel.tp = 1"),
+  // Each expert's FFN is split over tp like the dense MLP, inside each expert-parallel member.
+  EXPECT_EQ(with([](Json& d) { d["parallel"]["tp"] = 2; }), "no error");
+  EXPECT_EQ(with([](Json& d) {
+              d["parallel"]["tp"] = 2;
+              d["parallel"]["sequence_parallel"] = true;
+            }),
+            "experts (a moe layer, a transformer_block's) route whole sequences' tokens, which sequence "
+            "parallelism splits over the tensor-parallel shards; set parallel.sequence_parallel = false");
+  EXPECT_NE(with([](Json& d) {
+              d["parallel"]["tp"] = 2;
+              d["model"]["layers"][2]["ffn"] = 63;
+            }).find("tp = 2 does not divide transformer_block layer"),
             std::string::npos);
   EXPECT_NE(with([](Json& d) {
               d["model"]["layers"][2]["top_k"] = 5;

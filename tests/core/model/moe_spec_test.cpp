@@ -2,6 +2,7 @@
 // formulas, and the messages for fields out of range.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -96,6 +97,24 @@ TEST(MoeSpec, ABlockWithExpertsCostsItsAttentionHalfAndAMoeLayersExperts) {
   model.layers[1].activation = BlockActivation::SwiGlu;
   expect_error_mentions(model,
                         "model.layers[1]: a transformer_block with experts has GELU experts");
+}
+
+// Expert tensor parallelism splits W1, b1 and W2 and the hidden values (the
+// GEMM and GELU work) over tp, and keeps the gate, b2, the dispatched
+// inputs and the outputs whole on every shard.
+TEST(MoeSpec, TensorParallelSplitsEachExpertsHiddenWidth) {
+  const MoeShape shape{10, 8, 4, 2, 16, 1.25};
+  const int64_t h = 8, e = 4, f = 16;
+  const MoeCost whole = moe_cost(shape);
+  const MoeCost half = moe_cost(shape, 2);
+  EXPECT_EQ(whole.expert_params - half.expert_params, e * (h * f + f + f * h) / 2);
+  EXPECT_EQ(whole.params - half.params, whole.expert_params - half.expert_params);  // the gate is whole
+  // Two experts per token, each GEMM pair and GELU over half the hidden width.
+  EXPECT_DOUBLE_EQ(whole.forward_flops - half.forward_flops, 10 * 2 * (4.0 * h * f + 8.0 * f + f) / 2);
+  // Only the hidden pre-activations shrink: slots x f / 2.
+  EXPECT_EQ(whole.kept_values - half.kept_values, static_cast<int64_t>(std::ceil(10 * 1.25 * 2 * f)) -
+                                                      static_cast<int64_t>(std::ceil(10 * 1.25 * 2 * f / 2)));
+  EXPECT_EQ(whole.backward_working_values, half.backward_working_values);
 }
 
 TEST(MoeSpec, MistakesNameTheLayerAndTheFix) {

@@ -25,6 +25,7 @@ namespace {
 using testing::expect_gradient_matches;
 using testing::random_tensor;
 using testing::weighted_sum;
+using testing::HostAllReduce;
 
 constexpr int64_t kBatch = 2;
 constexpr int64_t kSeq = 3;
@@ -147,27 +148,6 @@ TEST(TransformerBlock, SplitBackwardAndRecomputeChangeNothing) {
   // attention output (dim), ffn1's output and the activation (f each), and P.
   EXPECT_EQ(cache_a.forward_floats(), kRows * (8 * 7 + 12 * 2) + kBatch * 4 * kSeq * kSeq);
 }
-
-// An all-reduce (sum) over `tp` threads: each call waits for every shard's
-// buffer, sums them in shard order (so every shard gets the same bits), then
-// writes its own buffer.
-class HostAllReduce {
- public:
-  explicit HostAllReduce(int tp) : buffers_(tp), barrier_(tp) {}
-  void operator()(int shard, float* data, int64_t count) {
-    buffers_[shard] = data;
-    barrier_.arrive_and_wait();
-    std::vector<float> sum(count, 0.0f);
-    for (float* buffer : buffers_)
-      for (int64_t i = 0; i < count; ++i) sum[i] += buffer[i];
-    barrier_.arrive_and_wait();  // every shard has read every buffer
-    std::copy(sum.begin(), sum.end(), data);
-  }
-
- private:
-  std::vector<float*> buffers_;
-  std::barrier<> barrier_;
-};
 
 void expect_close(const Tensor& actual, const Tensor& expected, const std::string& what) {
   ASSERT_TRUE(actual.same_shape(expected)) << what;

@@ -137,9 +137,10 @@ TEST(MoeBlock, AuxLossAndDropsAreTheMoeLayersOnNorm2sOutput) {
   }
 }
 
-TEST(MoeBlock, RefusesTensorParallelShardsAndADenseConfig) {
+TEST(MoeBlock, RefusesExpertsUnsplitInASplitBlockAndADenseConfig) {
   const BlockExperts experts{{kSeq, kDim, kExperts, 1, kFfn, 1.0}, 0.1, {}};
   GptBlockConfig split = experts_config(0.0f);
+  split.ffn_hidden = 6;  // tp divides it; the experts' shard (tp 1) does not match the block's
   EXPECT_THROW(TransformerBlockLayer(0, split, BlockShard{2, 0, false}, kSeq, nullptr, &experts),
                std::invalid_argument);
   GptBlockConfig dense = experts_config(0.0f);

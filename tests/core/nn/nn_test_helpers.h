@@ -4,11 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <barrier>
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "core/nn/tensor.h"
 
@@ -83,5 +85,26 @@ inline bool bitwise_equal(const Tensor& a, const Tensor& b) {
     if (a.data()[i] != b.data()[i]) return false;
   return true;
 }
+
+// An all-reduce (sum) over `tp` threads: each call waits for every shard's
+// buffer, sums them in shard order (so every shard gets the same bits), then
+// writes its own buffer.
+class HostAllReduce {
+ public:
+  explicit HostAllReduce(int tp) : buffers_(tp), barrier_(tp) {}
+  void operator()(int shard, float* data, int64_t count) {
+    buffers_[shard] = data;
+    barrier_.arrive_and_wait();
+    std::vector<float> sum(count, 0.0f);
+    for (float* buffer : buffers_)
+      for (int64_t i = 0; i < count; ++i) sum[i] += buffer[i];
+    barrier_.arrive_and_wait();  // every shard has read every buffer
+    std::copy(sum.begin(), sum.end(), data);
+  }
+
+ private:
+  std::vector<float*> buffers_;
+  std::barrier<> barrier_;
+};
 
 }  // namespace pipelab::testing

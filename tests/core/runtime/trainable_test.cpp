@@ -43,6 +43,11 @@ TEST(Trainable, TransformersTrainOnTheCpu) {
   cuda_expert_parallel.parallel.dp = 2;
   cuda_expert_parallel.parallel.ep = 2;
   EXPECT_EQ(refusal(cuda_expert_parallel), "");
+  Experiment split_experts = cuda_experts;  // each expert split over tp (moe_layer.h, gpu/layers/moe.h)
+  split_experts.parallel.tp = 2;
+  EXPECT_EQ(refusal(split_experts), "");
+  split_experts.backend.type = "cpu";
+  EXPECT_EQ(refusal(split_experts), "");
   Experiment elsewhere = testing::tiny_gpt_experiment();
   elsewhere.backend.type = "tpu";
   EXPECT_NE(refusal(elsewhere).find("set backend.type = cpu or cuda"), std::string::npos);
