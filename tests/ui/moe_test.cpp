@@ -103,7 +103,7 @@ class MoeTest : public QObject {
                               20000);
     QTRY_VERIFY(!chart->isHidden());
     QTRY_VERIFY(dock->isVisible());  // its dock opens beside the loss
-    QVERIFY(dock->width() >= 200);   // wide enough for a bar per expert
+    QTRY_VERIFY(dock->width() >= 200);  // wide enough for a bar per expert, once laid out
     QCOMPARE(chart->barCount(), 2 * 4);  // two blocks of four experts
     const StepMetrics& last = window.runController()->trace().steps.back();
     double dropped = 0;
