@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/runtime/run_control.h"
 #include "gpu/device/cuda_check.h"
 #include "gpu/device/device_guard.h"
 
@@ -16,6 +17,20 @@ namespace {
 static_assert(kNoColor == NCCL_SPLIT_NOCOLOR, "rank_comm_plan.h's kNoColor is NCCL's");
 
 size_t element_count(const DeviceTensor& tensor) { return static_cast<size_t>(tensor.size()); }
+
+// NCCL's own words for a communicator's last error, when it has some.
+std::string last_error(ncclComm_t comm) {
+  const char* text = comm ? ncclGetLastError(comm) : nullptr;
+  return text && *text ? std::string(" (") + text + ")" : std::string();
+}
+
+// Calls on this communicator return at once (ncclInProgress) instead of
+// blocking until every rank has come (setup_wait.h).
+ncclConfig_t non_blocking_config() {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  return config;
+}
 
 }  // namespace
 
@@ -28,8 +43,9 @@ std::string gpu_identity(int gpu) {
 }
 
 RankWorld::RankWorld(const RankCommPlan& plan, int rank, int ranks, int gpu,
-                     const Exchange& exchange)
-    : plan_(plan), rank_(rank), gpu_(gpu) {
+                     const Exchange& exchange, const SetupWait& setup)
+    : plan_(plan), rank_(rank), gpu_(gpu), launch_wait_(setup) {
+  launch_wait_.timeout.reset();  // during the run: the run's silence detection stops it
   split_.assign(plan.communicators.size(), nullptr);
   if (!plan.needs_world()) return;
   ncclUniqueId id{};
@@ -41,11 +57,33 @@ RankWorld::RankWorld(const RankCommPlan& plan, int rank, int ranks, int gpu,
                              ": NCCL's unique id did not come from rank 0");
   std::memcpy(&id, ids[0].data(), sizeof(id));
   DeviceGuard guard(gpu_);
-  PIPELAB_NCCL_CHECK(ncclCommInitRank(&world_, ranks, id, rank));
-  for (size_t index = 0; index < split_.size(); ++index) {
-    const int i = static_cast<int>(index);
-    PIPELAB_NCCL_CHECK(ncclCommSplit(world_, split_color(plan, i, rank), split_key(plan, i, rank),
-                                     &split_[index], nullptr));
+  // Whatever fails or times out, no communicator is left waiting for a rank
+  // that is not coming: abort them all, then say why.
+  try {
+    ncclConfig_t config = non_blocking_config();
+    complete(ncclCommInitRankConfig(&world_, ranks, id, rank, &config), world_,
+             "NCCL's set-up between ranks (ncclCommInitRank over " + std::to_string(ranks) +
+                 " ranks)",
+             setup);
+    for (size_t index = 0; index < split_.size(); ++index) {
+      const int i = static_cast<int>(index);
+      const std::string step = "NCCL's set-up between ranks (ncclCommSplit for communicator " +
+                               std::to_string(i) + " of " + std::to_string(split_.size()) + ")";
+      ncclConfig_t split_config = non_blocking_config();
+      // The parent stays in progress until the split is done, then the child
+      // (null where this rank is not in it) finishes its own set-up.
+      complete(ncclCommSplit(world_, split_color(plan, i, rank), split_key(plan, i, rank),
+                             &split_[index], &split_config),
+               world_, step, setup);
+      if (split_[index]) complete(ncclSuccess, split_[index], step, setup);
+    }
+  } catch (const RunStopped&) {
+    abort();
+    throw std::runtime_error("rank " + std::to_string(rank) +
+                             ": the run was stopped during NCCL's set-up between ranks");
+  } catch (...) {
+    abort();
+    throw;
   }
 }
 
@@ -87,6 +125,24 @@ void RankWorld::abort() noexcept {
   if (world_) PIPELAB_NCCL_WARN(ncclCommAbort(world_));
 }
 
+void RankWorld::complete(ncclResult_t issued, ncclComm_t comm, const std::string& step,
+                         const SetupWait& wait) const {
+  if (issued != ncclSuccess && issued != ncclInProgress)
+    throw CudaError("rank " + std::to_string(rank_) + ": " + step + " failed: " +
+                    ncclGetErrorString(issued) + last_error(comm));
+  wait.until_ready(
+      [&] {
+        ncclResult_t state = ncclSuccess;
+        PIPELAB_NCCL_CHECK(ncclCommGetAsyncError(comm, &state));
+        if (state == ncclInProgress) return false;
+        if (state != ncclSuccess)
+          throw CudaError("rank " + std::to_string(rank_) + ": " + step + " failed: " +
+                          ncclGetErrorString(state) + last_error(comm));
+        return true;
+      },
+      step);
+}
+
 ncclComm_t RankWorld::member(int index) const {
   const ncclComm_t comm = split_.at(static_cast<size_t>(index));
   if (!comm)
@@ -107,24 +163,29 @@ size_t RankWorld::slice(int index, const DeviceTensor& tensor) const {
 
 void RankWorld::all_reduce_sum(int index, DeviceTensor& tensor, cudaStream_t stream) const {
   DeviceGuard guard(gpu_);
-  PIPELAB_NCCL_CHECK(ncclAllReduce(tensor.data(), tensor.data(), element_count(tensor),
-                                   ncclFloat32, ncclSum, member(index), stream));
+  const ncclComm_t comm = member(index);
+  complete(ncclAllReduce(tensor.data(), tensor.data(), element_count(tensor), ncclFloat32, ncclSum,
+                         comm, stream),
+           comm, "ncclAllReduce between ranks", launch_wait_);
 }
 
 void RankWorld::all_gather(int index, DeviceTensor& tensor, cudaStream_t stream) const {
   DeviceGuard guard(gpu_);
   const size_t count = slice(index, tensor);
   float* whole = tensor.data();
-  PIPELAB_NCCL_CHECK(ncclAllGather(whole + nccl_rank(index) * count, whole, count, ncclFloat32,
-                                   member(index), stream));
+  const ncclComm_t comm = member(index);
+  complete(ncclAllGather(whole + nccl_rank(index) * count, whole, count, ncclFloat32, comm, stream),
+           comm, "ncclAllGather between ranks", launch_wait_);
 }
 
 void RankWorld::reduce_scatter(int index, DeviceTensor& tensor, cudaStream_t stream) const {
   DeviceGuard guard(gpu_);
   const size_t count = slice(index, tensor);
   float* whole = tensor.data();
-  PIPELAB_NCCL_CHECK(ncclReduceScatter(whole, whole + nccl_rank(index) * count, count, ncclFloat32,
-                                       ncclSum, member(index), stream));
+  const ncclComm_t comm = member(index);
+  complete(ncclReduceScatter(whole, whole + nccl_rank(index) * count, count, ncclFloat32, ncclSum,
+                             comm, stream),
+           comm, "ncclReduceScatter between ranks", launch_wait_);
 }
 
 void RankWorld::all_to_all(int index, const DeviceTensor& tensor, DeviceTensor& received,
@@ -140,19 +201,21 @@ void RankWorld::all_to_all(int index, const DeviceTensor& tensor, DeviceTensor& 
     PIPELAB_NCCL_CHECK(ncclRecv(received.data() + peer * count, count, ncclFloat32, peer, comm,
                                 stream));
   }
-  PIPELAB_NCCL_CHECK(ncclGroupEnd());
+  complete(ncclGroupEnd(), comm, "the all-to-all between ranks", launch_wait_);
 }
 
 void RankWorld::send(int index, const DeviceTensor& tensor, cudaStream_t stream) const {
   DeviceGuard guard(gpu_);
-  PIPELAB_NCCL_CHECK(ncclSend(tensor.data(), element_count(tensor), ncclFloat32, 1, member(index),
-                              stream));
+  const ncclComm_t comm = member(index);
+  complete(ncclSend(tensor.data(), element_count(tensor), ncclFloat32, 1, comm, stream), comm,
+           "ncclSend between ranks", launch_wait_);
 }
 
 void RankWorld::recv(int index, DeviceTensor& tensor, cudaStream_t stream) const {
   DeviceGuard guard(gpu_);
-  PIPELAB_NCCL_CHECK(ncclRecv(tensor.data(), element_count(tensor), ncclFloat32, 0, member(index),
-                              stream));
+  const ncclComm_t comm = member(index);
+  complete(ncclRecv(tensor.data(), element_count(tensor), ncclFloat32, 0, comm, stream), comm,
+           "ncclRecv between ranks", launch_wait_);
 }
 
 }  // namespace pipelab::gpu

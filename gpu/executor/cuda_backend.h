@@ -96,7 +96,7 @@ struct CudaDevices {
   // communicator (-1: none).
   RankCommPlan rank_plan;
 #ifdef PIPELAB_HAVE_NCCL
-  std::unique_ptr<RankWorld> rank_world;
+  std::unique_ptr<RankWorld> rank_world;  // attached to comm_world (its launch lock and abort)
 #endif
   std::vector<int> data_parallel_rank_comm_of;
   std::vector<int> tensor_parallel_rank_comm_of;

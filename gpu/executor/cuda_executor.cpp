@@ -237,8 +237,12 @@ void CudaExecutor::build_rank_world(int gpu) {
       Schedule{}, collective_groups(experiment_.parallel, model_has_experts(experiment_.model)).all(),
       rank_of_device, gpu_of_rank, kHaveNccl);
 #ifdef PIPELAB_HAVE_NCCL
-  devices_->rank_world =
-      std::make_unique<RankWorld>(devices_->rank_plan, share.rank, share.ranks, gpu, share.exchange);
+  const SetupWait setup{.rank = share.rank,
+                        .timeout = std::chrono::duration<double>(share.setup_timeout_s),
+                        .stopping = [control = control_.get()] { return control->stopping(); }};
+  devices_->rank_world = std::make_unique<RankWorld>(devices_->rank_plan, share.rank, share.ranks,
+                                                     gpu, share.exchange, setup);
+  devices_->comm_world->attach(devices_->rank_world.get());
 #endif
 }
 
@@ -325,11 +329,9 @@ void CudaExecutor::build_groups() {
 void CudaExecutor::after_failure() {
   // A fault on one GPU leaves NCCL kernels on the others waiting for it:
   // abort the communicators so their workers' waits return.
+  // Those between ranks too (attached to it), so no other rank's kernels
+  // wait for this one.
   if (devices_ && devices_->comm_world) devices_->comm_world->abort();
-#ifdef PIPELAB_HAVE_NCCL
-  // And those between ranks, so no other rank's kernels wait for this one.
-  if (devices_ && devices_->rank_world) devices_->rank_world->abort();
-#endif
 }
 
 CudaExecutor::~CudaExecutor() { stop_and_join(); }
