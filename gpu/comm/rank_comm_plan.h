@@ -60,7 +60,10 @@
 // checked on two GPUs. Compiled, never run: needs two GPUs and MPI.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -79,6 +82,9 @@ enum class RankPath {
 struct RankCommunicator {
   std::vector<int> ranks;    // NCCL rank i is process rank ranks[i]
   std::vector<int> devices;  // the virtual device that issues on it on ranks[i]
+  // A link's (sender NCCL rank 0, receiver rank 1), not a group's: its
+  // connection is made at set-up (rank_world.h).
+  bool point_to_point = false;
 };
 
 struct RankRoute {
@@ -117,6 +123,13 @@ RankCommPlan plan_rank_communicators(const Schedule& schedule,
 inline constexpr int kNoColor = -1;  // NCCL_SPLIT_NOCOLOR's value
 int split_color(const RankCommPlan& plan, int index, int rank);
 int split_key(const RankCommPlan& plan, int index, int rank);
+
+// A message on an NCCL link: its shape travels first over the host transport
+// (the receiver sizes its buffer from it), as two floats, exact below 2^24.
+// Throws std::invalid_argument for a dimension that is not, and for a shape
+// message that is not two such whole numbers.
+std::array<float, 2> shape_message(int64_t rows, int64_t cols);
+std::pair<int64_t, int64_t> message_shape(std::span<const float> message);
 
 // "between ranks: 2 groups and 4 links on NCCL, 1 group and 0 links staged
 // through host memory" (links left out when the plan has none): the launch

@@ -9,6 +9,7 @@
 
 #include "core/runtime/run_control.h"
 #include "gpu/device/cuda_check.h"
+#include "gpu/device/cuda_handles.h"
 #include "gpu/device/device_guard.h"
 
 namespace pipelab::gpu {
@@ -77,6 +78,7 @@ RankWorld::RankWorld(const RankCommPlan& plan, int rank, int ranks, int gpu,
                world_, step, setup);
       if (split_[index]) complete(ncclSuccess, split_[index], step, setup);
     }
+    connect_links(setup);
   } catch (const RunStopped&) {
     abort();
     throw std::runtime_error("rank " + std::to_string(rank) +
@@ -141,6 +143,37 @@ void RankWorld::complete(ncclResult_t issued, ncclComm_t comm, const std::string
         return true;
       },
       step);
+}
+
+void RankWorld::connect_links(const SetupWait& setup) {
+  CudaStream stream(gpu_);
+  float* one = nullptr;  // a float each link's first message carries
+  PIPELAB_CUDA_CHECK(cudaMalloc(&one, sizeof(float)));
+  PIPELAB_CUDA_CHECK(cudaMemsetAsync(one, 0, sizeof(float), stream.get()));
+  for (size_t index = 0; index < split_.size(); ++index) {
+    const ncclComm_t comm = split_[index];
+    if (!comm || !plan_.communicators[index].point_to_point) continue;
+    const int i = static_cast<int>(index);
+    const std::vector<int>& ends = plan_.communicators[index].ranks;
+    const std::string step = "NCCL's set-up between ranks (connecting link communicator " +
+                             std::to_string(i) + ", rank " + std::to_string(ends[0]) +
+                             " to rank " + std::to_string(ends[1]) + ")";
+    if (nccl_rank(i) == 0)
+      complete(ncclSend(one, 1, ncclFloat32, 1, comm, stream.get()), comm, step, setup);
+    else
+      complete(ncclRecv(one, 1, ncclFloat32, 0, comm, stream.get()), comm, step, setup);
+  }
+  setup.until_ready(
+      [&] {
+        const cudaError_t status = cudaStreamQuery(stream.get());
+        if (status == cudaErrorNotReady) return false;
+        PIPELAB_CUDA_CHECK(status);
+        return true;
+      },
+      "NCCL's set-up between ranks (the links' first messages)");
+  // Only once they are done: a failure above leaves the float to the kernels
+  // still reading it until the abort (and cudaFree would wait for them).
+  PIPELAB_CUDA_CHECK(cudaFree(one));
 }
 
 ncclComm_t RankWorld::member(int index) const {

@@ -20,6 +20,14 @@
 // silence detection stops a run whose peer is gone, and the stop flag ends
 // the poll), before the launch lock is released (comm_world.h).
 //
+// Links: NCCL connects a pair of ranks for point-to-point on their first
+// send and receive, which waits for the peer. That happens here, at set-up
+// and timed like the rest (one float per link communicator, every rank going
+// through the plan's links in plan order, so the first link not yet
+// connected always has both its ends at it), not at a launch during the run:
+// a launch holds its process's launch lock, and a wait there for a peer whose
+// own launch waits for that peer's lock could stall both processes.
+//
 // Collectives: this rank's member issues its part on its own stream. NCCL
 // works in place for all-reduce, all-gather and reduce-scatter (the slice
 // layout of collective_steps.h: member i's slice at offset i); all-to-all
@@ -88,6 +96,8 @@ class RankWorld {
   // `issued`; throws CudaError naming `step` when it failed.
   void complete(ncclResult_t issued, ncclComm_t comm, const std::string& step,
                 const SetupWait& wait) const;
+  // The first message of every link communicator this rank is in (above).
+  void connect_links(const SetupWait& setup);
   ncclComm_t member(int index) const;  // throws std::logic_error when not a member
   int nccl_rank(int index) const;
   size_t slice(int index, const DeviceTensor& tensor) const;  // per-member length
