@@ -33,21 +33,29 @@
 // group's member i (members are in rank order already), so the chunks of
 // reduce-scatter and all-gather land where the in-process run puts them.
 //
-// Point-to-point (planned here, not yet used by the cuda executor, whose
-// messages between ranks stay staged: a receiver must know the message's
-// shape before its ncclRecv, which only the host transport carries today):
+// Point-to-point (the cuda backend's SEND and RECV ops on a planned link):
 // the launch lock of message_routes.h (both halves issued together in one
-// process) cannot span processes. Instead the sender issues
-// ncclSend at its SEND op on the (from, to) communicator, the receiver
-// ncclRecv at its RECV op on the same communicator, each on a stream of that
-// link alone. Why this cannot deadlock: NCCL completes the operations of one
-// communicator in issue order on each rank, so with sends and receives in the
-// same order (in_order_link) the k-th send meets the k-th receive; a send and
-// its receive on different processes progress independently once both are
-// issued; host threads never wait for the GPU, so every receive is issued;
-// and a per-link stream means a blocked send or receive only holds back later
-// messages of its own link, which the schedule's order at both ends already
-// puts after it.
+// process) cannot span processes. Instead, at its SEND op the sender posts
+// the message's shape (shape_message) over the host transport, under the
+// message's tag, then issues ncclSend on the (from, to) communicator; at its
+// RECV op the receiver takes the shape from its host mailbox, makes a buffer
+// of that shape and issues ncclRecv on the same communicator. Each end issues
+// on a stream of that link alone, after (sender) or before (receiver, whose
+// compute stream then waits for it) the compute stream's work, ordered with
+// events as MessageRoutes does. Why this cannot deadlock:
+//  - host threads: a SEND never waits for the receiver (the shape post is
+//    asynchronous, and the link was connected at set-up, rank_world.h, so
+//    issuing ncclSend does not wait for the peer), and a RECV waits only for
+//    the shape, which its sender posts at its SEND op: the host waits are
+//    those of the staged path, which the schedule orders (its sends are
+//    asynchronous, as in the simulator);
+//  - GPU: NCCL completes one communicator's operations in issue order on
+//    each rank, so with sends and receives in the same order (in_order_link)
+//    the k-th send meets the k-th receive; a receive waits for nothing on
+//    its GPU (fresh memory, its own stream), so once both halves are issued
+//    the transfer completes, and a blocked send or receive holds back only
+//    later messages of its own link, which the schedule's order at both
+//    ends already puts after it.
 //
 // Caveat (NCCL, "Using multiple NCCL communicators concurrently"): kernels of
 // different communicators on one GPU are not guaranteed to run concurrently;

@@ -174,9 +174,7 @@ std::string CudaExecutor::describe_launch(const GpuInventory& inventory,
                 " GPU(s) it sees)";
   }
   std::string paths = uses_nccl ? "NCCL between GPUs" : "device-to-device copies";
-  if (options_.process)
-    paths += "; " + describe_rank_paths(devices_->rank_plan) +
-             " (messages between ranks: host staging over MPI)";
+  if (options_.process) paths += "; " + describe_rank_paths(devices_->rank_plan);
   return "cuda backend: " + placement + " (" + gpu_names + "), dp " + std::to_string(plan.dp) +
          " x tp " + std::to_string(plan.tp) + " x pp " + std::to_string(plan.pp) +
          (plan.ep > 1 && model_has_experts(experiment_.model)
@@ -227,15 +225,18 @@ void CudaExecutor::build_rank_world(int gpu) {
   std::vector<std::string> gpu_of_rank(static_cast<size_t>(share.ranks), "unknown");
 #ifdef PIPELAB_HAVE_NCCL
   if (share.exchange) gpu_of_rank = share.exchange(gpu_identity(gpu));
-#else
-  (void)gpu;
 #endif
-  // Point-to-point messages between ranks stay staged for now (an empty
-  // schedule plans no link): a receiver needs the message's shape before
-  // its ncclRecv, which only the host transport carries today.
   devices_->rank_plan = plan_rank_communicators(
-      Schedule{}, collective_groups(experiment_.parallel, model_has_experts(experiment_.model)).all(),
+      program_->schedule(),
+      collective_groups(experiment_.parallel, model_has_experts(experiment_.model)).all(),
       rank_of_device, gpu_of_rank, kHaveNccl);
+  for (const auto& [link, route] : devices_->rank_plan.links) {
+    if (route.path != RankPath::Nccl) continue;
+    const int end = devices_->hosts(link.first) ? link.first : link.second;
+    if (!devices_->hosts(end)) continue;
+    devices_->rank_link_communicator[link] = route.communicator;
+    devices_->rank_link_stream.emplace(link, CudaStream(gpu));
+  }
 #ifdef PIPELAB_HAVE_NCCL
   const SetupWait setup{.rank = share.rank,
                         .timeout = std::chrono::duration<double>(share.setup_timeout_s),
