@@ -45,8 +45,9 @@ std::string gpu_identity(int gpu) {
 
 RankWorld::RankWorld(const RankCommPlan& plan, int rank, int ranks, int gpu,
                      const Exchange& exchange, const SetupWait& setup)
-    : plan_(plan), rank_(rank), gpu_(gpu), launch_wait_(setup) {
+    : plan_(plan), rank_(rank), gpu_(gpu), launch_wait_(setup), finalize_wait_(setup) {
   launch_wait_.timeout.reset();  // during the run: the run's silence detection stops it
+  finalize_wait_.stopping = nullptr;  // a run ends stopped: finalizing comes after
   split_.assign(plan.communicators.size(), nullptr);
   if (!plan.needs_world()) return;
   ncclUniqueId id{};
@@ -92,9 +93,22 @@ RankWorld::RankWorld(const RankCommPlan& plan, int rank, int ranks, int gpu,
 RankWorld::~RankWorld() {
   if (aborted_) return;  // ncclCommAbort freed them
   DeviceGuard guard(gpu_, DeviceGuard::NoThrow{});
+  std::vector<ncclComm_t> comms;  // split ones first
   for (ncclComm_t comm : split_)
-    if (comm) PIPELAB_NCCL_WARN(ncclCommDestroy(comm));
-  if (world_) PIPELAB_NCCL_WARN(ncclCommDestroy(world_));
+    if (comm) comms.push_back(comm);
+  if (world_) comms.push_back(world_);
+  // A non-blocking communicator is finalized (until every rank is done with
+  // it) before it is destroyed; one that is not finished within the set-up's
+  // timeout leaves them aborted instead.
+  try {
+    for (ncclComm_t comm : comms)
+      complete(ncclCommFinalize(comm), comm, "NCCL's finalize between ranks", finalize_wait_);
+  } catch (const std::exception& error) {
+    warn_cuda_error("ncclCommFinalize", error.what(), __FILE__, __LINE__);
+    abort();
+    return;
+  }
+  for (ncclComm_t comm : comms) PIPELAB_NCCL_WARN(ncclCommDestroy(comm));
 }
 
 int RankWorld::communicators() const {

@@ -68,7 +68,10 @@ class RankWorld {
   // `exchange` throws when a rank does not come.
   RankWorld(const RankCommPlan& plan, int rank, int ranks, int gpu, const Exchange& exchange,
             const SetupWait& setup);
-  ~RankWorld();  // destroys the communicators (split ones first), unless aborted
+  // Finalizes and destroys the communicators (split ones first), unless
+  // aborted; aborts them when finalizing does not end within the set-up's
+  // timeout.
+  ~RankWorld();
   RankWorld(const RankWorld&) = delete;
   RankWorld& operator=(const RankWorld&) = delete;
 
@@ -105,7 +108,8 @@ class RankWorld {
   const RankCommPlan& plan_;
   const int rank_;
   const int gpu_;
-  SetupWait launch_wait_;  // the set-up's, without its timeout
+  SetupWait launch_wait_;    // the set-up's, without its timeout
+  SetupWait finalize_wait_;  // the set-up's, without the stop flag
   ncclComm_t world_ = nullptr;
   std::vector<ncclComm_t> split_;  // per communicator of the plan; null where not a member
   bool aborted_ = false;
