@@ -60,12 +60,16 @@
 // Caveat (NCCL, "Using multiple NCCL communicators concurrently"): kernels of
 // different communicators on one GPU are not guaranteed to run concurrently;
 // NCCL asks that they be issued in a consistent order across ranks or in
-// separate epochs. This matters when a rank's devices (which share its GPU)
-// each use a communicator between ranks, e.g. two devices per rank each in
-// its own data-parallel group: the process's launch lock orders their
-// launches within the rank, not across ranks. Host staging does not have
-// this risk; whether NCCL's newer launch-order option is needed is to be
-// checked on two GPUs. Compiled, never run: needs two GPUs and MPI.
+// separate epochs. This matters whenever one GPU has transfers of several
+// communicators between ranks in flight: a pipeline stage's receive from the
+// stage before and its send to it (two link communicators), a link beside a
+// data-parallel all-reduce, or two devices per rank each in its own group.
+// The process's launch lock orders their launches within the rank, not
+// across ranks; each such kernel uses a few of the GPU's many SMs, so they
+// should run side by side, but NCCL does not promise it. Host staging does
+// not have this risk; whether NCCL's launch-order option
+// (NCCL_LAUNCH_ORDER_IMPLICIT) is needed is to be checked on two GPUs.
+// Compiled, never run: needs two GPUs and MPI.
 #pragma once
 
 #include <array>
