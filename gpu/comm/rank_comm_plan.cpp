@@ -84,6 +84,18 @@ RankCommPlan plan_rank_communicators(const Schedule& schedule,
   return plan;
 }
 
+std::map<std::pair<int, int>, int> nccl_links_of(const RankCommPlan& plan, int first_device,
+                                                 int device_count) {
+  auto hosted = [&](int device) {
+    return device >= first_device && device < first_device + device_count;
+  };
+  std::map<std::pair<int, int>, int> links;
+  for (const auto& [link, route] : plan.links)
+    if (route.path == RankPath::Nccl && (hosted(link.first) || hosted(link.second)))
+      links[link] = route.communicator;
+  return links;
+}
+
 int split_color(const RankCommPlan& plan, int index, int rank) {
   const std::vector<int>& ranks = plan.communicators.at(static_cast<size_t>(index)).ranks;
   return std::find(ranks.begin(), ranks.end(), rank) == ranks.end() ? kNoColor : 0;

@@ -130,6 +130,12 @@ RankCommPlan plan_rank_communicators(const Schedule& schedule,
                                      const std::vector<int>& rank_of_device,
                                      const std::vector<std::string>& gpu_of_rank, bool nccl);
 
+// The links on NCCL with an end among devices first_device ..
+// first_device + device_count - 1 (one rank's), each with its communicator:
+// the ends that rank issues sends or receives for.
+std::map<std::pair<int, int>, int> nccl_links_of(const RankCommPlan& plan, int first_device,
+                                                 int device_count);
+
 // ncclCommSplit's arguments on `rank` for the plan's communicator `index`:
 // the color (kNoColor when the rank is not in it) and the key (its position).
 inline constexpr int kNoColor = -1;  // NCCL_SPLIT_NOCOLOR's value

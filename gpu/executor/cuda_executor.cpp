@@ -230,13 +230,10 @@ void CudaExecutor::build_rank_world(int gpu) {
       program_->schedule(),
       collective_groups(experiment_.parallel, model_has_experts(experiment_.model)).all(),
       rank_of_device, gpu_of_rank, kHaveNccl);
-  for (const auto& [link, route] : devices_->rank_plan.links) {
-    if (route.path != RankPath::Nccl) continue;
-    const int end = devices_->hosts(link.first) ? link.first : link.second;
-    if (!devices_->hosts(end)) continue;
-    devices_->rank_link_communicator[link] = route.communicator;
+  devices_->rank_link_communicator =
+      nccl_links_of(devices_->rank_plan, first_hosted_device(), hosted_device_count());
+  for (const auto& [link, communicator] : devices_->rank_link_communicator)
     devices_->rank_link_stream.emplace(link, CudaStream(gpu));
-  }
 #ifdef PIPELAB_HAVE_NCCL
   const SetupWait setup{.rank = share.rank,
                         .timeout = std::chrono::duration<double>(share.setup_timeout_s),

@@ -178,6 +178,20 @@ TEST(RankCommPlanTest, ALinkReceivedOutOfOrderIsStaged) {
             "host memory");
 }
 
+TEST(RankCommPlanTest, EachRankKeepsTheNcclLinksWithAnEndOnIt) {
+  const RankCommPlan plan = plan_for(pp2_dp2(), {0, 1, 2, 3}, {"a:0", "a:1", "b:0", "b:1"});
+  const auto rank1 = nccl_links_of(plan, 1, 1);
+  ASSERT_EQ(rank1.size(), 2u);  // it receives on 0 -> 1 and sends on 1 -> 0
+  EXPECT_EQ(rank1.at({0, 1}), plan.links.at({0, 1}).communicator);
+  EXPECT_EQ(rank1.at({1, 0}), plan.links.at({1, 0}).communicator);
+  const auto rank2 = nccl_links_of(plan, 2, 1);
+  EXPECT_EQ(rank2.size(), 2u);
+  EXPECT_EQ(rank2.count({2, 3}), 1u);
+  // Ranks sharing one GPU: every link staged, none on NCCL.
+  const RankCommPlan shared = plan_for(pp2_dp2(), {0, 1, 2, 3}, {"a:0", "a:0", "a:0", "a:0"});
+  EXPECT_TRUE(nccl_links_of(shared, 0, 4).empty());
+}
+
 TEST(RankCommPlanTest, AShapeMessageCarriesRowsAndColumnsExactly) {
   for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
            {0, 0}, {8, 512}, {(int64_t{1} << 24) - 1, 3}, {1, int64_t{1} << 24}}) {
