@@ -62,8 +62,9 @@ const ProcessShare& MpiSession::join(int devices, int devices_per_rank) {
   };
   if (rank_ != 0) share_.reporter = &link_->reports();
   // Called while each rank builds its executor, at its own pace: the start's timeout.
+  share_.setup_timeout_s = std::max(kStartTimeoutS, silence_limit_s_);
   share_.exchange = [this](const std::string& text) {
-    return all_gather_text(comm_, text, std::max(kStartTimeoutS, silence_limit_s_), rank_,
+    return all_gather_text(comm_, text, share_.setup_timeout_s, rank_,
                            "the set-up exchange (building the run)");
   };
   return share_;

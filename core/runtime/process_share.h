@@ -38,6 +38,9 @@ struct ProcessShare {
   // by rank. Throws std::runtime_error naming the wait when a rank does not
   // come in time (one that failed to build, or died). Null: not available.
   std::function<std::vector<std::string>(const std::string& text)> exchange;
+  // How long one step of the set-up may wait for the other ranks (the
+  // exchange's and the CUDA backend's NCCL set-up's timeout, in seconds).
+  double setup_timeout_s = 60;
   // Where this process's workers report: null on rank 0, whose recorder makes
   // the run's stream; the other ranks hand their reports on to it.
   RunReporter* reporter = nullptr;

@@ -6,6 +6,9 @@
 #include <string>
 
 #include "core/runtime/run_control.h"
+#ifdef PIPELAB_HAVE_NCCL
+#include "gpu/comm/rank_world.h"
+#endif
 
 namespace pipelab::gpu {
 
@@ -57,6 +60,7 @@ std::unique_lock<std::timed_mutex> CommWorld::lock_for_launch() {
   // error would only show as a hang.
   for (const auto& [gpus, group] : split_) group->check_async_errors();
   if (world_) world_->check_async_errors();
+  if (between_ranks_) between_ranks_->check_async_errors();
 #endif
   return lock;
 }
@@ -85,6 +89,11 @@ int CommWorld::communicators() const {
 #endif
 }
 
+void CommWorld::attach(RankWorld* between_ranks) {
+  std::lock_guard<std::timed_mutex> lock(launch_);
+  between_ranks_ = between_ranks;
+}
+
 void CommWorld::abort() noexcept {
   std::unique_lock<std::timed_mutex> lock(launch_, std::defer_lock);
   (void)lock.try_lock_for(kAbortLockWait);  // stuck launch: abort anyway
@@ -92,6 +101,7 @@ void CommWorld::abort() noexcept {
 #ifdef PIPELAB_HAVE_NCCL
   for (auto& [gpus, group] : split_) group->abort();
   if (world_) world_->abort();
+  if (between_ranks_) between_ranks_->abort();
 #endif
 }
 

@@ -16,6 +16,11 @@
 //  - abort(): after a failure, ncclCommAbort on every communicator, so NCCL
 //    kernels on healthy GPUs stop waiting for a peer that faulted and the
 //    other workers' stream synchronisations return instead of hanging.
+//  - Across processes, this rank's communicators with the other ranks
+//    (rank_world.h, attached once made) share the launch lock: their
+//    launches hold it, their asynchronous errors surface at it, and abort()
+//    aborts them under it too, so an abort never frees a communicator while
+//    a launch on it is under way.
 //
 // nccl_gpu_sets() and nccl_communicators_per_gpu() are the host arithmetic of
 // the first point (the memory pre-flight counts NCCL's buffers with them).
@@ -33,6 +38,8 @@
 #endif
 
 namespace pipelab::gpu {
+
+class RankWorld;
 
 #ifdef PIPELAB_HAVE_NCCL
 inline constexpr bool kHaveNccl = true;
@@ -77,6 +84,9 @@ class CommWorld {
 #endif
   // How many communicators exist (the world included).
   int communicators() const;
+  // This rank's communicators between ranks, which must outlive the
+  // launches (or be detached with null); before any worker starts.
+  void attach(RankWorld* between_ranks);
 
   // Aborts every communicator, under the launch lock (so no launch is half
   // made) unless a launch holds it for kAbortLockWait: then it is stuck behind
@@ -90,6 +100,7 @@ class CommWorld {
   std::vector<int> gpus_;  // sorted
   mutable std::timed_mutex launch_;
   std::atomic<bool> aborted_{false};
+  RankWorld* between_ranks_ = nullptr;
 #ifdef PIPELAB_HAVE_NCCL
   std::unique_ptr<NcclGroup> world_;                              // made on first group()
   std::map<std::vector<int>, std::unique_ptr<NcclGroup>> split_;  // by sorted GPU set

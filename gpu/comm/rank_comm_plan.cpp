@@ -68,20 +68,32 @@ RankCommPlan plan_rank_communicators(const Schedule& schedule,
                                      const std::vector<std::string>& gpu_of_rank, bool nccl) {
   RankCommPlan plan;
   std::vector<int> ranks;
-  auto route = [&](const std::vector<int>& devices, bool in_order) {
+  auto route = [&](const std::vector<int>& devices, bool in_order, bool point_to_point) {
     RankRoute result;
     result.path = path_of(devices, rank_of_device, gpu_of_rank, nccl, ranks);
     if (result.path == RankPath::Nccl && !in_order) result.path = RankPath::HostStaging;
     if (result.path == RankPath::Nccl) {
       result.communicator = static_cast<int>(plan.communicators.size());
-      plan.communicators.push_back({ranks, devices});
+      plan.communicators.push_back({ranks, devices, point_to_point});
     }
     return result;
   };
-  for (const std::vector<int>& members : groups) plan.groups.push_back(route(members, true));
+  for (const std::vector<int>& members : groups) plan.groups.push_back(route(members, true, false));
   for (const auto& [from, to] : directed_message_links(schedule))
-    plan.links[{from, to}] = route({from, to}, in_order_link(schedule, from, to));
+    plan.links[{from, to}] = route({from, to}, in_order_link(schedule, from, to), true);
   return plan;
+}
+
+std::map<std::pair<int, int>, int> nccl_links_of(const RankCommPlan& plan, int first_device,
+                                                 int device_count) {
+  auto hosted = [&](int device) {
+    return device >= first_device && device < first_device + device_count;
+  };
+  std::map<std::pair<int, int>, int> links;
+  for (const auto& [link, route] : plan.links)
+    if (route.path == RankPath::Nccl && (hosted(link.first) || hosted(link.second)))
+      links[link] = route.communicator;
+  return links;
 }
 
 int split_color(const RankCommPlan& plan, int index, int rank) {
@@ -93,6 +105,32 @@ int split_key(const RankCommPlan& plan, int index, int rank) {
   const std::vector<int>& ranks = plan.communicators.at(static_cast<size_t>(index)).ranks;
   const auto found = std::find(ranks.begin(), ranks.end(), rank);
   return found == ranks.end() ? 0 : static_cast<int>(found - ranks.begin());
+}
+
+namespace {
+constexpr int64_t kExactInFloat = int64_t{1} << 24;  // every whole number up to it
+}  // namespace
+
+std::array<float, 2> shape_message(int64_t rows, int64_t cols) {
+  for (int64_t dimension : {rows, cols})
+    if (dimension < 0 || dimension > kExactInFloat)
+      throw std::invalid_argument("a message between ranks on NCCL has a dimension of " +
+                                  std::to_string(dimension) + ", outside 0 .. 2^24");
+  return {static_cast<float>(rows), static_cast<float>(cols)};
+}
+
+std::pair<int64_t, int64_t> message_shape(std::span<const float> message) {
+  auto dimension = [](float value) {
+    if (!(value >= 0 && value <= static_cast<float>(kExactInFloat)) ||
+        value != static_cast<float>(static_cast<int64_t>(value)))
+      throw std::invalid_argument("a shape message between ranks holds " + std::to_string(value) +
+                                  ", not a dimension");
+    return static_cast<int64_t>(value);
+  };
+  if (message.size() != 2)
+    throw std::invalid_argument("a shape message between ranks has " +
+                                std::to_string(message.size()) + " values, not 2");
+  return {dimension(message[0]), dimension(message[1])};
 }
 
 std::string describe_rank_paths(const RankCommPlan& plan) {
@@ -108,7 +146,7 @@ std::string describe_rank_paths(const RankCommPlan& plan) {
   auto count = [](int n, const char* what) {
     return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
   };
-  // Links only when the plan has some (the executor plans groups alone for now).
+  // Links only when the plan has some (a schedule with no pipeline has none).
   const bool links = !plan.links.empty();
   return "between ranks: " + count(nccl_groups, "group") +
          (links ? " and " + count(nccl_links, "link") : "") + " on NCCL, " +

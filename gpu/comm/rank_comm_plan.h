@@ -33,34 +33,49 @@
 // group's member i (members are in rank order already), so the chunks of
 // reduce-scatter and all-gather land where the in-process run puts them.
 //
-// Point-to-point (planned here, not yet used by the cuda executor, whose
-// messages between ranks stay staged: a receiver must know the message's
-// shape before its ncclRecv, which only the host transport carries today):
+// Point-to-point (the cuda backend's SEND and RECV ops on a planned link):
 // the launch lock of message_routes.h (both halves issued together in one
-// process) cannot span processes. Instead the sender issues
-// ncclSend at its SEND op on the (from, to) communicator, the receiver
-// ncclRecv at its RECV op on the same communicator, each on a stream of that
-// link alone. Why this cannot deadlock: NCCL completes the operations of one
-// communicator in issue order on each rank, so with sends and receives in the
-// same order (in_order_link) the k-th send meets the k-th receive; a send and
-// its receive on different processes progress independently once both are
-// issued; host threads never wait for the GPU, so every receive is issued;
-// and a per-link stream means a blocked send or receive only holds back later
-// messages of its own link, which the schedule's order at both ends already
-// puts after it.
+// process) cannot span processes. Instead, at its SEND op the sender posts
+// the message's shape (shape_message) over the host transport, under the
+// message's tag, then issues ncclSend on the (from, to) communicator; at its
+// RECV op the receiver takes the shape from its host mailbox, makes a buffer
+// of that shape and issues ncclRecv on the same communicator. Each end issues
+// on a stream of that link alone, after (sender) or before (receiver, whose
+// compute stream then waits for it) the compute stream's work, ordered with
+// events as MessageRoutes does. Why this cannot deadlock:
+//  - host threads: a SEND never waits for the receiver (the shape post is
+//    asynchronous, and the link was connected at set-up, rank_world.h, so
+//    issuing ncclSend does not wait for the peer), and a RECV waits only for
+//    the shape, which its sender posts at its SEND op: the host waits are
+//    those of the staged path, which the schedule orders (its sends are
+//    asynchronous, as in the simulator);
+//  - GPU: NCCL completes one communicator's operations in issue order on
+//    each rank, so with sends and receives in the same order (in_order_link)
+//    the k-th send meets the k-th receive; a receive waits for nothing on
+//    its GPU (fresh memory, its own stream), so once both halves are issued
+//    the transfer completes, and a blocked send or receive holds back only
+//    later messages of its own link, which the schedule's order at both
+//    ends already puts after it.
 //
 // Caveat (NCCL, "Using multiple NCCL communicators concurrently"): kernels of
 // different communicators on one GPU are not guaranteed to run concurrently;
 // NCCL asks that they be issued in a consistent order across ranks or in
-// separate epochs. This matters when a rank's devices (which share its GPU)
-// each use a communicator between ranks, e.g. two devices per rank each in
-// its own data-parallel group: the process's launch lock orders their
-// launches within the rank, not across ranks. Host staging does not have
-// this risk; whether NCCL's newer launch-order option is needed is to be
-// checked on two GPUs. Compiled, never run: needs two GPUs and MPI.
+// separate epochs. This matters whenever one GPU has transfers of several
+// communicators between ranks in flight: a pipeline stage's receive from the
+// stage before and its send to it (two link communicators), a link beside a
+// data-parallel all-reduce, or two devices per rank each in its own group.
+// The process's launch lock orders their launches within the rank, not
+// across ranks; each such kernel uses a few of the GPU's many SMs, so they
+// should run side by side, but NCCL does not promise it. Host staging does
+// not have this risk; whether NCCL's launch-order option
+// (NCCL_LAUNCH_ORDER_IMPLICIT) is needed is to be checked on two GPUs.
+// Compiled, never run: needs two GPUs and MPI.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -79,6 +94,9 @@ enum class RankPath {
 struct RankCommunicator {
   std::vector<int> ranks;    // NCCL rank i is process rank ranks[i]
   std::vector<int> devices;  // the virtual device that issues on it on ranks[i]
+  // A link's (sender NCCL rank 0, receiver rank 1), not a group's: its
+  // connection is made at set-up (rank_world.h).
+  bool point_to_point = false;
 };
 
 struct RankRoute {
@@ -112,11 +130,24 @@ RankCommPlan plan_rank_communicators(const Schedule& schedule,
                                      const std::vector<int>& rank_of_device,
                                      const std::vector<std::string>& gpu_of_rank, bool nccl);
 
+// The links on NCCL with an end among devices first_device ..
+// first_device + device_count - 1 (one rank's), each with its communicator:
+// the ends that rank issues sends or receives for.
+std::map<std::pair<int, int>, int> nccl_links_of(const RankCommPlan& plan, int first_device,
+                                                 int device_count);
+
 // ncclCommSplit's arguments on `rank` for the plan's communicator `index`:
 // the color (kNoColor when the rank is not in it) and the key (its position).
 inline constexpr int kNoColor = -1;  // NCCL_SPLIT_NOCOLOR's value
 int split_color(const RankCommPlan& plan, int index, int rank);
 int split_key(const RankCommPlan& plan, int index, int rank);
+
+// A message on an NCCL link: its shape travels first over the host transport
+// (the receiver sizes its buffer from it), as two floats, exact below 2^24.
+// Throws std::invalid_argument for a dimension that is not, and for a shape
+// message that is not two such whole numbers.
+std::array<float, 2> shape_message(int64_t rows, int64_t cols);
+std::pair<int64_t, int64_t> message_shape(std::span<const float> message);
 
 // "between ranks: 2 groups and 4 links on NCCL, 1 group and 0 links staged
 // through host memory" (links left out when the plan has none): the launch

@@ -10,6 +10,24 @@
 // ncclCommInitRank over all ranks, then ncclCommSplit once per communicator
 // of the plan (split_color, split_key), keeping those it is in.
 //
+// Never a hang: those calls block until every rank of the communicator has
+// come, so every communicator is non-blocking (ncclConfig_t blocking = 0)
+// and each step is polled (setup_wait.h) with the session's start timeout
+// and the run's stop flag; on a timeout, a stop or an NCCL error every
+// communicator made so far is aborted and the error names this rank and the
+// step. Non-blocking communicators may return ncclInProgress from any call,
+// so the run's launches are polled the same way (no timeout: the run's
+// silence detection stops a run whose peer is gone, and the stop flag ends
+// the poll), before the launch lock is released (comm_world.h).
+//
+// Links: NCCL connects a pair of ranks for point-to-point on their first
+// send and receive, which waits for the peer. That happens here, at set-up
+// and timed like the rest (one float per link communicator, every rank going
+// through the plan's links in plan order, so the first link not yet
+// connected always has both its ends at it), not at a launch during the run:
+// a launch holds its process's launch lock, and a wait there for a peer whose
+// own launch waits for that peer's lock could stall both processes.
+//
 // Collectives: this rank's member issues its part on its own stream. NCCL
 // works in place for all-reduce, all-gather and reduce-scatter (the slice
 // layout of collective_steps.h: member i's slice at offset i); all-to-all
@@ -30,6 +48,7 @@
 #include <vector>
 
 #include "gpu/comm/rank_comm_plan.h"
+#include "gpu/comm/setup_wait.h"
 #include "gpu/memory/device_tensor.h"
 
 namespace pipelab::gpu {
@@ -43,10 +62,16 @@ class RankWorld {
   using Exchange = std::function<std::vector<std::string>(const std::string&)>;
 
   // Makes the communicators of `plan` on `gpu` for process `rank` of `ranks`
-  // (none when the plan needs none). Throws CudaError when NCCL fails, and
-  // what `exchange` throws when a rank does not come.
-  RankWorld(const RankCommPlan& plan, int rank, int ranks, int gpu, const Exchange& exchange);
-  ~RankWorld();  // destroys the communicators (split ones first), unless aborted
+  // (none when the plan needs none), each step waited for as `setup` says.
+  // Throws CudaError when NCCL fails, std::runtime_error naming the step on
+  // a timeout or a stop (every communicator aborted then), and what
+  // `exchange` throws when a rank does not come.
+  RankWorld(const RankCommPlan& plan, int rank, int ranks, int gpu, const Exchange& exchange,
+            const SetupWait& setup);
+  // Finalizes and destroys the communicators (split ones first), unless
+  // aborted; aborts them when finalizing does not end within the set-up's
+  // timeout.
+  ~RankWorld();
   RankWorld(const RankWorld&) = delete;
   RankWorld& operator=(const RankWorld&) = delete;
 
@@ -54,8 +79,8 @@ class RankWorld {
   // Throws CudaError when a communicator reports an asynchronous error.
   void check_async_errors() const;
   // ncclCommAbort on every communicator, so no NCCL kernel waits forever for
-  // a rank that failed. Idempotent; called with no launch in flight
-  // (CommWorld::abort's launch lock).
+  // a rank that failed. Idempotent; not thread-safe: the run calls it through
+  // CommWorld::abort, under the launch lock its launches hold.
   void abort() noexcept;
 
   // This rank's part of communicator `index` (it must be in it), in place.
@@ -70,6 +95,12 @@ class RankWorld {
   void recv(int index, DeviceTensor& tensor, cudaStream_t stream) const;
 
  private:
+  // Waits, as `wait` says, until `comm` has finished the call that returned
+  // `issued`; throws CudaError naming `step` when it failed.
+  void complete(ncclResult_t issued, ncclComm_t comm, const std::string& step,
+                const SetupWait& wait) const;
+  // The first message of every link communicator this rank is in (above).
+  void connect_links(const SetupWait& setup);
   ncclComm_t member(int index) const;  // throws std::logic_error when not a member
   int nccl_rank(int index) const;
   size_t slice(int index, const DeviceTensor& tensor) const;  // per-member length
@@ -77,6 +108,8 @@ class RankWorld {
   const RankCommPlan& plan_;
   const int rank_;
   const int gpu_;
+  SetupWait launch_wait_;    // the set-up's, without its timeout
+  SetupWait finalize_wait_;  // the set-up's, without the stop flag
   ncclComm_t world_ = nullptr;
   std::vector<ncclComm_t> split_;  // per communicator of the plan; null where not a member
   bool aborted_ = false;

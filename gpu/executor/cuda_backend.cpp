@@ -1,6 +1,7 @@
 #include "gpu/executor/cuda_backend.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <span>
@@ -26,6 +27,10 @@ void CudaDevices::release_in_flight() {
     PIPELAB_CUDA_WARN(cudaStreamSynchronize(device->compute_stream()));
     PIPELAB_CUDA_WARN(cudaStreamSynchronize(device->comm.get()));
     PIPELAB_CUDA_WARN(cudaStreamSynchronize(device->recv.get()));
+  }
+  for (const auto& [link, stream] : rank_link_stream) {
+    DeviceGuard guard(stream.gpu(), DeviceGuard::NoThrow{});
+    PIPELAB_CUDA_WARN(cudaStreamSynchronize(stream.get()));
   }
 }
 
@@ -212,7 +217,8 @@ DeviceTensor CudaBackend::receive(const Op& op, const MessageTag& tag) {
 }
 
 int64_t CudaBackend::send_to_other_rank(const Op& op, const MessageTag& tag,
-                                        const DeviceTensor& message) {
+                                        DeviceTensor& message) {
+  if (send_on_nccl(op, tag, message)) return message.bytes();
   // Timed on the compute stream, which produced the tensor: the copy down.
   begin(op);
   const float* values = host_staging_->download(message);
@@ -222,11 +228,66 @@ int64_t CudaBackend::send_to_other_rank(const Op& op, const MessageTag& tag,
 }
 
 DeviceTensor CudaBackend::receive_from_other_rank(const Op& op, const MessageTag& tag) {
+  // Staged: the message itself; on NCCL: its shape.
   const Tensor arrived = devices_.host_mailbox(place_.device).receive(tag);
+  const auto link = devices_.rank_link_communicator.find({op.peer, place_.device});
+  if (link != devices_.rank_link_communicator.end())
+    return receive_on_nccl(op, link->second, arrived);
   begin(op);  // the copy up
   DeviceTensor tensor = staging_->upload(arrived, allocator(), MemoryCategory::CommBuffers);
   end(op, tensor.bytes());
   return tensor;
+}
+
+bool CudaBackend::send_on_nccl(const Op& op, const MessageTag& tag, DeviceTensor& message) {
+  const auto link = devices_.rank_link_communicator.find({place_.device, op.peer});
+  if (link == devices_.rank_link_communicator.end()) return false;
+#ifdef PIPELAB_HAVE_NCCL
+  const std::array<float, 2> shape = shape_message(message.rows(), message.cols());
+  devices_.transport().post(op.peer, tag, shape.data(), 1, 2);
+  const cudaStream_t stream = devices_.rank_link_stream.at(link->first).get();
+  const StreamOnDevice on_link{stream, self().gpu};
+  wait_for(on_link, self().compute_on_device());
+  message.record_stream(on_link);
+  timings_->begin(stream, op);
+  {
+    // One order with this process's other NCCL launches (message_routes.h).
+    const auto lock = devices_.comm_world->lock_for_launch();
+    devices_.rank_world->send(link->second, message, stream);
+  }
+  timings_->end(stream, op, message.bytes());
+  return true;
+#else
+  (void)tag;
+  (void)message;
+  throw std::logic_error("a link between ranks is planned on NCCL in a build without NCCL");
+#endif
+}
+
+DeviceTensor CudaBackend::receive_on_nccl(const Op& op, int communicator, const Tensor& shape) {
+#ifdef PIPELAB_HAVE_NCCL
+  const auto [rows, cols] =
+      message_shape(std::span<const float>(shape.data(), static_cast<size_t>(shape.size())));
+  const cudaStream_t stream = devices_.rank_link_stream.at({op.peer, place_.device}).get();
+  const StreamOnDevice on_link{stream, self().gpu};
+  // Memory no stream is using: the link's stream writes it first.
+  DeviceTensor tensor =
+      DeviceTensor::uninitialized_idle(rows, cols, &allocator(), MemoryCategory::CommBuffers);
+  tensor.record_stream(on_link);
+  {
+    const auto lock = devices_.comm_world->lock_for_launch();
+    devices_.rank_world->recv(communicator, tensor, stream);
+  }
+  begin(op);  // the compute stream waits for the arrival
+  wait_for(self().compute_on_device(), on_link);
+  end(op, tensor.bytes());
+  return tensor;
+#else
+  (void)op;
+  (void)communicator;
+  (void)shape;
+  throw std::logic_error("a link between ranks is planned on NCCL in a build without NCCL");
+#endif
 }
 
 bool CudaBackend::collective_on_nccl(const std::vector<int>& communicator_of,

@@ -24,8 +24,11 @@
 // whose group spans ranks (any of the four kinds above) comes down, runs the
 // CPU backend's over the transport (ring_allreduce.h, all_to_all.h) and goes
 // back up, unless every member of the group has a GPU of its own: then it
-// runs on NCCL between ranks (rank_world.h, rank_comm_plan.h). Links and
-// groups inside the rank keep the paths above.
+// runs on NCCL between ranks (rank_world.h, rank_comm_plan.h). Likewise a
+// message on a link whose ends each have a GPU and whose messages arrive in
+// send order: its shape goes over the host transport, the tensor on NCCL
+// (rank_comm_plan.h says why this cannot deadlock). Links and groups inside
+// the rank keep the paths above.
 //
 // PIPELAB_CUDA_SYNC=1 (debug): after every op, both streams are synchronised
 // and checked, and a fault names the op that caused it.
@@ -38,11 +41,13 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/runtime/cpu_backend.h"
@@ -96,8 +101,13 @@ struct CudaDevices {
   // communicator (-1: none).
   RankCommPlan rank_plan;
 #ifdef PIPELAB_HAVE_NCCL
-  std::unique_ptr<RankWorld> rank_world;
+  std::unique_ptr<RankWorld> rank_world;  // attached to comm_world (its launch lock and abort)
 #endif
+  // Per directed link between ranks on NCCL (from, to), for the end this
+  // rank hosts: the link's communicator and the stream that end issues on
+  // (that link's alone, so a blocked transfer holds back only its own link).
+  std::map<std::pair<int, int>, int> rank_link_communicator;
+  std::map<std::pair<int, int>, CudaStream> rank_link_stream;
   std::vector<int> data_parallel_rank_comm_of;
   std::vector<int> tensor_parallel_rank_comm_of;
   std::vector<int> expert_parallel_rank_comm_of;
@@ -180,8 +190,14 @@ class CudaBackend {
   // A run over processes: a message for, or from, a device on another rank;
   // an all-reduce over a group spanning ranks (`collective` numbers the
   // group's collectives, as ring_all_reduce wants).
-  int64_t send_to_other_rank(const Op& op, const MessageTag& tag, const DeviceTensor& message);
+  int64_t send_to_other_rank(const Op& op, const MessageTag& tag, DeviceTensor& message);
   DeviceTensor receive_from_other_rank(const Op& op, const MessageTag& tag);
+  // A link between ranks on NCCL: the shape over the host transport, then
+  // ncclSend on the link's stream after the compute stream's work so far
+  // (false, nothing done, when the link is not on NCCL); and ncclRecv of a
+  // message of that shape, which the compute stream waits for.
+  bool send_on_nccl(const Op& op, const MessageTag& tag, DeviceTensor& message);
+  DeviceTensor receive_on_nccl(const Op& op, int communicator, const Tensor& shape);
   // A collective whose group spans ranks: `values` come down into the host
   // staging buffer, `collective_on_host` (the CPU backend's: ring all-reduce,
   // reduce-scatter, all-gather or all-to-all) runs on them over the

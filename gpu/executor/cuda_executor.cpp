@@ -174,9 +174,7 @@ std::string CudaExecutor::describe_launch(const GpuInventory& inventory,
                 " GPU(s) it sees)";
   }
   std::string paths = uses_nccl ? "NCCL between GPUs" : "device-to-device copies";
-  if (options_.process)
-    paths += "; " + describe_rank_paths(devices_->rank_plan) +
-             " (messages between ranks: host staging over MPI)";
+  if (options_.process) paths += "; " + describe_rank_paths(devices_->rank_plan);
   return "cuda backend: " + placement + " (" + gpu_names + "), dp " + std::to_string(plan.dp) +
          " x tp " + std::to_string(plan.tp) + " x pp " + std::to_string(plan.pp) +
          (plan.ep > 1 && model_has_experts(experiment_.model)
@@ -227,18 +225,22 @@ void CudaExecutor::build_rank_world(int gpu) {
   std::vector<std::string> gpu_of_rank(static_cast<size_t>(share.ranks), "unknown");
 #ifdef PIPELAB_HAVE_NCCL
   if (share.exchange) gpu_of_rank = share.exchange(gpu_identity(gpu));
-#else
-  (void)gpu;
 #endif
-  // Point-to-point messages between ranks stay staged for now (an empty
-  // schedule plans no link): a receiver needs the message's shape before
-  // its ncclRecv, which only the host transport carries today.
   devices_->rank_plan = plan_rank_communicators(
-      Schedule{}, collective_groups(experiment_.parallel, model_has_experts(experiment_.model)).all(),
+      program_->schedule(),
+      collective_groups(experiment_.parallel, model_has_experts(experiment_.model)).all(),
       rank_of_device, gpu_of_rank, kHaveNccl);
+  devices_->rank_link_communicator =
+      nccl_links_of(devices_->rank_plan, first_hosted_device(), hosted_device_count());
+  for (const auto& [link, communicator] : devices_->rank_link_communicator)
+    devices_->rank_link_stream.emplace(link, CudaStream(gpu));
 #ifdef PIPELAB_HAVE_NCCL
-  devices_->rank_world =
-      std::make_unique<RankWorld>(devices_->rank_plan, share.rank, share.ranks, gpu, share.exchange);
+  const SetupWait setup{.rank = share.rank,
+                        .timeout = std::chrono::duration<double>(share.setup_timeout_s),
+                        .stopping = [control = control_.get()] { return control->stopping(); }};
+  devices_->rank_world = std::make_unique<RankWorld>(devices_->rank_plan, share.rank, share.ranks,
+                                                     gpu, share.exchange, setup);
+  devices_->comm_world->attach(devices_->rank_world.get());
 #endif
 }
 
@@ -325,11 +327,9 @@ void CudaExecutor::build_groups() {
 void CudaExecutor::after_failure() {
   // A fault on one GPU leaves NCCL kernels on the others waiting for it:
   // abort the communicators so their workers' waits return.
+  // Those between ranks too (attached to it), so no other rank's kernels
+  // wait for this one.
   if (devices_ && devices_->comm_world) devices_->comm_world->abort();
-#ifdef PIPELAB_HAVE_NCCL
-  // And those between ranks, so no other rank's kernels wait for this one.
-  if (devices_ && devices_->rank_world) devices_->rank_world->abort();
-#endif
 }
 
 CudaExecutor::~CudaExecutor() { stop_and_join(); }

@@ -31,7 +31,8 @@
 // Across processes (pipelab-cli under mpirun) a rank builds only the virtual
 // devices it runs, all on one GPU: local rank modulo the GPUs it sees
 // (device_mapping.h); tensors to and from other ranks are staged through host
-// memory (cuda_backend.h), and rank 0 evaluates, gets every rank's reports and
+// memory, or go on NCCL where both ends have a GPU of their own
+// (cuda_backend.h, rank_comm_plan.h), and rank 0 evaluates, gets every rank's reports and
 // names a failing rank, as for the CPU backend (pipeline_executor.h).
 //
 // Evaluation (training.eval_every, and after the last step) meets every

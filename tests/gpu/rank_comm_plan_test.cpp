@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <stdexcept>
 #include <utility>
 
@@ -42,6 +44,9 @@ TEST(RankCommPlanTest, OneDevicePerRankOnItsOwnGpuPutsEverythingOnNccl) {
   EXPECT_NE(plan.links.at({0, 1}).communicator, plan.links.at({1, 0}).communicator);
   EXPECT_EQ(plan.communicators[plan.links.at({1, 0}).communicator].ranks,
             (std::vector<int>{1, 0}));
+  // Links' communicators connect at set-up; groups' do not need it.
+  EXPECT_TRUE(forward.point_to_point);
+  EXPECT_FALSE(plan.communicators[plan.groups[0].communicator].point_to_point);
 }
 
 TEST(RankCommPlanTest, SplitColorAndKeyFollowTheCommunicatorsRankOrder) {
@@ -171,6 +176,34 @@ TEST(RankCommPlanTest, ALinkReceivedOutOfOrderIsStaged) {
   EXPECT_EQ(describe_rank_paths(plan),
             "between ranks: 0 groups and 1 link on NCCL, 0 groups and 1 link staged through "
             "host memory");
+}
+
+TEST(RankCommPlanTest, EachRankKeepsTheNcclLinksWithAnEndOnIt) {
+  const RankCommPlan plan = plan_for(pp2_dp2(), {0, 1, 2, 3}, {"a:0", "a:1", "b:0", "b:1"});
+  const auto rank1 = nccl_links_of(plan, 1, 1);
+  ASSERT_EQ(rank1.size(), 2u);  // it receives on 0 -> 1 and sends on 1 -> 0
+  EXPECT_EQ(rank1.at({0, 1}), plan.links.at({0, 1}).communicator);
+  EXPECT_EQ(rank1.at({1, 0}), plan.links.at({1, 0}).communicator);
+  const auto rank2 = nccl_links_of(plan, 2, 1);
+  EXPECT_EQ(rank2.size(), 2u);
+  EXPECT_EQ(rank2.count({2, 3}), 1u);
+  // Ranks sharing one GPU: every link staged, none on NCCL.
+  const RankCommPlan shared = plan_for(pp2_dp2(), {0, 1, 2, 3}, {"a:0", "a:0", "a:0", "a:0"});
+  EXPECT_TRUE(nccl_links_of(shared, 0, 4).empty());
+}
+
+TEST(RankCommPlanTest, AShapeMessageCarriesRowsAndColumnsExactly) {
+  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
+           {0, 0}, {8, 512}, {(int64_t{1} << 24) - 1, 3}, {1, int64_t{1} << 24}}) {
+    const std::array<float, 2> message = shape_message(rows, cols);
+    EXPECT_EQ(message_shape(message), std::make_pair(rows, cols));
+  }
+  EXPECT_THROW(shape_message((int64_t{1} << 24) + 1, 1), std::invalid_argument);
+  EXPECT_THROW(shape_message(-1, 1), std::invalid_argument);
+  const std::vector<float> three{1, 2, 3}, fraction{1.5f, 2}, negative{-1, 2};
+  EXPECT_THROW(message_shape(three), std::invalid_argument);
+  EXPECT_THROW(message_shape(fraction), std::invalid_argument);
+  EXPECT_THROW(message_shape(negative), std::invalid_argument);
 }
 
 TEST(RankCommPlanTest, ADeviceOrRankOutOfRangeIsRefused) {

@@ -348,6 +348,20 @@ TEST_F(MpiNcclRun, DataParallelAllReduceOnNcclBetweenTwoRanksTrainsAsOneProcess)
   EXPECT_NE(printed.find("between ranks: 1 group on NCCL"), std::string::npos) << printed;
 }
 
+TEST_F(MpiNcclRun, PipelineMessagesOnNcclBetweenTwoRanksTrainAsOneProcess) {
+  // pp 2, one stage per rank on GPUs 0 and 1: 1f1b receives each link's
+  // messages in send order, so activations and gradients go on NCCL (their
+  // shapes over MPI first).
+  const std::string options = "--config " + config("dp_tp_pp_mix.json") +
+                              " --backend cuda --steps 6 --set parallel.tp=1 --set parallel.dp=1";
+  const auto [one, many] = train_both(options, 2);
+  expect_close_losses(one, many);
+  ASSERT_EQ(run(mpirun(2) + cli() + " train " + options + " --steps 1"), 0) << errors();
+  const std::string printed = read_text(folder_ / "out.txt") + errors();
+  EXPECT_NE(printed.find("between ranks: 0 groups and 2 links on NCCL"), std::string::npos)
+      << printed;
+}
+
 class MpiFault : public MpiRun {
  protected:
   // A long run; `signal_number` to rank `victim` once it trains. The job's
