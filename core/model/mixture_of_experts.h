@@ -30,11 +30,18 @@ struct MoeShape {
 // of `tp` holds hidden columns [tp_shard f / tp, (tp_shard + 1) f / tp) of
 // each of its experts, W1 column-parallel and W2 row-parallel like a dense
 // MLP; the gate and W2's bias are whole on every shard.
+// With sequence parallelism too (sequence_parallel, tp > 1) the block
+// gathers the whole sequence before the gate and reduce-scatters the
+// combined outputs onto the shards' slices (Megatron-Core's): the experts'
+// outputs and the gate's gradient stay partial sums over the shards.
 struct ExpertShard {
   int ep = 1;
   int rank = 0;
   int tp = 1;
   int tp_shard = 0;
+  bool sequence_parallel = false;
+
+  bool partial_outputs() const { return sequence_parallel && tp > 1; }
 };
 
 // Under expert parallelism the dispatch buffer's slot rows move in blocks of

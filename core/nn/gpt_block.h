@@ -252,8 +252,8 @@ class GptBlock {
   GptBlockTensors& gradients() { return gradients_; }
   void zero_grad();
 
- private:
-  AttentionShape attention_shape(int64_t batch, int64_t seq) const;
+  // The sequence moves of the two halves, public for an owner that runs the
+  // MLP itself (its experts gather, sum and scatter as the dense MLP does).
   // The gradient of an output that went through dropout at `site` (and,
   // under sequence parallelism, is gathered to the whole sequence) into
   // `kept`, or `grad` itself when nothing changes it.
@@ -268,6 +268,9 @@ class GptBlock {
   // (then `local` is `whole`), or reduce-scattered onto the shard's rows.
   void sum_partials(Tensor& whole, const SequenceSlice& slice, Tensor& local,
                     const BlockCollectives& collectives) const;
+
+ private:
+  AttentionShape attention_shape(int64_t batch, int64_t seq) const;
   void norm_forward(const Tensor& gain, const Tensor& bias, const Tensor& x, Tensor& y) const;
   void norm_backward_input(const Tensor& gain, const Tensor& x, const Tensor& dy, Tensor& dx) const;
   void norm_backward_weight(const Tensor& x, const Tensor& dy, Tensor& gain_grad,

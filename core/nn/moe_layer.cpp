@@ -284,8 +284,11 @@ Tensor MoeLayer::mix_backward(const Tensor& tokens, const Tensor& dy_tokens, Lay
     for (int64_t c = 0; c < h; ++c) g[c] += slot_grad[c];
   }
   Tensor logits_grad(rows, shape_.experts, allocator(), MemoryCategory::Workspace);
+  // With partial outputs the shards' gate gradients are summed: the aux
+  // loss's part joins once.
+  const bool adds_aux = !shard_.partial_outputs() || shard_.tp_shard == 0;
   routing_backward(routing, kept.probabilities.data(), weight_grad.data(),
-                   aux_loss_weight_ * microbatch_share(rows), logits_grad.data());
+                   adds_aux ? aux_loss_weight_ * microbatch_share(rows) : 0.0, logits_grad.data());
   softmax_rows_backward(kept.probabilities.data(), logits_grad.data(), rows, shape_.experts);
   linear_backward_weight(tokens, logits_grad, gate_grad_, nullptr);
   Tensor gate_input_grad = Tensor::uninitialized(rows, h, allocator(), MemoryCategory::Workspace);
@@ -312,6 +315,11 @@ std::vector<Tensor*> MoeLayer::grads() {
   const std::vector<Tensor*> experts = expert_grads();
   values.insert(values.end(), experts.begin(), experts.end());
   return values;
+}
+
+std::vector<Tensor*> MoeLayer::sequence_partial_grads() {
+  if (!shard_.partial_outputs()) return {};
+  return {&gate_grad_};
 }
 
 std::vector<Tensor*> MoeLayer::expert_grads() {

@@ -57,7 +57,12 @@ class MoeLayer : public Layer {
   // their gradients are whole on every shard, which all route alike; tp_sum
   // sums over the shards the experts' partial outputs (forward, before the
   // combine) and W1's partial input gradients (backward), so the gate's
-  // and b2's gradients come out equal on every shard.
+  // and b2's gradients come out equal on every shard. Under sequence
+  // parallelism as well (ExpertShard::partial_outputs) the caller passes the
+  // whole sequence's tokens and no tp_sum: mix returns this shard's partial
+  // sum of the combined outputs and mix_backward its partial gradient of the
+  // tokens, for the caller to reduce-scatter; the gate's gradient is partial
+  // too (sequence_partial_grads), and only shard 0 adds the aux loss's.
   Tensor mix(const Tensor& tokens, const ForwardInfo& info, std::unique_ptr<LayerState>& state,
              const AllReduceFunction& tp_sum = all_reduce_nothing);
   Tensor mix_backward(const Tensor& tokens, const Tensor& mix_grad, LayerState* state,
@@ -65,6 +70,7 @@ class MoeLayer : public Layer {
   std::vector<Tensor*> params() override;
   std::vector<Tensor*> grads() override;
   std::vector<Tensor*> expert_grads() override;
+  std::vector<Tensor*> sequence_partial_grads() override;
 
   const MoeShape& shape() const { return shape_; }
   int64_t local_experts() const { return static_cast<int64_t>(experts_.size()); }

@@ -91,7 +91,7 @@ std::unique_ptr<Layer> HostStackMath::build_layer(const LayerLayout& layer, uint
     BlockExperts experts;
     if (spec.experts > 0)
       experts = {experts_shape(), spec.aux_loss_weight,
-                 ExpertShard{layer.ep, layer.ep_rank, layer.tp, layer.shard}};
+                 ExpertShard{layer.ep, layer.ep_rank, layer.tp, layer.shard, layer.sequence_shards > 1}};
     auto block = std::make_unique<TransformerBlockLayer>(
         layer.index, block_config(layer),
         BlockShard{layer.tp, layer.shard, layer.sequence_shards > 1}, layer.tokens, allocator,

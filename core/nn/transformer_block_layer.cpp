@@ -51,12 +51,11 @@ TransformerBlockLayer::TransformerBlockLayer(int index, const GptBlockConfig& co
       positions_(positions_of(seq, shard)),
       block_(config, shard, allocator) {
   if (!experts) return;
-  if (config.dense_mlp || shard.splits_sequence() || experts->shard.tp != shard.tp ||
-      experts->shard.tp_shard != shard.shard)
-    throw std::invalid_argument(
-        "layer " + std::to_string(index) +
-        ": a transformer_block's experts are split over the block's tensor-parallel shards "
-        "(and not along the sequence); set parallel.sequence_parallel = false");
+  if (config.dense_mlp || experts->shard.tp != shard.tp || experts->shard.tp_shard != shard.shard ||
+      experts->shard.partial_outputs() != shard.splits_sequence())
+    throw std::invalid_argument("layer " + std::to_string(index) +
+                                ": a transformer_block's experts must be split over the block's "
+                                "tensor-parallel shards, and along the sequence as the block is");
   experts_ = std::make_unique<MoeLayer>(index, experts->shape, experts->aux_loss_weight,
                                         experts->shard, allocator);
 }
@@ -78,6 +77,12 @@ void TransformerBlockLayer::connect_experts(ExpertConnection connection) {
 
 std::vector<Tensor*> TransformerBlockLayer::expert_grads() {
   return experts_ ? experts_->expert_grads() : std::vector<Tensor*>{};
+}
+
+std::vector<Tensor*> TransformerBlockLayer::sequence_partial_grads() {
+  // Under sequence parallelism the norms' and the gate's (moe_layer.h).
+  return experts_ ? joined(block_.sequence_partial_gradients(), experts_->sequence_partial_grads())
+                  : block_.sequence_partial_gradients();
 }
 
 namespace {
@@ -139,9 +144,26 @@ Tensor TransformerBlockLayer::run_forward(const Tensor& x, const ForwardInfo& in
 void TransformerBlockLayer::experts_forward(const ForwardInfo& info, GptBlockState& state,
                                             Tensor& y) {
   GptBlockCache& cache = state.cache;
-  y = experts_->mix(cache.norm2_out, info, state.experts, forward_collectives_.all_reduce_sum);
+  const BlockCollectives& collectives = forward_collectives_;
+  const SequenceSlice slice = block_.sequence_slice(cache.batch, cache.seq);
+  // Under sequence parallelism every shard routes the whole sequence alike
+  // and the combined partial outputs are scattered back onto the slices;
+  // under plain tp the experts sum their slots themselves (moe_layer.h).
+  const bool split = slice.tp > 1;
+  Tensor gathered;
+  Tensor mixed = experts_->mix(block_.whole_sequence(cache.norm2_out, slice, gathered, collectives),
+                               info, state.experts,
+                               split ? AllReduceFunction(all_reduce_nothing) : collectives.all_reduce_sum);
+  gathered.reset();
+  if (split) {
+    y = make_activation(cache.norm2_out.rows(), cache.norm2_out.cols());
+    block_.sum_partials(mixed, slice, y, collectives);
+  } else {
+    y = std::move(mixed);
+  }
   if (cache.dropout.active())
-    apply_block_dropout(cache.dropout, BlockDropoutSite::AfterFeedForward, seq_, y);
+    apply_block_dropout(cache.dropout, BlockDropoutSite::AfterFeedForward, slice.local_positions, y,
+                        slice.first_position());
   y.add(cache.h);
 }
 
@@ -160,15 +182,27 @@ Tensor TransformerBlockLayer::run_backward_input(const Tensor& x, const Tensor& 
 
 void TransformerBlockLayer::experts_backward(const Tensor& dy, GptBlockState& state) {
   GptBlockCache& cache = state.cache;
-  if (!cache.dropout.active()) {
-    cache.d_norm2_out = experts_->mix_backward(cache.norm2_out, dy, state.experts.get(),
-                                               backward_collectives_.all_reduce_sum);
+  const BlockCollectives& collectives = backward_collectives_;
+  const SequenceSlice slice = block_.sequence_slice(cache.batch, cache.seq);
+  const bool split = slice.tp > 1;
+  // Under sequence parallelism: the output gradient gathered, the tokens
+  // gathered again (as the dense block does for FFN1's weight gradient), and
+  // the partial token gradients scattered onto the slice.
+  Tensor masked, gathered;
+  const Tensor& mix_grad =
+      block_.output_gradient(dy, BlockDropoutSite::AfterFeedForward, cache, masked, collectives);
+  Tensor token_grad =
+      experts_->mix_backward(block_.whole_sequence(cache.norm2_out, slice, gathered, collectives),
+                             mix_grad, state.experts.get(),
+                             split ? AllReduceFunction(all_reduce_nothing) : collectives.all_reduce_sum);
+  if (!split) {
+    cache.d_norm2_out = std::move(token_grad);
     return;
   }
-  Tensor masked = dy.clone(MemoryCategory::Activations);
-  apply_block_dropout(cache.dropout, BlockDropoutSite::AfterFeedForward, seq_, masked);
-  cache.d_norm2_out = experts_->mix_backward(cache.norm2_out, masked, state.experts.get(),
-                                             backward_collectives_.all_reduce_sum);
+  masked.reset();
+  gathered.reset();
+  cache.d_norm2_out = make_activation(cache.norm2_out.rows(), cache.norm2_out.cols());
+  block_.sum_partials(token_grad, slice, cache.d_norm2_out, collectives);
 }
 
 Tensor TransformerBlockLayer::forward(const Tensor& x, const ForwardInfo& info) {

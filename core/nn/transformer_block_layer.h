@@ -31,8 +31,12 @@
 // group like a moe layer's (connect_experts), and add their weight gradients
 // in the backward's input half. Under tensor parallelism each expert's FFN
 // is split over the shards as the dense MLP is (ExpertShard::tp, the block's
-// tp), its partial outputs summed by the block's all-reduce; not under
-// sequence parallelism.
+// tp), its partial outputs summed by the block's all-reduce. Under sequence
+// parallelism too, the block gathers Norm2's output before the gate (every
+// shard routes the whole sequence alike), the experts' partial combined
+// outputs are reduce-scattered onto the shard's slice, where the dropout and
+// residual apply, and the backward mirrors it (gather, gather, scatter), as
+// the dense MLP's collectives.
 #pragma once
 
 #include <cstdint>
@@ -66,7 +70,8 @@ class TransformerBlockLayer : public Layer {
  public:
   // `seq` positions of config.dim values per sample. Weights start at
   // GptBlock's defaults; call init. With `experts`, config.dense_mlp must be
-  // false and shard.tp 1 (throws std::invalid_argument otherwise).
+  // false and the experts split as the block (throws std::invalid_argument
+  // otherwise).
   TransformerBlockLayer(int index, const GptBlockConfig& config, const BlockShard& shard,
                         int64_t seq, DeviceAllocator* allocator,
                         const BlockExperts* experts = nullptr);
@@ -92,9 +97,7 @@ class TransformerBlockLayer : public Layer {
   std::vector<Tensor*> expert_grads() override;
   void connect_all_reduce(InnerAllReduce all_reduce) override;
   void connect_sequence_parallel(InnerSequenceCollectives collectives) override;
-  std::vector<Tensor*> sequence_partial_grads() override {
-    return block_.sequence_partial_gradients();
-  }
+  std::vector<Tensor*> sequence_partial_grads() override;
 
   GptBlock& block() { return block_; }
   MoeLayer* experts() { return experts_.get(); }  // null for a dense MLP

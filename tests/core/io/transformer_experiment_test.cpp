@@ -147,12 +147,22 @@ TEST(TransformerExperiment, ABlocksExpertsAreReadCheckedAndWrittenBack) {
   };
   // Each expert's FFN is split over tp like the dense MLP, inside each expert-parallel member.
   EXPECT_EQ(with([](Json& d) { d["parallel"]["tp"] = 2; }), "no error");
+  // Under sequence parallelism a block gathers the sequence before its
+  // experts; a moe layer would route only its shard's positions.
   EXPECT_EQ(with([](Json& d) {
               d["parallel"]["tp"] = 2;
               d["parallel"]["sequence_parallel"] = true;
             }),
-            "experts (a moe layer, a transformer_block's) route whole sequences' tokens, which sequence "
-            "parallelism splits over the tensor-parallel shards; set parallel.sequence_parallel = false");
+            "no error");
+  EXPECT_EQ(with([](Json& d) {
+              d["parallel"]["tp"] = 2;
+              d["parallel"]["sequence_parallel"] = true;
+              d["model"]["layers"].insert(d["model"]["layers"].begin() + 3,
+                                          Json::parse(R"({"type": "moe", "experts": 4, "ffn": 64})"));
+            }),
+            "model.layers[3] is a moe layer, which routes whole sequences' tokens that sequence parallelism "
+            "splits over the tensor-parallel shards; set parallel.sequence_parallel = false, or put the experts "
+            "in a transformer_block (its experts field)");
   EXPECT_NE(with([](Json& d) {
               d["parallel"]["tp"] = 2;
               d["model"]["layers"][2]["ffn"] = 63;

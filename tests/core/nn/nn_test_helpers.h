@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/nn/all_reduce.h"
 #include "core/nn/tensor.h"
 
 namespace pipelab::testing {
@@ -106,5 +107,46 @@ class HostAllReduce {
   std::vector<float*> buffers_;
   std::barrier<> barrier_;
 };
+
+// Sequence parallelism's collectives over `tp` lockstep threads, on the host:
+// each call waits for every shard's buffer, then writes the caller's slice
+// (reduce-scatter: the sum of every buffer's slice, in shard order) or every
+// slice (all-gather: each from its own shard's buffer).
+class HostSequenceCollectives {
+ public:
+  explicit HostSequenceCollectives(int tp) : buffers_(tp), barrier_(tp) {}
+  SequenceCollectives for_shard(int shard) {
+    return {[this, shard](float* data, int64_t count) { run(shard, data, count, true); },
+            [this, shard](float* data, int64_t count) { run(shard, data, count, false); }};
+  }
+
+ private:
+  void run(int shard, float* data, int64_t count, bool gather) {
+    const int tp = static_cast<int>(buffers_.size());
+    const int64_t slice = count / tp;
+    buffers_[shard] = data;
+    barrier_.arrive_and_wait();
+    std::vector<float> result(count, 0.0f);
+    for (int k = 0; k < tp; ++k)
+      for (int64_t i = 0; i < slice; ++i) {
+        if (gather) result[k * slice + i] = buffers_[k][k * slice + i];
+        else result[shard * slice + i] += buffers_[k][shard * slice + i];
+      }
+    barrier_.arrive_and_wait();  // every shard has read every buffer
+    if (gather) std::copy(result.begin(), result.end(), data);
+    else std::copy(result.begin() + shard * slice, result.begin() + (shard + 1) * slice, data + shard * slice);
+  }
+
+  std::vector<float*> buffers_;
+  std::barrier<> barrier_;
+};
+
+// Positions [first, first + count) of every sample of a [batch * seq, width] tensor.
+inline Tensor positions_of(const Tensor& whole, int64_t batch, int64_t seq, int64_t first, int64_t count) {
+  Tensor part(batch * count, whole.cols());
+  for (int64_t b = 0; b < batch; ++b)
+    std::copy(whole.row(b * seq + first), whole.row(b * seq + first + count), part.row(b * count));
+  return part;
+}
 
 }  // namespace pipelab::testing

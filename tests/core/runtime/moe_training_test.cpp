@@ -245,15 +245,20 @@ TEST(MoeTraining, ExpertBlocksTrainAlikeUnderRecomputeAndZeroBubble) {
 // FFN as the dense MLP, moe_layer.h): 20 steps end within 1e-4 (relative) of
 // one shard's losses, every step routes and drops the same tokens, and the
 // validation gathers every shard's slice. Alone, pipelined, and with expert
-// parallelism over data-parallel replicas; with dropped tokens too.
+// parallelism over data-parallel replicas; with dropped tokens too; and
+// under sequence parallelism (the blocks gather the sequence before their
+// experts and scatter the combined outputs back).
 TEST(MoeTraining, ExpertBlocksUnderTensorParallelTrainLikeOneShard) {
   struct Case {
     std::string what;
     double capacity_factor;
     int pp, dp, ep;
+    bool sequence_parallel = false;
   };
   for (const Case& c : {Case{"tp 2", 4.0, 1, 1, 1}, Case{"tp 2, capacity 0.5", 0.5, 1, 1, 1},
-                        Case{"tp 2 x pp 2", 1.25, 2, 1, 1}, Case{"tp 2 x dp 2, ep 2", 1.25, 1, 2, 2}}) {
+                        Case{"tp 2 x pp 2", 1.25, 2, 1, 1}, Case{"tp 2 x dp 2, ep 2", 1.25, 1, 2, 2},
+                        Case{"tp 2 sp, capacity 0.5", 0.5, 1, 1, 1, true}, Case{"tp 2 sp x pp 2", 1.25, 2, 1, 1, true},
+                        Case{"tp 2 sp x dp 2, ep 2", 1.25, 1, 2, 2, true}}) {
     Experiment base = with_plan(testing::gpt_with_expert_blocks(2, c.capacity_factor), ScheduleKind::OneFOneB,
                                 c.pp, 2, c.dp);
     base.training.eval_every = 10;
@@ -262,6 +267,7 @@ TEST(MoeTraining, ExpertBlocksUnderTensorParallelTrainLikeOneShard) {
     Experiment split = base;
     split.parallel.tp = 2;
     split.parallel.ep = c.ep;
+    split.parallel.sequence_parallel = c.sequence_parallel;
     const testing::RunOutput run = run_experiment(split);
     ASSERT_EQ(run.state, RunState::Finished) << c.what << ": " << run.error;
     const std::vector<double> expected = reference.losses();
