@@ -213,13 +213,15 @@ void add_tensor_parallel_collectives(std::vector<TensorParallelAllReduce>& out, 
 }
 
 // Under sequence parallelism, the parameters of a layer whose gradient a
-// shard takes from its slice of the sequence only: a block's two norms, and
-// every replicated layer's (a layernorm between blocks and the output).
+// shard takes from its slice of the sequence only: a block's two norms (and
+// its experts' gate, fed partial gradients, moe_layer.h), and every
+// replicated layer's (a layernorm between blocks and the output).
 int64_t sequence_partial_params(const LayerInfo& info, TensorParallelRole role, int64_t params) {
   if (role == TensorParallelRole::Replicated) return params;
   if (role != TensorParallelRole::BlockParallel) return 0;
   const int64_t per_norm = info.block.norm == NormType::LayerNorm ? 2 : 1;  // gain (and bias)
-  return 2 * per_norm * info.block.dim;
+  const int64_t gate = info.has_experts() ? info.moe.dim * info.moe.experts : 0;
+  return 2 * per_norm * info.block.dim + gate;
 }
 
 // How many shards split a layer's input (or output) width: a column-parallel

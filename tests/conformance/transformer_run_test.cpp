@@ -78,9 +78,14 @@ using CollectiveKey = std::tuple<int, int, int, int, OpKind>;
 // Sequence parallelism: every gather, scatter and the step's all-reduce of the
 // norms' gradients runs where the schedule lists it, on the bytes it predicted
 // (under zero-bubble, the embedding's gather with BW, which computes it).
+// Blocks with experts gather and scatter as the dense ones (the experts'
+// gate's gradient joins the norms' in the step's all-reduce).
 TEST_P(TransformerRun, EveryScheduledSequenceParallelCollectiveIsReportedOnce) {
-  for (ScheduleKind kind : {ScheduleKind::OneFOneB, ScheduleKind::ZeroBubbleH1}) {
-    Experiment experiment = with_plan(tiny_gpt_experiment(), kind, 2, 4, 1, 2);
+  for (const auto& [kind, model] : {std::pair{ScheduleKind::OneFOneB, tiny_gpt_experiment()},
+                                    std::pair{ScheduleKind::ZeroBubbleH1, tiny_gpt_experiment()},
+                                    std::pair{ScheduleKind::OneFOneB, testing::gpt_with_expert_blocks(2, 1.25)},
+                                    std::pair{ScheduleKind::ZeroBubbleH1, testing::gpt_with_expert_blocks(1, 0.5)}}) {
+    Experiment experiment = with_plan(model, kind, 2, 4, 1, 2);
     experiment.parallel.sequence_parallel = true;
     experiment.training.steps = 3;
     EventSink sink;
@@ -201,7 +206,14 @@ TEST_P(TransformerRun, PredictedPeaksOfExpertBlocksUnderTensorParallelMatchTheMe
   split.parallel.tp = 2;
   Experiment expert_parallel = with_plan(testing::gpt_with_expert_blocks(2, 1.25), ScheduleKind::OneFOneB, 1, 2, 2, 2);
   expert_parallel.parallel.ep = 2;
-  expect_predicted_peaks({{"experts tp2 x pp2", split}, {"experts tp2 x dp2 ep2", expert_parallel}});
+  Experiment sequence_parallel = split;
+  sequence_parallel.parallel.sequence_parallel = true;
+  Experiment zero_bubble = with_plan(testing::gpt_with_expert_blocks(2, 1.25), ScheduleKind::ZeroBubbleH1, 2, 4, 1, 2);
+  zero_bubble.parallel.sequence_parallel = true;
+  expect_predicted_peaks({{"experts tp2 x pp2", split},
+                          {"experts tp2 x dp2 ep2", expert_parallel},
+                          {"experts tp2 sp x pp2", sequence_parallel},
+                          {"experts zb-h1 tp2 sp x pp2", zero_bubble}});
   const Prediction one = predict_experiment(whole);
   const Prediction two = predict_experiment(split);
   for (const MemoryCategory category : {MemoryCategory::Weights, MemoryCategory::Activations}) {
