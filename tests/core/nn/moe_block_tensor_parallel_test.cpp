@@ -29,8 +29,9 @@ constexpr int64_t kFfn = 6;
 constexpr int64_t kExperts = 4;
 constexpr int64_t kBatch = 3;
 
-GptBlockConfig experts_config() {
+GptBlockConfig experts_config(float dropout = 0.0f) {
   GptBlockConfig config;
+  config.dropout = dropout;
   config.dim = kDim;
   config.heads = 2;
   config.ffn_hidden = kFfn;
@@ -45,11 +46,11 @@ struct BlockRun {
   MoeRouting routing;
   Tensor y, dx;
 
-  BlockRun(int tp, int shard, double capacity_factor, bool sequence_parallel = false)
+  BlockRun(int tp, int shard, double capacity_factor, bool sequence_parallel = false, float dropout = 0.0f)
       : experts{{kSeq, kDim, kExperts, 2, kFfn, capacity_factor},
                 0.1,
                 ExpertShard{1, 0, tp, shard, sequence_parallel}},
-        layer(1, experts_config(), BlockShard{tp, shard, sequence_parallel}, kSeq, nullptr, &experts) {
+        layer(1, experts_config(dropout), BlockShard{tp, shard, sequence_parallel}, kSeq, nullptr, &experts) {
     layer.init(5);
     BasicLayer<Tensor, DeviceAllocator*>::ExpertConnection connection;
     connection.report = [this](const ForwardInfo&, const MoeRouting& r, double) { routing = r; };
@@ -133,17 +134,20 @@ Tensor shard_positions(const Tensor& whole, int tp, int k) {
   return part;
 }
 
-void expect_sequence_parallel_shards_match_whole(int tp, double capacity_factor, bool expect_drops) {
+// With dropout the shards draw their positions' part of the whole block's masks.
+void expect_sequence_parallel_shards_match_whole(int tp, double capacity_factor, bool expect_drops,
+                                                 float dropout = 0.0f) {
   SCOPED_TRACE("sequence parallel tp " + std::to_string(tp) + ", capacity_factor " +
-               std::to_string(capacity_factor));
+               std::to_string(capacity_factor) + ", dropout " + std::to_string(dropout));
   const Tensor x = random_tensor(kBatch, kSeq * kDim, 43);
   const Tensor dy = random_tensor(kBatch, kSeq * kDim, 44);
-  BlockRun whole(1, 0, capacity_factor);
+  BlockRun whole(1, 0, capacity_factor, false, dropout);
   whole.run(x, dy);
   EXPECT_EQ(whole.routing.dropped_total() > 0, expect_drops);
 
   std::vector<std::unique_ptr<BlockRun>> shards;
-  for (int k = 0; k < tp; ++k) shards.push_back(std::make_unique<BlockRun>(tp, k, capacity_factor, true));
+  for (int k = 0; k < tp; ++k)
+    shards.push_back(std::make_unique<BlockRun>(tp, k, capacity_factor, true, dropout));
   HostSequenceCollectives collectives(tp);
   std::vector<std::thread> threads;
   for (int k = 0; k < tp; ++k) {
@@ -214,6 +218,10 @@ TEST(MoeBlockTensorParallel, SequenceParallelShardsReproduceTheWholeBlockWithout
 
 TEST(MoeBlockTensorParallel, SequenceParallelShardsReproduceTheWholeBlockWithDroppedTokens) {
   expect_sequence_parallel_shards_match_whole(2, 0.5, true);
+}
+
+TEST(MoeBlockTensorParallel, SequenceParallelShardsReproduceTheWholeBlockWithDropout) {
+  expect_sequence_parallel_shards_match_whole(2, 4.0, false, 0.3f);
 }
 
 TEST(MoeBlockTensorParallel, RefusesExpertsSplitOtherwiseThanTheBlock) {
