@@ -291,8 +291,11 @@ DeviceTensor GpuMoe::mix_backward(const float* tokens, const float* mix_grad, in
   // backward (the combine weights' gradient and the auxiliary loss's).
   const std::vector<float> host_weight_grad = weight_grad.to_vector();
   std::vector<float> logits_grad(static_cast<size_t>(rows * experts));
+  // With partial outputs the shards' gate gradients are summed: the aux
+  // loss's part joins once (moe_layer.h).
+  const bool adds_aux = !shard_.partial_outputs() || shard_.tp_shard == 0;
   routing_backward(routing, kept.probabilities.data(), host_weight_grad.data(),
-                   aux_loss_weight_ * microbatch_share(rows), logits_grad.data());
+                   adds_aux ? aux_loss_weight_ * microbatch_share(rows) : 0.0, logits_grad.data());
   softmax_rows_backward(kept.probabilities.data(), logits_grad.data(), rows, experts);
   const DeviceTensor device_logits_grad =
       DeviceTensor::from_values(rows, experts, logits_grad, &context().allocator());
@@ -332,6 +335,11 @@ std::vector<DeviceTensor*> GpuMoe::gemm_weights() {
   std::vector<DeviceTensor*> values;
   for (Expert& e : experts_) values.insert(values.end(), {&e.w1, &e.w2});
   return values;
+}
+
+std::vector<DeviceTensor*> GpuMoe::sequence_partial_grads() {
+  if (!shard_.partial_outputs()) return {};
+  return {&gate_grad_};
 }
 
 std::vector<DeviceTensor*> GpuMoe::expert_grads() {

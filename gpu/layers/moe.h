@@ -63,7 +63,10 @@ class GpuMoe : public GpuLayer {
   // Under expert tensor parallelism (ExpertShard::tp > 1, moe_layer.h) each
   // expert holds its shard's hidden columns, and tp_sum sums over the shards
   // the experts' partial outputs (forward) and W1's partial input gradients
-  // (backward), as the CPU layer does.
+  // (backward), as the CPU layer does. Under sequence parallelism too
+  // (ExpertShard::partial_outputs) the caller passes the whole sequence's
+  // tokens and no tp_sum, and reduce-scatters the partial results; the
+  // gate's gradient is partial (sequence_partial_grads), as on the CPU.
   using TensorParallelSum = std::function<void(DeviceTensor& values)>;
   DeviceTensor mix(const float* tokens, int64_t rows, const float* residual,
                    const ForwardInfo& info, std::unique_ptr<LayerState>& state,
@@ -74,6 +77,7 @@ class GpuMoe : public GpuLayer {
   std::vector<DeviceTensor*> params() override;
   std::vector<DeviceTensor*> grads() override;
   std::vector<DeviceTensor*> expert_grads() override;
+  std::vector<DeviceTensor*> sequence_partial_grads() override;
   // The experts' w1 and w2: under bf16-mixed their GEMMs read bf16 copies. The
   // gate stays float32, as Switch Transformer's selective precision keeps the
   // router: top-k choices from bf16 logits flip on rounding.

@@ -129,7 +129,7 @@ std::unique_ptr<GpuLayer> build_float_layer(const LayerLayout& layer, uint64_t s
     BlockExperts experts;
     if (spec.experts > 0)
       experts = {moe_shape(spec, layer.token_in(), layer.tokens, label), spec.aux_loss_weight,
-                 ExpertShard{layer.ep, layer.ep_rank, layer.tp, layer.shard}};
+                 ExpertShard{layer.ep, layer.ep_rank, layer.tp, layer.shard, layer.sequence_shards > 1}};
     return std::make_unique<GpuTransformerBlock>(
         layer.index, block_config(layer),
         BlockShard{layer.tp, layer.shard, layer.sequence_shards > 1}, layer.tokens, seed, context,

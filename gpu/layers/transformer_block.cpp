@@ -135,12 +135,11 @@ GpuTransformerBlock::GpuTransformerBlock(int index, const GptBlockConfig& config
   weights_ = upload(host.weights(), &context.allocator(), true);
   gradients_ = upload(host.gradients(), &context.allocator(), false);
   if (!experts) return;
-  if (config.dense_mlp || shard.splits_sequence() || experts->shard.tp != shard.tp ||
-      experts->shard.tp_shard != shard.shard)  // as the CPU's TransformerBlockLayer
-    throw std::invalid_argument(
-        "layer " + std::to_string(index) +
-        ": a transformer_block's experts are split over the block's tensor-parallel shards "
-        "(and not along the sequence); set parallel.sequence_parallel = false");
+  if (config.dense_mlp || experts->shard.tp != shard.tp || experts->shard.tp_shard != shard.shard ||
+      experts->shard.partial_outputs() != shard.splits_sequence())  // as the CPU's TransformerBlockLayer
+    throw std::invalid_argument("layer " + std::to_string(index) +
+                                ": a transformer_block's experts must be split over the block's "
+                                "tensor-parallel shards, and along the sequence as the block is");
   experts_ =
       std::make_unique<GpuMoe>(index, experts->shape, experts->aux_loss_weight, experts->shard, seed, context);
 }
@@ -377,13 +376,25 @@ DeviceTensor GpuTransformerBlock::feed_forward(GpuBlockCache& cache) {
 
 DeviceTensor GpuTransformerBlock::experts_forward(const ForwardInfo& info, GpuBlockState& state) {
   GpuBlockCache& cache = state.cache;
-  const int64_t rows = cache.batch * cache.seq;  // experts are never split along the sequence
-  // y = h + drop3(MoE(norm2_out)): the experts' part first, h last, as on the CPU.
-  const GpuMoe::TensorParallelSum tp_sum = experts_tensor_parallel_sum(true);
-  if (!active(cache.dropout))
+  const SequenceSlice slice = sequence_slice(cache.batch);
+  const int64_t rows = cache.batch * cache.seq;
+  // y = h + drop3(MoE(norm2_out)): the experts' part first, h last, as on the
+  // CPU. Under sequence parallelism every shard routes the whole (gathered)
+  // sequence and the combined partial outputs are scattered onto its slice;
+  // under plain tp the experts sum their slots themselves.
+  const bool split = slice.tp > 1;
+  const GpuMoe::TensorParallelSum tp_sum = split ? GpuMoe::TensorParallelSum{} : experts_tensor_parallel_sum(true);
+  if (!split && !active(cache.dropout))
     return experts_->mix(cache.norm2_out.data(), rows, cache.h.data(), info, state.experts, tp_sum);
-  DeviceTensor y = experts_->mix(cache.norm2_out.data(), rows, nullptr, info, state.experts, tp_sum);
-  drop(y.data(), y.data(), cache, kernels::kFeedForwardSite);
+  DeviceTensor whole;
+  DeviceTensor y = experts_->mix(whole_sequence(cache.norm2_out, slice, whole, true), rows, nullptr, info,
+                                 state.experts, tp_sum);
+  if (split) {
+    DeviceTensor partial = std::move(y);
+    y = rows_tensor(cache.batch * positions_, config_.dim);
+    sum_partials(partial, slice, y, true);
+  }
+  if (active(cache.dropout)) drop(y.data(), y.data(), cache, kernels::kFeedForwardSite);
   kernels::add_into(y.data(), cache.h.data(), y.size(), context().stream());
   return y;
 }
@@ -431,11 +442,23 @@ void GpuTransformerBlock::feed_forward_backward(const DeviceTensor& dy, GpuBlock
 
 void GpuTransformerBlock::experts_backward(const DeviceTensor& dy, GpuBlockState& state) {
   GpuBlockCache& cache = state.cache;
-  DeviceTensor masked;  // dy through drop3's mask (only while the experts read it)
-  const float* mix_grad = through_dropout(dy.data(), cache, kernels::kFeedForwardSite, masked);
-  cache.d_norm2_out =
-      experts_->mix_backward(cache.norm2_out.data(), mix_grad, cache.batch * cache.seq, nullptr,
-                             state.experts.get(), experts_tensor_parallel_sum(false));
+  const SequenceSlice slice = sequence_slice(cache.batch);
+  const bool split = slice.tp > 1;
+  // dy through drop3's mask (gathered under sequence parallelism), the tokens
+  // gathered again, their partial gradient scattered: as on the CPU.
+  DeviceTensor masked, whole;
+  const float* mix_grad = output_gradient(dy.data(), cache, kernels::kFeedForwardSite, masked);
+  DeviceTensor token_grad = experts_->mix_backward(
+      whole_sequence(cache.norm2_out, slice, whole, false), mix_grad, cache.batch * cache.seq, nullptr,
+      state.experts.get(), split ? GpuMoe::TensorParallelSum{} : experts_tensor_parallel_sum(false));
+  if (!split) {
+    cache.d_norm2_out = std::move(token_grad);
+    return;
+  }
+  masked.reset();
+  whole.reset();
+  cache.d_norm2_out = rows_tensor(cache.batch * positions_, config_.dim);
+  sum_partials(token_grad, slice, cache.d_norm2_out, false);
 }
 
 GpuMoe::TensorParallelSum GpuTransformerBlock::experts_tensor_parallel_sum(bool in_forward) {
@@ -515,7 +538,8 @@ std::vector<DeviceTensor*> GpuTransformerBlock::sequence_partial_grads() {
   for (DeviceTensor* t : {&gradients_.norm1_gain, &gradients_.norm1_bias, &gradients_.norm2_gain,
                           &gradients_.norm2_bias})
     if (!t->empty()) partial.push_back(t);
-  return partial;
+  // The experts' gate too (moe.h).
+  return experts_ ? joined(std::move(partial), experts_->sequence_partial_grads()) : partial;
 }
 
 DeviceTensor GpuTransformerBlock::forward(const DeviceTensor& x, const ForwardInfo& info) {

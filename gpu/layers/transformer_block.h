@@ -30,7 +30,9 @@
 // with the same routing (on the host, by core's code), the same order of
 // additions, and the same report of each micro-batch's routing and auxiliary
 // loss (connect_experts goes to the GpuMoe). The experts add their weight
-// gradients in the backward's input half.
+// gradients in the backward's input half. Under tensor parallelism, with
+// sequence parallelism or without, they split, gather and scatter as the
+// CPU block's (transformer_block_layer.h).
 #pragma once
 
 #include <cstdint>

@@ -144,8 +144,8 @@ TEST_P(MoeEquivalence, ExpertParallelLearnsAsOnTheCpu) {
 
 // Blocks whose experts are split over tensor-parallel shards (moe_layer.h):
 // the same routing, drops and losses as the CPU at the same split, and, with
-// capacity for every token, tp 1's losses within 1e-4; pipelined, and with
-// expert parallelism.
+// capacity for every token, tp 1's losses within 1e-4; pipelined, with
+// expert parallelism, and under sequence parallelism.
 TEST_P(MoeEquivalence, ExpertBlocksUnderTensorParallelLearnAsOnTheCpu) {
   const Experiment base = with_plan(testing::gpt_with_expert_blocks(2, 4.0), ScheduleKind::OneFOneB, 1, 2);
   const testing::RunOutput reference = run_experiment(testing::on_backend(base, backend()));
@@ -160,6 +160,9 @@ TEST_P(MoeEquivalence, ExpertBlocksUnderTensorParallelLearnAsOnTheCpu) {
   Experiment expert_parallel = with_plan(testing::gpt_with_expert_blocks(2, 1.25), ScheduleKind::OneFOneB, 1, 2, 2, 2);
   expert_parallel.parallel.ep = 2;
   check(expert_parallel, "top-2 expert blocks tp2 x dp2 ep2");
+  Experiment sequence_parallel = with_plan(testing::gpt_with_expert_blocks(1, 0.5), ScheduleKind::OneFOneB, 2, 4, 1, 2);
+  sequence_parallel.parallel.sequence_parallel = true;
+  check(sequence_parallel, "top-1 expert blocks capacity 0.5, tp2 sp x pp2");
 }
 
 // Validation runs on the host copy of the weights: every expert must come along.

@@ -7,7 +7,7 @@
 // token rows' gradients and the position table's. The two shards run on one
 // GPU in lockstep threads whose gathers and scatters go through host copies,
 // so the layers' own sequence handling is tested apart from the backend's
-// collectives. Skipped without a GPU.
+// collectives. A block with experts likewise. Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/nn/embedding_layer.h"
+#include "core/nn/tensor_parallel.h"
 #include "core/nn/transformer_block_layer.h"
 #include "gpu/device/device_context.h"
 #include "gpu/device/device_guard.h"
@@ -95,6 +96,36 @@ void run_shards(int tp, const Shard& shard) {
   for (std::thread& thread : threads) thread.join();
 }
 
+// One block shard's run on its positions of x and dy: its output, input
+// gradient, gradients, and which gradients are partial (summed over the
+// shards by the step's all-reduce).
+struct BlockShardRun {
+  std::vector<float> y, dx;
+  std::vector<std::vector<float>> grads;
+  std::vector<bool> partial;
+};
+BlockShardRun run_block_shard(GpuTransformerBlock& block, DeviceContext& context, const Tensor& x,
+                              const Tensor& dy, int64_t seq, int tp, int k, const ForwardInfo& info) {
+  const int64_t batch = x.rows(), dim = x.cols() / seq, local = seq / tp;
+  const auto local_tensor = [&](const Tensor& whole) {
+    return DeviceTensor::from_values(batch, local * dim, positions(whole.to_vector(), batch, seq, dim, k * local, local),
+                                     &context.allocator(), MemoryCategory::Activations);
+  };
+  const DeviceTensor x_local = local_tensor(x);
+  const DeviceTensor dy_local = local_tensor(dy);
+  BlockShardRun run;
+  std::unique_ptr<LayerState> state;
+  run.y = block.forward_keeping(x_local, info, state).to_vector();
+  run.dx = block.backward_input_with(x_local, dy_local, info, state.get()).to_vector();
+  block.backward_weight_with(x_local, dy_local, state.get());
+  const std::vector<DeviceTensor*> partial = block.sequence_partial_grads();
+  for (DeviceTensor* grad : block.grads()) {
+    run.grads.push_back(grad->to_vector());
+    run.partial.push_back(std::find(partial.begin(), partial.end(), grad) != partial.end());
+  }
+  return run;
+}
+
 TEST(SequenceParallelLayers, BlockShardsGiveTheCpuBlocksSlices) {
   PIPELAB_REQUIRE_GPU();
   GptBlockConfig config;
@@ -120,33 +151,11 @@ TEST(SequenceParallelLayers, BlockShardsGiveTheCpuBlocksSlices) {
       values_of(cpu.backward_input_with(x, dy, info, cpu_state.get()));
   cpu.backward_weight_with(x, dy, cpu_state.get());
 
-  // Each shard's output, input gradient, gradients, and which gradients are partial.
-  struct Shard {
-    std::vector<float> y, dx;
-    std::vector<std::vector<float>> grads;
-    std::vector<bool> partial;
-  };
-  std::vector<Shard> shards(tp);
+  std::vector<BlockShardRun> shards(tp);
   run_shards(tp, [&](int k, DeviceContext& context, GpuLayer::InnerSequenceCollectives sequence) {
     GpuTransformerBlock block(index, config, BlockShard{tp, k, true}, seq, seed, context);
     block.connect_sequence_parallel(std::move(sequence));
-    const auto local_tensor = [&](const Tensor& whole) {
-      return DeviceTensor::from_values(
-          batch, local * config.dim,
-          positions(whole.to_vector(), batch, seq, config.dim, k * local, local),
-          &context.allocator(), MemoryCategory::Activations);
-    };
-    const DeviceTensor x_local = local_tensor(x);
-    const DeviceTensor dy_local = local_tensor(dy);
-    std::unique_ptr<LayerState> state;
-    shards[k].y = block.forward_keeping(x_local, info, state).to_vector();
-    shards[k].dx = block.backward_input_with(x_local, dy_local, info, state.get()).to_vector();
-    block.backward_weight_with(x_local, dy_local, state.get());
-    const std::vector<DeviceTensor*> partial = block.sequence_partial_grads();
-    for (DeviceTensor* grad : block.grads()) {
-      shards[k].grads.push_back(grad->to_vector());
-      shards[k].partial.push_back(std::find(partial.begin(), partial.end(), grad) != partial.end());
-    }
+    shards[k] = run_block_shard(block, context, x, dy, seq, tp, k, info);
   });
 
   GptBlockTensors& full = cpu.block().gradients();
@@ -179,6 +188,96 @@ TEST(SequenceParallelLayers, BlockShardsGiveTheCpuBlocksSlices) {
   }
   EXPECT_EQ(partial_sum.size(), 4u * config.dim) << "the two norms' gains and biases";
   expect_close_to_scale(partial_sum, partial_expected, 1e-3, "norm gradients summed");
+}
+
+// A block with experts under sequence parallelism (gather before the gate,
+// reduce-scatter after the combine, core/nn/transformer_block_layer.h): each
+// shard's slice of the output and input gradient, its slices of the attention
+// and experts' gradients, and the norms' and gate's partial gradients summed.
+void expect_expert_block_shards_match_the_cpu(double capacity_factor) {
+  SCOPED_TRACE("capacity_factor " + std::to_string(capacity_factor));
+  GptBlockConfig config;
+  config.dim = 16;
+  config.heads = 4;
+  config.ffn_hidden = 32;
+  config.dropout = 0.2f;
+  config.dense_mlp = false;
+  const int tp = 2;
+  const int64_t seq = 8, batch = 3, local = seq / tp, experts = 4;
+  const int index = 1;
+  const uint64_t seed = 7;
+  ForwardInfo info;
+  info.training = true;
+  info.step = 3;
+  info.first_sample = 5;
+  const MoeShape shape{seq, config.dim, experts, 2, config.ffn_hidden, capacity_factor};
+
+  const BlockExperts whole_experts{shape, 0.1, {}};
+  TransformerBlockLayer cpu(index, config, BlockShard{}, seq, nullptr, &whole_experts);
+  cpu.init(seed);
+  const Tensor x = random_tensor(batch, seq * config.dim, 3);
+  const Tensor dy = random_tensor(batch, seq * config.dim, 4);
+  std::unique_ptr<LayerState> cpu_state;
+  const std::vector<float> y_cpu = values_of(cpu.forward_keeping(x, info, cpu_state));
+  const std::vector<float> dx_cpu = values_of(cpu.backward_input_with(x, dy, info, cpu_state.get()));
+  cpu.backward_weight_with(x, dy, cpu_state.get());
+
+  std::vector<BlockShardRun> shards(tp);
+  run_shards(tp, [&](int k, DeviceContext& context, GpuLayer::InnerSequenceCollectives sequence) {
+    const BlockExperts mine{shape, 0.1, ExpertShard{1, 0, tp, k, true}};
+    GpuTransformerBlock block(index, config, BlockShard{tp, k, true}, seq, seed, context, &mine);
+    block.connect_sequence_parallel(std::move(sequence));
+    shards[k] = run_block_shard(block, context, x, dy, seq, tp, k, info);
+  });
+
+  // The whole block's gradients as shard k holds them, in grads()'s order
+  // (partial ones whole, as their sum over the shards).
+  const auto expected_of = [&](int k) {
+    std::vector<std::vector<float>> expected;
+    GptBlockTensors block = slice_block_tensors(cpu.block().gradients(), config, BlockShard{tp, k, true});
+    for (Tensor* t : block.list()) expected.push_back(t->to_vector());
+    MoeLayer& moe = *cpu.experts();
+    expected.push_back(moe.gate_grad().to_vector());
+    const int64_t width = config.ffn_hidden / tp, first = k * width;
+    for (int64_t e = 0; e < experts; ++e) {
+      MoeLayer::Expert& all = moe.expert(e);
+      expected.push_back(copy_slice(all.w1_grad, {0, config.dim, first, width}).to_vector());
+      expected.push_back(copy_slice(all.b1_grad, {0, 1, first, width}).to_vector());
+      expected.push_back(copy_slice(all.w2_grad, {first, width, 0, config.dim}).to_vector());
+      expected.push_back(all.b2_grad.to_vector());
+    }
+    return expected;
+  };
+  int partial_count = 0;
+  for (int k = 0; k < tp; ++k) {
+    const std::string shard = "shard " + std::to_string(k);
+    expect_close_to_scale(shards[k].y, positions(y_cpu, batch, seq, config.dim, k * local, local), 1e-4,
+                          shard + " forward");
+    expect_close_to_scale(shards[k].dx, positions(dx_cpu, batch, seq, config.dim, k * local, local), 1e-3,
+                          shard + " input gradient");
+    const std::vector<std::vector<float>> expected = expected_of(k);
+    ASSERT_EQ(shards[k].grads.size(), expected.size()) << shard;
+    for (size_t i = 0; i < expected.size(); ++i) {
+      if (shards[k].partial[i]) continue;  // summed below
+      expect_close_to_scale(shards[k].grads[i], expected[i], 1e-3, shard + " gradient " + std::to_string(i));
+    }
+  }
+  const std::vector<std::vector<float>> whole = expected_of(0);
+  for (size_t i = 0; i < whole.size(); ++i) {
+    if (!shards[0].partial[i]) continue;
+    ++partial_count;
+    std::vector<float> sum(whole[i].size(), 0.0f);
+    for (int k = 0; k < tp; ++k)
+      for (size_t e = 0; e < sum.size(); ++e) sum[e] += shards[k].grads[i][e];
+    expect_close_to_scale(sum, whole[i], 1e-3, "partial gradient " + std::to_string(i) + " summed");
+  }
+  EXPECT_EQ(partial_count, 5) << "the two norms' gains and biases, and the gate";
+}
+
+TEST(SequenceParallelLayers, ExpertBlockShardsGiveTheCpuBlocksSlices) {
+  PIPELAB_REQUIRE_GPU();
+  expect_expert_block_shards_match_the_cpu(4.0);
+  expect_expert_block_shards_match_the_cpu(0.5);
 }
 
 TEST(SequenceParallelLayers, EmbeddingShardsGiveTheCpuLookupsSlices) {
