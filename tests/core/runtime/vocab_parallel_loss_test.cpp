@@ -5,12 +5,12 @@
 
 #include <gtest/gtest.h>
 
-#include <barrier>
 #include <thread>
 #include <vector>
 
 #include "core/nn/tensor_parallel.h"
 #include "core/runtime/microbatch_loss.h"
+#include "tests/core/nn/nn_test_helpers.h"
 
 namespace pipelab {
 namespace {
@@ -18,25 +18,6 @@ namespace {
 constexpr int64_t kSamples = 3;
 constexpr int64_t kTokens = 4;
 constexpr int64_t kVocab = 6;
-
-// A sum over `tp` threads, in shard order so every shard gets the same bits.
-class ThreadSum {
- public:
-  explicit ThreadSum(int tp) : buffers_(tp), barrier_(tp) {}
-  void operator()(int shard, float* data, int64_t count) {
-    buffers_[shard] = data;
-    barrier_.arrive_and_wait();
-    std::vector<float> sum(count, 0.0f);
-    for (float* buffer : buffers_)
-      for (int64_t i = 0; i < count; ++i) sum[i] += buffer[i];
-    barrier_.arrive_and_wait();
-    std::copy(sum.begin(), sum.end(), data);
-  }
-
- private:
-  std::vector<float*> buffers_;
-  std::barrier<> barrier_;
-};
 
 TEST(VocabParallelLoss, ShardsReproduceOneDevice) {
   // Logits [samples, tokens x vocab] with ties: position 1's maximum appears
@@ -68,7 +49,7 @@ TEST(VocabParallelLoss, ShardsReproduceOneDevice) {
 
   for (int tp : {2, 3}) {
     std::vector<LossResult> results(tp);
-    ThreadSum sum(tp);
+    testing::HostAllReduce sum(tp);
     std::vector<std::thread> threads;
     for (int k = 0; k < tp; ++k)
       threads.emplace_back([&, k] {
