@@ -53,6 +53,10 @@ namespace {
 
 constexpr int kMaxRecentFiles = 8;
 constexpr int kStatusMessageMs = 15000;
+// The charts below the timeline (memory, loss, statistics): tall enough for the
+// memory chart's two panes to show a saw-tooth, leaving the timeline most of
+// a 950-pixel window.
+constexpr int kDefaultChartDockHeight = 330;
 const char* const kRecentFilesKey = "recentFiles";
 const char* const kGeometryKey = "window/geometry";
 const char* const kStateKey = "window/state";
@@ -517,9 +521,15 @@ void MainWindow::buildDocks() {
             if (shown)
               resizeDocks({memory, training, expert_load, stats}, {380, 380, 380, 480}, Qt::Horizontal);
           });
-  resizeDocks({parallel}, {430}, Qt::Horizontal);
-  resizeDocks({memory}, {330}, Qt::Vertical);
-  resizeDocks({memory, training, stats}, {520, 420, 480}, Qt::Horizontal);
+  // The default sizes hold only once the window has its own size: set now,
+  // the window is still small, and the centre takes all it later grows by,
+  // leaving the charts below a few pixels high. A restored layout wins.
+  QTimer::singleShot(0, this, [this, parallel, memory, training, stats] {
+    if (layout_restored_) return;
+    resizeDocks({parallel}, {430}, Qt::Horizontal);
+    resizeDocks({memory}, {kDefaultChartDockHeight}, Qt::Vertical);
+    resizeDocks({memory, training, stats}, {520, 420, 480}, Qt::Horizontal);
+  });
   tabifyDockWidget(stats, overhead);
   stats->raise();
 
@@ -534,7 +544,7 @@ void MainWindow::restoreSettings() {
   QSettings settings;
   recent_files_ = settings.value(kRecentFilesKey).toStringList();
   restoreGeometry(settings.value(kGeometryKey).toByteArray());
-  restoreState(settings.value(kStateKey).toByteArray());
+  layout_restored_ = restoreState(settings.value(kStateKey).toByteArray());
   rebuildRecentMenu();
 }
 

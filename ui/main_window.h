@@ -168,6 +168,7 @@ class MainWindow : public QMainWindow {
   StatsPanel* stats_panel_;
   OverheadView* overhead_view_;
   QDockWidget* overhead_dock_ = nullptr;
+  bool layout_restored_ = false;  // the saved dock layout came back (restoreSettings)
   PresetNote* preset_note_;
   QString shown_preset_id_;  // the preset the note describes; none when empty
   ExportActions* exports_;

@@ -1,6 +1,9 @@
 // The window as a user meets it: files, presets, unsaved changes, errors.
+#include <qcustomplot.h>
+
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDockWidget>
 #include <QSettings>
 #include <QStandardItemModel>
 #include <QTemporaryDir>
@@ -19,6 +22,7 @@
 #include "ui/panels/data_panel.h"
 #include "ui/panels/parallel_panel.h"
 #include "ui/panels/problem_label.h"
+#include "ui/panels/training_view.h"
 #include "ui/timeline/timeline_view.h"
 #include "ui_test_support.h"
 
@@ -44,6 +48,40 @@ class MainWindowTest : public QObject {
     QVERIFY(measured_only->isChecked());
     window.timelineView()->setArrangement(TimelineView::Arrangement::PredictedUnder);
     QVERIFY(!measured_only->isChecked());
+  }
+
+  void aFirstStartGivesTheChartsBelowTheTimelineRoomToRead() {
+    QSettings().clear();  // no saved layout: the defaults apply
+    MainWindow window;
+    QVERIFY(window.applyPreset(QStringLiteral("1f1b-memory")));  // as `pipelab --preset` does
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto* memory = window.findChild<QDockWidget*>(QStringLiteral("memoryDock"));
+    QVERIFY(memory);
+    // Set before the window had its size, the docks kept about 200 pixels of
+    // 950, and the memory chart's two panes showed no saw-tooth.
+    QTRY_VERIFY2(memory->height() >= 300, qPrintable(QString::number(memory->height())));
+    QVERIFY(window.timelineView()->height() >= 350);
+    // The training view's legend sits above its axes, clear of the curves.
+    QCustomPlot* plot = window.trainingView()->plot();
+    plot->replot();
+    QVERIFY(plot->legend->visible());
+    QVERIFY(plot->legend->outerRect().bottom() <= plot->axisRect()->outerRect().top());
+  }
+
+  void theTrainingLegendTakesOneColumnWhereTwoDoNotFit() {
+    TrainingView view;  // beside the expert load its dock may be this narrow
+    view.resize(240, 300);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QCustomPlot* plot = view.plot();
+    QTRY_COMPARE(plot->legend->wrap(), 1);
+    plot->replot();
+    QVERIFY(plot->legend->outerRect().right() <= plot->width());
+    view.resize(700, 300);
+    QTRY_COMPARE(plot->legend->wrap(), 2);
+    plot->replot();
+    QVERIFY(plot->legend->outerRect().right() <= plot->width());
   }
 
   void malformedExperimentShowsAnErrorAndKeepsThePreviousOne() {

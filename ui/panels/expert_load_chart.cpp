@@ -43,7 +43,9 @@ void ExpertLoadChart::showStep(const StepMetrics* metrics) {
       x << position;
       kept << double(load.routed[e] - load.dropped[e]);
       dropped << double(load.dropped[e]);
-      ticker->addTick(position, tr("L%1 e%2").arg(load.layer).arg(e));
+      // The layer on a second line: side by side ("L1 e0") the labels of a
+      // dock a few hundred pixels wide ran into each other.
+      ticker->addTick(position, tr("e%2\nL%1").arg(load.layer).arg(e));
       position += 1;
     }
     position += 1;  // a gap between layers

@@ -26,8 +26,14 @@ TrainingView::TrainingView(QWidget* parent) : QWidget(parent) {
   plot_->yAxis2->setRange(0, 1.05);
   plot_->legend->setVisible(true);
   plot_->legend->setFont(QFont(font().family(), 8));
-  // Mid-right stays clear: loss has fallen and accuracy risen by then.
-  plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignVCenter | Qt::AlignRight);
+  // Above the plot (inside the axes it hid the curves' ends in a dock a few
+  // hundred pixels wide), two entries a line where they fit (fitLegend).
+  plot_->axisRect()->insetLayout()->take(plot_->legend);
+  plot_->plotLayout()->insertRow(0);
+  plot_->plotLayout()->addElement(0, 0, plot_->legend);
+  plot_->plotLayout()->setRowStretchFactor(0, 0.001);
+  plot_->legend->setBorderPen(Qt::NoPen);
+  plot_->legend->setMargins(QMargins(4, 2, 4, 0));
 
   const QColor loss_color(0x3b, 0x7d, 0xd8);
   const QColor accuracy_color(0xf0, 0x8c, 0x1a);
@@ -48,12 +54,34 @@ TrainingView::TrainingView(QWidget* parent) : QWidget(parent) {
   val_accuracy_->setPen(QPen(accuracy_color.darker(120), 2));
   val_accuracy_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 6));
 
+  // Not the two-column legend's width: beside the expert load the dock may
+  // be narrower, and the legend then takes one column (fitLegend).
+  plot_->setMinimumSize(kMinimumPlotWidth, kMinimumPlotHeight);
+  fitLegend();
+
   error_label_ = new ProblemLabel(this);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addWidget(error_label_);
   layout->addWidget(plot_, 1);
   rebuild();
+}
+
+void TrainingView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fitLegend();
+}
+
+void TrainingView::fitLegend() {
+  QCPLegend* legend = plot_->legend;
+  const int wrap = legend->wrap();
+  legend->setWrap(2);
+  legend->setFillOrder(QCPLegend::foColumnsFirst, true);
+  if (legend->minimumOuterSizeHint().width() > plot_->width()) {
+    legend->setWrap(1);
+    legend->setFillOrder(QCPLegend::foColumnsFirst, true);
+  }
+  if (legend->wrap() != wrap) plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void TrainingView::setRunController(RunController* run) {

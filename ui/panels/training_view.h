@@ -38,8 +38,17 @@ class TrainingView : public QWidget {
   // Redraws from the current data now (normally coalesced per event-loop turn).
   void rebuild();
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
+  static constexpr int kMinimumPlotWidth = 200;
+  static constexpr int kMinimumPlotHeight = 150;
+
   void scheduleRebuild();
+  // Two legend entries a line (loss, then accuracy) where the plot is wide
+  // enough for them, else one.
+  void fitLegend();
 
   RunController* run_ = nullptr;
   QCustomPlot* plot_;

@@ -938,12 +938,14 @@
         <translation>被丢弃（超出容量）</translation>
     </message>
     <message>
-        <source>L%1 e%2</source>
-        <translation>L%1 e%2</translation>
-    </message>
-    <message>
         <source>expert e of layer L, after step %1</source>
         <translation>第 L 层的专家 e，第 %1 步之后</translation>
+    </message>
+    <message>
+        <source>e%2
+L%1</source>
+        <translation>e%2
+L%1</translation>
     </message>
 </context>
 <context>
