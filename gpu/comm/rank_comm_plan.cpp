@@ -63,25 +63,76 @@ bool in_order_link(const Schedule& schedule, int from, int to) {
 }
 
 RankCommPlan plan_rank_communicators(const Schedule& schedule,
-                                     const std::vector<std::vector<int>>& groups,
+                                     const std::vector<CollectiveGroup>& groups,
                                      const std::vector<int>& rank_of_device,
                                      const std::vector<std::string>& gpu_of_rank, bool nccl) {
   RankCommPlan plan;
   std::vector<int> ranks;
-  auto route = [&](const std::vector<int>& devices, bool in_order, bool point_to_point) {
+  auto route = [&](const std::vector<int>& devices, bool in_order,
+                   const std::vector<RankCollective>& collectives) {
     RankRoute result;
     result.path = path_of(devices, rank_of_device, gpu_of_rank, nccl, ranks);
     if (result.path == RankPath::Nccl && !in_order) result.path = RankPath::HostStaging;
     if (result.path == RankPath::Nccl) {
       result.communicator = static_cast<int>(plan.communicators.size());
-      plan.communicators.push_back({ranks, devices, point_to_point});
+      plan.communicators.push_back({ranks, devices, collectives.empty(), collectives});
     }
     return result;
   };
-  for (const std::vector<int>& members : groups) plan.groups.push_back(route(members, true, false));
+  for (const CollectiveGroup& group : groups)
+    plan.groups.push_back(route(group.members, true, group.collectives));
   for (const auto& [from, to] : directed_message_links(schedule))
-    plan.links[{from, to}] = route({from, to}, in_order_link(schedule, from, to), true);
+    plan.links[{from, to}] = route({from, to}, in_order_link(schedule, from, to), {});
   return plan;
+}
+
+std::string rank_collective_name(RankCollective collective) {
+  switch (collective) {
+    case RankCollective::AllReduce: return "all-reduce";
+    case RankCollective::ReduceScatter: return "reduce-scatter";
+    case RankCollective::AllGather: return "all-gather";
+    case RankCollective::AllToAll: return "all-to-all";
+  }
+  return "collective";
+}
+
+std::vector<RankWarmUp> rank_warm_ups(const RankCommPlan& plan, int rank) {
+  std::vector<RankWarmUp> steps;
+  for (size_t index = 0; index < plan.communicators.size(); ++index) {
+    const int i = static_cast<int>(index);
+    if (split_color(plan, i, rank) == kNoColor) continue;
+    const RankCommunicator& communicator = plan.communicators[index];
+    if (communicator.point_to_point) {
+      const bool sender = split_key(plan, i, rank) == 0;
+      steps.push_back({i, sender ? RankWarmUp::Kind::Send : RankWarmUp::Kind::Receive});
+      continue;
+    }
+    for (RankCollective collective : communicator.collectives)
+      steps.push_back({i, RankWarmUp::Kind::Collective, collective});
+  }
+  return steps;
+}
+
+std::string describe_warm_up(const RankCommPlan& plan, const RankWarmUp& step) {
+  const RankCommunicator& communicator =
+      plan.communicators.at(static_cast<size_t>(step.communicator));
+  std::string what;
+  if (step.kind == RankWarmUp::Kind::Collective) {
+    std::string ranks;
+    for (int rank : communicator.ranks) ranks += (ranks.empty() ? "" : ", ") + std::to_string(rank);
+    what = "the " + rank_collective_name(step.collective) + " of ranks " + ranks;
+  } else {
+    what = "the link from rank " + std::to_string(communicator.ranks.at(0)) + " to rank " +
+           std::to_string(communicator.ranks.at(1));
+  }
+  return "warming up communicator " + std::to_string(step.communicator) + " (" + what + ")";
+}
+
+int communicators_on_rank(const RankCommPlan& plan, int rank) {
+  int count = plan.needs_world() ? 1 : 0;
+  for (size_t index = 0; index < plan.communicators.size(); ++index)
+    count += split_color(plan, static_cast<int>(index), rank) != kNoColor;
+  return count;
 }
 
 std::map<std::pair<int, int>, int> nccl_links_of(const RankCommPlan& plan, int first_device,

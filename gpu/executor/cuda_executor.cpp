@@ -228,7 +228,8 @@ void CudaExecutor::build_rank_world(int gpu) {
 #endif
   devices_->rank_plan = plan_rank_communicators(
       program_->schedule(),
-      collective_groups(experiment_.parallel, model_has_experts(experiment_.model)).all(),
+      collective_groups(experiment_.parallel, model_has_experts(experiment_.model))
+          .with_collectives(experiment_.parallel.sequence_parallel),
       rank_of_device, gpu_of_rank, kHaveNccl);
   devices_->rank_link_communicator =
       nccl_links_of(devices_->rank_plan, first_hosted_device(), hosted_device_count());
