@@ -27,7 +27,8 @@
 //   + kCacheOverheadPercent percent of the simulated peak for blocks its
 //     caching allocator holds but does not count.
 // and each GPU adds kNcclCommunicatorBytes per NCCL communicator it takes part
-// in (estimate_nccl_bytes_per_gpu). The CUDA context itself is already gone
+// in (estimate_nccl_bytes_per_gpu; across processes, each rank's GPU those of
+// its rank between ranks, estimate_rank_nccl_bytes). The CUDA context itself is already gone
 // from the free bytes measured (query_gpus() creates it before measuring).
 //
 // These allowances are assumptions, not measurements (the backend has not
@@ -41,6 +42,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,7 @@
 #include "core/plan/partition.h"
 #include "core/plan/stage_profile.h"
 #include "core/sim/cost_model.h"
+#include "gpu/comm/rank_comm_plan.h"
 
 namespace pipelab::gpu {
 
@@ -104,6 +107,14 @@ int64_t bf16_rounding_bytes(const StageProfile& stage, int64_t im2col_bytes);
 std::vector<int64_t> estimate_nccl_bytes_per_gpu(const Experiment& experiment,
                                                  const std::vector<int>& gpu_of_device, int gpus);
 
+// Across processes (pipelab-cli under mpirun), NCCL's bytes on `rank`'s GPU:
+// kNcclCommunicatorBytes per communicator RankWorld makes for it
+// (rank_comm_plan.h's communicators_on_rank: the world over the ranks and
+// every communicator of the plan it is in). Its virtual devices share that
+// one GPU, so they need no NCCL among themselves; zero when nothing between
+// ranks is on NCCL (host staging).
+int64_t estimate_rank_nccl_bytes(const RankCommPlan& plan, int rank);
+
 // A GPU whose virtual devices need more than it has free.
 struct GpuShortfall {
   int gpu = 0;
@@ -129,8 +140,11 @@ std::vector<GpuShortfall> find_memory_shortfalls(const std::vector<int64_t>& nee
 //   more pipeline stages (parallel.pp) or tensor shards (parallel.tp),
 //   parallel.recompute = true, a schedule with fewer micro-batches in flight
 //   (1f1b rather than gpipe), a smaller batch or model, or backend.type = cpu"
-// Lists every short GPU. `shortfalls` must not be empty.
+// Lists every short GPU. `shortfalls` must not be empty. Across processes
+// `rank` names the process whose GPU it is: "GPU 0 of rank 2 (virtual
+// devices 4-5) needs ...".
 std::string memory_shortfall_message(const std::vector<GpuShortfall>& shortfalls,
-                                     const std::vector<int64_t>& needed_per_device);
+                                     const std::vector<int64_t>& needed_per_device,
+                                     std::optional<int> rank = std::nullopt);
 
 }  // namespace pipelab::gpu
