@@ -22,10 +22,10 @@ std::vector<MessageTag> link_tags(const Schedule& schedule, int device, int peer
 }
 
 // How `devices` (a group's members or a link's two ends) cross ranks, and on
-// which ranks, in the devices' order.
+// which ranks, in the devices' order. `nccl`: whether NCCL between ranks is
+// possible at all.
 RankPath path_of(const std::vector<int>& devices, const std::vector<int>& rank_of_device,
-                 const std::vector<std::string>& gpu_of_rank, bool nccl,
-                 std::vector<int>& ranks) {
+                 int rank_count, bool nccl, std::vector<int>& ranks) {
   ranks.clear();
   for (int device : devices) {
     if (device < 0 || device >= static_cast<int>(rank_of_device.size()))
@@ -33,18 +33,16 @@ RankPath path_of(const std::vector<int>& devices, const std::vector<int>& rank_o
                                   " is not one of the run's " +
                                   std::to_string(rank_of_device.size()));
     const int rank = rank_of_device[static_cast<size_t>(device)];
-    if (rank < 0 || rank >= static_cast<int>(gpu_of_rank.size()))
+    if (rank < 0 || rank >= rank_count)
       throw std::invalid_argument("rank plan: device " + std::to_string(device) + " is on rank " +
                                   std::to_string(rank) + ", not one of the " +
-                                  std::to_string(gpu_of_rank.size()) + " ranks");
+                                  std::to_string(rank_count) + " ranks");
     ranks.push_back(rank);
   }
   const std::set<int> distinct_ranks(ranks.begin(), ranks.end());
   if (distinct_ranks.size() < 2) return RankPath::InProcess;
-  std::set<std::string> gpus;
-  for (int rank : distinct_ranks) gpus.insert(gpu_of_rank[static_cast<size_t>(rank)]);
-  const bool one_gpu_each = distinct_ranks.size() == ranks.size() && gpus.size() == ranks.size();
-  return nccl && one_gpu_each ? RankPath::Nccl : RankPath::HostStaging;
+  const bool one_device_per_rank = distinct_ranks.size() == ranks.size();
+  return nccl && one_device_per_rank ? RankPath::Nccl : RankPath::HostStaging;
 }
 
 }  // namespace
@@ -67,11 +65,15 @@ RankCommPlan plan_rank_communicators(const Schedule& schedule,
                                      const std::vector<int>& rank_of_device,
                                      const std::vector<std::string>& gpu_of_rank, bool nccl) {
   RankCommPlan plan;
+  // The world spans every rank: NCCL only when no two ranks share a GPU.
+  const bool gpu_each = std::set<std::string>(gpu_of_rank.begin(), gpu_of_rank.end()).size() ==
+                        gpu_of_rank.size();
+  const int rank_count = static_cast<int>(gpu_of_rank.size());
   std::vector<int> ranks;
   auto route = [&](const std::vector<int>& devices, bool in_order,
                    const std::vector<RankCollective>& collectives) {
     RankRoute result;
-    result.path = path_of(devices, rank_of_device, gpu_of_rank, nccl, ranks);
+    result.path = path_of(devices, rank_of_device, rank_count, nccl && gpu_each, ranks);
     if (result.path == RankPath::Nccl && !in_order) result.path = RankPath::HostStaging;
     if (result.path == RankPath::Nccl) {
       result.communicator = static_cast<int>(plan.communicators.size());

@@ -7,11 +7,13 @@
 //
 // When NCCL: a group or link crosses ranks, has at most one virtual device on
 // each rank (a rank runs all its devices on one GPU, and NCCL refuses two
-// ranks on one GPU), and the ranks' GPUs are distinct (`gpu_of_rank`: an
-// identity per rank, e.g. host name and PCI bus id, gathered over MPI). A
-// link must also carry its messages in the same order at both ends
-// (in_order_link): see point-to-point below. Otherwise: host staging, as
-// before.
+// ranks on one GPU), and every rank of the run has a GPU of its own
+// (`gpu_of_rank`: an identity per rank, e.g. host name and PCI bus id,
+// gathered over MPI): not only the group's ranks, since the communicators
+// are split from a world over every rank, whose ncclCommInitRank fails
+// ("Duplicate GPU detected") when two of its ranks share a GPU. A link must
+// also carry its messages in the same order at both ends (in_order_link):
+// see point-to-point below. Otherwise: host staging, as before.
 //
 // Set-up (every rank, in the same order, before any worker starts): rank 0
 // calls ncclGetUniqueId, the id is broadcast over MPI, every rank calls

@@ -88,11 +88,14 @@ TEST(RankCommPlanTest, RanksSharingAGpuOrNoNcclStageThroughTheHost) {
   for (const RankRoute& group : shared.groups) EXPECT_EQ(group.path, RankPath::HostStaging);
   for (const auto& [link, route] : shared.links) EXPECT_EQ(route.path, RankPath::HostStaging);
   EXPECT_FALSE(shared.needs_world());
-  // Two of the four share one: only what touches both of them is staged.
+  // Two of the four share one (four ranks on two GPUs, say): NCCL would
+  // refuse the world over all four, so even the groups and links between
+  // ranks with GPUs of their own are staged.
   const RankCommPlan half = plan_for(pp2_dp2(), {0, 1, 2, 3}, {"a:0", "a:1", "a:0", "b:0"});
   EXPECT_EQ(half.groups[0].path, RankPath::HostStaging);  // ranks 0 and 2
-  EXPECT_EQ(half.groups[1].path, RankPath::Nccl);         // ranks 1 and 3
-  EXPECT_EQ(half.links.at({0, 1}).path, RankPath::Nccl);
+  EXPECT_EQ(half.groups[1].path, RankPath::HostStaging);  // ranks 1 and 3
+  EXPECT_EQ(half.links.at({0, 1}).path, RankPath::HostStaging);
+  EXPECT_FALSE(half.needs_world());
   // Distinct GPUs but NCCL not built in.
   const RankCommPlan without =
       plan_for(pp2_dp2(), {0, 1, 2, 3}, {"a:0", "a:1", "b:0", "b:1"}, false);
