@@ -52,6 +52,14 @@ RankWorld::RankWorld(const RankCommPlan& plan, int rank, int ranks, int gpu,
   finalize_wait_.stopping = nullptr;  // a run ends stopped: finalizing comes after
   split_.assign(plan.communicators.size(), nullptr);
   if (!plan.needs_world()) return;
+  // Connect every collective algorithm while the communicators are made
+  // (rank_world.h), unless the user chose otherwise. Before NCCL's first
+  // call here, so that no rank reads another value first (NCCL applies
+  // /etc/nccl.conf without overriding the environment, and every rank must
+  // agree).
+  if (setenv("NCCL_RUNTIME_CONNECT", "0", /*overwrite=*/0) != 0)
+    throw std::runtime_error("rank " + std::to_string(rank) +
+                             ": could not set NCCL_RUNTIME_CONNECT for NCCL's set-up");
   ncclUniqueId id{};
   if (rank == 0) PIPELAB_NCCL_CHECK(ncclGetUniqueId(&id));
   const std::string mine(reinterpret_cast<const char*>(&id), rank == 0 ? sizeof(id) : 0);
@@ -60,11 +68,6 @@ RankWorld::RankWorld(const RankCommPlan& plan, int rank, int ranks, int gpu,
     throw std::runtime_error("rank " + std::to_string(rank) +
                              ": NCCL's unique id did not come from rank 0");
   std::memcpy(&id, ids[0].data(), sizeof(id));
-  // Connect every collective algorithm while the communicators are made
-  // (rank_world.h), unless the user chose otherwise.
-  if (setenv("NCCL_RUNTIME_CONNECT", "0", /*overwrite=*/0) != 0)
-    throw std::runtime_error("rank " + std::to_string(rank) +
-                             ": could not set NCCL_RUNTIME_CONNECT for NCCL's set-up");
   DeviceGuard guard(gpu_);
   // Whatever fails or times out, no communicator is left waiting for a rank
   // that is not coming: abort them all, then say why.

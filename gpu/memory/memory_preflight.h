@@ -70,9 +70,11 @@ inline constexpr int64_t kCacheOverheadPercent = 10;
 // NCCL, per communicator and GPU: its buffers, one per channel, peer and
 // protocol (the Simple protocol's is NCCL_BUFFSIZE, 4 MiB by default, LL128's
 // about as large), over up to 16-32 channels between NVLink GPUs, plus its
-// work queues. Allow 256 MiB. (NCCL connects lazily, so a communicator that
-// never carries traffic, like the world the others are split from, holds far
-// less; it is counted all the same.)
+// work queues. Allow 256 MiB. (In one process NCCL connects lazily, so a
+// communicator that never carries traffic, like the world the others are
+// split from, holds far less; it is counted all the same. Across processes
+// RankWorld has NCCL connect every collective algorithm when a communicator
+// is made, the world's included: rank_world.h.)
 inline constexpr int64_t kNcclCommunicatorBytes = int64_t{256} << 20;
 
 // The simulator's profile for a GPU model name: "h100" for an H100, "h200"
