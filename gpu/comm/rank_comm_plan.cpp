@@ -66,8 +66,8 @@ RankCommPlan plan_rank_communicators(const Schedule& schedule,
                                      const std::vector<std::string>& gpu_of_rank, bool nccl) {
   RankCommPlan plan;
   // The world spans every rank: NCCL only when no two ranks share a GPU.
-  const bool gpu_each = std::set<std::string>(gpu_of_rank.begin(), gpu_of_rank.end()).size() ==
-                        gpu_of_rank.size();
+  const bool gpu_each =
+      std::set<std::string>(gpu_of_rank.begin(), gpu_of_rank.end()).size() == gpu_of_rank.size();
   const int rank_count = static_cast<int>(gpu_of_rank.size());
   std::vector<int> ranks;
   auto route = [&](const std::vector<int>& devices, bool in_order,
@@ -90,10 +90,14 @@ RankCommPlan plan_rank_communicators(const Schedule& schedule,
 
 std::string rank_collective_name(RankCollective collective) {
   switch (collective) {
-    case RankCollective::AllReduce: return "all-reduce";
-    case RankCollective::ReduceScatter: return "reduce-scatter";
-    case RankCollective::AllGather: return "all-gather";
-    case RankCollective::AllToAll: return "all-to-all";
+    case RankCollective::AllReduce:
+      return "all-reduce";
+    case RankCollective::ReduceScatter:
+      return "reduce-scatter";
+    case RankCollective::AllGather:
+      return "all-gather";
+    case RankCollective::AllToAll:
+      return "all-to-all";
   }
   return "collective";
 }

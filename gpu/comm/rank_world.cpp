@@ -243,9 +243,9 @@ void RankWorld::issue(RankCollective collective, int index, float* whole, float*
     case RankCollective::AllGather: {
       // In place: member i's slice at offset i (collective_steps.h).
       const size_t count = slice(index, elements);
-      complete(ncclAllGather(whole + nccl_rank(index) * count, whole, count, ncclFloat32, comm,
-                             stream),
-               comm, step, wait);
+      complete(
+          ncclAllGather(whole + nccl_rank(index) * count, whole, count, ncclFloat32, comm, stream),
+          comm, step, wait);
       return;
     }
     case RankCollective::ReduceScatter: {
@@ -262,7 +262,8 @@ void RankWorld::issue(RankCollective collective, int index, float* whole, float*
       PIPELAB_NCCL_CHECK(ncclGroupStart());
       for (int peer = 0; peer < members; ++peer) {
         PIPELAB_NCCL_CHECK(ncclSend(whole + peer * count, count, ncclFloat32, peer, comm, stream));
-        PIPELAB_NCCL_CHECK(ncclRecv(received + peer * count, count, ncclFloat32, peer, comm, stream));
+        PIPELAB_NCCL_CHECK(
+            ncclRecv(received + peer * count, count, ncclFloat32, peer, comm, stream));
       }
       complete(ncclGroupEnd(), comm, step, wait);
       return;
@@ -284,15 +285,15 @@ void RankWorld::all_gather(int index, DeviceTensor& tensor, cudaStream_t stream)
 
 void RankWorld::reduce_scatter(int index, DeviceTensor& tensor, cudaStream_t stream) const {
   DeviceGuard guard(gpu_);
-  issue(RankCollective::ReduceScatter, index, tensor.data(), nullptr, element_count(tensor),
-        stream, launch_wait_, "ncclReduceScatter between ranks");
+  issue(RankCollective::ReduceScatter, index, tensor.data(), nullptr, element_count(tensor), stream,
+        launch_wait_, "ncclReduceScatter between ranks");
 }
 
 void RankWorld::all_to_all(int index, DeviceTensor& tensor, DeviceTensor& received,
                            cudaStream_t stream) const {
   DeviceGuard guard(gpu_);
-  issue(RankCollective::AllToAll, index, tensor.data(), received.data(),
-        element_count(tensor), stream, launch_wait_, "the all-to-all between ranks");
+  issue(RankCollective::AllToAll, index, tensor.data(), received.data(), element_count(tensor),
+        stream, launch_wait_, "the all-to-all between ranks");
 }
 
 void RankWorld::send(int index, const DeviceTensor& tensor, cudaStream_t stream) const {

@@ -119,9 +119,9 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
     const int gpus = static_cast<int>(inventory.gpus.size());
     const ProcessShare* share = options_.process;
     const int rank_gpu = share ? gpu_for_local_rank(share->local_rank, gpus) : 0;
-    gpu_of_device = share ? map_rank_devices(devices, first_hosted_device(), hosted_device_count(),
-                                             rank_gpu)
-                          : map_virtual_devices(devices, gpus);
+    gpu_of_device =
+        share ? map_rank_devices(devices, first_hosted_device(), hosted_device_count(), rank_gpu)
+              : map_virtual_devices(devices, gpus);
     if (share) rank_plan = plan_between_ranks(inventory.gpus[static_cast<size_t>(rank_gpu)].index);
     check_memory(experiment_, inventory, gpu_of_device, share ? &rank_plan : nullptr,
                  share ? share->rank : 0);
@@ -237,7 +237,8 @@ RankCommPlan CudaExecutor::plan_between_ranks(int gpu) const {
   const ProcessShare& share = *options_.process;
   const ParallelPlan& plan = experiment_.parallel;
   std::vector<int> rank_of_device(static_cast<size_t>(plan.devices()));
-  for (int d = 0; d < plan.devices(); ++d) rank_of_device[static_cast<size_t>(d)] = d / share.device_count;
+  for (int d = 0; d < plan.devices(); ++d)
+    rank_of_device[static_cast<size_t>(d)] = d / share.device_count;
   // Without the exchange every rank counts as on one GPU: all staged.
   std::vector<std::string> gpu_of_rank(static_cast<size_t>(share.ranks), "unknown");
 #ifdef PIPELAB_HAVE_NCCL
@@ -247,15 +248,15 @@ RankCommPlan CudaExecutor::plan_between_ranks(int gpu) const {
 #endif
   // The run's program (prepare_run makes it after the memory check, from
   // the same inputs): its first window's messages are the links.
-  const TrainingProgram program(plan,
-                                profile_stages(experiment_.model, plan, microbatch_size(experiment_),
-                                               experiment_.training.precision),
-                                total_steps_);
-  return plan_rank_communicators(
-      program.schedule(),
-      collective_groups(plan, model_has_experts(experiment_.model))
-          .with_collectives(plan.sequence_parallel),
-      rank_of_device, gpu_of_rank, kHaveNccl);
+  const TrainingProgram program(
+      plan,
+      profile_stages(experiment_.model, plan, microbatch_size(experiment_),
+                     experiment_.training.precision),
+      total_steps_);
+  return plan_rank_communicators(program.schedule(),
+                                 collective_groups(plan, model_has_experts(experiment_.model))
+                                     .with_collectives(plan.sequence_parallel),
+                                 rank_of_device, gpu_of_rank, kHaveNccl);
 }
 
 void CudaExecutor::build_rank_world(int gpu, RankCommPlan rank_plan) {

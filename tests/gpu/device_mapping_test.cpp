@@ -108,8 +108,7 @@ TEST(DeviceMappingTest, ExpertGroupsSpreadTheExpertsAndSumTheirHolders) {
   const std::vector<CollectiveGroup> listed = groups.with_collectives(false);
   ASSERT_EQ(listed.size(), groups.all().size());
   for (size_t i = 0; i < listed.size(); ++i) EXPECT_EQ(listed[i].members, groups.all()[i]);
-  EXPECT_EQ(listed[groups.data_parallel.size()].collectives,
-            std::vector{RankCollective::AllToAll});
+  EXPECT_EQ(listed[groups.data_parallel.size()].collectives, std::vector{RankCollective::AllToAll});
   EXPECT_EQ(listed.back().collectives, std::vector{RankCollective::AllReduce});
   // A model without experts needs neither.
   EXPECT_TRUE(collective_groups(plan, false).expert_parallel.empty());

@@ -1,18 +1,19 @@
 // The CUDA backend's pre-flight memory check: the estimate per virtual device
 // and the per-GPU comparison are host arithmetic, checked without a GPU.
+#include "gpu/memory/memory_preflight.h"
+
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 
 #include "core/io/experiment_prediction.h"
 #include "core/plan/stage_profile.h"
-#include "core/sim/cost_model.h"
-#include "gpu_test_support.h"
 #include "core/schedule/lowering.h"
+#include "core/sim/cost_model.h"
 #include "gpu/comm/comm_world.h"
 #include "gpu/executor/device_mapping.h"
-#include "gpu/memory/memory_preflight.h"
 #include "gpu/memory/out_of_memory.h"
+#include "gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {

@@ -1,5 +1,7 @@
 // Which groups and links of a run over processes use NCCL between ranks, and
 // the communicators they get: pure arithmetic, checked without a GPU.
+#include "gpu/comm/rank_comm_plan.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,7 +12,6 @@
 #include <utility>
 
 #include "core/schedule/lowering.h"
-#include "gpu/comm/rank_comm_plan.h"
 #include "gpu/executor/device_mapping.h"
 
 namespace pipelab::gpu {
@@ -105,8 +106,8 @@ TEST(RankCommPlanTest, RanksSharingAGpuOrNoNcclStageThroughTheHost) {
 
 TEST(RankCommPlanTest, AGroupWithTwoMembersOnOneRankIsStaged) {
   const Schedule none;  // no messages
-  const RankCommPlan plan =
-      plan_rank_communicators(none, {{{0, 1, 2}, {}}, {{0, 1}, {}}}, {0, 0, 1}, {"a:0", "b:0"}, true);
+  const RankCommPlan plan = plan_rank_communicators(none, {{{0, 1, 2}, {}}, {{0, 1}, {}}},
+                                                    {0, 0, 1}, {"a:0", "b:0"}, true);
   EXPECT_EQ(plan.groups[0].path, RankPath::HostStaging);
   EXPECT_EQ(plan.groups[1].path, RankPath::InProcess);
   EXPECT_FALSE(plan.needs_world());
@@ -210,19 +211,18 @@ TEST(RankCommPlanTest, EachRankWarmsUpItsCommunicatorsInPlanOrder) {
   const int backward = plan.links.at({1, 0}).communicator;
   ASSERT_LT(group, forward);
   ASSERT_LT(forward, backward);
-  EXPECT_EQ(rank_warm_ups(plan, 0), (std::vector<RankWarmUp>{
-                                         {group, Kind::Collective, RankCollective::AllReduce},
-                                         {forward, Kind::Send},
-                                         {backward, Kind::Receive}}));
+  EXPECT_EQ(rank_warm_ups(plan, 0),
+            (std::vector<RankWarmUp>{{group, Kind::Collective, RankCollective::AllReduce},
+                                     {forward, Kind::Send},
+                                     {backward, Kind::Receive}}));
   const std::vector<RankWarmUp> rank1 = rank_warm_ups(plan, 1);
   ASSERT_EQ(rank1.size(), 3u);
   EXPECT_EQ(rank1[1], (RankWarmUp{forward, Kind::Receive}));
   EXPECT_EQ(rank1[2], (RankWarmUp{backward, Kind::Send}));
-  EXPECT_EQ(describe_warm_up(plan, rank1[0]),
-            "warming up communicator " + std::to_string(plan.groups[1].communicator) +
-                " (the all-reduce of ranks 1, 3)");
-  EXPECT_EQ(describe_warm_up(plan, rank1[1]), "warming up communicator " +
-                                                  std::to_string(forward) +
+  EXPECT_EQ(describe_warm_up(plan, rank1[0]), "warming up communicator " +
+                                                  std::to_string(plan.groups[1].communicator) +
+                                                  " (the all-reduce of ranks 1, 3)");
+  EXPECT_EQ(describe_warm_up(plan, rank1[1]), "warming up communicator " + std::to_string(forward) +
                                                   " (the link from rank 0 to rank 1)");
   // Ranks sharing a GPU: nothing on NCCL, nothing to warm up.
   const RankCommPlan shared = plan_for(pp2_dp2(), {0, 1, 2, 3}, {"a:0", "a:0", "a:0", "a:0"});
