@@ -77,6 +77,12 @@ void enable_peer_access(const std::vector<int>& gpus) {
     }
 }
 
+// The user's line for a CUDA call that failed while building the run.
+ExperimentError cuda_failure(const std::string& what, const CudaError& error) {
+  return ExperimentError("backend.type = cuda: " + what + ": " + error.what() +
+                         "; use backend.type = cpu");
+}
+
 // The launch line's words for how the GEMMs compute.
 std::string gemm_description(const Experiment& experiment) {
   if (experiment.training.precision == Precision::Bf16Mixed)
@@ -129,6 +135,8 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
       if (gpu >= 0) gpu = inventory.gpus[static_cast<size_t>(gpu)].index;
   } catch (const std::invalid_argument& error) {
     throw ExperimentError(error.what());
+  } catch (const CudaError& error) {  // reading this rank's GPU identity
+    throw cuda_failure("the GPU could not be set up", error);
   }
   prepare_run();
 
@@ -138,8 +146,7 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
   } catch (const GpuOutOfMemory& error) {
     throw ExperimentError(error.what());
   } catch (const CudaError& error) {
-    throw ExperimentError(std::string("backend.type = cuda: the GPU could not be set up: ") +
-                          error.what() + "; use backend.type = cpu");
+    throw cuda_failure("the GPU could not be set up", error);
   }
 
   try {
@@ -158,8 +165,7 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
   } catch (const GpuOutOfMemory& error) {
     throw ExperimentError(error.what());
   } catch (const CudaError& error) {
-    throw ExperimentError(std::string("backend.type = cuda: the model could not be built: ") +
-                          error.what() + "; use backend.type = cpu");
+    throw cuda_failure("the model could not be built", error);
   }
 
   if (experiment_.backend.threads > 0)
