@@ -27,9 +27,10 @@
 //   + kCacheOverheadPercent percent of the simulated peak for blocks its
 //     caching allocator holds but does not count.
 // and each GPU adds kNcclCommunicatorBytes per NCCL communicator it takes part
-// in (estimate_nccl_bytes_per_gpu; across processes, each rank's GPU those of
-// its rank between ranks, estimate_rank_nccl_bytes). The CUDA context itself is already gone
-// from the free bytes measured (query_gpus() creates it before measuring).
+// in (estimate_nccl_bytes_per_gpu; across processes, a rank's GPU those its
+// rank holds with other ranks, estimate_rank_nccl_bytes). The CUDA context
+// itself is already gone from the free bytes measured (query_gpus() creates
+// it before measuring).
 //
 // These allowances are assumptions, not measurements (the backend has not
 // run on a GPU yet); each errs high, and an allocation that still fails
