@@ -71,7 +71,7 @@ RankCommPlan plan_rank_communicators(const Schedule& schedule,
   const int rank_count = static_cast<int>(gpu_of_rank.size());
   std::vector<int> ranks;
   auto route = [&](const std::vector<int>& devices, bool in_order,
-                   const std::vector<RankCollective>& collectives) {
+                   const std::vector<GroupCollective>& collectives) {
     RankRoute result;
     result.path = path_of(devices, rank_of_device, rank_count, nccl && gpu_each, ranks);
     if (result.path == RankPath::Nccl && !in_order) result.path = RankPath::HostStaging;
@@ -88,20 +88,6 @@ RankCommPlan plan_rank_communicators(const Schedule& schedule,
   return plan;
 }
 
-std::string rank_collective_name(RankCollective collective) {
-  switch (collective) {
-    case RankCollective::AllReduce:
-      return "all-reduce";
-    case RankCollective::ReduceScatter:
-      return "reduce-scatter";
-    case RankCollective::AllGather:
-      return "all-gather";
-    case RankCollective::AllToAll:
-      return "all-to-all";
-  }
-  return "collective";
-}
-
 std::vector<RankWarmUp> rank_warm_ups(const RankCommPlan& plan, int rank) {
   std::vector<RankWarmUp> steps;
   for (size_t index = 0; index < plan.communicators.size(); ++index) {
@@ -113,7 +99,7 @@ std::vector<RankWarmUp> rank_warm_ups(const RankCommPlan& plan, int rank) {
       steps.push_back({i, sender ? RankWarmUp::Kind::Send : RankWarmUp::Kind::Receive});
       continue;
     }
-    for (RankCollective collective : communicator.collectives)
+    for (GroupCollective collective : communicator.collectives)
       steps.push_back({i, RankWarmUp::Kind::Collective, collective});
   }
   return steps;
@@ -126,7 +112,7 @@ std::string describe_warm_up(const RankCommPlan& plan, const RankWarmUp& step) {
   if (step.kind == RankWarmUp::Kind::Collective) {
     std::string ranks;
     for (int rank : communicator.ranks) ranks += (ranks.empty() ? "" : ", ") + std::to_string(rank);
-    what = "the " + rank_collective_name(step.collective) + " of ranks " + ranks;
+    what = std::string("the ") + group_collective_name(step.collective) + " of ranks " + ranks;
   } else {
     what = "the link from rank " + std::to_string(communicator.ranks.at(0)) + " to rank " +
            std::to_string(communicator.ranks.at(1));

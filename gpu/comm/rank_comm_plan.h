@@ -99,6 +99,7 @@
 #include <vector>
 
 #include "core/schedule/schedule.h"
+#include "gpu/comm/collective_steps.h"
 
 namespace pipelab::gpu {
 
@@ -108,17 +109,11 @@ enum class RankPath {
   Nccl,         // crosses ranks on NCCL
 };
 
-// The collectives a group between ranks runs (RankWorld issues them).
-enum class RankCollective { AllReduce, ReduceScatter, AllGather, AllToAll };
-
-// "all-reduce", "reduce-scatter", "all-gather", "all-to-all".
-std::string rank_collective_name(RankCollective collective);
-
 // A collective group of the run: its virtual devices in rank order and the
 // collectives it runs (device_mapping.h's CollectiveGroups::with_collectives).
 struct CollectiveGroup {
   std::vector<int> members;
-  std::vector<RankCollective> collectives;
+  std::vector<GroupCollective> collectives;
 };
 
 // A communicator between ranks, split from the world over every rank.
@@ -127,7 +122,7 @@ struct RankCommunicator {
   std::vector<int> devices;  // the virtual device that issues on it on ranks[i]
   // A link's (sender NCCL rank 0, receiver rank 1), not a group's.
   bool point_to_point = false;
-  std::vector<RankCollective> collectives;  // a group's; none for a link
+  std::vector<GroupCollective> collectives;  // a group's; none for a link
 };
 
 struct RankRoute {
@@ -175,7 +170,7 @@ struct RankWarmUp {
   enum class Kind { Send, Receive, Collective };
   int communicator = -1;
   Kind kind = Kind::Collective;
-  RankCollective collective = RankCollective::AllReduce;  // Kind::Collective's
+  GroupCollective collective = GroupCollective::AllReduce;  // Kind::Collective's
   bool operator==(const RankWarmUp&) const = default;
 };
 

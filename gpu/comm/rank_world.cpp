@@ -231,16 +231,16 @@ size_t RankWorld::slice(int index, size_t elements) const {
   return elements / members;
 }
 
-void RankWorld::issue(RankCollective collective, int index, float* whole, float* received,
+void RankWorld::issue(GroupCollective collective, int index, float* whole, float* received,
                       size_t elements, cudaStream_t stream, const SetupWait& wait,
                       const std::string& step) const {
   const ncclComm_t comm = member(index);
   switch (collective) {
-    case RankCollective::AllReduce:
+    case GroupCollective::AllReduce:
       complete(ncclAllReduce(whole, whole, elements, ncclFloat32, ncclSum, comm, stream), comm,
                step, wait);
       return;
-    case RankCollective::AllGather: {
+    case GroupCollective::AllGather: {
       // In place: member i's slice at offset i (collective_steps.h).
       const size_t count = slice(index, elements);
       complete(
@@ -248,14 +248,14 @@ void RankWorld::issue(RankCollective collective, int index, float* whole, float*
           comm, step, wait);
       return;
     }
-    case RankCollective::ReduceScatter: {
+    case GroupCollective::ReduceScatter: {
       const size_t count = slice(index, elements);
       complete(ncclReduceScatter(whole, whole + nccl_rank(index) * count, count, ncclFloat32,
                                  ncclSum, comm, stream),
                comm, step, wait);
       return;
     }
-    case RankCollective::AllToAll: {
+    case GroupCollective::AllToAll: {
       // NCCL cannot receive into the buffer it sends from.
       const size_t count = slice(index, elements);
       const int members = static_cast<int>(elements / count);
@@ -273,26 +273,26 @@ void RankWorld::issue(RankCollective collective, int index, float* whole, float*
 
 void RankWorld::all_reduce_sum(int index, DeviceTensor& tensor, cudaStream_t stream) const {
   DeviceGuard guard(gpu_);
-  issue(RankCollective::AllReduce, index, tensor.data(), nullptr, element_count(tensor), stream,
+  issue(GroupCollective::AllReduce, index, tensor.data(), nullptr, element_count(tensor), stream,
         launch_wait_, "ncclAllReduce between ranks");
 }
 
 void RankWorld::all_gather(int index, DeviceTensor& tensor, cudaStream_t stream) const {
   DeviceGuard guard(gpu_);
-  issue(RankCollective::AllGather, index, tensor.data(), nullptr, element_count(tensor), stream,
+  issue(GroupCollective::AllGather, index, tensor.data(), nullptr, element_count(tensor), stream,
         launch_wait_, "ncclAllGather between ranks");
 }
 
 void RankWorld::reduce_scatter(int index, DeviceTensor& tensor, cudaStream_t stream) const {
   DeviceGuard guard(gpu_);
-  issue(RankCollective::ReduceScatter, index, tensor.data(), nullptr, element_count(tensor), stream,
-        launch_wait_, "ncclReduceScatter between ranks");
+  issue(GroupCollective::ReduceScatter, index, tensor.data(), nullptr, element_count(tensor),
+        stream, launch_wait_, "ncclReduceScatter between ranks");
 }
 
 void RankWorld::all_to_all(int index, DeviceTensor& tensor, DeviceTensor& received,
                            cudaStream_t stream) const {
   DeviceGuard guard(gpu_);
-  issue(RankCollective::AllToAll, index, tensor.data(), received.data(), element_count(tensor),
+  issue(GroupCollective::AllToAll, index, tensor.data(), received.data(), element_count(tensor),
         stream, launch_wait_, "the all-to-all between ranks");
 }
 

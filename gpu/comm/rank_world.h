@@ -119,7 +119,7 @@ class RankWorld {
   // Issues this rank's part of `collective` on communicator `index` over
   // the `elements` floats at `whole` (in place; the all-to-all receives into
   // `received`), on `stream`, and waits as `wait` says for NCCL to take it.
-  void issue(RankCollective collective, int index, float* whole, float* received, size_t elements,
+  void issue(GroupCollective collective, int index, float* whole, float* received, size_t elements,
              cudaStream_t stream, const SetupWait& wait, const std::string& step) const;
   // The warm-up (above): every step of rank_warm_ups, then their kernels.
   void warm_up(const SetupWait& setup);

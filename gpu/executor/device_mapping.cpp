@@ -93,8 +93,8 @@ std::vector<std::vector<int>> CollectiveGroups::all() const {
 }
 
 std::vector<CollectiveGroup> CollectiveGroups::with_collectives(bool sequence_parallel) const {
-  using enum RankCollective;
-  const std::vector<RankCollective> tensor_parallel_collectives =
+  using enum GroupCollective;
+  const std::vector<GroupCollective> tensor_parallel_collectives =
       sequence_parallel ? std::vector{AllReduce, ReduceScatter, AllGather} : std::vector{AllReduce};
   std::vector<CollectiveGroup> every;
   for (const auto& [groups, collectives] :

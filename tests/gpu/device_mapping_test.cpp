@@ -74,7 +74,7 @@ TEST(DeviceMappingTest, CollectiveGroupsFollowTheGrid) {
             (std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}, {6, 7}}));
   // Data parallelism all-reduces; tensor parallelism too, and under sequence
   // parallelism also reduce-scatters and all-gathers.
-  using enum RankCollective;
+  using enum GroupCollective;
   const std::vector<CollectiveGroup> plain = groups.with_collectives(false);
   const std::vector<CollectiveGroup> sequence = groups.with_collectives(true);
   ASSERT_EQ(plain.size(), 8u);
@@ -108,8 +108,9 @@ TEST(DeviceMappingTest, ExpertGroupsSpreadTheExpertsAndSumTheirHolders) {
   const std::vector<CollectiveGroup> listed = groups.with_collectives(false);
   ASSERT_EQ(listed.size(), groups.all().size());
   for (size_t i = 0; i < listed.size(); ++i) EXPECT_EQ(listed[i].members, groups.all()[i]);
-  EXPECT_EQ(listed[groups.data_parallel.size()].collectives, std::vector{RankCollective::AllToAll});
-  EXPECT_EQ(listed.back().collectives, std::vector{RankCollective::AllReduce});
+  EXPECT_EQ(listed[groups.data_parallel.size()].collectives,
+            std::vector{GroupCollective::AllToAll});
+  EXPECT_EQ(listed.back().collectives, std::vector{GroupCollective::AllReduce});
   // A model without experts needs neither.
   EXPECT_TRUE(collective_groups(plan, false).expert_parallel.empty());
   EXPECT_TRUE(collective_groups(plan, false).expert_data_parallel.empty());

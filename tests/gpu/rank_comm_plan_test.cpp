@@ -52,7 +52,7 @@ TEST(RankCommPlanTest, OneDevicePerRankOnItsOwnGpuPutsEverythingOnNccl) {
   EXPECT_TRUE(forward.collectives.empty());
   const RankCommunicator& group = plan.communicators[plan.groups[0].communicator];
   EXPECT_FALSE(group.point_to_point);
-  EXPECT_EQ(group.collectives, std::vector{RankCollective::AllReduce});
+  EXPECT_EQ(group.collectives, std::vector{GroupCollective::AllReduce});
 }
 
 TEST(RankCommPlanTest, SplitColorAndKeyFollowTheCommunicatorsRankOrder) {
@@ -212,7 +212,7 @@ TEST(RankCommPlanTest, EachRankWarmsUpItsCommunicatorsInPlanOrder) {
   ASSERT_LT(group, forward);
   ASSERT_LT(forward, backward);
   EXPECT_EQ(rank_warm_ups(plan, 0),
-            (std::vector<RankWarmUp>{{group, Kind::Collective, RankCollective::AllReduce},
+            (std::vector<RankWarmUp>{{group, Kind::Collective, GroupCollective::AllReduce},
                                      {forward, Kind::Send},
                                      {backward, Kind::Receive}}));
   const std::vector<RankWarmUp> rank1 = rank_warm_ups(plan, 1);
@@ -258,7 +258,7 @@ TEST(RankCommPlanTest, EveryRankMeetsEachWarmUpInTheSameOrder) {
   const int ranks = 8;
   std::vector<std::vector<RankWarmUp>> steps;
   for (int rank = 0; rank < ranks; ++rank) steps.push_back(rank_warm_ups(plan, rank));
-  std::set<RankCollective> kinds;
+  std::set<GroupCollective> kinds;
   for (int a = 0; a < ranks; ++a) {
     for (const RankWarmUp& step : steps[a]) {
       if (step.kind == RankWarmUp::Kind::Collective) kinds.insert(step.collective);
@@ -268,7 +268,7 @@ TEST(RankCommPlanTest, EveryRankMeetsEachWarmUpInTheSameOrder) {
     }
     for (int b = a + 1; b < ranks; ++b) {
       auto shared = [&](int rank, int other) {
-        std::vector<std::pair<int, RankCollective>> order;
+        std::vector<std::pair<int, GroupCollective>> order;
         for (const RankWarmUp& step : steps[rank])
           if (split_color(plan, step.communicator, other) != kNoColor)
             order.push_back({step.communicator, step.collective});

@@ -38,8 +38,8 @@ RankCommPlan plan_over(int ranks) {
     communicator.devices.push_back(rank);
   }
   // Every kind, so that the set-up warms each one up.
-  communicator.collectives = {RankCollective::AllReduce, RankCollective::ReduceScatter,
-                              RankCollective::AllGather, RankCollective::AllToAll};
+  communicator.collectives = {GroupCollective::AllReduce, GroupCollective::ReduceScatter,
+                              GroupCollective::AllGather, GroupCollective::AllToAll};
   plan.communicators.push_back(communicator);
   return plan;
 }
