@@ -27,6 +27,8 @@
 
 namespace pipelab::gpu {
 
+// The collectives a group runs, in one process (device_group.h) or between
+// ranks (rank_comm_plan.h).
 enum class GroupCollective { AllReduce, AllToAll, AllGather, ReduceScatter };
 const char* group_collective_name(GroupCollective collective);
 

@@ -22,10 +22,10 @@ std::vector<MessageTag> link_tags(const Schedule& schedule, int device, int peer
 }
 
 // How `devices` (a group's members or a link's two ends) cross ranks, and on
-// which ranks, in the devices' order.
+// which ranks, in the devices' order. `nccl`: whether NCCL between ranks is
+// possible at all.
 RankPath path_of(const std::vector<int>& devices, const std::vector<int>& rank_of_device,
-                 const std::vector<std::string>& gpu_of_rank, bool nccl,
-                 std::vector<int>& ranks) {
+                 int rank_count, bool nccl, std::vector<int>& ranks) {
   ranks.clear();
   for (int device : devices) {
     if (device < 0 || device >= static_cast<int>(rank_of_device.size()))
@@ -33,18 +33,16 @@ RankPath path_of(const std::vector<int>& devices, const std::vector<int>& rank_o
                                   " is not one of the run's " +
                                   std::to_string(rank_of_device.size()));
     const int rank = rank_of_device[static_cast<size_t>(device)];
-    if (rank < 0 || rank >= static_cast<int>(gpu_of_rank.size()))
+    if (rank < 0 || rank >= rank_count)
       throw std::invalid_argument("rank plan: device " + std::to_string(device) + " is on rank " +
                                   std::to_string(rank) + ", not one of the " +
-                                  std::to_string(gpu_of_rank.size()) + " ranks");
+                                  std::to_string(rank_count) + " ranks");
     ranks.push_back(rank);
   }
   const std::set<int> distinct_ranks(ranks.begin(), ranks.end());
   if (distinct_ranks.size() < 2) return RankPath::InProcess;
-  std::set<std::string> gpus;
-  for (int rank : distinct_ranks) gpus.insert(gpu_of_rank[static_cast<size_t>(rank)]);
-  const bool one_gpu_each = distinct_ranks.size() == ranks.size() && gpus.size() == ranks.size();
-  return nccl && one_gpu_each ? RankPath::Nccl : RankPath::HostStaging;
+  const bool one_device_per_rank = distinct_ranks.size() == ranks.size();
+  return nccl && one_device_per_rank ? RankPath::Nccl : RankPath::HostStaging;
 }
 
 }  // namespace
@@ -63,25 +61,70 @@ bool in_order_link(const Schedule& schedule, int from, int to) {
 }
 
 RankCommPlan plan_rank_communicators(const Schedule& schedule,
-                                     const std::vector<std::vector<int>>& groups,
+                                     const std::vector<CollectiveGroup>& groups,
                                      const std::vector<int>& rank_of_device,
                                      const std::vector<std::string>& gpu_of_rank, bool nccl) {
   RankCommPlan plan;
+  // The world spans every rank: NCCL only when no two ranks share a GPU.
+  const bool gpu_each =
+      std::set<std::string>(gpu_of_rank.begin(), gpu_of_rank.end()).size() == gpu_of_rank.size();
+  const int rank_count = static_cast<int>(gpu_of_rank.size());
   std::vector<int> ranks;
-  auto route = [&](const std::vector<int>& devices, bool in_order, bool point_to_point) {
+  auto route = [&](const std::vector<int>& devices, bool in_order,
+                   const std::vector<GroupCollective>& collectives) {
     RankRoute result;
-    result.path = path_of(devices, rank_of_device, gpu_of_rank, nccl, ranks);
+    result.path = path_of(devices, rank_of_device, rank_count, nccl && gpu_each, ranks);
     if (result.path == RankPath::Nccl && !in_order) result.path = RankPath::HostStaging;
     if (result.path == RankPath::Nccl) {
       result.communicator = static_cast<int>(plan.communicators.size());
-      plan.communicators.push_back({ranks, devices, point_to_point});
+      plan.communicators.push_back({ranks, devices, collectives.empty(), collectives});
     }
     return result;
   };
-  for (const std::vector<int>& members : groups) plan.groups.push_back(route(members, true, false));
+  for (const CollectiveGroup& group : groups)
+    plan.groups.push_back(route(group.members, true, group.collectives));
   for (const auto& [from, to] : directed_message_links(schedule))
-    plan.links[{from, to}] = route({from, to}, in_order_link(schedule, from, to), true);
+    plan.links[{from, to}] = route({from, to}, in_order_link(schedule, from, to), {});
   return plan;
+}
+
+std::vector<RankWarmUp> rank_warm_ups(const RankCommPlan& plan, int rank) {
+  std::vector<RankWarmUp> steps;
+  for (size_t index = 0; index < plan.communicators.size(); ++index) {
+    const int i = static_cast<int>(index);
+    if (split_color(plan, i, rank) == kNoColor) continue;
+    const RankCommunicator& communicator = plan.communicators[index];
+    if (communicator.point_to_point) {
+      const bool sender = split_key(plan, i, rank) == 0;
+      steps.push_back({i, sender ? RankWarmUp::Kind::Send : RankWarmUp::Kind::Receive});
+      continue;
+    }
+    for (GroupCollective collective : communicator.collectives)
+      steps.push_back({i, RankWarmUp::Kind::Collective, collective});
+  }
+  return steps;
+}
+
+std::string describe_warm_up(const RankCommPlan& plan, const RankWarmUp& step) {
+  const RankCommunicator& communicator =
+      plan.communicators.at(static_cast<size_t>(step.communicator));
+  std::string what;
+  if (step.kind == RankWarmUp::Kind::Collective) {
+    std::string ranks;
+    for (int rank : communicator.ranks) ranks += (ranks.empty() ? "" : ", ") + std::to_string(rank);
+    what = std::string("the ") + group_collective_name(step.collective) + " of ranks " + ranks;
+  } else {
+    what = "the link from rank " + std::to_string(communicator.ranks.at(0)) + " to rank " +
+           std::to_string(communicator.ranks.at(1));
+  }
+  return "warming up communicator " + std::to_string(step.communicator) + " (" + what + ")";
+}
+
+int communicators_on_rank(const RankCommPlan& plan, int rank) {
+  int count = plan.needs_world() ? 1 : 0;
+  for (size_t index = 0; index < plan.communicators.size(); ++index)
+    count += split_color(plan, static_cast<int>(index), rank) != kNoColor;
+  return count;
 }
 
 std::map<std::pair<int, int>, int> nccl_links_of(const RankCommPlan& plan, int first_device,

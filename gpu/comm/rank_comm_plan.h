@@ -7,11 +7,13 @@
 //
 // When NCCL: a group or link crosses ranks, has at most one virtual device on
 // each rank (a rank runs all its devices on one GPU, and NCCL refuses two
-// ranks on one GPU), and the ranks' GPUs are distinct (`gpu_of_rank`: an
-// identity per rank, e.g. host name and PCI bus id, gathered over MPI). A
-// link must also carry its messages in the same order at both ends
-// (in_order_link): see point-to-point below. Otherwise: host staging, as
-// before.
+// ranks on one GPU), and every rank of the run has a GPU of its own
+// (`gpu_of_rank`: an identity per rank, e.g. host name and PCI bus id,
+// gathered over MPI): not only the group's ranks, since the communicators
+// are split from a world over every rank, whose ncclCommInitRank fails
+// ("Duplicate GPU detected") when two of its ranks share a GPU. A link must
+// also carry its messages in the same order at both ends (in_order_link):
+// see point-to-point below. Otherwise: host staging, as before.
 //
 // Set-up (every rank, in the same order, before any worker starts): rank 0
 // calls ncclGetUniqueId, the id is broadcast over MPI, every rank calls
@@ -19,6 +21,22 @@
 // world per communicator of the plan, in plan order, on every rank (a split
 // is collective over its parent): color 0 and key = its position for the
 // ranks in it, NCCL_SPLIT_NOCOLOR for the others (split_color, split_key).
+// Then the warm-up (rank_warm_ups): one tiny operation per communicator
+// this rank is in and per kind of traffic it carries, in plan order, so
+// that NCCL makes its connections at set-up, not at a launch during the run
+// (rank_world.h says why that matters and what NCCL connects when).
+//
+// Why the warm-up cannot deadlock: every rank walks the same list (the
+// plan's communicators in index order, each with its kinds in the group's
+// order), keeping the steps of communicators it is in, and waits for each
+// step before the next, on one stream. Take the first step of that list not
+// yet done: each of its communicator's ranks has done every earlier step it
+// takes part in (they are earlier, so done), so it is waiting at this step
+// or on its way to it without waiting for anything else; all of them arrive,
+// and with their earlier steps finished on their streams, this step is at
+// the head of every member's stream, so its kernels run together and it
+// completes. By induction every step completes. (A rank that never comes
+// stops the others at the set-up's timeout instead, naming the step.)
 //
 // One communicator per group and one per DIRECTION of a link, never shared:
 // each has exactly one issuing virtual device (one worker thread) per rank,
@@ -81,6 +99,7 @@
 #include <vector>
 
 #include "core/schedule/schedule.h"
+#include "gpu/comm/collective_steps.h"
 
 namespace pipelab::gpu {
 
@@ -90,13 +109,20 @@ enum class RankPath {
   Nccl,         // crosses ranks on NCCL
 };
 
+// A collective group of the run: its virtual devices in rank order and the
+// collectives it runs (device_mapping.h's CollectiveGroups::with_collectives).
+struct CollectiveGroup {
+  std::vector<int> members;
+  std::vector<GroupCollective> collectives;
+};
+
 // A communicator between ranks, split from the world over every rank.
 struct RankCommunicator {
   std::vector<int> ranks;    // NCCL rank i is process rank ranks[i]
   std::vector<int> devices;  // the virtual device that issues on it on ranks[i]
-  // A link's (sender NCCL rank 0, receiver rank 1), not a group's: its
-  // connection is made at set-up (rank_world.h).
+  // A link's (sender NCCL rank 0, receiver rank 1), not a group's.
   bool point_to_point = false;
+  std::vector<GroupCollective> collectives;  // a group's; none for a link
 };
 
 struct RankRoute {
@@ -126,7 +152,7 @@ bool in_order_link(const Schedule& schedule, int from, int to);
 // built in. Throws std::invalid_argument when a device or rank is out of
 // range.
 RankCommPlan plan_rank_communicators(const Schedule& schedule,
-                                     const std::vector<std::vector<int>>& groups,
+                                     const std::vector<CollectiveGroup>& groups,
                                      const std::vector<int>& rank_of_device,
                                      const std::vector<std::string>& gpu_of_rank, bool nccl);
 
@@ -135,6 +161,33 @@ RankCommPlan plan_rank_communicators(const Schedule& schedule,
 // the ends that rank issues sends or receives for.
 std::map<std::pair<int, int>, int> nccl_links_of(const RankCommPlan& plan, int first_device,
                                                  int device_count);
+
+// One step of a rank's warm-up at set-up: a tiny operation on one of its
+// communicators. A link's first message (one float) is sent by its NCCL
+// rank 0 and received by rank 1; a group runs each of its collectives once
+// (one float per member).
+struct RankWarmUp {
+  enum class Kind { Send, Receive, Collective };
+  int communicator = -1;
+  Kind kind = Kind::Collective;
+  GroupCollective collective = GroupCollective::AllReduce;  // Kind::Collective's
+  bool operator==(const RankWarmUp&) const = default;
+};
+
+// `rank`'s warm-up steps, in the order every rank takes them (see above):
+// the plan's communicators in index order, those `rank` is in, a group's
+// collectives in its order.
+std::vector<RankWarmUp> rank_warm_ups(const RankCommPlan& plan, int rank);
+
+// "warming up communicator 3 (the all-gather of ranks 0, 2)" or
+// "warming up communicator 5 (the link from rank 0 to rank 1)": a set-up
+// step's name in RankWorld's messages.
+std::string describe_warm_up(const RankCommPlan& plan, const RankWarmUp& step);
+
+// How many NCCL communicators `rank` holds on its GPU: the world (when the
+// plan needs it) and every communicator of the plan it is in (what RankWorld
+// makes; the memory pre-flight counts their buffers).
+int communicators_on_rank(const RankCommPlan& plan, int rank);
 
 // ncclCommSplit's arguments on `rank` for the plan's communicator `index`:
 // the color (kNoColor when the rank is not in it) and the key (its position).

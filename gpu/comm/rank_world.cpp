@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -50,6 +52,14 @@ RankWorld::RankWorld(const RankCommPlan& plan, int rank, int ranks, int gpu,
   finalize_wait_.stopping = nullptr;  // a run ends stopped: finalizing comes after
   split_.assign(plan.communicators.size(), nullptr);
   if (!plan.needs_world()) return;
+  // Connect every collective algorithm while the communicators are made
+  // (rank_world.h), unless the user chose otherwise. Before NCCL's first
+  // call here, so that no rank reads another value first (NCCL applies
+  // /etc/nccl.conf without overriding the environment, and every rank must
+  // agree).
+  if (setenv("NCCL_RUNTIME_CONNECT", "0", /*overwrite=*/0) != 0)
+    throw std::runtime_error("rank " + std::to_string(rank) +
+                             ": could not set NCCL_RUNTIME_CONNECT for NCCL's set-up");
   ncclUniqueId id{};
   if (rank == 0) PIPELAB_NCCL_CHECK(ncclGetUniqueId(&id));
   const std::string mine(reinterpret_cast<const char*>(&id), rank == 0 ? sizeof(id) : 0);
@@ -79,7 +89,7 @@ RankWorld::RankWorld(const RankCommPlan& plan, int rank, int ranks, int gpu,
                world_, step, setup);
       if (split_[index]) complete(ncclSuccess, split_[index], step, setup);
     }
-    connect_links(setup);
+    warm_up(setup);
   } catch (const RunStopped&) {
     abort();
     throw std::runtime_error("rank " + std::to_string(rank) +
@@ -159,23 +169,35 @@ void RankWorld::complete(ncclResult_t issued, ncclComm_t comm, const std::string
       step);
 }
 
-void RankWorld::connect_links(const SetupWait& setup) {
+void RankWorld::warm_up(const SetupWait& setup) {
+  size_t most_members = 2;
+  for (const RankCommunicator& communicator : plan_.communicators)
+    most_members = std::max(most_members, communicator.ranks.size());
   CudaStream stream(gpu_);
-  float* one = nullptr;  // a float each link's first message carries
-  PIPELAB_CUDA_CHECK(cudaMalloc(&one, sizeof(float)));
-  PIPELAB_CUDA_CHECK(cudaMemsetAsync(one, 0, sizeof(float), stream.get()));
-  for (size_t index = 0; index < split_.size(); ++index) {
-    const ncclComm_t comm = split_[index];
-    if (!comm || !plan_.communicators[index].point_to_point) continue;
-    const int i = static_cast<int>(index);
-    const std::vector<int>& ends = plan_.communicators[index].ranks;
-    const std::string step = "NCCL's set-up between ranks (connecting link communicator " +
-                             std::to_string(i) + ", rank " + std::to_string(ends[0]) +
-                             " to rank " + std::to_string(ends[1]) + ")";
-    if (nccl_rank(i) == 0)
-      complete(ncclSend(one, 1, ncclFloat32, 1, comm, stream.get()), comm, step, setup);
-    else
-      complete(ncclRecv(one, 1, ncclFloat32, 0, comm, stream.get()), comm, step, setup);
+  // One float per member to send from and one to receive into, zeros.
+  float* values = nullptr;
+  float* received = nullptr;
+  const size_t bytes = most_members * sizeof(float);
+  PIPELAB_CUDA_CHECK(cudaMalloc(&values, bytes));
+  PIPELAB_CUDA_CHECK(cudaMalloc(&received, bytes));
+  PIPELAB_CUDA_CHECK(cudaMemsetAsync(values, 0, bytes, stream.get()));
+  PIPELAB_CUDA_CHECK(cudaMemsetAsync(received, 0, bytes, stream.get()));
+  for (const RankWarmUp& step : rank_warm_ups(plan_, rank_)) {
+    const std::string name = "NCCL's set-up between ranks (" + describe_warm_up(plan_, step) + ")";
+    const ncclComm_t comm = member(step.communicator);
+    const size_t members = plan_.communicators[static_cast<size_t>(step.communicator)].ranks.size();
+    switch (step.kind) {
+      case RankWarmUp::Kind::Send:
+        complete(ncclSend(values, 1, ncclFloat32, 1, comm, stream.get()), comm, name, setup);
+        break;
+      case RankWarmUp::Kind::Receive:
+        complete(ncclRecv(received, 1, ncclFloat32, 0, comm, stream.get()), comm, name, setup);
+        break;
+      case RankWarmUp::Kind::Collective:
+        issue(step.collective, step.communicator, values, received, members, stream.get(), setup,
+              name);
+        break;
+    }
   }
   setup.until_ready(
       [&] {
@@ -184,10 +206,11 @@ void RankWorld::connect_links(const SetupWait& setup) {
         PIPELAB_CUDA_CHECK(status);
         return true;
       },
-      "NCCL's set-up between ranks (the links' first messages)");
-  // Only once they are done: a failure above leaves the float to the kernels
-  // still reading it until the abort (and cudaFree would wait for them).
-  PIPELAB_CUDA_CHECK(cudaFree(one));
+      "NCCL's set-up between ranks (the warm-up's transfers)");
+  // Only once they are done: a failure above leaves the buffers to the
+  // kernels still using them until the abort (and cudaFree would wait).
+  PIPELAB_CUDA_CHECK(cudaFree(values));
+  PIPELAB_CUDA_CHECK(cudaFree(received));
 }
 
 ncclComm_t RankWorld::member(int index) const {
@@ -200,55 +223,77 @@ ncclComm_t RankWorld::member(int index) const {
 
 int RankWorld::nccl_rank(int index) const { return split_key(plan_, index, rank_); }
 
-size_t RankWorld::slice(int index, const DeviceTensor& tensor) const {
+size_t RankWorld::slice(int index, size_t elements) const {
   const size_t members = plan_.communicators.at(static_cast<size_t>(index)).ranks.size();
-  if (element_count(tensor) % members != 0)
+  if (elements % members != 0)
     throw std::invalid_argument("a collective between ranks needs a tensor that splits evenly "
                                 "among its " + std::to_string(members) + " members");
-  return element_count(tensor) / members;
+  return elements / members;
+}
+
+void RankWorld::issue(GroupCollective collective, int index, float* whole, float* received,
+                      size_t elements, cudaStream_t stream, const SetupWait& wait,
+                      const std::string& step) const {
+  const ncclComm_t comm = member(index);
+  switch (collective) {
+    case GroupCollective::AllReduce:
+      complete(ncclAllReduce(whole, whole, elements, ncclFloat32, ncclSum, comm, stream), comm,
+               step, wait);
+      return;
+    case GroupCollective::AllGather: {
+      // In place: member i's slice at offset i (collective_steps.h).
+      const size_t count = slice(index, elements);
+      complete(
+          ncclAllGather(whole + nccl_rank(index) * count, whole, count, ncclFloat32, comm, stream),
+          comm, step, wait);
+      return;
+    }
+    case GroupCollective::ReduceScatter: {
+      const size_t count = slice(index, elements);
+      complete(ncclReduceScatter(whole, whole + nccl_rank(index) * count, count, ncclFloat32,
+                                 ncclSum, comm, stream),
+               comm, step, wait);
+      return;
+    }
+    case GroupCollective::AllToAll: {
+      // NCCL cannot receive into the buffer it sends from.
+      const size_t count = slice(index, elements);
+      const int members = static_cast<int>(elements / count);
+      PIPELAB_NCCL_CHECK(ncclGroupStart());
+      for (int peer = 0; peer < members; ++peer) {
+        PIPELAB_NCCL_CHECK(ncclSend(whole + peer * count, count, ncclFloat32, peer, comm, stream));
+        PIPELAB_NCCL_CHECK(
+            ncclRecv(received + peer * count, count, ncclFloat32, peer, comm, stream));
+      }
+      complete(ncclGroupEnd(), comm, step, wait);
+      return;
+    }
+  }
 }
 
 void RankWorld::all_reduce_sum(int index, DeviceTensor& tensor, cudaStream_t stream) const {
   DeviceGuard guard(gpu_);
-  const ncclComm_t comm = member(index);
-  complete(ncclAllReduce(tensor.data(), tensor.data(), element_count(tensor), ncclFloat32, ncclSum,
-                         comm, stream),
-           comm, "ncclAllReduce between ranks", launch_wait_);
+  issue(GroupCollective::AllReduce, index, tensor.data(), nullptr, element_count(tensor), stream,
+        launch_wait_, "ncclAllReduce between ranks");
 }
 
 void RankWorld::all_gather(int index, DeviceTensor& tensor, cudaStream_t stream) const {
   DeviceGuard guard(gpu_);
-  const size_t count = slice(index, tensor);
-  float* whole = tensor.data();
-  const ncclComm_t comm = member(index);
-  complete(ncclAllGather(whole + nccl_rank(index) * count, whole, count, ncclFloat32, comm, stream),
-           comm, "ncclAllGather between ranks", launch_wait_);
+  issue(GroupCollective::AllGather, index, tensor.data(), nullptr, element_count(tensor), stream,
+        launch_wait_, "ncclAllGather between ranks");
 }
 
 void RankWorld::reduce_scatter(int index, DeviceTensor& tensor, cudaStream_t stream) const {
   DeviceGuard guard(gpu_);
-  const size_t count = slice(index, tensor);
-  float* whole = tensor.data();
-  const ncclComm_t comm = member(index);
-  complete(ncclReduceScatter(whole, whole + nccl_rank(index) * count, count, ncclFloat32, ncclSum,
-                             comm, stream),
-           comm, "ncclReduceScatter between ranks", launch_wait_);
+  issue(GroupCollective::ReduceScatter, index, tensor.data(), nullptr, element_count(tensor),
+        stream, launch_wait_, "ncclReduceScatter between ranks");
 }
 
-void RankWorld::all_to_all(int index, const DeviceTensor& tensor, DeviceTensor& received,
+void RankWorld::all_to_all(int index, DeviceTensor& tensor, DeviceTensor& received,
                            cudaStream_t stream) const {
   DeviceGuard guard(gpu_);
-  const size_t count = slice(index, tensor);
-  const ncclComm_t comm = member(index);
-  const int members = static_cast<int>(plan_.communicators[static_cast<size_t>(index)].ranks.size());
-  PIPELAB_NCCL_CHECK(ncclGroupStart());
-  for (int peer = 0; peer < members; ++peer) {
-    PIPELAB_NCCL_CHECK(ncclSend(tensor.data() + peer * count, count, ncclFloat32, peer, comm,
-                                stream));
-    PIPELAB_NCCL_CHECK(ncclRecv(received.data() + peer * count, count, ncclFloat32, peer, comm,
-                                stream));
-  }
-  complete(ncclGroupEnd(), comm, "the all-to-all between ranks", launch_wait_);
+  issue(GroupCollective::AllToAll, index, tensor.data(), received.data(), element_count(tensor),
+        stream, launch_wait_, "the all-to-all between ranks");
 }
 
 void RankWorld::send(int index, const DeviceTensor& tensor, cudaStream_t stream) const {

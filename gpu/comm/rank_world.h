@@ -20,13 +20,30 @@
 // silence detection stops a run whose peer is gone, and the stop flag ends
 // the poll), before the launch lock is released (comm_world.h).
 //
-// Links: NCCL connects a pair of ranks for point-to-point on their first
-// send and receive, which waits for the peer. That happens here, at set-up
-// and timed like the rest (one float per link communicator, every rank going
-// through the plan's links in plan order, so the first link not yet
-// connected always has both its ends at it), not at a launch during the run:
-// a launch holds its process's launch lock, and a wait there for a peer whose
-// own launch waits for that peer's lock could stall both processes.
+// Connections, at set-up: NCCL connects ranks lazily. Point-to-point
+// connections (ncclSend/ncclRecv: the links, and the all-to-all, which is
+// send/recv pairs in one NCCL group) are made on the first operation with
+// each peer, always. A collective algorithm's connections (ring, tree, and
+// NVLS or CollNet where the machine has them) are made while the
+// communicator is made when NCCL_RUNTIME_CONNECT is 0; by default since NCCL
+// 2.22 (NCCL_RUNTIME_CONNECT=1, on GPUs with cuMem) only on the first
+// collective that picks that algorithm, which depends on the size (a small
+// all-reduce may take the tree, a large one the ring). A first use waits for
+// the peers. During the run that wait would come inside a launch, which
+// holds its process's launch lock, and a wait there for a peer whose own
+// launch waits for that peer's lock could stall both processes. So:
+//  - before the world is made, NCCL_RUNTIME_CONNECT is set to 0 unless the
+//    user set it (NCCL reads it once per process, at its first communicator;
+//    no worker thread runs yet): every communicator connects its algorithms
+//    while it is made, which is polled with the start timeout like the rest;
+//  - then the warm-up (rank_comm_plan.h: rank_warm_ups, and why it cannot
+//    deadlock): one float over each link, and one tiny collective of each
+//    kind each group runs, which connects the all-to-all to every peer and
+//    sends something through every collective, each step polled with the
+//    start timeout, so a rank that is gone is named at set-up.
+// A user who sets NCCL_RUNTIME_CONNECT=1 gets only the algorithms the
+// warm-up's tiny collectives pick connected at set-up; a larger
+// collective's may still connect during the run.
 //
 // Collectives: this rank's member issues its part on its own stream. NCCL
 // works in place for all-reduce, all-gather and reduce-scatter (the slice
@@ -88,7 +105,7 @@ class RankWorld {
   void all_gather(int index, DeviceTensor& tensor, cudaStream_t stream) const;
   void reduce_scatter(int index, DeviceTensor& tensor, cudaStream_t stream) const;
   // `received` (as large as `tensor`) gets slice j from member j.
-  void all_to_all(int index, const DeviceTensor& tensor, DeviceTensor& received,
+  void all_to_all(int index, DeviceTensor& tensor, DeviceTensor& received,
                   cudaStream_t stream) const;
   // A link's communicator: its sender is NCCL rank 0, its receiver rank 1.
   void send(int index, const DeviceTensor& tensor, cudaStream_t stream) const;
@@ -99,11 +116,16 @@ class RankWorld {
   // `issued`; throws CudaError naming `step` when it failed.
   void complete(ncclResult_t issued, ncclComm_t comm, const std::string& step,
                 const SetupWait& wait) const;
-  // The first message of every link communicator this rank is in (above).
-  void connect_links(const SetupWait& setup);
+  // Issues this rank's part of `collective` on communicator `index` over
+  // the `elements` floats at `whole` (in place; the all-to-all receives into
+  // `received`), on `stream`, and waits as `wait` says for NCCL to take it.
+  void issue(GroupCollective collective, int index, float* whole, float* received, size_t elements,
+             cudaStream_t stream, const SetupWait& wait, const std::string& step) const;
+  // The warm-up (above): every step of rank_warm_ups, then their kernels.
+  void warm_up(const SetupWait& setup);
   ncclComm_t member(int index) const;  // throws std::logic_error when not a member
   int nccl_rank(int index) const;
-  size_t slice(int index, const DeviceTensor& tensor) const;  // per-member length
+  size_t slice(int index, size_t elements) const;  // per-member length
 
   const RankCommPlan& plan_;
   const int rank_;

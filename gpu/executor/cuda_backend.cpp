@@ -290,8 +290,8 @@ DeviceTensor CudaBackend::receive_on_nccl(const Op& op, int communicator, const 
 #endif
 }
 
-bool CudaBackend::collective_on_nccl(const std::vector<int>& communicator_of,
-                                     DeviceTensor& values, RankCollective kind) {
+bool CudaBackend::collective_on_nccl(const std::vector<int>& communicator_of, DeviceTensor& values,
+                                     GroupCollective kind) {
 #ifdef PIPELAB_HAVE_NCCL
   const int communicator = communicator_of[static_cast<size_t>(place_.device)];
   if (communicator < 0) return false;
@@ -304,16 +304,16 @@ bool CudaBackend::collective_on_nccl(const std::vector<int>& communicator_of,
     // One order with this process's other NCCL launches (message_routes.h).
     const auto lock = devices_.comm_world->lock_for_launch();
     switch (kind) {
-      case RankCollective::AllReduce:
+      case GroupCollective::AllReduce:
         world.all_reduce_sum(communicator, values, device.comm.get());
         break;
-      case RankCollective::ReduceScatter:
+      case GroupCollective::ReduceScatter:
         world.reduce_scatter(communicator, values, device.comm.get());
         break;
-      case RankCollective::AllGather:
+      case GroupCollective::AllGather:
         world.all_gather(communicator, values, device.comm.get());
         break;
-      case RankCollective::AllToAll: {
+      case GroupCollective::AllToAll: {
         // NCCL cannot receive into the buffer it sends from.
         DeviceTensor received = DeviceTensor::uninitialized(values.rows(), values.cols(),
                                                             &allocator(), MemoryCategory::CommBuffers);
@@ -370,7 +370,7 @@ void CudaBackend::scatter_gradients(const DeviceTensor& flat,
 }
 
 void CudaBackend::data_parallel_all_reduce(DeviceTensor& flat) {
-  if (collective_on_nccl(devices_.data_parallel_rank_comm_of, flat, RankCollective::AllReduce))
+  if (collective_on_nccl(devices_.data_parallel_rank_comm_of, flat, GroupCollective::AllReduce))
     return;
   const RingGroup& ring = devices_.data_parallel_ring_of[static_cast<size_t>(place_.device)];
   if (ring.size() > 0)
@@ -387,7 +387,7 @@ void CudaBackend::data_parallel_all_reduce(std::vector<float>& values) {
 }
 
 void CudaBackend::tensor_parallel_all_reduce(DeviceTensor& values) {
-  if (collective_on_nccl(devices_.tensor_parallel_rank_comm_of, values, RankCollective::AllReduce))
+  if (collective_on_nccl(devices_.tensor_parallel_rank_comm_of, values, GroupCollective::AllReduce))
     return;
   const RingGroup& ring = devices_.tensor_parallel_ring_of[static_cast<size_t>(place_.device)];
   if (ring.size() > 0)
@@ -398,7 +398,7 @@ void CudaBackend::tensor_parallel_all_reduce(DeviceTensor& values) {
 
 void CudaBackend::tensor_parallel_reduce_scatter(DeviceTensor& values) {
   if (collective_on_nccl(devices_.tensor_parallel_rank_comm_of, values,
-                         RankCollective::ReduceScatter))
+                         GroupCollective::ReduceScatter))
     return;
   const RingGroup& ring = devices_.tensor_parallel_ring_of[static_cast<size_t>(place_.device)];
   if (ring.size() > 0)
@@ -408,7 +408,7 @@ void CudaBackend::tensor_parallel_reduce_scatter(DeviceTensor& values) {
 }
 
 void CudaBackend::tensor_parallel_all_gather(DeviceTensor& values) {
-  if (collective_on_nccl(devices_.tensor_parallel_rank_comm_of, values, RankCollective::AllGather))
+  if (collective_on_nccl(devices_.tensor_parallel_rank_comm_of, values, GroupCollective::AllGather))
     return;
   const RingGroup& ring = devices_.tensor_parallel_ring_of[static_cast<size_t>(place_.device)];
   if (ring.size() > 0)
@@ -418,7 +418,7 @@ void CudaBackend::tensor_parallel_all_gather(DeviceTensor& values) {
 }
 
 void CudaBackend::expert_all_to_all(DeviceTensor& values) {
-  if (collective_on_nccl(devices_.expert_parallel_rank_comm_of, values, RankCollective::AllToAll))
+  if (collective_on_nccl(devices_.expert_parallel_rank_comm_of, values, GroupCollective::AllToAll))
     return;
   const RingGroup& ring = devices_.expert_parallel_ring_of[static_cast<size_t>(place_.device)];
   if (ring.size() > 0)
@@ -429,7 +429,7 @@ void CudaBackend::expert_all_to_all(DeviceTensor& values) {
 
 void CudaBackend::expert_data_parallel_all_reduce(DeviceTensor& flat) {
   if (collective_on_nccl(devices_.expert_data_parallel_rank_comm_of, flat,
-                         RankCollective::AllReduce))
+                         GroupCollective::AllReduce))
     return;
   const RingGroup& ring =
       devices_.expert_data_parallel_ring_of[static_cast<size_t>(place_.device)];

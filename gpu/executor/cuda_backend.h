@@ -206,9 +206,8 @@ class CudaBackend {
   // A group spanning ranks on NCCL (rank_world.h): this member's part, on
   // its comm stream after the compute stream's work so far and before its
   // next. False (nothing done) when the group has no NCCL communicator.
-  enum class RankCollective { AllReduce, ReduceScatter, AllGather, AllToAll };
   bool collective_on_nccl(const std::vector<int>& communicator_of, DeviceTensor& values,
-                          RankCollective kind);
+                          GroupCollective kind);
   void collective_over_ranks(DeviceTensor& values, const RingGroup& ring, int64_t collective,
                              RingCollective collective_on_host);
 

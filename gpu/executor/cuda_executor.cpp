@@ -9,6 +9,7 @@
 #include "core/io/experiment_io.h"
 #include "core/runtime/device_worker_impl.h"
 #include "core/runtime/process_share.h"
+#include "core/runtime/training_program.h"
 #include "gpu/device/cuda_check.h"
 #include "gpu/device/device_guard.h"
 #include "gpu/device/device_query.h"
@@ -25,28 +26,37 @@ namespace pipelab::gpu {
 namespace {
 
 // Fails before any device memory is used when the split cannot fit.
-// `gpu_of_device` is -1 for the devices other ranks run (map_rank_devices):
-// they need nothing here, and a rank's devices share one GPU, so no NCCL.
+// Across processes (`between_ranks`: the plan of NCCL between ranks, and
+// this process's `rank`) `gpu_of_device` is -1 for the devices other ranks
+// run (map_rank_devices): they need nothing here; this rank's devices share
+// one GPU, which holds this rank's communicators between ranks.
 void check_memory(const Experiment& experiment, const GpuInventory& inventory,
-                  const std::vector<int>& gpu_of_device) {
+                  const std::vector<int>& gpu_of_device, const RankCommPlan* between_ranks,
+                  int rank) {
   const std::string profile_name = device_profile_name_for_gpu(inventory.gpus.front().name);
   const std::optional<DeviceProfile> profile = find_device_profile(profile_name);
   assert(profile);
   std::vector<int64_t> needed =
       estimate_device_bytes(experiment, *profile, DeviceContext::kCublasWorkspaceBytes);
-  const bool one_process =
-      std::find(gpu_of_device.begin(), gpu_of_device.end(), -1) == gpu_of_device.end();
   for (size_t d = 0; d < needed.size(); ++d)
     if (gpu_of_device[d] < 0) needed[d] = 0;
   std::vector<int64_t> free_per_gpu;
   for (const GpuInfo& gpu : inventory.gpus) free_per_gpu.push_back(gpu.free_bytes);
-  const std::vector<int64_t> nccl =
-      one_process ? estimate_nccl_bytes_per_gpu(experiment, gpu_of_device,
-                                                static_cast<int>(inventory.gpus.size()))
-                  : std::vector<int64_t>{};
+  const int gpus = static_cast<int>(inventory.gpus.size());
+  std::vector<int64_t> nccl;
+  if (between_ranks) {
+    nccl.assign(static_cast<size_t>(gpus), 0);
+    // This rank's devices' GPU (the other devices' entries are -1).
+    const int gpu = *std::max_element(gpu_of_device.begin(), gpu_of_device.end());
+    nccl[static_cast<size_t>(gpu)] = estimate_rank_nccl_bytes(*between_ranks, rank);
+  } else {
+    nccl = estimate_nccl_bytes_per_gpu(experiment, gpu_of_device, gpus);
+  }
   const std::vector<GpuShortfall> shortfalls =
       find_memory_shortfalls(needed, gpu_of_device, free_per_gpu, nccl);
-  if (!shortfalls.empty()) throw ExperimentError(memory_shortfall_message(shortfalls, needed));
+  if (!shortfalls.empty())
+    throw ExperimentError(memory_shortfall_message(
+        shortfalls, needed, between_ranks ? std::optional<int>(rank) : std::nullopt));
 }
 
 // Peer copies between GPUs go over NVLink/PCIe directly once peer access is on.
@@ -65,6 +75,12 @@ void enable_peer_access(const std::vector<int>& gpus) {
       }
       PIPELAB_CUDA_CHECK(status);
     }
+}
+
+// The user's line for a CUDA call that failed while building the run.
+ExperimentError cuda_failure(const std::string& what, const CudaError& error) {
+  return ExperimentError("backend.type = cuda: " + what + ": " + error.what() +
+                         "; use backend.type = cpu");
 }
 
 // The launch line's words for how the GEMMs compute.
@@ -100,30 +116,37 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
   // the model (the evaluator's), which for a model far too large for the
   // GPUs could exhaust the host's memory before the check said so.
   std::vector<int> gpu_of_device;
+  RankCommPlan rank_plan;  // across processes
   try {
     // Positions in the inventory, then CUDA's device numbers. Across
-    // processes a rank runs its devices on one GPU (device_mapping.h).
+    // processes a rank runs its devices on one GPU (device_mapping.h), and
+    // the plan of NCCL between ranks comes first: the memory check counts
+    // this rank's communicators.
     const int gpus = static_cast<int>(inventory.gpus.size());
     const ProcessShare* share = options_.process;
-    gpu_of_device = share ? map_rank_devices(devices, first_hosted_device(), hosted_device_count(),
-                                             gpu_for_local_rank(share->local_rank, gpus))
-                          : map_virtual_devices(devices, gpus);
-    check_memory(experiment_, inventory, gpu_of_device);
+    const int rank_gpu = share ? gpu_for_local_rank(share->local_rank, gpus) : 0;
+    gpu_of_device =
+        share ? map_rank_devices(devices, first_hosted_device(), hosted_device_count(), rank_gpu)
+              : map_virtual_devices(devices, gpus);
+    if (share) rank_plan = plan_between_ranks(inventory.gpus[static_cast<size_t>(rank_gpu)].index);
+    check_memory(experiment_, inventory, gpu_of_device, share ? &rank_plan : nullptr,
+                 share ? share->rank : 0);
     for (int& gpu : gpu_of_device)
       if (gpu >= 0) gpu = inventory.gpus[static_cast<size_t>(gpu)].index;
   } catch (const std::invalid_argument& error) {
     throw ExperimentError(error.what());
+  } catch (const CudaError& error) {  // reading this rank's GPU identity
+    throw cuda_failure("the GPU could not be set up", error);
   }
   prepare_run();
 
   try {
-    build_devices(gpu_of_device);
+    build_devices(gpu_of_device, std::move(rank_plan));
     build_groups();
   } catch (const GpuOutOfMemory& error) {
     throw ExperimentError(error.what());
   } catch (const CudaError& error) {
-    throw ExperimentError(std::string("backend.type = cuda: the GPU could not be set up: ") +
-                          error.what() + "; use backend.type = cpu");
+    throw cuda_failure("the GPU could not be set up", error);
   }
 
   try {
@@ -142,8 +165,7 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
   } catch (const GpuOutOfMemory& error) {
     throw ExperimentError(error.what());
   } catch (const CudaError& error) {
-    throw ExperimentError(std::string("backend.type = cuda: the model could not be built: ") +
-                          error.what() + "; use backend.type = cpu");
+    throw cuda_failure("the model could not be built", error);
   }
 
   if (experiment_.backend.threads > 0)
@@ -185,7 +207,7 @@ std::string CudaExecutor::describe_launch(const GpuInventory& inventory,
          gemm_description(experiment_) + ", " + paths;
 }
 
-void CudaExecutor::build_devices(const std::vector<int>& gpu_of_device) {
+void CudaExecutor::build_devices(const std::vector<int>& gpu_of_device, RankCommPlan rank_plan) {
   const GemmPrecision precision =
       experiment_.backend.tf32 ? GemmPrecision::Tf32 : GemmPrecision::Fp32;
   std::set<int> gpus;
@@ -212,24 +234,40 @@ void CudaExecutor::build_devices(const std::vector<int>& gpu_of_device) {
       std::make_unique<MessageRoutes>(devices_->devices, links, *devices_->comm_world);
   if (options_.process) {
     build_host_side();
-    build_rank_world(gpu_of_device[static_cast<size_t>(first_hosted_device())]);
+    build_rank_world(gpu_of_device[static_cast<size_t>(first_hosted_device())],
+                     std::move(rank_plan));
   }
 }
 
-void CudaExecutor::build_rank_world(int gpu) {
+RankCommPlan CudaExecutor::plan_between_ranks(int gpu) const {
   const ProcessShare& share = *options_.process;
-  const int devices = static_cast<int>(devices_->devices.size());
-  std::vector<int> rank_of_device(static_cast<size_t>(devices));
-  for (int d = 0; d < devices; ++d) rank_of_device[static_cast<size_t>(d)] = d / share.device_count;
+  const ParallelPlan& plan = experiment_.parallel;
+  std::vector<int> rank_of_device(static_cast<size_t>(plan.devices()));
+  for (int d = 0; d < plan.devices(); ++d)
+    rank_of_device[static_cast<size_t>(d)] = d / share.device_count;
   // Without the exchange every rank counts as on one GPU: all staged.
   std::vector<std::string> gpu_of_rank(static_cast<size_t>(share.ranks), "unknown");
 #ifdef PIPELAB_HAVE_NCCL
   if (share.exchange) gpu_of_rank = share.exchange(gpu_identity(gpu));
+#else
+  (void)gpu;
 #endif
-  devices_->rank_plan = plan_rank_communicators(
-      program_->schedule(),
-      collective_groups(experiment_.parallel, model_has_experts(experiment_.model)).all(),
-      rank_of_device, gpu_of_rank, kHaveNccl);
+  // The run's program (prepare_run makes it after the memory check, from
+  // the same inputs): its first window's messages are the links.
+  const TrainingProgram program(
+      plan,
+      profile_stages(experiment_.model, plan, microbatch_size(experiment_),
+                     experiment_.training.precision),
+      total_steps_);
+  return plan_rank_communicators(program.schedule(),
+                                 collective_groups(plan, model_has_experts(experiment_.model))
+                                     .with_collectives(plan.sequence_parallel),
+                                 rank_of_device, gpu_of_rank, kHaveNccl);
+}
+
+void CudaExecutor::build_rank_world(int gpu, RankCommPlan rank_plan) {
+  const ProcessShare& share = *options_.process;
+  devices_->rank_plan = std::move(rank_plan);
   devices_->rank_link_communicator =
       nccl_links_of(devices_->rank_plan, first_hosted_device(), hosted_device_count());
   for (const auto& [link, communicator] : devices_->rank_link_communicator)
@@ -241,6 +279,8 @@ void CudaExecutor::build_rank_world(int gpu) {
   devices_->rank_world = std::make_unique<RankWorld>(devices_->rank_plan, share.rank, share.ranks,
                                                      gpu, share.exchange, setup);
   devices_->comm_world->attach(devices_->rank_world.get());
+#else
+  (void)share;
 #endif
 }
 

@@ -20,7 +20,10 @@
 //    there is no CUDA device (...); use backend.type = cpu";
 //  - that the split fits: each virtual device's estimated peak, summed per GPU,
 //    against the GPU's free memory (memory_preflight.h): otherwise
-//    ExperimentError naming the GPU, its devices, bytes needed and free.
+//    ExperimentError naming the GPU (across processes, and its rank), its
+//    devices, bytes needed and free. Across processes a rank counts on its
+//    GPU the NCCL communicators it holds with other ranks, so the plan of
+//    NCCL between ranks (with its exchange of GPU identities) comes first.
 // backend.tf32 turns on TF32 tensor-core GEMMs (about 1e-3 relative error).
 //
 // Times: op events are GPU times (event pairs) mapped onto the run's clock;
@@ -73,13 +76,17 @@ class CudaExecutor : public PipelineExecutor<CudaBackend> {
  private:
   std::string launch_message() const override { return launch_message_; }
   void after_failure() override;
-  // `gpu_of_device`: CUDA device numbers, -1 for the devices other ranks run.
-  void build_devices(const std::vector<int>& gpu_of_device);
+  // `gpu_of_device`: CUDA device numbers, -1 for the devices other ranks
+  // run; `rank_plan`: across processes, plan_between_ranks'.
+  void build_devices(const std::vector<int>& gpu_of_device, RankCommPlan rank_plan);
   // Across processes: the host mailboxes and transport of cuda_backend.h.
   void build_host_side();
   // Across processes: the plan of NCCL between ranks (rank_comm_plan.h),
-  // after an exchange of every rank's GPU, and this rank's communicators.
-  void build_rank_world(int gpu);
+  // after an exchange of every rank's GPU identity (this rank's is CUDA
+  // device `gpu`).
+  RankCommPlan plan_between_ranks(int gpu) const;
+  // Across processes: this rank's communicators of `rank_plan`, on `gpu`.
+  void build_rank_world(int gpu, RankCommPlan rank_plan);
   // All-reduce groups inside this process, rings over the host transport for those spanning ranks.
   void build_groups();
   std::string describe_launch(const GpuInventory& inventory,

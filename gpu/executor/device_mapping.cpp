@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 namespace pipelab::gpu {
 
@@ -88,6 +89,20 @@ std::vector<std::vector<int>> CollectiveGroups::all() const {
   for (const auto* groups :
        {&data_parallel, &tensor_parallel, &expert_parallel, &expert_data_parallel})
     every.insert(every.end(), groups->begin(), groups->end());
+  return every;
+}
+
+std::vector<CollectiveGroup> CollectiveGroups::with_collectives(bool sequence_parallel) const {
+  using enum GroupCollective;
+  const std::vector<GroupCollective> tensor_parallel_collectives =
+      sequence_parallel ? std::vector{AllReduce, ReduceScatter, AllGather} : std::vector{AllReduce};
+  std::vector<CollectiveGroup> every;
+  for (const auto& [groups, collectives] :
+       {std::pair{&data_parallel, std::vector{AllReduce}},
+        std::pair{&tensor_parallel, tensor_parallel_collectives},
+        std::pair{&expert_parallel, std::vector{AllToAll}},
+        std::pair{&expert_data_parallel, std::vector{AllReduce}}})
+    for (const std::vector<int>& members : *groups) every.push_back({members, collectives});
   return every;
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/plan/parallel_plan.h"
+#include "gpu/comm/rank_comm_plan.h"
 
 namespace pipelab::gpu {
 
@@ -36,6 +37,11 @@ struct CollectiveGroups {
 
   // Every group above, one list.
   std::vector<std::vector<int>> all() const;
+  // The same list, each group with the collectives it runs: data
+  // parallelism's and the experts' gradients an all-reduce; tensor
+  // parallelism an all-reduce, and under sequence parallelism a
+  // reduce-scatter and an all-gather too; expert parallelism an all-to-all.
+  std::vector<CollectiveGroup> with_collectives(bool sequence_parallel) const;
 };
 CollectiveGroups collective_groups(const ParallelPlan& plan, bool model_has_experts);
 

@@ -127,6 +127,10 @@ std::vector<int64_t> estimate_nccl_bytes_per_gpu(const Experiment& experiment,
   return bytes;
 }
 
+int64_t estimate_rank_nccl_bytes(const RankCommPlan& plan, int rank) {
+  return communicators_on_rank(plan, rank) * kNcclCommunicatorBytes;
+}
+
 std::vector<GpuShortfall> find_memory_shortfalls(const std::vector<int64_t>& needed_per_device,
                                                  const std::vector<int>& gpu_of_device,
                                                  const std::vector<int64_t>& free_per_gpu,
@@ -156,13 +160,15 @@ std::vector<GpuShortfall> find_memory_shortfalls(const std::vector<int64_t>& nee
 }
 
 std::string memory_shortfall_message(const std::vector<GpuShortfall>& shortfalls,
-                                     const std::vector<int64_t>& needed_per_device) {
+                                     const std::vector<int64_t>& needed_per_device,
+                                     std::optional<int> rank) {
   assert(!shortfalls.empty());
   std::string text = "the split does not fit in GPU memory: ";
   for (size_t i = 0; i < shortfalls.size(); ++i) {
     const GpuShortfall& shortfall = shortfalls[i];
     if (i > 0) text += "; ";
-    text += "GPU " + std::to_string(shortfall.gpu) + " (virtual device" +
+    text += "GPU " + std::to_string(shortfall.gpu) +
+            (rank ? " of rank " + std::to_string(*rank) : std::string()) + " (virtual device" +
             (shortfall.devices.size() == 1 ? " " : "s ") + device_list_text(shortfall.devices) +
             ") needs " + format_bytes(shortfall.needed_bytes);
     std::string details;

@@ -27,8 +27,10 @@
 //   + kCacheOverheadPercent percent of the simulated peak for blocks its
 //     caching allocator holds but does not count.
 // and each GPU adds kNcclCommunicatorBytes per NCCL communicator it takes part
-// in (estimate_nccl_bytes_per_gpu). The CUDA context itself is already gone
-// from the free bytes measured (query_gpus() creates it before measuring).
+// in (estimate_nccl_bytes_per_gpu; across processes, a rank's GPU those its
+// rank holds with other ranks, estimate_rank_nccl_bytes). The CUDA context
+// itself is already gone from the free bytes measured (query_gpus() creates
+// it before measuring).
 //
 // These allowances are assumptions, not measurements (the backend has not
 // run on a GPU yet); each errs high, and an allocation that still fails
@@ -41,6 +43,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +51,7 @@
 #include "core/plan/partition.h"
 #include "core/plan/stage_profile.h"
 #include "core/sim/cost_model.h"
+#include "gpu/comm/rank_comm_plan.h"
 
 namespace pipelab::gpu {
 
@@ -67,9 +71,11 @@ inline constexpr int64_t kCacheOverheadPercent = 10;
 // NCCL, per communicator and GPU: its buffers, one per channel, peer and
 // protocol (the Simple protocol's is NCCL_BUFFSIZE, 4 MiB by default, LL128's
 // about as large), over up to 16-32 channels between NVLink GPUs, plus its
-// work queues. Allow 256 MiB. (NCCL connects lazily, so a communicator that
-// never carries traffic, like the world the others are split from, holds far
-// less; it is counted all the same.)
+// work queues. Allow 256 MiB. (In one process NCCL connects lazily, so a
+// communicator that never carries traffic, like the world the others are
+// split from, holds far less; it is counted all the same. Across processes
+// RankWorld has NCCL connect every collective algorithm when a communicator
+// is made, the world's included: rank_world.h.)
 inline constexpr int64_t kNcclCommunicatorBytes = int64_t{256} << 20;
 
 // The simulator's profile for a GPU model name: "h100" for an H100, "h200"
@@ -104,6 +110,14 @@ int64_t bf16_rounding_bytes(const StageProfile& stage, int64_t im2col_bytes);
 std::vector<int64_t> estimate_nccl_bytes_per_gpu(const Experiment& experiment,
                                                  const std::vector<int>& gpu_of_device, int gpus);
 
+// Across processes (pipelab-cli under mpirun), NCCL's bytes on `rank`'s GPU:
+// kNcclCommunicatorBytes per communicator RankWorld makes for it
+// (rank_comm_plan.h's communicators_on_rank: the world over the ranks and
+// every communicator of the plan it is in). Its virtual devices share that
+// one GPU, so they need no NCCL among themselves; zero when nothing between
+// ranks is on NCCL (host staging).
+int64_t estimate_rank_nccl_bytes(const RankCommPlan& plan, int rank);
+
 // A GPU whose virtual devices need more than it has free.
 struct GpuShortfall {
   int gpu = 0;
@@ -129,8 +143,11 @@ std::vector<GpuShortfall> find_memory_shortfalls(const std::vector<int64_t>& nee
 //   more pipeline stages (parallel.pp) or tensor shards (parallel.tp),
 //   parallel.recompute = true, a schedule with fewer micro-batches in flight
 //   (1f1b rather than gpipe), a smaller batch or model, or backend.type = cpu"
-// Lists every short GPU. `shortfalls` must not be empty.
+// Lists every short GPU. `shortfalls` must not be empty. Across processes
+// `rank` names the process whose GPU it is: "GPU 0 of rank 2 (virtual
+// devices 4-5) needs ...".
 std::string memory_shortfall_message(const std::vector<GpuShortfall>& shortfalls,
-                                     const std::vector<int64_t>& needed_per_device);
+                                     const std::vector<int64_t>& needed_per_device,
+                                     std::optional<int> rank = std::nullopt);
 
 }  // namespace pipelab::gpu

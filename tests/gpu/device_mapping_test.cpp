@@ -72,6 +72,18 @@ TEST(DeviceMappingTest, CollectiveGroupsFollowTheGrid) {
             (std::vector<std::vector<int>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}}));
   EXPECT_EQ(groups.tensor_parallel,
             (std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}, {6, 7}}));
+  // Data parallelism all-reduces; tensor parallelism too, and under sequence
+  // parallelism also reduce-scatters and all-gathers.
+  using enum GroupCollective;
+  const std::vector<CollectiveGroup> plain = groups.with_collectives(false);
+  const std::vector<CollectiveGroup> sequence = groups.with_collectives(true);
+  ASSERT_EQ(plain.size(), 8u);
+  EXPECT_EQ(plain[0].members, groups.data_parallel[0]);
+  EXPECT_EQ(plain[0].collectives, std::vector{AllReduce});
+  EXPECT_EQ(sequence[0].collectives, std::vector{AllReduce});
+  EXPECT_EQ(plain[4].members, groups.tensor_parallel[0]);
+  EXPECT_EQ(plain[4].collectives, std::vector{AllReduce});
+  EXPECT_EQ(sequence[4].collectives, (std::vector{AllReduce, ReduceScatter, AllGather}));
   // Parameter servers replace the data-parallel all-reduce; one device needs none.
   plan.update = UpdateMode::Async;
   EXPECT_TRUE(collective_groups(plan, false).data_parallel.empty());
@@ -92,6 +104,13 @@ TEST(DeviceMappingTest, ExpertGroupsSpreadTheExpertsAndSumTheirHolders) {
   EXPECT_EQ(groups.expert_data_parallel,
             (std::vector<std::vector<int>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}}));
   EXPECT_EQ(groups.all().size(), groups.data_parallel.size() + 8);
+  // The all-to-alls' groups run all-to-alls, the holders' all-reduces, in all()'s order.
+  const std::vector<CollectiveGroup> listed = groups.with_collectives(false);
+  ASSERT_EQ(listed.size(), groups.all().size());
+  for (size_t i = 0; i < listed.size(); ++i) EXPECT_EQ(listed[i].members, groups.all()[i]);
+  EXPECT_EQ(listed[groups.data_parallel.size()].collectives,
+            std::vector{GroupCollective::AllToAll});
+  EXPECT_EQ(listed.back().collectives, std::vector{GroupCollective::AllReduce});
   // A model without experts needs neither.
   EXPECT_TRUE(collective_groups(plan, false).expert_parallel.empty());
   EXPECT_TRUE(collective_groups(plan, false).expert_data_parallel.empty());

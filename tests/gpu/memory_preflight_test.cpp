@@ -1,16 +1,19 @@
 // The CUDA backend's pre-flight memory check: the estimate per virtual device
 // and the per-GPU comparison are host arithmetic, checked without a GPU.
+#include "gpu/memory/memory_preflight.h"
+
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 
 #include "core/io/experiment_prediction.h"
 #include "core/plan/stage_profile.h"
+#include "core/schedule/lowering.h"
 #include "core/sim/cost_model.h"
-#include "gpu_test_support.h"
 #include "gpu/comm/comm_world.h"
-#include "gpu/memory/memory_preflight.h"
+#include "gpu/executor/device_mapping.h"
 #include "gpu/memory/out_of_memory.h"
+#include "gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {
@@ -211,6 +214,60 @@ TEST(MemoryPreflightTest, NcclBytesCountTowardsTheGpuAndShowInTheMessage) {
             std::string::npos)
       << message;
   EXPECT_THROW(find_memory_shortfalls(needed, {0, 1}, {gib, gib}, {gib}), std::invalid_argument);
+}
+
+// The plan of NCCL between ranks for `plan` with `devices_per_rank` devices
+// per rank, each rank on a GPU of its own or (`shared_gpu`) all on one, as
+// CudaExecutor makes it.
+RankCommPlan rank_plan(const ParallelPlan& plan, int devices_per_rank, bool shared_gpu = false) {
+  const int ranks = plan.devices() / devices_per_rank;
+  std::vector<int> rank_of_device;
+  for (int d = 0; d < plan.devices(); ++d) rank_of_device.push_back(d / devices_per_rank);
+  std::vector<std::string> gpu_of_rank;
+  for (int rank = 0; rank < ranks; ++rank)
+    gpu_of_rank.push_back(shared_gpu ? "host/0" : "host/" + std::to_string(rank));
+  return plan_rank_communicators(build_schedule(plan),
+                                 collective_groups(plan, false).with_collectives(false),
+                                 rank_of_device, gpu_of_rank, true);
+}
+
+TEST(MemoryPreflightTest, ARankCountsItsCommunicatorsBetweenRanks) {
+  const int64_t c = kNcclCommunicatorBytes;
+  // pp 2 x dp 2 on 4 ranks: each rank holds the world, its data-parallel
+  // group and one link each way with its pipeline neighbour.
+  ParallelPlan pp2_dp2;
+  pp2_dp2.pp = 2;
+  pp2_dp2.dp = 2;
+  pp2_dp2.microbatches = 4;
+  const RankCommPlan four = rank_plan(pp2_dp2, 1);
+  for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(estimate_rank_nccl_bytes(four, rank), 4 * c);
+  // dp 2 x tp 2 x pp 2, 2 devices per rank (a stage's two shards): tensor
+  // parallelism stays in each process; a rank holds the world, the
+  // data-parallel groups of its two shards, and each shard's link each way
+  // with the other stage.
+  ParallelPlan grid = pp2_dp2;
+  grid.tp = 2;
+  const RankCommPlan two_each = rank_plan(grid, 2);
+  for (int rank = 0; rank < 4; ++rank)
+    EXPECT_EQ(estimate_rank_nccl_bytes(two_each, rank), (1 + 2 + 4) * c) << "rank " << rank;
+  // Every rank on one GPU: everything between ranks is staged through host
+  // memory, no NCCL.
+  const RankCommPlan staged = rank_plan(grid, 2, true);
+  for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(estimate_rank_nccl_bytes(staged, rank), 0);
+}
+
+TEST(MemoryPreflightTest, AcrossProcessesTheMessageNamesTheRank) {
+  const int64_t gib = 1ll << 30;
+  const std::vector<int64_t> needed = {0, 0, 0, 0, 30 * gib, 20 * gib};
+  const std::vector<GpuShortfall> shortfalls =
+      find_memory_shortfalls(needed, {-1, -1, -1, -1, 0, 0}, {40 * gib}, {gib});
+  ASSERT_EQ(shortfalls.size(), 1u);
+  const std::string message = memory_shortfall_message(shortfalls, needed, 2);
+  EXPECT_NE(message.find("GPU 0 of rank 2 (virtual devices 4-5) needs 51.0 GiB (the largest, "
+                         "device 4, 30.0 GiB; NCCL 1.0 GiB) but has 40.0 GiB free"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(memory_shortfall_message(shortfalls, needed).find("of rank"), std::string::npos);
 }
 
 TEST(MemoryPreflightTest, AHugeModelDoesNotFitAnH200) {

@@ -1,15 +1,17 @@
 // Which groups and links of a run over processes use NCCL between ranks, and
 // the communicators they get: pure arithmetic, checked without a GPU.
+#include "gpu/comm/rank_comm_plan.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <set>
 #include <stdexcept>
 #include <utility>
 
 #include "core/schedule/lowering.h"
-#include "gpu/comm/rank_comm_plan.h"
 #include "gpu/executor/device_mapping.h"
 
 namespace pipelab::gpu {
@@ -26,7 +28,8 @@ ParallelPlan pp2_dp2() {
 
 RankCommPlan plan_for(const ParallelPlan& plan, const std::vector<int>& rank_of_device,
                       const std::vector<std::string>& gpu_of_rank, bool nccl = true) {
-  return plan_rank_communicators(build_schedule(plan), collective_groups(plan, false).all(),
+  return plan_rank_communicators(build_schedule(plan),
+                                 collective_groups(plan, false).with_collectives(false),
                                  rank_of_device, gpu_of_rank, nccl);
 }
 
@@ -44,9 +47,12 @@ TEST(RankCommPlanTest, OneDevicePerRankOnItsOwnGpuPutsEverythingOnNccl) {
   EXPECT_NE(plan.links.at({0, 1}).communicator, plan.links.at({1, 0}).communicator);
   EXPECT_EQ(plan.communicators[plan.links.at({1, 0}).communicator].ranks,
             (std::vector<int>{1, 0}));
-  // Links' communicators connect at set-up; groups' do not need it.
+  // A link's communicator carries its messages; a data-parallel group's its all-reduce.
   EXPECT_TRUE(forward.point_to_point);
-  EXPECT_FALSE(plan.communicators[plan.groups[0].communicator].point_to_point);
+  EXPECT_TRUE(forward.collectives.empty());
+  const RankCommunicator& group = plan.communicators[plan.groups[0].communicator];
+  EXPECT_FALSE(group.point_to_point);
+  EXPECT_EQ(group.collectives, std::vector{GroupCollective::AllReduce});
 }
 
 TEST(RankCommPlanTest, SplitColorAndKeyFollowTheCommunicatorsRankOrder) {
@@ -83,11 +89,14 @@ TEST(RankCommPlanTest, RanksSharingAGpuOrNoNcclStageThroughTheHost) {
   for (const RankRoute& group : shared.groups) EXPECT_EQ(group.path, RankPath::HostStaging);
   for (const auto& [link, route] : shared.links) EXPECT_EQ(route.path, RankPath::HostStaging);
   EXPECT_FALSE(shared.needs_world());
-  // Two of the four share one: only what touches both of them is staged.
+  // Two of the four share one (four ranks on two GPUs, say): NCCL would
+  // refuse the world over all four, so even the groups and links between
+  // ranks with GPUs of their own are staged.
   const RankCommPlan half = plan_for(pp2_dp2(), {0, 1, 2, 3}, {"a:0", "a:1", "a:0", "b:0"});
   EXPECT_EQ(half.groups[0].path, RankPath::HostStaging);  // ranks 0 and 2
-  EXPECT_EQ(half.groups[1].path, RankPath::Nccl);         // ranks 1 and 3
-  EXPECT_EQ(half.links.at({0, 1}).path, RankPath::Nccl);
+  EXPECT_EQ(half.groups[1].path, RankPath::HostStaging);  // ranks 1 and 3
+  EXPECT_EQ(half.links.at({0, 1}).path, RankPath::HostStaging);
+  EXPECT_FALSE(half.needs_world());
   // Distinct GPUs but NCCL not built in.
   const RankCommPlan without =
       plan_for(pp2_dp2(), {0, 1, 2, 3}, {"a:0", "a:1", "b:0", "b:1"}, false);
@@ -97,8 +106,8 @@ TEST(RankCommPlanTest, RanksSharingAGpuOrNoNcclStageThroughTheHost) {
 
 TEST(RankCommPlanTest, AGroupWithTwoMembersOnOneRankIsStaged) {
   const Schedule none;  // no messages
-  const RankCommPlan plan =
-      plan_rank_communicators(none, {{0, 1, 2}, {0, 1}}, {0, 0, 1}, {"a:0", "b:0"}, true);
+  const RankCommPlan plan = plan_rank_communicators(none, {{{0, 1, 2}, {}}, {{0, 1}, {}}},
+                                                    {0, 0, 1}, {"a:0", "b:0"}, true);
   EXPECT_EQ(plan.groups[0].path, RankPath::HostStaging);
   EXPECT_EQ(plan.groups[1].path, RankPath::InProcess);
   EXPECT_FALSE(plan.needs_world());
@@ -192,6 +201,116 @@ TEST(RankCommPlanTest, EachRankKeepsTheNcclLinksWithAnEndOnIt) {
   EXPECT_TRUE(nccl_links_of(shared, 0, 4).empty());
 }
 
+TEST(RankCommPlanTest, EachRankWarmsUpItsCommunicatorsInPlanOrder) {
+  // pp 2 x dp 2, a rank each: communicators 0 and 1 are the data-parallel
+  // groups {0, 2} and {1, 3}, then the links 0 -> 1, 1 -> 0, 2 -> 3, 3 -> 2.
+  const RankCommPlan plan = plan_for(pp2_dp2(), {0, 1, 2, 3}, {"a:0", "a:1", "b:0", "b:1"});
+  using Kind = RankWarmUp::Kind;
+  const int group = plan.groups[0].communicator;
+  const int forward = plan.links.at({0, 1}).communicator;
+  const int backward = plan.links.at({1, 0}).communicator;
+  ASSERT_LT(group, forward);
+  ASSERT_LT(forward, backward);
+  EXPECT_EQ(rank_warm_ups(plan, 0),
+            (std::vector<RankWarmUp>{{group, Kind::Collective, GroupCollective::AllReduce},
+                                     {forward, Kind::Send},
+                                     {backward, Kind::Receive}}));
+  const std::vector<RankWarmUp> rank1 = rank_warm_ups(plan, 1);
+  ASSERT_EQ(rank1.size(), 3u);
+  EXPECT_EQ(rank1[1], (RankWarmUp{forward, Kind::Receive}));
+  EXPECT_EQ(rank1[2], (RankWarmUp{backward, Kind::Send}));
+  EXPECT_EQ(describe_warm_up(plan, rank1[0]), "warming up communicator " +
+                                                  std::to_string(plan.groups[1].communicator) +
+                                                  " (the all-reduce of ranks 1, 3)");
+  EXPECT_EQ(describe_warm_up(plan, rank1[1]), "warming up communicator " + std::to_string(forward) +
+                                                  " (the link from rank 0 to rank 1)");
+  // Ranks sharing a GPU: nothing on NCCL, nothing to warm up.
+  const RankCommPlan shared = plan_for(pp2_dp2(), {0, 1, 2, 3}, {"a:0", "a:0", "a:0", "a:0"});
+  EXPECT_TRUE(rank_warm_ups(shared, 0).empty());
+}
+
+// dp 2 x tp 2 x pp 2 under sequence parallelism with experts at ep 2, a
+// device per rank: every kind of group and link crosses ranks.
+RankCommPlan every_kind_plan() {
+  ParallelPlan parallel;
+  parallel.dp = 2;
+  parallel.tp = 2;
+  parallel.pp = 2;
+  parallel.ep = 2;
+  parallel.sequence_parallel = true;
+  parallel.microbatches = 4;
+  std::vector<int> rank_of_device;
+  std::vector<std::string> gpu_of_rank;
+  for (int d = 0; d < parallel.devices(); ++d) {
+    rank_of_device.push_back(d);
+    gpu_of_rank.push_back("host:" + std::to_string(d));
+  }
+  return plan_rank_communicators(build_schedule(parallel),
+                                 collective_groups(parallel, true).with_collectives(true),
+                                 rank_of_device, gpu_of_rank, true);
+}
+
+TEST(RankCommPlanTest, EveryRankMeetsEachWarmUpInTheSameOrder) {
+  // What makes the warm-up deadlock-free (rank_comm_plan.h): any two ranks
+  // take the steps of the communicators they share in one order, and each
+  // communicator's members all take each of its steps.
+  const RankCommPlan plan = every_kind_plan();
+  const int ranks = 8;
+  std::vector<std::vector<RankWarmUp>> steps;
+  for (int rank = 0; rank < ranks; ++rank) steps.push_back(rank_warm_ups(plan, rank));
+  std::set<GroupCollective> kinds;
+  for (int a = 0; a < ranks; ++a) {
+    for (const RankWarmUp& step : steps[a]) {
+      if (step.kind == RankWarmUp::Kind::Collective) kinds.insert(step.collective);
+      const std::vector<int>& members =
+          plan.communicators[static_cast<size_t>(step.communicator)].ranks;
+      EXPECT_NE(std::find(members.begin(), members.end(), a), members.end());
+    }
+    for (int b = a + 1; b < ranks; ++b) {
+      auto shared = [&](int rank, int other) {
+        std::vector<std::pair<int, GroupCollective>> order;
+        for (const RankWarmUp& step : steps[rank])
+          if (split_color(plan, step.communicator, other) != kNoColor)
+            order.push_back({step.communicator, step.collective});
+        return order;
+      };
+      EXPECT_EQ(shared(a, b), shared(b, a)) << "ranks " << a << " and " << b;
+    }
+  }
+  // Tensor parallelism under sequence parallelism runs three kinds, the
+  // experts an all-to-all: all four get warmed up.
+  EXPECT_EQ(kinds.size(), 4u);
+  for (size_t index = 0; index < plan.communicators.size(); ++index) {
+    const RankCommunicator& communicator = plan.communicators[index];
+    int sends = 0, receives = 0, collectives = 0;
+    for (int rank : communicator.ranks)
+      for (const RankWarmUp& step : steps[static_cast<size_t>(rank)]) {
+        if (step.communicator != static_cast<int>(index)) continue;
+        sends += step.kind == RankWarmUp::Kind::Send;
+        receives += step.kind == RankWarmUp::Kind::Receive;
+        collectives += step.kind == RankWarmUp::Kind::Collective;
+      }
+    if (communicator.point_to_point) {
+      EXPECT_EQ(sends, 1) << "link communicator " << index;
+      EXPECT_EQ(receives, 1) << "link communicator " << index;
+    } else {
+      EXPECT_EQ(collectives,
+                static_cast<int>(communicator.ranks.size() * communicator.collectives.size()))
+          << "group communicator " << index;
+    }
+  }
+}
+
+TEST(RankCommPlanTest, ARankHoldsTheWorldAndTheCommunicatorsItIsIn) {
+  // pp 2 x dp 2, a rank each: rank 0 is in the data-parallel group {0, 2}
+  // and both links with rank 1, plus the world.
+  const RankCommPlan plan = plan_for(pp2_dp2(), {0, 1, 2, 3}, {"a:0", "a:1", "b:0", "b:1"});
+  for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(communicators_on_rank(plan, rank), 4) << rank;
+  // Staged through the host: no NCCL, no world.
+  const RankCommPlan shared = plan_for(pp2_dp2(), {0, 1, 2, 3}, {"a:0", "a:0", "a:0", "a:0"});
+  EXPECT_EQ(communicators_on_rank(shared, 0), 0);
+}
+
 TEST(RankCommPlanTest, AShapeMessageCarriesRowsAndColumnsExactly) {
   for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
            {0, 0}, {8, 512}, {(int64_t{1} << 24) - 1, 3}, {1, int64_t{1} << 24}}) {
@@ -208,9 +327,9 @@ TEST(RankCommPlanTest, AShapeMessageCarriesRowsAndColumnsExactly) {
 
 TEST(RankCommPlanTest, ADeviceOrRankOutOfRangeIsRefused) {
   const Schedule none;
-  EXPECT_THROW(plan_rank_communicators(none, {{0, 5}}, {0, 1}, {"a:0", "b:0"}, true),
+  EXPECT_THROW(plan_rank_communicators(none, {{{0, 5}, {}}}, {0, 1}, {"a:0", "b:0"}, true),
                std::invalid_argument);
-  EXPECT_THROW(plan_rank_communicators(none, {{0, 1}}, {0, 2}, {"a:0", "b:0"}, true),
+  EXPECT_THROW(plan_rank_communicators(none, {{{0, 1}, {}}}, {0, 2}, {"a:0", "b:0"}, true),
                std::invalid_argument);
 }
 

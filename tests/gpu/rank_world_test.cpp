@@ -37,6 +37,9 @@ RankCommPlan plan_over(int ranks) {
     communicator.ranks.push_back(rank);
     communicator.devices.push_back(rank);
   }
+  // Every kind, so that the set-up warms each one up.
+  communicator.collectives = {GroupCollective::AllReduce, GroupCollective::ReduceScatter,
+                              GroupCollective::AllGather, GroupCollective::AllToAll};
   plan.communicators.push_back(communicator);
   return plan;
 }
@@ -48,6 +51,7 @@ TEST(RankWorldTest, AWorldOfOneRankSetsUpAndAllReduces) {
     return std::vector<std::string>{mine};
   }, setup_of(30));
   EXPECT_EQ(world.communicators(), 2);  // the world and the split
+  EXPECT_EQ(world.communicators(), communicators_on_rank(plan, 0));
   DeviceContext context(0);
   const std::vector<float> values = testing::random_values(96, 7);
   DeviceTensor tensor = DeviceTensor::from_values(8, 12, values, &context.allocator());
