@@ -126,6 +126,14 @@ DataSpec read_data(const JsonObjectReader& top) {
   DataSpec data;
   const Json* value = top.find("data");
   if (!value) return data;
+  // A sequence set's length is the model's input width, one fact in one
+  // place; a length here too could only disagree with it.
+  if (value->is_object())
+    for (const char* key : {"sequence_length", "seq_len"})
+      if (value->contains(key))
+        throw ExperimentError(std::string("data.") + key +
+                              ": a sequence set's samples are as long as the model's input; remove it "
+                              "and set model.input = [N] for N tokens per sample");
   const JsonObjectReader reader(*value, "data",
                                 {"source", "path", "validation_fraction", "samples", "classes", "features",
                                  "noise", "limit", "vocab", "stride"});

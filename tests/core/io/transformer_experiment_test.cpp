@@ -108,6 +108,11 @@ TEST(TransformerExperiment, MistakesAreNamedWithTheFix) {
                 .find("gives feature vectors; use data.source = text"),
             std::string::npos);
   EXPECT_NE(with([](Json& d) { d["parallel"]["tp"] = 8; }).find("tp = 8 does not divide"), std::string::npos);
+  // The length a sequence set's samples have is the model's input width.
+  for (const char* key : {"sequence_length", "seq_len"})
+    EXPECT_NE(with([key](Json& d) { d["data"][key] = 32; }).find("set model.input = [N] for N tokens"),
+              std::string::npos)
+        << key;
 }
 
 // A Switch-style GPT: the first block dense, the second's MLP 4 experts.
