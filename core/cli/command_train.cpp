@@ -135,10 +135,10 @@ int train(const ParsedArgs& parsed, const Experiment& experiment, RankSession* s
     executor->start();
   auto drain = [&] {
     EventBatch batch = sink.drain();
-    if (!quiet) {
-      for (const auto& message : batch.messages) err << message << "\n";
-      for (const auto& step : batch.steps) print_progress(err, step, executor->steps_total());
-    }
+    if (!quiet)
+      for_each_in_order(
+          batch, [&](const StepMetrics& step) { print_progress(err, step, executor->steps_total()); },
+          [&](const std::string& message) { err << message << "\n"; });
     append_batch(trace, batch);
     if (server) {
       server->publish(batch);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -31,6 +32,33 @@ TEST(EventSink, DrainReturnsEverythingInPushOrderAndEmptiesTheSink) {
   ASSERT_EQ(batch.messages.size(), 1u);
   EXPECT_EQ(batch.messages[0], "hello");
   EXPECT_TRUE(sink.drain().empty());
+}
+
+TEST(EventSink, StepsAndMessagesComeBackInTheOrderTheyWereAdded) {
+  EventSink sink;
+  sink.add_message("start");
+  for (int i = 0; i < 3; ++i) {
+    StepMetrics step;
+    step.step = i;
+    sink.add_step(step);
+    if (i == 1) sink.add_message("summary of step 1");
+  }
+  sink.add_message("end");
+  std::vector<std::string> order;
+  for_each_in_order(
+      sink.drain(), [&](const StepMetrics& step) { order.push_back("step " + std::to_string(step.step)); },
+      [&](const std::string& message) { order.push_back(message); });
+  EXPECT_EQ(order, (std::vector<std::string>{"start", "step 0", "step 1", "summary of step 1", "step 2", "end"}));
+
+  // A batch rebuilt from a live stream has no places: its messages come first.
+  EventBatch received;
+  received.steps.resize(2);
+  received.messages = {"from the stream"};
+  order.clear();
+  for_each_in_order(
+      received, [&](const StepMetrics&) { order.push_back("step"); },
+      [&](const std::string& message) { order.push_back(message); });
+  EXPECT_EQ(order, (std::vector<std::string>{"from the stream", "step", "step"}));
 }
 
 TEST(EventSink, ConcurrentWritersAndOneReaderLoseNothing) {
