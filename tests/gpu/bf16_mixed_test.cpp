@@ -1,9 +1,11 @@
 // training.precision = bf16-mixed on the CUDA backend: the three linear
 // products read bf16 (the weight's copy, the other inputs rounded) and
 // accumulate in float32 (checked against host references), runs train close
-// to float32, and the measured weight, gradient and optimizer bytes are the
+// to float32, the measured weight, gradient and optimizer bytes are the
 // prediction's where the design follows it and differ exactly where it does
-// not (README, Transformers, "Mixed precision"). Skipped without a GPU.
+// not (README, Transformers, "Mixed precision"), and a block keeping its
+// GEMM-only values in bf16 gives the same bits as keeping them in float32.
+// Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,7 +21,11 @@
 #include "gpu/kernels/bf16_math.h"
 #include "gpu/layers/attention.h"
 #include "gpu/layers/conv2d.h"
+#include "gpu/layers/block_kept_bf16.h"
 #include "gpu/layers/cublas_gemm.h"
+#include "gpu/layers/sequential.h"
+#include "gpu/layers/transformer_block.h"
+#include "gpu/memory/memory_preflight.h"
 #include "gpu_test_support.h"
 
 namespace pipelab::gpu {
@@ -384,6 +390,101 @@ TEST(Bf16MixedRunTest, MlpMemoryFollowsThePrediction) {
   EXPECT_EQ(measured(MemoryCategory::Gradients), 2 * predicted.gradient_bytes());
   EXPECT_EQ(measured(MemoryCategory::OptimizerState),
             predicted.optimizer_bytes(slots) - 4 * other_values);
+}
+
+// A block's run on a bf16-mixed context: its output, input gradient,
+// gradients, and the bytes its state kept from the forward.
+struct BlockRun {
+  std::vector<float> y, dx;
+  std::vector<std::vector<float>> grads;
+  int64_t kept_bytes = 0;
+};
+
+BlockRun run_mixed_block(DeviceContext& context, const GptBlockConfig& config, int64_t seq,
+                         const Tensor& x, const Tensor& dy) {
+  GpuTransformerBlock block(1, config, BlockShard{}, seq, 7, context);
+  keep_bf16_copies(block);
+  const DeviceTensor x_device = DeviceTensor::from_host(x, &context.allocator());
+  const DeviceTensor dy_device = DeviceTensor::from_host(dy, &context.allocator());
+  ForwardInfo info;
+  info.step = 2;
+  info.first_sample = 4;
+  BlockRun run;
+  std::unique_ptr<LayerState> state;
+  run.y = block.forward_keeping(x_device, info, state).to_vector();
+  run.kept_bytes = state->bytes();
+  run.dx = block.backward_input_with(x_device, dy_device, info, state.get()).to_vector();
+  block.backward_weight_with(x_device, dy_device, state.get());
+  for (DeviceTensor* grad : block.grads()) run.grads.push_back(grad->to_vector());
+  return run;
+}
+
+// Keeping a block's GEMM-only values in bf16 (block_kept_bf16.h) changes no
+// bit of its output, input gradient or gradients (every GEMM reads the same
+// rounded values: kept_gemm_input.h), and its state keeps 2 bytes less for
+// each such value.
+void expect_bf16_kept_values_change_no_bit(const GptBlockConfig& config, const std::string& what) {
+  SCOPED_TRACE(what);
+  DeviceContext context(0);
+  context.set_mixed_bf16(true);
+  const int64_t seq = 8, batch = 3;
+  const Tensor x = testing::random_tensor(batch, seq * config.dim, 1);
+  const Tensor dy = testing::random_tensor(batch, seq * config.dim, 2);
+  context.set_keep_bf16_gemm_inputs(false);
+  const BlockRun float32 = run_mixed_block(context, config, seq, x, dy);
+  context.set_keep_bf16_gemm_inputs(true);
+  const BlockRun bf16 = run_mixed_block(context, config, seq, x, dy);
+  EXPECT_EQ(bf16.y, float32.y);
+  EXPECT_EQ(bf16.dx, float32.dx);
+  EXPECT_EQ(bf16.grads, float32.grads);
+  TransformerBlockShape shape;
+  shape.tokens = seq;
+  shape.dim = config.dim;
+  shape.heads = config.heads;
+  shape.ffn = config.ffn_hidden;
+  shape.activation = config.activation;
+  const BlockSplit split{1, false, !config.keep_attention_probabilities};
+  EXPECT_EQ(float32.kept_bytes - bf16.kept_bytes,
+            2 * batch * block_kept_bf16_values(shape, split));
+}
+
+TEST(Bf16KeptActivationsTest, BlockGivesTheSameBitsWithBf16KeptValues) {
+  PIPELAB_REQUIRE_GPU();
+  GptBlockConfig config;
+  config.dim = 32;
+  config.heads = 4;
+  config.ffn_hidden = 64;
+  expect_bf16_kept_values_change_no_bit(config, "gelu");
+  config.dropout = 0.2f;
+  config.keep_attention_probabilities = false;  // selective recompute: scores from the kept q, k
+  expect_bf16_kept_values_change_no_bit(config, "dropout, selective recompute");
+  config.activation = BlockActivation::SwiGlu;
+  config.norm = NormType::RmsNorm;
+  expect_bf16_kept_values_change_no_bit(config, "swiglu, rmsnorm");
+}
+
+// A tiny GPT's measured activations under bf16-mixed peak lower than under
+// fp32, by at most the bytes its blocks keep in bf16 for the one micro-batch
+// 1F1B holds at a time on one device (bf16_kept_activation_bytes).
+TEST(Bf16KeptActivationsTest, TinyGptPeaksLowerByTheBf16KeptBytes) {
+  PIPELAB_REQUIRE_GPU();
+  const Experiment fp32 = testing::with_plan(
+      testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda"),
+      ScheduleKind::OneFOneB, 1, 4);
+  const auto peak_activations = [](const Experiment& experiment) {
+    const testing::RunOutput run = testing::run_experiment(experiment);
+    EXPECT_EQ(run.state, RunState::Finished) << run.error;
+    int64_t peak = 0;
+    for (const MemorySample& sample : run.trace.memory)
+      peak = std::max(peak, sample.bytes[static_cast<size_t>(MemoryCategory::Activations)]);
+    return peak;
+  };
+  const int64_t fp32_peak = peak_activations(fp32);
+  const int64_t bf16_peak = peak_activations(bf16_mixed(fp32));
+  const int64_t kept = bf16_kept_activation_bytes(
+      fp32, {0, static_cast<int>(fp32.model.layers.size())});
+  EXPECT_LT(bf16_peak, fp32_peak);
+  EXPECT_GE(bf16_peak, fp32_peak - kept);
 }
 
 }  // namespace
