@@ -48,7 +48,7 @@ class DeviceContext {
   bool mixed_bf16() const { return mixed_bf16_; }
   void set_mixed_bf16(bool mixed) { mixed_bf16_ = mixed; }
   // Under bf16-mixed, layers keep the values they keep only for bf16 GEMMs in
-  // bf16 (gpu/layers/block_kept_bf16.h). On by default; switched off only to
+  // bf16 (gpu/layers/kept_bf16.h). On by default; switched off only to
   // check that keeping them so changes no result (bf16_mixed_test.cpp).
   bool keeps_bf16_gemm_inputs() const { return mixed_bf16_ && keep_bf16_gemm_inputs_; }
   void set_keep_bf16_gemm_inputs(bool keep) { keep_bf16_gemm_inputs_ = keep; }

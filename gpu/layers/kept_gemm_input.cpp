@@ -30,21 +30,24 @@ const DeviceTensor& KeptGemmInput::values() const {
   return stored_;
 }
 
-void linear_forward(cublasHandle_t handle, const KeptGemmInput& x, int64_t rows,
+void linear_forward(cublasHandle_t handle, const KeptGemmInput& x, int64_t first_row, int64_t rows,
                     const DeviceTensor& weight, const DeviceTensor* bias, float* y,
                     cudaStream_t stream) {
+  const int64_t offset = first_row * weight.rows();
   if (x.bf16())
-    linear_forward(handle, x.gemm_input(), rows, weight, bias, y, stream);
+    linear_forward(handle, x.gemm_input().at(offset), rows, weight, bias, y, stream);
   else
-    linear_forward(handle, x.values().data(), rows, weight, bias, y, stream);
+    linear_forward(handle, x.values().data() + offset, rows, weight, bias, y, stream);
 }
 
-void linear_backward_weight(cublasHandle_t handle, const KeptGemmInput& x, const float* dy,
-                            int64_t rows, DeviceTensor& weight_grad, DeviceTensor* bias_grad) {
+void linear_backward_weight(cublasHandle_t handle, const KeptGemmInput& x, int64_t first_row,
+                            const float* dy, int64_t rows, DeviceTensor& weight_grad,
+                            DeviceTensor* bias_grad) {
+  const int64_t offset = first_row * weight_grad.rows();
   if (x.bf16())
-    linear_backward_weight(handle, x.gemm_input(), dy, rows, weight_grad, bias_grad);
+    linear_backward_weight(handle, x.gemm_input().at(offset), dy, rows, weight_grad, bias_grad);
   else
-    linear_backward_weight(handle, x.values().data(), dy, rows, weight_grad, bias_grad);
+    linear_backward_weight(handle, x.values().data() + offset, dy, rows, weight_grad, bias_grad);
 }
 
 }  // namespace pipelab::gpu

@@ -15,7 +15,7 @@
 // ([1, ceil(count / 2)]), so that whatever moves kept tensors (offloading to
 // the host, a LayerState's byte count, moves and resets) handles them as any
 // other, at their real size. Which values of which layer are kept so:
-// block_kept_bf16.h.
+// kept_bf16.h.
 #pragma once
 
 #include <cstdint>
@@ -53,13 +53,15 @@ class KeptGemmInput {
   int64_t count_ = 0;  // values kept
 };
 
-// cublas_gemm.h's linear forward and weight gradient on a kept input x of
-// `rows` rows: its bf16 values read as kept, or its float32 values (rounded
-// for the call under bf16-mixed, as before).
-void linear_forward(cublasHandle_t handle, const KeptGemmInput& x, int64_t rows,
+// cublas_gemm.h's linear forward and weight gradient on rows [first_row,
+// first_row + rows) of a kept input x (rows of the weight's input width):
+// its bf16 values read as kept, or its float32 values (rounded for the call
+// under bf16-mixed, as before).
+void linear_forward(cublasHandle_t handle, const KeptGemmInput& x, int64_t first_row, int64_t rows,
                     const DeviceTensor& weight, const DeviceTensor* bias, float* y,
                     cudaStream_t stream);
-void linear_backward_weight(cublasHandle_t handle, const KeptGemmInput& x, const float* dy,
-                            int64_t rows, DeviceTensor& weight_grad, DeviceTensor* bias_grad);
+void linear_backward_weight(cublasHandle_t handle, const KeptGemmInput& x, int64_t first_row,
+                            const float* dy, int64_t rows, DeviceTensor& weight_grad,
+                            DeviceTensor* bias_grad);
 
 }  // namespace pipelab::gpu

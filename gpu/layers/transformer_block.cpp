@@ -220,7 +220,8 @@ void GpuTransformerBlock::norm_output_linear(const KeptGemmInput& norm_out,
                                             float* y) const {
   const int64_t rows = slice.batch * seq_;
   if (slice.tp == 1) {
-    linear_forward(context().cublas(), norm_out, rows, weight, optional(bias), y, context().stream());
+    linear_forward(context().cublas(), norm_out, 0, rows, weight, optional(bias), y,
+                   context().stream());
     return;
   }
   linear_forward(context().cublas(), whole_sequence(norm_out.values(), slice, whole, true), rows,
@@ -366,7 +367,7 @@ void GpuTransformerBlock::attention_forward(const DeviceTensor& x, const Forward
                         &cache.dropout);
   cache.attention_out = KeptGemmInput(std::move(attention_out), kept_bf16_.attention_out);
   DeviceTensor& proj_out = slice.tp == 1 ? cache.h : whole;
-  linear_forward(cublas, cache.attention_out, rows, t.proj_weight, nullptr, proj_out.data(),
+  linear_forward(cublas, cache.attention_out, 0, rows, t.proj_weight, nullptr, proj_out.data(),
                  context().stream());
   sum_partials(proj_out, slice, cache.h, true);
   bias_dropout_residual(cache.h, x.data(), t.proj_bias, cache, kernels::kProjectionSite);
@@ -397,7 +398,7 @@ DeviceTensor GpuTransformerBlock::feed_forward(GpuBlockCache& cache) {
   cache.activation_out = KeptGemmInput(std::move(activation_out), kept_bf16_.activation_out);
   DeviceTensor y = rows_tensor(cache.batch * positions_, config_.dim);
   DeviceTensor& ffn2_out = slice.tp == 1 ? y : whole;
-  linear_forward(cublas, cache.activation_out, rows, t.ffn2_weight, nullptr, ffn2_out.data(),
+  linear_forward(cublas, cache.activation_out, 0, rows, t.ffn2_weight, nullptr, ffn2_out.data(),
                  stream);
   sum_partials(ffn2_out, slice, y, true);
   bias_dropout_residual(y, cache.h.data(), t.ffn2_bias, cache, kernels::kFeedForwardSite);
@@ -549,16 +550,16 @@ void GpuTransformerBlock::run_backward_weight(const DeviceTensor& x, const Devic
   const float* d_proj_out = cache.d_proj_out.empty() ? cache.d_h.data() : cache.d_proj_out.data();
   if (config_.dense_mlp) {  // the experts added theirs in the input half
     const float* d_ffn2_out = cache.d_ffn2_out.empty() ? dy.data() : cache.d_ffn2_out.data();
-    linear_backward_weight(cublas, cache.activation_out, d_ffn2_out, rows, g.ffn2_weight,
+    linear_backward_weight(cublas, cache.activation_out, 0, d_ffn2_out, rows, g.ffn2_weight,
                            optional(g.ffn2_bias));
-    linear_backward_weight(cublas, split ? cache.norm2_gathered : cache.norm2_out,
+    linear_backward_weight(cublas, split ? cache.norm2_gathered : cache.norm2_out, 0,
                            cache.d_ffn1_out.data(), rows, g.ffn1_weight, optional(g.ffn1_bias));
   }
   norm_backward_weight(cache.h.data(), cache.d_norm2_out.data(), local_rows, g.norm2_gain,
                        g.norm2_bias);
-  linear_backward_weight(cublas, cache.attention_out, d_proj_out, rows, g.proj_weight,
+  linear_backward_weight(cublas, cache.attention_out, 0, d_proj_out, rows, g.proj_weight,
                          optional(g.proj_bias));
-  linear_backward_weight(cublas, split ? cache.norm1_gathered : cache.norm1_out,
+  linear_backward_weight(cublas, split ? cache.norm1_gathered : cache.norm1_out, 0,
                          cache.d_qkv.data(), rows, g.qkv_weight, optional(g.qkv_bias));
   norm_backward_weight(x.data(), cache.d_norm1_out.data(), local_rows, g.norm1_gain, g.norm1_bias);
 }

@@ -23,7 +23,7 @@
 // backward recomputes them (gpu/layers/attention.h). After backward_input the
 // state drops what backward_weight does not read, as on the CPU. Under
 // bf16-mixed the values kept only for GEMMs are kept in bf16, rounded once in
-// the forward (block_kept_bf16.h lists them, kept_gemm_input.h says why the
+// the forward (kept_bf16.h lists them, kept_gemm_input.h says why the
 // results are the same bits).
 //
 // Mixture of experts (a transformer_block with experts > 0): the MLP is a
@@ -45,7 +45,7 @@
 #include "core/nn/gpt_block.h"
 #include "core/nn/transformer_block_layer.h"
 #include "gpu/kernels/block_dropout_math.h"
-#include "gpu/layers/block_kept_bf16.h"
+#include "gpu/layers/kept_bf16.h"
 #include "gpu/layers/kept_gemm_input.h"
 #include "gpu/layers/layer.h"
 #include "gpu/layers/moe.h"
@@ -68,7 +68,7 @@ struct GpuBlockTensors {
 // GptBlockCache's tensors on the device: what forward keeps, then what
 // backward_input keeps for backward_weight.
 // The values kept only for GEMMs are KeptGemmInputs: bf16 under bf16-mixed
-// where block_kept_bf16.h says so, float32 otherwise.
+// where kept_bf16.h says so, float32 otherwise.
 struct GpuBlockCache {
   int64_t batch = 0;
   int64_t seq = 0;
@@ -173,7 +173,7 @@ class GpuTransformerBlock : public GpuLayer {
                           DeviceTensor& whole, const DeviceTensor& weight, const DeviceTensor& bias,
                           float* y) const;
   // Under sequence parallelism, a kept norm output gathered again for its
-  // weight gradient, kept as block_kept_bf16.h says.
+  // weight gradient, kept as kept_bf16.h says.
   KeptGemmInput gathered_again(const KeptGemmInput& norm_out, const SequenceSlice& slice) const;
   // The block's norm (layer norm or RMSNorm) on `rows` rows of dim values.
   void norm_forward(const DeviceTensor& gain, const DeviceTensor& bias, const float* x,

@@ -12,7 +12,7 @@
 #include "gpu/comm/comm_world.h"
 #include "gpu/comm/message_routes.h"
 #include "gpu/executor/device_mapping.h"
-#include "gpu/layers/block_kept_bf16.h"
+#include "gpu/layers/kept_bf16.h"
 #include "gpu/layers/conv2d.h"
 #include "gpu/memory/out_of_memory.h"
 
@@ -44,9 +44,11 @@ int64_t bf16_kept_activation_bytes(const Experiment& experiment, LayerRange laye
   const std::vector<LayerInfo> infos = describe_layers(model);
   const BlockSplit split = block_split(experiment.parallel);
   int64_t values = 0;  // per sample
-  for (int i = layers.begin; i < layers.end; ++i)
-    if (model.layers[static_cast<size_t>(i)].type == LayerType::TransformerBlock)
-      values += block_kept_bf16_values(infos[static_cast<size_t>(i)].block, split);
+  for (int i = layers.begin; i < layers.end; ++i) {
+    const LayerInfo& info = infos[static_cast<size_t>(i)];
+    if (info.type == LayerType::TransformerBlock) values += block_kept_bf16_values(info.block, split);
+    if (info.type == LayerType::Moe) values += moe_kept_bf16_values(info.moe);
+  }
   return values * static_cast<int64_t>(sizeof(uint16_t)) * microbatch_size(experiment);
 }
 

@@ -11,8 +11,8 @@
 //   messages), run on the GPU's device profile (h100 or h200) in fp32 even
 //   under bf16-mixed, whose 2-byte gradients and activations the backend
 //   does not have (it keeps them in float32, and its float32 weights are the
-//   masters), except the activations Transformer blocks keep in bf16 for
-//   their GEMMs (bf16_kept_activation_bytes)
+//   masters), except the activations Transformer blocks and experts keep in
+//   bf16 for their GEMMs (bf16_kept_activation_bytes)
 //   + under bf16-mixed, the bf16 weight copies and the bf16 roundings of
 //     GEMM inputs (bf16_weight_copy_bytes, bf16_rounding_bytes)
 //   + its fixed workspace (the cuBLAS workspace of its DeviceContext)
@@ -91,8 +91,8 @@ int64_t largest_im2col_bytes(const Experiment& experiment, LayerRange layers);
 // bf16-mixed on the CUDA backend, per stage (chunk): the bf16 copies of its
 // weights, 2 bytes per parameter (errs high: biases, norms, embeddings and a
 // moe gate keep none), held all along; the bytes of one micro-batch's kept
-// activations that its Transformer blocks keep in bf16, rounded in the
-// forward (gpu/layers/block_kept_bf16.h), which are half their float32
+// activations that its Transformer blocks and experts keep in bf16, rounded
+// in the forward (gpu/layers/kept_bf16.h), which are half their float32
 // bytes; and the most that the bf16 roundings of GEMM inputs made for one
 // call (cublas_gemm.h's RoundedGemmInput) hold at once, half the float32
 // bytes of one micro-batch's kept activations that are not kept in bf16

@@ -21,8 +21,9 @@
 #include "gpu/kernels/bf16_math.h"
 #include "gpu/layers/attention.h"
 #include "gpu/layers/conv2d.h"
-#include "gpu/layers/block_kept_bf16.h"
 #include "gpu/layers/cublas_gemm.h"
+#include "gpu/layers/kept_bf16.h"
+#include "gpu/layers/moe.h"
 #include "gpu/layers/sequential.h"
 #include "gpu/layers/transformer_block.h"
 #include "gpu/memory/memory_preflight.h"
@@ -392,51 +393,56 @@ TEST(Bf16MixedRunTest, MlpMemoryFollowsThePrediction) {
             predicted.optimizer_bytes(slots) - 4 * other_values);
 }
 
-// A block's run on a bf16-mixed context: its output, input gradient,
-// gradients, and the bytes its state kept from the forward.
-struct BlockRun {
+// A layer's run on a bf16-mixed context (its GEMM weights keep bf16 copies,
+// as GpuSequential builds them): its output, input gradient, gradients, and
+// the bytes its state kept from the forward.
+struct MixedRun {
   std::vector<float> y, dx;
   std::vector<std::vector<float>> grads;
   int64_t kept_bytes = 0;
 };
 
-BlockRun run_mixed_block(DeviceContext& context, const GptBlockConfig& config, int64_t seq,
-                         const Tensor& x, const Tensor& dy) {
-  GpuTransformerBlock block(1, config, BlockShard{}, seq, 7, context);
-  keep_bf16_copies(block);
+MixedRun run_mixed(GpuLayer& layer, DeviceContext& context, const Tensor& x, const Tensor& dy) {
+  keep_bf16_copies(layer);
   const DeviceTensor x_device = DeviceTensor::from_host(x, &context.allocator());
   const DeviceTensor dy_device = DeviceTensor::from_host(dy, &context.allocator());
   ForwardInfo info;
   info.step = 2;
   info.first_sample = 4;
-  BlockRun run;
+  MixedRun run;
   std::unique_ptr<LayerState> state;
-  run.y = block.forward_keeping(x_device, info, state).to_vector();
+  run.y = layer.forward_keeping(x_device, info, state).to_vector();
   run.kept_bytes = state->bytes();
-  run.dx = block.backward_input_with(x_device, dy_device, info, state.get()).to_vector();
-  block.backward_weight_with(x_device, dy_device, state.get());
-  for (DeviceTensor* grad : block.grads()) run.grads.push_back(grad->to_vector());
+  run.dx = layer.backward_input_with(x_device, dy_device, info, state.get()).to_vector();
+  layer.backward_weight_with(x_device, dy_device, state.get());
+  for (DeviceTensor* grad : layer.grads()) run.grads.push_back(grad->to_vector());
   return run;
 }
 
-// Keeping a block's GEMM-only values in bf16 (block_kept_bf16.h) changes no
-// bit of its output, input gradient or gradients (every GEMM reads the same
-// rounded values: kept_gemm_input.h), and its state keeps 2 bytes less for
-// each such value.
-void expect_bf16_kept_values_change_no_bit(const GptBlockConfig& config, const std::string& what) {
-  SCOPED_TRACE(what);
+// Keeping a layer's GEMM-only values in bf16 (kept_bf16.h) changes no bit of
+// its output, input gradient or gradients (every GEMM reads the same rounded
+// values: kept_gemm_input.h), and its state keeps `bf16_values` values at 2
+// bytes instead of 4. `make_layer` builds the layer on the context it is given.
+template <typename MakeLayer>
+void expect_bf16_kept_values_change_no_bit(MakeLayer make_layer, int64_t width, int64_t batch,
+                                           int64_t bf16_values) {
   DeviceContext context(0);
   context.set_mixed_bf16(true);
-  const int64_t seq = 8, batch = 3;
-  const Tensor x = testing::random_tensor(batch, seq * config.dim, 1);
-  const Tensor dy = testing::random_tensor(batch, seq * config.dim, 2);
+  const Tensor x = testing::random_tensor(batch, width, 1);
+  const Tensor dy = testing::random_tensor(batch, width, 2);
   context.set_keep_bf16_gemm_inputs(false);
-  const BlockRun float32 = run_mixed_block(context, config, seq, x, dy);
+  const MixedRun float32 = run_mixed(*make_layer(context), context, x, dy);
   context.set_keep_bf16_gemm_inputs(true);
-  const BlockRun bf16 = run_mixed_block(context, config, seq, x, dy);
+  const MixedRun bf16 = run_mixed(*make_layer(context), context, x, dy);
   EXPECT_EQ(bf16.y, float32.y);
   EXPECT_EQ(bf16.dx, float32.dx);
   EXPECT_EQ(bf16.grads, float32.grads);
+  EXPECT_EQ(float32.kept_bytes - bf16.kept_bytes, 2 * bf16_values);
+}
+
+void expect_block_bits_unchanged(const GptBlockConfig& config, const std::string& what) {
+  SCOPED_TRACE(what);
+  const int64_t seq = 8, batch = 3;
   TransformerBlockShape shape;
   shape.tokens = seq;
   shape.dim = config.dim;
@@ -444,8 +450,11 @@ void expect_bf16_kept_values_change_no_bit(const GptBlockConfig& config, const s
   shape.ffn = config.ffn_hidden;
   shape.activation = config.activation;
   const BlockSplit split{1, false, !config.keep_attention_probabilities};
-  EXPECT_EQ(float32.kept_bytes - bf16.kept_bytes,
-            2 * batch * block_kept_bf16_values(shape, split));
+  expect_bf16_kept_values_change_no_bit(
+      [&](DeviceContext& context) {
+        return std::make_unique<GpuTransformerBlock>(1, config, BlockShard{}, seq, 7, context);
+      },
+      seq * config.dim, batch, batch * block_kept_bf16_values(shape, split));
 }
 
 TEST(Bf16KeptActivationsTest, BlockGivesTheSameBitsWithBf16KeptValues) {
@@ -454,13 +463,33 @@ TEST(Bf16KeptActivationsTest, BlockGivesTheSameBitsWithBf16KeptValues) {
   config.dim = 32;
   config.heads = 4;
   config.ffn_hidden = 64;
-  expect_bf16_kept_values_change_no_bit(config, "gelu");
+  expect_block_bits_unchanged(config, "gelu");
   config.dropout = 0.2f;
   config.keep_attention_probabilities = false;  // selective recompute: scores from the kept q, k
-  expect_bf16_kept_values_change_no_bit(config, "dropout, selective recompute");
+  expect_block_bits_unchanged(config, "dropout, selective recompute");
   config.activation = BlockActivation::SwiGlu;
   config.norm = NormType::RmsNorm;
-  expect_bf16_kept_values_change_no_bit(config, "swiglu, rmsnorm");
+  expect_block_bits_unchanged(config, "swiglu, rmsnorm");
+}
+
+// A moe layer keeps its dispatched slot rows in bf16: experts x capacity rows
+// of dim values (the capacity of this micro-batch's rows).
+TEST(Bf16KeptActivationsTest, MoeGivesTheSameBitsWithBf16KeptValues) {
+  PIPELAB_REQUIRE_GPU();
+  MoeShape shape;
+  shape.dim = 16;
+  shape.experts = 4;
+  shape.top_k = 2;
+  shape.ffn = 32;
+  shape.capacity_factor = 1.25;
+  const int64_t rows = 24;
+  const int64_t slots = shape.experts * expert_capacity(shape.capacity_factor, rows, shape.top_k,
+                                                        shape.experts);
+  expect_bf16_kept_values_change_no_bit(
+      [&](DeviceContext& context) {
+        return std::make_unique<GpuMoe>(1, shape, 0.01, ExpertShard{}, 7, context);
+      },
+      shape.dim, rows, slots * shape.dim);
 }
 
 // A tiny GPT's measured activations under bf16-mixed peak lower than under

@@ -138,10 +138,10 @@ TEST(MemoryPreflightTest, Bf16MixedAddsWeightCopiesAndRoundedGemmInputs) {
   EXPECT_EQ(bf16_rounding_bytes(stage, 1000, 0), 1400);
 }
 
-// The blocks' bf16-kept activations of one micro-batch (block_kept_bf16.h):
-// per block and sample Norm1's and Norm2's outputs (s h each), q, k, v (3 s h),
-// the attention output (s h) and FFN2's input (s f), at 2 bytes; an MLP has
-// no block and keeps every activation in float32.
+// The bf16-kept activations of one micro-batch (kept_bf16.h): per block and
+// sample Norm1's and Norm2's outputs (s h each), q, k, v (3 s h), the
+// attention output (s h) and FFN2's input (s f), per moe layer its
+// dispatched slot rows, at 2 bytes; an MLP keeps every activation in float32.
 TEST(MemoryPreflightTest, Bf16MixedKeepsTheBlocksGemmInputsInBf16) {
   const Experiment gpt = testing::with_plan(
       testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda"),
@@ -152,6 +152,11 @@ TEST(MemoryPreflightTest, Bf16MixedKeepsTheBlocksGemmInputsInBf16) {
   EXPECT_EQ(bf16_kept_activation_bytes(gpt, {0, 1}), 0) << "the embedding alone";
   const Experiment mlp = testing::small_experiment();
   EXPECT_EQ(bf16_kept_activation_bytes(mlp, {0, static_cast<int>(mlp.model.layers.size())}), 0);
+  // A moe layer of width 16 with top 2 at capacity factor 1: 2 slot rows of
+  // 16 values per sample.
+  const Experiment moe = pipelab::testing::small_moe_experiment(2, 1.0);
+  EXPECT_EQ(bf16_kept_activation_bytes(moe, {0, static_cast<int>(moe.model.layers.size())}),
+            2 * 16 * 2 * microbatch_size(moe));
 }
 
 // Under bf16-mixed the CUDA backend keeps float32 gradients and masters and

@@ -1,4 +1,6 @@
-#include "gpu/layers/block_kept_bf16.h"
+#include "gpu/layers/kept_bf16.h"
+
+#include <cmath>
 
 namespace pipelab::gpu {
 
@@ -24,7 +26,14 @@ int64_t block_kept_bf16_values(const TransformerBlockShape& shape, const BlockSp
   if (kept.attention_out) values += sh / tp;
   if (kept.norm2_out) values += sh;
   if (kept.activation_out) values += shape.tokens * shape.ffn / tp;
+  if (shape.has_experts()) values += moe_kept_bf16_values(shape.moe());
   return values;
+}
+
+int64_t moe_kept_bf16_values(const MoeShape& shape) {
+  const double slots = shape.capacity_factor * static_cast<double>(shape.top_k);
+  return static_cast<int64_t>(
+      std::ceil(static_cast<double>(shape.tokens) * slots * static_cast<double>(shape.dim)));
 }
 
 }  // namespace pipelab::gpu
