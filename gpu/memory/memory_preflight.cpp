@@ -12,8 +12,8 @@
 #include "gpu/comm/comm_world.h"
 #include "gpu/comm/message_routes.h"
 #include "gpu/executor/device_mapping.h"
-#include "gpu/layers/kept_bf16.h"
 #include "gpu/layers/conv2d.h"
+#include "gpu/layers/kept_bf16.h"
 #include "gpu/memory/out_of_memory.h"
 
 namespace pipelab::gpu {
@@ -86,7 +86,7 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
   const ParallelPlan& plan = experiment.parallel;
   const bool bf16_mixed = experiment.training.precision == Precision::Bf16Mixed;
   const std::vector<StageProfile> profiles = stage_profiles(experiment);
-  // What the backend holds: the blocks' bf16-kept activations at 2 bytes.
+  // What the backend holds: the bf16-kept activations at 2 bytes a value.
   std::vector<int64_t> bf16_kept(profiles.size(), 0);
   std::vector<StageProfile> held = profiles;
   for (size_t stage = 0; stage < profiles.size() && bf16_mixed; ++stage) {

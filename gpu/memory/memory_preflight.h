@@ -96,9 +96,9 @@ int64_t largest_im2col_bytes(const Experiment& experiment, LayerRange layers);
 // bytes; and the most that the bf16 roundings of GEMM inputs made for one
 // call (cublas_gemm.h's RoundedGemmInput) hold at once, half the float32
 // bytes of one micro-batch's kept activations that are not kept in bf16
-// (`stage` is the float32 profile: its activation_bytes less twice
-// `bf16_kept_bytes`), backward gradient buffers and im2col matrix, since each
-// rounded input is one of those. (Under selective recompute the attention
+// (`stage` is the float32 profile, whose activation_bytes count the
+// bf16-kept ones at 4 bytes: twice `bf16_kept_bytes`), backward gradient
+// buffers and im2col matrix, since each rounded input is one of those. (Under selective recompute the attention
 // probabilities that the backward recomputes are not among them, so their
 // rounding is not counted.) Under full recompute the estimate keeps the
 // blocks' recomputed activations in float32 (errs high).
