@@ -492,6 +492,35 @@ TEST(Bf16KeptActivationsTest, MoeGivesTheSameBitsWithBf16KeptValues) {
       shape.dim, rows, slots * shape.dim);
 }
 
+// Everything that moves or rebuilds kept values handles the bf16-kept ones:
+// full and selective recompute, zero bubble's BI then BW, offloading to the
+// host, and sequence parallelism's gathered norm outputs. Recomputing and
+// offloading give back the same bits, so the same losses as keeping.
+TEST(Bf16KeptActivationsTest, TinyGptTrainsCloseToFp32WhereKeptValuesMove) {
+  PIPELAB_REQUIRE_GPU();
+  const Experiment gpt = testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda");
+  const Experiment pp2 = testing::with_plan(gpt, ScheduleKind::OneFOneB, 2, 4);
+  const testing::RunOutput kept = testing::run_experiment(bf16_mixed(pp2));
+  ASSERT_EQ(kept.state, RunState::Finished) << kept.error;
+  Experiment recompute = pp2;
+  recompute.parallel.recompute = true;
+  expect_close_to_fp32(recompute, "tiny gpt, full recompute");
+  EXPECT_EQ(testing::run_experiment(bf16_mixed(recompute)).losses(), kept.losses())
+      << "full recompute";
+  Experiment selective = gpt;
+  selective.parallel.selective_recompute = true;
+  expect_close_to_fp32(selective, "tiny gpt, selective recompute");
+  expect_close_to_fp32(testing::with_plan(gpt, ScheduleKind::ZeroBubbleH1, 2, 4), "tiny gpt, zb-h1");
+  Experiment offload = pp2;
+  offload.parallel.offload = OffloadMode::Activations;
+  expect_close_to_fp32(offload, "tiny gpt, activations offloaded");
+  EXPECT_EQ(testing::run_experiment(bf16_mixed(offload)).losses(), kept.losses())
+      << "activations offloaded";
+  Experiment sequence_parallel = testing::with_plan(gpt, ScheduleKind::OneFOneB, 1, 4, 1, 2);
+  sequence_parallel.parallel.sequence_parallel = true;
+  expect_close_to_fp32(sequence_parallel, "tiny gpt, tp 2 sequence parallel");
+}
+
 // A tiny GPT's measured activations under bf16-mixed peak lower than under
 // fp32, by at most the bytes its blocks keep in bf16 for the one micro-batch
 // 1F1B holds at a time on one device (bf16_kept_activation_bytes).
