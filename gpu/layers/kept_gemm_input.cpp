@@ -7,13 +7,12 @@
 namespace pipelab::gpu {
 
 KeptGemmInput::KeptGemmInput(DeviceTensor values, bool bf16) : bf16_(bf16), count_(values.size()) {
-  if (!bf16) {
+  if (!bf16 || count_ == 0) {  // (an empty input is never read: its GEMMs return at once)
     stored_ = std::move(values);
     return;
   }
   // Two bf16 values per float of storage, rounded up for an odd count.
   stored_ = DeviceTensor::uninitialized(1, (count_ + 1) / 2, values.allocator(), values.category());
-  if (count_ == 0) return;
   kernels::to_bf16(values.data(), reinterpret_cast<uint16_t*>(stored_.data()), count_,
                    stored_.stream());
   // `values` dies here; the allocator reuses its block only after the queued

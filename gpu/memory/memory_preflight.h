@@ -101,7 +101,9 @@ int64_t largest_im2col_bytes(const Experiment& experiment, LayerRange layers);
 // buffers and im2col matrix, since each rounded input is one of those. (Under selective recompute the attention
 // probabilities that the backward recomputes are not among them, so their
 // rounding is not counted.) Under full recompute the estimate keeps the
-// blocks' recomputed activations in float32 (errs high).
+// blocks' recomputed activations in float32, and under sequence parallelism
+// the norm outputs gathered again in the backward (bf16 from BI to BW): both
+// err high.
 int64_t bf16_weight_copy_bytes(const StageProfile& stage);
 int64_t bf16_kept_activation_bytes(const Experiment& experiment, LayerRange layers);
 int64_t bf16_rounding_bytes(const StageProfile& stage, int64_t bf16_kept_bytes,
