@@ -150,6 +150,15 @@ TEST(MemoryPreflightTest, Bf16MixedKeepsTheBlocksGemmInputsInBf16) {
   const LayerRange all{0, static_cast<int>(gpt.model.layers.size())};
   EXPECT_EQ(bf16_kept_activation_bytes(gpt, all), blocks * samples * 2 * (6 * s * h + s * f));
   EXPECT_EQ(bf16_kept_activation_bytes(gpt, {0, 1}), 0) << "the embedding alone";
+  // What the backend holds now sits between the simulator's bf16 prediction
+  // (2 bytes a value) and the float32 profile it held before.
+  const StageProfile float32 =
+      profile_stages(gpt.model, gpt.parallel, microbatch_size(gpt), Precision::Fp32).front();
+  const StageProfile predicted =
+      profile_stages(gpt.model, gpt.parallel, microbatch_size(gpt), Precision::Bf16Mixed).front();
+  const int64_t held = float32.activation_bytes - bf16_kept_activation_bytes(gpt, all);
+  EXPECT_GT(held, predicted.activation_bytes);
+  EXPECT_LT(held, float32.activation_bytes);
   const Experiment mlp = testing::small_experiment();
   EXPECT_EQ(bf16_kept_activation_bytes(mlp, {0, static_cast<int>(mlp.model.layers.size())}), 0);
   // A moe layer of width 16 with top 2 at capacity factor 1: 2 slot rows of
