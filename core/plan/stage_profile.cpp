@@ -66,10 +66,6 @@ ShardCost embedding_shard_cost(const LayerInfo& info, const LayerSpec& spec, int
   return cost;
 }
 
-BlockSplit block_split(const ParallelPlan& plan) {
-  return {plan.tp, plan.sequence_parallel && plan.tp > 1, plan.selective_recompute};
-}
-
 // Every byte count below is a per-sample size times the micro-batch size, so
 // bounding the sum of them all bounds each one.
 void check_microbatch_bytes(const std::vector<LayerInfo>& infos, int64_t microbatch_size) {
@@ -435,6 +431,10 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
     profiles.push_back(profile);
   }
   return profiles;
+}
+
+BlockSplit block_split(const ParallelPlan& plan) {
+  return {plan.tp, plan.sequence_parallel && plan.tp > 1, plan.selective_recompute};
 }
 
 }  // namespace pipelab

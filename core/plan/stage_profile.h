@@ -146,4 +146,8 @@ bool output_splits_sequence(const ModelSpec& model, const std::vector<TensorPara
 std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelPlan& plan,
                                          int64_t microbatch_size, Precision precision = Precision::Fp32);
 
+// How the plan splits each Transformer block (tp, sequence parallelism,
+// selective recompute), as the profiles cost it.
+BlockSplit block_split(const ParallelPlan& plan);
+
 }  // namespace pipelab

@@ -47,6 +47,11 @@ class DeviceContext {
   // copy of the weights their linear products read (GpuLayer::gemm_weights).
   bool mixed_bf16() const { return mixed_bf16_; }
   void set_mixed_bf16(bool mixed) { mixed_bf16_ = mixed; }
+  // Under bf16-mixed, layers keep the values they keep only for bf16 GEMMs in
+  // bf16 (gpu/layers/kept_bf16.h). On by default; switched off only to
+  // check that keeping them so changes no result (bf16_mixed_test.cpp).
+  bool keeps_bf16_gemm_inputs() const { return mixed_bf16_ && keep_bf16_gemm_inputs_; }
+  void set_keep_bf16_gemm_inputs(bool keep) { keep_bf16_gemm_inputs_ = keep; }
 
   // Makes this context's GPU current on the calling thread.
   void make_current() const;
@@ -63,6 +68,7 @@ class DeviceContext {
   DeviceBuffer cublas_workspace_;
   GemmPrecision precision_;
   bool mixed_bf16_ = false;
+  bool keep_bf16_gemm_inputs_ = true;
 };
 
 }  // namespace pipelab::gpu

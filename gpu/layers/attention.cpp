@@ -51,7 +51,7 @@ RoundedGemmInput gemm_input(DeviceContext& context, const float* values, int64_t
 }
 
 // P from the QKV rows into `p` ([probability_rows, seq]).
-void compute_probabilities(DeviceContext& context, const RoundedGemmInput& qkv,
+void compute_probabilities(DeviceContext& context, GemmInput qkv,
                            const AttentionShape& shape, float* p) {
   const HeadOperands op = head_operands(shape);
   for (int64_t b = 0; b < shape.batch; ++b) {
@@ -63,18 +63,15 @@ void compute_probabilities(DeviceContext& context, const RoundedGemmInput& qkv,
                                  shape.causal, context.stream());
 }
 
-}  // namespace
-
-void gpu_attention_forward(DeviceContext& context, const DeviceTensor& qkv,
-                           const AttentionShape& shape, DeviceTensor& out,
-                           DeviceTensor* probabilities, const BlockDropoutKey* dropout) {
-  assert(qkv.rows() == shape.rows() && qkv.cols() == shape.qkv_width());
+// The forward with the QKV rows as its GEMMs read them (qkv_input).
+void attention_forward(DeviceContext& context, GemmInput qkv_input, const AttentionShape& shape,
+                       DeviceTensor& out, DeviceTensor* probabilities,
+                       const BlockDropoutKey* dropout) {
   assert(out.rows() == shape.rows() && out.cols() == shape.width());
   const int64_t seq = shape.seq;
   DeviceTensor scratch;
   if (!probabilities) scratch = workspace(context, shape.probability_rows(), seq);
   float* p = probabilities ? probabilities->data() : scratch.data();
-  const RoundedGemmInput qkv_input = gemm_input(context, qkv.data(), qkv.size());
   compute_probabilities(context, qkv_input, shape, p);
   DeviceTensor dropped;
   const float* weights = p;  // what weights V
@@ -95,16 +92,16 @@ void gpu_attention_forward(DeviceContext& context, const DeviceTensor& qkv,
 // Per head, with D the dropout mask times its scale (core/nn/attention.cpp):
 //   dV = (P * D)^T dO,  dP = (dO V^T) * D,  dS = P * (dP - rowsum(P * dP)),
 //   dQ = dS K / sqrt(d),  dK = dS^T Q / sqrt(d)
-void gpu_attention_backward(DeviceContext& context, const DeviceTensor& qkv,
-                            const DeviceTensor* probabilities, const DeviceTensor& dout,
-                            const AttentionShape& shape, DeviceTensor& dqkv,
-                            const BlockDropoutKey* dropout) {
-  assert(qkv.same_shape(dqkv));
+// with the QKV rows as its GEMMs read them (qkv_input).
+void attention_backward(DeviceContext& context, GemmInput qkv_input,
+                        const DeviceTensor* probabilities, const DeviceTensor& dout,
+                        const AttentionShape& shape, DeviceTensor& dqkv,
+                        const BlockDropoutKey* dropout) {
+  assert(dqkv.rows() == shape.rows() && dqkv.cols() == shape.qkv_width());
   assert(dout.rows() == shape.rows() && dout.cols() == shape.width());
   const int64_t seq = shape.seq;
   const int64_t d = shape.head_dim;
   const cudaStream_t stream = context.stream();
-  const RoundedGemmInput qkv_input = gemm_input(context, qkv.data(), qkv.size());
   DeviceTensor recomputed;
   const float* p = probabilities ? probabilities->data() : nullptr;
   if (!p) {
@@ -151,6 +148,43 @@ void gpu_attention_backward(DeviceContext& context, const DeviceTensor& qkv,
     strided_batched_gemm(context.cublas(), ds, op.square, true, q, op.qkv, false, dq + d, op.qkv,
                          shape.heads, scale, 0.0f);
   }
+}
+
+}  // namespace
+
+void gpu_attention_forward(DeviceContext& context, const DeviceTensor& qkv,
+                           const AttentionShape& shape, DeviceTensor& out,
+                           DeviceTensor* probabilities, const BlockDropoutKey* dropout) {
+  assert(qkv.rows() == shape.rows() && qkv.cols() == shape.qkv_width());
+  const RoundedGemmInput qkv_input = gemm_input(context, qkv.data(), qkv.size());
+  attention_forward(context, qkv_input.at(), shape, out, probabilities, dropout);
+}
+
+void gpu_attention_forward(DeviceContext& context, const KeptGemmInput& qkv,
+                           const AttentionShape& shape, DeviceTensor& out,
+                           DeviceTensor* probabilities, const BlockDropoutKey* dropout) {
+  if (!qkv.bf16()) return gpu_attention_forward(context, qkv.values(), shape, out, probabilities, dropout);
+  assert(qkv.count() == shape.rows() * shape.qkv_width());
+  attention_forward(context, qkv.gemm_input(), shape, out, probabilities, dropout);
+}
+
+void gpu_attention_backward(DeviceContext& context, const DeviceTensor& qkv,
+                            const DeviceTensor* probabilities, const DeviceTensor& dout,
+                            const AttentionShape& shape, DeviceTensor& dqkv,
+                            const BlockDropoutKey* dropout) {
+  assert(qkv.same_shape(dqkv));
+  const RoundedGemmInput qkv_input = gemm_input(context, qkv.data(), qkv.size());
+  attention_backward(context, qkv_input.at(), probabilities, dout, shape, dqkv, dropout);
+}
+
+void gpu_attention_backward(DeviceContext& context, const KeptGemmInput& qkv,
+                            const DeviceTensor* probabilities, const DeviceTensor& dout,
+                            const AttentionShape& shape, DeviceTensor& dqkv,
+                            const BlockDropoutKey* dropout) {
+  if (!qkv.bf16())
+    return gpu_attention_backward(context, qkv.values(), probabilities, dout, shape, dqkv, dropout);
+  assert(qkv.count() == dqkv.size());
+  attention_backward(context, qkv.gemm_input(), probabilities, dout, shape, dqkv, dropout);
 }
 
 }  // namespace pipelab::gpu

@@ -9,6 +9,10 @@
 // inputs (QKV, P, dO, dS) are rounded to bf16 once per call and the GEMMs
 // accumulate and write float32; the softmax and its gradient stay float32.
 //
+// The QKV rows come as a DeviceTensor (rounded once per call under
+// bf16-mixed) or as what a layer keeps of them (KeptGemmInput: in bf16 it is
+// read as kept, with no rounding; the results are the same bits).
+//
 // `probabilities` (when not null) keeps P for the backward, [batch * heads *
 // seq, seq]. Without it (selective recompute) forward computes P in a
 // Workspace buffer that dies with the call, and backward recomputes it the
@@ -18,6 +22,7 @@
 #include "core/nn/attention.h"
 #include "gpu/device/device_context.h"
 #include "gpu/kernels/block_dropout_math.h"
+#include "gpu/layers/kept_gemm_input.h"
 #include "gpu/memory/device_tensor.h"
 
 namespace pipelab::gpu {
@@ -26,9 +31,16 @@ namespace pipelab::gpu {
 void gpu_attention_forward(DeviceContext& context, const DeviceTensor& qkv,
                            const AttentionShape& shape, DeviceTensor& out,
                            DeviceTensor* probabilities, const BlockDropoutKey* dropout);
+void gpu_attention_forward(DeviceContext& context, const KeptGemmInput& qkv,
+                           const AttentionShape& shape, DeviceTensor& out,
+                           DeviceTensor* probabilities, const BlockDropoutKey* dropout);
 
 // dqkv (overwritten) from dout; `probabilities` is forward's P or null to recompute it.
 void gpu_attention_backward(DeviceContext& context, const DeviceTensor& qkv,
+                            const DeviceTensor* probabilities, const DeviceTensor& dout,
+                            const AttentionShape& shape, DeviceTensor& dqkv,
+                            const BlockDropoutKey* dropout);
+void gpu_attention_backward(DeviceContext& context, const KeptGemmInput& qkv,
                             const DeviceTensor* probabilities, const DeviceTensor& dout,
                             const AttentionShape& shape, DeviceTensor& dqkv,
                             const BlockDropoutKey* dropout);

@@ -170,20 +170,25 @@ BatchedOperand whole(int64_t rows, int64_t cols) { return {rows, cols, cols, 0};
 // out = op(values) op(weight) + beta out, the product of a linear layer that
 // reads its weight. In float32; or, when the weight keeps a bf16 copy (mixed
 // precision), in bf16 with float32 accumulation and output: the weight's copy
-// and `values` rounded to bf16.
-void weight_product(cublasHandle_t handle, const float* values, const BatchedOperand& values_shape,
+// and the values' bf16 ones.
+void weight_product(cublasHandle_t handle, GemmInput values, const BatchedOperand& values_shape,
                     const DeviceTensor& weight, bool transpose_weight, float* out,
                     const BatchedOperand& out_shape, float beta) {
-  const RoundedGemmInput input(values, values_shape.rows * values_shape.cols,
-                               weight.has_bf16_copy(), weight.allocator());
-  strided_batched_gemm(handle, input.at(), values_shape, false, weight_input(weight),
+  strided_batched_gemm(handle, values, values_shape, false, weight_input(weight),
                        whole(weight.rows(), weight.cols()), transpose_weight, out, out_shape, 1,
                        1.0f, beta);
 }
 
+// float32 values as a weight product's input: rounded to bf16 (for the call)
+// when the weight keeps a bf16 copy.
+RoundedGemmInput weight_product_input(const float* values, int64_t count,
+                                      const DeviceTensor& weight) {
+  return RoundedGemmInput(values, count, weight.has_bf16_copy(), weight.allocator());
+}
+
 }  // namespace
 
-void linear_forward(cublasHandle_t handle, const float* x, int64_t rows, const DeviceTensor& weight,
+void linear_forward(cublasHandle_t handle, GemmInput x, int64_t rows, const DeviceTensor& weight,
                     const DeviceTensor* bias, float* y, cudaStream_t stream) {
   const int64_t in = weight.rows();
   const int64_t out = weight.cols();
@@ -195,25 +200,38 @@ void linear_forward(cublasHandle_t handle, const float* x, int64_t rows, const D
                  with_bias ? 1.0f : 0.0f);
 }
 
+void linear_forward(cublasHandle_t handle, const float* x, int64_t rows, const DeviceTensor& weight,
+                    const DeviceTensor* bias, float* y, cudaStream_t stream) {
+  const RoundedGemmInput input = weight_product_input(x, rows * weight.rows(), weight);
+  linear_forward(handle, input.at(), rows, weight, bias, y, stream);
+}
+
 void linear_backward_input(cublasHandle_t handle, const float* dy, int64_t rows,
                            const DeviceTensor& weight, float* dx) {
   const int64_t in = weight.rows();
   const int64_t out = weight.cols();
-  weight_product(handle, dy, whole(rows, out), weight, true, dx, whole(rows, in), 0.0f);
+  const RoundedGemmInput input = weight_product_input(dy, rows * out, weight);
+  weight_product(handle, input.at(), whole(rows, out), weight, true, dx, whole(rows, in), 0.0f);
 }
 
-void linear_backward_weight(cublasHandle_t handle, const float* x, const float* dy, int64_t rows,
+void linear_backward_weight(cublasHandle_t handle, GemmInput x, const float* dy, int64_t rows,
                             DeviceTensor& weight_grad, DeviceTensor* bias_grad) {
   const int64_t in = weight_grad.rows();
   const int64_t out = weight_grad.cols();
   if (rows == 0) return;
-  const bool round = weight_grad.accumulates_bf16_products();
-  const RoundedGemmInput x_input(x, rows * in, round, weight_grad.allocator());
-  const RoundedGemmInput dy_input(dy, rows * out, round, weight_grad.allocator());
-  strided_batched_gemm(handle, x_input.at(), whole(rows, in), true, dy_input.at(), whole(rows, out),
-                       false, weight_grad.data(), whole(in, out), 1, 1.0f, 1.0f);
+  const RoundedGemmInput dy_input(dy, rows * out, weight_grad.accumulates_bf16_products(),
+                                  weight_grad.allocator());
+  strided_batched_gemm(handle, x, whole(rows, in), true, dy_input.at(), whole(rows, out), false,
+                       weight_grad.data(), whole(in, out), 1, 1.0f, 1.0f);
   if (bias_grad && !bias_grad->empty())
     kernels::add_column_sums(bias_grad->data(), dy, rows, out, bias_grad->stream());
+}
+
+void linear_backward_weight(cublasHandle_t handle, const float* x, const float* dy, int64_t rows,
+                            DeviceTensor& weight_grad, DeviceTensor* bias_grad) {
+  const RoundedGemmInput x_input(x, rows * weight_grad.rows(),
+                                 weight_grad.accumulates_bf16_products(), weight_grad.allocator());
+  linear_backward_weight(handle, x_input.at(), dy, rows, weight_grad, bias_grad);
 }
 
 void linear_forward(cublasHandle_t handle, const DeviceTensor& x, const DeviceTensor& weight,

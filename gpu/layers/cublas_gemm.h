@@ -92,10 +92,13 @@ void bf16_gemm(cublasHandle_t handle, const uint16_t* a, const BatchedOperand& a
 // the same values as bf16 in the same layout (`bf16`), which the GEMM then
 // reads instead. at(offset) is the view starting `offset` values in, so a
 // strided view (one head's q in the QKV rows) is the same in both.
+// A value kept only in bf16 (KeptGemmInput) has no float32 values (null).
 struct GemmInput {
   const float* values = nullptr;
   const uint16_t* bf16 = nullptr;  // null: the GEMM reads the float32 values
-  GemmInput at(int64_t offset) const { return {values + offset, bf16 ? bf16 + offset : nullptr}; }
+  GemmInput at(int64_t offset) const {
+    return {values ? values + offset : nullptr, bf16 ? bf16 + offset : nullptr};
+  }
 };
 
 // `count` float32 values as a GEMM input: when `round` (bf16-mixed) they are
@@ -143,6 +146,16 @@ void linear_forward(cublasHandle_t handle, const float* x, int64_t rows, const D
 void linear_backward_input(cublasHandle_t handle, const float* dy, int64_t rows,
                            const DeviceTensor& weight, float* dx);
 void linear_backward_weight(cublasHandle_t handle, const float* x, const float* dy, int64_t rows,
+                            DeviceTensor& weight_grad, DeviceTensor* bias_grad);
+
+// The forward and the weight gradient with x given as a GemmInput, for an x
+// a layer keeps already rounded (kept_gemm_input.h): it is read as it is,
+// with no rounding of its own. Its bf16 values must be there exactly when
+// the weight keeps a bf16 copy (forward) or the gradient sums bf16 products
+// (weight gradient); std::invalid_argument otherwise.
+void linear_forward(cublasHandle_t handle, GemmInput x, int64_t rows, const DeviceTensor& weight,
+                    const DeviceTensor* bias, float* y, cudaStream_t stream);
+void linear_backward_weight(cublasHandle_t handle, GemmInput x, const float* dy, int64_t rows,
                             DeviceTensor& weight_grad, DeviceTensor* bias_grad);
 
 }  // namespace pipelab::gpu

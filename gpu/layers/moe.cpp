@@ -12,6 +12,7 @@
 #include "gpu/kernels/moe.h"
 #include "gpu/kernels/moe_math.h"
 #include "gpu/layers/cublas_gemm.h"
+#include "gpu/layers/kept_gemm_input.h"
 
 namespace pipelab::gpu {
 
@@ -26,7 +27,7 @@ struct GpuMoe::Kept : MovableLayerState<DeviceTensor> {
   DeviceBuffer slot;                 // int64 per assignment
   DeviceBuffer slot_assignment;      // int64 per slot row
   DeviceTensor weight;               // [1, assignments]
-  DeviceTensor expert_input;         // [L x ep x capacity, dim], expert-major
+  KeptGemmInput expert_input;        // [L x ep x capacity, dim], expert-major (kept_bf16.h)
   DeviceTensor hidden;               // [L x ep x capacity, ffn], before GELU
   DeviceTensor expert_output;        // [E x capacity, dim], this device's slots
 
@@ -35,7 +36,7 @@ struct GpuMoe::Kept : MovableLayerState<DeviceTensor> {
            hidden.bytes() + expert_output.bytes();
   }
   std::vector<DeviceTensor*> tensors() override {
-    return {&weight, &expert_input, &hidden, &expert_output};
+    return {&weight, &expert_input.stored(), &hidden, &expert_output};
   }
 };
 
@@ -171,7 +172,9 @@ DeviceTensor GpuMoe::mix(const float* tokens, int64_t rows, const float* residua
   kernels::moe_dispatch(tokens, kept->slot_assignment.as<int64_t>(), slots, shape_.top_k, h,
                         dispatch.data(), stream);
   exchange(dispatch, true);
-  kept->expert_input = reorder_slots(std::move(dispatch), capacity, true);
+  // Kept only for W1's GEMMs: in bf16 under bf16-mixed (kept_gemm_input.h).
+  kept->expert_input = KeptGemmInput(reorder_slots(std::move(dispatch), capacity, true),
+                                     context().keeps_bf16_gemm_inputs());
   kept->hidden =
       DeviceTensor::uninitialized(slots, f, &context().allocator(), MemoryCategory::Activations);
   DeviceTensor activated = DeviceTensor::uninitialized(slots, f, &context().allocator());
@@ -181,8 +184,8 @@ DeviceTensor GpuMoe::mix(const float* tokens, int64_t rows, const float* residua
   for (int64_t l = 0; l < local_experts(); ++l) {
     const Expert& expert = experts_[static_cast<size_t>(l)];
     const int64_t first = l * expert_rows;
-    linear_forward(cublas, kept->expert_input.data() + first * h, expert_rows, expert.w1,
-                   &expert.b1, kept->hidden.data() + first * f, stream);
+    linear_forward(cublas, kept->expert_input, first, expert_rows, expert.w1, &expert.b1,
+                   kept->hidden.data() + first * f, stream);
   }
   kernels::activation_forward(Activation::Gelu, kept->hidden.data(), activated.data(),
                               activated.size(), stream);
@@ -273,9 +276,8 @@ DeviceTensor GpuMoe::mix_backward(const float* tokens, const float* mix_grad, in
   for (int64_t l = 0; l < local_experts(); ++l) {
     Expert& expert = experts_[static_cast<size_t>(l)];
     const int64_t first = l * expert_rows;
-    linear_backward_weight(cublas, kept.expert_input.data() + first * h,
-                           hidden_grad.data() + first * f, expert_rows, expert.w1_grad,
-                           &expert.b1_grad);
+    linear_backward_weight(cublas, kept.expert_input, first, hidden_grad.data() + first * f,
+                           expert_rows, expert.w1_grad, &expert.b1_grad);
     linear_backward_input(cublas, hidden_grad.data() + first * f, expert_rows, expert.w1,
                           input_grad.data() + first * h);
   }

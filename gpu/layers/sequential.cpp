@@ -82,25 +82,6 @@ std::unique_ptr<GpuLayer> build_image_layer(const LayerLayout& layer, uint64_t s
   }
 }
 
-// bf16-mixed: the weights the layer's GEMMs read keep a bf16 copy, counted as
-// Weights (2 bytes per value, the simulator's precision.h), while their
-// float32 values become the master copy, counted as OptimizerState as the
-// simulator counts it; their gradients stay float32, summed from bf16
-// products. Other parameters (biases, norm gains, embeddings) stay float32
-// Weights.
-std::unique_ptr<GpuLayer> with_bf16_copies(std::unique_ptr<GpuLayer> layer) {
-  const std::vector<DeviceTensor*> params = layer->params();
-  const std::vector<DeviceTensor*> grads = layer->grads();
-  for (DeviceTensor* weight : layer->gemm_weights()) {
-    weight->keep_bf16_copy(MemoryCategory::Weights);
-    weight->retag(MemoryCategory::OptimizerState);
-    // params() and grads() list a parameter and its gradient at the same place.
-    const auto at = std::find(params.begin(), params.end(), weight);
-    grads.at(static_cast<size_t>(at - params.begin()))->accumulate_bf16_products();
-  }
-  return layer;
-}
-
 // The layer in float32, as every precision builds it.
 std::unique_ptr<GpuLayer> build_float_layer(const LayerLayout& layer, uint64_t seed,
                                             DeviceContext& context) {
@@ -149,10 +130,22 @@ std::unique_ptr<GpuLayer> build_float_layer(const LayerLayout& layer, uint64_t s
 
 }  // namespace
 
+void keep_bf16_copies(GpuLayer& layer) {
+  const std::vector<DeviceTensor*> params = layer.params();
+  const std::vector<DeviceTensor*> grads = layer.grads();
+  for (DeviceTensor* weight : layer.gemm_weights()) {
+    weight->keep_bf16_copy(MemoryCategory::Weights);
+    weight->retag(MemoryCategory::OptimizerState);
+    // params() and grads() list a parameter and its gradient at the same place.
+    const auto at = std::find(params.begin(), params.end(), weight);
+    grads.at(static_cast<size_t>(at - params.begin()))->accumulate_bf16_products();
+  }
+}
+
 std::unique_ptr<GpuLayer> DeviceStackMath::build_layer(const LayerLayout& layer, uint64_t seed,
                                                        DeviceContext& context) {
   std::unique_ptr<GpuLayer> built = build_float_layer(layer, seed, context);
-  if (context.mixed_bf16()) return with_bf16_copies(std::move(built));
+  if (context.mixed_bf16()) keep_bf16_copies(*built);
   return built;
 }
 

@@ -22,6 +22,14 @@
 
 namespace pipelab::gpu {
 
+// bf16-mixed: the weights the layer's GEMMs read keep a bf16 copy, counted as
+// Weights (2 bytes per value, the simulator's precision.h), while their
+// float32 values become the master copy, counted as OptimizerState as the
+// simulator counts it; their gradients stay float32, summed from bf16
+// products. Other parameters (biases, norm gains, embeddings) stay float32
+// Weights. DeviceStackMath::build_layer does it on a bf16-mixed context.
+void keep_bf16_copies(GpuLayer& layer);
+
 struct DeviceStackMath {
   using Tensor = DeviceTensor;
   using Layer = GpuLayer;

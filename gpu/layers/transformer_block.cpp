@@ -74,14 +74,14 @@ std::vector<DeviceTensor*> joined(std::vector<DeviceTensor*> list,
 // Every tensor of a block's cache, for bytes() and tensors().
 template <typename Cache>
 auto cache_tensors(Cache& cache) {
-  return std::array{&cache.norm1_out,
-                    &cache.qkv,
+  return std::array{&cache.norm1_out.stored(),
+                    &cache.qkv.stored(),
                     &cache.probabilities,
-                    &cache.attention_out,
+                    &cache.attention_out.stored(),
                     &cache.h,
-                    &cache.norm2_out,
+                    &cache.norm2_out.stored(),
                     &cache.ffn1_out,
-                    &cache.activation_out,
+                    &cache.activation_out.stored(),
                     &cache.d_activation_out,
                     &cache.d_ffn1_out,
                     &cache.d_norm2_out,
@@ -91,8 +91,8 @@ auto cache_tensors(Cache& cache) {
                     &cache.d_norm1_out,
                     &cache.d_proj_out,
                     &cache.d_ffn2_out,
-                    &cache.norm1_gathered,
-                    &cache.norm2_gathered};
+                    &cache.norm1_gathered.stored(),
+                    &cache.norm2_gathered.stored()};
 }
 
 }  // namespace
@@ -126,7 +126,9 @@ GpuTransformerBlock::GpuTransformerBlock(int index, const GptBlockConfig& config
       shard_(shard),
       seq_(seq),
       positions_(positions_of(seq, shard)),
-      seed_(seed) {
+      seed_(seed),
+      kept_bf16_(block_kept_bf16(context.keeps_bf16_gemm_inputs(), shard.splits_sequence(),
+                                 experts != nullptr)) {
   if (shard.splits_sequence() && seq % shard.tp != 0)  // as GptBlock::forward_attention
     throw std::invalid_argument("Transformer block: tp = " + std::to_string(shard.tp) +
                                 " does not divide the sequence length " + std::to_string(seq) +
@@ -210,6 +212,27 @@ void GpuTransformerBlock::sum_partials(DeviceTensor& whole, const SequenceSlice&
   }
   scatter_sequence(whole.data(), slice, whole.cols(), local.data(),
                    sequence_collective(false, in_forward), context());
+}
+
+void GpuTransformerBlock::norm_output_linear(const KeptGemmInput& norm_out,
+                                            const SequenceSlice& slice, DeviceTensor& whole,
+                                            const DeviceTensor& weight, const DeviceTensor& bias,
+                                            float* y) const {
+  const int64_t rows = slice.batch * seq_;
+  if (slice.tp == 1) {
+    linear_forward(context().cublas(), norm_out, 0, rows, weight, optional(bias), y,
+                   context().stream());
+    return;
+  }
+  linear_forward(context().cublas(), whole_sequence(norm_out.values(), slice, whole, true), rows,
+                 weight, optional(bias), y, context().stream());
+}
+
+KeptGemmInput GpuTransformerBlock::gathered_again(const KeptGemmInput& norm_out,
+                                                  const SequenceSlice& slice) const {
+  DeviceTensor gathered;
+  whole_sequence(norm_out.values(), slice, gathered, false);
+  return KeptGemmInput(std::move(gathered), kept_bf16_.gathered_norms);
 }
 
 void GpuTransformerBlock::norm_forward(const DeviceTensor& gain, const DeviceTensor& bias,
@@ -319,31 +342,37 @@ void GpuTransformerBlock::attention_forward(const DeviceTensor& x, const Forward
   cache.batch = batch;
   cache.seq = seq_;
   cache.dropout = dropout_of(info);
-  cache.norm1_out = rows_tensor(local_rows, dim);
-  cache.qkv = rows_tensor(rows, 3 * dim / tp);
+  DeviceTensor norm1_out = rows_tensor(local_rows, dim);
+  DeviceTensor qkv = rows_tensor(rows, 3 * dim / tp);
   if (config_.keep_attention_probabilities)
     cache.probabilities = rows_tensor(shape.probability_rows(), seq_);
   else
     cache.probabilities.reset();
-  cache.attention_out = rows_tensor(rows, dim / tp);
+  DeviceTensor attention_out = rows_tensor(rows, dim / tp);
   cache.h = rows_tensor(local_rows, dim);
-  cache.norm2_out = rows_tensor(local_rows, dim);
+  DeviceTensor norm2_out = rows_tensor(local_rows, dim);
   // Sequence parallelism's whole-sequence values (the gathered norm output,
   // then proj's partial output) live only while this runs.
   DeviceTensor whole;
 
   // Attention half: h = x + proj(attention(qkv(norm1(x)))), then norm2(h).
-  norm_forward(t.norm1_gain, t.norm1_bias, x.data(), local_rows, cache.norm1_out.data());
-  linear_forward(cublas, whole_sequence(cache.norm1_out, slice, whole, true), rows, t.qkv_weight,
-                 optional(t.qkv_bias), cache.qkv.data(), context().stream());
-  gpu_attention_forward(context(), cache.qkv, shape, cache.attention_out,
+  // Each value kept only for GEMMs is kept (in bf16 or not) before its first
+  // GEMM reads it, so the forward's GEMMs read what the backward's will.
+  norm_forward(t.norm1_gain, t.norm1_bias, x.data(), local_rows, norm1_out.data());
+  cache.norm1_out = KeptGemmInput(std::move(norm1_out), kept_bf16_.norm1_out);
+  norm_output_linear(cache.norm1_out, slice, whole, t.qkv_weight, t.qkv_bias, qkv.data());
+  cache.qkv = KeptGemmInput(std::move(qkv), kept_bf16_.qkv);
+  gpu_attention_forward(context(), cache.qkv, shape, attention_out,
                         config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
                         &cache.dropout);
+  cache.attention_out = KeptGemmInput(std::move(attention_out), kept_bf16_.attention_out);
   DeviceTensor& proj_out = slice.tp == 1 ? cache.h : whole;
-  linear_forward(cublas, cache.attention_out, t.proj_weight, nullptr, proj_out);
+  linear_forward(cublas, cache.attention_out, 0, rows, t.proj_weight, nullptr, proj_out.data(),
+                 context().stream());
   sum_partials(proj_out, slice, cache.h, true);
   bias_dropout_residual(cache.h, x.data(), t.proj_bias, cache, kernels::kProjectionSite);
-  norm_forward(t.norm2_gain, t.norm2_bias, cache.h.data(), local_rows, cache.norm2_out.data());
+  norm_forward(t.norm2_gain, t.norm2_bias, cache.h.data(), local_rows, norm2_out.data());
+  cache.norm2_out = KeptGemmInput(std::move(norm2_out), kept_bf16_.norm2_out);
 }
 
 DeviceTensor GpuTransformerBlock::feed_forward(GpuBlockCache& cache) {
@@ -354,21 +383,23 @@ DeviceTensor GpuTransformerBlock::feed_forward(GpuBlockCache& cache) {
   const cudaStream_t stream = context().stream();
   const GpuBlockTensors& t = weights_;
   cache.ffn1_out = rows_tensor(rows, config_.ffn1_width() / tp);
-  cache.activation_out = rows_tensor(rows, config_.ffn_hidden / tp);
+  DeviceTensor activation_out = rows_tensor(rows, config_.ffn_hidden / tp);
   DeviceTensor whole;  // as in attention_forward
 
   // Feed-forward half: y = h + ffn2(act(ffn1(norm2(h)))).
-  linear_forward(cublas, whole_sequence(cache.norm2_out, slice, whole, true), rows, t.ffn1_weight,
-                 optional(t.ffn1_bias), cache.ffn1_out.data(), stream);
+  norm_output_linear(cache.norm2_out, slice, whole, t.ffn1_weight, t.ffn1_bias,
+                     cache.ffn1_out.data());
   if (config_.activation == BlockActivation::Gelu)
-    kernels::activation_forward(Activation::Gelu, cache.ffn1_out.data(),
-                                cache.activation_out.data(), cache.ffn1_out.size(), stream);
+    kernels::activation_forward(Activation::Gelu, cache.ffn1_out.data(), activation_out.data(),
+                                cache.ffn1_out.size(), stream);
   else
-    kernels::swiglu_forward(cache.ffn1_out.data(), cache.activation_out.data(), rows,
-                            cache.activation_out.cols(), stream);
+    kernels::swiglu_forward(cache.ffn1_out.data(), activation_out.data(), rows,
+                            activation_out.cols(), stream);
+  cache.activation_out = KeptGemmInput(std::move(activation_out), kept_bf16_.activation_out);
   DeviceTensor y = rows_tensor(cache.batch * positions_, config_.dim);
   DeviceTensor& ffn2_out = slice.tp == 1 ? y : whole;
-  linear_forward(cublas, cache.activation_out, t.ffn2_weight, nullptr, ffn2_out);
+  linear_forward(cublas, cache.activation_out, 0, rows, t.ffn2_weight, nullptr, ffn2_out.data(),
+                 stream);
   sum_partials(ffn2_out, slice, y, true);
   bias_dropout_residual(y, cache.h.data(), t.ffn2_bias, cache, kernels::kFeedForwardSite);
   return y;
@@ -385,9 +416,10 @@ DeviceTensor GpuTransformerBlock::experts_forward(const ForwardInfo& info, GpuBl
   const bool split = slice.tp > 1;
   const GpuMoe::TensorParallelSum tp_sum = split ? GpuMoe::TensorParallelSum{} : experts_tensor_parallel_sum(true);
   if (!split && !active(cache.dropout))
-    return experts_->mix(cache.norm2_out.data(), rows, cache.h.data(), info, state.experts, tp_sum);
+    return experts_->mix(cache.norm2_out.values().data(), rows, cache.h.data(), info, state.experts,
+                         tp_sum);
   DeviceTensor whole;
-  DeviceTensor y = experts_->mix(whole_sequence(cache.norm2_out, slice, whole, true), rows, nullptr, info,
+  DeviceTensor y = experts_->mix(whole_sequence(cache.norm2_out.values(), slice, whole, true), rows, nullptr, info,
                                  state.experts, tp_sum);
   if (split) {
     DeviceTensor partial = std::move(y);
@@ -437,7 +469,7 @@ void GpuTransformerBlock::feed_forward_backward(const DeviceTensor& dy, GpuBlock
   DeviceTensor& d_norm2_partial = split ? partial : cache.d_norm2_out;
   linear_backward_input(cublas, cache.d_ffn1_out, t.ffn1_weight, d_norm2_partial);
   sum_partials(d_norm2_partial, slice, cache.d_norm2_out, false);
-  if (split) whole_sequence(cache.norm2_out, slice, cache.norm2_gathered, false);
+  if (split) cache.norm2_gathered = gathered_again(cache.norm2_out, slice);
 }
 
 void GpuTransformerBlock::experts_backward(const DeviceTensor& dy, GpuBlockState& state) {
@@ -449,7 +481,7 @@ void GpuTransformerBlock::experts_backward(const DeviceTensor& dy, GpuBlockState
   DeviceTensor masked, whole;
   const float* mix_grad = output_gradient(dy.data(), cache, kernels::kFeedForwardSite, masked);
   DeviceTensor token_grad = experts_->mix_backward(
-      whole_sequence(cache.norm2_out, slice, whole, false), mix_grad, cache.batch * cache.seq, nullptr,
+      whole_sequence(cache.norm2_out.values(), slice, whole, false), mix_grad, cache.batch * cache.seq, nullptr,
       state.experts.get(), split ? GpuMoe::TensorParallelSum{} : experts_tensor_parallel_sum(false));
   if (!split) {
     cache.d_norm2_out = std::move(token_grad);
@@ -500,7 +532,7 @@ DeviceTensor GpuTransformerBlock::attention_backward(const DeviceTensor& x, cons
   DeviceTensor& d_norm1_partial = split ? partial : cache.d_norm1_out;
   linear_backward_input(cublas, cache.d_qkv, t.qkv_weight, d_norm1_partial);
   sum_partials(d_norm1_partial, slice, cache.d_norm1_out, false);
-  if (split) whole_sequence(cache.norm1_out, slice, cache.norm1_gathered, false);
+  if (split) cache.norm1_gathered = gathered_again(cache.norm1_out, slice);
   DeviceTensor dx = make_activation(x.rows(), x.cols());
   norm_backward_input(t.norm1_gain, x.data(), cache.d_norm1_out.data(), local_rows, dx.data());
   kernels::add_into(dx.data(), cache.d_h.data(), dx.size(), stream);
@@ -518,17 +550,17 @@ void GpuTransformerBlock::run_backward_weight(const DeviceTensor& x, const Devic
   const float* d_proj_out = cache.d_proj_out.empty() ? cache.d_h.data() : cache.d_proj_out.data();
   if (config_.dense_mlp) {  // the experts added theirs in the input half
     const float* d_ffn2_out = cache.d_ffn2_out.empty() ? dy.data() : cache.d_ffn2_out.data();
-    linear_backward_weight(cublas, cache.activation_out.data(), d_ffn2_out, rows, g.ffn2_weight,
+    linear_backward_weight(cublas, cache.activation_out, 0, d_ffn2_out, rows, g.ffn2_weight,
                            optional(g.ffn2_bias));
-    linear_backward_weight(cublas, split ? cache.norm2_gathered : cache.norm2_out, cache.d_ffn1_out,
-                           g.ffn1_weight, optional(g.ffn1_bias));
+    linear_backward_weight(cublas, split ? cache.norm2_gathered : cache.norm2_out, 0,
+                           cache.d_ffn1_out.data(), rows, g.ffn1_weight, optional(g.ffn1_bias));
   }
   norm_backward_weight(cache.h.data(), cache.d_norm2_out.data(), local_rows, g.norm2_gain,
                        g.norm2_bias);
-  linear_backward_weight(cublas, cache.attention_out.data(), d_proj_out, rows, g.proj_weight,
+  linear_backward_weight(cublas, cache.attention_out, 0, d_proj_out, rows, g.proj_weight,
                          optional(g.proj_bias));
-  linear_backward_weight(cublas, split ? cache.norm1_gathered : cache.norm1_out, cache.d_qkv,
-                         g.qkv_weight, optional(g.qkv_bias));
+  linear_backward_weight(cublas, split ? cache.norm1_gathered : cache.norm1_out, 0,
+                         cache.d_qkv.data(), rows, g.qkv_weight, optional(g.qkv_bias));
   norm_backward_weight(x.data(), cache.d_norm1_out.data(), local_rows, g.norm1_gain, g.norm1_bias);
 }
 

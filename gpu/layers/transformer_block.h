@@ -21,7 +21,10 @@
 // forward_keeping hands the stage a GpuBlockState (GptBlockCache's tensors, as
 // Activations); under selective recompute it holds no probabilities and the
 // backward recomputes them (gpu/layers/attention.h). After backward_input the
-// state drops what backward_weight does not read, as on the CPU.
+// state drops what backward_weight does not read, as on the CPU. Under
+// bf16-mixed the values kept only for GEMMs are kept in bf16, rounded once in
+// the forward (kept_bf16.h lists them, kept_gemm_input.h says why the
+// results are the same bits).
 //
 // Mixture of experts (a transformer_block with experts > 0): the MLP is a
 // GpuMoe's gate and experts (GpuMoe::mix on Norm2's output), as
@@ -42,6 +45,8 @@
 #include "core/nn/gpt_block.h"
 #include "core/nn/transformer_block_layer.h"
 #include "gpu/kernels/block_dropout_math.h"
+#include "gpu/layers/kept_bf16.h"
+#include "gpu/layers/kept_gemm_input.h"
 #include "gpu/layers/layer.h"
 #include "gpu/layers/moe.h"
 #include "gpu/layers/sequence_split.h"
@@ -62,17 +67,19 @@ struct GpuBlockTensors {
 
 // GptBlockCache's tensors on the device: what forward keeps, then what
 // backward_input keeps for backward_weight.
+// The values kept only for GEMMs are KeptGemmInputs: bf16 under bf16-mixed
+// where kept_bf16.h says so, float32 otherwise.
 struct GpuBlockCache {
   int64_t batch = 0;
   int64_t seq = 0;
   BlockDropoutKey dropout;  // the forward's (p = 0: none)
-  DeviceTensor norm1_out, qkv, probabilities, attention_out, h, norm2_out, ffn1_out,
-      activation_out;
+  KeptGemmInput norm1_out, qkv, attention_out, norm2_out, activation_out;
+  DeviceTensor probabilities, h, ffn1_out;
   DeviceTensor d_activation_out, d_ffn1_out, d_norm2_out, d_h, d_attention_out, d_qkv,
       d_norm1_out, d_proj_out, d_ffn2_out;
   // Sequence parallelism: the norm outputs gathered again for the QKV and FFN1
   // weight gradients (the residual stream's tensors hold the shard's rows).
-  DeviceTensor norm1_gathered, norm2_gathered;
+  KeptGemmInput norm1_gathered, norm2_gathered;
 };
 
 class GpuBlockState : public MovableLayerState<DeviceTensor> {
@@ -159,6 +166,15 @@ class GpuTransformerBlock : public GpuLayer {
                               DeviceTensor& whole, bool in_forward) const;
   void sum_partials(DeviceTensor& whole, const SequenceSlice& slice, DeviceTensor& local,
                     bool in_forward) const;
+  // A column-parallel linear (QKV, FFN1) on a kept norm output: on the whole
+  // sequence gathered from it under sequence parallelism (`whole` holds it
+  // after the call), on it as kept otherwise.
+  void norm_output_linear(const KeptGemmInput& norm_out, const SequenceSlice& slice,
+                          DeviceTensor& whole, const DeviceTensor& weight, const DeviceTensor& bias,
+                          float* y) const;
+  // Under sequence parallelism, a kept norm output gathered again for its
+  // weight gradient, kept as kept_bf16.h says.
+  KeptGemmInput gathered_again(const KeptGemmInput& norm_out, const SequenceSlice& slice) const;
   // The block's norm (layer norm or RMSNorm) on `rows` rows of dim values.
   void norm_forward(const DeviceTensor& gain, const DeviceTensor& bias, const float* x,
                     int64_t rows, float* y) const;
@@ -186,6 +202,7 @@ class GpuTransformerBlock : public GpuLayer {
   const int64_t seq_;        // the whole sequence
   const int64_t positions_;  // the positions this shard holds: seq, or seq / tp
   const uint64_t seed_;
+  const BlockKeptBf16 kept_bf16_;  // which kept values are bf16
   GpuBlockTensors weights_;
   GpuBlockTensors gradients_;
   std::unique_ptr<GpuMoe> experts_;  // the MLP of a block with experts

@@ -13,6 +13,7 @@
 #include "gpu/comm/message_routes.h"
 #include "gpu/executor/device_mapping.h"
 #include "gpu/layers/conv2d.h"
+#include "gpu/layers/kept_bf16.h"
 #include "gpu/memory/out_of_memory.h"
 
 namespace pipelab::gpu {
@@ -38,8 +39,23 @@ int64_t bf16_weight_copy_bytes(const StageProfile& stage) {
   return stage.params * static_cast<int64_t>(sizeof(uint16_t));
 }
 
-int64_t bf16_rounding_bytes(const StageProfile& stage, int64_t im2col_bytes) {
-  return (stage.activation_bytes + stage.backward_working_bytes + im2col_bytes) / 2;
+int64_t bf16_kept_activation_bytes(const Experiment& experiment, LayerRange layers) {
+  const ModelSpec& model = experiment.model;
+  const std::vector<LayerInfo> infos = describe_layers(model);
+  const BlockSplit split = block_split(experiment.parallel);
+  int64_t values = 0;  // per sample
+  for (int i = layers.begin; i < layers.end; ++i) {
+    const LayerInfo& info = infos[static_cast<size_t>(i)];
+    if (info.type == LayerType::TransformerBlock) values += block_kept_bf16_values(info.block, split);
+    if (info.type == LayerType::Moe) values += moe_kept_bf16_values(info.moe);
+  }
+  return values * static_cast<int64_t>(sizeof(uint16_t)) * microbatch_size(experiment);
+}
+
+int64_t bf16_rounding_bytes(const StageProfile& stage, int64_t bf16_kept_bytes,
+                            int64_t im2col_bytes) {
+  const int64_t float32_kept = stage.activation_bytes - 2 * bf16_kept_bytes;
+  return (float32_kept + stage.backward_working_bytes + im2col_bytes) / 2;
 }
 
 int64_t largest_im2col_bytes(const Experiment& experiment, LayerRange layers) {
@@ -68,17 +84,23 @@ int64_t largest_im2col_bytes(const Experiment& experiment, LayerRange layers) {
 std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
                                            const DeviceProfile& profile, int64_t workspace_bytes) {
   const ParallelPlan& plan = experiment.parallel;
+  const bool bf16_mixed = experiment.training.precision == Precision::Bf16Mixed;
   const std::vector<StageProfile> profiles = stage_profiles(experiment);
-  const Schedule schedule = build_schedule(plan, profiles);
-  const CostModel cost =
-      CostModel::from_profiles(profiles, profile, optimizer_slots(experiment));
+  // What the backend holds: the bf16-kept activations at 2 bytes a value.
+  std::vector<int64_t> bf16_kept(profiles.size(), 0);
+  std::vector<StageProfile> held = profiles;
+  for (size_t stage = 0; stage < profiles.size() && bf16_mixed; ++stage) {
+    bf16_kept[stage] = bf16_kept_activation_bytes(experiment, profiles[stage].layers);
+    held[stage].activation_bytes -= bf16_kept[stage];
+  }
+  const Schedule schedule = build_schedule(plan, held);
+  const CostModel cost = CostModel::from_profiles(held, profile, optimizer_slots(experiment));
   SimulationOptions options;
   options.record_events = false;
   options.record_memory = false;
   const SimulationResult simulated = simulate(schedule, cost, options);
 
   const bool staged_all_reduce = plan.dp > 1 && plan.update == UpdateMode::Sync;
-  const bool bf16_mixed = experiment.training.precision == Precision::Bf16Mixed;
   std::vector<int64_t> needed(static_cast<size_t>(plan.devices()), 0);
   for (int d = 0; d < plan.devices(); ++d) {
     const int64_t peak = simulated.per_device[static_cast<size_t>(d)].peak_total_bytes;
@@ -88,7 +110,8 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
     int64_t bf16_rounding = 0;  // one GEMM's at a time: the largest chunk's
     const int rank = device_coord(plan, d).pipeline_rank;
     for (int chunk = 0; chunk < plan.chunks; ++chunk) {
-      const StageProfile& stage = profiles[static_cast<size_t>(plan.layout().stage_of(rank, chunk))];
+      const size_t stage_index = static_cast<size_t>(plan.layout().stage_of(rank, chunk));
+      const StageProfile& stage = profiles[stage_index];
       // The all-reduce flattens one stage's gradients at a time: the largest chunk's.
       if (staged_all_reduce) staging = std::max(staging, stage.params * static_cast<int64_t>(sizeof(float)));
       // A moe layer's all-to-all receives into a buffer of its dispatch
@@ -99,7 +122,8 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
       im2col = std::max(im2col, stage_im2col);
       if (bf16_mixed) {
         bf16_copies += bf16_weight_copy_bytes(stage);
-        bf16_rounding = std::max(bf16_rounding, bf16_rounding_bytes(stage, stage_im2col));
+        bf16_rounding = std::max(bf16_rounding,
+                                 bf16_rounding_bytes(stage, bf16_kept[stage_index], stage_im2col));
       }
     }
     needed[static_cast<size_t>(d)] = peak + workspace_bytes + kCublasHandleBytes + staging + im2col +

@@ -1,9 +1,11 @@
 // training.precision = bf16-mixed on the CUDA backend: the three linear
 // products read bf16 (the weight's copy, the other inputs rounded) and
 // accumulate in float32 (checked against host references), runs train close
-// to float32, and the measured weight, gradient and optimizer bytes are the
+// to float32, the measured weight, gradient and optimizer bytes are the
 // prediction's where the design follows it and differ exactly where it does
-// not (README, Transformers, "Mixed precision"). Skipped without a GPU.
+// not (README, Transformers, "Mixed precision"), and a block keeping its
+// GEMM-only values in bf16 gives the same bits as keeping them in float32.
+// Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,6 +22,11 @@
 #include "gpu/layers/attention.h"
 #include "gpu/layers/conv2d.h"
 #include "gpu/layers/cublas_gemm.h"
+#include "gpu/layers/kept_bf16.h"
+#include "gpu/layers/moe.h"
+#include "gpu/layers/sequential.h"
+#include "gpu/layers/transformer_block.h"
+#include "gpu/memory/memory_preflight.h"
 #include "gpu_test_support.h"
 
 namespace pipelab::gpu {
@@ -384,6 +391,158 @@ TEST(Bf16MixedRunTest, MlpMemoryFollowsThePrediction) {
   EXPECT_EQ(measured(MemoryCategory::Gradients), 2 * predicted.gradient_bytes());
   EXPECT_EQ(measured(MemoryCategory::OptimizerState),
             predicted.optimizer_bytes(slots) - 4 * other_values);
+}
+
+// A layer's run on a bf16-mixed context (its GEMM weights keep bf16 copies,
+// as GpuSequential builds them): its output, input gradient, gradients, and
+// the bytes its state kept from the forward.
+struct MixedRun {
+  std::vector<float> y, dx;
+  std::vector<std::vector<float>> grads;
+  int64_t kept_bytes = 0;
+};
+
+MixedRun run_mixed(GpuLayer& layer, DeviceContext& context, const Tensor& x, const Tensor& dy) {
+  keep_bf16_copies(layer);
+  const DeviceTensor x_device = DeviceTensor::from_host(x, &context.allocator());
+  const DeviceTensor dy_device = DeviceTensor::from_host(dy, &context.allocator());
+  ForwardInfo info;
+  info.step = 2;
+  info.first_sample = 4;
+  MixedRun run;
+  std::unique_ptr<LayerState> state;
+  run.y = layer.forward_keeping(x_device, info, state).to_vector();
+  run.kept_bytes = state->bytes();
+  run.dx = layer.backward_input_with(x_device, dy_device, info, state.get()).to_vector();
+  layer.backward_weight_with(x_device, dy_device, state.get());
+  for (DeviceTensor* grad : layer.grads()) run.grads.push_back(grad->to_vector());
+  return run;
+}
+
+// Keeping a layer's GEMM-only values in bf16 (kept_bf16.h) changes no bit of
+// its output, input gradient or gradients (every GEMM reads the same rounded
+// values: kept_gemm_input.h), and its state keeps `bf16_values` values at 2
+// bytes instead of 4. `make_layer` builds the layer on the context it is given.
+template <typename MakeLayer>
+void expect_bf16_kept_values_change_no_bit(MakeLayer make_layer, int64_t width, int64_t batch,
+                                           int64_t bf16_values) {
+  DeviceContext context(0);
+  context.set_mixed_bf16(true);
+  const Tensor x = testing::random_tensor(batch, width, 1);
+  const Tensor dy = testing::random_tensor(batch, width, 2);
+  context.set_keep_bf16_gemm_inputs(false);
+  const MixedRun float32 = run_mixed(*make_layer(context), context, x, dy);
+  context.set_keep_bf16_gemm_inputs(true);
+  const MixedRun bf16 = run_mixed(*make_layer(context), context, x, dy);
+  EXPECT_EQ(bf16.y, float32.y);
+  EXPECT_EQ(bf16.dx, float32.dx);
+  EXPECT_EQ(bf16.grads, float32.grads);
+  EXPECT_EQ(float32.kept_bytes - bf16.kept_bytes, 2 * bf16_values);
+}
+
+void expect_block_bits_unchanged(const GptBlockConfig& config, const std::string& what) {
+  SCOPED_TRACE(what);
+  const int64_t seq = 8, batch = 3;
+  TransformerBlockShape shape;
+  shape.tokens = seq;
+  shape.dim = config.dim;
+  shape.heads = config.heads;
+  shape.ffn = config.ffn_hidden;
+  shape.activation = config.activation;
+  const BlockSplit split{1, false, !config.keep_attention_probabilities};
+  expect_bf16_kept_values_change_no_bit(
+      [&](DeviceContext& context) {
+        return std::make_unique<GpuTransformerBlock>(1, config, BlockShard{}, seq, 7, context);
+      },
+      seq * config.dim, batch, batch * block_kept_bf16_values(shape, split));
+}
+
+TEST(Bf16KeptActivationsTest, BlockGivesTheSameBitsWithBf16KeptValues) {
+  PIPELAB_REQUIRE_GPU();
+  GptBlockConfig config;
+  config.dim = 32;
+  config.heads = 4;
+  config.ffn_hidden = 64;
+  expect_block_bits_unchanged(config, "gelu");
+  config.dropout = 0.2f;
+  config.keep_attention_probabilities = false;  // selective recompute: scores from the kept q, k
+  expect_block_bits_unchanged(config, "dropout, selective recompute");
+  config.activation = BlockActivation::SwiGlu;
+  config.norm = NormType::RmsNorm;
+  expect_block_bits_unchanged(config, "swiglu, rmsnorm");
+}
+
+// A moe layer keeps its dispatched slot rows in bf16: experts x capacity rows
+// of dim values (the capacity of this micro-batch's rows).
+TEST(Bf16KeptActivationsTest, MoeGivesTheSameBitsWithBf16KeptValues) {
+  PIPELAB_REQUIRE_GPU();
+  MoeShape shape;
+  shape.dim = 16;
+  shape.experts = 4;
+  shape.top_k = 2;
+  shape.ffn = 32;
+  shape.capacity_factor = 1.25;
+  const int64_t rows = 24;
+  const int64_t slots = shape.experts * expert_capacity(shape.capacity_factor, rows, shape.top_k,
+                                                        shape.experts);
+  expect_bf16_kept_values_change_no_bit(
+      [&](DeviceContext& context) {
+        return std::make_unique<GpuMoe>(1, shape, 0.01, ExpertShard{}, 7, context);
+      },
+      shape.dim, rows, slots * shape.dim);
+}
+
+// Everything that moves or rebuilds kept values handles the bf16-kept ones:
+// full and selective recompute, zero bubble's BI then BW, offloading to the
+// host, and sequence parallelism's gathered norm outputs. Recomputing and
+// offloading give back the same bits, so the same losses as keeping.
+TEST(Bf16KeptActivationsTest, TinyGptTrainsCloseToFp32WhereKeptValuesMove) {
+  PIPELAB_REQUIRE_GPU();
+  const Experiment gpt = testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda");
+  const Experiment pp2 = testing::with_plan(gpt, ScheduleKind::OneFOneB, 2, 4);
+  const testing::RunOutput kept = testing::run_experiment(bf16_mixed(pp2));
+  ASSERT_EQ(kept.state, RunState::Finished) << kept.error;
+  Experiment recompute = pp2;
+  recompute.parallel.recompute = true;
+  expect_close_to_fp32(recompute, "tiny gpt, full recompute");
+  EXPECT_EQ(testing::run_experiment(bf16_mixed(recompute)).losses(), kept.losses())
+      << "full recompute";
+  Experiment selective = gpt;
+  selective.parallel.selective_recompute = true;
+  expect_close_to_fp32(selective, "tiny gpt, selective recompute");
+  expect_close_to_fp32(testing::with_plan(gpt, ScheduleKind::ZeroBubbleH1, 2, 4), "tiny gpt, zb-h1");
+  Experiment offload = pp2;
+  offload.parallel.offload = OffloadMode::Activations;
+  expect_close_to_fp32(offload, "tiny gpt, activations offloaded");
+  EXPECT_EQ(testing::run_experiment(bf16_mixed(offload)).losses(), kept.losses())
+      << "activations offloaded";
+  Experiment sequence_parallel = testing::with_plan(gpt, ScheduleKind::OneFOneB, 1, 4, 1, 2);
+  sequence_parallel.parallel.sequence_parallel = true;
+  expect_close_to_fp32(sequence_parallel, "tiny gpt, tp 2 sequence parallel");
+}
+
+// A tiny GPT's measured activations under bf16-mixed peak lower than under
+// fp32, by at most the bytes its blocks keep in bf16 for the one micro-batch
+// 1F1B holds at a time on one device (bf16_kept_activation_bytes).
+TEST(Bf16KeptActivationsTest, TinyGptPeaksLowerByTheBf16KeptBytes) {
+  PIPELAB_REQUIRE_GPU();
+  const Experiment fp32 = testing::with_plan(
+      testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda"),
+      ScheduleKind::OneFOneB, 1, 4);
+  const auto peak_activations = [](const Experiment& experiment) {
+    const testing::RunOutput run = testing::run_experiment(experiment);
+    EXPECT_EQ(run.state, RunState::Finished) << run.error;
+    int64_t peak = 0;
+    for (const MemorySample& sample : run.trace.memory)
+      peak = std::max(peak, sample.bytes[static_cast<size_t>(MemoryCategory::Activations)]);
+    return peak;
+  };
+  const int64_t fp32_peak = peak_activations(fp32);
+  const int64_t bf16_peak = peak_activations(bf16_mixed(fp32));
+  const int64_t kept = bf16_kept_activation_bytes(
+      fp32, {0, static_cast<int>(fp32.model.layers.size())});
+  EXPECT_LT(bf16_peak, fp32_peak);
+  EXPECT_GE(bf16_peak, fp32_peak - kept);
 }
 
 }  // namespace

@@ -134,14 +134,48 @@ TEST(MemoryPreflightTest, Bf16MixedAddsWeightCopiesAndRoundedGemmInputs) {
   stage.activation_bytes = 4000;
   stage.backward_working_bytes = 800;
   EXPECT_EQ(bf16_weight_copy_bytes(stage), 2000);
-  EXPECT_EQ(bf16_rounding_bytes(stage, 0), 2400);
-  EXPECT_EQ(bf16_rounding_bytes(stage, 1200), 3000);  // a convolution's im2col matrix too
+  EXPECT_EQ(bf16_rounding_bytes(stage, 0, 0), 2400);
+  EXPECT_EQ(bf16_rounding_bytes(stage, 0, 1200), 3000);  // a convolution's im2col matrix too
+  // 2000 float32 bytes of the kept activations are kept as 1000 bf16 bytes,
+  // rounded in the forward: the backward rounds none of them.
+  EXPECT_EQ(bf16_rounding_bytes(stage, 1000, 0), 1400);
 }
 
-// Under bf16-mixed the CUDA backend keeps float32 gradients, activations and
-// masters, so the estimate is the fp32 one plus the bf16 copies and roundings
-// of each device's stage: more than fp32's, where the simulator's bf16-mixed
-// prediction (2-byte gradients and activations) is less.
+// The bf16-kept activations of one micro-batch (kept_bf16.h): per block and
+// sample Norm1's and Norm2's outputs (s h each), q, k, v (3 s h), the
+// attention output (s h) and FFN2's input (s f), per moe layer its
+// dispatched slot rows, at 2 bytes; an MLP keeps every activation in float32.
+TEST(MemoryPreflightTest, Bf16MixedKeepsTheBlocksGemmInputsInBf16) {
+  const Experiment gpt = testing::with_plan(
+      testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda"),
+      ScheduleKind::OneFOneB, 1, 4);
+  const int64_t s = 8, h = 16, f = 4 * 16, blocks = 2, samples = 16 / 4;
+  const LayerRange all{0, static_cast<int>(gpt.model.layers.size())};
+  EXPECT_EQ(bf16_kept_activation_bytes(gpt, all), blocks * samples * 2 * (6 * s * h + s * f));
+  EXPECT_EQ(bf16_kept_activation_bytes(gpt, {0, 1}), 0) << "the embedding alone";
+  // What the backend holds now sits between the simulator's bf16 prediction
+  // (2 bytes a value) and the float32 profile it held before.
+  const StageProfile float32 =
+      profile_stages(gpt.model, gpt.parallel, microbatch_size(gpt), Precision::Fp32).front();
+  const StageProfile predicted =
+      profile_stages(gpt.model, gpt.parallel, microbatch_size(gpt), Precision::Bf16Mixed).front();
+  const int64_t held = float32.activation_bytes - bf16_kept_activation_bytes(gpt, all);
+  EXPECT_GT(held, predicted.activation_bytes);
+  EXPECT_LT(held, float32.activation_bytes);
+  const Experiment mlp = testing::small_experiment();
+  EXPECT_EQ(bf16_kept_activation_bytes(mlp, {0, static_cast<int>(mlp.model.layers.size())}), 0);
+  // A moe layer of width 16 with top 2 at capacity factor 1: 2 slot rows of
+  // 16 values per sample.
+  const Experiment moe = pipelab::testing::small_moe_experiment(2, 1.0);
+  EXPECT_EQ(bf16_kept_activation_bytes(moe, {0, static_cast<int>(moe.model.layers.size())}),
+            2 * 16 * 2 * microbatch_size(moe));
+}
+
+// Under bf16-mixed the CUDA backend keeps float32 gradients and masters and
+// float32 activations except the blocks' GEMM-only ones, so the estimate is
+// the fp32 one plus the bf16 copies and roundings of each device's stage,
+// less the bytes those activations save in each micro-batch in flight at the
+// peak (1F1B: pp - d on device d), with the margins on them.
 TEST(MemoryPreflightTest, Bf16MixedCountsWhatTheBackendKeeps) {
   for (const int pp : {1, 2}) {
     const Experiment fp32 = testing::with_plan(
@@ -158,8 +192,15 @@ TEST(MemoryPreflightTest, Bf16MixedCountsWhatTheBackendKeeps) {
     ASSERT_EQ(bf16_bytes.size(), static_cast<size_t>(pp));
     for (int d = 0; d < pp; ++d) {
       const StageProfile& stage = stages[static_cast<size_t>(d)];
-      EXPECT_EQ(bf16_bytes[d] - fp32_bytes[d],
-                bf16_weight_copy_bytes(stage) + bf16_rounding_bytes(stage, 0))
+      const int64_t kept = bf16_kept_activation_bytes(bf16, stage.layers);
+      EXPECT_GT(kept, 0);
+      const int64_t peak_drop = (pp - d) * kept;
+      // The margins are whole bytes of each peak: 1 byte apart at most.
+      EXPECT_NEAR(static_cast<double>(bf16_bytes[d] - fp32_bytes[d]),
+                  static_cast<double>(bf16_weight_copy_bytes(stage) +
+                                      bf16_rounding_bytes(stage, kept, 0) -
+                                      peak_drop * (100 + kEstimateMarginPercent + kCacheOverheadPercent) / 100),
+                  1.0)
           << "pp " << pp << ", device " << d;
       EXPECT_GT(bf16_bytes[d], fp32_bytes[d]);
       EXPECT_LT(predicted[static_cast<size_t>(d)].gradient_bytes(), stage.gradient_bytes());

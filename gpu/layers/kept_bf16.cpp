@@ -1,0 +1,39 @@
+#include "gpu/layers/kept_bf16.h"
+
+#include <cmath>
+
+namespace pipelab::gpu {
+
+BlockKeptBf16 block_kept_bf16(bool mixed_bf16, bool sequence_parallel, bool experts) {
+  if (!mixed_bf16) return {};
+  BlockKeptBf16 kept;
+  kept.norm1_out = !sequence_parallel;
+  kept.qkv = true;
+  kept.attention_out = true;
+  kept.norm2_out = !sequence_parallel && !experts;
+  kept.activation_out = !experts;
+  kept.gathered_norms = sequence_parallel;
+  return kept;
+}
+
+int64_t block_kept_bf16_values(const TransformerBlockShape& shape, const BlockSplit& split) {
+  const BlockKeptBf16 kept = block_kept_bf16(true, split.sequence_parallel, shape.has_experts());
+  const int64_t sh = shape.tokens * shape.dim;  // a residual-stream tensor, whole
+  const int64_t tp = split.tp;
+  int64_t values = 0;
+  if (kept.norm1_out) values += sh;
+  if (kept.qkv) values += 3 * sh / tp;
+  if (kept.attention_out) values += sh / tp;
+  if (kept.norm2_out) values += sh;
+  if (kept.activation_out) values += shape.tokens * shape.ffn / tp;
+  if (shape.has_experts()) values += moe_kept_bf16_values(shape.moe());
+  return values;
+}
+
+int64_t moe_kept_bf16_values(const MoeShape& shape) {
+  const double slots = shape.capacity_factor * static_cast<double>(shape.top_k);
+  return static_cast<int64_t>(
+      std::ceil(static_cast<double>(shape.tokens) * slots * static_cast<double>(shape.dim)));
+}
+
+}  // namespace pipelab::gpu

@@ -1,0 +1,66 @@
+// Which values the CUDA backend's layers keep in bf16 under
+// training.precision = bf16-mixed: exactly those a layer keeps only to feed
+// GEMMs that read bf16 (KeptGemmInput), each rounded once in the forward.
+// Host arithmetic: the layers and the memory pre-flight read it, host tests
+// check it.
+//
+// A Transformer block (gpu/layers/transformer_block.h):
+//   kept in bf16 (2 bytes)                  read in the backward only by
+//   Norm1's output (QKV's input)            the QKV weight gradient
+//   q, k and v (the QKV output)             the attention core's GEMMs (and,
+//                                           under selective recompute, the
+//                                           scores recomputed from q and k)
+//   the attention output (Proj's input)     the Proj weight gradient
+//   Norm2's output (FFN1's input)           the FFN1 weight gradient
+//   the activation's output (FFN2's input)  the FFN2 weight gradient
+//
+//   kept in float32                         because
+//   the block input x, h (Norm2's input)    the norms' backward reads them
+//   the softmax output P                    the softmax gradient reads it elementwise
+//   FFN1's output (the activation's input)  GELU's or SwiGLU's gradient reads it
+// The exceptions: under sequence parallelism the norm outputs stay float32
+// on the shard's slice, since the backward gathers them again over the shards
+// (the gathered copies that BI keeps for BW are bf16 instead); with experts
+// Norm2's output stays float32 (the gate reads it in float32) and the
+// experts keep what a moe layer keeps.
+//
+// A moe layer's experts (gpu/layers/moe.h), a moe layer's or a block's:
+//   kept in bf16: the dispatched slot rows (W1's input), read again only by
+//   W1's weight gradient; kept in float32: the hidden pre-activation (GELU's
+//   gradient), the experts' outputs and the gate probabilities (the gate's
+//   gradient, in float32).
+// Every other layer's kept values (the stage's layer inputs: an MLP's, a
+// conv net's) stay float32.
+#pragma once
+
+#include <cstdint>
+
+#include "core/model/mixture_of_experts.h"
+#include "core/model/transformer_block.h"
+
+namespace pipelab::gpu {
+
+struct BlockKeptBf16 {
+  bool norm1_out = false;
+  bool qkv = false;
+  bool attention_out = false;
+  bool norm2_out = false;
+  bool activation_out = false;
+  // Sequence parallelism: the norm outputs gathered again in BI for BW.
+  bool gathered_norms = false;
+};
+
+// All false unless `mixed_bf16`.
+BlockKeptBf16 block_kept_bf16(bool mixed_bf16, bool sequence_parallel, bool experts);
+
+// Per sample, the values of one block shard's forward that are kept in bf16
+// under bf16-mixed (from the forward to the backward; the gathered norms,
+// kept from BI to BW only, are not among them), its experts' included.
+int64_t block_kept_bf16_values(const TransformerBlockShape& shape, const BlockSplit& split);
+
+// Per sample, the values a moe layer's (or a block's) experts keep in bf16
+// under bf16-mixed: the dispatched slot rows, tokens x capacity_factor x
+// top_k of them of dim values each (as moe_cost counts them).
+int64_t moe_kept_bf16_values(const MoeShape& shape);
+
+}  // namespace pipelab::gpu
