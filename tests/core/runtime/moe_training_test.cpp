@@ -290,7 +290,9 @@ TEST(MoeTraining, ExpertBlocksUnderTensorParallelTrainLikeOneShard) {
         dropped += sum(got[l].dropped);
       }
     }
-    if (c.capacity_factor < 1.0) EXPECT_GT(dropped, 0) << c.what << ": the capacity was meant to drop tokens";
+    if (c.capacity_factor < 1.0) {
+      EXPECT_GT(dropped, 0) << c.what << ": the capacity was meant to drop tokens";
+    }
   }
 }
 

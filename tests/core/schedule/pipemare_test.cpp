@@ -33,7 +33,9 @@ TEST(PipeMare, OrderIsPipeDreams) {
             EXPECT_TRUE(same_place(a, b))
                 << "pp " << pp << " m " << m << " device " << d << " op " << i;
             // Forwards read what pipedream's read: the updates done so far.
-            if (a.kind == OpKind::Forward) EXPECT_EQ(a.weight_version, b.weight_version);
+            if (a.kind == OpKind::Forward) {
+              EXPECT_EQ(a.weight_version, b.weight_version);
+            }
           }
         }
       }
