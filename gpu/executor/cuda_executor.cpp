@@ -38,13 +38,15 @@ DeviceProfile profile_of_gpu(const std::string& gpu_name) {
 // process's GPUs.
 void check_memory(const Experiment& experiment, const GpuInventory& inventory,
                   const std::vector<int>& gpu_of_device) {
-  const std::vector<int64_t> needed = estimate_device_bytes(
-      experiment, profile_of_gpu(inventory.gpus.front().name), DeviceContext::kCublasWorkspaceBytes);
+  const std::vector<int64_t> needed =
+      estimate_device_bytes(experiment, profile_of_gpu(inventory.gpus.front().name),
+                            DeviceContext::kCublasWorkspaceBytes);
   std::vector<int64_t> free_per_gpu;
   for (const GpuInfo& gpu : inventory.gpus) free_per_gpu.push_back(gpu.free_bytes);
   const int gpus = static_cast<int>(inventory.gpus.size());
-  const std::vector<GpuShortfall> shortfalls = find_memory_shortfalls(
-      needed, gpu_of_device, free_per_gpu, estimate_nccl_bytes_per_gpu(experiment, gpu_of_device, gpus));
+  const std::vector<GpuShortfall> shortfalls =
+      find_memory_shortfalls(needed, gpu_of_device, free_per_gpu,
+                             estimate_nccl_bytes_per_gpu(experiment, gpu_of_device, gpus));
   if (!shortfalls.empty()) throw ExperimentError(memory_shortfall_message(shortfalls, needed));
 }
 

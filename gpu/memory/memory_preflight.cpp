@@ -183,10 +183,11 @@ std::string describe_shortfall(const GpuShortfall& shortfall,
 }
 
 std::string memory_fixes(bool gpu_shared_by_ranks) {
-  return std::string(gpu_shared_by_ranks
-                         ? "use fewer ranks per GPU (as many ranks on each machine as it has GPUs, "
-                           "or more machines), parallel.offload = activations, "
-                         : "use more pipeline stages (parallel.pp) or tensor shards (parallel.tp), ") +
+  return std::string(
+             gpu_shared_by_ranks
+                 ? "use fewer ranks per GPU (as many ranks on each machine as it has GPUs, "
+                   "or more machines), parallel.offload = activations, "
+                 : "use more pipeline stages (parallel.pp) or tensor shards (parallel.tp), ") +
          "parallel.recompute = true, a schedule with fewer micro-batches in flight (1f1b rather "
          "than gpipe), a smaller batch or model, or backend.type = cpu";
 }

@@ -16,7 +16,8 @@ namespace {
 std::vector<int64_t> needed_per_device(const std::vector<RankGpuReport>& reports) {
   size_t devices = 0;
   for (const RankGpuReport& report : reports)
-    devices = std::max(devices, static_cast<size_t>(report.first_device) + report.device_bytes.size());
+    devices =
+        std::max(devices, static_cast<size_t>(report.first_device) + report.device_bytes.size());
   std::vector<int64_t> needed(devices, 0);
   std::vector<bool> reported(devices, false);
   for (const RankGpuReport& report : reports)
@@ -32,8 +33,9 @@ std::vector<int64_t> needed_per_device(const std::vector<RankGpuReport>& reports
 }
 
 const RankGpuReport& report_of(const std::vector<RankGpuReport>& reports, int rank) {
-  const auto found = std::find_if(reports.begin(), reports.end(),
-                                  [rank](const RankGpuReport& report) { return report.rank == rank; });
+  const auto found =
+      std::find_if(reports.begin(), reports.end(),
+                   [rank](const RankGpuReport& report) { return report.rank == rank; });
   assert(found != reports.end());
   return *found;
 }
@@ -59,7 +61,9 @@ std::string describe_shared_shortfall(const RankGpuShortfall& shortfall,
   const size_t ranks = shortfall.ranks.size();
   std::string text = "GPU " + report_of(reports, shortfall.ranks.front()).gpu + ", shared by ";
   for (size_t i = 0; i < ranks; ++i)
-    text += (i == 0 ? "" : i + 1 == ranks ? " and " : ", ") +
+    text += (i == 0           ? ""
+             : i + 1 == ranks ? " and "
+                              : ", ") +
             rank_part(report_of(reports, shortfall.ranks[i]));
   const GpuShortfall& bytes = shortfall.bytes;
   text += ", needs " + format_bytes(bytes.needed_bytes);
@@ -111,7 +115,7 @@ std::vector<RankGpuShortfall> find_rank_memory_shortfalls(
 
   const std::vector<int64_t> needed = needed_per_device(reports);
   std::vector<int> gpu_of_device(needed.size(), -1);  // -1: no report covers it
-  std::vector<std::string> gpus;                     // distinct identities, by first rank
+  std::vector<std::string> gpus;                      // distinct identities, by first rank
   std::vector<std::vector<int>> ranks_on_gpu;
   std::vector<int64_t> free_per_gpu;
   std::vector<int64_t> nccl_per_gpu;
@@ -154,9 +158,9 @@ std::string rank_memory_shortfall_message(const std::vector<RankGpuShortfall>& s
       continue;
     }
     const RankGpuReport& report = report_of(reports, shortfall.ranks.front());
-    text += describe_shortfall(shortfall.bytes, needed,
-                               "GPU " + std::to_string(report.cuda_device) + " of rank " +
-                                   std::to_string(report.rank));
+    text += describe_shortfall(
+        shortfall.bytes, needed,
+        "GPU " + std::to_string(report.cuda_device) + " of rank " + std::to_string(report.rank));
   }
   return text + "; " + memory_fixes(shared);
 }

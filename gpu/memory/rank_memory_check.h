@@ -39,12 +39,12 @@ namespace pipelab::gpu {
 // What one rank tells the others about its GPU.
 struct RankGpuReport {
   int rank = 0;
-  std::string gpu;           // gpu_identity: "node1/0000:1B:00.0"
-  int cuda_device = 0;       // the GPU's CUDA number on this rank, for the message
-  int64_t free_bytes = 0;    // read after the identities' exchange (above)
-  int first_device = 0;      // its virtual devices: first_device, first_device + 1, ...
+  std::string gpu;                    // gpu_identity: "node1/0000:1B:00.0"
+  int cuda_device = 0;                // the GPU's CUDA number on this rank, for the message
+  int64_t free_bytes = 0;             // read after the identities' exchange (above)
+  int first_device = 0;               // its virtual devices: first_device, first_device + 1, ...
   std::vector<int64_t> device_bytes;  // estimate_device_bytes' of each
-  int64_t nccl_bytes = 0;    // estimate_rank_nccl_bytes
+  int64_t nccl_bytes = 0;             // estimate_rank_nccl_bytes
 };
 
 // The report as the exchange's text, and back. Decoding throws
@@ -64,7 +64,8 @@ struct RankGpuShortfall {
 
 // Every short GPU among `reports` (each rank's, in any order), grouping the
 // ranks by GPU identity.
-std::vector<RankGpuShortfall> find_rank_memory_shortfalls(const std::vector<RankGpuReport>& reports);
+std::vector<RankGpuShortfall> find_rank_memory_shortfalls(
+    const std::vector<RankGpuReport>& reports);
 
 // One line for the user. A GPU of one rank reads as in one process, with its
 // rank: "GPU 0 of rank 2 (virtual devices 4-5) needs 51.0 GiB (the largest,

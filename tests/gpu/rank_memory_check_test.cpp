@@ -185,8 +185,8 @@ TEST(RankMemoryCheckTest, ReplicasThatFitAGpuAloneDoNotFitItTogether) {
   const int64_t free_bytes = estimate[0] * 3 / 2;
   std::vector<RankGpuReport> reports;
   for (int rank = 0; rank < 2; ++rank)
-    reports.push_back(report(rank, "node1/0000:1B:00.0", free_bytes, 1,
-                             estimate[static_cast<size_t>(rank)]));
+    reports.push_back(
+        report(rank, "node1/0000:1B:00.0", free_bytes, 1, estimate[static_cast<size_t>(rank)]));
   EXPECT_TRUE(find_rank_memory_shortfalls({reports[0]}).empty());
   EXPECT_TRUE(find_rank_memory_shortfalls({reports[1]}).empty());
   const std::vector<RankGpuShortfall> together = find_rank_memory_shortfalls(reports);

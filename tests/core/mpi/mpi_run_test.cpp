@@ -328,9 +328,9 @@ TEST_F(MpiCudaRun, PipelineAndTensorParallelMessagesThroughTheHostOnFourRanks) {
 // (estimate_device_bytes gives 0.70 of 79 GiB and of 139 GiB so).
 TEST_F(MpiCudaRun, TwoRanksThatFitTheGpuAloneButNotTogetherAreRefusedBeforeTraining) {
   const std::string free_file = (folder_ / "free.txt").string();
-  ASSERT_EQ(run("nvidia-smi -i 0 --query-gpu=memory.free --format=csv,noheader,nounits > " +
-                free_file),
-            0);
+  ASSERT_EQ(
+      run("nvidia-smi -i 0 --query-gpu=memory.free --format=csv,noheader,nounits > " + free_file),
+      0);
   const double free_bytes = std::stod(read_text(free_file)) * 1024 * 1024;
   const int width = static_cast<int>(std::sqrt(0.7 * free_bytes / (3 * 22.4)));
   std::string options = "--config " + config("dp_tp_pp_mix.json") +
@@ -341,14 +341,16 @@ TEST_F(MpiCudaRun, TwoRanksThatFitTheGpuAloneButNotTogetherAreRefusedBeforeTrain
   // One GPU visible, so that both ranks share it on a machine with more.
   EXPECT_NE(run(mpirun(2) + "-x CUDA_VISIBLE_DEVICES=0 " + cli() + " train " + options), 0);
   const std::string message = errors();
-  EXPECT_NE(message.find("the split does not fit in GPU memory: GPU "), std::string::npos) << message;
+  EXPECT_NE(message.find("the split does not fit in GPU memory: GPU "), std::string::npos)
+      << message;
   EXPECT_NE(message.find("use fewer ranks per GPU"), std::string::npos) << message;
   // Each rank's part is less than the GPU has free, both together more.
   std::smatch numbers;
-  ASSERT_TRUE(std::regex_search(message, numbers,
-                                std::regex("shared by rank 0 \\(virtual device 0, ([0-9.]+) GiB\\) "
-                                           "and rank 1 \\(virtual device 1, ([0-9.]+) GiB\\), needs "
-                                           "([0-9.]+) GiB but has ([0-9.]+) GiB free")))
+  ASSERT_TRUE(
+      std::regex_search(message, numbers,
+                        std::regex("shared by rank 0 \\(virtual device 0, ([0-9.]+) GiB\\) "
+                                   "and rank 1 \\(virtual device 1, ([0-9.]+) GiB\\), needs "
+                                   "([0-9.]+) GiB but has ([0-9.]+) GiB free")))
       << message;
   const double free_gib = std::stod(numbers[4]);
   EXPECT_LT(std::stod(numbers[1]), free_gib) << message;
