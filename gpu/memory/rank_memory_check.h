@@ -63,7 +63,8 @@ struct RankGpuShortfall {
 };
 
 // Every short GPU among `reports` (each rank's, in any order), grouping the
-// ranks by GPU identity.
+// ranks by GPU identity. Throws std::invalid_argument when two reports name
+// one virtual device.
 std::vector<RankGpuShortfall> find_rank_memory_shortfalls(
     const std::vector<RankGpuReport>& reports);
 
