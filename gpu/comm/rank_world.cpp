@@ -2,8 +2,6 @@
 
 #include "gpu/comm/rank_world.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -36,14 +34,6 @@ ncclConfig_t non_blocking_config() {
 }
 
 }  // namespace
-
-std::string gpu_identity(int gpu) {
-  char host[256] = {};
-  if (gethostname(host, sizeof(host) - 1) != 0) std::strcpy(host, "unknown-host");
-  char bus[64] = {};
-  PIPELAB_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof(bus), gpu));
-  return std::string(host) + "/" + bus;
-}
 
 RankWorld::RankWorld(const RankCommPlan& plan, int rank, int ranks, int gpu,
                      const Exchange& exchange, const SetupWait& setup)

@@ -70,10 +70,6 @@
 
 namespace pipelab::gpu {
 
-// This process's `gpu` as other ranks can compare it: the host's name and the
-// GPU's PCI bus id (two ranks on one machine may number GPUs differently).
-std::string gpu_identity(int gpu);
-
 class RankWorld {
  public:
   using Exchange = std::function<std::vector<std::string>(const std::string&)>;

@@ -1,6 +1,12 @@
 #include "gpu/device/device_query.h"
 
 #include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "gpu/device/cuda_check.h"
+#include "gpu/device/device_guard.h"
 
 #ifdef PIPELAB_HAVE_NCCL
 #include <nccl.h>
@@ -43,6 +49,21 @@ GpuInventory query_gpus() {
     inventory.gpus.push_back(info);
   }
   return inventory;
+}
+
+std::string gpu_identity(int gpu) {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) std::strcpy(host, "unknown-host");
+  char bus[64] = {};
+  PIPELAB_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof(bus), gpu));
+  return std::string(host) + "/" + bus;
+}
+
+int64_t free_gpu_bytes(int gpu) {
+  DeviceGuard guard(gpu);
+  size_t free_bytes = 0, total_bytes = 0;
+  PIPELAB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return static_cast<int64_t>(free_bytes);
 }
 
 }  // namespace pipelab::gpu

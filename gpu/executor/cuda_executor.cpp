@@ -16,6 +16,7 @@
 #include "gpu/executor/device_mapping.h"
 #include "gpu/memory/memory_preflight.h"
 #include "gpu/memory/out_of_memory.h"
+#include "gpu/memory/rank_memory_check.h"
 
 namespace pipelab {
 template class DeviceWorker<gpu::CudaBackend>;
@@ -25,38 +26,69 @@ template class PipelineExecutor<gpu::CudaBackend>;
 namespace pipelab::gpu {
 namespace {
 
-// Fails before any device memory is used when the split cannot fit.
-// Across processes (`between_ranks`: the plan of NCCL between ranks, and
-// this process's `rank`) `gpu_of_device` is -1 for the devices other ranks
-// run (map_rank_devices): they need nothing here; this rank's devices share
-// one GPU, which holds this rank's communicators between ranks.
-void check_memory(const Experiment& experiment, const GpuInventory& inventory,
-                  const std::vector<int>& gpu_of_device, const RankCommPlan* between_ranks,
-                  int rank) {
-  const std::string profile_name = device_profile_name_for_gpu(inventory.gpus.front().name);
-  const std::optional<DeviceProfile> profile = find_device_profile(profile_name);
+// The simulator's profile of the GPU called `gpu_name` (memory_preflight.h).
+DeviceProfile profile_of_gpu(const std::string& gpu_name) {
+  const std::optional<DeviceProfile> profile =
+      find_device_profile(device_profile_name_for_gpu(gpu_name));
   assert(profile);
-  std::vector<int64_t> needed =
-      estimate_device_bytes(experiment, *profile, DeviceContext::kCublasWorkspaceBytes);
-  for (size_t d = 0; d < needed.size(); ++d)
-    if (gpu_of_device[d] < 0) needed[d] = 0;
+  return *profile;
+}
+
+// Fails before any device memory is used when the split cannot fit on this
+// process's GPUs.
+void check_memory(const Experiment& experiment, const GpuInventory& inventory,
+                  const std::vector<int>& gpu_of_device) {
+  const std::vector<int64_t> needed =
+      estimate_device_bytes(experiment, profile_of_gpu(inventory.gpus.front().name),
+                            DeviceContext::kCublasWorkspaceBytes);
   std::vector<int64_t> free_per_gpu;
   for (const GpuInfo& gpu : inventory.gpus) free_per_gpu.push_back(gpu.free_bytes);
   const int gpus = static_cast<int>(inventory.gpus.size());
-  std::vector<int64_t> nccl;
-  if (between_ranks) {
-    nccl.assign(static_cast<size_t>(gpus), 0);
-    // This rank's devices' GPU (the other devices' entries are -1).
-    const int gpu = *std::max_element(gpu_of_device.begin(), gpu_of_device.end());
-    nccl[static_cast<size_t>(gpu)] = estimate_rank_nccl_bytes(*between_ranks, rank);
-  } else {
-    nccl = estimate_nccl_bytes_per_gpu(experiment, gpu_of_device, gpus);
-  }
   const std::vector<GpuShortfall> shortfalls =
-      find_memory_shortfalls(needed, gpu_of_device, free_per_gpu, nccl);
+      find_memory_shortfalls(needed, gpu_of_device, free_per_gpu,
+                             estimate_nccl_bytes_per_gpu(experiment, gpu_of_device, gpus));
+  if (!shortfalls.empty()) throw ExperimentError(memory_shortfall_message(shortfalls, needed));
+}
+
+// Across processes: every rank's GPU identity, by rank; this rank's GPU is
+// CUDA device `gpu`. Without the share's exchange every rank counts as on one
+// unknown GPU (then everything between ranks is staged through the host).
+std::vector<std::string> exchange_gpu_identities(const ProcessShare& share, int gpu) {
+  if (!share.exchange) return std::vector<std::string>(static_cast<size_t>(share.ranks), "unknown");
+  return share.exchange(gpu_identity(gpu));
+}
+
+// Across processes, the same check on every rank (rank_memory_check.h): this
+// rank's devices first_hosted .. first_hosted + hosted_count - 1 on `gpu`,
+// whose identity is `identity`, with its communicators of `between_ranks`,
+// summed with those of the ranks that share its GPU. Without the share's
+// exchange this rank is checked alone.
+void check_rank_memory(const Experiment& experiment, const ProcessShare& share, const GpuInfo& gpu,
+                       const std::string& identity, const RankCommPlan& between_ranks,
+                       int first_hosted, int hosted_count) {
+  RankGpuReport mine;
+  mine.rank = share.rank;
+  mine.gpu = identity;
+  mine.cuda_device = gpu.index;
+  // Read again now that every rank has passed the identities' exchange, so
+  // every rank's CUDA context exists (rank_memory_check.h).
+  mine.free_bytes = free_gpu_bytes(gpu.index);
+  mine.first_device = first_hosted;
+  const std::vector<int64_t> needed = estimate_device_bytes(experiment, profile_of_gpu(gpu.name),
+                                                            DeviceContext::kCublasWorkspaceBytes);
+  mine.device_bytes.assign(needed.begin() + first_hosted,
+                           needed.begin() + first_hosted + hosted_count);
+  mine.nccl_bytes = estimate_rank_nccl_bytes(between_ranks, share.rank);
+  std::vector<RankGpuReport> reports;
+  if (share.exchange) {
+    for (const std::string& text : share.exchange(encode_rank_gpu_report(mine)))
+      reports.push_back(decode_rank_gpu_report(text));
+  } else {
+    reports = {mine};
+  }
+  const std::vector<RankGpuShortfall> shortfalls = find_rank_memory_shortfalls(reports);
   if (!shortfalls.empty())
-    throw ExperimentError(memory_shortfall_message(
-        shortfalls, needed, between_ranks ? std::optional<int>(rank) : std::nullopt));
+    throw ExperimentError(rank_memory_shortfall_message(shortfalls, reports));
 }
 
 // Peer copies between GPUs go over NVLink/PCIe directly once peer access is on.
@@ -128,9 +160,15 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
     gpu_of_device =
         share ? map_rank_devices(devices, first_hosted_device(), hosted_device_count(), rank_gpu)
               : map_virtual_devices(devices, gpus);
-    if (share) rank_plan = plan_between_ranks(inventory.gpus[static_cast<size_t>(rank_gpu)].index);
-    check_memory(experiment_, inventory, gpu_of_device, share ? &rank_plan : nullptr,
-                 share ? share->rank : 0);
+    if (share) {
+      const GpuInfo& gpu = inventory.gpus[static_cast<size_t>(rank_gpu)];
+      const std::vector<std::string> gpu_of_rank = exchange_gpu_identities(*share, gpu.index);
+      rank_plan = plan_between_ranks(gpu_of_rank);
+      check_rank_memory(experiment_, *share, gpu, gpu_of_rank[static_cast<size_t>(share->rank)],
+                        rank_plan, first_hosted_device(), hosted_device_count());
+    } else {
+      check_memory(experiment_, inventory, gpu_of_device);
+    }
     for (int& gpu : gpu_of_device)
       if (gpu >= 0) gpu = inventory.gpus[static_cast<size_t>(gpu)].index;
   } catch (const std::invalid_argument& error) {
@@ -239,19 +277,12 @@ void CudaExecutor::build_devices(const std::vector<int>& gpu_of_device, RankComm
   }
 }
 
-RankCommPlan CudaExecutor::plan_between_ranks(int gpu) const {
+RankCommPlan CudaExecutor::plan_between_ranks(const std::vector<std::string>& gpu_of_rank) const {
   const ProcessShare& share = *options_.process;
   const ParallelPlan& plan = experiment_.parallel;
   std::vector<int> rank_of_device(static_cast<size_t>(plan.devices()));
   for (int d = 0; d < plan.devices(); ++d)
     rank_of_device[static_cast<size_t>(d)] = d / share.device_count;
-  // Without the exchange every rank counts as on one GPU: all staged.
-  std::vector<std::string> gpu_of_rank(static_cast<size_t>(share.ranks), "unknown");
-#ifdef PIPELAB_HAVE_NCCL
-  if (share.exchange) gpu_of_rank = share.exchange(gpu_identity(gpu));
-#else
-  (void)gpu;
-#endif
   // The run's program (prepare_run makes it after the memory check, from
   // the same inputs): its first window's messages are the links.
   const TrainingProgram program(

@@ -20,10 +20,12 @@
 //    there is no CUDA device (...); use backend.type = cpu";
 //  - that the split fits: each virtual device's estimated peak, summed per GPU,
 //    against the GPU's free memory (memory_preflight.h): otherwise
-//    ExperimentError naming the GPU (across processes, and its rank), its
-//    devices, bytes needed and free. Across processes a rank counts on its
-//    GPU the NCCL communicators it holds with other ranks, so the plan of
-//    NCCL between ranks (with its exchange of GPU identities) comes first.
+//    ExperimentError naming the GPU, its devices, bytes needed and free.
+//    Across processes the ranks exchange their GPUs' identities, then their
+//    estimates and free bytes, and every rank sums those of the ranks that
+//    share its GPU, NCCL communicators between ranks included, and takes the
+//    same decision (rank_memory_check.h); the plan of NCCL between ranks,
+//    from those identities, comes first.
 // backend.tf32 turns on TF32 tensor-core GEMMs (about 1e-3 relative error).
 //
 // Times: op events are GPU times (event pairs) mapped onto the run's clock;
@@ -82,9 +84,8 @@ class CudaExecutor : public PipelineExecutor<CudaBackend> {
   // Across processes: the host mailboxes and transport of cuda_backend.h.
   void build_host_side();
   // Across processes: the plan of NCCL between ranks (rank_comm_plan.h),
-  // after an exchange of every rank's GPU identity (this rank's is CUDA
-  // device `gpu`).
-  RankCommPlan plan_between_ranks(int gpu) const;
+  // from every rank's GPU identity (`gpu_of_rank`, by rank).
+  RankCommPlan plan_between_ranks(const std::vector<std::string>& gpu_of_rank) const;
   // Across processes: this rank's communicators of `rank_plan`, on `gpu`.
   void build_rank_world(int gpu, RankCommPlan rank_plan);
   // All-reduce groups inside this process, rings over the host transport for those spanning ranks.

@@ -183,39 +183,47 @@ std::vector<GpuShortfall> find_memory_shortfalls(const std::vector<int64_t>& nee
   return shortfalls;
 }
 
-std::string memory_shortfall_message(const std::vector<GpuShortfall>& shortfalls,
-                                     const std::vector<int64_t>& needed_per_device,
-                                     std::optional<int> rank) {
-  assert(!shortfalls.empty());
-  std::string text = "the split does not fit in GPU memory: ";
-  for (size_t i = 0; i < shortfalls.size(); ++i) {
-    const GpuShortfall& shortfall = shortfalls[i];
-    if (i > 0) text += "; ";
-    text += "GPU " + std::to_string(shortfall.gpu) +
-            (rank ? " of rank " + std::to_string(*rank) : std::string()) + " (virtual device" +
-            (shortfall.devices.size() == 1 ? " " : "s ") + device_list_text(shortfall.devices) +
-            ") needs " + format_bytes(shortfall.needed_bytes);
-    std::string details;
-    if (shortfall.devices.size() > 1) {
-      int largest = shortfall.devices.front();
-      for (int device : shortfall.devices)
-        if (needed_per_device[static_cast<size_t>(device)] >
-            needed_per_device[static_cast<size_t>(largest)])
-          largest = device;
-      details = "the largest, device " + std::to_string(largest) + ", " +
-                format_bytes(needed_per_device[static_cast<size_t>(largest)]);
-    }
-    if (shortfall.nccl_bytes > 0)
-      details += (details.empty() ? "" : "; ") + std::string("NCCL ") +
-                 format_bytes(shortfall.nccl_bytes);
-    if (!details.empty()) text += " (" + details + ")";
-    text += " but has " + format_bytes(shortfall.free_bytes) + " free";
+std::string describe_shortfall(const GpuShortfall& shortfall,
+                               const std::vector<int64_t>& needed_per_device,
+                               const std::string& gpu_name) {
+  std::string text = gpu_name + " (virtual device" + (shortfall.devices.size() == 1 ? " " : "s ") +
+                     device_list_text(shortfall.devices) + ") needs " +
+                     format_bytes(shortfall.needed_bytes);
+  std::string details;
+  if (shortfall.devices.size() > 1) {
+    int largest = shortfall.devices.front();
+    for (int device : shortfall.devices)
+      if (needed_per_device[static_cast<size_t>(device)] >
+          needed_per_device[static_cast<size_t>(largest)])
+        largest = device;
+    details = "the largest, device " + std::to_string(largest) + ", " +
+              format_bytes(needed_per_device[static_cast<size_t>(largest)]);
   }
-  text +=
-      "; use more pipeline stages (parallel.pp) or tensor shards (parallel.tp), "
-      "parallel.recompute = true, a schedule with fewer micro-batches in flight (1f1b rather "
-      "than gpipe), a smaller batch or model, or backend.type = cpu";
-  return text;
+  if (shortfall.nccl_bytes > 0)
+    details +=
+        (details.empty() ? "" : "; ") + std::string("NCCL ") + format_bytes(shortfall.nccl_bytes);
+  if (!details.empty()) text += " (" + details + ")";
+  return text + " but has " + format_bytes(shortfall.free_bytes) + " free";
+}
+
+std::string memory_fixes(bool gpu_shared_by_ranks) {
+  return std::string(
+             gpu_shared_by_ranks
+                 ? "use fewer ranks per GPU (as many ranks on each machine as it has GPUs, "
+                   "or more machines), parallel.offload = activations, "
+                 : "use more pipeline stages (parallel.pp) or tensor shards (parallel.tp), ") +
+         "parallel.recompute = true, a schedule with fewer micro-batches in flight (1f1b rather "
+         "than gpipe), a smaller batch or model, or backend.type = cpu";
+}
+
+std::string memory_shortfall_message(const std::vector<GpuShortfall>& shortfalls,
+                                     const std::vector<int64_t>& needed_per_device) {
+  assert(!shortfalls.empty());
+  std::string text = kMemoryShortfallStart;
+  for (size_t i = 0; i < shortfalls.size(); ++i)
+    text += (i > 0 ? "; " : "") + describe_shortfall(shortfalls[i], needed_per_device,
+                                                     "GPU " + std::to_string(shortfalls[i].gpu));
+  return text + "; " + memory_fixes(false);
 }
 
 }  // namespace pipelab::gpu

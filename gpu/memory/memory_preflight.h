@@ -29,9 +29,10 @@
 //     caching allocator holds but does not count.
 // and each GPU adds kNcclCommunicatorBytes per NCCL communicator it takes part
 // in (estimate_nccl_bytes_per_gpu; across processes, a rank's GPU those its
-// rank holds with other ranks, estimate_rank_nccl_bytes). The CUDA context
-// itself is already gone from the free bytes measured (query_gpus() creates
-// it before measuring).
+// rank holds with other ranks, estimate_rank_nccl_bytes, and the ranks that
+// share a GPU add theirs up: rank_memory_check.h). The CUDA context itself is
+// already gone from the free bytes measured (query_gpus() creates it before
+// measuring).
 //
 // These allowances are assumptions, not measurements (the backend has not
 // run on a GPU yet); each errs high, and an allocation that still fails
@@ -44,7 +45,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -154,11 +154,22 @@ std::vector<GpuShortfall> find_memory_shortfalls(const std::vector<int64_t>& nee
 //   more pipeline stages (parallel.pp) or tensor shards (parallel.tp),
 //   parallel.recompute = true, a schedule with fewer micro-batches in flight
 //   (1f1b rather than gpipe), a smaller batch or model, or backend.type = cpu"
-// Lists every short GPU. `shortfalls` must not be empty. Across processes
-// `rank` names the process whose GPU it is: "GPU 0 of rank 2 (virtual
-// devices 4-5) needs ...".
+// Lists every short GPU. `shortfalls` must not be empty. (Across processes:
+// rank_memory_check.h.)
 std::string memory_shortfall_message(const std::vector<GpuShortfall>& shortfalls,
-                                     const std::vector<int64_t>& needed_per_device,
-                                     std::optional<int> rank = std::nullopt);
+                                     const std::vector<int64_t>& needed_per_device);
+
+// The message's parts: kMemoryShortfallStart; describe_shortfall for each
+// short GPU, the GPU called `gpu_name`: "GPU 0 (virtual devices 0-3) needs
+// 160.2 GiB (the largest, device 0, 41.0 GiB; NCCL 512.0 MiB) but has 139.5
+// GiB free"; then "; " and memory_fixes: "use more pipeline stages
+// (parallel.pp) ... or backend.type = cpu", or for a GPU that ranks share
+// (rank_memory_check.h), where more stages stay on that GPU and do not help,
+// "use fewer ranks per GPU (...), parallel.offload = activations, ...".
+inline constexpr char kMemoryShortfallStart[] = "the split does not fit in GPU memory: ";
+std::string describe_shortfall(const GpuShortfall& shortfall,
+                               const std::vector<int64_t>& needed_per_device,
+                               const std::string& gpu_name);
+std::string memory_fixes(bool gpu_shared_by_ranks);
 
 }  // namespace pipelab::gpu

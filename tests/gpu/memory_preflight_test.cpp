@@ -297,20 +297,6 @@ TEST(MemoryPreflightTest, ARankCountsItsCommunicatorsBetweenRanks) {
   for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(estimate_rank_nccl_bytes(staged, rank), 0);
 }
 
-TEST(MemoryPreflightTest, AcrossProcessesTheMessageNamesTheRank) {
-  const int64_t gib = 1ll << 30;
-  const std::vector<int64_t> needed = {0, 0, 0, 0, 30 * gib, 20 * gib};
-  const std::vector<GpuShortfall> shortfalls =
-      find_memory_shortfalls(needed, {-1, -1, -1, -1, 0, 0}, {40 * gib}, {gib});
-  ASSERT_EQ(shortfalls.size(), 1u);
-  const std::string message = memory_shortfall_message(shortfalls, needed, 2);
-  EXPECT_NE(message.find("GPU 0 of rank 2 (virtual devices 4-5) needs 51.0 GiB (the largest, "
-                         "device 4, 30.0 GiB; NCCL 1.0 GiB) but has 40.0 GiB free"),
-            std::string::npos)
-      << message;
-  EXPECT_EQ(memory_shortfall_message(shortfalls, needed).find("of rank"), std::string::npos);
-}
-
 TEST(MemoryPreflightTest, AHugeModelDoesNotFitAnH200) {
   Experiment huge = testing::small_experiment();
   const auto linear = [](int64_t out) { return LayerSpec{LayerType::Linear, out, true, 0.0}; };

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -314,6 +315,47 @@ TEST_F(MpiCudaRun, PipelineAndTensorParallelMessagesThroughTheHostOnFourRanks) {
       4);
   expect_close_losses(one, many);
   EXPECT_EQ(traced_devices().size(), 4u);
+}
+
+// Two ranks on this machine's first GPU (the only one they see), a
+// data-parallel replica each, sized to need about 70% of the GPU's free
+// memory: each would fit alone, together they do not, and both refuse before
+// allocating, naming the shared GPU (gpu/memory/rank_memory_check.h), instead
+// of one running out of memory mid-step. Sizing: adamw holds weights,
+// gradients and two state slots (16 bytes a parameter), the all-reduce's
+// staging copy 4 more and the check's allowance 15% of the peak (2.4): about
+// 22.4 bytes a parameter, nearly all in three width x width linear layers
+// (estimate_device_bytes gives 0.70 of 79 GiB and of 139 GiB so).
+TEST_F(MpiCudaRun, TwoRanksThatFitTheGpuAloneButNotTogetherAreRefusedBeforeTraining) {
+  const std::string free_file = (folder_ / "free.txt").string();
+  ASSERT_EQ(
+      run("nvidia-smi -i 0 --query-gpu=memory.free --format=csv,noheader,nounits > " + free_file),
+      0);
+  const double free_bytes = std::stod(read_text(free_file)) * 1024 * 1024;
+  const int width = static_cast<int>(std::sqrt(0.7 * free_bytes / (3 * 22.4)));
+  std::string options = "--config " + config("dp_tp_pp_mix.json") +
+                        " --backend cuda --steps 1 --quiet --set parallel.tp=1 --set parallel.pp=1 "
+                        "--set parallel.partition=balanced";
+  for (int layer : {0, 2, 4, 6})
+    options += " --set model.layers." + std::to_string(layer) + ".out=" + std::to_string(width);
+  // One GPU visible, so that both ranks share it on a machine with more.
+  EXPECT_NE(run(mpirun(2) + "-x CUDA_VISIBLE_DEVICES=0 " + cli() + " train " + options), 0);
+  const std::string message = errors();
+  EXPECT_NE(message.find("the split does not fit in GPU memory: GPU "), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("use fewer ranks per GPU"), std::string::npos) << message;
+  // Each rank's part is less than the GPU has free, both together more.
+  std::smatch numbers;
+  ASSERT_TRUE(
+      std::regex_search(message, numbers,
+                        std::regex("shared by rank 0 \\(virtual device 0, ([0-9.]+) GiB\\) "
+                                   "and rank 1 \\(virtual device 1, ([0-9.]+) GiB\\), needs "
+                                   "([0-9.]+) GiB but has ([0-9.]+) GiB free")))
+      << message;
+  const double free_gib = std::stod(numbers[4]);
+  EXPECT_LT(std::stod(numbers[1]), free_gib) << message;
+  EXPECT_LT(std::stod(numbers[2]), free_gib) << message;
+  EXPECT_GT(std::stod(numbers[3]), free_gib) << message;
 }
 
 // NCCL between ranks (gpu/comm/rank_comm_plan.h): needs a GPU per rank, which
