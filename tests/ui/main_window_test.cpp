@@ -20,6 +20,7 @@
 #include "ui/models/presets.h"
 #include "ui/models/problem_routing.h"
 #include "ui/panels/data_panel.h"
+#include "ui/panels/memory_view.h"
 #include "ui/panels/parallel_panel.h"
 #include "ui/panels/problem_label.h"
 #include "ui/panels/training_view.h"
@@ -82,6 +83,40 @@ class MainWindowTest : public QObject {
     QTRY_COMPARE(plot->legend->wrap(), 2);
     plot->replot();
     QVERIFY(plot->legend->outerRect().right() <= plot->width());
+  }
+
+  void theMemoryChartsTickLabelsDoNotRunIntoEachOtherInANarrowDock() {
+    // A child without a layout around it: squeezed below its minimum size, as
+    // a dock beside three others squeezes it.
+    QWidget dock;
+    dock.resize(180, 260);
+    auto* view = new MemoryView(&dock);
+    view->setPrediction(std::make_shared<const Prediction>(predict_experiment(default_experiment())));
+    view->setGeometry(0, 0, 180, 260);
+    dock.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dock));
+    QCustomPlot* plot = view->plot();
+    // A few steps of a live run: three-digit times, the widest labels.
+    plot->axisRect(0)->axis(QCPAxis::atBottom)->setRange(0, 230);
+    // The tick count follows the layout: settled after a replot or two.
+    for (int i = 0; i < 3; ++i) {
+      plot->replot();
+      QCoreApplication::processEvents();
+    }
+    const double kLabelSpacing = 6;  // closer, "100150" reads as one number
+    for (QCPAxisRect* rect : plot->axisRects()) {
+      QCPAxis* time = rect->axis(QCPAxis::atBottom);
+      const QFontMetrics metrics(time->tickLabelFont());
+      const QVector<double> ticks = time->tickVector();
+      const QVector<QString> labels = time->tickVectorLabels();
+      QVERIFY(ticks.size() >= 2);
+      for (int t = 1; t < ticks.size(); ++t) {
+        const double gap = time->coordToPixel(ticks[t]) - time->coordToPixel(ticks[t - 1]);
+        const double room = (metrics.horizontalAdvance(labels[t - 1]) + metrics.horizontalAdvance(labels[t])) / 2.0;
+        QVERIFY2(gap >= room + kLabelSpacing, qPrintable(QStringLiteral("'%1' and '%2': %3 px apart, %4 px wide")
+                                            .arg(labels[t - 1], labels[t]).arg(gap).arg(room)));
+      }
+    }
   }
 
   void malformedExperimentShowsAnErrorAndKeepsThePreviousOne() {

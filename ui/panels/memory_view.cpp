@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "ui/models/run_controller.h"
 #include "ui/number_text.h"
@@ -143,6 +144,24 @@ MemoryView::MemoryView(QWidget* parent) : QWidget(parent) {
   peak_label_->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
   peak_label_->setFont(QFont(font().family(), 8, QFont::Bold));
   peak_label_->setClipToAxisRect(false);
+
+  // QCustomPlot aims at five ticks whatever the size; in a narrow or short
+  // dock their labels ran into each other ("50 100150200"). The count follows
+  // the layout, so a changed count is drawn by the next replot.
+  connect(plot_, &QCustomPlot::afterLayout, this, [this] {
+    bool changed = false;
+    for (QCPAxisRect* rect : {totals_rect_, stacked_rect_}) {
+      const int x_ticks = std::max(2, rect->width() / kPixelsPerTimeTick);
+      const int y_ticks = std::max(2, rect->height() / kPixelsPerByteTick);
+      for (auto [axis, ticks] : {std::pair{rect->axis(QCPAxis::atBottom), x_ticks},
+                                 std::pair{rect->axis(QCPAxis::atLeft), y_ticks}}) {
+        if (axis->ticker()->tickCount() == ticks) continue;
+        axis->ticker()->setTickCount(ticks);
+        changed = true;
+      }
+    }
+    if (changed) plot_->replot(QCustomPlot::rpQueuedReplot);
+  });
 
   device_combo_ = new QComboBox(this);
   source_label_ = new QLabel(this);

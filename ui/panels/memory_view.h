@@ -65,6 +65,9 @@ class MemoryView : public QWidget {
   int selected_device_ = 0;
   bool shows_measured_ = false;
   static constexpr int kMaxRefreshHz = 12;
+  // Room for one tick label: a time ("1500") across, a size ("2.5") up.
+  static constexpr int kPixelsPerTimeTick = 60;
+  static constexpr int kPixelsPerByteTick = 20;
   bool rebuild_pending_ = false;
   QElapsedTimer since_rebuild_;
   int64_t shown_peak_bytes_ = 0;
