@@ -36,4 +36,19 @@ int64_t moe_kept_bf16_values(const MoeShape& shape) {
       std::ceil(static_cast<double>(shape.tokens) * slots * static_cast<double>(shape.dim)));
 }
 
+bool layer_input_kept_bf16(bool mixed_bf16, LayerType type, bool stage_input,
+                           bool gathers_sequence) {
+  const bool gemm_only_input = type == LayerType::Linear || type == LayerType::Conv2d;
+  return mixed_bf16 && gemm_only_input && !stage_input && !gathers_sequence;
+}
+
+int64_t layer_input_kept_bf16_values(const LayerInfo& info, TensorParallelRole role,
+                                     const BlockSplit& split, bool stage_input,
+                                     bool sequence_model) {
+  const bool gathers = split.sequence_parallel && sequence_model &&
+                       role == TensorParallelRole::ColumnParallel;
+  if (!layer_input_kept_bf16(true, info.type, stage_input, gathers)) return 0;
+  return role == TensorParallelRole::RowParallel ? info.in_features / split.tp : info.in_features;
+}
+
 }  // namespace pipelab::gpu
