@@ -43,11 +43,15 @@ int64_t bf16_kept_activation_bytes(const Experiment& experiment, LayerRange laye
   const ModelSpec& model = experiment.model;
   const std::vector<LayerInfo> infos = describe_layers(model);
   const BlockSplit split = block_split(experiment.parallel);
+  const std::vector<TensorParallelRole> roles = tensor_parallel_roles(model, {layers});
+  const bool sequence_model = is_sequence_model(model);
   int64_t values = 0;  // per sample
   for (int i = layers.begin; i < layers.end; ++i) {
     const LayerInfo& info = infos[static_cast<size_t>(i)];
     if (info.type == LayerType::TransformerBlock) values += block_kept_bf16_values(info.block, split);
     if (info.type == LayerType::Moe) values += moe_kept_bf16_values(info.moe);
+    values += layer_input_kept_bf16_values(info, roles[static_cast<size_t>(i)], split,
+                                           i == layers.begin, sequence_model);
   }
   return values * static_cast<int64_t>(sizeof(uint16_t)) * microbatch_size(experiment);
 }
