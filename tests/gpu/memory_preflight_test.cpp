@@ -141,25 +141,6 @@ TEST(MemoryPreflightTest, Bf16MixedAddsWeightCopiesAndRoundedGemmInputs) {
   EXPECT_EQ(bf16_rounding_bytes(stage, 1000, 0), 1400);
 }
 
-// A small conv net whose second convolution's input is not the stage input:
-// conv, relu, conv, global pool, linear classifier over 2 x 3 x 3 images.
-Experiment two_convolution_experiment() {
-  Experiment experiment = testing::on_backend(pipelab::testing::small_conv_experiment(false), "cuda");
-  LayerSpec conv;
-  conv.type = LayerType::Conv2d;
-  conv.out = 4;
-  conv.kernel = 3;
-  conv.padding = 1;
-  LayerSpec relu;
-  relu.type = LayerType::Relu;
-  LayerSpec pool;
-  pool.type = LayerType::GlobalAvgPool;
-  LayerSpec classifier;
-  classifier.out = 3;
-  experiment.model.layers = {conv, relu, conv, pool, classifier};
-  return experiment;
-}
-
 // The bf16-kept activations of one micro-batch (kept_bf16.h): per block and
 // sample Norm1's and Norm2's outputs (s h each), q, k, v (3 s h), the
 // attention output (s h) and FFN2's input (s f), per moe layer its
@@ -196,7 +177,7 @@ TEST(MemoryPreflightTest, Bf16MixedKeepsTheBlocksGemmInputsInBf16) {
   EXPECT_EQ(bf16_kept_activation_bytes(mlp, {2, mlp_layers}), 2 * 16 * 2 * microbatch_size(mlp));
   // The conv net: the second convolution's input (4 channels of 3 x 3) and
   // the classifier's (4 pooled channels).
-  const Experiment conv = two_convolution_experiment();
+  const Experiment conv = testing::on_backend(pipelab::testing::two_convolution_experiment(), "cuda");
   EXPECT_EQ(bf16_kept_activation_bytes(conv, {0, 5}), (4 * 3 * 3 + 4) * 2 * microbatch_size(conv));
   // A moe layer of width 16 with top 2 at capacity factor 1: 2 slot rows of
   // 16 values per sample; and the last linear's input (16 values).
@@ -250,7 +231,8 @@ TEST(MemoryPreflightTest, Bf16MixedCountsWhatTheBackendKeeps) {
       testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda"), "tiny gpt", {1, 2});
   expect_estimate_counts_the_kept_bytes(testing::small_experiment(), "mlp", {1, 2});
   // (Over pp 2 one of its stages keeps no such input but its stage input.)
-  expect_estimate_counts_the_kept_bytes(two_convolution_experiment(), "conv net", {1});
+  expect_estimate_counts_the_kept_bytes(
+      testing::on_backend(pipelab::testing::two_convolution_experiment(), "cuda"), "conv net", {1});
 }
 
 TEST(MemoryPreflightTest, CountsNcclBuffersPerCommunicatorOfEachGpu) {

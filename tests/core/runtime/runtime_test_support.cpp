@@ -80,6 +80,23 @@ Experiment small_conv_experiment(bool sync) {
   return experiment;
 }
 
+Experiment two_convolution_experiment() {
+  Experiment experiment = small_conv_experiment(false);
+  LayerSpec conv;
+  conv.type = LayerType::Conv2d;
+  conv.out = 4;
+  conv.kernel = 3;
+  conv.padding = 1;
+  LayerSpec relu;
+  relu.type = LayerType::Relu;
+  LayerSpec pool;
+  pool.type = LayerType::GlobalAvgPool;
+  LayerSpec classifier;
+  classifier.out = 3;
+  experiment.model.layers = {conv, relu, conv, pool, classifier};
+  return experiment;
+}
+
 LayerSpec moe_spec(int64_t experts, int64_t top_k, double capacity_factor) {
   LayerSpec moe;
   moe.type = LayerType::Moe;
