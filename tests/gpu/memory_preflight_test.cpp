@@ -235,6 +235,42 @@ TEST(MemoryPreflightTest, Bf16MixedCountsWhatTheBackendKeeps) {
       testing::on_backend(pipelab::testing::two_convolution_experiment(), "cuda"), "conv net", {1});
 }
 
+// Under full recompute the activations recomputed for the backward are kept
+// in bf16 again: of the most put back at once, one block's (the tiny GPT's
+// blocks are alike) and the output layer's input for the tiny GPT, every
+// kept linear input for an MLP. With 1F1B on one device the peak holds one
+// micro-batch recomputed, so the estimate drops by those bytes (with the
+// margins on them) against keeping them in float32.
+TEST(MemoryPreflightTest, Bf16MixedRecomputesInBf16) {
+  const Experiment gpt = testing::with_plan(
+      testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda"),
+      ScheduleKind::OneFOneB, 1, 4);
+  const int64_t s = 8, h = 16, f = 4 * 16, samples = 16 / 4;
+  const LayerRange all{0, static_cast<int>(gpt.model.layers.size())};
+  EXPECT_EQ(bf16_recomputed_activation_bytes(gpt, all), samples * 2 * (6 * s * h + s * f + s * h));
+  const Experiment mlp = testing::with_plan(testing::small_experiment(), ScheduleKind::OneFOneB, 1, 4);
+  const LayerRange mlp_all{0, static_cast<int>(mlp.model.layers.size())};
+  EXPECT_EQ(bf16_recomputed_activation_bytes(mlp, mlp_all), bf16_kept_activation_bytes(mlp, mlp_all));
+  for (const Experiment& experiment : {gpt, mlp}) {
+    Experiment fp32 = experiment;
+    fp32.parallel.recompute = true;
+    Experiment bf16 = fp32;
+    bf16.training.precision = Precision::Bf16Mixed;
+    const StageProfile stage =
+        profile_stages(fp32.model, fp32.parallel, microbatch_size(fp32), Precision::Fp32).front();
+    const int64_t kept = bf16_kept_activation_bytes(bf16, stage.layers);
+    const int64_t recomputed = bf16_recomputed_activation_bytes(bf16, stage.layers);
+    EXPECT_GT(recomputed, 0);
+    const int64_t fp32_bytes = estimate_device_bytes(fp32, h200(), kWorkspace).front();
+    const int64_t bf16_bytes = estimate_device_bytes(bf16, h200(), kWorkspace).front();
+    EXPECT_NEAR(static_cast<double>(bf16_bytes - fp32_bytes),
+                static_cast<double>(bf16_weight_copy_bytes(stage) + bf16_rounding_bytes(stage, kept, 0) -
+                                    recomputed * (100 + kEstimateMarginPercent + kCacheOverheadPercent) / 100),
+                1.0)
+        << experiment.name;
+  }
+}
+
 TEST(MemoryPreflightTest, CountsNcclBuffersPerCommunicatorOfEachGpu) {
   const Experiment single = testing::small_experiment();
   // One device: no communicator.
