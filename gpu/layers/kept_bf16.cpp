@@ -45,8 +45,8 @@ bool layer_input_kept_bf16(bool mixed_bf16, LayerType type, bool stage_input,
 int64_t layer_input_kept_bf16_values(const LayerInfo& info, TensorParallelRole role,
                                      const BlockSplit& split, bool stage_input,
                                      bool sequence_model) {
-  const bool gathers = split.sequence_parallel && sequence_model &&
-                       role == TensorParallelRole::ColumnParallel;
+  const bool gathers =
+      split.sequence_parallel && sequence_model && role == TensorParallelRole::ColumnParallel;
   if (!layer_input_kept_bf16(true, info.type, stage_input, gathers)) return 0;
   return role == TensorParallelRole::RowParallel ? info.in_features / split.tp : info.in_features;
 }

@@ -21,8 +21,8 @@ struct KeptLayerInput : MovableLayerState<DeviceTensor> {
 
 }  // namespace
 
-void keep_layer_input(GpuLayer& layer, bool stage_input, bool gathers_sequence,
-                      DeviceTensor& input, std::unique_ptr<LayerState>& state) {
+void keep_layer_input(GpuLayer& layer, bool stage_input, bool gathers_sequence, DeviceTensor& input,
+                      std::unique_ptr<LayerState>& state) {
   if (!layer_input_kept_bf16(layer.context().keeps_bf16_gemm_inputs(), layer.type(), stage_input,
                              gathers_sequence))
     return;

@@ -25,8 +25,8 @@ namespace pipelab::gpu {
 // Under bf16-mixed (with the context's keeps_bf16_gemm_inputs), when
 // layer_input_kept_bf16 says so for `layer`, moves `input` into `state`
 // rounded to bf16 and leaves `input` empty; otherwise does nothing.
-void keep_layer_input(GpuLayer& layer, bool stage_input, bool gathers_sequence,
-                      DeviceTensor& input, std::unique_ptr<LayerState>& state);
+void keep_layer_input(GpuLayer& layer, bool stage_input, bool gathers_sequence, DeviceTensor& input,
+                      std::unique_ptr<LayerState>& state);
 
 // Whether `state` is an input keep_layer_input kept (null: no).
 bool holds_layer_input(const LayerState* state);

@@ -168,8 +168,7 @@ bool DeviceStackMath::holds_layer_input(const LayerState* state) {
   return pipelab::gpu::holds_layer_input(state);
 }
 
-DeviceTensor DeviceStackMath::restore_layer_input(const LayerState& state,
-                                                  DeviceContext& context) {
+DeviceTensor DeviceStackMath::restore_layer_input(const LayerState& state, DeviceContext& context) {
   return pipelab::gpu::restore_layer_input(state, context);
 }
 

@@ -137,10 +137,12 @@ TEST(KeptBf16Test, CountsTheValuesOfAKeptLayerInput) {
   const TensorParallelRole replicated = TensorParallelRole::Replicated;
   EXPECT_EQ(layer_input_kept_bf16_values(linear, replicated, one, false, false), 8 * 64);
   EXPECT_EQ(layer_input_kept_bf16_values(linear, replicated, one, true, false), 0);
-  EXPECT_EQ(layer_input_kept_bf16_values(linear, TensorParallelRole::ColumnParallel, two, false, true),
-            8 * 64);
-  EXPECT_EQ(layer_input_kept_bf16_values(linear, TensorParallelRole::RowParallel, two, false, false),
-            8 * 64 / 2);
+  EXPECT_EQ(
+      layer_input_kept_bf16_values(linear, TensorParallelRole::ColumnParallel, two, false, true),
+      8 * 64);
+  EXPECT_EQ(
+      layer_input_kept_bf16_values(linear, TensorParallelRole::RowParallel, two, false, false),
+      8 * 64 / 2);
   EXPECT_EQ(layer_input_kept_bf16_values(linear, TensorParallelRole::ColumnParallel,
                                          sequence_parallel, false, true),
             0);

@@ -177,7 +177,8 @@ TEST(MemoryPreflightTest, Bf16MixedKeepsTheBlocksGemmInputsInBf16) {
   EXPECT_EQ(bf16_kept_activation_bytes(mlp, {2, mlp_layers}), 2 * 16 * 2 * microbatch_size(mlp));
   // The conv net: the second convolution's input (4 channels of 3 x 3) and
   // the classifier's (4 pooled channels).
-  const Experiment conv = testing::on_backend(pipelab::testing::two_convolution_experiment(), "cuda");
+  const Experiment conv =
+      testing::on_backend(pipelab::testing::two_convolution_experiment(), "cuda");
   EXPECT_EQ(bf16_kept_activation_bytes(conv, {0, 5}), (4 * 3 * 3 + 4) * 2 * microbatch_size(conv));
   // A moe layer of width 16 with top 2 at capacity factor 1: 2 slot rows of
   // 16 values per sample; and the last linear's input (16 values).
@@ -213,9 +214,9 @@ void expect_estimate_counts_the_kept_bytes(const Experiment& experiment, const s
       const int64_t im2col = largest_im2col_bytes(bf16, stage.layers);
       // The margins are whole bytes of each peak: 1 byte apart at most.
       EXPECT_NEAR(static_cast<double>(bf16_bytes[d] - fp32_bytes[d]),
-                  static_cast<double>(bf16_weight_copy_bytes(stage) +
-                                      bf16_rounding_bytes(stage, kept, im2col) -
-                                      peak_drop * (100 + kEstimateMarginPercent + kCacheOverheadPercent) / 100),
+                  static_cast<double>(
+                      bf16_weight_copy_bytes(stage) + bf16_rounding_bytes(stage, kept, im2col) -
+                      peak_drop * (100 + kEstimateMarginPercent + kCacheOverheadPercent) / 100),
                   1.0)
           << "pp " << pp << ", device " << d;
       EXPECT_GT(bf16_bytes[d], fp32_bytes[d]);
@@ -242,15 +243,17 @@ TEST(MemoryPreflightTest, Bf16MixedCountsWhatTheBackendKeeps) {
 // micro-batch recomputed, so the estimate drops by those bytes (with the
 // margins on them) against keeping them in float32.
 TEST(MemoryPreflightTest, Bf16MixedRecomputesInBf16) {
-  const Experiment gpt = testing::with_plan(
-      testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda"),
-      ScheduleKind::OneFOneB, 1, 4);
+  const Experiment gpt =
+      testing::with_plan(testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda"),
+                         ScheduleKind::OneFOneB, 1, 4);
   const int64_t s = 8, h = 16, f = 4 * 16, samples = 16 / 4;
   const LayerRange all{0, static_cast<int>(gpt.model.layers.size())};
   EXPECT_EQ(bf16_recomputed_activation_bytes(gpt, all), samples * 2 * (6 * s * h + s * f + s * h));
-  const Experiment mlp = testing::with_plan(testing::small_experiment(), ScheduleKind::OneFOneB, 1, 4);
+  const Experiment mlp =
+      testing::with_plan(testing::small_experiment(), ScheduleKind::OneFOneB, 1, 4);
   const LayerRange mlp_all{0, static_cast<int>(mlp.model.layers.size())};
-  EXPECT_EQ(bf16_recomputed_activation_bytes(mlp, mlp_all), bf16_kept_activation_bytes(mlp, mlp_all));
+  EXPECT_EQ(bf16_recomputed_activation_bytes(mlp, mlp_all),
+            bf16_kept_activation_bytes(mlp, mlp_all));
   for (const Experiment& experiment : {gpt, mlp}) {
     Experiment fp32 = experiment;
     fp32.parallel.recompute = true;
@@ -264,8 +267,9 @@ TEST(MemoryPreflightTest, Bf16MixedRecomputesInBf16) {
     const int64_t fp32_bytes = estimate_device_bytes(fp32, h200(), kWorkspace).front();
     const int64_t bf16_bytes = estimate_device_bytes(bf16, h200(), kWorkspace).front();
     EXPECT_NEAR(static_cast<double>(bf16_bytes - fp32_bytes),
-                static_cast<double>(bf16_weight_copy_bytes(stage) + bf16_rounding_bytes(stage, kept, 0) -
-                                    recomputed * (100 + kEstimateMarginPercent + kCacheOverheadPercent) / 100),
+                static_cast<double>(
+                    bf16_weight_copy_bytes(stage) + bf16_rounding_bytes(stage, kept, 0) -
+                    recomputed * (100 + kEstimateMarginPercent + kCacheOverheadPercent) / 100),
                 1.0)
         << experiment.name;
   }
