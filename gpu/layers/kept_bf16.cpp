@@ -30,6 +30,12 @@ int64_t block_kept_bf16_values(const TransformerBlockShape& shape, const BlockSp
   return values;
 }
 
+int64_t block_gathered_bf16_values(const TransformerBlockShape& shape, const BlockSplit& split) {
+  if (!block_kept_bf16(true, split.sequence_parallel, shape.has_experts()).gathered_norms) return 0;
+  const int64_t norms = shape.has_experts() ? 1 : 2;  // the experts' gate reads Norm2's slice
+  return norms * shape.tokens * shape.dim;
+}
+
 int64_t moe_kept_bf16_values(const MoeShape& shape) {
   const double slots = shape.capacity_factor * static_cast<double>(shape.top_k);
   return static_cast<int64_t>(

@@ -70,6 +70,12 @@ BlockKeptBf16 block_kept_bf16(bool mixed_bf16, bool sequence_parallel, bool expe
 // kept from BI to BW only, are not among them), its experts' included.
 int64_t block_kept_bf16_values(const TransformerBlockShape& shape, const BlockSplit& split);
 
+// Per sample, the values of the norm outputs a block shard gathers again in
+// its backward under sequence parallelism, kept in bf16 from BI to BW:
+// Norm1's and, with a dense MLP, Norm2's, over the whole sequence (none
+// without sequence parallelism).
+int64_t block_gathered_bf16_values(const TransformerBlockShape& shape, const BlockSplit& split);
+
 // Per sample, the values a moe layer's (or a block's) experts keep in bf16
 // under bf16-mixed: the dispatched slot rows, tokens x capacity_factor x
 // top_k of them of dim values each (as moe_cost counts them).

@@ -42,12 +42,14 @@ int64_t bf16_weight_copy_bytes(const StageProfile& stage) {
 namespace {
 
 // Per sample, the values a stage over `layers` keeps in bf16 (kept_bf16.h):
-// its blocks' (all of them, and the most one block keeps) and its other
-// layers' (moe layers', linear and conv2d inputs).
+// its blocks' (all of them, and the most one block keeps), its other
+// layers' (moe layers', linear and conv2d inputs), and the norm outputs its
+// blocks gather again from BI to BW under sequence parallelism.
 struct StageKeptBf16Values {
   int64_t blocks = 0;
   int64_t largest_block = 0;
   int64_t others = 0;
+  int64_t gathered_norms = 0;
 };
 
 StageKeptBf16Values stage_kept_bf16_values(const Experiment& experiment, LayerRange layers) {
@@ -63,6 +65,7 @@ StageKeptBf16Values stage_kept_bf16_values(const Experiment& experiment, LayerRa
       const int64_t block = block_kept_bf16_values(info.block, split);
       values.blocks += block;
       values.largest_block = std::max(values.largest_block, block);
+      values.gathered_norms += block_gathered_bf16_values(info.block, split);
     }
     if (info.type == LayerType::Moe) values.others += moe_kept_bf16_values(info.moe);
     values.others += layer_input_kept_bf16_values(info, roles[static_cast<size_t>(i)], split,
@@ -85,6 +88,11 @@ int64_t bf16_kept_activation_bytes(const Experiment& experiment, LayerRange laye
 int64_t bf16_recomputed_activation_bytes(const Experiment& experiment, LayerRange layers) {
   const StageKeptBf16Values values = stage_kept_bf16_values(experiment, layers);
   return bf16_bytes_per_microbatch(experiment, values.largest_block + values.others);
+}
+
+int64_t bf16_gathered_norm_bytes(const Experiment& experiment, LayerRange layers) {
+  return bf16_bytes_per_microbatch(experiment,
+                                   stage_kept_bf16_values(experiment, layers).gathered_norms);
 }
 
 int64_t bf16_rounding_bytes(const StageProfile& stage, int64_t bf16_kept_bytes,
@@ -134,6 +142,8 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
         std::min(kept.recompute_working_bytes -
                      bf16_recomputed_activation_bytes(experiment, profiles[stage].layers),
                  kept.activation_bytes - kept.recompute_kept_bytes);
+    // Sequence parallelism: the norm outputs gathered again, bf16 from BI to BW.
+    kept.split_backward_kept_bytes -= bf16_gathered_norm_bytes(experiment, profiles[stage].layers);
   }
   const Schedule schedule = build_schedule(plan, held);
   const CostModel cost = CostModel::from_profiles(held, profile, optimizer_slots(experiment));

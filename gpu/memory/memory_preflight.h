@@ -112,12 +112,15 @@ int64_t largest_im2col_bytes(const Experiment& experiment, LayerRange layers);
 // recomputing puts back at once (StageProfile::recompute_working_bytes: one
 // block's activations with the stage's other layers'), the bytes kept in
 // bf16: the largest block's and the other layers'
-// (bf16_recomputed_activation_bytes). Under sequence parallelism the
-// estimate still counts the norm outputs gathered again in the backward
-// (bf16 from BI to BW) at 4 bytes: it errs high there.
+// (bf16_recomputed_activation_bytes). Under sequence parallelism, of what
+// BI keeps for BW (StageProfile::split_backward_kept_bytes), the norm
+// outputs its blocks gather again, in bf16 (bf16_gathered_norm_bytes); the
+// backward's working bytes (StageProfile::backward_working_bytes, the
+// largest layer's) still count them at 4 bytes, erring high.
 int64_t bf16_weight_copy_bytes(const StageProfile& stage);
 int64_t bf16_kept_activation_bytes(const Experiment& experiment, LayerRange layers);
 int64_t bf16_recomputed_activation_bytes(const Experiment& experiment, LayerRange layers);
+int64_t bf16_gathered_norm_bytes(const Experiment& experiment, LayerRange layers);
 int64_t bf16_rounding_bytes(const StageProfile& stage, int64_t bf16_kept_bytes,
                             int64_t im2col_bytes);
 

@@ -75,6 +75,20 @@ TEST(KeptBf16Test, CountsTheBf16ValuesOfAShard) {
             sh + 3 * sh + sh + 128 * 5 / 4 * 64);
 }
 
+// Under sequence parallelism a block gathers Norm1's and Norm2's outputs
+// again for its weight gradients (in bf16, whole sequence); with experts only
+// Norm1's (no dense FFN1 reads Norm2's).
+TEST(KeptBf16Test, CountsTheNormOutputsGatheredAgain) {
+  const TransformerBlockShape shape = gpt2_like_block();
+  const int64_t sh = 128 * 64;
+  EXPECT_EQ(block_gathered_bf16_values(shape, {2, true, false}), 2 * sh);
+  EXPECT_EQ(block_gathered_bf16_values(shape, {2, false, false}), 0);
+  EXPECT_EQ(block_gathered_bf16_values(shape, {1, false, false}), 0);
+  TransformerBlockShape with_experts = shape;
+  with_experts.experts = 4;
+  EXPECT_EQ(block_gathered_bf16_values(with_experts, {2, true, false}), sh);
+}
+
 // A moe layer keeps its dispatched slot rows (W1's input) in bf16: tokens x
 // capacity_factor x top_k rows of dim values, rounded up as moe_cost's.
 TEST(KeptBf16Test, CountsTheExpertsDispatchedRows) {

@@ -275,6 +275,20 @@ TEST(MemoryPreflightTest, Bf16MixedRecomputesInBf16) {
   }
 }
 
+// Under sequence parallelism each of the tiny GPT's 2 blocks keeps Norm1's
+// and Norm2's outputs, gathered again over the whole sequence (s h each), in
+// bf16 from BI to BW; without it, none.
+TEST(MemoryPreflightTest, Bf16MixedCountsTheGatheredNormsInBf16) {
+  Experiment gpt = testing::with_plan(
+      testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda"),
+      ScheduleKind::ZeroBubbleH1, 1, 4, 1, 2);
+  const int64_t s = 8, h = 16, blocks = 2, samples = 16 / 4;
+  const LayerRange all{0, static_cast<int>(gpt.model.layers.size())};
+  EXPECT_EQ(bf16_gathered_norm_bytes(gpt, all), 0);
+  gpt.parallel.sequence_parallel = true;
+  EXPECT_EQ(bf16_gathered_norm_bytes(gpt, all), samples * 2 * blocks * 2 * s * h);
+}
+
 TEST(MemoryPreflightTest, CountsNcclBuffersPerCommunicatorOfEachGpu) {
   const Experiment single = testing::small_experiment();
   // One device: no communicator.
