@@ -82,18 +82,10 @@ Experiment small_conv_experiment(bool sync) {
 
 Experiment two_convolution_experiment() {
   Experiment experiment = small_conv_experiment(false);
-  LayerSpec conv;
-  conv.type = LayerType::Conv2d;
-  conv.out = 4;
-  conv.kernel = 3;
-  conv.padding = 1;
-  LayerSpec relu;
-  relu.type = LayerType::Relu;
-  LayerSpec pool;
-  pool.type = LayerType::GlobalAvgPool;
-  LayerSpec classifier;
-  classifier.out = 3;
-  experiment.model.layers = {conv, relu, conv, pool, classifier};
+  // small_conv_experiment's conv, relu, pool and classifier.
+  const std::vector<LayerSpec> layers = experiment.model.layers;
+  const LayerSpec& conv = layers[0];
+  experiment.model.layers = {conv, layers[2], conv, layers[4], layers[5]};
   return experiment;
 }
 
