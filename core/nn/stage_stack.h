@@ -29,10 +29,19 @@
 // and, for sequence parallelism (a backend without them refuses it):
 //   gather_sequence(local, slice, context, all_gather) -> whole
 //   scatter_sequence(whole, slice, context, reduce_scatter) -> local
-// over [samples, positions * width] tensors, as core/nn/sequence_split.h.
+// over [samples, positions * width] tensors, as core/nn/sequence_split.h;
+// and, to keep some layers' inputs in a form of its own (the CUDA backend's
+// bf16 under bf16-mixed: gpu/layers/kept_layer_input.h; a backend without
+// them keeps every input as it is):
+//   keep_layer_input(layer, stage_input, gathers_sequence, input, state)
+//                               after a training forward, may move `input`
+//                               into `state` (the layer kept none)
+//   holds_layer_input(state)    whether `state` is such an input
+//   restore_layer_input(state, context) -> input, for the layer's backward
 #pragma once
 
 #include <cassert>
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -303,9 +312,9 @@ class StageStack {
     typename Math::Scope scope(context_);
     for (int k = layer_count() - 1; k >= 0; --k) {
       if (saved.output_grads[k].empty()) continue;
-      LayerState* state = saved.states[k].get();
-      layers_[k]->backward_weight_with(input_of(k, saved.inputs[k], state), saved.output_grads[k],
-                                       state);
+      with_backward_input(k, saved, [&](const Tensor& input, LayerState* state) {
+        layers_[k]->backward_weight_with(input_of(k, input, state), saved.output_grads[k], state);
+      });
       saved.inputs[k].reset();
       saved.output_grads[k].reset();
       saved.states[k].reset();
@@ -452,9 +461,38 @@ class StageStack {
   // Runs forward from saved.inputs[0], keeping every layer input; returns y.
   Tensor forward_keeping_inputs(Activations& saved) {
     const int last = layer_count() - 1;
-    for (int k = 0; k < last; ++k)
+    for (int k = 0; k < last; ++k) {
       saved.inputs[k + 1] = layer_forward(k, saved.inputs[k], saved.info, &saved.states[k]);
-    return layer_forward(last, saved.inputs[last], saved.info, &saved.states[last]);
+      keep_layer_input(k, saved);
+    }
+    Tensor y = layer_forward(last, saved.inputs[last], saved.info, &saved.states[last]);
+    keep_layer_input(last, saved);
+    return y;
+  }
+
+  // Lets Math keep layer k's input, once the layer's forward has read it, in
+  // a form of its own (see the top of this file).
+  void keep_layer_input(int k, Activations& saved) {
+    if constexpr (kKeepsLayerInputs)
+      Math::keep_layer_input(*layers_[k], k == 0, gathers_[k], saved.inputs[k], saved.states[k]);
+    else
+      (void)k, (void)saved;
+  }
+
+  // Calls use(input, state) with what layer k's backward reads: its saved
+  // input and state, or the input Math kept itself, restored for the call
+  // (the layer then has no state of its own).
+  template <typename Use>
+  void with_backward_input(int k, Activations& saved, Use&& use) {
+    LayerState* state = saved.states[k].get();
+    if constexpr (kKeepsLayerInputs) {
+      if (Math::holds_layer_input(state)) {
+        const Tensor input = Math::restore_layer_input(*state, context_);
+        use(input, static_cast<LayerState*>(nullptr));
+        return;
+      }
+    }
+    use(static_cast<const Tensor&>(saved.inputs[k]), state);
   }
 
   // B or BI, last layer first. Fused: each layer's weight gradient right after
@@ -466,11 +504,11 @@ class StageStack {
     Tensor grad = std::move(output_grad);
     for (int k = layer_count() - 1; k >= 0; --k) {
       Tensor input_grad;
-      LayerState* state = saved.states[k].get();
-      if (needs_input_grad(k))
-        input_grad = layer_input_grad(k, saved.inputs[k], grad, saved.info, state);
+      with_backward_input(k, saved, [&](const Tensor& input, LayerState* state) {
+        if (needs_input_grad(k)) input_grad = layer_input_grad(k, input, grad, saved.info, state);
+        if (fused) layers_[k]->backward_weight_with(input_of(k, input, state), grad, state);
+      });
       if (fused) {
-        layers_[k]->backward_weight_with(input_of(k, saved.inputs[k], state), grad, state);
         saved.inputs[k].reset();
         saved.states[k].reset();
       } else if (layers_[k]->has_params()) {
@@ -497,6 +535,14 @@ class StageStack {
     Math::gather_sequence(t, slice, context, collective);
     Math::scatter_sequence(t, slice, context, collective);
   };
+
+  // Whether Math keeps some layer inputs itself (see the top of this file).
+  static constexpr bool kKeepsLayerInputs =
+      requires(Layer& layer, Tensor& input, std::unique_ptr<LayerState>& state, Context context) {
+        Math::keep_layer_input(layer, true, true, input, state);
+        { Math::holds_layer_input(state.get()) } -> std::same_as<bool>;
+        { Math::restore_layer_input(*state, context) } -> std::same_as<Tensor>;
+      };
 
   const int begin_;
   Context context_;

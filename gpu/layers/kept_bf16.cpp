@@ -30,10 +30,31 @@ int64_t block_kept_bf16_values(const TransformerBlockShape& shape, const BlockSp
   return values;
 }
 
+int64_t block_gathered_bf16_values(const TransformerBlockShape& shape, const BlockSplit& split) {
+  if (!block_kept_bf16(true, split.sequence_parallel, shape.has_experts()).gathered_norms) return 0;
+  const int64_t norms = shape.has_experts() ? 1 : 2;  // the experts' gate reads Norm2's slice
+  return norms * shape.tokens * shape.dim;
+}
+
 int64_t moe_kept_bf16_values(const MoeShape& shape) {
   const double slots = shape.capacity_factor * static_cast<double>(shape.top_k);
   return static_cast<int64_t>(
       std::ceil(static_cast<double>(shape.tokens) * slots * static_cast<double>(shape.dim)));
+}
+
+bool layer_input_kept_bf16(bool mixed_bf16, LayerType type, bool stage_input,
+                           bool gathers_sequence) {
+  const bool gemm_only_input = type == LayerType::Linear || type == LayerType::Conv2d;
+  return mixed_bf16 && gemm_only_input && !stage_input && !gathers_sequence;
+}
+
+int64_t layer_input_kept_bf16_values(const LayerInfo& info, TensorParallelRole role,
+                                     const BlockSplit& split, bool stage_input,
+                                     bool sequence_model) {
+  const bool gathers =
+      split.sequence_parallel && sequence_model && role == TensorParallelRole::ColumnParallel;
+  if (!layer_input_kept_bf16(true, info.type, stage_input, gathers)) return 0;
+  return role == TensorParallelRole::RowParallel ? info.in_features / split.tp : info.in_features;
 }
 
 }  // namespace pipelab::gpu

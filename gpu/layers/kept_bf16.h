@@ -29,14 +29,26 @@
 //   W1's weight gradient; kept in float32: the hidden pre-activation (GELU's
 //   gradient), the experts' outputs and the gate probabilities (the gate's
 //   gradient, in float32).
-// Every other layer's kept values (the stage's layer inputs: an MLP's, a
-// conv net's) stay float32.
+// The stage's layer inputs (core/nn/stage_stack.h keeps each layer's input
+// for its backward; gpu/layers/kept_layer_input.h):
+//   kept in bf16: a linear's or a conv2d's input (an MLP's, a conv net's, a
+//   GPT's output layer's), which its backward reads only in the weight
+//   gradient's GEMM (dW = x^T dy; a conv's over im2col of x, which only
+//   copies values), rounding it to bf16; its input gradient reads W alone,
+//   and no other layer reads that tensor.
+//   kept in float32: the stage input (the stage's first layer's), which
+//   full recompute starts again from; the output layer's input under
+//   sequence parallelism (the stage keeps it gathered over the sequence);
+//   every other layer's input (activations, norms, pools read it
+//   elementwise).
 #pragma once
 
 #include <cstdint>
 
 #include "core/model/mixture_of_experts.h"
+#include "core/model/model_spec.h"
 #include "core/model/transformer_block.h"
+#include "core/plan/stage_profile.h"
 
 namespace pipelab::gpu {
 
@@ -58,9 +70,30 @@ BlockKeptBf16 block_kept_bf16(bool mixed_bf16, bool sequence_parallel, bool expe
 // kept from BI to BW only, are not among them), its experts' included.
 int64_t block_kept_bf16_values(const TransformerBlockShape& shape, const BlockSplit& split);
 
+// Per sample, the values of the norm outputs a block shard gathers again in
+// its backward under sequence parallelism, kept in bf16 from BI to BW:
+// Norm1's and, with a dense MLP, Norm2's, over the whole sequence (none
+// without sequence parallelism).
+int64_t block_gathered_bf16_values(const TransformerBlockShape& shape, const BlockSplit& split);
+
 // Per sample, the values a moe layer's (or a block's) experts keep in bf16
 // under bf16-mixed: the dispatched slot rows, tokens x capacity_factor x
 // top_k of them of dim values each (as moe_cost counts them).
 int64_t moe_kept_bf16_values(const MoeShape& shape);
+
+// Whether the stage keeps the input of a layer of type `type` in bf16 (see
+// above): false unless `mixed_bf16`; `stage_input`: the layer is the stage's
+// first; `gathers_sequence`: it gathers its input over the sequence.
+bool layer_input_kept_bf16(bool mixed_bf16, LayerType type, bool stage_input,
+                           bool gathers_sequence);
+
+// Per sample, the values of layer `info`'s input that its stage keeps in bf16
+// under bf16-mixed (0 where layer_input_kept_bf16 says no): all of them, or
+// a row-parallel linear's slice (1/tp of them). `split` is the plan's
+// (block_split): under sequence parallelism a sequence model's
+// column-parallel linear gathers its input.
+int64_t layer_input_kept_bf16_values(const LayerInfo& info, TensorParallelRole role,
+                                     const BlockSplit& split, bool stage_input,
+                                     bool sequence_model);
 
 }  // namespace pipelab::gpu

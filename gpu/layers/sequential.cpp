@@ -11,6 +11,7 @@
 #include "gpu/layers/conv2d.h"
 #include "gpu/layers/dropout.h"
 #include "gpu/layers/embedding.h"
+#include "gpu/layers/kept_layer_input.h"
 #include "gpu/layers/layer_norm.h"
 #include "gpu/layers/linear.h"
 #include "gpu/layers/moe.h"
@@ -156,6 +157,19 @@ void DeviceStackMath::add_bias(GpuLayer& row_parallel_linear, DeviceTensor& y) {
     return;
   }
   static_cast<GpuLinear&>(row_parallel_linear).add_bias(y);
+}
+
+void DeviceStackMath::keep_layer_input(GpuLayer& layer, bool stage_input, bool gathers_sequence,
+                                       DeviceTensor& input, std::unique_ptr<LayerState>& state) {
+  pipelab::gpu::keep_layer_input(layer, stage_input, gathers_sequence, input, state);
+}
+
+bool DeviceStackMath::holds_layer_input(const LayerState* state) {
+  return pipelab::gpu::holds_layer_input(state);
+}
+
+DeviceTensor DeviceStackMath::restore_layer_input(const LayerState& state, DeviceContext& context) {
+  return pipelab::gpu::restore_layer_input(state, context);
 }
 
 DeviceTensor DeviceStackMath::gather_sequence(

@@ -46,6 +46,12 @@ struct DeviceStackMath {
   static DeviceTensor scatter_sequence(const DeviceTensor& whole, const SequenceSlice& slice,
                                        DeviceContext& context,
                                        const std::function<void(DeviceTensor&)>& reduce_scatter);
+  // Under bf16-mixed, a linear's or conv2d's input kept in bf16
+  // (gpu/layers/kept_layer_input.h).
+  static void keep_layer_input(GpuLayer& layer, bool stage_input, bool gathers_sequence,
+                               DeviceTensor& input, std::unique_ptr<LayerState>& state);
+  static bool holds_layer_input(const LayerState* state);
+  static DeviceTensor restore_layer_input(const LayerState& state, DeviceContext& context);
   // The context's GPU is current while the stack works.
   struct Scope {
     explicit Scope(DeviceContext& context) : guard(context.gpu()) {}

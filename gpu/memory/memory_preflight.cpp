@@ -39,17 +39,60 @@ int64_t bf16_weight_copy_bytes(const StageProfile& stage) {
   return stage.params * static_cast<int64_t>(sizeof(uint16_t));
 }
 
-int64_t bf16_kept_activation_bytes(const Experiment& experiment, LayerRange layers) {
+namespace {
+
+// Per sample, the values a stage over `layers` keeps in bf16 (kept_bf16.h):
+// its blocks' (all of them, and the most one block keeps), its other
+// layers' (moe layers', linear and conv2d inputs), and the norm outputs its
+// blocks gather again from BI to BW under sequence parallelism.
+struct StageKeptBf16Values {
+  int64_t blocks = 0;
+  int64_t largest_block = 0;
+  int64_t others = 0;
+  int64_t gathered_norms = 0;
+};
+
+StageKeptBf16Values stage_kept_bf16_values(const Experiment& experiment, LayerRange layers) {
   const ModelSpec& model = experiment.model;
   const std::vector<LayerInfo> infos = describe_layers(model);
   const BlockSplit split = block_split(experiment.parallel);
-  int64_t values = 0;  // per sample
+  const std::vector<TensorParallelRole> roles = tensor_parallel_roles(model, {layers});
+  const bool sequence_model = is_sequence_model(model);
+  StageKeptBf16Values values;
   for (int i = layers.begin; i < layers.end; ++i) {
     const LayerInfo& info = infos[static_cast<size_t>(i)];
-    if (info.type == LayerType::TransformerBlock) values += block_kept_bf16_values(info.block, split);
-    if (info.type == LayerType::Moe) values += moe_kept_bf16_values(info.moe);
+    if (info.type == LayerType::TransformerBlock) {
+      const int64_t block = block_kept_bf16_values(info.block, split);
+      values.blocks += block;
+      values.largest_block = std::max(values.largest_block, block);
+      values.gathered_norms += block_gathered_bf16_values(info.block, split);
+    }
+    if (info.type == LayerType::Moe) values.others += moe_kept_bf16_values(info.moe);
+    values.others += layer_input_kept_bf16_values(info, roles[static_cast<size_t>(i)], split,
+                                                  i == layers.begin, sequence_model);
   }
-  return values * static_cast<int64_t>(sizeof(uint16_t)) * microbatch_size(experiment);
+  return values;
+}
+
+int64_t bf16_bytes_per_microbatch(const Experiment& experiment, int64_t values_per_sample) {
+  return values_per_sample * static_cast<int64_t>(sizeof(uint16_t)) * microbatch_size(experiment);
+}
+
+}  // namespace
+
+int64_t bf16_kept_activation_bytes(const Experiment& experiment, LayerRange layers) {
+  const StageKeptBf16Values values = stage_kept_bf16_values(experiment, layers);
+  return bf16_bytes_per_microbatch(experiment, values.blocks + values.others);
+}
+
+int64_t bf16_recomputed_activation_bytes(const Experiment& experiment, LayerRange layers) {
+  const StageKeptBf16Values values = stage_kept_bf16_values(experiment, layers);
+  return bf16_bytes_per_microbatch(experiment, values.largest_block + values.others);
+}
+
+int64_t bf16_gathered_norm_bytes(const Experiment& experiment, LayerRange layers) {
+  return bf16_bytes_per_microbatch(experiment,
+                                   stage_kept_bf16_values(experiment, layers).gathered_norms);
 }
 
 int64_t bf16_rounding_bytes(const StageProfile& stage, int64_t bf16_kept_bytes,
@@ -91,7 +134,16 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
   std::vector<StageProfile> held = profiles;
   for (size_t stage = 0; stage < profiles.size() && bf16_mixed; ++stage) {
     bf16_kept[stage] = bf16_kept_activation_bytes(experiment, profiles[stage].layers);
-    held[stage].activation_bytes -= bf16_kept[stage];
+    StageProfile& kept = held[stage];
+    kept.activation_bytes -= bf16_kept[stage];
+    // Full recompute: the recomputed activations are kept in bf16 again.
+    kept.recompute_kept_bytes = std::min(kept.recompute_kept_bytes, kept.activation_bytes);
+    kept.recompute_working_bytes =
+        std::min(kept.recompute_working_bytes -
+                     bf16_recomputed_activation_bytes(experiment, profiles[stage].layers),
+                 kept.activation_bytes - kept.recompute_kept_bytes);
+    // Sequence parallelism: the norm outputs gathered again, bf16 from BI to BW.
+    kept.split_backward_kept_bytes -= bf16_gathered_norm_bytes(experiment, profiles[stage].layers);
   }
   const Schedule schedule = build_schedule(plan, held);
   const CostModel cost = CostModel::from_profiles(held, profile, optimizer_slots(experiment));

@@ -11,8 +11,9 @@
 //   messages), run on the GPU's device profile (h100 or h200) in fp32 even
 //   under bf16-mixed, whose 2-byte gradients and activations the backend
 //   does not have (it keeps them in float32, and its float32 weights are the
-//   masters), except the activations Transformer blocks and experts keep in
-//   bf16 for their GEMMs (bf16_kept_activation_bytes)
+//   masters), except the activations Transformer blocks, experts and the
+//   stage's linear and conv2d inputs keep in bf16 for their GEMMs
+//   (bf16_kept_activation_bytes, bf16_recomputed_activation_bytes)
 //   + under bf16-mixed, the bf16 weight copies and the bf16 roundings of
 //     GEMM inputs (bf16_weight_copy_bytes, bf16_rounding_bytes)
 //   + its fixed workspace (the cuBLAS workspace of its DeviceContext)
@@ -97,8 +98,9 @@ int64_t largest_im2col_bytes(const Experiment& experiment, LayerRange layers);
 // bf16-mixed on the CUDA backend, per stage (chunk): the bf16 copies of its
 // weights, 2 bytes per parameter (errs high: biases, norms, embeddings and a
 // moe gate keep none), held all along; the bytes of one micro-batch's kept
-// activations that its Transformer blocks and experts keep in bf16, rounded
-// in the forward (gpu/layers/kept_bf16.h), which are half their float32
+// activations that its Transformer blocks, experts and linear and conv2d
+// inputs keep in bf16, rounded in the forward (gpu/layers/kept_bf16.h),
+// which are half their float32
 // bytes; and the most that the bf16 roundings of GEMM inputs made for one
 // call (cublas_gemm.h's RoundedGemmInput) hold at once, half the float32
 // bytes of one micro-batch's kept activations that are not kept in bf16
@@ -106,12 +108,19 @@ int64_t largest_im2col_bytes(const Experiment& experiment, LayerRange layers);
 // bf16-kept ones at 4 bytes: twice `bf16_kept_bytes`), backward gradient
 // buffers and im2col matrix, since each rounded input is one of those. (Under selective recompute the attention
 // probabilities that the backward recomputes are not among them, so their
-// rounding is not counted.) Under full recompute the estimate keeps the
-// blocks' recomputed activations in float32, and under sequence parallelism
-// the norm outputs gathered again in the backward (bf16 from BI to BW): both
-// err high.
+// rounding is not counted.) Under full recompute, of the most that
+// recomputing puts back at once (StageProfile::recompute_working_bytes: one
+// block's activations with the stage's other layers'), the bytes kept in
+// bf16: the largest block's and the other layers'
+// (bf16_recomputed_activation_bytes). Under sequence parallelism, of what
+// BI keeps for BW (StageProfile::split_backward_kept_bytes), the norm
+// outputs its blocks gather again, in bf16 (bf16_gathered_norm_bytes); the
+// backward's working bytes (StageProfile::backward_working_bytes, the
+// largest layer's) still count them at 4 bytes, erring high.
 int64_t bf16_weight_copy_bytes(const StageProfile& stage);
 int64_t bf16_kept_activation_bytes(const Experiment& experiment, LayerRange layers);
+int64_t bf16_recomputed_activation_bytes(const Experiment& experiment, LayerRange layers);
+int64_t bf16_gathered_norm_bytes(const Experiment& experiment, LayerRange layers);
 int64_t bf16_rounding_bytes(const StageProfile& stage, int64_t bf16_kept_bytes,
                             int64_t im2col_bytes);
 

@@ -1,4 +1,4 @@
-// Which values Transformer blocks and experts keep in bf16 under bf16-mixed
+// Which values Transformer blocks, experts and stages keep in bf16 under bf16-mixed
 // on the CUDA backend (gpu/layers/kept_bf16.h), and how many: host
 // arithmetic, checked here without a GPU. (bf16_mixed_test.cpp checks on a
 // GPU that they keep what this says, at the bytes this counts, and that
@@ -75,6 +75,20 @@ TEST(KeptBf16Test, CountsTheBf16ValuesOfAShard) {
             sh + 3 * sh + sh + 128 * 5 / 4 * 64);
 }
 
+// Under sequence parallelism a block gathers Norm1's and Norm2's outputs
+// again for its weight gradients (in bf16, whole sequence); with experts only
+// Norm1's (no dense FFN1 reads Norm2's).
+TEST(KeptBf16Test, CountsTheNormOutputsGatheredAgain) {
+  const TransformerBlockShape shape = gpt2_like_block();
+  const int64_t sh = 128 * 64;
+  EXPECT_EQ(block_gathered_bf16_values(shape, {2, true, false}), 2 * sh);
+  EXPECT_EQ(block_gathered_bf16_values(shape, {2, false, false}), 0);
+  EXPECT_EQ(block_gathered_bf16_values(shape, {1, false, false}), 0);
+  TransformerBlockShape with_experts = shape;
+  with_experts.experts = 4;
+  EXPECT_EQ(block_gathered_bf16_values(with_experts, {2, true, false}), sh);
+}
+
 // A moe layer keeps its dispatched slot rows (W1's input) in bf16: tokens x
 // capacity_factor x top_k rows of dim values, rounded up as moe_cost's.
 TEST(KeptBf16Test, CountsTheExpertsDispatchedRows) {
@@ -107,6 +121,56 @@ TEST(KeptBf16Test, TheBlockExceedsThe16BitPredictionOnlyByItsFloat32Values) {
     EXPECT_EQ(bf16_kept - predicted, 2 * float32_values) << "tp " << tp;
     EXPECT_LT(bf16_kept - predicted, fp32_kept - predicted) << "tp " << tp;
   }
+}
+
+// A stage keeps a linear's or a conv2d's input in bf16 (only their weight
+// gradient's GEMM reads it), but not the stage input nor a gathered one, and
+// every other layer's input in float32.
+TEST(KeptBf16Test, StagesKeepLinearAndConvolutionInputsInBf16) {
+  EXPECT_TRUE(layer_input_kept_bf16(true, LayerType::Linear, false, false));
+  EXPECT_TRUE(layer_input_kept_bf16(true, LayerType::Conv2d, false, false));
+  EXPECT_FALSE(layer_input_kept_bf16(false, LayerType::Linear, false, false)) << "fp32";
+  EXPECT_FALSE(layer_input_kept_bf16(true, LayerType::Linear, true, false)) << "the stage input";
+  EXPECT_FALSE(layer_input_kept_bf16(true, LayerType::Conv2d, true, false)) << "the stage input";
+  EXPECT_FALSE(layer_input_kept_bf16(true, LayerType::Linear, false, true)) << "gathered";
+  for (const LayerType type : {LayerType::Relu, LayerType::Gelu, LayerType::LayerNorm,
+                               LayerType::BatchNorm, LayerType::Dropout, LayerType::MaxPool,
+                               LayerType::ResidualBlock, LayerType::TransformerBlock})
+    EXPECT_FALSE(layer_input_kept_bf16(true, type, false, false)) << layer_type_name(type);
+}
+
+// The values counted: a layer's whole input per sample, a row-parallel
+// linear's slice of it, none for a sequence-parallel output layer (gathered).
+TEST(KeptBf16Test, CountsTheValuesOfAKeptLayerInput) {
+  LayerInfo linear;
+  linear.type = LayerType::Linear;
+  linear.in_features = 8 * 64;  // 8 positions of 64 values
+  const BlockSplit one{1, false, false};
+  const BlockSplit two{2, false, false};
+  const BlockSplit sequence_parallel{2, true, false};
+  const TensorParallelRole replicated = TensorParallelRole::Replicated;
+  EXPECT_EQ(layer_input_kept_bf16_values(linear, replicated, one, false, false), 8 * 64);
+  EXPECT_EQ(layer_input_kept_bf16_values(linear, replicated, one, true, false), 0);
+  EXPECT_EQ(
+      layer_input_kept_bf16_values(linear, TensorParallelRole::ColumnParallel, two, false, true),
+      8 * 64);
+  EXPECT_EQ(
+      layer_input_kept_bf16_values(linear, TensorParallelRole::RowParallel, two, false, false),
+      8 * 64 / 2);
+  EXPECT_EQ(layer_input_kept_bf16_values(linear, TensorParallelRole::ColumnParallel,
+                                         sequence_parallel, false, true),
+            0);
+  // Outside a sequence model, sequence parallelism changes nothing.
+  EXPECT_EQ(layer_input_kept_bf16_values(linear, TensorParallelRole::ColumnParallel,
+                                         sequence_parallel, false, false),
+            8 * 64);
+  LayerInfo relu = linear;
+  relu.type = LayerType::Relu;
+  EXPECT_EQ(layer_input_kept_bf16_values(relu, replicated, one, false, false), 0);
+  LayerInfo conv = linear;
+  conv.type = LayerType::Conv2d;
+  conv.in_features = 4 * 6 * 6;
+  EXPECT_EQ(layer_input_kept_bf16_values(conv, replicated, one, false, false), 4 * 6 * 6);
 }
 
 }  // namespace

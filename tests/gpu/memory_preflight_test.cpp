@@ -144,15 +144,20 @@ TEST(MemoryPreflightTest, Bf16MixedAddsWeightCopiesAndRoundedGemmInputs) {
 // The bf16-kept activations of one micro-batch (kept_bf16.h): per block and
 // sample Norm1's and Norm2's outputs (s h each), q, k, v (3 s h), the
 // attention output (s h) and FFN2's input (s f), per moe layer its
-// dispatched slot rows, at 2 bytes; an MLP keeps every activation in float32.
+// dispatched slot rows, and the inputs of linears and convolutions but the
+// stage's first layer's, at 2 bytes.
 TEST(MemoryPreflightTest, Bf16MixedKeepsTheBlocksGemmInputsInBf16) {
   const Experiment gpt = testing::with_plan(
       testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda"),
       ScheduleKind::OneFOneB, 1, 4);
   const int64_t s = 8, h = 16, f = 4 * 16, blocks = 2, samples = 16 / 4;
   const LayerRange all{0, static_cast<int>(gpt.model.layers.size())};
-  EXPECT_EQ(bf16_kept_activation_bytes(gpt, all), blocks * samples * 2 * (6 * s * h + s * f));
+  // The blocks', and the output layer's input (s h).
+  EXPECT_EQ(bf16_kept_activation_bytes(gpt, all),
+            samples * 2 * (blocks * (6 * s * h + s * f) + s * h));
   EXPECT_EQ(bf16_kept_activation_bytes(gpt, {0, 1}), 0) << "the embedding alone";
+  const LayerRange head{all.end - 1, all.end};
+  EXPECT_EQ(bf16_kept_activation_bytes(gpt, head), 0) << "the output layer's input as stage input";
   // What the backend holds now sits between the simulator's bf16 prediction
   // (2 bytes a value) and the float32 profile it held before.
   const StageProfile float32 =
@@ -162,25 +167,36 @@ TEST(MemoryPreflightTest, Bf16MixedKeepsTheBlocksGemmInputsInBf16) {
   const int64_t held = float32.activation_bytes - bf16_kept_activation_bytes(gpt, all);
   EXPECT_GT(held, predicted.activation_bytes);
   EXPECT_LT(held, float32.activation_bytes);
+  // An MLP keeps the inputs of its 2nd, 3rd and 4th linears (16 values a
+  // sample each); the first one's is the stage input.
   const Experiment mlp = testing::small_experiment();
-  EXPECT_EQ(bf16_kept_activation_bytes(mlp, {0, static_cast<int>(mlp.model.layers.size())}), 0);
+  const int mlp_layers = static_cast<int>(mlp.model.layers.size());
+  EXPECT_EQ(bf16_kept_activation_bytes(mlp, {0, mlp_layers}), 3 * 16 * 2 * microbatch_size(mlp));
+  EXPECT_EQ(bf16_kept_activation_bytes(mlp, {1, mlp_layers}), 3 * 16 * 2 * microbatch_size(mlp))
+      << "from the relu on, the 2nd linear's input is no stage input";
+  EXPECT_EQ(bf16_kept_activation_bytes(mlp, {2, mlp_layers}), 2 * 16 * 2 * microbatch_size(mlp));
+  // The conv net: the second convolution's input (4 channels of 3 x 3) and
+  // the classifier's (4 pooled channels).
+  const Experiment conv =
+      testing::on_backend(pipelab::testing::two_convolution_experiment(), "cuda");
+  EXPECT_EQ(bf16_kept_activation_bytes(conv, {0, 5}), (4 * 3 * 3 + 4) * 2 * microbatch_size(conv));
   // A moe layer of width 16 with top 2 at capacity factor 1: 2 slot rows of
-  // 16 values per sample.
+  // 16 values per sample; and the last linear's input (16 values).
   const Experiment moe = pipelab::testing::small_moe_experiment(2, 1.0);
   EXPECT_EQ(bf16_kept_activation_bytes(moe, {0, static_cast<int>(moe.model.layers.size())}),
-            2 * 16 * 2 * microbatch_size(moe));
+            (2 * 16 + 16) * 2 * microbatch_size(moe));
 }
 
 // Under bf16-mixed the CUDA backend keeps float32 gradients and masters and
-// float32 activations except the blocks' GEMM-only ones, so the estimate is
+// float32 activations except the GEMM-only ones (kept_bf16.h), so the estimate is
 // the fp32 one plus the bf16 copies and roundings of each device's stage,
 // less the bytes those activations save in each micro-batch in flight at the
 // peak (1F1B: pp - d on device d), with the margins on them.
-TEST(MemoryPreflightTest, Bf16MixedCountsWhatTheBackendKeeps) {
-  for (const int pp : {1, 2}) {
-    const Experiment fp32 = testing::with_plan(
-        testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda"),
-        ScheduleKind::OneFOneB, pp, 4);
+void expect_estimate_counts_the_kept_bytes(const Experiment& experiment, const std::string& what,
+                                           const std::vector<int>& pps) {
+  for (const int pp : pps) {
+    SCOPED_TRACE(what + ", pp " + std::to_string(pp));
+    const Experiment fp32 = testing::with_plan(experiment, ScheduleKind::OneFOneB, pp, 4);
     Experiment bf16 = fp32;
     bf16.training.precision = Precision::Bf16Mixed;
     const std::vector<StageProfile> stages = profile_stages(
@@ -195,11 +211,12 @@ TEST(MemoryPreflightTest, Bf16MixedCountsWhatTheBackendKeeps) {
       const int64_t kept = bf16_kept_activation_bytes(bf16, stage.layers);
       EXPECT_GT(kept, 0);
       const int64_t peak_drop = (pp - d) * kept;
+      const int64_t im2col = largest_im2col_bytes(bf16, stage.layers);
       // The margins are whole bytes of each peak: 1 byte apart at most.
       EXPECT_NEAR(static_cast<double>(bf16_bytes[d] - fp32_bytes[d]),
-                  static_cast<double>(bf16_weight_copy_bytes(stage) +
-                                      bf16_rounding_bytes(stage, kept, 0) -
-                                      peak_drop * (100 + kEstimateMarginPercent + kCacheOverheadPercent) / 100),
+                  static_cast<double>(
+                      bf16_weight_copy_bytes(stage) + bf16_rounding_bytes(stage, kept, im2col) -
+                      peak_drop * (100 + kEstimateMarginPercent + kCacheOverheadPercent) / 100),
                   1.0)
           << "pp " << pp << ", device " << d;
       EXPECT_GT(bf16_bytes[d], fp32_bytes[d]);
@@ -208,6 +225,68 @@ TEST(MemoryPreflightTest, Bf16MixedCountsWhatTheBackendKeeps) {
       EXPECT_FALSE(find_memory_shortfalls({bf16_bytes[d]}, {0}, {fp32_bytes[d]}).empty());
     }
   }
+}
+
+TEST(MemoryPreflightTest, Bf16MixedCountsWhatTheBackendKeeps) {
+  expect_estimate_counts_the_kept_bytes(
+      testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda"), "tiny gpt", {1, 2});
+  expect_estimate_counts_the_kept_bytes(testing::small_experiment(), "mlp", {1, 2});
+  // (Over pp 2 one of its stages keeps no such input but its stage input.)
+  expect_estimate_counts_the_kept_bytes(
+      testing::on_backend(pipelab::testing::two_convolution_experiment(), "cuda"), "conv net", {1});
+}
+
+// Under full recompute the activations recomputed for the backward are kept
+// in bf16 again: of the most put back at once, one block's (the tiny GPT's
+// blocks are alike) and the output layer's input for the tiny GPT, every
+// kept linear input for an MLP. With 1F1B on one device the peak holds one
+// micro-batch recomputed, so the estimate drops by those bytes (with the
+// margins on them) against keeping them in float32.
+TEST(MemoryPreflightTest, Bf16MixedRecomputesInBf16) {
+  const Experiment gpt =
+      testing::with_plan(testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda"),
+                         ScheduleKind::OneFOneB, 1, 4);
+  const int64_t s = 8, h = 16, f = 4 * 16, samples = 16 / 4;
+  const LayerRange all{0, static_cast<int>(gpt.model.layers.size())};
+  EXPECT_EQ(bf16_recomputed_activation_bytes(gpt, all), samples * 2 * (6 * s * h + s * f + s * h));
+  const Experiment mlp =
+      testing::with_plan(testing::small_experiment(), ScheduleKind::OneFOneB, 1, 4);
+  const LayerRange mlp_all{0, static_cast<int>(mlp.model.layers.size())};
+  EXPECT_EQ(bf16_recomputed_activation_bytes(mlp, mlp_all),
+            bf16_kept_activation_bytes(mlp, mlp_all));
+  for (const Experiment& experiment : {gpt, mlp}) {
+    Experiment fp32 = experiment;
+    fp32.parallel.recompute = true;
+    Experiment bf16 = fp32;
+    bf16.training.precision = Precision::Bf16Mixed;
+    const StageProfile stage =
+        profile_stages(fp32.model, fp32.parallel, microbatch_size(fp32), Precision::Fp32).front();
+    const int64_t kept = bf16_kept_activation_bytes(bf16, stage.layers);
+    const int64_t recomputed = bf16_recomputed_activation_bytes(bf16, stage.layers);
+    EXPECT_GT(recomputed, 0);
+    const int64_t fp32_bytes = estimate_device_bytes(fp32, h200(), kWorkspace).front();
+    const int64_t bf16_bytes = estimate_device_bytes(bf16, h200(), kWorkspace).front();
+    EXPECT_NEAR(static_cast<double>(bf16_bytes - fp32_bytes),
+                static_cast<double>(
+                    bf16_weight_copy_bytes(stage) + bf16_rounding_bytes(stage, kept, 0) -
+                    recomputed * (100 + kEstimateMarginPercent + kCacheOverheadPercent) / 100),
+                1.0)
+        << experiment.name;
+  }
+}
+
+// Under sequence parallelism each of the tiny GPT's 2 blocks keeps Norm1's
+// and Norm2's outputs, gathered again over the whole sequence (s h each), in
+// bf16 from BI to BW; without it, none.
+TEST(MemoryPreflightTest, Bf16MixedCountsTheGatheredNormsInBf16) {
+  Experiment gpt = testing::with_plan(
+      testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda"),
+      ScheduleKind::ZeroBubbleH1, 1, 4, 1, 2);
+  const int64_t s = 8, h = 16, blocks = 2, samples = 16 / 4;
+  const LayerRange all{0, static_cast<int>(gpt.model.layers.size())};
+  EXPECT_EQ(bf16_gathered_norm_bytes(gpt, all), 0);
+  gpt.parallel.sequence_parallel = true;
+  EXPECT_EQ(bf16_gathered_norm_bytes(gpt, all), samples * 2 * blocks * 2 * s * h);
 }
 
 TEST(MemoryPreflightTest, CountsNcclBuffersPerCommunicatorOfEachGpu) {

@@ -80,6 +80,15 @@ Experiment small_conv_experiment(bool sync) {
   return experiment;
 }
 
+Experiment two_convolution_experiment() {
+  Experiment experiment = small_conv_experiment(false);
+  // small_conv_experiment's conv, relu, pool and classifier.
+  const std::vector<LayerSpec> layers = experiment.model.layers;
+  const LayerSpec& conv = layers[0];
+  experiment.model.layers = {conv, layers[2], conv, layers[4], layers[5]};
+  return experiment;
+}
+
 LayerSpec moe_spec(int64_t experts, int64_t top_k, double capacity_factor) {
   LayerSpec moe;
   moe.type = LayerType::Moe;

@@ -23,6 +23,9 @@ Experiment small_experiment();
 // pool and the classifier; `sync`: the batch norms' statistics are synced
 // over data-parallel replicas.
 Experiment small_conv_experiment(bool sync);
+// A conv net with a convolution past its first layer: conv, relu, conv,
+// global average pool, linear classifier (as small_conv_experiment's data).
+Experiment two_convolution_experiment();
 
 // A tiny GPT (embedding 16 x 16, two blocks of 2 heads, layernorm, linear to
 // the vocabulary) on the copy task (sequences of 8 tokens, vocabulary 16, 512
