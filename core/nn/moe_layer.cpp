@@ -256,7 +256,10 @@ Tensor MoeLayer::backward_input_with(const Tensor& x, const Tensor& dy, const Fo
                                      LayerState* state) {
   (void)info;
   if (sequence_.shards == 1) return backward_whole(x, dy, state);
-  return own_positions(backward_whole(gather_slices(x, false), gather_slices(dy, false), state));
+  // In this order on every shard (the schedule lists the two gathers alike).
+  const Tensor whole_x = gather_slices(x, false);
+  const Tensor whole_dy = gather_slices(dy, false);
+  return own_positions(backward_whole(whole_x, whole_dy, state));
 }
 
 Tensor MoeLayer::backward_whole(const Tensor& x, const Tensor& dy, LayerState* state) {
