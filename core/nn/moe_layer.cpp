@@ -1,5 +1,6 @@
 #include "core/nn/moe_layer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -7,6 +8,7 @@
 #include "core/nn/counter_rng.h"
 #include "core/nn/init.h"
 #include "core/nn/linear.h"
+#include "core/nn/sequence_split.h"
 
 namespace pipelab {
 
@@ -44,11 +46,13 @@ uint64_t expert_word(int64_t expert, int part) {
 }  // namespace
 
 MoeLayer::MoeLayer(int index, const MoeShape& shape, double aux_loss_weight, ExpertShard shard,
-                   DeviceAllocator* allocator)
-    : Layer(LayerType::Moe, index, shape.tokens * shape.dim, shape.tokens * shape.dim, allocator),
+                   DeviceAllocator* allocator, MoeSequenceSlice sequence)
+    : Layer(LayerType::Moe, index, shape.tokens * shape.dim / std::max(sequence.shards, 1),
+            shape.tokens * shape.dim / std::max(sequence.shards, 1), allocator),
       shape_(shape),
       aux_loss_weight_(aux_loss_weight),
       shard_(shard),
+      sequence_(sequence),
       gate_(shape.dim, shape.experts, allocator, MemoryCategory::Weights),
       gate_grad_(shape.dim, shape.experts, allocator, MemoryCategory::Gradients) {
   if (shard.ep < 1 || shape.experts % shard.ep != 0 || shard.rank < 0 || shard.rank >= shard.ep)
@@ -60,6 +64,12 @@ MoeLayer::MoeLayer(int index, const MoeShape& shape, double aux_loss_weight, Exp
     throw std::invalid_argument("layer " + std::to_string(index) + ": the experts' ffn " +
                                 std::to_string(shape.ffn) + " cannot be split over tp = " +
                                 std::to_string(shard.tp) + "; choose a tp that divides ffn");
+  if (sequence.shards < 1 || shape.tokens % sequence.shards != 0 || sequence.shard < 0 ||
+      sequence.shard >= sequence.shards)
+    throw std::invalid_argument(
+        "layer " + std::to_string(index) + ": the sequence of " + std::to_string(shape.tokens) +
+        " tokens cannot be split over tp = " + std::to_string(sequence.shards) +
+        "; choose a tp that divides it");
   const int64_t h = shape.dim;
   const int64_t f = hidden_width();
   experts_.resize(static_cast<size_t>(shape.experts / shard.ep));
@@ -100,6 +110,33 @@ void MoeLayer::init(uint64_t seed) {
 
 void MoeLayer::connect_experts(ExpertConnection connection) { connection_ = std::move(connection); }
 
+void MoeLayer::connect_sequence_parallel(InnerSequenceCollectives collectives) {
+  sequence_collectives_ = std::move(collectives);
+}
+
+Tensor MoeLayer::gather_slices(const Tensor& local, bool in_forward) {
+  const int64_t local_tokens = shape_.tokens / sequence_.shards;
+  const SequenceSlice slice{sequence_.shards, sequence_.shard, local.rows(), local_tokens};
+  Tensor whole(local.rows() * shape_.tokens, shape_.dim, allocator(), MemoryCategory::Activations);
+  auto gather = [this, in_forward](float* data, int64_t count) {
+    Tensor values = Tensor::borrow(data, count);
+    sequence_collectives_.all_gather(values, in_forward);
+  };
+  gather_sequence(Tensor::view(local, local.rows() * local_tokens, shape_.dim), slice, whole,
+                  gather, allocator());
+  whole.reshape(local.rows(), shape_.tokens * shape_.dim);
+  return whole;
+}
+
+Tensor MoeLayer::own_positions(const Tensor& whole) const {
+  const int64_t width = shape_.tokens * shape_.dim / sequence_.shards;
+  const int64_t first = width * sequence_.shard;
+  Tensor local(whole.rows(), width, allocator(), MemoryCategory::Activations);
+  for (int64_t b = 0; b < whole.rows(); ++b)
+    std::copy(whole.row(b) + first, whole.row(b) + first + width, local.row(b));
+  return local;
+}
+
 void MoeLayer::exchange(Tensor& values, bool in_forward) {
   if (shard_.ep == 1) return;
   if (!connection_.all_to_all)
@@ -133,6 +170,12 @@ Tensor MoeLayer::forward(const Tensor& x, const ForwardInfo& info) {
 
 Tensor MoeLayer::forward_keeping(const Tensor& x, const ForwardInfo& info,
                                  std::unique_ptr<LayerState>& state) {
+  if (sequence_.shards == 1) return forward_whole(x, info, state);
+  return own_positions(forward_whole(gather_slices(x, true), info, state));
+}
+
+Tensor MoeLayer::forward_whole(const Tensor& x, const ForwardInfo& info,
+                               std::unique_ptr<LayerState>& state) {
   Tensor y = mix(Tensor::view(x, x.rows() * shape_.tokens, shape_.dim), info, state);
   y.reshape(x.rows(), x.cols());
   y.add(x);  // the residual: a dropped token passes through
@@ -212,6 +255,14 @@ Tensor MoeLayer::backward_input(const Tensor& x, const Tensor& dy, const Forward
 Tensor MoeLayer::backward_input_with(const Tensor& x, const Tensor& dy, const ForwardInfo& info,
                                      LayerState* state) {
   (void)info;
+  if (sequence_.shards == 1) return backward_whole(x, dy, state);
+  // In this order on every shard (the schedule lists the two gathers alike).
+  const Tensor whole_x = gather_slices(x, false);
+  const Tensor whole_dy = gather_slices(dy, false);
+  return own_positions(backward_whole(whole_x, whole_dy, state));
+}
+
+Tensor MoeLayer::backward_whole(const Tensor& x, const Tensor& dy, LayerState* state) {
   const int64_t rows = x.rows() * shape_.tokens;
   Tensor dx =
       mix_backward(Tensor::view(x, rows, shape_.dim), Tensor::view(dy, rows, shape_.dim), state);

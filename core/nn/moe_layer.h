@@ -19,6 +19,21 @@
 // its MLP and calls mix and mix_backward on Norm2's output: the same gate,
 // routing and experts, without the layer's residual.
 //
+// Sequence parallelism (MoeSequenceSlice, between sequence-parallel blocks):
+// the layer takes and gives one tensor-parallel shard's slice of the sequence
+// but keeps every expert whole, as under plain tp. Its forward all-gathers
+// the slices so that every shard routes the whole sequence alike (capacity is
+// per micro-batch, so routing, drops and the aux loss are tp 1's), computes
+// the whole output and keeps its own positions. Its backward all-gathers the
+// output gradient (and the input again) and runs the whole backward on every
+// shard, keeping its positions of dx. The alternative, a backward of its own
+// rows only, would reduce-scatter a partial input gradient (the same bytes
+// as gathering dy) but leave every expert's weight gradient partial, to be
+// all-reduced each step (parameters' bytes, far more than a micro-batch's
+// tokens), and it would save no GEMM work: the experts still run every
+// slot. So the gradients come out whole and equal on every shard, and none
+// is summed.
+//
 // Initial values depend on the seed, the layer and the global expert index
 // only, so every ep split starts from the same model. The backward's input
 // half also adds the weight gradients (the expert GEMMs need the exchanged
@@ -33,10 +48,17 @@
 
 namespace pipelab {
 
+// Which slice of the sequence a standalone moe layer takes and gives
+// (shards = tp under sequence parallelism; 1: the whole sequence).
+struct MoeSequenceSlice {
+  int shards = 1;
+  int shard = 0;
+};
+
 class MoeLayer : public Layer {
  public:
   MoeLayer(int index, const MoeShape& shape, double aux_loss_weight, ExpertShard shard,
-           DeviceAllocator* allocator);
+           DeviceAllocator* allocator, MoeSequenceSlice sequence = {});
 
   void init(uint64_t seed);
 
@@ -48,6 +70,8 @@ class MoeLayer : public Layer {
                              LayerState* state) override;
   void backward_weight_with(const Tensor& x, const Tensor& dy, LayerState* state) override;
   void connect_experts(ExpertConnection connection) override;
+  // Under MoeSequenceSlice::shards > 1: the gathers of the slices.
+  void connect_sequence_parallel(InnerSequenceCollectives collectives) override;
 
   // The experts' part alone, on tokens [rows, dim]: the gate-weighted sum of
   // the chosen experts' outputs ([rows, dim], 0 for a dropped token), its
@@ -85,6 +109,14 @@ class MoeLayer : public Layer {
 
  private:
   struct Kept;
+  // The layer on the whole sequence: x [rows, tokens x dim] (the residual added).
+  Tensor forward_whole(const Tensor& x, const ForwardInfo& info,
+                       std::unique_ptr<LayerState>& state);
+  Tensor backward_whole(const Tensor& x, const Tensor& dy, LayerState* state);
+  // Under sequence parallelism: every shard's slices of `local` gathered,
+  // [rows, tokens x dim]; and this shard's positions of `whole`.
+  Tensor gather_slices(const Tensor& local, bool in_forward);
+  Tensor own_positions(const Tensor& whole) const;
   // The all-to-all of `values` (ep chunks of rows), or nothing under ep = 1.
   void exchange(Tensor& values, bool in_forward);
   // Slot rows as they travel, [member][local expert][capacity], reordered to
@@ -98,6 +130,8 @@ class MoeLayer : public Layer {
   const MoeShape shape_;
   const double aux_loss_weight_;
   const ExpertShard shard_;
+  const MoeSequenceSlice sequence_;
+  InnerSequenceCollectives sequence_collectives_;  // set under sequence_.shards > 1
   Tensor gate_;       // [dim, E], Weights
   Tensor gate_grad_;  // [dim, E], Gradients
   std::vector<Expert> experts_;

@@ -100,8 +100,9 @@ std::unique_ptr<Layer> HostStackMath::build_layer(const LayerLayout& layer, uint
     return block;
   }
   if (spec.type == LayerType::Moe) {
-    auto moe = std::make_unique<MoeLayer>(layer.index, experts_shape(), spec.aux_loss_weight,
-                                          ExpertShard{layer.ep, layer.ep_rank}, allocator);
+    auto moe = std::make_unique<MoeLayer>(
+        layer.index, experts_shape(), spec.aux_loss_weight, ExpertShard{layer.ep, layer.ep_rank},
+        allocator, MoeSequenceSlice{layer.sequence_shards, layer.sequence_shard});
     moe->init(seed);
     return moe;
   }

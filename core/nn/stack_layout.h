@@ -79,7 +79,9 @@ struct LayerLayout {
   // Under sequence parallelism, whether its gradients come from its slice of
   // the sequence only (a replicated layer between embedding and output).
   bool sequence_partial() const {
-    return sequence_shards > 1 && !gathers_sequence && role == TensorParallelRole::Replicated;
+    // A moe layer gathers the whole sequence itself (moe_layer.h): its gradients are whole.
+    return sequence_shards > 1 && !gathers_sequence && role == TensorParallelRole::Replicated &&
+           spec.type != LayerType::Moe;
   }
 };
 

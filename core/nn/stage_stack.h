@@ -158,7 +158,8 @@ class StageStack {
       if (splits_itself(layer))
         layers_.back()->connect_all_reduce(
             [this, index](Tensor& values, bool in_forward) { all_reduce_(values, index, in_forward); });
-      if (splits_itself(layer) && layer.sequence_shards > 1)
+      // A moe layer gathers the sequence itself too (moe_layer.h), though it is not split.
+      if ((splits_itself(layer) || layer.spec.type == LayerType::Moe) && layer.sequence_shards > 1)
         layers_.back()->connect_sequence_parallel(
             {[this, index](Tensor& values, bool in_forward) {
                sequence_collective_(TensorParallelCollective::AllGather, values, index, in_forward);

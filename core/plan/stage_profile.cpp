@@ -204,6 +204,14 @@ void add_tensor_parallel_collectives(std::vector<TensorParallelAllReduce>& out, 
       }
       break;
     default:
+      // A standalone moe layer between sequence-parallel blocks gathers the
+      // sequence before routing it, and in its backward gathers the output
+      // gradient and the input again (moe_layer.h); nothing is scattered.
+      if (sequence_parallel && sequence_model && info.type == LayerType::Moe) {
+        out.push_back({layer, out_bytes, true, C::AllGather});
+        out.push_back({layer, out_bytes, false, C::AllGather});
+        out.push_back({layer, out_bytes, false, C::AllGather});
+      }
       break;
   }
 }
@@ -213,7 +221,8 @@ void add_tensor_parallel_collectives(std::vector<TensorParallelAllReduce>& out, 
 // its experts' gate, fed partial gradients, moe_layer.h), and every
 // replicated layer's (a layernorm between blocks and the output).
 int64_t sequence_partial_params(const LayerInfo& info, TensorParallelRole role, int64_t params) {
-  if (role == TensorParallelRole::Replicated) return params;
+  // A moe layer gathers the whole sequence and takes whole gradients (moe_layer.h).
+  if (role == TensorParallelRole::Replicated) return info.type == LayerType::Moe ? 0 : params;
   if (role != TensorParallelRole::BlockParallel) return 0;
   const int64_t per_norm = info.block.norm == NormType::LayerNorm ? 2 : 1;  // gain (and bias)
   const int64_t gate = info.has_experts() ? info.moe.dim * info.moe.experts : 0;
@@ -350,7 +359,13 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
       ShardCost cost;
       int64_t kept = 0;  // this layer's kept bytes per sample, in the run's precision
       switch (roles[i]) {
-        case TensorParallelRole::Replicated: cost = full_cost(info); break;
+        case TensorParallelRole::Replicated:
+          cost = full_cost(info);
+          // Under sequence parallelism a moe layer's stage keeps its input
+          // slice; the layer keeps its whole-sequence routing (moe_layer.h).
+          if (info.type == LayerType::Moe && split.sequence_parallel && tp > 1)
+            cost.activation_bytes -= info.in_features * kBytesPerValue / tp * (tp - 1);
+          break;
         case TensorParallelRole::Sharded: cost = sharded_elementwise_cost(info, tp); break;
         case TensorParallelRole::ColumnParallel:
         case TensorParallelRole::RowParallel:

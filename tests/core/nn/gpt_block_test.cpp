@@ -22,12 +22,13 @@
 namespace pipelab {
 namespace {
 
+using testing::expect_close;
 using testing::expect_gradient_matches;
-using testing::random_tensor;
-using testing::weighted_sum;
 using testing::HostAllReduce;
 using testing::HostSequenceCollectives;
 using testing::positions_of;
+using testing::random_tensor;
+using testing::weighted_sum;
 
 constexpr int64_t kBatch = 2;
 constexpr int64_t kSeq = 3;
@@ -149,13 +150,6 @@ TEST(TransformerBlock, SplitBackwardAndRecomputeChangeNothing) {
   // Forward keeps norm1_out, h and norm2_out (dim each), qkv (3 dim), the
   // attention output (dim), ffn1's output and the activation (f each), and P.
   EXPECT_EQ(cache_a.forward_floats(), kRows * (8 * 7 + 12 * 2) + kBatch * 4 * kSeq * kSeq);
-}
-
-void expect_close(const Tensor& actual, const Tensor& expected, const std::string& what) {
-  ASSERT_TRUE(actual.same_shape(expected)) << what;
-  for (int64_t i = 0; i < actual.size(); ++i)
-    EXPECT_NEAR(actual.data()[i], expected.data()[i], 1e-5 * (1 + std::fabs(expected.data()[i])))
-        << what << " element " << i;
 }
 
 void expect_shards_match_whole(const GptBlockConfig& config, int tp,

@@ -18,10 +18,10 @@
 namespace pipelab {
 namespace {
 
+using testing::expect_close;
 using testing::HostAllReduce;
-using testing::HostSequenceCollectives;
-using testing::positions_of;
 using testing::random_tensor;
+using testing::shard_positions;
 
 constexpr int64_t kSeq = 4;
 constexpr int64_t kDim = 4;
@@ -57,20 +57,9 @@ struct BlockRun {
     layer.connect_experts(connection);
   }
   void run(const Tensor& x, const Tensor& dy) {
-    layer.zero_grad();
-    std::unique_ptr<LayerState> state;
-    y = layer.forward_keeping(x, ForwardInfo{}, state);
-    dx = layer.backward_input_with(x, dy, ForwardInfo{}, state.get());
-    layer.backward_weight_with(x, dy, state.get());
+    testing::run_forward_backward(layer, x, dy, y, dx);
   }
 };
-
-void expect_close(const Tensor& actual, const Tensor& expected, const std::string& what) {
-  ASSERT_TRUE(actual.same_shape(expected)) << what;
-  for (int64_t i = 0; i < actual.size(); ++i)
-    EXPECT_NEAR(actual.data()[i], expected.data()[i], 1e-5 * (1 + std::fabs(expected.data()[i])))
-        << what << " element " << i;
-}
 
 void expect_shards_match_whole(int tp, double capacity_factor, bool expect_drops) {
   SCOPED_TRACE("tp " + std::to_string(tp) + ", capacity_factor " + std::to_string(capacity_factor));
@@ -126,14 +115,6 @@ void expect_shards_match_whole(int tp, double capacity_factor, bool expect_drops
   }
 }
 
-// Positions [k seq / tp, (k + 1) seq / tp) of every sample of a [batch, seq * dim] tensor.
-Tensor shard_positions(const Tensor& whole, int tp, int k) {
-  const int64_t local = kSeq / tp;
-  Tensor part = positions_of(Tensor::view(whole, kBatch * kSeq, kDim), kBatch, kSeq, k * local, local);
-  part.reshape(kBatch, local * kDim);
-  return part;
-}
-
 // With dropout the shards draw their positions' part of the whole block's masks.
 void expect_sequence_parallel_shards_match_whole(int tp, double capacity_factor, bool expect_drops,
                                                  float dropout = 0.0f) {
@@ -148,16 +129,11 @@ void expect_sequence_parallel_shards_match_whole(int tp, double capacity_factor,
   std::vector<std::unique_ptr<BlockRun>> shards;
   for (int k = 0; k < tp; ++k)
     shards.push_back(std::make_unique<BlockRun>(tp, k, capacity_factor, true, dropout));
-  HostSequenceCollectives collectives(tp);
-  std::vector<std::thread> threads;
-  for (int k = 0; k < tp; ++k) {
-    const SequenceCollectives mine = collectives.for_shard(k);
-    shards[k]->layer.connect_sequence_parallel(
-        {[mine](Tensor& values, bool) { mine.all_gather(values.data(), values.size()); },
-         [mine](Tensor& values, bool) { mine.reduce_scatter(values.data(), values.size()); }});
-    threads.emplace_back([&, k] { shards[k]->run(shard_positions(x, tp, k), shard_positions(dy, tp, k)); });
-  }
-  for (std::thread& thread : threads) thread.join();
+  std::vector<Layer*> layers;
+  for (auto& shard : shards) layers.push_back(&shard->layer);
+  testing::run_sequence_shards(layers, [&](int k) {
+    shards[k]->run(shard_positions(x, kSeq, kDim, tp, k), shard_positions(dy, kSeq, kDim, tp, k));
+  });
 
   MoeLayer& full = *whole.layer.experts();
   const int64_t width = kFfn / tp;
@@ -165,8 +141,8 @@ void expect_sequence_parallel_shards_match_whole(int tp, double capacity_factor,
   for (int k = 0; k < tp; ++k) {
     SCOPED_TRACE("shard " + std::to_string(k));
     BlockRun& shard = *shards[k];
-    expect_close(shard.y, shard_positions(whole.y, tp, k), "y");
-    expect_close(shard.dx, shard_positions(whole.dx, tp, k), "dx");
+    expect_close(shard.y, shard_positions(whole.y, kSeq, kDim, tp, k), "y");
+    expect_close(shard.dx, shard_positions(whole.dx, kSeq, kDim, tp, k), "dx");
     EXPECT_EQ(shard.routing.routed, whole.routing.routed);
     EXPECT_EQ(shard.routing.dropped, whole.routing.dropped);
     MoeLayer& part = *shard.layer.experts();

@@ -8,11 +8,14 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/nn/all_reduce.h"
+#include "core/nn/layer.h"
 #include "core/nn/tensor.h"
 
 namespace pipelab::testing {
@@ -147,6 +150,53 @@ inline Tensor positions_of(const Tensor& whole, int64_t batch, int64_t seq, int6
   for (int64_t b = 0; b < batch; ++b)
     std::copy(whole.row(b * seq + first), whole.row(b * seq + first + count), part.row(b * count));
   return part;
+}
+
+// Shard k of tp's positions of every sample of a [batch, seq * dim] tensor,
+// [batch, seq / tp * dim], as sequence parallelism splits it.
+inline Tensor shard_positions(const Tensor& whole, int64_t seq, int64_t dim, int tp, int k) {
+  const int64_t batch = whole.rows();
+  const int64_t local = seq / tp;
+  Tensor part = positions_of(Tensor::view(whole, batch * seq, dim), batch, seq, k * local, local);
+  part.reshape(batch, local * dim);
+  return part;
+}
+
+// Every element of `actual` within 1e-5 (relative, plus 1e-5) of `expected`.
+inline void expect_close(const Tensor& actual, const Tensor& expected, const std::string& what) {
+  ASSERT_TRUE(actual.same_shape(expected)) << what;
+  for (int64_t i = 0; i < actual.size(); ++i)
+    EXPECT_NEAR(actual.data()[i], expected.data()[i], 1e-5 * (1 + std::fabs(expected.data()[i])))
+        << what << " element " << i;
+}
+
+// One training micro-batch of `layer` on x and dy, its gradients zeroed
+// first: forward keeping its state, then BI and BW.
+inline void run_forward_backward(Layer& layer, const Tensor& x, const Tensor& dy, Tensor& y,
+                                 Tensor& dx) {
+  layer.zero_grad();
+  std::unique_ptr<LayerState> state;
+  y = layer.forward_keeping(x, ForwardInfo{}, state);
+  dx = layer.backward_input_with(x, dy, ForwardInfo{}, state.get());
+  layer.backward_weight_with(x, dy, state.get());
+}
+
+// Runs tp sequence-parallel shards of a layer in lockstep threads: each
+// shard's layer (layers[k]) is connected to host gathers and scatters, then
+// shard k runs run(k) ({x, dy} slices: see shard_positions).
+inline void run_sequence_shards(const std::vector<Layer*>& layers,
+                                const std::function<void(int)>& run) {
+  const int tp = static_cast<int>(layers.size());
+  HostSequenceCollectives collectives(tp);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < tp; ++k) {
+    const SequenceCollectives mine = collectives.for_shard(k);
+    layers[k]->connect_sequence_parallel(
+        {[mine](Tensor& values, bool) { mine.all_gather(values.data(), values.size()); },
+         [mine](Tensor& values, bool) { mine.reduce_scatter(values.data(), values.size()); }});
+    threads.emplace_back([&run, k] { run(k); });
+  }
+  for (std::thread& thread : threads) thread.join();
 }
 
 }  // namespace pipelab::testing

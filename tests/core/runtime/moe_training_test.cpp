@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <numeric>
 
 #include "core/runtime/threaded_executor.h"
@@ -248,19 +249,20 @@ TEST(MoeTraining, ExpertBlocksTrainAlikeUnderRecomputeAndZeroBubble) {
 // parallelism over data-parallel replicas; with dropped tokens too; and
 // under sequence parallelism (the blocks gather the sequence before their
 // experts and scatter the combined outputs back).
-TEST(MoeTraining, ExpertBlocksUnderTensorParallelTrainLikeOneShard) {
-  struct Case {
-    std::string what;
-    double capacity_factor;
-    int pp, dp, ep;
-    bool sequence_parallel = false;
-  };
-  for (const Case& c : {Case{"tp 2", 4.0, 1, 1, 1}, Case{"tp 2, capacity 0.5", 0.5, 1, 1, 1},
-                        Case{"tp 2 x pp 2", 1.25, 2, 1, 1}, Case{"tp 2 x dp 2, ep 2", 1.25, 1, 2, 2},
-                        Case{"tp 2 sp, capacity 0.5", 0.5, 1, 1, 1, true}, Case{"tp 2 sp x pp 2", 1.25, 2, 1, 1, true},
-                        Case{"tp 2 sp x dp 2, ep 2", 1.25, 1, 2, 2, true}}) {
-    Experiment base = with_plan(testing::gpt_with_expert_blocks(2, c.capacity_factor), ScheduleKind::OneFOneB,
-                                c.pp, 2, c.dp);
+struct TensorParallelCase {
+  std::string what;
+  double capacity_factor;
+  int pp, dp, ep;
+  bool sequence_parallel = false;
+};
+
+// model(capacity_factor) trained at tp 2 (and the case's ep, sequence
+// parallelism) gives tp 1's losses, validation loss, routing and drops.
+template <typename Model>
+void expect_tensor_parallel_trains_like_one_shard(const Model& model,
+                                                  std::initializer_list<TensorParallelCase> cases) {
+  for (const TensorParallelCase& c : cases) {
+    Experiment base = with_plan(model(c.capacity_factor), ScheduleKind::OneFOneB, c.pp, 2, c.dp);
     base.training.eval_every = 10;
     const testing::RunOutput reference = run_experiment(base);
     ASSERT_EQ(reference.state, RunState::Finished) << c.what << ": " << reference.error;
@@ -294,6 +296,32 @@ TEST(MoeTraining, ExpertBlocksUnderTensorParallelTrainLikeOneShard) {
       EXPECT_GT(dropped, 0) << c.what << ": the capacity was meant to drop tokens";
     }
   }
+}
+
+TEST(MoeTraining, ExpertBlocksUnderTensorParallelTrainLikeOneShard) {
+  using Case = TensorParallelCase;
+  expect_tensor_parallel_trains_like_one_shard(
+      [](double capacity_factor) { return testing::gpt_with_expert_blocks(2, capacity_factor); },
+      {Case{"tp 2", 4.0, 1, 1, 1}, Case{"tp 2, capacity 0.5", 0.5, 1, 1, 1},
+       Case{"tp 2 x pp 2", 1.25, 2, 1, 1}, Case{"tp 2 x dp 2, ep 2", 1.25, 1, 2, 2},
+       Case{"tp 2 sp, capacity 0.5", 0.5, 1, 1, 1, true},
+       Case{"tp 2 sp x pp 2", 1.25, 2, 1, 1, true},
+       Case{"tp 2 sp x dp 2, ep 2", 1.25, 1, 2, 2, true}});
+}
+
+// A standalone moe layer between sequence-parallel blocks gathers the whole
+// sequence before routing it (moe_layer.h), so it routes and drops as tp 1.
+TEST(MoeTraining, AMoeLayerBetweenSequenceParallelBlocksTrainsLikeOneShard) {
+  using Case = TensorParallelCase;
+  expect_tensor_parallel_trains_like_one_shard(
+      [](double capacity_factor) {
+        Experiment gpt = testing::gpt_with_expert_blocks(2, capacity_factor);
+        gpt.model.layers.insert(gpt.model.layers.begin() + 2, moe_spec(4, 2, capacity_factor));
+        return gpt;
+      },
+      {Case{"tp 2 sp, moe layer, capacity 0.5", 0.5, 1, 1, 1, true},
+       Case{"tp 2 sp x pp 2, moe layer", 1.25, 2, 1, 1, true},
+       Case{"tp 2 sp x dp 2, ep 2, moe layer", 1.25, 1, 2, 2, true}});
 }
 
 }  // namespace

@@ -60,6 +60,45 @@ TEST(SequenceParallel, BlocksGatherAndScatterInsteadOfAllReducing) {
   EXPECT_EQ(counts.at(OpKind::ReduceScatter), 4 * (4 * stage_blocks + 1));
 }
 
+// A standalone moe layer between the blocks (moe_layer.h): it gathers the
+// whole sequence in the forward, and the output gradient and its input again
+// in the backward, scatters nothing, and adds no gradient to the step's sum.
+TEST(SequenceParallel, AMoeLayerGathersTheWholeSequenceThreeTimes) {
+  ModelSpec model = gpt(4);
+  LayerSpec moe;
+  moe.type = LayerType::Moe;
+  moe.experts = 4;
+  moe.top_k = 2;
+  moe.ffn = 128;
+  moe.capacity_factor = 1.25;
+  const int moe_index = 2;
+  model.layers.insert(model.layers.begin() + moe_index, moe);
+  ParallelPlan one_stage = plan(true);
+  one_stage.pp = 1;
+  const int64_t microbatch = 2;
+  const auto profiles = profile_stages(model, one_stage, microbatch, Precision::Bf16Mixed);
+  const LayerInfo info = describe_layers(model)[moe_index];
+  std::vector<TensorParallelAllReduce> listed;
+  for (const TensorParallelAllReduce& collective : profiles[0].tp_allreduces)
+    if (collective.layer == moe_index) listed.push_back(collective);
+  ASSERT_EQ(listed.size(), 3u);
+  for (size_t i = 0; i < listed.size(); ++i) {
+    EXPECT_EQ(listed[i].collective, TensorParallelCollective::AllGather);
+    EXPECT_EQ(listed[i].in_forward, i == 0);
+    EXPECT_EQ(listed[i].bytes, microbatch * info.out_features * 2);  // bf16 activations
+  }
+  const auto without = profile_stages(gpt(4), one_stage, microbatch, Precision::Bf16Mixed);
+  EXPECT_EQ(profiles[0].sequence_parallel_gradient_bytes,
+            without[0].sequence_parallel_gradient_bytes);
+  const Schedule schedule = build_schedule(one_stage, profiles, 1);
+  const ValidationReport report = validate_schedule(schedule);
+  ASSERT_TRUE(report.ok()) << (report.errors.empty() ? "" : report.errors.front());
+  int moe_gathers = 0;
+  for (const Op& op : schedule.devices[0])
+    moe_gathers += op.kind == OpKind::AllGather && op.layer == moe_index;
+  EXPECT_EQ(moe_gathers, 3 * one_stage.microbatches);
+}
+
 TEST(SequenceParallel, SplitsActivationMemoryAndKeepsTheCommunicationVolume) {
   const ModelSpec model = gpt(4);
   ParallelPlan without = plan(false);
