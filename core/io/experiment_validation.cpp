@@ -300,19 +300,6 @@ void check_parallel(const Experiment& experiment, bool model_ok, Problems& probl
 
   const bool experts = model_has_experts(experiment.model);
   check_expert_parallel(experiment, model_ok, experts, problems);
-  // Under sequence parallelism a moe layer gathers the whole sequence before
-  // routing it (moe_layer.h), on the cpu backend; the cuda one does not yet.
-  const auto& layers = experiment.model.layers;
-  const auto moe_layer = std::find_if(layers.begin(), layers.end(),
-                                      [](const LayerSpec& layer) { return layer.type == LayerType::Moe; });
-  if (model_ok && experts && moe_layer != layers.end() && plan.sequence_parallel && plan.tp > 1 &&
-      experiment.backend.type == "cuda")
-    problems.push_back(
-        "model.layers[" + std::to_string(moe_layer - layers.begin()) +
-        "] is a moe layer, which the cuda backend does not run under sequence parallelism yet; "
-        "use backend.type = \"cpu\", set parallel.sequence_parallel = false, or put the experts in "
-        "a transformer_block (its experts field)");
-
   const bool synced_batch_norm = std::any_of(experiment.model.layers.begin(), experiment.model.layers.end(),
                                              [](const LayerSpec& layer) { return layer.sync; });
   if (model_ok && synced_batch_norm && plan.update == UpdateMode::Async && plan.dp > 1)

@@ -1,5 +1,6 @@
 #include "gpu/layers/moe.h"
 
+#include <algorithm>
 #include <cassert>
 #include <stdexcept>
 #include <string>
@@ -13,6 +14,7 @@
 #include "gpu/kernels/moe_math.h"
 #include "gpu/layers/cublas_gemm.h"
 #include "gpu/layers/kept_gemm_input.h"
+#include "gpu/layers/sequence_split.h"
 
 namespace pipelab::gpu {
 
@@ -57,16 +59,18 @@ DeviceBuffer upload_indices(const std::vector<int64_t>& values, CachingAllocator
 }  // namespace
 
 GpuMoe::GpuMoe(int index, const MoeShape& shape, double aux_loss_weight, ExpertShard shard,
-               uint64_t seed, DeviceContext& context)
-    : GpuLayer(LayerType::Moe, index, shape.tokens * shape.dim, shape.tokens * shape.dim, context),
+               uint64_t seed, DeviceContext& context, MoeSequenceSlice sequence)
+    : GpuLayer(LayerType::Moe, index, shape.tokens * shape.dim / std::max(sequence.shards, 1),
+               shape.tokens * shape.dim / std::max(sequence.shards, 1), context),
       shape_(shape),
       aux_loss_weight_(aux_loss_weight),
       shard_(shard),
+      sequence_(sequence),
       gate_(shape.dim, shape.experts, &context.allocator(), MemoryCategory::Weights),
       gate_grad_(shape.dim, shape.experts, &context.allocator(), MemoryCategory::Gradients) {
   // The CPU layer's initial values (one place for the initialisation rule and
-  // the check that ep divides the experts).
-  MoeLayer host(index, shape, aux_loss_weight, shard, nullptr);
+  // the checks that ep divides the experts and the shards the sequence).
+  MoeLayer host(index, shape, aux_loss_weight, shard, nullptr, sequence);
   host.init(seed);
   const int64_t h = shape.dim;
   const int64_t f = hidden_width();
@@ -127,9 +131,42 @@ DeviceTensor GpuMoe::forward(const DeviceTensor& x, const ForwardInfo& info) {
   return forward_keeping(x, info, state);
 }
 
+DeviceTensor GpuMoe::gather_slices(const DeviceTensor& local, bool in_forward) {
+  const int64_t local_tokens = shape_.tokens / sequence_.shards;
+  const SequenceSlice slice{sequence_.shards, sequence_.shard, local.rows(), local_tokens};
+  DeviceTensor whole =
+      DeviceTensor::uninitialized(local.rows(), shape_.tokens * shape_.dim, &context().allocator(),
+                                  MemoryCategory::Activations);
+  const auto& all_gather = sequence_collectives_.all_gather;
+  gather_sequence(
+      local.data(), slice, shape_.dim, whole.data(),
+      [&all_gather, in_forward](DeviceTensor& values) { all_gather(values, in_forward); },
+      context());
+  return whole;
+}
+
+DeviceTensor GpuMoe::own_positions(const DeviceTensor& whole) const {
+  // Each sample's row holds its positions in order: this shard's are one
+  // contiguous run of `width` values per row, so one strided copy.
+  const int64_t width = whole.cols() / sequence_.shards;
+  DeviceTensor local = make_activation(whole.rows(), width);
+  const size_t row_bytes = static_cast<size_t>(width) * sizeof(float);
+  PIPELAB_CUDA_CHECK(cudaMemcpy2DAsync(
+      local.data(), row_bytes, whole.data() + width * sequence_.shard,
+      static_cast<size_t>(whole.cols()) * sizeof(float), row_bytes,
+      static_cast<size_t>(whole.rows()), cudaMemcpyDeviceToDevice, context().stream()));
+  return local;
+}
+
 DeviceTensor GpuMoe::forward_keeping(const DeviceTensor& x, const ForwardInfo& info,
                                      std::unique_ptr<LayerState>& state) {
   assert(x.cols() == in_features());
+  if (sequence_.shards == 1) return forward_whole(x, info, state);
+  return own_positions(forward_whole(gather_slices(x, true), info, state));
+}
+
+DeviceTensor GpuMoe::forward_whole(const DeviceTensor& x, const ForwardInfo& info,
+                                   std::unique_ptr<LayerState>& state) {
   DeviceTensor y = mix(x.data(), x.rows() * shape_.tokens, x.data(), info, state);
   y.reshape(x.rows(), x.cols());
   return y;
@@ -222,6 +259,15 @@ DeviceTensor GpuMoe::backward_input_with(const DeviceTensor& x, const DeviceTens
                                          const ForwardInfo& info, LayerState* state) {
   (void)info;
   assert(x.same_shape(dy));
+  if (sequence_.shards == 1) return backward_whole(x, dy, state);
+  // In this order on every shard (the schedule lists the two gathers alike).
+  const DeviceTensor whole_x = gather_slices(x, false);
+  const DeviceTensor whole_dy = gather_slices(dy, false);
+  return own_positions(backward_whole(whole_x, whole_dy, state));
+}
+
+DeviceTensor GpuMoe::backward_whole(const DeviceTensor& x, const DeviceTensor& dy,
+                                    LayerState* state) {
   DeviceTensor dx = mix_backward(x.data(), dy.data(), x.rows() * shape_.tokens, dy.data(), state);
   dx.reshape(dy.rows(), dy.cols());
   return dx;

@@ -24,13 +24,22 @@
 // (expert_major_block), and a second all-to-all brings the outputs back; the
 // backward does the reverse pair. Under ep = 1 there is neither exchange nor
 // reorder.
+//
+// Sequence parallelism (MoeSequenceSlice, between sequence-parallel blocks),
+// as the CPU layer does it: x, y, dx and dy hold one shard's slice of the
+// sequence; the forward all-gathers the slices (gather_sequence, through the
+// stage's connection) and runs the whole layer, keeping its own positions;
+// the backward gathers the input and dy again and runs the whole backward, so
+// every shard's gradients are whole and none is summed (moe_layer.h says why).
 #pragma once
 
-#include <memory>
 #include <functional>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/model/mixture_of_experts.h"
+#include "core/nn/moe_layer.h"
 #include "gpu/layers/layer.h"
 
 namespace pipelab::gpu {
@@ -39,9 +48,9 @@ class GpuMoe : public GpuLayer {
  public:
   // Initial values come from core's MoeLayer for the same index, shard and
   // seed, so they equal the CPU's bit for bit. Throws std::invalid_argument
-  // when ep does not divide the experts.
+  // when ep does not divide the experts or the shards do not divide the sequence.
   GpuMoe(int index, const MoeShape& shape, double aux_loss_weight, ExpertShard shard, uint64_t seed,
-         DeviceContext& context);
+         DeviceContext& context, MoeSequenceSlice sequence = {});
 
   DeviceTensor forward(const DeviceTensor& x, const ForwardInfo& info) override;
   DeviceTensor backward_input(const DeviceTensor& x, const DeviceTensor& dy,
@@ -53,6 +62,10 @@ class GpuMoe : public GpuLayer {
   void backward_weight_with(const DeviceTensor& x, const DeviceTensor& dy,
                             LayerState* state) override;
   void connect_experts(ExpertConnection connection) override;
+  // Under MoeSequenceSlice::shards > 1: the gathers of the slices.
+  void connect_sequence_parallel(InnerSequenceCollectives collectives) override {
+    sequence_collectives_ = std::move(collectives);
+  }
 
   // The experts' part on `rows` tokens [rows, dim], as MoeLayer::mix (a
   // transformer_block with experts calls it on Norm2's output): the
@@ -85,6 +98,14 @@ class GpuMoe : public GpuLayer {
 
  private:
   struct Kept;
+  // The layer on the whole sequence: x [rows, tokens x dim] (the residual added).
+  DeviceTensor forward_whole(const DeviceTensor& x, const ForwardInfo& info,
+                             std::unique_ptr<LayerState>& state);
+  DeviceTensor backward_whole(const DeviceTensor& x, const DeviceTensor& dy, LayerState* state);
+  // Under sequence parallelism: every shard's slices of `local` gathered,
+  // [rows, tokens x dim]; and this shard's positions of `whole`.
+  DeviceTensor gather_slices(const DeviceTensor& local, bool in_forward);
+  DeviceTensor own_positions(const DeviceTensor& whole) const;
   struct Expert {
     DeviceTensor w1, b1, w2, b2;  // [dim, ffn / tp], [1, ffn / tp], [ffn / tp, dim], [1, dim]
     DeviceTensor w1_grad, b1_grad, w2_grad, b2_grad;
@@ -103,6 +124,8 @@ class GpuMoe : public GpuLayer {
   const MoeShape shape_;
   const double aux_loss_weight_;
   const ExpertShard shard_;
+  const MoeSequenceSlice sequence_;
+  InnerSequenceCollectives sequence_collectives_;  // set under sequence_.shards > 1
   DeviceTensor gate_;       // [dim, E], Weights
   DeviceTensor gate_grad_;  // [dim, E], Gradients
   std::vector<Expert> experts_;

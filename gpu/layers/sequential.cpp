@@ -120,16 +120,11 @@ std::unique_ptr<GpuLayer> build_float_layer(const LayerLayout& layer, uint64_t s
   if (spec.type == LayerType::Dropout)
     return std::make_unique<GpuDropout>(layer.index, layer.out, spec.p, seed, context,
                                         layer.feature_offset);
-  if (spec.type == LayerType::Moe && layer.sequence_shards > 1)
-    throw std::invalid_argument(
-        "layer " + std::to_string(layer.index) +
-        ": the cuda backend does not run a moe layer under sequence parallelism yet; use "
-        "the cpu backend or set parallel.sequence_parallel = false");
   if (spec.type == LayerType::Moe)
-    return std::make_unique<GpuMoe>(layer.index,
-                                    moe_shape(spec, layer.token_in(), layer.tokens, label),
-                                    spec.aux_loss_weight, ExpertShard{layer.ep, layer.ep_rank},
-                                    seed, context);
+    return std::make_unique<GpuMoe>(
+        layer.index, moe_shape(spec, layer.token_in(), layer.tokens, label), spec.aux_loss_weight,
+        ExpertShard{layer.ep, layer.ep_rank}, seed, context,
+        MoeSequenceSlice{layer.sequence_shards, layer.sequence_shard});
   if (auto image_layer = build_image_layer(layer, seed, context)) return image_layer;
   return std::make_unique<GpuActivation>(spec.type, layer.index, layer.out, context);
 }

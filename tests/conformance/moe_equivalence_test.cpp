@@ -4,8 +4,8 @@
 // by core's code on every backend) and the auxiliary loss. An MLP with a
 // top-1 layer whose tight capacity drops tokens, a GPT with a top-2 layer,
 // GPTs whose blocks' MLPs are experts, data parallelism, expert parallelism,
-// pipelines that recompute or split the backward, and validation on the host
-// copy of the weights.
+// pipelines that recompute or split the backward, a moe layer between
+// sequence-parallel blocks, and validation on the host copy of the weights.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -163,6 +163,36 @@ TEST_P(MoeEquivalence, ExpertBlocksUnderTensorParallelLearnAsOnTheCpu) {
   Experiment sequence_parallel = with_plan(testing::gpt_with_expert_blocks(1, 0.5), ScheduleKind::OneFOneB, 2, 4, 1, 2);
   sequence_parallel.parallel.sequence_parallel = true;
   check(sequence_parallel, "top-1 expert blocks capacity 0.5, tp2 sp x pp2");
+}
+
+// A standalone moe layer between sequence-parallel blocks gathers the whole
+// sequence before routing it (moe_layer.h, gpu/layers/moe.h): the same
+// routing, drops and losses as the CPU at the same split, with dropped
+// tokens, pipelined, and with expert parallelism; and, with capacity for
+// every token, tp 1's losses within 1e-4.
+TEST_P(MoeEquivalence, AMoeLayerBetweenSequenceParallelBlocksLearnsAsOnTheCpu) {
+  const auto with_moe_layer = [](double capacity_factor) {
+    Experiment gpt = testing::gpt_with_expert_blocks(2, capacity_factor);
+    gpt.model.layers.insert(gpt.model.layers.begin() + 2, testing::moe_spec(4, 2, capacity_factor));
+    return gpt;
+  };
+  const Experiment base = with_plan(with_moe_layer(4.0), ScheduleKind::OneFOneB, 1, 2);
+  const testing::RunOutput reference = run_experiment(testing::on_backend(base, backend()));
+  ASSERT_EQ(reference.state, RunState::Finished) << reference.error;
+  Experiment split = base;
+  split.parallel.tp = 2;
+  split.parallel.sequence_parallel = true;
+  const Runs runs = check(split, "moe layer tp2 sp");
+  if (runs.run.state == RunState::Finished)
+    testing::expect_same_curve(reference.losses(), runs.run.losses(), 1e-4, "moe layer tp2 sp against tp 1");
+  Experiment dropping = with_plan(with_moe_layer(0.5), ScheduleKind::OneFOneB, 2, 4, 1, 2);
+  dropping.parallel.sequence_parallel = true;
+  const Runs dropped = check(dropping, "moe layer capacity 0.5, tp2 sp x pp2");
+  EXPECT_GT(dropped_in(dropped.cpu), 0) << "the capacity was meant to drop tokens";
+  Experiment expert_parallel = with_plan(with_moe_layer(1.25), ScheduleKind::OneFOneB, 1, 2, 2, 2);
+  expert_parallel.parallel.ep = 2;
+  expert_parallel.parallel.sequence_parallel = true;
+  check(expert_parallel, "moe layer tp2 sp x dp2 ep2");
 }
 
 // Validation runs on the host copy of the weights: every expert must come along.

@@ -148,8 +148,6 @@ TEST_P(TransformerRun, EveryScheduledSequenceParallelCollectiveIsReportedOnce) {
 // (moe_layer.h), each as listed with the whole sequence's bytes, and
 // scatters nothing; its gradients are whole, so no more is summed per step.
 TEST_P(TransformerRun, AMoeLayersSequenceGathersAreScheduledAndReported) {
-  if (testing::backend_under_test() == "cuda")
-    GTEST_SKIP() << "the cuda backend does not run a moe layer under sequence parallelism yet";
   Experiment model = testing::gpt_with_expert_blocks(2, 1.25);
   model.model.layers.insert(model.model.layers.begin() + 2, testing::moe_spec(4, 2, 1.25));
   for (const ScheduleKind kind : {ScheduleKind::OneFOneB, ScheduleKind::ZeroBubbleH1}) {
@@ -249,13 +247,9 @@ TEST_P(TransformerRun, PredictedPeaksOfExpertBlocksUnderTensorParallelMatchTheMe
                           {"experts tp2 x dp2 ep2", expert_parallel},
                           {"experts tp2 sp x pp2", sequence_parallel},
                           {"experts zb-h1 tp2 sp x pp2", zero_bubble}});
-  if (testing::backend_under_test() !=
-      "cuda") {  // cuda runs no moe layer under sequence parallelism yet
-    Experiment moe_layer = sequence_parallel;
-    moe_layer.model.layers.insert(moe_layer.model.layers.begin() + 2,
-                                  testing::moe_spec(4, 2, 1.25));
-    expect_predicted_peaks({{"experts and a moe layer tp2 sp x pp2", moe_layer}});
-  }
+  Experiment moe_layer = sequence_parallel;
+  moe_layer.model.layers.insert(moe_layer.model.layers.begin() + 2, testing::moe_spec(4, 2, 1.25));
+  expect_predicted_peaks({{"experts and a moe layer tp2 sp x pp2", moe_layer}});
   const Prediction one = predict_experiment(whole);
   const Prediction two = predict_experiment(split);
   for (const MemoryCategory category : {MemoryCategory::Weights, MemoryCategory::Activations}) {

@@ -7,7 +7,9 @@
 // token rows' gradients and the position table's. The two shards run on one
 // GPU in lockstep threads whose gathers and scatters go through host copies,
 // so the layers' own sequence handling is tested apart from the backend's
-// collectives. A block with experts likewise. Skipped without a GPU.
+// collectives. A block with experts likewise, and a standalone moe layer
+// (which gathers the whole sequence and takes whole gradients). Skipped
+// without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,11 +21,13 @@
 #include <vector>
 
 #include "core/nn/embedding_layer.h"
+#include "core/nn/moe_layer.h"
 #include "core/nn/tensor_parallel.h"
 #include "core/nn/transformer_block_layer.h"
 #include "gpu/device/device_context.h"
 #include "gpu/device/device_guard.h"
 #include "gpu/layers/embedding.h"
+#include "gpu/layers/moe.h"
 #include "gpu/layers/transformer_block.h"
 #include "gpu_test_support.h"
 
@@ -96,7 +100,21 @@ void run_shards(int tp, const Shard& shard) {
   for (std::thread& thread : threads) thread.join();
 }
 
-// One block shard's run on its positions of x and dy: its output, input
+// The CPU's whole layer on x and dy: its output and input gradient (the
+// weight gradients stay in the layer).
+struct WholeLayerRun {
+  std::vector<float> y, dx;
+};
+WholeLayerRun run_whole_layer(Layer& cpu, const Tensor& x, const Tensor& dy, const ForwardInfo& info) {
+  std::unique_ptr<LayerState> state;
+  WholeLayerRun run;
+  run.y = values_of(cpu.forward_keeping(x, info, state));
+  run.dx = values_of(cpu.backward_input_with(x, dy, info, state.get()));
+  cpu.backward_weight_with(x, dy, state.get());
+  return run;
+}
+
+// One layer shard's run on its positions of x and dy: its output, input
 // gradient, gradients, and which gradients are partial (summed over the
 // shards by the step's all-reduce).
 struct BlockShardRun {
@@ -104,7 +122,7 @@ struct BlockShardRun {
   std::vector<std::vector<float>> grads;
   std::vector<bool> partial;
 };
-BlockShardRun run_block_shard(GpuTransformerBlock& block, DeviceContext& context, const Tensor& x,
+BlockShardRun run_block_shard(GpuLayer& block, DeviceContext& context, const Tensor& x,
                               const Tensor& dy, int64_t seq, int tp, int k, const ForwardInfo& info) {
   const int64_t batch = x.rows(), dim = x.cols() / seq, local = seq / tp;
   const auto local_tensor = [&](const Tensor& whole) {
@@ -145,11 +163,7 @@ TEST(SequenceParallelLayers, BlockShardsGiveTheCpuBlocksSlices) {
   cpu.init(seed);
   const Tensor x = random_tensor(batch, seq * config.dim, 1);
   const Tensor dy = random_tensor(batch, seq * config.dim, 2);
-  std::unique_ptr<LayerState> cpu_state;
-  const std::vector<float> y_cpu = values_of(cpu.forward_keeping(x, info, cpu_state));
-  const std::vector<float> dx_cpu =
-      values_of(cpu.backward_input_with(x, dy, info, cpu_state.get()));
-  cpu.backward_weight_with(x, dy, cpu_state.get());
+  const auto [y_cpu, dx_cpu] = run_whole_layer(cpu, x, dy, info);
 
   std::vector<BlockShardRun> shards(tp);
   run_shards(tp, [&](int k, DeviceContext& context, GpuLayer::InnerSequenceCollectives sequence) {
@@ -217,10 +231,7 @@ void expect_expert_block_shards_match_the_cpu(double capacity_factor) {
   cpu.init(seed);
   const Tensor x = random_tensor(batch, seq * config.dim, 3);
   const Tensor dy = random_tensor(batch, seq * config.dim, 4);
-  std::unique_ptr<LayerState> cpu_state;
-  const std::vector<float> y_cpu = values_of(cpu.forward_keeping(x, info, cpu_state));
-  const std::vector<float> dx_cpu = values_of(cpu.backward_input_with(x, dy, info, cpu_state.get()));
-  cpu.backward_weight_with(x, dy, cpu_state.get());
+  const auto [y_cpu, dx_cpu] = run_whole_layer(cpu, x, dy, info);
 
   std::vector<BlockShardRun> shards(tp);
   run_shards(tp, [&](int k, DeviceContext& context, GpuLayer::InnerSequenceCollectives sequence) {
@@ -278,6 +289,55 @@ TEST(SequenceParallelLayers, ExpertBlockShardsGiveTheCpuBlocksSlices) {
   PIPELAB_REQUIRE_GPU();
   expect_expert_block_shards_match_the_cpu(4.0);
   expect_expert_block_shards_match_the_cpu(0.5);
+}
+
+// A standalone moe layer on each shard's slice (gpu/layers/moe.h): each
+// shard's slice of the whole layer's output and input gradient, and every
+// gradient whole on every shard (none partial).
+void expect_moe_layer_shards_match_the_cpu(double capacity_factor) {
+  SCOPED_TRACE("capacity_factor " + std::to_string(capacity_factor));
+  const int tp = 2;
+  const int64_t seq = 8, batch = 3, local = seq / tp, dim = 16, experts = 4;
+  const int index = 2;
+  const uint64_t seed = 9;
+  ForwardInfo info;
+  info.training = true;
+  info.step = 1;
+  const MoeShape shape{seq, dim, experts, 2, 32, capacity_factor};
+
+  MoeLayer cpu(index, shape, 0.1, ExpertShard{}, nullptr);
+  cpu.init(seed);
+  const Tensor x = random_tensor(batch, seq * dim, 5);
+  const Tensor dy = random_tensor(batch, seq * dim, 6);
+  const auto [y_cpu, dx_cpu] = run_whole_layer(cpu, x, dy, info);
+
+  std::vector<BlockShardRun> shards(tp);
+  run_shards(tp, [&](int k, DeviceContext& context, GpuLayer::InnerSequenceCollectives sequence) {
+    GpuMoe moe(index, shape, 0.1, ExpertShard{}, seed, context, MoeSequenceSlice{tp, k});
+    moe.connect_sequence_parallel(std::move(sequence));
+    shards[k] = run_block_shard(moe, context, x, dy, seq, tp, k, info);
+  });
+
+  const std::vector<Tensor*> expected = cpu.grads();
+  for (int k = 0; k < tp; ++k) {
+    const std::string shard = "shard " + std::to_string(k);
+    expect_close_to_scale(shards[k].y, positions(y_cpu, batch, seq, dim, k * local, local), 1e-4,
+                          shard + " forward");
+    expect_close_to_scale(shards[k].dx, positions(dx_cpu, batch, seq, dim, k * local, local), 1e-3,
+                          shard + " input gradient");
+    ASSERT_EQ(shards[k].grads.size(), expected.size()) << shard;
+    for (size_t i = 0; i < expected.size(); ++i) {
+      EXPECT_FALSE(shards[k].partial[i]) << shard << " gradient " << i;
+      expect_close_to_scale(shards[k].grads[i], expected[i]->to_vector(), 1e-3,
+                            shard + " gradient " + std::to_string(i));
+    }
+  }
+}
+
+TEST(SequenceParallelLayers, MoeLayerShardsGiveTheCpuLayersSlices) {
+  PIPELAB_REQUIRE_GPU();
+  expect_moe_layer_shards_match_the_cpu(4.0);
+  expect_moe_layer_shards_match_the_cpu(0.5);  // with dropped tokens
 }
 
 TEST(SequenceParallelLayers, EmbeddingShardsGiveTheCpuLookupsSlices) {

@@ -152,33 +152,23 @@ TEST(TransformerExperiment, ABlocksExpertsAreReadCheckedAndWrittenBack) {
   };
   // Each expert's FFN is split over tp like the dense MLP, inside each expert-parallel member.
   EXPECT_EQ(with([](Json& d) { d["parallel"]["tp"] = 2; }), "no error");
-  // Under sequence parallelism a block, and on the cpu a moe layer, gathers
-  // the sequence before routing it; the cuda backend refuses the moe layer.
+  // Under sequence parallelism a block, and a moe layer, gathers the
+  // sequence before routing it, on either backend.
   EXPECT_EQ(with([](Json& d) {
               d["parallel"]["tp"] = 2;
               d["parallel"]["sequence_parallel"] = true;
             }),
             "no error");
-  EXPECT_EQ(with([](Json& d) {
-              d["parallel"]["tp"] = 2;
-              d["parallel"]["sequence_parallel"] = true;
-              d["model"]["layers"].insert(d["model"]["layers"].begin() + 3,
-                                          Json::parse(R"({"type": "moe", "experts": 4, "ffn": 64})"));
-            }),
-            "no error");
-  EXPECT_EQ(with([](Json& d) {
-              d["backend"]["type"] = "cuda";
-              d["parallel"]["tp"] = 2;
-              d["parallel"]["sequence_parallel"] = true;
-              d["model"]["layers"].insert(
-                  d["model"]["layers"].begin() + 3,
-                  Json::parse(R"({"type": "moe", "experts": 4, "ffn": 64})"));
-            }),
-            "model.layers[3] is a moe layer, which the cuda backend does not run under sequence "
-            "parallelism "
-            "yet; use backend.type = \"cpu\", set parallel.sequence_parallel = false, or put the "
-            "experts in a "
-            "transformer_block (its experts field)");
+  for (const char* backend : {"cpu", "cuda"})
+    EXPECT_EQ(with([backend](Json& d) {
+                d["backend"]["type"] = backend;
+                d["parallel"]["tp"] = 2;
+                d["parallel"]["sequence_parallel"] = true;
+                d["model"]["layers"].insert(d["model"]["layers"].begin() + 3,
+                                            Json::parse(R"({"type": "moe", "experts": 4, "ffn": 64})"));
+              }),
+              "no error")
+        << backend;
   EXPECT_NE(with([](Json& d) {
               d["parallel"]["tp"] = 2;
               d["model"]["layers"][2]["ffn"] = 63;
