@@ -156,6 +156,10 @@ if wants cli; then
     --backend cuda --steps 20 --summary "${report_dir}/cuda_moe_blocks_summary.json"
   run_step "cli train, sequence parallel" "${cli}" train --config examples/tiny_gpt_copy.json \
     --backend cuda --steps 20 --set parallel.tp=2 --set parallel.sequence_parallel=true
+  # A moe layer between sequence-parallel blocks gathers the sequence before routing it.
+  run_step "cli train, moe layer under sequence parallel" "${cli}" train \
+    --config examples/moe_layer_copy.json --backend cuda --steps 20 --set parallel.tp=2 \
+    --set parallel.sequence_parallel=true --summary "${report_dir}/cuda_moe_sp_summary.json"
   # Mixed precision: bf16 GEMM inputs, fp32 master weights; an MLP over dp x tp x pp
   # under the sync checks, the tiny GPT, the ResNet and the Switch blocks.
   run_step "cli train, bf16-mixed, PIPELAB_CUDA_SYNC=1" env PIPELAB_CUDA_SYNC=1 "${cli}" train \
@@ -200,6 +204,7 @@ if wants sanitizer; then
     filter+=':*ConvEquivalence.SyncedBatchNormInDataParallelEqualsOneDevice/cuda'
     filter+=':*MoeEquivalence.Top1WithDroppedTokensLearnsAsOnTheCpu/cuda'
     filter+=':*MoeEquivalence.GptWithExpertBlocksLearnsAsOnTheCpu/cuda:*SequenceParallel/cuda'
+    filter+=':*MoeEquivalence.AMoeLayerBetweenSequenceParallelBlocksLearnsAsOnTheCpu/cuda'
     for tool in memcheck racecheck; do
       run_step "compute-sanitizer ${tool}" compute-sanitizer --tool "${tool}" --error-exitcode 9 \
         "${build_dir}/tests/test_conformance" --gtest_filter="${filter}"
