@@ -25,76 +25,25 @@ using testing::with_plan;
 class TransformerRun : public testing::BackendConformance {};
 PIPELAB_CONFORMANCE_SUITE(TransformerRun);
 
-// (device, step, micro-batch, layer): one per listed tensor-parallel all-reduce.
-using ReduceKey = std::tuple<int, int, int, int>;
-
-// With experts in the blocks, their MLP's two all-reduces carry the experts'
-// slots (moe_layer.h) instead of the dense MLP's rows.
-TEST_P(TransformerRun, EveryScheduledTensorParallelAllReduceIsReportedOnce) {
-  for (const auto& [kind, model] : {std::pair{ScheduleKind::OneFOneB, tiny_gpt_experiment()},
-                                    std::pair{ScheduleKind::ZeroBubbleH1, tiny_gpt_experiment()},
-                                    std::pair{ScheduleKind::OneFOneB, testing::gpt_with_expert_blocks(2, 1.25)}}) {
-    Experiment experiment = with_plan(model, kind, 2, 4, 1, 2);
-    experiment.training.steps = 3;
-    EventSink sink;
-    const std::unique_ptr<Executor> built = make_executor(experiment, sink);
-    auto& executor = dynamic_cast<ThreadedExecutor&>(*built);
-    executor.start();
-    executor.wait();
-    ASSERT_EQ(executor.state(), RunState::Finished) << executor.error();
-    testing::RunOutput output;
-    testing::drain_into(sink, output);
-
-    // The bytes of each listed all-reduce, and of each reported one: each ran
-    // inside its compute op, on the tensor the plan sized (a placeholder
-    // reports 0).
-    std::map<ReduceKey, std::multiset<int64_t>> scheduled, reported;
-    int listed = 0;
-    for (int w = 0; w < executor.program().window_count(); ++w) {
-      const TrainingWindow window = executor.program().window(w);
-      for (int d = 0; d < executor.device_count(); ++d)
-        for (const Op& op : window.schedule->devices[d]) {
-          if (op.kind != OpKind::AllReduce || op.group != CommGroup::TensorParallel) continue;
-          ++listed;
-          scheduled[{d, window.first_step + op.step, op.microbatch, op.layer}].insert(op.bytes);
-        }
-    }
-    for (const TraceEvent& event : output.trace.events) {
-      const Op& op = event.op;
-      if (op.kind != OpKind::AllReduce || op.group != CommGroup::TensorParallel) continue;
-      reported[{event.device, op.step, op.microbatch, op.layer}].insert(event.bytes);
-    }
-    // Per step, micro-batch and shard: the embedding's 1 and a block's 4 on
-    // stage 0; on stage 1 a block's 4, the output layer's input gradient's 1
-    // and the vocabulary-parallel loss's 2.
-    EXPECT_EQ(listed, 3 * 4 * 2 * (5 + 7));
-    EXPECT_EQ(reported, scheduled) << schedule_name(kind);
-  }
-}
-
 // (device, step, micro-batch, layer, kind): one per listed tensor-parallel collective.
 using CollectiveKey = std::tuple<int, int, int, int, OpKind>;
 
-// Sequence parallelism: every gather, scatter and the step's all-reduce of the
-// norms' gradients runs where the schedule lists it, on the bytes it predicted
-// (under zero-bubble, the embedding's gather with BW, which computes it).
-// Blocks with experts gather and scatter as the dense ones (the experts'
-// gate's gradient joins the norms' in the step's all-reduce).
-// A sequence-parallel run's tensor-parallel collectives: as its schedule
-// lists them and as it reported them (bytes per key), and how many of each
-// kind are listed, in all and per layer.
-struct SequenceParallelCollectives {
+// A run's tensor-parallel collectives: as its schedule lists them and as it
+// reported them (bytes per key; each ran inside its compute op, on the tensor
+// the plan sized, and a placeholder reports 0), and how many of each kind are
+// listed, in all and per layer.
+struct TensorParallelCollectives {
   std::map<CollectiveKey, std::multiset<int64_t>> scheduled, reported;
   std::map<OpKind, int> listed;
   std::map<std::pair<int, OpKind>, int> listed_by_layer;
 };
 
-// Runs `experiment` 3 steps under sequence parallelism.
-SequenceParallelCollectives run_sequence_parallel(Experiment experiment) {
-  experiment.parallel.sequence_parallel = true;
+// Runs `experiment` 3 steps and gathers its tensor-parallel collectives.
+TensorParallelCollectives run_tensor_parallel(Experiment experiment) {
   experiment.training.steps = 3;
   EventSink sink;
   const std::unique_ptr<Executor> built = make_executor(experiment, sink);
+  // Every backend's executor is a ThreadedExecutor: its program is the schedule it ran.
   auto& executor = dynamic_cast<ThreadedExecutor&>(*built);
   executor.start();
   executor.wait();
@@ -102,7 +51,7 @@ SequenceParallelCollectives run_sequence_parallel(Experiment experiment) {
   testing::RunOutput output;
   testing::drain_into(sink, output);
 
-  SequenceParallelCollectives result;
+  TensorParallelCollectives result;
   for (int w = 0; w < executor.program().window_count(); ++w) {
     const TrainingWindow window = executor.program().window(w);
     for (int d = 0; d < executor.device_count(); ++d)
@@ -120,6 +69,33 @@ SequenceParallelCollectives run_sequence_parallel(Experiment experiment) {
     result.reported[{event.device, op.step, op.microbatch, op.layer, op.kind}].insert(event.bytes);
   }
   return result;
+}
+
+// Plain tensor parallelism lists only all-reduces, and every one runs where
+// it is listed. With experts in the blocks, their MLP's two all-reduces carry
+// the experts' slots (moe_layer.h) instead of the dense MLP's rows.
+TEST_P(TransformerRun, EveryScheduledTensorParallelAllReduceIsReportedOnce) {
+  for (const auto& [kind, model] : {std::pair{ScheduleKind::OneFOneB, tiny_gpt_experiment()},
+                                    std::pair{ScheduleKind::ZeroBubbleH1, tiny_gpt_experiment()},
+                                    std::pair{ScheduleKind::OneFOneB, testing::gpt_with_expert_blocks(2, 1.25)}}) {
+    const TensorParallelCollectives run = run_tensor_parallel(with_plan(model, kind, 2, 4, 1, 2));
+    // Per step, micro-batch and shard: the embedding's 1 and a block's 4 on
+    // stage 0; on stage 1 a block's 4, the output layer's input gradient's 1
+    // and the vocabulary-parallel loss's 2.
+    const std::map<OpKind, int> all_reduces_only = {{OpKind::AllReduce, 3 * 4 * 2 * (5 + 7)}};
+    EXPECT_EQ(run.listed, all_reduces_only) << schedule_name(kind);
+    EXPECT_EQ(run.reported, run.scheduled) << schedule_name(kind);
+  }
+}
+
+// Sequence parallelism: every gather, scatter and the step's all-reduce of the
+// norms' gradients runs where the schedule lists it, on the bytes it predicted
+// (under zero-bubble, the embedding's gather with BW, which computes it).
+// Blocks with experts gather and scatter as the dense ones (the experts'
+// gate's gradient joins the norms' in the step's all-reduce).
+TensorParallelCollectives run_sequence_parallel(Experiment experiment) {
+  experiment.parallel.sequence_parallel = true;
+  return run_tensor_parallel(experiment);
 }
 
 TEST_P(TransformerRun, EveryScheduledSequenceParallelCollectiveIsReportedOnce) {
@@ -152,7 +128,7 @@ TEST_P(TransformerRun, AMoeLayersSequenceGathersAreScheduledAndReported) {
   model.model.layers.insert(model.model.layers.begin() + 2, testing::moe_spec(4, 2, 1.25));
   for (const ScheduleKind kind : {ScheduleKind::OneFOneB, ScheduleKind::ZeroBubbleH1}) {
     const Experiment experiment = with_plan(model, kind, 2, 4, 1, 2);
-    const SequenceParallelCollectives run = run_sequence_parallel(experiment);
+    const TensorParallelCollectives run = run_sequence_parallel(experiment);
     // 3 steps, 4 micro-batches, on the 2 shards of the moe layer's stage.
     EXPECT_EQ(run.listed_by_layer.at({2, OpKind::AllGather}), 3 * 4 * 2 * 3) << schedule_name(kind);
     EXPECT_EQ(run.listed_by_layer.count({2, OpKind::ReduceScatter}), 0u) << schedule_name(kind);
