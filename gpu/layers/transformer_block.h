@@ -113,12 +113,15 @@ class GpuTransformerBlock : public GpuLayer {
   // The block's tensors, then the experts' (gate, then each expert's).
   std::vector<DeviceTensor*> params() override;
   std::vector<DeviceTensor*> grads() override;
-  // With experts, theirs too (the dense MLP's weights are then empty and get
-  // no copy). The attention core's batched GEMMs (attention.h) read no
-  // weight: under bf16-mixed they round their inputs themselves.
+  // With experts, theirs instead of the dense MLP's, which are empty then and
+  // not among params() (keep_bf16_copies looks each one up there). The
+  // attention core's batched GEMMs (attention.h) read no weight: under
+  // bf16-mixed they round their inputs themselves.
   std::vector<DeviceTensor*> gemm_weights() override {
-    std::vector<DeviceTensor*> weights = {&weights_.qkv_weight, &weights_.proj_weight,
-                                          &weights_.ffn1_weight, &weights_.ffn2_weight};
+    std::vector<DeviceTensor*> weights;
+    for (DeviceTensor* weight : {&weights_.qkv_weight, &weights_.proj_weight, &weights_.ffn1_weight,
+                                 &weights_.ffn2_weight})
+      if (!weight->empty()) weights.push_back(weight);
     if (experts_) {
       const std::vector<DeviceTensor*> expert_weights = experts_->gemm_weights();
       weights.insert(weights.end(), expert_weights.begin(), expert_weights.end());

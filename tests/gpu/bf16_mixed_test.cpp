@@ -492,6 +492,30 @@ TEST(Bf16KeptActivationsTest, MoeGivesTheSameBitsWithBf16KeptValues) {
       shape.dim, rows, slots * shape.dim);
 }
 
+// A block with experts has no dense MLP: its GEMM weights are QKV's, proj's
+// and the experts' W1 and W2, each one of params(), where keep_bf16_copies
+// looks up its gradient (the empty FFN weights were listed and it threw).
+TEST(Bf16KeptActivationsTest, BlockWithExpertsListsOnlyItsParametersAsGemmWeights) {
+  PIPELAB_REQUIRE_GPU();
+  DeviceContext context(0);
+  context.set_mixed_bf16(true);
+  GptBlockConfig config;
+  config.dim = 16;
+  config.heads = 4;
+  config.ffn_hidden = 32;
+  config.dense_mlp = false;
+  const int64_t seq = 8, experts = 4;
+  const BlockExperts moe{MoeShape{seq, config.dim, experts, 2, config.ffn_hidden, 1.0}, 0.1, {}};
+  GpuTransformerBlock block(1, config, BlockShard{}, seq, 7, context, &moe);
+  const std::vector<DeviceTensor*> params = block.params();
+  const std::vector<DeviceTensor*> weights = block.gemm_weights();
+  EXPECT_EQ(weights.size(), static_cast<size_t>(2 + 2 * experts));
+  for (DeviceTensor* weight : weights)
+    EXPECT_NE(std::find(params.begin(), params.end(), weight), params.end());
+  keep_bf16_copies(block);
+  for (DeviceTensor* weight : weights) EXPECT_TRUE(weight->has_bf16_copy());
+}
+
 // Everything that moves or rebuilds kept values handles the bf16-kept ones:
 // full and selective recompute, zero bubble's BI then BW, offloading to the
 // host, and sequence parallelism's gathered norm outputs. Recomputing and
