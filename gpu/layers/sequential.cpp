@@ -139,6 +139,10 @@ void keep_bf16_copies(GpuLayer& layer) {
     weight->retag(MemoryCategory::OptimizerState);
     // params() and grads() list a parameter and its gradient at the same place.
     const auto at = std::find(params.begin(), params.end(), weight);
+    if (at == params.end())
+      throw std::logic_error("layer " + std::to_string(layer.index()) +
+                             ": a GEMM weight is not among its parameters (gemm_weights() must list "
+                             "only tensors of params())");
     grads.at(static_cast<size_t>(at - params.begin()))->accumulate_bf16_products();
   }
 }
