@@ -472,6 +472,36 @@ TEST(Bf16KeptActivationsTest, BlockGivesTheSameBitsWithBf16KeptValues) {
   expect_block_bits_unchanged(config, "swiglu, rmsnorm");
 }
 
+// A block with experts has no dense MLP: its FFN weights are empty and in no
+// params(). keep_bf16_copies (what GpuSequential runs on a bf16-mixed
+// context) gives a copy to exactly the weights its GEMMs read, QKV's, Proj's
+// and each expert's W1 and W2, and marks exactly their gradients.
+TEST(Bf16KeptActivationsTest, BlockWithExpertsKeepsCopiesOfItsGemmWeightsOnly) {
+  PIPELAB_REQUIRE_GPU();
+  DeviceContext context(0);
+  context.set_mixed_bf16(true);
+  GptBlockConfig config;
+  config.dim = 16;
+  config.heads = 2;
+  config.ffn_hidden = 32;
+  config.dense_mlp = false;
+  const int64_t seq = 4, experts = 4;
+  const BlockExperts moe{{seq, config.dim, experts, 2, config.ffn_hidden, 1.0}, 0.01, {}};
+  GpuTransformerBlock block(1, config, BlockShard{}, seq, 7, context, &moe);
+  keep_bf16_copies(block);
+  const std::vector<DeviceTensor*> weights = block.gemm_weights();
+  EXPECT_EQ(weights.size(), static_cast<size_t>(2 + 2 * experts));
+  const std::vector<DeviceTensor*> params = block.params();
+  const std::vector<DeviceTensor*> grads = block.grads();
+  ASSERT_EQ(params.size(), grads.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    const bool read_by_gemms =
+        std::find(weights.begin(), weights.end(), params[i]) != weights.end();
+    EXPECT_EQ(params[i]->has_bf16_copy(), read_by_gemms) << "parameter " << i;
+    EXPECT_EQ(grads[i]->accumulates_bf16_products(), read_by_gemms) << "gradient " << i;
+  }
+}
+
 // A moe layer keeps its dispatched slot rows in bf16: experts x capacity rows
 // of dim values (the capacity of this micro-batch's rows).
 TEST(Bf16KeptActivationsTest, MoeGivesTheSameBitsWithBf16KeptValues) {
@@ -490,30 +520,6 @@ TEST(Bf16KeptActivationsTest, MoeGivesTheSameBitsWithBf16KeptValues) {
         return std::make_unique<GpuMoe>(1, shape, 0.01, ExpertShard{}, 7, context);
       },
       shape.dim, rows, slots * shape.dim);
-}
-
-// A block with experts has no dense MLP: its GEMM weights are QKV's, proj's
-// and the experts' W1 and W2, each one of params(), where keep_bf16_copies
-// looks up its gradient (the empty FFN weights were listed and it threw).
-TEST(Bf16KeptActivationsTest, BlockWithExpertsListsOnlyItsParametersAsGemmWeights) {
-  PIPELAB_REQUIRE_GPU();
-  DeviceContext context(0);
-  context.set_mixed_bf16(true);
-  GptBlockConfig config;
-  config.dim = 16;
-  config.heads = 4;
-  config.ffn_hidden = 32;
-  config.dense_mlp = false;
-  const int64_t seq = 8, experts = 4;
-  const BlockExperts moe{MoeShape{seq, config.dim, experts, 2, config.ffn_hidden, 1.0}, 0.1, {}};
-  GpuTransformerBlock block(1, config, BlockShard{}, seq, 7, context, &moe);
-  const std::vector<DeviceTensor*> params = block.params();
-  const std::vector<DeviceTensor*> weights = block.gemm_weights();
-  EXPECT_EQ(weights.size(), static_cast<size_t>(2 + 2 * experts));
-  for (DeviceTensor* weight : weights)
-    EXPECT_NE(std::find(params.begin(), params.end(), weight), params.end());
-  keep_bf16_copies(block);
-  for (DeviceTensor* weight : weights) EXPECT_TRUE(weight->has_bf16_copy());
 }
 
 // Everything that moves or rebuilds kept values handles the bf16-kept ones:
