@@ -118,24 +118,32 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
 
   // --- the backward's gradient buffers, as gpt_block.cpp allocates them.
   // A dense MLP keeps dFFN1's output for BW; the experts add their weight
-  // gradients in BI (moe_layer.h) and keep nothing for BW.
+  // gradients in BI (moe_layer.h) and keep nothing for BW: their masked or
+  // gathered output gradient and (sequence parallel) Norm2's output gathered
+  // again are freed when their backward ends (transformer_block_layer.cpp).
   const int64_t local = sh / rep_div;  // a residual-stream tensor as the shard holds it
-  int64_t kept_for_weights = (shape.has_experts() ? 0 : (swiglu ? 2 * sf : sf) / tp)  // dFFN1 out
-                             + local + local                                 // dNorm2 out, dh
-                             + 3 * sh / tp                                   // dQKV
-                             + local;                                        // dNorm1 out
-  if (shape.dropout || split.sequence_parallel) kept_for_weights += 2 * sh;  // dProj out, dFFN2 out (whole)
-  if (split.sequence_parallel) kept_for_weights += 2 * sh;  // Norm1's and Norm2's outputs gathered again
-  cost.backward_kept_values = kept_for_weights;
-  // A block with experts drops the experts' kept values at the end of BI
-  // (transformer_block_layer.cpp), so between BI and BW it holds that much less.
-  if (shape.has_experts()) cost.backward_kept_values -= moe_cost(shape.moe(), split.tp).kept_values;
-  if (shape.has_experts()) {
-    // The experts' backward runs before the attention half's buffers exist.
-    cost.backward_working_values = std::max(moe_cost(shape.moe(), split.tp).backward_working_values,
+  const bool experts = shape.has_experts();
+  const bool whole_output_gradients = shape.dropout || split.sequence_parallel;
+  int64_t kept_for_weights = (experts ? 0 : (swiglu ? 2 * sf : sf) / tp)  // dFFN1 out
+                             + local + local                          // dNorm2 out, dh
+                             + 3 * sh / tp                            // dQKV
+                             + local;                                 // dNorm1 out
+  if (whole_output_gradients) kept_for_weights += sh;                 // dProj out (whole)
+  if (split.sequence_parallel) kept_for_weights += sh;                // Norm1's output gathered again
+  if (experts) {
+    cost.backward_kept_values = kept_for_weights;
+    // The experts' backward runs before the attention half's buffers exist;
+    // BI drops the experts' kept values, so between BI and BW the block holds
+    // that much less.
+    const MoeCost moe = moe_cost(shape.moe(), split.tp);
+    cost.backward_working_values = std::max(moe.backward_working_values,
                                             kept_for_weights + sh / tp)  // dattention (scratch)
                                    + local;                              // dx
+    cost.backward_kept_values -= moe.kept_values;
   } else {
+    if (whole_output_gradients) kept_for_weights += sh;  // dFFN2 out (whole)
+    if (split.sequence_parallel) kept_for_weights += sh;  // Norm2's output gathered again
+    cost.backward_kept_values = kept_for_weights;
     cost.backward_working_values = kept_for_weights + sf / tp + sh / tp  // dactivation, dattention
                                    + local;                              // dx
   }
