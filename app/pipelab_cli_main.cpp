@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
 #ifdef PIPELAB_HAVE_CUDA
   // backend.type = cuda (or --backend cuda) runs on GPUs from here on.
   pipelab::gpu::register_cuda_backend();
-  hooks.probe_gpus = pipelab::gpu::query_gpus;
+  hooks.probe_gpus = [] { return pipelab::gpu::query_gpus(); };
 #endif
 #ifdef PIPELAB_HAVE_MPI
   // Under mpirun, train runs this process's share of the devices.

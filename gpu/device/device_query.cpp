@@ -14,7 +14,7 @@
 
 namespace pipelab::gpu {
 
-GpuInventory query_gpus() {
+GpuInventory query_gpus(bool read_free_bytes) {
   GpuInventory inventory;
 #ifdef PIPELAB_HAVE_NCCL
   inventory.nccl_available = true;
@@ -43,9 +43,12 @@ GpuInventory query_gpus() {
     info.compute_major = prop.major;
     info.compute_minor = prop.minor;
     info.multiprocessors = prop.multiProcessorCount;
-    size_t free_bytes = 0, total_bytes = 0;
-    if (cudaSetDevice(i) == cudaSuccess && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess)
-      info.free_bytes = static_cast<int64_t>(free_bytes);
+    if (read_free_bytes) {
+      size_t free_bytes = 0, total_bytes = 0;
+      if (cudaSetDevice(i) == cudaSuccess &&
+          cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess)
+        info.free_bytes = static_cast<int64_t>(free_bytes);
+    }
     inventory.gpus.push_back(info);
   }
   return inventory;

@@ -12,7 +12,13 @@ namespace pipelab::gpu {
 using pipelab::GpuInfo;
 using pipelab::GpuInventory;
 
-GpuInventory query_gpus();
+// With `read_free_bytes`, also what each GPU has free, which makes a CUDA
+// context on every GPU (cudaMemGetInfo needs one). A rank of a run over
+// processes passes false and reads only its own GPU's (free_gpu_bytes): a
+// context on every GPU from every rank would hold memory on each GPU once
+// per rank, and on GPUs in exclusive-process mode would keep the other ranks
+// off their own GPU.
+GpuInventory query_gpus(bool read_free_bytes = true);
 
 // CUDA device `gpu` as other processes can compare it: the host's name and the
 // GPU's PCI bus id, "node1/0000:1B:00.0" (two processes on one machine may

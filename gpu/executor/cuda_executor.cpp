@@ -140,7 +140,9 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
     throw ExperimentError(
         "parallel.update = async: asynchronous data parallelism runs across processes on the "
         "cpu backend only for now; set backend.type = cpu, or parallel.update = sync");
-  const GpuInventory inventory = query_gpus();
+  // Across processes, no free bytes here: a rank makes a CUDA context on its
+  // own GPU only (below; device_query.h says why).
+  const GpuInventory inventory = query_gpus(/*read_free_bytes=*/options_.process == nullptr);
   if (inventory.gpus.empty())
     throw ExperimentError(no_cuda_device_message(inventory.unavailable_reason));
 
@@ -162,6 +164,12 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
               : map_virtual_devices(devices, gpus);
     if (share) {
       const GpuInfo& gpu = inventory.gpus[static_cast<size_t>(rank_gpu)];
+      // This rank's GPU is this thread's from here on, its context made now,
+      // before the identities' exchange (rank_memory_check.h). Current, so
+      // that this thread's DeviceGuards restore it when they end, rather than
+      // device 0, whose context cudaSetDevice would make on every rank.
+      PIPELAB_CUDA_CHECK(cudaSetDevice(gpu.index));
+      PIPELAB_CUDA_CHECK(cudaFree(nullptr));  // the usual way to make the context at once
       const std::vector<std::string> gpu_of_rank = exchange_gpu_identities(*share, gpu.index);
       rank_plan = plan_between_ranks(gpu_of_rank);
       check_rank_memory(experiment_, *share, gpu, gpu_of_rank[static_cast<size_t>(share->rank)],

@@ -8,8 +8,8 @@
 // the run would then run out of memory in the middle of a step. So, while
 // each rank builds its executor (cuda_executor.cpp), before any of them
 // allocates:
-//  1. every rank makes its CUDA context (query_gpus, which also makes one on
-//     every other GPU it sees), then the ranks exchange their GPUs'
+//  1. every rank makes its CUDA context on its own GPU (and none on the
+//     other GPUs it sees: device_query.h), then the ranks exchange their GPUs'
 //     identities (device_query.h's gpu_identity: host name and PCI bus id),
 //     which the plan of NCCL between ranks needs too. Once a rank is past
 //     that exchange every rank's contexts exist;

@@ -1,11 +1,14 @@
 # Sourced (by gpu_check.sh, or by hand before mpirun on a GPU machine): when
-# this machine has no working mpirun but the checkout carries the OpenMPI that
-# pack_gpu_deps.sh packed, points OpenMPI at that copy (OPAL_* move its
-# compiled-in paths), puts its mpirun on PATH and its libraries on
-# LD_LIBRARY_PATH, and sets mpi_cmake_args so CMake takes the library without
-# the compiler wrapper. Run from the repository root.
+# the checkout carries the OpenMPI that pack_gpu_deps.sh packed, points OpenMPI
+# at that copy (OPAL_* move its compiled-in paths), puts its mpirun first on
+# PATH and its libraries first on LD_LIBRARY_PATH, and sets mpi_cmake_args so
+# CMake takes the library without the compiler wrapper. Also when the machine
+# has an MPI of its own: binaries built elsewhere (run_prebuilt.sh) were linked
+# against the carried libmpi.so.40 and libmpi_cxx.so.40, which another MPI
+# (MPICH, Open MPI 5) does not provide, and then pipelab-cli would not even
+# load. Run from the repository root.
 mpi_cmake_args=()
-if ! mpirun --version >/dev/null 2>&1 && [[ -d .gpu-deps/openmpi ]]; then
+if [[ -d .gpu-deps/openmpi ]]; then
   ompi="$(pwd)/.gpu-deps/openmpi"
   export OPAL_PREFIX="${ompi}" OPAL_EXEC_PREFIX="${ompi}" OPAL_BINDIR="${ompi}/bin" OPAL_LIBDIR="${ompi}/lib"
   export OPAL_PKGLIBDIR="${ompi}/lib/openmpi3" OPAL_INCLUDEDIR="${ompi}/include" OPAL_SYSCONFDIR="${ompi}/etc"

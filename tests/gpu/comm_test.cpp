@@ -184,5 +184,20 @@ TEST(DeviceQueryTest, ReportsGpusOrWhyThereAreNone) {
 #endif
 }
 
+// A rank of a run over processes lists the GPUs without reading their free
+// bytes, which would make a CUDA context on each (device_query.h).
+TEST(DeviceQueryTest, WithoutFreeBytesListsTheSameGpusAndReadsNone) {
+  const GpuInventory with = query_gpus();
+  const GpuInventory without = query_gpus(/*read_free_bytes=*/false);
+  EXPECT_EQ(without.unavailable_reason, with.unavailable_reason);
+  ASSERT_EQ(without.gpus.size(), with.gpus.size());
+  for (size_t i = 0; i < with.gpus.size(); ++i) {
+    EXPECT_EQ(without.gpus[i].index, with.gpus[i].index);
+    EXPECT_EQ(without.gpus[i].name, with.gpus[i].name);
+    EXPECT_EQ(without.gpus[i].total_bytes, with.gpus[i].total_bytes);
+    EXPECT_EQ(without.gpus[i].free_bytes, 0);
+  }
+}
+
 }  // namespace
 }  // namespace pipelab::gpu

@@ -14,8 +14,9 @@
 #      measured bubble next to the simulated one
 #   5. mpi: the cuda backend over 2 and 4 ranks on this machine's GPU (test_mpi's
 #      MpiCudaRun cases, against the one-process run, and the memory check of
-#      two ranks that share the GPU), with the system's OpenMPI
-#      or the one pack_gpu_deps.sh carried; recorded as not run without either
+#      two ranks that share the GPU), with the OpenMPI pack_gpu_deps.sh
+#      carried when there is one (carried_openmpi.sh says why), else the
+#      system's; recorded as not run without either
 #   6. compute-sanitizer memcheck and racecheck on the executor's CUDA cases
 #      (a convolutional network with synced batch norm among them), last
 #      because they are the slowest
