@@ -48,8 +48,11 @@ logs="${report_dir}/gpu_check_logs.txt"
   echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   gpus="none"
   command -v nvidia-smi >/dev/null &&
-    gpus="$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | paste -sd';')"
+    gpus="$(nvidia-smi --query-gpu=name,memory.total,driver_version,compute_mode --format=csv,noheader | paste -sd';')"
+  # compute_mode: the mpi step's ranks share the GPU, which Exclusive_Process refuses.
   echo "- GPU: ${gpus}"
+  # The carried OpenMPI has no UCX: a pml or btl set here may stop MPI_Init.
+  echo "- OpenMPI settings: $(env | grep '^OMPI_MCA_' | paste -sd' ' || true)"
   echo "- nvcc: $(nvcc --version 2>/dev/null | tail -n 1 || echo none)"
   echo
   echo "| step | result | seconds |"
