@@ -751,7 +751,11 @@ bool MainWindow::startRun(bool paused) {
     return false;
   }
   if (document_->experiment().backend.type == "cuda" && !gpus_.usable()) {
-    onRunFailed(gpus_.reason_unusable(), ProblemArea::Parallel);
+    // A problem of the settings, listed in the parallel panel: no run failed.
+    const QString text = tr("Cannot run: %1").arg(cudaUnusableProblem());
+    training_view_->setRunError(text);
+    statusBar()->showMessage(text, kStatusMessageMs);
+    distributeProblems();
     return false;
   }
   run_problem_.clear();
@@ -877,10 +881,20 @@ void MainWindow::onPredictionUpdated() {
   distributeProblems();
 }
 
-void MainWindow::distributeProblems() {
+QString MainWindow::cudaUnusableProblem() const {
+  return tr("backend.type = cuda: %1 Choose CPU threads under Backend in the Parallelism panel.")
+      .arg(gpus_.reason_unusable());
+}
+
+QStringList MainWindow::settingsProblems() const {
   QStringList all = predictor_->problems();
   if (document_->experiment().backend.type == "cuda" && !gpus_.usable())
-    all << tr("backend.type = cuda: %1 Choose CPU threads.").arg(gpus_.reason_unusable());
+    all << cudaUnusableProblem();
+  return all;
+}
+
+void MainWindow::distributeProblems() {
+  const QStringList all = settingsProblems();
   QStringList model = problems_in(all, ProblemArea::Model);
   QStringList parallel = problems_in(all, ProblemArea::Parallel);
   QStringList data = problems_in(all, ProblemArea::Data);
@@ -917,7 +931,7 @@ void MainWindow::distributeProblems() {
 }
 
 QStringList MainWindow::shownProblems() const {
-  QStringList all = predictor_->problems();
+  QStringList all = settingsProblems();
   if (!run_problem_.isEmpty()) all << run_problem_;
   return all;
 }

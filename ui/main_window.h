@@ -146,6 +146,10 @@ class MainWindow : public QMainWindow {
   void onRunPhaseChanged(RunController::Phase phase);
   void onRunFailed(const QString& reason, ProblemArea area);
   void distributeProblems();
+  // Why the experiment's backend (cuda) cannot run here, and the fix.
+  QString cudaUnusableProblem() const;
+  // The experiment's problems: the predictor's, and the backend's.
+  QStringList settingsProblems() const;
   void updateTitle();
   void updateRunActions();
   void setNotice(const QString& text);

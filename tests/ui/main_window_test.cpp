@@ -307,11 +307,16 @@ class MainWindowTest : public QObject {
     // A file that asks for CUDA anyway gets a plain-words problem, not a crash.
     window.document()->edit([](Experiment& e) { e.backend.type = "cuda"; });
     QVERIFY(!window.startRun());
-    bool said_so = false;
+    int said_so = 0;
     for (ProblemLabel* label : window.parallelPanel()->findChildren<ProblemLabel*>())
       for (const QString& problem : label->problems())
-        said_so |= problem.contains("no CUDA device");
-    QVERIFY(said_so);
+        said_so += problem.contains("no CUDA device") && problem.contains("CPU threads");
+    QCOMPARE(said_so, 1);  // with the fix, once
+    // Where the user pressed Run, too: why, and what to choose instead.
+    QVERIFY(window.trainingView()->runError().contains("no CUDA device"));
+    QVERIFY(window.trainingView()->runError().contains("CPU threads"));
+    // And to a script (pipelab --run prints what it shows).
+    QVERIFY(window.shownProblems().join(' ').contains("CPU threads"));
   }
 
   void problemsAreRoutedToTheirPanel() {

@@ -1473,10 +1473,6 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <translation> · 第 %1 步，共 %2 步</translation>
     </message>
     <message>
-        <source>backend.type = cuda: %1 Choose CPU threads.</source>
-        <translation>backend.type = cuda：%1 请选择 CPU 线程。</translation>
-    </message>
-    <message>
         <source>The last run failed: %1</source>
         <translation>上次运行失败：%1</translation>
     </message>
@@ -1547,6 +1543,14 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
     <message>
         <source>Expert load</source>
         <translation>专家负载</translation>
+    </message>
+    <message>
+        <source>Cannot run: %1</source>
+        <translation>无法运行：%1</translation>
+    </message>
+    <message>
+        <source>backend.type = cuda: %1 Choose CPU threads under Backend in the Parallelism panel.</source>
+        <translation>backend.type = cuda：%1 请在“并行”面板的“后端”中选择 CPU 线程。</translation>
     </message>
 </context>
 <context>
