@@ -100,9 +100,10 @@ class PresetsTest : public QObject {
     const std::vector<OverheadShares> measured = window.overheadView()->measuredShares();
     QCOMPARE(measured.size(), size_t{2});
     for (const OverheadShares& share : measured) {
-      QVERIFY(std::abs(share.compute + share.recompute + share.load_imbalance + share.bubble - 1) <
-              1e-9);
+      QVERIFY(std::abs(share.compute + share.recompute + share.collectives + share.load_imbalance +
+                       share.bubble - 1) < 1e-9);
       QVERIFY(share.compute > 0 && share.recompute > 0);  // the run recomputed its forwards
+      QCOMPARE(share.collectives, 0.0);                     // one replica, one shard
     }
     // The animated timeline shows the run's second step, past the warm-up.
     QString title;
@@ -112,6 +113,20 @@ class PresetsTest : public QObject {
     QVERIFY(!animated.events.empty());
     for (const TraceEvent& event : animated.events) QCOMPARE(event.op.step, 1);
     QVERIFY(title.contains(QStringLiteral("step 2")));
+  }
+
+  // What README promises of the GPT-2 sequence-parallel preset: most of its
+  // predicted step is collectives, and nothing is left as a bubble (pp 1).
+  void theSequenceParallelPresetsOverheadIsCommunication() {
+    MainWindow window;
+    QVERIFY(window.applyPreset("sequence-parallel"));
+    window.predictor()->updateNow();
+    QTRY_COMPARE(window.overheadView()->predictedShares().size(), size_t{4});
+    const std::vector<OverheadShares> predicted = window.overheadView()->predictedShares();
+    for (const OverheadShares& share : predicted) {
+      QVERIFY2(share.collectives > 0.6, qPrintable(QString::number(share.collectives)));
+      QVERIFY(share.bubble + share.load_imbalance < 1e-9);
+    }
   }
 
   void withoutARunTheAnimationIsThePrediction() {

@@ -25,6 +25,8 @@ const Layer kLayers[] = {
      &OverheadShares::compute},
     {QT_TRANSLATE_NOOP("pipelab::OverheadView", "recomputation"),
      op_role_color(OpColorRole::Recompute), &OverheadShares::recompute},
+    {QT_TRANSLATE_NOOP("pipelab::OverheadView", "collectives\n(all-reduce, RS, AG, A2A)"),
+     op_role_color(OpColorRole::AllReduce), &OverheadShares::collectives},
     {QT_TRANSLATE_NOOP("pipelab::OverheadView", "load imbalance"), QColor(0xc8, 0xb8, 0x6b),
      &OverheadShares::load_imbalance},
     {QT_TRANSLATE_NOOP("pipelab::OverheadView", "bubble"), bubble_color(), &OverheadShares::bubble},

@@ -1,6 +1,7 @@
 // OverheadView: GPipe's overhead breakdown as a chart. Per device, one stacked
 // bar of the measured run and one of the prediction, each split into compute,
-// recomputation, load imbalance and bubble (core/trace/overhead_breakdown.h),
+// recomputation, collectives, load imbalance and bubble
+// (core/trace/overhead_breakdown.h),
 // so a class sees where the time goes on 2 or 4 partitions, and whether the
 // run does what the model predicts; a dashed line marks where the schedule's
 // textbook bubble would begin.
@@ -53,7 +54,7 @@ class OverheadView : public QWidget {
   std::vector<QCPBars*> layers_;
   QCPGraph* formula_line_;
   double formula_bubble_ = std::numeric_limits<double>::quiet_NaN();
-  QString formula_text_;  // compute, recompute, load imbalance, bubble: bottom to top
+  QString formula_text_;  // the formula with the plan's numbers, for the legend
   QElapsedTimer since_rebuild_;
 };
 

@@ -1745,6 +1745,12 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <source>bubble</source>
         <translation>气泡</translation>
     </message>
+    <message>
+        <source>collectives
+(all-reduce, RS, AG, A2A)</source>
+        <translation>集合通信
+（all-reduce、RS、AG、A2A）</translation>
+    </message>
 </context>
 <context>
     <name>pipelab::ParallelPanel</name>
