@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "gpu/device/cuda_check.h"
@@ -39,32 +39,38 @@ class TestGroup {
   // thread; returns what each member holds afterwards.
   Values run(const std::vector<GroupCollective>& collectives, const Values& values) {
     Values after(values.size());
-    std::vector<std::thread> threads;
-    for (size_t m = 0; m < devices_.size(); ++m)
-      threads.emplace_back([&, m] {
-        VirtualDevice& device = *devices_[m];
-        PIPELAB_CUDA_CHECK(cudaSetDevice(device.gpu));
-        const int64_t count = static_cast<int64_t>(values[m].size());
-        DeviceTensor tensor = DeviceTensor::from_values(1, count, values[m], &device.allocator(),
-                                                        MemoryCategory::Workspace);
-        const int rank = static_cast<int>(m);
-        for (GroupCollective collective : collectives) switch (collective) {
-            case GroupCollective::AllReduce:
-              group_->all_reduce(rank, tensor);
-              break;
-            case GroupCollective::AllToAll:
-              group_->all_to_all(rank, tensor);
-              break;
-            case GroupCollective::AllGather:
-              group_->all_gather(rank, tensor);
-              break;
-            case GroupCollective::ReduceScatter:
-              group_->reduce_scatter(rank, tensor);
-              break;
-          }
-        after[m] = tensor.to_vector();  // waits for the compute stream
-      });
-    for (std::thread& thread : threads) thread.join();
+    const auto member = [&](int index) {
+      const size_t m = static_cast<size_t>(index);
+      VirtualDevice& device = *devices_[m];
+      PIPELAB_CUDA_CHECK(cudaSetDevice(device.gpu));
+      const int64_t count = static_cast<int64_t>(values[m].size());
+      DeviceTensor tensor = DeviceTensor::from_values(1, count, values[m], &device.allocator(),
+                                                      MemoryCategory::Workspace);
+      const int rank = static_cast<int>(m);
+      for (GroupCollective collective : collectives) switch (collective) {
+          case GroupCollective::AllReduce:
+            group_->all_reduce(rank, tensor);
+            break;
+          case GroupCollective::AllToAll:
+            group_->all_to_all(rank, tensor);
+            break;
+          case GroupCollective::AllGather:
+            group_->all_gather(rank, tensor);
+            break;
+          case GroupCollective::ReduceScatter:
+            group_->reduce_scatter(rank, tensor);
+            break;
+        }
+      after[m] = tensor.to_vector();  // waits for the compute stream
+    };
+    // A member that throws stops the run, so the others leave the collective
+    // they wait in (and every later one throws at once).
+    testing::run_on_threads(static_cast<int>(devices_.size()), member, [&](int, bool threw) {
+      if (threw) control_.stop();
+    });
+    // A member that threw holds NaNs, which every check below refuses.
+    for (size_t m = 0; m < after.size(); ++m)
+      if (after[m].size() != values[m].size()) after[m].assign(values[m].size(), std::nanf(""));
     return after;
   }
 

@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../core/runtime/runtime_test_support.h"
@@ -98,6 +101,37 @@ inline void expect_close_to_scale(const std::vector<float>& actual,
                                   const std::vector<float>& expected, double rtol,
                                   const std::string& what) {
   expect_close(actual, expected, rtol, rtol * std::max(1e-30f, max_abs(expected)), what);
+}
+
+// Runs body(k) for k < count, each on a thread of its own (the shards or
+// members of a multi-device test), and joins them. An exception leaving a
+// thread would end the whole test program (std::terminate) and with it every
+// test after this one; here it fails this test instead, naming the thread.
+// on_end(k, threw) runs on thread k as its body ends, however it ends (an
+// exception, or a failed ASSERT returning early): it must release the threads
+// that would otherwise wait for k in a collective forever (a lockstep
+// collective's leave(), a run's stop), so that the test fails, not hangs.
+inline void run_on_threads(int count, const std::function<void(int)>& body,
+                           const std::function<void(int, bool)>& on_end) {
+  std::vector<std::string> errors(static_cast<size_t>(count));
+  std::vector<std::thread> threads;
+  for (int k = 0; k < count; ++k)
+    threads.emplace_back([&, k] {
+      bool threw = true;
+      try {
+        body(k);
+        threw = false;
+      } catch (const std::exception& error) {
+        errors[static_cast<size_t>(k)] = error.what();
+      } catch (...) {
+        errors[static_cast<size_t>(k)] = "an exception of unknown type";
+      }
+      on_end(k, threw);
+    });
+  for (std::thread& thread : threads) thread.join();
+  for (int k = 0; k < count; ++k)
+    if (!errors[static_cast<size_t>(k)].empty())
+      ADD_FAILURE() << "thread " << k << " threw: " << errors[static_cast<size_t>(k)];
 }
 
 }  // namespace pipelab::gpu::testing

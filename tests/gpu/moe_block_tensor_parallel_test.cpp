@@ -6,10 +6,11 @@
 // all-reduce goes through host copies. Skipped without a GPU.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <barrier>
 #include <memory>
+#include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/nn/tensor_parallel.h"
@@ -30,7 +31,9 @@ constexpr int64_t kSeq = 8, kBatch = 3, kDim = 16, kFfn = 32, kExperts = 4;
 constexpr int kIndex = 1;
 constexpr uint64_t kSeed = 7;
 
-// The sum over kTp lockstep threads, through host copies.
+// The sum over kTp lockstep threads, through host copies. A shard whose
+// thread ends calls leave(): a shard still waiting for it in an all-reduce
+// then throws instead of waiting forever.
 class LockstepAllReduce {
  public:
   LockstepAllReduce() : buffers_(kTp), barrier_(kTp) {}
@@ -38,6 +41,9 @@ class LockstepAllReduce {
     return [this, shard](DeviceTensor& values, bool) {
       buffers_[shard] = values.to_vector();
       barrier_.arrive_and_wait();
+      // Checked here only: a shard that finished its last all-reduce leaves
+      // while the others may still be between its two barriers.
+      if (left_) throw std::runtime_error("another shard ended before this all-reduce");
       std::vector<float> sum(buffers_[shard].size(), 0.0f);
       for (const std::vector<float>& from : buffers_)
         for (size_t i = 0; i < sum.size(); ++i) sum[i] += from[i];
@@ -45,10 +51,15 @@ class LockstepAllReduce {
       values.copy_from_host(sum.data());
     };
   }
+  void leave() {
+    left_ = true;
+    barrier_.arrive_and_drop();
+  }
 
  private:
   std::vector<std::vector<float>> buffers_;
   std::barrier<> barrier_;
+  std::atomic<bool> left_ = false;
 };
 
 GptBlockConfig experts_config() {
@@ -104,24 +115,24 @@ void expect_shards_match_the_cpu(double capacity_factor) {
   std::vector<std::unique_ptr<DeviceContext>> contexts;
   for (int k = 0; k < kTp; ++k) contexts.push_back(std::make_unique<DeviceContext>(0));
   LockstepAllReduce all_reduce;
-  std::vector<std::thread> threads;
-  for (int k = 0; k < kTp; ++k)
-    threads.emplace_back([&, k] {
-      DeviceContext& context = *contexts[k];
-      DeviceGuard guard(context.gpu());
-      const BlockExperts experts = experts_of(capacity_factor, k);
-      GpuTransformerBlock block(kIndex, experts_config(), BlockShard{kTp, k, false}, kSeq, kSeed, context,
-                                &experts);
-      block.connect_all_reduce(all_reduce.for_shard(k));
-      const DeviceTensor x_device = DeviceTensor::from_host(x, &context.allocator(), MemoryCategory::Activations);
-      const DeviceTensor dy_device = DeviceTensor::from_host(dy, &context.allocator(), MemoryCategory::Activations);
-      std::unique_ptr<LayerState> state;
-      shards[k].y = block.forward_keeping(x_device, info, state).to_vector();
-      shards[k].dx = block.backward_input_with(x_device, dy_device, info, state.get()).to_vector();
-      block.backward_weight_with(x_device, dy_device, state.get());
-      for (DeviceTensor* grad : block.grads()) shards[k].grads.push_back(grad->to_vector());
-    });
-  for (std::thread& thread : threads) thread.join();
+  const auto shard = [&](int k) {
+    DeviceContext& context = *contexts[k];
+    DeviceGuard guard(context.gpu());
+    const BlockExperts experts = experts_of(capacity_factor, k);
+    GpuTransformerBlock block(kIndex, experts_config(), BlockShard{kTp, k, false}, kSeq, kSeed,
+                              context, &experts);
+    block.connect_all_reduce(all_reduce.for_shard(k));
+    const DeviceTensor x_device =
+        DeviceTensor::from_host(x, &context.allocator(), MemoryCategory::Activations);
+    const DeviceTensor dy_device =
+        DeviceTensor::from_host(dy, &context.allocator(), MemoryCategory::Activations);
+    std::unique_ptr<LayerState> state;
+    shards[k].y = block.forward_keeping(x_device, info, state).to_vector();
+    shards[k].dx = block.backward_input_with(x_device, dy_device, info, state.get()).to_vector();
+    block.backward_weight_with(x_device, dy_device, state.get());
+    for (DeviceTensor* grad : block.grads()) shards[k].grads.push_back(grad->to_vector());
+  };
+  testing::run_on_threads(kTp, shard, [&](int, bool) { all_reduce.leave(); });
 
   for (int k = 0; k < kTp; ++k) {
     const std::string shard = "shard " + std::to_string(k);

@@ -90,7 +90,7 @@ std::vector<MemberResult> run_on_gpu(const MoeShape& moe) {
     devices.push_back(std::make_unique<VirtualDevice>(rank, 0, GemmPrecision::Fp32, control));
   DeviceGroup group({devices[0].get(), devices[1].get()}, control, world);
   EXPECT_FALSE(group.uses_nccl());
-  on_every_member([&](int rank) {
+  const auto member = [&](int rank) {
     VirtualDevice& device = *devices[static_cast<size_t>(rank)];
     PIPELAB_CUDA_CHECK(cudaSetDevice(device.gpu));
     GpuMoe layer(1, moe, kAuxLossWeight, ExpertShard{kMembers, rank}, kSeed, *device.context);
@@ -111,6 +111,10 @@ std::vector<MemberResult> run_on_gpu(const MoeShape& moe) {
       const std::vector<float> part = grad->to_vector();
       result.grads.insert(result.grads.end(), part.begin(), part.end());
     }
+  };
+  // A member that throws stops the run, so the other leaves its all-to-all.
+  testing::run_on_threads(kMembers, member, [&](int, bool threw) {
+    if (threw) control.stop();
   });
   return results;
 }

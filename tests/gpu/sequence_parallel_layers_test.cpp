@@ -13,10 +13,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <barrier>
 #include <memory>
+#include <stdexcept>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -39,6 +40,8 @@ using testing::random_tensor;
 
 // The all-gather and reduce-scatter over `tp` lockstep threads, on the host:
 // every shard's staging tensor is copied down, combined, and copied back.
+// A shard whose thread ends calls leave(): a shard still waiting for it in a
+// collective then throws instead of waiting forever.
 class LockstepSequenceCollectives {
  public:
   explicit LockstepSequenceCollectives(int tp) : tp_(tp), buffers_(tp), barrier_(tp) {}
@@ -48,10 +51,18 @@ class LockstepSequenceCollectives {
             [this, shard](DeviceTensor& values, bool) { run(shard, values, true); }};
   }
 
+  void leave() {
+    left_ = true;
+    barrier_.arrive_and_drop();
+  }
+
  private:
   void run(int shard, DeviceTensor& values, bool sum) {
     buffers_[shard] = values.to_vector();
     barrier_.arrive_and_wait();
+    // Checked here only: a shard that finished its last collective leaves
+    // while the others may still be between its two barriers.
+    if (left_) throw std::runtime_error("another shard ended before this collective");
     const size_t part = buffers_[shard].size() / static_cast<size_t>(tp_);
     std::vector<float> result(buffers_[shard].size(), 0.0f);
     for (int j = 0; j < tp_; ++j) {
@@ -69,6 +80,7 @@ class LockstepSequenceCollectives {
   const int tp_;
   std::vector<std::vector<float>> buffers_;
   std::barrier<> barrier_;
+  std::atomic<bool> left_ = false;
 };
 
 // Positions [first, first + count) of every sample of a [batch, seq * dim] tensor.
@@ -91,13 +103,13 @@ void run_shards(int tp, const Shard& shard) {
   std::vector<std::unique_ptr<DeviceContext>> contexts;
   for (int k = 0; k < tp; ++k) contexts.push_back(std::make_unique<DeviceContext>(0));
   LockstepSequenceCollectives collectives(tp);
-  std::vector<std::thread> threads;
-  for (int k = 0; k < tp; ++k)
-    threads.emplace_back([&, k] {
-      DeviceGuard guard(contexts[k]->gpu());
-      shard(k, *contexts[k], collectives.for_shard(k));
-    });
-  for (std::thread& thread : threads) thread.join();
+  testing::run_on_threads(
+      tp,
+      [&](int k) {
+        DeviceGuard guard(contexts[k]->gpu());
+        shard(k, *contexts[k], collectives.for_shard(k));
+      },
+      [&](int, bool) { collectives.leave(); });
 }
 
 // The CPU's whole layer on x and dy: its output and input gradient (the

@@ -368,7 +368,8 @@ class MpiNcclRun : public MpiCudaRun {
     MpiCudaRun::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     const std::string count = (folder_ / "gpus.txt").string();
-    run("nvidia-smi -L | wc -l > " + count);
+    // One line per GPU: nvidia-smi -L adds a line per MIG instance too.
+    run("nvidia-smi --query-gpu=index --format=csv,noheader | wc -l > " + count);
     const std::string text = read_text(count);
     if (text.empty() || std::stoi(text) < 2)
       GTEST_SKIP() << "NCCL between ranks needs two GPUs (one per rank); nvidia-smi lists "
