@@ -876,8 +876,12 @@ void MainWindow::onPredictionUpdated() {
   memory_view_->setPrediction(prediction);
   stats_panel_->setPrediction(prediction, document_->experiment());
   overhead_view_->setPrediction(prediction, document_->experiment());
-  parallel_panel_->setPredictedBubble(prediction ? prediction->result.bubble_fraction
-                                                 : std::nan(""));
+  // Of the idle time, what the devices spend in collectives (the Overhead tab's share).
+  double collectives = 0;
+  const std::vector<OverheadShares>& shares = overhead_view_->predictedShares();
+  for (const OverheadShares& share : shares) collectives += share.collectives / double(shares.size());
+  parallel_panel_->setPredictedBubble(
+      prediction ? prediction->result.bubble_fraction : std::nan(""), collectives);
   distributeProblems();
 }
 

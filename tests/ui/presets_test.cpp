@@ -3,6 +3,7 @@
 // their text promises (the overhead breakdown, the formula beside the numbers).
 #include "ui/models/presets.h"
 
+#include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
 #include <QSettings>
@@ -18,6 +19,7 @@
 #include "ui/models/prediction_updater.h"
 #include "ui/models/run_controller.h"
 #include "ui/panels/overhead_view.h"
+#include "ui/panels/parallel_panel.h"
 #include "ui_test_support.h"
 
 using namespace pipelab;
@@ -127,6 +129,8 @@ class PresetsTest : public QObject {
       QVERIFY2(share.collectives > 0.6, qPrintable(QString::number(share.collectives)));
       QVERIFY(share.bubble + share.load_imbalance < 1e-9);
     }
+    // The parallel panel's predicted bubble says so beside it.
+    QVERIFY(window.parallelPanel()->predictedBubbleLabel()->text().contains("in collectives"));
   }
 
   void withoutARunTheAnimationIsThePrediction() {

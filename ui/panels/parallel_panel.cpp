@@ -69,6 +69,7 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   microbatch_label_ = new QLabel(this);
   microbatch_label_->setMinimumWidth(70);
   predicted_bubble_label_ = new QLabel(this);
+  predicted_bubble_label_->setWordWrap(true);
 
   update_combo_ = new QComboBox(this);
   update_combo_->addItem(tr("sync"), static_cast<int>(UpdateMode::Sync));
@@ -336,13 +337,16 @@ void ParallelPanel::setProblems(const QStringList& problems) {
   problem_label_->setProblems(problems);
 }
 
-void ParallelPanel::setPredictedBubble(double fraction) {
+void ParallelPanel::setPredictedBubble(double fraction, double collectives) {
   if (!std::isfinite(fraction)) {
     predicted_bubble_label_->setText(tr("Predicted bubble: —"));
     return;
   }
-  predicted_bubble_label_->setText(
-      tr("Predicted bubble: %1 of device time idle").arg(percent_text(fraction)));
+  QString text = tr("Predicted bubble: %1 of device time idle").arg(percent_text(fraction));
+  // Tensor parallelism's idle time is mostly waiting on its collectives.
+  if (collectives >= 0.005)
+    text += tr(", %1 in collectives (see Overhead)").arg(percent_text(collectives));
+  predicted_bubble_label_->setText(text);
 }
 
 }  // namespace pipelab

@@ -33,10 +33,12 @@ class ParallelPanel : public QWidget {
   void setProblems(const QStringList& problems);
   // A button for the window's Plan for me… under the dp x tp x pp row.
   void setPlanAction(QAction* plan);
-  // The predicted bubble fraction shown under the slider (NaN: none).
-  void setPredictedBubble(double fraction);
+  // The predicted bubble fraction shown under the slider (NaN: none), and the
+  // share of the run in collectives, which the bubble counts as idle.
+  void setPredictedBubble(double fraction, double collectives = 0);
 
   QSlider* microbatchSlider() const { return microbatch_slider_; }
+  QLabel* predictedBubbleLabel() const { return predicted_bubble_label_; }
   QComboBox* scheduleCombo() const { return schedule_combo_; }
   QComboBox* backendCombo() const { return backend_combo_; }
   QSpinBox* ppSpin() const { return pp_spin_; }
