@@ -124,6 +124,22 @@ int64_t largest_im2col_bytes(const Experiment& experiment, LayerRange layers) {
   return largest;
 }
 
+int64_t largest_attention_workspace_bytes(const Experiment& experiment, LayerRange layers) {
+  const std::vector<LayerInfo> infos = describe_layers(experiment.model);
+  const BlockSplit split = block_split(experiment.parallel);
+  int64_t largest = 0;
+  for (int i = layers.begin; i < layers.end; ++i) {
+    const LayerInfo& info = infos[static_cast<size_t>(i)];
+    if (info.type != LayerType::TransformerBlock) continue;
+    const TransformerBlockShape& block = info.block;
+    const int64_t scores =
+        microbatch_size(experiment) * (block.heads / split.tp) * block.tokens * block.tokens;
+    const int64_t buffers = 1 + (split.selective_recompute ? 1 : 0) + (block.dropout ? 1 : 0);
+    largest = std::max(largest, buffers * scores * static_cast<int64_t>(sizeof(float)));
+  }
+  return largest;
+}
+
 std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
                                            const DeviceProfile& profile, int64_t workspace_bytes) {
   const ParallelPlan& plan = experiment.parallel;
@@ -158,6 +174,7 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
     const int64_t peak = simulated.per_device[static_cast<size_t>(d)].peak_total_bytes;
     int64_t staging = 0;
     int64_t im2col = 0;
+    int64_t attention = 0;
     int64_t bf16_copies = 0;    // every chunk's, held all along
     int64_t bf16_rounding = 0;  // one GEMM's at a time: the largest chunk's
     const int rank = device_coord(plan, d).pipeline_rank;
@@ -172,6 +189,7 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
         staging = std::max(staging, exchange.bytes);
       const int64_t stage_im2col = largest_im2col_bytes(experiment, stage.layers);
       im2col = std::max(im2col, stage_im2col);
+      attention = std::max(attention, largest_attention_workspace_bytes(experiment, stage.layers));
       if (bf16_mixed) {
         bf16_copies += bf16_weight_copy_bytes(stage);
         bf16_rounding = std::max(bf16_rounding,
@@ -179,7 +197,7 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
       }
     }
     needed[static_cast<size_t>(d)] = peak + workspace_bytes + kCublasHandleBytes + staging + im2col +
-                                     bf16_copies + bf16_rounding +
+                                     attention + bf16_copies + bf16_rounding +
                                      peak * (kEstimateMarginPercent + kCacheOverheadPercent) / 100;
   }
   return needed;

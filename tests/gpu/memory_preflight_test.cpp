@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <stdexcept>
 
 #include "core/io/experiment_prediction.h"
@@ -76,6 +77,39 @@ TEST(MemoryPreflightTest, CountsTheLargestIm2colMatrixOfAStage) {
   // Micro-batches of 8 hold a quarter of it.
   const Experiment four = testing::with_plan(conv, ScheduleKind::GPipe, 1, 4);
   EXPECT_EQ(largest_im2col_bytes(four, {0, 6}), 8 * 54 * 4 * bytes);
+}
+
+// The attention core's score-sized Workspace (gpu/layers/attention.cpp) over
+// one micro-batch of the tiny GPT (4 samples, 2 heads, 8 positions): dP in
+// every backward, P again under selective recompute, P with dropout applied;
+// the heads split over tp. The simulator has none of it, so the estimate
+// adds it: under selective recompute nothing else it counts depends on the
+// heads, and twice the heads add exactly twice the workspace.
+TEST(MemoryPreflightTest, CountsTheAttentionWorkspaceOfAMicroBatch) {
+  Experiment gpt =
+      testing::with_plan(testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda"),
+                         ScheduleKind::OneFOneB, 1, 4);
+  const int64_t scores = 4 * 2 * 8 * 8 * 4;  // one buffer's bytes
+  const LayerRange all{0, static_cast<int>(gpt.model.layers.size())};
+  EXPECT_EQ(largest_attention_workspace_bytes(gpt, all), scores);
+  EXPECT_EQ(largest_attention_workspace_bytes(gpt, {0, 1}), 0) << "the embedding alone";
+  gpt.parallel.selective_recompute = true;
+  EXPECT_EQ(largest_attention_workspace_bytes(gpt, all), 2 * scores);
+  const auto each_block = [](Experiment& experiment, const std::function<void(LayerSpec&)>& change) {
+    for (LayerSpec& layer : experiment.model.layers)
+      if (layer.type == LayerType::TransformerBlock) change(layer);
+  };
+  each_block(gpt, [](LayerSpec& block) { block.dropout = 0.1; });
+  EXPECT_EQ(largest_attention_workspace_bytes(gpt, all), 3 * scores);
+  const Experiment tp2 = testing::with_plan(gpt, ScheduleKind::OneFOneB, 1, 4, 1, 2);
+  EXPECT_EQ(largest_attention_workspace_bytes(tp2, all), 3 * scores / 2);
+
+  Experiment more_heads = gpt;
+  each_block(more_heads, [](LayerSpec& block) { block.heads = 4; });
+  EXPECT_EQ(largest_attention_workspace_bytes(more_heads, all), 2 * 3 * scores);
+  EXPECT_EQ(estimate_device_bytes(more_heads, h200(), kWorkspace)[0] -
+                estimate_device_bytes(gpt, h200(), kWorkspace)[0],
+            3 * scores);
 }
 
 TEST(MemoryPreflightTest, EstimateHoldsWeightsGradientsStateAndWorkspace) {
