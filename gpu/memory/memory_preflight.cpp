@@ -127,6 +127,7 @@ int64_t largest_im2col_bytes(const Experiment& experiment, LayerRange layers) {
 int64_t largest_attention_workspace_bytes(const Experiment& experiment, LayerRange layers) {
   const std::vector<LayerInfo> infos = describe_layers(experiment.model);
   const BlockSplit split = block_split(experiment.parallel);
+  const bool bf16_mixed = experiment.training.precision == Precision::Bf16Mixed;
   int64_t largest = 0;
   for (int i = layers.begin; i < layers.end; ++i) {
     const LayerInfo& info = infos[static_cast<size_t>(i)];
@@ -135,7 +136,10 @@ int64_t largest_attention_workspace_bytes(const Experiment& experiment, LayerRan
     const int64_t scores =
         microbatch_size(experiment) * (block.heads / split.tp) * block.tokens * block.tokens;
     const int64_t buffers = 1 + (split.selective_recompute ? 1 : 0) + (block.dropout ? 1 : 0);
-    largest = std::max(largest, buffers * scores * static_cast<int64_t>(sizeof(float)));
+    // Under bf16-mixed the products also read P (or P with dropout), then dS,
+    // rounded to bf16 for the call: one such rounding at a time.
+    const int64_t rounding = bf16_mixed ? scores * static_cast<int64_t>(sizeof(uint16_t)) : 0;
+    largest = std::max(largest, buffers * scores * static_cast<int64_t>(sizeof(float)) + rounding);
   }
   return largest;
 }

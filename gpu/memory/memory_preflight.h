@@ -101,9 +101,11 @@ int64_t largest_im2col_bytes(const Experiment& experiment, LayerRange layers);
 // holds in Workspace at once over a micro-batch (gpu/layers/attention.cpp):
 // score-sized float32 buffers of [batch * heads / tp * seq, seq], which its
 // backward makes for dP, for P recomputed under selective recompute and for
-// P with dropout applied (its forward makes fewer); 0 without blocks. The
-// simulator does not model them: the CPU layer uses one [seq, seq] buffer of
-// each at a time, one head after another.
+// P with dropout applied (its forward makes fewer), and under bf16-mixed
+// half a buffer more for P or dS rounded for its GEMMs (not among the inputs
+// bf16_rounding_bytes counts); 0 without blocks. The simulator does not model
+// them: the CPU layer uses one [seq, seq] buffer of each at a time, one head
+// after another.
 int64_t largest_attention_workspace_bytes(const Experiment& experiment, LayerRange layers);
 
 // bf16-mixed on the CUDA backend, per stage (chunk): the bf16 copies of its

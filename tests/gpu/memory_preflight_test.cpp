@@ -107,6 +107,10 @@ TEST(MemoryPreflightTest, CountsTheAttentionWorkspaceOfAMicroBatch) {
   Experiment more_heads = gpt;
   each_block(more_heads, [](LayerSpec& block) { block.heads = 4; });
   EXPECT_EQ(largest_attention_workspace_bytes(more_heads, all), 2 * 3 * scores);
+  Experiment bf16 = gpt;
+  bf16.training.precision = Precision::Bf16Mixed;
+  EXPECT_EQ(largest_attention_workspace_bytes(bf16, all), 3 * scores + scores / 2)
+      << "P or dS rounded to bf16 for a product";
   EXPECT_EQ(estimate_device_bytes(more_heads, h200(), kWorkspace)[0] -
                 estimate_device_bytes(gpt, h200(), kWorkspace)[0],
             3 * scores);
@@ -249,7 +253,9 @@ void expect_estimate_counts_the_kept_bytes(const Experiment& experiment, const s
       // The margins are whole bytes of each peak: 1 byte apart at most.
       EXPECT_NEAR(static_cast<double>(bf16_bytes[d] - fp32_bytes[d]),
                   static_cast<double>(
-                      bf16_weight_copy_bytes(stage) + bf16_rounding_bytes(stage, kept, im2col) -
+                      bf16_weight_copy_bytes(stage) + bf16_rounding_bytes(stage, kept, im2col) +
+                      largest_attention_workspace_bytes(bf16, stage.layers) -
+                      largest_attention_workspace_bytes(fp32, stage.layers) -
                       peak_drop * (100 + kEstimateMarginPercent + kCacheOverheadPercent) / 100),
                   1.0)
           << "pp " << pp << ", device " << d;
@@ -302,7 +308,9 @@ TEST(MemoryPreflightTest, Bf16MixedRecomputesInBf16) {
     const int64_t bf16_bytes = estimate_device_bytes(bf16, h200(), kWorkspace).front();
     EXPECT_NEAR(static_cast<double>(bf16_bytes - fp32_bytes),
                 static_cast<double>(
-                    bf16_weight_copy_bytes(stage) + bf16_rounding_bytes(stage, kept, 0) -
+                    bf16_weight_copy_bytes(stage) + bf16_rounding_bytes(stage, kept, 0) +
+                    largest_attention_workspace_bytes(bf16, stage.layers) -
+                    largest_attention_workspace_bytes(fp32, stage.layers) -
                     recomputed * (100 + kEstimateMarginPercent + kCacheOverheadPercent) / 100),
                 1.0)
         << experiment.name;
