@@ -6,6 +6,7 @@
 
 #include "core/io/experiment_prediction.h"
 #include "core/nn/basic_residual_block.h"
+#include "core/nn/stack_layout.h"
 #include "core/plan/stage_profile.h"
 #include "core/schedule/lowering.h"
 #include "core/sim/simulator.h"
@@ -144,6 +145,29 @@ int64_t largest_attention_workspace_bytes(const Experiment& experiment, LayerRan
   return largest;
 }
 
+int64_t largest_per_token_copy_bytes(const Experiment& experiment, LayerRange layers) {
+  const ModelSpec& model = experiment.model;
+  if (!is_sequence_model(model)) return 0;
+  const ParallelPlan& plan = experiment.parallel;
+  const std::vector<TensorParallelRole> roles = tensor_parallel_roles(model, {layers});
+  const std::vector<LayerLayout> stack =
+      stack_layout(model, layers.begin, layers.end,
+                   {plan.tp, 0, roles, plan.tp > 1, plan.sequence_parallel && plan.tp > 1});
+  int64_t largest = 0;  // values per sample
+  for (const LayerLayout& layer : stack) {
+    const LayerType type = layer.spec.type;
+    if (type != LayerType::Linear && type != LayerType::LayerNorm) continue;
+    // The positions the layer sees, as sequential.cpp builds it.
+    const int64_t tokens = layer.gathers_sequence ? layer.tokens : layer.local_tokens();
+    if (tokens == 1) continue;  // not wrapped
+    const int64_t width = layer.out / layer.local_tokens();  // a layer norm's
+    const int64_t in = type == LayerType::Linear ? layer.weight.rows : width;
+    const int64_t out = type == LayerType::Linear ? layer.weight.cols : width;
+    largest = std::max(largest, (in + out) * tokens);
+  }
+  return largest * microbatch_size(experiment) * static_cast<int64_t>(sizeof(float));
+}
+
 std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
                                            const DeviceProfile& profile, int64_t workspace_bytes) {
   const ParallelPlan& plan = experiment.parallel;
@@ -179,6 +203,7 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
     int64_t staging = 0;
     int64_t im2col = 0;
     int64_t attention = 0;
+    int64_t per_token = 0;
     int64_t bf16_copies = 0;    // every chunk's, held all along
     int64_t bf16_rounding = 0;  // one GEMM's at a time: the largest chunk's
     const int rank = device_coord(plan, d).pipeline_rank;
@@ -194,6 +219,7 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
       const int64_t stage_im2col = largest_im2col_bytes(experiment, stage.layers);
       im2col = std::max(im2col, stage_im2col);
       attention = std::max(attention, largest_attention_workspace_bytes(experiment, stage.layers));
+      per_token = std::max(per_token, largest_per_token_copy_bytes(experiment, stage.layers));
       if (bf16_mixed) {
         bf16_copies += bf16_weight_copy_bytes(stage);
         bf16_rounding = std::max(bf16_rounding,
@@ -201,7 +227,7 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
       }
     }
     needed[static_cast<size_t>(d)] = peak + workspace_bytes + kCublasHandleBytes + staging + im2col +
-                                     attention + bf16_copies + bf16_rounding +
+                                     attention + per_token + bf16_copies + bf16_rounding +
                                      peak * (kEstimateMarginPercent + kCacheOverheadPercent) / 100;
   }
   return needed;

@@ -26,6 +26,8 @@
 //     (gpu/layers/conv2d.h: the simulator does not model it either)
 //   + the largest attention workspace of its Transformer blocks over a
 //     micro-batch (largest_attention_workspace_bytes: nor this)
+//   + the largest per-token layer's copies of its input and output gradient
+//     over a micro-batch (largest_per_token_copy_bytes: nor these)
 //   + a margin of kEstimateMarginPercent percent of the simulated peak
 //     (loss buffers, labels, allocation rounding)
 //   + kCacheOverheadPercent percent of the simulated peak for blocks its
@@ -107,6 +109,15 @@ int64_t largest_im2col_bytes(const Experiment& experiment, LayerRange layers);
 // them: the CPU layer uses one [seq, seq] buffer of each at a time, one head
 // after another.
 int64_t largest_attention_workspace_bytes(const Experiment& experiment, LayerRange layers);
+
+// The most that a linear or layer norm of a sequence model among `layers`
+// copies for a call over a micro-batch (gpu/layers/per_token.h: a
+// DeviceTensor has no views, so its input, and in the backward its output
+// gradient, are copied into per-token shaped Workspace): its input and
+// output widths, as the shard holds them, times the positions it sees; 0
+// outside a sequence model. For the output layer that is a copy of the
+// logits' gradient, which the simulator's gradient buffers count only once.
+int64_t largest_per_token_copy_bytes(const Experiment& experiment, LayerRange layers);
 
 // bf16-mixed on the CUDA backend, per stage (chunk): the bf16 copies of its
 // weights, 2 bytes per parameter (errs high: biases, norms, embeddings and a

@@ -116,6 +116,30 @@ TEST(MemoryPreflightTest, CountsTheAttentionWorkspaceOfAMicroBatch) {
             3 * scores);
 }
 
+// A sequence model's linears and layer norms copy their input, and in the
+// backward their output gradient, into per-token shaped Workspace
+// (gpu/layers/per_token.h). The tiny GPT (4 samples, 8 positions, width 16,
+// vocabulary 16): its final layer norm and its output layer each copy 16 + 16
+// values a position; at tp 2 the output layer holds half the vocabulary, and
+// under sequence parallelism the layer norm sees its shard's 4 positions
+// while the output layer gathers all 8. An MLP has no per-token layers.
+TEST(MemoryPreflightTest, CountsThePerTokenCopiesOfAMicroBatch) {
+  const Experiment gpt =
+      testing::with_plan(testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda"),
+                         ScheduleKind::OneFOneB, 1, 4);
+  const int layers = static_cast<int>(gpt.model.layers.size());
+  const int64_t floats = 4 * sizeof(float);  // 4 samples
+  EXPECT_EQ(largest_per_token_copy_bytes(gpt, {0, layers}), (16 + 16) * 8 * floats);
+  EXPECT_EQ(largest_per_token_copy_bytes(gpt, {0, layers - 2}), 0) << "embedding and blocks";
+  Experiment tp2 = testing::with_plan(gpt, ScheduleKind::OneFOneB, 1, 4, 1, 2);
+  EXPECT_EQ(largest_per_token_copy_bytes(tp2, {layers - 1, layers}), (16 + 8) * 8 * floats);
+  tp2.parallel.sequence_parallel = true;
+  EXPECT_EQ(largest_per_token_copy_bytes(tp2, {layers - 2, layers - 1}), (16 + 16) * 4 * floats);
+  EXPECT_EQ(largest_per_token_copy_bytes(tp2, {0, layers}), (16 + 8) * 8 * floats);
+  const Experiment mlp = testing::small_experiment();
+  EXPECT_EQ(largest_per_token_copy_bytes(mlp, {0, static_cast<int>(mlp.model.layers.size())}), 0);
+}
+
 TEST(MemoryPreflightTest, EstimateHoldsWeightsGradientsStateAndWorkspace) {
   const Experiment single = testing::small_experiment();
   const int64_t params = testing::stage_parameter_bytes(single)[0];
