@@ -160,7 +160,8 @@ int64_t largest_per_token_copy_bytes(const Experiment& experiment, LayerRange la
     // The positions the layer sees, as sequential.cpp builds it.
     const int64_t tokens = layer.gathers_sequence ? layer.tokens : layer.local_tokens();
     if (tokens == 1) continue;  // not wrapped
-    const int64_t width = layer.out / layer.local_tokens();  // a layer norm's
+    // A layer norm's width (its input's and its output's).
+    const int64_t width = layer.out / layer.local_tokens();
     const int64_t in = type == LayerType::Linear ? layer.weight.rows : width;
     const int64_t out = type == LayerType::Linear ? layer.weight.cols : width;
     largest = std::max(largest, (in + out) * tokens);
@@ -226,8 +227,8 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
                                  bf16_rounding_bytes(stage, bf16_kept[stage_index], stage_im2col));
       }
     }
-    needed[static_cast<size_t>(d)] = peak + workspace_bytes + kCublasHandleBytes + staging + im2col +
-                                     attention + per_token + bf16_copies + bf16_rounding +
+    needed[static_cast<size_t>(d)] = peak + workspace_bytes + kCublasHandleBytes + staging +
+                                     im2col + attention + per_token + bf16_copies + bf16_rounding +
                                      peak * (kEstimateMarginPercent + kCacheOverheadPercent) / 100;
   }
   return needed;

@@ -95,7 +95,8 @@ TEST(MemoryPreflightTest, CountsTheAttentionWorkspaceOfAMicroBatch) {
   EXPECT_EQ(largest_attention_workspace_bytes(gpt, {0, 1}), 0) << "the embedding alone";
   gpt.parallel.selective_recompute = true;
   EXPECT_EQ(largest_attention_workspace_bytes(gpt, all), 2 * scores);
-  const auto each_block = [](Experiment& experiment, const std::function<void(LayerSpec&)>& change) {
+  const auto each_block = [](Experiment& experiment,
+                             const std::function<void(LayerSpec&)>& change) {
     for (LayerSpec& layer : experiment.model.layers)
       if (layer.type == LayerType::TransformerBlock) change(layer);
   };
