@@ -199,11 +199,13 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
     build_workers();
     // Host mirrors pin their buffers when made: make every one the run uses
     // (evaluation: replica 0's, and under expert parallelism the rest of its
-    // expert-parallel group's; parameter servers: all) now, not mid-run.
+    // expert-parallel group's; parameter servers and optimizer offloading's
+    // host updates: all) now, not mid-run.
     const bool async_data_parallel = plan.update == UpdateMode::Async && plan.dp > 1;
+    const bool host_updates = plan.offload == OffloadMode::Optimizer;
     const bool validate = data_->validation().samples > 0;  // rank 0 evaluates, every rank mirrors
     for (const auto& worker : workers_)
-      if (async_data_parallel || (validate && worker->replica() < plan.ep))
+      if (async_data_parallel || host_updates || (validate && worker->replica() < plan.ep))
         for (int chunk = 0; chunk < worker->chunk_count(); ++chunk)
           worker->backend().host_stage(worker->stage(chunk), chunk);
   } catch (const std::invalid_argument& error) {

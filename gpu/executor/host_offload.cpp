@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "gpu/device/cuda_check.h"
+#include "gpu/device/device_guard.h"
 #include "gpu/device/stream_order.h"
 
 namespace pipelab::gpu {
@@ -74,8 +75,14 @@ PinnedBuffer HostOffload::take_pinned(int64_t bytes) {
 
 void HostOffload::drop() {
   if (parked_.empty() && spares_.empty() && reloaded_.empty()) return;
-  // The pinned buffers may still be read or written by queued copies.
-  device_.copy.synchronize();
+  // The pinned buffers may still be read or written by queued copies. Warn,
+  // not throw: drop runs in destructors (the worker's, the executor's via
+  // release_in_flight) after a failed run, and a GPU that faulted has no
+  // copies left to wait for.
+  {
+    DeviceGuard guard(device_.gpu, DeviceGuard::NoThrow{});
+    PIPELAB_CUDA_WARN(cudaStreamSynchronize(device_.copy.get()));
+  }
   for (const auto& entry : parked_)
     device_.allocator().count_host(-entry.second.rows * entry.second.cols * static_cast<int64_t>(sizeof(float)));
   parked_.clear();

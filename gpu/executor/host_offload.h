@@ -50,6 +50,8 @@ class HostOffload {
   // Before a B or BI: the compute stream waits for its micro-batch's reload, if any.
   void compute_waits_for_reload(const MicrobatchKey& key);
   // Forgets whatever is parked (after a stop), once the copies are done.
+  // A failed wait is reported on stderr, not thrown: this runs in
+  // destructors after a failed run.
   void drop();
 
  private:

@@ -139,14 +139,31 @@ void CachingAllocator::release_fenced(void* data, int64_t bytes, MemoryCategory 
     DeviceGuard guard(stream.device);
     PIPELAB_CUDA_CHECK(cudaEventRecord(fence.event, stream.stream));
   };
-  record_fence({stream_, gpu_});
-  for (const StreamOnDevice& stream : streams)
-    if (!(stream == StreamOnDevice{stream_, gpu_})) record_fence(stream);
+  // This runs in destructors (DeviceBuffer::reset), also while the exception
+  // of a failed CUDA call unwinds a worker's stack: it must not throw. A GPU
+  // that cannot record the fences has failed (its errors are sticky): the
+  // block is then never reused, and the failure goes to stderr; the worker
+  // reports the run's error from the call that failed first.
+  try {
+    record_fence({stream_, gpu_});
+    for (const StreamOnDevice& stream : streams)
+      if (!(stream == StreamOnDevice{stream_, gpu_})) record_fence(stream);
+  } catch (const CudaError& error) {
+    warn_cuda_error("fencing a freed block", error.what(), __FILE__, __LINE__);
+    for (const Fence& fence : block.fences) EventPool::of_gpu(fence.gpu).release(fence.event);
+    std::lock_guard<std::mutex> lock(mutex_);
+    ledger_.remove(category, bytes);
+    return;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   ledger_.remove(category, bytes);
   fenced_bytes_ += block.block_bytes;
   fenced_.push_back(std::move(block));
-  collect_fenced_locked();
+  try {
+    collect_fenced_locked();
+  } catch (const CudaError&) {
+    // As above: the next allocation, which may throw, collects them.
+  }
 }
 
 void CachingAllocator::collect_fenced_locked() {

@@ -77,6 +77,8 @@ class CachingAllocator {
   void release(void* data, int64_t bytes, MemoryCategory category);
   // Returns memory that `streams` used besides stream(), or memory from
   // allocate_idle(): reused once each of them and stream() has passed this point.
+  // Never throws a CudaError (it runs in destructors): on a GPU that has failed
+  // the block is left unused and the failure reported on stderr.
   void release_fenced(void* data, int64_t bytes, MemoryCategory category,
                       std::span<const StreamOnDevice> streams);
   // Moves `bytes` from one category to another; the total does not change.

@@ -6,6 +6,7 @@
 
 #include "core/io/experiment_prediction.h"
 #include "core/nn/basic_residual_block.h"
+#include "core/nn/stack_layout.h"
 #include "core/plan/stage_profile.h"
 #include "core/schedule/lowering.h"
 #include "core/sim/simulator.h"
@@ -124,6 +125,50 @@ int64_t largest_im2col_bytes(const Experiment& experiment, LayerRange layers) {
   return largest;
 }
 
+int64_t largest_attention_workspace_bytes(const Experiment& experiment, LayerRange layers) {
+  const std::vector<LayerInfo> infos = describe_layers(experiment.model);
+  const BlockSplit split = block_split(experiment.parallel);
+  const bool bf16_mixed = experiment.training.precision == Precision::Bf16Mixed;
+  int64_t largest = 0;
+  for (int i = layers.begin; i < layers.end; ++i) {
+    const LayerInfo& info = infos[static_cast<size_t>(i)];
+    if (info.type != LayerType::TransformerBlock) continue;
+    const TransformerBlockShape& block = info.block;
+    const int64_t scores =
+        microbatch_size(experiment) * (block.heads / split.tp) * block.tokens * block.tokens;
+    const int64_t buffers = 1 + (split.selective_recompute ? 1 : 0) + (block.dropout ? 1 : 0);
+    // Under bf16-mixed the products also read P (or P with dropout), then dS,
+    // rounded to bf16 for the call: one such rounding at a time.
+    const int64_t rounding = bf16_mixed ? scores * static_cast<int64_t>(sizeof(uint16_t)) : 0;
+    largest = std::max(largest, buffers * scores * static_cast<int64_t>(sizeof(float)) + rounding);
+  }
+  return largest;
+}
+
+int64_t largest_per_token_copy_bytes(const Experiment& experiment, LayerRange layers) {
+  const ModelSpec& model = experiment.model;
+  if (!is_sequence_model(model)) return 0;
+  const ParallelPlan& plan = experiment.parallel;
+  const std::vector<TensorParallelRole> roles = tensor_parallel_roles(model, {layers});
+  const std::vector<LayerLayout> stack =
+      stack_layout(model, layers.begin, layers.end,
+                   {plan.tp, 0, roles, plan.tp > 1, plan.sequence_parallel && plan.tp > 1});
+  int64_t largest = 0;  // values per sample
+  for (const LayerLayout& layer : stack) {
+    const LayerType type = layer.spec.type;
+    if (type != LayerType::Linear && type != LayerType::LayerNorm) continue;
+    // The positions the layer sees, as sequential.cpp builds it.
+    const int64_t tokens = layer.gathers_sequence ? layer.tokens : layer.local_tokens();
+    if (tokens == 1) continue;  // not wrapped
+    // A layer norm's width (its input's and its output's).
+    const int64_t width = layer.out / layer.local_tokens();
+    const int64_t in = type == LayerType::Linear ? layer.weight.rows : width;
+    const int64_t out = type == LayerType::Linear ? layer.weight.cols : width;
+    largest = std::max(largest, (in + out) * tokens);
+  }
+  return largest * microbatch_size(experiment) * static_cast<int64_t>(sizeof(float));
+}
+
 std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
                                            const DeviceProfile& profile, int64_t workspace_bytes) {
   const ParallelPlan& plan = experiment.parallel;
@@ -158,6 +203,8 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
     const int64_t peak = simulated.per_device[static_cast<size_t>(d)].peak_total_bytes;
     int64_t staging = 0;
     int64_t im2col = 0;
+    int64_t attention = 0;
+    int64_t per_token = 0;
     int64_t bf16_copies = 0;    // every chunk's, held all along
     int64_t bf16_rounding = 0;  // one GEMM's at a time: the largest chunk's
     const int rank = device_coord(plan, d).pipeline_rank;
@@ -172,14 +219,16 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
         staging = std::max(staging, exchange.bytes);
       const int64_t stage_im2col = largest_im2col_bytes(experiment, stage.layers);
       im2col = std::max(im2col, stage_im2col);
+      attention = std::max(attention, largest_attention_workspace_bytes(experiment, stage.layers));
+      per_token = std::max(per_token, largest_per_token_copy_bytes(experiment, stage.layers));
       if (bf16_mixed) {
         bf16_copies += bf16_weight_copy_bytes(stage);
         bf16_rounding = std::max(bf16_rounding,
                                  bf16_rounding_bytes(stage, bf16_kept[stage_index], stage_im2col));
       }
     }
-    needed[static_cast<size_t>(d)] = peak + workspace_bytes + kCublasHandleBytes + staging + im2col +
-                                     bf16_copies + bf16_rounding +
+    needed[static_cast<size_t>(d)] = peak + workspace_bytes + kCublasHandleBytes + staging +
+                                     im2col + attention + per_token + bf16_copies + bf16_rounding +
                                      peak * (kEstimateMarginPercent + kCacheOverheadPercent) / 100;
   }
   return needed;

@@ -24,6 +24,10 @@
 //     layer's all-to-all receive buffer (its dispatch buffer's bytes)
 //   + the largest im2col matrix of its convolutions over a micro-batch
 //     (gpu/layers/conv2d.h: the simulator does not model it either)
+//   + the largest attention workspace of its Transformer blocks over a
+//     micro-batch (largest_attention_workspace_bytes: nor this)
+//   + the largest per-token layer's copies of its input and output gradient
+//     over a micro-batch (largest_per_token_copy_bytes: nor these)
 //   + a margin of kEstimateMarginPercent percent of the simulated peak
 //     (loss buffers, labels, allocation rounding)
 //   + kCacheOverheadPercent percent of the simulated peak for blocks its
@@ -94,6 +98,26 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
 // The largest im2col matrix that a convolution among `layers` (a conv2d, or
 // one inside a residual block) holds over a micro-batch; 0 without any.
 int64_t largest_im2col_bytes(const Experiment& experiment, LayerRange layers);
+
+// The most that the attention core of a Transformer block among `layers`
+// holds in Workspace at once over a micro-batch (gpu/layers/attention.cpp):
+// score-sized float32 buffers of [batch * heads / tp * seq, seq], which its
+// backward makes for dP, for P recomputed under selective recompute and for
+// P with dropout applied (its forward makes fewer), and under bf16-mixed
+// half a buffer more for P or dS rounded for its GEMMs (not among the inputs
+// bf16_rounding_bytes counts); 0 without blocks. The simulator does not model
+// them: the CPU layer uses one [seq, seq] buffer of each at a time, one head
+// after another.
+int64_t largest_attention_workspace_bytes(const Experiment& experiment, LayerRange layers);
+
+// The most that a linear or layer norm of a sequence model among `layers`
+// copies for a call over a micro-batch (gpu/layers/per_token.h: a
+// DeviceTensor has no views, so its input, and in the backward its output
+// gradient, are copied into per-token shaped Workspace): its input and
+// output widths, as the shard holds them, times the positions it sees; 0
+// outside a sequence model. For the output layer that is a copy of the
+// logits' gradient, which the simulator's gradient buffers count only once.
+int64_t largest_per_token_copy_bytes(const Experiment& experiment, LayerRange layers);
 
 // bf16-mixed on the CUDA backend, per stage (chunk): the bf16 copies of its
 // weights, 2 bytes per parameter (errs high: biases, norms, embeddings and a

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <set>
+#include <span>
 #include <vector>
 
 #include "gpu/memory/allocator_registry.h"
@@ -13,6 +14,7 @@
 #include "gpu/memory/memory_ledger.h"
 #include "gpu/memory/out_of_memory.h"
 #include "gpu/memory/pinned_staging.h"
+#include "gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {
@@ -171,6 +173,25 @@ TEST(CachingAllocatorTest, ConstructionTouchesNoDriver) {
   EXPECT_EQ(allocator.cached_bytes(), 0);
   EXPECT_EQ(allocator.allocate(0, MemoryCategory::Weights), nullptr);
   allocator.empty_cache();  // nothing cached: no CUDA call
+}
+
+// A freed block that other streams used is fenced with CUDA events, from
+// DeviceBuffer's destructor, also while a failed CUDA call's exception
+// unwinds a worker's stack: when the events cannot be made or recorded (a GPU
+// that faulted; here, a machine without one, where every CUDA call fails) it
+// must not throw, or the process ends instead of reporting the run's error.
+// The bytes leave the count; the block is never reused.
+TEST(CachingAllocatorTest, ReleasingFencedMemoryOnAFailedGpuDoesNotThrow) {
+  if (testing::gpu_availability().count > 0)
+    GTEST_SKIP() << "needs CUDA calls to fail: a machine without a GPU";
+  CachingAllocator allocator(0, nullptr);
+  // No device memory can be had here: Host bytes stand in for a block's count.
+  allocator.count_host(512);
+  const StreamOnDevice other{nullptr, 0};
+  EXPECT_NO_THROW(
+      allocator.release_fenced(fake(0x1000), 512, MemoryCategory::Host, std::span(&other, 1)));
+  EXPECT_EQ(allocator.current()[static_cast<size_t>(MemoryCategory::Host)], 0);
+  EXPECT_EQ(allocator.cached_bytes(), 0);
 }
 
 // Pinned staging sized for a micro-batch: its largest upload, inputs, labels

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <stdexcept>
 
 #include "core/io/experiment_prediction.h"
@@ -76,6 +77,68 @@ TEST(MemoryPreflightTest, CountsTheLargestIm2colMatrixOfAStage) {
   // Micro-batches of 8 hold a quarter of it.
   const Experiment four = testing::with_plan(conv, ScheduleKind::GPipe, 1, 4);
   EXPECT_EQ(largest_im2col_bytes(four, {0, 6}), 8 * 54 * 4 * bytes);
+}
+
+// The attention core's score-sized Workspace (gpu/layers/attention.cpp) over
+// one micro-batch of the tiny GPT (4 samples, 2 heads, 8 positions): dP in
+// every backward, P again under selective recompute, P with dropout applied;
+// the heads split over tp. The simulator has none of it, so the estimate
+// adds it: under selective recompute nothing else it counts depends on the
+// heads, and twice the heads add exactly twice the workspace.
+TEST(MemoryPreflightTest, CountsTheAttentionWorkspaceOfAMicroBatch) {
+  Experiment gpt =
+      testing::with_plan(testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda"),
+                         ScheduleKind::OneFOneB, 1, 4);
+  const int64_t scores = 4 * 2 * 8 * 8 * 4;  // one buffer's bytes
+  const LayerRange all{0, static_cast<int>(gpt.model.layers.size())};
+  EXPECT_EQ(largest_attention_workspace_bytes(gpt, all), scores);
+  EXPECT_EQ(largest_attention_workspace_bytes(gpt, {0, 1}), 0) << "the embedding alone";
+  gpt.parallel.selective_recompute = true;
+  EXPECT_EQ(largest_attention_workspace_bytes(gpt, all), 2 * scores);
+  const auto each_block = [](Experiment& experiment,
+                             const std::function<void(LayerSpec&)>& change) {
+    for (LayerSpec& layer : experiment.model.layers)
+      if (layer.type == LayerType::TransformerBlock) change(layer);
+  };
+  each_block(gpt, [](LayerSpec& block) { block.dropout = 0.1; });
+  EXPECT_EQ(largest_attention_workspace_bytes(gpt, all), 3 * scores);
+  const Experiment tp2 = testing::with_plan(gpt, ScheduleKind::OneFOneB, 1, 4, 1, 2);
+  EXPECT_EQ(largest_attention_workspace_bytes(tp2, all), 3 * scores / 2);
+
+  Experiment more_heads = gpt;
+  each_block(more_heads, [](LayerSpec& block) { block.heads = 4; });
+  EXPECT_EQ(largest_attention_workspace_bytes(more_heads, all), 2 * 3 * scores);
+  Experiment bf16 = gpt;
+  bf16.training.precision = Precision::Bf16Mixed;
+  EXPECT_EQ(largest_attention_workspace_bytes(bf16, all), 3 * scores + scores / 2)
+      << "P or dS rounded to bf16 for a product";
+  EXPECT_EQ(estimate_device_bytes(more_heads, h200(), kWorkspace)[0] -
+                estimate_device_bytes(gpt, h200(), kWorkspace)[0],
+            3 * scores);
+}
+
+// A sequence model's linears and layer norms copy their input, and in the
+// backward their output gradient, into per-token shaped Workspace
+// (gpu/layers/per_token.h). The tiny GPT (4 samples, 8 positions, width 16,
+// vocabulary 16): its final layer norm and its output layer each copy 16 + 16
+// values a position; at tp 2 the output layer holds half the vocabulary, and
+// under sequence parallelism the layer norm sees its shard's 4 positions
+// while the output layer gathers all 8. An MLP has no per-token layers.
+TEST(MemoryPreflightTest, CountsThePerTokenCopiesOfAMicroBatch) {
+  const Experiment gpt =
+      testing::with_plan(testing::on_backend(pipelab::testing::tiny_gpt_experiment(), "cuda"),
+                         ScheduleKind::OneFOneB, 1, 4);
+  const int layers = static_cast<int>(gpt.model.layers.size());
+  const int64_t floats = 4 * sizeof(float);  // 4 samples
+  EXPECT_EQ(largest_per_token_copy_bytes(gpt, {0, layers}), (16 + 16) * 8 * floats);
+  EXPECT_EQ(largest_per_token_copy_bytes(gpt, {0, layers - 2}), 0) << "embedding and blocks";
+  Experiment tp2 = testing::with_plan(gpt, ScheduleKind::OneFOneB, 1, 4, 1, 2);
+  EXPECT_EQ(largest_per_token_copy_bytes(tp2, {layers - 1, layers}), (16 + 8) * 8 * floats);
+  tp2.parallel.sequence_parallel = true;
+  EXPECT_EQ(largest_per_token_copy_bytes(tp2, {layers - 2, layers - 1}), (16 + 16) * 4 * floats);
+  EXPECT_EQ(largest_per_token_copy_bytes(tp2, {0, layers}), (16 + 8) * 8 * floats);
+  const Experiment mlp = testing::small_experiment();
+  EXPECT_EQ(largest_per_token_copy_bytes(mlp, {0, static_cast<int>(mlp.model.layers.size())}), 0);
 }
 
 TEST(MemoryPreflightTest, EstimateHoldsWeightsGradientsStateAndWorkspace) {
@@ -215,7 +278,9 @@ void expect_estimate_counts_the_kept_bytes(const Experiment& experiment, const s
       // The margins are whole bytes of each peak: 1 byte apart at most.
       EXPECT_NEAR(static_cast<double>(bf16_bytes[d] - fp32_bytes[d]),
                   static_cast<double>(
-                      bf16_weight_copy_bytes(stage) + bf16_rounding_bytes(stage, kept, im2col) -
+                      bf16_weight_copy_bytes(stage) + bf16_rounding_bytes(stage, kept, im2col) +
+                      largest_attention_workspace_bytes(bf16, stage.layers) -
+                      largest_attention_workspace_bytes(fp32, stage.layers) -
                       peak_drop * (100 + kEstimateMarginPercent + kCacheOverheadPercent) / 100),
                   1.0)
           << "pp " << pp << ", device " << d;
@@ -268,7 +333,9 @@ TEST(MemoryPreflightTest, Bf16MixedRecomputesInBf16) {
     const int64_t bf16_bytes = estimate_device_bytes(bf16, h200(), kWorkspace).front();
     EXPECT_NEAR(static_cast<double>(bf16_bytes - fp32_bytes),
                 static_cast<double>(
-                    bf16_weight_copy_bytes(stage) + bf16_rounding_bytes(stage, kept, 0) -
+                    bf16_weight_copy_bytes(stage) + bf16_rounding_bytes(stage, kept, 0) +
+                    largest_attention_workspace_bytes(bf16, stage.layers) -
+                    largest_attention_workspace_bytes(fp32, stage.layers) -
                     recomputed * (100 + kEstimateMarginPercent + kCacheOverheadPercent) / 100),
                 1.0)
         << experiment.name;
