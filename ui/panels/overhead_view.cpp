@@ -54,7 +54,9 @@ OverheadView::OverheadView(QWidget* parent) : QWidget(parent) {
     auto* bars = new QCPBars(plot_->xAxis, plot_->yAxis);
     bars->setName(tr(layer.text));
     bars->setBrush(layer.color);
-    bars->setPen(QPen(layer.color.darker(130)));
+    // No outline: a share of 0 would still draw its outline, a line of its
+    // colour across the bar.
+    bars->setPen(Qt::NoPen);
     bars->setWidth(0.8);
     if (below) bars->moveAbove(below);
     below = bars;
