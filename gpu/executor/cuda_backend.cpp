@@ -170,7 +170,7 @@ DeviceTensor CudaBackend::loss_gradient(const Op& op, const DeviceTensor& output
     if (place_.shard == 0) pending_losses_.push_back(std::move(pending));
     return grad;
   }
-  const double scale = 1.0 / static_cast<double>(data.global_batch());
+  const double scale = data.gradient_scale(op.step);  // 1 / global batch here, as on the cpu
   // Labels and targets go up through pinned staging: no pageable copy stalls
   // this thread behind its GPU.
   DeviceBuffer labels;
