@@ -446,7 +446,8 @@ HostStageMirror& CudaBackend::mirror(GpuSequential& stage, int chunk) {
   if (!mirror)
     mirror = std::make_unique<HostStageMirror>(
         shared_.experiment.model, shared_.experiment.seed, stage, shared_.experiment.parallel.tp,
-        place_.shard, shared_.tp_roles, expert_shard(shared_.experiment.parallel, place_.replica));
+        place_.shard, shared_.tp_roles, expert_shard(shared_.experiment.parallel, place_.replica),
+        allocator());
   return *mirror;
 }
 

@@ -13,7 +13,8 @@
 //   collectives  DeviceGroup (NCCL across GPUs, copies on one GPU): all-reduces,
 //                sequence parallelism's reduce-scatter and all-gather, the moe
 //                layers' all-to-all
-//   host views   a HostStageMirror per chunk (evaluation, parameter servers)
+//   host views   a HostStageMirror per chunk (evaluation, parameter servers,
+//                optimizer offloading)
 //
 // Across processes (pipelab-cli under mpirun, core/runtime/process_share.h)
 // a rank builds only its own virtual devices; whatever reaches a device on

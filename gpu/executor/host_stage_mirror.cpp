@@ -38,11 +38,19 @@ int stage_gpu(const std::vector<GpuParameter>& parameters) {
 
 HostStageMirror::HostStageMirror(const ModelSpec& model, uint64_t seed, GpuSequential& device_stage,
                                  int tp, int shard, const std::vector<TensorParallelRole>& roles,
-                                 ExpertShard experts)
+                                 ExpertShard experts, CachingAllocator& ledger)
     : device_(device_stage),
-      host_(model, device_stage.begin(), device_stage.end(), seed, nullptr,
+      host_(model, device_stage.begin(), device_stage.end(), seed, &host_allocator_,
             host_setup(tp, shard, roles), /*selective_recompute=*/false, experts) {
   assert(host_.parameters().size() == device_.parameters().size());
+  // The mirror's own tensors are weights and gradients; only Host bytes
+  // (made later, by the offloaded optimizer) go to the GPU's ledger.
+  host_allocator_.set_listener([this, &ledger](const MemoryBytes& held) {
+    const int64_t host = held[static_cast<size_t>(MemoryCategory::Host)];
+    if (host == counted_host_bytes_) return;
+    ledger.count_host(host - counted_host_bytes_);
+    counted_host_bytes_ = host;
+  });
   const std::vector<GpuParameter> parameters = device_.parameters();
   const int gpu = stage_gpu(parameters);
   pinned_ = PinnedBuffer(gpu, staged_floats(device_) * static_cast<int64_t>(sizeof(float)));

@@ -124,6 +124,31 @@ TEST_P(MemoryAccounting, OneFOneBKeepsFewerActivationsThanGPipe) {
   EXPECT_LE(one_f_one_b * 3, gpipe);
 }
 
+// Optimizer offloading (ZeRO-Offload): the optimizer's state lives in host
+// memory, so the device holds none and its Host bytes are that state's.
+TEST_P(MemoryAccounting, OffloadedOptimizerStateIsHostMemory) {
+  Experiment plain = with_plan(small_experiment(), ScheduleKind::OneFOneB, 2, 4);
+  plain.training.steps = 2;
+  Experiment offload = plain;
+  offload.parallel.offload = OffloadMode::Optimizer;
+  const testing::RunOutput without = run_experiment(plain);
+  const testing::RunOutput with = run_experiment(offload);
+  ASSERT_EQ(without.state, RunState::Finished) << without.error;
+  ASSERT_EQ(with.state, RunState::Finished) << with.error;
+  const auto peak = [](const Trace& trace, int device, MemoryCategory which) {
+    int64_t most = 0;
+    for (const MemorySample& sample : trace.memory)
+      if (sample.device == device) most = std::max(most, category(sample, which));
+    return most;
+  };
+  for (int device = 0; device < 2; ++device) {
+    const int64_t state = peak(without.trace, device, MemoryCategory::OptimizerState);
+    EXPECT_GT(state, 0) << "device " << device;
+    EXPECT_EQ(peak(with.trace, device, MemoryCategory::OptimizerState), 0) << "device " << device;
+    EXPECT_EQ(peak(with.trace, device, MemoryCategory::Host), state) << "device " << device;
+  }
+}
+
 TEST_P(MemoryAccounting, MessagesAreCommBuffersOnTheReceiver) {
   const testing::RunOutput run =
       run_experiment(with_plan(small_experiment(), ScheduleKind::GPipe, 2, 4));
