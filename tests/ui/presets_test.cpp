@@ -121,6 +121,7 @@ class PresetsTest : public QObject {
   // predicted step is collectives, and nothing is left as a bubble (pp 1).
   void theSequenceParallelPresetsOverheadIsCommunication() {
     MainWindow window;
+    window.setSaveQuestion([](const QString&) { return QMessageBox::Discard; });
     QVERIFY(window.applyPreset("sequence-parallel"));
     window.predictor()->updateNow();
     QTRY_COMPARE(window.overheadView()->predictedShares().size(), size_t{4});
@@ -130,7 +131,13 @@ class PresetsTest : public QObject {
       QVERIFY(share.bubble + share.load_imbalance < 1e-9);
     }
     // The parallel panel's predicted bubble says so beside it.
-    QVERIFY(window.parallelPanel()->predictedBubbleLabel()->text().contains("in collectives"));
+    QLabel* collectives = window.parallelPanel()->collectivesLabel();
+    QVERIFY(!collectives->isHidden());
+    QVERIFY(collectives->text().contains("in collectives"));
+    // A plain pipeline has none to show.
+    QVERIFY(window.applyPreset("gpipe"));
+    window.predictor()->updateNow();
+    QTRY_VERIFY(collectives->isHidden());
   }
 
   void withoutARunTheAnimationIsThePrediction() {

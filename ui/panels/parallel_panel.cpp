@@ -69,7 +69,10 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   microbatch_label_ = new QLabel(this);
   microbatch_label_->setMinimumWidth(70);
   predicted_bubble_label_ = new QLabel(this);
-  predicted_bubble_label_->setWordWrap(true);
+  // A line of its own, not a wrapped second line: a form row does not grow
+  // when a label's wrapped text does (seen in the Chinese UI).
+  collectives_label_ = new QLabel(this);
+  collectives_label_->setVisible(false);
 
   update_combo_ = new QComboBox(this);
   update_combo_->addItem(tr("sync"), static_cast<int>(UpdateMode::Sync));
@@ -156,6 +159,7 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   slider_row->addWidget(microbatch_label_);
   schedule_form->addRow(tr("Micro-batches:"), slider_row);
   schedule_form->addRow(predicted_bubble_label_);
+  schedule_form->addRow(collectives_label_);
   schedule_form->addRow(tr("Update:"), update_combo_);
   schedule_form->addRow(tr("Staleness:"), staleness_spin_);
   schedule_form->addRow(recompute_check_);
@@ -338,15 +342,18 @@ void ParallelPanel::setProblems(const QStringList& problems) {
 }
 
 void ParallelPanel::setPredictedBubble(double fraction, double collectives) {
+  // Tensor parallelism's idle time is mostly waiting on its collectives.
+  const bool communicates = std::isfinite(fraction) && collectives >= 0.005;
+  collectives_label_->setVisible(communicates);
   if (!std::isfinite(fraction)) {
     predicted_bubble_label_->setText(tr("Predicted bubble: —"));
     return;
   }
-  QString text = tr("Predicted bubble: %1 of device time idle").arg(percent_text(fraction));
-  // Tensor parallelism's idle time is mostly waiting on its collectives.
-  if (collectives >= 0.005)
-    text += tr(", %1 in collectives (see Overhead)").arg(percent_text(collectives));
-  predicted_bubble_label_->setText(text);
+  predicted_bubble_label_->setText(
+      tr("Predicted bubble: %1 of device time idle").arg(percent_text(fraction)));
+  if (communicates)
+    collectives_label_->setText(
+        tr("of which %1 in collectives (see Overhead)").arg(percent_text(collectives)));
 }
 
 }  // namespace pipelab

@@ -39,6 +39,7 @@ class ParallelPanel : public QWidget {
 
   QSlider* microbatchSlider() const { return microbatch_slider_; }
   QLabel* predictedBubbleLabel() const { return predicted_bubble_label_; }
+  QLabel* collectivesLabel() const { return collectives_label_; }
   QComboBox* scheduleCombo() const { return schedule_combo_; }
   QComboBox* backendCombo() const { return backend_combo_; }
   QSpinBox* ppSpin() const { return pp_spin_; }
@@ -61,6 +62,7 @@ class ParallelPanel : public QWidget {
   QSlider* microbatch_slider_;
   QLabel* microbatch_label_;
   QLabel* predicted_bubble_label_;
+  QLabel* collectives_label_;  // the predicted run's share in collectives, when there is one
   QComboBox* update_combo_;
   QSpinBox* staleness_spin_;
   QCheckBox* recompute_check_;

@@ -1927,8 +1927,8 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <translation>预测气泡：设备时间的 %1 处于空闲</translation>
     </message>
     <message>
-        <source>, %1 in collectives (see Overhead)</source>
-        <translation>，其中 %1 在集合通信中（见“开销”）</translation>
+        <source>of which %1 in collectives (see Overhead)</source>
+        <translation>其中 %1 在集合通信中（见“开销”）</translation>
     </message>
 </context>
 <context>
