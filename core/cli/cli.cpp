@@ -19,11 +19,11 @@ const char* kUsage =
     "\n"
     "usage:\n"
     "  pipelab-cli schedule --schedule NAME --stages P --microbatches M [--chunks V]\n"
-    "                       [--format text|json]\n"
+    "                       [--steps S] [--format text|json]\n"
     "  pipelab-cli simulate (--config FILE | --schedule NAME --stages P --microbatches M\n"
     "                       [--dp D] [--tp T] [--chunks V] [--recompute] [--offload none|activations|optimizer]\n"
-    "                       [--update sync|async])\n"
-    "                       [--cost f=1,b=1,w=1,comm=0,u=0] [--profile NAME]\n"
+    "                       [--update sync|async] [--staleness K])\n"
+    "                       [--steps S] [--cost f=1,b=1,w=1,comm=0,u=0] [--profile NAME]\n"
     "                       [--set key.path=value ...] [--trace FILE.json] [--csv PREFIX]\n"
     "  pipelab-cli train --config FILE [--set key.path=value ...] [--steps N]\n"
     "                    [--backend cpu|cuda] [--trace FILE.json] [--csv PREFIX]\n"
@@ -44,7 +44,9 @@ const char* kUsage =
     "  pipelab-cli validate --config FILE [--set key.path=value ...]\n"
     "  pipelab-cli devices\n"
     "  pipelab-cli --help | --version\n"
-    "\n";
+    "\n"
+    "--steps S (schedule, simulate): the steps one window of the schedule spans (0, the default:\n"
+    "  the schedule's own, or staleness + 2 under async data parallelism)\n";
 
 // The usage text, with the schedule names read from the schedule table.
 std::string usage() {
