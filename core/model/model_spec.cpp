@@ -100,8 +100,9 @@ LayerInfo describe_elementwise(const LayerSpec& spec, int64_t width, int64_t tok
   switch (spec.type) {
     case LayerType::LayerNorm:
       info.params = 2 * width;  // gamma and beta, shared by every position
-      // The input, plus each position's mean and reciprocal standard deviation.
-      info.activation_bytes = (width * kBytesPerValue + 2 * kBytesPerValue) * tokens;
+      // The input only: the backward recomputes each position's mean and
+      // reciprocal standard deviation from it (layer_norm.h, on every backend).
+      info.activation_bytes = width * tokens * kBytesPerValue;
       break;
     case LayerType::Dropout:
       info.activation_bytes = width * tokens;  // the keep mask, one byte per element

@@ -130,22 +130,38 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
                              + local;                                 // dNorm1 out
   if (whole_output_gradients) kept_for_weights += sh;                 // dProj out (whole)
   if (split.sequence_parallel) kept_for_weights += sh;                // Norm1's output gathered again
+  // Under sequence parallelism the attention half's backward also holds
+  // dNorm1 out's whole partial sum (scratch) until the scatter has read it.
+  const int64_t partial_sum = split.sequence_parallel ? sh : 0;
+  // What BI frees of the kept values before the wait for BW, which does not
+  // read them (transformer_block_layer.cpp's backward_input_with): Q, K and
+  // V, the softmax output, FFN1's output, and under sequence parallelism the
+  // norms' outputs (BW reads their gathered copies).
+  const int64_t freed_by_input_gradient =
+      3 * sh / tp + (split.selective_recompute ? 0 : score_count / tp) +
+      (experts ? 0 : (swiglu ? 2 * sf : sf) / tp) + (split.sequence_parallel ? 2 * local : 0);
   if (experts) {
-    cost.backward_kept_values = kept_for_weights;
+    cost.backward_kept_values = kept_for_weights - freed_by_input_gradient;
     // The experts' backward runs before the attention half's buffers exist;
     // BI drops the experts' kept values, so between BI and BW the block holds
     // that much less.
+    // While the experts' backward runs, the block also holds the MLP's output
+    // gradient masked or gathered (whole), and Norm2's output gathered again.
     const MoeCost moe = moe_cost(shape.moe(), split.tp);
-    cost.backward_working_values = std::max(moe.backward_working_values,
-                                            kept_for_weights + sh / tp)  // dattention (scratch)
-                                   + local;                              // dx
+    const int64_t experts_working = moe.backward_working_values +
+                                    (whole_output_gradients ? sh : 0) +
+                                    (split.sequence_parallel ? sh : 0);
+    cost.backward_working_values =
+        std::max(experts_working,
+                 kept_for_weights + sh / tp + partial_sum)  // dattention (scratch)
+        + local;                                            // dx
     cost.backward_kept_values -= moe.kept_values;
   } else {
     if (whole_output_gradients) kept_for_weights += sh;  // dFFN2 out (whole)
     if (split.sequence_parallel) kept_for_weights += sh;  // Norm2's output gathered again
-    cost.backward_kept_values = kept_for_weights;
+    cost.backward_kept_values = kept_for_weights - freed_by_input_gradient;
     cost.backward_working_values = kept_for_weights + sf / tp + sh / tp  // dactivation, dattention
-                                   + local;                              // dx
+                                   + partial_sum + local;                // dx
   }
   return cost;
 }

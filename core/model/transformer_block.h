@@ -82,8 +82,10 @@ struct BlockCost {
   // Per sample, the gradient buffers PipeLab's block (core/nn/gpt_block.h)
   // holds in its backward beyond the kept activations, and of those the ones
   // a split backward (BI then BW) keeps until BW. Not in Korthikanti et
-  // al.'s count, which is the forward's. With experts, backward_kept_values
-  // is net of the experts' kept values, which BI frees (it may be negative).
+  // al.'s count, which is the forward's. backward_kept_values is net of the
+  // kept values BI frees (Q, K, V, the softmax output, FFN1's output or the
+  // experts' kept values, and under sequence parallelism the norms'
+  // outputs); it may be negative.
   int64_t backward_working_values = 0;
   int64_t backward_kept_values = 0;
 };

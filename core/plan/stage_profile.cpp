@@ -353,7 +353,11 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
     int64_t largest_block_per_sample = 0;
     int64_t other_layers_per_sample = 0;       // activations of the stage's layers that are not blocks
     int64_t working_per_sample = 0;            // the largest layer's backward gradient buffers
-    int64_t split_kept_per_sample = 0;         // what BI leaves for BW
+    // Per stage layer, per sample: its kept activations, its backward's
+    // gradient buffers (output gradient included) and what its BI leaves for
+    // BW (net of what BI frees), for the backward's peaks below.
+    std::vector<int64_t> kept_by_layer, gradients_by_layer, left_by_layer;
+    int64_t loss_gradient_per_sample = 0;  // the last stage's
     for (int i = range.begin; i < range.end; ++i) {
       const LayerInfo& info = infos[i];
       ShardCost cost;
@@ -377,8 +381,12 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
           cost = {block.forward_flops, block.backward_input_flops, block.backward_weight_flops, block.params, 0};
           kept = block.kept.bytes(bytes.activation);
           largest_block_per_sample = std::max(largest_block_per_sample, kept);
-          working_per_sample = std::max(working_per_sample, block.backward_working_values * bytes.activation);
-          split_kept_per_sample += block.backward_kept_values * bytes.activation;
+          // The block's buffers, and its output gradient dy (received, or the
+          // next layer's input gradient), which it holds as its input.
+          gradients_by_layer.push_back((block.backward_working_values + block.input_values) *
+                                       bytes.activation);
+          left_by_layer.push_back((block.backward_kept_values + block.input_values) *
+                                  bytes.activation);
           if (i > range.begin) block_checkpoints_per_sample += block.input_values * bytes.activation;
           break;
         }
@@ -389,16 +397,45 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
         // Its input and output gradients, as this shard holds them (the
         // model's first layer computes no input gradient).
         const int64_t in_values = i == 0 ? 0 : info.in_features / shard_divisor(roles[i], tp, true);
-        const int64_t out_values = info.out_features / shard_divisor(roles[i], tp, false);
-        working_per_sample = std::max(working_per_sample, (in_values + out_values) * bytes.activation);
+        int64_t out_values = info.out_features / shard_divisor(roles[i], tp, false);
+        int64_t gradient_values = in_values + out_values;
+        if (roles[i] == TensorParallelRole::Replicated && info.type != LayerType::Moe) {
+          // Under sequence parallelism a replicated layer between blocks (a
+          // layer norm) takes and gives its gradients on the shard's slice.
+          const int64_t in_split =
+              i > 0 && output_splits_sequence(model, roles, i - 1, split.sequence_parallel) ? tp
+                                                                                            : 1;
+          const int64_t out_split =
+              output_splits_sequence(model, roles, i, split.sequence_parallel) ? tp : 1;
+          out_values /= out_split;
+          gradient_values = in_values / in_split + out_values;
+        } else if (info.type == LayerType::Moe) {
+          // A moe layer's backward peaks in its experts' slot buffers
+          // (moe_cost's working values) with the output gradient; the input
+          // gradient comes after them. Under sequence parallelism the output
+          // gradient is the stage's slice, and the layer gathers it and its
+          // input again whole (moe_layer.h).
+          const bool gathers = split.sequence_parallel;
+          if (gathers) out_values /= tp;
+          gradient_values = moe_cost(info.moe).backward_working_values + out_values +
+                            (gathers ? info.in_features + info.out_features : 0);
+        }
+        gradients_by_layer.push_back(gradient_values * bytes.activation);
+        // BI keeps a weighted layer's output gradient for BW and frees the
+        // input of a layer without weights (stage_stack.h's backward_pass).
+        left_by_layer.push_back(cost.params > 0 ? out_values * bytes.activation : -kept);
+        // The model's output: the loss's gradient of it waits from F to B.
+        if (i + 1 == static_cast<int>(infos.size()))
+          loss_gradient_per_sample = out_values * bytes.activation;
       }
+      working_per_sample = std::max(working_per_sample, gradients_by_layer.back());
+      kept_by_layer.push_back(kept);
       if (info.has_experts() && plan.ep > 1) {
         // Each member of an expert-parallel group holds experts / ep of the experts.
         const int expert_tp = roles[i] == TensorParallelRole::BlockParallel ? tp : 1;
         cost.params -= moe_cost(info.moe, expert_tp).expert_params / plan.ep * (plan.ep - 1);
         add_expert_all_to_alls(profile.expert_all_to_alls, i, info.moe, microbatch_size, bytes.activation);
       }
-      if (cost.params > 0) split_kept_per_sample += info.out_features * bytes.activation;  // BW's dy
       profile.forward_flops += cost.forward_flops * samples;
       profile.backward_input_flops += cost.backward_input_flops * samples;
       profile.backward_weight_flops += cost.backward_weight_flops * samples;
@@ -421,7 +458,20 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
     }
     profile.activation_bytes = activation_bytes_per_sample * microbatch_size;
     profile.backward_working_bytes = working_per_sample * microbatch_size;
-    profile.split_backward_kept_bytes = split_kept_per_sample * microbatch_size;
+    // The backward runs the layers last first. B frees each layer's kept
+    // activations when its backward ends, so while layer k runs the layers
+    // after it hold nothing; BI instead leaves behind what BW reads.
+    int64_t freed_after = 0, left_after = 0, backward_peak = 0, split_backward_peak = 0;
+    for (size_t k = kept_by_layer.size(); k-- > 0;) {
+      backward_peak = std::max(backward_peak, gradients_by_layer[k] - freed_after);
+      split_backward_peak = std::max(split_backward_peak, gradients_by_layer[k] + left_after);
+      freed_after += kept_by_layer[k];
+      left_after += left_by_layer[k];
+    }
+    profile.backward_peak_bytes = backward_peak * microbatch_size;
+    profile.split_backward_peak_bytes = split_backward_peak * microbatch_size;
+    profile.split_backward_kept_bytes = left_after * microbatch_size;
+    profile.loss_gradient_bytes = loss_gradient_per_sample * microbatch_size;
     // Stage 0's input is the data batch (float32 values or int32 token ids, as
     // loaded) and the last stage's output feeds the loss; both are filled in
     // the same way so every stage reads alike. Under sequence parallelism a

@@ -78,9 +78,20 @@ struct StageProfile {
   // the kept activations: the largest layer's gradient buffers (a block's
   // several, another layer's input and output gradients). And what BI leaves
   // for BW beyond them: each weighted layer's output gradient, and a block's
-  // gradient buffers its weight gradients read (zero-bubble schedules).
+  // gradient buffers its weight gradients read (zero-bubble schedules), less
+  // what BI frees of the kept activations (a block's values only its input
+  // gradient reads, a weightless layer's input); it may be negative.
   int64_t backward_working_bytes = 0;
   int64_t split_backward_kept_bytes = 0;
+  // What one running B, or BI, holds at its peak beyond the micro-batch's
+  // kept activations, as the layers run last first: a layer's gradient
+  // buffers (its output gradient included), less the kept activations of the
+  // layers after it, which B has freed, or (BI) plus what they left for BW.
+  int64_t backward_peak_bytes = 0;
+  int64_t split_backward_peak_bytes = 0;
+  // Last stage only: the loss's gradient of the stage output, computed right
+  // after F and held until the micro-batch's B (or BI) starts.
+  int64_t loss_gradient_bytes = 0;
   PrecisionBytes precision;        // bytes per weight, gradient, optimizer slot, activation
   std::vector<TensorParallelAllReduce> tp_allreduces;
   std::vector<BatchStatisticsAllReduce> batch_statistics_allreduces;  // dp > 1 only

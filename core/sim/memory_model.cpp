@@ -24,8 +24,10 @@ StageMemory stage_memory(const CostModel& cost, int stage) {
   memory.activations = profile.activation_bytes;
   memory.kept_input = profile.recompute_kept_bytes;
   memory.recomputed = profile.recompute_working_bytes;
-  memory.backward_working = profile.backward_working_bytes;
+  memory.backward_working = profile.backward_peak_bytes;
+  memory.split_backward_working = profile.split_backward_peak_bytes;
   memory.split_backward_kept = profile.split_backward_kept_bytes;
+  memory.loss_gradient = profile.loss_gradient_bytes;
   return memory;
 }
 
@@ -138,8 +140,11 @@ void MemoryModel::op_started(const Op& op, double t) {
       if (op.microbatch >= 0) add(op.device, t, MemoryCategory::Activations, stage.activations);
       break;
     case OpKind::Backward:
+      add(op.device, t, MemoryCategory::Activations, stage.backward_working - stage.loss_gradient);
+      break;
     case OpKind::BackwardInput:
-      add(op.device, t, MemoryCategory::Activations, stage.backward_working);
+      add(op.device, t, MemoryCategory::Activations,
+          stage.split_backward_working - stage.loss_gradient);
       break;
     default:
       break;
@@ -157,6 +162,7 @@ void MemoryModel::op_finished(const Op& op, double t) {
   if (op.kind == OpKind::Forward) {
     if (state.recompute)
       add(op.device, t, MemoryCategory::Activations, -(stage.activations - stage.kept_input));
+    add(op.device, t, MemoryCategory::Activations, stage.loss_gradient);
     ++state.inflight;
     state.peaks.peak_inflight_microbatches =
         std::max(state.peaks.peak_inflight_microbatches, state.inflight);
@@ -168,7 +174,8 @@ void MemoryModel::op_finished(const Op& op, double t) {
       add(op.device, t, MemoryCategory::Activations, -stage.split_backward_kept);
     --state.inflight;
   } else if (op.kind == OpKind::BackwardInput) {
-    add(op.device, t, MemoryCategory::Activations, stage.split_backward_kept - stage.backward_working);
+    add(op.device, t, MemoryCategory::Activations,
+        stage.split_backward_kept - stage.split_backward_working);
   } else if (op.kind == OpKind::Offload && op.microbatch >= 0) {  // the device copy is free once the copy ends
     add(op.device, t, MemoryCategory::Activations, -stage.activations);
   } else if (op.kind == OpKind::Reload && op.microbatch >= 0) {

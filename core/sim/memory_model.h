@@ -9,25 +9,29 @@
 //                   parallelism, when its PushGradient has reached the server
 //  activations      activation_bytes per micro-batch, allocated when its F
 //                   starts and freed when its B ends (BW for a split backward;
-//                   BI frees nothing early: the weight gradient still needs the
-//                   stage's inputs). With recomputation (the device's program
-//                   has Recompute ops, one before each micro-batch's backward)
-//                   F keeps only the stage input (and each later transformer
-//                   block's input) once it ends, and Recompute puts back what
-//                   the backward needs at once (all the rest for an MLP; one
-//                   block at a time for blocks) until B/BW.
+//                   what BI frees early is netted in split_backward_kept: the
+//                   weight gradient still needs most of it). With
+//                   recomputation (the device's program has Recompute ops,
+//                   one before each micro-batch's backward) F keeps only the
+//                   stage input (and each later transformer block's input)
+//                   once it ends, and Recompute puts back what the backward
+//                   needs at once (all the rest for an MLP; one block at a
+//                   time for blocks) until B/BW.
 //                   Offloading: an Offload's micro-batch's activations
 //                   leave the device when the copy ends, a Reload's come
 //                   back when it starts; both copies exist while one runs.
+//                   While a B or BI runs it also holds its gradient buffers
+//                   at their peak (StageProfile::backward_peak_bytes,
+//                   split_backward_peak_bytes); from BI's end to BW's, what
+//                   BW reads (split_backward_kept_bytes). The last stage
+//                   holds each micro-batch's loss gradient from its F's end
+//                   to its B's (or BI's) start (loss_gradient_bytes).
 //  host             what offloading keeps in host memory: from an Offload's
 //                   start to its Reload's end (not in the device's total);
 //                   optimizer offloading: the optimizer state from the
 //                   start, and the step's gradients from the Offload's start
 //                   to the host U's end (the device's gradients go at the
 //                   Offload's end)
-//                   While a B or BI runs it also holds its gradient buffers
-//                   (StageProfile::backward_working_bytes); from BI's end to
-//                   BW's, what BW reads (split_backward_kept_bytes).
 //  stashed weights  (versions alive - 1) * params * 4 per stage. A weight
 //                   version is alive while it is the newest one, or while an
 //                   op that reads it (F, B, BI, BW, Recompute) is still to run;
@@ -64,8 +68,10 @@ struct StageMemory {
   int64_t activations = 0;  // per in-flight micro-batch
   int64_t kept_input = 0;   // per micro-batch under recomputation: what F keeps
   int64_t recomputed = 0;   // per micro-batch under recomputation: what Recompute puts back
-  int64_t backward_working = 0;     // per running B or BI
-  int64_t split_backward_kept = 0;  // per micro-batch between its BI and BW
+  int64_t backward_working = 0;        // per running B
+  int64_t split_backward_working = 0;  // per running BI
+  int64_t split_backward_kept = 0;     // per micro-batch between its BI and BW
+  int64_t loss_gradient = 0;           // per micro-batch between its F and B (or BI), last stage
 };
 StageMemory stage_memory(const CostModel& cost, int stage);
 

@@ -144,9 +144,16 @@ int64_t peak_of(const Trace& trace, int device, MemoryCategory category) {
   return peak;
 }
 
+// How far a measured activation peak may be from the predicted one. The cpu
+// backend's peaks are the predicted ones buffer by buffer (they agree to the
+// byte on every case below); 1% still catches one missed sequence-sized
+// tensor. Other backends keep the earlier 15% until their ratios are measured.
+double peak_tolerance(const std::string& backend) { return backend == "cpu" ? 0.01 : 0.15; }
+
 // Runs each case two steps: every device's predicted activation peak is
-// within 15% of the measured one, and its weights are exactly the measured.
-void expect_predicted_peaks(const std::vector<std::pair<std::string, Experiment>>& cases) {
+// within `tolerance` of the measured one, and its weights are exactly the measured.
+void expect_predicted_peaks(const std::vector<std::pair<std::string, Experiment>>& cases,
+                            double tolerance) {
   for (const auto& [what, base] : cases) {
     Experiment experiment = base;
     experiment.training.steps = 2;
@@ -157,8 +164,9 @@ void expect_predicted_peaks(const std::vector<std::pair<std::string, Experiment>
       const auto& peaks = prediction.result.per_device[d].peak_bytes;
       const double predicted = static_cast<double>(peaks[static_cast<size_t>(MemoryCategory::Activations)]);
       const double measured = static_cast<double>(peak_of(run.trace, d, MemoryCategory::Activations));
-      EXPECT_NEAR(measured / predicted, 1.0, 0.15) << what << " device " << d << ": measured " << measured
-                                                   << " bytes, predicted " << predicted;
+      EXPECT_NEAR(measured / predicted, 1.0, tolerance)
+          << what << " device " << d << ": measured " << measured << " bytes, predicted "
+          << predicted;
       EXPECT_EQ(peak_of(run.trace, d, MemoryCategory::Weights), peaks[static_cast<size_t>(MemoryCategory::Weights)])
           << what << " device " << d << ": weights";
     }
@@ -180,9 +188,10 @@ TEST_P(TransformerRun, SelectiveRecomputeKeepsNoAttentionProbabilities) {
 }
 
 // The simulator's activation peaks for a Transformer are the ones the run
-// measures, per device, within 15%: the kept values of every in-flight
-// micro-batch plus one running backward's gradient buffers (and, between a
-// zero-bubble BI and BW, what BW reads).
+// measures, per device (within peak_tolerance): the kept values of every
+// in-flight micro-batch plus one running backward's gradient buffers, net of
+// the kept values it has freed (and, between a zero-bubble BI and BW, what BW
+// reads), and on the last stage the loss gradients waiting for their B.
 TEST_P(TransformerRun, PredictedActivationPeaksMatchTheMeasuredOnes) {
   Experiment sequence_parallel = with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 4, 1, 2);
   sequence_parallel.parallel.sequence_parallel = true;
@@ -203,7 +212,7 @@ TEST_P(TransformerRun, PredictedActivationPeaksMatchTheMeasuredOnes) {
       with_plan(testing::gpt_with_expert_blocks(2, 1.25), ScheduleKind::OneFOneB, 2, 4, 2);
   expert_parallel.parallel.ep = 2;
   cases.emplace_back("experts ep2 dp2 x pp2", expert_parallel);
-  expect_predicted_peaks(cases);
+  expect_predicted_peaks(cases, peak_tolerance(backend()));
 }
 
 // Blocks whose experts are split over tensor-parallel shards: the predicted
@@ -222,10 +231,12 @@ TEST_P(TransformerRun, PredictedPeaksOfExpertBlocksUnderTensorParallelMatchTheMe
   expect_predicted_peaks({{"experts tp2 x pp2", split},
                           {"experts tp2 x dp2 ep2", expert_parallel},
                           {"experts tp2 sp x pp2", sequence_parallel},
-                          {"experts zb-h1 tp2 sp x pp2", zero_bubble}});
+                          {"experts zb-h1 tp2 sp x pp2", zero_bubble}},
+                         peak_tolerance(backend()));
   Experiment moe_layer = sequence_parallel;
   moe_layer.model.layers.insert(moe_layer.model.layers.begin() + 2, testing::moe_spec(4, 2, 1.25));
-  expect_predicted_peaks({{"experts and a moe layer tp2 sp x pp2", moe_layer}});
+  expect_predicted_peaks({{"experts and a moe layer tp2 sp x pp2", moe_layer}},
+                         peak_tolerance(backend()));
   const Prediction one = predict_experiment(whole);
   const Prediction two = predict_experiment(split);
   for (const MemoryCategory category : {MemoryCategory::Weights, MemoryCategory::Activations}) {

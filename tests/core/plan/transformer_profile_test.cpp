@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/model/model_spec.h"
+#include "core/model/transformer_block.h"
 #include "core/plan/stage_profile.h"
 
 namespace pipelab {
@@ -100,6 +102,32 @@ TEST(TransformerProfile, FullRecomputeKeepsEachBlocksInput) {
   EXPECT_EQ(stage.recompute_kept_bytes, kBlocks * 2 * kTokens * kMicrobatch * kDim);
   // Recomputing puts back one block at a time.
   EXPECT_EQ(stage.recompute_working_bytes, formula(34, 1, 1) / kBlocks);
+}
+
+// The backward runs the layers last first (stage_stack.h): B frees each
+// layer's kept activations as it goes, so when the last block's backward
+// runs, the final norm's and the output layer's kept inputs are gone. The
+// last stage holds each micro-batch's loss gradient from its F to its B.
+TEST(TransformerProfile, TheBackwardFreesEachLayersActivationsAsItGoes) {
+  ModelSpec model = gpt(0.0);
+  LayerSpec norm;
+  norm.type = LayerType::LayerNorm;
+  LayerSpec head;
+  head.type = LayerType::Linear;
+  head.out = kVocab;
+  model.layers.push_back(norm);
+  model.layers.push_back(head);
+  const std::vector<StageProfile> stages =
+      profile_stages(model, two_stages(), kMicrobatch, Precision::Fp32);
+  const BlockCost block = transformer_block_cost(describe_layers(model).at(1).block, BlockSplit{});
+  const int64_t bytes = 4 * kMicrobatch;  // per value of a sample, for the micro-batch
+  const int64_t sh = kTokens * kDim;
+  // The largest layer's buffers: the block's, with its output gradient.
+  EXPECT_EQ(stages[1].backward_working_bytes,
+            (block.backward_working_values + block.input_values) * bytes);
+  EXPECT_EQ(stages[1].backward_peak_bytes, stages[1].backward_working_bytes - 2 * sh * bytes);
+  EXPECT_EQ(stages[1].loss_gradient_bytes, kTokens * kVocab * bytes);
+  EXPECT_EQ(stages[0].loss_gradient_bytes, 0);
 }
 
 TEST(TransformerProfile, Float32DoublesTheValuesButNotTheDropoutMasks) {

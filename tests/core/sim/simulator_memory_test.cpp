@@ -109,6 +109,30 @@ TEST(SimulatorMemoryTest, WeightsGradientsAndOptimizerStateInBytes) {
   }
 }
 
+// The last stage computes each micro-batch's loss gradient right after its
+// F and holds it until its B: GPipe's last stage holds all but the running
+// one's when its first B starts, 1F1B's none beyond the running one.
+TEST(SimulatorMemoryTest, TheLastStageHoldsEachLossGradientUntilItsBackward) {
+  auto stages = uniform_profiles(2, 1000, 4096, 512);
+  stages[1].loss_gradient_bytes = 256;
+  const SimulationResult gpipe = run_profiled(pipeline(ScheduleKind::GPipe, 2, 4), stages, 0);
+  const SimulationResult one_f_one_b =
+      run_profiled(pipeline(ScheduleKind::OneFOneB, 2, 4), stages, 0);
+  EXPECT_EQ(gpipe.per_device[1].peak_bytes[kActivations], 4 * 4096 + 3 * 256);
+  EXPECT_EQ(one_f_one_b.per_device[1].peak_bytes[kActivations], 4096);
+}
+
+// A running B holds its gradient buffers at their peak, net of the kept
+// activations it has freed by then (StageProfile::backward_peak_bytes), not
+// the largest layer's buffers on top of them all (backward_working_bytes).
+TEST(SimulatorMemoryTest, ABackwardHoldsItsGradientBuffersAtTheirPeak) {
+  auto stages = uniform_profiles(1, 1000, 4096, 512);
+  stages[0].backward_working_bytes = 300;
+  stages[0].backward_peak_bytes = 100;
+  const SimulationResult result = run_profiled(pipeline(ScheduleKind::OneFOneB, 1, 1), stages, 0);
+  EXPECT_EQ(result.per_device[0].peak_bytes[kActivations], 4096 + 100);
+}
+
 TEST(SimulatorMemoryTest, MessagesWaitInCommBuffersOnTheReceiver) {
   // 20 ms per forward on a cpu-core, 0.2 ms per 1 MiB message.
   const auto stages = uniform_profiles(2, 1000, 4096, 1 << 20, 1e9);
