@@ -189,6 +189,13 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
                  kept.activation_bytes - kept.recompute_kept_bytes);
     // Sequence parallelism: the norm outputs gathered again, bf16 from BI to BW.
     kept.split_backward_kept_bytes -= bf16_gathered_norm_bytes(experiment, profiles[stage].layers);
+    // The backward's peaks and what BI leaves for BW are net of the kept
+    // activations the backward has freed, counted at 4 bytes a value; the
+    // ones kept in bf16 held 2, so the netting takes off up to their bf16
+    // bytes too many: add those back (erring high).
+    kept.backward_peak_bytes += bf16_kept[stage];
+    kept.split_backward_peak_bytes += bf16_kept[stage];
+    kept.split_backward_kept_bytes += bf16_kept[stage];
   }
   const Schedule schedule = build_schedule(plan, held);
   const CostModel cost = CostModel::from_profiles(held, profile, optimizer_slots(experiment));
