@@ -38,7 +38,9 @@ std::string passes_and_transfers(const std::vector<Op>& ops) {
   std::string text;
   for (const Op& op : ops) {
     if (!op_kind_facts(op.kind).in_compute_schedule && !is_host_transfer(op.kind)) continue;
-    text += (text.empty() ? "" : " ") + std::string(op_kind_name(op.kind)) + std::to_string(op.microbatch);
+    if (!text.empty()) text += ' ';
+    text += op_kind_name(op.kind);
+    text += std::to_string(op.microbatch);
   }
   return text;
 }
