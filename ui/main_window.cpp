@@ -742,6 +742,12 @@ bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
 // --- run commands -----------------------------------------------------------
 
 bool MainWindow::startRun(bool paused) {
+  if (planner_->isPlanning()) {
+    // The plan replaces the split when it lands, which would end this run.
+    statusBar()->showMessage(tr("Wait for Plan for me to finish: its plan changes the split"),
+                             kStatusMessageMs);
+    return false;
+  }
   // A pending edit would otherwise be judged by its predecessor's problems.
   predictor_->updateNow();
   if (!predictor_->problems().isEmpty()) {
@@ -860,6 +866,10 @@ void MainWindow::updateRunActions() {
   stop_action_->setEnabled(run_->isActive());
   reset_action_->setEnabled(phase != RunController::Phase::Idle);
   plan_action_->setEnabled(!run_->isActive() && !planner_->isPlanning());
+  // Run (and Step) start nothing while a plan is on its way: it changes the split.
+  const bool can_start = run_->isActive() || !planner_->isPlanning();
+  run_action_->setEnabled(can_start);
+  step_action_->setEnabled(can_start);
   undo_plan_action_->setEnabled(!run_->isActive() && planner_->canUndo());
   QString status = tr("Run: %1").arg(RunController::phaseName(phase));
   if (phase != RunController::Phase::Idle && phase != RunController::Phase::Preparing)

@@ -5,6 +5,7 @@
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QToolButton>
 #include <QtTest>
 
@@ -13,6 +14,7 @@
 #include "ui/main_window.h"
 #include "ui/models/experiment_document.h"
 #include "ui/models/plan_controller.h"
+#include "ui/models/run_controller.h"
 #include "ui/models/prediction_updater.h"
 #include "ui/panels/parallel_panel.h"
 #include "ui/panels/plan_dialog.h"
@@ -76,6 +78,26 @@ class PlanForMeTest : public QObject {
     QTRY_COMPARE(applied.count(), 1);
     window.document()->edit([](Experiment& experiment) { experiment.training.steps += 1; });
     QVERIFY(!window.planController()->canUndo());
+  }
+
+  void runWaitsForAPlanOnItsWay() {
+    // The plan replaces the split when it lands; a run started meanwhile would
+    // be reset under the user.
+    MainWindow window;
+    PlanRequest request;
+    request.devices = 4;
+    request.memory_per_device = int64_t{1} << 30;
+    QSignalSpy applied(window.planController(), &PlanController::planApplied);
+    window.planFor(request);
+    QVERIFY(window.planController()->isPlanning());
+    QVERIFY(!action_named(window, QStringLiteral("&Run"))->isEnabled());
+    window.runOrPause();
+    window.stepOnce();
+    QCOMPARE(window.runController()->phase(), RunController::Phase::Idle);
+    QVERIFY(window.statusBar()->currentMessage().contains(QStringLiteral("Plan for me")));
+    QTRY_COMPARE(applied.count(), 1);
+    QVERIFY(action_named(window, QStringLiteral("&Run"))->isEnabled());
+    QVERIFY(action_named(window, QStringLiteral("S&tep"))->isEnabled());
   }
 
   void tooLittleMemoryLeavesTheExperimentAndSaysWhatWorks() {

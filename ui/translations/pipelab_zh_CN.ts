@@ -1552,6 +1552,10 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <source>backend.type = cuda: %1 Choose CPU threads under Backend in the Parallelism panel.</source>
         <translation>backend.type = cuda：%1 请在“并行”面板的“后端”中选择 CPU 线程。</translation>
     </message>
+    <message>
+        <source>Wait for Plan for me to finish: its plan changes the split</source>
+        <translation>请等待自动规划完成：它的方案会改变切分方式</translation>
+    </message>
 </context>
 <context>
     <name>pipelab::MemoryView</name>
