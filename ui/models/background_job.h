@@ -39,15 +39,25 @@ class BackgroundJob {
   BackgroundJob& operator=(const BackgroundJob&) = delete;
 
   // Starts `work` (which owns copies of everything it reads). One job at a
-  // time: a job still running is waited for first.
+  // time: a job still running is waited for first, and its result, if never
+  // taken, is dropped here.
   void start(std::function<Result()> work) {
     wait();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      result_.reset();
+    }
     done_.store(false, std::memory_order_relaxed);
     thread_ = std::thread([this, work = std::move(work)]() mutable {
       Result result = work();
       {
+        // Constructed in place, never assigned over an old result: an
+        // assignment replaces members in declaration order, so a result whose
+        // members must die in reverse order (an executor before the event
+        // sink it writes to) would free the sink first.
         std::lock_guard<std::mutex> lock(mutex_);
-        result_ = std::move(result);
+        result_.reset();
+        result_.emplace(std::move(result));
       }
       done_.store(true, std::memory_order_release);
     });

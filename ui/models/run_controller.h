@@ -90,8 +90,13 @@ class RunController : public QObject {
 
  private:
   // What the worker thread hands back. The sink is declared first so the
-  // executor, which pushes into it, is destroyed before it.
+  // executor, which pushes into it, is destroyed before it. Not assignable:
+  // assigning replaces the sink first, and the old executor's destructor
+  // would then write to a freed sink.
   struct Prepared {
+    Prepared() = default;
+    Prepared(Prepared&&) = default;
+    Prepared& operator=(Prepared&&) = delete;
     int generation = 0;
     std::shared_ptr<EventSink> sink;
     std::shared_ptr<Executor> executor;
