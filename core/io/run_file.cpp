@@ -180,8 +180,12 @@ MemorySample read_sample(const Json& row, const std::string& field) {
   MemorySample sample;
   sample.device = device_id(row[0], at(field, 0));
   sample.t = finite_number(row[1], at(field, 1));
-  for (int c = 0; c < kMemoryCategoryCount; ++c)
+  for (int c = 0; c < kMemoryCategoryCount; ++c) {
     sample.bytes[c] = json_to_integer(row[2 + c], at(field, 2 + c));
+    if (sample.bytes[c] < 0 || sample.bytes[c] > kMaxCategoryBytes)
+      fail(at(field, 2 + c) + " = " + std::to_string(sample.bytes[c]) +
+           " is not a byte count (0 to 2^53)");
+  }
   return sample;
 }
 

@@ -8,15 +8,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "core/io/experiment_io.h"
-#include "core/runtime/byte_buffer.h"
-#include "core/runtime/live_frames.h"
 
 namespace pipelab {
 namespace {
-
-// Frames past this are not a PipeLab run's (a batch holds a few thousand events).
-constexpr uint64_t kLargestFrame = uint64_t{1} << 30;
 
 int connect_to(const std::string& address) {
   const size_t colon = address.rfind(':');
@@ -51,28 +45,15 @@ int connect_to(const std::string& address) {
 }  // namespace
 
 AttachedRun::AttachedRun(const std::string& address, EventSink& sink)
-    : address_(address), sink_(sink) {
+    : address_(address),
+      sink_(sink),
+      stream_([this](char* into, size_t size) { return read_exactly(into, size); }) {
   fd_ = connect_to(address);
   try {
-    std::vector<char> greeting(sizeof kLiveGreeting - 1);
-    LiveFrame kind{};
-    uint64_t size = 0;
-    if (!read_exactly(greeting.data(), greeting.size()) ||
-        std::string(greeting.begin(), greeting.end()) != kLiveGreeting ||
-        !read_exactly(reinterpret_cast<char*>(&kind), sizeof kind) ||
-        !read_exactly(reinterpret_cast<char*>(&size), sizeof size) || kind != LiveFrame::Hello ||
-        size > kLargestFrame)
-      throw std::runtime_error("--attach " + address +
-                               ": not a PipeLab run's live stream (or it refused us)");
-    std::vector<char> payload(size);
-    if (!read_exactly(payload.data(), payload.size()))
-      throw std::runtime_error("--attach " + address + ": the run closed the connection");
-    const LiveHello hello = read_live_hello(payload.data(), payload.size());
-    experiment_ = parse_experiment_unvalidated(hello.experiment_json);
-    steps_total_ = hello.steps_total;
-  } catch (...) {
+    stream_.read_start();
+  } catch (const std::exception& error) {
     ::close(fd_);
-    throw;
+    throw std::runtime_error("--attach " + address + ": " + error.what());
   }
 }
 
@@ -135,27 +116,18 @@ void AttachedRun::end(RunState state, const std::string& error) {
 void AttachedRun::read_stream() {
   try {
     for (;;) {
-      LiveFrame kind{};
-      uint64_t size = 0;
-      if (!read_exactly(reinterpret_cast<char*>(&kind), sizeof kind) ||
-          !read_exactly(reinterpret_cast<char*>(&size), sizeof size) || size > kLargestFrame)
-        break;
-      std::vector<char> payload(size);
-      if (!read_exactly(payload.data(), payload.size())) break;
-      if (kind == LiveFrame::Batch) {
-        const EventBatch batch = read_live_batch(payload.data(), payload.size());
-        for (const TraceEvent& event : batch.events) sink_.add_event(event);
-        for (const MemorySample& sample : batch.memory) sink_.add_memory(sample);
-        for (const StepMetrics& metrics : batch.steps) sink_.add_step(metrics);
-        for (const std::string& message : batch.messages) sink_.add_message(message);
-        steps_done_ += static_cast<int>(batch.steps.size());
-      } else if (kind == LiveFrame::End) {
-        int32_t state = 0;
-        std::string error;
-        read_live_end(payload.data(), payload.size(), state, error);
-        end(static_cast<RunState>(state), error);
+      LiveStreamReader::Next next = stream_.next();
+      if (next.kind == LiveStreamReader::Next::Kind::Closed) break;
+      if (next.kind == LiveStreamReader::Next::Kind::End) {
+        end(next.state, next.error);
         return;
       }
+      const EventBatch& batch = next.batch;
+      for (const TraceEvent& event : batch.events) sink_.add_event(event);
+      for (const MemorySample& sample : batch.memory) sink_.add_memory(sample);
+      for (const StepMetrics& metrics : batch.steps) sink_.add_step(metrics);
+      for (const std::string& message : batch.messages) sink_.add_message(message);
+      steps_done_ += static_cast<int>(batch.steps.size());
     }
   } catch (const std::exception& error) {
     end(RunState::Failed, "--attach " + address_ + ": " + error.what());

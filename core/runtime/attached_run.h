@@ -13,6 +13,7 @@
 
 #include "core/io/experiment.h"
 #include "core/runtime/executor.h"
+#include "core/runtime/live_stream_reader.h"
 #include "core/trace/event_sink.h"
 
 namespace pipelab {
@@ -21,12 +22,12 @@ class AttachedRun final : public Executor {
  public:
   // Connects to `address` ("HOST:PORT") and reads the run's hello. Throws
   // std::runtime_error saying what failed (no such host, refused, not a
-  // PipeLab run, another build).
+  // PipeLab run, another build, an experiment that is not valid).
   AttachedRun(const std::string& address, EventSink& sink);
   ~AttachedRun() override;
 
   // The experiment the run trains, as it sent it.
-  const Experiment& experiment() const { return experiment_; }
+  const Experiment& experiment() const { return stream_.experiment(); }
 
   void start() override;  // starts reading the stream
   void pause() override {}
@@ -38,7 +39,7 @@ class AttachedRun final : public Executor {
   RunState state() const override;
   std::string error() const override;
   int steps_done() const override { return steps_done_.load(); }
-  int steps_total() const override { return steps_total_; }
+  int steps_total() const override { return stream_.steps_total(); }
 
  private:
   void read_stream();
@@ -49,8 +50,7 @@ class AttachedRun final : public Executor {
   const std::string address_;
   EventSink& sink_;
   int fd_ = -1;
-  Experiment experiment_;
-  int steps_total_ = 0;
+  LiveStreamReader stream_;  // reads from fd_
   std::atomic<int> steps_done_{0};
   mutable std::mutex mutex_;
   RunState state_ = RunState::Ready;

@@ -26,7 +26,8 @@ void append_all(std::vector<char>& buffer, const std::vector<T>& values) {
   for (const T& value : values) append_bytes(buffer, value);
 }
 
-// Reads a buffer front to back; a read past its end is a malformed message.
+// Reads a buffer front to back; a read past its end is a malformed message
+// (std::runtime_error).
 class ByteReader {
  public:
   ByteReader(const char* data, size_t size) : data_(data), size_(size) {}
@@ -41,7 +42,7 @@ class ByteReader {
   // The next `count` bytes, in place.
   const char* take(size_t count) {
     if (count > size_ - offset_)
-      throw std::runtime_error("malformed message between ranks (cut short)");
+      throw std::runtime_error("malformed message (cut short)");
     const char* at = data_ + offset_;
     offset_ += count;
     return at;

@@ -1,6 +1,7 @@
 #include "core/runtime/live_frames.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <utility>
@@ -63,6 +64,54 @@ StepMetrics read_step(ByteReader& reader) {
   return step;
 }
 
+[[noreturn]] void bad_value(const std::string& what) {
+  throw std::runtime_error("the run sent " + what);
+}
+
+void check_device(int device, int devices, const char* what) {
+  if (device < 0 || device >= devices)
+    bad_value(std::string(what) + " on device " + std::to_string(device) + ", but its experiment has " +
+              std::to_string(devices) + " devices");
+}
+
+void check_time(double t, const char* what) {
+  if (!std::isfinite(t)) bad_value(std::string(what) + " at a time that is not a finite number");
+}
+
+// What the views index by or draw with, checked as a run file's reader checks
+// its rows (core/io/run_file.cpp): devices of the run, known kinds and groups,
+// finite times, byte counts in range, one dropped count per routed count.
+void check_batch(const EventBatch& batch, int devices) {
+  for (const TraceEvent& event : batch.events) {
+    check_device(event.device, devices, "an event");
+    if (static_cast<size_t>(event.op.kind) >= kOpKindCount)
+      bad_value("an event of kind " + std::to_string(static_cast<int>(event.op.kind)) +
+                ", which is not an op kind");
+    const int group = static_cast<int>(event.op.group);
+    if (group < 0 || group > static_cast<int>(CommGroup::ExpertParallel))
+      bad_value("an event of group " + std::to_string(static_cast<int>(event.op.group)) +
+                ", which is not a group");
+    check_time(event.t_begin, "an event");
+    check_time(event.t_end, "an event");
+    if (event.t_end < event.t_begin) bad_value("an event that ends before it begins");
+  }
+  for (const MemorySample& sample : batch.memory) {
+    check_device(sample.device, devices, "a memory sample");
+    check_time(sample.t, "a memory sample");
+    for (const int64_t bytes : sample.bytes)
+      if (bytes < 0 || bytes > kMaxCategoryBytes)
+        bad_value("a memory sample of " + std::to_string(bytes) + " bytes in one category");
+  }
+  for (const StepMetrics& step : batch.steps) {
+    check_time(step.t_end, "a step's metrics");
+    for (const ExpertLoad& load : step.expert_load)
+      if (load.routed.size() != load.dropped.size())
+        bad_value("an expert load with " + std::to_string(load.routed.size()) +
+                  " routed counts but " + std::to_string(load.dropped.size()) +
+                  " dropped ones");
+  }
+}
+
 std::vector<char> frame(LiveFrame kind, const std::vector<char>& payload) {
   // Sized once and filled in place (GCC 12 misreads growing an empty vector
   // by insert as an overflow).
@@ -110,11 +159,14 @@ LiveHello read_live_hello(const char* payload, size_t size) {
         "the run streams another PipeLab build's events; attach with the same build");
   LiveHello hello;
   hello.steps_total = reader.read<int32_t>();
+  if (hello.steps_total < 0)
+    throw std::runtime_error("the run says it trains " + std::to_string(hello.steps_total) +
+                             " steps");
   hello.experiment_json = read_text(reader);
   return hello;
 }
 
-EventBatch read_live_batch(const char* payload, size_t size) {
+EventBatch read_live_batch(const char* payload, size_t size, int devices) {
   ByteReader reader(payload, size);
   EventBatch batch;
   reader.read_all(batch.events);
@@ -123,13 +175,18 @@ EventBatch read_live_batch(const char* payload, size_t size) {
   for (uint64_t i = 0; i < steps; ++i) batch.steps.push_back(read_step(reader));
   const auto messages = reader.read<uint64_t>();
   for (uint64_t i = 0; i < messages; ++i) batch.messages.push_back(read_text(reader));
+  check_batch(batch, devices);
   return batch;
 }
 
-void read_live_end(const char* payload, size_t size, int32_t& state, std::string& error) {
+RunState read_live_end(const char* payload, size_t size, std::string& error) {
   ByteReader reader(payload, size);
-  state = reader.read<int32_t>();
+  const auto state = reader.read<int32_t>();
   error = read_text(reader);
+  for (const RunState end : {RunState::Finished, RunState::Stopped, RunState::Failed})
+    if (state == static_cast<int32_t>(end)) return end;
+  throw std::runtime_error("the run ended in state " + std::to_string(state) +
+                           ", which is not an end");
 }
 
 }  // namespace pipelab

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/runtime/executor.h"
 #include "core/trace/event_sink.h"
 
 namespace pipelab {
@@ -30,10 +31,19 @@ std::vector<char> live_hello_frame(const LiveHello& hello);
 std::vector<char> live_batch_frame(const EventBatch& batch);
 std::vector<char> live_end_frame(int32_t state, const std::string& error);
 
-// Payload readers; std::runtime_error for a payload that is not one (or of
-// another build).
+// The largest frame a reader takes: a batch holds a few thousand events, and
+// a stream that announces more is not a PipeLab run's.
+inline constexpr uint64_t kLargestLiveFrame = uint64_t{1} << 30;
+
+// Payload readers. The stream comes over the network, so each checks what the
+// viewer's views rely on, as a run file's reader does: std::runtime_error,
+// one line saying what is wrong, for a payload that is not one (cut short,
+// another build, a value out of range).
 LiveHello read_live_hello(const char* payload, size_t size);
-EventBatch read_live_batch(const char* payload, size_t size);
-void read_live_end(const char* payload, size_t size, int32_t& state, std::string& error);
+// `devices`: how many the run's experiment has; every event and memory sample
+// must be on one of them.
+EventBatch read_live_batch(const char* payload, size_t size, int devices);
+// How the run ended (Finished, Stopped or Failed) and its error text.
+RunState read_live_end(const char* payload, size_t size, std::string& error);
 
 }  // namespace pipelab

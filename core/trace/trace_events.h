@@ -30,6 +30,10 @@ constexpr bool is_on_device(MemoryCategory category) { return category != Memory
 using MemoryBytes = std::array<int64_t, kMemoryCategoryCount>;
 // The bytes in the device's own memory: every category but Host.
 int64_t total_bytes(const MemoryBytes& bytes);
+// The most one category of a memory sample may hold (8 PiB). Readers of traces
+// from outside (run files, the live stream) refuse more, and negative counts,
+// so that sums over the categories stay far inside int64_t.
+inline constexpr int64_t kMaxCategoryBytes = int64_t{1} << 53;
 
 // One op as executed: when it ran on its device's clock (seconds from the run's
 // start; simulated traces in unit-cost mode use abstract units).

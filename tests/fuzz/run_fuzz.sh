@@ -11,12 +11,20 @@ cd "$(dirname "$0")/../.."
 
 seconds="${1:-30}"
 build="${2:-build-fuzz}"
-targets="${TARGETS:-experiment_fuzz set_override_fuzz cli_args_fuzz idx_fuzz idx_folder_fuzz csv_fuzz run_file_fuzz}"
+targets="${TARGETS:-experiment_fuzz set_override_fuzz cli_args_fuzz idx_fuzz idx_folder_fuzz csv_fuzz run_file_fuzz live_stream_fuzz}"
+
+# A target whose seeds are this build's bytes has a NAME_seeds program that
+# writes them (tests/fuzz/NAME_seeds.cpp); the others have committed seeds.
+seed_writers=""
+for target in $targets; do
+  name="${target%_fuzz}"
+  [ -f "tests/fuzz/${name}_seeds.cpp" ] && seed_writers="$seed_writers ${name}_seeds"
+done
 
 cmake -S . -B "$build" -DPIPELAB_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ > /dev/null
 # shellcheck disable=SC2086
-cmake --build "$build" -j"$(nproc)" --target $targets
+cmake --build "$build" -j"$(nproc)" --target $targets $seed_writers
 
 findings="$build/fuzz-findings"
 mkdir -p "$findings"
@@ -27,11 +35,14 @@ for target in $targets; do
   dictionary=""
   name="${target%_fuzz}"
   [ -f "tests/fuzz/$name.dict" ] && dictionary="-dict=tests/fuzz/$name.dict"
+  seeds=""
+  [ -d "tests/fuzz/corpus/$target" ] && seeds="tests/fuzz/corpus/$target"
+  [ -x "$build/tests/fuzz/${name}_seeds" ] && "$build/tests/fuzz/${name}_seeds" "$work_corpus"
   echo "== $target: $seconds s"
   # shellcheck disable=SC2086
   if ! "$build/tests/fuzz/$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
       -print_final_stats=1 -artifact_prefix="$findings/$target-" $dictionary \
-      "$work_corpus" "tests/fuzz/corpus/$target" 2> "$findings/$target.log"; then
+      "$work_corpus" $seeds 2> "$findings/$target.log"; then
     tail -n 60 "$findings/$target.log"
     echo "$target found a problem; the input is in $findings/" >&2
     exit 1

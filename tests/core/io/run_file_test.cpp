@@ -141,6 +141,8 @@ TEST(RunFile, RefusesMalformedFilesWithAMessage) {
       {replaced("\"experiment\": {", "\"experiment\": {\"bogus\": 1, "), "experiment: unknown key"},
       {replaced("[1,\"ALLREDUCE\"", "[-1,\"ALLREDUCE\""), "not a device id"},
       {replaced("[1,\"ALLREDUCE\"", "[1,\"ALLREDUCE\",1"), "must be an array of 15 values"},
+      {replaced("[1,0.5,1000", "[1,0.5,-1000"), "memory[0][2] = -1000 is not a byte count"},
+      {replaced("[1,0.5,1000", "[1,0.5,9007199254740993"), "is not a byte count (0 to 2^53)"},
       {std::string(100, '['), "nested"},
   };
   for (const auto& [text, expected] : cases) {
