@@ -302,10 +302,29 @@ std::string run_to_json(const RunRecord& run) {
   return out.str();
 }
 
+std::string run_file_size_problem(size_t bytes, size_t events, size_t memory_samples) {
+  if (bytes <= kMaxRunFileBytes) return "";
+  const auto millions = [](size_t count) {
+    return std::to_string(count / 100000 / 10) + "." + std::to_string(count / 100000 % 10) +
+           " million";
+  };
+  return "this run (" + millions(events) + " events, " + millions(memory_samples) +
+         " memory samples) makes a " +
+         std::to_string(bytes >> 20) + " MiB file, more than the " +
+         std::to_string(kMaxRunFileBytes >> 20) +
+         " MiB a run file may take to open again; export its trace instead (Chrome trace or "
+         "CSV), or train fewer steps or micro-batches";
+}
+
 void save_run(const RunRecord& run, const std::string& path) {
+  const std::string text = run_to_json(run);
+  const std::string problem =
+      run_file_size_problem(text.size(), run.trace.events.size(), run.trace.memory.size());
+  if (!problem.empty())
+    throw RunFileError(problem);
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   if (!file) throw RunFileError("cannot write " + quoted_excerpt(path, kPathExcerptBytes));
-  file << run_to_json(run);
+  file << text;
   file.close();
   if (!file)
     throw RunFileError("could not finish writing " + quoted_excerpt(path, kPathExcerptBytes));

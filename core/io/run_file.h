@@ -41,14 +41,19 @@ struct RunRecord {
 inline constexpr const char* kRunFileFormat = "pipelab-run";
 inline constexpr int kRunFileVersion = 1;
 // Run files are larger than experiments (every op of every step), but a file
-// beyond this is not one PipeLab wrote.
+// beyond this is not one PipeLab wrote: save_run refuses to write one.
 inline constexpr size_t kMaxRunFileBytes = size_t{1} << 30;  // 1 GiB
 // More devices than any run on one machine has; keeps a bad id from sizing views.
 inline constexpr int kMaxRunFileDevices = 1 << 16;
 
 std::string run_to_json(const RunRecord& run);
-// Throws RunFileError when the file cannot be written.
+// Throws RunFileError when the file cannot be written, or would be larger
+// than kMaxRunFileBytes (it could not be opened again); an existing file at
+// `path` is then left as it was.
 void save_run(const RunRecord& run, const std::string& path);
+// Why a run file of `bytes` (a trace of `events` and `memory_samples`) would
+// not open again, with what to do instead; empty when it would.
+std::string run_file_size_problem(size_t bytes, size_t events, size_t memory_samples);
 
 // Throws RunFileError for text that is not JSON, not a run file, of another
 // version, or with a value of the wrong type or out of range.

@@ -118,6 +118,19 @@ TEST(RunFile, AnExperimentOrAMissingFileDoesNotStartAsARun) {
 }
 
 // Each malformed text is refused with a message that says what is wrong.
+TEST(RunFile, ARunTooLargeToOpenAgainIsNotSaved) {
+  // Every run file PipeLab writes opens again: one past the limit is refused
+  // before anything is written, with what to do instead.
+  EXPECT_EQ(run_file_size_problem(kMaxRunFileBytes, 7'855'200, 16'589'520), "");
+  const std::string problem =
+      run_file_size_problem(kMaxRunFileBytes + (size_t{300} << 20), 7'855'200, 16'589'520);
+  EXPECT_NE(problem.find("this run (7.8 million events, 16.5 million memory samples) makes a 1324 MiB "
+                         "file, more than the 1024 MiB a run file may take to open again"),
+            std::string::npos)
+      << problem;
+  EXPECT_NE(problem.find("Chrome trace or CSV"), std::string::npos);
+}
+
 TEST(RunFile, RefusesMalformedFilesWithAMessage) {
   const std::string good = run_to_json(sample_run());
   auto replaced = [&](const std::string& from, const std::string& to) {
