@@ -53,6 +53,9 @@ void HeadlessRunner::begin() {
     run->catchUp();
     exportAndFinish();
   };
+  // The exports then show the run up to the limit: say so.
+  connect(run, &RunController::recordingLimitReached, this,
+          [](const QString& text) { print_error(text); });
   connect(run, &RunController::phaseChanged, this, on_end);
   connect(pair, &RunPairController::finished, this, on_end);
   connect(pair, &RunPairController::ended, this, on_end);

@@ -153,6 +153,7 @@ MainWindow::MainWindow(const GpuAvailability& gpus, QWidget* parent)
   connect(run_, &RunController::message, this, [this](const QString& text) {
     statusBar()->showMessage(core_message_text(text), kStatusMessageMs);
   });
+  connect(run_, &RunController::recordingLimitReached, this, &MainWindow::setNotice);
   connect(run_pair_, &RunPairController::secondStarted, this, [this](const QString& name) {
     statusBar()->showMessage(tr("Run 2 of 2: %1").arg(name), kStatusMessageMs);
   });

@@ -80,6 +80,30 @@ class RunControlsTest : public QObject {
     QVERIFY(window.parallelPanel()->isEnabled());
   }
 
+  void aLongRunKeepsItsLossButStopsRecordingAtTheLimit() {
+    // Thousands of micro-batches over many steps would fill the app's memory
+    // with events and samples: past the limit only the steps are kept.
+    MainWindow window;
+    window.document()->replace(testing::short_experiment(4), QString(), false);
+    window.runController()->setRecordLimit(60);
+    QVERIFY(window.startRun());
+    QTRY_VERIFY_WITH_TIMEOUT(finished_or_stopped(window.runController()->phase()), kRunTimeoutMs);
+    QCOMPARE(window.runController()->phase(), RunController::Phase::Finished);
+    // Whole batches (what the workers recorded between two drains) are kept or dropped.
+    const Trace& trace = window.runController()->trace();
+    QVERIFY(trace.events.size() + trace.memory.size() <= 60);
+    QCOMPARE(int(trace.steps.size()), 4);
+    QVERIFY(window.runController()->recordingLimited());
+    QVERIFY2(window.notice().contains(QStringLiteral("the loss and the statistics of every step go on")),
+             qPrintable(window.notice()));
+    // A new run starts recording afresh.
+    window.runController()->setRecordLimit(RunController::kDefaultRecordLimit);
+    QVERIFY(window.startRun());
+    QVERIFY(!window.runController()->recordingLimited());
+    QTRY_VERIFY_WITH_TIMEOUT(finished_or_stopped(window.runController()->phase()), kRunTimeoutMs);
+    QVERIFY(!window.runController()->trace().events.empty());
+  }
+
   void stepPauseResumeAndStop() {
     MainWindow window;
     // Far more steps than the test lets run: the default model does a step in

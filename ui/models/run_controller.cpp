@@ -83,6 +83,7 @@ int RunController::beginPreparing() {
   stop_requested_ = false;
   pause_requested_ = false;
   steps_requested_ = 0;
+  recording_limited_ = false;
   emit traceReset();
   sink_ = std::make_shared<EventSink>();
   const int generation = ++generation_;
@@ -228,6 +229,7 @@ void RunController::reset() {
   ++generation_;
   discardExecutor();
   trace_ = Trace{};  // no run, no devices: the views show their empty state
+  recording_limited_ = false;
   error_.clear();
   recorded_time_ = 0;
   playback_time_ = 0;
@@ -277,8 +279,22 @@ void RunController::tick() {
 
 void RunController::drainSink() {
   if (!sink_) return;
-  const EventBatch batch = sink_->drain();
+  EventBatch batch = sink_->drain();
   if (batch.empty()) return;
+  const auto kept = static_cast<int64_t>(trace_.events.size() + trace_.memory.size());
+  const auto added = static_cast<int64_t>(batch.events.size() + batch.memory.size());
+  if (added > 0 && kept + added > record_limit_) {
+    batch.events.clear();
+    batch.memory.clear();
+    if (!recording_limited_) {
+      recording_limited_ = true;
+      emit recordingLimitReached(
+          tr("The timeline and memory curves stop at %1 million recorded ops and memory samples, "
+             "to keep the app's memory in bounds; the loss and the statistics of every step go "
+             "on. Fewer steps or micro-batches show the whole run.")
+              .arg(record_limit_ / 1e6, 0, 'g', 3));
+    }
+  }
   const int first_event = static_cast<int>(trace_.events.size());
   const int first_memory = static_cast<int>(trace_.memory.size());
   const int first_step = static_cast<int>(trace_.steps.size());

@@ -29,6 +29,13 @@ class RunController : public QObject {
  public:
   enum class Phase { Idle, Preparing, Running, Paused, Finished, Stopped, Failed };
   static constexpr int kDrainIntervalMs = 33;
+  // Events and memory samples a run keeps: about 90 bytes each in memory, so
+  // under 400 MB, and a saved run stays well inside what a run file may take.
+  // The presets record about 100,000; a long run of thousands of
+  // micro-batches records hundreds of times more. Past this the timeline and
+  // memory curves stop while the loss curve and statistics of every step go
+  // on, and recordingLimitReached() says so.
+  static constexpr int64_t kDefaultRecordLimit = 4'000'000;
   static constexpr double kLive = 0;  // playback speed that follows the newest event
 
   explicit RunController(QObject* parent = nullptr);
@@ -71,6 +78,10 @@ class RunController : public QObject {
   double playbackSpeed() const { return playback_speed_; }
   // Jumps the playback clock to the newest event.
   void catchUp();
+  // Events plus memory samples kept per run (tests make it small).
+  void setRecordLimit(int64_t records) { record_limit_ = records; }
+  // The current run reached the limit: later events and samples were dropped.
+  bool recordingLimited() const { return recording_limited_; }
 
  signals:
   void phaseChanged(RunController::Phase phase);
@@ -80,6 +91,8 @@ class RunController : public QObject {
   // are the first new index of each vector of trace().
   void traceGrew(int first_event, int first_memory, int first_step);
   void playbackMoved(double time);
+  // The run reached the record limit (once per run); `text` says what stops.
+  void recordingLimitReached(const QString& text);
   // Progress notes from the executor.
   void message(const QString& text);
   // attach() connected: the experiment the run trains.
@@ -132,6 +145,8 @@ class RunController : public QObject {
   double recorded_time_ = 0;
   double playback_time_ = 0;
   double playback_speed_ = kLive;
+  int64_t record_limit_ = kDefaultRecordLimit;
+  bool recording_limited_ = false;
 };
 
 }  // namespace pipelab

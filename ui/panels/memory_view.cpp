@@ -219,20 +219,18 @@ int MemoryView::plottedPointCount() const {
 
 void MemoryView::scheduleRebuild() {
   // Many signals arrive per event-loop turn, and a long run's samples take a
-  // while to sort through: redraw at most kMaxRefreshHz times a second.
+  // while to sort through: redraw at most kMaxRefreshHz times a second, and
+  // less often as the redraws grow longer (RefreshThrottle).
   if (rebuild_pending_) return;
   rebuild_pending_ = true;
-  const qint64 wait = since_rebuild_.isValid()
-                          ? std::max<qint64>(0, 1000 / kMaxRefreshHz - since_rebuild_.elapsed())
-                          : 0;
-  QTimer::singleShot(static_cast<int>(wait), this, [this] {
+  QTimer::singleShot(static_cast<int>(throttle_.remainingMs()), this, [this] {
     rebuild_pending_ = false;
     rebuild();
   });
 }
 
 void MemoryView::rebuild() {
-  since_rebuild_.start();
+  const RefreshThrottle::Timing timing(throttle_);
   plot_->clearGraphs();
   stacked_legend_->clearItems();
   const Trace* trace = currentTrace();

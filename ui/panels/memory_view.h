@@ -6,12 +6,12 @@
 // live), the prediction otherwise.
 #pragma once
 
-#include <QElapsedTimer>
 #include <QWidget>
 #include <memory>
 
 #include "core/io/experiment_prediction.h"
 #include "core/trace/trace_events.h"
+#include "ui/models/refresh_throttle.h"
 
 class QComboBox;
 class QLabel;
@@ -69,7 +69,7 @@ class MemoryView : public QWidget {
   static constexpr int kPixelsPerTimeTick = 60;
   static constexpr int kPixelsPerByteTick = 20;
   bool rebuild_pending_ = false;
-  QElapsedTimer since_rebuild_;
+  RefreshThrottle throttle_{1000 / kMaxRefreshHz};
   int64_t shown_peak_bytes_ = 0;
 };
 

@@ -12,7 +12,6 @@
 namespace pipelab {
 namespace {
 
-constexpr int kRefreshMs = 500;  // a live run's bars move slowly; the trace can be long
 
 // One stacked layer: its legend text, its colour and its share.
 struct Layer {
@@ -77,7 +76,6 @@ OverheadView::OverheadView(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(plot_);
-  since_rebuild_.start();
   rebuild();
 }
 
@@ -86,7 +84,7 @@ void OverheadView::setRunController(RunController* run) {
   connect(run_, &RunController::traceReset, this, &OverheadView::rebuild);
   connect(run_, &RunController::phaseChanged, this, &OverheadView::rebuild);
   connect(run_, &RunController::traceGrew, this, [this] {
-    if (since_rebuild_.elapsed() >= kRefreshMs) rebuild();
+    if (throttle_.due()) rebuild();
   });
 }
 
@@ -109,7 +107,7 @@ void OverheadView::setPrediction(std::shared_ptr<const Prediction> prediction,
 }
 
 void OverheadView::rebuild() {
-  since_rebuild_.restart();
+  const RefreshThrottle::Timing timing(throttle_);
   measured_ = run_ ? overhead_breakdown(run_->trace()) : std::vector<OverheadShares>{};
   predicted_ =
       prediction_ ? overhead_breakdown(prediction_->result.trace) : std::vector<OverheadShares>{};

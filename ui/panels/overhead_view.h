@@ -7,7 +7,6 @@
 // textbook bubble would begin.
 #pragma once
 
-#include <QElapsedTimer>
 #include <QWidget>
 #include <limits>
 #include <memory>
@@ -16,6 +15,7 @@
 #include "core/io/experiment.h"
 #include "core/io/experiment_prediction.h"
 #include "core/trace/overhead_breakdown.h"
+#include "ui/models/refresh_throttle.h"
 
 class QCustomPlot;
 class QCPBars;
@@ -55,7 +55,8 @@ class OverheadView : public QWidget {
   QCPGraph* formula_line_;
   double formula_bubble_ = std::numeric_limits<double>::quiet_NaN();
   QString formula_text_;  // the formula with the plan's numbers, for the legend
-  QElapsedTimer since_rebuild_;
+  // A live run's bars move slowly, and the trace can be long: at most every 500 ms.
+  RefreshThrottle throttle_{500};
 };
 
 }  // namespace pipelab

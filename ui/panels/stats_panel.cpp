@@ -17,7 +17,6 @@
 namespace pipelab {
 namespace {
 
-constexpr int kRefreshMs = 250;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 QTableWidgetItem* number_item(const QString& text) {
@@ -55,7 +54,6 @@ StatsPanel::StatsPanel(QWidget* parent) : QWidget(parent) {
   layout->addWidget(formula_label_);
   layout->addWidget(throughput_label_);
   layout->addWidget(table_, 1);
-  since_refresh_.start();
   refresh();
 }
 
@@ -64,7 +62,7 @@ void StatsPanel::setRunController(RunController* run) {
   connect(run_, &RunController::traceReset, this, &StatsPanel::refresh);
   connect(run_, &RunController::phaseChanged, this, &StatsPanel::refresh);
   connect(run_, &RunController::traceGrew, this, [this] {
-    if (since_refresh_.elapsed() >= kRefreshMs) refresh();
+    if (throttle_.due()) refresh();
   });
   refresh();  // what the run already holds
 }
@@ -86,7 +84,7 @@ QString StatsPanel::formulaText() const { return formula_label_->text(); }
 QString StatsPanel::throughputText() const { return throughput_label_->text(); }
 
 void StatsPanel::refresh() {
-  since_refresh_.restart();
+  const RefreshThrottle::Timing timing(throttle_);
   const Trace* measured = run_ && !run_->trace().events.empty() ? &run_->trace() : nullptr;
   const SimulationResult* predicted = prediction_ ? &prediction_->result : nullptr;
 

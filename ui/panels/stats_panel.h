@@ -5,12 +5,12 @@
 // leave the first (warm-up) step out, as core/trace/run_statistics.h says.
 #pragma once
 
-#include <QElapsedTimer>
 #include <QWidget>
 #include <memory>
 
 #include "core/io/experiment.h"
 #include "core/io/experiment_prediction.h"
+#include "ui/models/refresh_throttle.h"
 #include "ui/models/replay_updater.h"
 
 class QLabel;
@@ -48,7 +48,7 @@ class StatsPanel : public QWidget {
   QLabel* formula_label_;
   QLabel* throughput_label_;
   QTableWidget* table_;
-  QElapsedTimer since_refresh_;
+  RefreshThrottle throttle_{250};  // during a run
 };
 
 }  // namespace pipelab

@@ -21,7 +21,6 @@
 namespace pipelab {
 namespace {
 
-constexpr int kBubbleRefreshMs = 250;
 
 // Which charts an arrangement shows.
 struct ShownCharts {
@@ -154,7 +153,6 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
     if (on && run_) followNow(run_->playbackTime());
   });
   setArrangement(arrangement_);
-  since_bubbles_.start();
   bubble_timer_ = new QTimer(this);
   bubble_timer_->setSingleShot(true);
   connect(bubble_timer_, &QTimer::timeout, this, &TimelineView::refreshMeasuredBubbles);
@@ -307,10 +305,10 @@ void TimelineView::onTraceGrew(int first_event) {
     measured_->appendEvents(std::vector<TraceEvent>(events.begin() + first_event, events.end()));
   }
   measured_->setWarmupEnd(warmup_end_time(run_->trace()));
-  if (since_bubbles_.elapsed() >= kBubbleRefreshMs) {
+  if (bubble_throttle_.due()) {
     refreshMeasuredBubbles();
   } else if (!bubble_timer_->isActive()) {
-    bubble_timer_->start(kBubbleRefreshMs - static_cast<int>(since_bubbles_.elapsed()));
+    bubble_timer_->start(static_cast<int>(bubble_throttle_.remainingMs()));
   }
   // While following, show about two steps once the first step's length is known.
   const auto& steps = run_->trace().steps;
@@ -321,9 +319,9 @@ void TimelineView::onTraceGrew(int first_event) {
 }
 
 void TimelineView::refreshMeasuredBubbles() {
+  const RefreshThrottle::Timing timing(bubble_throttle_);
   bubble_timer_->stop();
   measured_->updateBubbles(run_->trace(), kMeasuredBubbleMinSeconds);
-  since_bubbles_.restart();
   replot_if_shown(measured_);
 }
 

@@ -9,7 +9,6 @@
 // has fewer cores than the run has devices, with the replayed view one click away.
 #pragma once
 
-#include <QElapsedTimer>
 #include <QList>
 #include <QStringList>
 #include <QTimer>
@@ -17,6 +16,7 @@
 #include <memory>
 
 #include "core/io/experiment_prediction.h"
+#include "ui/models/refresh_throttle.h"
 #include "ui/models/replay_updater.h"
 
 class QCheckBox;
@@ -101,7 +101,7 @@ class TimelineView : public QWidget {
   QPushButton* show_replayed_button_;
   int available_cores_;
   Arrangement arrangement_ = Arrangement::PredictedUnder;
-  QElapsedTimer since_bubbles_;  // measured bubbles are recomputed a few times a second
+  RefreshThrottle bubble_throttle_{250};  // measured bubbles: a few times a second
   QTimer* bubble_timer_;         // ... and once more after the last growth
   double follow_window_ = 0;     // trace seconds shown while following; 0 = everything so far
   bool window_chosen_by_user_ = false;

@@ -2049,6 +2049,10 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <source>the run failed without saying why</source>
         <translation>运行失败，但未给出原因</translation>
     </message>
+    <message>
+        <source>The timeline and memory curves stop at %1 million recorded ops and memory samples, to keep the app&apos;s memory in bounds; the loss and the statistics of every step go on. Fewer steps or micro-batches show the whole run.</source>
+        <translation>为使应用的内存占用有界，时间线和内存曲线在记录 %1 百万个操作和内存样本后停止；每一步的损失和统计仍会继续。减少步数或微批次数即可看到完整的运行。</translation>
+    </message>
 </context>
 <context>
     <name>pipelab::RunPairController</name>
