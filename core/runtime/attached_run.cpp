@@ -6,8 +6,6 @@
 
 #include <cstring>
 #include <stdexcept>
-#include <vector>
-
 
 namespace pipelab {
 namespace {
