@@ -63,7 +63,10 @@ RankWorld::RankWorld(const RankCommPlan& plan, int rank, int ranks, int gpu,
   // that is not coming: abort them all, then say why.
   try {
     ncclConfig_t config = non_blocking_config();
-    complete(ncclCommInitRankConfig(&world_, ranks, id, rank, &config), world_,
+    // Issued before complete() reads world_: in one call's arguments the
+    // compiler may read world_ first, while it is still null.
+    const ncclResult_t issued = ncclCommInitRankConfig(&world_, ranks, id, rank, &config);
+    complete(issued, world_,
              "NCCL's set-up between ranks (ncclCommInitRank over " + std::to_string(ranks) +
                  " ranks)",
              setup);

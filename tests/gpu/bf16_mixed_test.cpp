@@ -282,11 +282,13 @@ Experiment bf16_mixed(Experiment experiment) {
   return experiment;
 }
 
-// bf16 rounds every GEMM input to 8 significant bits (unit roundoff 2^-9);
-// TF32's 11 bits (2^-11) keep the tf32 run within 2e-2 of fp32
-// (CudaRunTest.Tf32TrainsCloseToFp32), so 4 times coarser inputs get 1e-1.
-// Not yet measured on a GPU.
-constexpr double kLossTolerance = 1e-1;
+// bf16 rounds every GEMM input to 8 significant bits (unit roundoff 2^-9,
+// four times TF32's). Measured on an H100 (gpu_check.sh's cli step, 20
+// steps): bf16-mixed losses stayed within 1.8e-3 of fp32 at every step for
+// the dp x tp x pp MLP, 3.4e-4 for the ResNet pipeline and 1.5e-3 for the
+// Switch blocks; these runs all passed at 1e-1 too. 2e-2, the tolerance TF32
+// runs get (CudaRunTest.Tf32TrainsCloseToFp32), leaves ten times that margin.
+constexpr double kLossTolerance = 2e-2;
 
 void expect_close_to_fp32(const Experiment& fp32, const std::string& what) {
   const testing::RunOutput exact = testing::run_experiment(fp32);

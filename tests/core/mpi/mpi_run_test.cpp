@@ -327,11 +327,12 @@ TEST_F(MpiCudaRun, PipelineAndTensorParallelMessagesThroughTheHostOnFourRanks) {
 // 22.4 bytes a parameter, nearly all in three width x width linear layers
 // (estimate_device_bytes gives 0.70 of 79 GiB and of 139 GiB so).
 TEST_F(MpiCudaRun, TwoRanksThatFitTheGpuAloneButNotTogetherAreRefusedBeforeTraining) {
-  const std::string free_file = (folder_ / "free.txt").string();
-  ASSERT_EQ(
-      run("nvidia-smi -i 0 --query-gpu=memory.free --format=csv,noheader,nounits > " + free_file),
-      0);
-  const double free_bytes = std::stod(read_text(free_file)) * 1024 * 1024;
+  // run() sends the command's output to out.txt (a redirect of our own would lose to its).
+  ASSERT_EQ(run("nvidia-smi -i 0 --query-gpu=memory.free --format=csv,noheader,nounits"), 0);
+  const std::string free_mib = read_text(folder_ / "out.txt");
+  ASSERT_TRUE(std::regex_search(free_mib, std::regex("^[0-9]+\\s*$")))
+      << "nvidia-smi gave no free memory in MiB: '" << free_mib << "'";
+  const double free_bytes = std::stod(free_mib) * 1024 * 1024;
   const int width = static_cast<int>(std::sqrt(0.7 * free_bytes / (3 * 22.4)));
   std::string options = "--config " + config("dp_tp_pp_mix.json") +
                         " --backend cuda --steps 1 --quiet --set parallel.tp=1 --set parallel.pp=1 "
@@ -367,11 +368,11 @@ class MpiNcclRun : public MpiCudaRun {
   void SetUp() override {
     MpiCudaRun::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    const std::string count = (folder_ / "gpus.txt").string();
-    // One line per GPU: nvidia-smi -L adds a line per MIG instance too.
-    run("nvidia-smi --query-gpu=index --format=csv,noheader | wc -l > " + count);
-    const std::string text = read_text(count);
-    if (text.empty() || std::stoi(text) < 2)
+    // One line per GPU: nvidia-smi -L adds a line per MIG instance too. The
+    // count comes in out.txt (run() redirects the command's output there).
+    run("nvidia-smi --query-gpu=index --format=csv,noheader | wc -l");
+    const std::string text = read_text(folder_ / "out.txt");
+    if (!std::regex_search(text, std::regex("^[0-9]+\\s*$")) || std::stoi(text) < 2)
       GTEST_SKIP() << "NCCL between ranks needs two GPUs (one per rank); nvidia-smi lists "
                    << (text.empty() ? "none" : text);
   }
