@@ -2,6 +2,7 @@
 // schedule (one core per device), computed off the GUI thread, shown as a
 // chart and as numbers in the statistics panel.
 #include <QComboBox>
+#include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -160,16 +161,26 @@ class ReplayedTimelineTest : public QObject {
     window.speedCombo()->setCurrentIndex(window.speedCombo()->findData(RunController::kLive));
     window.replayUpdater()->setLiveInterval(100);
     RunController* run = window.runController();
+    QSignalSpy replays(window.replayUpdater(), &ReplayUpdater::updated);
     QVERIFY(window.startRun());
     QTRY_VERIFY_WITH_TIMEOUT(window.replayUpdater()->replay() != nullptr, kRunTimeoutMs);
+    // Two live replays at least: the second copied only the events recorded since the first.
+    QTRY_VERIFY_WITH_TIMEOUT(replays.count() >= 3, kRunTimeoutMs);  // the reset, then replays
     QVERIFY(run->isActive());
     QVERIFY(!window.replayUpdater()->replay()->final);
     QVERIFY(window.timelineView()->replayedChart()->title().contains("steps so far"));
     window.stopRun();
     QCOMPARE(run->phase(), RunController::Phase::Stopped);
     QTRY_VERIFY_WITH_TIMEOUT(has_final_replay(window), kRunTimeoutMs);
-    QCOMPARE(window.replayUpdater()->replay()->steps_measured, int(run->trace().steps.size()));
+    const auto replay = window.replayUpdater()->replay();
+    QCOMPARE(replay->steps_measured, int(run->trace().steps.size()));
     QVERIFY(has_row_for_every_device(window.timelineView()->replayedChart(), 4));
+    // Built up a piece at a time, the replay is the one of the whole trace at once.
+    const auto whole = ReplayUpdater::compute(run->experiment(), run->trace(),
+                                              int(run->trace().steps.size()), true);
+    QVERIFY(whole->error.isEmpty());
+    QCOMPARE(replay->result.makespan, whole->result.makespan);
+    QCOMPARE(replay->result.trace.events.size(), whole->result.trace.events.size());
   }
 };
 

@@ -11,8 +11,8 @@ namespace pipelab {
 
 // What a worker needs: copies, so the run may go on (or be reset) meanwhile.
 struct ReplayUpdater::Job {
-  Experiment experiment;  // the one the run started with
-  Trace measured;         // events and devices only
+  Experiment experiment;                  // the one the run started with
+  std::shared_ptr<const Trace> measured;  // events and devices only
   int steps_measured = 0;
   bool final = false;
 };
@@ -39,6 +39,7 @@ void ReplayUpdater::onTraceReset() {
   live_timer_.stop();
   pending_final_ = false;
   events_replayed_ = 0;
+  measured_ = std::make_shared<Trace>();
   replay_.reset();
   emit updated();
 }
@@ -62,30 +63,43 @@ void ReplayUpdater::requestLive() {
   startJob(false);
 }
 
-ReplayUpdater::Job ReplayUpdater::makeJob(bool final) const {
+ReplayUpdater::Job ReplayUpdater::makeJob(bool final) {
   Job job;
   job.experiment = run_->experiment();
   const Trace& trace = run_->trace();
-  job.measured.source = trace.source;
-  job.measured.time_unit = trace.time_unit;
-  job.measured.schedule = trace.schedule;
-  job.measured.devices = trace.devices;
-  job.measured.events = trace.events;
+  // No job is reading measured_ now (see startJob's callers), so it may grow.
+  Trace& measured = *measured_;
+  measured.source = trace.source;
+  measured.time_unit = trace.time_unit;
+  measured.schedule = trace.schedule;
+  measured.devices = trace.devices;
+  // A run's events only grow between resets; a shorter trace is a new one.
+  if (trace.events.size() < measured.events.size()) measured.events.clear();
+  measured.events.insert(measured.events.end(),
+                         trace.events.begin() + static_cast<std::ptrdiff_t>(measured.events.size()),
+                         trace.events.end());
+  job.measured = measured_;
   job.steps_measured = static_cast<int>(trace.steps.size());
   job.final = final;
   return job;
 }
 
+// Called only while no job is computing: requestLive and onPhaseChanged check
+// computing_, onJobFinished clears it first, updateNow waits for the job.
 void ReplayUpdater::startJob(bool final) {
   Job job = makeJob(final);
-  events_replayed_ = static_cast<int>(job.measured.events.size());
+  events_replayed_ = static_cast<int>(job.measured->events.size());
   job_generation_ = generation_;
+  job_final_ = final;
   computing_ = true;
-  job_.start([job = std::move(job)] { return computeReplay(job); });
+  job_.start([job = std::move(job)] {
+    return compute(job.experiment, *job.measured, job.steps_measured, job.final);
+  });
 }
 
 void ReplayUpdater::onJobFinished() {
   computing_ = false;
+  if (job_final_) measured_ = std::make_shared<Trace>();
   if (job_generation_ == generation_) {
     if (auto result = job_.take()) replay_ = std::move(*result);
     emit updated();
@@ -102,24 +116,29 @@ void ReplayUpdater::updateNow() {
   computing_ = false;
   pending_final_ = false;
   ++generation_;  // whatever was in flight is superseded by this result
-  replay_ = computeReplay(makeJob(!run_->isActive()));
+  const bool final = !run_->isActive();
+  const Job job = makeJob(final);
+  replay_ = compute(job.experiment, *job.measured, job.steps_measured, job.final);
   events_replayed_ = static_cast<int>(run_->trace().events.size());
+  if (final) measured_ = std::make_shared<Trace>();
   emit updated();
 }
 
-std::shared_ptr<const Replay> ReplayUpdater::computeReplay(const Job& job) {
+std::shared_ptr<const Replay> ReplayUpdater::compute(const Experiment& run_experiment,
+                                                     const Trace& measured, int steps_measured,
+                                                     bool final) {
   auto replay = std::make_shared<Replay>();
-  replay->steps_measured = job.steps_measured;
-  replay->batch_size = job.experiment.training.batch_size;
-  replay->final = job.final;
+  replay->steps_measured = steps_measured;
+  replay->batch_size = run_experiment.training.batch_size;
+  replay->final = final;
   try {
     // Unmeasured ops fall back to a device profile: measured times are
     // seconds, so abstract unit costs would not mix with them.
-    Experiment experiment = job.experiment;
+    Experiment experiment = run_experiment;
     if (experiment.simulation.profile == "unit") experiment.simulation.profile = "cpu-core";
     const Prediction prediction = predict_experiment(experiment);
     replay->window_steps = std::max(1, prediction.schedule.steps);
-    replay->result = replay_measured(prediction.schedule, job.measured, prediction.cost);
+    replay->result = replay_measured(prediction.schedule, measured, prediction.cost);
     replay->result.trace.source = "replayed";
   } catch (const std::exception& e) {
     replay->error = QString::fromStdString(e.what());

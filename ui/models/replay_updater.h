@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "core/io/experiment.h"
 #include "core/sim/simulator.h"
 #include "core/trace/trace_events.h"
 
@@ -55,6 +56,11 @@ class ReplayUpdater : public QObject {
   // Replays the run's trace now, on the calling thread (headless exports).
   void updateNow();
 
+  // The replay of `measured` (its events and devices; `steps_measured` whole
+  // steps) on the schedule of `experiment`: what the worker computes.
+  static std::shared_ptr<const Replay> compute(const Experiment& experiment, const Trace& measured,
+                                               int steps_measured, bool final);
+
  signals:
   // replay() changed (a new result, or none after a reset).
   void updated();
@@ -66,17 +72,24 @@ class ReplayUpdater : public QObject {
   void requestLive();
   void startJob(bool final);
   void onJobFinished();
-  Job makeJob(bool final) const;
-  static std::shared_ptr<const Replay> computeReplay(const Job& job);
+  Job makeJob(bool final);
 
   RunController* run_ = nullptr;
   std::shared_ptr<const Replay> replay_;
   BackgroundJob<std::shared_ptr<const Replay>> job_{this, [this] { onJobFinished(); }};
   int generation_ = 0;           // bumped by each reset: drops stale results
   int job_generation_ = 0;       // the generation of the job in flight
+  bool job_final_ = false;       // the job in flight replays an ended run
   bool computing_ = false;       // a job was started and its result not yet taken
   bool pending_final_ = false;   // the run ended while a live job was in flight
   int events_replayed_ = 0;      // trace events the newest job saw
+  // The run's events as the jobs read them. Each job adds only what was
+  // recorded since the last one, so during a long run the GUI thread copies
+  // a few seconds of events, not the whole trace. Only the GUI thread writes
+  // it, and only while no job is computing; a reset starts a new one (a job
+  // still in flight keeps the old one alive), and so does a final replay (a
+  // finished run needs no second copy of its events).
+  std::shared_ptr<Trace> measured_ = std::make_shared<Trace>();
   QTimer live_timer_;            // debounces replays during a run
 };
 
