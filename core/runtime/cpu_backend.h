@@ -42,6 +42,11 @@ struct CpuDevices {
   void connect(const std::function<std::unique_ptr<Transport>(InProcessTransport&)>& wrap = {});
   Transport& transport() { return across_processes ? *across_processes : *in_process; }
   Mailbox& host_mailbox(int device) { return *mailboxes[static_cast<size_t>(device)]; }
+  const std::vector<std::unique_ptr<Mailbox>>& host_mailboxes() const { return mailboxes; }
+  // Where requests for this process's parameter servers go (transport.h).
+  void set_server_inbox(InProcessTransport::ServerInbox inbox) {
+    in_process->set_server_inbox(std::move(inbox));
+  }
   // Frees every message nobody received (after a stop).
   void release_in_flight();
 };

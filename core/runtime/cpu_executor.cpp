@@ -7,7 +7,6 @@
 #include "core/runtime/device_worker_impl.h"
 #include "core/runtime/host_memory_check.h"
 #include "core/runtime/process_share.h"
-#include "core/runtime/remote_parameter_server.h"
 
 namespace pipelab {
 
@@ -41,11 +40,6 @@ CpuExecutor::CpuExecutor(const Experiment& experiment, EventSink& sink,
   } catch (const std::invalid_argument& error) {
     throw ExperimentError(error.what());
   }
-  if (options.process)
-    devices_->in_process->set_server_inbox(
-        [this](int to, const MessageTag& tag, const float* values, int64_t count) {
-          serve_remote_replica(to, tag, values, count);
-        });
 
   if (experiment_.backend.threads > 0 && experiment_.backend.threads != devices)
     sink_.add_message("backend.threads = " + std::to_string(experiment_.backend.threads) +
@@ -54,31 +48,6 @@ CpuExecutor::CpuExecutor(const Experiment& experiment, EventSink& sink,
 }
 
 CpuExecutor::~CpuExecutor() { stop_and_join(); }
-
-std::unique_ptr<WeightServer> CpuExecutor::remote_parameter_server(int home_device, int stage) {
-  return std::make_unique<RemoteParameterServer>(home_device, stage, devices_->transport(),
-                                                 devices_->mailboxes);
-}
-
-void CpuExecutor::serve_remote_replica(int to, const MessageTag& tag, const float* values,
-                                       int64_t count) {
-  const ParallelPlan& plan = experiment_.parallel;
-  const DeviceLayout layout = plan.layout();
-  const bool fits =
-      tag.stage >= 0 && tag.stage < plan.stages() && tag.sender >= 0 &&
-      tag.sender < device_count() && !servers_.empty() &&
-      to == layout.device_of(0, layout.rank_of_stage(tag.stage), layout.coord_of(to).shard);
-  ParameterServer* server =
-      fits ? dynamic_cast<ParameterServer*>(
-                 servers_[tag.stage * plan.tp + layout.coord_of(to).shard].get())
-           : nullptr;
-  if (!server)
-    throw std::runtime_error("device " + std::to_string(tag.sender) + " asked device " +
-                             std::to_string(to) + " for stage " + std::to_string(tag.stage) +
-                             "'s parameter server, which this rank does not hold");
-  pipelab::serve_parameter_server_request(*server, to, layout.coord_of(tag.sender).replica, tag,
-                                          values, count, devices_->transport());
-}
 
 std::string CpuExecutor::launch_message() const {
   const ParallelPlan& plan = experiment_.parallel;

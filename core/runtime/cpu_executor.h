@@ -53,9 +53,6 @@ class CpuExecutor : public PipelineExecutor<CpuBackend> {
 
  private:
   std::string launch_message() const override;
-  std::unique_ptr<WeightServer> remote_parameter_server(int home_device, int stage) override;
-  // A request from another rank's replica for a server this rank holds.
-  void serve_remote_replica(int to, const MessageTag& tag, const float* values, int64_t count);
 };
 
 extern template class DeviceWorker<CpuBackend>;

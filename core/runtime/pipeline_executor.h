@@ -13,8 +13,11 @@
 //
 // Across processes (pipelab-cli under mpirun) every backend uses the same
 // host-side machinery: Backend::Devices provides transport() (reaching any
-// device's host mailbox, other ranks' over MPI) and host_mailbox(device) for
-// the devices this process runs; the evaluation weights below travel on them.
+// device's host mailbox, other ranks' over MPI), host_mailbox(device) and
+// host_mailboxes() for the devices this process runs, and set_server_inbox
+// (where other ranks' requests for this rank's parameter servers arrive);
+// the evaluation weights and async data parallelism's pushes and pulls
+// (remote_parameter_server.h) travel on them.
 #pragma once
 
 #include <map>
@@ -26,6 +29,7 @@
 #include "core/runtime/device_worker.h"
 #include "core/runtime/evaluation_weights.h"
 #include "core/runtime/message_tag.h"
+#include "core/runtime/remote_parameter_server.h"
 #include "core/runtime/threaded_executor.h"
 
 namespace pipelab {
@@ -44,13 +48,16 @@ class PipelineExecutor : public ThreadedExecutor {
 
   // One worker per virtual device this process runs (std::invalid_argument
   // when a stage cannot be built), then the parameter servers under async
-  // data parallelism.
+  // data parallelism. Across processes, devices_ must have its transport.
   void build_workers() {
     shared_ = make_worker_shared([this](int step) { evaluate_after(step); });
     for (int device = first_hosted_device(); device < first_hosted_device() + hosted_device_count(); ++device)
       workers_.push_back(std::make_unique<Worker>(*shared_, *devices_, device));
     const ParallelPlan& plan = experiment_.parallel;
     if (plan.update == UpdateMode::Async && plan.dp > 1) make_parameter_servers();
+    if (options_.process)
+      devices_->set_server_inbox([this](int to, const MessageTag& tag, const float* values,
+                                        int64_t count) { serve_remote_replica(to, tag, values, count); });
   }
 
   void run_worker(int device) override { worker(device).run(); }
@@ -60,19 +67,32 @@ class PipelineExecutor : public ThreadedExecutor {
     devices_->release_in_flight();
   }
 
-  // Async data parallelism over processes: what this rank's replicas of
-  // `stage` talk to when another rank (that of `home_device`, the stage
-  // shard's replica 0) holds its server (remote_parameter_server.h).
-  virtual std::unique_ptr<WeightServer> remote_parameter_server(int /*home_device*/,
-                                                                int /*stage*/) {
-    throw std::logic_error("this backend does not run asynchronous data parallelism over processes");
-  }
-
   std::unique_ptr<Devices> devices_;  // made by the subclass before build_workers
   std::unique_ptr<WorkerShared> shared_;
   std::vector<std::unique_ptr<Worker>> workers_;
 
  private:
+  // A request from another rank's replica (remote_parameter_server.h) for a
+  // server this rank holds, on the thread that delivers it.
+  void serve_remote_replica(int to, const MessageTag& tag, const float* values, int64_t count) {
+    const ParallelPlan& plan = experiment_.parallel;
+    const DeviceLayout layout = plan.layout();
+    const bool fits =
+        tag.stage >= 0 && tag.stage < plan.stages() && tag.sender >= 0 &&
+        tag.sender < device_count() && !servers_.empty() &&
+        to == layout.device_of(0, layout.rank_of_stage(tag.stage), layout.coord_of(to).shard);
+    ParameterServer* server =
+        fits ? dynamic_cast<ParameterServer*>(
+                   servers_[tag.stage * plan.tp + layout.coord_of(to).shard].get())
+             : nullptr;
+    if (!server)
+      throw std::runtime_error("device " + std::to_string(tag.sender) + " asked device " +
+                               std::to_string(to) + " for stage " + std::to_string(tag.stage) +
+                               "'s parameter server, which this rank does not hold");
+    serve_parameter_server_request(*server, to, layout.coord_of(tag.sender).replica, tag, values,
+                                   count, devices_->transport());
+  }
+
   // A run over processes evaluates on rank 0 (the only one with an
   // evaluator): the other ranks post the weights of their replica-0 stage
   // shards (and under expert parallelism those of the rest of replica 0's
@@ -125,7 +145,9 @@ class PipelineExecutor : public ThreadedExecutor {
               worker(home).host_weights(chunk).parameters(),
               optimizer_settings(experiment_.training.optimizer), plan.dp, *control_);
         else
-          server = remote_parameter_server(home, stage);
+          // Another rank holds it: this rank's replicas reach it through the transport.
+          server = std::make_unique<RemoteParameterServer>(home, stage, devices_->transport(),
+                                                           devices_->host_mailboxes());
       }
   }
 

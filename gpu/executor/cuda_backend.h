@@ -118,6 +118,10 @@ struct CudaDevices {
   // What pipeline_executor.h needs across processes.
   Transport& transport() { return host->transport(); }
   Mailbox& host_mailbox(int device) { return host->host_mailbox(device); }
+  const std::vector<std::unique_ptr<Mailbox>>& host_mailboxes() const { return host->host_mailboxes(); }
+  void set_server_inbox(InProcessTransport::ServerInbox inbox) {
+    host->set_server_inbox(std::move(inbox));
+  }
 
   // With no worker running: frees undelivered messages, then lets the GPUs
   // finish what was queued, so counted memory really is idle.

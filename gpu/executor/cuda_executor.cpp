@@ -135,11 +135,6 @@ CudaExecutor::CudaExecutor(const Experiment& experiment, EventSink& sink,
   const ParallelPlan& plan = experiment_.parallel;
   const int devices = plan.devices();
 
-  // Parameter servers over processes are the CPU executor's (remote_parameter_server.h).
-  if (options_.process && plan.update == UpdateMode::Async && plan.dp > 1)
-    throw ExperimentError(
-        "parallel.update = async: asynchronous data parallelism runs across processes on the "
-        "cpu backend only for now; set backend.type = cpu, or parallel.update = sync");
   // Across processes, no free bytes here: a rank makes a CUDA context on its
   // own GPU only (below; device_query.h says why).
   const GpuInventory inventory = query_gpus(/*read_free_bytes=*/options_.process == nullptr);

@@ -44,7 +44,9 @@
 // worker at the step's boundary; the last to arrive copies replica 0's
 // weights to the host (HostStageMirror) and evaluates there, as the CPU
 // backend does. Async data parallelism's parameter servers live on the host
-// (core/runtime/parameter_server.h), fed through host mirrors.
+// (core/runtime/parameter_server.h), fed through host mirrors; across
+// processes on the ranks of replica 0, reached by the others through the
+// host transport (remote_parameter_server.h), as on the CPU backend.
 #pragma once
 
 #include <string>

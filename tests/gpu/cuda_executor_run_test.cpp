@@ -12,7 +12,6 @@
 
 #include "core/io/experiment_io.h"
 #include "core/io/experiment_prediction.h"
-#include "core/runtime/process_share.h"
 #include "gpu/device/cuda_check.h"
 #include "gpu/executor/cuda_executor.h"
 #include "gpu/executor/device_mapping.h"
@@ -43,27 +42,6 @@ std::vector<int64_t> baseline_bytes(const Experiment& experiment) {
        profile_stages(experiment.model, experiment.parallel, microbatch_size(experiment)))
     bytes.push_back(3 * profile.params * 4 + DeviceContext::kCublasWorkspaceBytes);
   return bytes;
-}
-
-// Parameter servers over processes are the CPU executor's: a rank's share of
-// an asynchronous data-parallel run is refused on cuda, with the fix, before
-// the GPU is even looked for (so this runs without one).
-TEST(CudaRunTest, AsyncDataParallelOverProcessesIsRefusedWithTheFix) {
-  Experiment experiment = small_experiment();
-  experiment.parallel.dp = 2;
-  experiment.parallel.update = UpdateMode::Async;
-  const ProcessShare share = process_share(experiment.parallel.devices(), 1, 0, 0);
-  ExecutorOptions options;
-  options.process = &share;
-  EventSink sink;
-  try {
-    CudaExecutor executor(experiment, sink, options);
-    ADD_FAILURE() << "an asynchronous run over processes was accepted on cuda";
-  } catch (const ExperimentError& error) {
-    EXPECT_NE(std::string(error.what()).find("set backend.type = cpu, or parallel.update = sync"),
-              std::string::npos)
-        << error.what();
-  }
 }
 
 TEST(CudaRunTest, StopMidRunLeavesNoThreadOrDeviceMemory) {

@@ -317,6 +317,18 @@ TEST_F(MpiCudaRun, PipelineAndTensorParallelMessagesThroughTheHostOnFourRanks) {
   EXPECT_EQ(traced_devices().size(), 4u);
 }
 
+// Asynchronous data parallelism on cuda: the parameter servers are host
+// copies of replica 0's stages (HostStageMirror) on rank 0, and the other
+// ranks' replicas push and pull through the host transport as on the cpu
+// backend, so the run is the one-process cuda run (the same versions pulled).
+TEST_F(MpiCudaRun, AsyncDataParallelReachesTheServersThroughTheHostOnFourRanks) {
+  const auto [one, many] = train_both(
+      "--config " + config("async_parameter_server.json") + " --backend cuda --steps 8", 4);
+  expect_close_losses(one, many);
+  EXPECT_EQ(traced_devices().size(), 4u);
+  EXPECT_EQ(pulled_versions("trace.json"), pulled_versions("one_trace.json"));
+}
+
 // Two ranks on this machine's first GPU (the only one they see), a
 // data-parallel replica each, sized to need about 70% of the GPU's free
 // memory: each would fit alone, together they do not, and both refuse before
