@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "core/io/experiment.h"
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "core/runtime/cpu_executor.h"
 #include "core/sim/replay.h"
 

@@ -24,7 +24,7 @@
 
 #include "core/model/model_spec.h"
 #include "core/nn/counter_rng.h"
-#include "gpu/device/device_context.h"
+#include "gpu/layers/device_context.h"
 #include "gpu/device/device_query.h"
 #include "gpu/kernels/bf16.h"
 #include "gpu/layers/cublas_gemm.h"

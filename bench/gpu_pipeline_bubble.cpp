@@ -21,7 +21,7 @@
 
 #include "core/io/experiment.h"
 #include "core/io/experiment_io.h"
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "core/trace/event_sink.h"
 #include "gpu/executor/cuda_executor.h"
 #include "gpu/device/device_query.h"

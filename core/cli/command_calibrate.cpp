@@ -8,7 +8,7 @@
 #include "core/cli/cli_commands.h"
 #include "core/cli/cpu_calibration.h"
 #include "core/io/experiment_io.h"
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 
 namespace pipelab {
 

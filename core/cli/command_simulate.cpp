@@ -8,7 +8,7 @@
 #include "core/cli/plan_options.h"
 #include "core/cli/simulation_report.h"
 #include "core/io/experiment_io.h"
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "core/schedule/lowering.h"
 #include "core/trace/chrome_trace.h"
 #include "core/trace/csv_export.h"

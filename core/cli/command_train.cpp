@@ -9,13 +9,14 @@
 
 #include "core/cli/cli_args.h"
 #include "core/cli/cli_commands.h"
-#include "core/cli/rank_session.h"
+#include "core/runtime/rank_session.h"
 #include "core/cli/simulation_report.h"
 #include "core/cli/training_summary.h"
+#include "core/cli/run_prediction.h"
 #include "core/io/experiment_io.h"
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "core/io/run_file.h"
-#include "core/runtime/live_server.h"
+#include "core/live/live_server.h"
 #include "core/runtime/process_share.h"
 #include "core/runtime/executor.h"
 #include "core/sim/replay.h"
@@ -117,6 +118,7 @@ int train(const ParsedArgs& parsed, const Experiment& experiment, RankSession* s
   // Rank 0 speaks for a run over processes.
   const bool quiet = parsed.has("quiet") || (session && session->rank() != 0);
 
+  options.prediction = predict_run(experiment);
   EventSink sink;
   std::unique_ptr<Executor> executor = make_executor(experiment, sink, options);
   Trace trace;

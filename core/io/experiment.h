@@ -7,8 +7,9 @@
 #include <vector>
 
 #include "core/model/model_spec.h"
+#include "core/model/precision.h"
 #include "core/plan/parallel_plan.h"
-#include "core/sim/cost_model.h"
+#include "core/schedule/unit_costs.h"
 
 namespace pipelab {
 

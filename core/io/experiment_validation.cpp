@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/hardware/device_profile.h"
 #include "core/io/data_sources.h"
 #include "core/io/experiment_io.h"
 #include "core/io/json_reader.h"
@@ -13,7 +14,6 @@
 #include "core/plan/stage_profile.h"
 #include "core/schedule/generators.h"
 #include "core/schedule/lowering.h"
-#include "core/sim/cost_model.h"
 
 namespace pipelab {
 namespace {

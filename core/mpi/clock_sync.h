@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "core/runtime/clock_offset.h"
+#include "core/comm/clock_offset.h"
 
 namespace pipelab::mpi {
 

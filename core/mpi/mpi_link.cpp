@@ -7,7 +7,7 @@
 
 #include "core/mpi/mpi_call.h"
 #include "core/mpi/mpi_transport.h"
-#include "core/runtime/byte_buffer.h"
+#include "core/comm/byte_buffer.h"
 
 namespace pipelab::mpi {
 namespace {

@@ -3,7 +3,7 @@
 // (MPI_THREAD_SERIALIZED is all it needs):
 //
 //  - tensors for devices other ranks run: workers hand them to the link's
-//    transport (MpiTransport, the Transport seam of core/runtime/transport.h),
+//    transport (MpiTransport, the Transport seam of core/comm/transport.h),
 //    which copies them into a queue; the thread sends them point-to-point and
 //    delivers what arrives into the local mailboxes. Collectives are the
 //    executor's rings over that same transport, in the same order as in one
@@ -33,7 +33,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/runtime/clock_offset.h"
+#include "core/comm/clock_offset.h"
 #include "core/runtime/process_share.h"
 #include "core/runtime/report_batch.h"
 #include "core/runtime/threaded_executor.h"

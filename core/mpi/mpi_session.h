@@ -1,4 +1,4 @@
-// MpiSession: the RankSession (core/cli/rank_session.h) of a process that
+// MpiSession: the RankSession (core/runtime/rank_session.h) of a process that
 // mpirun started: initialises MPI (errors returned, not fatal), lays out the
 // ranks' devices, measures the clocks, owns the rank's MpiLink and ends MPI.
 #pragma once
@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/cli/rank_session.h"
+#include "core/runtime/rank_session.h"
 #include "core/mpi/mpi_link.h"
 
 namespace pipelab::mpi {

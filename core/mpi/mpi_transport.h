@@ -1,10 +1,10 @@
-// MpiTransport: the Transport (core/runtime/transport.h) of one rank of a
+// MpiTransport: the Transport (core/comm/transport.h) of one rank of a
 // multi-process run. A message for a device this rank runs goes into its
 // mailbox as in one process; any other is copied into the rank's MpiLink,
 // which sends it to the rank that runs the device.
 #pragma once
 
-#include "core/runtime/transport.h"
+#include "core/comm/transport.h"
 
 namespace pipelab::mpi {
 

@@ -1,7 +1,7 @@
 #include "core/planner/planning_costs.h"
 
 #include "core/io/experiment_io.h"
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "core/schedule/lowering.h"
 
 namespace pipelab {

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <span>
 
-#include "core/runtime/all_to_all.h"
+#include "core/comm/all_to_all.h"
 #include "core/runtime/microbatch_loss.h"
 #include "core/runtime/vocab_parallel_loss.h"
 

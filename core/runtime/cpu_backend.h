@@ -22,11 +22,11 @@
 #include "core/nn/embedding.h"
 #include "core/nn/optimizer.h"
 #include "core/nn/sequential.h"
-#include "core/runtime/channel.h"
+#include "core/comm/channel.h"
 #include "core/runtime/device_worker.h"
-#include "core/runtime/message_tag.h"
-#include "core/runtime/ring_allreduce.h"
-#include "core/runtime/transport.h"
+#include "core/comm/message_tag.h"
+#include "core/comm/ring_allreduce.h"
+#include "core/comm/transport.h"
 
 namespace pipelab {
 

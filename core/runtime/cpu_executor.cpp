@@ -21,7 +21,7 @@ CpuExecutor::CpuExecutor(const Experiment& experiment, EventSink& sink,
 
   // Before anything is generated or allocated: a run that cannot fit is refused
   // with the numbers instead of thrashing or being killed.
-  check_host_memory_for_run(experiment_);
+  check_host_memory_for_run(experiment_, options.prediction.device_peak_bytes);
   prepare_run();
 
   devices_ = std::make_unique<CpuDevices>();

@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "core/runtime/device_worker.h"
-#include "core/runtime/message_tag.h"
+#include "core/comm/message_tag.h"
 
 namespace pipelab {
 namespace runtime_detail {

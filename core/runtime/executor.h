@@ -4,7 +4,9 @@
 // only see this interface.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +46,16 @@ class Executor {
 
 struct ProcessShare;  // process_share.h
 
+// What a run takes from its prediction. The runtime does not simulate: the CLI
+// and the app fill this with predict_run (core/cli/run_prediction.h).
+struct RunPrediction {
+  // The simulated bubble fraction every StepMetrics carries (NaN: none).
+  double bubble = std::numeric_limits<double>::quiet_NaN();
+  // Each device's predicted peak bytes, for the cpu backend's host-memory
+  // pre-flight (host_memory_check.h). Empty: no pre-flight.
+  std::vector<int64_t> device_peak_bytes;
+};
+
 struct ExecutorOptions {
   int steps = 0;              // 0: the experiment's training.steps
   bool start_paused = false;  // start() leaves it Paused before the first op (for step())
@@ -52,6 +64,7 @@ struct ExecutorOptions {
   // device runs here. The cpu backend runs such a share, and the backends
   // registered with ProcessReach::AcrossProcesses (cuda).
   const ProcessShare* process = nullptr;
+  RunPrediction prediction;
 };
 
 // Builds the executor experiment.backend.type names ("cpu" or "cuda"). Loads the

@@ -7,7 +7,6 @@
 #include <string>
 
 #include "core/io/experiment_io.h"
-#include "core/io/predicted_memory.h"
 
 namespace pipelab {
 namespace {
@@ -45,10 +44,11 @@ int64_t synthetic_data_bytes(const DataSpec& data) {
   return bytes >= kLargest ? static_cast<int64_t>(kLargest) : static_cast<int64_t>(bytes);
 }
 
-void check_host_memory_for_run(const Experiment& experiment) {
+void check_host_memory_for_run(const Experiment& experiment, const std::vector<int64_t>& device_peaks) {
+  if (device_peaks.empty()) return;
   const std::optional<int64_t> available = available_host_memory();
   if (!available) return;
-  check_host_memory(experiment, predicted_peak_bytes(experiment), *available);
+  check_host_memory(experiment, device_peaks, *available);
 }
 
 void check_host_memory(const Experiment& experiment, const std::vector<int64_t>& device_peaks,

@@ -21,15 +21,16 @@ std::optional<int64_t> available_host_memory();
 int64_t synthetic_data_bytes(const DataSpec& data);
 
 // Throws ExperimentError when the data set plus the sum of the devices'
-// predicted peaks (bytes, indexed by device; see core/io/predicted_memory.h)
+// predicted peaks (bytes, indexed by device; see RunPrediction in executor.h)
 // is more than `available` bytes. Pure, so it is testable without a large
 // machine.
 void check_host_memory(const Experiment& experiment, const std::vector<int64_t>& device_peaks,
                        int64_t available);
 
-// The pre-flight the CPU executor runs before it loads data or allocates:
-// predicts the run's memory (on cpu-core when the experiment predicts in
-// units) and checks it against available_host_memory().
-void check_host_memory_for_run(const Experiment& experiment);
+// The pre-flight the CPU executor runs before it loads data or allocates: the
+// run's predicted device peaks (RunPrediction::device_peak_bytes, on cpu-core
+// when the experiment predicts in units) against available_host_memory().
+// Does nothing when the run was given no peaks.
+void check_host_memory_for_run(const Experiment& experiment, const std::vector<int64_t>& device_peaks);
 
 }  // namespace pipelab

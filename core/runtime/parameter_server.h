@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "core/nn/optimizer.h"
-#include "core/runtime/run_control.h"
+#include "core/comm/run_control.h"
 
 namespace pipelab {
 

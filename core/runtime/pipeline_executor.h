@@ -28,7 +28,7 @@
 
 #include "core/runtime/device_worker.h"
 #include "core/runtime/evaluation_weights.h"
-#include "core/runtime/message_tag.h"
+#include "core/comm/message_tag.h"
 #include "core/runtime/remote_parameter_server.h"
 #include "core/runtime/threaded_executor.h"
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/runtime/run_reporter.h"
-#include "core/runtime/transport.h"
+#include "core/comm/transport.h"
 
 namespace pipelab {
 

@@ -22,9 +22,9 @@
 #include <memory>
 #include <vector>
 
-#include "core/runtime/channel.h"
+#include "core/comm/channel.h"
 #include "core/runtime/parameter_server.h"
-#include "core/runtime/transport.h"
+#include "core/comm/transport.h"
 
 namespace pipelab {
 

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "core/runtime/byte_buffer.h"
+#include "core/comm/byte_buffer.h"
 
 namespace pipelab {
 namespace {

@@ -1,12 +1,10 @@
 #include "core/runtime/run_settings.h"
 
 #include <cstdio>
-#include <limits>
 #include <stdexcept>
 #include <vector>
 
 #include "core/io/experiment_io.h"
-#include "core/io/experiment_prediction.h"
 
 namespace pipelab {
 
@@ -25,23 +23,15 @@ int run_steps(const Experiment& experiment, const ExecutorOptions& options) {
   return options.steps > 0 ? options.steps : experiment.training.steps;
 }
 
-double simulated_bubble(const Experiment& experiment) {
-  try {
-    return predict_experiment(experiment).result.bubble_fraction;
-  } catch (const std::exception&) {
-    return std::numeric_limits<double>::quiet_NaN();
-  }
-}
-
 RecorderSettings recorder_settings(const Experiment& experiment, const TrainingData& data,
-                                   int total_steps) {
+                                   int total_steps, double simulated_bubble) {
   RecorderSettings settings;
   settings.devices = experiment.parallel.devices();
   settings.total_steps = total_steps;
   settings.global_batch = experiment.training.batch_size;
   // Sequence sets report token accuracy over the counted positions.
   settings.classification = data.train().is_classification() || data.train().is_sequence();
-  settings.simulated_bubble = simulated_bubble(experiment);
+  settings.simulated_bubble = simulated_bubble;
   settings.learning_rate = experiment.training.optimizer.lr;
   if (data.validation().samples > 0)
     settings.evaluated_steps = {experiment.training.eval_every, total_steps};

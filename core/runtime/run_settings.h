@@ -1,7 +1,8 @@
 // What every executor (CPU here, CUDA in gpu/) derives from an experiment
 // before a run, in one place so the backends agree: the checks, the step
 // count, and the recorder's settings (global batch, the simulated bubble
-// every StepMetrics carries, which steps are evaluated).
+// every StepMetrics carries, which steps are evaluated). The bubble comes
+// from the run's RunPrediction: the runtime does not simulate.
 #pragma once
 
 #include <string>
@@ -21,12 +22,10 @@ void check_experiment(const Experiment& experiment);
 // a negative count.
 int run_steps(const Experiment& experiment, const ExecutorOptions& options);
 
-// The prediction's bubble fraction (NaN if the experiment cannot be simulated).
-double simulated_bubble(const Experiment& experiment);
-
-// The recorder's settings for a run of `total_steps` on `data`.
+// The recorder's settings for a run of `total_steps` on `data`, carrying
+// `simulated_bubble` (from the run's RunPrediction) in every StepMetrics.
 RecorderSettings recorder_settings(const Experiment& experiment, const TrainingData& data,
-                                   int total_steps);
+                                   int total_steps, double simulated_bubble);
 
 // "12.34 s", for the end-of-run message.
 std::string seconds_text(double seconds);

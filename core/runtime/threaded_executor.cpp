@@ -42,7 +42,8 @@ void ThreadedExecutor::prepare_run() {
   } catch (const std::invalid_argument& error) {
     throw ExperimentError(error.what());
   }
-  const RecorderSettings settings = recorder_settings(experiment_, *data_, total_steps_);
+  const RecorderSettings settings = recorder_settings(experiment_, *data_, total_steps_,
+                                                      options_.prediction.bubble);
   evaluated_steps_ = settings.evaluated_steps;
   recorder_ = std::make_unique<RunRecorder>(sink_, clock_, settings,
                                             [this](const std::string& message) { fail(message); });

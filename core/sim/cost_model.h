@@ -8,35 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "core/hardware/device_profile.h"
 #include "core/plan/stage_profile.h"
 #include "core/schedule/op.h"
+#include "core/schedule/unit_costs.h"
 
 namespace pipelab {
-
-// Unit costs for teaching: op times in abstract units instead of FLOPs.
-struct UnitCosts {
-  double f = 1.0;     // forward
-  double b = 1.0;     // backward, input-gradient part
-  double w = 1.0;     // backward, weight-gradient part (a fused B costs b + w)
-  double comm = 0.0;  // any communication op
-  double u = 0.0;     // optimizer step
-};
-
-// A device class: sustained compute and memory speed, and its links.
-struct DeviceProfile {
-  std::string name;              // "cpu-core", "h100", "h200"
-  double flops_per_s = 0;        // sustained FP32 GEMM throughput
-  double bf16_flops_per_s = 0;   // sustained BF16 GEMM throughput (tensor cores), for bf16-mixed
-  double memory_bandwidth = 0;   // bytes/s, for elementwise ops and the optimizer
-  double link_bandwidth = 0;     // bytes/s between two devices
-  double link_latency_s = 0;     // per message
-  double host_link_bandwidth = 0;  // bytes/s between the device and host memory (offloading)
-  double host_memory_bandwidth = 0;  // bytes/s of the host's optimizer step (optimizer offloading)
-  int64_t memory_bytes = 0;      // capacity, for "does it fit"
-};
-
-std::optional<DeviceProfile> find_device_profile(const std::string& name);
-std::vector<std::string> device_profile_names();
 
 class CostModel {
  public:

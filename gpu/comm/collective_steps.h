@@ -5,7 +5,7 @@
 // equal the CPU backend's collectives bit for bit where those define an order.
 //
 // Every collective works in place on each member's `values` floats; the
-// layouts are the CPU backend's (core/runtime/all_to_all.h, ring_allreduce.h),
+// layouts are the CPU backend's (core/comm/all_to_all.h, ring_allreduce.h),
 // the values cut into as many equal slices as there are members:
 //   all-reduce      every member gets the sum, in the CPU ring's order: the
 //                   values cut into n chunks (their sizes may differ by one),

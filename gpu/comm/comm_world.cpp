@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/runtime/run_control.h"
+#include "core/comm/run_control.h"
 #ifdef PIPELAB_HAVE_NCCL
 #include "gpu/comm/rank_world.h"
 #endif

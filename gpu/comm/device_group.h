@@ -31,11 +31,11 @@
 #include <memory>
 #include <vector>
 
-#include "core/runtime/rendezvous.h"
-#include "core/runtime/run_control.h"
+#include "core/comm/rendezvous.h"
+#include "core/comm/run_control.h"
 #include "gpu/comm/collective_steps.h"
 #include "gpu/comm/comm_world.h"
-#include "gpu/executor/virtual_device.h"
+#include "gpu/comm/virtual_device.h"
 
 namespace pipelab::gpu {
 

@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "core/schedule/schedule.h"
-#include "gpu/executor/virtual_device.h"
+#include "gpu/comm/virtual_device.h"
 
 #include "gpu/comm/comm_world.h"
 

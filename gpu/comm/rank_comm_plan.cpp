@@ -4,7 +4,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "core/runtime/message_tag.h"
+#include "core/comm/message_tag.h"
 #include "core/schedule/op_kind.h"
 
 namespace pipelab::gpu {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "core/runtime/run_control.h"
+#include "core/comm/run_control.h"
 #include "gpu/device/cuda_check.h"
 #include "gpu/device/cuda_handles.h"
 #include "gpu/device/device_guard.h"

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "core/runtime/run_control.h"
+#include "core/comm/run_control.h"
 
 namespace pipelab::gpu {
 namespace {

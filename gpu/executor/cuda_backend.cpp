@@ -7,7 +7,7 @@
 #include <span>
 #include <stdexcept>
 
-#include "core/runtime/all_to_all.h"
+#include "core/comm/all_to_all.h"
 #include "core/runtime/microbatch_loss.h"
 #include "core/runtime/vocab_parallel_loss.h"
 #include "gpu/device/cuda_check.h"

@@ -14,9 +14,9 @@
 #include "gpu/device/device_guard.h"
 #include "gpu/device/device_query.h"
 #include "gpu/executor/device_mapping.h"
-#include "gpu/memory/memory_preflight.h"
+#include "gpu/executor/memory_preflight.h"
 #include "gpu/memory/out_of_memory.h"
-#include "gpu/memory/rank_memory_check.h"
+#include "gpu/executor/rank_memory_check.h"
 
 namespace pipelab {
 template class DeviceWorker<gpu::CudaBackend>;

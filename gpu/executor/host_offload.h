@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "gpu/device/cuda_handles.h"
-#include "gpu/executor/virtual_device.h"
+#include "gpu/comm/virtual_device.h"
 #include "gpu/memory/device_tensor.h"
 #include "gpu/memory/pinned_buffer.h"
 

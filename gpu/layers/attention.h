@@ -20,7 +20,7 @@
 #pragma once
 
 #include "core/nn/attention.h"
-#include "gpu/device/device_context.h"
+#include "gpu/layers/device_context.h"
 #include "gpu/kernels/block_dropout_math.h"
 #include "gpu/layers/kept_gemm_input.h"
 #include "gpu/memory/device_tensor.h"

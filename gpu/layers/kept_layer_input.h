@@ -16,7 +16,7 @@
 #include <memory>
 
 #include "core/nn/basic_layer.h"
-#include "gpu/device/device_context.h"
+#include "gpu/layers/device_context.h"
 #include "gpu/layers/layer.h"
 #include "gpu/memory/device_tensor.h"
 

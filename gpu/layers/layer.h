@@ -9,7 +9,7 @@
 
 #include "core/model/model_spec.h"
 #include "core/nn/basic_layer.h"
-#include "gpu/device/device_context.h"
+#include "gpu/layers/device_context.h"
 #include "gpu/memory/device_tensor.h"
 
 namespace pipelab::gpu {

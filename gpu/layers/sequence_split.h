@@ -12,7 +12,7 @@
 #include <functional>
 
 #include "core/nn/sequence_split.h"
-#include "gpu/device/device_context.h"
+#include "gpu/layers/device_context.h"
 #include "gpu/memory/device_tensor.h"
 
 namespace pipelab::gpu {

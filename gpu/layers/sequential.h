@@ -15,7 +15,7 @@
 #include <memory>
 
 #include "core/nn/stage_stack.h"
-#include "gpu/device/device_context.h"
+#include "gpu/layers/device_context.h"
 #include "gpu/device/device_guard.h"
 #include "gpu/layers/layer.h"
 #include "gpu/layers/optimizer.h"

@@ -8,7 +8,7 @@
 #include <map>
 #include <tuple>
 
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "core/runtime/training_program.h"
 #include "core/schedule/lowering.h"
 #include "conformance_support.h"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/runtime/executor.h"
-#include "../core/runtime/runtime_test_support.h"
+#include "tests/support/runtime_test_support.h"
 
 namespace pipelab::testing {
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "core/cli/run_prediction.h"
 #include "core/runtime/threaded_executor.h"
 #include "conformance_support.h"
 
@@ -19,7 +20,9 @@ TEST_P(EventStream, EveryScheduledOpIsReportedOnceWithItsMeasuredTimes) {
   Experiment experiment =
       testing::with_plan(testing::small_experiment(), ScheduleKind::OneFOneB, 2, 2, 2, 2);
   EventSink sink;
-  const std::unique_ptr<Executor> built = make_executor(experiment, sink);
+  ExecutorOptions options;
+  options.prediction = predict_run(experiment);
+  const std::unique_ptr<Executor> built = make_executor(experiment, sink, options);
   // Every backend's executor is a ThreadedExecutor: its program is the schedule it ran.
   auto& executor = dynamic_cast<ThreadedExecutor&>(*built);
   executor.start();

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <map>
 
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "conformance_support.h"
 
 namespace pipelab {

@@ -10,7 +10,7 @@
 #include <tuple>
 
 #include "conformance_support.h"
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "core/schedule/lowering.h"
 
 namespace pipelab {

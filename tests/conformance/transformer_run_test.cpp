@@ -12,7 +12,7 @@
 #include <vector>
 #include <tuple>
 
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "core/runtime/threaded_executor.h"
 #include "conformance_support.h"
 

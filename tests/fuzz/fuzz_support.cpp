@@ -5,8 +5,8 @@
 
 #include "core/data/dataset.h"
 #include "core/io/experiment_io.h"
-#include "core/io/experiment_prediction.h"
-#include "core/io/predicted_memory.h"
+#include "core/sim/experiment_prediction.h"
+#include "core/sim/predicted_memory.h"
 #include "core/runtime/host_memory_check.h"
 #include "core/schedule/lowering.h"
 #include "core/text/utf8.h"

@@ -10,8 +10,8 @@
 #include <exception>
 #include <stdexcept>
 
-#include "core/io/experiment_prediction.h"
-#include "core/runtime/live_stream_reader.h"
+#include "core/sim/experiment_prediction.h"
+#include "core/live/live_stream_reader.h"
 #include "core/sim/replay.h"
 #include "core/trace/run_statistics.h"
 #include "tests/fuzz/fuzz_support.h"

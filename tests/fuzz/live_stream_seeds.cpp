@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "core/io/experiment_io.h"
-#include "core/io/experiment_prediction.h"
-#include "core/runtime/live_frames.h"
+#include "core/sim/experiment_prediction.h"
+#include "core/live/live_frames.h"
 
 namespace {
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "core/io/experiment_prediction.h"
-#include "gpu/device/device_context.h"
+#include "core/sim/experiment_prediction.h"
+#include "gpu/layers/device_context.h"
 #include "gpu/layers/sequential.h"
-#include "gpu/memory/memory_preflight.h"
+#include "gpu/executor/memory_preflight.h"
 #include "gpu_test_support.h"
 
 namespace pipelab::gpu {

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "core/nn/attention.h"
 #include "core/nn/conv2d.h"
 #include "core/plan/stage_profile.h"
-#include "gpu/device/device_context.h"
+#include "gpu/layers/device_context.h"
 #include "gpu/kernels/bf16_math.h"
 #include "gpu/layers/attention.h"
 #include "gpu/layers/conv2d.h"
@@ -26,7 +26,7 @@
 #include "gpu/layers/moe.h"
 #include "gpu/layers/sequential.h"
 #include "gpu/layers/transformer_block.h"
-#include "gpu/memory/memory_preflight.h"
+#include "gpu/executor/memory_preflight.h"
 #include "gpu_test_support.h"
 
 namespace pipelab::gpu {

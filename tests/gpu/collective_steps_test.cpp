@@ -10,9 +10,9 @@
 #include <thread>
 #include <vector>
 
-#include "../core/runtime/test_ring.h"
-#include "core/runtime/all_to_all.h"
-#include "core/runtime/ring_allreduce.h"
+#include "tests/support/test_ring.h"
+#include "core/comm/all_to_all.h"
+#include "core/comm/ring_allreduce.h"
 #include "gpu_test_support.h"
 
 namespace pipelab::gpu {

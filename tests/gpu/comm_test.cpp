@@ -9,7 +9,7 @@
 
 #include "gpu/comm/comm_world.h"
 #include "gpu/comm/same_gpu_comm.h"
-#include "gpu/device/device_context.h"
+#include "gpu/layers/device_context.h"
 #include "gpu/device/device_query.h"
 #include "gpu_test_support.h"
 

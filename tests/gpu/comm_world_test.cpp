@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "core/runtime/run_control.h"
+#include "core/comm/run_control.h"
 #include "gpu/comm/comm_world.h"
 
 namespace pipelab::gpu {

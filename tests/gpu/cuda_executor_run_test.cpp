@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "core/io/experiment_io.h"
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "gpu/device/cuda_check.h"
 #include "gpu/executor/cuda_executor.h"
 #include "gpu/executor/device_mapping.h"

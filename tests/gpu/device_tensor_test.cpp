@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gpu/memory/caching_allocator.h"
-#include "gpu/device/device_context.h"
+#include "gpu/layers/device_context.h"
 #include "gpu/memory/device_tensor.h"
 #include "gpu/device/cuda_check.h"
 #include "gpu/memory/out_of_memory.h"

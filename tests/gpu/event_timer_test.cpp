@@ -3,7 +3,7 @@
 
 #include <chrono>
 
-#include "gpu/device/device_context.h"
+#include "gpu/layers/device_context.h"
 #include "gpu/executor/event_timer.h"
 #include "gpu_test_support.h"
 

@@ -12,7 +12,7 @@
 #include "core/nn/loss.h"
 #include "core/nn/sequential.h"
 #include "core/nn/tensor_parallel.h"
-#include "gpu/device/device_context.h"
+#include "gpu/layers/device_context.h"
 #include "gpu/layers/linear.h"
 #include "gpu/layers/loss.h"
 #include "gpu/layers/sequential.h"

@@ -14,14 +14,14 @@
 #include <thread>
 #include <vector>
 
-#include "../core/runtime/runtime_test_support.h"
+#include "tests/support/runtime_test_support.h"
 #include "core/nn/counter_rng.h"
 #include "core/nn/tensor.h"
 #include "gpu/executor/backend_registration.h"
 
 namespace pipelab::gpu::testing {
 
-// The runtime tests' helpers (tests/core/runtime/runtime_test_support.h).
+// The runtime tests' helpers (tests/support/runtime_test_support.h).
 using pipelab::testing::drain_into;
 using pipelab::testing::expect_same_curve;
 using pipelab::testing::on_backend;

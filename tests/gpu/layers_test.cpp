@@ -11,7 +11,7 @@
 #include "core/nn/init.h"
 #include "core/nn/layer_norm.h"
 #include "core/nn/linear.h"
-#include "gpu/device/device_context.h"
+#include "gpu/layers/device_context.h"
 #include "gpu/layers/activation.h"
 #include "gpu/layers/dropout.h"
 #include "gpu/layers/layer_norm.h"

@@ -6,7 +6,7 @@
 
 #include "core/nn/loss.h"
 #include "core/nn/optimizer.h"
-#include "gpu/device/device_context.h"
+#include "gpu/layers/device_context.h"
 #include "gpu/layers/loss.h"
 #include "gpu/layers/optimizer.h"
 #include "gpu_test_support.h"

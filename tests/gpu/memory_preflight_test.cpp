@@ -1,13 +1,13 @@
 // The CUDA backend's pre-flight memory check: the estimate per virtual device
 // and the per-GPU comparison are host arithmetic, checked without a GPU.
-#include "gpu/memory/memory_preflight.h"
+#include "gpu/executor/memory_preflight.h"
 
 #include <gtest/gtest.h>
 
 #include <functional>
 #include <stdexcept>
 
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "core/plan/stage_profile.h"
 #include "core/schedule/lowering.h"
 #include "core/sim/cost_model.h"

@@ -15,7 +15,7 @@
 
 #include "core/nn/tensor_parallel.h"
 #include "core/nn/transformer_block_layer.h"
-#include "gpu/device/device_context.h"
+#include "gpu/layers/device_context.h"
 #include "gpu/device/device_guard.h"
 #include "gpu/layers/transformer_block.h"
 #include "gpu_test_support.h"

@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
-#include "../core/runtime/test_ring.h"
+#include "tests/support/test_ring.h"
 #include "core/nn/moe_layer.h"
-#include "core/runtime/all_to_all.h"
+#include "core/comm/all_to_all.h"
 #include "gpu/comm/device_group.h"
 #include "gpu/device/cuda_check.h"
 #include "gpu/layers/moe.h"

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core/nn/sequential.h"
-#include "gpu/device/device_context.h"
+#include "gpu/layers/device_context.h"
 #include "gpu/layers/sequential.h"
 #include "gpu_test_support.h"
 

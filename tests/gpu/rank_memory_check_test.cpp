@@ -1,7 +1,7 @@
 // The memory check of a CUDA run over processes: ranks that share a GPU sum
 // their virtual devices on it, and every rank decides alike. Host arithmetic,
 // checked without a GPU or MPI.
-#include "gpu/memory/rank_memory_check.h"
+#include "gpu/executor/rank_memory_check.h"
 
 #include <gtest/gtest.h>
 

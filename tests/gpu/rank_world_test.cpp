@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gpu/comm/rank_world.h"
-#include "gpu/device/device_context.h"
+#include "gpu/layers/device_context.h"
 #include "gpu_test_support.h"
 
 namespace pipelab::gpu {

@@ -25,7 +25,7 @@
 #include "core/nn/moe_layer.h"
 #include "core/nn/tensor_parallel.h"
 #include "core/nn/transformer_block_layer.h"
-#include "gpu/device/device_context.h"
+#include "gpu/layers/device_context.h"
 #include "gpu/device/device_guard.h"
 #include "gpu/layers/embedding.h"
 #include "gpu/layers/moe.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "core/runtime/run_control.h"
+#include "core/comm/run_control.h"
 #include "gpu/comm/setup_wait.h"
 
 namespace pipelab::gpu {

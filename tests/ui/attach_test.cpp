@@ -3,7 +3,7 @@
 #include <QtTest>
 
 #include "core/io/experiment_io.h"
-#include "core/runtime/live_server.h"
+#include "core/live/live_server.h"
 #include "ui/main_window.h"
 #include "ui/models/experiment_document.h"
 #include "ui/models/run_controller.h"

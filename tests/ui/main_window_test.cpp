@@ -10,7 +10,7 @@
 #include <QtTest>
 
 #include "core/io/experiment_io.h"
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "core/io/run_file.h"
 #include "ui/panels/compare_view.h"
 #include "ui/models/run_store.h"

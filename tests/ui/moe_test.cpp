@@ -8,7 +8,7 @@
 #include <QSignalSpy>
 #include <QtTest>
 
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "ui/language.h"
 #include "ui/main_window.h"
 #include "ui/models/experiment_document.h"

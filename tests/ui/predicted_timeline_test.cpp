@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "ui/main_window.h"
 #include "ui/models/experiment_document.h"
 #include "ui/models/prediction_updater.h"

@@ -10,7 +10,7 @@
 #include <QtTest>
 #include <algorithm>
 
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "core/sim/bubble_formula.h"
 #include "core/trace/overhead_breakdown.h"
 #include "ui/exports/trace_export.h"

@@ -6,7 +6,7 @@
 #include <QtTest>
 
 #include "core/io/experiment_io.h"
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "ui/models/experiment_document.h"
 #include "ui/models/layer_table_model.h"
 #include "ui/models/model_templates.h"

@@ -9,7 +9,7 @@
 #include <QTimer>
 #include <memory>
 
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 
 namespace pipelab {
 

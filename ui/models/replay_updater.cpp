@@ -3,7 +3,7 @@
 #include <exception>
 
 #include "core/io/experiment.h"
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "core/sim/replay.h"
 #include "ui/models/run_controller.h"
 

@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <exception>
 
+#include "core/cli/run_prediction.h"
 #include "core/data/dataset.h"
-#include "core/runtime/attached_run.h"
+#include "core/live/attached_run.h"
 #include "core/io/experiment_io.h"
 
 namespace pipelab {
@@ -104,7 +105,9 @@ void RunController::start(const Experiment& experiment, int steps, bool paused) 
     prepared.generation = generation;
     prepared.sink = sink;
     try {
-      prepared.executor = make_executor(experiment, *sink, options);
+      ExecutorOptions predicted = options;
+      predicted.prediction = predict_run(experiment);
+      prepared.executor = make_executor(experiment, *sink, predicted);
     } catch (const DataError& e) {
       prepared.error = QString::fromStdString(e.what());
       prepared.area = ProblemArea::Data;

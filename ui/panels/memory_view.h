@@ -9,7 +9,7 @@
 #include <QWidget>
 #include <memory>
 
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "core/trace/trace_events.h"
 #include "ui/models/refresh_throttle.h"
 

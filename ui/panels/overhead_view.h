@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/io/experiment.h"
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "core/trace/overhead_breakdown.h"
 #include "ui/models/refresh_throttle.h"
 

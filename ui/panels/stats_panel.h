@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "core/io/experiment.h"
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "ui/models/refresh_throttle.h"
 #include "ui/models/replay_updater.h"
 

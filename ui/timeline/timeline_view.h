@@ -15,7 +15,7 @@
 #include <QWidget>
 #include <memory>
 
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "ui/models/refresh_throttle.h"
 #include "ui/models/replay_updater.h"
 

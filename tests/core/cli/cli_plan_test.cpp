@@ -6,7 +6,7 @@
 
 #include "cli_test_support.h"
 #include "core/io/experiment_io.h"
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 
 namespace pipelab {
 namespace {

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "tests/core/io/io_test_support.h"
 #include "tests/core/safe_message.h"
 

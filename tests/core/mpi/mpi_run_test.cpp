@@ -332,7 +332,7 @@ TEST_F(MpiCudaRun, AsyncDataParallelReachesTheServersThroughTheHostOnFourRanks) 
 // Two ranks on this machine's first GPU (the only one they see), a
 // data-parallel replica each, sized to need about 70% of the GPU's free
 // memory: each would fit alone, together they do not, and both refuse before
-// allocating, naming the shared GPU (gpu/memory/rank_memory_check.h), instead
+// allocating, naming the shared GPU (gpu/executor/rank_memory_check.h), instead
 // of one running out of memory mid-step. Sizing: adamw holds weights,
 // gradients and two state slots (16 bytes a parameter), the all-reduce's
 // staging copy 4 more and the check's allowance 15% of the peak (2.4): about

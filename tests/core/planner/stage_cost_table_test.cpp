@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/io/experiment_io.h"
-#include "core/io/experiment_prediction.h"
+#include "core/sim/experiment_prediction.h"
 #include "core/planner/planning_costs.h"
 
 namespace pipelab {

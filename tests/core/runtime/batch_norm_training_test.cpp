@@ -9,7 +9,7 @@
 #include <cmath>
 
 #include "core/runtime/threaded_executor.h"
-#include "runtime_test_support.h"
+#include "tests/support/runtime_test_support.h"
 
 namespace pipelab {
 namespace {

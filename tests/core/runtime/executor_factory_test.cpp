@@ -9,7 +9,7 @@
 #include "core/data/dataset.h"
 #include "core/io/experiment_io.h"
 #include "core/runtime/process_share.h"
-#include "runtime_test_support.h"
+#include "tests/support/runtime_test_support.h"
 
 namespace pipelab {
 namespace {

@@ -1,9 +1,10 @@
+#include "core/cli/run_prediction.h"
 #include "core/runtime/host_memory_check.h"
 
 #include <gtest/gtest.h>
 
 #include "core/io/experiment_io.h"
-#include "core/io/predicted_memory.h"
+#include "core/sim/predicted_memory.h"
 #include "core/runtime/executor.h"
 
 namespace pipelab {
@@ -69,7 +70,9 @@ TEST(HostMemoryCheck, MakeExecutorRefusesAModelLargerThanTheMachine) {
   experiment.model.layers[2].out = 64;
   EventSink sink;
   try {
-    make_executor(experiment, sink);
+    ExecutorOptions options;
+    options.prediction = predict_run(experiment);
+    make_executor(experiment, sink, options);
     FAIL() << "a model of tens of GiB was accepted";
   } catch (const ExperimentError& error) {
     EXPECT_NE(std::string(error.what()).find("needs about"), std::string::npos) << error.what();

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "runtime_test_support.h"
+#include "tests/support/runtime_test_support.h"
 
 namespace pipelab {
 namespace {

@@ -11,7 +11,7 @@
 #include <numeric>
 
 #include "core/runtime/threaded_executor.h"
-#include "runtime_test_support.h"
+#include "tests/support/runtime_test_support.h"
 
 namespace pipelab {
 namespace {

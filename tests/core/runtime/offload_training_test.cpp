@@ -10,7 +10,7 @@
 
 #include "core/io/experiment_io.h"
 #include "core/schedule/lowering.h"
-#include "runtime_test_support.h"
+#include "tests/support/runtime_test_support.h"
 
 namespace pipelab {
 namespace {

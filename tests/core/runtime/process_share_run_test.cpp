@@ -11,10 +11,10 @@
 #include <set>
 
 #include "core/io/experiment_io.h"
-#include "core/runtime/clock_offset.h"
+#include "core/comm/clock_offset.h"
 #include "core/runtime/cpu_executor.h"
 #include "core/runtime/process_share.h"
-#include "tests/core/runtime/runtime_test_support.h"
+#include "tests/support/runtime_test_support.h"
 
 namespace pipelab {
 namespace {

@@ -18,7 +18,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "runtime_test_support.h"
+#include "tests/support/runtime_test_support.h"
 
 namespace pipelab {
 namespace {

@@ -25,7 +25,7 @@
 #include "core/runtime/cpu_backend.h"
 #include "core/runtime/device_worker_impl.h"
 #include "core/runtime/pipeline_executor.h"
-#include "runtime_test_support.h"
+#include "tests/support/runtime_test_support.h"
 
 namespace pipelab {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "core/io/experiment_io.h"
-#include "runtime_test_support.h"
+#include "tests/support/runtime_test_support.h"
 
 namespace pipelab {
 namespace {

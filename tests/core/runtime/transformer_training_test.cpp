@@ -5,7 +5,7 @@
 
 #include <chrono>
 
-#include "runtime_test_support.h"
+#include "tests/support/runtime_test_support.h"
 
 namespace pipelab {
 namespace {

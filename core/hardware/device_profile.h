@@ -1,0 +1,30 @@
+// DeviceProfile: what the cost model knows of one device class (its sustained
+// compute and memory speed, its links, its capacity), and the built-in classes
+// by name. A plain value, read by the simulator and checked by experiment
+// validation, so it lives below both.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pipelab {
+
+// A device class: sustained compute and memory speed, and its links.
+struct DeviceProfile {
+  std::string name;              // "cpu-core", "h100", "h200"
+  double flops_per_s = 0;        // sustained FP32 GEMM throughput
+  double bf16_flops_per_s = 0;   // sustained BF16 GEMM throughput (tensor cores), for bf16-mixed
+  double memory_bandwidth = 0;   // bytes/s, for elementwise ops and the optimizer
+  double link_bandwidth = 0;     // bytes/s between two devices
+  double link_latency_s = 0;     // per message
+  double host_link_bandwidth = 0;  // bytes/s between the device and host memory (offloading)
+  double host_memory_bandwidth = 0;  // bytes/s of the host's optimizer step (optimizer offloading)
+  int64_t memory_bytes = 0;      // capacity, for "does it fit"
+};
+
+std::optional<DeviceProfile> find_device_profile(const std::string& name);
+std::vector<std::string> device_profile_names();
+
+}  // namespace pipelab

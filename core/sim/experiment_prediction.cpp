@@ -1,0 +1,47 @@
+#include "core/sim/experiment_prediction.h"
+
+#include "core/io/experiment_io.h"
+#include "core/schedule/lowering.h"
+#include "core/text/quoted_excerpt.h"
+
+namespace pipelab {
+
+int optimizer_slots(const Experiment& experiment) {
+  const OptimizerSpec& optimizer = experiment.training.optimizer;
+  const bool velocity = backward_reads_newest_weights(experiment.parallel.schedule) &&
+                        experiment.training.pipemare.discrepancy_correction;
+  const int moments = optimizer.type == "sgd" ? (optimizer.momentum != 0.0 ? 1 : 0)
+                                              : 2;  // adam, adamw: first and second moments
+  return moments + (velocity ? 1 : 0);
+}
+
+CostModel experiment_cost_model(const Experiment& experiment,
+                                const std::vector<StageProfile>& profiles) {
+  const std::string& name = experiment.simulation.profile;
+  if (name == "unit") return CostModel::unit(experiment.simulation.unit);
+  auto device = find_device_profile(name);
+  if (!device) {
+    std::string valid = "unit";
+    for (const auto& known : device_profile_names()) valid += ", " + known;
+    throw ExperimentError("simulation.profile = " + quoted_excerpt(name) + " is not a device profile; valid: " +
+                          valid);
+  }
+  // Mixed precision runs its GEMMs in bf16 (tensor cores on a GPU).
+  if (experiment.training.precision == Precision::Bf16Mixed) device->flops_per_s = device->bf16_flops_per_s;
+  return CostModel::from_profiles(profiles, *device, optimizer_slots(experiment));
+}
+
+Prediction predict_experiment(const Experiment& experiment, std::optional<UnitCosts> unit_override,
+                              int steps, const SimulationOptions& options) {
+  Prediction prediction;
+  prediction.profiles =
+      profile_stages(experiment.model, experiment.parallel, microbatch_size(experiment),
+                        experiment.training.precision);
+  prediction.schedule = build_schedule(experiment.parallel, prediction.profiles, steps);
+  prediction.cost = unit_override ? CostModel::unit(*unit_override)
+                                  : experiment_cost_model(experiment, prediction.profiles);
+  prediction.result = simulate(prediction.schedule, prediction.cost, options);
+  return prediction;
+}
+
+}  // namespace pipelab
