@@ -1,7 +1,7 @@
 // The counter-based random numbers of core/nn/counter_rng.h, ported so CUDA
 // kernels can call them: the same formulas, written once for host and device.
 // Dropout masks and anything else keyed by these hashes are therefore bit-
-// identical on the CPU and the GPU (tests/gpu/host_math_test.cpp checks the
+// identical on the CPU and the GPU (tests/gpu/kernels/host_math_test.cpp checks the
 // port against core/nn on many inputs, on the host).
 #pragma once
 

@@ -5,7 +5,7 @@
 
 #include "gpu/layers/device_context.h"
 #include "gpu/executor/event_timer.h"
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {

@@ -27,7 +27,7 @@
 #include "gpu/layers/sequential.h"
 #include "gpu/layers/transformer_block.h"
 #include "gpu/executor/memory_preflight.h"
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {

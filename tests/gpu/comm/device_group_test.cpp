@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "gpu/device/cuda_check.h"
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {

@@ -14,7 +14,7 @@
 #include "gpu/memory/memory_ledger.h"
 #include "gpu/memory/out_of_memory.h"
 #include "gpu/memory/pinned_staging.h"
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {

@@ -18,7 +18,7 @@
 #include "gpu/layers/device_context.h"
 #include "gpu/device/device_guard.h"
 #include "gpu/layers/transformer_block.h"
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {

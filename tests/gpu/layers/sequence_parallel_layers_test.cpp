@@ -30,7 +30,7 @@
 #include "gpu/layers/embedding.h"
 #include "gpu/layers/moe.h"
 #include "gpu/layers/transformer_block.h"
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {

@@ -11,7 +11,7 @@
 #include "gpu/comm/same_gpu_comm.h"
 #include "gpu/layers/device_context.h"
 #include "gpu/device/device_query.h"
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {

@@ -13,7 +13,7 @@
 #include "tests/support/test_ring.h"
 #include "core/comm/all_to_all.h"
 #include "core/comm/ring_allreduce.h"
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {

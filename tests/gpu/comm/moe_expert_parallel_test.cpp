@@ -18,7 +18,7 @@
 #include "gpu/comm/device_group.h"
 #include "gpu/device/cuda_check.h"
 #include "gpu/layers/moe.h"
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {

@@ -16,7 +16,7 @@
 #include "gpu/executor/cuda_executor.h"
 #include "gpu/executor/device_mapping.h"
 #include "gpu/memory/out_of_memory.h"
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {

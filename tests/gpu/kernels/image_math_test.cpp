@@ -14,7 +14,7 @@
 #include "core/nn/pooling.h"
 #include "gpu/kernels/batch_norm_math.h"
 #include "gpu/layers/window_geometry.h"
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {

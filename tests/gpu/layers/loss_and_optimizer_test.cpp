@@ -9,7 +9,7 @@
 #include "gpu/layers/device_context.h"
 #include "gpu/layers/loss.h"
 #include "gpu/layers/optimizer.h"
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {

@@ -17,7 +17,7 @@
 #include "gpu/layers/layer_norm.h"
 #include "gpu/layers/linear.h"
 #include "gpu/kernels/layer_norm.h"
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {

@@ -19,7 +19,7 @@
 #include "core/nn/sequential.h"
 #include "gpu/layers/device_context.h"
 #include "gpu/layers/sequential.h"
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {

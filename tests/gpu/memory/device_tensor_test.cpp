@@ -11,7 +11,7 @@
 #include "gpu/device/cuda_check.h"
 #include "gpu/memory/out_of_memory.h"
 #include "gpu/memory/pinned_staging.h"
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {

@@ -12,7 +12,7 @@
 #include "core/cli/cli.h"
 #include "core/io/experiment_io.h"
 #include "gpu/executor/cuda_executor.h"
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "gpu/comm/rank_world.h"
 #include "gpu/layers/device_context.h"
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {

@@ -21,7 +21,7 @@
 #include "gpu/kernels/rms_norm_math.h"
 #include "gpu/kernels/swiglu_math.h"
 #include "gpu/kernels/token_loss_math.h"
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {

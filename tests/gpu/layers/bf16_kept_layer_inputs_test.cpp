@@ -13,7 +13,7 @@
 #include "gpu/layers/device_context.h"
 #include "gpu/layers/sequential.h"
 #include "gpu/executor/memory_preflight.h"
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {

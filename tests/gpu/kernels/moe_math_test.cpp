@@ -15,7 +15,7 @@
 #include "core/nn/moe_layer.h"
 #include "core/nn/moe_routing.h"
 #include "gpu/kernels/moe_math.h"
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gpu/layers/cublas_gemm.h"
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {

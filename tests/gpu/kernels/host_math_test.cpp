@@ -14,7 +14,7 @@
 #include "gpu/layers/optimizer.h"
 #include "gpu/kernels/activation_math.h"
 #include "gpu/kernels/optimizer_math.h"
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {

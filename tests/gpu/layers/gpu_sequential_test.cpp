@@ -17,7 +17,7 @@
 #include "gpu/layers/loss.h"
 #include "gpu/layers/sequential.h"
 #include "gpu/comm/same_gpu_comm.h"
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace pipelab::gpu {
 namespace {
