@@ -8,6 +8,8 @@
 #   bash tests/fuzz/run_fuzz.sh [SECONDS] [BUILD]     # defaults: 30, build-fuzz
 #   TARGETS="csv_fuzz idx_fuzz" bash tests/fuzz/run_fuzz.sh 600
 #   JOBS=1 bash tests/fuzz/run_fuzz.sh                 # one target at a time
+#   REUSE_BUILD=1 bash tests/fuzz/run_fuzz.sh 30 B     # B is already configured with
+#                                                      # PIPELAB_FUZZ=ON (.ci/run's ASan tree)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -26,9 +28,14 @@ done
 
 # -O1 with line tables: what libFuzzer's own examples use, and about half the
 # compile time of -O2 -g; reports keep file and line.
-cmake -S . -B "$build" -DPIPELAB_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ > /dev/null
+if [ "${REUSE_BUILD:-0}" = 1 ] && [ -f "$build/CMakeCache.txt" ]; then
+  grep -q '^PIPELAB_FUZZ:BOOL=ON' "$build/CMakeCache.txt" ||
+    { echo "$build is not configured with PIPELAB_FUZZ=ON" >&2; exit 2; }
+else
+  cmake -S . -B "$build" -DPIPELAB_FUZZ=ON -DPIPELAB_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ > /dev/null
+fi
 # shellcheck disable=SC2086
 cmake --build "$build" -j"$(nproc)" --target $targets $seed_writers
 
