@@ -122,8 +122,11 @@ PIPELAB_FAST_MATH_FN float exp_reduced(float c) {
            r * (1.0f / 2 +
                 r * (1.0f / 6 +
                      r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
-  // 2^n for n in [-126, 127]: the biased exponent n + 127 in bits 23 to 30.
-  const int bits = (static_cast<int>(n) + 127) << 23;
+  // 2^n for n in [-126, 127]: the biased exponent n + 127 in bits 23 to 30. A NaN
+  // input gives a NaN n, which may not be converted to int (undefined); p is NaN
+  // then, and so is the result, whatever 2^n is taken as.
+  const float n_or_zero = n == n ? n : 0.0f;
+  const int bits = (static_cast<int>(n_or_zero) + 127) << 23;
   float two_to_n;
   std::memcpy(&two_to_n, &bits, sizeof two_to_n);  // a bit cast the vectoriser keeps
   return p * two_to_n;

@@ -229,7 +229,8 @@ TEST(IdxMalformed, CorruptedGzip) {
 TEST(IdxFuzz, EveryTruncationThrowsCleanly) {
   const std::vector<std::pair<std::vector<uint8_t>, bool>> files = {{kImagesFile, true},
                                                                     {kLabelsFile, false}};
-  for (const auto& [full, is_images] : files) {
+  for (const auto& [full, images] : files) {
+    const bool is_images = images;  // clang 14 cannot capture a structured binding in a lambda
     for (const bool gzip : {false, true}) {
       const std::vector<uint8_t> stored = gzip ? test::gzip_bytes(full) : full;
       for (size_t length = 0; length < stored.size(); ++length) {

@@ -163,7 +163,10 @@ TEST(SimulatorBubbleTest, DualPipeVMatchesItsFormulaOverAGrid) {
 // its steady phase, so it idles more than zb-v when BW is cheap (w < b) and
 // less when BW is dear (w > b), as zb-v holds more BWs back.
 TEST(SimulatorBubbleTest, DualPipeVBesideZbVAndOneFOneB) {
-  for (auto [p, m] : {std::pair{4, 8}, {4, 16}, {8, 16}}) {
+  for (const auto& p_and_m : {std::pair{4, 8}, {4, 16}, {8, 16}}) {
+    // Plain names, not structured bindings: clang 14 cannot capture those in a lambda.
+    const int p = p_and_m.first;
+    const int m = p_and_m.second;
     SCOPED_TRACE("p=" + std::to_string(p) + " m=" + std::to_string(m));
     auto both = [&](const UnitCosts& chunk) {
       return std::pair{run_unit(ScheduleKind::DualPipeV, p, m, chunk, 2).bubble_fraction,
