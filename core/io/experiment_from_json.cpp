@@ -279,8 +279,11 @@ BackendSpec read_backend(const JsonObjectReader& top) {
 }  // namespace
 
 Experiment experiment_from_json(const Json& document) {
+  // "preset": a preset file's menu entry and note, read by the app
+  // (ui/models/presets.h); an experiment as such ignores it.
   const JsonObjectReader top(document, "",
-                             {"name", "seed", "model", "data", "training", "parallel", "simulation", "backend"});
+                             {"name", "seed", "model", "data", "training", "parallel", "simulation", "backend",
+                              "preset"});
   Experiment experiment;
   top.read("name", experiment.name);
   top.read("seed", experiment.seed);

@@ -6,9 +6,13 @@
 #include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
+#include <QFile>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QtTest>
 #include <algorithm>
+#include <functional>
+#include <nlohmann/json.hpp>
 
 #include "core/sim/experiment_prediction.h"
 #include "core/sim/bubble_formula.h"
@@ -17,6 +21,7 @@
 #include "ui/main_window.h"
 #include "ui/models/experiment_document.h"
 #include "ui/models/prediction_updater.h"
+#include "ui/models/preset_text.h"
 #include "ui/models/run_controller.h"
 #include "ui/panels/overhead_view.h"
 #include "ui/panels/parallel_panel.h"
@@ -39,6 +44,21 @@ QStringList menu_preset_ids(const MainWindow& window, int* empty_topics) {
     for (QAction* action : actions) ids << action->data().toString();
   }
   return ids;
+}
+
+// The text of shipped preset file `name` (in examples/presets/).
+std::string preset_file_text(const QString& name) {
+  QFile file(QStringLiteral(":/presets/") + name);
+  if (!file.open(QIODevice::ReadOnly)) return {};
+  return file.readAll().toStdString();
+}
+
+// The {figure} names of a note, in order.
+QStringList figures(const QString& text) {
+  static const QRegularExpression figure(QStringLiteral("\\{[^{}]*\\}"));
+  QStringList found;
+  for (auto match = figure.globalMatch(text); match.hasNext();) found << match.next().captured(0);
+  return found;
 }
 
 double max_load_imbalance(const std::vector<OverheadShares>& shares) {
@@ -148,6 +168,106 @@ class PresetsTest : public QObject {
     QCOMPARE(animated.source, std::string("simulated"));
     QVERIFY(!animated.events.empty());
     QCOMPARE(title, QStringLiteral("predicted"));
+  }
+
+  void everyPresetFileReadsInEveryLanguage() {
+    // Each file under examples/presets/ is one preset: it reads, and says
+    // every text in English and in Chinese with the same figures.
+    QVERIFY2(preset_problems().isEmpty(), qPrintable(preset_problems().join('\n')));
+    QCOMPARE(int(presets(QStringLiteral("en")).size()), int(preset_files().size()));
+    QVERIFY(preset_files().size() >= 24);
+    for (const QString& path : preset_files()) {
+      QFile file(path);
+      QVERIFY(file.open(QIODevice::ReadOnly));
+      const nlohmann::json section = nlohmann::json::parse(file.readAll().toStdString())["preset"];
+      std::vector<nlohmann::json> texts = {section["title"], section["what_to_see"]};
+      if (section.contains("compare"))
+        texts.insert(texts.end(), {section["compare"]["first"], section["compare"]["second"]});
+      for (const nlohmann::json& text : texts) {
+        const QString english = QString::fromStdString(text.value("en", ""));
+        const QString chinese = QString::fromStdString(text.value("zh_CN", ""));
+        QVERIFY2(!english.isEmpty() && !chinese.isEmpty() && english != chinese,
+                 qPrintable(path + ": " + english));
+        QCOMPARE(figures(chinese), figures(english));
+      }
+    }
+    // The Chinese menu and notes are the files' Chinese texts.
+    const std::vector<Preset> english = presets(QStringLiteral("en"));
+    const std::vector<Preset> chinese = presets(QStringLiteral("zh_CN"));
+    QCOMPARE(chinese.size(), english.size());
+    for (size_t i = 0; i < english.size(); ++i) {
+      QCOMPARE(chinese[i].id, english[i].id);
+      QVERIFY(chinese[i].title != english[i].title);
+      QCOMPARE(QString::fromStdString(chinese[i].experiment.name), chinese[i].title);
+    }
+  }
+
+  void aNotesFiguresComeFromThePredictor() {
+    const std::optional<Preset> offload = preset_by_id(QStringLiteral("offload-vs-recompute"));
+    QVERIFY(offload);
+    QVERIFY2(!offload->what_to_see.contains('{'), qPrintable(offload->what_to_see));
+    // The figures are the prediction's, of the preset and of the variants it names.
+    const Prediction own = predict_experiment(offload->experiment);
+    const QString step_ms =
+        QString::number(1000 * own.result.makespan / own.schedule.steps, 'f', 1) + " ms";
+    QVERIFY2(offload->what_to_see.contains(step_ms), qPrintable(step_ms + " in " + offload->what_to_see));
+    Experiment recompute = offload->experiment;
+    apply_overrides(recompute, {"parallel.offload=none", "parallel.recompute=true"});
+    const Prediction recomputed = predict_experiment(recompute);
+    const QString recompute_peak =
+        QString::number(recomputed.result.per_device[0].peak_total_bytes / (1024.0 * 1024.0), 'f', 1) +
+        " MiB";
+    QVERIFY2(offload->what_to_see.contains(recompute_peak),
+             qPrintable(recompute_peak + " in " + offload->what_to_see));
+    // Offloading lowers device 0's peak, as the note says.
+    Experiment plain = offload->experiment;
+    apply_overrides(plain, {"parallel.offload=none"});
+    QVERIFY(predict_experiment(plain).result.per_device[0].peak_total_bytes >
+            own.result.per_device[0].peak_total_bytes);
+
+    // A figure the predictor does not know, or a variant that cannot be, is refused by name.
+    const Experiment experiment = offload->experiment;
+    QCOMPARE(expand_prediction_figures(QStringLiteral("{bubble_percent}"), experiment),
+             QString::number(100 * own.result.bubble_fraction, 'f', 1));
+    for (const QString& wrong : {QStringLiteral("{speed}"), QStringLiteral("{peak_mib.9}"),
+                                 QStringLiteral("{step_ms @ parallel.pp=0}")}) {
+      try {
+        expand_prediction_figures(wrong, experiment);
+        QFAIL(qPrintable(wrong + " was accepted"));
+      } catch (const ExperimentError& error) {
+        QVERIFY2(QString::fromUtf8(error.what()).contains(wrong), error.what());
+      }
+    }
+  }
+
+  void aMalformedPresetFileSaysWhatIsWrong() {
+    const std::string gpipe = preset_file_text(QStringLiteral("04-gpipe.json"));
+    QVERIFY(!gpipe.empty());
+    const auto problem = [&](const std::function<void(nlohmann::json&)>& change) -> QString {
+      nlohmann::json document = nlohmann::json::parse(gpipe);
+      change(document);
+      try {
+        parse_preset(document.dump(), QStringLiteral("en"));
+      } catch (const ExperimentError& error) {
+        return QString::fromUtf8(error.what());
+      }
+      return {};
+    };
+    QVERIFY(problem([](nlohmann::json&) {}).isEmpty());
+    QVERIFY(problem([](nlohmann::json& d) { d["preset"]["topic"] = "memry"; })
+                .contains("preset.topic: 'memry' is not a topic; use pipeline-schedules, memory"));
+    QVERIFY(problem([](nlohmann::json& d) { d["preset"]["title"].erase("en"); })
+                .contains("preset.title: needs its English text"));
+    QVERIFY(problem([](nlohmann::json& d) { d["preset"]["colour"] = "red"; })
+                .contains("preset.colour: is not a preset field"));
+    QVERIFY(problem([](nlohmann::json& d) { d["preset"].erase("id"); }).contains("preset.id: needs a text"));
+    QVERIFY(problem([](nlohmann::json& d) {
+              d["preset"]["compare"] = {{"first", {{"en", "a"}}}, {"second", {{"en", "b"}}},
+                                        {"set", {"parallel.pp=0"}}};
+            }).contains("preset.compare.set"));
+    QVERIFY(problem([](nlohmann::json& d) { d.erase("preset"); }).contains("preset: missing"));
+    // The experiment's own mistakes are the experiment file's messages.
+    QVERIFY(problem([](nlohmann::json& d) { d["parallel"]["microbatches"] = 7; }).contains("microbatches"));
   }
 
   void theMenuGroupsEveryPresetByTopic() {

@@ -20,7 +20,18 @@ bool RunPairController::start(const Experiment& first, QString* error) {
   if (!pair_) return false;
   Experiment named_first = first;
   named_first.name = pair_->first_name.toStdString();
-  Experiment second = pair_->second_from_first(first);
+  // A preset's second run is the first with overrides, which validate: after
+  // an edit that leaves the second invalid (or without the layer an override
+  // names) it is refused with its reason, like an invalid first run.
+  Experiment second;
+  try {
+    second = pair_->second_from_first(first);
+  } catch (const ExperimentError& problem) {
+    if (error)
+      *error = tr("“%1” cannot run: %2")
+                   .arg(pair_->second_name, core_message_text(QString::fromUtf8(problem.what())));
+    return false;
+  }
   second.name = pair_->second_name.toStdString();
   for (const Experiment* variant : {&named_first, &second}) {
     const std::vector<std::string> problems = validate_experiment(*variant);

@@ -24,7 +24,8 @@ struct RunPair {
   QString first_name;
   QString second_name;
   // The second experiment, made from the first as it is run, so an edit (say
-  // fewer steps) applies to both runs.
+  // fewer steps) applies to both runs. May throw ExperimentError (an
+  // override that no longer applies); start() reports it.
   std::function<Experiment(Experiment)> second_from_first;
 };
 

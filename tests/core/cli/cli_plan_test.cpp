@@ -79,6 +79,7 @@ TEST(CliPlan, TheWrittenPipeDreamPlanSaysWhatTheUniformSplitCosts) {
 TEST(CliPlan, EveryExamplePlansIntoAValidExperimentThatSimulates) {
   int planned = 0;
   for (const auto& entry : fs::directory_iterator(std::string(PIPELAB_SOURCE_DIR) + "/examples")) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".json") continue;
     const Experiment original = load_experiment(entry.path().string());
     const std::string devices = std::to_string(4 * original.parallel.tp);
     for (const std::string planner : {"dapple", "pipedream"}) {

@@ -144,7 +144,9 @@ TEST(CliSimulate, UserErrorsExitTwo) {
 }
 
 TEST(CliValidate, ExamplesAreValid) {
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(PIPELAB_SOURCE_DIR) + "/examples")) {
+  // The app's preset files (examples/presets/) are experiment files too.
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(std::string(PIPELAB_SOURCE_DIR) + "/examples")) {
     if (entry.path().extension() != ".json") continue;
     const auto result = run({"validate", "--config", entry.path().string()});
     EXPECT_EQ(result.code, 0) << entry.path() << ": " << result.err;

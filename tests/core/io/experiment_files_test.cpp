@@ -302,7 +302,8 @@ TEST(ExperimentPaths, RelativeDataPathsResolveBesideTheFileFirst) {
 TEST(ExperimentExamples, EveryExampleLoadsAndValidates) {
   const fs::path examples = fs::path(PIPELAB_SOURCE_DIR) / "examples";
   int count = 0;
-  for (const auto& entry : fs::directory_iterator(examples)) {
+  // The app's preset files (examples/presets/) are experiment files too.
+  for (const auto& entry : fs::recursive_directory_iterator(examples)) {
     if (entry.path().extension() != ".json") continue;
     ++count;
     SCOPED_TRACE(entry.path().filename().string());

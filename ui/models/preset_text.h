@@ -1,0 +1,28 @@
+// Figures in a preset's note come from the predictor, so a note never states a
+// number the app would not show. A note names them in braces:
+//
+//   {step_ms}         predicted time of one training step, in ms
+//   {bubble_percent}  predicted bubble, in % of device time
+//   {peak_mib.D}      device D's predicted peak memory, in MiB
+//   {host_mib.D}      what device D parks in host memory at its peak, in MiB
+//
+// each of the preset's own experiment, or of a variant of it given by
+// overrides after an @, as --set takes them:
+//
+//   {step_ms @ parallel.offload=none, parallel.recompute=true}
+//
+// Values are written with one decimal.
+#pragma once
+
+#include <QString>
+
+#include "core/io/experiment.h"
+
+namespace pipelab {
+
+// `text` with every figure replaced by its predicted value. Throws
+// ExperimentError naming the figure when it is unknown, its overrides do not
+// apply, or the experiment cannot be predicted.
+QString expand_prediction_figures(const QString& text, const Experiment& experiment);
+
+}  // namespace pipelab
