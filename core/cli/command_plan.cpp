@@ -8,6 +8,7 @@
 #include "core/cli/cli_args.h"
 #include "core/cli/cli_commands.h"
 #include "core/io/experiment_io.h"
+#include "core/io/hardware_catalogue.h"
 #include "core/planner/plan_proposal.h"
 #include "core/text/byte_size.h"
 #include "core/text/quoted_excerpt.h"

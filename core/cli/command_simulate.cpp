@@ -48,6 +48,7 @@ int command_simulate(const std::vector<std::string>& args, std::ostream& out) {
   options.record_events = options.record_memory = parsed.has("trace") || parsed.has("csv");
   Schedule schedule;
   SimulationResult result;
+  nlohmann::ordered_json throughput;  // null unless the run is timed on a device
   if (parsed.has("config")) {
     for (const char* flag : {"schedule", "stages", "microbatches", "dp", "tp", "chunks", "update",
                              "staleness", "recompute", "offload"})
@@ -57,6 +58,8 @@ int command_simulate(const std::vector<std::string>& args, std::ostream& out) {
     Experiment experiment = experiment_from_args(parsed);
     if (parsed.has("profile")) apply_override(experiment, "simulation.profile=" + parsed.get("profile"));
     Prediction prediction = predict_experiment(experiment, unit, steps, options);
+    if (!unit && experiment.simulation.profile != "unit")
+      throughput = throughput_to_json(experiment, predicted_throughput(experiment, prediction));
     schedule = std::move(prediction.schedule);
     result = std::move(prediction.result);
   } else {
@@ -69,7 +72,9 @@ int command_simulate(const std::vector<std::string>& args, std::ostream& out) {
     result = simulate(schedule, CostModel::unit(unit.value_or(UnitCosts{})), options);
   }
   write_requested_traces(parsed, result.trace);
-  out << simulation_to_json(schedule, result).dump(2) << "\n";
+  nlohmann::ordered_json report = simulation_to_json(schedule, result);
+  if (!throughput.is_null()) report["throughput"] = std::move(throughput);
+  out << report.dump(2) << "\n";
   return kExitOk;
 }
 

@@ -1,6 +1,7 @@
 #include "core/cli/cpu_calibration.h"
 
 #include "core/io/experiment_io.h"
+#include "core/io/hardware_catalogue.h"
 #include "core/runtime/cpu_executor.h"
 #include "core/text/quoted_excerpt.h"
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/io/hardware_catalogue.h"
 #include "core/sim/bubble_formula.h"
 
 namespace pipelab {
@@ -89,6 +90,21 @@ nlohmann::ordered_json simulation_to_json(const Schedule& schedule, const Simula
     device["weight_versions"] = stats.weight_versions;
     json["per_device"].push_back(std::move(device));
   }
+  return json;
+}
+
+nlohmann::ordered_json throughput_to_json(const Experiment& experiment, const Throughput& throughput) {
+  const ClusterSpec cluster = experiment_cluster(experiment);
+  nlohmann::ordered_json json;
+  json["device"] = cluster.device.id;
+  json["node"] = cluster.node.id;
+  json["nodes"] = cluster.nodes;
+  json["devices"] = throughput.devices;
+  json["model_flops_per_step"] = throughput.model_flops_per_step;
+  json["step_time"] = throughput.step_seconds;
+  json["achieved_tflops_per_device"] = throughput.achieved_flops_per_device / 1e12;
+  json["peak_tflops_per_device"] = throughput.peak_flops_per_device / 1e12;
+  json["mfu"] = number_or_null(throughput.mfu);
   return json;
 }
 

@@ -5,6 +5,7 @@
 
 #include "core/schedule/schedule.h"
 #include "core/sim/simulator.h"
+#include "core/sim/throughput.h"
 
 namespace pipelab {
 
@@ -14,6 +15,10 @@ nlohmann::ordered_json schedule_to_json(const Schedule& schedule);
 
 // The summary `simulate` prints: makespan, bubble fractions, per-device peaks.
 nlohmann::ordered_json simulation_to_json(const Schedule& schedule, const SimulationResult& result);
+
+// {"device": "h100", "node": "dgx-h100", "nodes": 16, "model_flops_per_step": ...,
+//  "step_time": s, "achieved_tflops_per_device": ..., "peak_tflops_per_device": ..., "mfu": 0.41}
+nlohmann::ordered_json throughput_to_json(const Experiment& experiment, const Throughput& throughput);
 
 // {"weights": n, ..., "total": n}
 nlohmann::ordered_json memory_to_json(const MemoryBytes& bytes, int64_t total);

@@ -1,19 +1,17 @@
 // DeviceProfile: what the cost model knows of one device class (its sustained
-// compute and memory speed, its links, its capacity), and the built-in classes
-// by name. A plain value, read by the simulator and checked by experiment
-// validation, so it lives below both.
+// compute and memory speed, its links, its capacity). A plain value, read by
+// the simulator and checked by experiment validation, so it lives below both.
+// The catalogue's devices (core/io/hardware_catalogue.h) give it its figures.
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
-#include <vector>
 
 namespace pipelab {
 
 // A device class: sustained compute and memory speed, and its links.
 struct DeviceProfile {
-  std::string name;              // "cpu-core", "h100", "h200"
+  std::string name;              // a catalogue id: "cpu-core", "h100", ...
   double flops_per_s = 0;        // sustained FP32 GEMM throughput
   double bf16_flops_per_s = 0;   // sustained BF16 GEMM throughput (tensor cores), for bf16-mixed
   double memory_bandwidth = 0;   // bytes/s, for elementwise ops and the optimizer
@@ -23,8 +21,5 @@ struct DeviceProfile {
   double host_memory_bandwidth = 0;  // bytes/s of the host's optimizer step (optimizer offloading)
   int64_t memory_bytes = 0;      // capacity, for "does it fit"
 };
-
-std::optional<DeviceProfile> find_device_profile(const std::string& name);
-std::vector<std::string> device_profile_names();
 
 }  // namespace pipelab

@@ -59,8 +59,17 @@ struct TrainingSpec {
   PipeMareSpec pipemare;
 };
 
+// Which nodes the simulated run is placed on (core/io/hardware_catalogue.h).
+struct ClusterChoice {
+  std::string node;  // a node type (id or file); empty: the profile device's own node
+  int nodes = 0;     // how many; 0: as many as the run's devices fill
+
+  bool empty() const { return node.empty() && nodes == 0; }
+};
+
 struct SimulationSpec {
-  std::string profile = "cpu-core";  // device profile: cpu-core, h100, h200, or "unit"
+  std::string profile = "cpu-core";  // a catalogue device (id or file: cpu-core, h100, ...) or "unit"
+  ClusterChoice cluster;             // the nodes it sits in
   UnitCosts unit;                    // used when profile == "unit"
 };
 

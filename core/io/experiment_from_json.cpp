@@ -252,8 +252,13 @@ SimulationSpec read_simulation(const JsonObjectReader& top) {
   SimulationSpec simulation;
   const Json* value = top.find("simulation");
   if (!value) return simulation;
-  const JsonObjectReader reader(*value, "simulation", {"profile", "unit"});
+  const JsonObjectReader reader(*value, "simulation", {"profile", "cluster", "unit"});
   reader.read("profile", simulation.profile);
+  if (const Json* cluster = reader.find("cluster")) {
+    const JsonObjectReader cluster_reader(*cluster, "simulation.cluster", {"node", "nodes"});
+    cluster_reader.read("node", simulation.cluster.node);
+    cluster_reader.read("nodes", simulation.cluster.nodes);
+  }
   if (const Json* unit = reader.find("unit")) {
     const JsonObjectReader unit_reader(*unit, "simulation.unit", {"f", "b", "w", "comm", "u"});
     unit_reader.read("f", simulation.unit.f);

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/io/experiment_json.h"
+#include "core/io/file_text.h"
 #include "core/io/json_document.h"
 #include "core/io/json_format.h"
 #include "core/text/quoted_excerpt.h"
@@ -18,57 +19,7 @@ namespace fs = std::filesystem;
 namespace pipelab {
 namespace {
 
-// Relative paths are looked up beside the experiment file first (examples
-// name their data relative to themselves), then in the working directory.
-std::string resolve_data_path(const std::string& path, const std::string& base_dir) {
-  if (path.empty()) return "";
-  const fs::path written(path);
-  if (written.is_absolute()) return written.lexically_normal().string();
-  std::error_code ignored;
-  fs::path beside_file;
-  if (!base_dir.empty()) {
-    beside_file = fs::absolute(fs::path(base_dir) / written, ignored).lexically_normal();
-    if (fs::exists(beside_file, ignored)) return beside_file.string();
-  }
-  const fs::path from_working_dir = fs::absolute(written, ignored).lexically_normal();
-  if (fs::exists(from_working_dir, ignored)) return from_working_dir.string();
-  // Found in neither: name the place beside the file, where it most likely belongs.
-  return base_dir.empty() ? from_working_dir.string() : beside_file.string();
-}
-
-std::string directory_of(const std::string& file_path) {
-  if (file_path.empty()) return "";
-  std::error_code ignored;
-  return fs::absolute(fs::path(file_path), ignored).parent_path().string();
-}
-
-void throw_if_invalid(const Experiment& experiment) {
-  const std::vector<std::string> problems = validate_experiment(experiment);
-  if (problems.empty()) return;
-  std::string message = problems.front();
-  if (problems.size() > 1)
-    message += " (and " + std::to_string(problems.size() - 1) + " more problem" +
-               (problems.size() > 2 ? "s" : "") + ")";
-  throw ExperimentError(message);
-}
-
-// Reads at most one byte more than an experiment may hold, so a huge file or
-// an endless one (/dev/zero) is refused by the size check, not read whole.
-std::string read_text_file(const std::string& path) {
-  std::error_code ignored;
-  if (!fs::exists(path, ignored))
-    throw ExperimentError("experiment file not found: " + quoted_excerpt(path, kPathExcerptBytes));
-  if (fs::is_directory(path, ignored))
-    throw ExperimentError(quoted_excerpt(path, kPathExcerptBytes) +
-                          " is a folder; give the experiment's .json file");
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw ExperimentError("cannot open experiment file " + quoted_excerpt(path, kPathExcerptBytes));
-  std::string text(kMaxExperimentBytes + 1, '\0');
-  file.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (file.bad()) throw ExperimentError("cannot read experiment file " + quoted_excerpt(path, kPathExcerptBytes));
-  text.resize(static_cast<size_t>(file.gcount()));
-  return text;
-}
+void throw_if_invalid(const Experiment& experiment) { throw_problems(validate_experiment(experiment)); }
 
 // "model.layers[0].out" and "model.layers.0.out" both become {model, layers, 0, out}.
 std::vector<std::string> split_key_path(std::string key_path) {
@@ -146,7 +97,7 @@ void edit_json(Json& document, const std::string& assignment) {
 Experiment reparse(const Json& document, const Experiment& original) {
   Experiment updated = experiment_from_json(document);
   updated.file_path = original.file_path;
-  updated.data.resolved_path = resolve_data_path(updated.data.path, directory_of(original.file_path));
+  updated.data.resolved_path = resolve_path_beside(updated.data.path, directory_of(original.file_path));
   throw_if_invalid(updated);
   return updated;
 }
@@ -155,7 +106,7 @@ Experiment reparse(const Json& document, const Experiment& original) {
 
 Experiment parse_experiment_unvalidated(const std::string& json_text, const std::string& base_dir) {
   Experiment experiment = experiment_from_json(parse_json_document(json_text));
-  experiment.data.resolved_path = resolve_data_path(experiment.data.path, base_dir);
+  experiment.data.resolved_path = resolve_path_beside(experiment.data.path, base_dir);
   return experiment;
 }
 
@@ -166,7 +117,7 @@ Experiment parse_experiment(const std::string& json_text, const std::string& bas
 }
 
 Experiment load_experiment_unvalidated(const std::string& path) {
-  const std::string text = read_text_file(path);
+  const std::string text = read_text_file(path, "experiment");
   try {
     Experiment experiment = parse_experiment_unvalidated(text, directory_of(path));
     experiment.file_path = path;

@@ -148,6 +148,13 @@ Json simulation_to_json(const SimulationSpec& simulation) {
   unit["u"] = simulation.unit.u;
   Json json;
   json["profile"] = simulation.profile;
+  // Written only when chosen, so files of runs without one read as before.
+  if (!simulation.cluster.empty()) {
+    Json cluster;
+    cluster["node"] = simulation.cluster.node;
+    cluster["nodes"] = simulation.cluster.nodes;
+    json["cluster"] = cluster;
+  }
   json["unit"] = unit;
   return json;
 }

@@ -9,6 +9,7 @@
 #include "core/hardware/device_profile.h"
 #include "core/io/data_sources.h"
 #include "core/io/experiment_io.h"
+#include "core/io/hardware_catalogue.h"
 #include "core/io/json_reader.h"
 #include "core/plan/plan_limits.h"
 #include "core/plan/stage_profile.h"
@@ -316,11 +317,25 @@ void check_parallel(const Experiment& experiment, bool model_ok, Problems& probl
   }
 }
 
-void check_simulation(const SimulationSpec& simulation, Problems& problems) {
-  std::vector<std::string> profiles = device_profile_names();
-  profiles.push_back("unit");
-  if (std::find(profiles.begin(), profiles.end(), simulation.profile) == profiles.end())
-    problems.push_back(unknown_name_message("simulation.profile", simulation.profile, "a device profile", profiles));
+void check_simulation(const Experiment& experiment, Problems& problems) {
+  const SimulationSpec& simulation = experiment.simulation;
+  if (simulation.profile == "unit") {
+    if (!simulation.cluster.empty())
+      problems.push_back("simulation.cluster needs a device, but simulation.profile = unit prices every op at "
+                         "its unit cost on no hardware; set simulation.profile to a device (e.g. h100) or drop "
+                         "simulation.cluster");
+  } else if (!names_hardware_file(simulation.profile) && !find_device_profile(simulation.profile)) {
+    std::vector<std::string> profiles = device_profile_names();
+    profiles.push_back("unit");
+    problems.push_back(unknown_name_message("simulation.profile", simulation.profile, "a device profile", profiles) +
+                       ", or the path of a device file (hardware/README.md)");
+  } else {
+    try {
+      experiment_cluster(experiment);
+    } catch (const ExperimentError& error) {
+      problems.push_back(error.what());
+    }
+  }
   check_non_negative(problems, "simulation.unit.f", simulation.unit.f);
   check_non_negative(problems, "simulation.unit.b", simulation.unit.b);
   check_non_negative(problems, "simulation.unit.w", simulation.unit.w);
@@ -343,7 +358,7 @@ std::vector<std::string> validate_experiment(const Experiment& experiment) {
   check_data(experiment.data, experiment.model, model_ok, problems);
   check_training(experiment.training, problems);
   check_parallel(experiment, model_ok, problems);
-  check_simulation(experiment.simulation, problems);
+  check_simulation(experiment, problems);
   check_backend(experiment.backend, problems);
   return problems;
 }

@@ -1,6 +1,8 @@
 #include "core/sim/cost_model.h"
 
 #include <stdexcept>
+
+#include "core/sim/collective_cost.h"
 #include <string>
 
 namespace pipelab {
@@ -9,6 +11,15 @@ namespace {
 // Time for one point-to-point message of `bytes` on a link.
 double message_time(const DeviceProfile& device, int64_t bytes) {
   return device.link_latency_s + static_cast<double>(bytes) / device.link_bandwidth;
+}
+
+CollectiveKind collective_kind(OpKind kind) {
+  switch (kind) {
+    case OpKind::ReduceScatter: return CollectiveKind::ReduceScatter;
+    case OpKind::AllGather: return CollectiveKind::AllGather;
+    case OpKind::AllToAll: return CollectiveKind::AllToAll;
+    default: return CollectiveKind::AllReduce;
+  }
 }
 
 // Time to copy `bytes` between the device and host memory (OFFLOAD, RELOAD).
@@ -111,7 +122,13 @@ double CostModel::duration(const Op& op) const {
   }
 
   if (op_kind_facts(op.kind).family == OpFamily::HostTransfer) return host_copy_time(device_, op.bytes);
-  if (is_communication(op.kind)) return message_time(device_, op.bytes);
+  if (is_communication(op.kind)) {
+    const int devices = topology_ ? static_cast<int>(topology_->node_of_device.size()) : 0;
+    if (op.peer >= 0 && op.peer < devices && op.device >= 0 && op.device < devices &&
+        !topology_->same_node(op.device, op.peer))
+      return topology_->network_latency_s + static_cast<double>(op.bytes) / topology_->network_bandwidth;
+    return message_time(device_, op.bytes);
+  }
 
   if (op.stage < 0 || op.stage >= static_cast<int>(stages_.size()))
     throw std::invalid_argument(
@@ -137,6 +154,21 @@ double CostModel::host_update_duration(const Op& op) const {
     throw std::invalid_argument("op on stage " + std::to_string(op.stage) + " has no StageProfile");
   return static_cast<double>(stages_[op.stage].params) *
          static_cast<double>(optimizer_bytes_per_param(optimizer_slots_)) / device_.host_memory_bandwidth;
+}
+
+void CostModel::set_topology(ClusterTopology topology) { topology_ = std::move(topology); }
+
+double CostModel::collective_duration(const Op& op, const std::vector<int>& members) const {
+  if (lookup_)
+    if (const std::optional<double> measured = lookup_(op)) return *measured;
+  if (!topology_ || unit_mode_) return collective_duration(op, static_cast<int>(members.size()));
+  for (int member : members)
+    if (member < 0 || member >= static_cast<int>(topology_->node_of_device.size()))
+      throw std::invalid_argument("collective member " + std::to_string(member) + " is not placed on the cluster (" +
+                                  std::to_string(topology_->node_of_device.size()) + " devices)");
+  return fastest_collective(collective_kind(op.kind), static_cast<double>(op.bytes),
+                            group_span(*topology_, members), *topology_)
+      .seconds;
 }
 
 double CostModel::collective_duration(const Op& op, int members) const {

@@ -10,6 +10,7 @@
 
 #include "core/hardware/device_profile.h"
 #include "core/plan/stage_profile.h"
+#include "core/sim/cluster_topology.h"
 #include "core/schedule/op.h"
 #include "core/schedule/unit_costs.h"
 
@@ -34,8 +35,15 @@ class CostModel {
   double duration(const Op& op) const;
   // An AllReduce over `members` devices (ring: 2(n-1)/n * bytes / bandwidth +
   // 2(n-1) latencies; unit mode: comm). duration() of an AllReduce assumes two
-  // members; the simulator calls this with the real group size.
+  // members; the simulator calls the overload with the group's devices, which
+  // prices it on the cluster when the model has one (collective_cost.h).
   double collective_duration(const Op& op, int members) const;
+  double collective_duration(const Op& op, const std::vector<int>& members) const;
+  // Places the devices on a cluster: messages and collectives between nodes
+  // then cross the network (cluster_topology.h). Without one, every pair of
+  // devices talks over the profile's link.
+  void set_topology(ClusterTopology topology);
+  const std::optional<ClusterTopology>& topology() const { return topology_; }
   // The optimizer step `op` (a U) run on the host (optimizer offloading):
   // memory-bound at host_memory_bandwidth (unit mode: u).
   double host_update_duration(const Op& op) const;
@@ -58,6 +66,7 @@ class CostModel {
   std::vector<StageProfile> stages_;
   DeviceProfile device_;
   int optimizer_slots_ = 0;
+  std::optional<ClusterTopology> topology_;
   std::vector<double> compute_slowdown_;  // per device; missing entries mean 1
   DurationLookup lookup_;                 // from_durations: measured times first
 };

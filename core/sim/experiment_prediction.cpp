@@ -1,7 +1,9 @@
 #include "core/sim/experiment_prediction.h"
 
 #include "core/io/experiment_io.h"
+#include "core/io/hardware_catalogue.h"
 #include "core/schedule/lowering.h"
+#include "core/sim/cluster_topology.h"
 #include "core/text/quoted_excerpt.h"
 
 namespace pipelab {
@@ -17,18 +19,14 @@ int optimizer_slots(const Experiment& experiment) {
 
 CostModel experiment_cost_model(const Experiment& experiment,
                                 const std::vector<StageProfile>& profiles) {
-  const std::string& name = experiment.simulation.profile;
-  if (name == "unit") return CostModel::unit(experiment.simulation.unit);
-  auto device = find_device_profile(name);
-  if (!device) {
-    std::string valid = "unit";
-    for (const auto& known : device_profile_names()) valid += ", " + known;
-    throw ExperimentError("simulation.profile = " + quoted_excerpt(name) + " is not a device profile; valid: " +
-                          valid);
-  }
+  if (experiment.simulation.profile == "unit") return CostModel::unit(experiment.simulation.unit);
+  const ClusterSpec cluster = experiment_cluster(experiment);
+  DeviceProfile device = device_profile(cluster.device, cluster.node);
   // Mixed precision runs its GEMMs in bf16 (tensor cores on a GPU).
-  if (experiment.training.precision == Precision::Bf16Mixed) device->flops_per_s = device->bf16_flops_per_s;
-  return CostModel::from_profiles(profiles, *device, optimizer_slots(experiment));
+  if (experiment.training.precision == Precision::Bf16Mixed) device.flops_per_s = device.bf16_flops_per_s;
+  CostModel cost = CostModel::from_profiles(profiles, device, optimizer_slots(experiment));
+  cost.set_topology(place_devices(experiment.parallel.layout(), cluster.node));
+  return cost;
 }
 
 Prediction predict_experiment(const Experiment& experiment, std::optional<UnitCosts> unit_override,

@@ -244,7 +244,7 @@ class Simulation {
       state.registered = here;
       collective.start = std::max(collective.start, state.clock);
       collective.duration = std::max(
-          collective.duration, cost_.collective_duration(op, static_cast<int>(members.size())));
+          collective.duration, cost_.collective_duration(op, members));
       if (++collective.arrived == static_cast<int>(members.size())) {
         collective.end = collective.start + collective.duration;
         for (int member : members)

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/io/experiment_io.h"
+#include "core/io/hardware_catalogue.h"
 #include "core/runtime/device_worker_impl.h"
 #include "core/runtime/process_share.h"
 #include "core/runtime/training_program.h"

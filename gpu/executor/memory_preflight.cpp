@@ -20,7 +20,12 @@
 namespace pipelab::gpu {
 
 std::string device_profile_name_for_gpu(const std::string& gpu_name) {
-  return gpu_name.find("H100") != std::string::npos ? "h100" : "h200";
+  const auto has = [&](const char* part) { return gpu_name.find(part) != std::string::npos; };
+  if (has("A100")) return has("40GB") ? "a100-40gb" : "a100";
+  if (has("H100")) return "h100";
+  if (has("B200")) return "b200";
+  if (has("4090")) return "rtx-4090";
+  return "h200";
 }
 
 namespace {

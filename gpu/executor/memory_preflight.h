@@ -84,8 +84,10 @@ inline constexpr int64_t kCacheOverheadPercent = 10;
 // is made, the world's included: rank_world.h.)
 inline constexpr int64_t kNcclCommunicatorBytes = int64_t{256} << 20;
 
-// The simulator's profile for a GPU model name: "h100" for an H100, "h200"
-// otherwise (the closest profile to any recent data-centre GPU).
+// The hardware catalogue's device for a GPU model name as CUDA reports it
+// ("NVIDIA A100-SXM4-40GB" -> "a100-40gb", "NVIDIA H100 80GB HBM3" -> "h100");
+// "h200" for a GPU the catalogue lacks (the closest to a recent data-centre
+// GPU; what it predicts is then only a guide).
 std::string device_profile_name_for_gpu(const std::string& gpu_name);
 
 // Bytes each virtual device of `experiment` will hold at its peak (see above),

@@ -15,7 +15,7 @@ cd "$(dirname "$0")/../.."
 
 seconds="${1:-30}"
 build="${2:-build-fuzz}"
-targets="${TARGETS:-experiment_fuzz set_override_fuzz cli_args_fuzz idx_fuzz idx_folder_fuzz csv_fuzz run_file_fuzz live_stream_fuzz}"
+targets="${TARGETS:-experiment_fuzz set_override_fuzz cli_args_fuzz idx_fuzz idx_folder_fuzz csv_fuzz run_file_fuzz hardware_fuzz live_stream_fuzz}"
 jobs="${JOBS:-$(nproc)}"
 
 # A target whose seeds are this build's bytes has a NAME_seeds program that
@@ -51,6 +51,8 @@ fuzz() {
   mkdir -p "$work_corpus"
   [ -f "tests/fuzz/$name.dict" ] && dictionary="-dict=tests/fuzz/$name.dict"
   [ -d "tests/fuzz/corpus/$target" ] && seeds="tests/fuzz/corpus/$target"
+  # The hardware catalogue's own files are that parser's seeds.
+  [ "$target" = hardware_fuzz ] && seeds="hardware/devices hardware/nodes"
   [ -x "$build/tests/fuzz/${name}_seeds" ] && "$build/tests/fuzz/${name}_seeds" "$work_corpus"
   # shellcheck disable=SC2086
   if ! "$build/tests/fuzz/$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \

@@ -17,8 +17,11 @@
 #include <cmath>
 
 #include "core/io/experiment.h"
+#include "core/io/hardware_catalogue.h"
 #include "core/schedule/generators.h"
+#include "core/sim/cluster_topology.h"
 #include "core/sim/cost_model.h"
+#include "ui/core_message_text.h"
 #include "ui/models/experiment_document.h"
 #include "ui/number_text.h"
 #include "ui/panels/local_arrow_keys.h"
@@ -114,6 +117,13 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   for (const std::string& name : device_profile_names())
     profile_combo_->addItem(QString::fromStdString(name), QString::fromStdString(name));
   profile_combo_->setToolTip(tr("The device the predicted timeline is simulated on"));
+  nodes_spin_ = make_spin(this, 0, 4096);
+  nodes_spin_->setSpecialValueText(tr("as many as needed"));
+  nodes_spin_->setToolTip(tr("How many nodes of the device's node type the run is placed on "
+                             "(tensor parallel innermost, pipeline outermost, as Megatron-LM does)"));
+  cluster_label_ = new QLabel(this);
+  cluster_label_->setWordWrap(true);
+  cluster_label_->setStyleSheet(QStringLiteral("QLabel { color: #555; }"));
 
   backend_combo_ = new QComboBox(this);
   backend_combo_->addItem(tr("CPU threads"), QStringLiteral("cpu"));
@@ -168,6 +178,8 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   schedule_form->addRow(sequence_parallel_check_);
   schedule_form->addRow(tr("Partition rule:"), partition_combo_);
   schedule_form->addRow(tr("Predict on:"), profile_combo_);
+  schedule_form->addRow(tr("Nodes:"), nodes_spin_);
+  schedule_form->addRow(cluster_label_);
 
   auto* backend_box = new QGroupBox(tr("Backend"), this);
   auto* backend_form = new QFormLayout(backend_box);
@@ -246,6 +258,9 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
     const std::string profile = profile_combo_->currentData().toString().toStdString();
     document_->edit([profile](Experiment& e) { e.simulation.profile = profile; });
   });
+  connect(nodes_spin_, &QSpinBox::valueChanged, this, [this](int nodes) {
+    document_->edit([nodes](Experiment& e) { e.simulation.cluster.nodes = nodes; });
+  });
   connect(backend_combo_, &QComboBox::activated, this, [this] {
     const std::string type = backend_combo_->currentData().toString().toStdString();
     document_->edit([type](Experiment& e) { e.backend.type = type; });
@@ -306,6 +321,8 @@ void ParallelPanel::refreshFromDocument() {
   set_combo(offload_combo_, static_cast<int>(plan.offload));
   set_combo(partition_combo_, static_cast<int>(plan.partition));
   set_combo(profile_combo_, QString::fromStdString(experiment.simulation.profile));
+  set_spin(nodes_spin_, experiment.simulation.cluster.nodes);
+  refreshCluster(experiment);
   set_combo(backend_combo_, QString::fromStdString(experiment.backend.type));
   const auto set_check = [](QCheckBox* check, bool on) {
     const QSignalBlocker blocker(check);
@@ -354,6 +371,37 @@ void ParallelPanel::setPredictedBubble(double fraction, double collectives) {
   if (communicates)
     collectives_label_->setText(
         tr("of which %1 in collectives (see Overhead)").arg(percent_text(collectives)));
+}
+
+// Where the prediction places the devices, and which groups that puts on the
+// network: what a student should see before reading the timeline.
+void ParallelPanel::refreshCluster(const Experiment& experiment) {
+  const bool unit = experiment.simulation.profile == "unit";
+  nodes_spin_->setEnabled(!unit);
+  if (unit) {
+    cluster_label_->setText(tr("Unit costs: no hardware, every op takes its unit."));
+    return;
+  }
+  try {
+    const ClusterSpec cluster = experiment_cluster(experiment);
+    const DeviceLayout layout = experiment.parallel.layout();
+    const PlacementSummary placed = summarize_placement(layout, place_devices(layout, cluster.node));
+    QStringList crossing;
+    if (placed.tensor_parallel_crosses) crossing << tr("tensor-parallel groups");
+    if (placed.data_parallel_crosses) crossing << tr("data-parallel groups");
+    if (placed.pipeline_crosses) crossing << tr("pipeline sends");
+    const QString node_name = QString::fromStdString(cluster.node.name.empty() ? cluster.node.id : cluster.node.name);
+    QString text = tr("%1 × %2 (%3 devices each, %4 in use)")
+                       .arg(cluster.nodes)
+                       .arg(node_name)
+                       .arg(cluster.node.devices_per_node)
+                       .arg(layout.device_count());
+    text += crossing.isEmpty() ? tr("; every group stays inside one node")
+                               : tr("; across the network: %1").arg(crossing.join(tr(", ")));
+    cluster_label_->setText(text);
+  } catch (const std::exception& error) {
+    cluster_label_->setText(core_message_text(QString::fromUtf8(error.what())));
+  }
 }
 
 }  // namespace pipelab

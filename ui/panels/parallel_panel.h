@@ -21,6 +21,7 @@ class QToolButton;
 namespace pipelab {
 
 class ExperimentDocument;
+struct Experiment;
 class ProblemLabel;
 
 class ParallelPanel : public QWidget {
@@ -43,11 +44,14 @@ class ParallelPanel : public QWidget {
   QComboBox* scheduleCombo() const { return schedule_combo_; }
   QComboBox* backendCombo() const { return backend_combo_; }
   QSpinBox* ppSpin() const { return pp_spin_; }
+  QSpinBox* nodesSpin() const { return nodes_spin_; }
+  QLabel* clusterLabel() const { return cluster_label_; }
   // The micro-batch counts the slider steps through, in order.
   const std::vector<int>& microbatchChoices() const { return microbatch_choices_; }
 
  private:
   void refreshFromDocument();
+  void refreshCluster(const Experiment& experiment);
   void rebuildMicrobatchChoices();
 
   ExperimentDocument* document_;
@@ -71,6 +75,8 @@ class ParallelPanel : public QWidget {
   QCheckBox* sequence_parallel_check_;    // Transformers with tp > 1
   QComboBox* partition_combo_;
   QComboBox* profile_combo_;
+  QSpinBox* nodes_spin_;      // simulation.cluster.nodes (0: as many as needed)
+  QLabel* cluster_label_;     // the nodes the prediction places the devices on
   QComboBox* backend_combo_;
   QSpinBox* threads_spin_;
   QLabel* backend_note_;

@@ -11,6 +11,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "core/io/hardware_catalogue.h"
 #include "core/sim/cost_model.h"
 #include "core/text/byte_size.h"
 

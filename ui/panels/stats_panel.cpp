@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "core/sim/bubble_formula.h"
+#include "core/sim/throughput.h"
 #include "core/trace/run_statistics.h"
 #include "ui/models/run_controller.h"
 #include "ui/number_text.h"
@@ -143,9 +144,19 @@ void StatsPanel::refresh() {
     const int window = std::max(1, prediction_->schedule.steps);
     const double step_time = predicted->makespan / window;
     QString line = tr("Predicted: step %1").arg(trace_time_text(step_time, unit_time));
-    if (!unit_time && step_time > 0)
+    if (!unit_time && step_time > 0) {
       line += tr(" · %1 samples/s")
                   .arg(count_text(double(experiment_.training.batch_size) / step_time));
+      // Model FLOPs utilisation, as Megatron-LM reports it (core/sim/throughput.h).
+      try {
+        const Throughput achieved = predicted_throughput(experiment_, *prediction_);
+        line += tr(" · MFU %1% (%2 TFLOP/s per device)")
+                    .arg(100 * achieved.mfu, 0, 'f', 1)
+                    .arg(achieved.achieved_flops_per_device / 1e12, 0, 'f', 1);
+      } catch (const std::exception&) {
+        // No catalogue device behind this prediction: nothing to divide by.
+      }
+    }
     throughput << line;
   }
   throughput_label_->setText(throughput.isEmpty() ? tr("Step time: — (no run yet)")

@@ -1718,6 +1718,50 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <source>of which %1 in collectives (see Overhead)</source>
         <translation>其中 %1 在集合通信中（见“开销”）</translation>
     </message>
+    <message>
+        <source>as many as needed</source>
+        <translation>按需</translation>
+    </message>
+    <message>
+        <source>How many nodes of the device&apos;s node type the run is placed on (tensor parallel innermost, pipeline outermost, as Megatron-LM does)</source>
+        <translation>运行放置在多少个该设备所属类型的节点上（与 Megatron-LM 相同：张量并行在最内层，流水线并行在最外层）</translation>
+    </message>
+    <message>
+        <source>Nodes:</source>
+        <translation>节点数：</translation>
+    </message>
+    <message>
+        <source>Unit costs: no hardware, every op takes its unit.</source>
+        <translation>单位代价：不涉及硬件，每个操作耗时一个单位。</translation>
+    </message>
+    <message>
+        <source>tensor-parallel groups</source>
+        <translation>张量并行组</translation>
+    </message>
+    <message>
+        <source>data-parallel groups</source>
+        <translation>数据并行组</translation>
+    </message>
+    <message>
+        <source>pipeline sends</source>
+        <translation>流水线发送</translation>
+    </message>
+    <message>
+        <source>%1 × %2 (%3 devices each, %4 in use)</source>
+        <translation>%1 × %2（每个节点 %3 个设备，使用 %4 个）</translation>
+    </message>
+    <message>
+        <source>; every group stays inside one node</source>
+        <translation>；所有组都在同一节点内</translation>
+    </message>
+    <message>
+        <source>; across the network: %1</source>
+        <translation>；经过网络：%1</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>、</translation>
+    </message>
 </context>
 <context>
     <name>pipelab::PlanController</name>
@@ -2008,6 +2052,10 @@ predicted</source>
     <message>
         <source>Measured: step %1 (%2) · %3 samples/s</source>
         <translation>实测：步时间 %1（%2）· %3 样本/秒</translation>
+    </message>
+    <message>
+        <source> · MFU %1% (%2 TFLOP/s per device)</source>
+        <translation> · MFU %1%（每设备 %2 TFLOP/s）</translation>
     </message>
 </context>
 <context>

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/io/hardware_catalogue.h"
+
 namespace pipelab {
 namespace {
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/io/hardware_catalogue.h"
+
 #include <algorithm>
 #include <stdexcept>
 

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/schedule/lowering.h"
+#include "core/io/hardware_catalogue.h"
 #include "core/schedule/validator.h"
 #include "core/sim/simulator.h"
 #include "tests/support/gpt_model.h"

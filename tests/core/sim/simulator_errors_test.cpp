@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/schedule/generators.h"
+#include "core/io/hardware_catalogue.h"
 #include "core/schedule/lowering.h"
 #include "core/sim/simulator.h"
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/schedule/lowering.h"
+#include "core/io/hardware_catalogue.h"
 #include "core/sim/simulator.h"
 
 namespace pipelab {

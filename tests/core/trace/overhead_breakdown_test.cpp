@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/io/hardware_catalogue.h"
 #include "core/plan/stage_profile.h"
 #include "core/schedule/lowering.h"
 #include "core/sim/bubble_formula.h"

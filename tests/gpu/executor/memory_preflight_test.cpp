@@ -7,6 +7,7 @@
 #include <functional>
 #include <stdexcept>
 
+#include "core/io/hardware_catalogue.h"
 #include "core/sim/experiment_prediction.h"
 #include "core/plan/stage_profile.h"
 #include "core/schedule/lowering.h"
@@ -459,7 +460,13 @@ TEST(MemoryPreflightTest, AHugeModelDoesNotFitAnH200) {
 TEST(MemoryPreflightTest, PicksTheProfileOfTheGpu) {
   EXPECT_EQ(device_profile_name_for_gpu("NVIDIA H100 80GB HBM3"), "h100");
   EXPECT_EQ(device_profile_name_for_gpu("NVIDIA H200"), "h200");
-  EXPECT_EQ(device_profile_name_for_gpu("NVIDIA A100-SXM4-80GB"), "h200");
+  EXPECT_EQ(device_profile_name_for_gpu("NVIDIA A100-SXM4-80GB"), "a100");
+  EXPECT_EQ(device_profile_name_for_gpu("NVIDIA A100-SXM4-40GB"), "a100-40gb");
+  EXPECT_EQ(device_profile_name_for_gpu("NVIDIA B200"), "b200");
+  EXPECT_EQ(device_profile_name_for_gpu("NVIDIA GeForce RTX 4090"), "rtx-4090");
+  EXPECT_EQ(device_profile_name_for_gpu("NVIDIA L40S"), "h200");
+  for (const char* name : {"NVIDIA A100-SXM4-40GB", "NVIDIA B200", "NVIDIA GeForce RTX 4090"})
+    EXPECT_TRUE(find_device_profile(device_profile_name_for_gpu(name)).has_value()) << name;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/io/hardware_catalogue.h"
 #include "gpu/executor/device_mapping.h"
 #include "gpu/memory/out_of_memory.h"
 #include "tests/gpu/gpu_test_support.h"

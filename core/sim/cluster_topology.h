@@ -1,0 +1,49 @@
+// Where a run's devices sit in a cluster, and the links a message between two
+// of them crosses: the node's device link (NVLink) inside a node, the network
+// between nodes.
+//
+// Placement follows Megatron-LM's rank order: tensor parallel innermost, then
+// data (and expert) parallel, pipeline outermost, i.e.
+//   rank = (pipeline_rank * dp + replica) * tp + shard,
+// and node = rank / devices_per_node. So a tensor-parallel group of at most a
+// node's size stays inside one node, and the pipeline's sends are what crosses
+// the network first.
+#pragma once
+
+#include <vector>
+
+#include "core/hardware/hardware_spec.h"
+#include "core/plan/device_layout.h"
+
+namespace pipelab {
+
+struct ClusterTopology {
+  std::vector<int> node_of_device;  // by global device id (device_layout.h)
+  int devices_per_node = 1;
+  double device_link_bandwidth = 0;  // bytes/s per device per direction, inside a node
+  double device_link_latency_s = 0;
+  // A device's share of its node's NICs (node bandwidth / devices per node):
+  // what it gets when every device of the node talks across the network at once.
+  double network_bandwidth = 0;
+  double network_latency_s = 0;
+
+  int node(int device) const { return node_of_device.at(static_cast<size_t>(device)); }
+  bool same_node(int a, int b) const { return node(a) == node(b); }
+};
+
+// Megatron-LM's global rank of `device`.
+int megatron_rank(const DeviceLayout& layout, int device);
+
+// Every device of `layout` placed on nodes of type `node`, in Megatron order.
+ClusterTopology place_devices(const DeviceLayout& layout, const NodeSpec& node);
+
+// Which of a run's groups span more than one node, for a person to read.
+struct PlacementSummary {
+  int nodes_used = 0;
+  bool tensor_parallel_crosses = false;  // some tensor-parallel group spans nodes
+  bool data_parallel_crosses = false;    // some data-parallel group (a stage's replicas)
+  bool pipeline_crosses = false;         // some send between consecutive pipeline ranks
+};
+PlacementSummary summarize_placement(const DeviceLayout& layout, const ClusterTopology& topology);
+
+}  // namespace pipelab
