@@ -70,6 +70,10 @@ struct ClusterChoice {
 struct SimulationSpec {
   std::string profile = "cpu-core";  // a catalogue device (id or file: cpu-core, h100, ...) or "unit"
   ClusterChoice cluster;             // the nodes it sits in
+  // Data-parallel gradient all-reduces run in buckets under the backward (as
+  // DDP and Megatron-LM's --overlap-grad-reduce do); false: after it. The
+  // executors reduce after the backward either way: a prediction's setting.
+  bool overlap_grad_reduce = true;
   UnitCosts unit;                    // used when profile == "unit"
 };
 

@@ -252,8 +252,9 @@ SimulationSpec read_simulation(const JsonObjectReader& top) {
   SimulationSpec simulation;
   const Json* value = top.find("simulation");
   if (!value) return simulation;
-  const JsonObjectReader reader(*value, "simulation", {"profile", "cluster", "unit"});
+  const JsonObjectReader reader(*value, "simulation", {"profile", "cluster", "overlap_grad_reduce", "unit"});
   reader.read("profile", simulation.profile);
+  reader.read("overlap_grad_reduce", simulation.overlap_grad_reduce);
   if (const Json* cluster = reader.find("cluster")) {
     const JsonObjectReader cluster_reader(*cluster, "simulation.cluster", {"node", "nodes"});
     cluster_reader.read("node", simulation.cluster.node);
@@ -285,10 +286,12 @@ BackendSpec read_backend(const JsonObjectReader& top) {
 
 Experiment experiment_from_json(const Json& document) {
   // "preset": a preset file's menu entry and note, read by the app
-  // (ui/models/presets.h); an experiment as such ignores it.
+  // (ui/models/presets.h); "published": the measured run an experiment under
+  // examples/published/ reproduces (bench/published_runs.py). An experiment
+  // as such ignores both.
   const JsonObjectReader top(document, "",
                              {"name", "seed", "model", "data", "training", "parallel", "simulation", "backend",
-                              "preset"});
+                              "preset", "published"});
   Experiment experiment;
   top.read("name", experiment.name);
   top.read("seed", experiment.seed);

@@ -148,13 +148,11 @@ Json simulation_to_json(const SimulationSpec& simulation) {
   unit["u"] = simulation.unit.u;
   Json json;
   json["profile"] = simulation.profile;
-  // Written only when chosen, so files of runs without one read as before.
-  if (!simulation.cluster.empty()) {
-    Json cluster;
-    cluster["node"] = simulation.cluster.node;
-    cluster["nodes"] = simulation.cluster.nodes;
-    json["cluster"] = cluster;
-  }
+  Json cluster;
+  cluster["node"] = simulation.cluster.node;
+  cluster["nodes"] = simulation.cluster.nodes;
+  json["cluster"] = cluster;
+  json["overlap_grad_reduce"] = simulation.overlap_grad_reduce;
   json["unit"] = unit;
   return json;
 }

@@ -38,7 +38,9 @@ Prediction predict_experiment(const Experiment& experiment, std::optional<UnitCo
   prediction.schedule = build_schedule(experiment.parallel, prediction.profiles, steps);
   prediction.cost = unit_override ? CostModel::unit(*unit_override)
                                   : experiment_cost_model(experiment, prediction.profiles);
-  prediction.result = simulate(prediction.schedule, prediction.cost, options);
+  SimulationOptions chosen = options;
+  chosen.overlap_gradient_reduction = experiment.simulation.overlap_grad_reduce;
+  prediction.result = simulate(prediction.schedule, prediction.cost, chosen);
   return prediction;
 }
 

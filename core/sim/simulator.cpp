@@ -30,6 +30,11 @@ struct Collective {
   double start = 0;     // latest arrival so far
   double duration = 0;  // longest of the members' costs
   double end = kNotYet;
+  // Overlapped gradient reduction: when each bucket is ready on every member
+  // so far, the latest lane-free time among them, and who joined at which op.
+  std::vector<double> bucket_ready;
+  double lane_free = 0;
+  std::vector<std::array<int, 2>> joined;  // (device, pc)
 };
 
 struct PushSlot {
@@ -79,6 +84,11 @@ class Simulation {
     double host_free_at = 0;       // when the host finishes its last update (optimizer offloading)
     double weights_back_at = 0;    // when the last host update's weights are back on the device
     std::map<std::array<int, 3>, double> reloads;  // (stage, step, micro-batch) -> RELOAD's end
+    double comm_lane_free_at = 0;  // overlapped gradient reduction: its lane's last bucket's end
+    // (stage, step) -> begin and end of the stage's latest gradient op (B or BW)
+    std::map<std::array<int, 2>, std::array<double, 2>> last_gradient;
+    // (stage, step) -> the overlapped reduction its U waits for
+    std::map<std::array<int, 2>, int> reduction_of;
   };
 
   const std::vector<Op>& ops(int device) const { return schedule_.devices[device]; }
@@ -141,6 +151,7 @@ class Simulation {
         host_copy(device, op);
         return true;
       case OpKind::Update:
+        if (!reduction_done(device, op)) return false;
         if (schedule_.offload != OffloadMode::Optimizer) break;
         host_update(device, op);
         return true;
@@ -160,9 +171,69 @@ class Simulation {
       state.busy += duration;
     else
       state.comm += duration;
+    if (op_kind_facts(op.kind).work.backward_weight) state.last_gradient[{op.stage, op.step}] = {begin, end};
     record(device, state.pc, begin, end);
     state.clock = end;
     return true;
+  }
+
+  // Whether U may run: the overlapped reduction of its stage's gradients (if
+  // any) has ended. Waiting for it is exposed communication.
+  bool reduction_done(int device, const Op& update) {
+    DeviceState& state = devices_[device];
+    const auto pending = state.reduction_of.find({update.stage, update.step});
+    if (pending == state.reduction_of.end()) return true;
+    const double end = collectives_[pending->second].end;
+    if (std::isnan(end)) return false;  // woken when the last member joins
+    if (end > state.clock) {
+      state.comm += end - state.clock;
+      state.clock = end;
+    }
+    state.reduction_of.erase(pending);
+    return true;
+  }
+
+  // ZeRO-Offload copies the reduced gradients to the host before U: that copy
+  // waits for the reduction, so there it stays in program order.
+  bool overlaps(const Op& op) const {
+    return options_.overlap_gradient_reduction && op.kind == OpKind::AllReduce &&
+           op.group == CommGroup::DataParallel && schedule_.offload != OffloadMode::Optimizer;
+  }
+
+  // A data-parallel gradient all-reduce on the communication lane, in buckets
+  // that start as the last backward produces them (simulator.h).
+  void overlapped_reduction(int device, const Op& op, int id, const std::vector<int>& members) {
+    DeviceState& state = devices_[device];
+    Collective& collective = collectives_[id];
+    const int buckets = std::max(1, static_cast<int>(std::ceil(static_cast<double>(op.bytes) / kGradientBucketBytes)));
+    if (collective.bucket_ready.empty()) collective.bucket_ready.assign(buckets, 0.0);
+    const auto gradient = state.last_gradient.find({op.stage, op.step});
+    const double from = gradient == state.last_gradient.end() ? state.clock : gradient->second[0];
+    const double to = gradient == state.last_gradient.end() ? state.clock : gradient->second[1];
+    for (int i = 0; i < buckets; ++i)
+      collective.bucket_ready[i] = std::max(collective.bucket_ready[i], from + (to - from) * (i + 1) / buckets);
+    collective.lane_free = std::max(collective.lane_free, state.comm_lane_free_at);
+    collective.joined.push_back({device, state.pc});
+    state.reduction_of[{op.stage, op.step}] = id;
+    if (++collective.arrived < static_cast<int>(members.size())) return;
+
+    Op bucket = op;
+    bucket.bytes = op.bytes / buckets;
+    const double bucket_time = cost_.collective_duration(bucket, members);
+    double t = collective.lane_free;
+    double first_start = kNotYet;
+    for (int i = 0; i < buckets; ++i) {
+      t = std::max(t, collective.bucket_ready[i]);
+      if (std::isnan(first_start)) first_start = t;
+      t += bucket_time;
+    }
+    collective.start = first_start;
+    collective.end = t;
+    for (const auto& [member, pc] : collective.joined) {
+      devices_[member].comm_lane_free_at = t;
+      record(member, pc, first_start, t);
+      if (member != device) wake(member);
+    }
   }
 
   // OFFLOAD or RELOAD on the device's copy lane; the device goes on at once.
@@ -240,6 +311,13 @@ class Simulation {
     const int id = matching_.partner[here];
     Collective& collective = collectives_[id];
     const std::vector<int>& members = matching_.groups[matching_.group_of_collective[id]].members;
+    if (overlaps(op)) {
+      if (state.registered != here) {
+        state.registered = here;
+        overlapped_reduction(device, op, id, members);
+      }
+      return true;  // the device goes on; its U waits for the reduction
+    }
     if (state.registered != here) {
       state.registered = here;
       collective.start = std::max(collective.start, state.clock);

@@ -17,6 +17,15 @@
 //  - An AllReduce starts when every member of its group has reached it and
 //    lasts collective_duration() (the ring formula) for all of them; each
 //    member's interval runs from its own arrival to the common end.
+//  - Overlapped gradient reduction (SimulationOptions::overlap_gradient_reduction,
+//    as DDP and Megatron-LM's --overlap-grad-reduce do): a data-parallel
+//    AllReduce of a stage's gradients runs on the device's communication lane
+//    and costs the device no time. It is split into buckets of
+//    kGradientBucketBytes; bucket i of n is ready when the stage's last
+//    gradient op of the step (its last B or BW) is (i+1)/n done, and starts
+//    once every member has it ready and the lane is free. The U after it waits
+//    for the last bucket: only what does not fit under the backward (and
+//    whatever else runs before U) is exposed, and counts as communication.
 //  - A PullWeights of step t first waits until every PushGradient of step
 //    t - staleness in its data-parallel group has arrived, then lasts its
 //    duration().
@@ -74,11 +83,16 @@ struct SimulationResult {
 // Throws std::invalid_argument if the schedule is not lowered or deadlocks.
 SimulationResult simulate(const Schedule& lowered, const CostModel& cost);
 
-// What to keep besides the metrics (large runs can skip the per-op stream).
+// What to keep besides the metrics (large runs can skip the per-op stream),
+// and whether gradient reduction overlaps the backward.
 struct SimulationOptions {
   bool record_events = true;  // SimulationResult::trace.events
   bool record_memory = true;  // SimulationResult::trace.memory
+  bool overlap_gradient_reduction = false;
 };
+
+// Megatron-LM's DDP buckets hold 40 million gradient elements: 160 MB of fp32.
+inline constexpr double kGradientBucketBytes = 160e6;
 SimulationResult simulate(const Schedule& lowered, const CostModel& cost,
                           const SimulationOptions& options);
 

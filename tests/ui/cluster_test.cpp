@@ -1,6 +1,7 @@
 // The cluster in the app: the Parallelism panel chooses the device and the
 // node count and says which groups cross the network; the statistics show
 // the predicted MFU beside the step time; a cluster too small is refused.
+#include <QCheckBox>
 #include <QComboBox>
 #include <QLabel>
 #include <QSpinBox>
@@ -46,6 +47,10 @@ class ClusterTest : public QObject {
     QVERIFY2(panel->clusterLabel()->text().contains(QStringLiteral("2 × NVIDIA DGX H100")),
              qPrintable(panel->clusterLabel()->text()));
     QVERIFY(panel->clusterLabel()->text().contains(QStringLiteral("pipeline sends")));
+
+    QVERIFY(panel->overlapCheck()->isChecked());
+    panel->overlapCheck()->setChecked(false);
+    QVERIFY(!window.document()->experiment().simulation.overlap_grad_reduce);
   }
 
   void thePredictedStepShowsItsMfu() {

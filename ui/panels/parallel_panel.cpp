@@ -121,6 +121,10 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   nodes_spin_->setSpecialValueText(tr("as many as needed"));
   nodes_spin_->setToolTip(tr("How many nodes of the device's node type the run is placed on "
                              "(tensor parallel innermost, pipeline outermost, as Megatron-LM does)"));
+  overlap_check_ = new QCheckBox(tr("Overlap gradient all-reduce with the backward"), this);
+  overlap_check_->setToolTip(
+      tr("Predict the data-parallel gradient all-reduce in buckets under the last backward, as DDP "
+         "and Megatron-LM do; off: after the backward"));
   cluster_label_ = new QLabel(this);
   cluster_label_->setWordWrap(true);
   cluster_label_->setStyleSheet(QStringLiteral("QLabel { color: #555; }"));
@@ -180,6 +184,7 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   schedule_form->addRow(tr("Predict on:"), profile_combo_);
   schedule_form->addRow(tr("Nodes:"), nodes_spin_);
   schedule_form->addRow(cluster_label_);
+  schedule_form->addRow(overlap_check_);
 
   auto* backend_box = new QGroupBox(tr("Backend"), this);
   auto* backend_form = new QFormLayout(backend_box);
@@ -258,6 +263,9 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
     const std::string profile = profile_combo_->currentData().toString().toStdString();
     document_->edit([profile](Experiment& e) { e.simulation.profile = profile; });
   });
+  connect(overlap_check_, &QCheckBox::toggled, this, [this](bool on) {
+    document_->edit([on](Experiment& e) { e.simulation.overlap_grad_reduce = on; });
+  });
   connect(nodes_spin_, &QSpinBox::valueChanged, this, [this](int nodes) {
     document_->edit([nodes](Experiment& e) { e.simulation.cluster.nodes = nodes; });
   });
@@ -331,6 +339,7 @@ void ParallelPanel::refreshFromDocument() {
   set_check(recompute_check_, plan.recompute);
   set_check(selective_recompute_check_, plan.selective_recompute);
   set_check(sequence_parallel_check_, plan.sequence_parallel);
+  set_check(overlap_check_, experiment.simulation.overlap_grad_reduce);
   // Offered where they mean something; a set one stays enabled so it can be cleared.
   const bool transformer = is_sequence_model(experiment.model);
   selective_recompute_check_->setEnabled(transformer || plan.selective_recompute);

@@ -46,6 +46,7 @@ class ParallelPanel : public QWidget {
   QSpinBox* ppSpin() const { return pp_spin_; }
   QSpinBox* nodesSpin() const { return nodes_spin_; }
   QLabel* clusterLabel() const { return cluster_label_; }
+  QCheckBox* overlapCheck() const { return overlap_check_; }
   // The micro-batch counts the slider steps through, in order.
   const std::vector<int>& microbatchChoices() const { return microbatch_choices_; }
 
@@ -77,6 +78,7 @@ class ParallelPanel : public QWidget {
   QComboBox* profile_combo_;
   QSpinBox* nodes_spin_;      // simulation.cluster.nodes (0: as many as needed)
   QLabel* cluster_label_;     // the nodes the prediction places the devices on
+  QCheckBox* overlap_check_;  // simulation.overlap_grad_reduce
   QComboBox* backend_combo_;
   QSpinBox* threads_spin_;
   QLabel* backend_note_;

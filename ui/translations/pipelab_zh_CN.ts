@@ -1762,6 +1762,14 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <source>, </source>
         <translation>、</translation>
     </message>
+    <message>
+        <source>Overlap gradient all-reduce with the backward</source>
+        <translation>梯度全归约与反向传播重叠</translation>
+    </message>
+    <message>
+        <source>Predict the data-parallel gradient all-reduce in buckets under the last backward, as DDP and Megatron-LM do; off: after the backward</source>
+        <translation>预测时将数据并行的梯度全归约分桶，在最后一次反向传播期间进行（与 DDP 和 Megatron-LM 相同）；关闭时在反向传播之后进行</translation>
+    </message>
 </context>
 <context>
     <name>pipelab::PlanController</name>
