@@ -91,6 +91,24 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
     cost.backward_input_flops += attention_forward + kSoftmaxForward * scores +
                                  (shape.dropout ? kDropoutForward * scores : 0);
 
+  // --- memory-bound kernels, values read plus written per sample. Forward:
+  // two norms (read x, write y), softmax (read, write), attention dropout
+  // (read, write), two bias-dropout-residual adds (read the GEMM's output
+  // and the residual, write the sum), the MLP's bias-activation (GELU: read,
+  // write; SwiGLU: read two halves, write one). Backward: two norms (read x
+  // and dy, write dx), two dropout-residual gradients (read, write), softmax
+  // (read P and dP, write dS), dropout (read, write), the activation (GELU:
+  // read x and dy, write dx; SwiGLU: read both halves and dy, write two).
+  const double score_dropout = shape.dropout ? 2 * scores : 0;
+  cost.forward_memory_values = 10 * full_width + 2 * scores + score_dropout;
+  cost.backward_memory_values = 10 * full_width + 3 * scores + score_dropout;
+  if (!shape.has_experts()) {
+    const double hidden = s * f / t;
+    cost.forward_memory_values += (swiglu ? 3 : 2) * hidden;
+    cost.backward_memory_values += (swiglu ? 5 : 3) * hidden;
+  }
+  if (split.selective_recompute) cost.backward_memory_values += 2 * scores + score_dropout;
+
   // --- kept activations, Korthikanti et al.'s items (see the header).
   const int64_t score_count = shape.heads * shape.tokens * shape.tokens;
   const int64_t rep_div = split.sequence_parallel ? tp : 1;

@@ -88,6 +88,13 @@ struct BlockCost {
   // outputs); it may be negative.
   int64_t backward_working_values = 0;
   int64_t backward_kept_values = 0;
+  // Per sample, the values the memory-bound kernels read and write (the
+  // norms, softmax, dropouts, bias-activation and bias-dropout-residual, as
+  // Megatron-LM fuses them): forward, and the backward's input-gradient half
+  // (with selective recomputation, the attention core's forward again). They
+  // run at the memory bandwidth, not the GEMM rate (core/sim/cost_model.h).
+  double forward_memory_values = 0;
+  double backward_memory_values = 0;
 };
 
 // The block's total parameters (no split).

@@ -379,6 +379,8 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
         case TensorParallelRole::BlockParallel: {
           const BlockCost block = transformer_block_cost(info.block, split);
           cost = {block.forward_flops, block.backward_input_flops, block.backward_weight_flops, block.params, 0};
+          profile.forward_memory_bytes += block.forward_memory_values * bytes.activation * samples;
+          profile.backward_memory_bytes += block.backward_memory_values * bytes.activation * samples;
           kept = block.kept.bytes(bytes.activation);
           largest_block_per_sample = std::max(largest_block_per_sample, kept);
           // The block's buffers, and its output gradient dy (received, or the

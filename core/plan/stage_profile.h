@@ -63,6 +63,11 @@ struct StageProfile {
   double forward_flops = 0;
   double backward_input_flops = 0;
   double backward_weight_flops = 0;
+  // Per micro-batch, per shard: bytes the memory-bound kernels move (the
+  // Transformer blocks' norms, softmax, dropouts, activations; transformer_block.h),
+  // in the forward and in the backward's input-gradient half.
+  double forward_memory_bytes = 0;
+  double backward_memory_bytes = 0;
   int64_t params = 0;              // trainable scalars held by one shard
   int64_t activation_bytes = 0;    // kept from forward to backward, per micro-batch
   int64_t input_bytes = 0;         // activation received from the previous stage, per micro-batch

@@ -19,4 +19,12 @@ double stage_flops(OpKind kind, const StageProfile& stage) {
   return flops;
 }
 
+double stage_memory_bytes(OpKind kind, const StageProfile& stage) {
+  const StageWork& work = op_kind_facts(kind).work;
+  double bytes = 0;
+  if (work.forward) bytes += stage.forward_memory_bytes;
+  if (work.backward_input) bytes += stage.backward_memory_bytes;
+  return bytes;
+}
+
 }  // namespace pipelab

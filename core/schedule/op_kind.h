@@ -300,5 +300,8 @@ constexpr bool computes_weight_gradient(OpKind kind) {
 // FLOPs of one op of `kind` on `stage`, from the work it does (0 for ops that
 // do no stage FLOPs: U is memory-bound, communication costs bytes).
 double stage_flops(OpKind kind, const StageProfile& stage);
+// Bytes its memory-bound kernels move (StageProfile::forward_memory_bytes):
+// the forward's for F and Recompute, the backward's for B and BI.
+double stage_memory_bytes(OpKind kind, const StageProfile& stage);
 
 }  // namespace pipelab

@@ -33,9 +33,16 @@ CalibrationResult calibrate_profile(const Trace& measured, const std::vector<Sta
     const OpKind kind = event.op.kind;
     if (is_compute(kind)) {
       const double flops = op_flops(event.op, stages);
-      if (flops <= 0 || own[i] <= 0) continue;
+      // The FLOP rate is fitted to the time left after the memory-bound
+      // kernels, priced at the base profile's memory bandwidth as the cost model does.
+      const double memory_time =
+          event.op.stage >= 0 && event.op.stage < static_cast<int>(stages.size())
+              ? stage_memory_bytes(kind, stages[event.op.stage]) / base.memory_bandwidth
+              : 0;
+      const double seconds = own[i] - memory_time;
+      if (flops <= 0 || seconds <= 0) continue;
       flops_squared += flops * flops;
-      flops_times_seconds += flops * own[i];
+      flops_times_seconds += flops * seconds;
       ++result.compute_samples;
     } else if (is_send(kind) && event.bytes > 0) {
       const double x = static_cast<double>(event.bytes);

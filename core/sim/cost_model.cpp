@@ -135,7 +135,9 @@ double CostModel::duration(const Op& op) const {
         "op on stage " + std::to_string(op.stage) + " has no StageProfile (the cost model has " +
         std::to_string(stages_.size()) + "); pass one profile per pipeline stage");
   const StageProfile& stage = stages_[op.stage];
-  double time = stage_flops(op.kind, stage) / device_.flops_per_s;
+  // GEMMs at the GEMM rate, the memory-bound kernels at the memory bandwidth.
+  double time = stage_flops(op.kind, stage) / device_.flops_per_s +
+                stage_memory_bytes(op.kind, stage) / device_.memory_bandwidth;
   // The optimizer step is elementwise over every parameter: memory-bound.
   if (op_kind_facts(op.kind).work.optimizer_step)
     time += static_cast<double>(stage.params) *

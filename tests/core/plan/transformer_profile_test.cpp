@@ -188,6 +188,22 @@ TEST(TransformerProfile, ForwardFlopsAreTheTextbookCount) {
   EXPECT_LT(forward, gemms * 1.1);
 }
 
+TEST(TransformerProfile, MemoryBoundKernelsMoveTheValuesTheirOpsReadAndWrite) {
+  // Per block and sample: 10 s h (two norms, two bias-dropout-residual adds)
+  // + 4 a s^2 (softmax and its dropout) + 2 s f (bias-GELU) forward;
+  // 10 s h + 5 a s^2 + 3 s f backward. ffn = 4h.
+  const double s = kTokens, h = kDim, a = kHeads, f = 4 * kDim;
+  const StageProfile stage = profile_stages(gpt(), two_stages(), kMicrobatch).at(1);
+  const double bytes = 4 * kBlocks * kMicrobatch;  // float32 values (the default precision)
+  EXPECT_DOUBLE_EQ(stage.forward_memory_bytes, bytes * (10 * s * h + 4 * a * s * s + 2 * s * f));
+  EXPECT_DOUBLE_EQ(stage.backward_memory_bytes, bytes * (10 * s * h + 5 * a * s * s + 3 * s * f));
+  // Tensor parallelism splits the scores and the MLP, not the full-width norms.
+  const StageProfile shard = profile_stages(gpt(), two_stages(2), kMicrobatch).at(1);
+  EXPECT_DOUBLE_EQ(shard.forward_memory_bytes, bytes * (10 * s * h + (4 * a * s * s + 2 * s * f) / 2));
+  // The embedding stage has none: only blocks are counted so far.
+  EXPECT_DOUBLE_EQ(profile_stages(gpt(), two_stages(), kMicrobatch).at(0).forward_memory_bytes, 0);
+}
+
 TEST(TransformerProfile, SplitsTheBlockCannotTakeAreRefusedWithTheFix) {
   auto message = [](const ModelSpec& model, const ParallelPlan& plan) {
     try {

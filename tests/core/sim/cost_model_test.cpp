@@ -34,6 +34,23 @@ TEST(CostModelTest, UnitCostsGiveEachKindItsCost) {
   EXPECT_DOUBLE_EQ(cost.collective_duration(make_op(OpKind::AllReduce), 8), 7);
 }
 
+TEST(CostModelTest, MemoryBoundKernelsRunAtTheMemoryBandwidth) {
+  StageProfile stage;
+  stage.forward_flops = 1e12;
+  stage.backward_input_flops = 2e12;
+  stage.backward_weight_flops = 1e12;
+  stage.forward_memory_bytes = 3e9;
+  stage.backward_memory_bytes = 6e9;
+  const DeviceProfile h100 = *find_device_profile("h100");
+  const CostModel cost = CostModel::from_profiles({stage}, h100, 0);
+  const double flops = h100.flops_per_s, bandwidth = h100.memory_bandwidth;
+  EXPECT_DOUBLE_EQ(cost.duration(make_op(OpKind::Forward)), 1e12 / flops + 3e9 / bandwidth);
+  EXPECT_DOUBLE_EQ(cost.duration(make_op(OpKind::Recompute)), 1e12 / flops + 3e9 / bandwidth);
+  EXPECT_DOUBLE_EQ(cost.duration(make_op(OpKind::BackwardInput)), 2e12 / flops + 6e9 / bandwidth);
+  EXPECT_DOUBLE_EQ(cost.duration(make_op(OpKind::BackwardWeight)), 1e12 / flops);
+  EXPECT_DOUBLE_EQ(cost.duration(make_op(OpKind::Backward)), 3e12 / flops + 6e9 / bandwidth);
+}
+
 TEST(CostModelTest, NegativeUnitCostIsRejected) {
   EXPECT_THROW(CostModel::unit(UnitCosts{1, -1, 1, 0, 0}), std::invalid_argument);
 }
