@@ -46,6 +46,13 @@ write("experiment_fuzz", "huge_synthetic_samples.json",
       '{"data": {"source": "blobs", "samples": 4611686018427387904, "features": 1000}, '
       '"model": {"input": [1000], "layers": [{"type": "linear", "out": 3}]}}')
 
+# A run placed on nodes of the hardware catalogue reaches placement and the
+# collectives' algorithms.
+on_cluster = json.loads((examples / "dp_ring_allreduce.json").read_text())
+on_cluster["simulation"] = {"profile": "h100", "cluster": {"node": "dgx-h100", "nodes": 1},
+                            "overlap_grad_reduce": False}
+write("experiment_fuzz", "dp_on_a_cluster.json", json.dumps(on_cluster, indent=1) + "\n")
+
 overrides = {
     "pipeline": "parallel.pp=4\nparallel.microbatches=8",
     "width": "model.layers.0.out=64",
