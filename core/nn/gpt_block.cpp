@@ -180,14 +180,6 @@ void check_gpt_block(const GptBlockConfig& config, const BlockShard& shard) {
     fail("dropout must be in [0, 1), got " + std::to_string(config.dropout));
 }
 
-std::vector<Tensor*> GptBlockTensors::list() {
-  std::vector<Tensor*> all;
-  for (Tensor* t : {&norm1_gain, &norm1_bias, &qkv_weight, &qkv_bias, &proj_weight, &proj_bias,
-                    &norm2_gain, &norm2_bias, &ffn1_weight, &ffn1_bias, &ffn2_weight, &ffn2_bias})
-    if (!t->empty()) all.push_back(t);
-  return all;
-}
-
 GptBlockTensors slice_block_tensors(GptBlockTensors& full, const GptBlockConfig& config,
                                     const BlockShard& shard, DeviceAllocator* allocator) {
   check_gpt_block(config, shard);

@@ -55,6 +55,7 @@
 // apart (zero-bubble schedules' BI and BW).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -62,6 +63,7 @@
 #include "core/nn/all_reduce.h"
 #include "core/nn/attention.h"
 #include "core/nn/block_dropout.h"
+#include "core/nn/block_state.h"
 #include "core/nn/sequence_split.h"
 #include "core/nn/tensor.h"
 
@@ -114,17 +116,7 @@ void check_gpt_block(const GptBlockConfig& config, const BlockShard& shard);
 // The block's trainable tensors (and, in the same shapes, their gradients),
 // as one shard holds them. Norm biases and linear biases are empty when the
 // config has none (RMSNorm has no bias).
-struct GptBlockTensors {
-  Tensor norm1_gain, norm1_bias;  // [1, dim]
-  Tensor qkv_weight, qkv_bias;    // [dim, 3 dim / tp], [1, 3 dim / tp]
-  Tensor proj_weight, proj_bias;  // [dim / tp, dim], [1, dim]
-  Tensor norm2_gain, norm2_bias;  // [1, dim]
-  Tensor ffn1_weight, ffn1_bias;  // [dim, ffn1_width / tp], [1, ffn1_width / tp]
-  Tensor ffn2_weight, ffn2_bias;  // [f / tp, dim], [1, dim]
-
-  // The non-empty tensors, in the order above.
-  std::vector<Tensor*> list();
-};
+using GptBlockTensors = BasicBlockTensors<Tensor>;  // block_state.h
 
 // The key number of each linear tensor in the init formula above.
 enum class BlockTensor : uint64_t {
@@ -188,6 +180,18 @@ struct GptBlockCache {
 
   // Floats forward keeps for backward (the first group above).
   int64_t forward_floats() const;
+
+  // Every tensor above, for BasicBlockState's bytes() and tensors().
+  template <typename Cache>
+  static auto all_tensors(Cache& cache) {
+    return std::array{&cache.norm1_out,        &cache.qkv,           &cache.probabilities,
+                      &cache.attention_out,    &cache.h,             &cache.norm2_out,
+                      &cache.ffn1_out,         &cache.activation_out, &cache.d_activation_out,
+                      &cache.d_ffn1_out,       &cache.d_norm2_out,   &cache.d_h,
+                      &cache.d_attention_out,  &cache.d_qkv,         &cache.d_norm1_out,
+                      &cache.d_proj_out,       &cache.d_ffn2_out,    &cache.norm1_gathered,
+                      &cache.norm2_gathered};
+  }
 };
 
 class GptBlock {

@@ -355,29 +355,15 @@ void MoeLayer::backward_weight_with(const Tensor& x, const Tensor& dy, LayerStat
   (void)state;
 }
 
-std::vector<Tensor*> MoeLayer::params() {
-  std::vector<Tensor*> values = {&gate_};
-  for (Expert& e : experts_) values.insert(values.end(), {&e.w1, &e.b1, &e.w2, &e.b2});
-  return values;
-}
+std::vector<Tensor*> MoeLayer::params() { return moe_parameters(gate_, experts_); }
 
-std::vector<Tensor*> MoeLayer::grads() {
-  std::vector<Tensor*> values = {&gate_grad_};
-  const std::vector<Tensor*> experts = expert_grads();
-  values.insert(values.end(), experts.begin(), experts.end());
-  return values;
-}
+std::vector<Tensor*> MoeLayer::grads() { return moe_gradients(gate_grad_, experts_); }
 
 std::vector<Tensor*> MoeLayer::sequence_partial_grads() {
   if (!shard_.partial_outputs()) return {};
   return {&gate_grad_};
 }
 
-std::vector<Tensor*> MoeLayer::expert_grads() {
-  std::vector<Tensor*> values;
-  for (Expert& e : experts_)
-    values.insert(values.end(), {&e.w1_grad, &e.b1_grad, &e.w2_grad, &e.b2_grad});
-  return values;
-}
+std::vector<Tensor*> MoeLayer::expert_grads() { return moe_expert_gradients(experts_); }
 
 }  // namespace pipelab

@@ -45,6 +45,7 @@
 #include "core/model/mixture_of_experts.h"
 #include "core/nn/all_reduce.h"
 #include "core/nn/layer.h"
+#include "core/nn/moe_tensors.h"
 
 namespace pipelab {
 
@@ -100,11 +101,7 @@ class MoeLayer : public Layer {
   int64_t local_experts() const { return static_cast<int64_t>(experts_.size()); }
   Tensor& gate() { return gate_; }
   Tensor& gate_grad() { return gate_grad_; }
-  // Local expert l's W1 [dim, ffn / tp], b1, W2 [ffn / tp, dim], b2 and their gradients.
-  struct Expert {
-    Tensor w1, b1, w2, b2;
-    Tensor w1_grad, b1_grad, w2_grad, b2_grad;
-  };
+  using Expert = BasicExpertTensors<Tensor>;  // moe_tensors.h
   Expert& expert(int64_t local) { return experts_[static_cast<size_t>(local)]; }
 
  private:

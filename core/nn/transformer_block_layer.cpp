@@ -1,6 +1,5 @@
 #include "core/nn/transformer_block_layer.h"
 
-#include <array>
 #include <cassert>
 #include <stdexcept>
 
@@ -16,30 +15,7 @@ std::vector<Tensor*> joined(std::vector<Tensor*> list, const std::vector<Tensor*
   return list;
 }
 
-// Every tensor of a block's cache, for bytes() and tensors().
-template <typename Cache>
-auto cache_tensors(Cache& cache) {
-  return std::array{&cache.norm1_out, &cache.qkv, &cache.probabilities, &cache.attention_out, &cache.h,
-                    &cache.norm2_out, &cache.ffn1_out, &cache.activation_out, &cache.d_activation_out,
-                    &cache.d_ffn1_out, &cache.d_norm2_out, &cache.d_h, &cache.d_attention_out, &cache.d_qkv,
-                    &cache.d_norm1_out, &cache.d_proj_out, &cache.d_ffn2_out, &cache.norm1_gathered,
-                    &cache.norm2_gathered};
-}
-
 }  // namespace
-
-int64_t GptBlockState::bytes() const {
-  int64_t total = experts ? experts->bytes() : 0;
-  for (const Tensor* t : cache_tensors(cache)) total += t->bytes();
-  return total;
-}
-
-std::vector<Tensor*> GptBlockState::tensors() {
-  const auto all = cache_tensors(cache);
-  std::vector<Tensor*> list(all.begin(), all.end());
-  if (!experts) return list;
-  return joined(std::move(list), static_cast<MovableLayerState<Tensor>&>(*experts).tensors());
-}
 
 TransformerBlockLayer::TransformerBlockLayer(int index, const GptBlockConfig& config,
                                              const BlockShard& shard, int64_t seq,

@@ -43,6 +43,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/nn/block_state.h"
 #include "core/nn/gpt_block.h"
 #include "core/nn/layer.h"
 #include "core/nn/moe_layer.h"
@@ -50,13 +51,8 @@
 namespace pipelab {
 
 // One micro-batch's GptBlockCache, kept by the stage between F and B (or BW).
-class GptBlockState : public MovableLayerState<Tensor> {
- public:
-  GptBlockCache cache;
-  std::unique_ptr<LayerState> experts;  // the MoE MLP's (MoeLayer::mix), with experts only
-  int64_t bytes() const override;
-  std::vector<Tensor*> tensors() override;
-};
+// With experts, `experts` holds the MoE MLP's (MoeLayer::mix).
+using GptBlockState = BasicBlockState<Tensor, GptBlockCache>;
 
 // The MLP of a block with experts: a moe layer's shape (its ffn the block's),
 // aux_loss_weight, and which experts this device holds.

@@ -366,18 +366,9 @@ void GpuMoe::backward_weight_with(const DeviceTensor& x, const DeviceTensor& dy,
   (void)state;
 }
 
-std::vector<DeviceTensor*> GpuMoe::params() {
-  std::vector<DeviceTensor*> values = {&gate_};
-  for (Expert& e : experts_) values.insert(values.end(), {&e.w1, &e.b1, &e.w2, &e.b2});
-  return values;
-}
+std::vector<DeviceTensor*> GpuMoe::params() { return moe_parameters(gate_, experts_); }
 
-std::vector<DeviceTensor*> GpuMoe::grads() {
-  std::vector<DeviceTensor*> values = {&gate_grad_};
-  const std::vector<DeviceTensor*> experts = expert_grads();
-  values.insert(values.end(), experts.begin(), experts.end());
-  return values;
-}
+std::vector<DeviceTensor*> GpuMoe::grads() { return moe_gradients(gate_grad_, experts_); }
 
 std::vector<DeviceTensor*> GpuMoe::gemm_weights() {
   std::vector<DeviceTensor*> values;
@@ -390,11 +381,6 @@ std::vector<DeviceTensor*> GpuMoe::sequence_partial_grads() {
   return {&gate_grad_};
 }
 
-std::vector<DeviceTensor*> GpuMoe::expert_grads() {
-  std::vector<DeviceTensor*> values;
-  for (Expert& e : experts_)
-    values.insert(values.end(), {&e.w1_grad, &e.b1_grad, &e.w2_grad, &e.b2_grad});
-  return values;
-}
+std::vector<DeviceTensor*> GpuMoe::expert_grads() { return moe_expert_gradients(experts_); }
 
 }  // namespace pipelab::gpu

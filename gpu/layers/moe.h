@@ -106,10 +106,7 @@ class GpuMoe : public GpuLayer {
   // [rows, tokens x dim]; and this shard's positions of `whole`.
   DeviceTensor gather_slices(const DeviceTensor& local, bool in_forward);
   DeviceTensor own_positions(const DeviceTensor& whole) const;
-  struct Expert {
-    DeviceTensor w1, b1, w2, b2;  // [dim, ffn / tp], [1, ffn / tp], [ffn / tp, dim], [1, dim]
-    DeviceTensor w1_grad, b1_grad, w2_grad, b2_grad;
-  };
+  using Expert = BasicExpertTensors<DeviceTensor>;  // core/nn/moe_tensors.h
   // The micro-batch's weight in the step's loss (ExpertConnection::step_tokens).
   double microbatch_share(int64_t rows) const;
   int64_t local_experts() const { return static_cast<int64_t>(experts_.size()); }

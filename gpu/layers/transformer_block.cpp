@@ -21,26 +21,14 @@
 namespace pipelab::gpu {
 namespace {
 
-// The same tensor of the host block and of the device block, pairwise.
-constexpr std::array<Tensor GptBlockTensors::*, 12> kHostTensors = {
-    &GptBlockTensors::norm1_gain, &GptBlockTensors::norm1_bias,  &GptBlockTensors::qkv_weight,
-    &GptBlockTensors::qkv_bias,   &GptBlockTensors::proj_weight, &GptBlockTensors::proj_bias,
-    &GptBlockTensors::norm2_gain, &GptBlockTensors::norm2_bias,  &GptBlockTensors::ffn1_weight,
-    &GptBlockTensors::ffn1_bias,  &GptBlockTensors::ffn2_weight, &GptBlockTensors::ffn2_bias};
-constexpr std::array<DeviceTensor GpuBlockTensors::*, 12> kDeviceTensors = {
-    &GpuBlockTensors::norm1_gain, &GpuBlockTensors::norm1_bias,  &GpuBlockTensors::qkv_weight,
-    &GpuBlockTensors::qkv_bias,   &GpuBlockTensors::proj_weight, &GpuBlockTensors::proj_bias,
-    &GpuBlockTensors::norm2_gain, &GpuBlockTensors::norm2_bias,  &GpuBlockTensors::ffn1_weight,
-    &GpuBlockTensors::ffn1_bias,  &GpuBlockTensors::ffn2_weight, &GpuBlockTensors::ffn2_bias};
-
 // The host block's tensors on the device: values (Weights) or zeros of the
 // same shapes (Gradients). Empty host tensors stay empty.
 GpuBlockTensors upload(GptBlockTensors& host, CachingAllocator* allocator, bool values) {
   GpuBlockTensors device;
-  for (size_t i = 0; i < kHostTensors.size(); ++i) {
-    const Tensor& from = host.*kHostTensors[i];
+  for (size_t i = 0; i < GptBlockTensors::kMembers.size(); ++i) {
+    const Tensor& from = host.*GptBlockTensors::kMembers[i];
     if (from.empty()) continue;
-    device.*kDeviceTensors[i] =
+    device.*GpuBlockTensors::kMembers[i] =
         values ? DeviceTensor::from_host(from, allocator, MemoryCategory::Weights)
                : DeviceTensor(from.rows(), from.cols(), allocator, MemoryCategory::Gradients);
   }
@@ -71,51 +59,7 @@ std::vector<DeviceTensor*> joined(std::vector<DeviceTensor*> list,
   return list;
 }
 
-// Every tensor of a block's cache, for bytes() and tensors().
-template <typename Cache>
-auto cache_tensors(Cache& cache) {
-  return std::array{&cache.norm1_out.stored(),
-                    &cache.qkv.stored(),
-                    &cache.probabilities,
-                    &cache.attention_out.stored(),
-                    &cache.h,
-                    &cache.norm2_out.stored(),
-                    &cache.ffn1_out,
-                    &cache.activation_out.stored(),
-                    &cache.d_activation_out,
-                    &cache.d_ffn1_out,
-                    &cache.d_norm2_out,
-                    &cache.d_h,
-                    &cache.d_attention_out,
-                    &cache.d_qkv,
-                    &cache.d_norm1_out,
-                    &cache.d_proj_out,
-                    &cache.d_ffn2_out,
-                    &cache.norm1_gathered.stored(),
-                    &cache.norm2_gathered.stored()};
-}
-
 }  // namespace
-
-std::vector<DeviceTensor*> GpuBlockTensors::list() {
-  std::vector<DeviceTensor*> all;
-  for (DeviceTensor GpuBlockTensors::*member : kDeviceTensors)
-    if (!(this->*member).empty()) all.push_back(&(this->*member));
-  return all;
-}
-
-int64_t GpuBlockState::bytes() const {
-  int64_t total = experts ? experts->bytes() : 0;
-  for (const DeviceTensor* t : cache_tensors(cache)) total += t->bytes();
-  return total;
-}
-
-std::vector<DeviceTensor*> GpuBlockState::tensors() {
-  const auto all = cache_tensors(cache);
-  std::vector<DeviceTensor*> list(all.begin(), all.end());
-  if (!experts) return list;
-  return joined(std::move(list), static_cast<MovableLayerState<DeviceTensor>&>(*experts).tensors());
-}
 
 GpuTransformerBlock::GpuTransformerBlock(int index, const GptBlockConfig& config,
                                          const BlockShard& shard, int64_t seq, uint64_t seed,

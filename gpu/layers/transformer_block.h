@@ -38,10 +38,12 @@
 // CPU block's (transformer_block_layer.h).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "core/nn/block_state.h"
 #include "core/nn/gpt_block.h"
 #include "core/nn/transformer_block_layer.h"
 #include "gpu/kernels/block_dropout_math.h"
@@ -54,16 +56,7 @@
 namespace pipelab::gpu {
 
 // GptBlockTensors on the device (empty tensors where the config has none).
-struct GpuBlockTensors {
-  DeviceTensor norm1_gain, norm1_bias;
-  DeviceTensor qkv_weight, qkv_bias;
-  DeviceTensor proj_weight, proj_bias;
-  DeviceTensor norm2_gain, norm2_bias;
-  DeviceTensor ffn1_weight, ffn1_bias;
-  DeviceTensor ffn2_weight, ffn2_bias;
-
-  std::vector<DeviceTensor*> list();  // the non-empty ones, in this order
-};
+using GpuBlockTensors = BasicBlockTensors<DeviceTensor>;
 
 // GptBlockCache's tensors on the device: what forward keeps, then what
 // backward_input keeps for backward_weight.
@@ -80,15 +73,25 @@ struct GpuBlockCache {
   // Sequence parallelism: the norm outputs gathered again for the QKV and FFN1
   // weight gradients (the residual stream's tensors hold the shard's rows).
   KeptGemmInput norm1_gathered, norm2_gathered;
+
+  // Every tensor above, for BasicBlockState's bytes() and tensors().
+  template <typename Cache>
+  static auto all_tensors(Cache& cache) {
+    return std::array{&cache.norm1_out.stored(),      &cache.qkv.stored(),
+                      &cache.probabilities,           &cache.attention_out.stored(),
+                      &cache.h,                       &cache.norm2_out.stored(),
+                      &cache.ffn1_out,                &cache.activation_out.stored(),
+                      &cache.d_activation_out,        &cache.d_ffn1_out,
+                      &cache.d_norm2_out,             &cache.d_h,
+                      &cache.d_attention_out,         &cache.d_qkv,
+                      &cache.d_norm1_out,             &cache.d_proj_out,
+                      &cache.d_ffn2_out,              &cache.norm1_gathered.stored(),
+                      &cache.norm2_gathered.stored()};
+  }
 };
 
-class GpuBlockState : public MovableLayerState<DeviceTensor> {
- public:
-  GpuBlockCache cache;
-  std::unique_ptr<LayerState> experts;  // the MoE MLP's (GpuMoe::mix), with experts only
-  int64_t bytes() const override;
-  std::vector<DeviceTensor*> tensors() override;
-};
+// With experts, `experts` holds the MoE MLP's (GpuMoe::mix).
+using GpuBlockState = BasicBlockState<DeviceTensor, GpuBlockCache>;
 
 class GpuTransformerBlock : public GpuLayer {
  public:
