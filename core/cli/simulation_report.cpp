@@ -4,6 +4,7 @@
 
 #include "core/io/hardware_catalogue.h"
 #include "core/sim/bubble_formula.h"
+#include "core/sim/communication_volume.h"
 
 namespace pipelab {
 namespace {
@@ -57,6 +58,7 @@ nlohmann::ordered_json simulation_to_json(const Schedule& schedule, const Simula
   json["dp"] = schedule.dp;
   json["tp"] = schedule.tp;
   if (schedule.ep > 1) json["ep"] = schedule.ep;
+  json["zero"] = schedule.zero;
   json["chunks"] = schedule.chunks;
   json["stages"] = schedule.stages();
   json["microbatches"] = schedule.microbatches;
@@ -88,6 +90,12 @@ nlohmann::ordered_json simulation_to_json(const Schedule& schedule, const Simula
     device["peak_bytes"] = memory_to_json(stats.peak_bytes, stats.peak_total_bytes);
     device["peak_inflight_microbatches"] = stats.peak_inflight_microbatches;
     device["weight_versions"] = stats.weight_versions;
+    // Bytes (0 under unit costs) the device sends per step, by group.
+    const CommunicationVolume sent = communication_per_step(schedule, stats.device);
+    device["sent_bytes_per_step"] = {{"data_parallel", sent.data_parallel},
+                                     {"tensor_parallel", sent.tensor_parallel},
+                                     {"expert_parallel", sent.expert_parallel},
+                                     {"pipeline", sent.pipeline}};
     json["per_device"].push_back(std::move(device));
   }
   return json;

@@ -198,7 +198,7 @@ ParallelPlan read_parallel(const JsonObjectReader& top) {
   if (!value) return plan;
   const JsonObjectReader reader(*value, "parallel",
                                 {"dp", "tp", "pp", "microbatches", "chunks", "schedule", "update", "recompute",
-                                 "partition", "staleness", "sequence_parallel", "offload", "ep"});
+                                 "partition", "staleness", "sequence_parallel", "offload", "ep", "zero"});
   reader.read("dp", plan.dp);
   reader.read("tp", plan.tp);
   reader.read("pp", plan.pp);
@@ -221,6 +221,7 @@ ParallelPlan read_parallel(const JsonObjectReader& top) {
   }
   reader.read("staleness", plan.staleness);
   reader.read("ep", plan.ep);
+  reader.read("zero", plan.zero);
   if (const Json* offload = reader.find("offload"))
     plan.offload = json_to_name<OffloadMode>(*offload, "parallel.offload", "an offload mode", parse_offload,
                                              offload_names());

@@ -136,6 +136,7 @@ Json parallel_to_json(const ParallelPlan& plan) {
     json["partition"] = partition_name(plan.partition);
   json["staleness"] = plan.staleness;
   json["ep"] = plan.ep;
+  json["zero"] = plan.zero;
   return json;
 }
 

@@ -248,6 +248,7 @@ void check_parallel(const Experiment& experiment, bool model_ok, Problems& probl
   check_at_least(problems, "parallel.chunks", plan.chunks, 1);
   check_at_least(problems, "parallel.staleness", plan.staleness, 0);
   check_at_least(problems, "parallel.ep", plan.ep, 1);
+  check_at_least(problems, "parallel.zero", plan.zero, 0);
   check_at_most(problems, "parallel.dp", plan.dp, kMaxDataParallel);
   check_at_most(problems, "parallel.tp", plan.tp, kMaxTensorParallel);
   check_at_most(problems, "parallel.pp", plan.pp, kMaxPipelineDevices);
@@ -255,6 +256,7 @@ void check_parallel(const Experiment& experiment, bool model_ok, Problems& probl
   check_at_most(problems, "parallel.chunks", plan.chunks, kMaxChunks);
   check_at_most(problems, "parallel.staleness", plan.staleness, kMaxStaleness);
   check_at_most(problems, "parallel.ep", plan.ep, kMaxDataParallel);
+  check_at_most(problems, "parallel.zero", plan.zero, 3);
   if (problems.size() != before) return;  // the checks below divide and multiply by these
   check_schedule(plan, problems);
   try {
@@ -263,10 +265,12 @@ void check_parallel(const Experiment& experiment, bool model_ok, Problems& probl
     problems.push_back(error.what());
     return;
   }
-  try {
-    check_offload(plan);
-  } catch (const std::invalid_argument& error) {
-    problems.push_back(error.what());
+  for (void (*check)(const ParallelPlan&) : {check_offload, check_zero}) {
+    try {
+      check(plan);
+    } catch (const std::invalid_argument& error) {
+      problems.push_back(error.what());
+    }
   }
 
   const int64_t batch = experiment.training.batch_size;

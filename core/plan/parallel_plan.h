@@ -54,6 +54,10 @@ struct ParallelPlan {
   // Expert parallelism: groups of ep consecutive data-parallel replicas share
   // each moe layer's experts (ep divides dp and every layer's experts).
   int ep = 1;
+  // ZeRO stage within each data-parallel group (zero_sharding.h): 0 none,
+  // 1 the optimizer state sharded, 2 also the gradients, 3 also the weights
+  // (FSDP's full sharding).
+  int zero = 0;
 
   int stages() const { return pp * chunks; }             // pipeline stages in total
   int devices() const { return dp * tp * pp; }           // devices in total

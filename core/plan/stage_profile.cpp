@@ -432,12 +432,16 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
       }
       working_per_sample = std::max(working_per_sample, gradients_by_layer.back());
       kept_by_layer.push_back(kept);
-      if (info.has_experts() && plan.ep > 1) {
+      if (info.has_experts()) {
         // Each member of an expert-parallel group holds experts / ep of the experts.
         const int expert_tp = roles[i] == TensorParallelRole::BlockParallel ? tp : 1;
-        cost.params -= moe_cost(info.moe, expert_tp).expert_params / plan.ep * (plan.ep - 1);
-        add_expert_all_to_alls(profile.expert_all_to_alls, i, info.moe, microbatch_size, bytes.activation);
+        const int64_t expert_params = moe_cost(info.moe, expert_tp).expert_params;
+        cost.params -= expert_params / plan.ep * (plan.ep - 1);
+        profile.expert_params += expert_params / plan.ep;
+        if (plan.ep > 1)
+          add_expert_all_to_alls(profile.expert_all_to_alls, i, info.moe, microbatch_size, bytes.activation);
       }
+      profile.largest_layer_params = std::max(profile.largest_layer_params, cost.params);
       profile.forward_flops += cost.forward_flops * samples;
       profile.backward_input_flops += cost.backward_input_flops * samples;
       profile.backward_weight_flops += cost.backward_weight_flops * samples;

@@ -69,6 +69,8 @@ struct StageProfile {
   double forward_memory_bytes = 0;
   double backward_memory_bytes = 0;
   int64_t params = 0;              // trainable scalars held by one shard
+  int64_t expert_params = 0;       // of which experts' (the expert-parallel member's share)
+  int64_t largest_layer_params = 0;  // the most one layer (a block: FSDP's unit) holds
   int64_t activation_bytes = 0;    // kept from forward to backward, per micro-batch
   int64_t input_bytes = 0;         // activation received from the previous stage, per micro-batch
   int64_t output_bytes = 0;        // activation sent to the next stage, per micro-batch

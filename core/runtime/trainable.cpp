@@ -59,6 +59,10 @@ void check_trainable(const Experiment& experiment) {
                             "backend.type = cpu or cuda, or simulate this model");
   }
   check_trainable_precision(experiment);
+  if (experiment.parallel.zero != 0)
+    throw ExperimentError("parallel.zero = " + std::to_string(experiment.parallel.zero) +
+                          ": the executors keep every replica's weights, gradients and optimizer state whole; "
+                          "the simulator predicts ZeRO's sharding. Set parallel.zero = 0 to train, or simulate");
 }
 
 }  // namespace pipelab

@@ -40,6 +40,7 @@ void check_plan(const ParallelPlan& plan) {
     fail("staleness must be 0 or more (got " + std::to_string(plan.staleness) +
          "); use staleness = 2");
   check_offload(plan);
+  check_zero(plan);
   if (plan.update == UpdateMode::Async && plan.dp > 1 && is_asynchronous(plan.schedule))
     fail(std::string("update = async (a parameter server across replicas) needs a synchronous "
                      "pipeline schedule, and ") +
@@ -92,11 +93,13 @@ class DeviceLowering {
   std::vector<Op> lower(const std::vector<Op>& compute_ops) {
     const std::vector<int> last_backward = last_backward_positions(compute_ops);
     const HostTransfers host = host_transfers(compute_ops);
+    const std::vector<std::vector<int>> gathers = weight_gathers(compute_ops);
     ops_.reserve(compute_ops.size() * 4);
     for (size_t i = 0; i < compute_ops.size(); ++i) {
       Op op = compute_ops[i];
       op.device = device_;
       if (out_.async_data_parallel()) op.weight_version = pulled_version(op.step);
+      for (int unit : gathers[i]) add_data_parallel(OpKind::AllGather, compute_ops[unit], weight_bytes(op.stage));
       if (host.reload_before[i] >= 0) add_host_transfer(OpKind::Reload, compute_ops[host.reload_before[i]]);
       if (op.kind == OpKind::Forward)
         add_forward(op);
@@ -106,6 +109,9 @@ class DeviceLowering {
         add_weight_gradient(op);
       else
         ops_.push_back(op);
+      // ZeRO 2 and 3: each micro-batch's gradients become this device's shard.
+      if (out_.zero >= 2 && out_.dp > 1 && computes_weight_gradient(op.kind))
+        add_data_parallel(OpKind::ReduceScatter, op, parameter_bytes(op.stage));
       if (host.offload_after[i]) add_host_transfer(OpKind::Offload, op);
       if (updates_after_every_backward(out_.kind)) {
         if (op.kind == OpKind::Backward) add_update(op.stage, op.chunk, op.step, op.microbatch);
@@ -151,6 +157,20 @@ class DeviceLowering {
     return host;
   }
 
+  // ZeRO 3, per compute op of the rank: the ops whose weights are gathered
+  // just before it. Every F, B and BI gathers its stage's weights (a
+  // Recompute uses its B's); the gather is issued one compute op ahead, so it
+  // overlaps that op (FSDP's prefetch), the first ones before op 0.
+  std::vector<std::vector<int>> weight_gathers(const std::vector<Op>& compute_ops) const {
+    std::vector<std::vector<int>> before(compute_ops.size());
+    if (out_.zero < 3 || out_.dp == 1) return before;
+    for (size_t i = 0; i < compute_ops.size(); ++i) {
+      const OpKind kind = compute_ops[i].kind;
+      if (kind == OpKind::Forward || computes_input_gradient(kind)) before[i == 0 ? 0 : i - 1].push_back(static_cast<int>(i));
+    }
+    return before;
+  }
+
   // Index of the last B/BW of each (chunk, step) in the rank's compute ops.
   std::vector<int> last_backward_positions(const std::vector<Op>& compute_ops) const {
     std::vector<int> last(static_cast<size_t>(out_.chunks) * out_.steps, -1);
@@ -181,6 +201,20 @@ class DeviceLowering {
   }
   int64_t parameter_bytes(int stage) const {
     return profiles_.empty() ? 0 : profiles_[stage].gradient_bytes();
+  }
+  int64_t weight_bytes(int stage) const { return profiles_.empty() ? 0 : profiles_[stage].weight_bytes(); }
+  // This device's share of a stage's `bytes` under ZeRO (what one member of
+  // a reduce-scatter keeps, or gives to an all-gather).
+  int64_t shard_of(int64_t bytes) const {
+    return out_.zero == 0 ? bytes : (bytes + out_.dp - 1) / out_.dp;
+  }
+
+  // A data-parallel collective of `about`'s stage (ZeRO's gathers and scatters).
+  void add_data_parallel(OpKind kind, const Op& about, int64_t bytes) {
+    Op op = comm_op(kind, about, -1, bytes);
+    op.group = CommGroup::DataParallel;
+    op.weight_version = 0;
+    ops_.push_back(op);
   }
 
   Op comm_op(OpKind kind, const Op& about, int peer, int64_t bytes) const {
@@ -324,19 +358,19 @@ class DeviceLowering {
       ops_.push_back(pull);
       return;
     }
-    if (out_.dp > 1) {
-      Op reduce = comm_op(OpKind::AllReduce, about, -1, bytes);
-      reduce.group = CommGroup::DataParallel;
-      ops_.push_back(reduce);
-    }
+    // The step's gradients summed over the replicas: whole (zero 0), or each
+    // device's shard (zero 1; zero 2 and 3 scattered every micro-batch's).
+    if (out_.dp > 1 && out_.zero <= 1) add_data_parallel(out_.zero == 0 ? OpKind::AllReduce : OpKind::ReduceScatter, about, bytes);
     // ZeRO-Offload: the gradients go to the host, the host updates, the new weights come back.
     const bool on_host = out_.offload == OffloadMode::Optimizer;
-    if (on_host) ops_.push_back(comm_op(OpKind::Offload, about, -1, bytes));
+    if (on_host) ops_.push_back(comm_op(OpKind::Offload, about, -1, shard_of(bytes)));
     Op update = comm_op(OpKind::Update, about, -1, 0);
     update.weight_version = ++updates_written_[chunk];  // the version it writes
     ops_.push_back(update);
-    if (on_host)
-      ops_.push_back(comm_op(OpKind::Reload, about, -1, profiles_.empty() ? 0 : profiles_[stage].weight_bytes()));
+    if (on_host) ops_.push_back(comm_op(OpKind::Reload, about, -1, shard_of(weight_bytes(stage))));
+    // ZeRO 1 and 2: every device updated its shard; the whole weights are
+    // gathered for the next step (zero 3 gathers them where they are used).
+    if (out_.dp > 1 && (out_.zero == 1 || out_.zero == 2)) add_data_parallel(OpKind::AllGather, about, weight_bytes(stage));
   }
 
   const Schedule& out_;
@@ -358,6 +392,7 @@ Schedule lower_schedule(const Schedule& compute, const ParallelPlan& plan,
   out.dp = plan.dp;
   out.tp = plan.tp;
   out.ep = plan.ep;
+  out.zero = plan.zero;
   out.update = plan.update;
   out.recompute = plan.recompute;
   out.offload = plan.offload;
@@ -385,7 +420,9 @@ int window_steps(const ParallelPlan& plan, int steps) {
 double schedule_size_estimate(const ParallelPlan& plan, int steps) {
   // Per device and micro-batch and chunk: F, B (or BI and BW), two sends, two
   // receives and a few collectives; counted in doubles so huge plans cannot overflow.
-  return 8.0 * plan.dp * plan.tp * plan.pp * plan.chunks * double(plan.microbatches) *
+  // ZeRO 2 and 3 add a reduce-scatter and up to two gathers per micro-batch.
+  const double per_microbatch = plan.zero >= 2 ? 11.0 : 8.0;
+  return per_microbatch * plan.dp * plan.tp * plan.pp * plan.chunks * double(plan.microbatches) *
          window_steps(plan, steps);
 }
 
@@ -411,6 +448,22 @@ void check_offload(const ParallelPlan& plan) {
                      "complete, which ") +
          (plan.update == UpdateMode::Async ? "update = async" : schedule_name(plan.schedule)) +
          " does not have; use a synchronous schedule with update = sync, or offload = activations");
+}
+
+void check_zero(const ParallelPlan& plan) {
+  if (plan.zero < 0 || plan.zero > 3)
+    fail("parallel.zero = " + std::to_string(plan.zero) +
+         " is not a ZeRO stage; use 0 (none), 1 (optimizer state), 2 (and gradients) or 3 (and weights, FSDP)");
+  if (plan.zero == 0) return;
+  if (is_asynchronous(plan.schedule) || plan.update == UpdateMode::Async)
+    fail("parallel.zero = " + std::to_string(plan.zero) + " shards the state that one synchronous step updates, and " +
+         (plan.update == UpdateMode::Async ? std::string("update = async") : schedule_name(plan.schedule)) +
+         " updates each replica on its own; use a synchronous schedule with update = sync, or zero = 0");
+  if (plan.zero >= 2 && plan.pp > 1)
+    fail("parallel.zero = " + std::to_string(plan.zero) +
+         " reduce-scatters the gradients after every micro-batch's backward, which a pipeline (pp = " +
+         std::to_string(plan.pp) + ") would wait on between its stages (DeepSpeed refuses it too); use "
+         "zero = 1 with a pipeline, as Megatron-LM's distributed optimizer does, or pp = 1");
 }
 
 void check_schedule_size(const ParallelPlan& plan, int steps) {

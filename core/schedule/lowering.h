@@ -54,6 +54,19 @@ namespace pipelab {
 //    window must hold at least staleness + 2 steps (build_schedule's default).
 //    With staleness 0 this is synchronous training again.
 //
+// ZeRO (plan.zero, dp > 1; synchronous schedules), data-parallel group:
+//  - zero 1: the step's ALLREDUCE becomes REDUCE_SCATTER (gradient_bytes),
+//    then U (of the device's shard), then ALL_GATHER (weight_bytes): the
+//    updated weights for the next step (Megatron-LM's distributed optimizer).
+//  - zero 2: a REDUCE_SCATTER after every B and BW (DeepSpeed's stage 2
+//    reduces each micro-batch's gradients into the shard), then U ALL_GATHER.
+//  - zero 3: as zero 2, and an ALL_GATHER (weight_bytes) of the stage's
+//    weights for every F, B and BI, issued one compute op ahead of it (FSDP's
+//    prefetch: before the compute op that precedes it); no gather after U.
+// A collective's bytes are the whole buffer; each member keeps (or gives)
+// 1/dp of it. With optimizer offloading the OFFLOAD and RELOAD carry the
+// device's shard.
+//
 // Optimizer offloading (plan.offload = optimizer, ZeRO-Offload): the weight
 // update becomes [ALLREDUCE dp] OFFLOAD U RELOAD (micro-batch -1): the
 // gradients (gradient_bytes) go to the host, the host runs U on its optimizer
@@ -75,6 +88,14 @@ Schedule lower_schedule(const Schedule& compute, const ParallelPlan& plan,
 // combines offloading with what it cannot go with (offload = activations and
 // recompute; offload = optimizer and an asynchronous schedule or update).
 void check_offload(const ParallelPlan& plan);
+
+// Throws std::invalid_argument naming the fields and the fix when the plan
+// asks for a ZeRO stage outside 0..3, or combines one with what it cannot go
+// with: an asynchronous schedule or update (each replica updates alone, so
+// there is no step to shard), or zero 2 and 3 with a pipeline (pp > 1),
+// which DeepSpeed refuses too: their gradients are reduce-scattered at every
+// micro-batch, and a pipeline's interleaved micro-batches would wait on it.
+void check_zero(const ParallelPlan& plan);
 
 // Plans larger than this many ops (counted as check_schedule_size does) are
 // refused. Simulating one takes about 125 bytes per op: 8 x 64 x 1024 (4M ops)

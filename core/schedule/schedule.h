@@ -26,6 +26,7 @@ struct Schedule {
   // step t - staleness of every replica (see lowering.h).
   int staleness = 2;
   int ep = 1;             // expert-parallel group size (divides dp)
+  int zero = 0;           // ZeRO stage (parallel_plan.h)
   bool lowered = false;   // true once sends, receives, all-reduces and updates are in
   std::vector<std::vector<Op>> devices;  // devices[d] = device d's ops, in order
 

@@ -1,11 +1,13 @@
 #include "core/sim/memory_model.h"
 
+#include "core/sim/zero_sharding.h"
+
 #include <algorithm>
 #include <cassert>
 #include <climits>
 
 namespace pipelab {
-StageMemory stage_memory(const CostModel& cost, int stage) {
+StageMemory stage_memory(const CostModel& cost, int stage, int zero, int dp, int ep) {
   StageMemory memory;
   if (cost.is_unit()) {
     memory.weights = 1;
@@ -18,9 +20,11 @@ StageMemory stage_memory(const CostModel& cost, int stage) {
   }
   assert(stage >= 0 && stage < static_cast<int>(cost.stages().size()));
   const StageProfile& profile = cost.stages()[stage];
-  memory.weights = profile.weight_bytes();
-  memory.gradients = profile.gradient_bytes();
-  memory.optimizer_state = profile.optimizer_bytes(cost.optimizer_slots());
+  const ShardedModelStates states = sharded_model_states(profile, zero, dp, ep, cost.optimizer_slots());
+  memory.weights = states.weights;
+  memory.gradients = states.gradients;
+  memory.optimizer_state = states.optimizer_state;
+  memory.collective_buffers = states.collective_buffers;
   memory.activations = profile.activation_bytes;
   memory.kept_input = profile.recompute_kept_bytes;
   memory.recomputed = profile.recompute_working_bytes;
@@ -40,9 +44,11 @@ MemoryModel::MemoryModel(const Schedule& schedule, const CostModel& cost)
     state.gradients_allocated.assign(schedule.chunks, 0);
     state.changes.reserve(schedule.devices[d].size() + 16);
     for (int chunk = 0; chunk < schedule.chunks; ++chunk) {
-      const StageMemory stage = stage_memory(cost, schedule.layout().stage_of(rank, chunk));
+      const StageMemory stage = stage_memory(cost, schedule.layout().stage_of(rank, chunk), schedule.zero,
+                                             schedule.dp, schedule.ep);
       state.chunk_memory[chunk] = stage;
       add(d, 0, MemoryCategory::Weights, stage.weights);
+      add(d, 0, MemoryCategory::CommBuffers, stage.collective_buffers);
       // Optimizer offloading keeps the optimizer state on the host.
       add(d, 0,
           schedule.offload == OffloadMode::Optimizer ? MemoryCategory::Host : MemoryCategory::OptimizerState,

@@ -1,7 +1,9 @@
 // Memory model: what each device holds over a simulated run, by category.
 //
 //  weights          params x weight bytes (precision.h) per stage the device
-//                   holds, from the start
+//                   holds, from the start. Under ZeRO (parallel.zero) the
+//                   weights, gradients and optimizer state are the device's
+//                   share (zero_sharding.h)
 //  optimizer state  params x (master copy + slots x slot bytes), from the start
 //  gradients        params x gradient bytes per stage, allocated when the stage's first
 //                   weight gradient of a step starts (B or BW) and freed when
@@ -38,7 +40,8 @@
 //                   U (or PullWeights, async data parallel) makes the version
 //                   it names when it ends, if that is newer than the current.
 //  comm buffers     a message's bytes on its receiver, from arrival until the
-//                   receive ends
+//                   receive ends; ZeRO 2 and 3's reduce-scatter bucket and
+//                   ZeRO 3's gathered units, from the start
 //  workspace        not modelled (0)
 //
 // Unit-cost simulations have no StageProfiles; memory is then counted in
@@ -72,8 +75,11 @@ struct StageMemory {
   int64_t split_backward_working = 0;  // per running BI
   int64_t split_backward_kept = 0;     // per micro-batch between its BI and BW
   int64_t loss_gradient = 0;           // per micro-batch between its F and B (or BI), last stage
+  int64_t collective_buffers = 0;      // ZeRO 2 and 3's buckets and gathered units, from the start
 };
-StageMemory stage_memory(const CostModel& cost, int stage);
+// Weights, gradients and optimizer state are one device's share under ZeRO
+// stage `zero` over `dp` replicas (zero_sharding.h); unit costs ignore ZeRO.
+StageMemory stage_memory(const CostModel& cost, int stage, int zero = 0, int dp = 1, int ep = 1);
 
 struct DeviceMemoryPeaks {
   MemoryBytes peak_bytes{};

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <deque>
 #include <map>
 #include <limits>
 #include <stdexcept>
@@ -89,6 +90,11 @@ class Simulation {
     std::map<std::array<int, 2>, std::array<double, 2>> last_gradient;
     // (stage, step) -> the overlapped reduction its U waits for
     std::map<std::array<int, 2>, int> reduction_of;
+    // ZeRO's all-gathers on the communication lane: per stage, zero 3's
+    // gathers in the order their F, B and BI read them, and zero 1 and 2's
+    // latest gather after U, which every later op of the stage reads.
+    std::map<int, std::deque<int>> unit_gathers;
+    std::map<int, int> step_gather;
   };
 
   const std::vector<Op>& ops(int device) const { return schedule_.devices[device]; }
@@ -158,6 +164,7 @@ class Simulation {
       default:
         break;
     }
+    if (!weights_gathered(device, op)) return false;
     // Compute ops occupy the device for their duration; a backward first
     // waits for its reloaded activations, any op reading weights for the
     // weights a host update sends back.
@@ -193,11 +200,60 @@ class Simulation {
     return true;
   }
 
+  // ZeRO: an op that reads weights waits for the all-gather on the lane that
+  // brings them (simulator.h); the wait is exposed communication.
+  bool weights_gathered(int device, const Op& op) {
+    if (!op_kind_facts(op.kind).reads_weights) return true;
+    DeviceState& state = devices_[device];
+    const auto units = state.unit_gathers.find(op.stage);
+    const bool unit_reader = op.kind == OpKind::Forward || op.kind == OpKind::Recompute ||
+                             computes_input_gradient(op.kind);
+    int id = -1;
+    if (unit_reader && units != state.unit_gathers.end() && !units->second.empty()) {
+      id = units->second.front();
+    } else if (const auto step = state.step_gather.find(op.stage); step != state.step_gather.end()) {
+      id = step->second;
+    }
+    if (id < 0) return true;
+    const double end = collectives_[id].end;
+    if (std::isnan(end)) return false;  // woken when the gather's last member joins
+    if (end > state.clock) {
+      state.comm += end - state.clock;
+      state.clock = end;
+    }
+    // A Recompute reads the weights gathered for its B, which comes next.
+    if (id >= 0 && unit_reader && op.kind != OpKind::Recompute && units != state.unit_gathers.end() &&
+        !units->second.empty() && units->second.front() == id)
+      units->second.pop_front();
+    return true;
+  }
+
   // ZeRO-Offload copies the reduced gradients to the host before U: that copy
   // waits for the reduction, so there it stays in program order.
   bool overlaps(const Op& op) const {
-    return options_.overlap_gradient_reduction && op.kind == OpKind::AllReduce &&
-           op.group == CommGroup::DataParallel && schedule_.offload != OffloadMode::Optimizer;
+    return options_.overlap_gradient_reduction && op.group == CommGroup::DataParallel &&
+           (op.kind == OpKind::AllReduce || op.kind == OpKind::ReduceScatter) &&
+           schedule_.offload != OffloadMode::Optimizer;
+  }
+  // ZeRO's gathers of weights run on the lane when the run overlaps.
+  bool gathers_ahead(const Op& op) const {
+    return options_.overlap_gradient_reduction && op.group == CommGroup::DataParallel &&
+           op.kind == OpKind::AllGather;
+  }
+
+  // A ZeRO all-gather of a stage's weights on the communication lane, from
+  // when every member has issued it (one compute op ahead of its reader, or
+  // after U) and the lane is free.
+  void lane_gather(int device, const Op& op, int id, const std::vector<int>& members) {
+    DeviceState& state = devices_[device];
+    Collective& collective = collectives_[id];
+    if (collective.bucket_ready.empty()) collective.bucket_ready.assign(1, 0.0);
+    collective.bucket_ready[0] = std::max(collective.bucket_ready[0], state.clock);
+    if (op.microbatch >= 0)
+      state.unit_gathers[op.stage].push_back(id);
+    else
+      state.step_gather[op.stage] = id;
+    join_lane(device, op, id, members);
   }
 
   // A data-parallel gradient all-reduce on the communication lane, in buckets
@@ -212,9 +268,19 @@ class Simulation {
     const double to = gradient == state.last_gradient.end() ? state.clock : gradient->second[1];
     for (int i = 0; i < buckets; ++i)
       collective.bucket_ready[i] = std::max(collective.bucket_ready[i], from + (to - from) * (i + 1) / buckets);
+    state.reduction_of[{op.stage, op.step}] = id;
+    join_lane(device, op, id, members);
+  }
+
+  // Joins `device` to a collective that runs on the members' communication
+  // lanes, bucket by bucket (collective.bucket_ready); the last member to
+  // join runs it and wakes the others.
+  void join_lane(int device, const Op& op, int id, const std::vector<int>& members) {
+    DeviceState& state = devices_[device];
+    Collective& collective = collectives_[id];
+    const int buckets = static_cast<int>(collective.bucket_ready.size());
     collective.lane_free = std::max(collective.lane_free, state.comm_lane_free_at);
     collective.joined.push_back({device, state.pc});
-    state.reduction_of[{op.stage, op.step}] = id;
     if (++collective.arrived < static_cast<int>(members.size())) return;
 
     Op bucket = op;
@@ -311,12 +377,15 @@ class Simulation {
     const int id = matching_.partner[here];
     Collective& collective = collectives_[id];
     const std::vector<int>& members = matching_.groups[matching_.group_of_collective[id]].members;
-    if (overlaps(op)) {
+    if (overlaps(op) || gathers_ahead(op)) {
       if (state.registered != here) {
         state.registered = here;
-        overlapped_reduction(device, op, id, members);
+        if (overlaps(op))
+          overlapped_reduction(device, op, id, members);
+        else
+          lane_gather(device, op, id, members);
       }
-      return true;  // the device goes on; its U waits for the reduction
+      return true;  // the device goes on; its U (or the gather's reader) waits for it
     }
     if (state.registered != here) {
       state.registered = here;

@@ -26,6 +26,15 @@
 //    once every member has it ready and the lane is free. The U after it waits
 //    for the last bucket: only what does not fit under the backward (and
 //    whatever else runs before U) is exposed, and counts as communication.
+//  - ZeRO (schedule.zero, lowering.h): its reduce-scatters of gradients
+//    overlap as the all-reduce does (a per-micro-batch one under zero 2 and 3
+//    is ready as its B or BW is). Its all-gathers of weights, when the run
+//    overlaps, run on the lane too, from when every member has issued them:
+//    zero 3's one compute op ahead of the F, B or BI that reads them (FSDP's
+//    prefetch), which waits for its gather's end (a Recompute for its B's);
+//    zero 1 and 2's after U, which every later op reading the stage's
+//    weights waits for (Megatron-LM's overlapped parameter gather). Without
+//    overlap they block in program order, as every other collective.
 //  - A PullWeights of step t first waits until every PushGradient of step
 //    t - staleness in its data-parallel group has arrived, then lasts its
 //    duration().
@@ -55,6 +64,7 @@
 
 #include "core/schedule/schedule.h"
 #include "core/sim/cost_model.h"
+#include "core/sim/zero_sharding.h"
 #include "core/trace/trace_events.h"
 
 namespace pipelab {
@@ -91,8 +101,6 @@ struct SimulationOptions {
   bool overlap_gradient_reduction = false;
 };
 
-// Megatron-LM's DDP buckets hold 40 million gradient elements: 160 MB of fp32.
-inline constexpr double kGradientBucketBytes = 160e6;
 SimulationResult simulate(const Schedule& lowered, const CostModel& cost,
                           const SimulationOptions& options);
 

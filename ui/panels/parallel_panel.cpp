@@ -100,6 +100,15 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
       tr("Activations: copy each forward's activations to host memory on the copy lane and bring them "
          "back just before their backward (free while the copies hide behind compute). Optimizer "
          "state: keep it in host memory and run the update there (ZeRO-Offload)"));
+  zero_combo_ = new QComboBox(this);
+  zero_combo_->addItem(tr("0: every replica holds everything"), 0);
+  zero_combo_->addItem(tr("1: optimizer state sharded"), 1);
+  zero_combo_->addItem(tr("2: + gradients sharded"), 2);
+  zero_combo_->addItem(tr("3: + weights sharded (FSDP)"), 3);
+  zero_combo_->setToolTip(
+      tr("ZeRO: the data-parallel replicas share out the optimizer state, then the gradients, then the "
+         "weights (each holds 1/dp), paid for with reduce-scatters and all-gathers. Predicted by the "
+         "simulator; training runs with 0"));
   sequence_parallel_check_ = new QCheckBox(tr("Sequence parallel"), this);
   sequence_parallel_check_->setToolTip(
       tr("Transformers with tp > 1: split the norms, dropouts and residuals along the sequence "
@@ -179,6 +188,7 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   schedule_form->addRow(recompute_check_);
   schedule_form->addRow(selective_recompute_check_);
   schedule_form->addRow(tr("Offload to host:"), offload_combo_);
+  schedule_form->addRow(tr("ZeRO stage:"), zero_combo_);
   schedule_form->addRow(sequence_parallel_check_);
   schedule_form->addRow(tr("Partition rule:"), partition_combo_);
   schedule_form->addRow(tr("Predict on:"), profile_combo_);
@@ -238,6 +248,10 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
       if (on) e.parallel.selective_recompute = false;
       if (on && e.parallel.offload == OffloadMode::Activations) e.parallel.offload = OffloadMode::None;
     });
+  });
+  connect(zero_combo_, &QComboBox::activated, this, [this] {
+    const int zero = zero_combo_->currentData().toInt();
+    document_->edit([zero](Experiment& e) { e.parallel.zero = zero; });
   });
   connect(offload_combo_, &QComboBox::activated, this, [this] {
     const auto mode = static_cast<OffloadMode>(offload_combo_->currentData().toInt());
@@ -327,6 +341,7 @@ void ParallelPanel::refreshFromDocument() {
   set_combo(schedule_combo_, static_cast<int>(plan.schedule));
   set_combo(update_combo_, static_cast<int>(plan.update));
   set_combo(offload_combo_, static_cast<int>(plan.offload));
+  set_combo(zero_combo_, plan.zero);
   set_combo(partition_combo_, static_cast<int>(plan.partition));
   set_combo(profile_combo_, QString::fromStdString(experiment.simulation.profile));
   set_spin(nodes_spin_, experiment.simulation.cluster.nodes);

@@ -73,6 +73,7 @@ class ParallelPanel : public QWidget {
   QCheckBox* recompute_check_;
   QCheckBox* selective_recompute_check_;  // Transformers: the attention core only
   QComboBox* offload_combo_;              // parallel.offload
+  QComboBox* zero_combo_;                 // parallel.zero
   QCheckBox* sequence_parallel_check_;    // Transformers with tp > 1
   QComboBox* partition_combo_;
   QComboBox* profile_combo_;

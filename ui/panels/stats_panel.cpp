@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "core/sim/bubble_formula.h"
+#include "core/sim/communication_volume.h"
 #include "core/sim/throughput.h"
 #include "core/trace/run_statistics.h"
 #include "ui/models/run_controller.h"
@@ -156,6 +157,14 @@ void StatsPanel::refresh() {
       } catch (const std::exception&) {
         // No catalogue device behind this prediction: nothing to divide by.
       }
+      // What device 0 sends per step to its data-parallel group: ZeRO's price
+      // (1.5x plain data parallelism's at stage 3; communication_volume.h).
+      const CommunicationVolume sent = communication_per_step(prediction_->schedule, 0);
+      if (sent.data_parallel > 0)
+        line += tr(" · data-parallel traffic %1 per device and step%2")
+                    .arg(bytes_text(sent.data_parallel),
+                         experiment_.parallel.zero > 0 ? tr(" (ZeRO %1)").arg(experiment_.parallel.zero)
+                                                       : QString());
     }
     throughput << line;
   }

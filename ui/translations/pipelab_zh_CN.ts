@@ -1770,6 +1770,30 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <source>Predict the data-parallel gradient all-reduce in buckets under the last backward, as DDP and Megatron-LM do; off: after the backward</source>
         <translation>预测时将数据并行的梯度全归约分桶，在最后一次反向传播期间进行（与 DDP 和 Megatron-LM 相同）；关闭时在反向传播之后进行</translation>
     </message>
+    <message>
+        <source>0: every replica holds everything</source>
+        <translation>0：每个副本持有全部状态</translation>
+    </message>
+    <message>
+        <source>1: optimizer state sharded</source>
+        <translation>1：切分优化器状态</translation>
+    </message>
+    <message>
+        <source>2: + gradients sharded</source>
+        <translation>2：再切分梯度</translation>
+    </message>
+    <message>
+        <source>3: + weights sharded (FSDP)</source>
+        <translation>3：再切分权重（FSDP）</translation>
+    </message>
+    <message>
+        <source>ZeRO: the data-parallel replicas share out the optimizer state, then the gradients, then the weights (each holds 1/dp), paid for with reduce-scatters and all-gathers. Predicted by the simulator; training runs with 0</source>
+        <translation>ZeRO：数据并行副本依次分摊优化器状态、梯度和权重（每个副本只持有 1/dp），代价是 reduce-scatter 和 all-gather 通信。由模拟器预测；真实训练使用 0</translation>
+    </message>
+    <message>
+        <source>ZeRO stage:</source>
+        <translation>ZeRO 阶段：</translation>
+    </message>
 </context>
 <context>
     <name>pipelab::PlanController</name>
@@ -2064,6 +2088,14 @@ predicted</source>
     <message>
         <source> · MFU %1% (%2 TFLOP/s per device)</source>
         <translation> · MFU %1%（每设备 %2 TFLOP/s）</translation>
+    </message>
+    <message>
+        <source> · data-parallel traffic %1 per device and step%2</source>
+        <translation> · 每设备每步数据并行通信量 %1%2</translation>
+    </message>
+    <message>
+        <source> (ZeRO %1)</source>
+        <translation>（ZeRO %1）</translation>
     </message>
 </context>
 <context>

@@ -237,3 +237,34 @@ TEST(ExperimentValidation, MicrobatchSizeSplitsTheBatch) {
 
 }  // namespace
 }  // namespace pipelab
+
+namespace pipelab {
+namespace {
+
+TEST(ExperimentValidation, ZeroIsAStageFromZeroToThreeOfASynchronousStep) {
+  EXPECT_MENTIONS(testing::parse_error([] {
+                    auto document = testing::small_experiment_json();
+                    document["parallel"]["zero"] = 4;
+                    return document.dump();
+                  }()),
+                  "parallel.zero");
+  auto document = testing::small_experiment_json();
+  document["parallel"]["dp"] = 2;
+  document["parallel"]["pp"] = 1;
+  document["parallel"]["zero"] = 3;
+  EXPECT_EQ(testing::parse_error(document.dump()), "");
+  document["parallel"]["zero"] = 1;
+  document["parallel"]["update"] = "async";
+  EXPECT_MENTIONS(testing::parse_error(document.dump()), "update = async updates each replica on its own");
+  document["parallel"]["update"] = "sync";
+  document["parallel"]["schedule"] = "pipedream";
+  document["parallel"]["pp"] = 2;
+  EXPECT_MENTIONS(testing::parse_error(document.dump()), "pipedream updates each replica on its own");
+  document["parallel"]["schedule"] = "1f1b";
+  EXPECT_EQ(testing::parse_error(document.dump()), "");  // zero 1 with a pipeline: Megatron-LM's
+  document["parallel"]["zero"] = 2;
+  EXPECT_MENTIONS(testing::parse_error(document.dump()), "use zero = 1 with a pipeline");
+}
+
+}  // namespace
+}  // namespace pipelab

@@ -125,3 +125,18 @@ TEST(Trainable, ABlockNeedsAnEmbeddingFirst) {
 
 }  // namespace
 }  // namespace pipelab
+
+namespace pipelab {
+namespace {
+
+TEST(Trainable, ZeroShardingIsPredictedNotTrained) {
+  Experiment sharded = testing::tiny_gpt_experiment();
+  sharded.parallel.dp = 2;
+  sharded.parallel.zero = 1;
+  const std::string message = refusal(sharded);
+  EXPECT_NE(message.find("parallel.zero = 1"), std::string::npos) << message;
+  EXPECT_NE(message.find("Set parallel.zero = 0 to train"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace pipelab
