@@ -60,6 +60,20 @@ constexpr const char* kPatterns[] = {
                       "every shard, so it needs parallel.tp >= 2 (now %1); raise tp or set "
                       "sequence_parallel = false"),
     QT_TRANSLATE_NOOP("CoreMessage", "training.optimizer.lr = %1 must be > 0, e.g. 0.05"),
+    // ZeRO (the Parallel panel's ZeRO stage) with what it does not go with.
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "parallel.zero = %1 reduce-scatters the gradients after every micro-batch's "
+                      "backward, which a pipeline (pp = %2) would wait on between its stages "
+                      "(DeepSpeed refuses it too); use zero = 1 with a pipeline, as Megatron-LM's "
+                      "distributed optimizer does, or pp = 1"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "parallel.zero = %1 shards the state that one synchronous step updates, and %2 "
+                      "updates each replica on its own; use a synchronous schedule with update = "
+                      "sync, or zero = 0"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "parallel.zero = %1: the executors shard the optimizer state (1) and the "
+                      "gradients (2), not yet the weights; the simulator predicts zero 3. Set "
+                      "parallel.zero = 2 to train, or simulate"),
     // Expert parallelism (an experiment with ep > 1, e.g. the expert-parallel
     // preset): dp, update, a moe layer's experts or removing it.
     QT_TRANSLATE_NOOP("CoreMessage",

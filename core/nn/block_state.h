@@ -38,10 +38,13 @@ struct BasicBlockTensors {
       &BasicBlockTensors::ffn2_weight, &BasicBlockTensors::ffn2_bias};
 
   // The non-empty tensors, in the order above.
-  std::vector<TensorT*> list() {
+  std::vector<TensorT*> list() { return list_like(*this); }
+  // The tensors where `shape` has non-empty ones: the gradients of the
+  // weights, even while ZeRO 2 has released them (device_worker.h).
+  std::vector<TensorT*> list_like(const BasicBlockTensors& shape) {
     std::vector<TensorT*> all;
     for (TensorT BasicBlockTensors::*member : kMembers)
-      if (!(this->*member).empty()) all.push_back(&(this->*member));
+      if (!(shape.*member).empty()) all.push_back(&(this->*member));
     return all;
   }
 };

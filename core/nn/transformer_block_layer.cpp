@@ -42,8 +42,8 @@ std::vector<Tensor*> TransformerBlockLayer::params() {
 }
 
 std::vector<Tensor*> TransformerBlockLayer::grads() {
-  return experts_ ? joined(block_.gradients().list(), experts_->grads())
-                  : block_.gradients().list();
+  std::vector<Tensor*> gradients = block_.gradients().list_like(block_.weights());
+  return experts_ ? joined(std::move(gradients), experts_->grads()) : gradients;
 }
 
 void TransformerBlockLayer::connect_experts(ExpertConnection connection) {

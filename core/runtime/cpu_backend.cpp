@@ -1,5 +1,6 @@
 #include "core/runtime/cpu_backend.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <span>
@@ -129,10 +130,10 @@ Tensor CpuBackend::receive(const Op& op, const MessageTag& tag) {
   return message;
 }
 
-Tensor CpuBackend::gather_gradients(const std::vector<Parameter>& parameters) {
+Tensor CpuBackend::gather_gradients(const std::vector<Parameter>& parameters, int64_t padded_count) {
   int64_t count = 0;
   for (const Parameter& parameter : parameters) count += parameter.grad->size();
-  Tensor flat(1, count, &allocator(), MemoryCategory::Workspace);
+  Tensor flat(1, std::max(count, padded_count), &allocator(), MemoryCategory::Workspace);
   int64_t offset = 0;
   for (const Parameter& parameter : parameters) {
     std::memcpy(flat.data() + offset, parameter.grad->data(),
@@ -149,6 +150,38 @@ void CpuBackend::scatter_gradients(const Tensor& flat, const std::vector<Paramet
                 static_cast<size_t>(parameter.grad->size()) * sizeof(float));
     offset += parameter.grad->size();
   }
+}
+
+Tensor CpuBackend::zeros(int64_t rows, int64_t cols, MemoryCategory category) {
+  return Tensor(rows, cols, &allocator(), category);
+}
+
+void CpuBackend::copy_values(const Tensor& from, int64_t from_offset, Tensor& to, int64_t to_offset,
+                             int64_t count) {
+  std::memcpy(to.data() + to_offset, from.data() + from_offset, static_cast<size_t>(count) * sizeof(float));
+}
+
+void CpuBackend::add_values(const Tensor& from, int64_t from_offset, Tensor& to, int64_t to_offset,
+                            int64_t count) {
+  const float* source = from.data() + from_offset;
+  float* target = to.data() + to_offset;
+  for (int64_t i = 0; i < count; ++i) target[i] += source[i];
+}
+
+void CpuBackend::data_parallel_reduce_scatter(Tensor& flat, bool experts) {
+  const std::span<float> values(flat.data(), static_cast<size_t>(flat.size()));
+  if (experts)
+    ring_reduce_scatter(values, expert_data_parallel_group_, expert_data_parallel_collectives_++);
+  else
+    ring_reduce_scatter(values, data_parallel_group_, data_parallel_collectives_++);
+}
+
+void CpuBackend::data_parallel_all_gather(Tensor& flat, bool experts) {
+  const std::span<float> values(flat.data(), static_cast<size_t>(flat.size()));
+  if (experts)
+    ring_all_gather(values, expert_data_parallel_group_, expert_data_parallel_collectives_++);
+  else
+    ring_all_gather(values, data_parallel_group_, data_parallel_collectives_++);
 }
 
 void CpuBackend::data_parallel_all_reduce(Tensor& flat) {

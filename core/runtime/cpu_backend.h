@@ -88,8 +88,23 @@ class CpuBackend {
   // Waits for the message; timed.
   Tensor receive(const Op& op, const MessageTag& tag);
 
-  Tensor gather_gradients(const std::vector<Parameter>& parameters);
+  // The parameters' gradients in one [1, count] buffer (Workspace), zeros
+  // after them up to `padded_count` when that is larger; and back.
+  Tensor gather_gradients(const std::vector<Parameter>& parameters, int64_t padded_count = 0);
   void scatter_gradients(const Tensor& flat, const std::vector<Parameter>& parameters);
+  // ZeRO's pieces (device_worker.h): a zeroed tensor, and `count` values
+  // copied or added from one tensor's offset to another's.
+  Tensor zeros(int64_t rows, int64_t cols, MemoryCategory category);
+  void renew(Tensor& released, int64_t rows, int64_t cols, MemoryCategory category) {
+    released = zeros(rows, cols, category);
+  }
+  void copy_values(const Tensor& from, int64_t from_offset, Tensor& to, int64_t to_offset, int64_t count);
+  void add_values(const Tensor& from, int64_t from_offset, Tensor& to, int64_t to_offset, int64_t count);
+  // ZeRO's collectives over the data-parallel group (`experts`: over the
+  // replicas holding the same experts), in place on a buffer the group cuts
+  // into equal slices, member r's being slice r (ring_allreduce.h).
+  void data_parallel_reduce_scatter(Tensor& flat, bool experts);
+  void data_parallel_all_gather(Tensor& flat, bool experts);
   void data_parallel_all_reduce(Tensor& flat);
   void data_parallel_all_reduce(std::vector<float>& values);  // host values (batch statistics)
   void tensor_parallel_all_reduce(Tensor& values);

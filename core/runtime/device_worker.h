@@ -19,6 +19,18 @@
 //              the replicas; tensor-parallel: inside F/B (the stage stack calls
 //              them), each reported with the identity of the schedule's
 //              ALLREDUCE op that names its layer
+//   ZeRO       (parallel.zero 1 or 2, dp > 1; lowering.h) the replicas share
+//              out the stage's optimizer state: each holds it, and the summed
+//              gradients, for its slice of the flattened parameters only
+//              (ZeroShard). A data-parallel ReduceScatter sums every
+//              replica's gradients into the slices; U steps the slice (its
+//              weights copied out for the optimizer); the AllGather after U
+//              hands every replica the updated slices. Zero 2 scatters after
+//              every backward and keeps no whole gradients between them: the
+//              layers' gradients are released after each scatter and renewed
+//              (zeros, counted as the scatter's buffer, CommBuffers) before
+//              the next backward. Experts share over the replicas holding the
+//              same experts, the rest over all dp.
 //   Push/Pull  async data parallelism through the stage's ParameterServer
 //              (or, over processes, the rank that holds it), on a host view
 //              of the stage's weights
@@ -41,6 +53,7 @@
 // global step and the weight version actually used.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -140,6 +153,22 @@ class DeviceWorker {
   void drop_in_flight();
 
  private:
+  // ZeRO: one group of a stage's parameters that `members` replicas share
+  // out, each keeping the optimizer state and the summed gradients of its
+  // slice [rank x shard, + shard) of the flattened parameters (zeros pad the
+  // flat buffer to members x shard).
+  struct ZeroShard {
+    std::vector<Parameter> parameters;
+    bool experts = false;  // over the replicas holding the same experts, else over all dp
+    int members = 1;
+    int rank = 0;
+    int64_t shard = 0;  // values per member
+    Tensor values;      // [1, shard]: the slice's weights, only from U to the gather after it
+    Tensor gradients;   // [1, shard]: the slice's summed gradients of the step
+    std::unique_ptr<Optimizer> optimizer;  // over (values, gradients): state for the slice only
+    int64_t begin() const { return rank * shard; }
+    int64_t padded() const { return members * shard; }
+  };
   struct StageState {
     int stage = 0;
     std::unique_ptr<Stack> layers;
@@ -149,6 +178,9 @@ class DeviceWorker {
     int window_base_version = 0;  // versions at the start of the current window
     std::unique_ptr<Velocity> velocity;  // pipemare's discrepancy correction, or null
     int gradient_delay = 0;  // updates between the F and B of the gradient the next U applies
+    std::vector<std::unique_ptr<ZeroShard>> shards;  // ZeRO: the dense group, then the experts'
+    // Zero 2: the layers' gradients' shapes, while they are released.
+    std::vector<std::array<int64_t, 2>> released_gradients;
   };
   // A micro-batch on one of this device's chunks, at a global step.
   struct MicrobatchKey {
@@ -191,6 +223,16 @@ class DeviceWorker {
   int64_t send(const Op& op);
   int64_t receive(const Op& op);
   int64_t data_parallel_all_reduce(const Op& op);
+  // The stage's parameters less the experts' (which `experts` receives)
+  // when expert parallelism sums those over fewer replicas.
+  std::vector<Parameter> dense_parameters(StageState& stage, std::vector<Parameter>* experts);
+  // ZeRO (see the table above).
+  void make_zero_shards(StageState& stage);
+  int64_t reduce_scatter_gradients(const Op& op);
+  void update_shards(StageState& stage);
+  int64_t gather_weights(const Op& op);
+  void release_gradients(StageState& stage);
+  void renew_gradients(StageState& stage);
   int64_t push(const Op& op);
   int64_t pull(Op& op);
   // A tensor-parallel collective (`kind`: AllReduce, ReduceScatter or

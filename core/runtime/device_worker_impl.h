@@ -80,8 +80,11 @@ DeviceWorker<Backend>::DeviceWorker(WorkerShared& shared, Devices& devices, int 
         static_cast<double>(experiment.training.batch_size * sequence_length(experiment.model)),
         plan.ep == 1 ? typename Stack::ExpertAllToAll{}
                      : [this](Tensor& values, int layer, bool) { expert_all_to_all(values, layer); });
-    // Optimizer offloading steps a host optimizer instead (host_optimizer).
-    if (!async_data_parallel && plan.offload != OffloadMode::Optimizer)
+    // Optimizer offloading steps a host optimizer instead (host_optimizer),
+    // ZeRO one per shard of the state (make_zero_shards).
+    if (plan.zero > 0 && plan.dp > 1)
+      make_zero_shards(state);
+    else if (!async_data_parallel && plan.offload != OffloadMode::Optimizer)
       state.optimizer = backend_.make_optimizer(optimizer_settings(experiment.training.optimizer),
                                                 state.layers->parameters());
     state.versions = std::make_unique<Stash>(state.layers->parameters());
@@ -190,9 +193,11 @@ void DeviceWorker<Backend>::run_op(const TrainingWindow& window, int index) {
       break;
     case OpKind::Backward:
     case OpKind::BackwardInput:
+      renew_gradients(stages_[op.chunk]);
       timed(op, [&] { backward(op); return int64_t{0}; });
       break;
     case OpKind::BackwardWeight:
+      renew_gradients(stages_[op.chunk]);
       timed(op, [&] { backward_weight(op); return int64_t{0}; });
       break;
     case OpKind::Recompute:
@@ -239,6 +244,11 @@ void DeviceWorker<Backend>::run_op(const TrainingWindow& window, int index) {
       break;
     case OpKind::ReduceScatter:
     case OpKind::AllGather:
+      if (op.group == CommGroup::DataParallel) {  // ZeRO's, of the stage's gradients or weights
+        timed(op, [&] { return op.kind == OpKind::ReduceScatter ? reduce_scatter_gradients(op) : gather_weights(op); });
+        break;
+      }
+      [[fallthrough]];
     case OpKind::AllToAll:
       // Run (and reported) inside the compute op before it, as the
       // tensor-parallel all-reduces are (a moe layer's all-to-alls too); one
@@ -375,7 +385,9 @@ void DeviceWorker<Backend>::update(Op& op, int scheduled_version) {
                                                               pipemare.lr_warmup_updates));
   stage.versions->before_update();
   if (stage.velocity) stage.velocity->before_update();
-  if (stage.optimizer)
+  if (!stage.shards.empty())
+    update_shards(stage);  // the AllGather after U hands out the new weights
+  else if (stage.optimizer)
     stage.optimizer->step();
   else
     host_optimizer(op.chunk).step();  // on the host view, which the RELOAD after U copies back
@@ -420,19 +432,25 @@ int64_t DeviceWorker<Backend>::receive(const Op& op) {
 }
 
 template <typename Backend>
+auto DeviceWorker<Backend>::dense_parameters(StageState& stage, std::vector<Parameter>* experts)
+    -> std::vector<Parameter> {
+  std::vector<Parameter> parameters = stage.layers->parameters();
+  if (shared_.experiment.parallel.ep == 1) return parameters;
+  const std::vector<Tensor*> expert_grads = stage.layers->expert_grads();
+  const auto is_expert = [&](const Parameter& parameter) {
+    return std::find(expert_grads.begin(), expert_grads.end(), parameter.grad) != expert_grads.end();
+  };
+  std::copy_if(parameters.begin(), parameters.end(), std::back_inserter(*experts), is_expert);
+  parameters.erase(std::remove_if(parameters.begin(), parameters.end(), is_expert), parameters.end());
+  return parameters;
+}
+
+template <typename Backend>
 int64_t DeviceWorker<Backend>::data_parallel_all_reduce(const Op& op) {
-  std::vector<Parameter> parameters = stages_[op.chunk].layers->parameters();
   // Under expert parallelism the experts' gradients are summed over the
   // replicas holding the same experts only (every ep-th one).
   std::vector<Parameter> experts;
-  if (shared_.experiment.parallel.ep > 1) {
-    const std::vector<Tensor*> expert_grads = stages_[op.chunk].layers->expert_grads();
-    const auto is_expert = [&](const Parameter& parameter) {
-      return std::find(expert_grads.begin(), expert_grads.end(), parameter.grad) != expert_grads.end();
-    };
-    std::copy_if(parameters.begin(), parameters.end(), std::back_inserter(experts), is_expert);
-    parameters.erase(std::remove_if(parameters.begin(), parameters.end(), is_expert), parameters.end());
-  }
+  std::vector<Parameter> parameters = dense_parameters(stages_[op.chunk], &experts);
   // One contiguous buffer: one collective instead of one per parameter (and
   // a ring cuts it into even chunks).
   Tensor flat = backend_.gather_gradients(parameters);
@@ -533,6 +551,113 @@ Sequential& DeviceWorker<Backend>::host_weights(int chunk) {
   Sequential& host = backend_.host_stage(stage(chunk), chunk);
   backend_.copy_to_host(stage(chunk), chunk, ParameterPart::Values);
   return host;
+}
+
+// ---- ZeRO (device_worker.h's table) ----
+
+template <typename Backend>
+void DeviceWorker<Backend>::make_zero_shards(StageState& stage) {
+  const ParallelPlan& plan = shared_.experiment.parallel;
+  // Zero 2 holds no whole gradients until the first backward.
+  if (plan.zero >= 2) release_gradients(stage);
+  std::vector<Parameter> experts;
+  std::vector<Parameter> dense = dense_parameters(stage, &experts);
+  for (std::vector<Parameter>* group : {&dense, &experts}) {
+    if (group->empty()) continue;
+    auto shard = std::make_unique<ZeroShard>();
+    shard->experts = group == &experts;
+    shard->members = shard->experts ? plan.dp / plan.ep : plan.dp;
+    shard->rank = shard->experts ? place_.replica / plan.ep : place_.replica;
+    int64_t count = 0;
+    for (const Parameter& parameter : *group) count += parameter.value->size();
+    shard->shard = std::max<int64_t>(1, (count + shard->members - 1) / shard->members);
+    shard->parameters = std::move(*group);
+    // Zero 1 keeps whole gradients in the layers and the slice's sum here as
+    // a copy; zero 2 keeps only the slice, the stage's gradients.
+    shard->gradients = backend_.zeros(1, shard->shard,
+                                      plan.zero >= 2 ? MemoryCategory::Gradients : MemoryCategory::Workspace);
+    // The optimizer sizes its state from the slice's weights, which then
+    // exist only while U runs and its gather hands them out.
+    shard->values = backend_.zeros(1, shard->shard, MemoryCategory::Workspace);
+    shard->optimizer = backend_.make_optimizer(optimizer_settings(shared_.experiment.training.optimizer),
+                                               {Parameter{&shard->values, &shard->gradients}});
+    shard->values.reset();
+    stage.shards.push_back(std::move(shard));
+  }
+}
+
+template <typename Backend>
+int64_t DeviceWorker<Backend>::reduce_scatter_gradients(const Op& op) {
+  StageState& stage = stages_[op.chunk];
+  const bool accumulate = shared_.experiment.parallel.zero >= 2;  // one scatter per backward
+  int64_t bytes = 0;
+  for (const std::unique_ptr<ZeroShard>& shard : stage.shards) {
+    Tensor flat = backend_.gather_gradients(shard->parameters, shard->padded());
+    backend_.data_parallel_reduce_scatter(flat, shard->experts);
+    if (accumulate)
+      backend_.add_values(flat, shard->begin(), shard->gradients, 0, shard->shard);
+    else
+      backend_.copy_values(flat, shard->begin(), shard->gradients, 0, shard->shard);
+    bytes += flat.bytes();
+  }
+  if (accumulate) release_gradients(stage);
+  return bytes;
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::update_shards(StageState& stage) {
+  for (const std::unique_ptr<ZeroShard>& shard : stage.shards) {
+    // The slice's current weights, out of the (whole) layers: each
+    // parameter's part of [begin, begin + shard) of the flattened values.
+    shard->values = backend_.zeros(1, shard->shard, MemoryCategory::Workspace);
+    int64_t offset = 0;
+    for (const Parameter& parameter : shard->parameters) {
+      const int64_t size = parameter.value->size();
+      const int64_t from = std::max(offset, shard->begin());
+      const int64_t until = std::min(offset + size, shard->begin() + shard->shard);
+      if (from < until)
+        backend_.copy_values(*parameter.value, from - offset, shard->values, from - shard->begin(), until - from);
+      offset += size;
+    }
+    shard->optimizer->step();
+    shard->gradients.fill(0.0f);
+  }
+}
+
+template <typename Backend>
+int64_t DeviceWorker<Backend>::gather_weights(const Op& op) {
+  int64_t bytes = 0;
+  for (const std::unique_ptr<ZeroShard>& shard : stages_[op.chunk].shards) {
+    Tensor flat = backend_.zeros(1, shard->padded(), MemoryCategory::Workspace);
+    backend_.copy_values(shard->values, 0, flat, shard->begin(), shard->shard);
+    shard->values.reset();
+    backend_.data_parallel_all_gather(flat, shard->experts);
+    std::vector<Parameter> values;
+    for (const Parameter& parameter : shard->parameters) values.push_back({parameter.value, parameter.value});
+    backend_.scatter_gradients(flat, values);
+    bytes += flat.bytes();
+  }
+  return bytes;
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::release_gradients(StageState& stage) {
+  if (!stage.released_gradients.empty()) return;
+  for (const Parameter& parameter : stage.layers->parameters()) {
+    stage.released_gradients.push_back({parameter.grad->rows(), parameter.grad->cols()});
+    parameter.grad->reset();
+  }
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::renew_gradients(StageState& stage) {
+  if (stage.released_gradients.empty()) return;
+  const std::vector<Parameter> parameters = stage.layers->parameters();
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    const std::array<int64_t, 2> shape = stage.released_gradients[i];
+    backend_.renew(*parameters[i].grad, shape[0], shape[1], MemoryCategory::CommBuffers);
+  }
+  stage.released_gradients.clear();
 }
 
 template <typename Backend>

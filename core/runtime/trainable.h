@@ -11,7 +11,8 @@ namespace pipelab {
 // on cuda (and there with conv2d, residual_block or moe layers), and of
 // Transformers (a model starting with an embedding) anything but the cpu
 // backend at tp = 1 with next-token cross-entropy and no dropout inside the
-// blocks, and ZeRO sharding (parallel.zero > 0). The simulator predicts all of these.
+// blocks, ZeRO 3, and ZeRO with optimizer offloading or (zero 2) with
+// sequence parallelism. The simulator predicts all of these.
 void check_trainable(const Experiment& experiment);
 
 }  // namespace pipelab

@@ -13,6 +13,7 @@
 #include "gpu/device/cuda_check.h"
 #include "gpu/device/device_guard.h"
 #include "gpu/device/stream_order.h"
+#include "gpu/kernels/elementwise.h"
 #include "gpu/memory/out_of_memory.h"
 
 namespace pipelab::gpu {
@@ -343,11 +344,14 @@ void CudaBackend::collective_over_ranks(DeviceTensor& values, const RingGroup& r
   host_staging_->upload_to(values);
 }
 
-DeviceTensor CudaBackend::gather_gradients(const std::vector<GpuParameter>& parameters) {
+DeviceTensor CudaBackend::gather_gradients(const std::vector<GpuParameter>& parameters,
+                                           int64_t padded_count) {
   int64_t count = 0;
   for (const GpuParameter& parameter : parameters) count += parameter.grad->size();
   DeviceTensor flat =
-      DeviceTensor::uninitialized(1, count, &allocator(), MemoryCategory::Workspace);
+      padded_count > count
+          ? DeviceTensor(1, padded_count, &allocator(), MemoryCategory::Workspace)  // zeros past count
+          : DeviceTensor::uninitialized(1, count, &allocator(), MemoryCategory::Workspace);
   int64_t offset = 0;
   for (const GpuParameter& parameter : parameters) {
     PIPELAB_CUDA_CHECK(cudaMemcpyAsync(flat.data() + offset, parameter.grad->data(),
@@ -367,6 +371,56 @@ void CudaBackend::scatter_gradients(const DeviceTensor& flat,
                                        cudaMemcpyDeviceToDevice, compute()));
     offset += parameter.grad->size();
   }
+}
+
+DeviceTensor CudaBackend::zeros(int64_t rows, int64_t cols, MemoryCategory category) {
+  return DeviceTensor(rows, cols, &allocator(), category);
+}
+
+void CudaBackend::renew(DeviceTensor& released, int64_t rows, int64_t cols, MemoryCategory category) {
+  const bool bf16_products = released.accumulates_bf16_products();
+  released = zeros(rows, cols, category);
+  if (bf16_products) released.accumulate_bf16_products();
+}
+
+void CudaBackend::copy_values(const DeviceTensor& from, int64_t from_offset, DeviceTensor& to,
+                              int64_t to_offset, int64_t count) {
+  PIPELAB_CUDA_CHECK(cudaMemcpyAsync(to.data() + to_offset, from.data() + from_offset,
+                                     static_cast<size_t>(count) * sizeof(float), cudaMemcpyDeviceToDevice,
+                                     compute()));
+}
+
+void CudaBackend::add_values(const DeviceTensor& from, int64_t from_offset, DeviceTensor& to,
+                             int64_t to_offset, int64_t count) {
+  kernels::add_into(to.data() + to_offset, from.data() + from_offset, count, compute());
+}
+
+void CudaBackend::data_parallel_reduce_scatter(DeviceTensor& flat, bool experts) {
+  sharding_collective(GroupCollective::ReduceScatter, flat, experts);
+}
+
+void CudaBackend::data_parallel_all_gather(DeviceTensor& flat, bool experts) {
+  sharding_collective(GroupCollective::AllGather, flat, experts);
+}
+
+void CudaBackend::sharding_collective(GroupCollective kind, DeviceTensor& flat, bool experts) {
+  if (collective_on_nccl(experts ? devices_.expert_data_parallel_rank_comm_of : devices_.data_parallel_rank_comm_of,
+                         flat, kind))
+    return;
+  const bool scatter = kind == GroupCollective::ReduceScatter;
+  const size_t device = static_cast<size_t>(place_.device);
+  const RingGroup& ring = experts ? devices_.expert_data_parallel_ring_of[device] : devices_.data_parallel_ring_of[device];
+  int64_t& collectives = experts ? expert_data_parallel_collectives_ : data_parallel_collectives_;
+  if (ring.size() > 0)
+    return collective_over_ranks(flat, ring, collectives++, scatter ? ring_reduce_scatter : ring_all_gather);
+  DeviceGroup* group = experts ? devices_.expert_data_parallel_group_of[device] : devices_.data_parallel_group_of[device];
+  if (!group) return;
+  // Member replica / ep of the replicas holding the same experts.
+  const int member = experts ? place_.replica / shared_.experiment.parallel.ep : place_.replica;
+  if (scatter)
+    group->reduce_scatter(member, flat);
+  else
+    group->all_gather(member, flat);
 }
 
 void CudaBackend::data_parallel_all_reduce(DeviceTensor& flat) {

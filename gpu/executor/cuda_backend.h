@@ -164,8 +164,19 @@ class CudaBackend {
   int64_t send(const Op& op, const MessageTag& tag, DeviceTensor message);
   DeviceTensor receive(const Op& op, const MessageTag& tag);
 
-  DeviceTensor gather_gradients(const std::vector<GpuParameter>& parameters);
+  // As the CPU backend's (core/runtime/cpu_backend.h), on the compute stream.
+  DeviceTensor gather_gradients(const std::vector<GpuParameter>& parameters, int64_t padded_count = 0);
   void scatter_gradients(const DeviceTensor& flat, const std::vector<GpuParameter>& parameters);
+  // ZeRO's pieces (device_worker.h). A renewed gradient keeps its bf16
+  // products (DeviceTensor::accumulate_bf16_products).
+  DeviceTensor zeros(int64_t rows, int64_t cols, MemoryCategory category);
+  void renew(DeviceTensor& released, int64_t rows, int64_t cols, MemoryCategory category);
+  void copy_values(const DeviceTensor& from, int64_t from_offset, DeviceTensor& to, int64_t to_offset,
+                   int64_t count);
+  void add_values(const DeviceTensor& from, int64_t from_offset, DeviceTensor& to, int64_t to_offset,
+                  int64_t count);
+  void data_parallel_reduce_scatter(DeviceTensor& flat, bool experts);
+  void data_parallel_all_gather(DeviceTensor& flat, bool experts);
   void data_parallel_all_reduce(DeviceTensor& flat);
   void data_parallel_all_reduce(std::vector<float>& values);  // host values (batch statistics)
   void tensor_parallel_all_reduce(DeviceTensor& values);
@@ -215,6 +226,9 @@ class CudaBackend {
                           GroupCollective kind);
   void collective_over_ranks(DeviceTensor& values, const RingGroup& ring, int64_t collective,
                              RingCollective collective_on_host);
+  // ZeRO's reduce-scatter or all-gather over the data-parallel group, or
+  // (`experts`) over the replicas holding the same experts.
+  void sharding_collective(GroupCollective kind, DeviceTensor& flat, bool experts);
 
   // A loss whose sums the GPU is still computing.
   struct PendingLoss {

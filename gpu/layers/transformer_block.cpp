@@ -95,7 +95,8 @@ std::vector<DeviceTensor*> GpuTransformerBlock::params() {
 }
 
 std::vector<DeviceTensor*> GpuTransformerBlock::grads() {
-  return experts_ ? joined(gradients_.list(), experts_->grads()) : gradients_.list();
+  std::vector<DeviceTensor*> gradients = gradients_.list_like(weights_);
+  return experts_ ? joined(std::move(gradients), experts_->grads()) : gradients;
 }
 
 void GpuTransformerBlock::connect_experts(ExpertConnection connection) {

@@ -241,6 +241,26 @@ class PresetsTest : public QObject {
     }
   }
 
+  void theZeroPresetShardsTheModelStatesByTheFormulas() {
+    const std::optional<Preset> zero = preset_by_id(QStringLiteral("zero-stages"));
+    QVERIFY(zero);
+    // fp32 Adam: 16, 4 + 4 + 8/4, 4 + 12/4 and 16/4 bytes per parameter (zero_sharding.h).
+    const auto states = [&](int stage) {
+      return expand_prediction_figures(QStringLiteral("{states_mib.0 @ parallel.zero=%1}").arg(stage),
+                                       zero->experiment)
+          .toDouble();
+    };
+    const double none = states(0);
+    QVERIFY(none > 1);
+    QVERIFY2(std::abs(states(1) / none - 10.0 / 16) < 0.01, qPrintable(QString::number(states(1) / none)));
+    QVERIFY2(std::abs(states(2) / none - 7.0 / 16) < 0.01, qPrintable(QString::number(states(2) / none)));
+    QVERIFY2(std::abs(states(3) / none - 4.0 / 16) < 0.01, qPrintable(QString::number(states(3) / none)));
+    QVERIFY(zero->what_to_see.contains(QString::number(none, 'f', 1) + " MiB"));
+    // Its compared run trains with ZeRO-2.
+    QVERIFY(zero->compare_with);
+    QCOMPARE(zero->compare_with->second_from_first(zero->experiment).parallel.zero, 2);
+  }
+
   void aMalformedPresetFileSaysWhatIsWrong() {
     const std::string gpipe = preset_file_text(QStringLiteral("04-gpipe.json"));
     QVERIFY(!gpipe.empty());

@@ -207,6 +207,16 @@ class TranslationsTest : public QObject {
           e.parallel.chunks = 2;
           e.parallel.microbatches = 2;
         },
+        [](Experiment& e) {  // ZeRO 2 in a pipeline
+          e.parallel.dp = 2;
+          e.parallel.pp = 2;
+          e.parallel.zero = 2;
+        },
+        [](Experiment& e) {  // ZeRO with asynchronous data parallelism
+          e.parallel.dp = 2;
+          e.parallel.update = UpdateMode::Async;
+          e.parallel.zero = 1;
+        },
     };
     const auto check_problems_in_chinese = [&window] {
       window.predictor()->updateNow();

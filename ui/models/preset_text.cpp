@@ -51,9 +51,17 @@ double figure_value(const QString& figure, const QString& name, const Prediction
     const DeviceSimStats& device = prediction.result.per_device[device_of(figure, name, prediction)];
     return static_cast<double>(device.peak_bytes[static_cast<int>(MemoryCategory::Host)]) / kMebibyte;
   }
+  if (name.startsWith(QLatin1String("states_mib."))) {
+    const DeviceSimStats& device = prediction.result.per_device[device_of(figure, name, prediction)];
+    int64_t states = 0;
+    for (MemoryCategory category :
+         {MemoryCategory::Weights, MemoryCategory::Gradients, MemoryCategory::OptimizerState})
+      states += device.peak_bytes[static_cast<int>(category)];
+    return static_cast<double>(states) / kMebibyte;
+  }
   throw ExperimentError("preset figure " + figure.toStdString() +
-                        " is unknown; use step_ms, bubble_percent, peak_mib.D or host_mib.D "
-                        "(D a device), optionally with overrides after @");
+                        " is unknown; use step_ms, bubble_percent, peak_mib.D, host_mib.D or "
+                        "states_mib.D (D a device), optionally with overrides after @");
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 //   {bubble_percent}  predicted bubble, in % of device time
 //   {peak_mib.D}      device D's predicted peak memory, in MiB
 //   {host_mib.D}      what device D parks in host memory at its peak, in MiB
+//   {states_mib.D}    device D's model states (weights, gradients and optimizer
+//                     state, each at its peak): what ZeRO shards, in MiB
 //
 // each of the preset's own experiment, or of a variant of it given by
 // overrides after an @, as --set takes them:

@@ -107,8 +107,8 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   zero_combo_->addItem(tr("3: + weights sharded (FSDP)"), 3);
   zero_combo_->setToolTip(
       tr("ZeRO: the data-parallel replicas share out the optimizer state, then the gradients, then the "
-         "weights (each holds 1/dp), paid for with reduce-scatters and all-gathers. Predicted by the "
-         "simulator; training runs with 0"));
+         "weights (each holds 1/dp), paid for with reduce-scatters and all-gathers. Runs train with 1 "
+         "and 2; 3 is predicted only"));
   sequence_parallel_check_ = new QCheckBox(tr("Sequence parallel"), this);
   sequence_parallel_check_->setToolTip(
       tr("Transformers with tp > 1: split the norms, dropouts and residuals along the sequence "

@@ -138,6 +138,18 @@
         <source>parallel.ep &gt; 1 exchanges tokens between replicas at every micro-batch, which asynchronous data parallel cannot wait for; set parallel.update = sync or ep = 1</source>
         <translation>parallel.ep &gt; 1 时每个微批次都要在副本之间交换词元，异步数据并行无法等待；请设 parallel.update = sync 或 ep = 1</translation>
     </message>
+    <message>
+        <source>parallel.zero = %1 reduce-scatters the gradients after every micro-batch&apos;s backward, which a pipeline (pp = %2) would wait on between its stages (DeepSpeed refuses it too); use zero = 1 with a pipeline, as Megatron-LM&apos;s distributed optimizer does, or pp = 1</source>
+        <translation>parallel.zero = %1 会在每个微批次的反向之后对梯度做 reduce-scatter，流水线（pp = %2）的各阶段之间将不得不等待它（DeepSpeed 同样拒绝这种组合）；流水线请使用 zero = 1（如 Megatron-LM 的分布式优化器），或设 pp = 1</translation>
+    </message>
+    <message>
+        <source>parallel.zero = %1 shards the state that one synchronous step updates, and %2 updates each replica on its own; use a synchronous schedule with update = sync, or zero = 0</source>
+        <translation>parallel.zero = %1 切分的是一次同步更新所用的状态，而 %2 让每个副本各自更新；请使用同步调度并设 update = sync，或设 zero = 0</translation>
+    </message>
+    <message>
+        <source>parallel.zero = %1: the executors shard the optimizer state (1) and the gradients (2), not yet the weights; the simulator predicts zero 3. Set parallel.zero = 2 to train, or simulate</source>
+        <translation>parallel.zero = %1：执行器目前切分优化器状态（1）和梯度（2），尚不切分权重；zero 3 由模拟器预测。请设 parallel.zero = 2 进行训练，或只做模拟</translation>
+    </message>
 </context>
 <context>
     <name>DeviceRowLabel</name>
@@ -1787,8 +1799,8 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <translation>3：再切分权重（FSDP）</translation>
     </message>
     <message>
-        <source>ZeRO: the data-parallel replicas share out the optimizer state, then the gradients, then the weights (each holds 1/dp), paid for with reduce-scatters and all-gathers. Predicted by the simulator; training runs with 0</source>
-        <translation>ZeRO：数据并行副本依次分摊优化器状态、梯度和权重（每个副本只持有 1/dp），代价是 reduce-scatter 和 all-gather 通信。由模拟器预测；真实训练使用 0</translation>
+        <source>ZeRO: the data-parallel replicas share out the optimizer state, then the gradients, then the weights (each holds 1/dp), paid for with reduce-scatters and all-gathers. Runs train with 1 and 2; 3 is predicted only</source>
+        <translation>ZeRO：数据并行副本依次分摊优化器状态、梯度和权重（每个副本只持有 1/dp），代价是 reduce-scatter 和 all-gather 通信。真实训练支持 1 和 2；3 仅由模拟器预测</translation>
     </message>
     <message>
         <source>ZeRO stage:</source>

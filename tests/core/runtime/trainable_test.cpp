@@ -129,13 +129,27 @@ TEST(Trainable, ABlockNeedsAnEmbeddingFirst) {
 namespace pipelab {
 namespace {
 
-TEST(Trainable, ZeroShardingIsPredictedNotTrained) {
+TEST(Trainable, ZeroOneAndTwoTrainZeroThreeIsPredicted) {
   Experiment sharded = testing::tiny_gpt_experiment();
   sharded.parallel.dp = 2;
   sharded.parallel.zero = 1;
-  const std::string message = refusal(sharded);
-  EXPECT_NE(message.find("parallel.zero = 1"), std::string::npos) << message;
-  EXPECT_NE(message.find("Set parallel.zero = 0 to train"), std::string::npos) << message;
+  EXPECT_EQ(refusal(sharded), "");
+  sharded.parallel.zero = 2;
+  EXPECT_EQ(refusal(sharded), "");
+  sharded.parallel.zero = 3;
+  std::string message = refusal(sharded);
+  EXPECT_NE(message.find("parallel.zero = 3"), std::string::npos) << message;
+  EXPECT_NE(message.find("Set parallel.zero = 2 to train"), std::string::npos) << message;
+  sharded.parallel.zero = 1;
+  sharded.parallel.offload = OffloadMode::Optimizer;
+  message = refusal(sharded);
+  EXPECT_NE(message.find("offload = none"), std::string::npos) << message;
+  sharded.parallel.offload = OffloadMode::None;
+  sharded.parallel.zero = 2;
+  sharded.parallel.tp = 2;
+  sharded.parallel.sequence_parallel = true;
+  message = refusal(sharded);
+  EXPECT_NE(message.find("sequence_parallel = false"), std::string::npos) << message;
 }
 
 }  // namespace

@@ -1,0 +1,121 @@
+// ZeRO 1 and 2 (device_worker.h) train as plain data parallelism does, on
+// every backend: the replicas share out the optimizer state (and, zero 2, the
+// gradients) and the loss curve stays the one device's, within 1e-5 in FP32
+// (the sums are the same; zero 2 adds each micro-batch's gradients after the
+// replicas' sum instead of before it, a reassociation). And each device holds
+// what ZeRO says: its slice of the optimizer state, and (zero 2) of the
+// gradients between backwards.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "conformance_support.h"
+
+namespace pipelab {
+namespace {
+
+using testing::run_experiment;
+using testing::with_plan;
+
+constexpr double kZeroTolerance = 1e-5;
+
+// AdamW: two state slots per parameter, which ZeRO shards.
+Experiment with_adam(Experiment experiment) {
+  experiment.training.optimizer.type = "adamw";
+  experiment.training.optimizer.lr = 0.01;
+  experiment.training.optimizer.weight_decay = 0.01;
+  return experiment;
+}
+
+Experiment sharded(Experiment experiment, int zero) {
+  experiment.parallel.zero = zero;
+  return experiment;
+}
+
+// The most device `device` holds of a category once training runs (from its
+// first op: building the layers allocates whole gradients, which zero 2
+// releases before the first op).
+int64_t peak(const Trace& trace, int device, MemoryCategory which) {
+  double first_op = 1e300;
+  for (const TraceEvent& event : trace.events)
+    if (event.device == device) first_op = std::min(first_op, event.t_begin);
+  int64_t most = 0;
+  for (const MemorySample& sample : trace.memory)
+    if (sample.device == device && sample.t >= first_op)
+      most = std::max(most, sample.bytes[static_cast<int>(which)]);
+  return most;
+}
+
+class ZeroEquivalence : public testing::BackendConformance {
+ protected:
+  // `plan` at zero 1 and 2 trains to `reference` within kZeroTolerance.
+  void check(const std::vector<double>& reference, const Experiment& plan, const std::string& what) {
+    for (int zero : {1, 2}) {
+      const std::string name = what + " zero " + std::to_string(zero);
+      const testing::RunOutput run = run_experiment(sharded(plan, zero));
+      ASSERT_EQ(run.state, RunState::Finished) << name << ": " << run.error;
+      testing::expect_same_curve(reference, run.losses(), kZeroTolerance, name);
+    }
+  }
+};
+PIPELAB_CONFORMANCE_SUITE(ZeroEquivalence);
+
+TEST_P(ZeroEquivalence, DataParallelTrainsAsOneDevice) {
+  const Experiment one = with_adam(testing::small_experiment());
+  const std::vector<double> reference = testing::losses_of(testing::on_backend(one, "cpu"), "one device");
+  check(reference, with_plan(one, ScheduleKind::OneFOneB, 1, 2, 4), "dp4 m2");
+  check(reference, with_plan(one, ScheduleKind::OneFOneB, 1, 1, 2), "dp2");
+  check(reference, with_plan(one, ScheduleKind::ZeroBubbleH1, 1, 2, 4), "dp4 zb-h1 (split backward)");
+}
+
+TEST_P(ZeroEquivalence, ZeroOneWithAPipeline) {
+  const Experiment one = with_adam(testing::small_experiment());
+  const std::vector<double> reference = testing::losses_of(testing::on_backend(one, "cpu"), "one device");
+  const Experiment pipeline = with_plan(one, ScheduleKind::OneFOneB, 2, 4, 2);
+  const testing::RunOutput run = run_experiment(sharded(pipeline, 1));
+  ASSERT_EQ(run.state, RunState::Finished) << run.error;
+  testing::expect_same_curve(reference, run.losses(), kZeroTolerance, "dp2 x pp2 zero 1");
+}
+
+TEST_P(ZeroEquivalence, WithTensorParallelism) {
+  const Experiment one = testing::tiny_gpt_experiment();
+  const std::vector<double> reference = testing::losses_of(testing::on_backend(one, "cpu"), "one device");
+  check(reference, with_plan(one, ScheduleKind::OneFOneB, 1, 2, 2, 2), "gpt dp2 x tp2");
+}
+
+TEST_P(ZeroEquivalence, WithExpertParallelism) {
+  // The experts' state is shared over the replicas holding the same experts.
+  Experiment plan = with_plan(with_adam(testing::small_moe_experiment(2, 2.0)), ScheduleKind::OneFOneB, 1, 2, 4);
+  plan.parallel.ep = 2;
+  const std::vector<double> reference = testing::losses_of(plan, "dp4 ep2");
+  check(reference, plan, "dp4 ep2");
+}
+
+TEST_P(ZeroEquivalence, EachReplicaHoldsItsSliceOfTheState) {
+  Experiment plan = with_plan(with_adam(testing::small_experiment()), ScheduleKind::OneFOneB, 1, 2, 4);
+  plan.training.steps = 2;
+  const testing::RunOutput plain = run_experiment(plan);
+  const testing::RunOutput one = run_experiment(sharded(plan, 1));
+  const testing::RunOutput two = run_experiment(sharded(plan, 2));
+  for (const testing::RunOutput* run : {&plain, &one, &two}) ASSERT_EQ(run->state, RunState::Finished) << run->error;
+  for (int device = 0; device < 4; ++device) {
+    const std::string where = "device " + std::to_string(device);
+    const int64_t state = peak(plain.trace, device, MemoryCategory::OptimizerState);
+    const int64_t gradients = peak(plain.trace, device, MemoryCategory::Gradients);
+    ASSERT_GT(state, 0) << where;
+    // A quarter, rounded up to whole values per slot (the flat buffer is padded).
+    EXPECT_GE(peak(one.trace, device, MemoryCategory::OptimizerState), state / 4) << where;
+    EXPECT_LE(peak(one.trace, device, MemoryCategory::OptimizerState), state / 4 + 64) << where;
+    EXPECT_EQ(peak(one.trace, device, MemoryCategory::Gradients), gradients) << where;
+    EXPECT_LE(peak(two.trace, device, MemoryCategory::OptimizerState), state / 4 + 64) << where;
+    // Zero 2 keeps the slice of the gradients; whole ones exist only from a
+    // backward to its scatter, as the scatter's buffer.
+    EXPECT_GE(peak(two.trace, device, MemoryCategory::Gradients), gradients / 4) << where;
+    EXPECT_LE(peak(two.trace, device, MemoryCategory::Gradients), gradients / 4 + 32) << where;
+    EXPECT_GE(peak(two.trace, device, MemoryCategory::CommBuffers), gradients) << where;
+  }
+}
+
+}  // namespace
+}  // namespace pipelab
