@@ -69,6 +69,23 @@ class BasicBlockState : public MovableLayerState<TensorT> {
     list.insert(list.end(), more.begin(), more.end());
     return list;
   }
+
+  // After backward_input: frees what backward_weight does not read (the
+  // experts added their weight gradients already), before a zero-bubble
+  // schedule's wait for BW. Under sequence parallelism BW reads the norms'
+  // gathered copies, not the norm outputs.
+  void drop_unread_by_backward_weight(bool sequence_parallel) {
+    experts.reset();
+    cache.qkv.reset();
+    cache.probabilities.reset();
+    if (sequence_parallel) {
+      cache.norm1_out.reset();
+      cache.norm2_out.reset();
+    }
+    cache.ffn1_out.reset();
+    cache.d_activation_out.reset();
+    cache.d_attention_out.reset();
+  }
 };
 
 }  // namespace pipelab

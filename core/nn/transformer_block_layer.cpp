@@ -225,19 +225,8 @@ Tensor TransformerBlockLayer::backward_input_with(const Tensor& x, const Tensor&
                                                   const ForwardInfo& info, LayerState* state) {
   if (!state) return backward_input(x, dy, info);
   GptBlockState& kept = *static_cast<GptBlockState*>(state);
-  GptBlockCache& cache = kept.cache;
   Tensor dx = run_backward_input(x, dy, kept);
-  kept.experts.reset();  // the experts' weight gradients are in already
-  // What backward_weight does not read (gpt_block.cpp): free it before the wait for BW.
-  cache.qkv.reset();
-  cache.probabilities.reset();
-  if (block_.shard().splits_sequence()) {  // BW reads their gathered copies
-    cache.norm1_out.reset();
-    cache.norm2_out.reset();
-  }
-  cache.ffn1_out.reset();
-  cache.d_activation_out.reset();
-  cache.d_attention_out.reset();
+  kept.drop_unread_by_backward_weight(block_.shard().splits_sequence());  // gpt_block.cpp reads the rest
   return dx;
 }
 

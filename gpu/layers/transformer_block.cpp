@@ -563,19 +563,8 @@ DeviceTensor GpuTransformerBlock::backward_input_with(const DeviceTensor& x,
                                                       const ForwardInfo& info, LayerState* state) {
   if (!state) return backward_input(x, dy, info);
   GpuBlockState& kept = *static_cast<GpuBlockState*>(state);
-  GpuBlockCache& cache = kept.cache;
   DeviceTensor dx = run_backward_input(x, dy, kept);
-  kept.experts.reset();  // the experts' weight gradients are in already
-  // What backward_weight does not read: free it before the wait for BW.
-  cache.qkv.reset();
-  cache.probabilities.reset();
-  if (shard_.splits_sequence()) {  // BW reads their gathered copies
-    cache.norm1_out.reset();
-    cache.norm2_out.reset();
-  }
-  cache.ffn1_out.reset();
-  cache.d_activation_out.reset();
-  cache.d_attention_out.reset();
+  kept.drop_unread_by_backward_weight(shard_.splits_sequence());
   return dx;
 }
 
