@@ -28,9 +28,9 @@ LayerSpec read_layer(const Json& value, int index) {
   std::vector<std::string> keys = {"type", "repeat"};
   if (layer.type == LayerType::Linear) keys.insert(keys.end(), {"out", "bias"});
   if (layer.type == LayerType::Dropout) keys.push_back("p");
-  if (layer.type == LayerType::Embedding) keys.insert(keys.end(), {"vocab", "dim"});
+  if (layer.type == LayerType::Embedding) keys.insert(keys.end(), {"vocab", "dim", "position"});
   if (layer.type == LayerType::TransformerBlock)
-    keys.insert(keys.end(), {"heads", "ffn", "causal", "norm", "activation", "dropout", "bias",
+    keys.insert(keys.end(), {"heads", "kv_heads", "ffn", "causal", "norm", "activation", "dropout", "bias",
                              "experts", "top_k", "capacity_factor", "aux_loss_weight"});
   if (layer.type == LayerType::Conv2d) keys.insert(keys.end(), {"out", "kernel", "stride", "padding", "bias"});
   const bool pool = layer.type == LayerType::MaxPool || layer.type == LayerType::AvgPool;
@@ -46,6 +46,7 @@ LayerSpec read_layer(const Json& value, int index) {
   reader.read("vocab", layer.vocab);
   reader.read("dim", layer.dim);
   reader.read("heads", layer.heads);
+  reader.read("kv_heads", layer.kv_heads);
   reader.read("ffn", layer.ffn);
   reader.read("causal", layer.causal);
   reader.read("dropout", layer.dropout);
@@ -61,6 +62,9 @@ LayerSpec read_layer(const Json& value, int index) {
   reader.read("top_k", layer.top_k);
   reader.read("capacity_factor", layer.capacity_factor);
   reader.read("aux_loss_weight", layer.aux_loss_weight);
+  if (const Json* position = reader.find("position"))
+    layer.position = json_to_name<PositionEncoding>(*position, path + ".position", "a position encoding",
+                                                    parse_position_encoding, position_encoding_names());
   if (const Json* norm = reader.find("norm"))
     layer.norm = json_to_name<NormType>(*norm, path + ".norm", "a norm", parse_norm_type, norm_type_names());
   if (const Json* activation = reader.find("activation"))

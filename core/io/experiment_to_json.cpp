@@ -17,9 +17,11 @@ Json layer_to_json(const LayerSpec& layer) {
   if (layer.type == LayerType::Embedding) {
     json["vocab"] = layer.vocab;
     json["dim"] = layer.dim;
+    if (layer.position != PositionEncoding::Learned) json["position"] = position_encoding_name(layer.position);
   }
   if (layer.type == LayerType::TransformerBlock) {
     json["heads"] = layer.heads;
+    if (layer.kv_heads > 0) json["kv_heads"] = layer.kv_heads;
     json["ffn"] = layer.ffn;
     json["causal"] = layer.causal;
     json["norm"] = norm_type_name(layer.norm);

@@ -115,13 +115,14 @@ LayerInfo describe_elementwise(const LayerSpec& spec, int64_t width, int64_t tok
   return info;
 }
 
-// Token lookup plus a learned position embedding: forward and the weight
-// gradient touch each position's `dim` values once (a gather, a scatter-add).
+// Token lookup plus a learned position embedding (none under rope): forward
+// and the weight gradient touch each position's `dim` values once (a gather,
+// a scatter-add).
 LayerInfo describe_embedding(const LayerSpec& spec, int64_t tokens) {
   LayerInfo info;
   info.in_features = tokens;
   info.out_features = tokens * spec.dim;
-  info.params = (spec.vocab + tokens) * spec.dim;
+  info.params = (spec.vocab + (spec.position == PositionEncoding::Rope ? 0 : tokens)) * spec.dim;
   info.forward_flops = static_cast<double>(tokens * spec.dim);
   info.backward_weight_flops = 2.0 * static_cast<double>(tokens * spec.dim);
   info.activation_bytes = tokens * kBytesPerValue;  // the ids, for the scatter-add
@@ -210,9 +211,15 @@ LayerInfo describe_moe(const MoeShape& shape) {
 
 // The block's shape from its spec and the width reaching it, with every
 // constraint a user can break named.
-TransformerBlockShape block_shape(const LayerSpec& spec, int64_t dim, int64_t tokens, const std::string& label) {
+TransformerBlockShape block_shape(const LayerSpec& spec, int64_t dim, int64_t tokens, bool rotary,
+                                  const std::string& label) {
   if (spec.heads < 1)
     throw std::invalid_argument(label + ": transformer_block needs heads >= 1, got " + std::to_string(spec.heads));
+  if (spec.kv_heads < 0 || spec.kv_heads > spec.heads || (spec.kv_heads > 0 && spec.heads % spec.kv_heads != 0))
+    throw std::invalid_argument(label + ": kv_heads = " + std::to_string(spec.kv_heads) +
+                                " must divide heads = " + std::to_string(spec.heads) +
+                                " (grouped-query attention shares each key/value head among heads / kv_heads "
+                                "query heads); use a divisor of heads (1: multi-query), or 0 for kv_heads = heads");
   if (dim % spec.heads != 0)
     throw std::invalid_argument(label + ": heads = " + std::to_string(spec.heads) +
                                 " does not divide the block's width " + std::to_string(dim) +
@@ -227,6 +234,8 @@ TransformerBlockShape block_shape(const LayerSpec& spec, int64_t dim, int64_t to
   shape.tokens = tokens;
   shape.dim = dim;
   shape.heads = spec.heads;
+  shape.kv_heads = spec.kv_heads > 0 ? spec.kv_heads : spec.heads;
+  shape.rotary = rotary;
   shape.ffn = spec.ffn > 0 ? spec.ffn : 4 * dim;
   check_width(label, "ffn", shape.ffn);
   if (shape.ffn > kMaxWidth / tokens)
@@ -309,6 +318,18 @@ std::optional<NormType> parse_norm_type(const std::string& name) {
 }
 
 std::vector<std::string> norm_type_names() { return {"layernorm", "rmsnorm"}; }
+
+const char* position_encoding_name(PositionEncoding position) {
+  return position == PositionEncoding::Rope ? "rope" : "learned";
+}
+
+std::optional<PositionEncoding> parse_position_encoding(const std::string& name) {
+  if (name == "learned") return PositionEncoding::Learned;
+  if (name == "rope") return PositionEncoding::Rope;
+  return std::nullopt;
+}
+
+std::vector<std::string> position_encoding_names() { return {"learned", "rope"}; }
 
 const char* block_activation_name(BlockActivation activation) {
   return activation == BlockActivation::SwiGlu ? "swiglu" : "gelu";
@@ -405,7 +426,8 @@ std::vector<LayerInfo> describe_layers(const ModelSpec& model) {
         throw std::invalid_argument(label + ": a transformer_block works on token sequences; start the model "
                                     "with an embedding ({\"type\": \"embedding\", \"vocab\": 256, \"dim\": 128}) "
                                     "and give model.input = [sequence length]");
-      info = describe_block(block_shape(spec, width, tokens, label));
+      const bool rotary = model.layers.front().position == PositionEncoding::Rope;
+      info = describe_block(block_shape(spec, width, tokens, rotary, label));
     } else if (spec.type == LayerType::Moe) {
       if (image.valid())
         throw std::invalid_argument(label + ": moe routes feature vectors or tokens, not images; put a flatten "

@@ -27,6 +27,9 @@ enum class LayerType {
   Moe  // Mixture-of-Experts (mixture_of_experts.h): per token, or per sample after a linear
 };
 enum class LossType { CrossEntropy, Mse };
+// How a sequence model knows positions: a learned table in the embedding
+// (GPT), or rotary embeddings applied to Q and K in every block (rope: LLaMA).
+enum class PositionEncoding { Learned, Rope };
 
 // One entry of the layer stack, as written in an experiment file.
 struct LayerSpec {
@@ -35,11 +38,14 @@ struct LayerSpec {
   bool bias = true;    // linear, transformer_block: add bias vectors
   double p = 0.0;      // dropout: drop probability in [0, 1)
   // embedding: token ids in [0, vocab), each mapped to `dim` values, plus a
-  // learned position embedding of the same width.
+  // learned position embedding of the same width (position learned), or
+  // none, the blocks rotating Q and K instead (rope).
   int64_t vocab = 0;
   int64_t dim = 0;
+  PositionEncoding position = PositionEncoding::Learned;
   // transformer_block (its width is the incoming per-token width).
   int64_t heads = 0;
+  int64_t kv_heads = 0;     // key/value heads (grouped-query attention; divides heads); 0 = heads
   int64_t ffn = 0;          // MLP hidden width (moe: each expert's); 0 = 4 x the width
   bool causal = true;       // each position attends to itself and earlier ones only
   NormType norm = NormType::LayerNorm;
@@ -116,6 +122,9 @@ std::vector<std::string> norm_type_names();
 const char* block_activation_name(BlockActivation activation);
 std::optional<BlockActivation> parse_block_activation(const std::string& name);
 std::vector<std::string> block_activation_names();
+const char* position_encoding_name(PositionEncoding position);  // "learned", "rope"
+std::optional<PositionEncoding> parse_position_encoding(const std::string& name);
+std::vector<std::string> position_encoding_names();
 const char* loss_type_name(LossType type);
 std::optional<LossType> parse_loss_type(const std::string& name);
 std::vector<std::string> loss_type_names();

@@ -14,6 +14,7 @@ constexpr double kGeluForward = 8, kGeluBackward = 12;       // per hidden eleme
 constexpr double kSwiGluForward = 6, kSwiGluBackward = 10;   // per hidden element (both halves)
 constexpr double kDropoutForward = 2, kDropoutBackward = 1;
 constexpr double kResidual = 1;
+constexpr double kRotary = 3;  // per rotated value: two products and a sum
 
 }  // namespace
 
@@ -21,9 +22,10 @@ int64_t transformer_block_params(const TransformerBlockShape& shape) {
   const int64_t h = shape.dim;
   const int64_t f = shape.ffn;
   const int64_t ffn1_out = shape.activation == BlockActivation::SwiGlu ? 2 * f : f;
-  const int64_t biases = shape.bias ? 3 * h + h + ffn1_out + h : 0;
+  const int64_t qkv = shape.qkv_width();
+  const int64_t biases = shape.bias ? qkv + h + ffn1_out + h : 0;
   const int64_t norms = shape.norm == NormType::LayerNorm ? 2 * 2 * h : 2 * h;
-  return 3 * h * h + h * h + h * ffn1_out + f * h + biases + norms;
+  return h * qkv + h * h + h * ffn1_out + f * h + biases + norms;
 }
 
 BlockCost transformer_block_cost(const TransformerBlockShape& shape, const BlockSplit& split) {
@@ -43,22 +45,28 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
   // --- parameters: GEMM weights split over the shards; the row-parallel
   // biases and the norms are whole on every shard (as in Megatron-LM).
   const int64_t hi = shape.dim, fi = shape.ffn, ffn1_width = swiglu ? 2 * fi : fi;
+  const int64_t qkv_width = shape.qkv_width();  // 3 h, or h + 2 kv_width under grouped-query attention
+  const double qkv = static_cast<double>(qkv_width);
+  const double kv = static_cast<double>(shape.kv_width());
   const int64_t norm_params = shape.norm == NormType::LayerNorm ? 4 * hi : 2 * hi;
-  cost.params = (3 * hi * hi + hi * hi) / tp + norm_params;
-  if (shape.bias) cost.params += 3 * hi / tp + hi;
+  cost.params = (hi * qkv_width + hi * hi) / tp + norm_params;
+  if (shape.bias) cost.params += qkv_width / tp + hi;
 
   // --- FLOPs per sample (a multiply-add is 2), the attention half's here.
-  const double gemm = 2 * s * h * (3 * h + h) / t;                  // QKV, Proj
+  const double gemm = 2 * s * h * (qkv + h) / t;                    // QKV, Proj
   const double scores = a * s * s / t;                              // attention scores per shard
   const double attention_forward = 4 * s * s * h / t;               // Q K^T and P V
   const double attention_backward = 8 * s * s * h / t;              // dQ, dK, dP, dV
-  const double bias = shape.bias ? s * 3 * h / t + s * h : 0;
+  const double bias = shape.bias ? s * qkv / t + s * h : 0;
+  // Rotary embeddings turn each pair of Q and K values by their position: a
+  // multiply-add per value, forward and again (transposed) in the backward.
+  const double rotated = shape.rotary ? s * (h + kv) / t : 0;
   const double full_width = s * h * repeated;                       // elements of a norm or residual
   const double dropout_elements = shape.dropout ? scores + 2 * full_width : 0;
-  cost.forward_flops = gemm + attention_forward + bias + kSoftmaxForward * scores +
+  cost.forward_flops = gemm + attention_forward + bias + kRotary * rotated + kSoftmaxForward * scores +
                        2 * kNormForward * full_width + 2 * kResidual * full_width +
                        kDropoutForward * dropout_elements;
-  cost.backward_input_flops = gemm + attention_backward + kSoftmaxBackward * scores +
+  cost.backward_input_flops = gemm + attention_backward + kRotary * rotated + kSoftmaxBackward * scores +
                               2 * kNormBackwardInput * full_width + 2 * kResidual * full_width +
                               kDropoutBackward * dropout_elements;
   cost.backward_weight_flops = gemm + bias + 2 * kNormBackwardWeight * full_width;
@@ -100,8 +108,8 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
   // (read P and dP, write dS), dropout (read, write), the activation (GELU:
   // read x and dy, write dx; SwiGLU: read both halves and dy, write two).
   const double score_dropout = shape.dropout ? 2 * scores : 0;
-  cost.forward_memory_values = 10 * full_width + 2 * scores + score_dropout;
-  cost.backward_memory_values = 10 * full_width + 3 * scores + score_dropout;
+  cost.forward_memory_values = 10 * full_width + 2 * scores + score_dropout + 2 * rotated;
+  cost.backward_memory_values = 10 * full_width + 3 * scores + score_dropout + 2 * rotated;
   if (!shape.has_experts()) {
     const double hidden = s * f / t;
     cost.forward_memory_values += (swiglu ? 3 : 2) * hidden;
@@ -115,7 +123,8 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
   BlockActivations& kept = cost.kept;
   kept.values += sh / rep_div;          // Norm1's input
   kept.values += sh / rep_div;          // QKV's input (Norm1's output)
-  kept.values += 2 * sh / tp;           // Q and K, for the scores' backward
+  const int64_t skv = shape.tokens * shape.kv_width();  // K's (or V's) values per sample
+  kept.values += (sh + skv) / tp;       // Q and K, for the scores' backward
   if (!split.selective_recompute) {
     kept.values += score_count / tp;    // softmax output
     if (shape.dropout) {
@@ -123,7 +132,7 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
       kept.mask_bytes += score_count / tp;
     }
   }
-  kept.values += sh / tp;               // V
+  kept.values += skv / tp;              // V
   kept.values += sh / tp;               // Proj's input
   if (shape.dropout) kept.mask_bytes += sh / rep_div;  // dropout after Proj
   kept.values += sh / rep_div;          // Norm2's input
@@ -144,7 +153,7 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
   const bool whole_output_gradients = shape.dropout || split.sequence_parallel;
   int64_t kept_for_weights = (experts ? 0 : (swiglu ? 2 * sf : sf) / tp)  // dFFN1 out
                              + local + local                          // dNorm2 out, dh
-                             + 3 * sh / tp                            // dQKV
+                             + (sh + 2 * skv) / tp                    // dQKV
                              + local;                                 // dNorm1 out
   if (whole_output_gradients) kept_for_weights += sh;                 // dProj out (whole)
   if (split.sequence_parallel) kept_for_weights += sh;                // Norm1's output gathered again
@@ -156,7 +165,7 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
   // V, the softmax output, FFN1's output, and under sequence parallelism the
   // norms' outputs (BW reads their gathered copies).
   const int64_t freed_by_input_gradient =
-      3 * sh / tp + (split.selective_recompute ? 0 : score_count / tp) +
+      (sh + 2 * skv) / tp + (split.selective_recompute ? 0 : score_count / tp) +
       (experts ? 0 : (swiglu ? 2 * sf : sf) / tp) + (split.sequence_parallel ? 2 * local : 0);
   if (experts) {
     cost.backward_kept_values = kept_for_weights - freed_by_input_gradient;

@@ -50,8 +50,19 @@ struct TransformerBlockShape {
   int64_t experts = 0;
   int64_t top_k = 1;
   double capacity_factor = 1.25;
+  // Key and value heads (grouped-query attention, Ainslie et al. 2023: each
+  // serves heads / kv_heads query heads; 1 is multi-query attention); 0 means
+  // heads. Q stays dim wide, K and V are kv_heads x head_dim each.
+  int64_t kv_heads = 0;
+  // Rotary position embeddings (Su et al., RoFormer; LLaMA): Q and K rotated
+  // by position in every block, an elementwise pass over each.
+  bool rotary = false;
 
   bool has_experts() const { return experts > 0; }
+  // The K (or V) width: kv_heads x head_dim, dim without grouping.
+  int64_t kv_width() const { return kv_heads > 0 && heads > 0 ? kv_heads * (dim / heads) : dim; }
+  // QKV's output width: dim + 2 kv_width (3 dim without grouping).
+  int64_t qkv_width() const { return dim + 2 * kv_width(); }
   // The MLP's shape as a moe layer's (with experts only).
   MoeShape moe() const { return {tokens, dim, experts, top_k, ffn, capacity_factor}; }
 };

@@ -62,7 +62,8 @@ ShardCost sharded_elementwise_cost(const LayerInfo& info, int tp) {
 // position table is whole on each); each shard looks up every position.
 ShardCost embedding_shard_cost(const LayerInfo& info, const LayerSpec& spec, int tp) {
   ShardCost cost = full_cost(info);
-  cost.params = (spec.vocab / tp + info.tokens) * spec.dim;
+  const int64_t positions = spec.position == PositionEncoding::Rope ? 0 : info.tokens;
+  cost.params = (spec.vocab / tp + positions) * spec.dim;
   return cost;
 }
 
@@ -106,6 +107,11 @@ void check_tensor_parallel_widths(const ModelSpec& model, const std::vector<Laye
           throw std::invalid_argument(tp_text(tp) + " does not divide transformer_block layer " + layer +
                                       "'s heads = " + std::to_string(block.heads) +
                                       " (attention is split by heads); choose a tp that divides it or change heads");
+        if (block.kv_heads % tp != 0)
+          throw std::invalid_argument(tp_text(tp) + " does not divide transformer_block layer " + layer +
+                                      "'s kv_heads = " + std::to_string(block.kv_heads) +
+                                      " (each shard holds whole key/value heads, as Megatron-LM's query "
+                                      "groups); choose a tp that divides kv_heads, or raise kv_heads");
         if (block.ffn % tp != 0)
           throw std::invalid_argument(tp_text(tp) + " does not divide transformer_block layer " + layer +
                                       "'s ffn = " + std::to_string(block.ffn) +

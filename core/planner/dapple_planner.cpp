@@ -124,6 +124,10 @@ Experiment dapple_experiment(const Experiment& experiment, int dp, int pp, int m
   plan.dp = dp;
   plan.ep = std::gcd(plan.ep, dp);  // expert-parallel groups must fit the planned replicas
   plan.pp = pp;
+  // ZeRO 2 and 3 do not go with a pipeline (lowering.h's check_zero): a
+  // pipelined candidate keeps the optimizer state sharded (zero 1), as
+  // Megatron-LM's distributed optimizer does.
+  if (pp > 1) plan.zero = std::min(plan.zero, 1);
   plan.microbatches = microbatches;
   plan.schedule = ScheduleKind::OneFOneB;
   plan.update = UpdateMode::Sync;

@@ -61,6 +61,7 @@ Experiment pipedream_experiment(const Experiment& experiment, const PlannedPipel
   parallel.microbatches = microbatches / parallel.dp;
   parallel.schedule = ScheduleKind::PipeDream;
   parallel.update = UpdateMode::Sync;
+  parallel.zero = 0;  // PipeDream updates each stage on its own: no synchronous step to shard
   parallel.chunks = 1;
   parallel.partition = PartitionRule::Explicit;
   parallel.boundaries.clear();

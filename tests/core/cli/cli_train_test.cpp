@@ -143,18 +143,24 @@ TEST_F(CliTrain, CudaWithoutAGpuIsAUserError) {
 // bf16 on the CPU backend is predicted, not trained: the run says so before
 // it loads anything, and simulate answers for the same file.
 TEST_F(CliTrain, ModelsTheExecutorsCannotTrainAreUserErrors) {
-  const auto transformer = run({"train", "--config", example("llama_7b_predict.json"), "--backend", "cpu"});
+  const auto transformer = run({"train", "--config", example("gpt2_small_predict.json"), "--backend", "cpu"});
   EXPECT_EQ(transformer.code, 2);
   EXPECT_NE(transformer.err.find("training.precision = bf16-mixed: the cpu executor trains in fp32 only"),
             std::string::npos)
       << transformer.err;
   // The cuda backend trains bf16-mixed: what stops this run there is the
-  // GPU (none here, or too little memory for 7B parameters), not the precision.
-  const auto on_cuda = run({"train", "--config", example("llama_7b_predict.json")});
+  // GPU (none here), not the precision.
+  const auto on_cuda = run({"train", "--config", example("gpt2_small_predict.json")});
   EXPECT_EQ(on_cuda.code, 2);
   EXPECT_EQ(on_cuda.err.find("trains in fp32 only"), std::string::npos) << on_cuda.err;
   EXPECT_NE(on_cuda.err.find("cuda"), std::string::npos) << on_cuda.err;
-  EXPECT_EQ(run({"simulate", "--config", example("llama_7b_predict.json")}).code, 0);
+  EXPECT_EQ(run({"simulate", "--config", example("gpt2_small_predict.json")}).code, 0);
+  // LLaMA's rotary positions and grouped-query attention are predicted, not trained.
+  const auto llama = run({"train", "--config", example("llama3_8b_predict.json")});
+  EXPECT_EQ(llama.code, 2);
+  EXPECT_NE(llama.err.find("position = rope: the executors train learned positions"), std::string::npos)
+      << llama.err;
+  EXPECT_EQ(run({"simulate", "--config", example("llama3_8b_predict.json")}).code, 0);
   const auto bf16 = run({"train", "--config", example("spiral_interleaved.json"), "--set",
                          "training.precision=bf16-mixed", "--steps", "1"});
   EXPECT_EQ(bf16.code, 2);

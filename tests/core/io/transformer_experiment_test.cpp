@@ -6,6 +6,7 @@
 
 #include "core/io/experiment_io.h"
 #include "core/io/experiment_json.h"
+#include "core/model/model_spec.h"
 
 namespace pipelab {
 namespace {
@@ -236,6 +237,57 @@ TEST(TransformerExperiment, FeatureModelsRefuseSequenceOnlySettings) {
   Json tokens = mlp;
   tokens["data"] = Json::parse(R"({"source": "copy"})");
   EXPECT_NE(error_of(tokens).find("gives token sequences"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pipelab
+
+namespace pipelab {
+namespace {
+
+int64_t total_params(const std::string& example) {
+  const ModelSpec model = load_experiment(std::string(PIPELAB_SOURCE_DIR) + "/examples/" + example).model;
+  int64_t params = 0;
+  for (const LayerInfo& info : describe_layers(model)) params += info.params;
+  return params;
+}
+
+// Meta's released checkpoints: LLaMA 2 70B has 68,976,648,192 parameters and
+// LLaMA 3 8B 8,030,261,248 (untied embeddings, RMSNorm; the examples' final
+// layernorm adds a bias of one width, 8,192 or 4,096 values).
+TEST(TransformerSpec, GroupedQueryAttentionAndRotaryPositionsCountLlamasParameters) {
+  EXPECT_EQ(total_params("llama_70b_predict.json"), 68'976'648'192 + 8'192);
+  EXPECT_EQ(total_params("llama3_8b_predict.json"), 8'030'261'248 + 4'096);
+}
+
+TEST(TransformerExperiment, KvHeadsAndPositionsReadAndWrite) {
+  Json document = tiny_gpt_document();
+  document["model"]["layers"][0]["position"] = "rope";
+  document["model"]["layers"][1]["kv_heads"] = 2;
+  const Experiment experiment = parse_experiment(document.dump());
+  EXPECT_EQ(experiment.model.layers[0].position, PositionEncoding::Rope);
+  EXPECT_EQ(experiment.model.layers[1].kv_heads, 2);
+  const Experiment again = parse_experiment(experiment_to_json(experiment));
+  EXPECT_EQ(again.model.layers[0].position, PositionEncoding::Rope);
+  EXPECT_EQ(again.model.layers[1].kv_heads, 2);
+  // A tensor-parallel shard holds whole key/value heads.
+  document["parallel"]["tp"] = 4;
+  try {
+    parse_experiment(document.dump());
+    ADD_FAILURE() << "tp 4 over 2 kv_heads was accepted";
+  } catch (const ExperimentError& error) {
+    EXPECT_NE(std::string(error.what()).find("tp = 4 does not divide transformer_block layer"), std::string::npos)
+        << error.what();
+    EXPECT_NE(std::string(error.what()).find("kv_heads = 2"), std::string::npos) << error.what();
+  }
+  document["parallel"]["tp"] = 1;
+  document["model"]["layers"][0]["position"] = "alibi";
+  try {
+    parse_experiment(document.dump());
+    ADD_FAILURE() << "position alibi was accepted";
+  } catch (const ExperimentError& error) {
+    EXPECT_NE(std::string(error.what()).find("learned, rope"), std::string::npos) << error.what();
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/model/model_spec.h"
+#include "core/model/transformer_block.h"
 #include "tests/support/gpt_model.h"
 
 namespace pipelab {
@@ -78,6 +79,45 @@ TEST(TransformerSpec, MistakesAreNamedWithTheFix) {
   model.input = {1 << 20};
   model.layers[0].dim = 1 << 10;
   EXPECT_NE(error_of(model).find("more than the"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pipelab
+
+namespace pipelab {
+namespace {
+
+TEST(TransformerSpec, GroupedQueryAttentionNarrowsKeysAndValues) {
+  TransformerBlockShape shape;
+  shape.tokens = 16;
+  shape.dim = 64;
+  shape.heads = 8;
+  shape.ffn = 256;
+  const BlockCost full = transformer_block_cost(shape, {});
+  shape.kv_heads = 2;  // K and V 16 wide each instead of 64
+  const BlockCost grouped = transformer_block_cost(shape, {});
+  EXPECT_EQ(full.params - grouped.params, 2 * (64 - 16) * 64 + 2 * (64 - 16));  // weights and biases
+  EXPECT_EQ(full.kept.values - grouped.kept.values, 2 * 16 * (64 - 16));        // K and V kept
+  EXPECT_LT(grouped.forward_flops, full.forward_flops);
+  EXPECT_EQ(transformer_block_params(shape), grouped.params);
+  // Rotary positions add a pass over Q and K, no parameters.
+  shape.rotary = true;
+  const BlockCost rotated = transformer_block_cost(shape, {});
+  EXPECT_EQ(rotated.params, grouped.params);
+  EXPECT_GT(rotated.forward_memory_values, grouped.forward_memory_values);
+}
+
+TEST(TransformerSpec, KvHeadsMustDivideTheHeads) {
+  ModelSpec model = tiny_gpt();  // 4 heads
+  model.layers[1].kv_heads = 3;
+  EXPECT_NE(error_of(model).find("kv_heads = 3 must divide heads = 4"), std::string::npos) << error_of(model);
+  model.layers[1].kv_heads = 8;
+  EXPECT_NE(error_of(model).find("kv_heads = 8 must divide heads = 4"), std::string::npos);
+  model.layers[1].kv_heads = 2;
+  EXPECT_EQ(error_of(model), "no error");
+  // Rotary positions drop the embedding's position table.
+  model.layers[0].position = PositionEncoding::Rope;
+  EXPECT_EQ(describe_layers(model)[0].params, 50 * 32);
 }
 
 }  // namespace
