@@ -205,15 +205,16 @@ class Simulation {
   bool weights_gathered(int device, const Op& op) {
     if (!op_kind_facts(op.kind).reads_weights) return true;
     DeviceState& state = devices_[device];
-    const auto units = state.unit_gathers.find(op.stage);
     const bool unit_reader = op.kind == OpKind::Forward || op.kind == OpKind::Recompute ||
                              computes_input_gradient(op.kind);
+    std::deque<int>* units = nullptr;  // zero 3: the stage's gathers still to be read
+    if (const auto found = state.unit_gathers.find(op.stage); unit_reader && found != state.unit_gathers.end())
+      units = &found->second;
     int id = -1;
-    if (unit_reader && units != state.unit_gathers.end() && !units->second.empty()) {
-      id = units->second.front();
-    } else if (const auto step = state.step_gather.find(op.stage); step != state.step_gather.end()) {
+    if (units && !units->empty())
+      id = units->front();
+    else if (const auto step = state.step_gather.find(op.stage); step != state.step_gather.end())
       id = step->second;
-    }
     if (id < 0) return true;
     const double end = collectives_[id].end;
     if (std::isnan(end)) return false;  // woken when the gather's last member joins
@@ -222,9 +223,7 @@ class Simulation {
       state.clock = end;
     }
     // A Recompute reads the weights gathered for its B, which comes next.
-    if (id >= 0 && unit_reader && op.kind != OpKind::Recompute && units != state.unit_gathers.end() &&
-        !units->second.empty() && units->second.front() == id)
-      units->second.pop_front();
+    if (units && !units->empty() && op.kind != OpKind::Recompute) units->pop_front();
     return true;
   }
 
