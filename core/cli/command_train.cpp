@@ -125,7 +125,7 @@ int train(const ParsedArgs& parsed, const Experiment& experiment, RankSession* s
   trace.source = "measured";
   trace.schedule = schedule_name(experiment.parallel.schedule);
   const ParallelPlan& plan = experiment.parallel;
-  trace.devices = describe_devices(plan.dp, plan.tp, plan.pp, plan.chunks, plan.layout().v_shape);
+  trace.devices = describe_devices(plan.dp, plan.tp, plan.pp, plan.chunks, plan.layout().v_shape, plan.cp);
 
   if (!quiet)
     err << "training " << quoted_excerpt(experiment.name, kPathExcerptBytes) << " on " << plan.devices() << " "

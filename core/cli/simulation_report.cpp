@@ -58,6 +58,7 @@ nlohmann::ordered_json simulation_to_json(const Schedule& schedule, const Simula
   json["dp"] = schedule.dp;
   json["tp"] = schedule.tp;
   if (schedule.ep > 1) json["ep"] = schedule.ep;
+  if (schedule.cp > 1) json["cp"] = schedule.cp;
   json["zero"] = schedule.zero;
   json["chunks"] = schedule.chunks;
   json["stages"] = schedule.stages();
@@ -95,6 +96,7 @@ nlohmann::ordered_json simulation_to_json(const Schedule& schedule, const Simula
     device["sent_bytes_per_step"] = {{"data_parallel", sent.data_parallel},
                                      {"tensor_parallel", sent.tensor_parallel},
                                      {"expert_parallel", sent.expert_parallel},
+                                     {"context_parallel", sent.context_parallel},
                                      {"pipeline", sent.pipeline}};
     json["per_device"].push_back(std::move(device));
   }

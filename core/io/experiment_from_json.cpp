@@ -202,7 +202,7 @@ ParallelPlan read_parallel(const JsonObjectReader& top) {
   if (!value) return plan;
   const JsonObjectReader reader(*value, "parallel",
                                 {"dp", "tp", "pp", "microbatches", "chunks", "schedule", "update", "recompute",
-                                 "partition", "staleness", "sequence_parallel", "offload", "ep", "zero"});
+                                 "partition", "staleness", "sequence_parallel", "offload", "ep", "zero", "cp"});
   reader.read("dp", plan.dp);
   reader.read("tp", plan.tp);
   reader.read("pp", plan.pp);
@@ -226,6 +226,7 @@ ParallelPlan read_parallel(const JsonObjectReader& top) {
   reader.read("staleness", plan.staleness);
   reader.read("ep", plan.ep);
   reader.read("zero", plan.zero);
+  reader.read("cp", plan.cp);
   if (const Json* offload = reader.find("offload"))
     plan.offload = json_to_name<OffloadMode>(*offload, "parallel.offload", "an offload mode", parse_offload,
                                              offload_names());

@@ -139,6 +139,7 @@ Json parallel_to_json(const ParallelPlan& plan) {
   json["staleness"] = plan.staleness;
   json["ep"] = plan.ep;
   json["zero"] = plan.zero;
+  json["cp"] = plan.cp;
   return json;
 }
 

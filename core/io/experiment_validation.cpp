@@ -249,6 +249,7 @@ void check_parallel(const Experiment& experiment, bool model_ok, Problems& probl
   check_at_least(problems, "parallel.staleness", plan.staleness, 0);
   check_at_least(problems, "parallel.ep", plan.ep, 1);
   check_at_least(problems, "parallel.zero", plan.zero, 0);
+  check_at_least(problems, "parallel.cp", plan.cp, 1);
   check_at_most(problems, "parallel.dp", plan.dp, kMaxDataParallel);
   check_at_most(problems, "parallel.tp", plan.tp, kMaxTensorParallel);
   check_at_most(problems, "parallel.pp", plan.pp, kMaxPipelineDevices);
@@ -257,6 +258,7 @@ void check_parallel(const Experiment& experiment, bool model_ok, Problems& probl
   check_at_most(problems, "parallel.staleness", plan.staleness, kMaxStaleness);
   check_at_most(problems, "parallel.ep", plan.ep, kMaxDataParallel);
   check_at_most(problems, "parallel.zero", plan.zero, 3);
+  check_at_most(problems, "parallel.cp", plan.cp, kMaxContextParallel);
   if (problems.size() != before) return;  // the checks below divide and multiply by these
   check_schedule(plan, problems);
   try {
@@ -265,7 +267,7 @@ void check_parallel(const Experiment& experiment, bool model_ok, Problems& probl
     problems.push_back(error.what());
     return;
   }
-  for (void (*check)(const ParallelPlan&) : {check_offload, check_zero}) {
+  for (void (*check)(const ParallelPlan&) : {check_offload, check_zero, check_context_parallel}) {
     try {
       check(plan);
     } catch (const std::invalid_argument& error) {

@@ -270,7 +270,7 @@ ClusterSpec resolve_cluster(const SimulationSpec& simulation, const std::string&
     throw ExperimentError("simulation.cluster has " + std::to_string(cluster.nodes) + " node" +
                           (cluster.nodes == 1 ? "" : "s") + " x " + std::to_string(per_node) + " devices = " +
                           std::to_string(static_cast<int64_t>(cluster.nodes) * per_node) + " but the run needs " +
-                          std::to_string(devices_needed) + " (dp x tp x pp); raise simulation.cluster.nodes to " +
+                          std::to_string(devices_needed) + " (dp x tp x cp x pp); raise simulation.cluster.nodes to " +
                           std::to_string((devices_needed + per_node - 1) / per_node) +
                           " or set it to 0 (as many as needed)");
   return cluster;
@@ -278,7 +278,7 @@ ClusterSpec resolve_cluster(const SimulationSpec& simulation, const std::string&
 
 ClusterSpec experiment_cluster(const Experiment& experiment) {
   const ParallelPlan& plan = experiment.parallel;
-  const int64_t devices = static_cast<int64_t>(plan.dp) * plan.tp * plan.pp;
+  const int64_t devices = static_cast<int64_t>(plan.dp) * plan.tp * plan.cp * plan.pp;
   return resolve_cluster(experiment.simulation, directory_of(experiment.file_path),
                          static_cast<int>(std::min<int64_t>(devices, 1 << 30)));
 }

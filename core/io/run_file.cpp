@@ -29,9 +29,10 @@ constexpr int kMaxRunJsonDepth = 16;
 Json number_or_null(double value) { return std::isfinite(value) ? Json(value) : Json(nullptr); }
 
 Json device_json(const DeviceInfo& info) {
-  return Json{
-      {"device", info.device}, {"replica", info.replica}, {"pipeline_rank", info.pipeline_rank},
-      {"shard", info.shard},   {"stages", info.stages},   {"label", info.label}};
+  Json json{{"device", info.device}, {"replica", info.replica}, {"pipeline_rank", info.pipeline_rank},
+            {"shard", info.shard},   {"stages", info.stages},   {"label", info.label}};
+  if (info.context > 0) json["context"] = info.context;  // context-parallel runs only
+  return json;
 }
 
 Json event_row(const TraceEvent& event) {
@@ -129,12 +130,13 @@ void check_columns(const Json& trace, const std::string& key,
 
 DeviceInfo read_device(const Json& value, const std::string& field) {
   const JsonObjectReader reader(value, field,
-                                {"device", "replica", "pipeline_rank", "shard", "stages", "label"});
+                                {"device", "replica", "pipeline_rank", "shard", "context", "stages", "label"});
   DeviceInfo info;
   info.device = device_id(member(value, "device", field), field + ".device");
   reader.read("replica", info.replica);
   reader.read("pipeline_rank", info.pipeline_rank);
   reader.read("shard", info.shard);
+  reader.read("context", info.context);
   reader.read("label", info.label);
   if (const Json* stages = reader.find("stages"))
     for (int64_t stage : json_to_integer_list(*stages, field + ".stages"))

@@ -88,7 +88,7 @@ void check_batch(const EventBatch& batch, int devices) {
       bad_value("an event of kind " + std::to_string(static_cast<int>(event.op.kind)) +
                 ", which is not an op kind");
     const int group = static_cast<int>(event.op.group);
-    if (group < 0 || group > static_cast<int>(CommGroup::ExpertParallel))
+    if (group < 0 || group > static_cast<int>(CommGroup::ContextParallel))
       bad_value("an event of group " + std::to_string(static_cast<int>(event.op.group)) +
                 ", which is not a group");
     check_time(event.t_begin, "an event");

@@ -144,6 +144,9 @@ LayerInfo describe_block(const TransformerBlockShape& shape) {
   return info;
 }
 
+// The most values one sample may hold in a layer: positions x width.
+int64_t values_per_sample_limit(int64_t tokens) { return tokens > 1 ? kMaxSequenceValues : kMaxWidth; }
+
 void check_width(const std::string& label, const char* field, int64_t value) {
   if (value < 1)
     throw std::invalid_argument(label + ": " + field + " must be >= 1, got " + std::to_string(value));
@@ -184,10 +187,10 @@ MoeShape moe_shape(const LayerSpec& spec, int64_t dim, int64_t tokens, const std
   shape.ffn = spec.ffn > 0 ? spec.ffn : 4 * dim;
   shape.capacity_factor = spec.capacity_factor;
   check_width(label, "ffn", shape.ffn);
-  if (shape.ffn > kMaxWidth / tokens || shape.experts > kMaxWidth / tokens)
+  if (shape.ffn > values_per_sample_limit(tokens) / tokens || shape.experts > values_per_sample_limit(tokens) / tokens)
     throw std::invalid_argument(
         label + ": " + type + " ffn or experts x sequence length is more than the " +
-        std::to_string(kMaxWidth) +
+        std::to_string(values_per_sample_limit(tokens)) +
         " values per sample PipeLab handles; use a smaller ffn or fewer experts");
   return shape;
 }
@@ -238,11 +241,11 @@ TransformerBlockShape block_shape(const LayerSpec& spec, int64_t dim, int64_t to
   shape.rotary = rotary;
   shape.ffn = spec.ffn > 0 ? spec.ffn : 4 * dim;
   check_width(label, "ffn", shape.ffn);
-  if (shape.ffn > kMaxWidth / tokens)
+  if (shape.ffn > values_per_sample_limit(tokens) / tokens)
     throw std::invalid_argument(label + ": ffn x sequence length = " + std::to_string(shape.ffn) + " x " +
-                                std::to_string(tokens) + " is more than the " + std::to_string(kMaxWidth) +
+                                std::to_string(tokens) + " is more than the " + std::to_string(values_per_sample_limit(tokens)) +
                                 " values per sample PipeLab handles; use a smaller ffn or model.input");
-  // heads x tokens <= dim x tokens <= kMaxWidth, so this product cannot overflow.
+  // heads x tokens <= dim x tokens <= kMaxSequenceValues, so this product cannot overflow.
   if (tokens > kMaxMicrobatchBytes / (spec.heads * tokens))
     throw std::invalid_argument(label + ": heads x sequence length^2 = " + std::to_string(spec.heads) + " x " +
                                 std::to_string(tokens) + "^2 attention scores per sample is more than the " +
@@ -416,9 +419,9 @@ std::vector<LayerInfo> describe_layers(const ModelSpec& model) {
                                     "move it to model.layers[0]");
       check_width(label, "vocab", spec.vocab);
       check_width(label, "dim", spec.dim);
-      if (spec.dim > kMaxWidth / tokens)
+      if (spec.dim > values_per_sample_limit(tokens) / tokens)
         throw std::invalid_argument(label + ": dim x sequence length = " + std::to_string(spec.dim) + " x " +
-                                    std::to_string(tokens) + " is more than the " + std::to_string(kMaxWidth) +
+                                    std::to_string(tokens) + " is more than the " + std::to_string(values_per_sample_limit(tokens)) +
                                     " values per sample PipeLab handles; use a smaller dim or model.input");
       info = describe_embedding(spec, tokens);
     } else if (spec.type == LayerType::TransformerBlock) {
@@ -436,10 +439,10 @@ std::vector<LayerInfo> describe_layers(const ModelSpec& model) {
     } else if (spec.type == LayerType::Linear) {
       if (spec.out < 1)
         throw std::invalid_argument(label + ": linear needs out >= 1, got " + std::to_string(spec.out));
-      if (spec.out > kMaxWidth / tokens)
+      if (spec.out > values_per_sample_limit(tokens) / tokens)
         throw std::invalid_argument(label + ": linear out = " + std::to_string(spec.out) +
                                     (tokens > 1 ? " (x " + std::to_string(tokens) + " positions)" : std::string()) +
-                                    " is more than the " + std::to_string(kMaxWidth) +
+                                    " is more than the " + std::to_string(values_per_sample_limit(tokens)) +
                                     " values per sample PipeLab handles; use a smaller out");
       info = describe_linear(spec, width, tokens);
     } else {

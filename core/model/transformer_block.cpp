@@ -30,6 +30,7 @@ int64_t transformer_block_params(const TransformerBlockShape& shape) {
 
 BlockCost transformer_block_cost(const TransformerBlockShape& shape, const BlockSplit& split) {
   const double s = static_cast<double>(shape.tokens);
+  const double keys = s * split.cp;  // positions each query attends to (the whole sequence)
   const double h = static_cast<double>(shape.dim);
   const double a = static_cast<double>(shape.heads);
   const double f = static_cast<double>(shape.ffn);
@@ -54,9 +55,10 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
 
   // --- FLOPs per sample (a multiply-add is 2), the attention half's here.
   const double gemm = 2 * s * h * (qkv + h) / t;                    // QKV, Proj
-  const double scores = a * s * s / t;                              // attention scores per shard
-  const double attention_forward = 4 * s * s * h / t;               // Q K^T and P V
-  const double attention_backward = 8 * s * s * h / t;              // dQ, dK, dP, dV
+  const double scores = a * s * keys / t;                           // attention scores per shard
+  const double attention_forward = 4 * s * keys * h / t;            // Q K^T and P V
+  const double attention_backward = 8 * s * keys * h / t;           // dQ, dK, dP, dV
+  cost.attention_flops = attention_forward;
   const double bias = shape.bias ? s * qkv / t + s * h : 0;
   // Rotary embeddings turn each pair of Q and K values by their position: a
   // multiply-add per value, forward and again (transposed) in the backward.
@@ -118,7 +120,7 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
   if (split.selective_recompute) cost.backward_memory_values += 2 * scores + score_dropout;
 
   // --- kept activations, Korthikanti et al.'s items (see the header).
-  const int64_t score_count = shape.heads * shape.tokens * shape.tokens;
+  const int64_t score_count = shape.heads * shape.tokens * shape.tokens * split.cp;
   const int64_t rep_div = split.sequence_parallel ? tp : 1;
   BlockActivations& kept = cost.kept;
   kept.values += sh / rep_div;          // Norm1's input

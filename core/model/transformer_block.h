@@ -67,10 +67,16 @@ struct TransformerBlockShape {
   MoeShape moe() const { return {tokens, dim, experts, top_k, ffn, capacity_factor}; }
 };
 
+// Under context parallelism (cp > 1) the shape's `tokens` are one rank's
+// share of the sequence (s / cp positions), whose queries attend to all s =
+// tokens x cp keys as ring attention brings them (parallel_plan.h): every cost
+// but the attention core's scales with the share; the core's scores are
+// tokens x s per head.
 struct BlockSplit {
   int tp = 1;
   bool sequence_parallel = false;
   bool selective_recompute = false;  // the attention core (scores, softmax, dropout) is recomputed
+  int cp = 1;
 };
 
 // What a block keeps for its backward: values (in the activation precision)
@@ -106,6 +112,9 @@ struct BlockCost {
   // run at the memory bandwidth, not the GEMM rate (core/sim/cost_model.h).
   double forward_memory_values = 0;
   double backward_memory_values = 0;
+  // Per sample, the forward's attention GEMMs (Q K^T and P V; their
+  // backward is twice this): the work a context-parallel ring hides behind.
+  double attention_flops = 0;
 };
 
 // The block's total parameters (no split).

@@ -1,4 +1,4 @@
-// ParallelPlan: how a model is split (dp x tp x pp), scheduled and updated.
+// ParallelPlan: how a model is split (dp x tp x cp x pp), scheduled and updated.
 #pragma once
 
 #include <optional>
@@ -58,10 +58,18 @@ struct ParallelPlan {
   // 1 the optimizer state sharded, 2 also the gradients, 3 also the weights
   // (FSDP's full sharding).
   int zero = 0;
+  // Context parallelism: cp ranks split every sequence of a replica and stage
+  // (each holds two of 2 cp chunks, balancing causal attention as Megatron-LM
+  // does); attention passes K and V around the ring (stage_profile.h). The cp
+  // ranks hold the same weights, so their gradients are summed with the
+  // replicas' (data-parallel groups span dp x cp devices).
+  int cp = 1;
 
   int stages() const { return pp * chunks; }             // pipeline stages in total
-  int devices() const { return dp * tp * pp; }           // devices in total
-  DeviceLayout layout() const { return {dp, tp, pp, uses_v_placement(schedule), ep}; }
+  int devices() const { return dp * tp * cp * pp; }      // devices in total
+  // Devices that hold the same weights of a stage shard and sum its gradients.
+  int data_parallel_size() const { return dp * cp; }
+  DeviceLayout layout() const { return {dp, tp, pp, uses_v_placement(schedule), ep, cp}; }
 };
 
 // Names as written in experiment files and on the command line.

@@ -13,5 +13,6 @@ inline constexpr int kMaxPipelineDevices = 1024;   // parallel.pp
 inline constexpr int kMaxChunks = 64;              // parallel.chunks
 inline constexpr int kMaxMicrobatches = 1 << 16;   // parallel.microbatches
 inline constexpr int kMaxStaleness = 1000;         // parallel.staleness
+inline constexpr int kMaxContextParallel = 64;     // parallel.cp
 
 }  // namespace pipelab

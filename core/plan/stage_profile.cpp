@@ -59,10 +59,11 @@ ShardCost sharded_elementwise_cost(const LayerInfo& info, int tp) {
 }
 
 // A vocabulary-parallel embedding: vocab / tp token rows per shard (the
-// position table is whole on each); each shard looks up every position.
-ShardCost embedding_shard_cost(const LayerInfo& info, const LayerSpec& spec, int tp) {
+// position table, one row for each of the model's `sequence` positions, is
+// whole on each); each shard looks up every position it holds.
+ShardCost embedding_shard_cost(const LayerInfo& info, const LayerSpec& spec, int tp, int64_t sequence) {
   ShardCost cost = full_cost(info);
-  const int64_t positions = spec.position == PositionEncoding::Rope ? 0 : info.tokens;
+  const int64_t positions = spec.position == PositionEncoding::Rope ? 0 : sequence;
   cost.params = (spec.vocab / tp + positions) * spec.dim;
   return cost;
 }
@@ -76,8 +77,10 @@ void check_microbatch_bytes(const std::vector<LayerInfo>& infos, int64_t microba
     throw std::invalid_argument(
         "a micro-batch of " + std::to_string(microbatch_size) + " samples keeps and sends more than " +
         std::to_string(kMaxMicrobatchBytes >> 30) + " GiB through the model (" +
-        std::to_string(bytes_per_sample) + " bytes per sample), more than PipeLab handles; "
-        "lower training.batch_size or raise parallel.microbatches");
+        std::to_string(bytes_per_sample) + " bytes per sample), more than PipeLab handles; " +
+        (microbatch_size > 1 ? "lower training.batch_size or raise parallel.microbatches"
+                             : "use a smaller model or a shorter sequence, or split a long sequence over more "
+                               "ranks (parallel.cp)"));
 }
 
 std::string tp_text(int tp) { return "tp = " + std::to_string(tp); }
@@ -135,6 +138,20 @@ int64_t expert_slot_bytes(const MoeShape& moe, int64_t microbatch_size, int64_t 
   const int64_t capacity =
       expert_capacity(moe.capacity_factor, microbatch_size * moe.tokens, moe.top_k, moe.experts);
   return moe.experts * capacity * moe.dim * bytes_per_value;
+}
+
+// A block's ring attention under context parallelism, in the order the
+// lowering meets them: the forward's K and V, then (read last first in the
+// backward) K and V again after their gradients' way home.
+void add_context_parallel_exchanges(std::vector<ContextParallelExchange>& out, int layer,
+                                    const TransformerBlockShape& shape, const BlockCost& block,
+                                    const BlockSplit& split, int64_t microbatch_size, int64_t bytes_per_value) {
+  const int64_t key_value_bytes =
+      2 * shape.tokens * split.cp * (shape.kv_width() / split.tp) * microbatch_size * bytes_per_value;
+  const double hidden = block.attention_flops * static_cast<double>(microbatch_size);
+  out.push_back({layer, key_value_bytes, true, false, hidden});
+  out.push_back({layer, key_value_bytes, false, true, hidden});
+  out.push_back({layer, key_value_bytes, false, false, hidden});
 }
 
 // Where a layer's tensor-parallel collectives come from.
@@ -332,12 +349,38 @@ bool output_splits_sequence(const ModelSpec& model, const std::vector<TensorPara
   return role != TensorParallelRole::ColumnParallel && role != TensorParallelRole::Sharded;
 }
 
-std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelPlan& plan,
+namespace {
+
+// What one context rank runs: the model's layers on s / cp positions of
+// each sequence (BlockSplit gives attention the whole sequence's keys).
+ModelSpec context_rank_model(const ModelSpec& model, int cp) {
+  if (cp < 1) throw std::invalid_argument("parallel.cp must be >= 1, got " + std::to_string(cp));
+  if (cp == 1) return model;
+  const std::string field = "parallel.cp = " + std::to_string(cp);
+  if (!is_sequence_model(model))
+    throw std::invalid_argument(field + " splits a Transformer's sequences over ranks, and this model does "
+                                "not start with an embedding; set cp = 1");
+  const int64_t sequence = sequence_length(model);
+  if (sequence % (2 * cp) != 0)
+    throw std::invalid_argument(field + " cuts the sequence length " + std::to_string(sequence) + " into 2 x cp = " +
+                                std::to_string(2 * cp) +
+                                " equal chunks (each rank takes one from each end, balancing causal attention), "
+                                "which it does not divide; choose a cp with 2 cp dividing model.input, or "
+                                "change the sequence length");
+  ModelSpec local = model;
+  local.input = {sequence / cp};
+  return local;
+}
+
+}  // namespace
+
+std::vector<StageProfile> profile_stages(const ModelSpec& whole_model, const ParallelPlan& plan,
                                          int64_t microbatch_size, Precision precision) {
   if (plan.tp < 1) throw std::invalid_argument("parallel.tp must be >= 1, got " + std::to_string(plan.tp));
   if (microbatch_size < 1)
     throw std::invalid_argument("micro-batch size must be >= 1, got " + std::to_string(microbatch_size) +
                                 "; lower parallel.microbatches or parallel.dp, or raise training.batch_size");
+  const ModelSpec model = context_rank_model(whole_model, plan.cp);
   const std::vector<LayerInfo> infos = describe_layers(model);
   check_microbatch_bytes(infos, microbatch_size);
   const std::vector<LayerRange> ranges = partition_layers(model, plan);
@@ -381,7 +424,9 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
         case TensorParallelRole::RowParallel:
           cost = linear_shard_cost(info, model.layers[i].bias, roles[i], tp);
           break;
-        case TensorParallelRole::VocabParallel: cost = embedding_shard_cost(info, model.layers[i], tp); break;
+        case TensorParallelRole::VocabParallel:
+          cost = embedding_shard_cost(info, model.layers[i], tp, sequence_length(whole_model));
+          break;
         case TensorParallelRole::BlockParallel: {
           const BlockCost block = transformer_block_cost(info.block, split);
           cost = {block.forward_flops, block.backward_input_flops, block.backward_weight_flops, block.params, 0};
@@ -396,6 +441,8 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
           left_by_layer.push_back((block.backward_kept_values + block.input_values) *
                                   bytes.activation);
           if (i > range.begin) block_checkpoints_per_sample += block.input_values * bytes.activation;
+          if (plan.cp > 1) add_context_parallel_exchanges(profile.context_parallel_exchanges, i, info.block, block,
+                                                          split, microbatch_size, bytes.activation);
           break;
         }
       }
@@ -511,7 +558,7 @@ std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelP
 }
 
 BlockSplit block_split(const ParallelPlan& plan) {
-  return {plan.tp, plan.sequence_parallel && plan.tp > 1, plan.selective_recompute};
+  return {plan.tp, plan.sequence_parallel && plan.tp > 1, plan.selective_recompute, plan.cp};
 }
 
 }  // namespace pipelab

@@ -57,6 +57,24 @@ struct ExpertAllToAll {
   bool in_forward = true;
 };
 
+// Context parallelism (parallel.cp > 1): a transformer block's ring
+// attention. Each rank holds its share of the sequence; in the forward the
+// other ranks' K and V blocks travel around the ring to it (as much as an
+// all-gather of the whole sequence's K and V moves), and in the backward K
+// and V travel again while their gradients travel home (an all-gather and a
+// reduce-scatter of the same size), as Megatron-LM's ring attention does.
+// `bytes` is the whole K and V of a micro-batch, as this tensor-parallel shard
+// holds them. The ring's steps overlap the attention's GEMMs on the blocks
+// already there: `hidden_flops` (the forward's Q K^T and P V; each of the
+// backward's two exchanges hides behind half its twice-as-large GEMMs).
+struct ContextParallelExchange {
+  int layer = 0;
+  int64_t bytes = 0;
+  bool in_forward = true;
+  bool gradients = false;  // dK and dV going home (a reduce-scatter), not K and V (an all-gather)
+  double hidden_flops = 0;
+};
+
 struct StageProfile {
   LayerRange layers;
   // Per micro-batch, per tensor-parallel shard.
@@ -103,6 +121,7 @@ struct StageProfile {
   std::vector<TensorParallelAllReduce> tp_allreduces;
   std::vector<BatchStatisticsAllReduce> batch_statistics_allreduces;  // dp > 1 only
   std::vector<ExpertAllToAll> expert_all_to_alls;                     // ep > 1 only
+  std::vector<ContextParallelExchange> context_parallel_exchanges;    // cp > 1 only
   // Sequence parallelism: the gradient bytes a shard computes from its slice
   // of the sequence only (the layernorms' gains and biases, in blocks or
   // not), which the tensor-parallel group sums once per step, before the
@@ -160,7 +179,12 @@ bool output_splits_sequence(const ModelSpec& model, const std::vector<TensorPara
 // `microbatch_size` samples. Throws std::invalid_argument like partition_layers,
 // and when tp does not divide a column-parallel linear's width, e.g.
 // "tp = 3 does not divide linear layer 2's width 512", a block's heads or ffn,
-// an embedding's vocab, or (sequence parallel) the sequence length.
+// an embedding's vocab, or (sequence parallel) the sequence length; and when
+// cp > 1 meets a model that is not a sequence model, or a sequence length
+// that 2 cp does not divide (each rank holds two of 2 cp equal chunks).
+// Under context parallelism every size and cost is one context rank's: the
+// layers work on s / cp positions per sample (a learned position table stays
+// whole), and attention as BlockSplit says.
 std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelPlan& plan,
                                          int64_t microbatch_size, Precision precision = Precision::Fp32);
 

@@ -167,7 +167,7 @@ DappleCandidate simulate_candidate(const Experiment& experiment,
 DapplePlan plan_dapple(const Experiment& experiment, int devices, int64_t memory_per_device,
                        std::optional<double> link_bandwidth) {
   std::vector<Pending> pending =
-      candidates(experiment, devices / experiment.parallel.tp, link_bandwidth);
+      candidates(experiment, devices / (experiment.parallel.tp * experiment.parallel.cp), link_bandwidth);
   DapplePlan plan;
   plan.candidates = static_cast<int>(pending.size());
   if (pending.empty())

@@ -17,15 +17,19 @@ namespace {
 
 void check_request(const Experiment& experiment, const PlanRequest& request) {
   const int tp = experiment.parallel.tp;
+  const int cp = experiment.parallel.cp;
   if (request.devices < 1)
     throw ExperimentError("the plan needs at least 1 device, got " +
                           std::to_string(request.devices) +
                           "; give the number of devices to plan for");
-  if (request.devices % tp != 0)
-    throw ExperimentError(std::to_string(request.devices) +
-                          " devices is not a multiple of parallel.tp = " + std::to_string(tp) +
-                          " (each stage replica takes tp devices); use a multiple of " +
-                          std::to_string(tp) + " or change parallel.tp");
+  if (request.devices % (tp * cp) != 0) {
+    const std::string group = cp > 1 ? "parallel.tp x parallel.cp = " + std::to_string(tp) + " x " +
+                                           std::to_string(cp)
+                                     : "parallel.tp = " + std::to_string(tp);
+    throw ExperimentError(std::to_string(request.devices) + " devices is not a multiple of " + group +
+                          " (each stage replica takes " + (cp > 1 ? "tp x cp" : "tp") + " devices); use a multiple of " +
+                          std::to_string(tp * cp) + " or change " + (cp > 1 ? "tp or cp" : "parallel.tp"));
+  }
   if (request.memory_per_device < 1)
     throw ExperimentError("memory per device must be above 0 bytes, e.g. 16GiB");
   if (request.link_bandwidth &&
@@ -81,7 +85,7 @@ void fill_prediction(PlanProposal& proposal, std::optional<double> link_bandwidt
 
 PlanProposal propose_pipedream(const Experiment& experiment, const PlanRequest& request) {
   const StageCostTable table(experiment, request.link_bandwidth);
-  const int groups = request.devices / experiment.parallel.tp;
+  const int groups = request.devices / (experiment.parallel.tp * experiment.parallel.cp);
   const int microbatches =
       experiment.parallel.dp * experiment.parallel.microbatches;  // per step, all replicas
   PlanProposal proposal;

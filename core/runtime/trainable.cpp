@@ -64,6 +64,15 @@ void check_trainable_zero(const ParallelPlan& plan) {
                           "predicts it); set zero = 1, or sequence_parallel = false, to train");
 }
 
+// Context parallelism is predicted (stage_profile.h); the executors do not
+// split sequences yet.
+void check_trainable_context(const ParallelPlan& plan) {
+  if (plan.cp == 1) return;
+  throw ExperimentError("parallel.cp = " + std::to_string(plan.cp) +
+                        ": the executors do not split sequences over ranks yet (the simulator predicts "
+                        "context parallelism); set parallel.cp = 1 to train, or simulate");
+}
+
 }  // namespace
 
 void check_trainable(const Experiment& experiment) {
@@ -90,6 +99,7 @@ void check_trainable(const Experiment& experiment) {
   }
   check_trainable_precision(experiment);
   check_trainable_zero(experiment.parallel);
+  check_trainable_context(experiment.parallel);
 }
 
 }  // namespace pipelab

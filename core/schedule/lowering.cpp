@@ -41,6 +41,7 @@ void check_plan(const ParallelPlan& plan) {
          "); use staleness = 2");
   check_offload(plan);
   check_zero(plan);
+  check_context_parallel(plan);
   if (plan.update == UpdateMode::Async && plan.dp > 1 && is_asynchronous(plan.schedule))
     fail(std::string("update = async (a parameter server across replicas) needs a synchronous "
                      "pipeline schedule, and ") +
@@ -81,12 +82,11 @@ void check_lowering_inputs(const Schedule& compute, const ParallelPlan& plan,
          std::to_string(plan.staleness + 2));
 }
 
-// Lowers one pipeline rank's compute ops for one (replica, shard) device.
+// Lowers one pipeline rank's compute ops for one (replica, shard, context rank) device.
 class DeviceLowering {
  public:
-  DeviceLowering(const Schedule& out, const std::vector<StageProfile>& profiles, int device,
-                 int replica, int shard)
-      : out_(out), profiles_(profiles), device_(device), replica_(replica), shard_(shard) {
+  DeviceLowering(const Schedule& out, const std::vector<StageProfile>& profiles, int device, DeviceCoord coord)
+      : out_(out), profiles_(profiles), device_(device), coord_(coord) {
     updates_written_.assign(out.chunks, 0);
   }
 
@@ -110,7 +110,7 @@ class DeviceLowering {
       else
         ops_.push_back(op);
       // ZeRO 2 and 3: each micro-batch's gradients become this device's shard.
-      if (out_.zero >= 2 && out_.dp > 1 && computes_weight_gradient(op.kind))
+      if (out_.zero >= 2 && sums_gradients() && computes_weight_gradient(op.kind))
         add_data_parallel(OpKind::ReduceScatter, op, parameter_bytes(op.stage));
       if (host.offload_after[i]) add_host_transfer(OpKind::Offload, op);
       if (updates_after_every_backward(out_.kind)) {
@@ -163,7 +163,7 @@ class DeviceLowering {
   // overlaps that op (FSDP's prefetch), the first ones before op 0.
   std::vector<std::vector<int>> weight_gathers(const std::vector<Op>& compute_ops) const {
     std::vector<std::vector<int>> before(compute_ops.size());
-    if (out_.zero < 3 || out_.dp == 1) return before;
+    if (out_.zero < 3 || !sums_gradients()) return before;
     for (size_t i = 0; i < compute_ops.size(); ++i) {
       const OpKind kind = compute_ops[i].kind;
       if (kind == OpKind::Forward || computes_input_gradient(kind)) before[i == 0 ? 0 : i - 1].push_back(static_cast<int>(i));
@@ -184,11 +184,15 @@ class DeviceLowering {
   // the end of step t - 1 (see lowering.h).
   int pulled_version(int step) const { return std::max(0, step - out_.staleness); }
 
-  // The device of `stage` in this device's replica and shard, or -1 past the ends.
+  // The device of `stage` in this device's replica, shard and context rank,
+  // or -1 past the ends.
   int device_of(int stage) const {
     if (stage < 0 || stage >= out_.stages()) return -1;
-    return out_.device_of_stage(stage, replica_, shard_);
+    return out_.device_of_stage(stage, coord_.replica, coord_.shard, coord_.context);
   }
+  // Whether other devices hold this one's weights (replicas, context ranks):
+  // then the gradients are summed (or scattered) over the data-parallel group.
+  bool sums_gradients() const { return out_.data_parallel_size() > 1; }
   bool needs_transfer(int other_device) const {
     return other_device >= 0 && other_device != device_;
   }
@@ -206,7 +210,8 @@ class DeviceLowering {
   // This device's share of a stage's `bytes` under ZeRO (what one member of
   // a reduce-scatter keeps, or gives to an all-gather).
   int64_t shard_of(int64_t bytes) const {
-    return out_.zero == 0 ? bytes : (bytes + out_.dp - 1) / out_.dp;
+    const int64_t members = out_.data_parallel_size();
+    return out_.zero == 0 ? bytes : (bytes + members - 1) / members;
   }
 
   // A data-parallel collective of `about`'s stage (ZeRO's gathers and scatters).
@@ -236,10 +241,7 @@ class DeviceLowering {
   void add_tensor_parallel_allreduces(const Op& after, bool in_forward) {
     if (out_.tp == 1) return;
     auto add = [&](OpKind kind, int layer, int64_t bytes) {
-      Op op = comm_op(kind, after, -1, bytes);
-      op.group = CommGroup::TensorParallel;
-      op.layer = layer;
-      ops_.push_back(op);
+      add_layer_collective(kind, CommGroup::TensorParallel, after, layer, bytes);
     };
     if (profiles_.empty()) {
       add(OpKind::AllReduce, -1, 0);
@@ -259,30 +261,50 @@ class DeviceLowering {
     if (out_.dp == 1 || profiles_.empty() || after.kind == OpKind::BackwardWeight) return;
     for (const BatchStatisticsAllReduce& reduce : profiles_[after.stage].batch_statistics_allreduces) {
       if (reduce.in_forward != in_forward) continue;
-      Op op = comm_op(OpKind::AllReduce, after, -1, reduce.bytes);
-      op.group = CommGroup::DataParallel;
-      op.layer = reduce.layer;
-      ops_.push_back(op);
+      add_layer_collective(OpKind::AllReduce, CommGroup::DataParallel, after, reduce.layer, reduce.bytes);
     }
+  }
+
+  // Calls `add` for each of a stage's per-layer exchanges that runs in this
+  // pass, in the order the pass meets their layers (the backward's last first).
+  template <typename Exchange, typename Add>
+  static void for_each_in_pass(const std::vector<Exchange>& list, bool in_forward, Add add) {
+    auto visit = [&](const Exchange& exchange) {
+      if (exchange.in_forward == in_forward) add(exchange);
+    };
+    if (in_forward)
+      std::for_each(list.begin(), list.end(), visit);
+    else
+      std::for_each(list.rbegin(), list.rend(), visit);
+  }
+
+  // A collective of layer `layer` over `group`, run inside the compute op `after`.
+  void add_layer_collective(OpKind kind, CommGroup group, const Op& after, int layer, int64_t bytes) {
+    Op op = comm_op(kind, after, -1, bytes);
+    op.group = group;
+    op.layer = layer;
+    ops_.push_back(op);
   }
 
   // Expert parallelism's all-to-alls, run inside the compute op `after` (the
   // forward's after F, the backward's after B or BI), two per moe layer.
   void add_expert_all_to_alls(const Op& after, bool in_forward) {
     if (out_.ep == 1 || profiles_.empty() || after.kind == OpKind::BackwardWeight) return;
-    const std::vector<ExpertAllToAll>& list = profiles_[after.stage].expert_all_to_alls;
-    // The backward meets the layers in reverse order.
-    auto add = [&](const ExpertAllToAll& exchange) {
-      if (exchange.in_forward != in_forward) return;
-      Op op = comm_op(OpKind::AllToAll, after, -1, exchange.bytes);
-      op.group = CommGroup::ExpertParallel;
-      op.layer = exchange.layer;
-      ops_.push_back(op);
-    };
-    if (in_forward)
-      std::for_each(list.begin(), list.end(), add);
-    else
-      std::for_each(list.rbegin(), list.rend(), add);
+    for_each_in_pass(profiles_[after.stage].expert_all_to_alls, in_forward, [&](const ExpertAllToAll& exchange) {
+      add_layer_collective(OpKind::AllToAll, CommGroup::ExpertParallel, after, exchange.layer, exchange.bytes);
+    });
+  }
+
+  // Context parallelism's ring attention, run inside the compute op `after`
+  // (the forward's K and V gathered after F; after B or BI, K and V again
+  // and their gradients scattered home), block by block.
+  void add_context_parallel_exchanges(const Op& after, bool in_forward) {
+    if (out_.cp == 1 || profiles_.empty() || after.kind == OpKind::BackwardWeight) return;
+    for_each_in_pass(profiles_[after.stage].context_parallel_exchanges, in_forward,
+                     [&](const ContextParallelExchange& exchange) {
+                       add_layer_collective(exchange.gradients ? OpKind::ReduceScatter : OpKind::AllGather,
+                                            CommGroup::ContextParallel, after, exchange.layer, exchange.bytes);
+                     });
   }
 
   void add_forward(const Op& forward) {
@@ -292,6 +314,7 @@ class DeviceLowering {
       ops_.push_back(
           comm_op(OpKind::RecvActivation, forward, previous, activation_bytes(forward.stage - 1)));
     ops_.push_back(forward);
+    add_context_parallel_exchanges(forward, true);
     add_tensor_parallel_allreduces(forward, true);
     add_batch_statistics_allreduces(forward, true);
     add_expert_all_to_alls(forward, true);
@@ -312,6 +335,7 @@ class DeviceLowering {
       ops_.push_back(rebuild);
     }
     ops_.push_back(backward);
+    add_context_parallel_exchanges(backward, false);
     add_tensor_parallel_allreduces(backward, false);
     add_batch_statistics_allreduces(backward, false);
     add_expert_all_to_alls(backward, false);
@@ -360,7 +384,7 @@ class DeviceLowering {
     }
     // The step's gradients summed over the replicas: whole (zero 0), or each
     // device's shard (zero 1; zero 2 and 3 scattered every micro-batch's).
-    if (out_.dp > 1 && out_.zero <= 1) add_data_parallel(out_.zero == 0 ? OpKind::AllReduce : OpKind::ReduceScatter, about, bytes);
+    if (sums_gradients() && out_.zero <= 1) add_data_parallel(out_.zero == 0 ? OpKind::AllReduce : OpKind::ReduceScatter, about, bytes);
     // ZeRO-Offload: the gradients go to the host, the host updates, the new weights come back.
     const bool on_host = out_.offload == OffloadMode::Optimizer;
     if (on_host) ops_.push_back(comm_op(OpKind::Offload, about, -1, shard_of(bytes)));
@@ -370,14 +394,13 @@ class DeviceLowering {
     if (on_host) ops_.push_back(comm_op(OpKind::Reload, about, -1, shard_of(weight_bytes(stage))));
     // ZeRO 1 and 2: every device updated its shard; the whole weights are
     // gathered for the next step (zero 3 gathers them where they are used).
-    if (out_.dp > 1 && (out_.zero == 1 || out_.zero == 2)) add_data_parallel(OpKind::AllGather, about, weight_bytes(stage));
+    if (sums_gradients() && (out_.zero == 1 || out_.zero == 2)) add_data_parallel(OpKind::AllGather, about, weight_bytes(stage));
   }
 
   const Schedule& out_;
   const std::vector<StageProfile>& profiles_;
   const int device_;
-  const int replica_;
-  const int shard_;
+  const DeviceCoord coord_;
   std::vector<int> updates_written_;  // per chunk
   std::vector<Op> ops_;
 };
@@ -393,20 +416,17 @@ Schedule lower_schedule(const Schedule& compute, const ParallelPlan& plan,
   out.tp = plan.tp;
   out.ep = plan.ep;
   out.zero = plan.zero;
+  out.cp = plan.cp;
   out.update = plan.update;
   out.recompute = plan.recompute;
   out.offload = plan.offload;
   out.staleness = plan.staleness;
   out.lowered = true;
   out.devices.resize(plan.devices());
-  for (int replica = 0; replica < plan.dp; ++replica) {
-    for (int rank = 0; rank < plan.pp; ++rank) {
-      for (int shard = 0; shard < plan.tp; ++shard) {
-        const int device = device_id(plan, {replica, rank, shard});
-        DeviceLowering lowering(out, profiles, device, replica, shard);
-        out.devices[device] = lowering.lower(compute.devices[rank]);
-      }
-    }
+  for (int device = 0; device < plan.devices(); ++device) {
+    const DeviceCoord coord = device_coord(plan, device);
+    DeviceLowering lowering(out, profiles, device, coord);
+    out.devices[device] = lowering.lower(compute.devices[coord.pipeline_rank]);
   }
   return out;
 }
@@ -422,7 +442,7 @@ double schedule_size_estimate(const ParallelPlan& plan, int steps) {
   // receives and a few collectives; counted in doubles so huge plans cannot overflow.
   // ZeRO 2 and 3 add a reduce-scatter and up to two gathers per micro-batch.
   const double per_microbatch = plan.zero >= 2 ? 11.0 : 8.0;
-  return per_microbatch * plan.dp * plan.tp * plan.pp * plan.chunks * double(plan.microbatches) *
+  return per_microbatch * plan.dp * plan.tp * plan.cp * plan.pp * plan.chunks * double(plan.microbatches) *
          window_steps(plan, steps);
 }
 
@@ -466,12 +486,21 @@ void check_zero(const ParallelPlan& plan) {
          "zero = 1 with a pipeline, as Megatron-LM's distributed optimizer does, or pp = 1");
 }
 
+void check_context_parallel(const ParallelPlan& plan) {
+  if (plan.cp < 1)
+    fail("parallel.cp = " + std::to_string(plan.cp) + " must be at least 1; use cp = 1 for no context parallelism");
+  if (plan.cp > 1 && plan.update == UpdateMode::Async && plan.dp > 1)
+    fail("parallel.cp = " + std::to_string(plan.cp) +
+         " splits each sequence over ranks that sum their gradients every step, which a parameter server "
+         "(update = async) does not do; use update = sync, or cp = 1");
+}
+
 void check_schedule_size(const ParallelPlan& plan, int steps) {
   const double ops = schedule_size_estimate(plan, steps);
   if (ops > kMaxScheduleOps)
     throw std::invalid_argument(
-        "dp x tp x pp x chunks x microbatches = " + std::to_string(plan.dp) + " x " +
-        std::to_string(plan.tp) + " x " + std::to_string(plan.pp) + " x " +
+        "dp x tp x cp x pp x chunks x microbatches = " + std::to_string(plan.dp) + " x " +
+        std::to_string(plan.tp) + " x " + std::to_string(plan.cp) + " x " + std::to_string(plan.pp) + " x " +
         std::to_string(plan.chunks) + " x " + std::to_string(plan.microbatches) +
         " makes a schedule of about " + std::to_string(static_cast<long long>(ops)) +
         " ops, more than the " + std::to_string(static_cast<long long>(kMaxScheduleOps)) +

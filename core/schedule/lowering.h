@@ -54,6 +54,14 @@ namespace pipelab {
 //    window must hold at least staleness + 2 steps (build_schedule's default).
 //    With staleness 0 this is synchronous training again.
 //
+// Context parallelism (plan.cp > 1): every transformer block's ring attention
+// runs inside its compute ops on the context-parallel group: an ALL_GATHER
+// of K and V after F, and after B or BI an ALL_GATHER of K and V and a
+// REDUCE_SCATTER of their gradients (StageProfile::context_parallel_exchanges),
+// before the tensor-parallel ones. The data-parallel group of a stage shard
+// spans its replicas and their context ranks (dp x cp devices, which hold the
+// same weights): "dp > 1" below means dp x cp > 1.
+//
 // ZeRO (plan.zero, dp > 1; synchronous schedules), data-parallel group:
 //  - zero 1: the step's ALLREDUCE becomes REDUCE_SCATTER (gradient_bytes),
 //    then U (of the device's shard), then ALL_GATHER (weight_bytes): the
@@ -96,6 +104,12 @@ void check_offload(const ParallelPlan& plan);
 // which DeepSpeed refuses too: their gradients are reduce-scattered at every
 // micro-batch, and a pipeline's interleaved micro-batches would wait on it.
 void check_zero(const ParallelPlan& plan);
+
+// Throws std::invalid_argument naming the field and the fix when parallel.cp
+// is below 1, or above 1 with asynchronous data parallelism (update = async,
+// dp > 1): the context ranks sum their gradients every step. What cp needs of
+// the model (a Transformer, a sequence the ranks split evenly) profile_stages checks.
+void check_context_parallel(const ParallelPlan& plan);
 
 // Plans larger than this many ops (counted as check_schedule_size does) are
 // refused. Simulating one takes about 125 bytes per op: 8 x 64 x 1024 (4M ops)

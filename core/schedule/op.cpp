@@ -12,13 +12,15 @@ const char* comm_group_name(CommGroup group) {
       return "data_parallel";
     case CommGroup::ExpertParallel:
       return "expert_parallel";
+    case CommGroup::ContextParallel:
+      return "context_parallel";
   }
   return "none";
 }
 
 std::optional<CommGroup> parse_comm_group(const std::string& name) {
   for (CommGroup group : {CommGroup::None, CommGroup::TensorParallel, CommGroup::DataParallel,
-                          CommGroup::ExpertParallel})
+                          CommGroup::ExpertParallel, CommGroup::ContextParallel})
     if (name == comm_group_name(group)) return group;
   return std::nullopt;
 }
@@ -35,6 +37,7 @@ std::string op_label(const Op& op) {
     if (op.group == CommGroup::TensorParallel) label += " tp";
     if (op.group == CommGroup::DataParallel) label += " dp";
     if (op.group == CommGroup::ExpertParallel) label += " ep";
+    if (op.group == CommGroup::ContextParallel) label += " cp";
   }
   if (op.layer >= 0) label += " L" + std::to_string(op.layer);
   if (op.peer >= 0) label += (is_send(op.kind) ? " to d" : " from d") + std::to_string(op.peer);

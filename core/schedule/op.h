@@ -12,10 +12,12 @@ namespace pipelab {
 
 // Which devices a collective (an AllReduce, an AllToAll) spans.
 // ExpertParallel: the ep replicas of one expert-parallel group (same pipeline
-// rank and shard), which share a moe layer's experts.
-enum class CommGroup { None, TensorParallel, DataParallel, ExpertParallel };
-// "none", "tensor_parallel", "data_parallel", "expert_parallel": how traces
-// and run files name a group.
+// rank and shard), which share a moe layer's experts. ContextParallel: the cp
+// ranks that split one replica's sequence (same replica, pipeline rank and
+// shard); attention passes K and V around them.
+enum class CommGroup { None, TensorParallel, DataParallel, ExpertParallel, ContextParallel };
+// "none", "tensor_parallel", "data_parallel", "expert_parallel",
+// "context_parallel": how traces and run files name a group.
 const char* comm_group_name(CommGroup group);
 std::optional<CommGroup> parse_comm_group(const std::string& name);
 

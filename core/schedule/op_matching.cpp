@@ -9,6 +9,9 @@
 namespace pipelab {
 namespace {
 
+// How many groups of a kind a layout has (defined below).
+int group_count(const DeviceLayout& layout, CommGroup group);
+
 // A large schedule is read once; the passes after that walk these short lists.
 struct OpPosition {
   int device = 0;
@@ -152,6 +155,9 @@ class Matcher {
     if (op.group == CommGroup::ExpertParallel && layout_.ep == 1)
       throw std::invalid_argument(describe(op, device, position) +
                                   ": an expert-parallel collective needs a plan with ep > 1");
+    if (op.group == CommGroup::ContextParallel && layout_.cp == 1)
+      throw std::invalid_argument(describe(op, device, position) +
+                                  ": a context-parallel collective needs a plan with cp > 1");
     const int g = collective_group_of(layout_, op.group, device);
     int& ordinal = collectives_run_[run_index(device, op.group)];
     if (ordinal == static_cast<int>(instances_[g].size())) {
@@ -165,7 +171,7 @@ class Matcher {
   void check_collective_counts() const {
     for (int d = 0; d < schedule_.device_count(); ++d)
       for (CommGroup kind : kCollectiveGroups) {
-        if (kind == CommGroup::ExpertParallel && layout_.ep == 1) continue;  // no such groups
+        if (group_count(layout_, kind) == 0) continue;  // no such groups
         const int mine = collectives_run_[run_index(d, kind)];
         const int group_total =
             static_cast<int>(instances_[collective_group_of(layout_, kind, d)].size());
@@ -277,10 +283,12 @@ namespace {
 
 // How many groups of a kind a layout has, and the number of its first.
 int group_count(const DeviceLayout& layout, CommGroup group) {
-  if (group == CommGroup::TensorParallel) return layout.dp * layout.pp;
+  if (group == CommGroup::TensorParallel) return layout.dp * layout.pp * layout.cp;
   if (group == CommGroup::DataParallel) return layout.pp * layout.tp;
+  // Without context parallelism there is no ring to pass K and V around.
+  if (group == CommGroup::ContextParallel) return layout.cp > 1 ? layout.dp * layout.pp * layout.tp : 0;
   // Without expert parallelism there is no group to exchange tokens in.
-  return layout.ep > 1 ? layout.dp / layout.ep * layout.pp * layout.tp : 0;
+  return layout.ep > 1 ? layout.dp / layout.ep * layout.pp * layout.tp * layout.cp : 0;
 }
 
 int first_group(const DeviceLayout& layout, CommGroup group) {
@@ -299,6 +307,7 @@ const char* comm_group_text(CommGroup group) {
     case CommGroup::TensorParallel: return "tensor-parallel";
     case CommGroup::DataParallel: return "data-parallel";
     case CommGroup::ExpertParallel: return "expert-parallel";
+    case CommGroup::ContextParallel: return "context-parallel";
     case CommGroup::None: break;
   }
   return "ungrouped";
@@ -308,9 +317,14 @@ int collective_group_of(const DeviceLayout& layout, CommGroup group, int device)
   assert(group != CommGroup::None);
   const DeviceCoord coord = layout.coord_of(device);
   const int first = first_group(layout, group);
-  if (group == CommGroup::TensorParallel) return first + coord.replica * layout.pp + coord.pipeline_rank;
+  if (group == CommGroup::TensorParallel)
+    return first + (coord.replica * layout.pp + coord.pipeline_rank) * layout.cp + coord.context;
   if (group == CommGroup::DataParallel) return first + coord.pipeline_rank * layout.tp + coord.shard;
-  return first + ((coord.replica / layout.ep) * layout.pp + coord.pipeline_rank) * layout.tp + coord.shard;
+  if (group == CommGroup::ContextParallel)
+    return first + (coord.replica * layout.pp + coord.pipeline_rank) * layout.tp + coord.shard;
+  return first + (((coord.replica / layout.ep) * layout.pp + coord.pipeline_rank) * layout.tp + coord.shard) *
+                     layout.cp +
+         coord.context;
 }
 
 std::vector<std::vector<int>> collective_groups(const DeviceLayout& layout, CommGroup group) {

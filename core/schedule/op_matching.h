@@ -29,13 +29,17 @@ namespace pipelab {
 // peer_stage_offset from op.stage); its device is the layout's pipeline_peer.
 int message_peer_stage(const Op& op);
 
-// Collective groups of a layout, numbered 0 .. dp*pp-1 for the tensor-parallel
-// ones (one per replica and pipeline rank, members: its shards), then the
-// data-parallel ones (one per pipeline rank and shard, members: its replicas),
-// then the expert-parallel ones (one per group of ep consecutive replicas,
-// pipeline rank and shard, members: those replicas; none when ep = 1).
-inline constexpr std::array<CommGroup, 3> kCollectiveGroups = {
-    CommGroup::TensorParallel, CommGroup::DataParallel, CommGroup::ExpertParallel};
+// Collective groups of a layout, numbered 0 .. dp*pp*cp-1 for the
+// tensor-parallel ones (one per replica, pipeline rank and context rank,
+// members: its shards), then the data-parallel ones (one per pipeline rank
+// and shard, members: its replicas and their context ranks, which all hold
+// the same weights), then the expert-parallel ones (one per group of ep
+// consecutive replicas, pipeline rank, shard and context rank, members: those
+// replicas; none when ep = 1), then the context-parallel ones (one per
+// replica, pipeline rank and shard, members: its context ranks; none when
+// cp = 1).
+inline constexpr std::array<CommGroup, 4> kCollectiveGroups = {
+    CommGroup::TensorParallel, CommGroup::DataParallel, CommGroup::ExpertParallel, CommGroup::ContextParallel};
 const char* comm_group_text(CommGroup group);  // "tensor-parallel", ...
 int collective_group_of(const DeviceLayout& layout, CommGroup group, int device);
 // Every group of one kind, in group order, each its members in device order.

@@ -4,11 +4,11 @@
 
 namespace pipelab {
 
-int Schedule::device_of_stage(int stage, int replica, int shard) const {
+int Schedule::device_of_stage(int stage, int replica, int shard, int context) const {
   assert(stage >= 0 && stage < stages());
-  assert(replica >= 0 && replica < dp && shard >= 0 && shard < tp);
+  assert(replica >= 0 && replica < dp && shard >= 0 && shard < tp && context >= 0 && context < cp);
   const DeviceLayout grid = layout();
-  return grid.device_of(replica, grid.rank_of_stage(stage), shard);
+  return grid.device_of(replica, grid.rank_of_stage(stage), shard, context);
 }
 
 ParallelPlan Schedule::plan() const {
@@ -24,6 +24,8 @@ ParallelPlan Schedule::plan() const {
   plan.chunks = chunks;
   plan.staleness = staleness;
   plan.ep = ep;
+  plan.zero = zero;
+  plan.cp = cp;
   return plan;
 }
 

@@ -27,6 +27,7 @@ struct Schedule {
   int staleness = 2;
   int ep = 1;             // expert-parallel group size (divides dp)
   int zero = 0;           // ZeRO stage (parallel_plan.h)
+  int cp = 1;             // context-parallel ranks per replica and stage
   bool lowered = false;   // true once sends, receives, all-reduces and updates are in
   std::vector<std::vector<Op>> devices;  // devices[d] = device d's ops, in order
 
@@ -35,9 +36,12 @@ struct Schedule {
   // True when replicas exchange gradients through a parameter server
   // (PushGradient / PullWeights) instead of an all-reduce and U.
   bool async_data_parallel() const { return update == UpdateMode::Async && dp > 1; }
-  DeviceLayout layout() const { return {dp, tp, pp, uses_v_placement(kind), ep}; }
-  // The device that runs pipeline stage `stage` in the given replica and shard.
-  int device_of_stage(int stage, int replica = 0, int shard = 0) const;
+  // Devices that hold the same weights and sum their gradients (dp x cp).
+  int data_parallel_size() const { return dp * cp; }
+  DeviceLayout layout() const { return {dp, tp, pp, uses_v_placement(kind), ep, cp}; }
+  // The device that runs pipeline stage `stage` in the given replica, shard
+  // and context rank.
+  int device_of_stage(int stage, int replica = 0, int shard = 0, int context = 0) const;
   ParallelPlan plan() const;  // the dp/tp/pp/chunks/... fields as a plan
 };
 

@@ -114,18 +114,19 @@ class Validator {
     positive("pp", s_.pp);
     positive("dp", s_.dp);
     positive("tp", s_.tp);
+    positive("cp", s_.cp);
     positive("chunks", s_.chunks);
     positive("microbatches", s_.microbatches);
     positive("steps", s_.steps);
     if (!report_.ok()) return false;
-    if (!s_.lowered && (s_.dp != 1 || s_.tp != 1))
+    if (!s_.lowered && (s_.dp != 1 || s_.tp != 1 || s_.cp != 1))
       error(
-          "schedule: a compute-only schedule has dp = tp = 1; lower_schedule adds replicas "
-          "and shards");
-    const int expected = s_.lowered ? s_.dp * s_.tp * s_.pp : s_.pp;
+          "schedule: a compute-only schedule has dp = tp = cp = 1; lower_schedule adds replicas, "
+          "shards and context ranks");
+    const int expected = s_.lowered ? s_.dp * s_.tp * s_.cp * s_.pp : s_.pp;
     if (s_.device_count() != expected)
       error("schedule: " + std::to_string(s_.device_count()) + " device lists, expected " +
-            std::to_string(expected) + (s_.lowered ? " (dp x tp x pp)" : " (pp)"));
+            std::to_string(expected) + (s_.lowered ? " (dp x tp x cp x pp)" : " (pp)"));
     return report_.ok();
   }
 
@@ -178,10 +179,15 @@ class Validator {
     if (point_to_point && (op.peer < 0 || op.peer >= s_.device_count()))
       error(d, op, "peer device out of range");
     if (is_collective(op.kind) && op.group == CommGroup::None)
-      error(d, op, "a collective needs a group (tensor-parallel, data-parallel or expert-parallel)");
-    const bool sequence_collective = op.kind == OpKind::ReduceScatter || op.kind == OpKind::AllGather;
-    if (sequence_collective && op.group != CommGroup::TensorParallel)
-      error(d, op, "reduce-scatter and all-gather belong to sequence parallelism's tensor-parallel group");
+      error(d, op, "a collective needs a group (tensor-, data-, expert- or context-parallel)");
+    // Sequence parallelism's, ZeRO's and ring attention's halves of an all-reduce.
+    const bool half_collective = op.kind == OpKind::ReduceScatter || op.kind == OpKind::AllGather;
+    if (half_collective && op.group == CommGroup::DataParallel && s_.zero == 0)
+      error(d, op, "a data-parallel reduce-scatter or all-gather needs ZeRO (zero > 0)");
+    if (half_collective && op.group == CommGroup::ExpertParallel)
+      error(d, op, "reduce-scatter and all-gather run over a tensor-, data- or context-parallel group");
+    if (op.group == CommGroup::ContextParallel && (!half_collective || op.layer < 0 || s_.cp == 1))
+      error(d, op, "a context-parallel collective is a transformer block's all-gather or reduce-scatter (cp > 1)");
     if ((op.kind == OpKind::AllToAll) != (op.group == CommGroup::ExpertParallel))
       error(d, op, "all-to-alls run over an expert-parallel group, and that group runs nothing else");
     if (op.kind == OpKind::AllToAll && op.layer < 0) error(d, op, "an all-to-all names its moe layer");
@@ -699,7 +705,7 @@ class Validator {
 
   void check_update(int d, const Op& op, StageVersions& state) {
     ++state.updates;
-    if (s_.dp > 1 && state.data_parallel_reduces < state.updates)
+    if (s_.data_parallel_size() > 1 && state.data_parallel_reduces < state.updates)
       error(d, op, "no data-parallel ALLREDUCE before it (replicas average gradients first)");
     if (op.weight_version != state.updates)
       error(d, op,
@@ -729,7 +735,7 @@ class Validator {
             std::to_string(state.updates) + " U in the window, expected " +
             std::to_string(expected) +
             (per_backward ? " (one per backward)" : " (one per step)"));
-    const int expected_reduces = s_.dp > 1 ? state.updates : 0;
+    const int expected_reduces = s_.data_parallel_size() > 1 ? state.updates : 0;
     if (state.data_parallel_reduces != expected_reduces)
       error("device " + std::to_string(d) + ", stage " + std::to_string(stage) + ": " +
             std::to_string(state.data_parallel_reduces) + " data-parallel all-reduces, expected " +

@@ -6,7 +6,7 @@ namespace pipelab {
 
 int megatron_rank(const DeviceLayout& layout, int device) {
   const DeviceCoord coord = layout.coord_of(device);
-  return (coord.pipeline_rank * layout.dp + coord.replica) * layout.tp + coord.shard;
+  return ((coord.pipeline_rank * layout.dp + coord.replica) * layout.cp + coord.context) * layout.tp + coord.shard;
 }
 
 ClusterTopology place_devices(const DeviceLayout& layout, const NodeSpec& node) {
@@ -29,12 +29,14 @@ PlacementSummary summarize_placement(const DeviceLayout& layout, const ClusterTo
     nodes.insert(topology.node(device));
     const DeviceCoord at = layout.coord_of(device);
     // Each device against its group's first member, and its next pipeline rank.
-    if (!topology.same_node(device, layout.device_of(at.replica, at.pipeline_rank, 0)))
+    if (!topology.same_node(device, layout.device_of(at.replica, at.pipeline_rank, 0, at.context)))
       summary.tensor_parallel_crosses = true;
-    if (!topology.same_node(device, layout.device_of(0, at.pipeline_rank, at.shard)))
+    if (!topology.same_node(device, layout.device_of(at.replica, at.pipeline_rank, at.shard, 0)))
+      summary.context_parallel_crosses = true;
+    if (!topology.same_node(device, layout.device_of(0, at.pipeline_rank, at.shard, 0)))
       summary.data_parallel_crosses = true;
     if (at.pipeline_rank + 1 < layout.pp &&
-        !topology.same_node(device, layout.device_of(at.replica, at.pipeline_rank + 1, at.shard)))
+        !topology.same_node(device, layout.device_of(at.replica, at.pipeline_rank + 1, at.shard, at.context)))
       summary.pipeline_crosses = true;
   }
   summary.nodes_used = static_cast<int>(nodes.size());

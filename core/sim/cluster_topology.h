@@ -3,8 +3,8 @@
 // between nodes.
 //
 // Placement follows Megatron-LM's rank order: tensor parallel innermost, then
-// data (and expert) parallel, pipeline outermost, i.e.
-//   rank = (pipeline_rank * dp + replica) * tp + shard,
+// context parallel, data (and expert) parallel, pipeline outermost, i.e.
+//   rank = ((pipeline_rank * dp + replica) * cp + context) * tp + shard,
 // and node = rank / devices_per_node. So a tensor-parallel group of at most a
 // node's size stays inside one node, and the pipeline's sends are what crosses
 // the network first.
@@ -41,6 +41,7 @@ ClusterTopology place_devices(const DeviceLayout& layout, const NodeSpec& node);
 struct PlacementSummary {
   int nodes_used = 0;
   bool tensor_parallel_crosses = false;  // some tensor-parallel group spans nodes
+  bool context_parallel_crosses = false;  // some context-parallel ring spans nodes
   bool data_parallel_crosses = false;    // some data-parallel group (a stage's replicas)
   bool pipeline_crosses = false;         // some send between consecutive pipeline ranks
 };

@@ -7,7 +7,8 @@ namespace {
 
 int group_size(const Schedule& schedule, CommGroup group) {
   switch (group) {
-    case CommGroup::DataParallel: return schedule.dp;
+    case CommGroup::DataParallel: return schedule.data_parallel_size();
+    case CommGroup::ContextParallel: return schedule.cp;
     case CommGroup::TensorParallel: return schedule.tp;
     case CommGroup::ExpertParallel: return schedule.ep;
     default: return 1;
@@ -40,11 +41,14 @@ CommunicationVolume communication_per_step(const Schedule& lowered, int device) 
       volume.tensor_parallel += sent;
     else if (op.group == CommGroup::ExpertParallel)
       volume.expert_parallel += sent;
+    else if (op.group == CommGroup::ContextParallel)
+      volume.context_parallel += sent;
   }
   const double steps = std::max(1, lowered.steps);
   volume.data_parallel /= steps;
   volume.tensor_parallel /= steps;
   volume.expert_parallel /= steps;
+  volume.context_parallel /= steps;
   volume.pipeline /= steps;
   return volume;
 }

@@ -16,8 +16,9 @@ struct CommunicationVolume {
   double data_parallel = 0;    // gradients and ZeRO's weights; synced batch norm's statistics
   double tensor_parallel = 0;  // the layers' all-reduces, sequence parallelism's gathers and scatters
   double expert_parallel = 0;  // the MoE layers' all-to-alls
+  double context_parallel = 0;  // ring attention's K and V, and their gradients
   double pipeline = 0;         // activations and gradients to the neighbouring stages
-  double total() const { return data_parallel + tensor_parallel + expert_parallel + pipeline; }
+  double total() const { return data_parallel + tensor_parallel + expert_parallel + context_parallel + pipeline; }
 };
 
 // Bytes `device` of a lowered schedule sends per step (the window's sends

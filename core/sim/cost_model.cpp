@@ -1,9 +1,10 @@
 #include "core/sim/cost_model.h"
 
+#include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include "core/sim/collective_cost.h"
-#include <string>
 
 namespace pipelab {
 namespace {
@@ -168,9 +169,18 @@ double CostModel::collective_duration(const Op& op, const std::vector<int>& memb
     if (member < 0 || member >= static_cast<int>(topology_->node_of_device.size()))
       throw std::invalid_argument("collective member " + std::to_string(member) + " is not placed on the cluster (" +
                                   std::to_string(topology_->node_of_device.size()) + " devices)");
-  return fastest_collective(collective_kind(op.kind), static_cast<double>(op.bytes),
-                            group_span(*topology_, members), *topology_)
-      .seconds;
+  return exposed_part(op, fastest_collective(collective_kind(op.kind), static_cast<double>(op.bytes),
+                                             group_span(*topology_, members), *topology_)
+                              .seconds);
+}
+
+double CostModel::exposed_part(const Op& op, double seconds) const {
+  if (op.group != CommGroup::ContextParallel || op.stage < 0 || op.stage >= static_cast<int>(stages_.size()))
+    return seconds;
+  for (const ContextParallelExchange& exchange : stages_[op.stage].context_parallel_exchanges)
+    if (exchange.layer == op.layer)
+      return std::max(0.0, seconds - exchange.hidden_flops / device_.flops_per_s * compute_slowdown(op.device));
+  return seconds;
 }
 
 double CostModel::collective_duration(const Op& op, int members) const {
@@ -182,8 +192,8 @@ double CostModel::collective_duration(const Op& op, int members) const {
   // move bytes/n per device; a reduce-scatter or an all-gather alone is one of them.
   const double n = members;
   const double passes = op_kind_facts(op.kind).ring_passes;
-  return passes * (n - 1) / n * static_cast<double>(op.bytes) / device_.link_bandwidth +
-         passes * (n - 1) * device_.link_latency_s;
+  return exposed_part(op, passes * (n - 1) / n * static_cast<double>(op.bytes) / device_.link_bandwidth +
+                              passes * (n - 1) * device_.link_latency_s);
 }
 
 }  // namespace pipelab

@@ -39,6 +39,9 @@ class CostModel {
   // 2(n-1) latencies; unit mode: comm). duration() of an AllReduce assumes two
   // members; the simulator calls the overload with the group's devices, which
   // prices it on the cluster when the model has one (collective_cost.h).
+  // A context-parallel exchange (ring attention) overlaps its block's
+  // attention GEMMs, which the compute op already counts: it costs only what
+  // the ring takes beyond them (StageProfile::context_parallel_exchanges).
   double collective_duration(const Op& op, int members) const;
   double collective_duration(const Op& op, const std::vector<int>& members) const;
   // Places the devices on a cluster: messages and collectives between nodes
@@ -63,6 +66,9 @@ class CostModel {
   int optimizer_slots() const { return optimizer_slots_; }
 
  private:
+  // `seconds` of communication less what hides behind compute (see collective_duration).
+  double exposed_part(const Op& op, double seconds) const;
+
   bool unit_mode_ = true;
   UnitCosts unit_;
   std::vector<StageProfile> stages_;

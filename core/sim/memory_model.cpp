@@ -45,7 +45,7 @@ MemoryModel::MemoryModel(const Schedule& schedule, const CostModel& cost)
     state.changes.reserve(schedule.devices[d].size() + 16);
     for (int chunk = 0; chunk < schedule.chunks; ++chunk) {
       const StageMemory stage = stage_memory(cost, schedule.layout().stage_of(rank, chunk), schedule.zero,
-                                             schedule.dp, schedule.ep);
+                                             schedule.data_parallel_size(), schedule.ep);
       state.chunk_memory[chunk] = stage;
       add(d, 0, MemoryCategory::Weights, stage.weights);
       add(d, 0, MemoryCategory::CommBuffers, stage.collective_buffers);

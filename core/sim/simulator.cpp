@@ -504,7 +504,7 @@ SimulationResult Simulation::result() {
   trace.time_unit = cost_.is_unit() ? "unit" : "s";
   trace.schedule = schedule_name(schedule_.kind);
   trace.devices = describe_devices(schedule_.dp, schedule_.tp, schedule_.pp, schedule_.chunks,
-                                   schedule_.layout().v_shape);
+                                   schedule_.layout().v_shape, schedule_.cp);
   trace.events = std::move(events_);
 
   result.makespan = makespan_;

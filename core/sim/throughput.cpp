@@ -11,7 +11,7 @@ double model_flops_per_step(const std::vector<StageProfile>& profiles, const Par
   double per_microbatch = 0;
   for (const StageProfile& stage : profiles)
     per_microbatch += stage.forward_flops + stage.backward_input_flops + stage.backward_weight_flops;
-  return per_microbatch * plan.microbatches * plan.tp * plan.dp;
+  return per_microbatch * plan.microbatches * plan.tp * plan.cp * plan.dp;
 }
 
 Throughput predicted_throughput(const Experiment& experiment, const Prediction& prediction) {
@@ -22,7 +22,7 @@ Throughput predicted_throughput(const Experiment& experiment, const Prediction& 
   Throughput throughput;
   throughput.model_flops_per_step = model_flops_per_step(prediction.profiles, experiment.parallel);
   throughput.step_seconds = prediction.result.makespan / std::max(prediction.schedule.steps, 1);
-  throughput.devices = experiment.parallel.dp * experiment.parallel.tp * experiment.parallel.pp;
+  throughput.devices = experiment.parallel.devices();
   const std::string precision = experiment.training.precision == Precision::Bf16Mixed ? "bf16" : "fp32";
   const auto peak = cluster.device.peak_flops.find(precision);
   throughput.peak_flops_per_device =

@@ -62,8 +62,9 @@ void require_positive(const char* name, int value) {
   }
 }
 
-// "device 5 · stage 1 · replica 1", "device 2 · stages 2,6 · replica 0 · shard 1".
-std::string make_label(const DeviceInfo& info, int tp) {
+// "device 5 · stage 1 · replica 1", "device 2 · stages 2,6 · replica 0 · shard 1",
+// "device 3 · stage 0 · replica 0 · context 1 · shard 1".
+std::string make_label(const DeviceInfo& info, int tp, int cp) {
   std::string label = "device " + std::to_string(info.device);
   label += info.stages.size() == 1 ? " · stage " : " · stages ";
   for (size_t i = 0; i < info.stages.size(); ++i) {
@@ -71,38 +72,36 @@ std::string make_label(const DeviceInfo& info, int tp) {
     label += std::to_string(info.stages[i]);
   }
   label += " · replica " + std::to_string(info.replica);
+  if (cp > 1) label += " · context " + std::to_string(info.context);
   if (tp > 1) label += " · shard " + std::to_string(info.shard);
   return label;
 }
 
 }  // namespace
 
-std::vector<DeviceInfo> describe_devices(int dp, int tp, int pp, int chunks, bool v_shape) {
+std::vector<DeviceInfo> describe_devices(int dp, int tp, int pp, int chunks, bool v_shape, int cp) {
   require_positive("dp", dp);
   require_positive("tp", tp);
   require_positive("pp", pp);
   require_positive("chunks", chunks);
+  require_positive("cp", cp);
 
   std::vector<DeviceInfo> devices;
-  devices.reserve(static_cast<size_t>(dp) * tp * pp);
-  const DeviceLayout layout{dp, tp, pp, v_shape};
-  for (int replica = 0; replica < dp; ++replica) {
-    for (int rank = 0; rank < pp; ++rank) {
-      for (int shard = 0; shard < tp; ++shard) {
-        DeviceInfo info;
-        info.device = layout.device_of(replica, rank, shard);
-        info.replica = replica;
-        info.pipeline_rank = rank;
-        info.shard = shard;
-        // Interleaved placement: rank r holds virtual stages r, r + pp, r + 2 pp, ...;
-        // V placement: r and 2 pp - 1 - r.
-        for (int chunk = 0; chunk < chunks; ++chunk)
-          info.stages.push_back(layout.stage_of(rank, chunk));
-        info.label = make_label(info, tp);
-        assert(info.device == static_cast<int>(devices.size()));
-        devices.push_back(std::move(info));
-      }
-    }
+  const DeviceLayout layout{dp, tp, pp, v_shape, 1, cp};
+  devices.reserve(static_cast<size_t>(layout.device_count()));
+  for (int device = 0; device < layout.device_count(); ++device) {
+    const DeviceCoord coord = layout.coord_of(device);
+    DeviceInfo info;
+    info.device = device;
+    info.replica = coord.replica;
+    info.pipeline_rank = coord.pipeline_rank;
+    info.shard = coord.shard;
+    info.context = coord.context;
+    // Interleaved placement: rank r holds virtual stages r, r + pp, r + 2 pp, ...;
+    // V placement: r and 2 pp - 1 - r.
+    for (int chunk = 0; chunk < chunks; ++chunk) info.stages.push_back(layout.stage_of(coord.pipeline_rank, chunk));
+    info.label = make_label(info, tp, cp);
+    devices.push_back(std::move(info));
   }
   return devices;
 }

@@ -85,6 +85,7 @@ struct DeviceInfo {
   int replica = 0;
   int pipeline_rank = 0;
   int shard = 0;
+  int context = 0;  // context-parallel rank
   std::vector<int> stages;
   std::string label;    // e.g. "device 1 · stage 1 · replica 0"
 };
@@ -103,7 +104,7 @@ struct Trace {
 // Labels for every device of a dp x tp x pp grid with chunks per device,
 // placed in a V when v_shape (zb-v; see device_layout.h).
 // Throws std::invalid_argument when a count is below 1.
-std::vector<DeviceInfo> describe_devices(int dp, int tp, int pp, int chunks, bool v_shape = false);
+std::vector<DeviceInfo> describe_devices(int dp, int tp, int pp, int chunks, bool v_shape = false, int cp = 1);
 
 // How many devices a trace covers: one past the highest device id in its
 // device list, events or memory samples (0 for an empty trace).

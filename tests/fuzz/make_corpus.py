@@ -62,6 +62,7 @@ overrides = {
     "regression": "data.source=teacher\ndata.classes=0\nmodel.loss=mse\nmodel.layers.6.out=1",
     "async": "parallel.update=async\nparallel.dp=2\nparallel.staleness=1",
     "zero": "parallel.pp=1\nparallel.dp=2\nparallel.zero=3",
+    "context": "parallel.cp=2\nparallel.dp=2",
     "interleaved": "parallel.schedule=interleaved-1f1b\nparallel.chunks=2\nparallel.microbatches=4",
     "tensor": "parallel.tp=2\nparallel.dp=2\ntraining.batch_size=64",
     "optimizer": 'training.optimizer={"type": "adamw", "lr": 0.001, "weight_decay": 0.01}',

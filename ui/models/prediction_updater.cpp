@@ -25,9 +25,9 @@ void PredictionUpdater::updateNow() {
   prediction_.reset();
   // Huge plans would freeze the window while they simulate; the CLI is for those.
   const ParallelPlan& plan = experiment.parallel;
-  const int64_t devices = int64_t(plan.dp) * plan.tp * plan.pp;
+  const int64_t devices = int64_t(plan.dp) * plan.tp * plan.cp * plan.pp;
   if (problems_.isEmpty() && devices > kMaxInteractiveDevices) {
-    problems_ << tr("parallel: dp x tp x pp = %1 devices is more than the %2 the app simulates "
+    problems_ << tr("parallel: dp x tp x cp x pp = %1 devices is more than the %2 the app simulates "
                     "interactively; use fewer, or pipelab-cli simulate for large plans")
                      .arg(devices)
                      .arg(kMaxInteractiveDevices);

@@ -21,7 +21,7 @@ Trace empty_measured_trace(const Experiment& experiment) {
   trace.schedule = std::string(schedule_name(experiment.parallel.schedule));
   try {
     const ParallelPlan& plan = experiment.parallel;
-    trace.devices = describe_devices(plan.dp, plan.tp, plan.pp, plan.chunks, plan.layout().v_shape);
+    trace.devices = describe_devices(plan.dp, plan.tp, plan.pp, plan.chunks, plan.layout().v_shape, plan.cp);
   } catch (const std::exception&) {
     // The executor reports a bad plan in its own words.
   }

@@ -50,6 +50,9 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   tp_spin_->setToolTip(tr("Tensor-parallel shards per stage: each linear is split across them"));
   pp_spin_ = make_spin(this, 1, 64);
   pp_spin_->setToolTip(tr("Pipeline devices: the layer stack is cut into this many parts"));
+  cp_spin_ = make_spin(this, 1, 16);
+  cp_spin_->setToolTip(tr("Context-parallel ranks: each holds part of every sequence, and attention passes "
+                          "keys and values around them in a ring (Transformers; predicted, not trained yet)"));
 
   schedule_combo_ = new QComboBox(this);
   for (const std::string& name : schedule_names()) {
@@ -167,6 +170,8 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   grid_row->addWidget(tp_spin_);
   grid_row->addWidget(new QLabel(tr("pp"), this));
   grid_row->addWidget(pp_spin_);
+  grid_row->addWidget(new QLabel(tr("cp"), this));
+  grid_row->addWidget(cp_spin_);
   grid_form->addRow(grid_row);
   plan_button_ = new QToolButton(this);  // shows the window's Plan for me… once setPlanAction() gives it
   plan_button_->setVisible(false);
@@ -217,6 +222,7 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   edit_int(dp_spin_, &ParallelPlan::dp);
   edit_int(tp_spin_, &ParallelPlan::tp);
   edit_int(pp_spin_, &ParallelPlan::pp);
+  edit_int(cp_spin_, &ParallelPlan::cp);
   edit_int(chunks_spin_, &ParallelPlan::chunks);
   edit_int(staleness_spin_, &ParallelPlan::staleness);
 
@@ -335,6 +341,7 @@ void ParallelPanel::refreshFromDocument() {
   set_spin(dp_spin_, plan.dp);
   set_spin(tp_spin_, plan.tp);
   set_spin(pp_spin_, plan.pp);
+  set_spin(cp_spin_, plan.cp);
   set_spin(chunks_spin_, plan.chunks);
   set_spin(staleness_spin_, plan.staleness);
   set_spin(threads_spin_, experiment.backend.threads);
@@ -412,6 +419,7 @@ void ParallelPanel::refreshCluster(const Experiment& experiment) {
     const PlacementSummary placed = summarize_placement(layout, place_devices(layout, cluster.node));
     QStringList crossing;
     if (placed.tensor_parallel_crosses) crossing << tr("tensor-parallel groups");
+    if (placed.context_parallel_crosses) crossing << tr("context-parallel rings");
     if (placed.data_parallel_crosses) crossing << tr("data-parallel groups");
     if (placed.pipeline_crosses) crossing << tr("pipeline sends");
     const QString node_name = QString::fromStdString(cluster.node.name.empty() ? cluster.node.id : cluster.node.name);

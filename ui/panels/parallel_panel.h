@@ -60,6 +60,7 @@ class ParallelPanel : public QWidget {
   QSpinBox* dp_spin_;
   QSpinBox* tp_spin_;
   QSpinBox* pp_spin_;
+  QSpinBox* cp_spin_;
   QToolButton* plan_button_;
   QComboBox* schedule_combo_;
   QLabel* schedule_description_;

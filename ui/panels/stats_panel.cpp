@@ -165,6 +165,9 @@ void StatsPanel::refresh() {
                     .arg(bytes_text(sent.data_parallel),
                          experiment_.parallel.zero > 0 ? tr(" (ZeRO %1)").arg(experiment_.parallel.zero)
                                                        : QString());
+      // And around its context-parallel ring: K and V forward, and again with their gradients backward.
+      if (sent.context_parallel > 0)
+        line += tr(" · context-parallel ring traffic %1 per device and step").arg(bytes_text(sent.context_parallel));
     }
     throughput << line;
   }

@@ -18,6 +18,10 @@ QString device_row_label(const Trace& trace, int device) {
                       : QCoreApplication::translate("DeviceRowLabel", "device %1 · stages %2");
   label = label.arg(device).arg(stages.join(','));
   label += QCoreApplication::translate("DeviceRowLabel", " · replica %1").arg(info->replica);
+  const bool context_parallel = std::any_of(trace.devices.begin(), trace.devices.end(),
+                                            [](const DeviceInfo& d) { return d.context > 0; });
+  if (context_parallel)
+    label += QCoreApplication::translate("DeviceRowLabel", " · context %1").arg(info->context);
   const bool sharded = std::any_of(trace.devices.begin(), trace.devices.end(),
                                    [](const DeviceInfo& d) { return d.shard > 0; });
   if (sharded)

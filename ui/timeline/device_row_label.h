@@ -1,6 +1,7 @@
 // The app's name for a device of a trace, in the app's language:
 // "device 1 · stage 1 · replica 0" (core's device_label, which exported files
-// keep in English), with " · shard N" when the run splits stages into
+// keep in English), with " · context N" when the run splits sequences over
+// context-parallel ranks and " · shard N" when it splits stages into
 // tensor-parallel shards.
 #pragma once
 

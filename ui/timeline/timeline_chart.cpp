@@ -71,6 +71,7 @@ QString describe_trace_event(const TraceEvent& event, bool unit_time) {
   if (op.group == CommGroup::TensorParallel) lines << QObject::tr("group: tensor parallel");
   if (op.group == CommGroup::DataParallel) lines << QObject::tr("group: data parallel");
   if (op.group == CommGroup::ExpertParallel) lines << QObject::tr("group: expert parallel");
+  if (op.group == CommGroup::ContextParallel) lines << QObject::tr("group: context parallel");
   const int64_t bytes = event.bytes > 0 ? event.bytes : op.bytes;
   if (bytes > 0) lines << QObject::tr("payload: %1").arg(bytes_text(double(bytes)));
   lines << QObject::tr("duration %1 (from %2 to %3)")

@@ -173,6 +173,10 @@
         <source> · shard %1</source>
         <translation> · 分片 %1</translation>
     </message>
+    <message>
+        <source> · context %1</source>
+        <translation> · 上下文 %1</translation>
+    </message>
 </context>
 <context>
     <name>GpuAvailability</name>
@@ -315,6 +319,10 @@
     <message>
         <source>group: expert parallel</source>
         <translation>通信组：专家并行</translation>
+    </message>
+    <message>
+        <source>group: context parallel</source>
+        <translation>通信组：上下文并行</translation>
     </message>
 </context>
 <context>
@@ -1806,6 +1814,18 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <source>ZeRO stage:</source>
         <translation>ZeRO 阶段：</translation>
     </message>
+    <message>
+        <source>Context-parallel ranks: each holds part of every sequence, and attention passes keys and values around them in a ring (Transformers; predicted, not trained yet)</source>
+        <translation>上下文并行的秩数：每个秩持有每条序列的一部分，注意力让键和值在它们之间沿环传递（Transformer；目前仅预测，尚不能训练）</translation>
+    </message>
+    <message>
+        <source>cp</source>
+        <translation>cp</translation>
+    </message>
+    <message>
+        <source>context-parallel rings</source>
+        <translation>上下文并行环</translation>
+    </message>
 </context>
 <context>
     <name>pipelab::PlanController</name>
@@ -1872,8 +1892,8 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
 <context>
     <name>pipelab::PredictionUpdater</name>
     <message>
-        <source>parallel: dp x tp x pp = %1 devices is more than the %2 the app simulates interactively; use fewer, or pipelab-cli simulate for large plans</source>
-        <translation>parallel：dp x tp x pp = %1 个设备，超过了应用交互式模拟的上限 %2；请减少设备，或对大型方案使用 pipelab-cli simulate</translation>
+        <source>parallel: dp x tp x cp x pp = %1 devices is more than the %2 the app simulates interactively; use fewer, or pipelab-cli simulate for large plans</source>
+        <translation>parallel：dp x tp x cp x pp = %1 个设备，超过应用交互式模拟的上限 %2；请减少设备数，或用 pipelab-cli simulate 模拟大型方案</translation>
     </message>
 </context>
 <context>
@@ -2108,6 +2128,10 @@ predicted</source>
     <message>
         <source> (ZeRO %1)</source>
         <translation>（ZeRO %1）</translation>
+    </message>
+    <message>
+        <source> · context-parallel ring traffic %1 per device and step</source>
+        <translation> · 每设备每步上下文并行环通信量 %1</translation>
     </message>
 </context>
 <context>

@@ -79,6 +79,9 @@ void expect_same_experiment(const Experiment& a, const Experiment& b) {
   EXPECT_EQ(a.parallel.partition, b.parallel.partition);
   EXPECT_EQ(a.parallel.boundaries, b.parallel.boundaries);
   EXPECT_EQ(a.parallel.staleness, b.parallel.staleness);
+  EXPECT_EQ(a.parallel.ep, b.parallel.ep);
+  EXPECT_EQ(a.parallel.zero, b.parallel.zero);
+  EXPECT_EQ(a.parallel.cp, b.parallel.cp);
   EXPECT_EQ(a.simulation.profile, b.simulation.profile);
   EXPECT_EQ(a.simulation.unit.f, b.simulation.unit.f);
   EXPECT_EQ(a.simulation.unit.b, b.simulation.unit.b);

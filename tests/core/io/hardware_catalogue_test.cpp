@@ -182,7 +182,7 @@ TEST(HardwareCatalogue, AClusterMustHoldTheRunAndItsDevices) {
   document["training"]["batch_size"] = 256;
   document["simulation"] = {{"profile", "h100"}, {"cluster", {{"node", "dgx-h100"}, {"nodes", 1}}}};
   EXPECT_MENTIONS(parse_error(document.dump()),
-                  "simulation.cluster has 1 node x 8 devices = 8 but the run needs 16 (dp x tp x pp); raise "
+                  "simulation.cluster has 1 node x 8 devices = 8 but the run needs 16 (dp x tp x cp x pp); raise "
                   "simulation.cluster.nodes to 2");
   document["simulation"]["cluster"]["nodes"] = 0;  // as many as needed
   EXPECT_EQ(parse_error(document.dump()), "");

@@ -77,7 +77,7 @@ TEST(TransformerSpec, MistakesAreNamedWithTheFix) {
   EXPECT_NE(error_of(model).find("dropout must be in [0, 1)"), std::string::npos);
   model = tiny_gpt();
   model.input = {1 << 20};
-  model.layers[0].dim = 1 << 10;
+  model.layers[0].dim = 1 << 16;  // 2^36 values per sample: past kMaxSequenceValues
   EXPECT_NE(error_of(model).find("more than the"), std::string::npos);
 }
 

@@ -57,7 +57,7 @@ TEST(PlanSizeLimits, AMicrobatchTooLargeToHoldIsRefused) {
   model.input = {kMaxWidth};
   const std::string message =
       invalid_argument_of([&] { profile_stages(model, ParallelPlan{}, int64_t{1} << 40); });
-  EXPECT_NE(message.find("a micro-batch of 1099511627776 samples keeps and sends more than 16384 GiB"),
+  EXPECT_NE(message.find("a micro-batch of 1099511627776 samples keeps and sends more than 65536 GiB"),
             std::string::npos)
       << message;
   EXPECT_EQ(profile_stages(model, ParallelPlan{}, 8).size(), 1u);

@@ -152,5 +152,13 @@ TEST(Trainable, ZeroOneAndTwoTrainZeroThreeIsPredicted) {
   EXPECT_NE(message.find("sequence_parallel = false"), std::string::npos) << message;
 }
 
+TEST(Trainable, ContextParallelismIsPredictedNotTrained) {
+  Experiment split = testing::tiny_gpt_experiment();
+  split.parallel.cp = 2;
+  const std::string message = refusal(split);
+  EXPECT_NE(message.find("parallel.cp = 2"), std::string::npos) << message;
+  EXPECT_NE(message.find("set parallel.cp = 1 to train"), std::string::npos) << message;
+}
+
 }  // namespace
 }  // namespace pipelab

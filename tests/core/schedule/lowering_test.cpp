@@ -350,7 +350,7 @@ TEST(ScheduleSize, OversizedPlansAreRefusedBeforeBuilding) {
     build_schedule(plan);
     FAIL() << "a schedule of half a trillion ops was accepted";
   } catch (const std::invalid_argument& error) {
-    EXPECT_NE(std::string(error.what()).find("1024 x 1 x 1024 x 1 x 65536"), std::string::npos)
+    EXPECT_NE(std::string(error.what()).find("1024 x 1 x 1 x 1024 x 1 x 65536"), std::string::npos)
         << error.what();
   }
   plan.dp = 8;
