@@ -5,8 +5,10 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <utility>
 #include <vector>
 
+#include "core/io/experiment_io.h"
 #include "core/io/experiment_json.h"
 #include "core/io/json_document.h"
 #include "core/io/json_reader.h"
@@ -167,7 +169,7 @@ TraceEvent read_event(const Json& row, const std::string& field) {
   const std::optional<CommGroup> parsed_group = parse_comm_group(group);
   if (!parsed_group)
     fail(column(9) + " = " + quoted_excerpt(group) +
-         " is not a group; valid: none, tensor_parallel, data_parallel, expert_parallel");
+         " is not a group; valid: none, tensor_parallel, data_parallel, expert_parallel, context_parallel");
   op.group = *parsed_group;
   op.layer = json_to_int(row[10], column(10));
   op.bytes = json_to_integer(row[11], column(11));
@@ -266,6 +268,49 @@ Trace read_trace(const Json& value) {
   return trace;
 }
 
+// A name or label longer than this is not one PipeLab wrote; drawn whole it
+// would keep the window laying out text for minutes.
+constexpr size_t kMaxRunTextBytes = 4096;
+
+void check_text(const std::string& text, const std::string& field) {
+  if (text.size() > kMaxRunTextBytes)
+    fail(field + " is " + std::to_string(text.size()) + " bytes long, more than the " +
+         std::to_string(kMaxRunTextBytes) + " a run file's names and labels may take; shorten it");
+}
+
+// What the views index by and draw, checked as the live view checks a
+// stream (core/live/live_frames.cpp): the experiment is valid, the devices are
+// its plan's, listed 0, 1, ... in order, and every event and memory sample is
+// on one of them.
+void check_run(const RunRecord& run) {
+  check_text(run.name, "name");
+  check_text(run.experiment.name, "experiment.name");
+  const Trace& trace = run.trace;
+  for (const auto& [text, field] : {std::pair{&trace.source, "trace.source"}, {&trace.time_unit, "trace.time_unit"},
+                                    {&trace.schedule, "trace.schedule"}})
+    check_text(*text, field);
+  const std::vector<std::string> problems = validate_experiment(run.experiment);
+  if (!problems.empty())
+    fail("experiment: " + problems.front() + " (a run file holds the valid experiment it ran; save the run again)");
+  const int devices = run.experiment.parallel.devices();
+  if (static_cast<int>(trace.devices.size()) != devices)
+    fail("trace.devices lists " + std::to_string(trace.devices.size()) + " devices, but the experiment's plan has " +
+         std::to_string(devices) + " (dp x tp x cp x pp); save the run again");
+  for (size_t i = 0; i < trace.devices.size(); ++i) {
+    if (trace.devices[i].device != static_cast<int>(i))
+      fail(at("trace.devices", i) + " is device " + std::to_string(trace.devices[i].device) +
+           "; the list holds devices 0, 1, ... in order");
+    check_text(trace.devices[i].label, at("trace.devices", i) + ".label");
+  }
+  auto check_device = [&](int device, const std::string& field) {
+    if (device >= devices)
+      fail(field + " is on device " + std::to_string(device) + ", but the run has " + std::to_string(devices) +
+           " (0 to " + std::to_string(devices - 1) + ")");
+  };
+  for (size_t i = 0; i < trace.events.size(); ++i) check_device(trace.events[i].device, at("trace.events", i));
+  for (size_t i = 0; i < trace.memory.size(); ++i) check_device(trace.memory[i].device, at("trace.memory", i));
+}
+
 Json parse_json(const std::string& text) {
   return parse_json_document(
       text, JsonLimits{kMaxRunFileBytes, kMaxRunJsonDepth, "a run file",
@@ -362,6 +407,7 @@ RunRecord parse_run(const std::string& text) {
       fail(std::string("experiment: ") + error.what());
     }
     run.trace = read_trace(member(document, "trace", "the run file"));
+    check_run(run);
     return run;
   } catch (const ExperimentError& error) {
     throw RunFileError(error.what());  // a field of the wrong type or an unknown key

@@ -5,7 +5,7 @@
 //   {"format": "pipelab-run", "version": 1, "name": "...",
 //    "experiment": {...as an experiment file...},
 //    "trace": {"source": "measured", "time_unit": "s", "schedule": "1f1b",
-//              "devices": [{"device", "replica", "pipeline_rank", "shard", "stages", "label"}],
+//              "devices": [{"device", "replica", "pipeline_rank", "shard", ["context",] "stages", "label"}],
 //              "event_columns": [...], "events": [[one row per event], ...],
 //              "memory_columns": [...], "memory": [[one row per sample], ...],
 //              "steps": [{"step", "t_end", "loss", ...}, ...]}}
@@ -56,7 +56,11 @@ void save_run(const RunRecord& run, const std::string& path);
 std::string run_file_size_problem(size_t bytes, size_t events, size_t memory_samples);
 
 // Throws RunFileError for text that is not JSON, not a run file, of another
-// version, or with a value of the wrong type or out of range.
+// version, or with a value of the wrong type or out of range; and for a run
+// that contradicts itself as the live view refuses a stream to: an
+// experiment that does not validate, devices other than its plan's 0, 1, ...
+// in order, an event or memory sample on a device the run lacks, or a name or
+// label longer than 4,096 bytes.
 RunRecord parse_run(const std::string& text);
 // The same from a file; messages start with its path.
 RunRecord load_run(const std::string& path);

@@ -97,6 +97,18 @@ for name, text in csv_files.items():
     write("csv_fuzz", name, b"\x04" + text.encode())  # byte 0: label column 0
 write("csv_fuzz", "gzip", b"\x03" + gz(csv_files["last_column"].encode()))  # column -1
 
+# Text corpora: byte 0 picks the sequence length (1 + b % 8), byte 1 the stride
+# (low bits) and the validation fraction (high bits / 16).
+text_files = {
+    "ascii": b"\x03\x20" + b"the quick brown fox jumps over the lazy dog\n" * 3,
+    "utf8": b"\x04\x10" + "流水线并行：前向、反向、更新。\n".encode() * 4,
+    "bom": b"\x01\x11" + b"\xef\xbb\xbfab\r\ncd\r\nef\r\n",
+    "invalid_utf8": b"\x02\x20" + b"ok \xc3\x28 not ok",
+}
+for name, data in text_files.items():
+    write("text_corpus_fuzz", name, data)
+write("text_corpus_fuzz", "gzip", b"\x05\x30" + gz(b"a gzip-compressed corpus of a few words\n" * 4))
+
 folders = {
     "mnist": "train-images-idx3-ubyte.gz\ntrain-labels-idx1-ubyte.gz\n"
              "t10k-images-idx3-ubyte.gz\nt10k-labels-idx1-ubyte.gz",
@@ -121,11 +133,14 @@ command_lines = {
 for name, line in command_lines.items():
     write("cli_args_fuzz", name, "\n".join(line.split(" ")))
 
-# A small saved run (core/io/run_file.h) around an example's experiment: two
-# devices, a forward and a data-parallel all-reduce, a memory sample, two steps.
+# A small saved run (core/io/run_file.h) around an example's experiment, on
+# the two devices its plan has (a run file's devices are its plan's): a
+# forward and a data-parallel all-reduce, a memory sample, two steps.
+two_stages = json.loads((examples / "mnist_mlp_1f1b.json").read_text())
+two_stages["parallel"]["pp"] = 2
 run = {
     "format": "pipelab-run", "version": 1, "name": "1 · 1f1b · seed",
-    "experiment": json.loads((examples / "mnist_mlp_1f1b.json").read_text()),
+    "experiment": two_stages,
     "trace": {
         "source": "measured", "time_unit": "s", "schedule": "1f1b",
         "devices": [{"device": d, "replica": 0, "pipeline_rank": d, "shard": 0, "stages": [d],
@@ -149,6 +164,7 @@ write("run_file_fuzz", "small_run.json", json.dumps(run, ensure_ascii=False, ind
 # all-to-all, and steps with the moe layers' load.
 moe_run = json.loads(json.dumps(run))
 moe_run["experiment"] = json.loads((examples / "moe_switch_copy.json").read_text())
+moe_run["experiment"]["parallel"].update({"dp": 2, "ep": 2})
 moe_run["trace"]["events"].append(
     [1, "ALL_TO_ALL", 1, 0, 0, 0, 0, 0, -1, "expert_parallel", 2, 512, 0.0021, 0.0022, 256])
 for step in moe_run["trace"]["steps"]:

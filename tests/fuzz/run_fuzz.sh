@@ -15,7 +15,7 @@ cd "$(dirname "$0")/../.."
 
 seconds="${1:-30}"
 build="${2:-build-fuzz}"
-targets="${TARGETS:-experiment_fuzz set_override_fuzz cli_args_fuzz idx_fuzz idx_folder_fuzz csv_fuzz run_file_fuzz hardware_fuzz live_stream_fuzz}"
+targets="${TARGETS:-experiment_fuzz set_override_fuzz cli_args_fuzz idx_fuzz idx_folder_fuzz csv_fuzz text_corpus_fuzz run_file_fuzz hardware_fuzz live_stream_fuzz}"
 jobs="${JOBS:-$(nproc)}"
 
 # A target whose seeds are this build's bytes has a NAME_seeds program that

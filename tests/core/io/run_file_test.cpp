@@ -5,6 +5,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
 
 #include "core/io/experiment_io.h"
 
@@ -171,6 +173,50 @@ TEST(RunFile, RefusesMalformedFilesWithAMessage) {
 
 // The fuzz target's seeds (tests/fuzz/make_corpus.py) are runs it accepts,
 // so fuzzing starts from inside the format, the MoE one's expert load too.
+std::string parse_error(const RunRecord& run) {
+  try {
+    parse_run(run_to_json(run));
+  } catch (const RunFileError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+// What the live view refuses in a stream, a run file may not hold either.
+TEST(RunFile, RefusesWhatContradictsItsExperimentWithTheReason) {
+  EXPECT_EQ(parse_error(sample_run()), "");
+  RunRecord run = sample_run();
+  run.trace.events[1].device = 7;
+  EXPECT_NE(parse_error(run).find("trace.events[1] is on device 7, but the run has 2 (0 to 1)"), std::string::npos)
+      << parse_error(run);
+  run = sample_run();
+  run.trace.memory[0].device = 2;
+  EXPECT_NE(parse_error(run).find("trace.memory[0] is on device 2"), std::string::npos) << parse_error(run);
+  run = sample_run();
+  run.trace.devices.clear();
+  EXPECT_NE(parse_error(run).find("trace.devices lists 0 devices, but the experiment's plan has 2"),
+            std::string::npos)
+      << parse_error(run);
+  run = sample_run();
+  std::swap(run.trace.devices[0], run.trace.devices[1]);
+  EXPECT_NE(parse_error(run).find("trace.devices[0] is device 1"), std::string::npos) << parse_error(run);
+  run = sample_run();
+  run.experiment.parallel.tp = 0;
+  EXPECT_NE(parse_error(run).find("experiment: parallel.tp"), std::string::npos) << parse_error(run);
+}
+
+TEST(RunFile, RefusesANameOrLabelNoWindowCouldShow) {
+  RunRecord run = sample_run();
+  run.trace.devices[1].label = std::string(size_t{1} << 20, 'x');
+  EXPECT_NE(parse_error(run).find("trace.devices[1].label is 1048576 bytes long"), std::string::npos);
+  run = sample_run();
+  run.name = std::string(5000, 'n');
+  EXPECT_NE(parse_error(run).find("name is 5000 bytes long"), std::string::npos);
+  run = sample_run();
+  run.trace.schedule = std::string(5000, 's');
+  EXPECT_NE(parse_error(run).find("trace.schedule is 5000 bytes long"), std::string::npos);
+}
+
 TEST(RunFile, TheFuzzSeedsAreRunsThatReadBack) {
   const std::filesystem::path seeds =
       std::filesystem::path(PIPELAB_SOURCE_DIR) / "tests/fuzz/corpus/run_file_fuzz";
