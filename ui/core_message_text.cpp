@@ -14,6 +14,10 @@ constexpr const char* kPatterns[] = {
     QT_TRANSLATE_NOOP("CoreMessage", "finished %1 steps in %2"),
     QT_TRANSLATE_NOOP("CoreMessage", "stopped after %1 of %2 steps"),
     QT_TRANSLATE_NOOP("CoreMessage", "error: %1"),
+    // A run over processes (pipelab --attach) whose rank fails.
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "rank %1 has not answered for %2 s (it died, stopped or its network is cut); "
+                      "stopping the run"),
     QT_TRANSLATE_NOOP(
         "CoreMessage",
         "step %1/%2: loss %3, accuracy %4, validation loss %5, validation accuracy %6"),
@@ -74,6 +78,19 @@ constexpr const char* kPatterns[] = {
                       "parallel.zero = %1: the executors shard the optimizer state (1) and the "
                       "gradients (2), not yet the weights; the simulator predicts zero 3. Set "
                       "parallel.zero = 2 to train, or simulate"),
+    // Context parallelism (the Parallel panel's cp) where the model cannot split.
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "parallel.cp = %1 splits a Transformer's sequences over ranks, and this model "
+                      "does not start with an embedding; set cp = 1"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "parallel.cp = %1 cuts the sequence length %2 into 2 x cp = %3 equal chunks "
+                      "(each rank takes one from each end, balancing causal attention), which it does "
+                      "not divide; choose a cp with 2 cp dividing model.input, or change the sequence "
+                      "length"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "parallel.cp = %1: the executors do not split sequences over ranks yet (the "
+                      "simulator predicts context parallelism); set parallel.cp = 1 to train, or "
+                      "simulate"),
     // Expert parallelism (an experiment with ep > 1, e.g. the expert-parallel
     // preset): dp, update, a moe layer's experts or removing it.
     QT_TRANSLATE_NOOP("CoreMessage",

@@ -217,6 +217,7 @@ class TranslationsTest : public QObject {
           e.parallel.update = UpdateMode::Async;
           e.parallel.zero = 1;
         },
+        [](Experiment& e) { e.parallel.cp = 2; },  // context parallelism of an MLP
     };
     const auto check_problems_in_chinese = [&window] {
       window.predictor()->updateNow();
@@ -254,6 +255,14 @@ class TranslationsTest : public QObject {
       check_problems_in_chinese();
       if (QTest::currentTestFailed()) return;
     }
+    // ... and for a Transformer preset whose sequence 2 cp does not divide.
+    QVERIFY(window.applyPreset(QStringLiteral("megatron-attention")));
+    window.document()->edit([](Experiment& e) { e.parallel.cp = 7; });
+    check_problems_in_chinese();
+    if (QTest::currentTestFailed()) return;
+    // A rank of a run over processes that stops answering (pipelab --attach).
+    QVERIFY(has_chinese(core_message_text(QStringLiteral(
+        "rank 2 has not answered for 2.1 s (it died, stopped or its network is cut); stopping the run"))));
     // The run log: progress lines and the last line.
     window.document()->replace(testing::short_experiment(2), QString(), false);
     QSignalSpy log(window.runController(), &RunController::message);

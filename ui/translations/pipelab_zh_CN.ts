@@ -150,6 +150,22 @@
         <source>parallel.zero = %1: the executors shard the optimizer state (1) and the gradients (2), not yet the weights; the simulator predicts zero 3. Set parallel.zero = 2 to train, or simulate</source>
         <translation>parallel.zero = %1：执行器目前切分优化器状态（1）和梯度（2），尚不切分权重；zero 3 由模拟器预测。请设 parallel.zero = 2 进行训练，或只做模拟</translation>
     </message>
+    <message>
+        <source>rank %1 has not answered for %2 s (it died, stopped or its network is cut); stopping the run</source>
+        <translation>秩 %1 已有 %2 秒没有应答（它已退出、被暂停或网络中断）；运行停止</translation>
+    </message>
+    <message>
+        <source>parallel.cp = %1 splits a Transformer&apos;s sequences over ranks, and this model does not start with an embedding; set cp = 1</source>
+        <translation>parallel.cp = %1 把 Transformer 的序列分到多个秩上，而这个模型不以 embedding 开头；请设置 cp = 1</translation>
+    </message>
+    <message>
+        <source>parallel.cp = %1 cuts the sequence length %2 into 2 x cp = %3 equal chunks (each rank takes one from each end, balancing causal attention), which it does not divide; choose a cp with 2 cp dividing model.input, or change the sequence length</source>
+        <translation>parallel.cp = %1 要把序列长度 %2 切成 2 x cp = %3 个等长的块（每个秩从两端各取一块，使因果注意力的工作量均衡），但它不能整除；请选择 2 cp 能整除 model.input 的 cp，或修改序列长度</translation>
+    </message>
+    <message>
+        <source>parallel.cp = %1: the executors do not split sequences over ranks yet (the simulator predicts context parallelism); set parallel.cp = 1 to train, or simulate</source>
+        <translation>parallel.cp = %1：执行器目前还不能把序列分到多个秩上（模拟器可以预测上下文并行）；请设置 parallel.cp = 1 再训练，或只做模拟</translation>
+    </message>
 </context>
 <context>
     <name>DeviceRowLabel</name>
