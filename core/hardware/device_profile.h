@@ -20,6 +20,9 @@ struct DeviceProfile {
   double host_link_bandwidth = 0;  // bytes/s between the device and host memory (offloading)
   double host_memory_bandwidth = 0;  // bytes/s of the host's optimizer step (optimizer offloading)
   int64_t memory_bytes = 0;      // capacity, for "does it fit"
+  // What launching one kernel costs the host: a pass of small kernels can
+  // take no less than its kernels x this, however little they compute.
+  double kernel_launch_s = 0;
 };
 
 }  // namespace pipelab

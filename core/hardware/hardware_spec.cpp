@@ -55,6 +55,7 @@ DeviceProfile device_profile(const DeviceSpec& device, const NodeSpec& node) {
   profile.host_link_bandwidth = node.host_link_bandwidth;
   profile.host_memory_bandwidth = node.host_memory_bandwidth;
   profile.memory_bytes = static_cast<int64_t>(device.memory_bytes);
+  profile.kernel_launch_s = device.kernel_launch_s;
   return profile;
 }
 

@@ -154,6 +154,51 @@ void add_context_parallel_exchanges(std::vector<ContextParallelExchange>& out, i
   out.push_back({layer, key_value_bytes, false, false, hidden});
 }
 
+// The kernels one pass of a layer launches (forward, input gradient, weight
+// gradient), counted as a fused GPU implementation runs it: a GEMM with its
+// bias in the epilogue is one kernel and a bias gradient another, an
+// elementwise layer or a norm one per pass (a norm's weight gradient one
+// more), a flatten none. A transformer block as Megatron-LM fuses it: in each
+// of the forward and the input gradient, its two norms, the QKV, Proj, FFN1
+// and FFN2 GEMMs, the bias-activation and two bias-dropout-add kernels (one
+// more with rotary positions), and the attention core's three (scores,
+// softmax, probabilities times V) once per ring step under context
+// parallelism; in the weight gradient its four GEMMs, their four bias
+// gradients and the norms'. A mixture of experts replaces the MLP's three by
+// the gate, the routing, the dispatch and the combine, and three per expert
+// held (two in the weight gradient).
+struct LayerKernels {
+  int64_t forward = 0;
+  int64_t backward_input = 0;
+  int64_t backward_weight = 0;
+};
+
+LayerKernels layer_kernels(const LayerInfo& info, const LayerSpec& spec, int ep, int cp) {
+  const int64_t bias = spec.bias ? 1 : 0;
+  auto experts_held = [&](int64_t experts) { return experts / std::max(1, ep); };
+  switch (info.type) {
+    case LayerType::Linear:
+    case LayerType::Conv2d: return {1, 1, 1 + bias};
+    case LayerType::Embedding: return {1, 0, 1};
+    case LayerType::LayerNorm:
+    case LayerType::BatchNorm: return {1, 1, 1};
+    case LayerType::Flatten: return {0, 0, 0};
+    case LayerType::ResidualBlock: return {7, 7, 4};  // two conv + norm pairs, the shortcut's, the sum
+    case LayerType::Moe: {
+      const int64_t held = experts_held(info.moe.experts);
+      return {4 + 3 * held, 4 + 3 * held, 1 + 2 * held};
+    }
+    case LayerType::TransformerBlock: {
+      const TransformerBlockShape& block = info.block;
+      const int64_t mlp = block.has_experts() ? 4 + 3 * experts_held(block.experts) : 3;
+      const int64_t mlp_weights = block.has_experts() ? 1 + 2 * experts_held(block.experts) : 2 + 2 * bias;
+      const int64_t pass = 2 + 2 + 2 + (block.rotary ? 1 : 0) + 3 * cp + mlp;  // norms, QKV + Proj, adds
+      return {pass, pass, 2 + 2 + 2 * bias + mlp_weights};
+    }
+    default: return {1, 1, 0};  // relu, gelu, tanh, sigmoid, dropout, pools
+  }
+}
+
 // Where a layer's tensor-parallel collectives come from.
 struct CollectiveContext {
   int tp = 1;
@@ -495,6 +540,10 @@ std::vector<StageProfile> profile_stages(const ModelSpec& whole_model, const Par
           add_expert_all_to_alls(profile.expert_all_to_alls, i, info.moe, microbatch_size, bytes.activation);
       }
       profile.largest_layer_params = std::max(profile.largest_layer_params, cost.params);
+      const LayerKernels kernels = layer_kernels(info, model.layers[i], plan.ep, plan.cp);
+      profile.forward_kernels += kernels.forward;
+      profile.backward_input_kernels += kernels.backward_input;
+      profile.backward_weight_kernels += kernels.backward_weight;
       profile.forward_flops += cost.forward_flops * samples;
       profile.backward_input_flops += cost.backward_input_flops * samples;
       profile.backward_weight_flops += cost.backward_weight_flops * samples;

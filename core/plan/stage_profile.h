@@ -86,6 +86,13 @@ struct StageProfile {
   // in the forward and in the backward's input-gradient half.
   double forward_memory_bytes = 0;
   double backward_memory_bytes = 0;
+  // Per micro-batch, per shard: the kernels each pass launches, as a fused
+  // GPU implementation runs the layers (stage_profile.cpp's layer_kernels).
+  // However little they compute, a pass takes at least kernels x the
+  // device's launch cost (core/sim/cost_model.h).
+  int64_t forward_kernels = 0;
+  int64_t backward_input_kernels = 0;
+  int64_t backward_weight_kernels = 0;
   int64_t params = 0;              // trainable scalars held by one shard
   int64_t expert_params = 0;       // of which experts' (the expert-parallel member's share)
   int64_t largest_layer_params = 0;  // the most one layer (a block: FSDP's unit) holds

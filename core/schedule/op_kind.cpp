@@ -10,21 +10,32 @@ std::optional<OpKind> parse_op_kind(const std::string& name) {
   return std::nullopt;
 }
 
-double stage_flops(OpKind kind, const StageProfile& stage) {
+namespace {
+
+// A stage's value for the parts of its work an op of `kind` does, summed.
+template <typename T>
+T sum_over_work(OpKind kind, T forward, T backward_input, T backward_weight) {
   const StageWork& work = op_kind_facts(kind).work;
-  double flops = 0;
-  if (work.forward) flops += stage.forward_flops;
-  if (work.backward_input) flops += stage.backward_input_flops;
-  if (work.backward_weight) flops += stage.backward_weight_flops;
-  return flops;
+  T sum = 0;
+  if (work.forward) sum += forward;
+  if (work.backward_input) sum += backward_input;
+  if (work.backward_weight) sum += backward_weight;
+  return sum;
+}
+
+}  // namespace
+
+double stage_flops(OpKind kind, const StageProfile& stage) {
+  return sum_over_work(kind, stage.forward_flops, stage.backward_input_flops, stage.backward_weight_flops);
+}
+
+int64_t stage_kernels(OpKind kind, const StageProfile& stage) {
+  return sum_over_work(kind, stage.forward_kernels, stage.backward_input_kernels, stage.backward_weight_kernels);
 }
 
 double stage_memory_bytes(OpKind kind, const StageProfile& stage) {
-  const StageWork& work = op_kind_facts(kind).work;
-  double bytes = 0;
-  if (work.forward) bytes += stage.forward_memory_bytes;
-  if (work.backward_input) bytes += stage.backward_memory_bytes;
-  return bytes;
+  // The weight gradient's GEMMs move no memory-bound bytes of their own.
+  return sum_over_work(kind, stage.forward_memory_bytes, stage.backward_memory_bytes, 0.0);
 }
 
 }  // namespace pipelab

@@ -9,6 +9,7 @@
 #include <array>
 #include <cassert>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -303,5 +304,7 @@ double stage_flops(OpKind kind, const StageProfile& stage);
 // Bytes its memory-bound kernels move (StageProfile::forward_memory_bytes):
 // the forward's for F and Recompute, the backward's for B and BI.
 double stage_memory_bytes(OpKind kind, const StageProfile& stage);
+// Kernels it launches (StageProfile::forward_kernels), by the same parts.
+int64_t stage_kernels(OpKind kind, const StageProfile& stage);
 
 }  // namespace pipelab

@@ -139,6 +139,9 @@ double CostModel::duration(const Op& op) const {
   // GEMMs at the GEMM rate, the memory-bound kernels at the memory bandwidth.
   double time = stage_flops(op.kind, stage) / device_.flops_per_s +
                 stage_memory_bytes(op.kind, stage) / device_.memory_bandwidth;
+  // The host launches the pass's kernels one after another: a pass of small
+  // ones takes as long as launching them.
+  time = std::max(time, static_cast<double>(stage_kernels(op.kind, stage)) * device_.kernel_launch_s);
   // The optimizer step is elementwise over every parameter: memory-bound.
   if (op_kind_facts(op.kind).work.optimizer_step)
     time += static_cast<double>(stage.params) *

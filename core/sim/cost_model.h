@@ -22,7 +22,9 @@ class CostModel {
   static CostModel unit(const UnitCosts& costs);
   // Times from each stage's FLOPs and bytes on `device`: a compute op takes
   // its FLOPs at the GEMM rate plus its memory-bound kernels' bytes at the
-  // memory bandwidth (StageProfile::forward_memory_bytes). `optimizer_slots` is
+  // memory bandwidth (StageProfile::forward_memory_bytes), and no less than
+  // its kernels x the device's launch cost (StageProfile::forward_kernels:
+  // small models on a GPU are launch-bound). `optimizer_slots` is
   // the optimizer's state per parameter (0 plain SGD, 1 momentum, 2 Adam).
   static CostModel from_profiles(const std::vector<StageProfile>& stages, const DeviceProfile& device,
                                  int optimizer_slots);

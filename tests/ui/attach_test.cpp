@@ -13,6 +13,14 @@
 
 using namespace pipelab;
 
+// What a served run says first: its experiment, two steps.
+LiveHello hello_for(const Experiment& experiment) {
+  LiveHello hello;
+  hello.experiment_json = experiment_to_json(experiment);
+  hello.steps_total = 2;
+  return hello;
+}
+
 class AttachTest : public QObject {
   Q_OBJECT
 
@@ -22,10 +30,7 @@ class AttachTest : public QObject {
   void attachedRunShowsItsExperimentAndEvents() {
     Experiment experiment = testing::short_experiment(2);
     experiment.name = "trains elsewhere";
-    LiveHello hello;
-    hello.experiment_json = experiment_to_json(experiment);
-    hello.steps_total = 2;
-    LiveServer server(0, {"127.0.0.1"}, hello);
+    LiveServer server(0, {"127.0.0.1"}, hello_for(experiment));
     EventBatch batch;
     batch.events.push_back({0, Op{}, 0.001, 0.002, 0});
     batch.events.push_back({1, Op{}, 0.002, 0.003, 0});
@@ -48,11 +53,7 @@ class AttachTest : public QObject {
   // A run over processes whose rank fails: rank 0 ends the stream with the
   // failure, and the window names the rank where a student looks.
   void aFailedRankIsNamedInTheWindow() {
-    Experiment experiment = testing::short_experiment(2);
-    LiveHello hello;
-    hello.experiment_json = experiment_to_json(experiment);
-    hello.steps_total = 2;
-    LiveServer server(0, {"127.0.0.1"}, hello);
+    LiveServer server(0, {"127.0.0.1"}, hello_for(testing::short_experiment(2)));
     EventBatch batch;
     batch.events.push_back({0, Op{}, 0.001, 0.002, 0});
     server.publish(batch);

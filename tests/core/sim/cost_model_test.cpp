@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/io/hardware_catalogue.h"
+#include "tests/support/gpt_model.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -123,6 +124,49 @@ TEST(CostModelTest, KnownDeviceProfiles) {
   EXPECT_GT(h200.memory_bytes, h100.memory_bytes);
   EXPECT_GT(h200.memory_bandwidth, h100.memory_bandwidth);
   EXPECT_GT(h100.flops_per_s, 100 * find_device_profile("cpu-core")->flops_per_s);
+}
+
+}  // namespace
+}  // namespace pipelab
+
+namespace pipelab {
+namespace {
+
+// A pass of small kernels takes as long as launching them: the launch-bound
+// floor of a GPU running a tiny model; large kernels hide their launches.
+TEST(CostModelTest, APassTakesAtLeastItsKernelLaunches) {
+  DeviceProfile device = *find_device_profile("h100");
+  ASSERT_GT(device.kernel_launch_s, 0);
+  StageProfile stage;
+  stage.forward_flops = 1e3;  // nothing to compute
+  stage.forward_kernels = 10;
+  stage.backward_input_kernels = 12;
+  stage.backward_weight_kernels = 6;
+  const CostModel tiny = CostModel::from_profiles({stage}, device, 2);
+  EXPECT_DOUBLE_EQ(tiny.duration(Op{OpKind::Forward}), 10 * device.kernel_launch_s);
+  EXPECT_DOUBLE_EQ(tiny.duration(Op{OpKind::Backward}), 18 * device.kernel_launch_s);
+  EXPECT_DOUBLE_EQ(tiny.duration(Op{OpKind::BackwardWeight}), 6 * device.kernel_launch_s);
+  stage.forward_flops = 1e12;  // a second of FP32 work hides ten launches
+  const CostModel large = CostModel::from_profiles({stage}, device, 2);
+  EXPECT_DOUBLE_EQ(large.duration(Op{OpKind::Forward}), 1e12 / device.flops_per_s);
+  // A CPU core calls functions: no launch cost.
+  EXPECT_EQ(find_device_profile("cpu-core")->kernel_launch_s, 0);
+}
+
+// The kernels of a GPT's passes, layer by layer (stage_profile.cpp's layer_kernels).
+TEST(CostModelTest, AStageCountsItsLayersKernels) {
+  const ModelSpec model = testing::gpt_model({.seq = 16, .vocab = 16, .dim = 32, .heads = 2, .blocks = 2});
+  ParallelPlan plan;
+  const StageProfile whole = profile_stages(model, plan, 4).at(0);
+  // Embedding 1, each block 9 + 3 (the attention core), the norm 1, the head 1.
+  EXPECT_EQ(whole.forward_kernels, 1 + 2 * 12 + 1 + 1);
+  EXPECT_EQ(whole.backward_input_kernels, 0 + 2 * 12 + 1 + 1);
+  // Each block's 4 GEMMs, 4 bias gradients and 2 norms; the embedding's
+  // scatter; the norm's; the head's GEMM and bias gradient.
+  EXPECT_EQ(whole.backward_weight_kernels, 2 * 10 + 1 + 1 + 2);
+  // Under context parallelism the attention core runs once per ring step.
+  plan.cp = 2;
+  EXPECT_EQ(profile_stages(model, plan, 4).at(0).forward_kernels, whole.forward_kernels + 2 * 3);
 }
 
 }  // namespace
