@@ -123,6 +123,7 @@ TEST(CliPlan, MemoryTooSmallNamesTheSmallestThatWorks) {
 
 TEST(CliPlan, MistakesGetOneLineSayingWhatToFix) {
   const std::string config = example("mnist_mlp_1f1b.json");
+  const std::string gpt = example("gpt2_small_predict.json");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"plan", "--devices", "4"}, "--config"},
       {{"plan", "--config", config}, "--devices"},
@@ -139,6 +140,18 @@ TEST(CliPlan, MistakesGetOneLineSayingWhatToFix) {
       {{"plan", "--config", example("pipedream_async.json"), "--devices", "4",
         "--memory-per-device", "1GiB"},
        "simulation.profile"},
+      {{"plan", "--config", config, "--devices", "4", "--top", "3"}, "--planner search"},
+      {{"plan", "--config", gpt, "--planner", "search"}, "simulation.cluster.nodes"},
+      {{"plan", "--config", gpt, "--planner", "search", "--devices", "4", "--margin", "1.5"},
+       "below 1"},
+      {{"plan", "--config", gpt, "--planner", "search", "--devices", "4", "--export", "deepspeed"},
+       "megatron, torchtitan"},
+      {{"plan", "--config", config, "--planner", "search", "--devices", "4", "--export",
+        "megatron"},
+       "only a sequence model"},
+      {{"plan", "--config", gpt, "--planner", "search", "--devices", "4", "--memory-per-device",
+        "1MB", "--write", "never.json"},
+       "nothing to write"},
   };
   for (const auto& [args, expected] : cases) {
     const auto result = run(args);
@@ -148,10 +161,50 @@ TEST(CliPlan, MistakesGetOneLineSayingWhatToFix) {
   }
 }
 
+TEST(CliPlan, SearchRanksPlansThatFitWritesTheBestAndExportsIt) {
+  TemporaryFile written("search.json");
+  const auto result = run({"plan", "--config", example("gpt2_small_predict.json"), "--planner",
+                           "search", "--devices", "8", "--top", "3", "--json", "--write",
+                           written.path, "--export", "megatron"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["planner"], "search");
+  ASSERT_FALSE(json["plans"].empty());
+  EXPECT_LE(json["plans"].size(), 3u);
+  int64_t pruned = 0;
+  for (const auto& [reason, count] : json["pruned_counts"].items()) pruned += count.get<int64_t>();
+  EXPECT_EQ(pruned, static_cast<int64_t>(json["pruned"].size()));
+  EXPECT_EQ(pruned + static_cast<int64_t>(json["plans"].size()), json["candidates"].get<int64_t>());
+  for (const auto& entry : json["pruned"]) EXPECT_FALSE(entry["why"].get<std::string>().empty());
+  for (const auto& plan : json["plans"])
+    EXPECT_LE(plan["peak_bytes"].get<int64_t>(), json["usable_bytes"].get<int64_t>());
+
+  const auto& best = json["plans"][0];
+  const Experiment loaded = load_experiment(written.path);  // validates
+  EXPECT_EQ(loaded.parallel.tp, best["split"]["tp"].get<int>());
+  EXPECT_EQ(loaded.parallel.pp, best["split"]["pp"].get<int>());
+  EXPECT_EQ(loaded.parallel.devices(), 8);
+  const Prediction prediction = predict_experiment(loaded);
+  EXPECT_DOUBLE_EQ(prediction.result.makespan / prediction.schedule.steps,
+                   best["step_s"].get<double>());
+  EXPECT_EQ(json["export"]["tool"], "megatron");
+  const std::string tp_flag =
+      "--tensor-model-parallel-size " + std::to_string(best["split"]["tp"].get<int>());
+  EXPECT_NE(json["export"]["lines"].dump().find(tp_flag), std::string::npos);
+
+  const auto text = run({"plan", "--config", example("gpt2_small_predict.json"), "--planner",
+                         "search", "--devices", "8", "--export", "torchtitan"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("candidates: "), std::string::npos);
+  EXPECT_NE(text.out.find("pruned, the first of each reason:"), std::string::npos);
+  EXPECT_NE(text.out.find("[parallelism]"), std::string::npos);
+}
+
 TEST(CliPlan, HelpNamesTheCommandAndTheDefaultPlanner) {
   const auto result = run({"--help"});
   EXPECT_NE(result.out.find("pipelab-cli plan"), std::string::npos);
   EXPECT_NE(result.out.find("--planner dapple (default)"), std::string::npos);
+  EXPECT_NE(result.out.find("--planner search"), std::string::npos);
 }
 
 }  // namespace

@@ -22,3 +22,24 @@ inline Experiment uneven_mlp() {
 }
 
 }  // namespace pipelab::test
+
+namespace pipelab::test {
+
+// A small GPT on H100s (predict only): 8 blocks of width 256, 512 positions,
+// a batch of 16 sequences; the split search has a few thousand candidates.
+inline Experiment small_gpt() {
+  return parse_experiment(R"({
+    "name": "small GPT",
+    "model": {"input": [512],
+              "layers": [{"type": "embedding", "vocab": 1024, "dim": 256},
+                         {"type": "transformer_block", "heads": 8, "kv_heads": 4, "repeat": 8},
+                         {"type": "layernorm"}, {"type": "linear", "out": 1024, "bias": false}],
+              "loss": "cross_entropy"},
+    "data": {"source": "copy", "samples": 256, "vocab": 1024},
+    "training": {"batch_size": 16, "precision": "bf16-mixed",
+                 "optimizer": {"type": "adamw", "lr": 1e-3}},
+    "parallel": {"dp": 1, "tp": 2, "pp": 2, "microbatches": 8, "schedule": "1f1b"},
+    "simulation": {"profile": "h100"}})");
+}
+
+}  // namespace pipelab::test

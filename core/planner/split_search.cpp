@@ -1,0 +1,441 @@
+#include "core/planner/split_search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <tuple>
+
+#include "core/io/experiment_io.h"
+#include "core/plan/partition.h"
+#include "core/plan/plan_limits.h"
+#include "core/plan/stage_profile.h"
+#include "core/planner/planning_costs.h"
+#include "core/schedule/lowering.h"
+#include "core/sim/bubble_formula.h"
+#include "core/sim/experiment_prediction.h"
+#include "core/sim/memory_model.h"
+#include "core/sim/throughput.h"
+#include "core/text/byte_size.h"
+
+namespace pipelab {
+namespace {
+
+enum class Recompute { None, Selective, Full };
+
+struct ScheduleChoice {
+  ScheduleKind kind;
+  int chunks;
+};
+
+// The synchronous pipeline schedules searched (GPipe holds more than 1F1B in
+// the same time, so it never ranks).
+const std::vector<ScheduleChoice>& pipeline_schedules() {
+  static const std::vector<ScheduleChoice> choices = {
+      {ScheduleKind::OneFOneB, 1},        {ScheduleKind::Interleaved1F1B, 2},
+      {ScheduleKind::Interleaved1F1B, 4}, {ScheduleKind::ZeroBubbleH1, 1},
+      {ScheduleKind::ZeroBubbleV, 2},     {ScheduleKind::DualPipeV, 2}};
+  return choices;
+}
+
+std::vector<int> divisors_up_to(int64_t n, int64_t most) {
+  std::vector<int> found;
+  for (int64_t d = 1; d <= std::min(n, most); ++d)
+    if (n % d == 0) found.push_back(static_cast<int>(d));
+  return found;
+}
+
+bool has_blocks(const ModelSpec& model) {
+  return std::any_of(model.layers.begin(), model.layers.end(), [](const LayerSpec& layer) {
+    return layer.type == LayerType::TransformerBlock;
+  });
+}
+
+std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, seconds < 1 ? "%.4g ms" : "%.4g s",
+                seconds < 1 ? seconds * 1e3 : seconds);
+  return text;
+}
+
+std::string percent_text(double share) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", share * 100);
+  return text;
+}
+
+// "12.0% more than", "3.5% less than"
+std::string relative_text(double value, double reference) {
+  const double change = value / reference - 1;
+  return percent_text(std::abs(change)) + (change >= 0 ? " more than" : " less than");
+}
+
+bool splits_backward(ScheduleKind kind) {
+  return kind == ScheduleKind::ZeroBubbleH1 || kind == ScheduleKind::ZeroBubbleV ||
+         kind == ScheduleKind::DualPipeV;
+}
+
+// The textbook bubble of the candidate's schedule with stage 0's costs; 1F1B's
+// where the formula does not hold (too few micro-batches for a V).
+double estimated_bubble(const ParallelPlan& plan, const UnitCosts& stage0) {
+  if (plan.pp == 1) return 0;
+  double bubble =
+      theoretical_bubble(plan.schedule, plan.pp, plan.microbatches, plan.chunks, stage0);
+  if (!std::isfinite(bubble) || bubble < 0 || bubble >= 1)
+    bubble = theoretical_bubble(ScheduleKind::OneFOneB, plan.pp, plan.microbatches, 1, stage0);
+  return bubble;
+}
+
+// How many micro-batches' activations of one stage a pipeline rank holds at
+// its peak, roughly: 1F1B's warm-up of pp - rank, Megatron's interleaved
+// warm-up of 2 (pp - rank - 1) + (chunks - 1) pp + 1 chunk passes, and about
+// pp of the V schedules' pairs of chunks.
+double in_flight(const ParallelPlan& plan, int rank) {
+  const int p = plan.pp, m = plan.microbatches, v = plan.chunks;
+  switch (plan.schedule) {
+    case ScheduleKind::Interleaved1F1B:
+      return std::min(m * v, 2 * (p - rank - 1) + (v - 1) * p + 1);
+    case ScheduleKind::ZeroBubbleV:
+    case ScheduleKind::DualPipeV:
+      return 2.0 * std::min(m, p + 1);
+    default:
+      return std::min(m, p - rank);
+  }
+}
+
+// Pass 2 (see the header). The cost model times one op as the simulator does.
+void bound(const Experiment& candidate, SearchedPlan& entry) {
+  const ParallelPlan& plan = candidate.parallel;
+  const std::vector<StageProfile> profiles = profile_stages(
+      candidate.model, plan, microbatch_size(candidate), candidate.training.precision);
+  const CostModel cost = planning_cost_model(candidate, profiles, std::nullopt);
+  const DeviceLayout layout = plan.layout();
+  const int stages = plan.stages();
+  std::vector<double> forward(stages), backward(stages), backward_input(stages), work(stages),
+      collectives(stages, 0.0);
+  for (int s = 0; s < stages; ++s) {
+    forward[s] = cost.duration(stage_op(OpKind::Forward, s));
+    const double fused = cost.duration(stage_op(OpKind::Backward, s));
+    const double input = cost.duration(stage_op(OpKind::BackwardInput, s));
+    const double split = input + cost.duration(stage_op(OpKind::BackwardWeight, s));
+    backward[s] = std::min(fused, split);
+    backward_input[s] = std::min(fused, input);
+    work[s] = forward[s] + backward[s] +
+              (plan.recompute ? cost.duration(stage_op(OpKind::Recompute, s)) : 0.0);
+    for (const TensorParallelAllReduce& collective : cost.stages()[s].tp_allreduces)
+      collectives[s] += cost.collective_duration(
+          stage_op(tensor_parallel_op_kind(collective.collective), s, collective.bytes), plan.tp);
+  }
+  UnitCosts stage0;
+  stage0.f = forward[0];
+  stage0.b = cost.duration(stage_op(OpKind::BackwardInput, 0));
+  stage0.w = cost.duration(stage_op(OpKind::BackwardWeight, 0));
+  double slowest_rank = 0;
+  for (int rank = 0; rank < plan.pp; ++rank) {
+    int first = stages;
+    double busy = 0, rank_with_collectives = 0;
+    int64_t states = 0, activations = 0, gradients = 0,
+            fewest_gradients = std::numeric_limits<int64_t>::max();
+    for (int chunk = 0; chunk < plan.chunks; ++chunk) {
+      const int s = layout.stage_of(rank, chunk);
+      first = std::min(first, s);
+      busy += plan.microbatches * work[s];
+      rank_with_collectives += plan.microbatches * (work[s] + collectives[s]);
+      const StageMemory memory =
+          stage_memory(cost, s, plan.zero, plan.data_parallel_size(), plan.ep);
+      states += memory.weights + memory.optimizer_state + memory.collective_buffers;
+      activations += plan.recompute ? memory.kept_input : memory.activations;
+      fewest_gradients = std::min(fewest_gradients, memory.gradients);
+      gradients += memory.gradients;
+    }
+    slowest_rank = std::max(slowest_rank, rank_with_collectives);
+    double fill = 0, drain = 0;
+    for (int s = 0; s < first; ++s) {
+      fill += forward[s];
+      drain += backward_input[s];
+    }
+    if (splits_backward(plan.schedule))
+      drain = 0;  // a deferred weight gradient may end the rank's work
+    entry.step_bound_s = std::max(entry.step_bound_s, fill + busy + drain);
+    entry.memory_bound = std::max(entry.memory_bound, states + activations + fewest_gradients);
+    entry.memory_estimate =
+        std::max(entry.memory_estimate,
+                 states + gradients +
+                     static_cast<int64_t>(in_flight(plan, rank) * activations / plan.chunks));
+  }
+  // The estimate: the busiest rank's compute and tensor-parallel collectives,
+  // stretched by the schedule's textbook bubble, then the optimizer step.
+  entry.step_estimate_s =
+      std::max(entry.step_bound_s, slowest_rank / (1 - estimated_bubble(plan, stage0)) +
+                                       cost.duration(stage_op(OpKind::Update, 0)));
+}
+
+// Faster first; less memory on ties.
+bool faster(const SearchedPlan& a, const SearchedPlan& b) {
+  if (a.step_s != b.step_s) return a.step_s < b.step_s;
+  return a.peak_bytes < b.peak_bytes;
+}
+
+void simulate(const Experiment& candidate, SearchedPlan& entry) {
+  SimulationOptions metrics_only;
+  metrics_only.record_events = metrics_only.record_memory = false;
+  const Prediction prediction = predict_experiment(candidate, std::nullopt, 0, metrics_only);
+  const Throughput throughput = predicted_throughput(candidate, prediction);
+  entry.step_s = throughput.step_seconds;
+  entry.mfu = throughput.mfu;
+  entry.bubble = prediction.result.bubble_fraction;
+  for (const DeviceSimStats& device : prediction.result.per_device)
+    if (device.peak_total_bytes > entry.peak_bytes) {
+      entry.peak_bytes = device.peak_total_bytes;
+      entry.peak_by_category = device.peak_bytes;
+    }
+}
+
+void check_request(const Experiment& experiment, const SearchRequest& request) {
+  if (request.devices < 1)
+    throw ExperimentError("the search needs at least 1 device, got " +
+                          std::to_string(request.devices));
+  if (request.memory_per_device < 1)
+    throw ExperimentError("memory per device must be above 0 bytes, e.g. 80GB");
+  if (!(request.memory_margin >= 0 && request.memory_margin < 1))
+    throw ExperimentError(
+        "the memory margin is a share of each device's memory kept free, at "
+        "least 0 and below 1 (e.g. 0.1)");
+  if (request.top < 1) throw ExperimentError("the search must return at least 1 plan");
+  if (request.devices_per_node < 1) throw ExperimentError("a node must hold at least 1 device");
+  if (experiment.simulation.profile == "unit")
+    throw ExperimentError(
+        "simulation.profile = unit counts no bytes or seconds, so there is nothing to search "
+        "with; set simulation.profile to a device such as h100");
+  if (experiment.parallel.update == UpdateMode::Async ||
+      is_asynchronous(experiment.parallel.schedule))
+    throw ExperimentError(
+        "the search covers synchronous training; set parallel.update = sync and "
+        "a synchronous schedule (e.g. 1f1b) first");
+}
+
+// The balanced split of a candidate, as explicit stage starts: the same for
+// every dp, micro-batch count and ZeRO stage, so it is found once for them.
+class BalancedSplits {
+ public:
+  explicit BalancedSplits(const ModelSpec& model) : model_(model) {}
+
+  // Sets plan.partition to the explicit starts of its balanced stages; false
+  // when the layers cannot be split so (the candidate is then validated as
+  // balanced, for the reason).
+  bool apply(ParallelPlan& plan) {
+    const auto key =
+        std::make_tuple(plan.tp, plan.cp, plan.pp, plan.chunks, static_cast<int>(plan.schedule),
+                        plan.recompute, plan.selective_recompute, plan.sequence_parallel);
+    auto found = starts_.find(key);
+    if (found == starts_.end()) {
+      std::optional<std::vector<int>> starts;
+      try {
+        ParallelPlan balanced = plan;
+        balanced.partition = PartitionRule::Balanced;
+        std::vector<int> boundaries;
+        for (const LayerRange& range : partition_layers(model_, balanced))
+          if (range.begin > 0) boundaries.push_back(range.begin);
+        starts = boundaries;
+      } catch (const std::exception&) {
+      }
+      found = starts_.emplace(key, starts).first;
+    }
+    if (!found->second) return false;
+    plan.partition = PartitionRule::Explicit;
+    plan.boundaries = *found->second;
+    return true;
+  }
+
+ private:
+  const ModelSpec& model_;
+  std::map<std::tuple<int, int, int, int, int, bool, bool, bool>, std::optional<std::vector<int>>>
+      starts_;
+};
+
+}  // namespace
+
+const char* prune_reason_name(PruneReason reason) {
+  switch (reason) {
+    case PruneReason::Invalid:
+      return "invalid";
+    case PruneReason::Memory:
+      return "memory";
+    case PruneReason::Slower:
+      return "slower";
+    case PruneReason::NotSimulated:
+      return "not simulated";
+  }
+  return "?";
+}
+
+std::string split_label(const ParallelPlan& plan) {
+  std::string label = "tp " + std::to_string(plan.tp) + " cp " + std::to_string(plan.cp) + " pp " +
+                      std::to_string(plan.pp) + " dp " + std::to_string(plan.dp) + " zero " +
+                      std::to_string(plan.zero);
+  if (plan.pp > 1) label += std::string(" ") + schedule_name(plan.schedule);
+  if (plan.schedule == ScheduleKind::Interleaved1F1B) label += " x" + std::to_string(plan.chunks);
+  label += plan.recompute ? " full" : plan.selective_recompute ? " selective" : " no-recompute";
+  return label + " m " + std::to_string(plan.microbatches);
+}
+
+Experiment searched_experiment(const Experiment& experiment, const ParallelPlan& plan) {
+  Experiment candidate = experiment;
+  candidate.parallel = plan;
+  return candidate;
+}
+
+SearchResult search_splits(const Experiment& experiment, const SearchRequest& request) {
+  check_request(experiment, request);
+  SearchResult result;
+  result.usable_bytes =
+      static_cast<int64_t>(std::floor((1 - request.memory_margin) * request.memory_per_device));
+  const ModelSpec& model = experiment.model;
+  const bool sequence = is_sequence_model(model);
+  const bool blocks = has_blocks(model);
+  const int64_t batch = experiment.training.batch_size;
+
+  std::vector<Recompute> recomputes = {Recompute::None, Recompute::Full};
+  if (blocks) recomputes.insert(recomputes.begin() + 1, Recompute::Selective);
+  std::vector<int> context_sizes = {1};
+  if (sequence && blocks)
+    for (int cp = 2; cp <= kMaxContextParallel; cp *= 2) context_sizes.push_back(cp);
+
+  std::vector<SearchedPlan> valid;
+  BalancedSplits splits(model);
+  for (int tp :
+       divisors_up_to(request.devices, std::min(request.devices_per_node, kMaxTensorParallel)))
+    for (int cp : context_sizes) {
+      if (request.devices % (tp * cp) != 0) continue;
+      const int groups = request.devices / (tp * cp);
+      for (int pp :
+           divisors_up_to(groups, std::min<int64_t>(model.layers.size(), kMaxPipelineDevices))) {
+        const int dp = groups / pp;
+        std::vector<ScheduleChoice> schedules = {{ScheduleKind::OneFOneB, 1}};
+        if (pp > 1) schedules = pipeline_schedules();
+        const std::vector<int> microbatch_counts =
+            batch % dp == 0 ? divisors_up_to(batch / dp, kMaxMicrobatches) : std::vector<int>{1};
+        for (int zero = 0; zero <= 3; ++zero)
+          for (const ScheduleChoice& schedule : schedules)
+            for (Recompute recompute : recomputes)
+              for (int m : microbatch_counts) {
+                ParallelPlan plan;
+                plan.dp = dp;
+                plan.tp = tp;
+                plan.cp = cp;
+                plan.pp = pp;
+                plan.ep = std::gcd(experiment.parallel.ep, dp);
+                plan.zero = zero;
+                plan.schedule = schedule.kind;
+                plan.chunks = schedule.chunks;
+                plan.recompute = recompute == Recompute::Full;
+                plan.selective_recompute = recompute == Recompute::Selective;
+                plan.sequence_parallel = sequence && blocks && tp > 1;
+                plan.microbatches = m;
+                splits.apply(plan);
+                ++result.candidates;
+                const Experiment candidate = searched_experiment(experiment, plan);
+                const std::vector<std::string> problems = validate_experiment(candidate);
+                if (!problems.empty()) {
+                  result.pruned.push_back({plan, PruneReason::Invalid, problems.front()});
+                  continue;
+                }
+                SearchedPlan entry;
+                entry.plan = plan;
+                bound(candidate, entry);
+                if (entry.memory_bound > result.usable_bytes) {
+                  result.pruned.push_back(
+                      {plan, PruneReason::Memory,
+                       "needs at least " + byte_size_text(entry.memory_bound) +
+                           " per device (model states and one micro-batch's activations), " +
+                           byte_size_text(entry.memory_bound - result.usable_bytes) + " over the " +
+                           byte_size_text(result.usable_bytes) + " usable"});
+                  continue;
+                }
+                valid.push_back(std::move(entry));
+              }
+      }
+    }
+  if (valid.empty()) return result;
+
+  result.bound_s = std::min_element(valid.begin(), valid.end(),
+                                    [](const SearchedPlan& a, const SearchedPlan& b) {
+                                      return a.step_bound_s < b.step_bound_s;
+                                    })
+                       ->step_bound_s;
+  // Simulate first what is estimated to fit, fastest estimate first.
+  const int64_t usable = result.usable_bytes;
+  std::sort(valid.begin(), valid.end(), [usable](const SearchedPlan& a, const SearchedPlan& b) {
+    const bool a_fits = a.memory_estimate <= usable, b_fits = b.memory_estimate <= usable;
+    if (a_fits != b_fits) return a_fits;
+    return a.step_estimate_s < b.step_estimate_s;
+  });
+  const int top = request.top;
+  const auto full = [&] { return static_cast<int>(result.best.size()) == top; };
+  std::vector<SearchedPlan> unsimulated;
+  for (SearchedPlan& entry : valid) {
+    if (full() && entry.step_bound_s >= result.best.back().step_s) {
+      unsimulated.push_back(std::move(entry));  // pruned below, as certainly slower
+      continue;
+    }
+    if (result.simulated >= request.max_simulations) {
+      unsimulated.push_back(std::move(entry));
+      continue;
+    }
+    simulate(searched_experiment(experiment, entry.plan), entry);
+    ++result.simulated;
+    if (entry.peak_bytes > result.usable_bytes) {
+      result.pruned.push_back({entry.plan, PruneReason::Memory,
+                               "the simulator predicts a peak of " +
+                                   byte_size_text(entry.peak_bytes) + ", " +
+                                   byte_size_text(entry.peak_bytes - result.usable_bytes) +
+                                   " over the " + byte_size_text(result.usable_bytes) + " usable"});
+      continue;
+    }
+    if (full()) {
+      if (!faster(entry, result.best.back())) {
+        result.pruned.push_back({entry.plan, PruneReason::Slower,
+                                 "simulated at " + seconds_text(entry.step_s) + ", behind " +
+                                     std::to_string(top) + " faster plans"});
+        continue;
+      }
+      result.pruned.push_back({result.best.back().plan, PruneReason::Slower,
+                               "simulated at " + seconds_text(result.best.back().step_s) +
+                                   ", behind " + std::to_string(top) + " faster plans"});
+      result.best.pop_back();
+    }
+    result.best.insert(std::upper_bound(result.best.begin(), result.best.end(), entry, faster),
+                       std::move(entry));
+  }
+  // What was not simulated: certainly slower when its bound is no faster than
+  // the last plan ranked; otherwise judged by its estimate only.
+  for (const SearchedPlan& entry : unsimulated) {
+    if (full() && entry.step_bound_s >= result.best.back().step_s) {
+      result.pruned.push_back(
+          {entry.plan, PruneReason::Slower,
+           "its step takes at least " + seconds_text(entry.step_bound_s) + ", " +
+               percent_text(entry.step_bound_s / result.best.back().step_s - 1) +
+               " more than plan " + std::to_string(top) + "'s " +
+               seconds_text(result.best.back().step_s)});
+      continue;
+    }
+    std::string why = "estimated at " + seconds_text(entry.step_estimate_s) + " (at least " +
+                      seconds_text(entry.step_bound_s) + ")";
+    if (entry.memory_estimate > usable)
+      why += " and " + byte_size_text(entry.memory_estimate) + ", " +
+             byte_size_text(entry.memory_estimate - usable) + " over the usable memory";
+    else if (!result.best.empty())
+      why += ", " + relative_text(entry.step_estimate_s, result.best.back().step_s) + " plan " +
+             std::to_string(result.best.size()) + "'s simulated " +
+             seconds_text(result.best.back().step_s);
+    result.pruned.push_back(
+        {entry.plan, PruneReason::NotSimulated,
+         why + "; the search simulates " + std::to_string(request.max_simulations) +
+             " candidates in the order of their estimates (--max-simulations)"});
+  }
+  return result;
+}
+
+}  // namespace pipelab
