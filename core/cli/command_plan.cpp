@@ -192,6 +192,9 @@ SearchRequest search_request(const ParsedArgs& parsed, const Experiment& experim
   request.memory_margin = margin_option(parsed);
   request.top = parsed.get_int("top", request.top, 1, 100);
   request.max_simulations = parsed.get_int("max-simulations", request.max_simulations, 1, 1000000);
+  if (parsed.has("space"))
+    for (const std::string& assignment : parsed.values.at("space"))
+      restrict_search_space(request.space, assignment);
   return request;
 }
 
@@ -368,13 +371,14 @@ int command_plan(const std::vector<std::string>& args, std::ostream& out) {
                                         {"top"},
                                         {"margin"},
                                         {"max-simulations"},
-                                        {"export"}});
+                                        {"export"},
+                                        {"space", true, true}});
   if (!parsed.has("config"))
     throw UsageError("plan needs --config FILE, the model to plan for (see examples/)");
   const Experiment experiment = experiment_from_args(parsed);
   if (parsed.has("planner") && parsed.get("planner") == "search")
     return run_search(parsed, experiment, out);
-  for (const char* option : {"top", "margin", "max-simulations", "export"})
+  for (const char* option : {"top", "margin", "max-simulations", "export", "space"})
     if (parsed.has(option))
       throw UsageError(std::string("--") + option + " belongs to --planner search");
   const PlanRequest request = request_from_args(parsed, experiment);

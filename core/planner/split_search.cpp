@@ -19,6 +19,7 @@
 #include "core/sim/memory_model.h"
 #include "core/sim/throughput.h"
 #include "core/text/byte_size.h"
+#include "core/text/quoted_excerpt.h"
 
 namespace pipelab {
 namespace {
@@ -105,33 +106,48 @@ double in_flight(const ParallelPlan& plan, int rank) {
   }
 }
 
-// Pass 2 (see the header). The cost model times one op as the simulator does.
-void bound(const Experiment& candidate, SearchedPlan& entry) {
+// What pass 2 reads of a candidate's stages: the same for every ZeRO stage
+// and schedule of one placement, so it is computed once for them.
+struct StageCosts {
+  std::vector<double> forward, backward, backward_input, work, collectives;
+  UnitCosts stage0;  // stage 0's f, b (input gradient) and w, for the bubble formulas
+  double update = 0;
+  CostModel cost;  // for stage_memory
+};
+
+StageCosts stage_costs(const Experiment& candidate, const DeviceProfile& device, int slots) {
   const ParallelPlan& plan = candidate.parallel;
   const std::vector<StageProfile> profiles = profile_stages(
       candidate.model, plan, microbatch_size(candidate), candidate.training.precision);
-  const CostModel cost = planning_cost_model(candidate, profiles, std::nullopt);
-  const DeviceLayout layout = plan.layout();
-  const int stages = plan.stages();
-  std::vector<double> forward(stages), backward(stages), backward_input(stages), work(stages),
-      collectives(stages, 0.0);
-  for (int s = 0; s < stages; ++s) {
-    forward[s] = cost.duration(stage_op(OpKind::Forward, s));
+  StageCosts c{{}, {}, {}, {}, {}, {}, 0, CostModel::from_profiles(profiles, device, slots)};
+  const CostModel& cost = c.cost;
+  for (int s = 0; s < plan.stages(); ++s) {
+    c.forward.push_back(cost.duration(stage_op(OpKind::Forward, s)));
     const double fused = cost.duration(stage_op(OpKind::Backward, s));
     const double input = cost.duration(stage_op(OpKind::BackwardInput, s));
     const double split = input + cost.duration(stage_op(OpKind::BackwardWeight, s));
-    backward[s] = std::min(fused, split);
-    backward_input[s] = std::min(fused, input);
-    work[s] = forward[s] + backward[s] +
-              (plan.recompute ? cost.duration(stage_op(OpKind::Recompute, s)) : 0.0);
+    c.backward.push_back(std::min(fused, split));
+    c.backward_input.push_back(std::min(fused, input));
+    c.work.push_back(c.forward[s] + c.backward[s] +
+                     (plan.recompute ? cost.duration(stage_op(OpKind::Recompute, s)) : 0.0));
+    double collectives = 0;
     for (const TensorParallelAllReduce& collective : cost.stages()[s].tp_allreduces)
-      collectives[s] += cost.collective_duration(
+      collectives += cost.collective_duration(
           stage_op(tensor_parallel_op_kind(collective.collective), s, collective.bytes), plan.tp);
+    c.collectives.push_back(collectives);
   }
-  UnitCosts stage0;
-  stage0.f = forward[0];
-  stage0.b = cost.duration(stage_op(OpKind::BackwardInput, 0));
-  stage0.w = cost.duration(stage_op(OpKind::BackwardWeight, 0));
+  c.stage0.f = c.forward[0];
+  c.stage0.b = cost.duration(stage_op(OpKind::BackwardInput, 0));
+  c.stage0.w = cost.duration(stage_op(OpKind::BackwardWeight, 0));
+  c.update = cost.duration(stage_op(OpKind::Update, 0));
+  return c;
+}
+
+// Pass 2 (see the header). The cost model times one op as the simulator does;
+// inside a node, as tp is, a collective costs what the device's link gives.
+void bound(const ParallelPlan& plan, const StageCosts& c, SearchedPlan& entry) {
+  const DeviceLayout layout = plan.layout();
+  const int stages = plan.stages();
   double slowest_rank = 0;
   for (int rank = 0; rank < plan.pp; ++rank) {
     int first = stages;
@@ -141,10 +157,10 @@ void bound(const Experiment& candidate, SearchedPlan& entry) {
     for (int chunk = 0; chunk < plan.chunks; ++chunk) {
       const int s = layout.stage_of(rank, chunk);
       first = std::min(first, s);
-      busy += plan.microbatches * work[s];
-      rank_with_collectives += plan.microbatches * (work[s] + collectives[s]);
+      busy += plan.microbatches * c.work[s];
+      rank_with_collectives += plan.microbatches * (c.work[s] + c.collectives[s]);
       const StageMemory memory =
-          stage_memory(cost, s, plan.zero, plan.data_parallel_size(), plan.ep);
+          stage_memory(c.cost, s, plan.zero, plan.data_parallel_size(), plan.ep);
       states += memory.weights + memory.optimizer_state + memory.collective_buffers;
       activations += plan.recompute ? memory.kept_input : memory.activations;
       fewest_gradients = std::min(fewest_gradients, memory.gradients);
@@ -153,8 +169,8 @@ void bound(const Experiment& candidate, SearchedPlan& entry) {
     slowest_rank = std::max(slowest_rank, rank_with_collectives);
     double fill = 0, drain = 0;
     for (int s = 0; s < first; ++s) {
-      fill += forward[s];
-      drain += backward_input[s];
+      fill += c.forward[s];
+      drain += c.backward_input[s];
     }
     if (splits_backward(plan.schedule))
       drain = 0;  // a deferred weight gradient may end the rank's work
@@ -167,9 +183,8 @@ void bound(const Experiment& candidate, SearchedPlan& entry) {
   }
   // The estimate: the busiest rank's compute and tensor-parallel collectives,
   // stretched by the schedule's textbook bubble, then the optimizer step.
-  entry.step_estimate_s =
-      std::max(entry.step_bound_s, slowest_rank / (1 - estimated_bubble(plan, stage0)) +
-                                       cost.duration(stage_op(OpKind::Update, 0)));
+  entry.step_estimate_s = std::max(
+      entry.step_bound_s, slowest_rank / (1 - estimated_bubble(plan, c.stage0)) + c.update);
 }
 
 // Faster first; less memory on ties.
@@ -255,7 +270,73 @@ class BalancedSplits {
       starts_;
 };
 
+template <typename T>
+bool allowed(const std::vector<T>& values, const T& value) {
+  return values.empty() || std::find(values.begin(), values.end(), value) != values.end();
+}
+
+const char* recompute_name(Recompute recompute) {
+  return recompute == Recompute::Full        ? "full"
+         : recompute == Recompute::Selective ? "selective"
+                                             : "none";
+}
+
 }  // namespace
+
+void restrict_search_space(SearchSpace& space, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  const std::string dimension = assignment.substr(0, eq);
+  const auto fail = [&](const std::string& why) {
+    throw ExperimentError("search space " + quoted_excerpt(assignment) + ": " + why);
+  };
+  if (eq == std::string::npos || eq + 1 == assignment.size())
+    fail("write dimension=value,value, e.g. cp=1 or schedule=1f1b,zb-v");
+  std::vector<std::string> values;
+  std::string rest = assignment.substr(eq + 1);
+  for (size_t start = 0;;) {
+    const size_t comma = rest.find(',', start);
+    values.push_back(
+        rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  std::vector<int>* numbers = dimension == "tp"             ? &space.tp
+                              : dimension == "cp"           ? &space.cp
+                              : dimension == "pp"           ? &space.pp
+                              : dimension == "dp"           ? &space.dp
+                              : dimension == "zero"         ? &space.zero
+                              : dimension == "microbatches" ? &space.microbatches
+                                                            : nullptr;
+  for (const std::string& value : values) {
+    if (numbers) {
+      int number = 0;
+      size_t used = 0;
+      try {
+        number = std::stoi(value, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != value.size() || number < (dimension == "zero" ? 0 : 1))
+        fail(quoted_excerpt(value) + " is not a whole number" +
+             (dimension == "zero" ? " from 0 to 3" : " of at least 1"));
+      numbers->push_back(number);
+    } else if (dimension == "schedule") {
+      const std::optional<ScheduleKind> kind = parse_schedule(value);
+      if (!kind || is_asynchronous(*kind))
+        fail(quoted_excerpt(value) +
+             " is not a schedule the search tries; valid: 1f1b, interleaved-1f1b, zb-h1, zb-v, "
+             "dualpipev");
+      space.schedules.push_back(*kind);
+    } else if (dimension == "recompute") {
+      if (value != "none" && value != "selective" && value != "full")
+        fail(quoted_excerpt(value) + " is not a recompute policy; valid: none, selective, full");
+      space.recompute.push_back(value);
+    } else {
+      fail("no dimension " + quoted_excerpt(dimension) +
+           "; valid: tp, cp, pp, dp, zero, schedule, recompute, microbatches");
+    }
+  }
+}
 
 const char* prune_reason_name(PruneReason reason) {
   switch (reason) {
@@ -305,14 +386,22 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
 
   std::vector<SearchedPlan> valid;
   BalancedSplits splits(model);
+  // The device as the cost model sees it (bf16 peaks under mixed precision), and the optimizer's
+  // slots.
+  const DeviceProfile device = experiment_device(experiment);
+  const int slots = optimizer_slots(experiment);
+  std::map<std::tuple<int, int, int, int, bool, bool, bool, int64_t>, StageCosts> stage_costs_cache;
+  const SearchSpace& space = request.space;
   for (int tp :
        divisors_up_to(request.devices, std::min(request.devices_per_node, kMaxTensorParallel)))
     for (int cp : context_sizes) {
-      if (request.devices % (tp * cp) != 0) continue;
+      if (request.devices % (tp * cp) != 0 || !allowed(space.tp, tp) || !allowed(space.cp, cp))
+        continue;
       const int groups = request.devices / (tp * cp);
       for (int pp :
            divisors_up_to(groups, std::min<int64_t>(model.layers.size(), kMaxPipelineDevices))) {
         const int dp = groups / pp;
+        if (!allowed(space.pp, pp) || !allowed(space.dp, dp)) continue;
         std::vector<ScheduleChoice> schedules = {{ScheduleKind::OneFOneB, 1}};
         if (pp > 1) schedules = pipeline_schedules();
         const std::vector<int> microbatch_counts =
@@ -321,6 +410,10 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
           for (const ScheduleChoice& schedule : schedules)
             for (Recompute recompute : recomputes)
               for (int m : microbatch_counts) {
+                if (!allowed(space.zero, zero) || !allowed(space.schedules, schedule.kind) ||
+                    !allowed(space.recompute, std::string(recompute_name(recompute))) ||
+                    !allowed(space.microbatches, m))
+                  continue;
                 ParallelPlan plan;
                 plan.dp = dp;
                 plan.tp = tp;
@@ -344,7 +437,14 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
                 }
                 SearchedPlan entry;
                 entry.plan = plan;
-                bound(candidate, entry);
+                const auto key = std::make_tuple(
+                    plan.tp, plan.cp, plan.pp, plan.chunks, uses_v_placement(plan.schedule),
+                    plan.recompute, plan.selective_recompute, microbatch_size(candidate));
+                auto costs = stage_costs_cache.find(key);
+                if (costs == stage_costs_cache.end())
+                  costs =
+                      stage_costs_cache.emplace(key, stage_costs(candidate, device, slots)).first;
+                bound(plan, costs->second, entry);
                 if (entry.memory_bound > result.usable_bytes) {
                   result.pruned.push_back(
                       {plan, PruneReason::Memory,

@@ -39,6 +39,17 @@
 
 namespace pipelab {
 
+// Restricts the search to the values given for a dimension (empty: every value).
+struct SearchSpace {
+  std::vector<int> tp, cp, pp, dp, zero, microbatches;
+  std::vector<ScheduleKind> schedules;  // interleaved-1f1b covers 2 and 4 chunks; 1f1b also pp 1
+  std::vector<std::string> recompute;   // "none", "selective", "full"
+};
+
+// Parses one "dimension=value,value" restriction into `space`; throws
+// ExperimentError naming the dimension or value that is not known.
+void restrict_search_space(SearchSpace& space, const std::string& assignment);
+
 struct SearchRequest {
   int devices = 0;                // every plan uses all of them
   int64_t memory_per_device = 0;  // bytes
@@ -46,6 +57,7 @@ struct SearchRequest {
   int top = 5;                    // plans to return, fastest first
   int devices_per_node = 8;       // tp stays inside a node
   int max_simulations = 24;       // simulated in the order of their estimates; the rest pruned
+  SearchSpace space;
 };
 
 struct SearchedPlan {

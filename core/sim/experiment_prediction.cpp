@@ -17,15 +17,19 @@ int optimizer_slots(const Experiment& experiment) {
   return moments + (velocity ? 1 : 0);
 }
 
-CostModel experiment_cost_model(const Experiment& experiment,
-                                const std::vector<StageProfile>& profiles) {
-  if (experiment.simulation.profile == "unit") return CostModel::unit(experiment.simulation.unit);
+DeviceProfile experiment_device(const Experiment& experiment) {
   const ClusterSpec cluster = experiment_cluster(experiment);
   DeviceProfile device = device_profile(cluster.device, cluster.node);
   // Mixed precision runs its GEMMs in bf16 (tensor cores on a GPU).
   if (experiment.training.precision == Precision::Bf16Mixed) device.flops_per_s = device.bf16_flops_per_s;
-  CostModel cost = CostModel::from_profiles(profiles, device, optimizer_slots(experiment));
-  cost.set_topology(place_devices(experiment.parallel.layout(), cluster.node));
+  return device;
+}
+
+CostModel experiment_cost_model(const Experiment& experiment,
+                                const std::vector<StageProfile>& profiles) {
+  if (experiment.simulation.profile == "unit") return CostModel::unit(experiment.simulation.unit);
+  CostModel cost = CostModel::from_profiles(profiles, experiment_device(experiment), optimizer_slots(experiment));
+  cost.set_topology(place_devices(experiment.parallel.layout(), experiment_cluster(experiment).node));
   return cost;
 }
 

@@ -25,6 +25,10 @@ struct Prediction {
 // plus 1 for PipeMare's weight velocity (schedule pipemare with discrepancy correction).
 int optimizer_slots(const Experiment& experiment);
 
+// The device the experiment's cost model times ops on: the cluster's device in
+// its node, with bf16 GEMM peaks under mixed precision. Not for profile "unit".
+DeviceProfile experiment_device(const Experiment& experiment);
+
 // The cost model the experiment asks for (simulation.profile, or unit costs).
 // Throws ExperimentError for an unknown profile name.
 CostModel experiment_cost_model(const Experiment& experiment,

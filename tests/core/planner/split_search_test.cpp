@@ -41,7 +41,9 @@ TEST(SplitSearch, ReturnsPlansThatFitAndRunAsPredictedAndPrunesTheRestWithAReaso
     const SearchedPlan& plan = result.best[i];
     EXPECT_EQ(plan.plan.devices(), 8) << split_label(plan.plan);
     EXPECT_LE(plan.peak_bytes, result.usable_bytes) << split_label(plan.plan);
-    if (i > 0) EXPECT_GE(plan.step_s, result.best[i - 1].step_s);
+    if (i > 0) {
+      EXPECT_GE(plan.step_s, result.best[i - 1].step_s);
+    }
     const Experiment split = searched_experiment(experiment, plan.plan);
     ASSERT_TRUE(validate_experiment(split).empty()) << split_label(plan.plan);
     const auto [step, peak] = simulated(split);
@@ -89,6 +91,16 @@ TEST(SplitSearch, TheExperimentsOwnSplitIsNeverFasterThanTheBest) {
   EXPECT_LE(result.best.front().step_s, simulated(experiment).first);
 }
 
+// Narayanan et al. 2021's GPT 1.7B on 32 A100s (examples/published/): the
+// search's best is no slower than the published split's own prediction.
+TEST(SplitSearch, BeatsOrMatchesThePublishedSplitOnItsOwnGpusAndBatch) {
+  const Experiment published = load_experiment(std::string(PIPELAB_SOURCE_DIR) +
+                                               "/examples/published/megatron_2021_gpt_1.7b.json");
+  const SearchResult result = search_splits(published, request(32, 80'000'000'000));
+  ASSERT_FALSE(result.best.empty());
+  EXPECT_LE(result.best.front().step_s, simulated(published).first);
+}
+
 TEST(SplitSearch, WhenNothingFitsEveryCandidateSaysWhy) {
   const SearchResult result = search_splits(test::small_gpt(), request(8, 1 << 20));
   EXPECT_TRUE(result.best.empty());
@@ -97,8 +109,31 @@ TEST(SplitSearch, WhenNothingFitsEveryCandidateSaysWhy) {
     EXPECT_TRUE(pruned.reason == PruneReason::Invalid || pruned.reason == PruneReason::Memory ||
                 pruned.reason == PruneReason::NotSimulated)
         << split_label(pruned.plan);
-    if (pruned.reason == PruneReason::Memory)
+    if (pruned.reason == PruneReason::Memory) {
       EXPECT_NE(pruned.why.find("over the"), std::string::npos) << pruned.why;
+    }
+  }
+}
+
+TEST(SplitSearch, ASpaceKeepsEachDimensionToTheValuesGiven) {
+  SearchRequest restricted = request(8, 2 * kGiB);
+  for (const char* assignment : {"cp=1", "tp=2,4", "schedule=1f1b,zb-v", "recompute=none"})
+    restrict_search_space(restricted.space, assignment);
+  const SearchResult result = search_splits(test::small_gpt(), restricted);
+  ASSERT_FALSE(result.best.empty());
+  for (const SearchedPlan& plan : result.best) {
+    EXPECT_EQ(plan.plan.cp, 1);
+    EXPECT_TRUE(plan.plan.tp == 2 || plan.plan.tp == 4) << split_label(plan.plan);
+    EXPECT_FALSE(plan.plan.recompute || plan.plan.selective_recompute);
+  }
+  for (const PrunedPlan& pruned : result.pruned)
+    EXPECT_TRUE(pruned.plan.schedule == ScheduleKind::OneFOneB ||
+                pruned.plan.schedule == ScheduleKind::ZeroBubbleV)
+        << split_label(pruned.plan);
+  for (const char* wrong : {"cp", "cp=", "cp=two", "zero=-1", "dp=0", "schedule=pipedream",
+                            "recompute=some", "vpp=2"}) {
+    SearchSpace space;
+    EXPECT_THROW(restrict_search_space(space, wrong), ExperimentError) << wrong;
   }
 }
 
