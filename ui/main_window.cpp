@@ -43,6 +43,7 @@
 #include "ui/panels/plan_dialog.h"
 #include "ui/panels/preset_note.h"
 #include "ui/panels/problem_label.h"
+#include "ui/panels/split_search_dialog.h"
 #include "ui/panels/stats_panel.h"
 #include "ui/panels/training_view.h"
 #include "ui/runs_menu.h"
@@ -330,6 +331,11 @@ void MainWindow::buildActions() {
   undo_plan_action_->setToolTip(tr("Put back the parallel settings the last plan replaced"));
   connect(undo_plan_action_, &QAction::triggered, planner_, &PlanController::undo);
   parallel_panel_->setPlanAction(plan_action_);
+  split_search_action_ = new QAction(tr("&Search every split…"), view_objects_);
+  split_search_action_->setToolTip(
+      tr("Search tp, cp, pp, dp, ZeRO, schedule, recompute and micro-batches for a cluster, "
+         "and see every candidate's memory against its throughput"));
+  connect(split_search_action_, &QAction::triggered, this, &MainWindow::openSplitSearch);
 
   for (QAction* action : {run_action_, step_action_, stop_action_, reset_action_}) {
     // Window-wide, so the keys work wherever the focus is (text fields keep Space).
@@ -408,6 +414,7 @@ void MainWindow::buildMenus() {
 
   QMenu* plan = menuBar()->addMenu(tr("P&lan"));
   plan->addAction(plan_action_);
+  plan->addAction(split_search_action_);
   plan->addAction(undo_plan_action_);
 
   QMenu* presets_menu = menuBar()->addMenu(tr("&Presets"));
@@ -717,6 +724,20 @@ void MainWindow::planWithDialog() {
   PlanDialog dialog(document_->experiment(), this);
   if (dialog.exec() != QDialog::Accepted) return;
   if (const std::optional<PlanRequest> request = dialog.request()) planFor(*request);
+}
+
+void MainWindow::openSplitSearch() {
+  auto* dialog = new SplitSearchDialog(document_->experiment(), this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  connect(dialog, &SplitSearchDialog::splitChosen, this,
+          [this](const ParallelPlan& plan, const QString& summary) {
+            if (run_->isActive() || planner_->isPlanning()) {
+              setNotice(tr("Stop the run before loading a split"));
+              return;
+            }
+            planner_->applySplit(plan, summary);
+          });
+  dialog->show();
 }
 
 void MainWindow::planFor(const PlanRequest& request) {

@@ -135,6 +135,8 @@ class MainWindow : public QMainWindow {
 
   void openWithDialog();
   void planWithDialog();
+  // Plan > Search every split: the planner view, one window at a time.
+  void openSplitSearch();
   bool save();
   bool saveAsWithDialog();
   // Asks whether to save unsaved changes; false when the user cancels.
@@ -197,6 +199,7 @@ class MainWindow : public QMainWindow {
   QAction* reset_action_;
   QAction* plan_action_;
   QAction* undo_plan_action_;
+  QAction* split_search_action_;
   QMenu* recent_menu_ = nullptr;
   QMenu* view_menu_ = nullptr;
 

@@ -198,6 +198,7 @@ void simulate(const Experiment& candidate, SearchedPlan& entry) {
   metrics_only.record_events = metrics_only.record_memory = false;
   const Prediction prediction = predict_experiment(candidate, std::nullopt, 0, metrics_only);
   const Throughput throughput = predicted_throughput(candidate, prediction);
+  entry.simulated = true;
   entry.step_s = throughput.step_seconds;
   entry.mfu = throughput.mfu;
   entry.bubble = prediction.result.bubble_fraction;
@@ -446,6 +447,7 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
                       stage_costs_cache.emplace(key, stage_costs(candidate, device, slots)).first;
                 bound(plan, costs->second, entry);
                 if (entry.memory_bound > result.usable_bytes) {
+                  result.considered.push_back(entry);
                   result.pruned.push_back(
                       {plan, PruneReason::Memory,
                        "needs at least " + byte_size_text(entry.memory_bound) +
@@ -477,11 +479,11 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
   std::vector<SearchedPlan> unsimulated;
   for (SearchedPlan& entry : valid) {
     if (full() && entry.step_bound_s >= result.best.back().step_s) {
-      unsimulated.push_back(std::move(entry));  // pruned below, as certainly slower
+      unsimulated.push_back(entry);  // pruned below, as certainly slower
       continue;
     }
     if (result.simulated >= request.max_simulations) {
-      unsimulated.push_back(std::move(entry));
+      unsimulated.push_back(entry);
       continue;
     }
     simulate(searched_experiment(experiment, entry.plan), entry);
@@ -507,7 +509,7 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
       result.best.pop_back();
     }
     result.best.insert(std::upper_bound(result.best.begin(), result.best.end(), entry, faster),
-                       std::move(entry));
+                       entry);
   }
   // What was not simulated: certainly slower when its bound is no faster than
   // the last plan ranked; otherwise judged by its estimate only.
@@ -535,6 +537,7 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
          why + "; the search simulates " + std::to_string(request.max_simulations) +
              " candidates in the order of their estimates (--max-simulations)"});
   }
+  result.considered.insert(result.considered.end(), valid.begin(), valid.end());
   return result;
 }
 

@@ -68,6 +68,7 @@ struct SearchedPlan {
   int64_t memory_bound = 0;        // pass 2, the fullest device
   int64_t memory_estimate = 0;     // pass 2: model states, gradients and the schedule's usual
                                    // micro-batches in flight, the fullest device
+  bool simulated = false;          // the fields below are the simulator's
   double step_s = 0;               // simulated
   double mfu = 0;                  // simulated step, model FLOPs over the devices' peak
   double bubble = 0;               // simulated: idle share of devices x makespan
@@ -88,6 +89,9 @@ struct PrunedPlan {
 struct SearchResult {
   std::vector<SearchedPlan> best;  // fastest first (less memory on ties), at most `top`
   std::vector<PrunedPlan> pruned;  // every other candidate
+  // Every candidate that validated, with its bounds and estimates (and the
+  // simulator's numbers where it ran): the points of the app's planner view.
+  std::vector<SearchedPlan> considered;
   int64_t candidates = 0;          // best + pruned
   int simulated = 0;
   int64_t usable_bytes = 0;  // (1 - margin) x memory per device

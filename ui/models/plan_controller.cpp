@@ -72,6 +72,24 @@ void PlanController::onPlanned() {
   emit planApplied(summary_of(proposal));
 }
 
+void PlanController::applySplit(const ParallelPlan& plan, const QString& summary) {
+  if (job_.isRunning()) return;
+  const Experiment before = document_->experiment();
+  Experiment planned = before;
+  planned.parallel = plan;
+  const std::vector<std::string> problems = validate_experiment(planned);
+  if (!problems.empty()) {
+    emit planFailed(tr("the split does not suit the experiment as it is now: %1")
+                        .arg(QString::fromStdString(problems.front())));
+    return;
+  }
+  applying_ = true;
+  document_->edit([&](Experiment& experiment) { experiment.parallel = plan; });
+  applying_ = false;
+  setUndo(before);
+  emit planApplied(summary);
+}
+
 void PlanController::undo() {
   if (!before_plan_) return;
   const Experiment before = *before_plan_;

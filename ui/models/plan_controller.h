@@ -29,6 +29,11 @@ class PlanController : public QObject {
   void plan(const PlanRequest& request);
   bool isPlanning() const { return job_.isRunning(); }
 
+  // Applies a split chosen elsewhere (the split search's view) as a plan:
+  // planApplied(summary) with the same one undo, or planFailed() with the
+  // reason when the document's experiment, as it is now, refuses it.
+  void applySplit(const ParallelPlan& plan, const QString& summary);
+
   // Puts back the experiment the last plan replaced, while nothing else has
   // changed the document since.
   bool canUndo() const { return before_plan_.has_value(); }

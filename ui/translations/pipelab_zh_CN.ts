@@ -1376,6 +1376,18 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <source>Wait for Plan for me to finish: its plan changes the split</source>
         <translation>请等待自动规划完成：它的方案会改变切分方式</translation>
     </message>
+    <message>
+        <source>&amp;Search every split…</source>
+        <translation>搜索所有切分(&amp;S)…</translation>
+    </message>
+    <message>
+        <source>Search tp, cp, pp, dp, ZeRO, schedule, recompute and micro-batches for a cluster, and see every candidate&apos;s memory against its throughput</source>
+        <translation>为一个集群搜索 tp、cp、pp、dp、ZeRO、调度、重计算和微批次，并查看每个候选方案的显存与吞吐量</translation>
+    </message>
+    <message>
+        <source>Stop the run before loading a split</source>
+        <translation>请先停止运行，再载入切分方案</translation>
+    </message>
 </context>
 <context>
     <name>pipelab::MemoryView</name>
@@ -1853,6 +1865,10 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <source>the experiment changed while it was being planned; plan it again</source>
         <translation>规划期间实验已被修改；请重新规划</translation>
     </message>
+    <message>
+        <source>the split does not suit the experiment as it is now: %1</source>
+        <translation>该切分方案不适合当前的实验：%1</translation>
+    </message>
 </context>
 <context>
     <name>pipelab::PlanDialog</name>
@@ -2053,6 +2069,129 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
     <message>
         <source>PipeLab runs (*.json)</source>
         <translation>PipeLab 运行记录 (*.json)</translation>
+    </message>
+</context>
+<context>
+    <name>pipelab::SplitSearchDialog</name>
+    <message>
+        <source>Search every split</source>
+        <translation>搜索所有切分</translation>
+    </message>
+    <message>
+        <source>Every plan uses all of these devices</source>
+        <translation>每个方案都使用全部这些设备</translation>
+    </message>
+    <message>
+        <source>e.g. 16GiB, 80GB or a number of bytes</source>
+        <translation>例如 16GiB、80GB 或字节数</translation>
+    </message>
+    <message>
+        <source>Memory kept free on each device: a plan fits when its peak stays below the rest</source>
+        <translation>每个设备预留的空闲显存：方案的峰值低于其余部分时才算放得下</translation>
+    </message>
+    <message>
+        <source>Search</source>
+        <translation>搜索</translation>
+    </message>
+    <message>
+        <source>Search tries every tp, cp, pp, dp, ZeRO stage, schedule, recompute policy and micro-batch count on the devices given.</source>
+        <translation>搜索会在给定的设备上尝试每一种 tp、cp、pp、dp、ZeRO 阶段、调度、重计算策略和微批次数。</translation>
+    </message>
+    <message>
+        <source>Devices</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>Memory per device</source>
+        <translation>每设备内存</translation>
+    </message>
+    <message>
+        <source>Keep free</source>
+        <translation>预留空闲</translation>
+    </message>
+    <message>
+        <source>Show only:</source>
+        <translation>只显示：</translation>
+    </message>
+    <message>
+        <source>Show only the candidates with this %1</source>
+        <translation>只显示该 %1 的候选方案</translation>
+    </message>
+    <message>
+        <source>memory per device (GiB)</source>
+        <translation>每设备显存 (GiB)</translation>
+    </message>
+    <message>
+        <source>throughput (samples per second)</source>
+        <translation>吞吐量（样本/秒）</translation>
+    </message>
+    <message>
+        <source>estimated</source>
+        <translation>估计</translation>
+    </message>
+    <message>
+        <source>simulated</source>
+        <translation>模拟</translation>
+    </message>
+    <message>
+        <source>Pareto front of what fits</source>
+        <translation>放得下的方案的帕累托前沿</translation>
+    </message>
+    <message>
+        <source>chosen</source>
+        <translation>已选</translation>
+    </message>
+    <message>
+        <source>Click a point to see its split.</source>
+        <translation>点击一个点查看其切分方案。</translation>
+    </message>
+    <message>
+        <source>Load into experiment</source>
+        <translation>载入实验</translation>
+    </message>
+    <message>
+        <source>Replace the experiment&apos;s parallel settings with this split (Plan &gt; Undo plan puts them back)</source>
+        <translation>用该切分替换实验的并行设置（规划 &gt; 撤销规划可恢复）</translation>
+    </message>
+    <message>
+        <source>split search: %1, %2 step %3</source>
+        <translation>切分搜索：%1，%2 步长 %3</translation>
+    </message>
+    <message>
+        <source>Memory per device must be a size above 0, e.g. 80GB or 16GiB.</source>
+        <translation>每设备显存必须是大于 0 的大小，例如 80GB 或 16GiB。</translation>
+    </message>
+    <message>
+        <source>Searching…</source>
+        <translation>正在搜索…</translation>
+    </message>
+    <message>
+        <source>No search: %1</source>
+        <translation>无法搜索：%1</translation>
+    </message>
+    <message>
+        <source>%1 candidates: %2 pruned as invalid, %3 points (%4 simulated). %5 usable per device.</source>
+        <translation>%1 个候选方案：%2 个因无效被剪除，%3 个点（%4 个已模拟）。每设备可用 %5。</translation>
+    </message>
+    <message>
+        <source>No split fits: see how far each is over the memory line.</source>
+        <translation>没有放得下的切分：可看每个方案超出显存线多少。</translation>
+    </message>
+    <message>
+        <source>any</source>
+        <translation>任意</translation>
+    </message>
+    <message>
+        <source>Simulated: step %1, MFU %2%, bubble %3%, peak %4 per device.</source>
+        <translation>模拟：步长 %1，MFU %2%，气泡 %3%，每设备峰值 %4。</translation>
+    </message>
+    <message>
+        <source>Estimated (not simulated): step about %1 (at least %2), about %3 per device.</source>
+        <translation>估计（未模拟）：步长约 %1（至少 %2），每设备约 %3。</translation>
+    </message>
+    <message>
+        <source>Over the usable memory: it would not fit.</source>
+        <translation>超出可用显存：放不下。</translation>
     </message>
 </context>
 <context>

@@ -61,6 +61,12 @@ TEST(SplitSearch, ReturnsPlansThatFitAndRunAsPredictedAndPrunesTheRestWithAReaso
   EXPECT_GT(reasons[static_cast<int>(PruneReason::Slower)] +
                 reasons[static_cast<int>(PruneReason::NotSimulated)],
             0);
+  // The planner view's points: every candidate that validated, the simulated ones marked.
+  EXPECT_EQ(static_cast<int64_t>(result.considered.size()),
+            result.candidates - reasons[static_cast<int>(PruneReason::Invalid)]);
+  const auto simulated_points = std::count_if(result.considered.begin(), result.considered.end(),
+                                              [](const SearchedPlan& p) { return p.simulated; });
+  EXPECT_EQ(simulated_points, result.simulated);
 }
 
 // With every candidate simulated, the bounds hold on all of them, and the

@@ -1,0 +1,140 @@
+// Plan > Search every split: the planner view searches on a background
+// thread, draws every candidate (simulated and estimated, the Pareto front,
+// the memory line), filters by dimension, and loads the chosen split into the
+// experiment with one undo.
+#include <qcustomplot.h>
+
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QtTest>
+
+#include "core/io/experiment_io.h"
+#include "ui/main_window.h"
+#include "ui/models/experiment_document.h"
+#include "ui/models/plan_controller.h"
+#include "ui/models/split_search_model.h"
+#include "ui/panels/split_search_dialog.h"
+#include "ui_test_support.h"
+
+using namespace pipelab;
+
+namespace {
+
+Experiment gpt2_small() {
+  return load_experiment(std::string(PIPELAB_SOURCE_DIR) + "/examples/gpt2_small_predict.json");
+}
+
+QAction* action_named(const MainWindow& window, const QString& text) {
+  for (QAction* action : window.findChildren<QAction*>())
+    if (action->text() == text) return action;
+  return nullptr;
+}
+
+}  // namespace
+
+class SplitSearchViewTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() { testing::use_test_settings(); }
+
+  void theModelMarksTheFrontAndFilters() {
+    SearchRequest request;
+    request.devices = 8;
+    request.memory_per_device = int64_t{80} * 1000 * 1000 * 1000;
+    const Experiment experiment = gpt2_small();
+    SplitSearchModel model;
+    model.setResult(search_splits(experiment, request), experiment.training.batch_size);
+    QVERIFY(!model.points().empty());
+    QCOMPARE(model.points().size(), model.candidates().size());
+    // The front: fitting points none of which has both less memory and more throughput than
+    // another.
+    int front = 0;
+    for (const auto& a : model.points()) {
+      if (!a.pareto) continue;
+      ++front;
+      QVERIFY(a.fits);
+      for (const auto& b : model.points())
+        if (b.fits)
+          QVERIFY(!(b.memory_bytes < a.memory_bytes && b.samples_per_s > a.samples_per_s));
+    }
+    QVERIFY(front > 0);
+    // The fastest fitting point is on the front.
+    QVERIFY(model.fastestFitting()->pareto);
+
+    const QStringList tps = model.values(SplitSearchModel::Tp);
+    QVERIFY(tps.contains(QStringLiteral("1")));
+    model.setFilter(SplitSearchModel::Tp, QStringLiteral("2"));
+    QVERIFY(!model.points().empty());
+    for (const auto& point : model.points())
+      QCOMPARE(model.candidates()[point.candidate].plan.tp, 2);
+    model.setFilter(SplitSearchModel::Tp, QString());
+    QCOMPARE(model.points().size(), model.candidates().size());
+  }
+
+  void searchesDrawsAndLoadsTheChosenSplitWithOneUndo() {
+    MainWindow window;
+    window.document()->replace(gpt2_small(), QString(), true);
+    const Experiment before = window.document()->experiment();
+    QAction* open = action_named(window, QStringLiteral("&Search every split…"));
+    QVERIFY(open);
+    open->trigger();
+    auto* dialog = window.findChild<SplitSearchDialog*>();
+    QVERIFY(dialog);
+    dialog->devicesSpin()->setValue(8);
+    QSignalSpy finished(dialog, &SplitSearchDialog::searchFinished);
+    dialog->searchButton()->click();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+    QCOMPARE(finished.front().front().toBool(), true);
+    QVERIFY(dialog->plot()->graph(1)->dataCount() > 0);  // simulated points
+    QVERIFY(dialog->plot()->graph(0)->dataCount() > 0);  // estimated points
+    QVERIFY(dialog->plot()->graph(2)->dataCount() > 0);  // the front
+    // The best plan is chosen at the start.
+    QVERIFY(dialog->selectedCandidate().has_value());
+    const SearchedPlan chosen = dialog->model().candidates()[*dialog->selectedCandidate()];
+    QCOMPARE(split_label(chosen.plan), split_label(dialog->model().result().best.front().plan));
+    QVERIFY(dialog->detailsLabel()->text().contains(QStringLiteral("Simulated")));
+
+    // A filter leaves only its value.
+    QComboBox* pp = dialog->filterCombo(SplitSearchModel::Pp);
+    QVERIFY(pp->count() > 2);
+    pp->setCurrentIndex(pp->findData(QStringLiteral("2")));
+    for (const auto& point : dialog->model().points())
+      QCOMPARE(dialog->model().candidates()[point.candidate].plan.pp, 2);
+
+    QSignalSpy applied(window.planController(), &PlanController::planApplied);
+    dialog->loadButton()->click();
+    QCOMPARE(applied.count(), 1);
+    QCOMPARE(window.document()->experiment().parallel.tp, chosen.plan.tp);
+    QCOMPARE(window.document()->experiment().parallel.microbatches, chosen.plan.microbatches);
+    QCOMPARE(window.document()->experiment().parallel.devices(), 8);
+    QVERIFY(window.planController()->canUndo());
+    window.planController()->undo();
+    QCOMPARE(experiment_to_json(window.document()->experiment()), experiment_to_json(before));
+  }
+
+  void aBadMemoryOrAnUnsearchableExperimentSaysWhy() {
+    SplitSearchDialog dialog(gpt2_small());
+    dialog.memoryEdit()->setText(QStringLiteral("lots"));
+    dialog.search();
+    QVERIFY(!dialog.isSearching());
+    QVERIFY(dialog.statusLabel()->text().contains(QStringLiteral("80GB")));
+
+    Experiment unit = gpt2_small();
+    unit.simulation.profile = "unit";
+    SplitSearchDialog unit_dialog(unit);
+    QSignalSpy finished(&unit_dialog, &SplitSearchDialog::searchFinished);
+    unit_dialog.search();
+    QTRY_COMPARE(finished.count(), 1);
+    QCOMPARE(finished.front().front().toBool(), false);
+    QVERIFY(unit_dialog.statusLabel()->text().contains(QStringLiteral("unit")));
+    QVERIFY(!unit_dialog.loadButton()->isEnabled());
+  }
+};
+
+QTEST_MAIN(SplitSearchViewTest)
+#include "split_search_view_test.moc"

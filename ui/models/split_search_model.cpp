@@ -1,0 +1,111 @@
+#include "ui/models/split_search_model.h"
+
+#include <algorithm>
+
+namespace pipelab {
+
+QString SplitSearchModel::dimensionName(Dimension dimension) {
+  static const char* const names[] = {"tp", "cp", "pp", "zero", "schedule", "recompute"};
+  return QString::fromLatin1(names[dimension]);
+}
+
+QString SplitSearchModel::valueOf(const ParallelPlan& plan, Dimension dimension) {
+  switch (dimension) {
+    case Tp:
+      return QString::number(plan.tp);
+    case Cp:
+      return QString::number(plan.cp);
+    case Pp:
+      return QString::number(plan.pp);
+    case Zero:
+      return QString::number(plan.zero);
+    case Schedule: {
+      QString name =
+          plan.pp > 1 ? QString::fromUtf8(schedule_name(plan.schedule)) : QStringLiteral("none");
+      if (plan.schedule == ScheduleKind::Interleaved1F1B)
+        name += QStringLiteral(" x%1").arg(plan.chunks);
+      return name;
+    }
+    case Recompute:
+      return plan.recompute             ? QStringLiteral("full")
+             : plan.selective_recompute ? QStringLiteral("selective")
+                                        : QStringLiteral("none");
+    case kDimensionCount:
+      break;
+  }
+  return {};
+}
+
+void SplitSearchModel::setResult(SearchResult result, int64_t batch) {
+  result_ = std::move(result);
+  batch_ = std::max<int64_t>(batch, 1);
+  filters_ = {};
+  rebuild();
+}
+
+void SplitSearchModel::clear() { setResult({}, 1); }
+
+QStringList SplitSearchModel::values(Dimension dimension) const {
+  QStringList found;
+  for (const SearchedPlan& candidate : result_.considered) {
+    const QString value = valueOf(candidate.plan, dimension);
+    if (!found.contains(value)) found.push_back(value);
+  }
+  // Numbers in numeric order, names in the search's order of first appearance.
+  if (dimension == Tp || dimension == Cp || dimension == Pp || dimension == Zero)
+    std::sort(found.begin(), found.end(),
+              [](const QString& a, const QString& b) { return a.toInt() < b.toInt(); });
+  return found;
+}
+
+void SplitSearchModel::setFilter(Dimension dimension, const QString& value) {
+  filters_[dimension] = value;
+  rebuild();
+}
+
+std::optional<SplitSearchModel::Point> SplitSearchModel::fastestFitting() const {
+  std::optional<Point> fastest;
+  for (const Point& point : points_)
+    if (point.fits && (!fastest || point.samples_per_s > fastest->samples_per_s ||
+                       (point.samples_per_s == fastest->samples_per_s &&
+                        point.memory_bytes < fastest->memory_bytes)))
+      fastest = point;
+  return fastest;
+}
+
+void SplitSearchModel::rebuild() {
+  points_.clear();
+  for (size_t i = 0; i < result_.considered.size(); ++i) {
+    const SearchedPlan& candidate = result_.considered[i];
+    bool shown = true;
+    for (int d = 0; d < kDimensionCount && shown; ++d)
+      shown = filters_[d].isEmpty() ||
+              valueOf(candidate.plan, static_cast<Dimension>(d)) == filters_[d];
+    if (!shown) continue;
+    Point point;
+    point.candidate = static_cast<int>(i);
+    point.simulated = candidate.simulated;
+    point.memory_bytes =
+        static_cast<double>(candidate.simulated ? candidate.peak_bytes : candidate.memory_estimate);
+    const double step = candidate.simulated ? candidate.step_s : candidate.step_estimate_s;
+    point.samples_per_s = step > 0 ? static_cast<double>(batch_) / step : 0;
+    point.fits = point.memory_bytes <= static_cast<double>(result_.usable_bytes);
+    points_.push_back(point);
+  }
+  // The front: in order of memory, each fitting point faster than every one before it.
+  std::vector<Point*> fitting;
+  for (Point& point : points_)
+    if (point.fits) fitting.push_back(&point);
+  std::sort(fitting.begin(), fitting.end(), [](const Point* a, const Point* b) {
+    if (a->memory_bytes != b->memory_bytes) return a->memory_bytes < b->memory_bytes;
+    return a->samples_per_s > b->samples_per_s;
+  });
+  double fastest = -1;
+  for (Point* point : fitting)
+    if (point->samples_per_s > fastest) {
+      point->pareto = true;
+      fastest = point->samples_per_s;
+    }
+}
+
+}  // namespace pipelab

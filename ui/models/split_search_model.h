@@ -1,0 +1,65 @@
+// SplitSearchModel: the planner view's data, apart from its widgets. It holds
+// one search's candidates (core/planner/split_search.h) and turns each into a
+// point: memory per device against throughput, from the simulator where the
+// search ran it and from the search's estimates elsewhere. Filters keep a
+// dimension to one value; the Pareto front is over the points shown that fit.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+#include <array>
+#include <optional>
+#include <vector>
+
+#include "core/planner/split_search.h"
+
+namespace pipelab {
+
+class SplitSearchModel {
+ public:
+  // The dimensions a user can filter by, in the order the view shows them.
+  enum Dimension { Tp, Cp, Pp, Zero, Schedule, Recompute, kDimensionCount };
+  static QString dimensionName(Dimension dimension);  // "tp", "cp", ..., "recompute"
+
+  struct Point {
+    int candidate = 0;         // index into candidates()
+    double memory_bytes = 0;   // per device: the simulated peak, or the estimate
+    double samples_per_s = 0;  // the batch over the simulated (or estimated) step
+    bool simulated = false;
+    bool fits = false;    // memory at most the usable bytes
+    bool pareto = false;  // no other shown point that fits has less memory and more throughput
+  };
+
+  // `batch`: samples per step (the experiment's training.batch_size).
+  void setResult(SearchResult result, int64_t batch);
+  void clear();
+  bool empty() const { return result_.considered.empty(); }
+
+  const SearchResult& result() const { return result_; }
+  const std::vector<SearchedPlan>& candidates() const { return result_.considered; }
+  int64_t usableBytes() const { return result_.usable_bytes; }
+
+  // A dimension's value of a candidate, as the filter shows it ("8", "zb-v",
+  // "interleaved-1f1b x2", "selective").
+  static QString valueOf(const ParallelPlan& plan, Dimension dimension);
+  // Every value the candidates take in `dimension`, in a stable order.
+  QStringList values(Dimension dimension) const;
+  // Keeps `dimension` to `value`; an empty value shows every one.
+  void setFilter(Dimension dimension, const QString& value);
+  QString filter(Dimension dimension) const { return filters_[dimension]; }
+
+  // The points the filters let through.
+  const std::vector<Point>& points() const { return points_; }
+  // The fastest point shown that fits (the one with less memory on ties), or none.
+  std::optional<Point> fastestFitting() const;
+
+ private:
+  void rebuild();
+
+  SearchResult result_;
+  int64_t batch_ = 1;
+  std::array<QString, kDimensionCount> filters_;
+  std::vector<Point> points_;
+};
+
+}  // namespace pipelab

@@ -1,0 +1,349 @@
+#include "ui/panels/split_search_dialog.h"
+
+#include <qcustomplot.h>
+
+#include <QComboBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+
+#include "core/io/experiment_io.h"
+#include "core/io/hardware_catalogue.h"
+#include "core/text/byte_size.h"
+
+namespace pipelab {
+namespace {
+
+constexpr int kMaxDialogDevices = 1 << 16;
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kPickRadiusPx = 12;
+
+enum Graph { Estimated, Simulated, Front, Chosen, kGraphCount };
+
+// The cluster's devices when the experiment names a node count, else its own.
+int default_devices(const Experiment& experiment) {
+  try {
+    if (experiment.simulation.cluster.nodes > 0) return experiment_cluster(experiment).devices();
+  } catch (const std::exception&) {
+  }
+  return std::max(experiment.parallel.devices(), 1);
+}
+
+int64_t default_memory(const Experiment& experiment) {
+  try {
+    return static_cast<int64_t>(experiment_cluster(experiment).device.memory_bytes);
+  } catch (const std::exception&) {
+    return int64_t{80} * 1000 * 1000 * 1000;
+  }
+}
+
+int devices_per_node(const Experiment& experiment) {
+  try {
+    return experiment_cluster(experiment).node.devices_per_node;
+  } catch (const std::exception&) {
+    return 8;
+  }
+}
+
+QString step_text(double seconds) {
+  return seconds < 1 ? QStringLiteral("%1 ms").arg(seconds * 1e3, 0, 'g', 4)
+                     : QStringLiteral("%1 s").arg(seconds, 0, 'g', 4);
+}
+
+QString bytes_text(double bytes) {
+  return QString::fromStdString(byte_size_text(static_cast<int64_t>(std::llround(bytes))));
+}
+
+}  // namespace
+
+SplitSearchDialog::SplitSearchDialog(const Experiment& experiment, QWidget* parent)
+    : QDialog(parent), experiment_(experiment) {
+  setWindowTitle(tr("Search every split"));
+  resize(980, 680);
+
+  devices_spin_ = new QSpinBox(this);
+  devices_spin_->setRange(1, kMaxDialogDevices);
+  devices_spin_->setValue(default_devices(experiment));
+  devices_spin_->setToolTip(tr("Every plan uses all of these devices"));
+  memory_edit_ =
+      new QLineEdit(QString::fromStdString(byte_size_text(default_memory(experiment))), this);
+  memory_edit_->setToolTip(tr("e.g. 16GiB, 80GB or a number of bytes"));
+  margin_spin_ = new QSpinBox(this);
+  margin_spin_->setRange(0, 90);
+  margin_spin_->setValue(10);
+  margin_spin_->setSuffix(QStringLiteral(" %"));
+  margin_spin_->setToolTip(
+      tr("Memory kept free on each device: a plan fits when its peak stays below the rest"));
+  search_button_ = new QPushButton(tr("Search"), this);
+  connect(search_button_, &QPushButton::clicked, this, &SplitSearchDialog::search);
+  status_label_ =
+      new QLabel(tr("Search tries every tp, cp, pp, dp, ZeRO stage, schedule, recompute "
+                    "policy and micro-batch count on the devices given."),
+                 this);
+  status_label_->setWordWrap(true);
+
+  auto* form = new QHBoxLayout;
+  auto* fields = new QFormLayout;
+  fields->addRow(tr("Devices"), devices_spin_);
+  fields->addRow(tr("Memory per device"), memory_edit_);
+  fields->addRow(tr("Keep free"), margin_spin_);
+  form->addLayout(fields);
+  form->addWidget(search_button_, 0, Qt::AlignBottom);
+  form->addWidget(status_label_, 1);
+
+  auto* filter_row = new QHBoxLayout;
+  filter_row->addWidget(new QLabel(tr("Show only:"), this));
+  for (int d = 0; d < SplitSearchModel::kDimensionCount; ++d) {
+    const auto dimension = static_cast<SplitSearchModel::Dimension>(d);
+    auto* combo = new QComboBox(this);
+    combo->setToolTip(tr("Show only the candidates with this %1")
+                          .arg(SplitSearchModel::dimensionName(dimension)));
+    connect(combo, &QComboBox::currentIndexChanged, this, [this, dimension, combo] {
+      model_.setFilter(dimension, combo->currentData().toString());
+      redraw();
+    });
+    filters_[d] = combo;
+    filter_row->addWidget(new QLabel(SplitSearchModel::dimensionName(dimension), this));
+    filter_row->addWidget(combo);
+  }
+  filter_row->addStretch(1);
+
+  plot_ = new QCustomPlot(this);
+  plot_->setMinimumHeight(380);
+  plot_->xAxis->setLabel(tr("memory per device (GiB)"));
+  plot_->yAxis->setLabel(tr("throughput (samples per second)"));
+  plot_->legend->setVisible(true);
+  plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  const struct {
+    const char* name;
+    QColor color;
+    QCPScatterStyle::ScatterShape shape;
+    double size;
+  } graphs[kGraphCount] = {
+      {QT_TR_NOOP("estimated"), QColor(0xb0, 0xb8, 0xc4), QCPScatterStyle::ssCircle, 4},
+      {QT_TR_NOOP("simulated"), QColor(0x1f, 0x6f, 0xc5), QCPScatterStyle::ssDisc, 7},
+      {QT_TR_NOOP("Pareto front of what fits"), QColor(0x1a, 0x9e, 0x4b),
+       QCPScatterStyle::ssDiamond, 9},
+      {QT_TR_NOOP("chosen"), QColor(0x20, 0x20, 0x20), QCPScatterStyle::ssCircle, 16},
+  };
+  for (const auto& graph : graphs) {
+    QCPGraph* g = plot_->addGraph();
+    g->setName(tr(graph.name));
+    g->setLineStyle(&graph == &graphs[Front] ? QCPGraph::lsStepLeft : QCPGraph::lsNone);
+    g->setPen(QPen(graph.color, 1.5));
+    g->setScatterStyle(QCPScatterStyle(
+        graph.shape, QPen(graph.color, 1.5),
+        &graph == &graphs[Chosen] ? QBrush(Qt::NoBrush) : QBrush(graph.color), graph.size));
+  }
+  plot_->graph(Chosen)->removeFromLegend();
+  // Memory spans orders of magnitude (a small plan's GiB to a whole model's TiB): a log axis.
+  plot_->xAxis->setScaleType(QCPAxis::stLogarithmic);
+  plot_->xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+  over_memory_ = new QCPItemRect(plot_);
+  over_memory_->setPen(Qt::NoPen);
+  over_memory_->setBrush(QColor(0xd0, 0x30, 0x30, 28));
+  over_memory_->setLayer(QStringLiteral("background"));
+  usable_line_ = new QCPItemStraightLine(plot_);
+  usable_line_->setPen(QPen(QColor(0xd0, 0x30, 0x30), 1.5, Qt::DashLine));
+  connect(plot_, &QCustomPlot::mousePress, this,
+          [this](QMouseEvent* event) { pickAt(event->position()); });
+
+  details_label_ = new QLabel(tr("Click a point to see its split."), this);
+  details_label_->setWordWrap(true);
+  details_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  load_button_ = new QPushButton(tr("Load into experiment"), this);
+  load_button_->setEnabled(false);
+  load_button_->setToolTip(
+      tr("Replace the experiment's parallel settings with this split (Plan > Undo plan puts them "
+         "back)"));
+  connect(load_button_, &QPushButton::clicked, this, [this] {
+    if (!selected_) return;
+    const SearchedPlan& chosen = model_.candidates()[*selected_];
+    emit splitChosen(chosen.plan, tr("split search: %1, %2 step %3")
+                                      .arg(QString::fromStdString(split_label(chosen.plan)))
+                                      .arg(chosen.simulated ? tr("simulated") : tr("estimated"))
+                                      .arg(step_text(chosen.simulated ? chosen.step_s
+                                                                      : chosen.step_estimate_s)));
+  });
+  auto* bottom = new QHBoxLayout;
+  bottom->addWidget(details_label_, 1);
+  bottom->addWidget(load_button_, 0, Qt::AlignTop);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(form);
+  layout->addLayout(filter_row);
+  layout->addWidget(plot_, 1);
+  layout->addLayout(bottom);
+  refreshFilters();
+  redraw();
+}
+
+void SplitSearchDialog::search() {
+  if (job_.isRunning()) return;
+  const std::optional<int64_t> memory =
+      parse_byte_size(memory_edit_->text().trimmed().toStdString());
+  if (!memory || *memory <= 0) {
+    status_label_->setText(tr("Memory per device must be a size above 0, e.g. 80GB or 16GiB."));
+    return;
+  }
+  SearchRequest request;
+  request.devices = devices_spin_->value();
+  request.memory_per_device = *memory;
+  request.memory_margin = margin_spin_->value() / 100.0;
+  request.devices_per_node = devices_per_node(experiment_);
+  const Experiment experiment = experiment_;
+  job_.start([experiment, request]() -> Outcome {
+    try {
+      const std::vector<std::string> problems = validate_experiment(experiment);
+      if (!problems.empty()) return "fix the experiment first: " + problems.front();
+      return search_splits(experiment, request);
+    } catch (const std::exception& error) {
+      return std::string(error.what());
+    }
+  });
+  search_button_->setEnabled(false);
+  status_label_->setText(tr("Searching…"));
+}
+
+void SplitSearchDialog::onSearched() {
+  std::optional<Outcome> outcome = job_.take();
+  search_button_->setEnabled(true);
+  if (!outcome) return;
+  selected_.reset();
+  if (const std::string* reason = std::get_if<std::string>(&*outcome)) {
+    model_.clear();
+    status_label_->setText(tr("No search: %1").arg(QString::fromStdString(*reason)));
+    refreshFilters();
+    redraw();
+    emit searchFinished(false);
+    return;
+  }
+  model_.setResult(std::move(std::get<SearchResult>(*outcome)), experiment_.training.batch_size);
+  const SearchResult& result = model_.result();
+  status_label_->setText(
+      tr("%1 candidates: %2 pruned as invalid, %3 points (%4 simulated). %5 usable per device.")
+          .arg(result.candidates)
+          .arg(result.candidates - static_cast<int64_t>(result.considered.size()))
+          .arg(result.considered.size())
+          .arg(result.simulated)
+          .arg(bytes_text(static_cast<double>(result.usable_bytes))));
+  refreshFilters();
+  redraw();
+  if (!result.best.empty()) {
+    const auto best = std::find_if(
+        result.considered.begin(), result.considered.end(), [&](const SearchedPlan& p) {
+          return p.simulated && split_label(p.plan) == split_label(result.best.front().plan);
+        });
+    if (best != result.considered.end())
+      selectCandidate(static_cast<int>(best - result.considered.begin()));
+  } else {
+    details_label_->setText(tr("No split fits: see how far each is over the memory line."));
+  }
+  emit searchFinished(!result.best.empty());
+}
+
+void SplitSearchDialog::refreshFilters() {
+  for (int d = 0; d < SplitSearchModel::kDimensionCount; ++d) {
+    QComboBox* combo = filters_[d];
+    const QSignalBlocker quiet(combo);
+    combo->clear();
+    combo->addItem(tr("any"), QString());
+    for (const QString& value : model_.values(static_cast<SplitSearchModel::Dimension>(d)))
+      combo->addItem(value, value);
+    combo->setEnabled(combo->count() > 1);
+  }
+}
+
+void SplitSearchDialog::redraw() {
+  QVector<double> x[kGraphCount], y[kGraphCount];
+  std::vector<std::pair<double, double>> front;
+  double most_memory = static_cast<double>(model_.usableBytes()), most_throughput = 0;
+  double least_memory = most_memory;
+  for (const SplitSearchModel::Point& point : model_.points()) {
+    const double gib = point.memory_bytes / kGiB;
+    const int graph = point.simulated ? Simulated : Estimated;
+    x[graph].push_back(gib);
+    y[graph].push_back(point.samples_per_s);
+    if (point.pareto) front.emplace_back(gib, point.samples_per_s);
+    most_memory = std::max(most_memory, point.memory_bytes);
+    if (point.memory_bytes > 0) least_memory = std::min(least_memory, point.memory_bytes);
+    if (selected_ && point.candidate == *selected_) {
+      x[Chosen].push_back(gib);
+      y[Chosen].push_back(point.samples_per_s);
+    }
+    most_throughput = std::max(most_throughput, point.samples_per_s);
+  }
+  std::sort(front.begin(), front.end());
+  for (const auto& [gib, throughput] : front) {
+    x[Front].push_back(gib);
+    y[Front].push_back(throughput);
+  }
+  for (int g = 0; g < kGraphCount; ++g) plot_->graph(g)->setData(x[g], y[g]);
+  // Past 30 times the usable memory the points would squeeze the rest; they lie beyond the edge.
+  const double usable_gib = static_cast<double>(model_.usableBytes()) / kGiB;
+  const double right = std::max(1.0, std::min(most_memory / kGiB, 30 * usable_gib)) * 1.3;
+  const double left = std::max(1e-3, std::min(least_memory / kGiB, usable_gib) / 1.3);
+  plot_->xAxis->setRange(left, right);
+  plot_->yAxis->setRange(0, std::max(1.0, most_throughput * 1.1));
+  usable_line_->setVisible(model_.usableBytes() > 0);
+  usable_line_->point1->setCoords(usable_gib, 0);
+  usable_line_->point2->setCoords(usable_gib, 1);
+  over_memory_->setVisible(model_.usableBytes() > 0);
+  over_memory_->topLeft->setCoords(usable_gib, 1e30);
+  over_memory_->bottomRight->setCoords(1e6 * std::max(usable_gib, 1.0), -1e30);
+  plot_->replot();
+}
+
+void SplitSearchDialog::pickAt(const QPointF& pixel) {
+  std::optional<int> nearest;
+  double nearest_distance = kPickRadiusPx;
+  for (const SplitSearchModel::Point& point : model_.points()) {
+    const double px = plot_->xAxis->coordToPixel(point.memory_bytes / kGiB);
+    const double py = plot_->yAxis->coordToPixel(point.samples_per_s);
+    const double distance = std::hypot(px - pixel.x(), py - pixel.y());
+    if (distance <= nearest_distance) {
+      nearest_distance = distance;
+      nearest = point.candidate;
+    }
+  }
+  if (nearest) selectCandidate(*nearest);
+}
+
+void SplitSearchDialog::selectCandidate(int candidate) {
+  if (candidate < 0 || candidate >= static_cast<int>(model_.candidates().size())) return;
+  selected_ = candidate;
+  showDetails();
+  redraw();
+}
+
+void SplitSearchDialog::showDetails() {
+  const SearchedPlan& plan = model_.candidates()[*selected_];
+  const double step = plan.simulated ? plan.step_s : plan.step_estimate_s;
+  const double memory =
+      static_cast<double>(plan.simulated ? plan.peak_bytes : plan.memory_estimate);
+  const bool fits = memory <= static_cast<double>(model_.usableBytes());
+  QString text = QStringLiteral("<b>%1</b><br>")
+                     .arg(QString::fromStdString(split_label(plan.plan)).toHtmlEscaped());
+  if (plan.simulated)
+    text += tr("Simulated: step %1, MFU %2%, bubble %3%, peak %4 per device.")
+                .arg(step_text(step))
+                .arg(plan.mfu * 100, 0, 'f', 1)
+                .arg(plan.bubble * 100, 0, 'f', 1)
+                .arg(bytes_text(memory));
+  else
+    text += tr("Estimated (not simulated): step about %1 (at least %2), about %3 per device.")
+                .arg(step_text(step))
+                .arg(step_text(plan.step_bound_s))
+                .arg(bytes_text(memory));
+  if (!fits) text += QStringLiteral(" ") + tr("Over the usable memory: it would not fit.");
+  details_label_->setText(text);
+  load_button_->setEnabled(true);
+}
+
+}  // namespace pipelab

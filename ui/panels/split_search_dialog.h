@@ -1,0 +1,88 @@
+// SplitSearchDialog: the planner view. Searches every split of the open
+// experiment over a cluster (core/planner/split_search.h, on a background
+// thread) and draws each candidate as a point, memory per device against
+// throughput: simulated points solid, estimated ones pale, the memory a plan
+// may use as a line with the region past it shaded, the Pareto front joined.
+// Filters keep a dimension to one value; clicking a point shows its split, and
+// "Load into experiment" hands it to the window (splitChosen), which applies it
+// with one undo as Plan for me does.
+#pragma once
+
+#include <QDialog>
+#include <array>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "core/io/experiment.h"
+#include "ui/models/background_job.h"
+#include "ui/models/split_search_model.h"
+
+class QCPItemRect;
+class QCPItemStraightLine;
+class QComboBox;
+class QCustomPlot;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSpinBox;
+
+namespace pipelab {
+
+class SplitSearchDialog : public QDialog {
+  Q_OBJECT
+
+ public:
+  // Starts from the experiment's cluster (or its device count) and its device's memory.
+  explicit SplitSearchDialog(const Experiment& experiment, QWidget* parent = nullptr);
+
+  // Starts a search with what the form says; searchFinished() follows.
+  void search();
+  bool isSearching() const { return job_.isRunning(); }
+  // Shows `candidate` (an index into the model's candidates) as the chosen point.
+  void selectCandidate(int candidate);
+  std::optional<int> selectedCandidate() const { return selected_; }
+
+  const SplitSearchModel& model() const { return model_; }
+  QSpinBox* devicesSpin() const { return devices_spin_; }
+  QLineEdit* memoryEdit() const { return memory_edit_; }
+  QComboBox* filterCombo(SplitSearchModel::Dimension dimension) const {
+    return filters_[dimension];
+  }
+  QPushButton* searchButton() const { return search_button_; }
+  QPushButton* loadButton() const { return load_button_; }
+  QCustomPlot* plot() const { return plot_; }
+  QLabel* statusLabel() const { return status_label_; }
+  QLabel* detailsLabel() const { return details_label_; }
+
+ signals:
+  void searchFinished(bool found);
+  // The split to load, and one line saying what it is and what it predicts.
+  void splitChosen(const ParallelPlan& plan, const QString& summary);
+
+ private:
+  using Outcome = std::variant<SearchResult, std::string>;
+  void onSearched();
+  void refreshFilters();
+  void redraw();
+  void showDetails();
+  void pickAt(const QPointF& pixel);
+
+  Experiment experiment_;
+  SplitSearchModel model_;
+  std::optional<int> selected_;
+  QSpinBox* devices_spin_;
+  QLineEdit* memory_edit_;
+  QSpinBox* margin_spin_;
+  QPushButton* search_button_;
+  QLabel* status_label_;
+  std::array<QComboBox*, SplitSearchModel::kDimensionCount> filters_{};
+  QCustomPlot* plot_;
+  QCPItemStraightLine* usable_line_ = nullptr;
+  QCPItemRect* over_memory_ = nullptr;
+  QLabel* details_label_;
+  QPushButton* load_button_;
+  BackgroundJob<Outcome> job_{this, [this] { onSearched(); }};
+};
+
+}  // namespace pipelab
