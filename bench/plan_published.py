@@ -10,7 +10,7 @@ runs `pipelab-cli plan --planner search` on the same model, GPUs and batch and
   - the search's wall time, and its ratio to one `simulate` of the published
     split timed in the same run (the peer: what checking one split by hand costs).
 
-    python3 bench/plan_published.py [--cli build/app/pipelab-cli] [--only NAME]
+    python3 bench/plan_published.py [--cli build/app/pipelab-cli] [--only NAME] [--most-gpus N]
 """
 import argparse
 import glob
@@ -41,6 +41,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cli", default=os.path.join(ROOT, "build", "app", "pipelab-cli"))
     parser.add_argument("--only", help="run only the experiments whose file name contains this")
+    parser.add_argument("--most-gpus", type=int, default=0,
+                        help="skip experiments on more GPUs than this (the searches of 2,000-3,000 GPUs take minutes)")
     args = parser.parse_args()
     cases = [(path, []) for path in sorted(glob.glob(os.path.join(ROOT, "examples", "published", "*.json")))]
     # LLaMA 2 70B on 128 DGX H100 nodes, 512 sequences of 4,096 tokens.
@@ -55,6 +57,9 @@ def main():
             continue
         with open(path, encoding="utf-8") as file:
             experiment = json.load(file)
+        gpus = experiment.get("published", {}).get("gpus", 1024)
+        if args.most_gpus and gpus > args.most_gpus:
+            continue
         parallel = dict(experiment["parallel"])
         for setting in settings[1::2]:
             key, value = setting.split("=")

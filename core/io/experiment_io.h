@@ -43,6 +43,10 @@ void apply_overrides(Experiment& experiment, const std::vector<std::string>& ass
 // Cross-field checks (divisibility, split feasibility, tp widths, ...). Returns
 // every problem found; empty when the experiment can run.
 std::vector<std::string> validate_experiment(const Experiment& experiment);
+// The checks of the parallel section alone, for an experiment whose model
+// describes and whose other sections validate with some split (the split
+// search varies only this section; the cluster must hold its devices).
+std::vector<std::string> validate_parallel(const Experiment& experiment);
 
 // The experiment the app opens with when no file is given.
 Experiment default_experiment();

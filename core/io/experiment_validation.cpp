@@ -358,6 +358,12 @@ void check_backend(const BackendSpec& backend, Problems& problems) {
 
 }  // namespace
 
+std::vector<std::string> validate_parallel(const Experiment& experiment) {
+  Problems problems;
+  check_parallel(experiment, true, problems);
+  return problems;
+}
+
 std::vector<std::string> validate_experiment(const Experiment& experiment) {
   Problems problems;
   const bool model_ok = check_model(experiment.model, problems);

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "core/io/experiment_io.h"
+#include "core/io/hardware_catalogue.h"
 #include "core/plan/partition.h"
 #include "core/plan/plan_limits.h"
 #include "core/plan/stage_profile.h"
@@ -371,6 +372,16 @@ Experiment searched_experiment(const Experiment& experiment, const ParallelPlan&
 
 SearchResult search_splits(const Experiment& experiment, const SearchRequest& request) {
   check_request(experiment, request);
+  // Candidates differ only in their split: what else is wrong is wrong for all of them.
+  const std::vector<std::string> problems = validate_experiment(experiment);
+  const std::vector<std::string> split_problems = validate_parallel(experiment);
+  for (const std::string& problem : problems)
+    if (std::find(split_problems.begin(), split_problems.end(), problem) == split_problems.end())
+      throw ExperimentError("fix the experiment first: " + problem);
+  Experiment all_devices = experiment;  // the cluster must hold every device searched
+  all_devices.parallel = ParallelPlan{};
+  all_devices.parallel.dp = request.devices;
+  experiment_cluster(all_devices);
   SearchResult result;
   result.usable_bytes =
       static_cast<int64_t>(std::floor((1 - request.memory_margin) * request.memory_per_device));
@@ -431,7 +442,7 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
                 splits.apply(plan);
                 ++result.candidates;
                 const Experiment candidate = searched_experiment(experiment, plan);
-                const std::vector<std::string> problems = validate_experiment(candidate);
+                const std::vector<std::string> problems = validate_parallel(candidate);
                 if (!problems.empty()) {
                   result.pruned.push_back({plan, PruneReason::Invalid, problems.front()});
                   continue;
