@@ -10,7 +10,7 @@ runs `pipelab-cli plan --planner search` on the same model, GPUs and batch and
   - the search's wall time, and its ratio to one `simulate` of the published
     split timed in the same run (the peer: what checking one split by hand costs).
 
-    python3 bench/plan_published.py [--cli build/app/pipelab-cli] [--only NAME] [--most-gpus N]
+    python3 bench/plan_published.py [--cli build/app/pipelab-cli] [--only NAME] [--most-gpus N] [--space cp=1]
 """
 import argparse
 import glob
@@ -41,6 +41,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cli", default=os.path.join(ROOT, "build", "app", "pipelab-cli"))
     parser.add_argument("--only", help="run only the experiments whose file name contains this")
+    parser.add_argument("--space", action="append", default=[],
+                        help="passed to the search as --space (e.g. cp=1: what Megatron-LM had in 2021)")
     parser.add_argument("--most-gpus", type=int, default=0,
                         help="skip experiments on more GPUs than this (the searches of 2,000-3,000 GPUs take minutes)")
     args = parser.parse_args()
@@ -66,7 +68,9 @@ def main():
             if key.startswith("parallel."):
                 parallel[key.split(".")[1]] = int(value)
         own, simulate_wall = timed([args.cli, "simulate", "--config", path, *settings])
-        search, search_wall = timed([args.cli, "plan", "--config", path, "--planner", "search", "--json", *settings])
+        spaces = [part for space in args.space for part in ("--space", space)]
+        search, search_wall = timed([args.cli, "plan", "--config", path, "--planner", "search", "--json", *settings,
+                                     *spaces])
         own_step = own["throughput"]["step_time"]
         gpus = own["throughput"]["devices"]
         if not search["plans"]:

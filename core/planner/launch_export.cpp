@@ -171,6 +171,19 @@ LaunchExport megatron(const Experiment& experiment) {
 
 std::string quoted(const std::string& text) { return "\"" + text + "\""; }
 
+// torchtitan's name of a PipeLab schedule (its pipeline_parallel_schedule), or null.
+const char* torchtitan_schedule(ScheduleKind kind) {
+  static const std::pair<ScheduleKind, const char*> names[] = {
+      {ScheduleKind::GPipe, "GPipe"},
+      {ScheduleKind::OneFOneB, "1F1B"},
+      {ScheduleKind::Interleaved1F1B, "Interleaved1F1B"},
+      {ScheduleKind::ZeroBubbleV, "ZBVZeroBubble"},
+      {ScheduleKind::DualPipeV, "DualPipeV"}};
+  for (const auto& [schedule, name] : names)
+    if (schedule == kind) return name;
+  return nullptr;
+}
+
 LaunchExport torchtitan(const Experiment& experiment) {
   const SequenceModel gpt = read_sequence_model(experiment.model);
   const ParallelPlan& plan = experiment.parallel;
@@ -195,26 +208,7 @@ LaunchExport torchtitan(const Experiment& experiment) {
   t.push_back("expert_parallel_degree = " + std::to_string(plan.ep));
   t.push_back("pipeline_parallel_degree = " + std::to_string(plan.pp));
   if (plan.pp > 1) {
-    const char* schedule = nullptr;
-    switch (plan.schedule) {
-      case ScheduleKind::GPipe:
-        schedule = "GPipe";
-        break;
-      case ScheduleKind::OneFOneB:
-        schedule = "1F1B";
-        break;
-      case ScheduleKind::Interleaved1F1B:
-        schedule = "Interleaved1F1B";
-        break;
-      case ScheduleKind::ZeroBubbleV:
-        schedule = "ZBVZeroBubble";
-        break;
-      case ScheduleKind::DualPipeV:
-        schedule = "DualPipeV";
-        break;
-      default:
-        break;
-    }
+    const char* schedule = torchtitan_schedule(plan.schedule);
     if (schedule)
       t.push_back(std::string("pipeline_parallel_schedule = ") + quoted(schedule));
     else
