@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <unistd.h>
 
 #include "core/cli/cli_args.h"
 #include "core/cli/cli_commands.h"
@@ -192,6 +193,13 @@ SearchRequest search_request(const ParsedArgs& parsed, const Experiment& experim
   request.memory_margin = margin_option(parsed);
   request.top = parsed.get_int("top", request.top, 1, 100);
   request.max_simulations = parsed.get_int("max-simulations", request.max_simulations, 1, 1000000);
+  // A search of thousands of GPUs takes minutes: say how far it is, on a terminal only.
+  if (isatty(STDERR_FILENO))
+    request.on_progress = [](const SearchProgress& progress) {
+      std::fprintf(stderr, "\rsearch: %lld candidates, %d of %d simulated ", static_cast<long long>(progress.candidates),
+                   progress.simulated, progress.max_simulations);
+      return true;
+    };
   if (parsed.has("space"))
     for (const std::string& assignment : parsed.values.at("space"))
       restrict_search_space(request.space, assignment);
@@ -329,6 +337,7 @@ int run_search(const ParsedArgs& parsed, const Experiment& experiment, std::ostr
   const SearchRequest request = search_request(parsed, experiment);
   const std::optional<LaunchTool> tool = export_option(parsed);
   const SearchResult result = search_splits(experiment, request);
+  if (request.on_progress) std::fputs("\r\033[K", stderr);  // the progress line goes
   if (result.best.empty() && (parsed.has("write") || tool))
     throw ExperimentError("no split of the experiment fits " +
                           byte_size_text(result.usable_bytes) +

@@ -372,6 +372,12 @@ Experiment searched_experiment(const Experiment& experiment, const ParallelPlan&
 
 SearchResult search_splits(const Experiment& experiment, const SearchRequest& request) {
   check_request(experiment, request);
+  SearchProgress progress;
+  progress.max_simulations = request.max_simulations;
+  const auto report = [&] {
+    if (request.on_progress && !request.on_progress(progress))
+      throw ExperimentError("the search was stopped before it finished");
+  };
   // Candidates differ only in their split: what else is wrong is wrong for all of them.
   const std::vector<std::string> problems = validate_experiment(experiment);
   const std::vector<std::string> split_problems = validate_parallel(experiment);
@@ -441,6 +447,10 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
                 plan.microbatches = m;
                 splits.apply(plan);
                 ++result.candidates;
+                if (result.candidates % 1024 == 0) {
+                  progress.candidates = result.candidates;
+                  report();
+                }
                 const Experiment candidate = searched_experiment(experiment, plan);
                 const std::vector<std::string> problems = validate_parallel(candidate);
                 if (!problems.empty()) {
@@ -497,6 +507,9 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
       unsimulated.push_back(entry);
       continue;
     }
+    progress.candidates = result.candidates;
+    progress.simulated = result.simulated;
+    report();
     simulate(searched_experiment(experiment, entry.plan), entry);
     ++result.simulated;
     if (entry.peak_bytes > result.usable_bytes) {

@@ -31,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,13 @@ struct SearchSpace {
 // ExperimentError naming the dimension or value that is not known.
 void restrict_search_space(SearchSpace& space, const std::string& assignment);
 
+// How far a search has come, for a progress line or a stop button.
+struct SearchProgress {
+  int64_t candidates = 0;   // looked at so far (validated and bounded)
+  int simulated = 0;        // simulations run so far
+  int max_simulations = 0;  // the budget
+};
+
 struct SearchRequest {
   int devices = 0;                // every plan uses all of them
   int64_t memory_per_device = 0;  // bytes
@@ -58,6 +66,9 @@ struct SearchRequest {
   int devices_per_node = 8;       // tp stays inside a node
   int max_simulations = 24;       // simulated in the order of their estimates; the rest pruned
   SearchSpace space;
+  // Called now and then on the search's thread; returning false stops the
+  // search, which then throws ExperimentError saying it was stopped.
+  std::function<bool(const SearchProgress&)> on_progress;
 };
 
 struct SearchedPlan {
@@ -92,7 +103,7 @@ struct SearchResult {
   // Every candidate that validated, with its bounds and estimates (and the
   // simulator's numbers where it ran): the points of the app's planner view.
   std::vector<SearchedPlan> considered;
-  int64_t candidates = 0;          // best + pruned
+  int64_t candidates = 0;  // best + pruned
   int simulated = 0;
   int64_t usable_bytes = 0;  // (1 - margin) x memory per device
   double bound_s = 0;        // the smallest step bound of any valid candidate

@@ -5,6 +5,7 @@
 #include <qcustomplot.h>
 
 #include <QComboBox>
+#include <QElapsedTimer>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -115,6 +116,34 @@ class SplitSearchViewTest : public QObject {
     QVERIFY(window.planController()->canUndo());
     window.planController()->undo();
     QCOMPARE(experiment_to_json(window.document()->experiment()), experiment_to_json(before));
+  }
+
+  void theSearchStopsWhenAskedOrWhenTheDialogCloses() {
+    // LLaMA 2 70B on 1,024 GPUs takes half a minute to search: stopping takes no time.
+    const Experiment llama =
+        load_experiment(std::string(PIPELAB_SOURCE_DIR) + "/examples/llama_70b_predict.json");
+    SplitSearchDialog dialog(llama);
+    dialog.devicesSpin()->setValue(1024);
+    QSignalSpy finished(&dialog, &SplitSearchDialog::searchFinished);
+    dialog.searchButton()->click();
+    QVERIFY(dialog.isSearching());
+    QCOMPARE(dialog.searchButton()->text(), QStringLiteral("Stop"));
+    QElapsedTimer timer;
+    timer.start();
+    dialog.searchButton()->click();
+    QTRY_COMPARE(finished.count(), 1);
+    QVERIFY2(timer.elapsed() < 10000, qPrintable(QString::number(timer.elapsed())));
+    QVERIFY(dialog.statusLabel()->text().contains(QStringLiteral("stopped")));
+    QCOMPARE(dialog.searchButton()->text(), QStringLiteral("Search"));
+
+    timer.restart();
+    {
+      SplitSearchDialog closing(llama);
+      closing.devicesSpin()->setValue(1024);
+      closing.search();
+      QVERIFY(closing.isSearching());
+    }  // destroyed while searching
+    QVERIFY2(timer.elapsed() < 10000, qPrintable(QString::number(timer.elapsed())));
   }
 
   void aBadMemoryOrAnUnsearchableExperimentSaysWhy() {

@@ -81,7 +81,8 @@ SplitSearchDialog::SplitSearchDialog(const Experiment& experiment, QWidget* pare
   margin_spin_->setToolTip(
       tr("Memory kept free on each device: a plan fits when its peak stays below the rest"));
   search_button_ = new QPushButton(tr("Search"), this);
-  connect(search_button_, &QPushButton::clicked, this, &SplitSearchDialog::search);
+  connect(search_button_, &QPushButton::clicked, this,
+          [this] { isSearching() ? stop() : search(); });
   status_label_ =
       new QLabel(tr("Search tries every tp, cp, pp, dp, ZeRO stage, schedule, recompute "
                     "policy and micro-batch count on the devices given."),
@@ -184,6 +185,10 @@ SplitSearchDialog::SplitSearchDialog(const Experiment& experiment, QWidget* pare
   redraw();
 }
 
+SplitSearchDialog::~SplitSearchDialog() { stop(); }
+
+void SplitSearchDialog::stop() { stop_requested_->store(true); }
+
 void SplitSearchDialog::search() {
   if (job_.isRunning()) return;
   const std::optional<int64_t> memory =
@@ -197,6 +202,8 @@ void SplitSearchDialog::search() {
   request.memory_per_device = *memory;
   request.memory_margin = margin_spin_->value() / 100.0;
   request.devices_per_node = devices_per_node(experiment_);
+  stop_requested_ = std::make_shared<std::atomic<bool>>(false);
+  request.on_progress = [stop = stop_requested_](const SearchProgress&) { return !stop->load(); };
   const Experiment experiment = experiment_;
   job_.start([experiment, request]() -> Outcome {
     try {
@@ -207,13 +214,13 @@ void SplitSearchDialog::search() {
       return std::string(error.what());
     }
   });
-  search_button_->setEnabled(false);
+  search_button_->setText(tr("Stop"));
   status_label_->setText(tr("Searching…"));
 }
 
 void SplitSearchDialog::onSearched() {
   std::optional<Outcome> outcome = job_.take();
-  search_button_->setEnabled(true);
+  search_button_->setText(tr("Search"));
   if (!outcome) return;
   selected_.reset();
   if (const std::string* reason = std::get_if<std::string>(&*outcome)) {

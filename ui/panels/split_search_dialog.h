@@ -10,6 +10,8 @@
 
 #include <QDialog>
 #include <array>
+#include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -35,9 +37,13 @@ class SplitSearchDialog : public QDialog {
  public:
   // Starts from the experiment's cluster (or its device count) and its device's memory.
   explicit SplitSearchDialog(const Experiment& experiment, QWidget* parent = nullptr);
+  // Stops a search still running, so closing never waits for it.
+  ~SplitSearchDialog() override;
 
-  // Starts a search with what the form says; searchFinished() follows.
+  // Starts a search with what the form says; searchFinished() follows. While
+  // one runs, the Search button stops it (stop()).
   void search();
+  void stop();
   bool isSearching() const { return job_.isRunning(); }
   // Shows `candidate` (an index into the model's candidates) as the chosen point.
   void selectCandidate(int candidate);
@@ -71,6 +77,8 @@ class SplitSearchDialog : public QDialog {
   Experiment experiment_;
   SplitSearchModel model_;
   std::optional<int> selected_;
+  // Read by the search's thread at each progress report: set, it stops there.
+  std::shared_ptr<std::atomic<bool>> stop_requested_ = std::make_shared<std::atomic<bool>>(false);
   QSpinBox* devices_spin_;
   QLineEdit* memory_edit_;
   QSpinBox* margin_spin_;

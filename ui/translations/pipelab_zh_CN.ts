@@ -2193,6 +2193,10 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <source>Over the usable memory: it would not fit.</source>
         <translation>超出可用显存：放不下。</translation>
     </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
 </context>
 <context>
     <name>pipelab::StatsPanel</name>
