@@ -727,7 +727,13 @@ void MainWindow::planWithDialog() {
 }
 
 void MainWindow::openSplitSearch() {
+  if (split_search_) {
+    split_search_->raise();
+    split_search_->activateWindow();
+    return;
+  }
   auto* dialog = new SplitSearchDialog(document_->experiment(), this);
+  split_search_ = dialog;
   dialog->setAttribute(Qt::WA_DeleteOnClose);
   connect(dialog, &SplitSearchDialog::splitChosen, this,
           [this](const ParallelPlan& plan, const QString& summary) {

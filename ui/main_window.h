@@ -6,6 +6,7 @@
 #pragma once
 
 #include <QMainWindow>
+#include <QPointer>
 #include <QMessageBox>
 #include <QStringList>
 #include <functional>
@@ -37,6 +38,7 @@ class ReplayUpdater;
 class RunPairController;
 class RunStore;
 class RunsMenu;
+class SplitSearchDialog;
 class StatsPanel;
 class OverheadView;
 class PresetNote;
@@ -200,6 +202,7 @@ class MainWindow : public QMainWindow {
   QAction* plan_action_;
   QAction* undo_plan_action_;
   QAction* split_search_action_;
+  QPointer<SplitSearchDialog> split_search_;  // the open planner view, if any
   QMenu* recent_menu_ = nullptr;
   QMenu* view_menu_ = nullptr;
 

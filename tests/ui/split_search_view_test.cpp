@@ -84,6 +84,8 @@ class SplitSearchViewTest : public QObject {
     QAction* open = action_named(window, QStringLiteral("&Search every split…"));
     QVERIFY(open);
     open->trigger();
+    open->trigger();  // one view at a time: the second raises the first
+    QCOMPARE(window.findChildren<SplitSearchDialog*>().size(), 1);
     auto* dialog = window.findChild<SplitSearchDialog*>();
     QVERIFY(dialog);
     dialog->devicesSpin()->setValue(8);
