@@ -1,11 +1,12 @@
 // pipelab-cli plan: choose a split for a cluster (PipeDream's or DAPPLE's
 // planner) and print it, or write it as an experiment.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <ostream>
-#include <unistd.h>
 
 #include "core/cli/cli_args.h"
 #include "core/cli/cli_commands.h"
@@ -149,7 +150,6 @@ nlohmann::ordered_json plan_json(const PlanProposal& proposal, const PlanRequest
   return json;
 }
 
-
 // --- the search over every dimension (--planner search) ---
 
 std::optional<LaunchTool> export_option(const ParsedArgs& parsed) {
@@ -196,28 +196,15 @@ SearchRequest search_request(const ParsedArgs& parsed, const Experiment& experim
   // A search of thousands of GPUs takes minutes: say how far it is, on a terminal only.
   if (isatty(STDERR_FILENO))
     request.on_progress = [](const SearchProgress& progress) {
-      std::fprintf(stderr, "\rsearch: %lld candidates, %d of %d simulated ", static_cast<long long>(progress.candidates),
-                   progress.simulated, progress.max_simulations);
+      std::fprintf(stderr, "\rsearch: %lld candidates, %d of %d simulated ",
+                   static_cast<long long>(progress.candidates), progress.simulated,
+                   progress.max_simulations);
       return true;
     };
   if (parsed.has("space"))
     for (const std::string& assignment : parsed.values.at("space"))
       restrict_search_space(request.space, assignment);
   return request;
-}
-
-std::string percent(double share) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f%%", share * 100);
-  return text;
-}
-
-std::string step_text(double seconds) {
-  return seconds < 1 ? milliseconds_text(seconds) : [&] {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.4g s", seconds);
-    return std::string(text);
-  }();
 }
 
 // How many candidates each reason pruned, in the order of PruneReason.
@@ -231,9 +218,9 @@ constexpr PruneReason kPruneReasons[] = {PruneReason::Invalid, PruneReason::Memo
                                          PruneReason::Slower, PruneReason::NotSimulated};
 
 void print_search(const SearchResult& result, const SearchRequest& request, std::ostream& out) {
-  out << "search: " << request.devices << " devices (" << request.devices_per_node
-      << " per node), " << byte_size_text(request.memory_per_device) << " each, "
-      << byte_size_text(result.usable_bytes) << " usable (" << percent(request.memory_margin)
+  out << "search: " << request.devices << " devices (" << request.devices_per_node << " per node), "
+      << byte_size_text(request.memory_per_device) << " each, "
+      << byte_size_text(result.usable_bytes) << " usable (" << percent_text(request.memory_margin)
       << " kept free)\n";
   const std::vector<int64_t> counts = pruned_counts(result);
   out << "candidates: " << result.candidates << "; pruned";
@@ -245,14 +232,16 @@ void print_search(const SearchResult& result, const SearchRequest& request, std:
     out << "no plan fits: every candidate was pruned (see the reasons below)\n";
   } else {
     size_t width = 5;
-    for (const SearchedPlan& plan : result.best) width = std::max(width, split_label(plan.plan).size());
+    for (const SearchedPlan& plan : result.best)
+      width = std::max(width, split_label(plan.plan).size());
     const auto row = [&](const std::vector<std::string>& cells) {
       std::string line = "  " + cells[0];
       line.resize(5, ' ');
       line += cells[1] + std::string(width + 2 - cells[1].size(), ' ');
       for (size_t c = 2; c < cells.size(); ++c) {
         line += cells[c];
-        if (c + 1 < cells.size()) line += std::string(cells[c].size() < 11 ? 11 - cells[c].size() : 1, ' ');
+        if (c + 1 < cells.size())
+          line += std::string(cells[c].size() < 11 ? 11 - cells[c].size() : 1, ' ');
       }
       out << line << "\n";
     };
@@ -263,10 +252,10 @@ void print_search(const SearchResult& result, const SearchRequest& request, std:
       const auto category = [&](MemoryCategory c) {
         return byte_size_text(plan.peak_by_category[static_cast<int>(c)]);
       };
-      row({std::to_string(i + 1), split_label(plan.plan), step_text(plan.step_s), percent(plan.mfu),
-           percent(plan.bubble), byte_size_text(plan.peak_bytes), category(MemoryCategory::Weights),
-           category(MemoryCategory::Gradients), category(MemoryCategory::OptimizerState),
-           category(MemoryCategory::Activations)});
+      row({std::to_string(i + 1), split_label(plan.plan), step_time_text(plan.step_s),
+           percent_text(plan.mfu), percent_text(plan.bubble), byte_size_text(plan.peak_bytes),
+           category(MemoryCategory::Weights), category(MemoryCategory::Gradients),
+           category(MemoryCategory::OptimizerState), category(MemoryCategory::Activations)});
     }
   }
   out << "pruned, the first of each reason:\n";
@@ -288,7 +277,9 @@ nlohmann::ordered_json split_json(const ParallelPlan& plan) {
           {"zero", plan.zero},
           {"schedule", schedule_name(plan.schedule)},
           {"chunks", plan.chunks},
-          {"recompute", plan.recompute ? "full" : plan.selective_recompute ? "selective" : "none"},
+          {"recompute", plan.recompute             ? "full"
+                        : plan.selective_recompute ? "selective"
+                                                   : "none"},
           {"sequence_parallel", plan.sequence_parallel},
           {"microbatches", plan.microbatches},
           {"label", split_label(plan)}};
@@ -339,8 +330,7 @@ int run_search(const ParsedArgs& parsed, const Experiment& experiment, std::ostr
   const SearchResult result = search_splits(experiment, request);
   if (request.on_progress) std::fputs("\r\033[K", stderr);  // the progress line goes
   if (result.best.empty() && (parsed.has("write") || tool))
-    throw ExperimentError("no split of the experiment fits " +
-                          byte_size_text(result.usable_bytes) +
+    throw ExperimentError("no split of the experiment fits " + byte_size_text(result.usable_bytes) +
                           " usable per device, so there is nothing to write or export; give more "
                           "devices, more memory per device or a smaller --margin");
   std::optional<Experiment> best;
@@ -361,7 +351,9 @@ int run_search(const ParsedArgs& parsed, const Experiment& experiment, std::ostr
     return kExitOk;
   }
   print_search(result, request, out);
-  if (tool) out << "\nplan 1 for " << launch_tool_name(*tool) << ":\n" << launch_text(export_launch(*best, *tool), *tool);
+  if (tool)
+    out << "\nplan 1 for " << launch_tool_name(*tool) << ":\n"
+        << launch_text(export_launch(*best, *tool), *tool);
   return kExitOk;
 }
 

@@ -23,12 +23,13 @@ void check_request(const Experiment& experiment, const PlanRequest& request) {
                           std::to_string(request.devices) +
                           "; give the number of devices to plan for");
   if (request.devices % (tp * cp) != 0) {
-    const std::string group = cp > 1 ? "parallel.tp x parallel.cp = " + std::to_string(tp) + " x " +
-                                           std::to_string(cp)
-                                     : "parallel.tp = " + std::to_string(tp);
-    throw ExperimentError(std::to_string(request.devices) + " devices is not a multiple of " + group +
-                          " (each stage replica takes " + (cp > 1 ? "tp x cp" : "tp") + " devices); use a multiple of " +
-                          std::to_string(tp * cp) + " or change " + (cp > 1 ? "tp or cp" : "parallel.tp"));
+    const std::string group =
+        cp > 1 ? "parallel.tp x parallel.cp = " + std::to_string(tp) + " x " + std::to_string(cp)
+               : "parallel.tp = " + std::to_string(tp);
+    throw ExperimentError(std::to_string(request.devices) + " devices is not a multiple of " +
+                          group + " (each stage replica takes " + (cp > 1 ? "tp x cp" : "tp") +
+                          " devices); use a multiple of " + std::to_string(tp * cp) +
+                          " or change " + (cp > 1 ? "tp or cp" : "parallel.tp"));
   }
   if (request.memory_per_device < 1)
     throw ExperimentError("memory per device must be above 0 bytes, e.g. 16GiB");
@@ -154,6 +155,19 @@ PlanProposal propose_dapple(const Experiment& experiment, const PlanRequest& req
 std::string milliseconds_text(double seconds) {
   char text[32];
   std::snprintf(text, sizeof text, "%.4g ms", seconds * 1e3);
+  return text;
+}
+
+std::string step_time_text(double seconds) {
+  if (seconds < 1) return milliseconds_text(seconds);
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g s", seconds);
+  return text;
+}
+
+std::string percent_text(double share) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", share * 100);
   return text;
 }
 

@@ -48,5 +48,9 @@ PlanProposal propose_plan(const Experiment& experiment, const PlanRequest& reque
 
 // A time as the planners' messages write it: "76.38 ms" (four significant digits).
 std::string milliseconds_text(double seconds);
+// A step time: milliseconds below a second ("12 ms"), else seconds ("16.19 s").
+std::string step_time_text(double seconds);
+// A share as a percentage with one decimal: 0.123 -> "12.3%".
+std::string percent_text(double share);
 
 }  // namespace pipelab

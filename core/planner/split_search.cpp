@@ -13,6 +13,7 @@
 #include "core/plan/partition.h"
 #include "core/plan/plan_limits.h"
 #include "core/plan/stage_profile.h"
+#include "core/planner/plan_proposal.h"
 #include "core/planner/planning_costs.h"
 #include "core/schedule/lowering.h"
 #include "core/sim/bubble_formula.h"
@@ -53,19 +54,6 @@ bool has_blocks(const ModelSpec& model) {
   return std::any_of(model.layers.begin(), model.layers.end(), [](const LayerSpec& layer) {
     return layer.type == LayerType::TransformerBlock;
   });
-}
-
-std::string seconds_text(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, seconds < 1 ? "%.4g ms" : "%.4g s",
-                seconds < 1 ? seconds * 1e3 : seconds);
-  return text;
-}
-
-std::string percent_text(double share) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f%%", share * 100);
-  return text;
 }
 
 // "12.0% more than", "3.5% less than"
@@ -404,6 +392,7 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
 
   std::vector<SearchedPlan> valid;
   BalancedSplits splits(model);
+  Experiment candidate = experiment;  // each candidate's split goes into this one copy
   // The device as the cost model sees it (bf16 peaks under mixed precision), and the optimizer's
   // slots.
   const DeviceProfile device = experiment_device(experiment);
@@ -451,7 +440,7 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
                   progress.candidates = result.candidates;
                   report();
                 }
-                const Experiment candidate = searched_experiment(experiment, plan);
+                candidate.parallel = plan;
                 const std::vector<std::string> problems = validate_parallel(candidate);
                 if (!problems.empty()) {
                   result.pruned.push_back({plan, PruneReason::Invalid, problems.front()});
@@ -483,11 +472,6 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
     }
   if (valid.empty()) return result;
 
-  result.bound_s = std::min_element(valid.begin(), valid.end(),
-                                    [](const SearchedPlan& a, const SearchedPlan& b) {
-                                      return a.step_bound_s < b.step_bound_s;
-                                    })
-                       ->step_bound_s;
   // Simulate first what is estimated to fit, fastest estimate first.
   const int64_t usable = result.usable_bytes;
   std::sort(valid.begin(), valid.end(), [usable](const SearchedPlan& a, const SearchedPlan& b) {
@@ -523,12 +507,12 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
     if (full()) {
       if (!faster(entry, result.best.back())) {
         result.pruned.push_back({entry.plan, PruneReason::Slower,
-                                 "simulated at " + seconds_text(entry.step_s) + ", behind " +
+                                 "simulated at " + step_time_text(entry.step_s) + ", behind " +
                                      std::to_string(top) + " faster plans"});
         continue;
       }
       result.pruned.push_back({result.best.back().plan, PruneReason::Slower,
-                               "simulated at " + seconds_text(result.best.back().step_s) +
+                               "simulated at " + step_time_text(result.best.back().step_s) +
                                    ", behind " + std::to_string(top) + " faster plans"});
       result.best.pop_back();
     }
@@ -541,21 +525,21 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
     if (full() && entry.step_bound_s >= result.best.back().step_s) {
       result.pruned.push_back(
           {entry.plan, PruneReason::Slower,
-           "its step takes at least " + seconds_text(entry.step_bound_s) + ", " +
+           "its step takes at least " + step_time_text(entry.step_bound_s) + ", " +
                percent_text(entry.step_bound_s / result.best.back().step_s - 1) +
                " more than plan " + std::to_string(top) + "'s " +
-               seconds_text(result.best.back().step_s)});
+               step_time_text(result.best.back().step_s)});
       continue;
     }
-    std::string why = "estimated at " + seconds_text(entry.step_estimate_s) + " (at least " +
-                      seconds_text(entry.step_bound_s) + ")";
+    std::string why = "estimated at " + step_time_text(entry.step_estimate_s) + " (at least " +
+                      step_time_text(entry.step_bound_s) + ")";
     if (entry.memory_estimate > usable)
       why += " and " + byte_size_text(entry.memory_estimate) + ", " +
              byte_size_text(entry.memory_estimate - usable) + " over the usable memory";
     else if (!result.best.empty())
       why += ", " + relative_text(entry.step_estimate_s, result.best.back().step_s) + " plan " +
              std::to_string(result.best.size()) + "'s simulated " +
-             seconds_text(result.best.back().step_s);
+             step_time_text(result.best.back().step_s);
     result.pruned.push_back(
         {entry.plan, PruneReason::NotSimulated,
          why + "; the search simulates " + std::to_string(request.max_simulations) +

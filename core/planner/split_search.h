@@ -106,7 +106,6 @@ struct SearchResult {
   int64_t candidates = 0;  // best + pruned
   int simulated = 0;
   int64_t usable_bytes = 0;  // (1 - margin) x memory per device
-  double bound_s = 0;        // the smallest step bound of any valid candidate
 };
 
 // "tp 8 cp 1 pp 8 dp 1 zero 1 interleaved-1f1b x2 selective m 32"

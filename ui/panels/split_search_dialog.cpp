@@ -15,6 +15,7 @@
 
 #include "core/io/experiment_io.h"
 #include "core/io/hardware_catalogue.h"
+#include "core/planner/plan_proposal.h"
 #include "core/text/byte_size.h"
 
 namespace pipelab {
@@ -26,35 +27,16 @@ constexpr double kPickRadiusPx = 12;
 
 enum Graph { Estimated, Simulated, Front, Chosen, kGraphCount };
 
-// The cluster's devices when the experiment names a node count, else its own.
-int default_devices(const Experiment& experiment) {
+// The experiment's cluster, or none where it names none that resolves.
+std::optional<ClusterSpec> cluster_of(const Experiment& experiment) {
   try {
-    if (experiment.simulation.cluster.nodes > 0) return experiment_cluster(experiment).devices();
+    return experiment_cluster(experiment);
   } catch (const std::exception&) {
-  }
-  return std::max(experiment.parallel.devices(), 1);
-}
-
-int64_t default_memory(const Experiment& experiment) {
-  try {
-    return static_cast<int64_t>(experiment_cluster(experiment).device.memory_bytes);
-  } catch (const std::exception&) {
-    return int64_t{80} * 1000 * 1000 * 1000;
+    return std::nullopt;
   }
 }
 
-int devices_per_node(const Experiment& experiment) {
-  try {
-    return experiment_cluster(experiment).node.devices_per_node;
-  } catch (const std::exception&) {
-    return 8;
-  }
-}
-
-QString step_text(double seconds) {
-  return seconds < 1 ? QStringLiteral("%1 ms").arg(seconds * 1e3, 0, 'g', 4)
-                     : QStringLiteral("%1 s").arg(seconds, 0, 'g', 4);
-}
+QString step_text(double seconds) { return QString::fromStdString(step_time_text(seconds)); }
 
 QString bytes_text(double bytes) {
   return QString::fromStdString(byte_size_text(static_cast<int64_t>(std::llround(bytes))));
@@ -69,10 +51,17 @@ SplitSearchDialog::SplitSearchDialog(const Experiment& experiment, QWidget* pare
 
   devices_spin_ = new QSpinBox(this);
   devices_spin_->setRange(1, kMaxDialogDevices);
-  devices_spin_->setValue(default_devices(experiment));
+  // Start from the experiment's cluster: all its nodes' devices (or the split's own), their memory.
+  const std::optional<ClusterSpec> cluster = cluster_of(experiment);
+  if (cluster) devices_per_node_ = cluster->node.devices_per_node;
+  devices_spin_->setValue(cluster && experiment.simulation.cluster.nodes > 0
+                              ? cluster->devices()
+                              : std::max(experiment.parallel.devices(), 1));
   devices_spin_->setToolTip(tr("Every plan uses all of these devices"));
-  memory_edit_ =
-      new QLineEdit(QString::fromStdString(byte_size_text(default_memory(experiment))), this);
+  memory_edit_ = new QLineEdit(
+      QString::fromStdString(byte_size_text(
+          cluster ? static_cast<int64_t>(cluster->device.memory_bytes) : int64_t{80'000'000'000})),
+      this);
   memory_edit_->setToolTip(tr("e.g. 16GiB, 80GB or a number of bytes"));
   margin_spin_ = new QSpinBox(this);
   margin_spin_->setRange(0, 90);
@@ -201,7 +190,7 @@ void SplitSearchDialog::search() {
   request.devices = devices_spin_->value();
   request.memory_per_device = *memory;
   request.memory_margin = margin_spin_->value() / 100.0;
-  request.devices_per_node = devices_per_node(experiment_);
+  request.devices_per_node = devices_per_node_;
   stop_requested_ = std::make_shared<std::atomic<bool>>(false);
   request.on_progress = [stop = stop_requested_](const SearchProgress&) { return !stop->load(); };
   const Experiment experiment = experiment_;

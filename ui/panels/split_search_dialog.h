@@ -75,6 +75,7 @@ class SplitSearchDialog : public QDialog {
   void pickAt(const QPointF& pixel);
 
   Experiment experiment_;
+  int devices_per_node_ = 8;  // the cluster's node, where the experiment names one
   SplitSearchModel model_;
   std::optional<int> selected_;
   // Read by the search's thread at each progress report: set, it stops there.
