@@ -1,26 +1,34 @@
 #!/usr/bin/env python3
-"""Closing the planner's loop on this machine: the split search plans a small
-GPT (examples/tiny_gpt_copy.json) for 4 virtual devices of the cpu backend,
-then each of its top plans and a common default (dp 2 x pp 2, 1F1B, the
-example's micro-batches) trains for real and the measured median step is put
-beside the predicted one. The search keeps to what the cpu backend trains
-(no context parallelism, ZeRO 0-2).
+"""Closing the planner's loop on this machine.
 
-    python3 bench/plan_closes_loop.py [--cli build/app/pipelab-cli] [--steps 40] [--top 3]
+1. `pipelab-cli calibrate` measures a small GPT (examples/tiny_gpt_copy.json)
+   on a common default split (dp 2 x pp 2, 1F1B, the example's 4
+   micro-batches) and writes this machine's device and node files.
+2. The split search plans the same GPT for 4 virtual devices of the cpu
+   backend on those files, keeping to what the cpu backend trains (no context
+   parallelism, ZeRO 0-2); it also plans once on the catalogue's uncalibrated
+   cpu-core profile, which charges nothing per op.
+3. The calibrated search's top plans, the default and the uncalibrated
+   search's choice each train for real, in --rounds interleaved rounds of
+   --steps steps; a plan's measured step is the median over rounds of each
+   round's median step, and the spread is the rounds' range.
 
-The predictions use the cpu-core profile (one core per virtual device); run
-`pipelab-cli calibrate` first for a machine whose cores differ, and read the
-ranking, which is what the planner decides by, as well as the times.
+    python3 bench/plan_closes_loop.py [--cli build/app/pipelab-cli] [--steps 40] [--top 3] [--rounds 3]
+
+It prints the predicted and measured ranking and how far the planner's choice
+is from the fastest plan measured.
 """
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(ROOT, "examples", "tiny_gpt_copy.json")
+DEFAULT = ["--set", "parallel.dp=2", "--set", "parallel.pp=2"]
 
 
 def run(command):
@@ -39,40 +47,67 @@ def settings(split):
             "--set", "parallel.sequence_parallel=" + ("true" if split["sequence_parallel"] else "false")]
 
 
+def search(cli, hardware, top):
+    return json.loads(run([cli, "plan", "--config", EXAMPLE, *hardware, "--planner", "search", "--devices", "4",
+                           "--memory-per-device", "1GiB", "--space", "cp=1", "--space", "zero=0,1,2",
+                           "--top", str(top), "--json"]))["plans"]
+
+
+def predicted_step(cli, hardware, overrides):
+    return json.loads(run([cli, "simulate", "--config", EXAMPLE, *hardware, *overrides]))["throughput"]["step_time"]
+
+
+def measure(cli, rows, steps, rounds, folder):
+    summary = os.path.join(folder, "summary.json")
+    per_round = [[] for _ in rows]
+    for _ in range(rounds):
+        for i, row in enumerate(rows):
+            run([cli, "train", "--config", EXAMPLE, *row["overrides"], "--set", f"training.steps={steps}",
+                 "--set", "training.eval_every=0", "--quiet", "--summary", summary])
+            with open(summary, encoding="utf-8") as file:
+                per_round[i].append(json.load(file)["step_time_ms_median"] / 1e3)
+    return per_round
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cli", default=os.path.join(ROOT, "build", "app", "pipelab-cli"))
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--top", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    search = json.loads(run([args.cli, "plan", "--config", EXAMPLE, "--planner", "search", "--devices", "4",
-                             "--memory-per-device", "1GiB", "--space", "cp=1", "--space", "zero=0,1,2",
-                             "--top", str(args.top), "--json"]))
-    rows = []
-    for rank, plan in enumerate(search["plans"], 1):
-        rows.append((f"search #{rank}", plan["split"]["label"], plan["step_s"], settings(plan["split"])))
-    default = ["--set", "parallel.dp=2", "--set", "parallel.pp=2"]
-    predicted = json.loads(run([args.cli, "simulate", "--config", EXAMPLE, *default]))["throughput"]["step_time"]
-    rows.append(("default", "tp 1 cp 1 pp 2 dp 2 zero 0 1f1b no-recompute m 4", predicted, default))
-    measured = []
     with tempfile.TemporaryDirectory() as folder:
-        summary = os.path.join(folder, "summary.json")
-        for name, label, step, overrides in rows:
-            run([args.cli, "train", "--config", EXAMPLE, *overrides, "--set", f"training.steps={args.steps}",
-                 "--set", "training.eval_every=0", "--quiet", "--summary", summary])
-            with open(summary, encoding="utf-8") as file:
-                measured.append(json.load(file)["step_time_ms_median"] / 1e3)
-    predicted_rank = sorted(range(len(rows)), key=lambda i: rows[i][2])
+        device = os.path.join(folder, "this-cpu.json")
+        fit = json.loads(run([args.cli, "calibrate", "--config", EXAMPLE, *DEFAULT, "--steps", str(args.steps),
+                              "--write", device]))["calibrated"]
+        print(f"calibrated: GEMM {fit['gemm_gflop_s']:.1f} GFLOP/s, {fit['op_overhead_us']:.1f} us per op, "
+              f"link {fit['link_bandwidth_gb_s']:.2f} GB/s + {fit['link_latency_us']:.1f} us per message\n")
+        hardware = ["--set", "simulation.profile=" + device]
+        rows = [{"name": f"search #{rank}", "label": plan["split"]["label"], "predicted": plan["step_s"],
+                 "overrides": settings(plan["split"])}
+                for rank, plan in enumerate(search(args.cli, hardware, args.top), 1)]
+        rows.append({"name": "default", "label": "tp 1 cp 1 pp 2 dp 2 zero 0 1f1b no-recompute m 4",
+                     "predicted": predicted_step(args.cli, hardware, DEFAULT), "overrides": DEFAULT})
+        uncalibrated = search(args.cli, [], 1)[0]["split"]
+        rows.append({"name": "uncalibrated #1", "label": uncalibrated["label"],
+                     "predicted": predicted_step(args.cli, hardware, settings(uncalibrated)),
+                     "overrides": settings(uncalibrated)})
+        per_round = measure(args.cli, rows, args.steps, args.rounds, folder)
+    measured = [statistics.median(times) for times in per_round]
+    predicted_rank = sorted(range(len(rows)), key=lambda i: rows[i]["predicted"])
     measured_rank = sorted(range(len(rows)), key=lambda i: measured[i])
-    print("| plan | split | predicted step | predicted rank | measured median step | measured rank |")
-    print("|---|---|---|---|---|---|")
-    for i, (name, label, step, _) in enumerate(rows):
-        print(f"| {name} | {label} | {step * 1e3:.2f} ms | {predicted_rank.index(i) + 1} | "
-              f"{measured[i] * 1e3:.2f} ms | {measured_rank.index(i) + 1} |")
-    best = measured[0]
-    print(f"\nsearch #1 measured {best * 1e3:.2f} ms; "
-          f"{'at least as fast as' if all(best <= m for m in measured[1:]) else 'slower than'} "
-          f"every other plan measured ({args.steps} steps each, median)")
+    print("| plan | split | predicted step (calibrated) | predicted rank | measured step | rounds' range | "
+          "measured rank |")
+    print("|---|---|---|---|---|---|---|")
+    for i, row in enumerate(rows):
+        print(f"| {row['name']} | {row['label']} | {row['predicted'] * 1e3:.2f} ms | {predicted_rank.index(i) + 1} | "
+              f"{measured[i] * 1e3:.2f} ms | {min(per_round[i]) * 1e3:.2f}-{max(per_round[i]) * 1e3:.2f} ms | "
+              f"{measured_rank.index(i) + 1} |")
+    fastest = min(measured)
+    errors = [abs(row["predicted"] / measured[i] - 1) for i, row in enumerate(rows)]
+    print(f"\nsearch #1 measured {measured[0] * 1e3:.2f} ms, {100 * (measured[0] / fastest - 1):.1f}% above the "
+          f"fastest plan measured ({fastest * 1e3:.2f} ms); prediction error {100 * min(errors):.0f}-"
+          f"{100 * max(errors):.0f}% across the plans ({args.rounds} rounds of {args.steps} steps)")
 
 
 if __name__ == "__main__":

@@ -3,29 +3,63 @@
 #include "core/io/experiment_io.h"
 #include "core/io/hardware_catalogue.h"
 #include "core/runtime/cpu_executor.h"
-#include "core/text/quoted_excerpt.h"
+#include "core/schedule/lowering.h"
 
 namespace pipelab {
+namespace {
 
-CalibrationResult calibrate_cpu_profile(const Experiment& experiment, int steps) {
-  Experiment short_run = experiment;
-  short_run.backend.type = "cpu";
-  short_run.training.eval_every = 0;
+Experiment on_cpu(const Experiment& experiment) {
+  Experiment run = experiment;
+  run.backend.type = "cpu";
+  run.training.eval_every = 0;
+  if (run.simulation.profile == "unit") run.simulation.profile = "cpu-core";
+  return run;
+}
+
+MeasuredRun measure(const Experiment& experiment, int steps) {
+  MeasuredRun run;
+  run.experiment = experiment;
   EventSink sink;
   ExecutorOptions options;
   options.steps = steps;
-  CpuExecutor executor(short_run, sink, options);
+  CpuExecutor executor(experiment, sink, options);
   executor.start();
   executor.wait();
   if (executor.state() != RunState::Finished)
     throw ExperimentError("calibration run failed: " + executor.error());
-  Trace trace;
-  append_batch(trace, sink.drain());
-  const std::string name =
-      experiment.simulation.profile == "unit" ? "cpu-core" : experiment.simulation.profile;
-  const auto base = find_device_profile(name);
-  if (!base) throw ExperimentError("simulation.profile = " + quoted_excerpt(name) + " is not a device profile");
-  return calibrate_profile(trace, executor.stage_profiles(), *base);
+  append_batch(run.trace, sink.drain());
+  run.stages = executor.stage_profiles();
+  run.schedule = build_schedule(experiment.parallel, run.stages);
+  return run;
+}
+
+// The experiment's micro-batch count, then a second one when it allows one.
+std::vector<int> calibration_microbatches(const Experiment& experiment) {
+  const int m = experiment.parallel.microbatches;
+  std::vector<int> counts = {m};
+  for (const int other : {4 * m, 2 * m, m / 4, m / 2}) {
+    if (other < 1 || other == m) continue;
+    Experiment trial = on_cpu(experiment);
+    trial.parallel.microbatches = other;
+    if (validate_experiment(trial).empty()) {
+      counts.push_back(other);
+      break;
+    }
+  }
+  return counts;
+}
+
+}  // namespace
+
+CalibrationResult calibrate_cpu_profile(const Experiment& experiment, int steps) {
+  const Experiment base = on_cpu(experiment);
+  std::vector<MeasuredRun> runs;
+  for (const int microbatches : calibration_microbatches(base)) {
+    Experiment run = base;
+    run.parallel.microbatches = microbatches;
+    runs.push_back(measure(run, steps));
+  }
+  return calibrate_cluster(runs, experiment_cluster(base));
 }
 
 }  // namespace pipelab

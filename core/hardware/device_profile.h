@@ -23,6 +23,10 @@ struct DeviceProfile {
   // What launching one kernel costs the host: a pass of small kernels can
   // take no less than its kernels x this, however little they compute.
   double kernel_launch_s = 0;
+  // Fixed host time every compute op costs on top of its work, where the host
+  // runs ops one by one (a CPU thread's dispatch and wake-up); 0 where
+  // launches overlap the device's work (GPUs: kernel_launch_s covers them).
+  double op_overhead_s = 0;
 };
 
 }  // namespace pipelab

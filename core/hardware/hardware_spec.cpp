@@ -56,6 +56,7 @@ DeviceProfile device_profile(const DeviceSpec& device, const NodeSpec& node) {
   profile.host_memory_bandwidth = node.host_memory_bandwidth;
   profile.memory_bytes = static_cast<int64_t>(device.memory_bytes);
   profile.kernel_launch_s = device.kernel_launch_s;
+  profile.op_overhead_s = device.op_overhead_s;
   return profile;
 }
 
@@ -81,6 +82,9 @@ std::vector<std::string> device_spec_problems(const DeviceSpec& device, const st
   if (!(std::isfinite(device.kernel_launch_s) && device.kernel_launch_s >= 0))
     problems.push_back(where + ": achieved.kernel_launch_us = " + number_text(device.kernel_launch_s * 1e6) +
                        " must be >= 0 (microseconds per kernel)");
+  if (!(std::isfinite(device.op_overhead_s) && device.op_overhead_s >= 0))
+    problems.push_back(where + ": achieved.op_overhead_us = " + number_text(device.op_overhead_s * 1e6) +
+                       " must be >= 0 (microseconds per op; 0 or absent for a GPU)");
   if (device.node.empty())
     problems.push_back(where + ": node is empty; name the node type this device sits in (e.g. dgx-h100)");
   return problems;

@@ -2,8 +2,6 @@
 #include "core/io/experiment_io.h"
 
 #include <charconv>
-#include <filesystem>
-#include <fstream>
 #include <optional>
 #include <sstream>
 
@@ -13,8 +11,6 @@
 #include "core/io/json_format.h"
 #include "core/text/quoted_excerpt.h"
 #include "core/text/utf8.h"
-
-namespace fs = std::filesystem;
 
 namespace pipelab {
 namespace {
@@ -142,25 +138,7 @@ std::string experiment_to_json(const Experiment& experiment) {
 }
 
 void save_experiment(const Experiment& experiment, const std::string& path) {
-  // Write beside the target, then rename: a failed save never leaves half a file.
-  const std::string temporary = path + ".saving";
-  {
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    if (!file)
-      throw ExperimentError("cannot write experiment file " + quoted_excerpt(path, kPathExcerptBytes) +
-                            ": cannot create " + quoted_excerpt(temporary, kPathExcerptBytes));
-    file << experiment_to_json(experiment);
-    if (!file.flush())
-      throw ExperimentError("cannot write experiment file " + quoted_excerpt(path, kPathExcerptBytes));
-  }
-  std::error_code error;
-  fs::rename(temporary, path, error);
-  if (error) {
-    std::error_code ignored;
-    fs::remove(temporary, ignored);
-    throw ExperimentError("cannot write experiment file " + quoted_excerpt(path, kPathExcerptBytes) + ": " +
-                          error.message());
-  }
+  write_text_file(path, experiment_to_json(experiment), "experiment file");
 }
 
 void apply_override(Experiment& experiment, const std::string& assignment) {

@@ -56,4 +56,24 @@ void throw_problems(const std::vector<std::string>& problems) {
   throw ExperimentError(message);
 }
 
+void write_text_file(const std::string& path, const std::string& text, const std::string& what) {
+  const std::string temporary = path + ".saving";
+  const std::string quoted = quoted_excerpt(path, kPathExcerptBytes);
+  {
+    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+    if (!file)
+      throw ExperimentError("cannot write " + what + " " + quoted + ": cannot create " +
+                            quoted_excerpt(temporary, kPathExcerptBytes));
+    file << text;
+    if (!file.flush()) throw ExperimentError("cannot write " + what + " " + quoted);
+  }
+  std::error_code error;
+  fs::rename(temporary, path, error);
+  if (error) {
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
+    throw ExperimentError("cannot write " + what + " " + quoted + ": " + error.message());
+  }
+}
+
 }  // namespace pipelab

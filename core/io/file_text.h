@@ -21,6 +21,11 @@ std::string directory_of(const std::string& file_path);
 // check, not read whole. `what` names the file in messages ("experiment file").
 std::string read_text_file(const std::string& path, const std::string& what);
 
+// Writes `text` beside `path`, then renames it into place, so a failed write
+// never leaves half a file. Throws ExperimentError naming `what` ("experiment
+// file") and the path.
+void write_text_file(const std::string& path, const std::string& text, const std::string& what);
+
 // Throws ExperimentError with the first problem and how many more there are
 // ("... (and 2 more problems)"); does nothing when there are none.
 void throw_problems(const std::vector<std::string>& problems);

@@ -78,7 +78,7 @@ DeviceSpec device_from_json(const Json& document) {
   const JsonObjectReader achieved(
       required(top, "achieved", "give what its kernels reach: gemm_fraction, memory_bandwidth_fraction, "
                                 "kernel_launch_us"),
-      "achieved", {"gemm_fraction", "memory_bandwidth_fraction", "kernel_launch_us"});
+      "achieved", {"gemm_fraction", "memory_bandwidth_fraction", "kernel_launch_us", "op_overhead_us"});
   device.gemm_fraction = read_per_precision(
       required(achieved, "gemm_fraction", "give the fraction of each peak a large GEMM sustains"),
       "achieved.gemm_fraction", 1.0);
@@ -86,6 +86,8 @@ DeviceSpec device_from_json(const Json& document) {
       achieved, "memory_bandwidth_fraction", "give the fraction of the memory bandwidth streaming kernels reach");
   device.kernel_launch_s =
       required_number(achieved, "kernel_launch_us", "give the launch cost of one kernel in microseconds") * kMicro;
+  if (const Json* overhead = achieved.find("op_overhead_us"))
+    device.op_overhead_s = json_to_number(*overhead, achieved.field("op_overhead_us")) * kMicro;
   device.node = required_string(top, "node", "name the node type it sits in (e.g. \"dgx-h100\")");
   device.sources = read_sources(top);
   throw_problems(device_spec_problems(device, "device " + quoted_excerpt(device.id)));

@@ -99,18 +99,33 @@ double in_flight(const ParallelPlan& plan, int rank) {
 // and schedule of one placement, so it is computed once for them.
 struct StageCosts {
   std::vector<double> forward, backward, backward_input, work, collectives;
+  // Per micro-batch, the messages across the boundary after stage s (its
+  // activation forward, the gradient back); 0 after the last stage.
+  std::vector<double> boundary_messages;
+  // Per step, the data-parallel reduction of the stage's gradients.
+  std::vector<double> gradient_sync;
   UnitCosts stage0;  // stage 0's f, b (input gradient) and w, for the bubble formulas
   double update = 0;
   CostModel cost;  // for stage_memory
+  bool overlap_gradient_sync = true;  // simulation.overlap_grad_reduce
 };
 
 StageCosts stage_costs(const Experiment& candidate, const DeviceProfile& device, int slots) {
   const ParallelPlan& plan = candidate.parallel;
   const std::vector<StageProfile> profiles = profile_stages(
       candidate.model, plan, microbatch_size(candidate), candidate.training.precision);
-  StageCosts c{{}, {}, {}, {}, {}, {}, 0, CostModel::from_profiles(profiles, device, slots)};
+  StageCosts c;
+  c.cost = CostModel::from_profiles(profiles, device, slots);
+  c.overlap_gradient_sync = candidate.simulation.overlap_grad_reduce;
   const CostModel& cost = c.cost;
   for (int s = 0; s < plan.stages(); ++s) {
+    const StageProfile& profile = cost.stages()[s];
+    c.boundary_messages.push_back(
+        s + 1 < plan.stages() ? cost.duration(stage_op(OpKind::SendActivation, s, profile.output_bytes)) +
+                                    cost.duration(stage_op(OpKind::SendGradient, s + 1, profile.output_bytes))
+                              : 0.0);
+    c.gradient_sync.push_back(cost.collective_duration(stage_op(OpKind::AllReduce, s, profile.gradient_bytes()),
+                                                       plan.data_parallel_size()));
     c.forward.push_back(cost.duration(stage_op(OpKind::Forward, s)));
     const double fused = cost.duration(stage_op(OpKind::Backward, s));
     const double input = cost.duration(stage_op(OpKind::BackwardInput, s));
@@ -137,10 +152,10 @@ StageCosts stage_costs(const Experiment& candidate, const DeviceProfile& device,
 void bound(const ParallelPlan& plan, const StageCosts& c, SearchedPlan& entry) {
   const DeviceLayout layout = plan.layout();
   const int stages = plan.stages();
-  double slowest_rank = 0;
+  double slowest_rank = 0, exposed_sync = 0;
   for (int rank = 0; rank < plan.pp; ++rank) {
     int first = stages;
-    double busy = 0, rank_with_collectives = 0;
+    double busy = 0, rank_with_collectives = 0, rank_messages = 0, rank_sync = 0, rank_backward = 0;
     int64_t states = 0, activations = 0, gradients = 0,
             fewest_gradients = std::numeric_limits<int64_t>::max();
     for (int chunk = 0; chunk < plan.chunks; ++chunk) {
@@ -148,6 +163,9 @@ void bound(const ParallelPlan& plan, const StageCosts& c, SearchedPlan& entry) {
       first = std::min(first, s);
       busy += plan.microbatches * c.work[s];
       rank_with_collectives += plan.microbatches * (c.work[s] + c.collectives[s]);
+      rank_messages += plan.microbatches * (c.boundary_messages[s] + (s > 0 ? c.boundary_messages[s - 1] : 0.0));
+      rank_sync += c.gradient_sync[s];
+      rank_backward += c.backward[s];
       const StageMemory memory =
           stage_memory(c.cost, s, plan.zero, plan.data_parallel_size(), plan.ep);
       states += memory.weights + memory.optimizer_state + memory.collective_buffers;
@@ -155,7 +173,10 @@ void bound(const ParallelPlan& plan, const StageCosts& c, SearchedPlan& entry) {
       fewest_gradients = std::min(fewest_gradients, memory.gradients);
       gradients += memory.gradients;
     }
-    slowest_rank = std::max(slowest_rank, rank_with_collectives);
+    // Its communication lane carries its pipeline messages beside the compute;
+    // the gradients' reduction hides under the last backward where it overlaps.
+    slowest_rank = std::max(slowest_rank, std::max(rank_with_collectives, rank_messages));
+    exposed_sync = std::max(exposed_sync, c.overlap_gradient_sync ? std::max(0.0, rank_sync - rank_backward) : rank_sync);
     double fill = 0, drain = 0;
     for (int s = 0; s < first; ++s) {
       fill += c.forward[s];
@@ -170,10 +191,15 @@ void bound(const ParallelPlan& plan, const StageCosts& c, SearchedPlan& entry) {
                  states + gradients +
                      static_cast<int64_t>(in_flight(plan, rank) * activations / plan.chunks));
   }
-  // The estimate: the busiest rank's compute and tensor-parallel collectives,
-  // stretched by the schedule's textbook bubble, then the optimizer step.
-  entry.step_estimate_s = std::max(
-      entry.step_bound_s, slowest_rank / (1 - estimated_bubble(plan, c.stage0)) + c.update);
+  // The estimate: the busiest rank's compute and tensor-parallel collectives
+  // (or its messages, when they take longer), stretched by the schedule's
+  // textbook bubble; the messages of one micro-batch's way through the
+  // pipeline and back; the exposed gradient reduction; the optimizer step.
+  double pipeline_messages = 0;
+  for (double messages : c.boundary_messages) pipeline_messages += messages;
+  entry.step_estimate_s =
+      std::max(entry.step_bound_s, slowest_rank / (1 - estimated_bubble(plan, c.stage0)) + pipeline_messages +
+                                       exposed_sync + c.update);
 }
 
 // Faster first; less memory on ties.

@@ -1,73 +1,167 @@
 #include "core/sim/calibration.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
+#include <stdexcept>
+#include <string>
 
+#include "core/sim/experiment_prediction.h"
 #include "core/sim/op_durations.h"
+#include "core/sim/simulator.h"
 
 namespace pipelab {
 namespace {
 
-// FLOPs of a compute op on its stage (0 for ops the profiles do not cost).
-double op_flops(const Op& op, const std::vector<StageProfile>& stages) {
-  if (op.stage < 0 || op.stage >= static_cast<int>(stages.size())) return 0;
-  return stage_flops(op.kind, stages[op.stage]);
+// Least-squares line y = intercept + slope x.
+struct LineFit {
+  double n = 0, sum_x = 0, sum_y = 0, sum_xx = 0, sum_xy = 0;
+  std::set<double> xs;
+
+  void add(double x, double y) {
+    n += 1;
+    sum_x += x;
+    sum_y += y;
+    sum_xx += x * x;
+    sum_xy += x * y;
+    xs.insert(x);
+  }
+  bool has_two_sizes() const { return xs.size() >= 2; }
+  double slope() const { return (n * sum_xy - sum_x * sum_y) / (n * sum_xx - sum_x * sum_x); }
+  double intercept() const { return (sum_y - slope() * sum_x) / n; }
+  double slope_through_origin() const { return sum_xy / sum_xx; }
+};
+
+// The precision whose GEMM rate the runs measure: bf16 where a mixed run has
+// a bf16 peak to fit, fp32 otherwise (what cluster_device prices GEMMs at).
+std::string measured_precision(const MeasuredRun& run, const DeviceSpec& device) {
+  if (run.experiment.training.precision == Precision::Bf16Mixed && device.peak_flops.count("bf16")) return "bf16";
+  return "fp32";
+}
+
+double predicted_step_s(const MeasuredRun& run, const ClusterSpec& cluster) {
+  SimulationOptions options;
+  options.record_events = false;
+  options.record_memory = false;
+  options.overlap_gradient_reduction = run.experiment.simulation.overlap_grad_reduce;
+  const CostModel cost = cluster_cost_model(run.experiment, cluster, run.stages);
+  return simulate(run.schedule, cost, options).makespan / std::max(1, run.schedule.steps);
+}
+
+// Sum over the runs of log(predicted / measured)^2.
+double step_error(const std::vector<MeasuredRun>& runs, const std::vector<double>& measured,
+                  const ClusterSpec& cluster) {
+  double error = 0;
+  for (size_t k = 0; k < runs.size(); ++k) {
+    const double ratio = std::log(predicted_step_s(runs[k], cluster) / measured[k]);
+    error += ratio * ratio;
+  }
+  return error;
+}
+
+// The device-link latency that brings the predicted steps closest to the
+// measured ones: a scan over 0 and 0.1 us .. ~10 ms in steps of x1.4, then a
+// golden-section search around the best.
+double fit_latency(const std::vector<MeasuredRun>& runs, const std::vector<double>& measured, ClusterSpec cluster) {
+  const auto error_at = [&](double latency) {
+    cluster.node.device_link.latency_s = latency;
+    return step_error(runs, measured, cluster);
+  };
+  std::vector<double> grid = {0};
+  for (double latency = 1e-7; latency < 1e-2; latency *= 1.4) grid.push_back(latency);
+  size_t best = 0;
+  double best_error = error_at(grid[0]);
+  for (size_t i = 1; i < grid.size(); ++i)
+    if (const double error = error_at(grid[i]); error < best_error) best = i, best_error = error;
+  double low = grid[best > 0 ? best - 1 : 0], high = grid[std::min(best + 1, grid.size() - 1)];
+  const double golden = (std::sqrt(5.0) - 1) / 2;
+  for (int iteration = 0; iteration < 30 && high - low > 1e-9; ++iteration) {
+    const double a = high - golden * (high - low), b = low + golden * (high - low);
+    if (error_at(a) < error_at(b)) high = b;
+    else low = a;
+  }
+  const double refined = (low + high) / 2;
+  return error_at(refined) < best_error ? refined : grid[best];
 }
 
 }  // namespace
 
-CalibrationResult calibrate_profile(const Trace& measured, const std::vector<StageProfile>& stages,
-                                    const DeviceProfile& base) {
+double median_step_s(const Trace& trace) {
+  std::vector<double> steps;
+  for (const StepMetrics& step : trace.steps)
+    if (std::isfinite(step.step_time_s) && step.step_time_s > 0) steps.push_back(step.step_time_s);
+  if (steps.empty()) return std::nan("");
+  std::sort(steps.begin(), steps.end());
+  const size_t mid = steps.size() / 2;
+  return steps.size() % 2 ? steps[mid] : 0.5 * (steps[mid - 1] + steps[mid]);
+}
+
+CalibrationResult calibrate_cluster(const std::vector<MeasuredRun>& runs, const ClusterSpec& base) {
+  if (runs.empty()) throw std::invalid_argument("calibration needs at least one measured run");
   CalibrationResult result;
-  result.profile = base;
-  result.profile.name = base.name + "-measured";
-  const std::vector<double> own = own_durations(measured);
+  result.cluster = base;
+  DeviceSpec& device = result.cluster.device;
+  NodeSpec& node = result.cluster.node;
+  const double memory_bandwidth = base.device.memory_bandwidth * base.device.memory_bandwidth_fraction;
 
-  double flops_squared = 0;
-  double flops_times_seconds = 0;
-  // Sends: sums for the least-squares line t = a + b * bytes.
-  double n = 0, sum_x = 0, sum_y = 0, sum_xx = 0, sum_xy = 0;
-  std::set<int64_t> sizes;
-  for (size_t i = 0; i < measured.events.size(); ++i) {
-    const TraceEvent& event = measured.events[i];
-    const OpKind kind = event.op.kind;
-    if (is_compute(kind)) {
-      const double flops = op_flops(event.op, stages);
-      // The FLOP rate is fitted to the time left after the memory-bound
-      // kernels, priced at the base profile's memory bandwidth as the cost model does.
-      const double memory_time =
-          event.op.stage >= 0 && event.op.stage < static_cast<int>(stages.size())
-              ? stage_memory_bytes(kind, stages[event.op.stage]) / base.memory_bandwidth
-              : 0;
-      const double seconds = own[i] - memory_time;
-      if (flops <= 0 || seconds <= 0) continue;
-      flops_squared += flops * flops;
-      flops_times_seconds += flops * seconds;
-      ++result.compute_samples;
-    } else if (is_send(kind) && event.bytes > 0) {
-      const double x = static_cast<double>(event.bytes);
-      n += 1;
-      sum_x += x;
-      sum_y += own[i];
-      sum_xx += x * x;
-      sum_xy += x * own[i];
-      sizes.insert(event.bytes);
-      ++result.message_samples;
+  LineFit compute, sends;
+  for (const MeasuredRun& run : runs) {
+    const double step = median_step_s(run.trace);
+    if (!(step > 0)) throw std::invalid_argument("a calibration run recorded no step times");
+    result.microbatches.push_back(run.experiment.parallel.microbatches);
+    result.measured_step_s.push_back(step);
+    result.base_step_s.push_back(predicted_step_s(run, base));
+    const std::vector<double> own = own_durations(run.trace);
+    for (size_t i = 0; i < run.trace.events.size(); ++i) {
+      const Op& op = run.trace.events[i].op;
+      if (is_compute(op.kind)) {
+        if (op.stage < 0 || op.stage >= static_cast<int>(run.stages.size())) continue;
+        const StageProfile& stage = run.stages[op.stage];
+        const double flops = stage_flops(op.kind, stage);
+        const double seconds = own[i] - stage_memory_bytes(op.kind, stage) / memory_bandwidth;
+        if (flops <= 0 || seconds <= 0) continue;
+        compute.add(flops, seconds);
+        ++result.compute_samples;
+      } else if (is_send(op.kind) && run.trace.events[i].bytes > 0) {
+        sends.add(static_cast<double>(run.trace.events[i].bytes), own[i]);
+        ++result.message_samples;
+      }
     }
   }
-  if (flops_times_seconds > 0) result.profile.flops_per_s = flops_squared / flops_times_seconds;
 
-  if (n > 0 && sizes.size() >= 2) {
-    const double slope = (n * sum_xy - sum_x * sum_y) / (n * sum_xx - sum_x * sum_x);
-    const double intercept = (sum_y - slope * sum_x) / n;
-    if (slope > 0) {
-      result.profile.link_bandwidth = 1.0 / slope;
-      result.profile.link_latency_s = std::max(0.0, intercept);
+  // The GEMM rate and the fixed cost of each op.
+  const std::string precision = measured_precision(runs.front(), device);
+  if (result.compute_samples > 0) {
+    double seconds_per_flop = compute.slope_through_origin();
+    double overhead = 0;
+    if (compute.has_two_sizes() && compute.slope() > 0 && compute.intercept() >= 0) {
+      seconds_per_flop = compute.slope();
+      overhead = compute.intercept();
     }
-  } else if (n > 0) {
-    const double per_message = sum_y / n - base.link_latency_s;
-    if (per_message > 0) result.profile.link_bandwidth = (sum_x / n) / per_message;
+    if (seconds_per_flop > 0) {
+      const double rate = 1 / seconds_per_flop;
+      device.peak_flops[precision] = rate / device.gemm_fraction.at(precision);
+      device.op_overhead_s = overhead;
+    }
   }
+  // The link's bandwidth, then the latency that matches the measured steps.
+  if (result.message_samples > 0) {
+    double bandwidth = 0;
+    if (sends.has_two_sizes() && sends.slope() > 0) {
+      bandwidth = 1 / sends.slope();
+    } else {
+      const double per_message = sends.sum_y / sends.n - base.node.device_link.latency_s;
+      if (per_message > 0) bandwidth = (sends.sum_x / sends.n) / per_message;
+    }
+    if (bandwidth > 0) node.device_link.bandwidth = bandwidth;
+  }
+  const bool communicates = std::any_of(runs.begin(), runs.end(), [](const MeasuredRun& run) {
+    const ParallelPlan& plan = run.experiment.parallel;
+    return plan.dp * plan.tp * plan.cp * plan.pp > 1;
+  });
+  if (communicates)
+    node.device_link.latency_s = fit_latency(runs, result.measured_step_s, result.cluster);
+  for (const MeasuredRun& run : runs) result.calibrated_step_s.push_back(predicted_step_s(run, result.cluster));
   return result;
 }
 

@@ -1,33 +1,55 @@
-// Calibration: fit the simulator's device profile to this machine from a
-// short measured run, so predictions use measured speeds.
+// Calibration: fit the simulator's hardware description to this machine from
+// short measured runs, so predictions use measured speeds.
 //
-//  - flops_per_s: least squares through the origin of each compute op's own
-//    duration t against its FLOPs f (t = f / rate, from the stage profiles:
-//    F and Recompute forward FLOPs, B both backward parts, BI and BW one each):
-//    rate = sum(f^2) / sum(f t).
-//  - link bandwidth and latency: least squares of each send's duration
-//    against its bytes (t = latency + bytes / bandwidth) when the sends carry
-//    at least two sizes; with one size, the latency stays and the bandwidth
-//    is bytes / (t - latency). Left as they are when nothing was sent.
-// Fields it cannot measure come from `base`; the name becomes "<base>-measured".
-// (core/cli/cpu_calibration.h measures such a run on this machine's CPU.)
+//  - The GEMM rate and the per-op overhead: least squares of each compute
+//    op's own duration t against its FLOPs f, t = overhead + f / rate, after
+//    the memory-bound kernels (priced at the device's memory bandwidth, as the
+//    cost model does). Runs at two micro-batch sizes give ops of several sizes,
+//    which is what separates the two. A negative overhead falls back to a line
+//    through the origin.
+//  - The link's bandwidth: the slope of each send's duration against its bytes
+//    (t = a + bytes / bandwidth), with at least two sizes; one size gives
+//    bytes / (t - the node's latency).
+//  - The link's latency: the value that makes the simulated steps match the
+//    measured median steps (least squares of the log ratio over the runs). It
+//    stands for everything that delays a receiver beyond the sends' own time,
+//    such as a sleeping thread's wake-up.
+// What a run cannot show (memory bandwidth, the network) stays as the base
+// files give it. (core/cli/cpu_calibration.h measures the runs on this CPU.)
 #pragma once
 
 #include <vector>
 
+#include "core/hardware/hardware_spec.h"
+#include "core/io/experiment.h"
 #include "core/plan/stage_profile.h"
-#include "core/sim/cost_model.h"
+#include "core/schedule/schedule.h"
 #include "core/trace/trace_events.h"
 
 namespace pipelab {
 
-struct CalibrationResult {
-  DeviceProfile profile;
-  int compute_samples = 0;  // compute events used for flops_per_s
-  int message_samples = 0;  // sends used for the link
+// One measured run, with what the simulator needs to predict it.
+struct MeasuredRun {
+  Experiment experiment;             // as it ran
+  Trace trace;                       // its events and steps
+  std::vector<StageProfile> stages;  // what its stages compute
+  Schedule schedule;                 // the experiment lowered, as predict_experiment lowers it
 };
 
-CalibrationResult calibrate_profile(const Trace& measured, const std::vector<StageProfile>& stages,
-                                    const DeviceProfile& base);
+struct CalibrationResult {
+  ClusterSpec cluster;  // the base device and node with the measured figures
+  int compute_samples = 0;  // compute ops fitted
+  int message_samples = 0;  // sends fitted
+  // Per run: its micro-batch count, the measured median step, and the step predicted on the base
+  // cluster and on the calibrated one.
+  std::vector<int> microbatches;
+  std::vector<double> measured_step_s, base_step_s, calibrated_step_s;
+};
+
+// Throws std::invalid_argument when `runs` is empty or a run has no steps.
+CalibrationResult calibrate_cluster(const std::vector<MeasuredRun>& runs, const ClusterSpec& base);
+
+// The median of a run's step times (the first step pays for warm-up).
+double median_step_s(const Trace& trace);
 
 }  // namespace pipelab

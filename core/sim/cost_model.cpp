@@ -142,6 +142,8 @@ double CostModel::duration(const Op& op) const {
   // The host launches the pass's kernels one after another: a pass of small
   // ones takes as long as launching them.
   time = std::max(time, static_cast<double>(stage_kernels(op.kind, stage)) * device_.kernel_launch_s);
+  // A host that runs ops one by one pays a fixed cost for each (calibrated on CPUs).
+  time += device_.op_overhead_s;
   // The optimizer step is elementwise over every parameter: memory-bound.
   if (op_kind_facts(op.kind).work.optimizer_step)
     time += static_cast<double>(stage.params) *

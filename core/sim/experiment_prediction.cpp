@@ -17,20 +17,29 @@ int optimizer_slots(const Experiment& experiment) {
   return moments + (velocity ? 1 : 0);
 }
 
-DeviceProfile experiment_device(const Experiment& experiment) {
-  const ClusterSpec cluster = experiment_cluster(experiment);
+DeviceProfile cluster_device(const Experiment& experiment, const ClusterSpec& cluster) {
   DeviceProfile device = device_profile(cluster.device, cluster.node);
   // Mixed precision runs its GEMMs in bf16 (tensor cores on a GPU).
   if (experiment.training.precision == Precision::Bf16Mixed) device.flops_per_s = device.bf16_flops_per_s;
   return device;
 }
 
+DeviceProfile experiment_device(const Experiment& experiment) {
+  return cluster_device(experiment, experiment_cluster(experiment));
+}
+
+CostModel cluster_cost_model(const Experiment& experiment, const ClusterSpec& cluster,
+                             const std::vector<StageProfile>& profiles) {
+  CostModel cost =
+      CostModel::from_profiles(profiles, cluster_device(experiment, cluster), optimizer_slots(experiment));
+  cost.set_topology(place_devices(experiment.parallel.layout(), cluster.node));
+  return cost;
+}
+
 CostModel experiment_cost_model(const Experiment& experiment,
                                 const std::vector<StageProfile>& profiles) {
   if (experiment.simulation.profile == "unit") return CostModel::unit(experiment.simulation.unit);
-  CostModel cost = CostModel::from_profiles(profiles, experiment_device(experiment), optimizer_slots(experiment));
-  cost.set_topology(place_devices(experiment.parallel.layout(), experiment_cluster(experiment).node));
-  return cost;
+  return cluster_cost_model(experiment, experiment_cluster(experiment), profiles);
 }
 
 Prediction predict_experiment(const Experiment& experiment, std::optional<UnitCosts> unit_override,

@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/hardware/hardware_spec.h"
 #include "core/io/experiment.h"
 #include "core/plan/stage_profile.h"
 #include "core/schedule/schedule.h"
@@ -28,11 +29,16 @@ int optimizer_slots(const Experiment& experiment);
 // The device the experiment's cost model times ops on: the cluster's device in
 // its node, with bf16 GEMM peaks under mixed precision. Not for profile "unit".
 DeviceProfile experiment_device(const Experiment& experiment);
+// The same on a given cluster (calibration tries measured ones).
+DeviceProfile cluster_device(const Experiment& experiment, const ClusterSpec& cluster);
 
 // The cost model the experiment asks for (simulation.profile, or unit costs).
 // Throws ExperimentError for an unknown profile name.
 CostModel experiment_cost_model(const Experiment& experiment,
                                 const std::vector<StageProfile>& profiles);
+// The experiment's cost model on a given cluster: its device, placed on its node.
+CostModel cluster_cost_model(const Experiment& experiment, const ClusterSpec& cluster,
+                             const std::vector<StageProfile>& profiles);
 
 // Builds, lowers and simulates. `unit_override` forces unit costs (CLI --cost).
 // `steps` is the window length (0: the schedule's default). `options` says
