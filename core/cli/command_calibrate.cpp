@@ -39,6 +39,7 @@ int command_calibrate(const std::vector<std::string>& args, std::ostream& out) {
   Experiment experiment = experiment_from_args(parsed);
   if (experiment.simulation.profile == "unit") experiment.simulation.profile = "cpu-core";
 
+  if (parsed.has("write")) check_device_file_path(parsed.get("write"));
   CalibrationResult calibration = calibrate_cpu_profile(experiment, steps);
   std::vector<std::string> written;
   if (parsed.has("write")) {

@@ -67,12 +67,16 @@ std::string node_spec_text(const NodeSpec& node) {
   return format_json(json);
 }
 
-std::string save_hardware_files(ClusterSpec cluster, const std::string& device_path) {
-  const std::filesystem::path path(device_path);
-  if (path.extension() != ".json")
+void check_device_file_path(const std::string& device_path) {
+  if (std::filesystem::path(device_path).extension() != ".json")
     throw ExperimentError("the device file " + quoted_excerpt(device_path, kPathExcerptBytes) +
                           " must end in .json, which is how an experiment's simulation.profile tells a file from a "
                           "catalogue name");
+}
+
+std::string save_hardware_files(ClusterSpec cluster, const std::string& device_path) {
+  check_device_file_path(device_path);
+  const std::filesystem::path path(device_path);
   const std::string id = path.stem().string();
   const std::string node_file = id + "-node.json";
   cluster.device.id = id;

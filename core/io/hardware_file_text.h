@@ -18,5 +18,7 @@ std::string node_spec_text(const NodeSpec& node);
 // the file names without ".json". Returns the node file's path. Throws
 // ExperimentError when a file cannot be written.
 std::string save_hardware_files(ClusterSpec cluster, const std::string& device_path);
+// Throws ExperimentError unless `device_path` ends in ".json" (save_hardware_files' first check).
+void check_device_file_path(const std::string& device_path);
 
 }  // namespace pipelab

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 #include "core/io/experiment_io.h"
 #include "core/plan/plan_limits.h"
@@ -116,7 +117,32 @@ std::vector<Pending> candidates(const Experiment& experiment, int groups,
   return pending;
 }
 
+// Where the pp - 1 stage boundaries are: the first layer of stages 1 .. pp - 1.
+std::vector<int> boundaries_of(const std::vector<LayerRange>& split) {
+  std::vector<int> starts;
+  for (size_t s = 1; s < split.size(); ++s) starts.push_back(split[s].begin);
+  return starts;
+}
+
+// The split search's order: what fits before what does not; then faster; the
+// least memory while neither fits.
+bool improves(const DappleCandidate& a, const DappleCandidate& b, int64_t memory) {
+  const bool a_fits = a.peak_device_bytes <= memory, b_fits = b.peak_device_bytes <= memory;
+  if (a_fits != b_fits) return a_fits;
+  if (!a_fits) return a.peak_device_bytes < b.peak_device_bytes;
+  return a.step_s < b.step_s;
+}
+
 }  // namespace
+
+Experiment dapple_experiment(const Experiment& experiment, const DappleCandidate& candidate) {
+  Experiment chosen = dapple_experiment(experiment, candidate.dp, candidate.pp, candidate.microbatches);
+  if (candidate.pp > 1) {
+    chosen.parallel.partition = PartitionRule::Explicit;
+    chosen.parallel.boundaries = boundaries_of(candidate.split);
+  }
+  return chosen;
+}
 
 Experiment dapple_experiment(const Experiment& experiment, int dp, int pp, int microbatches) {
   Experiment candidate = experiment;
@@ -135,6 +161,39 @@ Experiment dapple_experiment(const Experiment& experiment, int dp, int pp, int m
   plan.partition = PartitionRule::Balanced;
   plan.boundaries.clear();
   return candidate;
+}
+
+DappleCandidate choose_stage_split(const Experiment& experiment, DappleCandidate best, int64_t memory,
+                                   std::optional<double> link_bandwidth, DapplePlan& plan) {
+  const int layers = static_cast<int>(experiment.model.layers.size());
+  int budget = kMaxSplitMoves;
+  for (bool moved = true; moved && budget > 0;) {
+    moved = false;
+    const std::vector<int> boundaries = boundaries_of(best.split);
+    for (size_t i = 0; i < boundaries.size() && !moved && budget > 0; ++i)
+      for (const int step : {-1, 1}) {
+        std::vector<int> trial = boundaries;
+        trial[i] += step;
+        const int previous = i == 0 ? 0 : trial[i - 1];
+        const int next = i + 1 == trial.size() ? layers : trial[i + 1];
+        if (trial[i] <= previous || trial[i] >= next) continue;  // every stage keeps a layer
+        Experiment candidate = dapple_experiment(experiment, best);
+        candidate.parallel.partition = PartitionRule::Explicit;
+        candidate.parallel.boundaries = trial;
+        if (!validate_experiment(candidate).empty()) continue;
+        DappleCandidate simulated = simulate_candidate(candidate, link_bandwidth);
+        ++plan.simulated;
+        --budget;
+        if (improves(simulated, best, memory)) {
+          best = std::move(simulated);
+          ++plan.split_moves;
+          moved = true;
+          break;
+        }
+        if (budget == 0) break;
+      }
+  }
+  return best;
 }
 
 DappleCandidate simulate_candidate(const Experiment& experiment,
@@ -186,20 +245,29 @@ DapplePlan plan_dapple(const Experiment& experiment, int devices, int64_t memory
     if (candidate.peak_device_bytes > memory_per_device) continue;
     if (!plan.best || better(candidate, *plan.best)) plan.best = std::move(candidate);
   }
-  if (plan.best) return plan;
+  if (plan.best) {
+    plan.balanced_step_s = plan.best->step_s;
+    plan.best = choose_stage_split(experiment, *plan.best, memory_per_device, link_bandwidth, plan);
+    return plan;
+  }
 
-  // Nothing fits: the smallest peak any candidate needs, simulating in the
-  // order of the memory bound until the bound passes the best peak found.
+  // Nothing fits on a balanced split: the one that needs the least memory,
+  // simulating in the order of the memory bound until the bound passes the
+  // best peak found; then its split is chosen, which may make it fit.
   std::sort(pending.begin(), pending.end(),
             [](const Pending& a, const Pending& b) { return a.memory_bound < b.memory_bound; });
-  plan.smallest_memory = std::numeric_limits<int64_t>::max();
+  std::optional<DappleCandidate> smallest;
   for (const Pending& entry : pending) {
-    if (entry.memory_bound >= plan.smallest_memory) break;
-    plan.smallest_memory =
-        std::min(plan.smallest_memory,
-                 simulate_candidate(entry.experiment, link_bandwidth).peak_device_bytes);
+    if (smallest && entry.memory_bound >= smallest->peak_device_bytes) break;
+    DappleCandidate candidate = simulate_candidate(entry.experiment, link_bandwidth);
     ++plan.simulated;
+    if (!smallest || candidate.peak_device_bytes < smallest->peak_device_bytes) smallest = std::move(candidate);
   }
+  const DappleCandidate refined = choose_stage_split(experiment, *smallest, memory_per_device, link_bandwidth, plan);
+  if (refined.peak_device_bytes <= memory_per_device)
+    plan.best = refined;
+  else
+    plan.smallest_memory = refined.peak_device_bytes;
   return plan;
 }
 

@@ -9,6 +9,15 @@
 // simulated peak memory fits on every device (fewest devices, then fewest
 // micro-batches, on ties).
 //
+// Then DAPPLE's planner chooses the stage split: from the best plan's
+// balanced split (or, when nothing fits, the one that needs the least
+// memory), it moves one stage boundary by one layer at a time, keeping each
+// move the simulator finds better (fitting first, then faster; the least
+// memory while nothing fits), until no move helps or kMaxSplitMoves
+// simulations are spent. The balanced split balances compute alone; the
+// moves also weigh what it ignores: the activations each boundary sends, the
+// first stages' in-flight activations, the last stage's loss.
+//
 // A candidate's step cannot beat, for any stage s, m x the stage's F + B plus
 // the F + B of every stage before it (micro-batch 0 must reach s, and the
 // last gradient must get back from it) or plus its gradients' all-reduce and
@@ -31,7 +40,7 @@ struct DappleCandidate {
   int dp = 1;
   int pp = 1;
   int microbatches = 1;
-  std::vector<LayerRange> split;          // the balanced split into pp stages
+  std::vector<LayerRange> split;          // its layers per stage
   double step_s = 0;                      // simulated step time
   int64_t peak_device_bytes = 0;          // simulated, the largest over devices
   std::vector<int64_t> stage_peak_bytes;  // simulated, per stage (largest over its devices)
@@ -42,17 +51,33 @@ struct DapplePlan {
   // When nothing fits: the smallest simulated peak any candidate needs.
   int64_t smallest_memory = 0;
   int candidates = 0;  // valid (pp, dp, m) tried
-  int simulated = 0;   // of which simulated
+  int simulated = 0;   // of which simulated, and the splits tried
+  // The best (pp, dp, m) on its balanced split, before the split was chosen
+  // (0 when nothing fits that way), and how many boundary moves were kept.
+  double balanced_step_s = 0;
+  int split_moves = 0;
 };
+
+// Simulations the split refinement may spend.
+inline constexpr int kMaxSplitMoves = 48;
 
 // The experiment a candidate describes: the given one with parallel.dp, pp,
 // microbatches, schedule 1f1b, synchronous updates and the balanced split.
 Experiment dapple_experiment(const Experiment& experiment, int dp, int pp, int microbatches);
 
+// The experiment a candidate describes with its own split (explicit boundaries).
+Experiment dapple_experiment(const Experiment& experiment, const DappleCandidate& candidate);
+
 // Simulates `experiment` on its profile with the link replaced by
 // `link_bandwidth` (bytes/s) when given: the candidate's step and peaks.
 DappleCandidate simulate_candidate(const Experiment& experiment,
                                    std::optional<double> link_bandwidth);
+
+// The stage split for `start`'s (dp, pp, m), from its split, as the header
+// describes; `memory_per_device` bytes. Counts its simulations and the moves
+// it keeps in `plan`.
+DappleCandidate choose_stage_split(const Experiment& experiment, DappleCandidate start, int64_t memory_per_device,
+                                   std::optional<double> link_bandwidth, DapplePlan& plan);
 
 // `devices` in all (a multiple of parallel.tp), `memory_per_device` bytes.
 // Throws ExperimentError for an experiment that cannot be planned.

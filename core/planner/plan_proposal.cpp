@@ -143,10 +143,15 @@ PlanProposal propose_dapple(const Experiment& experiment, const PlanRequest& req
   proposal.optimum.slowest_stage_s = best.step_s;
   proposal.optimum.groups = best.dp * best.pp;
   proposal.optimum.peak_device_bytes = best.peak_device_bytes;
-  proposal.experiment = dapple_experiment(experiment, best.dp, best.pp, best.microbatches);
+  proposal.experiment = dapple_experiment(experiment, best);
   proposal.candidates = plan.candidates;
   proposal.simulated = plan.simulated;
   fill_prediction(proposal, request.link_bandwidth);
+  if (plan.split_moves > 0)
+    proposal.note = "the stage split moves " + std::to_string(plan.split_moves) + " boundar" +
+                    (plan.split_moves == 1 ? "y" : "ies") + " by one layer from the balanced split" +
+                    (plan.balanced_step_s > 0 ? " (which takes " + step_time_text(plan.balanced_step_s) + ")"
+                                              : " (on which nothing fits)");
   return proposal;
 }
 
@@ -179,7 +184,8 @@ const char* planner_description(PlannerKind kind) {
   return kind == PlannerKind::Dapple
              ? PIPELAB_TRANSLATABLE("core",
                                     "DAPPLE: tries every pp, dp and micro-batch count on "
-                                    "synchronous 1F1B, each simulated; its plan runs as predicted")
+                                    "synchronous 1F1B, each simulated, then chooses the stage split; "
+                                    "its plan runs as predicted")
              : PIPELAB_TRANSLATABLE("core",
                                     "PipeDream: a dynamic program over stages and per-stage "
                                     "replicas (asynchronous); runs the closest uniform dp x pp "

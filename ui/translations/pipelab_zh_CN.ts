@@ -406,8 +406,8 @@
         <translation>PipeMare：PipeDream 的顺序，只有一个权重版本；反向读取的权重比其前向更新</translation>
     </message>
     <message>
-        <source>DAPPLE: tries every pp, dp and micro-batch count on synchronous 1F1B, each simulated; its plan runs as predicted</source>
-        <translation>DAPPLE：在同步 1F1B 上尝试每种 pp、dp 和微批次数，逐一模拟；其方案的运行与预测一致</translation>
+        <source>DAPPLE: tries every pp, dp and micro-batch count on synchronous 1F1B, each simulated, then chooses the stage split; its plan runs as predicted</source>
+        <translation>DAPPLE：在同步 1F1B 上尝试每种 pp、dp 和微批次数，逐一模拟，再选择阶段划分；其方案的运行与预测一致</translation>
     </message>
     <message>
         <source>PipeDream: a dynamic program over stages and per-stage replicas (asynchronous); runs the closest uniform dp x pp when its optimum is not uniform</source>

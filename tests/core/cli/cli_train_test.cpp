@@ -95,14 +95,35 @@ TEST_F(CliTrain, SaveRunWritesARunFileTheAppReopens) {
   EXPECT_NE(unwritable.err.find("--save-run: cannot write"), std::string::npos) << unwritable.err;
 }
 
-TEST_F(CliTrain, CalibrateFitsTheComputeRate) {
-  const auto result = run({"calibrate", "--config", example("spiral_interleaved.json"), "--steps", "3"});
+TEST_F(CliTrain, CalibrateWritesHardwareFilesThatAPredictionUses) {
+  const auto result = run({"calibrate", "--config", example("spiral_interleaved.json"), "--steps", "3", "--write",
+                           path("this-cpu.json")});
   ASSERT_EQ(result.code, 0) << result.err;
   const auto json = nlohmann::json::parse(result.out);
   EXPECT_GT(json["compute_samples"].get<int>(), 0);
-  EXPECT_GT(json["calibrated_profile"]["flops_per_s"].get<double>(), 0.0);
-  EXPECT_NE(json["calibrated_profile"]["flops_per_s"], json["base_profile"]["flops_per_s"]);
-  EXPECT_GT(json["predicted_step_ms_calibrated"].get<double>(), 0.0);
+  EXPECT_GT(json["calibrated"]["gemm_gflop_s"].get<double>(), 0.0);
+  EXPECT_NE(json["calibrated"]["gemm_gflop_s"], json["base"]["gemm_gflop_s"]);
+  // Two runs at different micro-batch counts, each predicted after the fit.
+  ASSERT_EQ(json["runs"].size(), 2u);
+  EXPECT_NE(json["runs"][0]["microbatches"], json["runs"][1]["microbatches"]);
+  for (const auto& measured : json["runs"]) EXPECT_GT(measured["predicted_step_ms_calibrated"].get<double>(), 0.0);
+  ASSERT_EQ(json["written"].size(), 2u);
+
+  // The device file names its node file beside it; a prediction on them
+  // gives the step calibrate predicted for the experiment as it is.
+  const auto simulated = run({"simulate", "--config", example("spiral_interleaved.json"), "--set",
+                              "simulation.profile=" + path("this-cpu.json")});
+  ASSERT_EQ(simulated.code, 0) << simulated.err;
+  const auto prediction = nlohmann::json::parse(simulated.out);
+  EXPECT_EQ(prediction["throughput"]["device"], "this-cpu");
+  EXPECT_NEAR(prediction["throughput"]["step_time"].get<double>() * 1e3,
+              json["runs"][0]["predicted_step_ms_calibrated"].get<double>(),
+              json["runs"][0]["predicted_step_ms_calibrated"].get<double>() * 1e-6);
+
+  const auto not_json = run({"calibrate", "--config", example("spiral_interleaved.json"), "--steps", "1", "--write",
+                             path("this-cpu.txt")});
+  EXPECT_EQ(not_json.code, 2);
+  EXPECT_NE(not_json.err.find("must end in .json"), std::string::npos) << not_json.err;
 }
 
 TEST_F(CliTrain, ProgressGoesToStderr) {

@@ -22,9 +22,15 @@ TEST(Calibration, ShortRunGivesAPlausibleRateForThisMachine) {
   EXPECT_GT(fitted.compute_samples, 0);
   EXPECT_GT(fitted.message_samples, 0);
   // One core does between 0.1 and 1000 GFLOP/s on any machine this runs on.
-  EXPECT_GT(fitted.profile.flops_per_s, 1e8);
-  EXPECT_LT(fitted.profile.flops_per_s, 1e12);
-  EXPECT_GT(fitted.profile.link_bandwidth, 0.0);
+  const double rate = fitted.cluster.device.sustained_gemm_flops("fp32");
+  EXPECT_GT(rate, 1e8);
+  EXPECT_LT(rate, 1e12);
+  EXPECT_GE(fitted.cluster.device.op_overhead_s, 0.0);
+  EXPECT_GT(fitted.cluster.node.device_link.bandwidth, 0.0);
+  // The experiment's 2 micro-batches, then 8 (4x), which separates each op's fixed cost from its FLOPs.
+  EXPECT_EQ(fitted.microbatches, (std::vector<int>{2, 8}));
+  ASSERT_EQ(fitted.measured_step_s.size(), 2u);
+  EXPECT_GT(fitted.measured_step_s[1], 0.0);
 }
 
 }  // namespace

@@ -42,16 +42,88 @@ TEST(DapplePlanner, MatchesExhaustiveSearchOverMemoryLimits) {
       const int64_t memory = static_cast<int64_t>(all.smallest_memory * slack);
       const DapplePlan plan = plan_dapple(experiment, devices, memory);
       ASSERT_TRUE(plan.best) << devices << " devices, " << memory << " bytes";
-      EXPECT_EQ(plan.best->step_s, exhaustive(experiment, devices, memory).best_step_s);
+      // The best (pp, dp, m) on balanced splits, then a split at least as fast.
+      EXPECT_EQ(plan.balanced_step_s, exhaustive(experiment, devices, memory).best_step_s);
+      EXPECT_LE(plan.best->step_s, plan.balanced_step_s);
       EXPECT_LE(plan.best->peak_device_bytes, memory);
       EXPECT_LE(plan.best->dp * plan.best->pp, devices);
       EXPECT_EQ(plan.candidates, all.candidates);
       EXPECT_LE(plan.simulated, plan.candidates);
     }
+    // Below every balanced split's peak: a chosen split fits, or the least memory any split tried needs.
     const DapplePlan too_small = plan_dapple(experiment, devices, all.smallest_memory - 1);
-    EXPECT_FALSE(too_small.best);
-    EXPECT_EQ(too_small.smallest_memory, all.smallest_memory);
+    if (too_small.best) {
+      EXPECT_LE(too_small.best->peak_device_bytes, all.smallest_memory - 1);
+      EXPECT_GT(too_small.split_moves, 0);
+    } else {
+      EXPECT_LE(too_small.smallest_memory, all.smallest_memory);
+      EXPECT_GT(too_small.smallest_memory, all.smallest_memory - 1);
+    }
   }
+}
+
+// Less memory than one device needs for the whole model: the plan must pipeline.
+int64_t less_than_one_device(const Experiment& experiment) {
+  return simulate_candidate(dapple_experiment(experiment, 1, 1, 1), std::nullopt).peak_device_bytes * 8 / 10;
+}
+
+// The stage split DAPPLE's planner chooses is a local optimum of the
+// simulator: moving any one boundary by one layer is no better.
+TEST(DapplePlanner, ChoosesASplitNoOneLayerMoveImproves) {
+  const Experiment experiment = test::uneven_mlp();
+  for (const auto link : {std::optional<double>{}, std::optional<double>{2e7}}) {
+    const DapplePlan plan = plan_dapple(experiment, 3, less_than_one_device(experiment), link);
+    ASSERT_TRUE(plan.best);
+    ASSERT_GE(plan.best->pp, 2);
+    const Experiment chosen = dapple_experiment(experiment, *plan.best);
+    ASSERT_TRUE(validate_experiment(chosen).empty());
+    EXPECT_EQ(simulate_candidate(chosen, link).step_s, plan.best->step_s);
+    const int layers = static_cast<int>(experiment.model.layers.size());
+    for (size_t i = 0; i < chosen.parallel.boundaries.size(); ++i)
+      for (const int step : {-1, 1}) {
+        Experiment moved = chosen;
+        moved.parallel.boundaries[i] += step;
+        const int previous = i == 0 ? 0 : moved.parallel.boundaries[i - 1];
+        const int next = i + 1 == moved.parallel.boundaries.size() ? layers : moved.parallel.boundaries[i + 1];
+        if (moved.parallel.boundaries[i] <= previous || moved.parallel.boundaries[i] >= next ||
+            !validate_experiment(moved).empty())
+          continue;
+        const DappleCandidate neighbour = simulate_candidate(moved, link);
+        if (neighbour.peak_device_bytes <= less_than_one_device(experiment))
+          EXPECT_GE(neighbour.step_s, plan.best->step_s) << "boundary " << i << " moved by " << step;
+      }
+  }
+}
+
+// Where balanced-by-compute is not the fastest split, the planner finds a
+// faster one: the balanced boundary after the wide layer sends 1,024 values a
+// sample over a slow link, one layer earlier only 64.
+TEST(DapplePlanner, ChoosesAFasterSplitThanTheBalancedOneWhenMessagesCost) {
+  const Experiment experiment = parse_experiment(R"({
+    "model": {"input": [2],
+              "layers": [{"type": "linear", "out": 64}, {"type": "relu"}, {"type": "linear", "out": 1024},
+                         {"type": "relu"}, {"type": "linear", "out": 64}, {"type": "linear", "out": 3}],
+              "loss": "cross_entropy"},
+    "training": {"batch_size": 32, "optimizer": {"type": "sgd", "lr": 0.1}},
+    "parallel": {"microbatches": 8, "schedule": "1f1b"},
+    "simulation": {"profile": "cpu-core"}})");
+  const double slow_link = 2e7;
+  const DappleCandidate balanced = simulate_candidate(dapple_experiment(experiment, 1, 2, 8), slow_link);
+  ASSERT_EQ(balanced.split.size(), 2u);
+  ASSERT_EQ(balanced.split[1].begin, 3) << "the balanced split cuts after the wide layer";
+  DapplePlan counts;
+  const DappleCandidate chosen =
+      choose_stage_split(experiment, balanced, std::numeric_limits<int64_t>::max(), slow_link, counts);
+  EXPECT_EQ(chosen.split[1].begin, 2);
+  EXPECT_LT(chosen.step_s, balanced.step_s * 0.8);
+  EXPECT_EQ(counts.split_moves, 1);
+  EXPECT_GE(counts.simulated, 2);
+  // On a fast link the balanced split stays.
+  const DappleCandidate fast = simulate_candidate(dapple_experiment(experiment, 1, 2, 8), std::nullopt);
+  DapplePlan fast_counts;
+  EXPECT_EQ(choose_stage_split(experiment, fast, std::numeric_limits<int64_t>::max(), std::nullopt, fast_counts)
+                .split[1].begin, 3);
+  EXPECT_EQ(fast_counts.split_moves, 0);
 }
 
 TEST(DapplePlanner, ItsCandidateIsA1F1BExperimentWithTheBalancedSplit) {

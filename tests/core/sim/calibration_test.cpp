@@ -1,45 +1,74 @@
-// Calibration fits the simulator's device profile to measured ops.
+// Calibration recovers the hardware that produced a run: runs "measured" on
+// known hardware (the simulator's own traces of an experiment on it) are
+// fitted from the catalogue's cpu-core, and the fit must find that hardware.
 #include "core/sim/calibration.h"
 
 #include <gtest/gtest.h>
 
+#include "core/io/experiment_io.h"
 #include "core/io/hardware_catalogue.h"
+#include "core/schedule/lowering.h"
+#include "core/sim/experiment_prediction.h"
+#include "core/sim/simulator.h"
 
 namespace pipelab {
 namespace {
 
-TEST(Calibration, FitsComputeRateAndLinkFromOps) {
-  std::vector<StageProfile> stages(2);
-  stages[0].forward_flops = 2e6;
-  stages[0].backward_input_flops = 1e6;
-  stages[0].backward_weight_flops = 3e6;
-  stages[1].forward_flops = 5e6;
-  stages[1].backward_input_flops = 4e6;
-  stages[1].backward_weight_flops = 6e6;
-  const double rate = 4e9, bandwidth = 2e9, latency = 3e-6;
-  Trace trace;
-  auto add = [&](OpKind kind, int stage, double seconds, int64_t bytes) {
-    Op op;
-    op.kind = kind;
-    op.stage = stage;
-    trace.events.push_back({0, op, 1.0, 1.0 + seconds, bytes});
-  };
-  add(OpKind::Forward, 0, 2e6 / rate, 0);
-  add(OpKind::Backward, 0, 4e6 / rate, 0);
-  add(OpKind::BackwardInput, 1, 4e6 / rate, 0);
-  add(OpKind::BackwardWeight, 1, 6e6 / rate, 0);
-  add(OpKind::SendActivation, 0, latency + 1000 / bandwidth, 1000);
-  add(OpKind::SendGradient, 1, latency + 9000 / bandwidth, 9000);
-  const DeviceProfile base = *find_device_profile("cpu-core");
-  const CalibrationResult fitted = calibrate_profile(trace, stages, base);
-  EXPECT_EQ(fitted.compute_samples, 4);
-  EXPECT_EQ(fitted.message_samples, 2);
-  EXPECT_NEAR(fitted.profile.flops_per_s, rate, rate * 1e-9);
-  EXPECT_NEAR(fitted.profile.link_bandwidth, bandwidth, bandwidth * 1e-6);
-  EXPECT_NEAR(fitted.profile.link_latency_s, latency, 1e-12);
-  EXPECT_EQ(fitted.profile.memory_bandwidth, base.memory_bandwidth);
-  EXPECT_EQ(fitted.profile.name, "cpu-core-measured");
+MeasuredRun run_on(const Experiment& experiment, const ClusterSpec& hardware) {
+  MeasuredRun run;
+  run.experiment = experiment;
+  run.stages = profile_stages(experiment.model, experiment.parallel, microbatch_size(experiment),
+                              experiment.training.precision);
+  run.schedule = build_schedule(experiment.parallel, run.stages);
+  SimulationOptions options;
+  options.overlap_gradient_reduction = experiment.simulation.overlap_grad_reduce;
+  const SimulationResult result =
+      simulate(run.schedule, cluster_cost_model(experiment, hardware, run.stages), options);
+  run.trace = result.trace;
+  StepMetrics step;
+  step.step_time_s = result.makespan / run.schedule.steps;
+  run.trace.steps = {step, step, step};
+  return run;
 }
+
+TEST(Calibration, RecoversTheHardwareThatProducedTheRuns) {
+  Experiment experiment = default_experiment();
+  experiment.parallel.pp = 2;
+  experiment.parallel.dp = 2;
+  experiment.parallel.schedule = ScheduleKind::OneFOneB;
+  experiment.simulation.profile = "cpu-core";
+  const ClusterSpec base = experiment_cluster(experiment);
+
+  ClusterSpec truth = base;
+  const double rate = 30e9, overhead = 40e-6, bandwidth = 0.5e9, latency = 150e-6;
+  truth.device.peak_flops["fp32"] = rate / truth.device.gemm_fraction.at("fp32");
+  truth.device.op_overhead_s = overhead;
+  truth.node.device_link.bandwidth = bandwidth;
+  truth.node.device_link.latency_s = latency;
+
+  std::vector<MeasuredRun> runs;
+  for (int microbatches : {2, 8}) {
+    experiment.parallel.microbatches = microbatches;
+    ASSERT_EQ(validate_experiment(experiment), std::vector<std::string>{});
+    runs.push_back(run_on(experiment, truth));
+  }
+  const CalibrationResult fitted = calibrate_cluster(runs, base);
+  EXPECT_GT(fitted.compute_samples, 0);
+  EXPECT_GT(fitted.message_samples, 0);
+  EXPECT_NEAR(fitted.cluster.device.sustained_gemm_flops("fp32"), rate, rate * 1e-6);
+  EXPECT_NEAR(fitted.cluster.device.op_overhead_s, overhead, overhead * 1e-6);
+  EXPECT_NEAR(fitted.cluster.node.device_link.bandwidth, bandwidth, bandwidth * 1e-6);
+  EXPECT_NEAR(fitted.cluster.node.device_link.latency_s, latency, latency * 0.02);
+  EXPECT_EQ(fitted.cluster.device.memory_bandwidth, base.device.memory_bandwidth);
+  ASSERT_EQ(fitted.microbatches, (std::vector<int>{2, 8}));
+  for (size_t k = 0; k < runs.size(); ++k) {
+    EXPECT_NEAR(fitted.calibrated_step_s[k], fitted.measured_step_s[k], fitted.measured_step_s[k] * 0.01);
+    // The base profile has no per-op cost and a fast link: it predicts too fast a step.
+    EXPECT_LT(fitted.base_step_s[k], fitted.measured_step_s[k] * 0.8);
+  }
+}
+
+TEST(Calibration, RefusesNoRuns) { EXPECT_THROW(calibrate_cluster({}, ClusterSpec{}), std::invalid_argument); }
 
 }  // namespace
 }  // namespace pipelab
