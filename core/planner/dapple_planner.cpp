@@ -169,29 +169,48 @@ DappleCandidate choose_stage_split(const Experiment& experiment, DappleCandidate
   int budget = kMaxSplitMoves;
   for (bool moved = true; moved && budget > 0;) {
     moved = false;
+    // Each move hands one layer from a stage to its neighbour: try first the
+    // moves that relieve the fullest stage while nothing fits, the busiest
+    // (compute and messages) once it does.
+    const bool fits = best.peak_device_bytes <= memory;
+    struct Move {
+      size_t boundary;
+      int step;
+      double donor_load;
+    };
+    std::vector<Move> moves;
     const std::vector<int> boundaries = boundaries_of(best.split);
-    for (size_t i = 0; i < boundaries.size() && !moved && budget > 0; ++i)
+    for (size_t i = 0; i < boundaries.size(); ++i)
       for (const int step : {-1, 1}) {
-        std::vector<int> trial = boundaries;
-        trial[i] += step;
-        const int previous = i == 0 ? 0 : trial[i - 1];
-        const int next = i + 1 == trial.size() ? layers : trial[i + 1];
-        if (trial[i] <= previous || trial[i] >= next) continue;  // every stage keeps a layer
-        Experiment candidate = dapple_experiment(experiment, best);
-        candidate.parallel.partition = PartitionRule::Explicit;
-        candidate.parallel.boundaries = trial;
-        if (!validate_experiment(candidate).empty()) continue;
-        DappleCandidate simulated = simulate_candidate(candidate, link_bandwidth);
-        ++plan.simulated;
-        --budget;
-        if (improves(simulated, best, memory)) {
-          best = std::move(simulated);
-          ++plan.split_moves;
-          moved = true;
-          break;
-        }
-        if (budget == 0) break;
+        const size_t donor = step < 0 ? i : i + 1;  // the stage that gives up a layer
+        moves.push_back({i, step,
+                         fits ? best.stage_load_s[donor] : static_cast<double>(best.stage_peak_bytes[donor])});
       }
+    std::stable_sort(moves.begin(), moves.end(),
+                     [](const Move& a, const Move& b) { return a.donor_load > b.donor_load; });
+    int without_gain = 0;
+    for (const Move& move : moves) {
+      if (budget == 0 || without_gain == kMovesWithoutGain) break;
+      std::vector<int> trial = boundaries;
+      trial[move.boundary] += move.step;
+      const int previous = move.boundary == 0 ? 0 : trial[move.boundary - 1];
+      const int next = move.boundary + 1 == trial.size() ? layers : trial[move.boundary + 1];
+      if (trial[move.boundary] <= previous || trial[move.boundary] >= next) continue;  // every stage keeps a layer
+      Experiment candidate = dapple_experiment(experiment, best);
+      candidate.parallel.partition = PartitionRule::Explicit;
+      candidate.parallel.boundaries = trial;
+      if (!validate_experiment(candidate).empty()) continue;
+      DappleCandidate simulated = simulate_candidate(candidate, link_bandwidth);
+      ++plan.simulated;
+      --budget;
+      if (improves(simulated, best, memory)) {
+        best = std::move(simulated);
+        ++plan.split_moves;
+        moved = true;
+        break;
+      }
+      ++without_gain;
+    }
   }
   return best;
 }
@@ -214,10 +233,12 @@ DappleCandidate simulate_candidate(const Experiment& experiment,
   for (const StageProfile& profile : profiles) candidate.split.push_back(profile.layers);
   candidate.step_s = result.makespan / schedule.steps;
   candidate.stage_peak_bytes.assign(plan.stages(), 0);
+  candidate.stage_load_s.assign(plan.stages(), 0.0);
   for (const DeviceSimStats& device : result.per_device) {
-    int64_t& stage_peak =
-        candidate.stage_peak_bytes[device_coord(plan, device.device).pipeline_rank];
+    const int rank = device_coord(plan, device.device).pipeline_rank;
+    int64_t& stage_peak = candidate.stage_peak_bytes[rank];
     stage_peak = std::max(stage_peak, device.peak_total_bytes);
+    candidate.stage_load_s[rank] = std::max(candidate.stage_load_s[rank], device.busy + device.comm);
     candidate.peak_device_bytes = std::max(candidate.peak_device_bytes, device.peak_total_bytes);
   }
   return candidate;

@@ -13,8 +13,9 @@
 // balanced split (or, when nothing fits, the one that needs the least
 // memory), it moves one stage boundary by one layer at a time, keeping each
 // move the simulator finds better (fitting first, then faster; the least
-// memory while nothing fits), until no move helps or kMaxSplitMoves
-// simulations are spent. The balanced split balances compute alone; the
+// memory while nothing fits), until kMovesWithoutGain moves in a row do not
+// help or kMaxSplitMoves simulations are spent. Moves that relieve the
+// busiest stage (the fullest while nothing fits) are tried first. The balanced split balances compute alone; the
 // moves also weigh what it ignores: the activations each boundary sends, the
 // first stages' in-flight activations, the last stage's loss.
 //
@@ -44,6 +45,7 @@ struct DappleCandidate {
   double step_s = 0;                      // simulated step time
   int64_t peak_device_bytes = 0;          // simulated, the largest over devices
   std::vector<int64_t> stage_peak_bytes;  // simulated, per stage (largest over its devices)
+  std::vector<double> stage_load_s;       // simulated compute and messages, per stage (largest)
 };
 
 struct DapplePlan {
@@ -58,8 +60,10 @@ struct DapplePlan {
   int split_moves = 0;
 };
 
-// Simulations the split refinement may spend.
+// Simulations the choice of the split may spend, and the moves it tries
+// without a gain before it stops.
 inline constexpr int kMaxSplitMoves = 48;
+inline constexpr int kMovesWithoutGain = 4;
 
 // The experiment a candidate describes: the given one with parallel.dp, pp,
 // microbatches, schedule 1f1b, synchronous updates and the balanced split.
