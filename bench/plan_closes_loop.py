@@ -44,7 +44,8 @@ def settings(split):
             "--set", f"parallel.zero={split['zero']}", "--set", f"parallel.schedule={split['schedule']}",
             "--set", f"parallel.chunks={split['chunks']}", "--set", f"parallel.microbatches={split['microbatches']}",
             "--set", "parallel.recompute=" + {"none": "false", "full": "true"}.get(split["recompute"], '"selective"'),
-            "--set", "parallel.sequence_parallel=" + ("true" if split["sequence_parallel"] else "false")]
+            "--set", "parallel.sequence_parallel=" + ("true" if split["sequence_parallel"] else "false"),
+            "--set", f"parallel.ep={split['ep']}", "--set", f"parallel.offload={split['offload']}"]
 
 
 def search(cli, hardware, top):

@@ -281,6 +281,7 @@ nlohmann::ordered_json split_json(const ParallelPlan& plan) {
                         : plan.selective_recompute ? "selective"
                                                    : "none"},
           {"sequence_parallel", plan.sequence_parallel},
+          {"offload", offload_name(plan.offload)},
           {"microbatches", plan.microbatches},
           {"label", split_label(plan)}};
 }

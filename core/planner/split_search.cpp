@@ -38,8 +38,9 @@ struct ScheduleChoice {
 const std::vector<ScheduleChoice>& pipeline_schedules() {
   static const std::vector<ScheduleChoice> choices = {
       {ScheduleKind::OneFOneB, 1},        {ScheduleKind::Interleaved1F1B, 2},
-      {ScheduleKind::Interleaved1F1B, 4}, {ScheduleKind::ZeroBubbleH1, 1},
-      {ScheduleKind::ZeroBubbleV, 2},     {ScheduleKind::DualPipeV, 2}};
+      {ScheduleKind::Interleaved1F1B, 4}, {ScheduleKind::Interleaved1F1B, 8},
+      {ScheduleKind::ZeroBubbleH1, 1},    {ScheduleKind::ZeroBubbleV, 2},
+      {ScheduleKind::DualPipeV, 2}};
   return choices;
 }
 
@@ -104,6 +105,9 @@ struct StageCosts {
   std::vector<double> boundary_messages;
   // Per step, the data-parallel reduction of the stage's gradients.
   std::vector<double> gradient_sync;
+  // Offloading: per step, the stage's gradients to the host, its optimizer
+  // step there and its weights back; per micro-batch, its activations out and in.
+  std::vector<double> host_optimizer, activation_copies;
   UnitCosts stage0;  // stage 0's f, b (input gradient) and w, for the bubble formulas
   double update = 0;
   CostModel cost;  // for stage_memory
@@ -126,6 +130,16 @@ StageCosts stage_costs(const Experiment& candidate, const DeviceProfile& device,
                               : 0.0);
     c.gradient_sync.push_back(cost.collective_duration(stage_op(OpKind::AllReduce, s, profile.gradient_bytes()),
                                                        plan.data_parallel_size()));
+    const DeviceProfile& device_profile = cost.device();
+    const double host_link = device_profile.host_link_bandwidth > 0 ? device_profile.host_link_bandwidth : 0;
+    const double host_memory = device_profile.host_memory_bandwidth;
+    c.host_optimizer.push_back(
+        host_link > 0 && host_memory > 0
+            ? static_cast<double>(profile.gradient_bytes() + profile.weight_bytes()) / host_link +
+                  static_cast<double>(profile.params) * CostModel::optimizer_bytes_per_param(slots) / host_memory
+            : 0.0);
+    c.activation_copies.push_back(host_link > 0 ? 2.0 * static_cast<double>(profile.activation_bytes) / host_link
+                                                : 0.0);
     c.forward.push_back(cost.duration(stage_op(OpKind::Forward, s)));
     const double fused = cost.duration(stage_op(OpKind::Backward, s));
     const double input = cost.duration(stage_op(OpKind::BackwardInput, s));
@@ -152,10 +166,11 @@ StageCosts stage_costs(const Experiment& candidate, const DeviceProfile& device,
 void bound(const ParallelPlan& plan, const StageCosts& c, SearchedPlan& entry) {
   const DeviceLayout layout = plan.layout();
   const int stages = plan.stages();
-  double slowest_rank = 0, exposed_sync = 0;
+  double slowest_rank = 0, exposed_sync = 0, slowest_offload = 0;
   for (int rank = 0; rank < plan.pp; ++rank) {
     int first = stages;
-    double busy = 0, rank_with_collectives = 0, rank_messages = 0, rank_sync = 0, rank_backward = 0;
+    double busy = 0, rank_with_collectives = 0, rank_messages = 0, rank_sync = 0, rank_backward = 0,
+           rank_offload = 0;
     int64_t states = 0, activations = 0, gradients = 0,
             fewest_gradients = std::numeric_limits<int64_t>::max();
     for (int chunk = 0; chunk < plan.chunks; ++chunk) {
@@ -168,7 +183,12 @@ void bound(const ParallelPlan& plan, const StageCosts& c, SearchedPlan& entry) {
       rank_backward += c.backward[s];
       const StageMemory memory =
           stage_memory(c.cost, s, plan.zero, plan.data_parallel_size(), plan.ep);
-      states += memory.weights + memory.optimizer_state + memory.collective_buffers;
+      // Offloaded optimizer state lives in host memory; its copies cost time.
+      const bool host_optimizer = plan.offload == OffloadMode::Optimizer;
+      states += memory.weights + (host_optimizer ? 0 : memory.optimizer_state) + memory.collective_buffers;
+      if (host_optimizer) rank_offload += c.host_optimizer[s];
+      if (plan.offload == OffloadMode::Activations)
+        rank_messages += plan.microbatches * c.activation_copies[s];
       activations += plan.recompute ? memory.kept_input : memory.activations;
       fewest_gradients = std::min(fewest_gradients, memory.gradients);
       gradients += memory.gradients;
@@ -177,6 +197,7 @@ void bound(const ParallelPlan& plan, const StageCosts& c, SearchedPlan& entry) {
     // the gradients' reduction hides under the last backward where it overlaps.
     slowest_rank = std::max(slowest_rank, std::max(rank_with_collectives, rank_messages));
     exposed_sync = std::max(exposed_sync, c.overlap_gradient_sync ? std::max(0.0, rank_sync - rank_backward) : rank_sync);
+    slowest_offload = std::max(slowest_offload, rank_offload);
     double fill = 0, drain = 0;
     for (int s = 0; s < first; ++s) {
       fill += c.forward[s];
@@ -186,10 +207,11 @@ void bound(const ParallelPlan& plan, const StageCosts& c, SearchedPlan& entry) {
       drain = 0;  // a deferred weight gradient may end the rank's work
     entry.step_bound_s = std::max(entry.step_bound_s, fill + busy + drain);
     entry.memory_bound = std::max(entry.memory_bound, states + activations + fewest_gradients);
-    entry.memory_estimate =
-        std::max(entry.memory_estimate,
-                 states + gradients +
-                     static_cast<int64_t>(in_flight(plan, rank) * activations / plan.chunks));
+    // Offloaded activations: the running micro-batch's and the next one's stay.
+    const double held = plan.offload == OffloadMode::Activations ? std::min(2.0, in_flight(plan, rank))
+                                                                  : in_flight(plan, rank);
+    entry.memory_estimate = std::max(
+        entry.memory_estimate, states + gradients + static_cast<int64_t>(held * activations / plan.chunks));
   }
   // The estimate: the busiest rank's compute and tensor-parallel collectives
   // (or its messages, when they take longer), stretched by the schedule's
@@ -199,7 +221,7 @@ void bound(const ParallelPlan& plan, const StageCosts& c, SearchedPlan& entry) {
   for (double messages : c.boundary_messages) pipeline_messages += messages;
   entry.step_estimate_s =
       std::max(entry.step_bound_s, slowest_rank / (1 - estimated_bubble(plan, c.stage0)) + pipeline_messages +
-                                       exposed_sync + c.update);
+                                       exposed_sync + slowest_offload + c.update);
 }
 
 // Faster first; less memory on ties.
@@ -317,6 +339,7 @@ void restrict_search_space(SearchSpace& space, const std::string& assignment) {
     start = comma + 1;
   }
   std::vector<int>* numbers = dimension == "tp"             ? &space.tp
+                              : dimension == "ep"           ? &space.ep
                               : dimension == "cp"           ? &space.cp
                               : dimension == "pp"           ? &space.pp
                               : dimension == "dp"           ? &space.dp
@@ -343,13 +366,16 @@ void restrict_search_space(SearchSpace& space, const std::string& assignment) {
              " is not a schedule the search tries; valid: 1f1b, interleaved-1f1b, zb-h1, zb-v, "
              "dualpipev");
       space.schedules.push_back(*kind);
+    } else if (dimension == "offload") {
+      if (!parse_offload(value)) fail(quoted_excerpt(value) + " is not an offload; valid: none, activations, optimizer");
+      space.offload.push_back(value);
     } else if (dimension == "recompute") {
       if (value != "none" && value != "selective" && value != "full")
         fail(quoted_excerpt(value) + " is not a recompute policy; valid: none, selective, full");
       space.recompute.push_back(value);
     } else {
       fail("no dimension " + quoted_excerpt(dimension) +
-           "; valid: tp, cp, pp, dp, zero, schedule, recompute, microbatches");
+           "; valid: tp, cp, pp, dp, ep, zero, schedule, recompute, offload, microbatches");
     }
   }
 }
@@ -375,6 +401,8 @@ std::string split_label(const ParallelPlan& plan) {
   if (plan.pp > 1) label += std::string(" ") + schedule_name(plan.schedule);
   if (plan.schedule == ScheduleKind::Interleaved1F1B) label += " x" + std::to_string(plan.chunks);
   label += plan.recompute ? " full" : plan.selective_recompute ? " selective" : " no-recompute";
+  if (plan.ep > 1) label += " ep " + std::to_string(plan.ep);
+  if (plan.offload != OffloadMode::None) label += std::string(" offload ") + offload_name(plan.offload);
   return label + " m " + std::to_string(plan.microbatches);
 }
 
@@ -423,8 +451,44 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
   // slots.
   const DeviceProfile device = experiment_device(experiment);
   const int slots = optimizer_slots(experiment);
-  std::map<std::tuple<int, int, int, int, bool, bool, bool, int64_t>, StageCosts> stage_costs_cache;
+  std::map<std::tuple<int, int, int, int, int, bool, bool, bool, int64_t>, StageCosts> stage_costs_cache;
   const SearchSpace& space = request.space;
+  const bool experts = model_has_experts(model);
+  // Validates and bounds one candidate; keeps it when its memory bound fits.
+  enum class Considered { Invalid, OverMemory, Kept };
+  const auto consider = [&](const ParallelPlan& plan) {
+    ++result.candidates;
+    if (result.candidates % 1024 == 0) {
+      progress.candidates = result.candidates;
+      report();
+    }
+    candidate.parallel = plan;
+    const std::vector<std::string> problems = validate_parallel(candidate);
+    if (!problems.empty()) {
+      result.pruned.push_back({plan, PruneReason::Invalid, problems.front()});
+      return Considered::Invalid;
+    }
+    SearchedPlan entry;
+    entry.plan = plan;
+    const auto key = std::make_tuple(plan.tp, plan.cp, plan.pp, plan.ep, plan.chunks,
+                                     uses_v_placement(plan.schedule), plan.recompute,
+                                     plan.selective_recompute, microbatch_size(candidate));
+    auto costs = stage_costs_cache.find(key);
+    if (costs == stage_costs_cache.end())
+      costs = stage_costs_cache.emplace(key, stage_costs(candidate, device, slots)).first;
+    bound(plan, costs->second, entry);
+    if (entry.memory_bound > result.usable_bytes) {
+      result.considered.push_back(entry);
+      result.pruned.push_back({plan, PruneReason::Memory,
+                               "needs at least " + byte_size_text(entry.memory_bound) +
+                                   " per device (model states and one micro-batch's activations), " +
+                                   byte_size_text(entry.memory_bound - result.usable_bytes) + " over the " +
+                                   byte_size_text(result.usable_bytes) + " usable"});
+      return Considered::OverMemory;
+    }
+    valid.push_back(std::move(entry));
+    return Considered::Kept;
+  };
   for (int tp :
        divisors_up_to(request.devices, std::min(request.devices_per_node, kMaxTensorParallel)))
     for (int cp : context_sizes) {
@@ -439,61 +503,44 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
         if (pp > 1) schedules = pipeline_schedules();
         const std::vector<int> microbatch_counts =
             batch % dp == 0 ? divisors_up_to(batch / dp, kMaxMicrobatches) : std::vector<int>{1};
-        for (int zero = 0; zero <= 3; ++zero)
-          for (const ScheduleChoice& schedule : schedules)
-            for (Recompute recompute : recomputes)
-              for (int m : microbatch_counts) {
-                if (!allowed(space.zero, zero) || !allowed(space.schedules, schedule.kind) ||
-                    !allowed(space.recompute, std::string(recompute_name(recompute))) ||
-                    !allowed(space.microbatches, m))
-                  continue;
-                ParallelPlan plan;
-                plan.dp = dp;
-                plan.tp = tp;
-                plan.cp = cp;
-                plan.pp = pp;
-                plan.ep = std::gcd(experiment.parallel.ep, dp);
-                plan.zero = zero;
-                plan.schedule = schedule.kind;
-                plan.chunks = schedule.chunks;
-                plan.recompute = recompute == Recompute::Full;
-                plan.selective_recompute = recompute == Recompute::Selective;
-                plan.sequence_parallel = sequence && blocks && tp > 1;
-                plan.microbatches = m;
-                splits.apply(plan);
-                ++result.candidates;
-                if (result.candidates % 1024 == 0) {
-                  progress.candidates = result.candidates;
-                  report();
+        for (int ep : experts ? divisors_up_to(dp, dp) : std::vector<int>{1})
+          for (int zero = 0; zero <= 3; ++zero)
+            for (const ScheduleChoice& schedule : schedules)
+              for (Recompute recompute : recomputes)
+                for (int m : microbatch_counts) {
+                  if (!allowed(space.ep, ep) || !allowed(space.zero, zero) ||
+                      !allowed(space.schedules, schedule.kind) ||
+                      !allowed(space.recompute, std::string(recompute_name(recompute))) ||
+                      !allowed(space.microbatches, m))
+                    continue;
+                  ParallelPlan plan;
+                  plan.dp = dp;
+                  plan.tp = tp;
+                  plan.cp = cp;
+                  plan.pp = pp;
+                  plan.ep = ep;
+                  plan.zero = zero;
+                  plan.schedule = schedule.kind;
+                  plan.chunks = schedule.chunks;
+                  plan.recompute = recompute == Recompute::Full;
+                  plan.selective_recompute = recompute == Recompute::Selective;
+                  plan.sequence_parallel = sequence && blocks && tp > 1;
+                  plan.microbatches = m;
+                  splits.apply(plan);
+                  // Offloading only ever adds copies: it is tried where a split does not fit without it.
+                  if (space.offload.empty()) {
+                    if (consider(plan) != Considered::OverMemory) continue;
+                    for (OffloadMode offload : {OffloadMode::Optimizer, OffloadMode::Activations}) {
+                      plan.offload = offload;
+                      consider(plan);
+                    }
+                  } else {
+                    for (const std::string& name : space.offload) {
+                      plan.offload = *parse_offload(name);
+                      consider(plan);
+                    }
+                  }
                 }
-                candidate.parallel = plan;
-                const std::vector<std::string> problems = validate_parallel(candidate);
-                if (!problems.empty()) {
-                  result.pruned.push_back({plan, PruneReason::Invalid, problems.front()});
-                  continue;
-                }
-                SearchedPlan entry;
-                entry.plan = plan;
-                const auto key = std::make_tuple(
-                    plan.tp, plan.cp, plan.pp, plan.chunks, uses_v_placement(plan.schedule),
-                    plan.recompute, plan.selective_recompute, microbatch_size(candidate));
-                auto costs = stage_costs_cache.find(key);
-                if (costs == stage_costs_cache.end())
-                  costs =
-                      stage_costs_cache.emplace(key, stage_costs(candidate, device, slots)).first;
-                bound(plan, costs->second, entry);
-                if (entry.memory_bound > result.usable_bytes) {
-                  result.considered.push_back(entry);
-                  result.pruned.push_back(
-                      {plan, PruneReason::Memory,
-                       "needs at least " + byte_size_text(entry.memory_bound) +
-                           " per device (model states and one micro-batch's activations), " +
-                           byte_size_text(entry.memory_bound - result.usable_bytes) + " over the " +
-                           byte_size_text(result.usable_bytes) + " usable"});
-                  continue;
-                }
-                valid.push_back(std::move(entry));
-              }
       }
     }
   if (valid.empty()) return result;

@@ -1,10 +1,11 @@
 // The search over every split PipeLab models: for a model, a global batch
 // and a cluster of `devices`, every tp (within a node), cp (sequence models),
-// pp, dp = devices / (tp x cp x pp), ZeRO stage, synchronous pipeline
-// schedule (1f1b, interleaved-1f1b with 2 or 4 chunks, zb-h1, zb-v,
-// dualpipev), recompute policy (none, selective, full) and micro-batch count,
-// with sequence parallelism wherever tp > 1 and the layers split into
-// balanced stages.
+// pp, dp = devices / (tp x cp x pp), ep (models with experts: dividing dp),
+// ZeRO stage, synchronous pipeline schedule (1f1b, interleaved-1f1b with 2, 4
+// or 8 chunks, zb-h1, zb-v, dualpipev), recompute policy (none, selective,
+// full) and micro-batch count, with sequence parallelism wherever tp > 1 and
+// the layers split into balanced stages; offloading (the optimizer's state,
+// or activations) where a split does not fit without it.
 //
 // Three passes, each cheaper than the next:
 //  1. validity: the candidate experiment must validate (divisibility, limits,
@@ -20,7 +21,9 @@
 //     candidate whose memory bound does not fit is pruned.
 //  3. simulation, of metrics only, of up to max_simulations candidates in
 //     the order of an estimate (the busiest rank's compute and tensor-parallel
-//     collectives over 1 - the schedule's textbook bubble, then the update); a
+//     collectives, or its pipeline messages, over 1 - the schedule's textbook
+//     bubble; one micro-batch's messages through the pipeline and back; the
+//     exposed gradient reduction; offload copies; the update); a
 //     plan fits when its simulated peak on every device is at most (1 -
 //     margin) x the device's memory. A candidate whose bound is no faster
 //     than the `top`-th plan found is certainly slower and is not simulated;
@@ -43,8 +46,12 @@ namespace pipelab {
 // Restricts the search to the values given for a dimension (empty: every value).
 struct SearchSpace {
   std::vector<int> tp, cp, pp, dp, zero, microbatches;
-  std::vector<ScheduleKind> schedules;  // interleaved-1f1b covers 2 and 4 chunks; 1f1b also pp 1
+  std::vector<ScheduleKind> schedules;  // interleaved-1f1b covers 2, 4 and 8 chunks; 1f1b also pp 1
   std::vector<std::string> recompute;   // "none", "selective", "full"
+  std::vector<int> ep;                  // models with experts: divisors of dp
+  // "none", "activations", "optimizer". Empty: none, and the other two where a
+  // split's memory bound does not fit without them (offloading only adds copies).
+  std::vector<std::string> offload;
 };
 
 // Parses one "dimension=value,value" restriction into `space`; throws

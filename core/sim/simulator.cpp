@@ -55,12 +55,24 @@ class Simulation {
         devices_(schedule.device_count()),
         arrival_(matching_.message_count, kNotYet),
         collectives_(matching_.group_of_collective.size()),
-        push_slots_(matching_.pushes_expected.size()) {
+        push_slots_(matching_.pushes_expected.size()),
+        simulated_devices_(options.first_replica_only
+                               ? std::min(schedule.device_count(), schedule.tp * schedule.cp * schedule.pp)
+                               : schedule.device_count()) {
     if (options_.record_events) events_.resize(matching_.op_count());
+    if (options_.first_replica_only && schedule.async_data_parallel())
+      throw std::invalid_argument(
+          "simulating one replica needs synchronous updates: a parameter server waits for every replica");
+    // How many of each group's members are simulated: a collective completes when they have joined.
+    for (const auto& group : matching_.groups) {
+      int simulated = 0;
+      for (int member : group.members) simulated += is_simulated(member) ? 1 : 0;
+      simulated_members_.push_back(simulated);
+    }
   }
 
   void run() {
-    for (int d = 0; d < schedule_.device_count(); ++d) wake(d);
+    for (int d = 0; d < simulated_devices_; ++d) wake(d);
     while (!ready_.empty()) {
       const int device = ready_.back();
       ready_.pop_back();
@@ -100,8 +112,12 @@ class Simulation {
   const std::vector<Op>& ops(int device) const { return schedule_.devices[device]; }
   int global(int device, int pc) const { return matching_.first_op[device] + pc; }
 
+  // Replica 0's devices are 0 .. tp x cp x pp - 1 (device_layout.h).
+  bool is_simulated(int device) const { return device < simulated_devices_; }
+  int members_to_join(int id) const { return simulated_members_[matching_.group_of_collective[id]]; }
+
   void wake(int device) {
-    if (devices_[device].queued) return;
+    if (!is_simulated(device) || devices_[device].queued) return;
     devices_[device].queued = true;
     ready_.push_back(device);
   }
@@ -280,7 +296,7 @@ class Simulation {
     const int buckets = static_cast<int>(collective.bucket_ready.size());
     collective.lane_free = std::max(collective.lane_free, state.comm_lane_free_at);
     collective.joined.push_back({device, state.pc});
-    if (++collective.arrived < static_cast<int>(members.size())) return;
+    if (++collective.arrived < members_to_join(id)) return;
 
     Op bucket = op;
     bucket.bytes = op.bytes / buckets;
@@ -391,7 +407,7 @@ class Simulation {
       collective.start = std::max(collective.start, state.clock);
       collective.duration = std::max(
           collective.duration, cost_.collective_duration(op, members));
-      if (++collective.arrived == static_cast<int>(members.size())) {
+      if (++collective.arrived == members_to_join(id)) {
         collective.end = collective.start + collective.duration;
         for (int member : members)
           if (member != device) wake(member);
@@ -450,7 +466,7 @@ class Simulation {
   void check_finished() const {
     std::string stuck;
     int count = 0;
-    for (int d = 0; d < schedule_.device_count(); ++d) {
+    for (int d = 0; d < simulated_devices_; ++d) {
       const int pc = devices_[d].pc;
       if (pc >= static_cast<int>(ops(d).size())) continue;
       if (++count <= 3) {
@@ -480,6 +496,8 @@ class Simulation {
   std::vector<TraceEvent> events_;
   std::vector<double> step_end_;
   double makespan_ = 0;
+  int simulated_devices_ = 0;           // all, or replica 0's (first_replica_only)
+  std::vector<int> simulated_members_;  // per group of matching_.groups
 };
 
 // The costs the textbook formula needs, read off the cost model (stage 0).
@@ -511,7 +529,7 @@ SimulationResult Simulation::result() {
   const std::vector<DeviceMemoryPeaks> peaks =
       memory_.finish(options_.record_memory ? &trace.memory : nullptr);
   double total_busy = 0;
-  for (int d = 0; d < schedule_.device_count(); ++d) {
+  for (int d = 0; d < simulated_devices_; ++d) {
     DeviceSimStats stats;
     stats.device = d;
     stats.busy = devices_[d].busy;
@@ -524,7 +542,7 @@ SimulationResult Simulation::result() {
     result.per_device.push_back(stats);
     total_busy += stats.busy;
   }
-  const int devices = schedule_.device_count();
+  const int devices = simulated_devices_;
   result.bubble_fraction =
       makespan_ > 0 && devices > 0 ? 1 - total_busy / (devices * makespan_) : 0;
   result.formula_costs = formula_costs(cost_);

@@ -99,6 +99,14 @@ struct SimulationOptions {
   bool record_events = true;  // SimulationResult::trace.events
   bool record_memory = true;  // SimulationResult::trace.memory
   bool overlap_gradient_reduction = false;
+  // Synchronous runs only, for speed: simulate replica 0's devices alone.
+  // Every replica runs the same ops at the same cost, so a collective across
+  // replicas completes when replica 0's members have joined, at the cost of
+  // all its members. per_device then holds replica 0's devices and the bubble
+  // is theirs; the makespan, throughput and peaks are the whole run's. Throws
+  // std::invalid_argument for asynchronous data parallelism (a parameter
+  // server waits for every replica).
+  bool first_replica_only = false;
 };
 
 SimulationResult simulate(const Schedule& lowered, const CostModel& cost,

@@ -5,7 +5,7 @@
 namespace pipelab {
 
 QString SplitSearchModel::dimensionName(Dimension dimension) {
-  static const char* const names[] = {"tp", "cp", "pp", "zero", "schedule", "recompute"};
+  static const char* const names[] = {"tp", "cp", "pp", "ep", "zero", "schedule", "recompute", "offload"};
   return QString::fromLatin1(names[dimension]);
 }
 
@@ -17,6 +17,8 @@ QString SplitSearchModel::valueOf(const ParallelPlan& plan, Dimension dimension)
       return QString::number(plan.cp);
     case Pp:
       return QString::number(plan.pp);
+    case Ep:
+      return QString::number(plan.ep);
     case Zero:
       return QString::number(plan.zero);
     case Schedule: {
@@ -30,6 +32,8 @@ QString SplitSearchModel::valueOf(const ParallelPlan& plan, Dimension dimension)
       return plan.recompute             ? QStringLiteral("full")
              : plan.selective_recompute ? QStringLiteral("selective")
                                         : QStringLiteral("none");
+    case Offload:
+      return QString::fromUtf8(offload_name(plan.offload));
     case kDimensionCount:
       break;
   }
@@ -52,7 +56,7 @@ QStringList SplitSearchModel::values(Dimension dimension) const {
     if (!found.contains(value)) found.push_back(value);
   }
   // Numbers in numeric order, names in the search's order of first appearance.
-  if (dimension == Tp || dimension == Cp || dimension == Pp || dimension == Zero)
+  if (dimension == Tp || dimension == Cp || dimension == Pp || dimension == Ep || dimension == Zero)
     std::sort(found.begin(), found.end(),
               [](const QString& a, const QString& b) { return a.toInt() < b.toInt(); });
   return found;

@@ -18,8 +18,8 @@ namespace pipelab {
 class SplitSearchModel {
  public:
   // The dimensions a user can filter by, in the order the view shows them.
-  enum Dimension { Tp, Cp, Pp, Zero, Schedule, Recompute, kDimensionCount };
-  static QString dimensionName(Dimension dimension);  // "tp", "cp", ..., "recompute"
+  enum Dimension { Tp, Cp, Pp, Ep, Zero, Schedule, Recompute, Offload, kDimensionCount };
+  static QString dimensionName(Dimension dimension);  // "tp", "cp", ..., "offload"
 
   struct Point {
     int candidate = 0;         // index into candidates()

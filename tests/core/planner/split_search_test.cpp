@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 
 #include "core/io/experiment_io.h"
 #include "core/sim/experiment_prediction.h"
@@ -88,6 +89,66 @@ TEST(SplitSearch, BoundsNeverExceedTheSimulatorAndTheEstimatesFindTheExhaustiveB
   EXPECT_LE(searched.best.front().step_s, 1.05 * exhaustive.best.front().step_s)
       << split_label(searched.best.front().plan) << " against "
       << split_label(exhaustive.best.front().plan);
+}
+
+// Offloading only adds copies, so the search tries it only where a split's
+// memory bound does not fit without it; its bounds hold there too.
+TEST(SplitSearch, OffloadsOnlyWhereASplitDoesNotFitWithoutItAndItsBoundsHold) {
+  const Experiment experiment = test::small_gpt();
+  SearchRequest all = request(8, 100 << 20, std::numeric_limits<int>::max());
+  all.top = 1000000;
+  const SearchResult result = search_splits(experiment, all);
+  std::set<std::string> over_memory;
+  for (const SearchedPlan& point : result.considered)
+    if (point.plan.offload == OffloadMode::None && point.memory_bound > result.usable_bytes)
+      over_memory.insert(split_label(point.plan));
+  int offloaded = 0;
+  for (const SearchedPlan& point : result.considered) {
+    if (point.plan.offload == OffloadMode::None) continue;
+    ++offloaded;
+    ParallelPlan without = point.plan;
+    without.offload = OffloadMode::None;
+    EXPECT_TRUE(over_memory.count(split_label(without))) << split_label(point.plan);
+  }
+  EXPECT_GT(offloaded, 0);
+  int offloaded_plans = 0;
+  for (const SearchedPlan& plan : result.best) {
+    EXPECT_LE(plan.step_bound_s, plan.step_s * (1 + 1e-12)) << split_label(plan.plan);
+    EXPECT_LE(plan.memory_bound, plan.peak_bytes) << split_label(plan.plan);
+    if (plan.plan.offload != OffloadMode::None) ++offloaded_plans;
+  }
+  EXPECT_GT(offloaded_plans, 0) << "some split fits 100 MiB only by offloading";
+  // Restricted to one offload, every candidate has it.
+  SearchRequest optimizer = request(8, 100 << 20);
+  restrict_search_space(optimizer.space, "offload=optimizer");
+  for (const SearchedPlan& point : search_splits(experiment, optimizer).considered)
+    EXPECT_EQ(point.plan.offload, OffloadMode::Optimizer);
+}
+
+// A model with experts: the search tries every ep dividing dp.
+TEST(SplitSearch, TriesEveryExpertParallelSizeOfAModelWithExperts) {
+  const Experiment experiment = parse_experiment(R"({
+    "model": {"input": [512],
+              "layers": [{"type": "embedding", "vocab": 1024, "dim": 256},
+                         {"type": "transformer_block", "heads": 8, "repeat": 4, "experts": 4, "top_k": 1},
+                         {"type": "layernorm"}, {"type": "linear", "out": 1024, "bias": false}],
+              "loss": "cross_entropy"},
+    "data": {"source": "copy", "samples": 256, "vocab": 1024},
+    "training": {"batch_size": 16, "precision": "bf16-mixed", "optimizer": {"type": "adamw", "lr": 1e-3}},
+    "simulation": {"profile": "h100"}})");
+  SearchRequest r = request(8, 2 * kGiB);
+  restrict_search_space(r.space, "tp=1");
+  restrict_search_space(r.space, "pp=1");
+  const SearchResult result = search_splits(experiment, r);
+  std::set<int> sizes;
+  for (const SearchedPlan& point : result.considered) {
+    EXPECT_EQ(point.plan.dp % point.plan.ep, 0);
+    sizes.insert(point.plan.ep);
+  }
+  EXPECT_EQ(sizes, (std::set<int>{1, 2, 4}));  // 8 does not divide 4 experts: invalid
+  ASSERT_FALSE(result.best.empty());
+  // Plain models keep ep 1.
+  for (const SearchedPlan& point : search_splits(test::small_gpt(), r).considered) EXPECT_EQ(point.plan.ep, 1);
 }
 
 TEST(SplitSearch, TheExperimentsOwnSplitIsNeverFasterThanTheBest) {
