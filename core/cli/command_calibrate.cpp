@@ -1,9 +1,8 @@
 // pipelab-cli calibrate: fit the simulator's device and node to this machine
 // from short measured CPU runs, show how the predictions move, and write the
 // measured hardware as files an experiment can name.
-#include <ostream>
-
 #include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "core/cli/cli_args.h"
 #include "core/cli/cli_commands.h"
@@ -44,10 +43,12 @@ int command_calibrate(const std::vector<std::string>& args, std::ostream& out) {
   std::vector<std::string> written;
   if (parsed.has("write")) {
     const std::string device_path = parsed.get("write");
-    calibration.cluster.device.name = calibration.cluster.device.name + ", measured on this machine";
+    calibration.cluster.device.name =
+        calibration.cluster.device.name + ", measured on this machine";
     calibration.cluster.device.sources["achieved"] =
-        "Measured by pipelab-cli calibrate from " + std::to_string(steps) + " steps of " + experiment.name +
-        ": the GEMM rate and op_overhead_us fitted to " + std::to_string(calibration.compute_samples) +
+        "Measured by pipelab-cli calibrate from " + std::to_string(steps) + " steps of " +
+        experiment.name + ": the GEMM rate and op_overhead_us fitted to " +
+        std::to_string(calibration.compute_samples) +
         " compute ops; the memory figures are the base device's.";
     calibration.cluster.node.sources["device_link"] =
         "Measured by pipelab-cli calibrate: the bandwidth fitted to " +

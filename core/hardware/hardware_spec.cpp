@@ -83,7 +83,8 @@ std::vector<std::string> device_spec_problems(const DeviceSpec& device, const st
     problems.push_back(where + ": achieved.kernel_launch_us = " + number_text(device.kernel_launch_s * 1e6) +
                        " must be >= 0 (microseconds per kernel)");
   if (!(std::isfinite(device.op_overhead_s) && device.op_overhead_s >= 0))
-    problems.push_back(where + ": achieved.op_overhead_us = " + number_text(device.op_overhead_s * 1e6) +
+    problems.push_back(where +
+                       ": achieved.op_overhead_us = " + number_text(device.op_overhead_s * 1e6) +
                        " must be >= 0 (microseconds per op; 0 or absent for a GPU)");
   if (device.node.empty())
     problems.push_back(where + ": node is empty; name the node type this device sits in (e.g. dgx-h100)");

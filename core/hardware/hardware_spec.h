@@ -30,7 +30,7 @@ struct DeviceSpec {
   double kernel_launch_s = 0;            // per kernel
   std::string node;                      // the node type it sits in by default
   std::map<std::string, std::string> sources;  // figure -> where it comes from
-  double op_overhead_s = 0;              // per compute op, where the host runs ops one by one (DeviceProfile)
+  double op_overhead_s = 0;  // per compute op, where the host runs ops one by one (DeviceProfile)
 
   // What a large GEMM sustains in `precision`; a precision the device has no
   // peak for runs at its FP32 rate.

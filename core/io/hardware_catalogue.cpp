@@ -76,9 +76,11 @@ DeviceSpec device_from_json(const Json& document) {
       required(top, "peak_tflops", "give its dense datasheet peaks, e.g. {\"fp32\": 67, \"bf16\": 989}"),
       "peak_tflops", kTera);
   const JsonObjectReader achieved(
-      required(top, "achieved", "give what its kernels reach: gemm_fraction, memory_bandwidth_fraction, "
-                                "kernel_launch_us"),
-      "achieved", {"gemm_fraction", "memory_bandwidth_fraction", "kernel_launch_us", "op_overhead_us"});
+      required(top, "achieved",
+               "give what its kernels reach: gemm_fraction, memory_bandwidth_fraction, "
+               "kernel_launch_us"),
+      "achieved",
+      {"gemm_fraction", "memory_bandwidth_fraction", "kernel_launch_us", "op_overhead_us"});
   device.gemm_fraction = read_per_precision(
       required(achieved, "gemm_fraction", "give the fraction of each peak a large GEMM sustains"),
       "achieved.gemm_fraction", 1.0);

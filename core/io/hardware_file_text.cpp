@@ -17,7 +17,8 @@ constexpr double kMicro = 1e-6;
 Json per_precision(const std::map<std::string, double>& numbers, double scale) {
   Json object = Json::object();
   for (const std::string& precision : peak_precision_names())
-    if (const auto found = numbers.find(precision); found != numbers.end()) object[precision] = found->second / scale;
+    if (const auto found = numbers.find(precision); found != numbers.end())
+      object[precision] = found->second / scale;
   return object;
 }
 
@@ -57,7 +58,8 @@ std::string node_spec_text(const NodeSpec& node) {
                          {"bandwidth_gb_s", node.device_link.bandwidth / kGiga},
                          {"latency_us", node.device_link.latency_s / kMicro},
                          {"devices_connected", node.device_link.devices_connected}};
-  json["host_link"] = {{"kind", node.host_link_kind}, {"bandwidth_gb_s", node.host_link_bandwidth / kGiga}};
+  json["host_link"] = {{"kind", node.host_link_kind},
+                       {"bandwidth_gb_s", node.host_link_bandwidth / kGiga}};
   json["host_memory_bandwidth_gb_s"] = node.host_memory_bandwidth / kGiga;
   json["network"] = {{"kind", node.network.kind},
                      {"nics", node.network.nics},
@@ -69,9 +71,10 @@ std::string node_spec_text(const NodeSpec& node) {
 
 void check_device_file_path(const std::string& device_path) {
   if (std::filesystem::path(device_path).extension() != ".json")
-    throw ExperimentError("the device file " + quoted_excerpt(device_path, kPathExcerptBytes) +
-                          " must end in .json, which is how an experiment's simulation.profile tells a file from a "
-                          "catalogue name");
+    throw ExperimentError(
+        "the device file " + quoted_excerpt(device_path, kPathExcerptBytes) +
+        " must end in .json, which is how an experiment's simulation.profile tells a file from a "
+        "catalogue name");
 }
 
 std::string save_hardware_files(ClusterSpec cluster, const std::string& device_path) {

@@ -59,6 +59,7 @@ struct TransformerBlockShape {
   bool rotary = false;
 
   bool has_experts() const { return experts > 0; }
+  bool operator==(const TransformerBlockShape&) const = default;
   // The K (or V) width: kv_heads x head_dim, dim without grouping.
   int64_t kv_width() const { return kv_heads > 0 && heads > 0 ? kv_heads * (dim / heads) : dim; }
   // QKV's output width: dim + 2 kv_width (3 dim without grouping).

@@ -1,12 +1,12 @@
 #include "core/plan/stage_profile.h"
 
-#include "core/model/image_layers.h"
-
 #include <algorithm>
 #include <cassert>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
+#include "core/model/image_layers.h"
 #include "core/model/model_limits.h"
 
 namespace pipelab {
@@ -438,6 +438,8 @@ std::vector<StageProfile> profile_stages(const ModelSpec& whole_model, const Par
   const double samples = static_cast<double>(microbatch_size);
   std::vector<StageProfile> profiles;
   profiles.reserve(ranges.size());
+  // A model repeats one block shape many times: cost it once.
+  std::optional<std::pair<TransformerBlockShape, BlockCost>> last_block;
   for (const LayerRange& range : ranges) {
     StageProfile profile;
     profile.layers = range;
@@ -473,7 +475,9 @@ std::vector<StageProfile> profile_stages(const ModelSpec& whole_model, const Par
           cost = embedding_shard_cost(info, model.layers[i], tp, sequence_length(whole_model));
           break;
         case TensorParallelRole::BlockParallel: {
-          const BlockCost block = transformer_block_cost(info.block, split);
+          if (!last_block || !(last_block->first == info.block))
+            last_block.emplace(info.block, transformer_block_cost(info.block, split));
+          const BlockCost& block = last_block->second;
           cost = {block.forward_flops, block.backward_input_flops, block.backward_weight_flops, block.params, 0};
           profile.forward_memory_bytes += block.forward_memory_values * bytes.activation * samples;
           profile.backward_memory_bytes += block.backward_memory_values * bytes.activation * samples;

@@ -136,7 +136,8 @@ bool improves(const DappleCandidate& a, const DappleCandidate& b, int64_t memory
 }  // namespace
 
 Experiment dapple_experiment(const Experiment& experiment, const DappleCandidate& candidate) {
-  Experiment chosen = dapple_experiment(experiment, candidate.dp, candidate.pp, candidate.microbatches);
+  Experiment chosen =
+      dapple_experiment(experiment, candidate.dp, candidate.pp, candidate.microbatches);
   if (candidate.pp > 1) {
     chosen.parallel.partition = PartitionRule::Explicit;
     chosen.parallel.boundaries = boundaries_of(candidate.split);
@@ -163,8 +164,9 @@ Experiment dapple_experiment(const Experiment& experiment, int dp, int pp, int m
   return candidate;
 }
 
-DappleCandidate choose_stage_split(const Experiment& experiment, DappleCandidate best, int64_t memory,
-                                   std::optional<double> link_bandwidth, DapplePlan& plan) {
+DappleCandidate choose_stage_split(const Experiment& experiment, DappleCandidate best,
+                                   int64_t memory, std::optional<double> link_bandwidth,
+                                   DapplePlan& plan) {
   const int layers = static_cast<int>(experiment.model.layers.size());
   int budget = kMaxSplitMoves;
   for (bool moved = true; moved && budget > 0;) {
@@ -183,8 +185,9 @@ DappleCandidate choose_stage_split(const Experiment& experiment, DappleCandidate
     for (size_t i = 0; i < boundaries.size(); ++i)
       for (const int step : {-1, 1}) {
         const size_t donor = step < 0 ? i : i + 1;  // the stage that gives up a layer
-        moves.push_back({i, step,
-                         fits ? best.stage_load_s[donor] : static_cast<double>(best.stage_peak_bytes[donor])});
+        moves.push_back(
+            {i, step,
+             fits ? best.stage_load_s[donor] : static_cast<double>(best.stage_peak_bytes[donor])});
       }
     std::stable_sort(moves.begin(), moves.end(),
                      [](const Move& a, const Move& b) { return a.donor_load > b.donor_load; });
@@ -195,7 +198,8 @@ DappleCandidate choose_stage_split(const Experiment& experiment, DappleCandidate
       trial[move.boundary] += move.step;
       const int previous = move.boundary == 0 ? 0 : trial[move.boundary - 1];
       const int next = move.boundary + 1 == trial.size() ? layers : trial[move.boundary + 1];
-      if (trial[move.boundary] <= previous || trial[move.boundary] >= next) continue;  // every stage keeps a layer
+      if (trial[move.boundary] <= previous || trial[move.boundary] >= next)
+        continue;  // every stage keeps a layer
       Experiment candidate = dapple_experiment(experiment, best);
       candidate.parallel.partition = PartitionRule::Explicit;
       candidate.parallel.boundaries = trial;
@@ -238,7 +242,8 @@ DappleCandidate simulate_candidate(const Experiment& experiment,
     const int rank = device_coord(plan, device.device).pipeline_rank;
     int64_t& stage_peak = candidate.stage_peak_bytes[rank];
     stage_peak = std::max(stage_peak, device.peak_total_bytes);
-    candidate.stage_load_s[rank] = std::max(candidate.stage_load_s[rank], device.busy + device.comm);
+    candidate.stage_load_s[rank] =
+        std::max(candidate.stage_load_s[rank], device.busy + device.comm);
     candidate.peak_device_bytes = std::max(candidate.peak_device_bytes, device.peak_total_bytes);
   }
   return candidate;
@@ -282,9 +287,11 @@ DapplePlan plan_dapple(const Experiment& experiment, int devices, int64_t memory
     if (smallest && entry.memory_bound >= smallest->peak_device_bytes) break;
     DappleCandidate candidate = simulate_candidate(entry.experiment, link_bandwidth);
     ++plan.simulated;
-    if (!smallest || candidate.peak_device_bytes < smallest->peak_device_bytes) smallest = std::move(candidate);
+    if (!smallest || candidate.peak_device_bytes < smallest->peak_device_bytes)
+      smallest = std::move(candidate);
   }
-  const DappleCandidate refined = choose_stage_split(experiment, *smallest, memory_per_device, link_bandwidth, plan);
+  const DappleCandidate refined =
+      choose_stage_split(experiment, *smallest, memory_per_device, link_bandwidth, plan);
   if (refined.peak_device_bytes <= memory_per_device)
     plan.best = refined;
   else

@@ -15,8 +15,8 @@
 // move the simulator finds better (fitting first, then faster; the least
 // memory while nothing fits), until kMovesWithoutGain moves in a row do not
 // help or kMaxSplitMoves simulations are spent. Moves that relieve the
-// busiest stage (the fullest while nothing fits) are tried first. The balanced split balances compute alone; the
-// moves also weigh what it ignores: the activations each boundary sends, the
+// busiest stage (the fullest while nothing fits) are tried first. The balanced split balances
+// compute alone; the moves also weigh what it ignores: the activations each boundary sends, the
 // first stages' in-flight activations, the last stage's loss.
 //
 // A candidate's step cannot beat, for any stage s, m x the stage's F + B plus
@@ -80,8 +80,9 @@ DappleCandidate simulate_candidate(const Experiment& experiment,
 // The stage split for `start`'s (dp, pp, m), from its split, as the header
 // describes; `memory_per_device` bytes. Counts its simulations and the moves
 // it keeps in `plan`.
-DappleCandidate choose_stage_split(const Experiment& experiment, DappleCandidate start, int64_t memory_per_device,
-                                   std::optional<double> link_bandwidth, DapplePlan& plan);
+DappleCandidate choose_stage_split(const Experiment& experiment, DappleCandidate start,
+                                   int64_t memory_per_device, std::optional<double> link_bandwidth,
+                                   DapplePlan& plan);
 
 // `devices` in all (a multiple of parallel.tp), `memory_per_device` bytes.
 // Throws ExperimentError for an experiment that cannot be planned.

@@ -148,10 +148,11 @@ PlanProposal propose_dapple(const Experiment& experiment, const PlanRequest& req
   proposal.simulated = plan.simulated;
   fill_prediction(proposal, request.link_bandwidth);
   if (plan.split_moves > 0)
-    proposal.note = "the stage split moves " + std::to_string(plan.split_moves) + " boundar" +
-                    (plan.split_moves == 1 ? "y" : "ies") + " by one layer from the balanced split" +
-                    (plan.balanced_step_s > 0 ? " (which takes " + step_time_text(plan.balanced_step_s) + ")"
-                                              : " (on which nothing fits)");
+    proposal.note =
+        "the stage split moves " + std::to_string(plan.split_moves) + " boundar" +
+        (plan.split_moves == 1 ? "y" : "ies") + " by one layer from the balanced split" +
+        (plan.balanced_step_s > 0 ? " (which takes " + step_time_text(plan.balanced_step_s) + ")"
+                                  : " (on which nothing fits)");
   return proposal;
 }
 
@@ -182,10 +183,11 @@ const char* planner_name(PlannerKind kind) {
 
 const char* planner_description(PlannerKind kind) {
   return kind == PlannerKind::Dapple
-             ? PIPELAB_TRANSLATABLE("core",
-                                    "DAPPLE: tries every pp, dp and micro-batch count on "
-                                    "synchronous 1F1B, each simulated, then chooses the stage split; "
-                                    "its plan runs as predicted")
+             ? PIPELAB_TRANSLATABLE(
+                   "core",
+                   "DAPPLE: tries every pp, dp and micro-batch count on "
+                   "synchronous 1F1B, each simulated, then chooses the stage split; "
+                   "its plan runs as predicted")
              : PIPELAB_TRANSLATABLE("core",
                                     "PipeDream: a dynamic program over stages and per-stage "
                                     "replicas (asynchronous); runs the closest uniform dp x pp "

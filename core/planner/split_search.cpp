@@ -125,21 +125,24 @@ StageCosts stage_costs(const Experiment& candidate, const DeviceProfile& device,
   for (int s = 0; s < plan.stages(); ++s) {
     const StageProfile& profile = cost.stages()[s];
     c.boundary_messages.push_back(
-        s + 1 < plan.stages() ? cost.duration(stage_op(OpKind::SendActivation, s, profile.output_bytes)) +
-                                    cost.duration(stage_op(OpKind::SendGradient, s + 1, profile.output_bytes))
-                              : 0.0);
-    c.gradient_sync.push_back(cost.collective_duration(stage_op(OpKind::AllReduce, s, profile.gradient_bytes()),
-                                                       plan.data_parallel_size()));
+        s + 1 < plan.stages()
+            ? cost.duration(stage_op(OpKind::SendActivation, s, profile.output_bytes)) +
+                  cost.duration(stage_op(OpKind::SendGradient, s + 1, profile.output_bytes))
+            : 0.0);
+    c.gradient_sync.push_back(cost.collective_duration(
+        stage_op(OpKind::AllReduce, s, profile.gradient_bytes()), plan.data_parallel_size()));
     const DeviceProfile& device_profile = cost.device();
-    const double host_link = device_profile.host_link_bandwidth > 0 ? device_profile.host_link_bandwidth : 0;
+    const double host_link =
+        device_profile.host_link_bandwidth > 0 ? device_profile.host_link_bandwidth : 0;
     const double host_memory = device_profile.host_memory_bandwidth;
     c.host_optimizer.push_back(
         host_link > 0 && host_memory > 0
             ? static_cast<double>(profile.gradient_bytes() + profile.weight_bytes()) / host_link +
-                  static_cast<double>(profile.params) * CostModel::optimizer_bytes_per_param(slots) / host_memory
+                  static_cast<double>(profile.params) *
+                      CostModel::optimizer_bytes_per_param(slots) / host_memory
             : 0.0);
-    c.activation_copies.push_back(host_link > 0 ? 2.0 * static_cast<double>(profile.activation_bytes) / host_link
-                                                : 0.0);
+    c.activation_copies.push_back(
+        host_link > 0 ? 2.0 * static_cast<double>(profile.activation_bytes) / host_link : 0.0);
     c.forward.push_back(cost.duration(stage_op(OpKind::Forward, s)));
     const double fused = cost.duration(stage_op(OpKind::Backward, s));
     const double input = cost.duration(stage_op(OpKind::BackwardInput, s));
@@ -178,14 +181,16 @@ void bound(const ParallelPlan& plan, const StageCosts& c, SearchedPlan& entry) {
       first = std::min(first, s);
       busy += plan.microbatches * c.work[s];
       rank_with_collectives += plan.microbatches * (c.work[s] + c.collectives[s]);
-      rank_messages += plan.microbatches * (c.boundary_messages[s] + (s > 0 ? c.boundary_messages[s - 1] : 0.0));
+      rank_messages +=
+          plan.microbatches * (c.boundary_messages[s] + (s > 0 ? c.boundary_messages[s - 1] : 0.0));
       rank_sync += c.gradient_sync[s];
       rank_backward += c.backward[s];
       const StageMemory memory =
           stage_memory(c.cost, s, plan.zero, plan.data_parallel_size(), plan.ep);
       // Offloaded optimizer state lives in host memory; its copies cost time.
       const bool host_optimizer = plan.offload == OffloadMode::Optimizer;
-      states += memory.weights + (host_optimizer ? 0 : memory.optimizer_state) + memory.collective_buffers;
+      states += memory.weights + (host_optimizer ? 0 : memory.optimizer_state) +
+                memory.collective_buffers;
       if (host_optimizer) rank_offload += c.host_optimizer[s];
       if (plan.offload == OffloadMode::Activations)
         rank_messages += plan.microbatches * c.activation_copies[s];
@@ -196,7 +201,9 @@ void bound(const ParallelPlan& plan, const StageCosts& c, SearchedPlan& entry) {
     // Its communication lane carries its pipeline messages beside the compute;
     // the gradients' reduction hides under the last backward where it overlaps.
     slowest_rank = std::max(slowest_rank, std::max(rank_with_collectives, rank_messages));
-    exposed_sync = std::max(exposed_sync, c.overlap_gradient_sync ? std::max(0.0, rank_sync - rank_backward) : rank_sync);
+    exposed_sync =
+        std::max(exposed_sync,
+                 c.overlap_gradient_sync ? std::max(0.0, rank_sync - rank_backward) : rank_sync);
     slowest_offload = std::max(slowest_offload, rank_offload);
     double fill = 0, drain = 0;
     for (int s = 0; s < first; ++s) {
@@ -208,10 +215,12 @@ void bound(const ParallelPlan& plan, const StageCosts& c, SearchedPlan& entry) {
     entry.step_bound_s = std::max(entry.step_bound_s, fill + busy + drain);
     entry.memory_bound = std::max(entry.memory_bound, states + activations + fewest_gradients);
     // Offloaded activations: the running micro-batch's and the next one's stay.
-    const double held = plan.offload == OffloadMode::Activations ? std::min(2.0, in_flight(plan, rank))
-                                                                  : in_flight(plan, rank);
-    entry.memory_estimate = std::max(
-        entry.memory_estimate, states + gradients + static_cast<int64_t>(held * activations / plan.chunks));
+    const double held = plan.offload == OffloadMode::Activations
+                            ? std::min(2.0, in_flight(plan, rank))
+                            : in_flight(plan, rank);
+    entry.memory_estimate =
+        std::max(entry.memory_estimate,
+                 states + gradients + static_cast<int64_t>(held * activations / plan.chunks));
   }
   // The estimate: the busiest rank's compute and tensor-parallel collectives
   // (or its messages, when they take longer), stretched by the schedule's
@@ -219,9 +228,9 @@ void bound(const ParallelPlan& plan, const StageCosts& c, SearchedPlan& entry) {
   // pipeline and back; the exposed gradient reduction; the optimizer step.
   double pipeline_messages = 0;
   for (double messages : c.boundary_messages) pipeline_messages += messages;
-  entry.step_estimate_s =
-      std::max(entry.step_bound_s, slowest_rank / (1 - estimated_bubble(plan, c.stage0)) + pipeline_messages +
-                                       exposed_sync + slowest_offload + c.update);
+  entry.step_estimate_s = std::max(
+      entry.step_bound_s, slowest_rank / (1 - estimated_bubble(plan, c.stage0)) +
+                              pipeline_messages + exposed_sync + slowest_offload + c.update);
 }
 
 // Faster first; less memory on ties.
@@ -233,6 +242,7 @@ bool faster(const SearchedPlan& a, const SearchedPlan& b) {
 void simulate(const Experiment& candidate, SearchedPlan& entry) {
   SimulationOptions metrics_only;
   metrics_only.record_events = metrics_only.record_memory = false;
+  metrics_only.first_replica_only = true;  // replicas run alike: one stands for all
   const Prediction prediction = predict_experiment(candidate, std::nullopt, 0, metrics_only);
   const Throughput throughput = predicted_throughput(candidate, prediction);
   entry.simulated = true;
@@ -367,7 +377,8 @@ void restrict_search_space(SearchSpace& space, const std::string& assignment) {
              "dualpipev");
       space.schedules.push_back(*kind);
     } else if (dimension == "offload") {
-      if (!parse_offload(value)) fail(quoted_excerpt(value) + " is not an offload; valid: none, activations, optimizer");
+      if (!parse_offload(value))
+        fail(quoted_excerpt(value) + " is not an offload; valid: none, activations, optimizer");
       space.offload.push_back(value);
     } else if (dimension == "recompute") {
       if (value != "none" && value != "selective" && value != "full")
@@ -402,7 +413,8 @@ std::string split_label(const ParallelPlan& plan) {
   if (plan.schedule == ScheduleKind::Interleaved1F1B) label += " x" + std::to_string(plan.chunks);
   label += plan.recompute ? " full" : plan.selective_recompute ? " selective" : " no-recompute";
   if (plan.ep > 1) label += " ep " + std::to_string(plan.ep);
-  if (plan.offload != OffloadMode::None) label += std::string(" offload ") + offload_name(plan.offload);
+  if (plan.offload != OffloadMode::None)
+    label += std::string(" offload ") + offload_name(plan.offload);
   return label + " m " + std::to_string(plan.microbatches);
 }
 
@@ -451,7 +463,8 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
   // slots.
   const DeviceProfile device = experiment_device(experiment);
   const int slots = optimizer_slots(experiment);
-  std::map<std::tuple<int, int, int, int, int, bool, bool, bool, int64_t>, StageCosts> stage_costs_cache;
+  std::map<std::tuple<int, int, int, int, int, bool, bool, bool, int64_t>, StageCosts>
+      stage_costs_cache;
   const SearchSpace& space = request.space;
   const bool experts = model_has_experts(model);
   // Validates and bounds one candidate; keeps it when its memory bound fits.
@@ -479,11 +492,12 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
     bound(plan, costs->second, entry);
     if (entry.memory_bound > result.usable_bytes) {
       result.considered.push_back(entry);
-      result.pruned.push_back({plan, PruneReason::Memory,
-                               "needs at least " + byte_size_text(entry.memory_bound) +
-                                   " per device (model states and one micro-batch's activations), " +
-                                   byte_size_text(entry.memory_bound - result.usable_bytes) + " over the " +
-                                   byte_size_text(result.usable_bytes) + " usable"});
+      result.pruned.push_back(
+          {plan, PruneReason::Memory,
+           "needs at least " + byte_size_text(entry.memory_bound) +
+               " per device (model states and one micro-batch's activations), " +
+               byte_size_text(entry.memory_bound - result.usable_bytes) + " over the " +
+               byte_size_text(result.usable_bytes) + " usable"});
       return Considered::OverMemory;
     }
     valid.push_back(std::move(entry));
@@ -527,7 +541,8 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
                   plan.sequence_parallel = sequence && blocks && tp > 1;
                   plan.microbatches = m;
                   splits.apply(plan);
-                  // Offloading only ever adds copies: it is tried where a split does not fit without it.
+                  // Offloading only ever adds copies: it is tried where a split does not fit
+                  // without it.
                   if (space.offload.empty()) {
                     if (consider(plan) != Considered::OverMemory) continue;
                     for (OffloadMode offload : {OffloadMode::Optimizer, OffloadMode::Activations}) {

@@ -408,7 +408,7 @@ class DeviceLowering {
 }  // namespace
 
 Schedule lower_schedule(const Schedule& compute, const ParallelPlan& plan,
-                        const std::vector<StageProfile>& profiles) {
+                        const std::vector<StageProfile>& profiles, bool first_replica_only) {
   check_lowering_inputs(compute, plan, profiles);
   Schedule out = compute;
   out.devices.clear();
@@ -423,7 +423,10 @@ Schedule lower_schedule(const Schedule& compute, const ParallelPlan& plan,
   out.staleness = plan.staleness;
   out.lowered = true;
   out.devices.resize(plan.devices());
-  for (int device = 0; device < plan.devices(); ++device) {
+  out.first_replica_only = first_replica_only;
+  // Replica 0's devices come first (device_layout.h).
+  const int lowered = first_replica_only ? plan.tp * plan.cp * plan.pp : plan.devices();
+  for (int device = 0; device < lowered; ++device) {
     const DeviceCoord coord = device_coord(plan, device);
     DeviceLowering lowering(out, profiles, device, coord);
     out.devices[device] = lowering.lower(compute.devices[coord.pipeline_rank]);
@@ -447,7 +450,7 @@ double schedule_size_estimate(const ParallelPlan& plan, int steps) {
 }
 
 Schedule build_schedule(const ParallelPlan& plan, const std::vector<StageProfile>& profiles,
-                        int steps) {
+                        int steps, bool first_replica_only) {
   check_plan(plan);
   check_schedule_size(plan, steps);
   GeneratorOptions options;
@@ -456,7 +459,7 @@ Schedule build_schedule(const ParallelPlan& plan, const std::vector<StageProfile
   options.microbatches = plan.microbatches;
   options.chunks = plan.chunks;
   options.steps = window_steps(plan, steps);
-  return lower_schedule(generate_schedule(options), plan, profiles);
+  return lower_schedule(generate_schedule(options), plan, profiles, first_replica_only);
 }
 
 void check_offload(const ParallelPlan& plan) {

@@ -89,8 +89,10 @@ namespace pipelab {
 // `profiles` (one per stage) fill in communication bytes and the exact
 // tensor-parallel all-reduces; when empty, bytes are 0 and tensor parallelism
 // gets one all-reduce after each F and each B/BI.
+// `first_replica_only` lowers replica 0's devices alone (Schedule::first_replica_only).
 Schedule lower_schedule(const Schedule& compute, const ParallelPlan& plan,
-                        const std::vector<StageProfile>& profiles = {});
+                        const std::vector<StageProfile>& profiles = {},
+                        bool first_replica_only = false);
 
 // Throws std::invalid_argument naming the fields and the fix when the plan
 // combines offloading with what it cannot go with (offload = activations and
@@ -136,6 +138,6 @@ OpKind tensor_parallel_op_kind(TensorParallelCollective collective);
 // generate_schedule + lower_schedule for a whole plan over window_steps(plan,
 // steps) steps; refuses oversized plans (check_schedule_size).
 Schedule build_schedule(const ParallelPlan& plan, const std::vector<StageProfile>& profiles = {},
-                        int steps = 0);
+                        int steps = 0, bool first_replica_only = false);
 
 }  // namespace pipelab

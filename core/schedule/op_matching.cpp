@@ -169,7 +169,10 @@ class Matcher {
   }
 
   void check_collective_counts() const {
-    for (int d = 0; d < schedule_.device_count(); ++d)
+    // With replica 0 lowered alone, only its devices run collectives.
+    const int devices = schedule_.first_replica_only ? schedule_.tp * schedule_.cp * schedule_.pp
+                                                     : schedule_.device_count();
+    for (int d = 0; d < devices; ++d)
       for (CommGroup kind : kCollectiveGroups) {
         if (group_count(layout_, kind) == 0) continue;  // no such groups
         const int mine = collectives_run_[run_index(d, kind)];

@@ -30,6 +30,10 @@ struct Schedule {
   int cp = 1;             // context-parallel ranks per replica and stage
   bool lowered = false;   // true once sends, receives, all-reduces and updates are in
   std::vector<std::vector<Op>> devices;  // devices[d] = device d's ops, in order
+  // Only replica 0's devices have programs (the others are empty): a
+  // synchronous run's replicas are alike, so the split search lowers and
+  // simulates one (SimulationOptions::first_replica_only).
+  bool first_replica_only = false;
 
   int stages() const { return pp * chunks; }
   int device_count() const { return static_cast<int>(devices.size()); }

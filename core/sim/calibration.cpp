@@ -35,7 +35,8 @@ struct LineFit {
 // The precision whose GEMM rate the runs measure: bf16 where a mixed run has
 // a bf16 peak to fit, fp32 otherwise (what cluster_device prices GEMMs at).
 std::string measured_precision(const MeasuredRun& run, const DeviceSpec& device) {
-  if (run.experiment.training.precision == Precision::Bf16Mixed && device.peak_flops.count("bf16")) return "bf16";
+  if (run.experiment.training.precision == Precision::Bf16Mixed && device.peak_flops.count("bf16"))
+    return "bf16";
   return "fp32";
 }
 
@@ -62,7 +63,8 @@ double step_error(const std::vector<MeasuredRun>& runs, const std::vector<double
 // The device-link latency that brings the predicted steps closest to the
 // measured ones: a scan over 0 and 0.1 us .. ~10 ms in steps of x1.4, then a
 // golden-section search around the best.
-double fit_latency(const std::vector<MeasuredRun>& runs, const std::vector<double>& measured, ClusterSpec cluster) {
+double fit_latency(const std::vector<MeasuredRun>& runs, const std::vector<double>& measured,
+                   ClusterSpec cluster) {
   const auto error_at = [&](double latency) {
     cluster.node.device_link.latency_s = latency;
     return step_error(runs, measured, cluster);
@@ -77,8 +79,10 @@ double fit_latency(const std::vector<MeasuredRun>& runs, const std::vector<doubl
   const double golden = (std::sqrt(5.0) - 1) / 2;
   for (int iteration = 0; iteration < 30 && high - low > 1e-9; ++iteration) {
     const double a = high - golden * (high - low), b = low + golden * (high - low);
-    if (error_at(a) < error_at(b)) high = b;
-    else low = a;
+    if (error_at(a) < error_at(b))
+      high = b;
+    else
+      low = a;
   }
   const double refined = (low + high) / 2;
   return error_at(refined) < best_error ? refined : grid[best];
@@ -102,7 +106,8 @@ CalibrationResult calibrate_cluster(const std::vector<MeasuredRun>& runs, const 
   result.cluster = base;
   DeviceSpec& device = result.cluster.device;
   NodeSpec& node = result.cluster.node;
-  const double memory_bandwidth = base.device.memory_bandwidth * base.device.memory_bandwidth_fraction;
+  const double memory_bandwidth =
+      base.device.memory_bandwidth * base.device.memory_bandwidth_fraction;
 
   LineFit compute, sends;
   for (const MeasuredRun& run : runs) {
@@ -161,7 +166,8 @@ CalibrationResult calibrate_cluster(const std::vector<MeasuredRun>& runs, const 
   });
   if (communicates)
     node.device_link.latency_s = fit_latency(runs, result.measured_step_s, result.cluster);
-  for (const MeasuredRun& run : runs) result.calibrated_step_s.push_back(predicted_step_s(run, result.cluster));
+  for (const MeasuredRun& run : runs)
+    result.calibrated_step_s.push_back(predicted_step_s(run, result.cluster));
   return result;
 }
 

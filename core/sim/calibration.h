@@ -37,7 +37,7 @@ struct MeasuredRun {
 };
 
 struct CalibrationResult {
-  ClusterSpec cluster;  // the base device and node with the measured figures
+  ClusterSpec cluster;      // the base device and node with the measured figures
   int compute_samples = 0;  // compute ops fitted
   int message_samples = 0;  // sends fitted
   // Per run: its micro-batch count, the measured median step, and the step predicted on the base

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 
 namespace pipelab {
 namespace {
@@ -33,12 +32,21 @@ const char* collective_algorithm_name(CollectiveAlgorithm algorithm) {
 }
 
 GroupSpan group_span(const ClusterTopology& topology, const std::vector<int>& members) {
-  std::map<int, int> on_node;
-  for (int member : members) ++on_node[topology.node(member)];
+  // The simulator asks at every member's arrival at every collective: sort the
+  // members' nodes in a reused buffer and count the runs, with no allocation.
+  thread_local std::vector<int> nodes;
+  nodes.clear();
+  for (int member : members) nodes.push_back(topology.node(member));
+  std::sort(nodes.begin(), nodes.end());
   GroupSpan span;
   span.members = static_cast<int>(members.size());
-  span.nodes = static_cast<int>(on_node.size());
-  for (const auto& [node, count] : on_node) span.per_node = std::max(span.per_node, count);
+  for (size_t i = 0; i < nodes.size();) {
+    size_t end = i;
+    while (end < nodes.size() && nodes[end] == nodes[i]) ++end;
+    ++span.nodes;
+    span.per_node = std::max(span.per_node, static_cast<int>(end - i));
+    i = end;
+  }
   return span;
 }
 

@@ -30,8 +30,8 @@ DeviceProfile experiment_device(const Experiment& experiment) {
 
 CostModel cluster_cost_model(const Experiment& experiment, const ClusterSpec& cluster,
                              const std::vector<StageProfile>& profiles) {
-  CostModel cost =
-      CostModel::from_profiles(profiles, cluster_device(experiment, cluster), optimizer_slots(experiment));
+  CostModel cost = CostModel::from_profiles(profiles, cluster_device(experiment, cluster),
+                                            optimizer_slots(experiment));
   cost.set_topology(place_devices(experiment.parallel.layout(), cluster.node));
   return cost;
 }
@@ -48,7 +48,8 @@ Prediction predict_experiment(const Experiment& experiment, std::optional<UnitCo
   prediction.profiles =
       profile_stages(experiment.model, experiment.parallel, microbatch_size(experiment),
                         experiment.training.precision);
-  prediction.schedule = build_schedule(experiment.parallel, prediction.profiles, steps);
+  prediction.schedule =
+      build_schedule(experiment.parallel, prediction.profiles, steps, options.first_replica_only);
   prediction.cost = unit_override ? CostModel::unit(*unit_override)
                                   : experiment_cost_model(experiment, prediction.profiles);
   SimulationOptions chosen = options;

@@ -56,13 +56,15 @@ class Simulation {
         arrival_(matching_.message_count, kNotYet),
         collectives_(matching_.group_of_collective.size()),
         push_slots_(matching_.pushes_expected.size()),
-        simulated_devices_(options.first_replica_only
-                               ? std::min(schedule.device_count(), schedule.tp * schedule.cp * schedule.pp)
-                               : schedule.device_count()) {
+        simulated_devices_(
+            options.first_replica_only
+                ? std::min(schedule.device_count(), schedule.tp * schedule.cp * schedule.pp)
+                : schedule.device_count()) {
     if (options_.record_events) events_.resize(matching_.op_count());
     if (options_.first_replica_only && schedule.async_data_parallel())
       throw std::invalid_argument(
-          "simulating one replica needs synchronous updates: a parameter server waits for every replica");
+          "simulating one replica needs synchronous updates: a parameter server waits for every "
+          "replica");
     // How many of each group's members are simulated: a collective completes when they have joined.
     for (const auto& group : matching_.groups) {
       int simulated = 0;
@@ -114,7 +116,9 @@ class Simulation {
 
   // Replica 0's devices are 0 .. tp x cp x pp - 1 (device_layout.h).
   bool is_simulated(int device) const { return device < simulated_devices_; }
-  int members_to_join(int id) const { return simulated_members_[matching_.group_of_collective[id]]; }
+  int members_to_join(int id) const {
+    return simulated_members_[matching_.group_of_collective[id]];
+  }
 
   void wake(int device) {
     if (!is_simulated(device) || devices_[device].queued) return;
@@ -585,6 +589,10 @@ SimulationResult simulate(const Schedule& lowered, const CostModel& cost,
     throw std::invalid_argument("cost model has " + std::to_string(cost.stages().size()) +
                                 " stage profiles but the schedule has " +
                                 std::to_string(lowered.stages()) + " stages; profile every stage");
+  if (lowered.first_replica_only && !options.first_replica_only)
+    throw std::invalid_argument(
+        "the schedule holds replica 0's programs alone; simulate it with first_replica_only or "
+        "lower every replica");
   Simulation simulation(lowered, cost, options);
   simulation.run();
   return simulation.result();

@@ -5,7 +5,8 @@
 namespace pipelab {
 
 QString SplitSearchModel::dimensionName(Dimension dimension) {
-  static const char* const names[] = {"tp", "cp", "pp", "ep", "zero", "schedule", "recompute", "offload"};
+  static const char* const names[] = {"tp",   "cp",       "pp",        "ep",
+                                      "zero", "schedule", "recompute", "offload"};
   return QString::fromLatin1(names[dimension]);
 }
 

@@ -96,8 +96,8 @@ TEST_F(CliTrain, SaveRunWritesARunFileTheAppReopens) {
 }
 
 TEST_F(CliTrain, CalibrateWritesHardwareFilesThatAPredictionUses) {
-  const auto result = run({"calibrate", "--config", example("spiral_interleaved.json"), "--steps", "3", "--write",
-                           path("this-cpu.json")});
+  const auto result = run({"calibrate", "--config", example("spiral_interleaved.json"), "--steps",
+                           "3", "--write", path("this-cpu.json")});
   ASSERT_EQ(result.code, 0) << result.err;
   const auto json = nlohmann::json::parse(result.out);
   EXPECT_GT(json["compute_samples"].get<int>(), 0);
@@ -106,7 +106,8 @@ TEST_F(CliTrain, CalibrateWritesHardwareFilesThatAPredictionUses) {
   // Two runs at different micro-batch counts, each predicted after the fit.
   ASSERT_EQ(json["runs"].size(), 2u);
   EXPECT_NE(json["runs"][0]["microbatches"], json["runs"][1]["microbatches"]);
-  for (const auto& measured : json["runs"]) EXPECT_GT(measured["predicted_step_ms_calibrated"].get<double>(), 0.0);
+  for (const auto& measured : json["runs"])
+    EXPECT_GT(measured["predicted_step_ms_calibrated"].get<double>(), 0.0);
   ASSERT_EQ(json["written"].size(), 2u);
 
   // The device file names its node file beside it; a prediction on them
@@ -120,8 +121,8 @@ TEST_F(CliTrain, CalibrateWritesHardwareFilesThatAPredictionUses) {
               json["runs"][0]["predicted_step_ms_calibrated"].get<double>(),
               json["runs"][0]["predicted_step_ms_calibrated"].get<double>() * 1e-6);
 
-  const auto not_json = run({"calibrate", "--config", example("spiral_interleaved.json"), "--steps", "1", "--write",
-                             path("this-cpu.txt")});
+  const auto not_json = run({"calibrate", "--config", example("spiral_interleaved.json"), "--steps",
+                             "1", "--write", path("this-cpu.txt")});
   EXPECT_EQ(not_json.code, 2);
   EXPECT_NE(not_json.err.find("must end in .json"), std::string::npos) << not_json.err;
 }

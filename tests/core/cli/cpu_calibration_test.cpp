@@ -27,7 +27,8 @@ TEST(Calibration, ShortRunGivesAPlausibleRateForThisMachine) {
   EXPECT_LT(rate, 1e12);
   EXPECT_GE(fitted.cluster.device.op_overhead_s, 0.0);
   EXPECT_GT(fitted.cluster.node.device_link.bandwidth, 0.0);
-  // The experiment's 2 micro-batches, then 8 (4x), which separates each op's fixed cost from its FLOPs.
+  // The experiment's 2 micro-batches, then 8 (4x), which separates each op's fixed cost from its
+  // FLOPs.
   EXPECT_EQ(fitted.microbatches, (std::vector<int>{2, 8}));
   ASSERT_EQ(fitted.measured_step_s.size(), 2u);
   EXPECT_GT(fitted.measured_step_s[1], 0.0);

@@ -141,9 +141,11 @@ TEST(HardwareCatalogue, RefusesUnsoundDeviceFiles) {
   EXPECT_MENTIONS(error_of([&] { parse_device_spec(h100_with("/memory_gb", &text), "m"); }), "memory_gb");
   EXPECT_MENTIONS(error_of([] { parse_device_spec("{\"device\": ", "m"); }), "not valid JSON");
   const nlohmann::json negative_overhead = -2;
-  EXPECT_MENTIONS(
-      error_of([&] { parse_device_spec(h100_with("/achieved/op_overhead_us", &negative_overhead), "m"); }),
-      "achieved.op_overhead_us = -2 must be >= 0");
+  EXPECT_MENTIONS(error_of([&] {
+                    parse_device_spec(h100_with("/achieved/op_overhead_us", &negative_overhead),
+                                      "m");
+                  }),
+                  "achieved.op_overhead_us = -2 must be >= 0");
 }
 
 TEST(HardwareCatalogue, RefusesUnsoundNodeFiles) {

@@ -49,8 +49,10 @@ TEST(HardwareFileText, ASavedDeviceNamesItsNodeBesideIt) {
   EXPECT_DOUBLE_EQ(loaded.device.op_overhead_s, 25e-6);
   EXPECT_DOUBLE_EQ(loaded.node.device_link.latency_s, 120e-6);
 
-  EXPECT_THROW(save_hardware_files(cluster, (folder.path() / "this-cpu.txt").string()), ExperimentError);
-  EXPECT_THROW(save_hardware_files(cluster, (folder.path() / "no-such-folder" / "x.json").string()), ExperimentError);
+  EXPECT_THROW(save_hardware_files(cluster, (folder.path() / "this-cpu.txt").string()),
+               ExperimentError);
+  EXPECT_THROW(save_hardware_files(cluster, (folder.path() / "no-such-folder" / "x.json").string()),
+               ExperimentError);
 }
 
 }  // namespace

@@ -50,7 +50,8 @@ TEST(DapplePlanner, MatchesExhaustiveSearchOverMemoryLimits) {
       EXPECT_EQ(plan.candidates, all.candidates);
       EXPECT_LE(plan.simulated, plan.candidates);
     }
-    // Below every balanced split's peak: a chosen split fits, or the least memory any split tried needs.
+    // Below every balanced split's peak: a chosen split fits, or the least memory any split tried
+    // needs.
     const DapplePlan too_small = plan_dapple(experiment, devices, all.smallest_memory - 1);
     if (too_small.best) {
       EXPECT_LE(too_small.best->peak_device_bytes, all.smallest_memory - 1);
@@ -64,7 +65,9 @@ TEST(DapplePlanner, MatchesExhaustiveSearchOverMemoryLimits) {
 
 // Less memory than one device needs for the whole model: the plan must pipeline.
 int64_t less_than_one_device(const Experiment& experiment) {
-  return simulate_candidate(dapple_experiment(experiment, 1, 1, 1), std::nullopt).peak_device_bytes * 8 / 10;
+  return simulate_candidate(dapple_experiment(experiment, 1, 1, 1), std::nullopt)
+             .peak_device_bytes *
+         8 / 10;
 }
 
 // The stage split DAPPLE's planner chooses is a local optimum of the
@@ -84,13 +87,15 @@ TEST(DapplePlanner, ChoosesASplitNoOneLayerMoveImproves) {
         Experiment moved = chosen;
         moved.parallel.boundaries[i] += step;
         const int previous = i == 0 ? 0 : moved.parallel.boundaries[i - 1];
-        const int next = i + 1 == moved.parallel.boundaries.size() ? layers : moved.parallel.boundaries[i + 1];
+        const int next =
+            i + 1 == moved.parallel.boundaries.size() ? layers : moved.parallel.boundaries[i + 1];
         if (moved.parallel.boundaries[i] <= previous || moved.parallel.boundaries[i] >= next ||
             !validate_experiment(moved).empty())
           continue;
         const DappleCandidate neighbour = simulate_candidate(moved, link);
         if (neighbour.peak_device_bytes <= less_than_one_device(experiment))
-          EXPECT_GE(neighbour.step_s, plan.best->step_s) << "boundary " << i << " moved by " << step;
+          EXPECT_GE(neighbour.step_s, plan.best->step_s)
+              << "boundary " << i << " moved by " << step;
       }
   }
 }
@@ -108,21 +113,26 @@ TEST(DapplePlanner, ChoosesAFasterSplitThanTheBalancedOneWhenMessagesCost) {
     "parallel": {"microbatches": 8, "schedule": "1f1b"},
     "simulation": {"profile": "cpu-core"}})");
   const double slow_link = 2e7;
-  const DappleCandidate balanced = simulate_candidate(dapple_experiment(experiment, 1, 2, 8), slow_link);
+  const DappleCandidate balanced =
+      simulate_candidate(dapple_experiment(experiment, 1, 2, 8), slow_link);
   ASSERT_EQ(balanced.split.size(), 2u);
   ASSERT_EQ(balanced.split[1].begin, 3) << "the balanced split cuts after the wide layer";
   DapplePlan counts;
-  const DappleCandidate chosen =
-      choose_stage_split(experiment, balanced, std::numeric_limits<int64_t>::max(), slow_link, counts);
+  const DappleCandidate chosen = choose_stage_split(
+      experiment, balanced, std::numeric_limits<int64_t>::max(), slow_link, counts);
   EXPECT_EQ(chosen.split[1].begin, 2);
   EXPECT_LT(chosen.step_s, balanced.step_s * 0.8);
   EXPECT_EQ(counts.split_moves, 1);
   EXPECT_GE(counts.simulated, 2);
   // On a fast link the balanced split stays.
-  const DappleCandidate fast = simulate_candidate(dapple_experiment(experiment, 1, 2, 8), std::nullopt);
+  const DappleCandidate fast =
+      simulate_candidate(dapple_experiment(experiment, 1, 2, 8), std::nullopt);
   DapplePlan fast_counts;
-  EXPECT_EQ(choose_stage_split(experiment, fast, std::numeric_limits<int64_t>::max(), std::nullopt, fast_counts)
-                .split[1].begin, 3);
+  EXPECT_EQ(choose_stage_split(experiment, fast, std::numeric_limits<int64_t>::max(), std::nullopt,
+                               fast_counts)
+                .split[1]
+                .begin,
+            3);
   EXPECT_EQ(fast_counts.split_moves, 0);
 }
 

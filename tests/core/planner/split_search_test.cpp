@@ -148,7 +148,8 @@ TEST(SplitSearch, TriesEveryExpertParallelSizeOfAModelWithExperts) {
   EXPECT_EQ(sizes, (std::set<int>{1, 2, 4}));  // 8 does not divide 4 experts: invalid
   ASSERT_FALSE(result.best.empty());
   // Plain models keep ep 1.
-  for (const SearchedPlan& point : search_splits(test::small_gpt(), r).considered) EXPECT_EQ(point.plan.ep, 1);
+  for (const SearchedPlan& point : search_splits(test::small_gpt(), r).considered)
+    EXPECT_EQ(point.plan.ep, 1);
 }
 
 TEST(SplitSearch, TheExperimentsOwnSplitIsNeverFasterThanTheBest) {

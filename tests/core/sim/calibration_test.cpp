@@ -62,13 +62,16 @@ TEST(Calibration, RecoversTheHardwareThatProducedTheRuns) {
   EXPECT_EQ(fitted.cluster.device.memory_bandwidth, base.device.memory_bandwidth);
   ASSERT_EQ(fitted.microbatches, (std::vector<int>{2, 8}));
   for (size_t k = 0; k < runs.size(); ++k) {
-    EXPECT_NEAR(fitted.calibrated_step_s[k], fitted.measured_step_s[k], fitted.measured_step_s[k] * 0.01);
+    EXPECT_NEAR(fitted.calibrated_step_s[k], fitted.measured_step_s[k],
+                fitted.measured_step_s[k] * 0.01);
     // The base profile has no per-op cost and a fast link: it predicts too fast a step.
     EXPECT_LT(fitted.base_step_s[k], fitted.measured_step_s[k] * 0.8);
   }
 }
 
-TEST(Calibration, RefusesNoRuns) { EXPECT_THROW(calibrate_cluster({}, ClusterSpec{}), std::invalid_argument); }
+TEST(Calibration, RefusesNoRuns) {
+  EXPECT_THROW(calibrate_cluster({}, ClusterSpec{}), std::invalid_argument);
+}
 
 }  // namespace
 }  // namespace pipelab
