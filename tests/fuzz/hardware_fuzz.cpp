@@ -28,6 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     device_ok = true;
     require_usable(device.sustained_gemm_flops("fp32"));
     require_usable(device.sustained_gemm_flops("bf16"));
+    if (!(std::isfinite(device.op_overhead_s) && device.op_overhead_s >= 0)) std::abort();
   } catch (const ExperimentError& error) {
     fuzz::require_safe_message(error.what());
   }

@@ -4,6 +4,8 @@
 // experiment with one undo.
 #include <qcustomplot.h>
 
+#include <QApplication>
+#include <QClipboard>
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QLabel>
@@ -118,6 +120,39 @@ class SplitSearchViewTest : public QObject {
     QVERIFY(window.planController()->canUndo());
     window.planController()->undo();
     QCOMPARE(experiment_to_json(window.document()->experiment()), experiment_to_json(before));
+  }
+
+  void exportsTheChosenSplitAsALaunchCommand() {
+    SplitSearchDialog dialog(gpt2_small());
+    dialog.devicesSpin()->setValue(8);
+    QVERIFY(!dialog.exportButton()->isEnabled());
+    QVERIFY(dialog.launchText(LaunchTool::Megatron).isEmpty());
+    QSignalSpy finished(&dialog, &SplitSearchDialog::searchFinished);
+    dialog.search();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+    QVERIFY(dialog.exportButton()->isEnabled());
+    const ParallelPlan& chosen = dialog.model().candidates()[*dialog.selectedCandidate()].plan;
+    bool exported = false;
+    const QString megatron = dialog.launchText(LaunchTool::Megatron, &exported);
+    QVERIFY(exported);
+    QVERIFY(megatron.contains(QStringLiteral("--tensor-model-parallel-size %1").arg(chosen.tp)));
+    QVERIFY(megatron.contains(QStringLiteral("--pipeline-model-parallel-size %1").arg(chosen.pp)));
+    QVERIFY(dialog.launchText(LaunchTool::Torchtitan).contains(QStringLiteral("[parallelism]")));
+    dialog.exportLaunch(LaunchTool::Megatron);
+    QCOMPARE(QApplication::clipboard()->text(), megatron);
+
+    // A model that is not a GPT has no launch command: the view says why.
+    Experiment mlp = default_experiment();
+    mlp.simulation.profile = "h100";
+    SplitSearchDialog mlp_dialog(mlp);
+    mlp_dialog.devicesSpin()->setValue(2);
+    QSignalSpy mlp_finished(&mlp_dialog, &SplitSearchDialog::searchFinished);
+    mlp_dialog.search();
+    QTRY_COMPARE_WITH_TIMEOUT(mlp_finished.count(), 1, 30000);
+    QVERIFY(mlp_dialog.selectedCandidate().has_value());
+    const QString refused = mlp_dialog.launchText(LaunchTool::Megatron, &exported);
+    QVERIFY(!exported);
+    QVERIFY2(refused.contains(QStringLiteral("cannot be exported")), qPrintable(refused));
   }
 
   void theSearchStopsWhenAskedOrWhenTheDialogCloses() {

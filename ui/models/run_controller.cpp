@@ -349,8 +349,10 @@ void RunController::updatePhaseFromState(RunState state) {
       break;
   }
   if (phase == phase_) return;
+  // A final state's events are all in the sink (the state was read first):
+  // the phase and the last events arrive together, never the phase alone.
+  if (phase == Phase::Finished || phase == Phase::Stopped || phase == Phase::Failed) drainSink();
   if (phase == Phase::Failed) {
-    drainSink();  // the events up to the failure are worth seeing
     error_ = QString::fromStdString(executor_->error());
     if (error_.isEmpty()) error_ = tr("the run failed without saying why");
   }

@@ -2,11 +2,17 @@
 
 #include <qcustomplot.h>
 
+#include <QApplication>
+#include <QClipboard>
 #include <QComboBox>
+#include <QDialogButtonBox>
+#include <QFontDatabase>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
@@ -161,9 +167,24 @@ SplitSearchDialog::SplitSearchDialog(const Experiment& experiment, QWidget* pare
                                       .arg(step_text(chosen.simulated ? chosen.step_s
                                                                       : chosen.step_estimate_s)));
   });
+  export_button_ = new QPushButton(tr("Export launch"), this);
+  export_button_->setEnabled(false);
+  export_button_->setToolTip(
+      tr("This split as Megatron-LM flags or a torchtitan job section, copied to the "
+         "clipboard"));
+  auto* export_menu = new QMenu(export_button_);
+  export_menu->addAction(tr("Megatron-LM flags"), this,
+                         [this] { exportLaunch(LaunchTool::Megatron); });
+  export_menu->addAction(tr("torchtitan job section"), this,
+                         [this] { exportLaunch(LaunchTool::Torchtitan); });
+  export_button_->setMenu(export_menu);
+  auto* buttons = new QVBoxLayout;
+  buttons->addWidget(load_button_);
+  buttons->addWidget(export_button_);
+  buttons->addStretch(1);
   auto* bottom = new QHBoxLayout;
   bottom->addWidget(details_label_, 1);
-  bottom->addWidget(load_button_, 0, Qt::AlignTop);
+  bottom->addLayout(buttons);
 
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(form);
@@ -340,6 +361,48 @@ void SplitSearchDialog::showDetails() {
   if (!fits) text += QStringLiteral(" ") + tr("Over the usable memory: it would not fit.");
   details_label_->setText(text);
   load_button_->setEnabled(true);
+  export_button_->setEnabled(true);
+}
+
+QString SplitSearchDialog::launchText(LaunchTool tool, bool* exported) const {
+  if (exported) *exported = false;
+  if (!selected_) return {};
+  const Experiment chosen = searched_experiment(experiment_, model_.candidates()[*selected_].plan);
+  try {
+    const QString text = QString::fromStdString(launch_text(export_launch(chosen, tool), tool));
+    if (exported) *exported = true;
+    return text;
+  } catch (const std::exception& error) {
+    return tr("This split cannot be exported: %1").arg(QString::fromStdString(error.what()));
+  }
+}
+
+void SplitSearchDialog::exportLaunch(LaunchTool tool) {
+  bool exported = false;
+  const QString text = launchText(tool, &exported);
+  if (text.isEmpty()) return;
+  if (exported) QApplication::clipboard()->setText(text);
+  auto* window = new QDialog(this);
+  window->setAttribute(Qt::WA_DeleteOnClose);
+  window->setWindowTitle(tool == LaunchTool::Megatron ? tr("Megatron-LM flags")
+                                                      : tr("torchtitan job section"));
+  auto* view = new QPlainTextEdit(text, window);
+  view->setReadOnly(true);
+  view->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  auto* note =
+      new QLabel(exported ? tr("Copied to the clipboard. Fields listed as \"not exported\" have no "
+                               "equivalent in the tool; set them by hand or leave them out.")
+                          : QString(),
+                 window);
+  note->setWordWrap(true);
+  auto* close = new QDialogButtonBox(QDialogButtonBox::Close, window);
+  connect(close, &QDialogButtonBox::rejected, window, &QDialog::close);
+  auto* layout = new QVBoxLayout(window);
+  layout->addWidget(view, 1);
+  layout->addWidget(note);
+  layout->addWidget(close);
+  window->resize(720, 420);
+  window->open();
 }
 
 }  // namespace pipelab

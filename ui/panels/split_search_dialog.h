@@ -5,7 +5,9 @@
 // may use as a line with the region past it shaded, the Pareto front joined.
 // Filters keep a dimension to one value; clicking a point shows its split, and
 // "Load into experiment" hands it to the window (splitChosen), which applies it
-// with one undo as Plan for me does.
+// with one undo as Plan for me does; "Export launch" shows it as Megatron-LM
+// flags or a torchtitan job section (core/planner/launch_export.h) and copies
+// that to the clipboard.
 #pragma once
 
 #include <QDialog>
@@ -17,6 +19,7 @@
 #include <variant>
 
 #include "core/io/experiment.h"
+#include "core/planner/launch_export.h"
 #include "ui/models/background_job.h"
 #include "ui/models/split_search_model.h"
 
@@ -57,6 +60,13 @@ class SplitSearchDialog : public QDialog {
   }
   QPushButton* searchButton() const { return search_button_; }
   QPushButton* loadButton() const { return load_button_; }
+  QPushButton* exportButton() const { return export_button_; }
+  // The chosen candidate as `tool` launches it, with what has no equivalent
+  // listed; or why it cannot be exported (a model that is not a GPT). Empty
+  // without a chosen candidate.
+  QString launchText(LaunchTool tool, bool* exported = nullptr) const;
+  // Shows launchText(tool) in a window and copies it to the clipboard.
+  void exportLaunch(LaunchTool tool);
   QCustomPlot* plot() const { return plot_; }
   QLabel* statusLabel() const { return status_label_; }
   QLabel* detailsLabel() const { return details_label_; }
@@ -91,6 +101,7 @@ class SplitSearchDialog : public QDialog {
   QCPItemRect* over_memory_ = nullptr;
   QLabel* details_label_;
   QPushButton* load_button_;
+  QPushButton* export_button_;
   BackgroundJob<Outcome> job_{this, [this] { onSearched(); }};
 };
 

@@ -2197,6 +2197,30 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <source>Stop</source>
         <translation>停止</translation>
     </message>
+    <message>
+        <source>Export launch</source>
+        <translation>导出启动命令</translation>
+    </message>
+    <message>
+        <source>This split as Megatron-LM flags or a torchtitan job section, copied to the clipboard</source>
+        <translation>将此划分导出为 Megatron-LM 参数或 torchtitan 任务配置段，并复制到剪贴板</translation>
+    </message>
+    <message>
+        <source>Megatron-LM flags</source>
+        <translation>Megatron-LM 参数</translation>
+    </message>
+    <message>
+        <source>torchtitan job section</source>
+        <translation>torchtitan 任务配置段</translation>
+    </message>
+    <message>
+        <source>This split cannot be exported: %1</source>
+        <translation>此划分无法导出：%1</translation>
+    </message>
+    <message>
+        <source>Copied to the clipboard. Fields listed as &quot;not exported&quot; have no equivalent in the tool; set them by hand or leave them out.</source>
+        <translation>已复制到剪贴板。标为“not exported”的字段在该工具中没有对应项；请手动设置或省略。</translation>
+    </message>
 </context>
 <context>
     <name>pipelab::StatsPanel</name>
