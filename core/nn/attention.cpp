@@ -12,18 +12,24 @@
 namespace pipelab {
 namespace {
 
-// Pointers and strides of one (b, h)'s q, k, v in a fused qkv buffer.
+// Offsets of one (b, h)'s q, k, v in a fused qkv buffer, its output columns and its P.
 struct HeadView {
-  int64_t qkv_offset = 0;  // of q(b, 0, h, 0); k and v follow head_dim and 2 head_dim later
+  int64_t q_offset = 0;    // of q(b, 0, h, 0)
+  int64_t k_offset = 0;    // of k(b, 0, h, 0)
+  int64_t v_offset = 0;    // of v(b, 0, h, 0)
   int64_t out_offset = 0;  // of out(b, 0, h * head_dim)
   int64_t probability_offset = 0;
+  bool first_of_group = true;  // the first query head reading its k and v
 };
 
 HeadView head_view(const AttentionShape& shape, int64_t b, int64_t h) {
-  const int64_t first_row = b * shape.seq;
-  return {first_row * shape.qkv_width() + 3 * h * shape.head_dim,
-          first_row * shape.width() + h * shape.head_dim,
-          (b * shape.heads + h) * shape.seq * shape.seq};
+  const int64_t first = b * shape.seq * shape.qkv_width();
+  return {first + shape.q_column(h),
+          first + shape.k_column(h),
+          first + shape.v_column(h),
+          b * shape.seq * shape.width() + h * shape.head_dim,
+          (b * shape.heads + h) * shape.seq * shape.seq,
+          h % shape.group() == 0};
 }
 
 float score_scale(const AttentionShape& shape) {
@@ -133,6 +139,7 @@ void check_shapes(const Tensor& qkv, const AttentionShape& shape) {
   (void)qkv;
   (void)shape;
   assert(shape.batch >= 0 && shape.seq > 0 && shape.heads > 0 && shape.head_dim > 0);
+  assert(shape.kv_heads >= 0 && shape.heads % shape.key_value_heads() == 0);
   assert(qkv.rows() == shape.rows() && qkv.cols() == shape.qkv_width());
 }
 
@@ -152,9 +159,8 @@ void attention_forward(const Tensor& qkv, const AttentionShape& shape, Tensor& o
   for (int64_t b = 0; b < shape.batch; ++b)
     for (int64_t h = 0; h < shape.heads; ++h) {
       const HeadView view = head_view(shape, b, h);
-      const float* q = qkv.data() + view.qkv_offset;
       float* p = probabilities ? probabilities->data() + view.probability_offset : scratch.data();
-      head_probabilities(q, q + shape.head_dim, shape, p);
+      head_probabilities(qkv.data() + view.q_offset, qkv.data() + view.k_offset, shape, p);
       const float* weights = p;
       if (dropout) {
         apply_attention_dropout(*dropout, b, shape.first_head + h, seq, p, dropped.data());
@@ -165,7 +171,7 @@ void attention_forward(const Tensor& qkv, const AttentionShape& shape, Tensor& o
         const int64_t count = std::min(tile, seq - begin);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blas_int(count),
                     blas_int(shape.head_dim), blas_int(keys_seen(shape, begin, count)), 1.0f,
-                    weights + begin * seq, blas_int(seq), q + 2 * shape.head_dim,
+                    weights + begin * seq, blas_int(seq), qkv.data() + view.v_offset,
                     blas_int(shape.qkv_width()), 0.0f,
                     out.data() + view.out_offset + begin * shape.width(), blas_int(shape.width()));
       }
@@ -179,8 +185,7 @@ void attention_probabilities(const Tensor& qkv, const AttentionShape& shape,
   for (int64_t b = 0; b < shape.batch; ++b)
     for (int64_t h = 0; h < shape.heads; ++h) {
       const HeadView view = head_view(shape, b, h);
-      const float* q = qkv.data() + view.qkv_offset;
-      head_probabilities(q, q + shape.head_dim, shape,
+      head_probabilities(qkv.data() + view.q_offset, qkv.data() + view.k_offset, shape,
                          probabilities.data() + view.probability_offset);
     }
 }
@@ -189,7 +194,9 @@ void attention_probabilities(const Tensor& qkv, const AttentionShape& shape,
 // times its scale (all ones without dropout):
 //   dV = (P * D)^T dO,  dP = (dO V^T) * D,  dS = P * (dP - rowsum(P * dP)),
 //   dQ = dS K / sqrt(d),  dK = dS^T Q / sqrt(d)
-// Masked entries have P = 0, so their dS is 0 without a separate mask.
+// Masked entries have P = 0, so their dS is 0 without a separate mask. Under
+// grouped-query attention a group's first head writes its dK and dV and the
+// others add to them (beta = 1), in head order.
 void attention_backward(const Tensor& qkv, const Tensor* probabilities, const Tensor& dout,
                         const AttentionShape& shape, Tensor& dqkv, const BlockDropout* dropout) {
   check_shapes(qkv, shape);
@@ -212,9 +219,10 @@ void attention_backward(const Tensor& qkv, const Tensor* probabilities, const Te
   for (int64_t b = 0; b < shape.batch; ++b)
     for (int64_t h = 0; h < shape.heads; ++h) {
       const HeadView view = head_view(shape, b, h);
-      const float* q = qkv.data() + view.qkv_offset;
-      const float* k = q + d;
-      const float* v = q + 2 * d;
+      const float* q = qkv.data() + view.q_offset;
+      const float* k = qkv.data() + view.k_offset;
+      const float* v = qkv.data() + view.v_offset;
+      const float beta_kv = view.first_of_group ? 0.0f : 1.0f;
       const float* p;
       if (probabilities) {
         p = probabilities->data() + view.probability_offset;
@@ -223,9 +231,9 @@ void attention_backward(const Tensor& qkv, const Tensor* probabilities, const Te
         p = recomputed.data();
       }
       const float* d_o = dout.data() + view.out_offset;
-      float* dq = dqkv.data() + view.qkv_offset;
-      float* dk = dq + d;
-      float* dv = dq + 2 * d;
+      float* dq = dqkv.data() + view.q_offset;
+      float* dk = dqkv.data() + view.k_offset;
+      float* dv = dqkv.data() + view.v_offset;
       const float* weights = p;  // what weighted V in the forward
       if (dropout) {
         apply_attention_dropout(*dropout, b, shape.first_head + h, seq, p, dropped.data());
@@ -238,7 +246,7 @@ void attention_backward(const Tensor& qkv, const Tensor* probabilities, const Te
         const int64_t from = first_query(shape, begin);
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, blas_int(count), hd,
                     blas_int(seq - from), 1.0f, weights + from * seq + begin, s,
-                    d_o + from * ld_out, ld_out, 0.0f, dv + begin * ld_qkv, ld_qkv);
+                    d_o + from * ld_out, ld_out, beta_kv, dv + begin * ld_qkv, ld_qkv);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blas_int(count),
                     blas_int(keys_seen(shape, begin, count)), hd, 1.0f, d_o + begin * ld_out,
                     ld_out, v, ld_qkv, 0.0f, dp.row(begin), s);
@@ -256,7 +264,7 @@ void attention_backward(const Tensor& qkv, const Tensor* probabilities, const Te
                     0.0f, dq + begin * ld_qkv, ld_qkv);
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, blas_int(count), hd,
                     blas_int(seq - from), scale, dp.row(from) + begin, s, q + from * ld_qkv, ld_qkv,
-                    0.0f, dk + begin * ld_qkv, ld_qkv);
+                    beta_kv, dk + begin * ld_qkv, ld_qkv);
       }
     }
 }

@@ -14,6 +14,17 @@
 // of 3 * width. Grouping by head (Megatron's layout) makes a tensor-parallel
 // shard's heads one contiguous block of the QKV weight's columns, and the
 // strided views go straight into sgemm (lda = 3 * width): no copies.
+//
+// Grouped-query attention (kv_heads < heads; Ainslie et al. 2023): the g =
+// heads / kv_heads query heads of a group share one key and one value head,
+// and a row holds one [q_0 .. q_{g-1} | k | v] group of (g + 2) head_dim
+// columns per key/value head (Megatron-LM's layout for query groups):
+//   q(b, t, h, j) = qkv[b * seq + t][(h / g) (g + 2) head_dim + (h % g) head_dim + j]
+//   k(b, t, h, j) = qkv[b * seq + t][(h / g) (g + 2) head_dim + g head_dim + j]
+//   v(b, t, h, j) = the head_dim columns after k's
+// With g = 1 this is the layout above. A shard under tensor parallelism
+// holds whole groups (tp divides kv_heads), again one contiguous block. The
+// backward sums the gradients of a group's shared k and v over its heads.
 // The output is [batch * seq, heads * head_dim], head h in columns
 // [h head_dim, (h + 1) head_dim): the order the output projection reads.
 //
@@ -50,10 +61,19 @@ struct AttentionShape {
   int64_t head_dim = 0;
   bool causal = true;
   int64_t first_head = 0;  // the shard's first head in the whole block (keys dropout masks)
+  int64_t kv_heads = 0;    // this shard's key/value heads; 0 means heads (no grouping)
 
   int64_t rows() const { return batch * seq; }
   int64_t width() const { return heads * head_dim; }  // the output's columns
-  int64_t qkv_width() const { return 3 * width(); }
+  int64_t key_value_heads() const { return kv_heads > 0 ? kv_heads : heads; }
+  int64_t group() const { return heads / key_value_heads(); }  // query heads per k/v head
+  int64_t qkv_width() const { return (heads + 2 * key_value_heads()) * head_dim; }
+  // The first column of head h's q, and of the k (v follows it) it reads.
+  int64_t q_column(int64_t h) const {
+    return ((h / group()) * (group() + 2) + h % group()) * head_dim;
+  }
+  int64_t k_column(int64_t h) const { return ((h / group()) * (group() + 2) + group()) * head_dim; }
+  int64_t v_column(int64_t h) const { return k_column(h) + head_dim; }
   // P is [batch * heads * seq, seq]; row ((b * heads + h) * seq + i) is query i's.
   int64_t probability_rows() const { return batch * heads * seq; }
 };

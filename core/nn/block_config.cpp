@@ -15,6 +15,8 @@ GptBlockConfig block_config(const LayerLayout& layer) {
   config.keep_attention_probabilities = !layer.selective_recompute;
   config.dropout = static_cast<float>(spec.dropout);
   config.dense_mlp = spec.experts == 0;  // else a mixture of experts is the MLP
+  config.kv_heads = spec.kv_heads;
+  config.rotary = layer.rotary;
   return config;
 }
 

@@ -21,7 +21,7 @@ namespace pipelab {
 template <typename TensorT>
 struct BasicBlockTensors {
   TensorT norm1_gain, norm1_bias;  // [1, dim]
-  TensorT qkv_weight, qkv_bias;    // [dim, 3 dim / tp], [1, 3 dim / tp]
+  TensorT qkv_weight, qkv_bias;    // [dim, qkv_width / tp], [1, qkv_width / tp]
   TensorT proj_weight, proj_bias;  // [dim / tp, dim], [1, dim]
   TensorT norm2_gain, norm2_bias;  // [1, dim]
   TensorT ffn1_weight, ffn1_bias;  // [dim, ffn1_width / tp], [1, ffn1_width / tp]

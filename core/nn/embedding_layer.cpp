@@ -27,7 +27,8 @@ std::vector<int32_t> token_ids(const Tensor& x) {
 }  // namespace
 
 EmbeddingLayer::EmbeddingLayer(int index, const VocabRange& range, int64_t dim, int64_t seq,
-                               DeviceAllocator* allocator, int sequence_shards, int sequence_shard)
+                               DeviceAllocator* allocator, int sequence_shards, int sequence_shard,
+                               bool learned_positions)
     : Layer(LayerType::Embedding, index, seq, seq / sequence_shards * dim, allocator),
       range_(range),
       dim_(dim),
@@ -35,13 +36,16 @@ EmbeddingLayer::EmbeddingLayer(int index, const VocabRange& range, int64_t dim, 
       sequence_shards_(sequence_shards),
       sequence_shard_(sequence_shard),
       token_table_(range.rows, dim, allocator, MemoryCategory::Weights),
-      position_table_(seq, dim, allocator, MemoryCategory::Weights),
+      position_table_(learned_positions ? Tensor(seq, dim, allocator, MemoryCategory::Weights)
+                                        : Tensor()),
       token_grad_(range.rows, dim, allocator, MemoryCategory::Gradients),
-      position_grad_(seq, dim, allocator, MemoryCategory::Gradients) {}
+      position_grad_(learned_positions ? Tensor(seq, dim, allocator, MemoryCategory::Gradients)
+                                       : Tensor()) {}
 
 void EmbeddingLayer::init(uint64_t seed) {
   init_embedding_table(token_table_, seed, RandomStream::TokenEmbedding, index(), range_.begin);
-  init_embedding_table(position_table_, seed, RandomStream::PositionEmbedding, index());
+  if (learned_positions())
+    init_embedding_table(position_table_, seed, RandomStream::PositionEmbedding, index());
 }
 
 SequenceSlice EmbeddingLayer::slice(int64_t batch) const {
@@ -63,10 +67,12 @@ Tensor EmbeddingLayer::forward(const Tensor& x, const ForwardInfo&) {
                        sequence_.reduce_scatter(values, true);
                      },
                      allocator());
-    Tensor positions = Tensor::borrow(position_table_.row(mine.first_position()),
-                                      mine.local_positions * dim_);
-    positions.reshape(mine.local_positions, dim_);
-    add_position_embedding(positions, mine.local_positions, y);
+    if (learned_positions()) {
+      Tensor positions =
+          Tensor::borrow(position_table_.row(mine.first_position()), mine.local_positions * dim_);
+      positions.reshape(mine.local_positions, dim_);
+      add_position_embedding(positions, mine.local_positions, y);
+    }
     y.reshape(x.rows(), out_features());
     return y;
   }
@@ -74,7 +80,7 @@ Tensor EmbeddingLayer::forward(const Tensor& x, const ForwardInfo&) {
     assert(all_reduce_);
     all_reduce_(lookup, true);  // every shard now holds the full lookup
   }
-  add_position_embedding(position_table_, seq_, lookup);
+  if (learned_positions()) add_position_embedding(position_table_, seq_, lookup);
   lookup.reshape(x.rows(), seq_ * dim_);
   return lookup;
 }
@@ -102,7 +108,7 @@ void EmbeddingLayer::backward_weight(const Tensor& x, const Tensor& dy) {
   const Tensor rows = sequence_shards_ > 1 ? Tensor::view(gathered, gathered.rows(), dim_)
                                            : Tensor::view(dy, x.rows() * seq_, dim_);
   token_embedding_backward(ids, rows, range_, token_grad_);
-  position_embedding_backward(rows, seq_, position_grad_);
+  if (learned_positions()) position_embedding_backward(rows, seq_, position_grad_);
 }
 
 }  // namespace pipelab

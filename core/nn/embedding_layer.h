@@ -11,7 +11,9 @@
 // the stage's all-reduce (connect_all_reduce) sums the shards' lookups into
 // the full one, and the replicated position rows are added once, after it.
 // The ids need no gradient, so backward_input returns zeros (the stage never
-// asks: an embedding is always the model's first layer).
+// asks: an embedding is always the model's first layer). Under rotary position
+// embeddings (learned_positions false) there is no position table: the
+// blocks turn q and k instead (rotary.h).
 //
 // Sequence parallelism (`sequence_shards` > 1): the shards' lookups are
 // reduce-scattered instead, each keeping its slice of the sequence
@@ -33,15 +35,22 @@ class EmbeddingLayer : public Layer {
   // Zero tables; call init. `range` is the token rows this shard holds (the
   // whole vocabulary without tensor parallelism).
   EmbeddingLayer(int index, const VocabRange& range, int64_t dim, int64_t seq,
-                 DeviceAllocator* allocator, int sequence_shards = 1, int sequence_shard = 0);
+                 DeviceAllocator* allocator, int sequence_shards = 1, int sequence_shard = 0,
+                 bool learned_positions = true);
   void init(uint64_t seed);
 
   // Throws std::invalid_argument naming the id when a token is outside [0, vocab).
   Tensor forward(const Tensor& x, const ForwardInfo& info) override;
   Tensor backward_input(const Tensor& x, const Tensor& dy, const ForwardInfo& info) override;
   void backward_weight(const Tensor& x, const Tensor& dy) override;
-  std::vector<Tensor*> params() override { return {&token_table_, &position_table_}; }
-  std::vector<Tensor*> grads() override { return {&token_grad_, &position_grad_}; }
+  std::vector<Tensor*> params() override {
+    if (!learned_positions()) return {&token_table_};
+    return {&token_table_, &position_table_};
+  }
+  std::vector<Tensor*> grads() override {
+    if (!learned_positions()) return {&token_grad_};
+    return {&token_grad_, &position_grad_};
+  }
   void connect_all_reduce(InnerAllReduce all_reduce) override {
     all_reduce_ = std::move(all_reduce);
   }
@@ -51,7 +60,8 @@ class EmbeddingLayer : public Layer {
 
   const VocabRange& range() const { return range_; }
   Tensor& token_table() { return token_table_; }
-  Tensor& position_table() { return position_table_; }
+  Tensor& position_table() { return position_table_; }  // empty without learned positions
+  bool learned_positions() const { return !position_table_.empty(); }
 
  private:
   // This shard's part of the sequence of a micro-batch of `batch` samples.
@@ -63,7 +73,7 @@ class EmbeddingLayer : public Layer {
   const int sequence_shards_;  // 1 unless sequence parallel
   const int sequence_shard_;
   Tensor token_table_;     // [range.rows, dim], Weights
-  Tensor position_table_;  // [seq, dim], Weights
+  Tensor position_table_;  // [seq, dim], Weights; empty under rotary embeddings
   Tensor token_grad_;      // Gradients
   Tensor position_grad_;
   InnerAllReduce all_reduce_;  // set when the vocabulary is split

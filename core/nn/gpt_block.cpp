@@ -20,7 +20,7 @@ namespace {
 
 // The widths one shard holds.
 struct ShardWidths {
-  int64_t qkv = 0;        // 3 dim / tp
+  int64_t qkv = 0;        // qkv_width / tp
   int64_t attention = 0;  // dim / tp
   int64_t heads = 0;      // heads / tp
   int64_t ffn = 0;        // f / tp
@@ -28,7 +28,7 @@ struct ShardWidths {
 };
 
 ShardWidths shard_widths(const GptBlockConfig& config, int tp) {
-  return {3 * config.dim / tp, config.dim / tp, config.heads / tp, config.ffn_hidden / tp,
+  return {config.qkv_width() / tp, config.dim / tp, config.heads / tp, config.ffn_hidden / tp,
           config.ffn1_width() / tp};
 }
 
@@ -170,9 +170,23 @@ void check_gpt_block(const GptBlockConfig& config, const BlockShard& shard) {
   if (shard.tp < 1 || shard.shard < 0 || shard.shard >= shard.tp)
     fail("tensor-parallel shard " + std::to_string(shard.shard) +
          " of tp = " + std::to_string(shard.tp) + " does not exist; need 0 <= shard < tp");
+  if (config.kv_heads < 0 || config.heads % config.key_value_heads() != 0)
+    fail("kv_heads = " + std::to_string(config.kv_heads) + " does not divide the " +
+         std::to_string(config.heads) +
+         " heads; each key/value head serves a whole group of query heads (0 means kv_heads = "
+         "heads)");
   if (config.heads % shard.tp != 0)
     fail("tp = " + std::to_string(shard.tp) + " does not divide the " +
          std::to_string(config.heads) + " heads; each shard needs whole heads");
+  if (config.key_value_heads() % shard.tp != 0)
+    fail("tp = " + std::to_string(shard.tp) + " does not divide the " +
+         std::to_string(config.key_value_heads()) +
+         " key/value heads; each shard needs whole query groups (choose a tp that divides "
+         "kv_heads)");
+  if (config.rotary && config.head_dim() % 2 != 0)
+    fail("rotary position embeddings turn pairs of a head's values, but the head width " +
+         ("dim / heads = " + std::to_string(config.head_dim())) +
+         " is odd; choose heads so that dim / heads is even");
   if (config.ffn_hidden % shard.tp != 0)
     fail("tp = " + std::to_string(shard.tp) + " does not divide ffn_hidden " +
          std::to_string(config.ffn_hidden) + "; choose a hidden width that tp divides");
@@ -283,10 +297,10 @@ void GptBlock::init(uint64_t seed, int layer) {
   t.norm1_bias.set_zero();
   t.norm2_gain.fill(1.0f);
   t.norm2_bias.set_zero();
-  init_uniform_block(t.qkv_weight, key(BlockTensor::QkvWeight), uniform_bound(dim), 3 * dim, 0,
-                     k * w.qkv);
-  init_uniform_block(t.qkv_bias, key(BlockTensor::QkvBias), uniform_bound(dim), 3 * dim, 0,
-                     k * w.qkv);
+  init_uniform_block(t.qkv_weight, key(BlockTensor::QkvWeight), uniform_bound(dim),
+                     config_.qkv_width(), 0, k * w.qkv);
+  init_uniform_block(t.qkv_bias, key(BlockTensor::QkvBias), uniform_bound(dim), config_.qkv_width(),
+                     0, k * w.qkv);
   init_uniform_block(t.proj_weight, key(BlockTensor::ProjWeight), uniform_bound(dim), dim,
                      k * w.attention, 0);
   init_uniform_block(t.proj_bias, key(BlockTensor::ProjBias), uniform_bound(dim), dim);
@@ -314,7 +328,18 @@ void GptBlock::zero_grad() {
 
 AttentionShape GptBlock::attention_shape(int64_t batch, int64_t seq) const {
   const int64_t heads = config_.heads / shard_.tp;
-  return {batch, seq, heads, config_.head_dim(), config_.causal, heads * shard_.shard};
+  return {batch,
+          seq,
+          heads,
+          config_.head_dim(),
+          config_.causal,
+          heads * shard_.shard,
+          config_.key_value_heads() / shard_.tp};
+}
+
+const RotaryTable& GptBlock::rotary_angles(int64_t seq) const {
+  if (rotary_.seq != seq) rotary_ = rotary_table(seq, config_.head_dim());
+  return rotary_;
 }
 
 void GptBlock::norm_forward(const Tensor& gain, const Tensor& bias, const Tensor& x,
@@ -433,6 +458,7 @@ void GptBlock::forward_attention(const Tensor& x, int64_t batch, int64_t seq, Gp
   norm_forward(t.norm1_gain, t.norm1_bias, x, cache.norm1_out);
   linear_forward(whole_sequence(cache.norm1_out, slice, whole, collectives), t.qkv_weight,
                  optional(t.qkv_bias), cache.qkv);
+  if (config_.rotary) rotary_forward(cache.qkv, shape, rotary_angles(seq));
   attention_forward(cache.qkv, shape, cache.attention_out,
                     config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
                     &dropout);
@@ -520,6 +546,8 @@ void GptBlock::backward_attention(const Tensor& x, const Tensor& dy, GptBlockCac
   attention_backward(
       cache.qkv, config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
       cache.d_attention_out, attention_shape(cache.batch, cache.seq), cache.d_qkv, &cache.dropout);
+  if (config_.rotary)
+    rotary_backward(cache.d_qkv, attention_shape(cache.batch, cache.seq), rotary_angles(cache.seq));
   Tensor& d_norm1_partial = split ? partial : cache.d_norm1_out;
   linear_backward_input(cache.d_qkv, t.qkv_weight, d_norm1_partial);
   sum_partials(d_norm1_partial, slice, cache.d_norm1_out, collectives);

@@ -11,10 +11,16 @@
 // (the biases of proj and ffn2 inside the dropped values, as Megatron's
 // bias-dropout-add).
 //
+// Grouped-query attention (kv_heads < heads): QKV's output is dim + 2
+// kv_heads head_dim wide, in attention.h's query-group layout. Rotary
+// position embeddings (rotary): q and k are turned by position after QKV
+// (rotary.h), their gradients turned back before QKV's backward.
+//
 // Megatron tensor parallelism. Shard k of tp holds:
-//   qkv   column-parallel by heads: heads / tp whole heads. With attention.h's
-//         head-grouped layout that is columns [k, k + 1) * 3 dim / tp of the
-//         full [dim, 3 dim] weight, and the same bias columns;
+//   qkv   column-parallel by heads: heads / tp whole heads (kv_heads / tp whole
+//         query groups). With attention.h's head-grouped layout that is
+//         columns [k, k + 1) * W / tp of the full [dim, W] weight (W = 3 dim,
+//         or dim + 2 kv_heads head_dim), and the same bias columns;
 //   proj  row-parallel: rows [k, k + 1) * dim / tp (its heads' outputs);
 //   ffn1  column-parallel: columns [k, k + 1) * f / tp (GELU); for SwiGLU those
 //         columns of the gate and the same of the up half, as [gate | up];
@@ -64,6 +70,7 @@
 #include "core/nn/attention.h"
 #include "core/nn/block_dropout.h"
 #include "core/nn/block_state.h"
+#include "core/nn/rotary.h"
 #include "core/nn/sequence_split.h"
 #include "core/nn/tensor.h"
 
@@ -84,8 +91,13 @@ struct GptBlockConfig {
   // false: the block holds no FFN1 and FFN2, and its owner runs the MLP (a
   // mixture of experts) between forward_attention and backward_attention.
   bool dense_mlp = true;
+  int64_t kv_heads = 0;  // key/value heads (grouped-query attention); 0 means heads
+  bool rotary = false;   // rotary position embeddings on q and k (rotary.h)
 
   int64_t head_dim() const { return heads > 0 ? dim / heads : 0; }
+  int64_t key_value_heads() const { return kv_heads > 0 ? kv_heads : heads; }
+  // QKV's full output width: dim + 2 key_value_heads head_dim (3 dim without grouping).
+  int64_t qkv_width() const { return dim + 2 * key_value_heads() * head_dim(); }
   // ffn1's full output width: f, or 2 f for SwiGLU.
   int64_t ffn1_width() const {
     return activation == BlockActivation::SwiGlu ? 2 * ffn_hidden : ffn_hidden;
@@ -109,8 +121,9 @@ struct BlockCollectives {
 };
 
 // Throws std::invalid_argument, saying what to change, unless every width is
-// positive, heads divides dim, tp divides heads and ffn_hidden, and dropout is
-// in [0, 1).
+// positive, heads divides dim, kv_heads divides heads, tp divides heads,
+// kv_heads and ffn_hidden, the head width is even under rotary embeddings,
+// and dropout is in [0, 1).
 void check_gpt_block(const GptBlockConfig& config, const BlockShard& shard);
 
 // The block's trainable tensors (and, in the same shapes, their gradients),
@@ -151,7 +164,7 @@ struct GptBlockCache {
   BlockDropout dropout;  // the forward's, for the backward to regenerate its masks
   // forward
   Tensor norm1_out;       // [rows, dim]
-  Tensor qkv;             // [rows, 3 dim / tp]
+  Tensor qkv;             // [rows, qkv_width / tp], q and k turned under rotary
   Tensor probabilities;   // [batch * heads / tp * seq, seq]; empty under recompute
   Tensor attention_out;   // [rows, dim / tp]
   Tensor h;               // [rows, dim]: the residual stream between the halves
@@ -164,7 +177,7 @@ struct GptBlockCache {
   Tensor d_norm2_out;       // [rows, dim], all-reduced
   Tensor d_h;               // [rows, dim]
   Tensor d_attention_out;   // [rows, dim / tp] (scratch)
-  Tensor d_qkv;             // [rows, 3 dim / tp]
+  Tensor d_qkv;             // [rows, qkv_width / tp]
   Tensor d_norm1_out;       // [rows, dim], all-reduced
   // With dropout or sequence parallelism only: the gradients of proj's and
   // ffn2's outputs (after their masks, the whole sequence), which
@@ -280,11 +293,15 @@ class GptBlock {
   void norm_backward_weight(const Tensor& x, const Tensor& dy, Tensor& gain_grad,
                             Tensor& bias_grad) const;
 
+  // The rotary angles for `seq` positions, made on first use (a block sees one length).
+  const RotaryTable& rotary_angles(int64_t seq) const;
+
   const GptBlockConfig config_;
   const BlockShard shard_;
   DeviceAllocator* const allocator_;
   GptBlockTensors weights_;
   GptBlockTensors gradients_;
+  mutable RotaryTable rotary_;  // only under config_.rotary; the owning device's thread fills it
 };
 
 }  // namespace pipelab

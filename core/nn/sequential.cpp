@@ -80,7 +80,7 @@ std::unique_ptr<Layer> HostStackMath::build_layer(const LayerLayout& layer, uint
   if (spec.type == LayerType::Embedding) {
     auto embedding = std::make_unique<EmbeddingLayer>(
         layer.index, vocab_shard(spec.vocab, layer.tp, layer.shard), spec.dim, layer.tokens,
-        allocator, layer.sequence_shards, layer.sequence_shard);
+        allocator, layer.sequence_shards, layer.sequence_shard, !layer.rotary);
     embedding->init(seed);
     return embedding;
   }

@@ -72,6 +72,9 @@ struct LayerLayout {
   // Expert parallelism (moe layers): the group size and this device's place in it.
   int ep = 1;
   int ep_rank = 0;
+  // A sequence model whose embedding says position = rope: its embedding has
+  // no position table and its Transformer blocks turn q and k (rotary.h).
+  bool rotary = false;
 
   int64_t token_in() const { return full_in / tokens; }    // the whole layer's, per position
   int64_t token_out() const { return full_out / tokens; }  // the whole layer's, per position

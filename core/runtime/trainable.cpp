@@ -16,17 +16,6 @@ void check_trainable_transformer(const Experiment& experiment) {
     throw ExperimentError("backend.type = " + experiment.backend.type +
                           ": Transformers train on the cpu and cuda backends; set backend.type = "
                           "cpu or cuda, or simulate this model");
-  if (model.layers.front().position != PositionEncoding::Learned)
-    throw ExperimentError(std::string("model.layers[0].position = ") +
-                          position_encoding_name(model.layers.front().position) +
-                          ": the executors train learned positions; the simulator predicts rotary ones. Set "
-                          "position = learned to train, or simulate");
-  for (size_t i = 0; i < model.layers.size(); ++i)
-    if (model.layers[i].kv_heads > 0 && model.layers[i].kv_heads != model.layers[i].heads)
-      throw ExperimentError(layer_field(i) + " has kv_heads = " + std::to_string(model.layers[i].kv_heads) +
-                            ": the executors train one key/value head per query head; the simulator predicts "
-                            "grouped-query attention. Set kv_heads = heads (" +
-                            std::to_string(model.layers[i].heads) + ") to train, or simulate");
   if (model.loss != LossType::CrossEntropy)
     throw ExperimentError(std::string("model.loss = ") + loss_type_name(model.loss) +
                           ": a Transformer trains on next-token cross-entropy; set model.loss = " +

@@ -10,19 +10,37 @@
 namespace pipelab::gpu {
 namespace {
 
-// The batched operands of one sequence's heads.
+// The batched operands of one sequence's heads, one batched call per place j
+// in a query group (attention.h's layout): entry i of the batch is query
+// head i g + j (g = group) and its group's k and v, so consecutive entries
+// are (g + 2) head_dim columns apart in the QKV rows. Without grouping (g =
+// 1) one call covers every head, 3 head_dim apart.
 struct HeadOperands {
-  BatchedOperand qkv;     // q, k or v of each head: [seq, head_dim] in the QKV rows
-  BatchedOperand out;     // each head's columns of the output rows
-  BatchedOperand square;  // each head's [seq, seq] block of P
+  BatchedOperand qkv;     // q, k or v of each entry: [seq, head_dim] in the QKV rows
+  BatchedOperand out;     // each entry's columns of the output rows
+  BatchedOperand square;  // each entry's [seq, seq] block of P
+  int64_t groups = 0;     // entries per call: the key/value heads
 };
 
 HeadOperands head_operands(const AttentionShape& shape) {
   const int64_t seq = shape.seq;
   const int64_t d = shape.head_dim;
-  return {{seq, d, shape.qkv_width(), 3 * d},
-          {seq, d, shape.width(), d},
-          {seq, seq, seq, seq * seq}};
+  const int64_t g = shape.group();
+  return {{seq, d, shape.qkv_width(), (g + 2) * d},
+          {seq, d, shape.width(), g * d},
+          {seq, seq, seq, g * seq * seq},
+          shape.key_value_heads()};
+}
+
+// Where query head j of the first group starts: its q, its k and v, its
+// output columns and its block of P (per sequence).
+struct GroupPlace {
+  int64_t q = 0, k = 0, v = 0, out = 0, square = 0;
+};
+
+GroupPlace group_place(const AttentionShape& shape, int64_t j) {
+  return {shape.q_column(j), shape.k_column(j), shape.v_column(j), j * shape.head_dim,
+          j * shape.seq * shape.seq};
 }
 
 float score_scale(const AttentionShape& shape) {  // as core/nn
@@ -54,11 +72,14 @@ RoundedGemmInput gemm_input(DeviceContext& context, const float* values, int64_t
 void compute_probabilities(DeviceContext& context, GemmInput qkv,
                            const AttentionShape& shape, float* p) {
   const HeadOperands op = head_operands(shape);
-  for (int64_t b = 0; b < shape.batch; ++b) {
-    const GemmInput q = qkv.at(qkv_offset(shape, b));
-    strided_batched_gemm(context.cublas(), q, op.qkv, false, q.at(shape.head_dim), op.qkv, true,
-                         p + square_offset(shape, b), op.square, shape.heads, 1.0f, 0.0f);
-  }
+  for (int64_t b = 0; b < shape.batch; ++b)
+    for (int64_t j = 0; j < shape.group(); ++j) {
+      const GroupPlace at = group_place(shape, j);
+      const GemmInput sequence = qkv.at(qkv_offset(shape, b));
+      strided_batched_gemm(context.cublas(), sequence.at(at.q), op.qkv, false, sequence.at(at.k),
+                           op.qkv, true, p + square_offset(shape, b) + at.square, op.square,
+                           op.groups, 1.0f, 0.0f);
+    }
   kernels::scaled_masked_softmax(p, p, shape.probability_rows(), shape.seq, score_scale(shape),
                                  shape.causal, context.stream());
 }
@@ -84,15 +105,21 @@ void attention_forward(DeviceContext& context, GemmInput qkv_input, const Attent
   const RoundedGemmInput weights_input = gemm_input(context, weights, shape.probability_rows() * seq);
   const HeadOperands op = head_operands(shape);
   for (int64_t b = 0; b < shape.batch; ++b)
-    strided_batched_gemm(context.cublas(), weights_input.at(square_offset(shape, b)), op.square,
-                         false, qkv_input.at(qkv_offset(shape, b) + 2 * shape.head_dim), op.qkv,
-                         false, out.data() + out_offset(shape, b), op.out, shape.heads, 1.0f, 0.0f);
+    for (int64_t j = 0; j < shape.group(); ++j) {
+      const GroupPlace at = group_place(shape, j);
+      strided_batched_gemm(context.cublas(), weights_input.at(square_offset(shape, b) + at.square),
+                           op.square, false, qkv_input.at(qkv_offset(shape, b) + at.v), op.qkv,
+                           false, out.data() + out_offset(shape, b) + at.out, op.out, op.groups,
+                           1.0f, 0.0f);
+    }
 }
 
 // Per head, with D the dropout mask times its scale (core/nn/attention.cpp):
 //   dV = (P * D)^T dO,  dP = (dO V^T) * D,  dS = P * (dP - rowsum(P * dP)),
 //   dQ = dS K / sqrt(d),  dK = dS^T Q / sqrt(d)
-// with the QKV rows as its GEMMs read them (qkv_input).
+// with the QKV rows as its GEMMs read them (qkv_input). Under grouped-query
+// attention the calls for place j > 0 add to their group's dK and dV (beta
+// 1), in the CPU's head order.
 void attention_backward(DeviceContext& context, GemmInput qkv_input,
                         const DeviceTensor* probabilities, const DeviceTensor& dout,
                         const AttentionShape& shape, DeviceTensor& dqkv,
@@ -100,7 +127,6 @@ void attention_backward(DeviceContext& context, GemmInput qkv_input,
   assert(dqkv.rows() == shape.rows() && dqkv.cols() == shape.qkv_width());
   assert(dout.rows() == shape.rows() && dout.cols() == shape.width());
   const int64_t seq = shape.seq;
-  const int64_t d = shape.head_dim;
   const cudaStream_t stream = context.stream();
   DeviceTensor recomputed;
   const float* p = probabilities ? probabilities->data() : nullptr;
@@ -122,16 +148,20 @@ void attention_backward(DeviceContext& context, GemmInput qkv_input,
   {  // the inputs rounded for dV and dP die before dS's
     const RoundedGemmInput weights_input = gemm_input(context, weights, dp.size());
     const RoundedGemmInput dout_input = gemm_input(context, dout.data(), dout.size());
-    for (int64_t b = 0; b < shape.batch; ++b) {
-      const GemmInput q = qkv_input.at(qkv_offset(shape, b));
-      const GemmInput d_o = dout_input.at(out_offset(shape, b));
-      float* dq = dqkv.data() + qkv_offset(shape, b);
-      strided_batched_gemm(context.cublas(), weights_input.at(square_offset(shape, b)), op.square,
-                           true, d_o, op.out, false, dq + 2 * d, op.qkv, shape.heads, 1.0f, 0.0f);
-      strided_batched_gemm(context.cublas(), d_o, op.out, false, q.at(2 * d), op.qkv, true,
-                           dp.data() + square_offset(shape, b), op.square, shape.heads, 1.0f,
-                           0.0f);
-    }
+    for (int64_t b = 0; b < shape.batch; ++b)
+      for (int64_t j = 0; j < shape.group(); ++j) {
+        const GroupPlace at = group_place(shape, j);
+        const GemmInput sequence = qkv_input.at(qkv_offset(shape, b));
+        const GemmInput d_o = dout_input.at(out_offset(shape, b) + at.out);
+        float* d_sequence = dqkv.data() + qkv_offset(shape, b);
+        strided_batched_gemm(context.cublas(),
+                             weights_input.at(square_offset(shape, b) + at.square), op.square, true,
+                             d_o, op.out, false, d_sequence + at.v, op.qkv, op.groups, 1.0f,
+                             j == 0 ? 0.0f : 1.0f);
+        strided_batched_gemm(context.cublas(), d_o, op.out, false, sequence.at(at.v), op.qkv, true,
+                             dp.data() + square_offset(shape, b) + at.square, op.square, op.groups,
+                             1.0f, 0.0f);
+      }
   }
   if (active(dropout))
     kernels::attention_dropout(dp.data(), dp.data(), shape.batch, shape.heads, seq,
@@ -139,15 +169,17 @@ void attention_backward(DeviceContext& context, GemmInput qkv_input,
   kernels::softmax_backward(p, dp.data(), shape.probability_rows(), seq, stream);
   const float scale = score_scale(shape);
   const RoundedGemmInput ds_input = gemm_input(context, dp.data(), dp.size());
-  for (int64_t b = 0; b < shape.batch; ++b) {
-    const GemmInput q = qkv_input.at(qkv_offset(shape, b));
-    const GemmInput ds = ds_input.at(square_offset(shape, b));
-    float* dq = dqkv.data() + qkv_offset(shape, b);
-    strided_batched_gemm(context.cublas(), ds, op.square, false, q.at(d), op.qkv, false, dq, op.qkv,
-                         shape.heads, scale, 0.0f);
-    strided_batched_gemm(context.cublas(), ds, op.square, true, q, op.qkv, false, dq + d, op.qkv,
-                         shape.heads, scale, 0.0f);
-  }
+  for (int64_t b = 0; b < shape.batch; ++b)
+    for (int64_t j = 0; j < shape.group(); ++j) {
+      const GroupPlace at = group_place(shape, j);
+      const GemmInput sequence = qkv_input.at(qkv_offset(shape, b));
+      const GemmInput ds = ds_input.at(square_offset(shape, b) + at.square);
+      float* d_sequence = dqkv.data() + qkv_offset(shape, b);
+      strided_batched_gemm(context.cublas(), ds, op.square, false, sequence.at(at.k), op.qkv, false,
+                           d_sequence + at.q, op.qkv, op.groups, scale, 0.0f);
+      strided_batched_gemm(context.cublas(), ds, op.square, true, sequence.at(at.q), op.qkv, false,
+                           d_sequence + at.k, op.qkv, op.groups, scale, j == 0 ? 0.0f : 1.0f);
+    }
 }
 
 }  // namespace

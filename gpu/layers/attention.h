@@ -3,11 +3,12 @@
 // strided-batched GEMMs over the heads of each sequence and the fused scaled
 // masked softmax (kernels/attention_softmax.h):
 //   S = Q K^T,  P = softmax(S / sqrt(head_dim) + mask),  O = dropout(P) V
-// A head's q, k and v are strided views of the QKV rows (row length 3 width,
-// heads 3 head_dim apart), so no copies; one batched call per sequence covers
-// its heads. Under bf16-mixed (DeviceContext::mixed_bf16) the four products'
-// inputs (QKV, P, dO, dS) are rounded to bf16 once per call and the GEMMs
-// accumulate and write float32; the softmax and its gradient stay float32.
+// A head's q, k and v are strided views of the QKV rows (row length
+// qkv_width, heads 3 head_dim apart), so no copies; one batched call per
+// sequence covers its heads (under grouped-query attention one per place in
+// a query group, each over the key/value heads). Under bf16-mixed
+// (DeviceContext::mixed_bf16) the four products' inputs (QKV, P, dO, dS) are rounded to bf16 once
+// per call and the GEMMs accumulate and write float32; the softmax and its gradient stay float32.
 //
 // The QKV rows come as a DeviceTensor (rounded once per call under
 // bf16-mixed) or as what a layer keeps of them (KeptGemmInput: in bf16 it is

@@ -20,7 +20,7 @@ DeviceTensor initial_table(int64_t rows, int64_t dim, uint64_t seed, RandomStrea
 
 GpuEmbedding::GpuEmbedding(int index, const VocabRange& range, int64_t dim, int64_t seq,
                            uint64_t seed, DeviceContext& context, int sequence_shards,
-                           int sequence_shard)
+                           int sequence_shard, bool learned_positions)
     : GpuLayer(LayerType::Embedding, index, seq, seq / sequence_shards * dim, context),
       range_(range),
       dim_(dim),
@@ -29,10 +29,14 @@ GpuEmbedding::GpuEmbedding(int index, const VocabRange& range, int64_t dim, int6
       sequence_shard_(sequence_shard),
       token_table_(initial_table(range.rows, dim, seed, RandomStream::TokenEmbedding, index,
                                  range.begin, &context.allocator())),
-      position_table_(initial_table(seq, dim, seed, RandomStream::PositionEmbedding, index, 0,
-                                    &context.allocator())),
+      position_table_(learned_positions
+                          ? initial_table(seq, dim, seed, RandomStream::PositionEmbedding, index, 0,
+                                          &context.allocator())
+                          : DeviceTensor()),
       token_grad_(range.rows, dim, &context.allocator(), MemoryCategory::Gradients),
-      position_grad_(seq, dim, &context.allocator(), MemoryCategory::Gradients) {}
+      position_grad_(learned_positions
+                         ? DeviceTensor(seq, dim, &context.allocator(), MemoryCategory::Gradients)
+                         : DeviceTensor()) {}
 
 SequenceSlice GpuEmbedding::slice(int64_t batch) const {
   return {sequence_shards_, sequence_shard_, batch, seq_ / sequence_shards_};
@@ -51,9 +55,10 @@ DeviceTensor GpuEmbedding::forward(const DeviceTensor& x, const ForwardInfo&) {
     scatter_sequence(
         y.data(), mine, dim_, local.data(),
         [this](DeviceTensor& values) { sequence_.reduce_scatter(values, true); }, context());
-    kernels::add_position_embedding(position_table_.data() + mine.first_position() * dim_,
-                                    mine.local_positions, local.data(), local.rows(), dim_,
-                                    local.stream());
+    if (learned_positions())
+      kernels::add_position_embedding(position_table_.data() + mine.first_position() * dim_,
+                                      mine.local_positions, local.data(), local.rows(), dim_,
+                                      local.stream());
     local.reshape(x.rows(), out_features());
     return local;
   }
@@ -61,7 +66,9 @@ DeviceTensor GpuEmbedding::forward(const DeviceTensor& x, const ForwardInfo&) {
     assert(all_reduce_);
     all_reduce_(y, true);  // every shard now holds the full lookup
   }
-  kernels::add_position_embedding(position_table_.data(), seq_, y.data(), count, dim_, y.stream());
+  if (learned_positions())
+    kernels::add_position_embedding(position_table_.data(), seq_, y.data(), count, dim_,
+                                    y.stream());
   y.reshape(x.rows(), seq_ * dim_);
   return y;
 }
@@ -86,8 +93,9 @@ void GpuEmbedding::backward_weight(const DeviceTensor& x, const DeviceTensor& dy
   const float* whole = sequence_shards_ > 1 ? gathered.data() : dy.data();
   kernels::token_embedding_backward(x.data(), x.size(), whole, range_.begin, range_.rows, dim_,
                                     token_grad_.data(), token_grad_.stream());
-  kernels::position_embedding_backward(whole, x.size(), seq_, dim_, position_grad_.data(),
-                                       position_grad_.stream());
+  if (learned_positions())
+    kernels::position_embedding_backward(whole, x.size(), seq_, dim_, position_grad_.data(),
+                                         position_grad_.stream());
 }
 
 }  // namespace pipelab::gpu

@@ -32,15 +32,23 @@ class GpuEmbedding : public GpuLayer {
   // Tables initialised from (seed, index) for this shard's `range` of token
   // rows; the output is the shard's slice of the sequence when
   // sequence_shards > 1.
+  // learned_positions false (rotary embeddings, core/nn/rotary.h): no position table.
   GpuEmbedding(int index, const VocabRange& range, int64_t dim, int64_t seq, uint64_t seed,
-               DeviceContext& context, int sequence_shards = 1, int sequence_shard = 0);
+               DeviceContext& context, int sequence_shards = 1, int sequence_shard = 0,
+               bool learned_positions = true);
 
   DeviceTensor forward(const DeviceTensor& x, const ForwardInfo& info) override;
   DeviceTensor backward_input(const DeviceTensor& x, const DeviceTensor& dy,
                               const ForwardInfo& info) override;
   void backward_weight(const DeviceTensor& x, const DeviceTensor& dy) override;
-  std::vector<DeviceTensor*> params() override { return {&token_table_, &position_table_}; }
-  std::vector<DeviceTensor*> grads() override { return {&token_grad_, &position_grad_}; }
+  std::vector<DeviceTensor*> params() override {
+    if (!learned_positions()) return {&token_table_};
+    return {&token_table_, &position_table_};
+  }
+  std::vector<DeviceTensor*> grads() override {
+    if (!learned_positions()) return {&token_grad_};
+    return {&token_grad_, &position_grad_};
+  }
   void connect_all_reduce(InnerAllReduce all_reduce) override {
     all_reduce_ = std::move(all_reduce);
   }
@@ -49,6 +57,7 @@ class GpuEmbedding : public GpuLayer {
   }
 
   const VocabRange& range() const { return range_; }
+  bool learned_positions() const { return !position_table_.empty(); }
 
  private:
   SequenceSlice slice(int64_t batch) const;
@@ -59,7 +68,7 @@ class GpuEmbedding : public GpuLayer {
   const int sequence_shards_;
   const int sequence_shard_;
   DeviceTensor token_table_;     // [range.rows, dim], Weights
-  DeviceTensor position_table_;  // [seq, dim], Weights
+  DeviceTensor position_table_;  // [seq, dim], Weights; empty under rotary embeddings
   DeviceTensor token_grad_;      // Gradients
   DeviceTensor position_grad_;
   InnerAllReduce all_reduce_;  // set when the vocabulary is split

@@ -105,7 +105,7 @@ std::unique_ptr<GpuLayer> build_float_layer(const LayerLayout& layer, uint64_t s
   if (spec.type == LayerType::Embedding)
     return std::make_unique<GpuEmbedding>(
         layer.index, vocab_shard(spec.vocab, layer.tp, layer.shard), spec.dim, layer.tokens, seed,
-        context, layer.sequence_shards, layer.sequence_shard);
+        context, layer.sequence_shards, layer.sequence_shard, !layer.rotary);
   const std::string label = "layer " + std::to_string(layer.index);
   if (spec.type == LayerType::TransformerBlock) {
     BlockExperts experts;

@@ -1,5 +1,6 @@
 #include "gpu/layers/transformer_block.h"
 
+#include <algorithm>
 #include <array>
 #include <cassert>
 #include <stdexcept>
@@ -13,6 +14,7 @@
 #include "gpu/kernels/layer_norm.h"
 #include "gpu/kernels/residual.h"
 #include "gpu/kernels/rms_norm.h"
+#include "gpu/kernels/rotary.h"
 #include "gpu/kernels/swiglu.h"
 #include "gpu/layers/attention.h"
 #include "gpu/layers/cublas_gemm.h"
@@ -80,6 +82,16 @@ GpuTransformerBlock::GpuTransformerBlock(int index, const GptBlockConfig& config
   GptBlock host = initial_block(config, shard, seed, index);
   weights_ = upload(host.weights(), &context.allocator(), true);
   gradients_ = upload(host.gradients(), &context.allocator(), false);
+  if (config.rotary) {
+    const RotaryTable table = rotary_table(seq, config.head_dim());
+    const auto upload_angles = [&](const std::vector<float>& values) {
+      Tensor host_values(table.seq, table.half);
+      std::copy(values.begin(), values.end(), host_values.data());
+      return DeviceTensor::from_host(host_values, &context.allocator(), MemoryCategory::Workspace);
+    };
+    rotary_cos_ = upload_angles(table.cos);
+    rotary_sin_ = upload_angles(table.sin);
+  }
   if (!experts) return;
   if (config.dense_mlp || experts->shard.tp != shard.tp || experts->shard.tp_shard != shard.shard ||
       experts->shard.partial_outputs() != shard.splits_sequence())  // as the CPU's TransformerBlockLayer
@@ -120,7 +132,21 @@ BlockDropoutKey GpuTransformerBlock::dropout_of(const ForwardInfo& info) const {
 
 AttentionShape GpuTransformerBlock::attention_shape(int64_t batch) const {
   const int64_t heads = config_.heads / shard_.tp;
-  return {batch, seq_, heads, config_.head_dim(), config_.causal, heads * shard_.shard};
+  return {batch,
+          seq_,
+          heads,
+          config_.head_dim(),
+          config_.causal,
+          heads * shard_.shard,
+          config_.key_value_heads() / shard_.tp};
+}
+
+void GpuTransformerBlock::turn_rotary(DeviceTensor& qkv, const AttentionShape& shape,
+                                      float direction) const {
+  assert(!rotary_cos_.empty());
+  kernels::rotary_turn(
+      qkv.data(), {shape.rows(), shape.seq, shape.heads, shape.key_value_heads(), shape.head_dim},
+      rotary_cos_.data(), rotary_sin_.data(), direction, qkv.stream());
 }
 
 DeviceTensor GpuTransformerBlock::rows_tensor(int64_t rows, int64_t cols) const {
@@ -288,7 +314,7 @@ void GpuTransformerBlock::attention_forward(const DeviceTensor& x, const Forward
   cache.seq = seq_;
   cache.dropout = dropout_of(info);
   DeviceTensor norm1_out = rows_tensor(local_rows, dim);
-  DeviceTensor qkv = rows_tensor(rows, 3 * dim / tp);
+  DeviceTensor qkv = rows_tensor(rows, config_.qkv_width() / tp);
   if (config_.keep_attention_probabilities)
     cache.probabilities = rows_tensor(shape.probability_rows(), seq_);
   else
@@ -306,6 +332,7 @@ void GpuTransformerBlock::attention_forward(const DeviceTensor& x, const Forward
   norm_forward(t.norm1_gain, t.norm1_bias, x.data(), local_rows, norm1_out.data());
   cache.norm1_out = KeptGemmInput(std::move(norm1_out), kept_bf16_.norm1_out);
   norm_output_linear(cache.norm1_out, slice, whole, t.qkv_weight, t.qkv_bias, qkv.data());
+  if (config_.rotary) turn_rotary(qkv, shape, 1.0f);
   cache.qkv = KeptGemmInput(std::move(qkv), kept_bf16_.qkv);
   gpu_attention_forward(context(), cache.qkv, shape, attention_out,
                         config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
@@ -456,7 +483,7 @@ DeviceTensor GpuTransformerBlock::attention_backward(const DeviceTensor& x, cons
   const GpuBlockTensors& t = weights_;
   cache.d_h = rows_tensor(local_rows, dim);
   cache.d_attention_out = rows_tensor(rows, dim / tp);
-  cache.d_qkv = rows_tensor(rows, 3 * dim / tp);
+  cache.d_qkv = rows_tensor(rows, config_.qkv_width() / tp);
   cache.d_norm1_out = rows_tensor(local_rows, dim);
   DeviceTensor partial;
   if (split) partial = rows_tensor(rows, dim);
@@ -474,6 +501,7 @@ DeviceTensor GpuTransformerBlock::attention_backward(const DeviceTensor& x, cons
                          config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
                          cache.d_attention_out, attention_shape(cache.batch), cache.d_qkv,
                          &cache.dropout);
+  if (config_.rotary) turn_rotary(cache.d_qkv, attention_shape(cache.batch), -1.0f);
   DeviceTensor& d_norm1_partial = split ? partial : cache.d_norm1_out;
   linear_backward_input(cublas, cache.d_qkv, t.qkv_weight, d_norm1_partial);
   sum_partials(d_norm1_partial, slice, cache.d_norm1_out, false);

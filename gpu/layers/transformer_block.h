@@ -7,6 +7,10 @@
 // seed, layer and the micro-batch's ForwardInfo, so a recompute draws them
 // again).
 //
+// Grouped-query attention and rotary position embeddings as GptBlock has
+// them: the attention core reads the query-group layout, and q and k are
+// turned by core's angles (kernels/rotary.h) before it.
+//
 // Initial weights: a CPU GptBlock of the same shard is initialised on the host
 // (gpt_block.h's formula) and copied up, so they equal the CPU's bit for bit;
 // params() lists them in GptBlockTensors::list()'s order.
@@ -202,6 +206,9 @@ class GpuTransformerBlock : public GpuLayer {
   const float* output_gradient(const float* grad, const GpuBlockCache& cache, uint64_t site,
                                DeviceTensor& kept) const;
   DeviceTensor rows_tensor(int64_t rows, int64_t cols) const;
+  // Under rotary embeddings: turns q and k of `qkv` (direction +1), or their
+  // gradients back (-1), by the uploaded angles.
+  void turn_rotary(DeviceTensor& qkv, const AttentionShape& shape, float direction) const;
 
   const GptBlockConfig config_;
   const BlockShard shard_;
@@ -211,6 +218,8 @@ class GpuTransformerBlock : public GpuLayer {
   const BlockKeptBf16 kept_bf16_;  // which kept values are bf16
   GpuBlockTensors weights_;
   GpuBlockTensors gradients_;
+  // core's rotary_table for seq_ positions (Workspace), empty without rotary embeddings.
+  DeviceTensor rotary_cos_, rotary_sin_;
   std::unique_ptr<GpuMoe> experts_;  // the MLP of a block with experts
   InnerAllReduce all_reduce_;  // set when the block is split over shards
   InnerSequenceCollectives sequence_;  // set under sequence parallelism

@@ -34,6 +34,34 @@ class BackendConformance : public ::testing::TestWithParam<std::string> {
   const std::string& backend() const { return GetParam(); }
 };
 
+// A suite whose runs are held to one reference loss curve: Suite's static
+// reference_experiment() trained once per suite on the CPU (the reference
+// every backend answers to). check() runs an experiment on the backend
+// under test and compares its curve at every step.
+template <typename Suite>
+class ReferenceCurveConformance : public BackendConformance {
+ protected:
+  static void SetUpTestSuite() {
+    const RunOutput run = run_experiment(on_backend(Suite::reference_experiment(), "cpu"));
+    ASSERT_EQ(run.state, RunState::Finished) << run.error;
+    reference_ = new std::vector<double>(run.losses());
+  }
+  static void TearDownTestSuite() {
+    delete reference_;
+    reference_ = nullptr;
+  }
+  static const std::vector<double>& reference() { return *reference_; }
+
+  void check(const Experiment& experiment, const std::string& what) const {
+    const RunOutput run = run_experiment(on_backend(experiment, backend()));
+    ASSERT_EQ(run.state, RunState::Finished) << what << ": " << run.error;
+    expect_same_curve(*reference_, run.losses(), kBackendLossTolerance, what);
+  }
+
+ private:
+  static inline std::vector<double>* reference_ = nullptr;
+};
+
 // Test names end in the backend: .../cpu, .../cuda.
 inline std::string backend_test_name(const ::testing::TestParamInfo<std::string>& info) {
   return info.param;

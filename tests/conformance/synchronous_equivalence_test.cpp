@@ -31,29 +31,15 @@ void expect_splits_match(const std::vector<double>& reference,
   }
 }
 
-class SynchronousEquivalence : public testing::BackendConformance {
- protected:
-  static void SetUpTestSuite() {
-    const testing::RunOutput single = run_experiment(testing::on_backend(small_experiment(), "cpu"));
-    ASSERT_EQ(single.state, RunState::Finished) << single.error;
-    reference_ = new std::vector<double>(single.losses());
-  }
-  static void TearDownTestSuite() { delete reference_; }
-
-  void check(const Experiment& experiment, const std::string& what) {
-    const testing::RunOutput run = run_experiment(experiment);
-    ASSERT_EQ(run.state, RunState::Finished) << what << ": " << run.error;
-    testing::expect_same_curve(*reference_, run.losses(), testing::kBackendLossTolerance, what);
-  }
-
-  static std::vector<double>* reference_;
+class SynchronousEquivalence : public testing::ReferenceCurveConformance<SynchronousEquivalence> {
+ public:
+  static Experiment reference_experiment() { return small_experiment(); }
 };
-std::vector<double>* SynchronousEquivalence::reference_ = nullptr;
 PIPELAB_CONFORMANCE_SUITE(SynchronousEquivalence);
 
 TEST_P(SynchronousEquivalence, SingleDeviceLearns) {
-  ASSERT_EQ(reference_->size(), 20u);
-  EXPECT_LT(reference_->back(), reference_->front());
+  ASSERT_EQ(reference().size(), 20u);
+  EXPECT_LT(reference().back(), reference().front());
   check(small_experiment(), "one device");
 }
 

@@ -16,29 +16,15 @@ using testing::run_experiment;
 using testing::tiny_gpt_experiment;
 using testing::with_plan;
 
-class TransformerEquivalence : public testing::BackendConformance {
- protected:
-  static void SetUpTestSuite() {
-    const testing::RunOutput single = run_experiment(tiny_gpt_experiment());
-    ASSERT_EQ(single.state, RunState::Finished) << single.error;
-    reference_ = new std::vector<double>(single.losses());
-  }
-  static void TearDownTestSuite() { delete reference_; }
-
-  void check(const Experiment& experiment, const std::string& what) {
-    const testing::RunOutput run = run_experiment(experiment);
-    ASSERT_EQ(run.state, RunState::Finished) << what << ": " << run.error;
-    testing::expect_same_curve(*reference_, run.losses(), testing::kBackendLossTolerance, what);
-  }
-
-  static std::vector<double>* reference_;
+class TransformerEquivalence : public testing::ReferenceCurveConformance<TransformerEquivalence> {
+ public:
+  static Experiment reference_experiment() { return tiny_gpt_experiment(); }
 };
-std::vector<double>* TransformerEquivalence::reference_ = nullptr;
 PIPELAB_CONFORMANCE_SUITE(TransformerEquivalence);
 
 TEST_P(TransformerEquivalence, SingleDeviceLearnsAndReportsTokenAccuracy) {
-  ASSERT_EQ(reference_->size(), 20u);
-  EXPECT_LT(reference_->back(), 0.9 * reference_->front());
+  ASSERT_EQ(reference().size(), 20u);
+  EXPECT_LT(reference().back(), 0.9 * reference().front());
   const testing::RunOutput run = run_experiment(tiny_gpt_experiment());
   ASSERT_EQ(run.state, RunState::Finished) << run.error;
   EXPECT_GT(run.trace.steps.back().accuracy, 0.0);
@@ -131,7 +117,7 @@ TEST_P(TransformerEquivalence, DropoutInsideBlocksIsTheSameUnderEverySplit) {
   const testing::RunOutput single = run_experiment(dropout);
   ASSERT_EQ(single.state, RunState::Finished) << single.error;
   // The masks bite: the curve is not the dropout-free one.
-  EXPECT_GT(std::fabs(single.losses().back() - reference_->back()), 1e-3);
+  EXPECT_GT(std::fabs(single.losses().back() - reference().back()), 1e-3);
   const auto same = [&](const Experiment& experiment, const std::string& what) {
     const testing::RunOutput run = run_experiment(experiment);
     ASSERT_EQ(run.state, RunState::Finished) << what << ": " << run.error;

@@ -24,7 +24,7 @@ class TransformerTemplatesTest : public QObject {
  private slots:
   void everyTemplateIsAValidExperimentThatSimulates() {
     const std::vector<ModelTemplate> templates = model_templates();
-    QCOMPARE(int(templates.size()), 7);
+    QCOMPARE(int(templates.size()), 8);
     for (const ModelTemplate& model_template : templates) {
       const Experiment experiment = load_model_template(model_template);
       QVERIFY2(validate_experiment(experiment).empty(), qPrintable(model_template.id));
@@ -54,6 +54,17 @@ class TransformerTemplatesTest : public QObject {
     QCOMPARE(table->index(0, LayerTableModel::ShapeColumn).data().toString(), QString("2048 ids → 2048×12288"));
     QCOMPARE(table->index(0, LayerTableModel::SizeColumn).data().toString(), QString("12288 (vocab 50304)"));
     QVERIFY(!table->index(1, LayerTableModel::ParamsColumn).data().toString().isEmpty());
+  }
+
+  void theTinyLlamaRowsSayTheirGroupsAndRotaryPositions() {
+    ExperimentDocument document;
+    ModelPanel panel(&document);
+    panel.applyTemplate(panel.templateCombo()->findData(QStringLiteral("tiny-llama")));
+    LayerTableModel* table = panel.layerModel();
+    QCOMPARE(table->index(0, LayerTableModel::SizeColumn).data().toString(),
+             QString("64 (vocab 16, rotary positions)"));
+    QCOMPARE(table->index(1, LayerTableModel::SizeColumn).data().toString(),
+             QString("4 heads (2 key/value)"));
   }
 
   void blockRowsEditHeadsAndRefuseNonsense() {

@@ -115,11 +115,15 @@ QVariant LayerTableModel::data(const QModelIndex& index, int role) const {
       if (layer.type == LayerType::Dropout) return layer.p;
       if (layer.type == LayerType::Embedding) {
         if (role == Qt::EditRole) return QVariant::fromValue<qlonglong>(layer.dim);
+        if (layer.position == PositionEncoding::Rope)
+          return tr("%1 (vocab %2, rotary positions)").arg(layer.dim).arg(layer.vocab);
         return tr("%1 (vocab %2)").arg(layer.dim).arg(layer.vocab);
       }
       if (layer.type == LayerType::TransformerBlock) {
         if (role == Qt::EditRole) return QVariant::fromValue<qlonglong>(layer.heads);
-        const QString heads = layer.heads == 1 ? tr("1 head") : tr("%1 heads").arg(layer.heads);
+        QString heads = layer.heads == 1 ? tr("1 head") : tr("%1 heads").arg(layer.heads);
+        if (layer.kv_heads > 0 && layer.kv_heads != layer.heads)
+          heads = tr("%1 (%2 key/value)").arg(heads).arg(layer.kv_heads);
         if (layer.experts < 1) return heads;
         return tr("%1, %2 experts, top-%3").arg(heads).arg(layer.experts).arg(layer.top_k);
       }

@@ -17,6 +17,10 @@ std::vector<ModelTemplate> model_templates() {
       {QStringLiteral("tiny-gpt"),
        QCoreApplication::translate("ModelTemplates", "Tiny GPT (trains here)"),
        QStringLiteral(":/templates/tiny_gpt_copy.json")},
+      {QStringLiteral("tiny-llama"),
+       QCoreApplication::translate(
+           "ModelTemplates", "Tiny LLaMA: grouped-query attention, rotary positions (trains here)"),
+       QStringLiteral(":/templates/tiny_llama_copy.json")},
       {QStringLiteral("gpt2-small"),
        QCoreApplication::translate("ModelTemplates", "GPT-2 small (124M)"),
        QStringLiteral(":/templates/gpt2_small_predict.json")},
@@ -32,8 +36,7 @@ std::vector<ModelTemplate> model_templates() {
       {QStringLiteral("moe-switch"),
        QCoreApplication::translate("ModelTemplates", "MoE Transformer (Switch, top-1)"),
        QStringLiteral(":/templates/moe_switch_copy.json")},
-      {QStringLiteral("moe-gshard"),
-       QCoreApplication::translate("ModelTemplates", "GShard top-2"),
+      {QStringLiteral("moe-gshard"), QCoreApplication::translate("ModelTemplates", "GShard top-2"),
        QStringLiteral(":/templates/moe_expert_parallel.json")},
   };
 }

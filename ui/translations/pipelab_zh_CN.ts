@@ -243,6 +243,10 @@
         <source>GShard top-2</source>
         <translation>GShard top-2</translation>
     </message>
+    <message>
+        <source>Tiny LLaMA: grouped-query attention, rotary positions (trains here)</source>
+        <translation>微型 LLaMA：分组查询注意力、旋转位置编码（可在本机训练）</translation>
+    </message>
 </context>
 <context>
     <name>NumberText</name>
@@ -1000,6 +1004,14 @@ L%1</translation>
     <message>
         <source>%1, %2 experts, top-%3</source>
         <translation>%1，%2 个专家，top-%3</translation>
+    </message>
+    <message>
+        <source>%1 (vocab %2, rotary positions)</source>
+        <translation>%1（词表 %2，旋转位置编码）</translation>
+    </message>
+    <message>
+        <source>%1 (%2 key/value)</source>
+        <translation>%1（%2 个键/值头）</translation>
     </message>
 </context>
 <context>

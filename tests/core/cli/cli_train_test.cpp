@@ -177,16 +177,22 @@ TEST_F(CliTrain, ModelsTheExecutorsCannotTrainAreUserErrors) {
   EXPECT_EQ(on_cuda.err.find("trains in fp32 only"), std::string::npos) << on_cuda.err;
   EXPECT_NE(on_cuda.err.find("cuda"), std::string::npos) << on_cuda.err;
   EXPECT_EQ(run({"simulate", "--config", example("gpt2_small_predict.json")}).code, 0);
-  // LLaMA's rotary positions and grouped-query attention are predicted, not trained.
-  const auto llama = run({"train", "--config", example("llama3_8b_predict.json")});
-  EXPECT_EQ(llama.code, 2);
-  EXPECT_NE(llama.err.find("position = rope: the executors train learned positions"), std::string::npos)
-      << llama.err;
-  EXPECT_EQ(run({"simulate", "--config", example("llama3_8b_predict.json")}).code, 0);
   const auto bf16 = run({"train", "--config", example("spiral_interleaved.json"), "--set",
                          "training.precision=bf16-mixed", "--steps", "1"});
   EXPECT_EQ(bf16.code, 2);
   EXPECT_NE(bf16.err.find("trains in fp32 only"), std::string::npos) << bf16.err;
+}
+
+// LLaMA's attention trains: grouped-query attention and rotary positions in
+// the tiny example, at its tp 2 x pp 2, and the loss falls.
+TEST_F(CliTrain, TinyLlamaTrainsWithGroupedQueryAttentionAndRotaryPositions) {
+  const auto result = run({"train", "--config", example("tiny_llama_copy.json"), "--steps", "30",
+                           "--set", "training.eval_every=0", "--quiet"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  const nlohmann::json summary = nlohmann::json::parse(result.out);
+  const auto& losses = summary.at("loss");
+  ASSERT_EQ(losses.size(), 30u);
+  EXPECT_LT(losses.back().get<double>(), 0.8 * losses.front().get<double>()) << result.out;
 }
 
 TEST_F(CliTrain, TeacherRegressionTrainsWithMse) {

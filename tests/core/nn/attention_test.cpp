@@ -1,12 +1,14 @@
 // Attention core: forward against a double-precision reference (causal and
 // not, short and spanning several causal tiles), the qkv gradient against
 // central differences, kept versus recomputed
-// probabilities, and stability for large scores.
+// probabilities, and stability for large scores; grouped-query and
+// multi-query attention likewise, with the documented column layout.
 #include "core/nn/attention.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "nn_test_helpers.h"
@@ -24,8 +26,12 @@ AttentionShape small_shape(bool causal) { return {2, 4, 2, 3, causal}; }
 std::vector<double> reference_attention(const Tensor& qkv, const AttentionShape& shape) {
   const int64_t d = shape.head_dim;
   std::vector<double> out(shape.rows() * shape.width(), 0.0);
+  // part 0, 1, 2: head h's q, or the k or v of its query group.
   const auto at = [&](int64_t b, int64_t t, int64_t h, int part, int64_t j) {
-    return static_cast<double>(qkv.at(b * shape.seq + t, (3 * h + part) * d + j));
+    const int64_t column = part == 0   ? shape.q_column(h)
+                           : part == 1 ? shape.k_column(h)
+                                       : shape.v_column(h);
+    return static_cast<double>(qkv.at(b * shape.seq + t, column + j));
   };
   for (int64_t b = 0; b < shape.batch; ++b)
     for (int64_t h = 0; h < shape.heads; ++h)
@@ -151,6 +157,52 @@ TEST(Attention, LargeScoresStayFinite) {
                      dqkv);
   for (int64_t i = 0; i < out.size(); ++i) EXPECT_TRUE(std::isfinite(out.data()[i]));
   for (int64_t i = 0; i < dqkv.size(); ++i) EXPECT_TRUE(std::isfinite(dqkv.data()[i]));
+}
+
+// Grouped-query attention: 4 query heads over 2 key/value heads (and over
+// 1: multi-query), causal and not, against the reference and central
+// differences: the shared k and v gradients sum over their query heads.
+TEST(GroupedQueryAttention, ForwardAndGradientMatch) {
+  for (int64_t kv_heads : {2, 1})
+    for (bool causal : {true, false}) {
+      const std::string label = "kv_heads " + std::to_string(kv_heads) + (causal ? " causal" : "");
+      AttentionShape shape{2, 5, 4, 2, causal};
+      shape.kv_heads = kv_heads;
+      EXPECT_EQ(shape.qkv_width(), (4 + 2 * kv_heads) * 2);
+      Tensor qkv = random_tensor(shape.rows(), shape.qkv_width(), 40, -2.0f, 2.0f);
+      Tensor out(shape.rows(), shape.width());
+      Tensor probabilities(shape.probability_rows(), shape.seq);
+      attention_forward(qkv, shape, out, &probabilities);
+      const std::vector<double> expected = reference_attention(qkv, shape);
+      for (int64_t i = 0; i < out.size(); ++i)
+        EXPECT_NEAR(out.data()[i], expected[i], 1e-5) << label;
+
+      const Tensor upstream = random_tensor(shape.rows(), shape.width(), 41);
+      const auto loss = [&] {
+        Tensor lean(shape.rows(), shape.width());
+        attention_forward(qkv, shape, lean, nullptr);
+        return weighted_sum(lean, upstream);
+      };
+      Tensor dqkv(shape.rows(), shape.qkv_width());
+      attention_backward(qkv, &probabilities, upstream, shape, dqkv);
+      expect_gradient_matches(qkv, loss, dqkv, "attention dqkv, " + label, 1e-2, 1e-3, 1e-2);
+      Tensor recomputed(shape.rows(), shape.qkv_width());
+      attention_backward(qkv, nullptr, upstream, shape, recomputed);
+      EXPECT_TRUE(testing::bitwise_equal(dqkv, recomputed)) << label;
+    }
+}
+
+// A group of one (kv_heads = heads) is the ungrouped layout, bit for bit.
+TEST(GroupedQueryAttention, OneHeadPerGroupIsPlainAttention) {
+  const AttentionShape plain = small_shape(true);
+  AttentionShape grouped = plain;
+  grouped.kv_heads = plain.heads;
+  EXPECT_EQ(grouped.qkv_width(), plain.qkv_width());
+  for (int64_t h = 0; h < plain.heads; ++h) {
+    EXPECT_EQ(grouped.q_column(h), 3 * h * plain.head_dim);
+    EXPECT_EQ(grouped.k_column(h), (3 * h + 1) * plain.head_dim);
+    EXPECT_EQ(grouped.v_column(h), (3 * h + 2) * plain.head_dim);
+  }
 }
 
 }  // namespace

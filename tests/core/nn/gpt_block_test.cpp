@@ -411,5 +411,88 @@ TEST(TransformerBlock, UserErrorsAreExplained) {
   EXPECT_THROW(block.forward(x, kBatch, kSeq, cache, y, all_reduce_nothing), std::invalid_argument);
 }
 
+// LLaMA's attention: 4 query heads over `kv_heads` key/value heads, q and k
+// turned by position, RMSNorm, SwiGLU and no biases.
+GptBlockConfig llama_config(int64_t kv_heads) {
+  GptBlockConfig config = tiny_config(NormType::RmsNorm, BlockActivation::SwiGlu, true);
+  config.bias = false;
+  config.kv_heads = kv_heads;
+  config.rotary = true;
+  return config;
+}
+
+TEST(TransformerBlock, GroupedQueryAndRotaryGradientsMatchFiniteDifferences) {
+  for (int64_t kv_heads : {2, 1}) {
+    const GptBlockConfig config = llama_config(kv_heads);
+    GptBlock block(config, {});
+    block.init(3, 1);
+    perturb_norms(block, 10);
+    // QKV is dim + 2 kv_heads head_dim wide.
+    EXPECT_EQ(block.weights().qkv_weight.cols(), 8 + 2 * kv_heads * 2);
+    Tensor x = random_tensor(kRows, 8, 20, -2.0f, 2.0f);
+    const Tensor upstream = random_tensor(kRows, 8, 21);
+    const auto loss = [&] { return weighted_sum(run_forward(block, x), upstream); };
+    GptBlockCache cache;
+    Tensor y(kRows, 8), dx(kRows, 8);
+    block.forward(x, kBatch, kSeq, cache, y, all_reduce_nothing);
+    block.zero_grad();
+    block.backward(x, upstream, cache, dx, all_reduce_nothing);
+    const std::string label = "kv_heads " + std::to_string(kv_heads) + " ";
+    expect_gradient_matches(x, loss, dx, label + "dx", 1e-2, 1e-3, 1e-2);
+    const std::vector<Tensor*> weights = block.weights().list();
+    const std::vector<Tensor*> grads = block.gradients().list();
+    for (size_t i = 0; i < weights.size(); ++i)
+      expect_gradient_matches(*weights[i], loss, *grads[i], label + "tensor " + std::to_string(i),
+                              1e-2, 1e-3, 1e-2);
+  }
+}
+
+// The rotation changes the block's output (it is not a no-op at positions > 0).
+TEST(TransformerBlock, RotaryPositionsChangeTheOutput) {
+  GptBlockConfig turned = llama_config(2);
+  GptBlockConfig plain = turned;
+  plain.rotary = false;
+  GptBlock a(turned, {}), b(plain, {});
+  a.init(3, 1);
+  b.init(3, 1);
+  const Tensor x = random_tensor(kRows, 8, 22);
+  const Tensor ya = run_forward(a, x), yb = run_forward(b, x);
+  EXPECT_GT(testing::max_abs_difference(ya, yb), 1e-3);
+}
+
+// Tensor parallelism splits whole query groups: each shard's slice of the
+// grouped QKV weight is one contiguous block, with and without sequence
+// parallelism (which gathers whole sequences before the rotation).
+TEST(TransformerBlock, GroupedQueryShardsReproduceTheWholeBlock) {
+  expect_shards_match_whole(llama_config(2), 2);
+  GptBlockConfig lean = llama_config(2);
+  lean.keep_attention_probabilities = false;
+  expect_shards_match_whole(lean, 2);
+  GptBlockConfig dropped = llama_config(2);
+  dropped.dropout = 0.3f;
+  expect_shards_match_whole(dropped, 2, {0.3f, 9, 3, 4, 10});
+  expect_sequence_parallel_shards_match_whole(llama_config(2), 2);
+}
+
+TEST(TransformerBlock, GroupedQueryAndRotaryUserErrorsAreExplained) {
+  const auto message = [](const GptBlockConfig& config, const BlockShard& shard) {
+    try {
+      GptBlock block(config, shard);
+    } catch (const std::invalid_argument& error) {
+      return std::string(error.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(message(llama_config(2), {4, 0}).find("does not divide the 2 key/value heads"),
+            std::string::npos);
+  EXPECT_NE(message(llama_config(3), {}).find("kv_heads = 3 does not divide the 4 heads"),
+            std::string::npos);
+  GptBlockConfig odd = llama_config(0);
+  odd.heads = 8;  // head width 1
+  EXPECT_NE(message(odd, {}).find("head width dim / heads = 1 is odd"), std::string::npos);
+  odd.rotary = false;
+  EXPECT_EQ(message(odd, {}), "accepted");
+}
+
 }  // namespace
 }  // namespace pipelab

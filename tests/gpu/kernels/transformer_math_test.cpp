@@ -1,6 +1,6 @@
 // Host-only checks (no GPU needed) of the Transformer kernels' shared formulas
 // (rms_norm_math.h, swiglu_math.h, embedding_math.h, attention_math.h,
-// block_dropout_math.h, token_loss_math.h): each is run here the way its
+// block_dropout_math.h, token_loss_math.h, rotary_math.h): each is run here the way its
 // kernel runs it, row by row, and compared with core/nn's CPU layer.
 #include <gtest/gtest.h>
 
@@ -13,12 +13,14 @@
 #include "core/nn/counter_rng.h"
 #include "core/nn/embedding.h"
 #include "core/nn/rms_norm.h"
+#include "core/nn/rotary.h"
 #include "core/nn/swiglu.h"
 #include "core/nn/token_cross_entropy.h"
 #include "gpu/kernels/attention_math.h"
 #include "gpu/kernels/block_dropout_math.h"
 #include "gpu/kernels/embedding_math.h"
 #include "gpu/kernels/rms_norm_math.h"
+#include "gpu/kernels/rotary_math.h"
 #include "gpu/kernels/swiglu_math.h"
 #include "gpu/kernels/token_loss_math.h"
 #include "tests/gpu/gpu_test_support.h"
@@ -283,6 +285,39 @@ TEST(TransformerMathTest, VocabParallelTokenLossMatchesCore) {
   }
   EXPECT_EQ(correct, expected_correct);
   expect_close(grad, values(expected_grad), 1e-5, 1e-7, "token loss gradient");
+}
+
+// The rotary kernel's loop (one pair per thread: row, slot, c) on the host,
+// against core's rotary_forward and rotary_backward: the same columns and the
+// same floats (the device may fuse a multiply-add; the host does not).
+TEST(TransformerMathTest, RotaryMatchesCore) {
+  for (int64_t kv_heads : {4, 2, 1}) {
+    AttentionShape shape{2, 5, 4, 6, true};
+    shape.kv_heads = kv_heads;
+    const RotaryTable table = rotary_table(shape.seq, shape.head_dim);
+    const Tensor qkv = random_tensor(shape.rows(), shape.qkv_width(), 90);
+    for (float direction : {1.0f, -1.0f}) {
+      Tensor expected = qkv.clone();
+      if (direction > 0)
+        rotary_forward(expected, shape, table);
+      else
+        rotary_backward(expected, shape, table);
+      std::vector<float> port = values(qkv);
+      const int64_t half = shape.head_dim / 2;
+      const int64_t slots = shape.heads + kv_heads;
+      for (int64_t i = 0; i < shape.rows() * slots * half; ++i) {
+        const int64_t c = i % half;
+        const int64_t slot = (i / half) % slots;
+        const int64_t r = i / (half * slots);
+        const int64_t angle = (r % shape.seq) * half + c;
+        float* head = port.data() + r * shape.qkv_width() +
+                      rotary_math::turned_column(slot, shape.heads, shape.group(), shape.head_dim);
+        rotary_math::turn_pair(head[c], head[c + half], table.cos[angle], table.sin[angle],
+                               direction);
+      }
+      EXPECT_EQ(port, values(expected)) << "kv_heads " << kv_heads << " direction " << direction;
+    }
+  }
 }
 
 }  // namespace

@@ -8,7 +8,8 @@
 // Transformer blocks) run in a small GPT whose layer 0 is an embedding; image
 // layers (convolutions, pools, batch norm, residual blocks) on small odd-sized
 // images; moe layers and blocks with experts with top-1 and top-2 routing,
-// with and without dropped assignments. Skipped without a GPU.
+// with and without dropped assignments; LLaMA's grouped-query and multi-query
+// attention with rotary positions. Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -45,6 +46,8 @@ struct OpCase {
   std::vector<int64_t> image = {};
   // moe: the capacity is tight enough that some assignments are dropped.
   bool drops = false;
+  // Sequence models: rotary positions (the embedding says position = rope).
+  bool rotary = false;
 };
 
 // gtest prints a case by its name (not its bytes) in listings and failures.
@@ -75,6 +78,16 @@ std::vector<OpCase> sequence_cases() {
   LayerSpec embedding{LayerType::Embedding, 0, true, 0.0};
   OpCase lookup = sequence("embedding", embedding, 0, 1e-6);  // a copy: exact
   lookup.embedding_itself = true;
+  // LLaMA's attention: rotary positions (no position table), `kv_heads`
+  // key/value heads shared by the 4 query heads of width 8.
+  const auto llama = [&](std::string name, LayerSpec spec, double forward, double backward,
+                         int64_t kv_heads, bool embedding_itself = false, bool selective = false) {
+    spec.kv_heads = kv_heads;
+    OpCase op = sequence(std::move(name), spec, forward, backward, selective);
+    op.rotary = true;
+    op.embedding_itself = embedding_itself;
+    return op;
+  };
   const auto gelu = BlockActivation::Gelu;
   const auto swiglu = BlockActivation::SwiGlu;
   const auto layer_norm = NormType::LayerNorm;
@@ -90,8 +103,12 @@ std::vector<OpCase> sequence_cases() {
       sequence("block_swiglu_rmsnorm", block(false, rms, swiglu, 0.0, false), 1e-4, 1e-3),
       sequence("block_dropout_causal", block(true, layer_norm, gelu, 0.2), 1e-4, 1e-3),
       sequence("block_swiglu_dropout", block(false, rms, swiglu, 0.2), 1e-4, 1e-3),
-      sequence("block_selective_recompute", block(true, layer_norm, gelu, 0.2), 1e-4, 1e-3,
-               true),
+      sequence("block_selective_recompute", block(true, layer_norm, gelu, 0.2), 1e-4, 1e-3, true),
+      llama("embedding_rope", embedding, 0, 1e-6, 0, true),
+      llama("block_gqa_rope_causal", block(true, rms, swiglu, 0.0, false), 1e-4, 1e-3, 2),
+      llama("block_mqa_rope", block(false, rms, swiglu, 0.0, false), 1e-4, 1e-3, 1),
+      llama("block_gqa_rope_dropout_recompute", block(true, rms, swiglu, 0.2, false), 1e-4, 1e-3, 2,
+            false, true),
   };
 }
 
@@ -216,6 +233,7 @@ ModelSpec one_layer_model(const OpCase& op) {
     LayerSpec embedding{LayerType::Embedding, 0, true, 0.0};
     embedding.vocab = op.vocab;
     embedding.dim = op.in;
+    if (op.rotary) embedding.position = PositionEncoding::Rope;
     model.input = {op.seq};
     model.layers = {embedding};
     if (!op.embedding_itself) model.layers.push_back(op.layer);
