@@ -125,6 +125,13 @@ class CpuBackend {
   int64_t offload_tensor(Tensor& tensor) { return move_to(tensor, MemoryCategory::Host); }
   int64_t reload_tensor(Tensor& tensor) { return move_to(tensor, MemoryCategory::Activations); }
 
+  // ZeRO-Offload's host slices (device_worker.h): tensors counted as Host on
+  // the device's ledger, and a device tensor's values copied to one and back
+  // (same shape).
+  DeviceAllocator* host_allocator() { return &allocator(); }
+  void download(const Tensor& from, Tensor& to) { to.copy_from(from); }
+  void upload(const Tensor& from, Tensor& to) { to.copy_from(from); }
+
   // The host view of a stage is the stage: nothing to copy.
   Sequential& host_stage(Sequential& stage, int) { return stage; }
   void copy_to_host(Sequential&, int, ParameterPart) {}

@@ -40,6 +40,10 @@
 //              Optimizer offloading: a step's Offload copies the gradients
 //              to the stage's host view, U steps a host optimizer there (its
 //              state counted as Host) and Reload copies the weights back.
+//              With ZeRO (ZeRO-Offload) only the slice goes: Offload copies
+//              its summed gradients to the host, U steps the slice's host
+//              master weights there, Reload brings them back for the
+//              AllGather.
 //
 // Everything about weight versions (stashing, 2BW, PipeMare), micro-batch bookkeeping,
 // evaluation meetings and run control lives here, once; so the CPU tests cover
@@ -166,6 +170,11 @@ class DeviceWorker {
     Tensor values;      // [1, shard]: the slice's weights, only from U to the gather after it
     Tensor gradients;   // [1, shard]: the slice's summed gradients of the step
     std::unique_ptr<Optimizer> optimizer;  // over (values, gradients): state for the slice only
+    // ZeRO-Offload instead: the slice's master weights and summed gradients
+    // on the host (Host), and the optimizer over them (its state Host too).
+    pipelab::Tensor host_values;
+    pipelab::Tensor host_gradients;
+    std::unique_ptr<pipelab::Optimizer> host_optimizer;
     int64_t begin() const { return rank * shard; }
     int64_t padded() const { return members * shard; }
   };
@@ -230,6 +239,11 @@ class DeviceWorker {
   void make_zero_shards(StageState& stage);
   int64_t reduce_scatter_gradients(const Op& op);
   void update_shards(StageState& stage);
+  // A shard's values: its slice of the layers' current weights (Workspace).
+  void copy_out_slice(ZeroShard& shard);
+  // ZeRO-Offload's OFFLOAD (the slices' gradients down) or RELOAD (their new
+  // weights up); returns the bytes moved.
+  int64_t move_shards(StageState& stage, OpKind kind);
   int64_t gather_weights(const Op& op);
   void release_gradients(StageState& stage);
   void renew_gradients(StageState& stage);

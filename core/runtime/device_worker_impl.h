@@ -350,6 +350,7 @@ void DeviceWorker<Backend>::set_backward_version(Op& op, const StageState& stage
 template <typename Backend>
 int64_t DeviceWorker<Backend>::host_transfer(const Op& op) {
   if (op.microbatch < 0) {  // optimizer offloading: the gradients go down, the new weights come up
+    if (!stages_[op.chunk].shards.empty()) return move_shards(stages_[op.chunk], op.kind);
     Stack& layers = *stages_[op.chunk].layers;
     if (op.kind == OpKind::Offload)
       backend_.copy_to_host(layers, op.chunk, ParameterPart::Gradients);
@@ -576,11 +577,25 @@ void DeviceWorker<Backend>::make_zero_shards(StageState& stage) {
     // a copy; zero 2 keeps only the slice, the stage's gradients.
     shard->gradients = backend_.zeros(1, shard->shard,
                                       plan.zero >= 2 ? MemoryCategory::Gradients : MemoryCategory::Workspace);
-    // The optimizer sizes its state from the slice's weights, which then
-    // exist only while U runs and its gather hands them out.
-    shard->values = backend_.zeros(1, shard->shard, MemoryCategory::Workspace);
-    shard->optimizer = backend_.make_optimizer(optimizer_settings(shared_.experiment.training.optimizer),
-                                               {Parameter{&shard->values, &shard->gradients}});
+    const OptimizerSettings settings = optimizer_settings(shared_.experiment.training.optimizer);
+    if (plan.offload == OffloadMode::Optimizer) {
+      // ZeRO-Offload: the slice's master weights live on the host from the start.
+      shard->host_values =
+          pipelab::Tensor(1, shard->shard, backend_.host_allocator(), MemoryCategory::Host);
+      shard->host_gradients =
+          pipelab::Tensor(1, shard->shard, backend_.host_allocator(), MemoryCategory::Host);
+      copy_out_slice(*shard);
+      backend_.download(shard->values, shard->host_values);
+      shard->host_optimizer = pipelab::make_optimizer(
+          settings, {pipelab::Parameter{&shard->host_values, &shard->host_gradients}},
+          MemoryCategory::Host);
+    } else {
+      // The optimizer sizes its state from the slice's weights, which then
+      // exist only while U runs and its gather hands them out.
+      shard->values = backend_.zeros(1, shard->shard, MemoryCategory::Workspace);
+      shard->optimizer =
+          backend_.make_optimizer(settings, {Parameter{&shard->values, &shard->gradients}});
+    }
     shard->values.reset();
     stage.shards.push_back(std::move(shard));
   }
@@ -605,23 +620,48 @@ int64_t DeviceWorker<Backend>::reduce_scatter_gradients(const Op& op) {
 }
 
 template <typename Backend>
+void DeviceWorker<Backend>::copy_out_slice(ZeroShard& shard) {
+  // Each parameter's part of [begin, begin + shard) of the flattened values.
+  shard.values = backend_.zeros(1, shard.shard, MemoryCategory::Workspace);
+  int64_t offset = 0;
+  for (const Parameter& parameter : shard.parameters) {
+    const int64_t size = parameter.value->size();
+    const int64_t from = std::max(offset, shard.begin());
+    const int64_t until = std::min(offset + size, shard.begin() + shard.shard);
+    if (from < until)
+      backend_.copy_values(*parameter.value, from - offset, shard.values, from - shard.begin(),
+                           until - from);
+    offset += size;
+  }
+}
+
+template <typename Backend>
 void DeviceWorker<Backend>::update_shards(StageState& stage) {
   for (const std::unique_ptr<ZeroShard>& shard : stage.shards) {
-    // The slice's current weights, out of the (whole) layers: each
-    // parameter's part of [begin, begin + shard) of the flattened values.
-    shard->values = backend_.zeros(1, shard->shard, MemoryCategory::Workspace);
-    int64_t offset = 0;
-    for (const Parameter& parameter : shard->parameters) {
-      const int64_t size = parameter.value->size();
-      const int64_t from = std::max(offset, shard->begin());
-      const int64_t until = std::min(offset + size, shard->begin() + shard->shard);
-      if (from < until)
-        backend_.copy_values(*parameter.value, from - offset, shard->values, from - shard->begin(), until - from);
-      offset += size;
+    if (shard->host_optimizer) {  // ZeRO-Offload: the OFFLOAD before U brought the gradients
+      shard->host_optimizer->step();
+      shard->host_gradients.fill(0.0f);
+    } else {
+      copy_out_slice(*shard);  // the slice's current weights, out of the (whole) layers
+      shard->optimizer->step();
     }
-    shard->optimizer->step();
     shard->gradients.fill(0.0f);
   }
+}
+
+template <typename Backend>
+int64_t DeviceWorker<Backend>::move_shards(StageState& stage, OpKind kind) {
+  int64_t bytes = 0;
+  for (const std::unique_ptr<ZeroShard>& shard : stage.shards) {
+    if (kind == OpKind::Offload) {
+      backend_.download(shard->gradients, shard->host_gradients);
+    } else {
+      shard->values = backend_.zeros(1, shard->shard, MemoryCategory::Workspace);
+      backend_.upload(shard->host_values, shard->values);
+    }
+    bytes += shard->host_values.bytes();
+  }
+  return bytes;
 }
 
 template <typename Backend>

@@ -34,19 +34,17 @@ void check_trainable_precision(const Experiment& experiment) {
                         "set training.precision = fp32 to train, or backend.type = cuda");
 }
 
-// ZeRO 1 and 2 train (device_worker.h); what they do not train yet the
-// simulator predicts.
+// ZeRO 1 and 2 train (device_worker.h), with the optimizer offloaded too
+// (ZeRO-Offload); what they do not train yet the simulator predicts.
 void check_trainable_zero(const ParallelPlan& plan) {
   if (plan.zero == 0 || plan.dp == 1) return;
   const std::string field = "parallel.zero = " + std::to_string(plan.zero);
   if (plan.zero >= 3)
-    throw ExperimentError(field + ": the executors shard the optimizer state (1) and the gradients (2), "
-                          "not yet the weights; the simulator predicts zero 3. Set parallel.zero = 2 to "
-                          "train, or simulate");
-  if (plan.offload == OffloadMode::Optimizer)
-    throw ExperimentError(field + " with parallel.offload = optimizer: the executors do not yet move a "
-                          "shard of the optimizer state to the host (the simulator predicts it); set "
-                          "offload = none to train with zero, or zero = 0 to offload");
+    throw ExperimentError(
+        field +
+        ": the executors shard the optimizer state (1) and the gradients (2), "
+        "not yet the weights; the simulator predicts zero 3. Set parallel.zero = 2 to "
+        "train, or simulate");
   if (plan.zero >= 2 && plan.sequence_parallel)
     throw ExperimentError(field + " with parallel.sequence_parallel: the shards' partial norm gradients are "
                           "summed once per step, after zero 2 has scattered the gradients (the simulator "

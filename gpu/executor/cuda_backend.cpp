@@ -505,6 +505,36 @@ HostStageMirror& CudaBackend::mirror(GpuSequential& stage, int chunk) {
   return *mirror;
 }
 
+DeviceAllocator* CudaBackend::host_allocator() {
+  if (!host_allocator_) {
+    host_allocator_ = std::make_unique<DeviceAllocator>();
+    host_allocator_->set_listener([this](const MemoryBytes& held) {
+      const int64_t host = held[static_cast<size_t>(MemoryCategory::Host)];
+      if (host == counted_host_bytes_) return;
+      allocator().count_host(host - counted_host_bytes_);
+      counted_host_bytes_ = host;
+    });
+  }
+  return host_allocator_.get();
+}
+
+void CudaBackend::download(const DeviceTensor& from, Tensor& to) {
+  if (from.rows() != to.rows() || from.cols() != to.cols())
+    throw std::logic_error("download: a " + std::to_string(from.rows()) + " x " +
+                           std::to_string(from.cols()) + " device tensor into a " +
+                           std::to_string(to.rows()) + " x " + std::to_string(to.cols()) +
+                           " host tensor");
+  if (to.empty()) return;
+  DeviceGuard guard(from.device());
+  PIPELAB_CUDA_CHECK(cudaMemcpyAsync(to.data(), from.data(), static_cast<size_t>(from.bytes()),
+                                     cudaMemcpyDeviceToHost, compute()));
+  PIPELAB_CUDA_CHECK(cudaStreamSynchronize(compute()));
+}
+
+void CudaBackend::upload(const Tensor& from, DeviceTensor& to) {
+  to.copy_from_host(from);  // same shape, or it throws
+}
+
 Sequential& CudaBackend::host_stage(GpuSequential& stage, int chunk) {
   return mirror(stage, chunk).stage();
 }

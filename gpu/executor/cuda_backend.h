@@ -195,6 +195,13 @@ class CudaBackend {
   int64_t offload_tensor(DeviceTensor& tensor) { return host_offload_.offload(tensor); }
   int64_t reload_tensor(DeviceTensor& tensor) { return host_offload_.reload(tensor); }
 
+  // ZeRO-Offload's host slices (core/runtime/device_worker.h): host tensors
+  // whose bytes the GPU's ledger counts as Host, and a device tensor's
+  // values copied to one (waiting for the compute stream) and back.
+  DeviceAllocator* host_allocator();
+  void download(const DeviceTensor& from, Tensor& to);
+  void upload(const Tensor& from, DeviceTensor& to);
+
   // A host copy of chunk `chunk`'s stage, made on first use (its pinned
   // buffers too: the executor makes the ones a run uses before it starts).
   Sequential& host_stage(GpuSequential& stage, int chunk);
@@ -250,6 +257,8 @@ class CudaBackend {
   std::unique_ptr<OpTimings> timings_;      // made on the worker's thread
   std::unique_ptr<PinnedStaging> staging_;  // stage 0's input uploads
   std::vector<std::unique_ptr<HostStageMirror>> mirrors_;  // by chunk, made on first use
+  std::unique_ptr<DeviceAllocator> host_allocator_;        // ZeRO-Offload's, made on first use
+  int64_t counted_host_bytes_ = 0;                         // what host_allocator_ told the ledger
   std::vector<PendingLoss> pending_losses_;
   HostOffload host_offload_;
   std::unique_ptr<HostStaging> host_staging_;  // across processes only

@@ -117,5 +117,52 @@ TEST_P(ZeroEquivalence, EachReplicaHoldsItsSliceOfTheState) {
   }
 }
 
+// ZeRO-Offload: each replica's slice of the optimizer state and its master
+// weights live on the host, where U steps them; OFFLOAD brings the slice's
+// summed gradients down and RELOAD the new weights up for the gather. The
+// curve stays the one device's, and the device holds no optimizer state.
+TEST_P(ZeroEquivalence, ZeroOffloadStepsEachSliceOnTheHost) {
+  const Experiment one = with_adam(testing::small_experiment());
+  const std::vector<double> reference =
+      testing::losses_of(testing::on_backend(one, "cpu"), "one device");
+  Experiment offloaded = with_plan(one, ScheduleKind::OneFOneB, 1, 2, 4);
+  offloaded.parallel.offload = OffloadMode::Optimizer;
+  check(reference, offloaded, "dp4 offload optimizer");
+  Experiment pipeline = with_plan(one, ScheduleKind::OneFOneB, 2, 4, 2);
+  pipeline.parallel.offload = OffloadMode::Optimizer;
+  const testing::RunOutput piped = run_experiment(sharded(pipeline, 1));
+  ASSERT_EQ(piped.state, RunState::Finished) << piped.error;
+  testing::expect_same_curve(reference, piped.losses(), kZeroTolerance,
+                             "dp2 x pp2 zero 1 offload optimizer");
+
+  Experiment plan =
+      with_plan(with_adam(testing::small_experiment()), ScheduleKind::OneFOneB, 1, 2, 4);
+  plan.training.steps = 2;
+  const testing::RunOutput plain = run_experiment(plan);
+  Experiment host = sharded(plan, 2);
+  host.parallel.offload = OffloadMode::Optimizer;
+  const testing::RunOutput sliced = run_experiment(host);
+  ASSERT_EQ(plain.state, RunState::Finished) << plain.error;
+  ASSERT_EQ(sliced.state, RunState::Finished) << sliced.error;
+  for (int device = 0; device < 4; ++device) {
+    const std::string where = "device " + std::to_string(device);
+    const int64_t state = peak(plain.trace, device, MemoryCategory::OptimizerState);
+    const int64_t weights = peak(plain.trace, device, MemoryCategory::Weights);
+    EXPECT_EQ(peak(sliced.trace, device, MemoryCategory::OptimizerState), 0) << where;
+    // On the host: a quarter of the state, plus the slice's master weights and gradients.
+    const int64_t on_host = peak(sliced.trace, device, MemoryCategory::Host);
+    EXPECT_GE(on_host, state / 4 + 2 * weights / 4) << where;
+    EXPECT_LE(on_host, state / 4 + 2 * weights / 4 + 256) << where;
+  }
+  // The trace shows each step's OFFLOAD and RELOAD of the slice.
+  int offloads = 0, reloads = 0;
+  for (const TraceEvent& event : sliced.trace.events) {
+    offloads += event.op.kind == OpKind::Offload && event.device == 0;
+    reloads += event.op.kind == OpKind::Reload && event.device == 0;
+  }
+  EXPECT_EQ(offloads, 2);
+  EXPECT_EQ(reloads, 2);
+}
+
 }  // namespace
 }  // namespace pipelab
