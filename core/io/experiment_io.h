@@ -47,6 +47,9 @@ std::vector<std::string> validate_experiment(const Experiment& experiment);
 // describes and whose other sections validate with some split (the split
 // search varies only this section; the cluster must hold its devices).
 std::vector<std::string> validate_parallel(const Experiment& experiment);
+// validate_parallel less its last check, the split itself (profile_stages
+// throwing std::invalid_argument), for a caller that profiles the split anyway.
+std::vector<std::string> validate_parallel_fields(const Experiment& experiment);
 
 // The experiment the app opens with when no file is given.
 Experiment default_experiment();

@@ -238,7 +238,11 @@ void check_expert_parallel(const Experiment& experiment, bool model_ok, bool mod
                        "asynchronous data parallel cannot wait for; set parallel.update = sync or ep = 1");
 }
 
-void check_parallel(const Experiment& experiment, bool model_ok, Problems& problems) {
+// Whether check_parallel ends by profiling the split itself (profile_stages).
+enum class SplitCheck { Profile, Skip };
+
+void check_parallel(const Experiment& experiment, bool model_ok, Problems& problems,
+                    SplitCheck split = SplitCheck::Profile) {
   const ParallelPlan& plan = experiment.parallel;
   const size_t before = problems.size();
   check_at_least(problems, "parallel.dp", plan.dp, 1);
@@ -315,7 +319,7 @@ void check_parallel(const Experiment& experiment, bool model_ok, Problems& probl
                        "sync: false on the batch norms");
 
   // The split itself: enough layers for the stages, explicit boundaries, tp widths.
-  if (!model_ok) return;
+  if (!model_ok || split == SplitCheck::Skip) return;
   try {
     profile_stages(experiment.model, plan, per_replica / plan.microbatches, experiment.training.precision);
   } catch (const std::invalid_argument& error) {
@@ -361,6 +365,12 @@ void check_backend(const BackendSpec& backend, Problems& problems) {
 std::vector<std::string> validate_parallel(const Experiment& experiment) {
   Problems problems;
   check_parallel(experiment, true, problems);
+  return problems;
+}
+
+std::vector<std::string> validate_parallel_fields(const Experiment& experiment) {
+  Problems problems;
+  check_parallel(experiment, true, problems, SplitCheck::Skip);
   return problems;
 }
 

@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <tuple>
 
 #include "core/io/experiment_io.h"
@@ -114,10 +115,9 @@ struct StageCosts {
   bool overlap_gradient_sync = true;  // simulation.overlap_grad_reduce
 };
 
-StageCosts stage_costs(const Experiment& candidate, const DeviceProfile& device, int slots) {
+StageCosts stage_costs(const Experiment& candidate, const std::vector<StageProfile>& profiles,
+                       const DeviceProfile& device, int slots) {
   const ParallelPlan& plan = candidate.parallel;
-  const std::vector<StageProfile> profiles = profile_stages(
-      candidate.model, plan, microbatch_size(candidate), candidate.training.precision);
   StageCosts c;
   c.cost = CostModel::from_profiles(profiles, device, slots);
   c.overlap_gradient_sync = candidate.simulation.overlap_grad_reduce;
@@ -463,8 +463,14 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
   // slots.
   const DeviceProfile device = experiment_device(experiment);
   const int slots = optimizer_slots(experiment);
-  std::map<std::tuple<int, int, int, int, int, bool, bool, bool, int64_t>, StageCosts>
-      stage_costs_cache;
+  // A split's stage costs, or why it cannot be profiled (validate_parallel's
+  // last check), found once for every candidate that shares its stages.
+  struct ProfiledSplit {
+    std::optional<StageCosts> costs;
+    std::string problem;
+  };
+  std::map<std::tuple<int, int, int, int, int, bool, bool, bool, int64_t>, ProfiledSplit>
+      profiled_splits;
   const SearchSpace& space = request.space;
   const bool experts = model_has_experts(model);
   // Validates and bounds one candidate; keeps it when its memory bound fits.
@@ -476,20 +482,34 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
       report();
     }
     candidate.parallel = plan;
-    const std::vector<std::string> problems = validate_parallel(candidate);
+    const std::vector<std::string> problems = validate_parallel_fields(candidate);
     if (!problems.empty()) {
       result.pruned.push_back({plan, PruneReason::Invalid, problems.front()});
       return Considered::Invalid;
     }
-    SearchedPlan entry;
-    entry.plan = plan;
     const auto key = std::make_tuple(plan.tp, plan.cp, plan.pp, plan.ep, plan.chunks,
                                      uses_v_placement(plan.schedule), plan.recompute,
                                      plan.selective_recompute, microbatch_size(candidate));
-    auto costs = stage_costs_cache.find(key);
-    if (costs == stage_costs_cache.end())
-      costs = stage_costs_cache.emplace(key, stage_costs(candidate, device, slots)).first;
-    bound(plan, costs->second, entry);
+    auto profiled = profiled_splits.find(key);
+    if (profiled == profiled_splits.end()) {
+      ProfiledSplit split;
+      std::vector<StageProfile> profiles;
+      try {  // as validate_parallel's last check
+        profiles = profile_stages(candidate.model, plan, microbatch_size(candidate),
+                                  candidate.training.precision);
+      } catch (const std::invalid_argument& error) {
+        split.problem = error.what();
+      }
+      if (split.problem.empty()) split.costs = stage_costs(candidate, profiles, device, slots);
+      profiled = profiled_splits.emplace(key, std::move(split)).first;
+    }
+    if (!profiled->second.costs) {
+      result.pruned.push_back({plan, PruneReason::Invalid, profiled->second.problem});
+      return Considered::Invalid;
+    }
+    SearchedPlan entry;
+    entry.plan = plan;
+    bound(plan, *profiled->second.costs, entry);
     if (entry.memory_bound > result.usable_bytes) {
       result.considered.push_back(entry);
       result.pruned.push_back(

@@ -167,16 +167,26 @@ double CostModel::host_update_duration(const Op& op) const {
 void CostModel::set_topology(ClusterTopology topology) { topology_ = std::move(topology); }
 
 double CostModel::collective_duration(const Op& op, const std::vector<int>& members) const {
+  return collective_duration(op, members, group_span(members));
+}
+
+double CostModel::collective_duration(const Op& op, const std::vector<int>& members,
+                                      const std::optional<GroupSpan>& span) const {
   if (lookup_)
     if (const std::optional<double> measured = lookup_(op)) return *measured;
-  if (!topology_ || unit_mode_) return collective_duration(op, static_cast<int>(members.size()));
+  if (!span) return collective_duration(op, static_cast<int>(members.size()));
+  return exposed_part(op, fastest_collective(collective_kind(op.kind),
+                                             static_cast<double>(op.bytes), *span, *topology_)
+                              .seconds);
+}
+
+std::optional<GroupSpan> CostModel::group_span(const std::vector<int>& members) const {
+  if (!topology_ || unit_mode_) return std::nullopt;
   for (int member : members)
     if (member < 0 || member >= static_cast<int>(topology_->node_of_device.size()))
       throw std::invalid_argument("collective member " + std::to_string(member) + " is not placed on the cluster (" +
                                   std::to_string(topology_->node_of_device.size()) + " devices)");
-  return exposed_part(op, fastest_collective(collective_kind(op.kind), static_cast<double>(op.bytes),
-                                             group_span(*topology_, members), *topology_)
-                              .seconds);
+  return pipelab::group_span(*topology_, members);
 }
 
 double CostModel::exposed_part(const Op& op, double seconds) const {

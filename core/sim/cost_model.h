@@ -10,9 +10,10 @@
 
 #include "core/hardware/device_profile.h"
 #include "core/plan/stage_profile.h"
-#include "core/sim/cluster_topology.h"
 #include "core/schedule/op.h"
 #include "core/schedule/unit_costs.h"
+#include "core/sim/cluster_topology.h"
+#include "core/sim/collective_cost.h"
 
 namespace pipelab {
 
@@ -46,6 +47,13 @@ class CostModel {
   // the ring takes beyond them (StageProfile::context_parallel_exchanges).
   double collective_duration(const Op& op, int members) const;
   double collective_duration(const Op& op, const std::vector<int>& members) const;
+  // The same with the members' placement worked out beforehand (group_span):
+  // the simulator asks at every member's arrival, so it places each group once.
+  double collective_duration(const Op& op, const std::vector<int>& members,
+                             const std::optional<GroupSpan>& span) const;
+  // Where `members` sit on the cluster (checked to be placed on it), or
+  // nothing when there is no cluster (or in unit mode).
+  std::optional<GroupSpan> group_span(const std::vector<int>& members) const;
   // Places the devices on a cluster: messages and collectives between nodes
   // then cross the network (cluster_topology.h). Without one, every pair of
   // devices talks over the profile's link.

@@ -70,6 +70,7 @@ class Simulation {
       int simulated = 0;
       for (int member : group.members) simulated += is_simulated(member) ? 1 : 0;
       simulated_members_.push_back(simulated);
+      group_spans_.push_back(cost_.group_span(group.members));
     }
   }
 
@@ -304,7 +305,8 @@ class Simulation {
 
     Op bucket = op;
     bucket.bytes = op.bytes / buckets;
-    const double bucket_time = cost_.collective_duration(bucket, members);
+    const double bucket_time =
+        cost_.collective_duration(bucket, members, group_spans_[matching_.group_of_collective[id]]);
     double t = collective.lane_free;
     double first_start = kNotYet;
     for (int i = 0; i < buckets; ++i) {
@@ -410,7 +412,8 @@ class Simulation {
       state.registered = here;
       collective.start = std::max(collective.start, state.clock);
       collective.duration = std::max(
-          collective.duration, cost_.collective_duration(op, members));
+          collective.duration,
+          cost_.collective_duration(op, members, group_spans_[matching_.group_of_collective[id]]));
       if (++collective.arrived == members_to_join(id)) {
         collective.end = collective.start + collective.duration;
         for (int member : members)
@@ -502,6 +505,7 @@ class Simulation {
   double makespan_ = 0;
   int simulated_devices_ = 0;           // all, or replica 0's (first_replica_only)
   std::vector<int> simulated_members_;  // per group of matching_.groups
+  std::vector<std::optional<GroupSpan>> group_spans_;  // per group: where its members sit
 };
 
 // The costs the textbook formula needs, read off the cost model (stage 0).
