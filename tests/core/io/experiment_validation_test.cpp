@@ -45,6 +45,18 @@ TEST(ExperimentValidation, TheSplitMustFitTheModel) {
   EXPECT_EQ(error_with("parallel", "tp", 4), "");
 }
 
+// validate_parallel_fields is validate_parallel less the split's profile,
+// its last check (the split search profiles each split once itself).
+TEST(ExperimentValidation, TheFieldChecksLeaveOutOnlyTheSplitsProfile) {
+  Experiment experiment = default_experiment();
+  experiment.parallel.pp = 64;  // more stages than layers: the profile's problem only
+  ASSERT_FALSE(validate_parallel(experiment).empty());
+  EXPECT_TRUE(validate_parallel_fields(experiment).empty());
+  experiment.parallel.microbatches = 1000;  // a field's problem comes first in both
+  ASSERT_FALSE(validate_parallel_fields(experiment).empty());
+  EXPECT_EQ(validate_parallel_fields(experiment).front(), validate_parallel(experiment).front());
+}
+
 TEST(ExperimentValidation, ExpertParallelNeedsExpertsItCanShareOut) {
   auto document = small_experiment_json();
   document["model"]["layers"][2] = {{"type", "moe"}, {"experts", 4}, {"top_k", 2}};
