@@ -13,6 +13,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTableWidget>
 #include <QtTest>
 
 #include "core/io/experiment_io.h"
@@ -103,6 +104,32 @@ class SplitSearchViewTest : public QObject {
     const SearchedPlan chosen = dialog->model().candidates()[*dialog->selectedCandidate()];
     QCOMPARE(split_label(chosen.plan), split_label(dialog->model().result().best.front().plan));
     QVERIFY(dialog->detailsLabel()->text().contains(QStringLiteral("Simulated")));
+    // The table lists the best plans, fastest first, the chosen one selected;
+    // the details give its memory by category and its rank.
+    QTableWidget* best = dialog->bestTable();
+    QCOMPARE(best->rowCount(), static_cast<int>(dialog->model().result().best.size()));
+    QCOMPARE(best->item(0, 1)->text(), QString::fromStdString(split_label(chosen.plan)));
+    QCOMPARE(best->selectedItems().front()->row(), 0);
+    QVERIFY(dialog->detailsLabel()->text().contains(QStringLiteral("At its peak: weights")));
+    QVERIFY(dialog->detailsLabel()->text().contains(QStringLiteral("activations")));
+    QVERIFY(dialog->detailsLabel()->text().contains(QStringLiteral("plan 1 of")));
+    // A row selects its plan; a candidate that is not among the best says why it was set aside.
+    if (best->rowCount() > 1) {
+      best->selectRow(1);
+      QCOMPARE(split_label(dialog->model().candidates()[*dialog->selectedCandidate()].plan),
+               split_label(dialog->model().result().best[1].plan));
+    }
+    bool set_aside = false;
+    for (int c = 0; c < static_cast<int>(dialog->model().candidates().size()) && !set_aside; ++c)
+      if (const PrunedPlan* pruned = dialog->model().prunedOf(c)) {
+        dialog->selectCandidate(c);
+        QVERIFY(dialog->detailsLabel()->text().contains(QStringLiteral("Set aside")));
+        QVERIFY(best->selectedItems().isEmpty());
+        QVERIFY(!pruned->why.empty());
+        set_aside = true;
+      }
+    QVERIFY(set_aside);
+    dialog->selectCandidate(dialog->model().candidateOfRank(1));
 
     // A filter leaves only its value.
     QComboBox* pp = dialog->filterCombo(SplitSearchModel::Pp);

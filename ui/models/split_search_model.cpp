@@ -1,6 +1,8 @@
 #include "ui/models/split_search_model.h"
 
 #include <algorithm>
+#include <string>
+#include <unordered_map>
 
 namespace pipelab {
 
@@ -45,7 +47,41 @@ void SplitSearchModel::setResult(SearchResult result, int64_t batch) {
   result_ = std::move(result);
   batch_ = std::max<int64_t>(batch, 1);
   filters_ = {};
+  index();
   rebuild();
+}
+
+// A split's label names every dimension the search varies: it identifies a
+// candidate among the best plans and the pruned ones.
+void SplitSearchModel::index() {
+  std::unordered_map<std::string, int> candidate_of;
+  for (size_t i = 0; i < result_.considered.size(); ++i)
+    candidate_of.emplace(split_label(result_.considered[i].plan), static_cast<int>(i));
+  rank_.assign(result_.considered.size(), 0);
+  pruned_.assign(result_.considered.size(), -1);
+  for (size_t r = 0; r < result_.best.size(); ++r)
+    if (const auto found = candidate_of.find(split_label(result_.best[r].plan));
+        found != candidate_of.end())
+      rank_[found->second] = static_cast<int>(r) + 1;
+  for (size_t p = 0; p < result_.pruned.size(); ++p)
+    if (const auto found = candidate_of.find(split_label(result_.pruned[p].plan));
+        found != candidate_of.end())
+      pruned_[found->second] = static_cast<int>(p);
+}
+
+int SplitSearchModel::rankOf(int candidate) const {
+  return candidate >= 0 && candidate < static_cast<int>(rank_.size()) ? rank_[candidate] : 0;
+}
+
+const PrunedPlan* SplitSearchModel::prunedOf(int candidate) const {
+  if (candidate < 0 || candidate >= static_cast<int>(pruned_.size()) || pruned_[candidate] < 0)
+    return nullptr;
+  return &result_.pruned[pruned_[candidate]];
+}
+
+int SplitSearchModel::candidateOfRank(int rank) const {
+  const auto found = std::find(rank_.begin(), rank_.end(), rank);
+  return rank > 0 && found != rank_.end() ? static_cast<int>(found - rank_.begin()) : -1;
 }
 
 void SplitSearchModel::clear() { setResult({}, 1); }

@@ -53,10 +53,20 @@ class SplitSearchModel {
   // The fastest point shown that fits (the one with less memory on ties), or none.
   std::optional<Point> fastestFitting() const;
 
+  // A candidate's place among the search's best plans (1 the fastest), or 0.
+  int rankOf(int candidate) const;
+  // Why the search set a candidate aside, or null for one of the best.
+  const PrunedPlan* prunedOf(int candidate) const;
+  // The candidate that is the search's best plan `rank` (1 the fastest), or -1.
+  int candidateOfRank(int rank) const;
+
  private:
   void rebuild();
+  void index();
 
   SearchResult result_;
+  std::vector<int> rank_;    // per candidate: 1-based rank among result_.best, or 0
+  std::vector<int> pruned_;  // per candidate: index into result_.pruned, or -1
   int64_t batch_ = 1;
   std::array<QString, kDimensionCount> filters_;
   std::vector<Point> points_;

@@ -34,30 +34,6 @@ ByteUnit byte_unit_for(double max_bytes) {
   return {1.0, QStringLiteral("B")};
 }
 
-// The legend's names of the stacked memory categories (core's names are the
-// keys of exported files, with underscores).
-struct CategoryTitle {
-  MemoryCategory category;
-  const char* text;
-};
-constexpr CategoryTitle kCategoryTitles[] = {
-    {MemoryCategory::Weights, QT_TRANSLATE_NOOP("pipelab::MemoryView", "weights")},
-    {MemoryCategory::Gradients, QT_TRANSLATE_NOOP("pipelab::MemoryView", "gradients")},
-    {MemoryCategory::OptimizerState, QT_TRANSLATE_NOOP("pipelab::MemoryView", "optimizer state")},
-    {MemoryCategory::Activations, QT_TRANSLATE_NOOP("pipelab::MemoryView", "activations")},
-    {MemoryCategory::StashedWeights, QT_TRANSLATE_NOOP("pipelab::MemoryView", "stashed weights")},
-    {MemoryCategory::CommBuffers, QT_TRANSLATE_NOOP("pipelab::MemoryView", "comm buffers")},
-    {MemoryCategory::Workspace, QT_TRANSLATE_NOOP("pipelab::MemoryView", "workspace")},
-    {MemoryCategory::Host, QT_TRANSLATE_NOOP("pipelab::MemoryView", "host")},
-};
-
-QString category_title(MemoryCategory category) {
-  for (const CategoryTitle& title : kCategoryTitles)
-    if (title.category == category)
-      return QCoreApplication::translate("pipelab::MemoryView", title.text);
-  return QString::fromLatin1(memory_category_name(category));
-}
-
 // Curves with more points than this are thinned: a long run records hundreds
 // of thousands of samples, far more than a chart has pixels.
 constexpr size_t kMaxPointsPerCurve = 1500;
@@ -86,7 +62,31 @@ std::vector<const MemorySample*> thin_out(const std::vector<const MemorySample*>
   return kept;
 }
 
+// The legend's names of the stacked memory categories (core's names are the
+// keys of exported files, with underscores).
+struct CategoryTitle {
+  MemoryCategory category;
+  const char* text;
+};
+constexpr CategoryTitle kCategoryTitles[] = {
+    {MemoryCategory::Weights, QT_TRANSLATE_NOOP("pipelab::MemoryView", "weights")},
+    {MemoryCategory::Gradients, QT_TRANSLATE_NOOP("pipelab::MemoryView", "gradients")},
+    {MemoryCategory::OptimizerState, QT_TRANSLATE_NOOP("pipelab::MemoryView", "optimizer state")},
+    {MemoryCategory::Activations, QT_TRANSLATE_NOOP("pipelab::MemoryView", "activations")},
+    {MemoryCategory::StashedWeights, QT_TRANSLATE_NOOP("pipelab::MemoryView", "stashed weights")},
+    {MemoryCategory::CommBuffers, QT_TRANSLATE_NOOP("pipelab::MemoryView", "comm buffers")},
+    {MemoryCategory::Workspace, QT_TRANSLATE_NOOP("pipelab::MemoryView", "workspace")},
+    {MemoryCategory::Host, QT_TRANSLATE_NOOP("pipelab::MemoryView", "host")},
+};
+
 }  // namespace
+
+QString memory_category_title(MemoryCategory category) {
+  for (const CategoryTitle& title : kCategoryTitles)
+    if (title.category == category)
+      return QCoreApplication::translate("pipelab::MemoryView", title.text);
+  return QString::fromLatin1(memory_category_name(category));
+}
 
 MemoryView::MemoryView(QWidget* parent) : QWidget(parent) {
   plot_ = new QCustomPlot(this);
@@ -346,7 +346,7 @@ void MemoryView::rebuild() {
       graph->setPen(QPen(color, 2, Qt::DashLine));
       continue;
     }
-    graph->setName(category_title(category));
+    graph->setName(memory_category_title(category));
     QColor fill = color;
     fill.setAlpha(150);
     graph->setPen(QPen(color.darker(120), 1));

@@ -25,6 +25,9 @@ namespace pipelab {
 
 class RunController;
 
+// A memory category's name as the legend shows it, translated ("optimizer state").
+QString memory_category_title(MemoryCategory category);
+
 class MemoryView : public QWidget {
   Q_OBJECT
 

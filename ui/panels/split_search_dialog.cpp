@@ -9,12 +9,14 @@
 #include <QFontDatabase>
 #include <QFormLayout>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QTableWidget>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -23,6 +25,7 @@
 #include "core/io/hardware_catalogue.h"
 #include "core/planner/plan_proposal.h"
 #include "core/text/byte_size.h"
+#include "ui/panels/memory_view.h"
 
 namespace pipelab {
 namespace {
@@ -178,6 +181,22 @@ SplitSearchDialog::SplitSearchDialog(const Experiment& experiment, QWidget* pare
   export_menu->addAction(tr("torchtitan job section"), this,
                          [this] { exportLaunch(LaunchTool::Torchtitan); });
   export_button_->setMenu(export_menu);
+  best_table_ = new QTableWidget(0, 6, this);
+  best_table_->setHorizontalHeaderLabels(
+      {tr("#"), tr("split"), tr("step"), tr("MFU"), tr("bubble"), tr("peak per device")});
+  best_table_->verticalHeader()->setVisible(false);
+  best_table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  best_table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  best_table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  best_table_->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
+  best_table_->setMaximumHeight(170);
+  best_table_->setToolTip(tr("The search's best plans, simulated, fastest first"));
+  connect(best_table_, &QTableWidget::itemSelectionChanged, this, [this] {
+    const QList<QTableWidgetItem*> items = best_table_->selectedItems();
+    if (items.isEmpty()) return;
+    const int candidate = model_.candidateOfRank(best_table_->row(items.front()) + 1);
+    if (candidate >= 0 && selected_ != candidate) selectCandidate(candidate);
+  });
   auto* buttons = new QVBoxLayout;
   buttons->addWidget(load_button_);
   buttons->addWidget(export_button_);
@@ -190,6 +209,7 @@ SplitSearchDialog::SplitSearchDialog(const Experiment& experiment, QWidget* pare
   layout->addLayout(form);
   layout->addLayout(filter_row);
   layout->addWidget(plot_, 1);
+  layout->addWidget(best_table_);
   layout->addLayout(bottom);
   refreshFilters();
   redraw();
@@ -237,6 +257,7 @@ void SplitSearchDialog::onSearched() {
     model_.clear();
     status_label_->setText(tr("No search: %1").arg(QString::fromStdString(*reason)));
     refreshFilters();
+    fillBestTable();
     redraw();
     emit searchFinished(false);
     return;
@@ -251,6 +272,7 @@ void SplitSearchDialog::onSearched() {
           .arg(result.simulated)
           .arg(bytes_text(static_cast<double>(result.usable_bytes))));
   refreshFilters();
+  fillBestTable();
   redraw();
   if (!result.best.empty()) {
     const auto best = std::find_if(
@@ -317,6 +339,25 @@ void SplitSearchDialog::redraw() {
   plot_->replot();
 }
 
+void SplitSearchDialog::fillBestTable() {
+  const QSignalBlocker quiet(best_table_);
+  const std::vector<SearchedPlan>& best = model_.result().best;
+  best_table_->setRowCount(static_cast<int>(best.size()));
+  for (int row = 0; row < static_cast<int>(best.size()); ++row) {
+    const SearchedPlan& plan = best[static_cast<size_t>(row)];
+    const QStringList cells = {QString::number(row + 1),
+                               QString::fromStdString(split_label(plan.plan)),
+                               step_text(plan.step_s),
+                               QStringLiteral("%1%").arg(plan.mfu * 100, 0, 'f', 1),
+                               QStringLiteral("%1%").arg(plan.bubble * 100, 0, 'f', 1),
+                               bytes_text(static_cast<double>(plan.peak_bytes))};
+    for (int column = 0; column < cells.size(); ++column)
+      best_table_->setItem(row, column, new QTableWidgetItem(cells[column]));
+  }
+  best_table_->resizeColumnsToContents();
+  best_table_->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
+}
+
 void SplitSearchDialog::pickAt(const QPointF& pixel) {
   std::optional<int> nearest;
   double nearest_distance = kPickRadiusPx;
@@ -359,7 +400,35 @@ void SplitSearchDialog::showDetails() {
                 .arg(step_text(plan.step_bound_s))
                 .arg(bytes_text(memory));
   if (!fits) text += QStringLiteral(" ") + tr("Over the usable memory: it would not fit.");
+  if (plan.simulated) {
+    QStringList parts;
+    for (int c = 0; c < kMemoryCategoryCount; ++c)
+      if (plan.peak_by_category[static_cast<size_t>(c)] > 0)
+        parts << QStringLiteral("%1 %2")
+                     .arg(memory_category_title(static_cast<MemoryCategory>(c)))
+                     .arg(bytes_text(
+                         static_cast<double>(plan.peak_by_category[static_cast<size_t>(c)])));
+    text += QStringLiteral("<br>") + tr("At its peak: %1.").arg(parts.join(QStringLiteral(", ")));
+  }
+  if (const int rank = model_.rankOf(*selected_))
+    text += QStringLiteral("<br>") +
+            tr("The search's plan %1 of %2.").arg(rank).arg(model_.result().best.size());
+  else if (const PrunedPlan* pruned = model_.prunedOf(*selected_)) {
+    const QString reason = pruned->reason == PruneReason::Memory         ? tr("memory")
+                           : pruned->reason == PruneReason::Slower       ? tr("slower")
+                           : pruned->reason == PruneReason::NotSimulated ? tr("not simulated")
+                                                                         : tr("invalid");
+    text += QStringLiteral("<br>") + tr("Set aside (%1): %2")
+                                         .arg(reason)
+                                         .arg(QString::fromStdString(pruned->why).toHtmlEscaped());
+  }
   details_label_->setText(text);
+  const int rank = model_.rankOf(*selected_);
+  const QSignalBlocker quiet(best_table_);
+  if (rank > 0)
+    best_table_->selectRow(rank - 1);
+  else
+    best_table_->clearSelection();
   load_button_->setEnabled(true);
   export_button_->setEnabled(true);
 }

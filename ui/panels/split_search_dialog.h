@@ -3,7 +3,9 @@
 // thread) and draws each candidate as a point, memory per device against
 // throughput: simulated points solid, estimated ones pale, the memory a plan
 // may use as a line with the region past it shaded, the Pareto front joined.
-// Filters keep a dimension to one value; clicking a point shows its split, and
+// Filters keep a dimension to one value; a table lists the search's best
+// plans (step, MFU, bubble, peak memory); clicking a point or a row shows its
+// split, its memory by category, its rank or why the search set it aside, and
 // "Load into experiment" hands it to the window (splitChosen), which applies it
 // with one undo as Plan for me does; "Export launch" shows it as Megatron-LM
 // flags or a torchtitan job section (core/planner/launch_export.h) and copies
@@ -31,6 +33,7 @@ class QLabel;
 class QLineEdit;
 class QPushButton;
 class QSpinBox;
+class QTableWidget;
 
 namespace pipelab {
 
@@ -70,6 +73,8 @@ class SplitSearchDialog : public QDialog {
   QCustomPlot* plot() const { return plot_; }
   QLabel* statusLabel() const { return status_label_; }
   QLabel* detailsLabel() const { return details_label_; }
+  // The best plans, fastest first; selecting a row selects its candidate.
+  QTableWidget* bestTable() const { return best_table_; }
 
  signals:
   void searchFinished(bool found);
@@ -82,6 +87,7 @@ class SplitSearchDialog : public QDialog {
   void refreshFilters();
   void redraw();
   void showDetails();
+  void fillBestTable();
   void pickAt(const QPointF& pixel);
 
   Experiment experiment_;
@@ -100,6 +106,7 @@ class SplitSearchDialog : public QDialog {
   QCPItemStraightLine* usable_line_ = nullptr;
   QCPItemRect* over_memory_ = nullptr;
   QLabel* details_label_;
+  QTableWidget* best_table_;
   QPushButton* load_button_;
   QPushButton* export_button_;
   BackgroundJob<Outcome> job_{this, [this] { onSearched(); }};

@@ -2233,6 +2233,62 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <source>Copied to the clipboard. Fields listed as &quot;not exported&quot; have no equivalent in the tool; set them by hand or leave them out.</source>
         <translation>已复制到剪贴板。标为“not exported”的字段在该工具中没有对应项；请手动设置或省略。</translation>
     </message>
+    <message>
+        <source>#</source>
+        <translation>#</translation>
+    </message>
+    <message>
+        <source>split</source>
+        <translation>切分</translation>
+    </message>
+    <message>
+        <source>step</source>
+        <translation>步长</translation>
+    </message>
+    <message>
+        <source>MFU</source>
+        <translation>MFU</translation>
+    </message>
+    <message>
+        <source>bubble</source>
+        <translation>气泡</translation>
+    </message>
+    <message>
+        <source>peak per device</source>
+        <translation>每设备峰值</translation>
+    </message>
+    <message>
+        <source>The search&apos;s best plans, simulated, fastest first</source>
+        <translation>搜索得到的最佳方案（已模拟），最快的在前</translation>
+    </message>
+    <message>
+        <source>At its peak: %1.</source>
+        <translation>峰值时：%1。</translation>
+    </message>
+    <message>
+        <source>The search&apos;s plan %1 of %2.</source>
+        <translation>搜索结果中的第 %1 个方案（共 %2 个）。</translation>
+    </message>
+    <message>
+        <source>memory</source>
+        <translation>内存</translation>
+    </message>
+    <message>
+        <source>slower</source>
+        <translation>更慢</translation>
+    </message>
+    <message>
+        <source>not simulated</source>
+        <translation>未模拟</translation>
+    </message>
+    <message>
+        <source>invalid</source>
+        <translation>无效</translation>
+    </message>
+    <message>
+        <source>Set aside (%1): %2</source>
+        <translation>被排除（%1）：%2</translation>
+    </message>
 </context>
 <context>
     <name>pipelab::StatsPanel</name>
