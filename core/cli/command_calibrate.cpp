@@ -1,12 +1,12 @@
 // pipelab-cli calibrate: fit the simulator's device and node to this machine
-// from short measured CPU runs, show how the predictions move, and write the
-// measured hardware as files an experiment can name.
+// from short measured runs on the experiment's backend (cpu or cuda), show how the predictions
+// move, and write the measured hardware as files an experiment can name.
 #include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "core/cli/cli_args.h"
 #include "core/cli/cli_commands.h"
-#include "core/cli/cpu_calibration.h"
+#include "core/cli/measured_calibration.h"
 #include "core/io/experiment_io.h"
 #include "core/io/hardware_catalogue.h"
 #include "core/io/hardware_file_text.h"
@@ -31,15 +31,18 @@ nlohmann::ordered_json hardware_json(const Experiment& experiment, const Cluster
 }  // namespace
 
 int command_calibrate(const std::vector<std::string>& args, std::ostream& out) {
-  const ParsedArgs parsed =
-      parse_args("calibrate", args, {{"config"}, {"set", true, true}, {"steps"}, {"write"}});
+  const ParsedArgs parsed = parse_args(
+      "calibrate", args, {{"config"}, {"set", true, true}, {"steps"}, {"backend"}, {"write"}});
   if (!parsed.has("config")) throw UsageError("calibrate needs --config FILE (see examples/)");
   const int steps = parsed.get_int("steps", 5, 1, 1000);
-  Experiment experiment = experiment_from_args(parsed);
+  ParsedArgs with_backend = parsed;
+  if (parsed.has("backend"))
+    with_backend.values["set"].push_back("backend.type=" + parsed.get("backend"));
+  Experiment experiment = experiment_from_args(with_backend);
   if (experiment.simulation.profile == "unit") experiment.simulation.profile = "cpu-core";
 
   if (parsed.has("write")) check_device_file_path(parsed.get("write"));
-  CalibrationResult calibration = calibrate_cpu_profile(experiment, steps);
+  CalibrationResult calibration = calibrate_measured_profile(experiment, steps);
   std::vector<std::string> written;
   if (parsed.has("write")) {
     const std::string device_path = parsed.get("write");
@@ -60,6 +63,7 @@ int command_calibrate(const std::vector<std::string>& args, std::ostream& out) {
 
   nlohmann::ordered_json json;
   json["name"] = experiment.name;
+  json["backend"] = experiment.backend.type;
   json["measured_steps"] = steps;
   json["base"] = hardware_json(experiment, experiment_cluster(experiment));
   json["calibrated"] = hardware_json(experiment, calibration.cluster);

@@ -45,9 +45,7 @@ class CpuExecutor : public PipelineExecutor<CpuBackend> {
   CpuExecutor(const Experiment& experiment, EventSink& sink, const ExecutorOptions& options = {});
   ~CpuExecutor() override;  // stops and joins every worker
 
-  // For tests and tools.
-  const std::vector<StageProfile>& stage_profiles() const { return profiles_; }
-  // A device this process runs.
+  // For tests and tools: a device this process runs.
   const DeviceAllocator& allocator(int device) const { return *devices_->allocators[device]; }
   const TrainingData& data() const { return *data_; }
 

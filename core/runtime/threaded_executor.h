@@ -53,6 +53,7 @@ class ThreadedExecutor : public Executor {
   // For tests and tools.
   int device_count() const { return experiment_.parallel.devices(); }
   const TrainingProgram& program() const { return *program_; }
+  const std::vector<StageProfile>& stage_profiles() const { return profiles_; }
   // The recorder making this run's stream (on rank 0 of a multi-process run
   // it also takes the other ranks' reports), and its clock.
   RunRecorder& recorder() { return *recorder_; }

@@ -15,7 +15,7 @@
 //    stands for everything that delays a receiver beyond the sends' own time,
 //    such as a sleeping thread's wake-up.
 // What a run cannot show (memory bandwidth, the network) stays as the base
-// files give it. (core/cli/cpu_calibration.h measures the runs on this CPU.)
+// files give it. (core/cli/measured_calibration.h measures the runs on this machine.)
 #pragma once
 
 #include <vector>

@@ -2,9 +2,12 @@
 
 #include <cassert>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 
 #include "gpu/kernels/attention_softmax.h"
 #include "gpu/kernels/block_dropout.h"
+#include "gpu/kernels/flash_attention.h"
 #include "gpu/layers/cublas_gemm.h"
 
 namespace pipelab::gpu {
@@ -68,6 +71,33 @@ RoundedGemmInput gemm_input(DeviceContext& context, const float* values, int64_t
   return RoundedGemmInput(values, count, context.mixed_bf16(), &context.allocator());
 }
 
+// The fused kernels' view of the inputs.
+flash_math::FlashInput flash_input(GemmInput qkv) { return {qkv.values, qkv.bf16}; }
+
+BlockDropoutKey dropout_or_none(const BlockDropoutKey* dropout) {
+  return active(dropout) ? *dropout : BlockDropoutKey{};
+}
+
+// The fused forward; lse into `lse` ([probability_rows, 1]).
+void fused_forward(DeviceContext& context, GemmInput qkv_input, const AttentionShape& shape,
+                   float* out, float* lse, const BlockDropoutKey* dropout) {
+  kernels::flash_attention_forward(flash_input(qkv_input), flash_layout(shape),
+                                   dropout_or_none(dropout), out, lse, context.stream());
+}
+
+// The fused backward: forward again for lse (nothing was kept), then dQ and dK, dV.
+void fused_backward(DeviceContext& context, GemmInput qkv_input, const DeviceTensor& dout,
+                    const AttentionShape& shape, DeviceTensor& dqkv,
+                    const BlockDropoutKey* dropout) {
+  DeviceTensor out = workspace(context, shape.rows(), shape.width());
+  DeviceTensor lse = workspace(context, shape.probability_rows(), 1);
+  DeviceTensor row_dots = workspace(context, shape.probability_rows(), 1);
+  fused_forward(context, qkv_input, shape, out.data(), lse.data(), dropout);
+  kernels::flash_attention_backward(flash_input(qkv_input), dout.data(), lse.data(),
+                                    flash_layout(shape), dropout_or_none(dropout), row_dots.data(),
+                                    dqkv.data(), context.stream());
+}
+
 // P from the QKV rows into `p` ([probability_rows, seq]).
 void compute_probabilities(DeviceContext& context, GemmInput qkv,
                            const AttentionShape& shape, float* p) {
@@ -89,6 +119,10 @@ void attention_forward(DeviceContext& context, GemmInput qkv_input, const Attent
                        DeviceTensor& out, DeviceTensor* probabilities,
                        const BlockDropoutKey* dropout) {
   assert(out.rows() == shape.rows() && out.cols() == shape.width());
+  if (uses_fused_attention(shape, probabilities != nullptr)) {
+    DeviceTensor lse = workspace(context, shape.probability_rows(), 1);
+    return fused_forward(context, qkv_input, shape, out.data(), lse.data(), dropout);
+  }
   const int64_t seq = shape.seq;
   DeviceTensor scratch;
   if (!probabilities) scratch = workspace(context, shape.probability_rows(), seq);
@@ -126,6 +160,8 @@ void attention_backward(DeviceContext& context, GemmInput qkv_input,
                         const BlockDropoutKey* dropout) {
   assert(dqkv.rows() == shape.rows() && dqkv.cols() == shape.qkv_width());
   assert(dout.rows() == shape.rows() && dout.cols() == shape.width());
+  if (uses_fused_attention(shape, probabilities != nullptr))
+    return fused_backward(context, qkv_input, dout, shape, dqkv, dropout);
   const int64_t seq = shape.seq;
   const cudaStream_t stream = context.stream();
   DeviceTensor recomputed;
@@ -183,6 +219,32 @@ void attention_backward(DeviceContext& context, GemmInput qkv_input,
 }
 
 }  // namespace
+
+flash_math::FlashLayout flash_layout(const AttentionShape& shape) {
+  flash_math::FlashLayout layout;
+  layout.batch = shape.batch;
+  layout.seq = shape.seq;
+  layout.heads = shape.heads;
+  layout.head_dim = shape.head_dim;
+  layout.group = shape.group();
+  layout.first_head = shape.first_head;
+  layout.causal = shape.causal;
+  layout.scale = score_scale(shape);
+  return layout;
+}
+
+bool fused_attention_enabled() {
+  static const bool enabled = [] {
+    const char* value = std::getenv("PIPELAB_FUSED_ATTENTION");
+    return !(value && std::strcmp(value, "0") == 0);
+  }();
+  return enabled;
+}
+
+bool uses_fused_attention(const AttentionShape& shape, bool keeps_probabilities) {
+  return !keeps_probabilities && fused_attention_enabled() &&
+         kernels::flash_attention_supports(shape.head_dim);
+}
 
 void gpu_attention_forward(DeviceContext& context, const DeviceTensor& qkv,
                            const AttentionShape& shape, DeviceTensor& out,

@@ -23,10 +23,22 @@
 #include "core/nn/attention.h"
 #include "gpu/layers/device_context.h"
 #include "gpu/kernels/block_dropout_math.h"
+#include "gpu/kernels/flash_attention_math.h"
 #include "gpu/layers/kept_gemm_input.h"
 #include "gpu/memory/device_tensor.h"
 
 namespace pipelab::gpu {
+
+// Fused attention (kernels/flash_attention.h): when the caller keeps no
+// probabilities (selective recompute), heads of width 8, 16, 32 or 64 run the
+// fused kernels, which keep nothing of P's size at any time: the forward
+// writes the output and each row's log-sum-exp to scratch, the backward runs
+// the forward again for them. PIPELAB_FUSED_ATTENTION=0 in the environment
+// turns it off (the unfused path then recomputes P), for comparisons.
+bool fused_attention_enabled();
+bool uses_fused_attention(const AttentionShape& shape, bool keeps_probabilities);
+// The fused kernels' view of `shape` (its score scale as the unfused path's).
+flash_math::FlashLayout flash_layout(const AttentionShape& shape);
 
 // `dropout` is null or inactive (p = 0) for no dropout on the probabilities.
 void gpu_attention_forward(DeviceContext& context, const DeviceTensor& qkv,

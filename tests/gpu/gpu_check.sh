@@ -12,8 +12,13 @@
 #      moe-layer example at ep 1 and at ep 2 (all-to-all between replicas),
 #      the Switch example with experts in its blocks, the tiny GPT at tp 2 with
 #      sequence parallelism, and bf16-mixed runs of an MLP and the tiny GPT
-#   4. the benchmarks against PyTorch and bare cuBLAS, and a pipeline's
-#      measured bubble next to the simulated one
+#   4. gpt2: GPT-2 small's training step against PyTorch's on the same GPU
+#      (bench/run_gpt2_vs_torch.sh: eager and compiled, batch 4 and 16, the
+#      attention core fused and unfused), and the simulator calibrated on this
+#      GPU (pipelab-cli calibrate --backend cuda) from GPT-2's step and from a
+#      pipeline's, with the hardware files it writes
+#   bench: the MLP benchmarks against PyTorch and bare cuBLAS, and a
+#      pipeline's measured bubble next to the simulated one
 #   5. mpi: the cuda backend over 2 and 4 ranks on this machine's GPU (test_mpi's
 #      MpiCudaRun cases, against the one-process run, and the memory check of
 #      two ranks that share the GPU), with the OpenMPI pack_gpu_deps.sh
@@ -26,7 +31,11 @@
 # REPORT_DIR/gpu_check_logs.txt; a failing step does not stop the next ones.
 #
 # Usage: bash tests/gpu/gpu_check.sh [REPORT_DIR=gpu-check] [BUILD_DIR=build-gpu]
-# STEPS="build tests sanitizer cli bench mpi" picks steps; JOBS sets build parallelism;
+# STEPS="build tests gpt2 sanitizer cli bench mpi" picks steps; JOBS sets build parallelism;
+# CONFORMANCE_FILTER (a gtest filter, default all) narrows test_conformance,
+# e.g. to '*/cuda' where GPU time is short; DEADLINE=SECONDS records every step
+# that would start later than that many seconds after the check began as not
+# run, so a lease's limit ends the check with its report written;
 # STEP_TIMEOUT=SECONDS stops any one command that runs longer (a hang on the
 # GPU then costs one step, not the whole lease); the test suites instead stop
 # a test that prints nothing for TEST_TIMEOUT seconds. With a BUILD_DIR built
@@ -35,7 +44,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 report_dir="${1:-gpu-check}"
 build_dir="${2:-build-gpu}"
-steps="${STEPS:-build tests sanitizer cli bench mpi}"
+steps="${STEPS:-build tests gpt2 sanitizer cli bench mpi}"
 jobs="${JOBS:-$(nproc)}"
 mkdir -p "${report_dir}" "${build_dir}"
 report_dir="$(cd "${report_dir}" && pwd)"
@@ -66,6 +75,11 @@ logs="${report_dir}/gpu_check_logs.txt"
 run_step() {
   local name="$1"
   shift
+  if [[ -n "${DEADLINE:-}" ]] && ((SECONDS >= DEADLINE)); then
+    echo "| ${name} | not run: past DEADLINE (${DEADLINE} s) | 0 |" >>"${report}"
+    echo "${name}: not run (past DEADLINE)"
+    return 0
+  fi
   local start=${SECONDS}
   echo "===== ${name}: $*" >>"${logs}"
   if [[ -n "${STEP_TIMEOUT:-}" ]] && ! declare -F "$1" >/dev/null; then
@@ -118,7 +132,7 @@ if ! ls /usr/local/cuda/lib*/libnccl.so >/dev/null 2>&1 && [[ -z "${NCCL_HOME:-}
   fi
 fi
 
-targets="test_gpu test_conformance test_runtime test_mpi pipelab-cli gpu_mlp_step gpu_pipeline_bubble"
+targets="test_gpu test_conformance test_runtime test_mpi pipelab-cli gpu_mlp_step gpu_pipeline_bubble gpu_attention_step"
 if wants build; then
   configure() {
     cmake -S . -B "${build_dir}" -DCMAKE_BUILD_TYPE=Release -DPIPELAB_UI=OFF -DPIPELAB_CUDA=ON \
@@ -182,12 +196,33 @@ run_gtest() {
 if wants tests; then
   for suite in test_gpu test_conformance test_runtime; do
     out="${build_dir}/${suite}.log"
-    run_step "${suite}" run_gtest "${build_dir}/tests/${suite}" "${out}"
+    filter='*'
+    [[ "${suite}" == test_conformance ]] && filter="${CONFORMANCE_FILTER:-*}"
+    run_step "${suite}" run_gtest "${build_dir}/tests/${suite}" "${out}" "${filter}"
     echo "  - ${suite}: $(summarise "${out}")" >>"${report}.details"
     # Faults first: the skips (a second GPU missing) must not crowd them out.
     { grep -E '^\[  (FAILED|CRASHED|HUNG) +\] [A-Za-z]' "${out}" | head -n 60
       grep -E '^\[  SKIPPED +\] [A-Za-z]' "${out}" | head -n 20; } | sed 's/^/    /' >>"${report}.details"
   done
+fi
+
+if wants gpt2; then
+  cli="${build_dir}/app/pipelab-cli"
+  # The bench runs about twenty programs (torch.compile among them): its own limit.
+  STEP_TIMEOUT="${GPT2_TIMEOUT:-420}" run_step "gpt2: GPT-2 small step vs PyTorch" bash -c \
+    "set -o pipefail; bash bench/run_gpt2_vs_torch.sh '${build_dir}' '${report_dir}/gpt2' 2>&1 | tee '${report_dir}/gpt2_table.txt'"
+  # The simulator fitted to this GPU: from GPT-2's step (one micro-batch and
+  # four), and from a 4-stage 1F1B pipeline's, each from its catalogue device.
+  run_step "gpt2: calibrate on GPT-2's step" bash -c \
+    "'${cli}' calibrate --config bench/configs/gpt2_small.json --backend cuda --steps 6 \
+       --write '${report_dir}/gpt2/gpu-measured-gpt2.json' | tee '${report_dir}/gpt2/calibrate_gpt2.json'"
+  run_step "gpt2: a pipeline's step and bubble" bash -c \
+    "'${cli}' train --config bench/configs/pipeline_bubble.json --backend cuda --quiet \
+       --summary '${report_dir}/gpt2/pipeline_bubble_summary.json'"
+  run_step "gpt2: calibrate on the pipeline" bash -c \
+    "'${cli}' calibrate --config bench/configs/pipeline_bubble.json --backend cuda --steps 6 \
+       --write '${report_dir}/gpt2/gpu-measured-pipeline.json' | tee '${report_dir}/gpt2/calibrate_pipeline.json'"
+  { echo; echo "## GPT-2 small against PyTorch"; echo; echo '```'; tail -n 30 "${report_dir}/gpt2_table.txt"; echo '```'; } >>"${report}.details"
 fi
 
 if wants cli; then

@@ -15,7 +15,8 @@
 #                             folder and ../shared (the tests have these paths
 #                             compiled in; run_prebuilt.sh links them there)
 #
-# Usage: bash tests/gpu/prepare_prebuilt.sh [BUILD_DIR=build-gpu]
+# Usage: bash tests/gpu/prepare_prebuilt.sh [BUILD_DIR=build-gpu] (an existing
+# build folder, such as build/, is used as it is configured)
 # JOBS sets build parallelism. Needs the CUDA toolkit (nvcc) and the Debian
 # packages pack_gpu_deps.sh names; with openmpi-bin and libopenmpi-dev the mpi
 # step's programs and OpenMPI come along.
@@ -36,12 +37,25 @@ launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 fi
-cmake -S . -B "${build_dir}" -DCMAKE_BUILD_TYPE=Release -DPIPELAB_UI=OFF -DPIPELAB_CUDA=ON \
-  -DPIPELAB_BENCH=ON -DPIPELAB_MPI=AUTO "${launcher[@]}" >/dev/null
+# A build folder already configured (the everyday one, with the app) is built
+# as it is: a fresh CUDA tree takes an hour on two cores, an incremental one
+# minutes. It must have the CUDA backend and the benchmarks.
+if [[ -f "${build_dir}/CMakeCache.txt" ]]; then
+  echo "${build_dir} is configured already: building its GPU check targets as it is"
+else
+  cmake -S . -B "${build_dir}" -DCMAKE_BUILD_TYPE=Release -DPIPELAB_UI=OFF -DPIPELAB_CUDA=ON \
+    -DPIPELAB_BENCH=ON -DPIPELAB_MPI=AUTO "${launcher[@]}" >/dev/null
+fi
+# A target in the generator's help: "... name" (Makefiles) or "name: phony" (Ninja).
+has_target() { cmake --build "${build_dir}" --target help 2>/dev/null | grep -cE "(^|\.\.\. )$1(: phony)?\$" >/dev/null; }
+if ! has_target test_gpu; then
+  echo "error: ${build_dir} does not build the CUDA backend (no test_gpu target): configure it with -DPIPELAB_CUDA=ON -DPIPELAB_BENCH=ON" >&2
+  exit 1
+fi
 # The targets gpu_check.sh runs (its `targets`), test_mpi when MPI was found.
-targets="test_gpu test_conformance test_runtime pipelab-cli gpu_mlp_step gpu_pipeline_bubble"
+targets="test_gpu test_conformance test_runtime pipelab-cli gpu_mlp_step gpu_pipeline_bubble gpu_attention_step"
 # (grep reads all of it: with -q it would stop early, and pipefail would count cmake's broken pipe.)
-cmake --build "${build_dir}" --target help | grep -c ' test_mpi$' >/dev/null && targets="${targets} test_mpi"
+has_target test_mpi && targets="${targets} test_mpi"
 # shellcheck disable=SC2086
 cmake --build "${build_dir}" -j"${jobs}" --target ${targets}
 

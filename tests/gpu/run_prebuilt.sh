@@ -9,8 +9,9 @@
 #   3. runs tests/gpu/gpu_check.sh without its build step.
 #
 # Usage: bash tests/gpu/run_prebuilt.sh [REPORT_DIR=gpu-check]
-# STEPS (default "tests cli mpi sanitizer"; add "bench" for the PyTorch
-# comparison) and STEP_TIMEOUT (default 100 s) pass through to gpu_check.sh.
+# STEPS (default "tests gpt2 cli mpi sanitizer"; add "bench" for the MLP
+# comparison with PyTorch), STEP_TIMEOUT (default 100 s), CONFORMANCE_FILTER
+# and DEADLINE pass through to gpu_check.sh.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 report_dir="${1:-gpu-check}"
@@ -44,5 +45,5 @@ if [[ -d "${prebuilt}/mnist-t10k" ]]; then
   link_if_missing "${here}/../shared/datasets/mnist-t10k" "${here}/${prebuilt}/mnist-t10k"
 fi
 
-STEPS="${STEPS:-tests cli mpi sanitizer}" STEP_TIMEOUT="${STEP_TIMEOUT:-100}" \
+STEPS="${STEPS:-tests gpt2 cli mpi sanitizer}" STEP_TIMEOUT="${STEP_TIMEOUT:-100}" \
   bash tests/gpu/gpu_check.sh "${report_dir}" "${prebuilt}/build"

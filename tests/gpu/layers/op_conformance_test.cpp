@@ -92,6 +92,18 @@ std::vector<OpCase> sequence_cases() {
   const auto swiglu = BlockActivation::SwiGlu;
   const auto layer_norm = NormType::LayerNorm;
   const auto rms = NormType::RmsNorm;
+  // Fused attention (selective recompute) at GPT-2's head width, 64: 2 heads
+  // of a 128-wide model over 70 positions, past one 64-query block and two
+  // 32-row tiles.
+  const auto wide_heads = [&](std::string name, bool causal, double dropout) {
+    LayerSpec spec = block(causal, layer_norm, gelu, dropout);
+    spec.heads = 2;
+    spec.ffn = 128;
+    OpCase op = sequence(std::move(name), spec, 1e-4, 1e-3, true);
+    op.in = 128;
+    op.seq = 70;
+    return op;
+  };
   // Blocks chain GEMMs, reductions and softmaxes: sums reassociate.
   return {
       lookup,
@@ -109,6 +121,8 @@ std::vector<OpCase> sequence_cases() {
       llama("block_mqa_rope", block(false, rms, swiglu, 0.0, false), 1e-4, 1e-3, 1),
       llama("block_gqa_rope_dropout_recompute", block(true, rms, swiglu, 0.2, false), 1e-4, 1e-3, 2,
             false, true),
+      wide_heads("block_fused_attention_head_width_64_causal", true, 0.1),
+      wide_heads("block_fused_attention_head_width_64", false, 0.0),
   };
 }
 

@@ -1,5 +1,5 @@
-// Calibration on this machine: a short measured CPU run, fitted.
-#include "core/cli/cpu_calibration.h"
+// Calibration on this machine: a short measured run on the cpu backend, fitted.
+#include "core/cli/measured_calibration.h"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +18,7 @@ TEST(Calibration, ShortRunGivesAPlausibleRateForThisMachine) {
   experiment.parallel.schedule = ScheduleKind::OneFOneB;
   experiment.parallel.pp = 2;
   experiment.parallel.microbatches = 2;
-  const CalibrationResult fitted = calibrate_cpu_profile(experiment, 3);
+  const CalibrationResult fitted = calibrate_measured_profile(experiment, 3);
   EXPECT_GT(fitted.compute_samples, 0);
   EXPECT_GT(fitted.message_samples, 0);
   // One core does between 0.1 and 1000 GFLOP/s on any machine this runs on.

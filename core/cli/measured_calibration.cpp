@@ -1,16 +1,15 @@
-#include "core/cli/cpu_calibration.h"
+#include "core/cli/measured_calibration.h"
 
 #include "core/io/experiment_io.h"
 #include "core/io/hardware_catalogue.h"
-#include "core/runtime/cpu_executor.h"
+#include "core/runtime/threaded_executor.h"
 #include "core/schedule/lowering.h"
 
 namespace pipelab {
 namespace {
 
-Experiment on_cpu(const Experiment& experiment) {
+Experiment without_evaluation(const Experiment& experiment) {
   Experiment run = experiment;
-  run.backend.type = "cpu";
   run.training.eval_every = 0;
   if (run.simulation.profile == "unit") run.simulation.profile = "cpu-core";
   return run;
@@ -22,7 +21,9 @@ MeasuredRun measure(const Experiment& experiment, int steps) {
   EventSink sink;
   ExecutorOptions options;
   options.steps = steps;
-  CpuExecutor executor(experiment, sink, options);
+  const std::unique_ptr<Executor> built = make_executor(experiment, sink, options);
+  // Every backend's executor is a ThreadedExecutor: its stage profiles are what it ran.
+  auto& executor = dynamic_cast<ThreadedExecutor&>(*built);
   executor.start();
   executor.wait();
   if (executor.state() != RunState::Finished)
@@ -39,7 +40,7 @@ std::vector<int> calibration_microbatches(const Experiment& experiment) {
   std::vector<int> counts = {m};
   for (const int other : {4 * m, 2 * m, m / 4, m / 2}) {
     if (other < 1 || other == m) continue;
-    Experiment trial = on_cpu(experiment);
+    Experiment trial = experiment;
     trial.parallel.microbatches = other;
     if (validate_experiment(trial).empty()) {
       counts.push_back(other);
@@ -51,8 +52,8 @@ std::vector<int> calibration_microbatches(const Experiment& experiment) {
 
 }  // namespace
 
-CalibrationResult calibrate_cpu_profile(const Experiment& experiment, int steps) {
-  const Experiment base = on_cpu(experiment);
+CalibrationResult calibrate_measured_profile(const Experiment& experiment, int steps) {
+  const Experiment base = without_evaluation(experiment);
   std::vector<MeasuredRun> runs;
   for (const int microbatches : calibration_microbatches(base)) {
     Experiment run = base;
