@@ -106,8 +106,8 @@ int main(int argc, char** argv) {
         inventory.gpus.front().name.c_str(), static_cast<long long>(batch),
         static_cast<long long>(shape.seq), static_cast<long long>(shape.heads),
         static_cast<long long>(shape.head_dim), precision.c_str(), mode.c_str(),
-        uses_fused_attention(shape, kept) ? "true" : "false", kBlocks, median_of(ms),
-        static_cast<long long>(std::max(before, a->peak_total())));
+        uses_fused_attention(shape, kept, context.mixed_bf16()) ? "true" : "false", kBlocks,
+        median_of(ms), static_cast<long long>(std::max(before, a->peak_total())));
   } catch (const std::exception& error) {
     std::printf("{\"bench\": \"gpu_attention_step\", \"error\": \"%s\"}\n", error.what());
     return 1;

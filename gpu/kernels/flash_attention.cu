@@ -212,7 +212,8 @@ void backward_for(FlashInput qkv, const float* dout, const float* lse, const Fla
 
 }  // namespace
 
-bool flash_attention_supports(int64_t head_dim) {
+bool flash_attention_supports(int64_t head_dim, bool bf16_inputs) {
+  if (bf16_inputs && flash_attention_mma_supports(head_dim)) return true;
   return head_dim == 8 || head_dim == 16 || head_dim == 32 || head_dim == 64;
 }
 
@@ -220,6 +221,8 @@ void flash_attention_forward(FlashInput qkv, const FlashLayout& layout,
                              const BlockDropoutKey& dropout, float* out, float* lse,
                              cudaStream_t stream) {
   if (layout.batch * layout.heads * layout.seq == 0) return;
+  if (qkv.bf16 && flash_attention_mma_supports(layout.head_dim))
+    return flash_attention_mma_forward(qkv.bf16, layout, dropout, out, lse, stream);
   switch (layout.head_dim) {
     case 8:
       return forward_for<8>(qkv, layout, dropout, out, lse, stream);
@@ -234,10 +237,14 @@ void flash_attention_forward(FlashInput qkv, const FlashLayout& layout,
   }
 }
 
-void flash_attention_backward(FlashInput qkv, const float* dout, const float* lse,
+void flash_attention_backward(FlashInput qkv, const float* out, const float* dout, const float* lse,
                               const FlashLayout& layout, const BlockDropoutKey& dropout,
                               float* row_dots, float* dqkv, cudaStream_t stream) {
   if (layout.batch * layout.heads * layout.seq == 0) return;
+  if (qkv.bf16 && flash_attention_mma_supports(layout.head_dim))
+    return flash_attention_mma_backward(qkv.bf16, out, dout, lse, layout, dropout, row_dots, dqkv,
+                                        stream);
+  // The float32 kernels sum D_i themselves (a first pass over the keys): `out` is not read.
   switch (layout.head_dim) {
     case 8:
       return backward_for<8>(qkv, dout, lse, layout, dropout, row_dots, dqkv, stream);

@@ -93,7 +93,7 @@ void fused_backward(DeviceContext& context, GemmInput qkv_input, const DeviceTen
   DeviceTensor lse = workspace(context, shape.probability_rows(), 1);
   DeviceTensor row_dots = workspace(context, shape.probability_rows(), 1);
   fused_forward(context, qkv_input, shape, out.data(), lse.data(), dropout);
-  kernels::flash_attention_backward(flash_input(qkv_input), dout.data(), lse.data(),
+  kernels::flash_attention_backward(flash_input(qkv_input), out.data(), dout.data(), lse.data(),
                                     flash_layout(shape), dropout_or_none(dropout), row_dots.data(),
                                     dqkv.data(), context.stream());
 }
@@ -119,7 +119,7 @@ void attention_forward(DeviceContext& context, GemmInput qkv_input, const Attent
                        DeviceTensor& out, DeviceTensor* probabilities,
                        const BlockDropoutKey* dropout) {
   assert(out.rows() == shape.rows() && out.cols() == shape.width());
-  if (uses_fused_attention(shape, probabilities != nullptr)) {
+  if (uses_fused_attention(shape, probabilities != nullptr, qkv_input.bf16 != nullptr)) {
     DeviceTensor lse = workspace(context, shape.probability_rows(), 1);
     return fused_forward(context, qkv_input, shape, out.data(), lse.data(), dropout);
   }
@@ -160,7 +160,7 @@ void attention_backward(DeviceContext& context, GemmInput qkv_input,
                         const BlockDropoutKey* dropout) {
   assert(dqkv.rows() == shape.rows() && dqkv.cols() == shape.qkv_width());
   assert(dout.rows() == shape.rows() && dout.cols() == shape.width());
-  if (uses_fused_attention(shape, probabilities != nullptr))
+  if (uses_fused_attention(shape, probabilities != nullptr, qkv_input.bf16 != nullptr))
     return fused_backward(context, qkv_input, dout, shape, dqkv, dropout);
   const int64_t seq = shape.seq;
   const cudaStream_t stream = context.stream();
@@ -241,9 +241,9 @@ bool fused_attention_enabled() {
   return enabled;
 }
 
-bool uses_fused_attention(const AttentionShape& shape, bool keeps_probabilities) {
+bool uses_fused_attention(const AttentionShape& shape, bool keeps_probabilities, bool bf16_inputs) {
   return !keeps_probabilities && fused_attention_enabled() &&
-         kernels::flash_attention_supports(shape.head_dim);
+         kernels::flash_attention_supports(shape.head_dim, bf16_inputs);
 }
 
 void gpu_attention_forward(DeviceContext& context, const DeviceTensor& qkv,

@@ -30,13 +30,15 @@
 namespace pipelab::gpu {
 
 // Fused attention (kernels/flash_attention.h): when the caller keeps no
-// probabilities (selective recompute), heads of width 8, 16, 32 or 64 run the
-// fused kernels, which keep nothing of P's size at any time: the forward
-// writes the output and each row's log-sum-exp to scratch, the backward runs
-// the forward again for them. PIPELAB_FUSED_ATTENTION=0 in the environment
-// turns it off (the unfused path then recomputes P), for comparisons.
+// probabilities (selective recompute), heads of the widths the kernels take
+// (8 to 64 in float32; 16 to 128 on tensor cores under bf16-mixed) run fused,
+// keeping nothing of P's size at any time: the forward writes the output and
+// each row's log-sum-exp to scratch, the backward runs the forward again for
+// them. PIPELAB_FUSED_ATTENTION=0 in the environment turns it off (the
+// unfused path then recomputes P), for comparisons.
 bool fused_attention_enabled();
-bool uses_fused_attention(const AttentionShape& shape, bool keeps_probabilities);
+bool uses_fused_attention(const AttentionShape& shape, bool keeps_probabilities,
+                          bool bf16_inputs = false);
 // The fused kernels' view of `shape` (its score scale as the unfused path's).
 flash_math::FlashLayout flash_layout(const AttentionShape& shape);
 

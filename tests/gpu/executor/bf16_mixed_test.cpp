@@ -222,14 +222,25 @@ TEST(Bf16GemmTest, AttentionProductsReadBf16AndAccumulateInFloat32) {
   // may differ by one step where a value lies next to a rounding boundary.
   expect_within_bf16(dqk_actual, dqk_expected, dqk_magnitude, "dQ and dK from bf16 dS, Q and K");
 
-  // Selective recompute (no P kept) recomputes the same bf16 products.
+  // Selective recompute (no P kept): the unfused path recomputes the same
+  // bf16 products, bit for bit; the fused kernels, where they run, read the
+  // same bf16 q, k and v but keep P and dS in float32 where the unfused
+  // products round them to bf16 (2^-9 relative each, about 2e-3 of the
+  // output's scale at most), so they agree within 1e-2 of it.
   DeviceTensor out_recomputed(shape.rows(), shape.width(), allocator);
   DeviceTensor dqkv_recomputed(shape.rows(), shape.qkv_width(), allocator);
   gpu_attention_forward(context, qkv_device, shape, out_recomputed, nullptr, nullptr);
   gpu_attention_backward(context, qkv_device, nullptr, dout_device, shape, dqkv_recomputed,
                          nullptr);
-  EXPECT_EQ(out_recomputed.to_vector(), out.to_vector());
-  EXPECT_EQ(dqkv_recomputed.to_vector(), gradient);
+  if (uses_fused_attention(shape, false, /*bf16_inputs=*/true)) {
+    testing::expect_close_to_scale(out_recomputed.to_vector(), out.to_vector(), 1e-2,
+                                   "fused attention's output against the unfused");
+    testing::expect_close_to_scale(dqkv_recomputed.to_vector(), gradient, 1e-2,
+                                   "fused attention's dqkv against the unfused");
+  } else {
+    EXPECT_EQ(out_recomputed.to_vector(), out.to_vector());
+    EXPECT_EQ(dqkv_recomputed.to_vector(), gradient);
+  }
 }
 
 Tensor rounded_tensor(const Tensor& values) {
@@ -289,13 +300,19 @@ Experiment bf16_mixed(Experiment experiment) {
 // Switch blocks; these runs all passed at 1e-1 too. 2e-2, the tolerance TF32
 // runs get (CudaRunTest.Tf32TrainsCloseToFp32), leaves ten times that margin.
 constexpr double kLossTolerance = 2e-2;
+// PipeDream's asynchronous updates let the two runs' differences compound
+// through stale weights: on an H200 (2026-11-29) its bf16-mixed MLP loss
+// drifted 2.4e-2 (relative) from fp32's by step 19, while every synchronous
+// plan here stayed within kLossTolerance.
+constexpr double kAsynchronousLossTolerance = 5e-2;
 
-void expect_close_to_fp32(const Experiment& fp32, const std::string& what) {
+void expect_close_to_fp32(const Experiment& fp32, const std::string& what,
+                          double tolerance = kLossTolerance) {
   const testing::RunOutput exact = testing::run_experiment(fp32);
   const testing::RunOutput mixed = testing::run_experiment(bf16_mixed(fp32));
   ASSERT_EQ(exact.state, RunState::Finished) << exact.error;
   ASSERT_EQ(mixed.state, RunState::Finished) << mixed.error;
-  testing::expect_same_curve(exact.losses(), mixed.losses(), kLossTolerance, what);
+  testing::expect_same_curve(exact.losses(), mixed.losses(), tolerance, what);
   EXPECT_LT(mixed.losses().back(), mixed.losses().front()) << what << " learns";
   bool announced = false;
   for (const std::string& message : mixed.messages)
@@ -311,7 +328,7 @@ TEST(Bf16MixedRunTest, MlpTrainsCloseToFp32) {
   // Weight stashing swaps the values under each weight's bf16 copy; zero bubble
   // runs the weight gradients apart; tp 2 splits the weights and their copies.
   expect_close_to_fp32(testing::with_plan(small_experiment(), ScheduleKind::PipeDream, 2, 4),
-                       "mlp, pipedream pp 2");
+                       "mlp, pipedream pp 2", kAsynchronousLossTolerance);
   expect_close_to_fp32(testing::with_plan(small_experiment(), ScheduleKind::ZeroBubbleH1, 2, 4),
                        "mlp, zb-h1 pp 2");
   expect_close_to_fp32(testing::with_plan(small_experiment(), ScheduleKind::OneFOneB, 1, 2, 1, 2),
