@@ -292,7 +292,7 @@ if wants sanitizer; then
   if command -v compute-sanitizer >/dev/null; then
     # Fused attention's kernels stage rows in shared memory: memcheck and
     # racecheck on the op-conformance blocks that run them (small shapes).
-    fused='*OpConformance*recompute*:*OpConformance*fused*'
+    fused='*OpConformance*recompute*:*OpConformance*fused*:FusedAttentionTest.*'
     run_step "compute-sanitizer memcheck, fused attention" compute-sanitizer --tool memcheck \
       --error-exitcode 9 "${build_dir}/tests/test_gpu" --gtest_filter="${fused}"
     run_step "compute-sanitizer racecheck, fused attention" compute-sanitizer --tool racecheck \
