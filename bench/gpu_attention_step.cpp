@@ -3,15 +3,15 @@
 // backend's attention (gpu/layers/attention.h) in one of three ways:
 //   kept       the unfused path keeping P between forward and backward
 //              (PipeLab's default without recompute)
-//   recompute  nothing kept: the fused kernels where they apply (heads of
-//              width 64 do), else the unfused path recomputing P;
-//              PIPELAB_FUSED_ATTENTION=0 forces the unfused one
+//   recompute  nothing kept, the unfused path recomputing P (selective
+//              recompute's default)
+//   fused      nothing kept, the fused kernels (tensor cores under bf16-mixed)
 // Prints one JSON line with the median time of the 12 blocks' forward and
 // backward, whether the fused kernels ran, and the memory the attention took
 // at its peak. bench/run_gpt2_vs_torch.sh runs it beside PyTorch's
 // scaled_dot_product_attention on the same shape.
 //
-// Usage: gpu_attention_step [batch=4] [fp32|bf16-mixed] [kept|recompute] [repeats=10]
+// Usage: gpu_attention_step [batch=4] [fp32|bf16-mixed] [kept|recompute|fused] [repeats=10]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -44,9 +44,9 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 3 ? argv[3] : "kept";
   const int repeats = argc > 4 ? std::atoi(argv[4]) : 10;
   if (batch < 1 || (precision != "fp32" && precision != "bf16-mixed") ||
-      (mode != "kept" && mode != "recompute") || repeats < 1) {
+      (mode != "kept" && mode != "recompute" && mode != "fused") || repeats < 1) {
     std::fprintf(stderr,
-                 "usage: gpu_attention_step [batch >= 1] [fp32|bf16-mixed] [kept|recompute] "
+                 "usage: gpu_attention_step [batch >= 1] [fp32|bf16-mixed] [kept|recompute|fused] "
                  "[repeats >= 1]\n");
     return 2;
   }
@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
   shape.head_dim = 64;
   shape.causal = true;
   const bool kept = mode == "kept";
+  set_fused_attention_enabled(mode == "fused");
   try {
     DeviceContext context(0);
     context.make_current();

@@ -4,8 +4,9 @@
 # backend) against the same model in PyTorch on the same GPU in the same run
 # (bench/torch_gpt2_step.py: eager with scaled_dot_product_attention, then
 # torch.compile), at batch 4 and 16. PipeLab runs twice per batch: keeping
-# the attention probabilities (its default) and under selective recompute,
-# where the fused attention kernels run; the attention core alone is timed
+# the attention probabilities (its default), and under selective recompute
+# unfused (the default) and with the fused attention kernels
+# (PIPELAB_FUSED_ATTENTION=1); the attention core alone is timed
 # beside PyTorch's (bench/gpu_attention_step.cpp), for its share of the step.
 # Also the tiny GPT at tp 2 with sequence parallelism against tp 1 on the one
 # GPU: the cost of sharding when both shards share it.
@@ -73,14 +74,13 @@ for batch in ${batches}; do
   [[ "${batch}" == "$(echo "${batches}" | awk '{print $1}')" ]] &&
     trace_args=(--trace "${out_dir}/gpt2_b${batch}_trace.json")
   pipelab_step "pipelab_b${batch}_kept" "${batch}" "${trace_args[@]}"
-  pipelab_step "pipelab_b${batch}_fused" "${batch}" --set parallel.recompute=selective
-  PIPELAB_FUSED_ATTENTION=0 pipelab_step "pipelab_b${batch}_recompute_unfused" "${batch}" \
+  PIPELAB_FUSED_ATTENTION=1 pipelab_step "pipelab_b${batch}_fused" "${batch}" \
     --set parallel.recompute=selective
+  pipelab_step "pipelab_b${batch}_recompute_unfused" "${batch}" --set parallel.recompute=selective
   if [[ -x "${attention}" ]]; then
     record "attention_b${batch}_kept" "$("${attention}" "${batch}" bf16-mixed kept)"
-    record "attention_b${batch}_fused" "$("${attention}" "${batch}" bf16-mixed recompute)"
-    record "attention_b${batch}_recompute_unfused" \
-      "$(PIPELAB_FUSED_ATTENTION=0 "${attention}" "${batch}" bf16-mixed recompute)"
+    record "attention_b${batch}_fused" "$("${attention}" "${batch}" bf16-mixed fused)"
+    record "attention_b${batch}_recompute_unfused" "$("${attention}" "${batch}" bf16-mixed recompute)"
   fi
   if [[ -n "${python}" ]]; then
     record "torch_b${batch}_eager" "$("${python}" "${here}/torch_gpt2_step.py" --batch "${batch}" \

@@ -41,6 +41,18 @@ using Accumulator = wmma::fragment<wmma::accumulator, kPiece, kPiece, kPiece, fl
 
 __device__ inline int64_t smaller(int64_t a, int64_t b) { return a < b ? a : b; }
 
+// The warp's maximum and sum of one value per lane, in every lane.
+__device__ inline float warp_max(float value) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    value = fmaxf(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  return value;
+}
+__device__ inline float warp_sum(float value) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    value += __shfl_xor_sync(0xffffffffu, value, offset);
+  return value;
+}
+
 __device__ inline Bf16 to_bf16(float value) {
   return __ushort_as_bfloat16(bf16_math::to_bf16_bits(value));
 }
@@ -168,10 +180,6 @@ __global__ void __launch_bounds__(kThreads)
     row_max[e] = -INFINITY;
     row_sum[e] = 0.0f;
   }
-  // Lane pairs share a row: lane l takes row 16 warp + l / 2, half l % 2 of its columns.
-  const int r = warp * kPiece + lane / 2, half = lane % 2;
-  const int64_t i = first + r;
-  const int64_t visible = i < at.seq ? at.visible_keys(i) : 0;
   const int64_t key_end = at.causal ? smaller(at.seq, first + kRows) : at.seq;
   for (int64_t k0 = 0; k0 < key_end; k0 += kRows) {
     __syncthreads();  // the previous tile's K and V are read
@@ -180,31 +188,42 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     rows_times_rows<D>(q_tile, k_tile, scores, warp);
     __syncwarp();
-    float tile_max = -INFINITY;
-    for (int c = half * 32; c < half * 32 + 32; ++c)
-      if (k0 + c < visible) tile_max = fmaxf(tile_max, scores[r * kRows + c] * at.scale);
-    tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
-    const float old_max = row_max[r];
-    const float new_max = fmaxf(old_max, tile_max);
-    const float shrink = old_max == -INFINITY ? 0.0f : expf(old_max - new_max);
-    float sum = 0.0f;
-    for (int c = half * 32; c < half * 32 + 32; ++c) {
-      const int64_t j = k0 + c;
-      float weighted = 0.0f;
-      if (j < visible) {
-        const float p = expf(scores[r * kRows + c] * at.scale - new_max);
-        sum += p;
-        weighted = p * flash_math::dropout_weight(dropout, at, b, h, i, j);
+    // The warp's rows one at a time, its lanes across the 64 columns (lane,
+    // lane + 32): consecutive lanes touch consecutive words of shared memory.
+    for (int row = 0; row < kPiece; ++row) {
+      const int r = warp * kPiece + row;
+      const int64_t i = first + r;
+      const int64_t visible = i < at.seq ? at.visible_keys(i) : 0;
+      float score[2];
+      float tile_max = -INFINITY;
+      for (int t = 0; t < 2; ++t) {
+        const int c = lane + 32 * t;
+        score[t] = k0 + c < visible ? scores[r * kRows + c] * at.scale : -INFINITY;
+        tile_max = fmaxf(tile_max, score[t]);
       }
-      reinterpret_cast<Bf16*>(p_tile)[r * kRows + c] = to_bf16(weighted);
+      tile_max = warp_max(tile_max);
+      const float old_max = row_max[r];
+      const float new_max = fmaxf(old_max, tile_max);
+      const float shrink = old_max == -INFINITY ? 0.0f : expf(old_max - new_max);
+      float sum = 0.0f;
+      for (int t = 0; t < 2; ++t) {
+        const int c = lane + 32 * t;
+        float weighted = 0.0f;
+        if (k0 + c < visible) {
+          const float p = expf(score[t] - new_max);
+          sum += p;
+          weighted = p * flash_math::dropout_weight(dropout, at, b, h, i, k0 + c);
+        }
+        reinterpret_cast<Bf16*>(p_tile)[r * kRows + c] = to_bf16(weighted);
+      }
+      sum = warp_sum(sum);  // every lane has read row_max[r] before lane 0 writes it
+      for (int c = lane; c < D; c += 32) o_rows[r * D + c] *= shrink;
+      if (lane == 0) {
+        row_max[r] = new_max;
+        row_sum[r] = row_sum[r] * shrink + sum;
+      }
     }
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    for (int c = half * (D / 2); c < half * (D / 2) + D / 2; ++c) o_rows[r * D + c] *= shrink;
     __syncwarp();
-    if (half == 0) {
-      row_max[r] = new_max;
-      row_sum[r] = row_sum[r] * shrink + sum;
-    }
     accumulate_product<D>(o_rows, p_tile, v_tile, warp);
     __syncwarp();
   }
@@ -267,8 +286,6 @@ __global__ void __launch_bounds__(kThreads)
   stage_bf16<D>(k_tile, qkv, at, b, first_key, k_column);
   stage_bf16<D>(v_tile, qkv, at, b, first_key, k_column + D);
   for (int e = threadIdx.x; e < kRows * D; e += blockDim.x) dk_rows[e] = dv_rows[e] = 0.0f;
-  const int r = warp * kPiece + lane / 2, half = lane % 2;
-  const int64_t j = first_key + r;
   const int64_t query_start = at.first_query_seeing(first_key);
   for (int64_t member = 0; member < at.group; ++member) {
     const int64_t h = g * at.group + member;
@@ -281,17 +298,23 @@ __global__ void __launch_bounds__(kThreads)
       rows_times_rows<D>(k_tile, q_tile, scores_t, warp);
       rows_times_rows<D>(v_tile, do_tile, gradient_t, warp);
       __syncwarp();
-      for (int c = half * 32; c < half * 32 + 32; ++c) {
-        const int64_t i = i0 + c;
-        const bool valid = j < at.seq && i < at.seq && i >= at.first_query_seeing(j);
-        float p = 0.0f, w = 0.0f;
-        if (valid) {
-          p = expf(scores_t[r * kRows + c] * at.scale - lse_tile[c]);
-          w = flash_math::dropout_weight(dropout, at, b, h, i, j);
+      // The warp's key rows one at a time, its lanes across the 64 queries.
+      for (int row = 0; row < kPiece; ++row) {
+        const int r = warp * kPiece + row;
+        const int64_t j = first_key + r;
+        for (int t = 0; t < 2; ++t) {
+          const int c = lane + 32 * t;
+          const int64_t i = i0 + c;
+          const bool valid = j < at.seq && i < at.seq && i >= at.first_query_seeing(j);
+          float p = 0.0f, w = 0.0f;
+          if (valid) {
+            p = expf(scores_t[r * kRows + c] * at.scale - lse_tile[c]);
+            w = flash_math::dropout_weight(dropout, at, b, h, i, j);
+          }
+          const float dp = w == 0.0f ? 0.0f : w * gradient_t[r * kRows + c];
+          reinterpret_cast<Bf16*>(p_t)[r * kRows + c] = to_bf16(p * w);
+          reinterpret_cast<Bf16*>(ds_t)[r * kRows + c] = to_bf16(p * (dp - dot_tile[c]));
         }
-        const float dp = w == 0.0f ? 0.0f : w * gradient_t[r * kRows + c];
-        reinterpret_cast<Bf16*>(p_t)[r * kRows + c] = to_bf16(p * w);
-        reinterpret_cast<Bf16*>(ds_t)[r * kRows + c] = to_bf16(p * (dp - dot_tile[c]));
       }
       __syncwarp();
       accumulate_product<D>(dv_rows, p_t, do_tile, warp);
@@ -341,9 +364,6 @@ __global__ void __launch_bounds__(kThreads)
   stage_gradient_bf16<D>(do_tile, dout, at, b, h, first);
   stage_row_values(lse_tile, dot_tile, lse, row_dots, at, b, h, first);
   for (int e = threadIdx.x; e < kRows * D; e += blockDim.x) dq_rows[e] = 0.0f;
-  const int r = warp * kPiece + lane / 2, half = lane % 2;
-  const int64_t i = first + r;
-  const int64_t visible = i < at.seq ? at.visible_keys(i) : 0;
   const int64_t key_end = at.causal ? smaller(at.seq, first + kRows) : at.seq;
   for (int64_t k0 = 0; k0 < key_end; k0 += kRows) {
     __syncthreads();
@@ -353,16 +373,23 @@ __global__ void __launch_bounds__(kThreads)
     rows_times_rows<D>(q_tile, k_tile, scores, warp);
     rows_times_rows<D>(do_tile, v_tile, gradient, warp);
     __syncwarp();
-    for (int c = half * 32; c < half * 32 + 32; ++c) {
-      const int64_t j = k0 + c;
-      float ds = 0.0f;
-      if (j < visible) {
-        const float p = expf(scores[r * kRows + c] * at.scale - lse_tile[r]);
-        const float w = flash_math::dropout_weight(dropout, at, b, h, i, j);
-        const float dp = w == 0.0f ? 0.0f : w * gradient[r * kRows + c];
-        ds = p * (dp - dot_tile[r]);
+    // The warp's query rows one at a time, its lanes across the 64 keys.
+    for (int row = 0; row < kPiece; ++row) {
+      const int r = warp * kPiece + row;
+      const int64_t i = first + r;
+      const int64_t visible = i < at.seq ? at.visible_keys(i) : 0;
+      for (int t = 0; t < 2; ++t) {
+        const int c = lane + 32 * t;
+        const int64_t j = k0 + c;
+        float ds = 0.0f;
+        if (j < visible) {
+          const float p = expf(scores[r * kRows + c] * at.scale - lse_tile[r]);
+          const float w = flash_math::dropout_weight(dropout, at, b, h, i, j);
+          const float dp = w == 0.0f ? 0.0f : w * gradient[r * kRows + c];
+          ds = p * (dp - dot_tile[r]);
+        }
+        reinterpret_cast<Bf16*>(ds_tile)[r * kRows + c] = to_bf16(ds);
       }
-      reinterpret_cast<Bf16*>(ds_tile)[r * kRows + c] = to_bf16(ds);
     }
     __syncwarp();
     accumulate_product<D>(dq_rows, ds_tile, k_tile, warp);

@@ -1,5 +1,6 @@
 #include "gpu/layers/attention.h"
 
+#include <atomic>
 #include <cassert>
 #include <cmath>
 #include <cstdlib>
@@ -233,13 +234,23 @@ flash_math::FlashLayout flash_layout(const AttentionShape& shape) {
   return layout;
 }
 
+namespace {
+
+// 1 on, 0 off; -1 until first asked: then from PIPELAB_FUSED_ATTENTION.
+std::atomic<int> fused_attention_switch{-1};
+
+}  // namespace
+
 bool fused_attention_enabled() {
-  static const bool enabled = [] {
+  if (fused_attention_switch.load() < 0) {
     const char* value = std::getenv("PIPELAB_FUSED_ATTENTION");
-    return !(value && std::strcmp(value, "0") == 0);
-  }();
-  return enabled;
+    int expected = -1;
+    fused_attention_switch.compare_exchange_strong(expected, value && std::strcmp(value, "1") == 0);
+  }
+  return fused_attention_switch.load() == 1;
 }
+
+void set_fused_attention_enabled(bool enabled) { fused_attention_switch.store(enabled ? 1 : 0); }
 
 bool uses_fused_attention(const AttentionShape& shape, bool keeps_probabilities, bool bf16_inputs) {
   return !keeps_probabilities && fused_attention_enabled() &&

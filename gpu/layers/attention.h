@@ -29,14 +29,17 @@
 
 namespace pipelab::gpu {
 
-// Fused attention (kernels/flash_attention.h): when the caller keeps no
-// probabilities (selective recompute), heads of the widths the kernels take
-// (8 to 64 in float32; 16 to 128 on tensor cores under bf16-mixed) run fused,
-// keeping nothing of P's size at any time: the forward writes the output and
-// each row's log-sum-exp to scratch, the backward runs the forward again for
-// them. PIPELAB_FUSED_ATTENTION=0 in the environment turns it off (the
-// unfused path then recomputes P), for comparisons.
+// Fused attention (kernels/flash_attention.h): when it is on and the caller
+// keeps no probabilities (selective recompute), heads of the widths the
+// kernels take (8 to 64 in float32; 16 to 128 on tensor cores under
+// bf16-mixed) run fused, keeping nothing of P's size at any time: the forward
+// writes the output and each row's log-sum-exp to scratch, the backward runs
+// the forward again for them. It is off unless PIPELAB_FUSED_ATTENTION=1 is
+// in the environment (or a test or benchmark turns it on): on an H200 at
+// GPT-2's shapes the first kernels were slower than the unfused path
+// (docs/gpu-runs.md); it is to be on by default once measured faster.
 bool fused_attention_enabled();
+void set_fused_attention_enabled(bool enabled);
 bool uses_fused_attention(const AttentionShape& shape, bool keeps_probabilities,
                           bool bf16_inputs = false);
 // The fused kernels' view of `shape` (its score scale as the unfused path's).

@@ -37,7 +37,8 @@
 # that would start later than that many seconds after the check began as not
 # run, so a lease's limit ends the check with its report written;
 # STEP_TIMEOUT=SECONDS stops any one command that runs longer (a hang on the
-# GPU then costs one step, not the whole lease); the test suites instead stop
+# GPU then costs one step, not the whole lease; SANITIZER_TIMEOUT, default
+# 300, for the compute-sanitizer steps); the test suites instead stop
 # a test that prints nothing for TEST_TIMEOUT seconds. With a BUILD_DIR built
 # elsewhere (same CUDA major version), leave out "build".
 set -uo pipefail
@@ -289,6 +290,10 @@ if wants mpi; then
 fi
 
 if wants sanitizer; then
+  # The sanitizers slow the suites down many times over: their own limit
+  # (on an H200 memcheck of the executor's cases took over 100 s).
+  outer_timeout="${STEP_TIMEOUT:-}"
+  STEP_TIMEOUT="${SANITIZER_TIMEOUT:-300}"
   if command -v compute-sanitizer >/dev/null; then
     # Fused attention's kernels stage rows in shared memory: memcheck and
     # racecheck on the op-conformance blocks that run them (small shapes).
@@ -324,6 +329,7 @@ if wants sanitizer; then
   else
     echo "| compute-sanitizer | not installed | 0 |" >>"${report}"
   fi
+  STEP_TIMEOUT="${outer_timeout}"
 fi
 
 if [[ -f "${report}.details" ]]; then

@@ -14,10 +14,11 @@
 #include <thread>
 #include <vector>
 
-#include "tests/support/runtime_test_support.h"
 #include "core/nn/counter_rng.h"
 #include "core/nn/tensor.h"
 #include "gpu/executor/backend_registration.h"
+#include "gpu/layers/attention.h"
+#include "tests/support/runtime_test_support.h"
 
 namespace pipelab::gpu::testing {
 
@@ -36,6 +37,20 @@ inline Experiment small_experiment(const std::string& backend = "cuda") {
   register_cuda_backend();
   return on_backend(pipelab::testing::small_experiment(), backend);
 }
+
+// Turns fused attention on or off (gpu/layers/attention.h) for its lifetime.
+class FusedAttentionSwitch {
+ public:
+  explicit FusedAttentionSwitch(bool on) : before_(fused_attention_enabled()) {
+    set_fused_attention_enabled(on);
+  }
+  ~FusedAttentionSwitch() { set_fused_attention_enabled(before_); }
+  FusedAttentionSwitch(const FusedAttentionSwitch&) = delete;
+  FusedAttentionSwitch& operator=(const FusedAttentionSwitch&) = delete;
+
+ private:
+  bool before_;
+};
 
 // How many CUDA devices there are, and why there are none.
 struct GpuAvailability {

@@ -37,6 +37,7 @@ std::vector<float> rounded_to_bf16(std::vector<float> values) {
 // GPU then reads them so), and compares the output and dqkv within
 // `tolerance` of their largest values.
 void expect_fused_matches_cpu(const FusedCase& c, bool mixed, double tolerance) {
+  const testing::FusedAttentionSwitch fused(true);
   DeviceContext context(0);
   context.set_mixed_bf16(mixed);
   AttentionShape shape;
@@ -112,21 +113,28 @@ TEST(FusedAttentionTest, TensorCoreKernelsMatchTheCpuUnderBf16Mixed) {
                            1e-2);
 }
 
-// Without a kept P the fused path takes the widths each kernel family has,
-// and falls back to the unfused path elsewhere (or when kept, or switched off).
-TEST(FusedAttentionTest, ChosenForTheWidthsItTakes) {
+// Switched on and without a kept P the fused path takes the widths each
+// kernel family has; it falls back to the unfused path elsewhere, when P is
+// kept, and when switched off (the default: PIPELAB_FUSED_ATTENTION=1 turns it on).
+TEST(FusedAttentionTest, ChosenForTheWidthsItTakesWhenSwitchedOn) {
   AttentionShape shape;
   shape.batch = 1;
   shape.seq = 8;
   shape.heads = 2;
+  shape.head_dim = 64;
+  {
+    const testing::FusedAttentionSwitch off(false);
+    EXPECT_FALSE(uses_fused_attention(shape, false, true));
+  }
+  const testing::FusedAttentionSwitch on(true);
   for (const int64_t width : {8, 16, 32, 64}) {
     shape.head_dim = width;
-    EXPECT_EQ(uses_fused_attention(shape, false), fused_attention_enabled()) << width;
+    EXPECT_TRUE(uses_fused_attention(shape, false)) << width;
     EXPECT_FALSE(uses_fused_attention(shape, true)) << width;
   }
   shape.head_dim = 128;
   EXPECT_FALSE(uses_fused_attention(shape, false));  // float32: not taken
-  EXPECT_EQ(uses_fused_attention(shape, false, true), fused_attention_enabled());
+  EXPECT_TRUE(uses_fused_attention(shape, false, true));
   shape.head_dim = 24;
   EXPECT_FALSE(uses_fused_attention(shape, false, true));
 }

@@ -42,6 +42,7 @@ struct OpCase {
   int64_t vocab = 0;
   bool embedding_itself = false;     // the stack is the embedding (ids in, no dx)
   bool selective_recompute = false;  // blocks keep no attention probabilities
+  bool fused_attention = false;      // with selective recompute: the fused kernels
   // Image layers: model.input = [channels, height, width] (empty: flat `in`).
   std::vector<int64_t> image = {};
   // moe: the capacity is tight enough that some assignments are dropped.
@@ -102,8 +103,12 @@ std::vector<OpCase> sequence_cases() {
     OpCase op = sequence(std::move(name), spec, 1e-4, 1e-3, true);
     op.in = 128;
     op.seq = 70;
+    op.fused_attention = true;
     return op;
   };
+  OpCase fused_llama = llama("block_gqa_rope_dropout_fused", block(true, rms, swiglu, 0.2, false),
+                             1e-4, 1e-3, 2, false, true);
+  fused_llama.fused_attention = true;
   // Blocks chain GEMMs, reductions and softmaxes: sums reassociate.
   return {
       lookup,
@@ -123,6 +128,7 @@ std::vector<OpCase> sequence_cases() {
             false, true),
       wide_heads("block_fused_attention_head_width_64_causal", true, 0.1),
       wide_heads("block_fused_attention_head_width_64", false, 0.0),
+      fused_llama,
   };
 }
 
@@ -285,6 +291,7 @@ class OpConformance : public ::testing::TestWithParam<OpCase> {
 
 TEST_P(OpConformance, MatchesTheCpu) {
   const OpCase& op = GetParam();
+  const testing::FusedAttentionSwitch fused(op.fused_attention);
   const ModelSpec model = one_layer_model(op);
   const uint64_t seed = 11;
   const int first = op.embedding_itself ? 0 : 1;
