@@ -1,16 +1,11 @@
 #include "core/hardware/hardware_spec.h"
 
 #include <cmath>
-#include <sstream>
+
+#include "core/text/number_text.h"
 
 namespace pipelab {
 namespace {
-
-std::string number_text(double value) {
-  std::ostringstream text;
-  text << value;
-  return text.str();
-}
 
 // A rate or size must be a finite number above zero.
 void check_positive(std::vector<std::string>& problems, const std::string& where, const std::string& field,

@@ -28,7 +28,8 @@ LayerSpec read_layer(const Json& value, int index) {
   std::vector<std::string> keys = {"type", "repeat"};
   if (layer.type == LayerType::Linear) keys.insert(keys.end(), {"out", "bias"});
   if (layer.type == LayerType::Dropout) keys.push_back("p");
-  if (layer.type == LayerType::Embedding) keys.insert(keys.end(), {"vocab", "dim", "position"});
+  if (layer.type == LayerType::Embedding)
+    keys.insert(keys.end(), {"vocab", "dim", "position", "rope_theta"});
   if (layer.type == LayerType::TransformerBlock)
     keys.insert(keys.end(), {"heads", "kv_heads", "ffn", "causal", "norm", "activation", "dropout", "bias",
                              "experts", "top_k", "capacity_factor", "aux_loss_weight"});
@@ -45,6 +46,7 @@ LayerSpec read_layer(const Json& value, int index) {
   reader.read("p", layer.p);
   reader.read("vocab", layer.vocab);
   reader.read("dim", layer.dim);
+  reader.read("rope_theta", layer.rope_theta);
   reader.read("heads", layer.heads);
   reader.read("kv_heads", layer.kv_heads);
   reader.read("ffn", layer.ffn);

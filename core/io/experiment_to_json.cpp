@@ -18,6 +18,7 @@ Json layer_to_json(const LayerSpec& layer) {
     json["vocab"] = layer.vocab;
     json["dim"] = layer.dim;
     if (layer.position != PositionEncoding::Learned) json["position"] = position_encoding_name(layer.position);
+    if (layer.rope_theta != kDefaultRopeTheta) json["rope_theta"] = layer.rope_theta;
   }
   if (layer.type == LayerType::TransformerBlock) {
     json["heads"] = layer.heads;

@@ -15,18 +15,12 @@
 #include "core/plan/stage_profile.h"
 #include "core/schedule/generators.h"
 #include "core/schedule/lowering.h"
+#include "core/text/number_text.h"
 
 namespace pipelab {
 namespace {
 
 using Problems = std::vector<std::string>;
-
-// Shortest text that reads back as the same number: 0.05 (not 0.050000), 1 (not 1.0).
-std::string number_text(double value) {
-  std::string text = Json(value).dump();
-  if (text.size() > 2 && text.ends_with(".0")) text.resize(text.size() - 2);
-  return text;
-}
 
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string text = "[";

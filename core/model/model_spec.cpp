@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <stdexcept>
 
 #include "core/model/image_layers.h"
 #include "core/model/model_limits.h"
+#include "core/text/number_text.h"
 
 namespace pipelab {
 namespace {
@@ -418,6 +420,17 @@ std::vector<LayerInfo> describe_layers(const ModelSpec& model) {
         throw std::invalid_argument(label + ": an embedding reads token ids, so it must be the first layer; "
                                     "move it to model.layers[0]");
       check_width(label, "vocab", spec.vocab);
+      if (!(spec.rope_theta > 0 && std::isfinite(spec.rope_theta)))
+        throw std::invalid_argument(
+            label +
+            ": rope_theta is the rotary embeddings' base and must be a positive "
+            "number (LLaMA 2: 10000, LLaMA 3: 500000), got " +
+            number_text(spec.rope_theta));
+      if (spec.position != PositionEncoding::Rope && spec.rope_theta != kDefaultRopeTheta)
+        throw std::invalid_argument(
+            label +
+            ": rope_theta applies to rotary positions only; add \"position\": "
+            "\"rope\" or remove rope_theta");
       check_width(label, "dim", spec.dim);
       if (spec.dim > values_per_sample_limit(tokens) / tokens)
         throw std::invalid_argument(label + ": dim x sequence length = " + std::to_string(spec.dim) + " x " +

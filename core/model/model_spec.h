@@ -30,6 +30,7 @@ enum class LossType { CrossEntropy, Mse };
 // How a sequence model knows positions: a learned table in the embedding
 // (GPT), or rotary embeddings applied to Q and K in every block (rope: LLaMA).
 enum class PositionEncoding { Learned, Rope };
+inline constexpr double kDefaultRopeTheta = 10000.0;
 
 // One entry of the layer stack, as written in an experiment file.
 struct LayerSpec {
@@ -43,6 +44,10 @@ struct LayerSpec {
   int64_t vocab = 0;
   int64_t dim = 0;
   PositionEncoding position = PositionEncoding::Learned;
+  // rope: the rotation's base theta (pair c of a head turns by position x
+  // theta^(-2c / head_dim)); 10000 as RoFormer and LLaMA 2, LLaMA 3 500000
+  // (Megatron-LM's --rotary-base, Hugging Face's rope_theta).
+  double rope_theta = kDefaultRopeTheta;
   // transformer_block (its width is the incoming per-token width).
   int64_t heads = 0;
   int64_t kv_heads = 0;     // key/value heads (grouped-query attention; divides heads); 0 = heads

@@ -17,6 +17,7 @@ GptBlockConfig block_config(const LayerLayout& layer) {
   config.dense_mlp = spec.experts == 0;  // else a mixture of experts is the MLP
   config.kv_heads = spec.kv_heads;
   config.rotary = layer.rotary;
+  config.rotary_theta = layer.rotary_theta;
   return config;
 }
 

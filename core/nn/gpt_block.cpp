@@ -338,7 +338,7 @@ AttentionShape GptBlock::attention_shape(int64_t batch, int64_t seq) const {
 }
 
 const RotaryTable& GptBlock::rotary_angles(int64_t seq) const {
-  if (rotary_.seq != seq) rotary_ = rotary_table(seq, config_.head_dim());
+  if (rotary_.seq != seq) rotary_ = rotary_table(seq, config_.head_dim(), config_.rotary_theta);
   return rotary_;
 }
 

@@ -65,6 +65,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/model/model_spec.h"
 #include "core/model/transformer_block.h"
 #include "core/nn/all_reduce.h"
 #include "core/nn/attention.h"
@@ -93,6 +94,7 @@ struct GptBlockConfig {
   bool dense_mlp = true;
   int64_t kv_heads = 0;  // key/value heads (grouped-query attention); 0 means heads
   bool rotary = false;   // rotary position embeddings on q and k (rotary.h)
+  double rotary_theta = kDefaultRopeTheta;  // their base
 
   int64_t head_dim() const { return heads > 0 ? dim / heads : 0; }
   int64_t key_value_heads() const { return kv_heads > 0 ? kv_heads : heads; }

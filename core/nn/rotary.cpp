@@ -45,6 +45,10 @@ RotaryTable rotary_table(int64_t seq, int64_t head_dim, double theta) {
         "rotary position embeddings turn pairs of a head's values: head_dim (" +
         std::to_string(head_dim) +
         ") must be even and positive; choose heads so that dim / heads is even");
+  if (!(theta > 0 && std::isfinite(theta)))
+    throw std::invalid_argument(
+        "rotary position embeddings need a positive, finite base theta, got " +
+        std::to_string(theta));
   RotaryTable table;
   table.seq = seq;
   table.half = head_dim / 2;

@@ -9,8 +9,8 @@
 // V is not turned. The backward turns the gradients of q and k by -angle
 // (the rotation's transpose). Angles are worked out in double and their
 // cosine and sine rounded to float once (rotary_table), so every backend
-// rotates by the same floats; theta is LLaMA 2's 10000 (LLaMA 3's 500000 is
-// the same formula with a larger theta).
+// rotates by the same floats; theta is the embedding's rope_theta (LLaMA 2's
+// 10000 by default, LLaMA 3's 500000).
 //
 // Position t of row r is r % seq: the attention's rows are whole sequences
 // (under sequence parallelism the block gathers them before QKV).
@@ -24,8 +24,6 @@
 
 namespace pipelab {
 
-constexpr double kRotaryTheta = 10000.0;
-
 // cos and sin of every (position, pair): [seq * head_dim / 2] each, pair c of
 // position t at t * head_dim / 2 + c.
 struct RotaryTable {
@@ -35,8 +33,9 @@ struct RotaryTable {
   std::vector<float> sin;
 };
 
-// Throws std::invalid_argument unless head_dim is even and seq positive.
-RotaryTable rotary_table(int64_t seq, int64_t head_dim, double theta = kRotaryTheta);
+// Throws std::invalid_argument unless head_dim is even, seq positive and
+// theta (the embedding's rope_theta) positive and finite.
+RotaryTable rotary_table(int64_t seq, int64_t head_dim, double theta);
 
 // Turns q and k of every head of `qkv` ([rows, qkv_width]) in place by their
 // positions' angles.

@@ -181,6 +181,7 @@ std::vector<LayerLayout> stack_layout(const ModelSpec& model, int begin, int end
     layer.role = roles[i];
     layer.tokens = tokens;
     layer.rotary = sequence && model.layers.front().position == PositionEncoding::Rope;
+    layer.rotary_theta = model.layers.front().rope_theta;
     layer.full_in = in * tokens;
     layer.full_out = width * tokens;
     if (has_image_layers) layer.image_in = infos[static_cast<size_t>(i)].image_in;

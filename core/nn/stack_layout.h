@@ -75,6 +75,7 @@ struct LayerLayout {
   // A sequence model whose embedding says position = rope: its embedding has
   // no position table and its Transformer blocks turn q and k (rotary.h).
   bool rotary = false;
+  double rotary_theta = kDefaultRopeTheta;  // the embedding's rope_theta
 
   int64_t token_in() const { return full_in / tokens; }    // the whole layer's, per position
   int64_t token_out() const { return full_out / tokens; }  // the whole layer's, per position

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "core/io/experiment_io.h"
+#include "core/text/number_text.h"
 
 namespace pipelab {
 namespace {
@@ -17,6 +18,7 @@ struct SequenceModel {
   int64_t vocab = 0;
   int64_t sequence = 0;  // positions per sample
   PositionEncoding position = PositionEncoding::Learned;
+  double rope_theta = kDefaultRopeTheta;
 };
 
 SequenceModel read_sequence_model(const ModelSpec& model) {
@@ -30,6 +32,7 @@ SequenceModel read_sequence_model(const ModelSpec& model) {
   gpt.width = model.layers.front().dim;
   gpt.vocab = model.layers.front().vocab;
   gpt.position = model.layers.front().position;
+  gpt.rope_theta = model.layers.front().rope_theta;
   gpt.sequence = model.input.front();
   for (size_t i = 1; i < model.layers.size(); ++i) {
     const LayerSpec& layer = model.layers[i];
@@ -154,6 +157,8 @@ LaunchExport megatron(const Experiment& experiment) {
   f.push_back(flag("max-position-embeddings", gpt.sequence));
   f.push_back(std::string("--position-embedding-type ") +
               (gpt.position == PositionEncoding::Rope ? "rope" : "learned_absolute"));
+  if (gpt.position == PositionEncoding::Rope)
+    f.push_back("--rotary-base " + number_text(gpt.rope_theta));
   f.push_back(std::string("--normalization ") +
               (gpt.block.norm == NormType::RmsNorm ? "RMSNorm" : "LayerNorm"));
   if (gpt.block.activation == BlockActivation::SwiGlu) f.push_back("--swiglu");

@@ -83,7 +83,7 @@ GpuTransformerBlock::GpuTransformerBlock(int index, const GptBlockConfig& config
   weights_ = upload(host.weights(), &context.allocator(), true);
   gradients_ = upload(host.gradients(), &context.allocator(), false);
   if (config.rotary) {
-    const RotaryTable table = rotary_table(seq, config.head_dim());
+    const RotaryTable table = rotary_table(seq, config.head_dim(), config.rotary_theta);
     const auto upload_angles = [&](const std::vector<float>& values) {
       Tensor host_values(table.seq, table.half);
       std::copy(values.begin(), values.end(), host_values.data());

@@ -65,6 +65,10 @@ class TransformerTemplatesTest : public QObject {
              QString("64 (vocab 16, rotary positions)"));
     QCOMPARE(table->index(1, LayerTableModel::SizeColumn).data().toString(),
              QString("4 heads (2 key/value)"));
+    // LLaMA 3's rotary base shows where it is not the usual 10000.
+    document.edit([](Experiment& e) { e.model.layers[0].rope_theta = 500000; });
+    QCOMPARE(table->index(0, LayerTableModel::SizeColumn).data().toString(),
+             QString("64 (vocab 16, rotary positions, base 500000)"));
   }
 
   void blockRowsEditHeadsAndRefuseNonsense() {

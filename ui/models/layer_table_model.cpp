@@ -115,6 +115,11 @@ QVariant LayerTableModel::data(const QModelIndex& index, int role) const {
       if (layer.type == LayerType::Dropout) return layer.p;
       if (layer.type == LayerType::Embedding) {
         if (role == Qt::EditRole) return QVariant::fromValue<qlonglong>(layer.dim);
+        if (layer.position == PositionEncoding::Rope && layer.rope_theta != kDefaultRopeTheta)
+          return tr("%1 (vocab %2, rotary positions, base %3)")
+              .arg(layer.dim)
+              .arg(layer.vocab)
+              .arg(layer.rope_theta);
         if (layer.position == PositionEncoding::Rope)
           return tr("%1 (vocab %2, rotary positions)").arg(layer.dim).arg(layer.vocab);
         return tr("%1 (vocab %2)").arg(layer.dim).arg(layer.vocab);

@@ -1013,6 +1013,10 @@ L%1</translation>
         <source>%1 (%2 key/value)</source>
         <translation>%1（%2 个键/值头）</translation>
     </message>
+    <message>
+        <source>%1 (vocab %2, rotary positions, base %3)</source>
+        <translation>%1（词表 %2，旋转位置编码，基数 %3）</translation>
+    </message>
 </context>
 <context>
     <name>pipelab::MainWindow</name>

@@ -290,5 +290,33 @@ TEST(TransformerExperiment, KvHeadsAndPositionsReadAndWrite) {
   }
 }
 
+// rope_theta, the rotary base: read, written back only when not 10000, and
+// refused where it cannot mean anything.
+TEST(TransformerExperiment, RopeThetaReadsWritesAndIsChecked) {
+  Json document = tiny_gpt_document();
+  document["model"]["layers"][0]["position"] = "rope";
+  document["model"]["layers"][0]["rope_theta"] = 500000;
+  const Experiment experiment = parse_experiment(document.dump());
+  EXPECT_EQ(experiment.model.layers[0].rope_theta, 500000.0);
+  EXPECT_EQ(parse_experiment(experiment_to_json(experiment)).model.layers[0].rope_theta, 500000.0);
+  Experiment plain = experiment;
+  plain.model.layers[0].rope_theta = kDefaultRopeTheta;
+  EXPECT_EQ(experiment_to_json(plain).find("rope_theta"), std::string::npos);
+  const auto refused = [&](const Json& changed, const std::string& expected) {
+    try {
+      parse_experiment(changed.dump());
+      ADD_FAILURE() << "accepted: " << expected;
+    } catch (const ExperimentError& error) {
+      EXPECT_NE(std::string(error.what()).find(expected), std::string::npos) << error.what();
+    }
+  };
+  Json negative = document;
+  negative["model"]["layers"][0]["rope_theta"] = -5;
+  refused(negative, "rope_theta is the rotary embeddings' base and must be a positive number");
+  Json learned = document;
+  learned["model"]["layers"][0].erase("position");
+  refused(learned, "rope_theta applies to rotary positions only");
+}
+
 }  // namespace
 }  // namespace pipelab

@@ -27,11 +27,25 @@ AttentionShape grouped_shape() {
 
 double angle(int64_t t, int64_t c, int64_t head_dim) {
   return static_cast<double>(t) *
-         std::pow(kRotaryTheta, -2.0 * static_cast<double>(c) / static_cast<double>(head_dim));
+         std::pow(kDefaultRopeTheta, -2.0 * static_cast<double>(c) / static_cast<double>(head_dim));
+}
+
+// A larger base (LLaMA 3's 500000) turns every pair but the first more slowly.
+TEST(Rotary, TheBaseSetsEachPairsFrequency) {
+  const RotaryTable llama2 = rotary_table(3, 8, kDefaultRopeTheta);
+  const RotaryTable llama3 = rotary_table(3, 8, 500000.0);
+  for (int64_t c = 0; c < 4; ++c) {
+    const double angle = 2.0 * std::pow(500000.0, -2.0 * static_cast<double>(c) / 8.0);
+    EXPECT_FLOAT_EQ(llama3.sin[2 * 4 + c], static_cast<float>(std::sin(angle))) << c;
+  }
+  EXPECT_EQ(llama3.sin[2 * 4], llama2.sin[2 * 4]);  // pair 0 turns by the position itself
+  for (int64_t c = 1; c < 4; ++c) EXPECT_LT(llama3.sin[2 * 4 + c], llama2.sin[2 * 4 + c]) << c;
+  EXPECT_THROW(rotary_table(3, 8, 0.0), std::invalid_argument);
+  EXPECT_THROW(rotary_table(3, 8, -1.0), std::invalid_argument);
 }
 
 TEST(Rotary, TableHoldsEachPositionsAngles) {
-  const RotaryTable table = rotary_table(5, 8);
+  const RotaryTable table = rotary_table(5, 8, kDefaultRopeTheta);
   ASSERT_EQ(table.half, 4);
   ASSERT_EQ(table.cos.size(), 20u);
   for (int64_t t = 0; t < 5; ++t)
@@ -47,7 +61,7 @@ TEST(Rotary, TurnsEveryQueryAndKeyHeadAndLeavesValues) {
   const AttentionShape shape = grouped_shape();
   const Tensor before = random_tensor(shape.rows(), shape.qkv_width(), 1);
   Tensor qkv = before.clone();
-  const RotaryTable table = rotary_table(shape.seq, shape.head_dim);
+  const RotaryTable table = rotary_table(shape.seq, shape.head_dim, kDefaultRopeTheta);
   rotary_forward(qkv, shape, table);
   const int64_t half = shape.head_dim / 2;
   for (int64_t r = 0; r < shape.rows(); ++r) {
@@ -75,7 +89,7 @@ TEST(Rotary, TurnsEveryQueryAndKeyHeadAndLeavesValues) {
 // the same as the same vectors at i + s and j + s.
 TEST(Rotary, ScoresDependOnRelativePositionOnly) {
   AttentionShape shape{1, 12, 1, 8, true};
-  const RotaryTable table = rotary_table(shape.seq, shape.head_dim);
+  const RotaryTable table = rotary_table(shape.seq, shape.head_dim, kDefaultRopeTheta);
   const Tensor q = random_tensor(1, 8, 2);
   const Tensor k = random_tensor(1, 8, 3);
   // Every row holds the same q and k, so row t turns them by position t.
@@ -104,7 +118,7 @@ TEST(Rotary, ScoresDependOnRelativePositionOnly) {
 // which is what makes it x's gradient; and turning back undoes the turn.
 TEST(Rotary, BackwardIsTheTranspose) {
   const AttentionShape shape = grouped_shape();
-  const RotaryTable table = rotary_table(shape.seq, shape.head_dim);
+  const RotaryTable table = rotary_table(shape.seq, shape.head_dim, kDefaultRopeTheta);
   const Tensor x = random_tensor(shape.rows(), shape.qkv_width(), 4);
   const Tensor y = random_tensor(shape.rows(), shape.qkv_width(), 5);
   Tensor turned = x.clone();
@@ -118,7 +132,7 @@ TEST(Rotary, BackwardIsTheTranspose) {
 
 TEST(Rotary, OddHeadWidthIsRefusedWithAFix) {
   try {
-    rotary_table(4, 5);
+    rotary_table(4, 5, kDefaultRopeTheta);
     ADD_FAILURE() << "an odd head width was accepted";
   } catch (const std::invalid_argument& error) {
     EXPECT_NE(std::string(error.what()).find("head_dim (5) must be even"), std::string::npos)

@@ -40,6 +40,7 @@ TEST(LaunchExport, MegatronFlagsOfTheLlama70bExample) {
                            "--num-query-groups 8",
                            "--seq-length 4096",
                            "--position-embedding-type rope",
+                           "--rotary-base 10000",
                            "--normalization RMSNorm",
                            "--swiglu",
                            "--disable-bias-linear",

@@ -294,7 +294,7 @@ TEST(TransformerMathTest, RotaryMatchesCore) {
   for (int64_t kv_heads : {4, 2, 1}) {
     AttentionShape shape{2, 5, 4, 6, true};
     shape.kv_heads = kv_heads;
-    const RotaryTable table = rotary_table(shape.seq, shape.head_dim);
+    const RotaryTable table = rotary_table(shape.seq, shape.head_dim, kDefaultRopeTheta);
     const Tensor qkv = random_tensor(shape.rows(), shape.qkv_width(), 90);
     for (float direction : {1.0f, -1.0f}) {
       Tensor expected = qkv.clone();
