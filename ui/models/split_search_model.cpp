@@ -107,7 +107,8 @@ void SplitSearchModel::setFilter(Dimension dimension, const QString& value) {
 std::optional<SplitSearchModel::Point> SplitSearchModel::fastestFitting() const {
   std::optional<Point> fastest;
   for (const Point& point : points_)
-    if (point.fits && (!fastest || point.samples_per_s > fastest->samples_per_s ||
+    if (point.fits && point.simulated &&
+        (!fastest || point.samples_per_s > fastest->samples_per_s ||
                        (point.samples_per_s == fastest->samples_per_s &&
                         point.memory_bytes < fastest->memory_bytes)))
       fastest = point;
@@ -133,10 +134,11 @@ void SplitSearchModel::rebuild() {
     point.fits = point.memory_bytes <= static_cast<double>(result_.usable_bytes);
     points_.push_back(point);
   }
-  // The front: in order of memory, each fitting point faster than every one before it.
+  // The front: in order of memory, each simulated fitting point faster than
+  // every one before it.
   std::vector<Point*> fitting;
   for (Point& point : points_)
-    if (point.fits) fitting.push_back(&point);
+    if (point.fits && point.simulated) fitting.push_back(&point);
   std::sort(fitting.begin(), fitting.end(), [](const Point* a, const Point* b) {
     if (a->memory_bytes != b->memory_bytes) return a->memory_bytes < b->memory_bytes;
     return a->samples_per_s > b->samples_per_s;

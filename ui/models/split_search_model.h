@@ -27,7 +27,10 @@ class SplitSearchModel {
     double samples_per_s = 0;  // the batch over the simulated (or estimated) step
     bool simulated = false;
     bool fits = false;    // memory at most the usable bytes
-    bool pareto = false;  // no other shown point that fits has less memory and more throughput
+    // Simulated, fits, and no other such shown point has less memory and more
+    // throughput. Estimated points are never on it: the cheap pass's estimates
+    // may be optimistic, so the front stays what the simulator confirmed.
+    bool pareto = false;
   };
 
   // `batch`: samples per step (the experiment's training.batch_size).

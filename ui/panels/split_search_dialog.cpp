@@ -127,7 +127,7 @@ SplitSearchDialog::SplitSearchDialog(const Experiment& experiment, QWidget* pare
   } graphs[kGraphCount] = {
       {QT_TR_NOOP("estimated"), QColor(0xb0, 0xb8, 0xc4), QCPScatterStyle::ssCircle, 4},
       {QT_TR_NOOP("simulated"), QColor(0x1f, 0x6f, 0xc5), QCPScatterStyle::ssDisc, 7},
-      {QT_TR_NOOP("Pareto front of what fits"), QColor(0x1a, 0x9e, 0x4b),
+      {QT_TR_NOOP("Pareto front of the simulated plans that fit"), QColor(0x1a, 0x9e, 0x4b),
        QCPScatterStyle::ssDiamond, 9},
       {QT_TR_NOOP("chosen"), QColor(0x20, 0x20, 0x20), QCPScatterStyle::ssCircle, 16},
   };

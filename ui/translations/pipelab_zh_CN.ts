@@ -2150,10 +2150,6 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <translation>模拟</translation>
     </message>
     <message>
-        <source>Pareto front of what fits</source>
-        <translation>放得下的方案的帕累托前沿</translation>
-    </message>
-    <message>
         <source>chosen</source>
         <translation>已选</translation>
     </message>
@@ -2292,6 +2288,10 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
     <message>
         <source>Set aside (%1): %2</source>
         <translation>被排除（%1）：%2</translation>
+    </message>
+    <message>
+        <source>Pareto front of the simulated plans that fit</source>
+        <translation>放得下的已模拟方案的帕累托前沿</translation>
     </message>
 </context>
 <context>
