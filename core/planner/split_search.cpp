@@ -64,6 +64,25 @@ std::string relative_text(double value, double reference) {
   return percent_text(std::abs(change)) + (change >= 0 ? " more than" : " less than");
 }
 
+// A pruned plan with its English sentence filled in.
+PrunedPlan explained(PrunedPlan pruned) {
+  pruned.why = prune_why_text(pruned);
+  return pruned;
+}
+
+PrunedPlan invalid_plan(const ParallelPlan& plan, const std::string& problem) {
+  PrunedPlan pruned{plan, PruneReason::Invalid, PruneDetail::Problem};
+  pruned.problem = problem;
+  return explained(pruned);
+}
+
+PrunedPlan simulated_slower(const SearchedPlan& entry, int top) {
+  PrunedPlan pruned{entry.plan, PruneReason::Slower, PruneDetail::SimulatedSlower};
+  pruned.step_s = entry.step_s;
+  pruned.faster_plans = top;
+  return explained(pruned);
+}
+
 bool splits_backward(ScheduleKind kind) {
   return kind == ScheduleKind::ZeroBubbleH1 || kind == ScheduleKind::ZeroBubbleV ||
          kind == ScheduleKind::DualPipeV;
@@ -484,7 +503,7 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
     candidate.parallel = plan;
     const std::vector<std::string> problems = validate_parallel_fields(candidate);
     if (!problems.empty()) {
-      result.pruned.push_back({plan, PruneReason::Invalid, problems.front()});
+      result.pruned.push_back(invalid_plan(plan, problems.front()));
       return Considered::Invalid;
     }
     const auto key = std::make_tuple(plan.tp, plan.cp, plan.pp, plan.ep, plan.chunks,
@@ -504,7 +523,7 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
       profiled = profiled_splits.emplace(key, std::move(split)).first;
     }
     if (!profiled->second.costs) {
-      result.pruned.push_back({plan, PruneReason::Invalid, profiled->second.problem});
+      result.pruned.push_back(invalid_plan(plan, profiled->second.problem));
       return Considered::Invalid;
     }
     SearchedPlan entry;
@@ -512,12 +531,10 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
     bound(plan, *profiled->second.costs, entry);
     if (entry.memory_bound > result.usable_bytes) {
       result.considered.push_back(entry);
-      result.pruned.push_back(
-          {plan, PruneReason::Memory,
-           "needs at least " + byte_size_text(entry.memory_bound) +
-               " per device (model states and one micro-batch's activations), " +
-               byte_size_text(entry.memory_bound - result.usable_bytes) + " over the " +
-               byte_size_text(result.usable_bytes) + " usable"});
+      PrunedPlan pruned{plan, PruneReason::Memory, PruneDetail::MemoryBound};
+      pruned.bytes = entry.memory_bound;
+      pruned.usable_bytes = result.usable_bytes;
+      result.pruned.push_back(explained(pruned));
       return Considered::OverMemory;
     }
     valid.push_back(std::move(entry));
@@ -605,23 +622,18 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
     simulate(searched_experiment(experiment, entry.plan), entry);
     ++result.simulated;
     if (entry.peak_bytes > result.usable_bytes) {
-      result.pruned.push_back({entry.plan, PruneReason::Memory,
-                               "the simulator predicts a peak of " +
-                                   byte_size_text(entry.peak_bytes) + ", " +
-                                   byte_size_text(entry.peak_bytes - result.usable_bytes) +
-                                   " over the " + byte_size_text(result.usable_bytes) + " usable"});
+      PrunedPlan pruned{entry.plan, PruneReason::Memory, PruneDetail::MemoryPeak};
+      pruned.bytes = entry.peak_bytes;
+      pruned.usable_bytes = result.usable_bytes;
+      result.pruned.push_back(explained(pruned));
       continue;
     }
     if (full()) {
       if (!faster(entry, result.best.back())) {
-        result.pruned.push_back({entry.plan, PruneReason::Slower,
-                                 "simulated at " + step_time_text(entry.step_s) + ", behind " +
-                                     std::to_string(top) + " faster plans"});
+        result.pruned.push_back(simulated_slower(entry, top));
         continue;
       }
-      result.pruned.push_back({result.best.back().plan, PruneReason::Slower,
-                               "simulated at " + step_time_text(result.best.back().step_s) +
-                                   ", behind " + std::to_string(top) + " faster plans"});
+      result.pruned.push_back(simulated_slower(result.best.back(), top));
       result.best.pop_back();
     }
     result.best.insert(std::upper_bound(result.best.begin(), result.best.end(), entry, faster),
@@ -631,30 +643,65 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
   // the last plan ranked; otherwise judged by its estimate only.
   for (const SearchedPlan& entry : unsimulated) {
     if (full() && entry.step_bound_s >= result.best.back().step_s) {
-      result.pruned.push_back(
-          {entry.plan, PruneReason::Slower,
-           "its step takes at least " + step_time_text(entry.step_bound_s) + ", " +
-               percent_text(entry.step_bound_s / result.best.back().step_s - 1) +
-               " more than plan " + std::to_string(top) + "'s " +
-               step_time_text(result.best.back().step_s)});
+      PrunedPlan pruned{entry.plan, PruneReason::Slower, PruneDetail::BoundSlower};
+      pruned.step_s = entry.step_bound_s;
+      pruned.reference_rank = top;
+      pruned.reference_step_s = result.best.back().step_s;
+      result.pruned.push_back(explained(pruned));
       continue;
     }
-    std::string why = "estimated at " + step_time_text(entry.step_estimate_s) + " (at least " +
-                      step_time_text(entry.step_bound_s) + ")";
-    if (entry.memory_estimate > usable)
-      why += " and " + byte_size_text(entry.memory_estimate) + ", " +
-             byte_size_text(entry.memory_estimate - usable) + " over the usable memory";
-    else if (!result.best.empty())
-      why += ", " + relative_text(entry.step_estimate_s, result.best.back().step_s) + " plan " +
-             std::to_string(result.best.size()) + "'s simulated " +
-             step_time_text(result.best.back().step_s);
-    result.pruned.push_back(
-        {entry.plan, PruneReason::NotSimulated,
-         why + "; the search simulates " + std::to_string(request.max_simulations) +
-             " candidates in the order of their estimates (--max-simulations)"});
+    PrunedPlan pruned{entry.plan, PruneReason::NotSimulated, PruneDetail::Estimated};
+    pruned.step_s = entry.step_estimate_s;
+    pruned.bound_s = entry.step_bound_s;
+    pruned.bytes = entry.memory_estimate;
+    pruned.usable_bytes = usable;
+    if (!result.best.empty()) {
+      pruned.reference_rank = static_cast<int>(result.best.size());
+      pruned.reference_step_s = result.best.back().step_s;
+    }
+    pruned.max_simulations = request.max_simulations;
+    result.pruned.push_back(explained(pruned));
   }
   result.considered.insert(result.considered.end(), valid.begin(), valid.end());
   return result;
+}
+
+std::string prune_why_text(const PrunedPlan& pruned) {
+  const auto over = [&] {
+    return byte_size_text(pruned.bytes - pruned.usable_bytes) + " over the " +
+           byte_size_text(pruned.usable_bytes) + " usable";
+  };
+  switch (pruned.detail) {
+    case PruneDetail::Problem:
+      return pruned.problem;
+    case PruneDetail::MemoryBound:
+      return "needs at least " + byte_size_text(pruned.bytes) +
+             " per device (model states and one micro-batch's activations), " + over();
+    case PruneDetail::MemoryPeak:
+      return "the simulator predicts a peak of " + byte_size_text(pruned.bytes) + ", " + over();
+    case PruneDetail::SimulatedSlower:
+      return "simulated at " + step_time_text(pruned.step_s) + ", behind " +
+             std::to_string(pruned.faster_plans) + " faster plans";
+    case PruneDetail::BoundSlower:
+      return "its step takes at least " + step_time_text(pruned.step_s) + ", " +
+             percent_text(pruned.step_s / pruned.reference_step_s - 1) + " more than plan " +
+             std::to_string(pruned.reference_rank) + "'s " +
+             step_time_text(pruned.reference_step_s);
+    case PruneDetail::Estimated: {
+      std::string why = "estimated at " + step_time_text(pruned.step_s) + " (at least " +
+                        step_time_text(pruned.bound_s) + ")";
+      if (pruned.bytes > pruned.usable_bytes)
+        why += " and " + byte_size_text(pruned.bytes) + ", " +
+               byte_size_text(pruned.bytes - pruned.usable_bytes) + " over the usable memory";
+      else if (pruned.reference_rank > 0)
+        why += ", " + relative_text(pruned.step_s, pruned.reference_step_s) + " plan " +
+               std::to_string(pruned.reference_rank) + "'s simulated " +
+               step_time_text(pruned.reference_step_s);
+      return why + "; the search simulates " + std::to_string(pruned.max_simulations) +
+             " candidates in the order of their estimates (--max-simulations)";
+    }
+  }
+  return pruned.problem;
 }
 
 }  // namespace pipelab

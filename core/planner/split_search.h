@@ -98,11 +98,35 @@ enum class PruneReason { Invalid, Memory, Slower, NotSimulated };
 const char* prune_reason_name(
     PruneReason reason);  // "invalid", "memory", "slower", "not simulated"
 
+// Which constraint set a candidate aside, with the numbers it states, so
+// that the CLI's English (prune_why_text) and the app's translated text are
+// written from the same facts.
+enum class PruneDetail {
+  Problem,          // invalid: `problem`, the validation's message
+  MemoryBound,      // needs at least `bytes` per device, over `usable_bytes`
+  MemoryPeak,       // the simulator's peak `bytes`, over `usable_bytes`
+  SimulatedSlower,  // simulated at `step_s`, behind `faster_plans` faster ones
+  BoundSlower,      // takes at least `step_s`, more than plan `reference_rank`'s `reference_step_s`
+  Estimated,        // not simulated: estimated at `step_s` (at least `bound_s`), with
+                    // `bytes` against `usable_bytes`, or against plan `reference_rank`'s
+                    // simulated `reference_step_s` (reference_rank 0: none), within
+                    // `max_simulations`
+};
+
 struct PrunedPlan {
   ParallelPlan plan;
   PruneReason reason = PruneReason::Invalid;
-  std::string why;  // the constraint and by how much
+  PruneDetail detail = PruneDetail::Problem;
+  std::string problem;
+  int64_t bytes = 0, usable_bytes = 0;
+  double step_s = 0, bound_s = 0, reference_step_s = 0;
+  int reference_rank = 0, faster_plans = 0, max_simulations = 0;
+  std::string why;  // prune_why_text of the above: the constraint and by how much
 };
+
+// The English sentence of a pruned plan's detail, e.g. "the simulator predicts
+// a peak of 92.1 GB, 20.1 GB over the 72 GB usable".
+std::string prune_why_text(const PrunedPlan& pruned);
 
 struct SearchResult {
   std::vector<SearchedPlan> best;  // fastest first (less memory on ties), at most `top`

@@ -25,6 +25,7 @@
 #include "core/io/hardware_catalogue.h"
 #include "core/planner/plan_proposal.h"
 #include "core/text/byte_size.h"
+#include "ui/core_message_text.h"
 #include "ui/panels/memory_view.h"
 
 namespace pipelab {
@@ -51,7 +52,62 @@ QString bytes_text(double bytes) {
   return QString::fromStdString(byte_size_text(static_cast<int64_t>(std::llround(bytes))));
 }
 
+QString percent(double share) { return QString::fromStdString(percent_text(share)); }
+
 }  // namespace
+
+QString SplitSearchDialog::whyText(const PrunedPlan& pruned) {
+  const auto over = [&] {
+    return tr("%1 over the %2 usable")
+        .arg(bytes_text(static_cast<double>(pruned.bytes - pruned.usable_bytes)))
+        .arg(bytes_text(static_cast<double>(pruned.usable_bytes)));
+  };
+  switch (pruned.detail) {
+    case PruneDetail::Problem:
+      return core_message_text(QString::fromStdString(pruned.problem));
+    case PruneDetail::MemoryBound:
+      return tr("needs at least %1 per device (model states and one micro-batch's activations), %2")
+          .arg(bytes_text(static_cast<double>(pruned.bytes)))
+          .arg(over());
+    case PruneDetail::MemoryPeak:
+      return tr("the simulator predicts a peak of %1, %2")
+          .arg(bytes_text(static_cast<double>(pruned.bytes)))
+          .arg(over());
+    case PruneDetail::SimulatedSlower:
+      return tr("simulated at %1, behind %2 faster plans")
+          .arg(step_text(pruned.step_s))
+          .arg(pruned.faster_plans);
+    case PruneDetail::BoundSlower:
+      return tr("its step takes at least %1, %2 more than plan %3's %4")
+          .arg(step_text(pruned.step_s))
+          .arg(percent(pruned.step_s / pruned.reference_step_s - 1))
+          .arg(pruned.reference_rank)
+          .arg(step_text(pruned.reference_step_s));
+    case PruneDetail::Estimated: {
+      QString estimate = tr("estimated at %1 (at least %2)")
+                             .arg(step_text(pruned.step_s))
+                             .arg(step_text(pruned.bound_s));
+      if (pruned.bytes > pruned.usable_bytes)
+        estimate = tr("%1 and %2, %3 over the usable memory")
+                       .arg(estimate)
+                       .arg(bytes_text(static_cast<double>(pruned.bytes)))
+                       .arg(bytes_text(static_cast<double>(pruned.bytes - pruned.usable_bytes)));
+      else if (pruned.reference_rank > 0)
+        estimate = (pruned.step_s >= pruned.reference_step_s
+                        ? tr("%1, %2 more than plan %3's simulated %4")
+                        : tr("%1, %2 less than plan %3's simulated %4"))
+                       .arg(estimate)
+                       .arg(percent(std::abs(pruned.step_s / pruned.reference_step_s - 1)))
+                       .arg(pruned.reference_rank)
+                       .arg(step_text(pruned.reference_step_s));
+      return tr("%1; the search simulates %2 candidates in the order of their estimates "
+                "(--max-simulations)")
+          .arg(estimate)
+          .arg(pruned.max_simulations);
+    }
+  }
+  return QString::fromStdString(pruned.why);
+}
 
 SplitSearchDialog::SplitSearchDialog(const Experiment& experiment, QWidget* parent)
     : QDialog(parent), experiment_(experiment) {
@@ -418,9 +474,8 @@ void SplitSearchDialog::showDetails() {
                            : pruned->reason == PruneReason::Slower       ? tr("slower")
                            : pruned->reason == PruneReason::NotSimulated ? tr("not simulated")
                                                                          : tr("invalid");
-    text += QStringLiteral("<br>") + tr("Set aside (%1): %2")
-                                         .arg(reason)
-                                         .arg(QString::fromStdString(pruned->why).toHtmlEscaped());
+    text += QStringLiteral("<br>") +
+            tr("Set aside (%1): %2").arg(reason).arg(whyText(*pruned).toHtmlEscaped());
   }
   details_label_->setText(text);
   const int rank = model_.rankOf(*selected_);

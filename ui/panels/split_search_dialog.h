@@ -43,6 +43,10 @@ class SplitSearchDialog : public QDialog {
  public:
   // Starts from the experiment's cluster (or its device count) and its device's memory.
   explicit SplitSearchDialog(const Experiment& experiment, QWidget* parent = nullptr);
+
+  // Why the search set `pruned` aside, in the app's language, from the same
+  // facts as the CLI's English (core's prune_why_text).
+  static QString whyText(const PrunedPlan& pruned);
   // Stops a search still running, so closing never waits for it.
   ~SplitSearchDialog() override;
 

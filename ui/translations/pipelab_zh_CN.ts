@@ -2293,6 +2293,46 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <source>Pareto front of the simulated plans that fit</source>
         <translation>放得下的已模拟方案的帕累托前沿</translation>
     </message>
+    <message>
+        <source>%1 over the %2 usable</source>
+        <translation>超出可用的 %2 共 %1</translation>
+    </message>
+    <message>
+        <source>needs at least %1 per device (model states and one micro-batch&apos;s activations), %2</source>
+        <translation>每个设备至少需要 %1（模型状态加一个微批次的激活），%2</translation>
+    </message>
+    <message>
+        <source>the simulator predicts a peak of %1, %2</source>
+        <translation>模拟器预测峰值为 %1，%2</translation>
+    </message>
+    <message>
+        <source>simulated at %1, behind %2 faster plans</source>
+        <translation>模拟结果为 %1，落后于 %2 个更快的方案</translation>
+    </message>
+    <message>
+        <source>its step takes at least %1, %2 more than plan %3&apos;s %4</source>
+        <translation>每步至少需要 %1，比第 %3 个方案的 %4 多 %2</translation>
+    </message>
+    <message>
+        <source>estimated at %1 (at least %2)</source>
+        <translation>估计为 %1（至少 %2）</translation>
+    </message>
+    <message>
+        <source>%1 and %2, %3 over the usable memory</source>
+        <translation>%1，内存 %2，超出可用内存 %3</translation>
+    </message>
+    <message>
+        <source>%1, %2 more than plan %3&apos;s simulated %4</source>
+        <translation>%1，比第 %3 个方案模拟的 %4 多 %2</translation>
+    </message>
+    <message>
+        <source>%1, %2 less than plan %3&apos;s simulated %4</source>
+        <translation>%1，比第 %3 个方案模拟的 %4 少 %2</translation>
+    </message>
+    <message>
+        <source>%1; the search simulates %2 candidates in the order of their estimates (--max-simulations)</source>
+        <translation>%1；搜索按估计值的顺序只模拟 %2 个候选（--max-simulations）</translation>
+    </message>
 </context>
 <context>
     <name>pipelab::StatsPanel</name>
