@@ -88,6 +88,17 @@ double fit_latency(const std::vector<MeasuredRun>& runs, const std::vector<doubl
   return error_at(refined) < best_error ? refined : grid[best];
 }
 
+// The seconds the cost model gives an op's memory-bound work on `bandwidth`:
+// its kernels' bytes, and for an optimizer step every parameter's state.
+double memory_seconds(const Op& op, const StageProfile& stage, int optimizer_slots,
+                      double bandwidth) {
+  double bytes = stage_memory_bytes(op.kind, stage);
+  if (op_kind_facts(op.kind).work.optimizer_step)
+    bytes += static_cast<double>(stage.params) *
+             static_cast<double>(CostModel::optimizer_bytes_per_param(optimizer_slots));
+  return bytes / bandwidth;
+}
+
 }  // namespace
 
 double median_step_s(const Trace& trace) {
@@ -117,14 +128,21 @@ CalibrationResult calibrate_cluster(const std::vector<MeasuredRun>& runs, const 
     result.measured_step_s.push_back(step);
     result.base_step_s.push_back(predicted_step_s(run, base));
     const std::vector<double> own = own_durations(run.trace);
+    const int slots = optimizer_slots(run.experiment);
+    // The first step pays for warm-up (a GPU's first kernels, the allocator's
+    // first blocks): its ops are left out when the trace has later ones.
+    const bool skip_first = std::any_of(run.trace.events.begin(), run.trace.events.end(),
+                                        [](const TraceEvent& event) { return event.op.step > 0; });
     for (size_t i = 0; i < run.trace.events.size(); ++i) {
       const Op& op = run.trace.events[i].op;
+      if (skip_first && op.step == 0) continue;
       if (is_compute(op.kind)) {
         if (op.stage < 0 || op.stage >= static_cast<int>(run.stages.size())) continue;
         const StageProfile& stage = run.stages[op.stage];
         const double flops = stage_flops(op.kind, stage);
-        const double seconds = own[i] - stage_memory_bytes(op.kind, stage) / memory_bandwidth;
-        if (flops <= 0 || seconds <= 0) continue;
+        const double seconds = own[i] - memory_seconds(op, stage, slots, memory_bandwidth);
+        // The optimizer step has no GEMMs: at zero FLOPs it measures the fixed cost alone.
+        if ((flops <= 0 && !op_kind_facts(op.kind).work.optimizer_step) || seconds <= 0) continue;
         compute.add(flops, seconds);
         ++result.compute_samples;
       } else if (is_send(op.kind) && run.trace.events[i].bytes > 0) {

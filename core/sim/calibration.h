@@ -3,9 +3,12 @@
 //
 //  - The GEMM rate and the per-op overhead: least squares of each compute
 //    op's own duration t against its FLOPs f, t = overhead + f / rate, after
-//    the memory-bound kernels (priced at the device's memory bandwidth, as the
-//    cost model does). Runs at two micro-batch sizes give ops of several sizes,
-//    which is what separates the two. A negative overhead falls back to a line
+//    the memory-bound work (its kernels' bytes, and an optimizer step's state,
+//    priced at the device's memory bandwidth, as the cost model does). Runs at
+//    two micro-batch sizes give ops of several sizes, and the optimizer steps
+//    (no FLOPs) the overhead alone, which is what separates the two; every
+//    op the cost model adds the overhead to is in the fit. The first step is
+//    left out when there are others (warm-up). A negative overhead falls back to a line
 //    through the origin.
 //  - The link's bandwidth: the slope of each send's duration against its bytes
 //    (t = a + bytes / bandwidth), with at least two sizes; one size gives

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "core/io/experiment_io.h"
 #include "core/io/hardware_catalogue.h"
 #include "core/schedule/lowering.h"
@@ -67,6 +70,47 @@ TEST(Calibration, RecoversTheHardwareThatProducedTheRuns) {
     // The base profile has no per-op cost and a fast link: it predicts too fast a step.
     EXPECT_LT(fitted.base_step_s[k], fitted.measured_step_s[k] * 0.8);
   }
+}
+
+// A measured run's first step pays for warm-up (on a GPU the first kernels and
+// allocations took 3 to 8 times longer): its ops are left out of the fit when
+// later steps were measured, so they cannot pull the rate and the overhead.
+TEST(Calibration, LeavesTheWarmUpStepOut) {
+  Experiment experiment = default_experiment();
+  experiment.parallel.pp = 2;
+  experiment.parallel.schedule = ScheduleKind::OneFOneB;
+  experiment.simulation.profile = "cpu-core";
+  const ClusterSpec base = experiment_cluster(experiment);
+  ClusterSpec truth = base;
+  const double rate = 20e9, overhead = 30e-6;
+  truth.device.peak_flops["fp32"] = rate / truth.device.gemm_fraction.at("fp32");
+  truth.device.op_overhead_s = overhead;
+  std::vector<MeasuredRun> runs;
+  for (int microbatches : {2, 8}) {
+    experiment.parallel.microbatches = microbatches;
+    MeasuredRun run = run_on(experiment, truth);
+    // Step 0 as measured: every op 5 times as long; step 1 as the hardware runs it.
+    double warm_up_end = 0;
+    std::vector<TraceEvent> events;
+    for (TraceEvent event : run.trace.events) {
+      event.op.step = 0;
+      event.t_begin *= 5;
+      event.t_end *= 5;
+      warm_up_end = std::max(warm_up_end, event.t_end);
+      events.push_back(event);
+    }
+    for (TraceEvent event : run.trace.events) {
+      event.op.step = 1;
+      event.t_begin += warm_up_end;
+      event.t_end += warm_up_end;
+      events.push_back(event);
+    }
+    run.trace.events = events;
+    runs.push_back(run);
+  }
+  const CalibrationResult fitted = calibrate_cluster(runs, base);
+  EXPECT_NEAR(fitted.cluster.device.sustained_gemm_flops("fp32"), rate, rate * 1e-6);
+  EXPECT_NEAR(fitted.cluster.device.op_overhead_s, overhead, overhead * 1e-6);
 }
 
 TEST(Calibration, RefusesNoRuns) {
