@@ -28,29 +28,61 @@ nlohmann::ordered_json hardware_json(const Experiment& experiment, const Cluster
           {"link_latency_us", profile.link_latency_s * 1e6}};
 }
 
+// The saved runs --run names, each with the --set overrides (the base
+// device, say) applied to its experiment.
+std::vector<RunRecord> saved_runs(const ParsedArgs& parsed) {
+  std::vector<RunRecord> runs;
+  for (const std::string& path : parsed.all("run")) {
+    RunRecord run = load_run(path);
+    apply_overrides(run.experiment, parsed.all("set"));
+    const auto problems = validate_experiment(run.experiment);
+    if (!problems.empty()) throw ExperimentError(path + ": " + problems.front());
+    if (run.experiment.simulation.profile == "unit") run.experiment.simulation.profile = "cpu-core";
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
 }  // namespace
 
 int command_calibrate(const std::vector<std::string>& args, std::ostream& out) {
   const ParsedArgs parsed = parse_args(
-      "calibrate", args, {{"config"}, {"set", true, true}, {"steps"}, {"backend"}, {"write"}});
-  if (!parsed.has("config")) throw UsageError("calibrate needs --config FILE (see examples/)");
+      "calibrate", args,
+      {{"config"}, {"run", true, true}, {"set", true, true}, {"steps"}, {"backend"}, {"write"}});
+  if (parsed.has("config") == parsed.has("run"))
+    throw UsageError(
+        "calibrate needs --config FILE (to train and measure it here) or --run RUN.json (runs "
+        "measured and saved earlier, pipelab-cli train --save-run), not both");
+  if (parsed.has("run") && (parsed.has("steps") || parsed.has("backend")))
+    throw UsageError(
+        "--steps and --backend measure a new run; with --run the runs are measured already");
   const int steps = parsed.get_int("steps", 5, 1, 1000);
-  ParsedArgs with_backend = parsed;
-  if (parsed.has("backend"))
-    with_backend.values["set"].push_back("backend.type=" + parsed.get("backend"));
-  Experiment experiment = experiment_from_args(with_backend);
-  if (experiment.simulation.profile == "unit") experiment.simulation.profile = "cpu-core";
-
   if (parsed.has("write")) check_device_file_path(parsed.get("write"));
-  CalibrationResult calibration = calibrate_measured_profile(experiment, steps);
+  Experiment experiment;
+  CalibrationResult calibration;
+  std::string measured_from;
+  if (parsed.has("run")) {
+    const std::vector<RunRecord> runs = saved_runs(parsed);
+    experiment = runs.front().experiment;
+    calibration = calibrate_saved_runs(runs);
+    measured_from = std::to_string(runs.size()) + " saved run(s) of " + experiment.name;
+  } else {
+    ParsedArgs with_backend = parsed;
+    if (parsed.has("backend"))
+      with_backend.values["set"].push_back("backend.type=" + parsed.get("backend"));
+    experiment = experiment_from_args(with_backend);
+    if (experiment.simulation.profile == "unit") experiment.simulation.profile = "cpu-core";
+    calibration = calibrate_measured_profile(experiment, steps);
+    measured_from = std::to_string(steps) + " steps of " + experiment.name;
+  }
   std::vector<std::string> written;
   if (parsed.has("write")) {
     const std::string device_path = parsed.get("write");
     calibration.cluster.device.name =
         calibration.cluster.device.name + ", measured on this machine";
     calibration.cluster.device.sources["achieved"] =
-        "Measured by pipelab-cli calibrate from " + std::to_string(steps) + " steps of " +
-        experiment.name + ": the GEMM rate and op_overhead_us fitted to " +
+        "Measured by pipelab-cli calibrate from " + measured_from +
+        ": the GEMM rate and op_overhead_us fitted to " +
         std::to_string(calibration.compute_samples) +
         " compute ops; the memory figures are the base device's.";
     calibration.cluster.node.sources["device_link"] =
@@ -64,7 +96,10 @@ int command_calibrate(const std::vector<std::string>& args, std::ostream& out) {
   nlohmann::ordered_json json;
   json["name"] = experiment.name;
   json["backend"] = experiment.backend.type;
-  json["measured_steps"] = steps;
+  if (parsed.has("run"))
+    json["runs_from"] = parsed.all("run");
+  else
+    json["measured_steps"] = steps;
   json["base"] = hardware_json(experiment, experiment_cluster(experiment));
   json["calibrated"] = hardware_json(experiment, calibration.cluster);
   json["compute_samples"] = calibration.compute_samples;

@@ -2,6 +2,7 @@
 
 #include "core/io/experiment_io.h"
 #include "core/io/hardware_catalogue.h"
+#include "core/plan/stage_profile.h"
 #include "core/runtime/threaded_executor.h"
 #include "core/schedule/lowering.h"
 
@@ -13,6 +14,14 @@ Experiment without_evaluation(const Experiment& experiment) {
   run.training.eval_every = 0;
   if (run.simulation.profile == "unit") run.simulation.profile = "cpu-core";
   return run;
+}
+
+// What the simulator needs besides the trace: the stages as the executor
+// profiled them, and the experiment lowered.
+void add_stages_and_schedule(MeasuredRun& run) {
+  run.stages = profile_stages(run.experiment.model, run.experiment.parallel,
+                              microbatch_size(run.experiment), run.experiment.training.precision);
+  run.schedule = build_schedule(run.experiment.parallel, run.stages);
 }
 
 MeasuredRun measure(const Experiment& experiment, int steps) {
@@ -61,6 +70,25 @@ CalibrationResult calibrate_measured_profile(const Experiment& experiment, int s
     runs.push_back(measure(run, steps));
   }
   return calibrate_cluster(runs, experiment_cluster(base));
+}
+
+CalibrationResult calibrate_saved_runs(const std::vector<RunRecord>& records) {
+  if (records.empty()) throw ExperimentError("calibration needs at least one run file");
+  std::vector<MeasuredRun> runs;
+  for (const RunRecord& record : records) {
+    if (record.trace.source != "measured")
+      throw ExperimentError("run '" + record.name + "' was " + record.trace.source +
+                            ", not measured: calibrate from runs that trained (pipelab-cli train "
+                            "--save-run, or the app's Runs > Save)");
+    if (record.trace.steps.empty())
+      throw ExperimentError("run '" + record.name + "' recorded no steps to calibrate from");
+    MeasuredRun run;
+    run.experiment = without_evaluation(record.experiment);
+    run.trace = record.trace;
+    add_stages_and_schedule(run);
+    runs.push_back(std::move(run));
+  }
+  return calibrate_cluster(runs, experiment_cluster(runs.front().experiment));
 }
 
 }  // namespace pipelab

@@ -4,7 +4,10 @@
 // needs both sides: the runtime runs, the simulator fits.
 #pragma once
 
+#include <vector>
+
 #include "core/io/experiment.h"
+#include "core/io/run_file.h"
 #include "core/sim/calibration.h"
 
 namespace pipelab {
@@ -16,5 +19,11 @@ namespace pipelab {
 // Throws like make_executor (a backend this machine cannot run says why),
 // and ExperimentError when a run fails.
 CalibrationResult calibrate_measured_profile(const Experiment& experiment, int steps = 5);
+
+// The same fit to runs measured earlier and saved (pipelab-cli train
+// --save-run, e.g. on a GPU server), each with the experiment it ran, from
+// the first run's simulation.profile. Throws ExperimentError for a run that
+// was simulated rather than measured, or that has no steps.
+CalibrationResult calibrate_saved_runs(const std::vector<RunRecord>& runs);
 
 }  // namespace pipelab

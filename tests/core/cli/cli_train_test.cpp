@@ -127,6 +127,45 @@ TEST_F(CliTrain, CalibrateWritesHardwareFilesThatAPredictionUses) {
   EXPECT_NE(not_json.err.find("must end in .json"), std::string::npos) << not_json.err;
 }
 
+// Runs measured elsewhere (a GPU server) and saved with --save-run are fitted
+// at home: the same fit, from the files, with the base device --set names.
+TEST_F(CliTrain, CalibrateFitsSavedRuns) {
+  for (const char* microbatches : {"2", "8"}) {
+    const auto trained =
+        run({"train", "--config", example("spiral_interleaved.json"), "--steps", "4", "--quiet",
+             "--set", std::string("parallel.microbatches=") + microbatches, "--save-run",
+             path(std::string("run-m") + microbatches + ".json")});
+    ASSERT_EQ(trained.code, 0) << trained.err;
+  }
+  const auto result = run({"calibrate", "--run", path("run-m2.json"), "--run", path("run-m8.json"),
+                           "--set", "simulation.profile=cpu-core", "--write", path("home.json")});
+  ASSERT_EQ(result.code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["runs_from"].size(), 2u);
+  EXPECT_FALSE(json.contains("measured_steps"));
+  EXPECT_GT(json["compute_samples"].get<int>(), 0);
+  ASSERT_EQ(json["runs"].size(), 2u);
+  EXPECT_EQ(json["runs"][0]["microbatches"], 2);
+  EXPECT_EQ(json["runs"][1]["microbatches"], 8);
+  EXPECT_EQ(json["base"]["device"], "cpu-core");
+  ASSERT_EQ(json["written"].size(), 2u);
+
+  const auto both = run(
+      {"calibrate", "--config", example("spiral_interleaved.json"), "--run", path("run-m2.json")});
+  EXPECT_EQ(both.code, 2);
+  EXPECT_NE(both.err.find("not both"), std::string::npos) << both.err;
+  const auto steps = run({"calibrate", "--run", path("run-m2.json"), "--steps", "3"});
+  EXPECT_EQ(steps.code, 2);
+  EXPECT_NE(steps.err.find("measured already"), std::string::npos) << steps.err;
+  // A run the simulator made is no measurement.
+  RunRecord simulated = load_run(path("run-m2.json"));
+  simulated.trace.source = "simulated";
+  save_run(simulated, path("simulated.json"));
+  const auto refused = run({"calibrate", "--run", path("simulated.json")});
+  EXPECT_NE(refused.code, 0);
+  EXPECT_NE(refused.err.find("was simulated, not measured"), std::string::npos) << refused.err;
+}
+
 TEST_F(CliTrain, ProgressGoesToStderr) {
   const auto result = run({"train", "--config", example("spiral_interleaved.json"), "--steps", "2"});
   ASSERT_EQ(result.code, 0) << result.err;
