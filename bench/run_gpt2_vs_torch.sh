@@ -69,10 +69,12 @@ EOF
 }
 
 for batch in ${batches}; do
-  # The first run also writes its Chrome trace, to render at home.
-  trace_args=()
+  # The default runs are saved as run files (the app opens them; pipelab-cli
+  # calibrate --run fits the simulator to them at home); the first also
+  # writes its Chrome trace.
+  trace_args=(--save-run "${out_dir}/gpt2_b${batch}.run.json")
   [[ "${batch}" == "$(echo "${batches}" | awk '{print $1}')" ]] &&
-    trace_args=(--trace "${out_dir}/gpt2_b${batch}_trace.json")
+    trace_args+=(--trace "${out_dir}/gpt2_b${batch}_trace.json")
   pipelab_step "pipelab_b${batch}_kept" "${batch}" "${trace_args[@]}"
   PIPELAB_FUSED_ATTENTION=1 pipelab_step "pipelab_b${batch}_fused" "${batch}" \
     --set parallel.recompute=selective
