@@ -4,6 +4,10 @@
 //   scaled_masked_softmax    p = softmax(scale s + mask), zero at masked keys;
 //                            `scores` and `probabilities` may be the same buffer
 //   softmax_backward         ds = p (dp - rowsum(p dp)), in place over dp
+// Under bf16-mixed the next GEMM reads these rounded to bf16: given a bf16
+// target, the kernel writes the rounded values there too (the forward) or
+// instead (the backward, whose float32 ds nothing reads), so no separate
+// rounding pass reads the [rows, seq] matrix again.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -12,9 +16,13 @@
 
 namespace pipelab::gpu::kernels {
 
+// probabilities_bf16 (null: none) also receives p rounded to bf16.
 void scaled_masked_softmax(const float* scores, float* probabilities, int64_t rows, int64_t seq,
-                           float scale, bool causal, cudaStream_t stream);
+                           float scale, bool causal, cudaStream_t stream,
+                           uint16_t* probabilities_bf16 = nullptr);
+// gradient_bf16 (null: none) receives ds rounded to bf16 in place of `gradient`,
+// which then keeps dp.
 void softmax_backward(const float* probabilities, float* gradient, int64_t rows, int64_t seq,
-                      cudaStream_t stream);
+                      cudaStream_t stream, uint16_t* gradient_bf16 = nullptr);
 
 }  // namespace pipelab::gpu::kernels

@@ -33,6 +33,16 @@ constexpr int kWarps = 4;  // 16 rows each
 constexpr int kThreads = 32 * kWarps;
 constexpr int kPiece = 16;  // the WMMA tile
 
+// Leading dimensions in shared memory, each row padded past a multiple of
+// 128 bytes so that the 8 rows one matrix load reads start in different banks
+// (unpadded, every row began in the same bank: 8-way conflicts).
+template <int D>
+constexpr int kTileLd = D + 8;            // bf16 [kRows][D]: Q, K, V, dO
+constexpr int kSquareLd = kRows + 4;      // float [kRows][kRows]: S, dP
+constexpr int kSquareBf16Ld = kRows + 8;  // bf16 [kRows][kRows]: P, dS
+template <int D>
+constexpr int kRowsLd = D + 4;  // float [kRows][D]: O, and dK, dV, dQ on their way out
+
 using Bf16 = __nv_bfloat16;
 using ARow = wmma::fragment<wmma::matrix_a, kPiece, kPiece, kPiece, Bf16, wmma::row_major>;
 using BRow = wmma::fragment<wmma::matrix_b, kPiece, kPiece, kPiece, Bf16, wmma::row_major>;
@@ -75,25 +85,58 @@ constexpr int64_t carved(int64_t count) {
   return (count * static_cast<int64_t>(sizeof(T)) + 127) / 128 * 128;
 }
 
+// How the kernels may read global memory: 16 bytes at a time where the
+// operands' addresses and row widths allow it (the host checks).
+struct WideReads {
+  bool qkv = false;   // 8 bf16 of a QKV row at a time
+  bool dout = false;  // 4 floats of an output-gradient row at a time
+};
+
 // Rows [first, first + kRows) of one head's bf16 operand at `column` into
-// tile [kRows][D]; rows past the sequence read as zeros.
+// tile [kRows][kTileLd<D>]; rows past the sequence read as zeros.
 template <int D>
 __device__ void stage_bf16(uint16_t* tile, const uint16_t* qkv, const FlashLayout& at, int64_t b,
-                           int64_t first, int64_t column) {
+                           int64_t first, int64_t column, bool wide) {
+  if (wide) {
+    constexpr int kVectors = D / 8;
+    for (int e = threadIdx.x; e < kRows * kVectors; e += blockDim.x) {
+      const int r = e / kVectors, c = e % kVectors * 8;
+      uint4 v = make_uint4(0u, 0u, 0u, 0u);
+      if (first + r < at.seq)
+        v = *reinterpret_cast<const uint4*>(qkv + at.qkv_at(b, first + r, column + c));
+      *reinterpret_cast<uint4*>(tile + r * kTileLd<D> + c) = v;
+    }
+    return;
+  }
   for (int e = threadIdx.x; e < kRows * D; e += blockDim.x) {
     const int r = e / D, c = e % D;
-    tile[e] = first + r < at.seq ? qkv[at.qkv_at(b, first + r, column + c)] : uint16_t{0};
+    tile[r * kTileLd<D> + c] =
+        first + r < at.seq ? qkv[at.qkv_at(b, first + r, column + c)] : uint16_t{0};
   }
 }
 
 // The same from the float32 output-gradient rows, rounded to bf16.
 template <int D>
 __device__ void stage_gradient_bf16(uint16_t* tile, const float* dout, const FlashLayout& at,
-                                    int64_t b, int64_t h, int64_t first) {
+                                    int64_t b, int64_t h, int64_t first, bool wide) {
+  if (wide) {
+    constexpr int kVectors = D / 4;
+    for (int e = threadIdx.x; e < kRows * kVectors; e += blockDim.x) {
+      const int r = e / kVectors, c = e % kVectors * 4;
+      float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      if (first + r < at.seq) v = *reinterpret_cast<const float4*>(dout + at.out_at(b, first + r, h) + c);
+      const uint32_t low = bf16_math::to_bf16_bits(v.x) | (uint32_t{bf16_math::to_bf16_bits(v.y)} << 16);
+      const uint32_t high =
+          bf16_math::to_bf16_bits(v.z) | (uint32_t{bf16_math::to_bf16_bits(v.w)} << 16);
+      *reinterpret_cast<uint2*>(tile + r * kTileLd<D> + c) = make_uint2(low, high);
+    }
+    return;
+  }
   for (int e = threadIdx.x; e < kRows * D; e += blockDim.x) {
     const int r = e / D, c = e % D;
-    tile[e] = first + r < at.seq ? bf16_math::to_bf16_bits(dout[at.out_at(b, first + r, h) + c])
-                                 : uint16_t{0};
+    tile[r * kTileLd<D> + c] = first + r < at.seq
+                                   ? bf16_math::to_bf16_bits(dout[at.out_at(b, first + r, h) + c])
+                                   : uint16_t{0};
   }
 }
 
@@ -110,72 +153,102 @@ __device__ void stage_row_values(float* lse_tile, float* dot_tile, const float* 
 
 __device__ const Bf16* bf16_of(const uint16_t* p) { return reinterpret_cast<const Bf16*>(p); }
 
-// out[16 x 64] (ld 64) of warp w = a[16 x D] (rows 16w.. of a [kRows][D]) times b^T, b [kRows][D]:
-// one row of a against every row of b (Q K^T, dO V^T, K Q^T, V dO^T).
+// out[16 x 64] (rows 16w.. of a float [kRows][kSquareLd]) of warp w = a[16 x
+// D] (rows 16w.. of a bf16 tile) times b^T, b a bf16 tile: one row of a
+// against every row of b (Q K^T, dO V^T, K Q^T, V dO^T). Each of a's pieces
+// is loaded once, for the four products it takes part in.
 template <int D>
 __device__ void rows_times_rows(const uint16_t* a, const uint16_t* b, float* out, int warp) {
-  for (int n = 0; n < kRows / kPiece; ++n) {
-    Accumulator acc;
-    wmma::fill_fragment(acc, 0.0f);
-    for (int k = 0; k < D / kPiece; ++k) {
-      ARow left;
+  Accumulator acc[kRows / kPiece];
+#pragma unroll
+  for (int n = 0; n < kRows / kPiece; ++n) wmma::fill_fragment(acc[n], 0.0f);
+#pragma unroll
+  for (int k = 0; k < D / kPiece; ++k) {
+    ARow left;
+    wmma::load_matrix_sync(left, bf16_of(a) + warp * kPiece * kTileLd<D> + k * kPiece, kTileLd<D>);
+#pragma unroll
+    for (int n = 0; n < kRows / kPiece; ++n) {
       BCol right;  // b's rows as the columns of b^T
-      wmma::load_matrix_sync(left, bf16_of(a) + warp * kPiece * D + k * kPiece, D);
-      wmma::load_matrix_sync(right, bf16_of(b) + n * kPiece * D + k * kPiece, D);
-      wmma::mma_sync(acc, left, right, acc);
+      wmma::load_matrix_sync(right, bf16_of(b) + n * kPiece * kTileLd<D> + k * kPiece, kTileLd<D>);
+      wmma::mma_sync(acc[n], left, right, acc[n]);
     }
-    wmma::store_matrix_sync(out + warp * kPiece * kRows + n * kPiece, acc, kRows,
+  }
+#pragma unroll
+  for (int n = 0; n < kRows / kPiece; ++n)
+    wmma::store_matrix_sync(out + warp * kPiece * kSquareLd + n * kPiece, acc[n], kSquareLd,
                             wmma::mem_row_major);
+}
+
+// acc[n] (16 x 16 pieces of warp w's 16 x D rows) += p[16 x 64] (rows 16w..
+// of a bf16 [kRows][kSquareBf16Ld]) times b (a bf16 tile, [kRows][D]): P V,
+// P^T dO, dS^T Q, dS K.
+template <int D>
+__device__ void accumulate_product(Accumulator (&acc)[D / kPiece], const uint16_t* p,
+                                   const uint16_t* b, int warp) {
+#pragma unroll
+  for (int k = 0; k < kRows / kPiece; ++k) {
+    ARow left;
+    wmma::load_matrix_sync(left, bf16_of(p) + warp * kPiece * kSquareBf16Ld + k * kPiece,
+                           kSquareBf16Ld);
+#pragma unroll
+    for (int n = 0; n < D / kPiece; ++n) {
+      BRow right;
+      wmma::load_matrix_sync(right, bf16_of(b) + k * kPiece * kTileLd<D> + n * kPiece, kTileLd<D>);
+      wmma::mma_sync(acc[n], left, right, acc[n]);
+    }
   }
 }
 
-// acc[16 x D] (rows 16w.. of a float [kRows][D], ld D) += p[16 x 64] (rows
-// 16w.. of a bf16 [kRows][kRows]) times b [kRows][D] (P V, P^T dO, dS^T Q, dS K).
 template <int D>
-__device__ void accumulate_product(float* acc_rows, const uint16_t* p, const uint16_t* b,
-                                   int warp) {
+__device__ void zero(Accumulator (&acc)[D / kPiece]) {
+#pragma unroll
+  for (int n = 0; n < D / kPiece; ++n) wmma::fill_fragment(acc[n], 0.0f);
+}
+
+// Warp w's accumulated rows, times `scale`, into rows 16w.. of a float [kRows][kRowsLd<D>].
+template <int D>
+__device__ void store_rows(Accumulator (&acc)[D / kPiece], float scale, float* rows, int warp) {
+#pragma unroll
   for (int n = 0; n < D / kPiece; ++n) {
-    Accumulator acc;
-    float* target = acc_rows + warp * kPiece * D + n * kPiece;
-    wmma::load_matrix_sync(acc, target, D, wmma::mem_row_major);
-    for (int k = 0; k < kRows / kPiece; ++k) {
-      ARow left;
-      BRow right;
-      wmma::load_matrix_sync(left, bf16_of(p) + warp * kPiece * kRows + k * kPiece, kRows);
-      wmma::load_matrix_sync(right, bf16_of(b) + k * kPiece * D + n * kPiece, D);
-      wmma::mma_sync(acc, left, right, acc);
-    }
-    wmma::store_matrix_sync(target, acc, D, wmma::mem_row_major);
+#pragma unroll
+    for (int e = 0; e < acc[n].num_elements; ++e) acc[n].x[e] *= scale;
+    wmma::store_matrix_sync(rows + warp * kPiece * kRowsLd<D> + n * kPiece, acc[n], kRowsLd<D>,
+                            wmma::mem_row_major);
   }
 }
 
 template <int D>
 constexpr int64_t forward_shared_bytes() {
-  return 3 * carved<uint16_t>(kRows * D) + carved<float>(kRows * kRows) +
-         carved<uint16_t>(kRows * kRows) + carved<float>(kRows * D) + 2 * carved<float>(kRows);
+  return 3 * carved<uint16_t>(kRows * kTileLd<D>) + carved<float>(kRows * kSquareLd) +
+         carved<uint16_t>(kRows * kSquareBf16Ld) + carved<float>(kRows * kRowsLd<D>) +
+         2 * carved<float>(kRows);
 }
 
+// The forward keeps O in shared memory, not in fragments: the online softmax
+// rescales its rows after every tile, and a fragment's layout is opaque.
 template <int D>
 __global__ void __launch_bounds__(kThreads)
-    mma_forward_kernel(const uint16_t* qkv, FlashLayout at, BlockDropoutKey dropout, float* out,
-                       float* lse) {
+    mma_forward_kernel(const uint16_t* qkv, FlashLayout at, BlockDropoutKey dropout,
+                       WideReads wide, float* out, float* lse) {
   extern __shared__ __align__(128) unsigned char shared[];
   SharedCarver carve{shared};
-  uint16_t* q_tile = carve.take<uint16_t>(kRows * D);
-  uint16_t* k_tile = carve.take<uint16_t>(kRows * D);
-  uint16_t* v_tile = carve.take<uint16_t>(kRows * D);
-  float* scores = carve.take<float>(kRows * kRows);
-  uint16_t* p_tile = carve.take<uint16_t>(kRows * kRows);
-  float* o_rows = carve.take<float>(kRows * D);
+  uint16_t* q_tile = carve.take<uint16_t>(kRows * kTileLd<D>);
+  uint16_t* k_tile = carve.take<uint16_t>(kRows * kTileLd<D>);
+  uint16_t* v_tile = carve.take<uint16_t>(kRows * kTileLd<D>);
+  float* scores = carve.take<float>(kRows * kSquareLd);
+  uint16_t* p_tile = carve.take<uint16_t>(kRows * kSquareBf16Ld);
+  float* o_rows = carve.take<float>(kRows * kRowsLd<D>);
   float* row_max = carve.take<float>(kRows);
   float* row_sum = carve.take<float>(kRows);
 
   const int64_t b = blockIdx.x / at.heads, h = blockIdx.x % at.heads;
-  const int64_t first = static_cast<int64_t>(blockIdx.y) * kRows;
+  // The last queries first: under the causal mask they see the most keys, and
+  // the blocks that start last should be the short ones.
+  const int64_t first = static_cast<int64_t>(gridDim.y - 1 - blockIdx.y) * kRows;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t k_column = at.k_column_of_group(h / at.group);
-  stage_bf16<D>(q_tile, qkv, at, b, first, at.q_column(h));
-  for (int e = threadIdx.x; e < kRows * D; e += blockDim.x) o_rows[e] = 0.0f;
+  stage_bf16<D>(q_tile, qkv, at, b, first, at.q_column(h), wide.qkv);
+  for (int e = threadIdx.x; e < kRows * kRowsLd<D>; e += blockDim.x) o_rows[e] = 0.0f;
   for (int e = threadIdx.x; e < kRows; e += blockDim.x) {
     row_max[e] = -INFINITY;
     row_sum[e] = 0.0f;
@@ -183,8 +256,8 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t key_end = at.causal ? smaller(at.seq, first + kRows) : at.seq;
   for (int64_t k0 = 0; k0 < key_end; k0 += kRows) {
     __syncthreads();  // the previous tile's K and V are read
-    stage_bf16<D>(k_tile, qkv, at, b, k0, k_column);
-    stage_bf16<D>(v_tile, qkv, at, b, k0, k_column + D);
+    stage_bf16<D>(k_tile, qkv, at, b, k0, k_column, wide.qkv);
+    stage_bf16<D>(v_tile, qkv, at, b, k0, k_column + D, wide.qkv);
     __syncthreads();
     rows_times_rows<D>(q_tile, k_tile, scores, warp);
     __syncwarp();
@@ -198,7 +271,7 @@ __global__ void __launch_bounds__(kThreads)
       float tile_max = -INFINITY;
       for (int t = 0; t < 2; ++t) {
         const int c = lane + 32 * t;
-        score[t] = k0 + c < visible ? scores[r * kRows + c] * at.scale : -INFINITY;
+        score[t] = k0 + c < visible ? scores[r * kSquareLd + c] * at.scale : -INFINITY;
         tile_max = fmaxf(tile_max, score[t]);
       }
       tile_max = warp_max(tile_max);
@@ -214,23 +287,31 @@ __global__ void __launch_bounds__(kThreads)
           sum += p;
           weighted = p * flash_math::dropout_weight(dropout, at, b, h, i, k0 + c);
         }
-        reinterpret_cast<Bf16*>(p_tile)[r * kRows + c] = to_bf16(weighted);
+        reinterpret_cast<Bf16*>(p_tile)[r * kSquareBf16Ld + c] = to_bf16(weighted);
       }
-      sum = warp_sum(sum);  // every lane has read row_max[r] before lane 0 writes it
-      for (int c = lane; c < D; c += 32) o_rows[r * D + c] *= shrink;
+      sum = warp_sum(sum);
+      for (int c = lane; c < D; c += 32) o_rows[r * kRowsLd<D> + c] *= shrink;
+      __syncwarp();  // every lane has read row_max[r] before lane 0 writes it
       if (lane == 0) {
         row_max[r] = new_max;
         row_sum[r] = row_sum[r] * shrink + sum;
       }
     }
     __syncwarp();
-    accumulate_product<D>(o_rows, p_tile, v_tile, warp);
+    Accumulator acc[D / kPiece];
+#pragma unroll
+    for (int n = 0; n < D / kPiece; ++n)
+      wmma::load_matrix_sync(acc[n], o_rows + warp * kPiece * kRowsLd<D> + n * kPiece, kRowsLd<D>,
+                             wmma::mem_row_major);
+    accumulate_product<D>(acc, p_tile, v_tile, warp);
+    store_rows<D>(acc, 1.0f, o_rows, warp);
     __syncwarp();
   }
   __syncthreads();
   for (int e = threadIdx.x; e < kRows * D; e += blockDim.x) {
     const int row = e / D, c = e % D;
-    if (first + row < at.seq) out[at.out_at(b, first + row, h) + c] = o_rows[e] / row_sum[row];
+    if (first + row < at.seq)
+      out[at.out_at(b, first + row, h) + c] = o_rows[row * kRowsLd<D> + c] / row_sum[row];
   }
   for (int e = threadIdx.x; e < kRows; e += blockDim.x)
     if (first + e < at.seq) lse[at.row_at(b, h, first + e)] = row_max[e] + logf(row_sum[e]);
@@ -249,32 +330,36 @@ __global__ void row_dot_kernel(const float* out, const float* dout, FlashLayout 
   }
 }
 
+// The backward kernels' S and dP share one float region with the rows on
+// their way out (after the last tile).
+template <int D>
+constexpr int64_t kScratchFloats =
+    2 * kRows * kSquareLd > kRows * kRowsLd<D> ? 2 * kRows * kSquareLd : kRows * kRowsLd<D>;
+
 template <int D>
 constexpr int64_t key_value_shared_bytes() {
-  return 4 * carved<uint16_t>(kRows * D) + 2 * carved<float>(kRows * kRows) +
-         2 * carved<uint16_t>(kRows * kRows) + 2 * carved<float>(kRows * D) +
-         2 * carved<float>(kRows);
+  return 4 * carved<uint16_t>(kRows * kTileLd<D>) + carved<float>(kScratchFloats<D>) +
+         2 * carved<uint16_t>(kRows * kSquareBf16Ld) + 2 * carved<float>(kRows);
 }
 
-// dK and dV of 64 keys of key/value head g (each warp 16 of them), over the
-// group's heads and every query that sees them.
+// dK and dV of 64 keys of key/value head g (each warp 16 of them, accumulated
+// in fragments), over the group's heads and every query that sees them.
 template <int D>
 __global__ void __launch_bounds__(kThreads)
     mma_key_value_kernel(const uint16_t* qkv, const float* dout, const float* lse,
                          const float* row_dots, FlashLayout at, BlockDropoutKey dropout,
-                         float* dqkv) {
+                         WideReads wide, float* dqkv) {
   extern __shared__ __align__(128) unsigned char shared[];
   SharedCarver carve{shared};
-  uint16_t* k_tile = carve.take<uint16_t>(kRows * D);
-  uint16_t* v_tile = carve.take<uint16_t>(kRows * D);
-  uint16_t* q_tile = carve.take<uint16_t>(kRows * D);
-  uint16_t* do_tile = carve.take<uint16_t>(kRows * D);
-  float* scores_t = carve.take<float>(kRows * kRows);    // S^T: [key][query]
-  float* gradient_t = carve.take<float>(kRows * kRows);  // dP^T
-  uint16_t* p_t = carve.take<uint16_t>(kRows * kRows);   // (P w)^T, bf16
-  uint16_t* ds_t = carve.take<uint16_t>(kRows * kRows);  // dS^T, bf16
-  float* dk_rows = carve.take<float>(kRows * D);
-  float* dv_rows = carve.take<float>(kRows * D);
+  uint16_t* k_tile = carve.take<uint16_t>(kRows * kTileLd<D>);
+  uint16_t* v_tile = carve.take<uint16_t>(kRows * kTileLd<D>);
+  uint16_t* q_tile = carve.take<uint16_t>(kRows * kTileLd<D>);
+  uint16_t* do_tile = carve.take<uint16_t>(kRows * kTileLd<D>);
+  float* scratch = carve.take<float>(kScratchFloats<D>);
+  float* scores_t = scratch;                         // S^T: [key][query]
+  float* gradient_t = scratch + kRows * kSquareLd;   // dP^T
+  uint16_t* p_t = carve.take<uint16_t>(kRows * kSquareBf16Ld);   // (P w)^T, bf16
+  uint16_t* ds_t = carve.take<uint16_t>(kRows * kSquareBf16Ld);  // dS^T, bf16
   float* lse_tile = carve.take<float>(kRows);
   float* dot_tile = carve.take<float>(kRows);
 
@@ -283,16 +368,18 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t first_key = static_cast<int64_t>(blockIdx.y) * kRows;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t k_column = at.k_column_of_group(g);
-  stage_bf16<D>(k_tile, qkv, at, b, first_key, k_column);
-  stage_bf16<D>(v_tile, qkv, at, b, first_key, k_column + D);
-  for (int e = threadIdx.x; e < kRows * D; e += blockDim.x) dk_rows[e] = dv_rows[e] = 0.0f;
+  stage_bf16<D>(k_tile, qkv, at, b, first_key, k_column, wide.qkv);
+  stage_bf16<D>(v_tile, qkv, at, b, first_key, k_column + D, wide.qkv);
+  Accumulator dk[D / kPiece], dv[D / kPiece];
+  zero<D>(dk);
+  zero<D>(dv);
   const int64_t query_start = at.first_query_seeing(first_key);
   for (int64_t member = 0; member < at.group; ++member) {
     const int64_t h = g * at.group + member;
     for (int64_t i0 = query_start; i0 < at.seq; i0 += kRows) {
-      __syncthreads();  // the previous tile is read (and the own rows written)
-      stage_bf16<D>(q_tile, qkv, at, b, i0, at.q_column(h));
-      stage_gradient_bf16<D>(do_tile, dout, at, b, h, i0);
+      __syncthreads();  // the previous tile is read
+      stage_bf16<D>(q_tile, qkv, at, b, i0, at.q_column(h), wide.qkv);
+      stage_gradient_bf16<D>(do_tile, dout, at, b, h, i0, wide.dout);
       stage_row_values(lse_tile, dot_tile, lse, row_dots, at, b, h, i0);
       __syncthreads();
       rows_times_rows<D>(k_tile, q_tile, scores_t, warp);
@@ -308,67 +395,81 @@ __global__ void __launch_bounds__(kThreads)
           const bool valid = j < at.seq && i < at.seq && i >= at.first_query_seeing(j);
           float p = 0.0f, w = 0.0f;
           if (valid) {
-            p = expf(scores_t[r * kRows + c] * at.scale - lse_tile[c]);
+            p = expf(scores_t[r * kSquareLd + c] * at.scale - lse_tile[c]);
             w = flash_math::dropout_weight(dropout, at, b, h, i, j);
           }
-          const float dp = w == 0.0f ? 0.0f : w * gradient_t[r * kRows + c];
-          reinterpret_cast<Bf16*>(p_t)[r * kRows + c] = to_bf16(p * w);
-          reinterpret_cast<Bf16*>(ds_t)[r * kRows + c] = to_bf16(p * (dp - dot_tile[c]));
+          const float dp = w == 0.0f ? 0.0f : w * gradient_t[r * kSquareLd + c];
+          reinterpret_cast<Bf16*>(p_t)[r * kSquareBf16Ld + c] = to_bf16(p * w);
+          reinterpret_cast<Bf16*>(ds_t)[r * kSquareBf16Ld + c] = to_bf16(p * (dp - dot_tile[c]));
         }
       }
       __syncwarp();
-      accumulate_product<D>(dv_rows, p_t, do_tile, warp);
-      accumulate_product<D>(dk_rows, ds_t, q_tile, warp);
-      __syncwarp();
+      accumulate_product<D>(dv, p_t, do_tile, warp);
+      accumulate_product<D>(dk, ds_t, q_tile, warp);
     }
   }
+  // Out through shared memory (rows past the sequence are not written): dK, then dV.
+  float* rows = scratch;
+  __syncthreads();  // every warp is done with S and dP
+  store_rows<D>(dk, at.scale, rows, warp);
   __syncthreads();
   for (int e = threadIdx.x; e < kRows * D; e += blockDim.x) {
     const int row = e / D, c = e % D;
-    if (first_key + row >= at.seq) continue;
-    float* target = dqkv + at.qkv_at(b, first_key + row, k_column);
-    target[c] = dk_rows[e] * at.scale;
-    target[D + c] = dv_rows[e];
+    if (first_key + row < at.seq)
+      dqkv[at.qkv_at(b, first_key + row, k_column) + c] = rows[row * kRowsLd<D> + c];
+  }
+  __syncthreads();
+  store_rows<D>(dv, 1.0f, rows, warp);
+  __syncthreads();
+  for (int e = threadIdx.x; e < kRows * D; e += blockDim.x) {
+    const int row = e / D, c = e % D;
+    if (first_key + row < at.seq)
+      dqkv[at.qkv_at(b, first_key + row, k_column + D) + c] = rows[row * kRowsLd<D> + c];
   }
 }
 
 template <int D>
 constexpr int64_t query_shared_bytes() {
-  return 4 * carved<uint16_t>(kRows * D) + 2 * carved<float>(kRows * kRows) +
-         carved<uint16_t>(kRows * kRows) + carved<float>(kRows * D) + 2 * carved<float>(kRows);
+  return 4 * carved<uint16_t>(kRows * kTileLd<D>) + carved<float>(kScratchFloats<D>) +
+         carved<uint16_t>(kRows * kSquareBf16Ld) + 2 * carved<float>(kRows);
 }
 
-// dQ of 64 queries of head h (each warp 16 of them), over the keys they see.
+// dQ of 64 queries of head h (each warp 16 of them, accumulated in
+// fragments), over the keys they see.
 template <int D>
 __global__ void __launch_bounds__(kThreads)
     mma_query_kernel(const uint16_t* qkv, const float* dout, const float* lse,
-                     const float* row_dots, FlashLayout at, BlockDropoutKey dropout, float* dqkv) {
+                     const float* row_dots, FlashLayout at, BlockDropoutKey dropout,
+                     WideReads wide, float* dqkv) {
   extern __shared__ __align__(128) unsigned char shared[];
   SharedCarver carve{shared};
-  uint16_t* q_tile = carve.take<uint16_t>(kRows * D);
-  uint16_t* do_tile = carve.take<uint16_t>(kRows * D);
-  uint16_t* k_tile = carve.take<uint16_t>(kRows * D);
-  uint16_t* v_tile = carve.take<uint16_t>(kRows * D);
-  float* scores = carve.take<float>(kRows * kRows);
-  float* gradient = carve.take<float>(kRows * kRows);
-  uint16_t* ds_tile = carve.take<uint16_t>(kRows * kRows);
-  float* dq_rows = carve.take<float>(kRows * D);
+  uint16_t* q_tile = carve.take<uint16_t>(kRows * kTileLd<D>);
+  uint16_t* do_tile = carve.take<uint16_t>(kRows * kTileLd<D>);
+  uint16_t* k_tile = carve.take<uint16_t>(kRows * kTileLd<D>);
+  uint16_t* v_tile = carve.take<uint16_t>(kRows * kTileLd<D>);
+  float* scratch = carve.take<float>(kScratchFloats<D>);
+  float* scores = scratch;
+  float* gradient = scratch + kRows * kSquareLd;
+  uint16_t* ds_tile = carve.take<uint16_t>(kRows * kSquareBf16Ld);
   float* lse_tile = carve.take<float>(kRows);
   float* dot_tile = carve.take<float>(kRows);
 
   const int64_t b = blockIdx.x / at.heads, h = blockIdx.x % at.heads;
-  const int64_t first = static_cast<int64_t>(blockIdx.y) * kRows;
+  // The last queries first: under the causal mask they see the most keys, and
+  // the blocks that start last should be the short ones.
+  const int64_t first = static_cast<int64_t>(gridDim.y - 1 - blockIdx.y) * kRows;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t k_column = at.k_column_of_group(h / at.group);
-  stage_bf16<D>(q_tile, qkv, at, b, first, at.q_column(h));
-  stage_gradient_bf16<D>(do_tile, dout, at, b, h, first);
+  stage_bf16<D>(q_tile, qkv, at, b, first, at.q_column(h), wide.qkv);
+  stage_gradient_bf16<D>(do_tile, dout, at, b, h, first, wide.dout);
   stage_row_values(lse_tile, dot_tile, lse, row_dots, at, b, h, first);
-  for (int e = threadIdx.x; e < kRows * D; e += blockDim.x) dq_rows[e] = 0.0f;
+  Accumulator dq[D / kPiece];
+  zero<D>(dq);
   const int64_t key_end = at.causal ? smaller(at.seq, first + kRows) : at.seq;
   for (int64_t k0 = 0; k0 < key_end; k0 += kRows) {
     __syncthreads();
-    stage_bf16<D>(k_tile, qkv, at, b, k0, k_column);
-    stage_bf16<D>(v_tile, qkv, at, b, k0, k_column + D);
+    stage_bf16<D>(k_tile, qkv, at, b, k0, k_column, wide.qkv);
+    stage_bf16<D>(v_tile, qkv, at, b, k0, k_column + D, wide.qkv);
     __syncthreads();
     rows_times_rows<D>(q_tile, k_tile, scores, warp);
     rows_times_rows<D>(do_tile, v_tile, gradient, warp);
@@ -383,24 +484,39 @@ __global__ void __launch_bounds__(kThreads)
         const int64_t j = k0 + c;
         float ds = 0.0f;
         if (j < visible) {
-          const float p = expf(scores[r * kRows + c] * at.scale - lse_tile[r]);
+          const float p = expf(scores[r * kSquareLd + c] * at.scale - lse_tile[r]);
           const float w = flash_math::dropout_weight(dropout, at, b, h, i, j);
-          const float dp = w == 0.0f ? 0.0f : w * gradient[r * kRows + c];
+          const float dp = w == 0.0f ? 0.0f : w * gradient[r * kSquareLd + c];
           ds = p * (dp - dot_tile[r]);
         }
-        reinterpret_cast<Bf16*>(ds_tile)[r * kRows + c] = to_bf16(ds);
+        reinterpret_cast<Bf16*>(ds_tile)[r * kSquareBf16Ld + c] = to_bf16(ds);
       }
     }
     __syncwarp();
-    accumulate_product<D>(dq_rows, ds_tile, k_tile, warp);
-    __syncwarp();
+    accumulate_product<D>(dq, ds_tile, k_tile, warp);
   }
+  float* rows = scratch;
+  __syncthreads();  // every warp is done with S and dP
+  store_rows<D>(dq, at.scale, rows, warp);
   __syncthreads();
   for (int e = threadIdx.x; e < kRows * D; e += blockDim.x) {
     const int row = e / D, c = e % D;
     if (first + row < at.seq)
-      dqkv[at.qkv_at(b, first + row, at.q_column(h)) + c] = dq_rows[e] * at.scale;
+      dqkv[at.qkv_at(b, first + row, at.q_column(h)) + c] = rows[row * kRowsLd<D> + c];
   }
+}
+
+bool aligned_to(const void* pointer, uintptr_t bytes) {
+  return reinterpret_cast<uintptr_t>(pointer) % bytes == 0;
+}
+
+// Whether rows of QKV (8 bf16) and of dO (4 floats) can be read 16 bytes at
+// a time: every row and head starts on a 16-byte boundary.
+WideReads wide_reads(const uint16_t* qkv, const float* dout, const FlashLayout& at) {
+  WideReads wide;
+  wide.qkv = aligned_to(qkv, 16) && at.qkv_width() % 8 == 0 && at.head_dim % 8 == 0;
+  wide.dout = dout != nullptr && aligned_to(dout, 16) && at.width() % 4 == 0 && at.head_dim % 4 == 0;
+  return wide;
 }
 
 unsigned tiles(int64_t seq) { return static_cast<unsigned>((seq + kRows - 1) / kRows); }
@@ -418,7 +534,8 @@ template <int D>
 void forward_for(const uint16_t* qkv, const FlashLayout& at, const BlockDropoutKey& dropout,
                  float* out, float* lse, cudaStream_t stream) {
   launch(mma_forward_kernel<D>, dim3(static_cast<unsigned>(at.batch * at.heads), tiles(at.seq)),
-         forward_shared_bytes<D>(), stream, qkv, at, dropout, out, lse);
+         forward_shared_bytes<D>(), stream, qkv, at, dropout, wide_reads(qkv, nullptr, at), out,
+         lse);
 }
 
 template <int D>
@@ -426,15 +543,16 @@ void backward_for(const uint16_t* qkv, const float* out, const float* dout, cons
                   const FlashLayout& at, const BlockDropoutKey& dropout, float* row_dots,
                   float* dqkv, cudaStream_t stream) {
   const int64_t rows = at.batch * at.heads * at.seq;
+  const WideReads wide = wide_reads(qkv, dout, at);
   row_dot_kernel<<<grid_for(rows), kBlockThreads, 0, stream>>>(out, dout, at, row_dots);
   PIPELAB_CHECK_LAUNCH();
   launch(mma_query_kernel<D>, dim3(static_cast<unsigned>(at.batch * at.heads), tiles(at.seq)),
          query_shared_bytes<D>(), stream, qkv, dout, lse, static_cast<const float*>(row_dots), at,
-         dropout, dqkv);
+         dropout, wide, dqkv);
   launch(mma_key_value_kernel<D>,
          dim3(static_cast<unsigned>(at.batch * at.kv_heads()), tiles(at.seq)),
          key_value_shared_bytes<D>(), stream, qkv, dout, lse, static_cast<const float*>(row_dots),
-         at, dropout, dqkv);
+         at, dropout, wide, dqkv);
 }
 
 }  // namespace

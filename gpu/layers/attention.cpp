@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "gpu/kernels/attention_softmax.h"
 #include "gpu/kernels/block_dropout.h"
@@ -99,9 +100,10 @@ void fused_backward(DeviceContext& context, GemmInput qkv_input, const DeviceTen
                                     dqkv.data(), context.stream());
 }
 
-// P from the QKV rows into `p` ([probability_rows, seq]).
-void compute_probabilities(DeviceContext& context, GemmInput qkv,
-                           const AttentionShape& shape, float* p) {
+// P from the QKV rows into `p` ([probability_rows, seq]), and rounded to
+// bf16 into `p_bf16` unless that is null.
+void compute_probabilities(DeviceContext& context, GemmInput qkv, const AttentionShape& shape,
+                           float* p, uint16_t* p_bf16 = nullptr) {
   const HeadOperands op = head_operands(shape);
   for (int64_t b = 0; b < shape.batch; ++b)
     for (int64_t j = 0; j < shape.group(); ++j) {
@@ -112,7 +114,16 @@ void compute_probabilities(DeviceContext& context, GemmInput qkv,
                            op.groups, 1.0f, 0.0f);
     }
   kernels::scaled_masked_softmax(p, p, shape.probability_rows(), shape.seq, score_scale(shape),
-                                 shape.causal, context.stream());
+                                 shape.causal, context.stream(), p_bf16);
+}
+
+// Under bf16-mixed, a buffer for the bf16 copy of a [probability_rows, seq]
+// matrix that the softmax kernels write as they compute it; otherwise none.
+std::optional<RoundedGemmInput> rounded_by_softmax(DeviceContext& context,
+                                                   const AttentionShape& shape) {
+  if (!context.mixed_bf16()) return std::nullopt;
+  return RoundedGemmInput::written_by_kernel(shape.probability_rows() * shape.seq,
+                                             &context.allocator());
 }
 
 // The forward with the QKV rows as its GEMMs read them (qkv_input).
@@ -128,7 +139,10 @@ void attention_forward(DeviceContext& context, GemmInput qkv_input, const Attent
   DeviceTensor scratch;
   if (!probabilities) scratch = workspace(context, shape.probability_rows(), seq);
   float* p = probabilities ? probabilities->data() : scratch.data();
-  compute_probabilities(context, qkv_input, shape, p);
+  // Without dropout, P is what weights V: the softmax rounds it as it writes it.
+  std::optional<RoundedGemmInput> rounded_p;
+  if (!active(dropout)) rounded_p = rounded_by_softmax(context, shape);
+  compute_probabilities(context, qkv_input, shape, p, rounded_p ? rounded_p->rounded() : nullptr);
   DeviceTensor dropped;
   const float* weights = p;  // what weights V
   if (active(dropout)) {
@@ -137,7 +151,9 @@ void attention_forward(DeviceContext& context, GemmInput qkv_input, const Attent
                                *dropout, context.stream());
     weights = dropped.data();
   }
-  const RoundedGemmInput weights_input = gemm_input(context, weights, shape.probability_rows() * seq);
+  const RoundedGemmInput weights_input =
+      rounded_p ? std::move(*rounded_p)
+                : gemm_input(context, weights, shape.probability_rows() * seq);
   const HeadOperands op = head_operands(shape);
   for (int64_t b = 0; b < shape.batch; ++b)
     for (int64_t j = 0; j < shape.group(); ++j) {
@@ -167,9 +183,12 @@ void attention_backward(DeviceContext& context, GemmInput qkv_input,
   const cudaStream_t stream = context.stream();
   DeviceTensor recomputed;
   const float* p = probabilities ? probabilities->data() : nullptr;
+  std::optional<RoundedGemmInput> rounded_p;  // as the forward's
   if (!p) {
     recomputed = workspace(context, shape.probability_rows(), seq);
-    compute_probabilities(context, qkv_input, shape, recomputed.data());
+    if (!active(dropout)) rounded_p = rounded_by_softmax(context, shape);
+    compute_probabilities(context, qkv_input, shape, recomputed.data(),
+                          rounded_p ? rounded_p->rounded() : nullptr);
     p = recomputed.data();
   }
   DeviceTensor dropped;
@@ -183,7 +202,8 @@ void attention_backward(DeviceContext& context, GemmInput qkv_input,
   DeviceTensor dp = workspace(context, shape.probability_rows(), seq);
   const HeadOperands op = head_operands(shape);
   {  // the inputs rounded for dV and dP die before dS's
-    const RoundedGemmInput weights_input = gemm_input(context, weights, dp.size());
+    const RoundedGemmInput weights_input =
+        rounded_p ? std::move(*rounded_p) : gemm_input(context, weights, dp.size());
     const RoundedGemmInput dout_input = gemm_input(context, dout.data(), dout.size());
     for (int64_t b = 0; b < shape.batch; ++b)
       for (int64_t j = 0; j < shape.group(); ++j) {
@@ -203,9 +223,13 @@ void attention_backward(DeviceContext& context, GemmInput qkv_input,
   if (active(dropout))
     kernels::attention_dropout(dp.data(), dp.data(), shape.batch, shape.heads, seq,
                                shape.first_head, *dropout, stream);
-  kernels::softmax_backward(p, dp.data(), shape.probability_rows(), seq, stream);
+  // Under bf16-mixed the kernel writes dS rounded, and only that.
+  std::optional<RoundedGemmInput> rounded_ds = rounded_by_softmax(context, shape);
+  kernels::softmax_backward(p, dp.data(), shape.probability_rows(), seq, stream,
+                            rounded_ds ? rounded_ds->rounded() : nullptr);
   const float scale = score_scale(shape);
-  const RoundedGemmInput ds_input = gemm_input(context, dp.data(), dp.size());
+  const RoundedGemmInput ds_input =
+      rounded_ds ? std::move(*rounded_ds) : gemm_input(context, dp.data(), dp.size());
   for (int64_t b = 0; b < shape.batch; ++b)
     for (int64_t j = 0; j < shape.group(); ++j) {
       const GroupPlace at = group_place(shape, j);

@@ -132,6 +132,14 @@ RoundedGemmInput::RoundedGemmInput(const float* values, int64_t count, bool roun
   kernels::to_bf16(values, rounded_.as<uint16_t>(), count, allocator->stream());
 }
 
+RoundedGemmInput RoundedGemmInput::written_by_kernel(int64_t count, CachingAllocator* allocator) {
+  RoundedGemmInput input;
+  if (count > 0)
+    input.rounded_ = DeviceBuffer(count * static_cast<int64_t>(sizeof(uint16_t)), allocator,
+                                  MemoryCategory::Workspace);
+  return input;
+}
+
 GemmInput RoundedGemmInput::at(int64_t offset) const {
   return GemmInput{values_, rounded_.empty() ? nullptr : rounded_.as<uint16_t>()}.at(offset);
 }

@@ -107,10 +107,15 @@ struct GemmInput {
 class RoundedGemmInput {
  public:
   RoundedGemmInput(const float* values, int64_t count, bool round, CachingAllocator* allocator);
+  // `count` bf16 values that a kernel writes into rounded() (one that rounds
+  // what it computes as it writes it, saving a pass over the float32 values).
+  static RoundedGemmInput written_by_kernel(int64_t count, CachingAllocator* allocator);
   GemmInput at(int64_t offset = 0) const;
+  uint16_t* rounded() { return rounded_.as<uint16_t>(); }
 
  private:
-  const float* values_;
+  RoundedGemmInput() = default;
+  const float* values_ = nullptr;
   DeviceBuffer rounded_;  // empty unless rounded
 };
 

@@ -31,8 +31,11 @@
 # REPORT_DIR/gpu_check_logs.txt; a failing step does not stop the next ones.
 #
 # Usage: bash tests/gpu/gpu_check.sh [REPORT_DIR=gpu-check] [BUILD_DIR=build-gpu]
-# STEPS="build tests gpt2 sanitizer cli bench mpi" picks steps; JOBS sets build parallelism;
-# CONFORMANCE_FILTER (a gtest filter, default all) narrows test_conformance,
+# STEPS="build tests gpt2 profile sanitizer cli bench mpi" picks steps (profile:
+# Nsight Compute's kernel times of a GPT-2 step and the fused attention's
+# counters, under REPORT_DIR/profile); JOBS sets build parallelism;
+# SUITES (default "test_gpu test_conformance test_runtime") picks the tests
+# step's suites; CONFORMANCE_FILTER (a gtest filter, default all) narrows test_conformance,
 # e.g. to '*/cuda' where GPU time is short; DEADLINE=SECONDS records every step
 # that would start later than that many seconds after the check began as not
 # run, so a lease's limit ends the check with its report written;
@@ -195,7 +198,7 @@ run_gtest() {
 }
 
 if wants tests; then
-  for suite in test_gpu test_conformance test_runtime; do
+  for suite in ${SUITES:-test_gpu test_conformance test_runtime}; do
     out="${build_dir}/${suite}.log"
     filter='*'
     [[ "${suite}" == test_conformance ]] && filter="${CONFORMANCE_FILTER:-*}"
@@ -224,6 +227,30 @@ if wants gpt2; then
     "'${cli}' calibrate --config bench/configs/pipeline_bubble.json --backend cuda --steps 6 \
        --write '${report_dir}/gpt2/gpu-measured-pipeline.json' | tee '${report_dir}/gpt2/calibrate_pipeline.json'"
   { echo; echo "## GPT-2 small against PyTorch"; echo; echo '```'; tail -n 30 "${report_dir}/gpt2_table.txt"; echo '```'; } >>"${report}.details"
+fi
+
+if wants profile; then
+  # Nsight Compute: every kernel of one GPT-2 step at batch 16 (its time
+  # alone, one pass each), summed by kernel (bench/kernel_time_table.py); and
+  # the fused attention kernels' throughput, occupancy and stall reasons.
+  cli="${build_dir}/app/pipelab-cli"
+  profile_dir="${report_dir}/profile"
+  mkdir -p "${profile_dir}"
+  if command -v ncu >/dev/null; then
+    run_step "profile: GPT-2 step at batch 16, kernel by kernel" bash -c \
+      "set -o pipefail; ncu --csv --metrics gpu__time_duration.sum --clock-control none '${cli}' train \
+         --config bench/configs/gpt2_small.json --steps 1 --quiet --set training.batch_size=16 \
+         >'${profile_dir}/gpt2_b16_kernels.csv' && python3 bench/kernel_time_table.py \
+         '${profile_dir}/gpt2_b16_kernels.csv' | tee '${profile_dir}/gpt2_b16_kernels.md'"
+    run_step "profile: fused attention kernels" bash -c \
+      "ncu --clock-control none -k regex:mma_ -c 3 --section SpeedOfLight --section Occupancy \
+         --section WarpStateStats --section LaunchStats --section MemoryWorkloadAnalysis \
+         '${build_dir}/bench/gpu_attention_step' 4 bf16-mixed fused 1 >'${profile_dir}/fused_attention_ncu.txt' 2>&1"
+    { echo; echo "## GPT-2 batch 16, kernel by kernel"; echo
+      cat "${profile_dir}/gpt2_b16_kernels.md" 2>/dev/null; } >>"${report}.details"
+  else
+    echo "| profile | not run: no ncu | 0 |" >>"${report}"
+  fi
 fi
 
 if wants cli; then

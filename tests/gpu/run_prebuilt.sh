@@ -10,7 +10,7 @@
 #
 # Usage: bash tests/gpu/run_prebuilt.sh [REPORT_DIR=gpu-check]
 # STEPS (default "tests gpt2 cli mpi sanitizer"; add "bench" for the MLP
-# comparison with PyTorch), STEP_TIMEOUT (default 100 s), CONFORMANCE_FILTER
+# comparison with PyTorch, "profile" for Nsight Compute), STEP_TIMEOUT (default 100 s), SUITES, CONFORMANCE_FILTER
 # and DEADLINE pass through to gpu_check.sh.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
