@@ -53,22 +53,140 @@ __global__ void backward_kernel(const float* probabilities, float* gradient, int
     g[j] = attention_math::softmax_gradient(p[j], g[j], row_dot);
 }
 
+// The same two kernels for rows of at most kPerThread x kBlockThreads keys,
+// each thread holding its columns in registers: one read of the scores and
+// one write of P (and its bf16 copy) instead of three passes over the row.
+// The arithmetic and its order are the kernels' above, so the bits are too.
+template <int kPerThread>
+__global__ void softmax_in_registers_kernel(const float* scores, float* probabilities, int64_t seq,
+                                            float scale, bool causal,
+                                            uint16_t* probabilities_bf16) {
+  const int64_t row = blockIdx.x;
+  const int64_t visible = attention_math::visible_keys(row % seq, seq, causal);
+  const float* in = scores + row * seq;
+  float value[kPerThread];
+  float local_max = -INFINITY;
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int64_t j = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
+    value[k] = j < visible ? in[j] * scale : 0.0f;
+    if (j < visible) local_max = fmaxf(local_max, value[k]);
+  }
+  const float max_score = block_max(local_max);
+  double sum = 0.0;
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int64_t j = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
+    if (j < visible) {
+      value[k] = attention_math::exp_shifted(value[k], max_score);
+      sum += value[k];
+    }
+  }
+  const float inverse_sum = static_cast<float>(1.0 / block_sum(sum));
+  float* out = probabilities + row * seq;
+  uint16_t* rounded = probabilities_bf16 ? probabilities_bf16 + row * seq : nullptr;
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int64_t j = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
+    if (j >= seq) break;
+    const float p = j < visible ? value[k] * inverse_sum : 0.0f;
+    out[j] = p;
+    if (rounded) rounded[j] = bf16_math::to_bf16_bits(p);
+  }
+}
+
+template <int kPerThread>
+__global__ void backward_in_registers_kernel(const float* probabilities, float* gradient,
+                                             int64_t seq, uint16_t* gradient_bf16) {
+  const int64_t row = blockIdx.x;
+  const float* p = probabilities + row * seq;
+  float* g = gradient + row * seq;
+  float p_value[kPerThread], g_value[kPerThread];
+  double dot = 0.0;
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int64_t j = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
+    p_value[k] = j < seq ? p[j] : 0.0f;
+    g_value[k] = j < seq ? g[j] : 0.0f;
+    if (j < seq) dot += static_cast<double>(p_value[k]) * g_value[k];
+  }
+  const float row_dot = static_cast<float>(block_sum(dot));
+  uint16_t* rounded = gradient_bf16 ? gradient_bf16 + row * seq : nullptr;
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int64_t j = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
+    if (j >= seq) break;
+    const float ds = attention_math::softmax_gradient(p_value[k], g_value[k], row_dot);
+    if (rounded)
+      rounded[j] = bf16_math::to_bf16_bits(ds);
+    else
+      g[j] = ds;
+  }
+}
+
+// Values per thread for rows of `seq` keys held in registers (1, 2, 4 or 8), 0 past that.
+int values_per_thread(int64_t seq) {
+  for (int per = 1; per <= 8; per *= 2)
+    if (seq <= static_cast<int64_t>(per) * kBlockThreads) return per;
+  return 0;
+}
+
 }  // namespace
 
 void scaled_masked_softmax(const float* scores, float* probabilities, int64_t rows, int64_t seq,
                            float scale, bool causal, cudaStream_t stream,
                            uint16_t* probabilities_bf16) {
   if (rows == 0 || seq == 0) return;
-  softmax_kernel<<<static_cast<unsigned>(rows), kBlockThreads, 0, stream>>>(
-      scores, probabilities, seq, scale, causal, probabilities_bf16);
+  const unsigned blocks = static_cast<unsigned>(rows);
+  switch (values_per_thread(seq)) {
+    case 1:
+      softmax_in_registers_kernel<1><<<blocks, kBlockThreads, 0, stream>>>(
+          scores, probabilities, seq, scale, causal, probabilities_bf16);
+      break;
+    case 2:
+      softmax_in_registers_kernel<2><<<blocks, kBlockThreads, 0, stream>>>(
+          scores, probabilities, seq, scale, causal, probabilities_bf16);
+      break;
+    case 4:
+      softmax_in_registers_kernel<4><<<blocks, kBlockThreads, 0, stream>>>(
+          scores, probabilities, seq, scale, causal, probabilities_bf16);
+      break;
+    case 8:
+      softmax_in_registers_kernel<8><<<blocks, kBlockThreads, 0, stream>>>(
+          scores, probabilities, seq, scale, causal, probabilities_bf16);
+      break;
+    default:
+      softmax_kernel<<<blocks, kBlockThreads, 0, stream>>>(scores, probabilities, seq, scale,
+                                                           causal, probabilities_bf16);
+  }
   PIPELAB_CHECK_LAUNCH();
 }
 
 void softmax_backward(const float* probabilities, float* gradient, int64_t rows, int64_t seq,
                       cudaStream_t stream, uint16_t* gradient_bf16) {
   if (rows == 0 || seq == 0) return;
-  backward_kernel<<<static_cast<unsigned>(rows), kBlockThreads, 0, stream>>>(
-      probabilities, gradient, seq, gradient_bf16);
+  const unsigned blocks = static_cast<unsigned>(rows);
+  switch (values_per_thread(seq)) {
+    case 1:
+      backward_in_registers_kernel<1><<<blocks, kBlockThreads, 0, stream>>>(
+          probabilities, gradient, seq, gradient_bf16);
+      break;
+    case 2:
+      backward_in_registers_kernel<2><<<blocks, kBlockThreads, 0, stream>>>(
+          probabilities, gradient, seq, gradient_bf16);
+      break;
+    case 4:
+      backward_in_registers_kernel<4><<<blocks, kBlockThreads, 0, stream>>>(
+          probabilities, gradient, seq, gradient_bf16);
+      break;
+    case 8:
+      backward_in_registers_kernel<8><<<blocks, kBlockThreads, 0, stream>>>(
+          probabilities, gradient, seq, gradient_bf16);
+      break;
+    default:
+      backward_kernel<<<blocks, kBlockThreads, 0, stream>>>(probabilities, gradient, seq,
+                                                            gradient_bf16);
+  }
   PIPELAB_CHECK_LAUNCH();
 }
 

@@ -26,10 +26,11 @@ struct ElementValue {
   __device__ float operator()(int64_t r, int64_t c, int64_t cols) const { return x[r * cols + c]; }
 };
 
-__global__ void add_column_sums_kernel(float* sums, const float* x, int64_t rows, int64_t cols) {
+__global__ void column_partials_kernel(const float* x, int64_t rows, int64_t cols,
+                                       float* partials) {
   const int64_t c = blockIdx.x * static_cast<int64_t>(kColumnTile) + threadIdx.x;
   const float total = column_tile_sum(ElementValue{x}, c, rows, cols);
-  if (threadIdx.y == 0 && c < cols) sums[c] += total;
+  if (threadIdx.y == 0 && c < cols) partials[blockIdx.y * cols + c] = total;
 }
 
 }  // namespace
@@ -46,11 +47,13 @@ void add_bias_rows(float* y, const float* bias, int64_t rows, int64_t cols, cuda
   PIPELAB_CHECK_LAUNCH();
 }
 
-void add_column_sums(float* sums, const float* x, int64_t rows, int64_t cols, cudaStream_t stream) {
+void add_column_sums(float* sums, const float* x, int64_t rows, int64_t cols, float* scratch,
+                     cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
-  add_column_sums_kernel<<<column_tiles(cols), column_tile_block(), 0, stream>>>(sums, x, rows,
-                                                                                 cols);
+  column_partials_kernel<<<column_grid(rows, cols), column_tile_block(), 0, stream>>>(x, rows, cols,
+                                                                                     scratch);
   PIPELAB_CHECK_LAUNCH();
+  add_column_partials(scratch, column_chunks(rows, cols), cols, sums, stream);
 }
 
 }  // namespace pipelab::gpu::kernels

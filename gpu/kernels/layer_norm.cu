@@ -93,15 +93,16 @@ struct Element {
   }
 };
 
+// Partials of dgain at gain_partials, of dbias at bias_partials ([chunks, width] each).
 __global__ void backward_weight_kernel(const float* x, const float* dy, const float* mean,
-                                       const float* rstd, float* dgain, float* dbias, int64_t rows,
-                                       int64_t width) {
+                                       const float* rstd, float* gain_partials,
+                                       float* bias_partials, int64_t rows, int64_t width) {
   const int64_t c = blockIdx.x * static_cast<int64_t>(kColumnTile) + threadIdx.x;
   const float gain_total = column_tile_sum(GainGradient{x, dy, mean, rstd}, c, rows, width);
   const float bias_total = column_tile_sum(Element{dy}, c, rows, width);
   if (threadIdx.y == 0 && c < width) {
-    dgain[c] += gain_total;
-    dbias[c] += bias_total;
+    gain_partials[blockIdx.y * width + c] = gain_total;
+    bias_partials[blockIdx.y * width + c] = bias_total;
   }
 }
 
@@ -134,11 +135,15 @@ void layer_norm_backward_input(const float* x, const float* dy, const float* gai
 
 void layer_norm_backward_weight(const float* x, const float* dy, const float* mean,
                                 const float* rstd, float* dgain, float* dbias, int64_t rows,
-                                int64_t width, cudaStream_t stream) {
+                                int64_t width, float* scratch, cudaStream_t stream) {
   if (rows == 0 || width == 0) return;
-  backward_weight_kernel<<<column_tiles(width), column_tile_block(), 0, stream>>>(
-      x, dy, mean, rstd, dgain, dbias, rows, width);
+  const int64_t chunks = column_chunks(rows, width);
+  float* bias_partials = scratch + chunks * width;
+  backward_weight_kernel<<<column_grid(rows, width), column_tile_block(), 0, stream>>>(
+      x, dy, mean, rstd, scratch, bias_partials, rows, width);
   PIPELAB_CHECK_LAUNCH();
+  add_column_partials(scratch, chunks, width, dgain, stream);
+  add_column_partials(bias_partials, chunks, width, dbias, stream);
 }
 
 }  // namespace pipelab::gpu::kernels

@@ -7,7 +7,9 @@
 //   layer_norm_statistics       just mean and rstd per row
 //   layer_norm_backward_input   dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat)),
 //                               with xhat = (x - mean) rstd and dxhat = dy gain
-//   layer_norm_backward_weight  dgain += sum over rows of dy xhat; dbias += sum of dy
+//   layer_norm_backward_weight  dgain += sum over rows of dy xhat; dbias += sum of dy;
+//                               `scratch` holds 2 column_partial_floats(rows, width)
+//                               (column_reduce.h)
 #pragma once
 
 #include <cuda_runtime.h>
@@ -27,6 +29,6 @@ void layer_norm_backward_input(const float* x, const float* dy, const float* gai
                                int64_t width, cudaStream_t stream);
 void layer_norm_backward_weight(const float* x, const float* dy, const float* mean,
                                 const float* rstd, float* dgain, float* dbias, int64_t rows,
-                                int64_t width, cudaStream_t stream);
+                                int64_t width, float* scratch, cudaStream_t stream);
 
 }  // namespace pipelab::gpu::kernels

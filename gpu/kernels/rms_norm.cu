@@ -58,10 +58,10 @@ struct GainGradient {
 };
 
 __global__ void backward_weight_kernel(const float* x, const float* dy, const float* rstd,
-                                       float* dgain, int64_t rows, int64_t width) {
+                                       float* partials, int64_t rows, int64_t width) {
   const int64_t c = blockIdx.x * static_cast<int64_t>(kColumnTile) + threadIdx.x;
   const float total = column_tile_sum(GainGradient{x, dy, rstd}, c, rows, width);
-  if (threadIdx.y == 0 && c < width) dgain[c] += total;
+  if (threadIdx.y == 0 && c < width) partials[blockIdx.y * width + c] = total;
 }
 
 }  // namespace
@@ -82,13 +82,14 @@ void rms_norm_backward_input(const float* x, const float* dy, const float* gain,
 }
 
 void rms_norm_backward_weight(const float* x, const float* dy, float* rstd, float* dgain,
-                              int64_t rows, int64_t width, cudaStream_t stream) {
+                              int64_t rows, int64_t width, float* scratch, cudaStream_t stream) {
   if (rows == 0 || width == 0) return;
   inverse_rms_kernel<<<static_cast<unsigned>(rows), kBlockThreads, 0, stream>>>(x, rstd, width);
   PIPELAB_CHECK_LAUNCH();
-  backward_weight_kernel<<<column_tiles(width), column_tile_block(), 0, stream>>>(x, dy, rstd,
-                                                                                  dgain, rows, width);
+  backward_weight_kernel<<<column_grid(rows, width), column_tile_block(), 0, stream>>>(
+      x, dy, rstd, scratch, rows, width);
   PIPELAB_CHECK_LAUNCH();
+  add_column_partials(scratch, column_chunks(rows, width), width, dgain, stream);
 }
 
 }  // namespace pipelab::gpu::kernels

@@ -17,8 +17,9 @@ void rms_norm_forward(const float* x, const float* gain, float* y, int64_t rows,
                       cudaStream_t stream);
 void rms_norm_backward_input(const float* x, const float* dy, const float* gain, float* dx,
                              int64_t rows, int64_t width, cudaStream_t stream);
-// `rstd` is a [rows] scratch the caller provides (Workspace).
+// `rstd` is a [rows] scratch the caller provides (Workspace), `scratch`
+// column_partial_floats(rows, width) more (column_reduce.h).
 void rms_norm_backward_weight(const float* x, const float* dy, float* rstd, float* dgain,
-                              int64_t rows, int64_t width, cudaStream_t stream);
+                              int64_t rows, int64_t width, float* scratch, cudaStream_t stream);
 
 }  // namespace pipelab::gpu::kernels

@@ -8,6 +8,7 @@
 #include "gpu/device/cuda_check.h"
 #include "gpu/kernels/bf16.h"
 #include "gpu/kernels/bias.h"
+#include "gpu/kernels/column_reduce.h"
 
 namespace pipelab::gpu {
 namespace {
@@ -231,8 +232,12 @@ void linear_backward_weight(cublasHandle_t handle, GemmInput x, const float* dy,
                                   weight_grad.allocator());
   strided_batched_gemm(handle, x, whole(rows, in), true, dy_input.at(), whole(rows, out), false,
                        weight_grad.data(), whole(in, out), 1, 1.0f, 1.0f);
-  if (bias_grad && !bias_grad->empty())
-    kernels::add_column_sums(bias_grad->data(), dy, rows, out, bias_grad->stream());
+  if (bias_grad && !bias_grad->empty()) {
+    DeviceTensor scratch = DeviceTensor::uninitialized(
+        1, kernels::column_partial_floats(rows, out), bias_grad->allocator(),
+        MemoryCategory::Workspace);
+    kernels::add_column_sums(bias_grad->data(), dy, rows, out, scratch.data(), bias_grad->stream());
+  }
 }
 
 void linear_backward_weight(cublasHandle_t handle, const float* x, const float* dy, int64_t rows,

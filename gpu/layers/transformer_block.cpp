@@ -10,6 +10,7 @@
 #include "gpu/kernels/activations.h"
 #include "gpu/kernels/bias.h"
 #include "gpu/kernels/block_dropout.h"
+#include "gpu/kernels/column_reduce.h"
 #include "gpu/kernels/elementwise.h"
 #include "gpu/kernels/layer_norm.h"
 #include "gpu/kernels/residual.h"
@@ -236,14 +237,18 @@ void GpuTransformerBlock::norm_backward_weight(const float* x, const float* dy, 
   const cudaStream_t stream = context().stream();
   DeviceTensor stats =
       DeviceTensor::uninitialized(2, rows, &context().allocator(), MemoryCategory::Workspace);
+  // The column sums' partials: one sum for RMSNorm's gain, two for LayerNorm's gain and bias.
+  DeviceTensor scratch = DeviceTensor::uninitialized(
+      2, kernels::column_partial_floats(rows, config_.dim), &context().allocator(),
+      MemoryCategory::Workspace);
   if (config_.norm == NormType::RmsNorm) {
     kernels::rms_norm_backward_weight(x, dy, stats.data(), gain_grad.data(), rows, config_.dim,
-                                      stream);
+                                      scratch.data(), stream);
     return;
   }
   kernels::layer_norm_statistics(x, stats.data(), stats.data() + rows, rows, config_.dim, stream);
   kernels::layer_norm_backward_weight(x, dy, stats.data(), stats.data() + rows, gain_grad.data(),
-                                      bias_grad.data(), rows, config_.dim, stream);
+                                      bias_grad.data(), rows, config_.dim, scratch.data(), stream);
 }
 
 void GpuTransformerBlock::bias_dropout_residual(DeviceTensor& y, const float* residual,
