@@ -1,21 +1,23 @@
 // Fused attention on tensor cores, for bf16 q, k and v (bf16-mixed): the
 // same algorithm and formulas as flash_attention.cu's float kernels
-// (flash_attention_math.h), with the four products of each 64 x 64 tile
-// (S = Q K^T, O += P V in the forward; S, dP = dO V^T, dV += P^T dO,
-// dK += dS^T Q and dQ += dS K in the backward) as 16 x 16 x 16 bf16 WMMA
-// products accumulating in float32. The rest stays float32: the scores, the
-// online softmax, lse and D_i; P, dS and dO are rounded to bf16 as the
-// products' inputs, as the unfused bf16 path rounds them.
+// (flash_attention_math.h), with the products of each 64 x 64 tile (S = Q K^T,
+// O += P V in the forward; S, dP = dO V^T, dV += P^T dO, dK += dS^T Q and
+// dQ += dS K in the backward) as m16n8k16 bf16 mma.sync instructions
+// accumulating in float32, FlashAttention-2's way: the instruction's register
+// layouts are documented (PTX ISA, "Matrix Fragments for mma.m16n8k16"), so
+// each warp keeps its 16 rows of S, P and the accumulators in registers and
+// does the softmax there. The rest stays float32: the scores, the online
+// softmax, lse and D_i; P, dS and dO are rounded to bf16 as the products'
+// inputs, as the unfused bf16 path rounds them.
 //
 // Each block holds 64 rows (4 warps, 16 rows each) and stages the other
-// operand 64 rows at a time in shared memory; a warp's rows of S, P and the
-// float accumulators live in shared memory too, so the row-wise softmax can
-// read them. The forward and dQ kernels take 64 queries each, the dK/dV
+// operand 64 rows at a time in shared memory, as rows (where the product
+// sums over the head's width) or transposed (where it sums over the keys or
+// queries). The forward and dQ kernels take 64 queries each, the dK/dV
 // kernel 64 keys, over every query of the group's heads that sees them:
 // every output element is written by one block (no atomics), so results are
 // the same from run to run.
 #include <cuda_bf16.h>
-#include <mma.h>
 
 #include <stdexcept>
 
@@ -26,63 +28,91 @@ namespace pipelab::gpu::kernels {
 namespace {
 
 using flash_math::FlashLayout;
-namespace wmma = nvcuda::wmma;
 
 constexpr int kRows = 64;  // a block's own rows, and the rows staged per tile
 constexpr int kWarps = 4;  // 16 rows each
 constexpr int kThreads = 32 * kWarps;
-constexpr int kPiece = 16;  // the WMMA tile
+constexpr int kTiles = kRows / 8;  // the 8-column pieces of a 64-wide S
 
-// Leading dimensions in shared memory, each row padded past a multiple of
-// 128 bytes so that the 8 rows one matrix load reads start in different banks
-// (unpadded, every row began in the same bank: 8-way conflicts).
+// Leading dimensions of the staged tiles (bf16), padded by 16 bytes so that
+// the 8 rows a warp's fragment loads read start in different banks.
 template <int D>
-constexpr int kTileLd = D + 8;            // bf16 [kRows][D]: Q, K, V, dO
-constexpr int kSquareLd = kRows + 4;      // float [kRows][kRows]: S, dP
-constexpr int kSquareBf16Ld = kRows + 8;  // bf16 [kRows][kRows]: P, dS
-template <int D>
-constexpr int kRowsLd = D + 4;  // float [kRows][D]: O, and dK, dV, dQ on their way out
-
-using Bf16 = __nv_bfloat16;
-using ARow = wmma::fragment<wmma::matrix_a, kPiece, kPiece, kPiece, Bf16, wmma::row_major>;
-using BRow = wmma::fragment<wmma::matrix_b, kPiece, kPiece, kPiece, Bf16, wmma::row_major>;
-using BCol = wmma::fragment<wmma::matrix_b, kPiece, kPiece, kPiece, Bf16, wmma::col_major>;
-using Accumulator = wmma::fragment<wmma::accumulator, kPiece, kPiece, kPiece, float>;
+constexpr int kRowLd = D + 8;         // [kRows][D]: rows of Q, K, V or dO
+constexpr int kColumnLd = kRows + 8;  // [D][kRows]: the same transposed
 
 __device__ inline int64_t smaller(int64_t a, int64_t b) { return a < b ? a : b; }
 
-// The warp's maximum and sum of one value per lane, in every lane.
-__device__ inline float warp_max(float value) {
-  for (int offset = 16; offset > 0; offset /= 2)
-    value = fmaxf(value, __shfl_xor_sync(0xffffffffu, value, offset));
-  return value;
-}
-__device__ inline float warp_sum(float value) {
-  for (int offset = 16; offset > 0; offset /= 2)
-    value += __shfl_xor_sync(0xffffffffu, value, offset);
-  return value;
-}
-
-__device__ inline Bf16 to_bf16(float value) {
-  return __ushort_as_bfloat16(bf16_math::to_bf16_bits(value));
-}
-
-// Carves a block's dynamic shared memory into consecutive arrays, each
-// starting on a 128-byte boundary (WMMA wants 32).
-struct SharedCarver {
-  unsigned char* next;
-  template <typename T>
-  __device__ T* take(int64_t count) {
-    T* at = reinterpret_cast<T*>(next);
-    next += (count * static_cast<int64_t>(sizeof(T)) + 127) / 128 * 128;
-    return at;
-  }
+// Where a lane's fragment values sit (PTX's m16n8k16 layouts): group g = lane
+// / 4 names rows g and g + 8 of the warp's 16, quad q = lane % 4 the column
+// pair 2q, 2q + 1 of each 8-column piece.
+struct Lane {
+  int g, q;
+  __device__ Lane() : g(static_cast<int>(threadIdx.x % 32) / 4), q(static_cast<int>(threadIdx.x % 4)) {}
 };
 
-// Bytes a carver takes for `count` values of T.
-template <typename T>
-constexpr int64_t carved(int64_t count) {
-  return (count * static_cast<int64_t>(sizeof(T)) + 127) / 128 * 128;
+// Two bf16 at `p` (an even column) as the 32-bit register an mma operand holds.
+__device__ inline uint32_t pair_at(const uint16_t* p) { return *reinterpret_cast<const uint32_t*>(p); }
+
+// Two floats rounded to bf16 (bf16_math's rounding), the first in the low half.
+__device__ inline uint32_t packed(float low, float high) {
+  return uint32_t{bf16_math::to_bf16_bits(low)} | (uint32_t{bf16_math::to_bf16_bits(high)} << 16);
+}
+
+// c += a b for a 16 x 16 bf16 piece a and a 16 x 8 piece b (c 16 x 8, float32).
+__device__ inline void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// The A operand of rows [row, row + 16) and columns [col, col + 16) of a
+// row-major bf16 tile.
+__device__ inline void load_a(uint32_t (&a)[4], const uint16_t* tile, int ld, int row, int col,
+                              Lane at) {
+  a[0] = pair_at(tile + (row + at.g) * ld + col + 2 * at.q);
+  a[1] = pair_at(tile + (row + at.g + 8) * ld + col + 2 * at.q);
+  a[2] = pair_at(tile + (row + at.g) * ld + col + 8 + 2 * at.q);
+  a[3] = pair_at(tile + (row + at.g + 8) * ld + col + 8 + 2 * at.q);
+}
+
+// c[n] += a times the transpose of rows [8n, 8n + 8) of `tile` (row-major,
+// `pieces` of them), over columns [col, col + 16): the product's columns are
+// the tile's rows, and it sums along the tile's rows.
+template <int kPieces>
+__device__ inline void times_rows(float (&c)[kPieces][4], const uint32_t (&a)[4],
+                                  const uint16_t* tile, int ld, int col, Lane at) {
+#pragma unroll
+  for (int n = 0; n < kPieces; ++n) {
+    const uint16_t* row = tile + (8 * n + at.g) * ld + col + 2 * at.q;
+    mma(c[n], a, pair_at(row), pair_at(row + 8));
+  }
+}
+
+// The A operand of a 16 x 16 piece from accumulators: columns [16k, 16k + 16)
+// of a warp's 16 x 64 values (8 pieces of 8 columns), rounded to bf16.
+__device__ inline void a_from(uint32_t (&a)[4], const float (&v)[kTiles][4], int k) {
+  a[0] = packed(v[2 * k][0], v[2 * k][1]);
+  a[1] = packed(v[2 * k][2], v[2 * k][3]);
+  a[2] = packed(v[2 * k + 1][0], v[2 * k + 1][1]);
+  a[3] = packed(v[2 * k + 1][2], v[2 * k + 1][3]);
+}
+
+template <int N>
+__device__ inline void zero(float (&c)[N][4]) {
+#pragma unroll
+  for (int n = 0; n < N; ++n) c[n][0] = c[n][1] = c[n][2] = c[n][3] = 0.0f;
+}
+
+// The maximum and the sum over the four lanes that share a row.
+__device__ inline float row_max(float value) {
+  value = fmaxf(value, __shfl_xor_sync(0xffffffffu, value, 1));
+  return fmaxf(value, __shfl_xor_sync(0xffffffffu, value, 2));
+}
+__device__ inline float row_sum(float value) {
+  value += __shfl_xor_sync(0xffffffffu, value, 1);
+  return value + __shfl_xor_sync(0xffffffffu, value, 2);
 }
 
 // How the kernels may read global memory: 16 bytes at a time where the
@@ -92,11 +122,18 @@ struct WideReads {
   bool dout = false;  // 4 floats of an output-gradient row at a time
 };
 
-// Rows [first, first + kRows) of one head's bf16 operand at `column` into
-// tile [kRows][kTileLd<D>]; rows past the sequence read as zeros.
-template <int D>
+// Rows [first, first + kRows) of one head's bf16 operand at `column`: as rows
+// (tile[r][c], ld kRowLd) or transposed (tile[c][r], ld kColumnLd). Rows past
+// the sequence read as zeros.
+template <int D, bool kTransposed>
 __device__ void stage_bf16(uint16_t* tile, const uint16_t* qkv, const FlashLayout& at, int64_t b,
                            int64_t first, int64_t column, bool wide) {
+  const auto put = [&](int r, int c, uint16_t value) {
+    if (kTransposed)
+      tile[c * kColumnLd + r] = value;
+    else
+      tile[r * kRowLd<D> + c] = value;
+  };
   if (wide) {
     constexpr int kVectors = D / 8;
     for (int e = threadIdx.x; e < kRows * kVectors; e += blockDim.x) {
@@ -104,39 +141,52 @@ __device__ void stage_bf16(uint16_t* tile, const uint16_t* qkv, const FlashLayou
       uint4 v = make_uint4(0u, 0u, 0u, 0u);
       if (first + r < at.seq)
         v = *reinterpret_cast<const uint4*>(qkv + at.qkv_at(b, first + r, column + c));
-      *reinterpret_cast<uint4*>(tile + r * kTileLd<D> + c) = v;
+      if (!kTransposed) {
+        *reinterpret_cast<uint4*>(tile + r * kRowLd<D> + c) = v;
+        continue;
+      }
+      const uint32_t words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        put(r, c + 2 * k, static_cast<uint16_t>(words[k] & 0xFFFFu));
+        put(r, c + 2 * k + 1, static_cast<uint16_t>(words[k] >> 16));
+      }
     }
     return;
   }
   for (int e = threadIdx.x; e < kRows * D; e += blockDim.x) {
     const int r = e / D, c = e % D;
-    tile[r * kTileLd<D> + c] =
-        first + r < at.seq ? qkv[at.qkv_at(b, first + r, column + c)] : uint16_t{0};
+    put(r, c, first + r < at.seq ? qkv[at.qkv_at(b, first + r, column + c)] : uint16_t{0});
   }
 }
 
-// The same from the float32 output-gradient rows, rounded to bf16.
-template <int D>
+// The same from the float32 output-gradient rows of head h, rounded to bf16.
+template <int D, bool kTransposed>
 __device__ void stage_gradient_bf16(uint16_t* tile, const float* dout, const FlashLayout& at,
                                     int64_t b, int64_t h, int64_t first, bool wide) {
+  const auto put = [&](int r, int c, float value) {
+    const uint16_t bits = bf16_math::to_bf16_bits(value);
+    if (kTransposed)
+      tile[c * kColumnLd + r] = bits;
+    else
+      tile[r * kRowLd<D> + c] = bits;
+  };
   if (wide) {
     constexpr int kVectors = D / 4;
     for (int e = threadIdx.x; e < kRows * kVectors; e += blockDim.x) {
       const int r = e / kVectors, c = e % kVectors * 4;
       float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       if (first + r < at.seq) v = *reinterpret_cast<const float4*>(dout + at.out_at(b, first + r, h) + c);
-      const uint32_t low = bf16_math::to_bf16_bits(v.x) | (uint32_t{bf16_math::to_bf16_bits(v.y)} << 16);
-      const uint32_t high =
-          bf16_math::to_bf16_bits(v.z) | (uint32_t{bf16_math::to_bf16_bits(v.w)} << 16);
-      *reinterpret_cast<uint2*>(tile + r * kTileLd<D> + c) = make_uint2(low, high);
+      put(r, c, v.x);
+      put(r, c + 1, v.y);
+      put(r, c + 2, v.z);
+      put(r, c + 3, v.w);
     }
     return;
   }
   for (int e = threadIdx.x; e < kRows * D; e += blockDim.x) {
     const int r = e / D, c = e % D;
-    tile[r * kTileLd<D> + c] = first + r < at.seq
-                                   ? bf16_math::to_bf16_bits(dout[at.out_at(b, first + r, h) + c])
-                                   : uint16_t{0};
+    put(r, c, first + r < at.seq ? dout[at.out_at(b, first + r, h) + c] : 0.0f);
   }
 }
 
@@ -151,170 +201,130 @@ __device__ void stage_row_values(float* lse_tile, float* dot_tile, const float* 
   }
 }
 
-__device__ const Bf16* bf16_of(const uint16_t* p) { return reinterpret_cast<const Bf16*>(p); }
-
-// out[16 x 64] (rows 16w.. of a float [kRows][kSquareLd]) of warp w = a[16 x
-// D] (rows 16w.. of a bf16 tile) times b^T, b a bf16 tile: one row of a
-// against every row of b (Q K^T, dO V^T, K Q^T, V dO^T). Each of a's pieces
-// is loaded once, for the four products it takes part in.
+// A warp's operand pieces for its 16 rows of a row-major tile: [D / 16][4].
 template <int D>
-__device__ void rows_times_rows(const uint16_t* a, const uint16_t* b, float* out, int warp) {
-  Accumulator acc[kRows / kPiece];
+__device__ inline void load_rows(uint32_t (&a)[D / 16][4], const uint16_t* tile, int warp, Lane at) {
 #pragma unroll
-  for (int n = 0; n < kRows / kPiece; ++n) wmma::fill_fragment(acc[n], 0.0f);
-#pragma unroll
-  for (int k = 0; k < D / kPiece; ++k) {
-    ARow left;
-    wmma::load_matrix_sync(left, bf16_of(a) + warp * kPiece * kTileLd<D> + k * kPiece, kTileLd<D>);
-#pragma unroll
-    for (int n = 0; n < kRows / kPiece; ++n) {
-      BCol right;  // b's rows as the columns of b^T
-      wmma::load_matrix_sync(right, bf16_of(b) + n * kPiece * kTileLd<D> + k * kPiece, kTileLd<D>);
-      wmma::mma_sync(acc[n], left, right, acc[n]);
-    }
-  }
-#pragma unroll
-  for (int n = 0; n < kRows / kPiece; ++n)
-    wmma::store_matrix_sync(out + warp * kPiece * kSquareLd + n * kPiece, acc[n], kSquareLd,
-                            wmma::mem_row_major);
+  for (int k = 0; k < D / 16; ++k) load_a(a[k], tile, kRowLd<D>, 16 * warp, 16 * k, at);
 }
 
-// acc[n] (16 x 16 pieces of warp w's 16 x D rows) += p[16 x 64] (rows 16w..
-// of a bf16 [kRows][kSquareBf16Ld]) times b (a bf16 tile, [kRows][D]): P V,
-// P^T dO, dS^T Q, dS K.
+// c[n] (8-column pieces of a 16 x 64 result) = the warp's rows a times the
+// tile's 64 rows transposed (S = Q K^T, dP = dO V^T, S^T = K Q^T, dP^T = V dO^T).
 template <int D>
-__device__ void accumulate_product(Accumulator (&acc)[D / kPiece], const uint16_t* p,
-                                   const uint16_t* b, int warp) {
+__device__ inline void rows_times_tile(float (&c)[kTiles][4], const uint32_t (&a)[D / 16][4],
+                                       const uint16_t* tile, Lane at) {
+  zero(c);
 #pragma unroll
-  for (int k = 0; k < kRows / kPiece; ++k) {
-    ARow left;
-    wmma::load_matrix_sync(left, bf16_of(p) + warp * kPiece * kSquareBf16Ld + k * kPiece,
-                           kSquareBf16Ld);
-#pragma unroll
-    for (int n = 0; n < D / kPiece; ++n) {
-      BRow right;
-      wmma::load_matrix_sync(right, bf16_of(b) + k * kPiece * kTileLd<D> + n * kPiece, kTileLd<D>);
-      wmma::mma_sync(acc[n], left, right, acc[n]);
-    }
-  }
+  for (int k = 0; k < D / 16; ++k) times_rows<kTiles>(c, a[k], tile, kRowLd<D>, 16 * k, at);
 }
 
+// acc (8-column pieces of a 16 x D result) += v (a warp's 16 x 64 values,
+// rounded to bf16) times a tile staged transposed ([D][64]): P V, dS K, P^T dO, dS^T Q.
 template <int D>
-__device__ void zero(Accumulator (&acc)[D / kPiece]) {
+__device__ inline void accumulate(float (&acc)[D / 8][4], const float (&v)[kTiles][4],
+                                  const uint16_t* transposed, Lane at) {
 #pragma unroll
-  for (int n = 0; n < D / kPiece; ++n) wmma::fill_fragment(acc[n], 0.0f);
-}
-
-// Warp w's accumulated rows, times `scale`, into rows 16w.. of a float [kRows][kRowsLd<D>].
-template <int D>
-__device__ void store_rows(Accumulator (&acc)[D / kPiece], float scale, float* rows, int warp) {
-#pragma unroll
-  for (int n = 0; n < D / kPiece; ++n) {
-#pragma unroll
-    for (int e = 0; e < acc[n].num_elements; ++e) acc[n].x[e] *= scale;
-    wmma::store_matrix_sync(rows + warp * kPiece * kRowsLd<D> + n * kPiece, acc[n], kRowsLd<D>,
-                            wmma::mem_row_major);
+  for (int k = 0; k < kRows / 16; ++k) {
+    uint32_t a[4];
+    a_from(a, v, k);
+    times_rows<D / 8>(acc, a, transposed, kColumnLd, 16 * k, at);
   }
 }
 
 template <int D>
 constexpr int64_t forward_shared_bytes() {
-  return 3 * carved<uint16_t>(kRows * kTileLd<D>) + carved<float>(kRows * kSquareLd) +
-         carved<uint16_t>(kRows * kSquareBf16Ld) + carved<float>(kRows * kRowsLd<D>) +
-         2 * carved<float>(kRows);
+  return (2 * kRows * kRowLd<D> + D * kColumnLd) * 2;
 }
 
-// The forward keeps O in shared memory, not in fragments: the online softmax
-// rescales its rows after every tile, and a fragment's layout is opaque.
 template <int D>
 __global__ void __launch_bounds__(kThreads)
     mma_forward_kernel(const uint16_t* qkv, FlashLayout at, BlockDropoutKey dropout,
                        WideReads wide, float* out, float* lse) {
-  extern __shared__ __align__(128) unsigned char shared[];
-  SharedCarver carve{shared};
-  uint16_t* q_tile = carve.take<uint16_t>(kRows * kTileLd<D>);
-  uint16_t* k_tile = carve.take<uint16_t>(kRows * kTileLd<D>);
-  uint16_t* v_tile = carve.take<uint16_t>(kRows * kTileLd<D>);
-  float* scores = carve.take<float>(kRows * kSquareLd);
-  uint16_t* p_tile = carve.take<uint16_t>(kRows * kSquareBf16Ld);
-  float* o_rows = carve.take<float>(kRows * kRowsLd<D>);
-  float* row_max = carve.take<float>(kRows);
-  float* row_sum = carve.take<float>(kRows);
+  extern __shared__ __align__(16) unsigned char shared[];
+  uint16_t* q_tile = reinterpret_cast<uint16_t*>(shared);
+  uint16_t* k_tile = q_tile + kRows * kRowLd<D>;
+  uint16_t* v_columns = k_tile + kRows * kRowLd<D>;  // V^T: [D][key]
 
   const int64_t b = blockIdx.x / at.heads, h = blockIdx.x % at.heads;
   // The last queries first: under the causal mask they see the most keys, and
   // the blocks that start last should be the short ones.
   const int64_t first = static_cast<int64_t>(gridDim.y - 1 - blockIdx.y) * kRows;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32;
+  const Lane lane;
   const int64_t k_column = at.k_column_of_group(h / at.group);
-  stage_bf16<D>(q_tile, qkv, at, b, first, at.q_column(h), wide.qkv);
-  for (int e = threadIdx.x; e < kRows * kRowsLd<D>; e += blockDim.x) o_rows[e] = 0.0f;
-  for (int e = threadIdx.x; e < kRows; e += blockDim.x) {
-    row_max[e] = -INFINITY;
-    row_sum[e] = 0.0f;
-  }
+  stage_bf16<D, false>(q_tile, qkv, at, b, first, at.q_column(h), wide.qkv);
+  __syncthreads();
+  uint32_t qa[D / 16][4];
+  load_rows<D>(qa, q_tile, warp, lane);
+
+  // This lane's rows (g and g + 8 of the warp's 16): running max, sum of its
+  // columns' exponentials, and its accumulator columns of O.
+  const int64_t rows[2] = {first + 16 * warp + lane.g, first + 16 * warp + lane.g + 8};
+  float running_max[2] = {-INFINITY, -INFINITY}, running_sum[2] = {0.0f, 0.0f};
+  float o[D / 8][4];
+  zero(o);
   const int64_t key_end = at.causal ? smaller(at.seq, first + kRows) : at.seq;
   for (int64_t k0 = 0; k0 < key_end; k0 += kRows) {
     __syncthreads();  // the previous tile's K and V are read
-    stage_bf16<D>(k_tile, qkv, at, b, k0, k_column, wide.qkv);
-    stage_bf16<D>(v_tile, qkv, at, b, k0, k_column + D, wide.qkv);
+    stage_bf16<D, false>(k_tile, qkv, at, b, k0, k_column, wide.qkv);
+    stage_bf16<D, true>(v_columns, qkv, at, b, k0, k_column + D, wide.qkv);
     __syncthreads();
-    rows_times_rows<D>(q_tile, k_tile, scores, warp);
-    __syncwarp();
-    // The warp's rows one at a time, its lanes across the 64 columns (lane,
-    // lane + 32): consecutive lanes touch consecutive words of shared memory.
-    for (int row = 0; row < kPiece; ++row) {
-      const int r = warp * kPiece + row;
-      const int64_t i = first + r;
-      const int64_t visible = i < at.seq ? at.visible_keys(i) : 0;
-      float score[2];
-      float tile_max = -INFINITY;
-      for (int t = 0; t < 2; ++t) {
-        const int c = lane + 32 * t;
-        score[t] = k0 + c < visible ? scores[r * kSquareLd + c] * at.scale : -INFINITY;
-        tile_max = fmaxf(tile_max, score[t]);
-      }
-      tile_max = warp_max(tile_max);
-      const float old_max = row_max[r];
-      const float new_max = fmaxf(old_max, tile_max);
-      const float shrink = old_max == -INFINITY ? 0.0f : expf(old_max - new_max);
-      float sum = 0.0f;
-      for (int t = 0; t < 2; ++t) {
-        const int c = lane + 32 * t;
-        float weighted = 0.0f;
-        if (k0 + c < visible) {
-          const float p = expf(score[t] - new_max);
-          sum += p;
-          weighted = p * flash_math::dropout_weight(dropout, at, b, h, i, k0 + c);
-        }
-        reinterpret_cast<Bf16*>(p_tile)[r * kSquareBf16Ld + c] = to_bf16(weighted);
-      }
-      sum = warp_sum(sum);
-      for (int c = lane; c < D; c += 32) o_rows[r * kRowsLd<D> + c] *= shrink;
-      __syncwarp();  // every lane has read row_max[r] before lane 0 writes it
-      if (lane == 0) {
-        row_max[r] = new_max;
-        row_sum[r] = row_sum[r] * shrink + sum;
-      }
-    }
-    __syncwarp();
-    Accumulator acc[D / kPiece];
+    float s[kTiles][4];
+    rows_times_tile<D>(s, qa, k_tile, lane);
+    float tile_max[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-    for (int n = 0; n < D / kPiece; ++n)
-      wmma::load_matrix_sync(acc[n], o_rows + warp * kPiece * kRowsLd<D> + n * kPiece, kRowsLd<D>,
-                             wmma::mem_row_major);
-    accumulate_product<D>(acc, p_tile, v_tile, warp);
-    store_rows<D>(acc, 1.0f, o_rows, warp);
-    __syncwarp();
+    for (int n = 0; n < kTiles; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int64_t i = rows[e / 2], key = k0 + 8 * n + 2 * lane.q + e % 2;
+        const bool seen = i < at.seq && key < at.visible_keys(i) && key < at.seq;
+        s[n][e] = seen ? s[n][e] * at.scale : -INFINITY;
+        tile_max[e / 2] = fmaxf(tile_max[e / 2], s[n][e]);
+      }
+    float shrink[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const float new_max = fmaxf(running_max[r], row_max(tile_max[r]));
+      shrink[r] = running_max[r] == -INFINITY ? 0.0f : expf(running_max[r] - new_max);
+      running_max[r] = new_max;
+      running_sum[r] *= shrink[r];
+    }
+#pragma unroll
+    for (int n = 0; n < kTiles; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int r = e / 2;
+        float p = 0.0f;
+        if (s[n][e] != -INFINITY) {
+          p = expf(s[n][e] - running_max[r]);
+          running_sum[r] += p;
+          p *= flash_math::dropout_weight(dropout, at, b, h, rows[r],
+                                          k0 + 8 * n + 2 * lane.q + e % 2);
+        }
+        s[n][e] = p;  // what weights V
+      }
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[n][e] *= shrink[e / 2];
+    accumulate<D>(o, s, v_columns, lane);
   }
-  __syncthreads();
-  for (int e = threadIdx.x; e < kRows * D; e += blockDim.x) {
-    const int row = e / D, c = e % D;
-    if (first + row < at.seq)
-      out[at.out_at(b, first + row, h) + c] = o_rows[row * kRowsLd<D> + c] / row_sum[row];
-  }
-  for (int e = threadIdx.x; e < kRows; e += blockDim.x)
-    if (first + e < at.seq) lse[at.row_at(b, h, first + e)] = row_max[e] + logf(row_sum[e]);
+  float total[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) total[r] = row_sum(running_sum[r]);
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      if (rows[r] >= at.seq) continue;
+      float* target = out + at.out_at(b, rows[r], h) + 8 * n + 2 * lane.q;
+      target[0] = o[n][2 * r] / total[r];
+      target[1] = o[n][2 * r + 1] / total[r];
+    }
+  if (lane.q == 0)
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+      if (rows[r] < at.seq) lse[at.row_at(b, h, rows[r])] = running_max[r] + logf(total[r]);
 }
 
 // D_i = dO_i . O_i per (sequence, head, query).
@@ -330,180 +340,168 @@ __global__ void row_dot_kernel(const float* out, const float* dout, FlashLayout 
   }
 }
 
-// The backward kernels' S and dP share one float region with the rows on
-// their way out (after the last tile).
-template <int D>
-constexpr int64_t kScratchFloats =
-    2 * kRows * kSquareLd > kRows * kRowsLd<D> ? 2 * kRows * kSquareLd : kRows * kRowsLd<D>;
-
-template <int D>
-constexpr int64_t key_value_shared_bytes() {
-  return 4 * carved<uint16_t>(kRows * kTileLd<D>) + carved<float>(kScratchFloats<D>) +
-         2 * carved<uint16_t>(kRows * kSquareBf16Ld) + 2 * carved<float>(kRows);
-}
-
-// dK and dV of 64 keys of key/value head g (each warp 16 of them, accumulated
-// in fragments), over the group's heads and every query that sees them.
-template <int D>
-__global__ void __launch_bounds__(kThreads)
-    mma_key_value_kernel(const uint16_t* qkv, const float* dout, const float* lse,
-                         const float* row_dots, FlashLayout at, BlockDropoutKey dropout,
-                         WideReads wide, float* dqkv) {
-  extern __shared__ __align__(128) unsigned char shared[];
-  SharedCarver carve{shared};
-  uint16_t* k_tile = carve.take<uint16_t>(kRows * kTileLd<D>);
-  uint16_t* v_tile = carve.take<uint16_t>(kRows * kTileLd<D>);
-  uint16_t* q_tile = carve.take<uint16_t>(kRows * kTileLd<D>);
-  uint16_t* do_tile = carve.take<uint16_t>(kRows * kTileLd<D>);
-  float* scratch = carve.take<float>(kScratchFloats<D>);
-  float* scores_t = scratch;                         // S^T: [key][query]
-  float* gradient_t = scratch + kRows * kSquareLd;   // dP^T
-  uint16_t* p_t = carve.take<uint16_t>(kRows * kSquareBf16Ld);   // (P w)^T, bf16
-  uint16_t* ds_t = carve.take<uint16_t>(kRows * kSquareBf16Ld);  // dS^T, bf16
-  float* lse_tile = carve.take<float>(kRows);
-  float* dot_tile = carve.take<float>(kRows);
-
-  const int64_t kv_heads = at.kv_heads();
-  const int64_t b = blockIdx.x / kv_heads, g = blockIdx.x % kv_heads;
-  const int64_t first_key = static_cast<int64_t>(blockIdx.y) * kRows;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t k_column = at.k_column_of_group(g);
-  stage_bf16<D>(k_tile, qkv, at, b, first_key, k_column, wide.qkv);
-  stage_bf16<D>(v_tile, qkv, at, b, first_key, k_column + D, wide.qkv);
-  Accumulator dk[D / kPiece], dv[D / kPiece];
-  zero<D>(dk);
-  zero<D>(dv);
-  const int64_t query_start = at.first_query_seeing(first_key);
-  for (int64_t member = 0; member < at.group; ++member) {
-    const int64_t h = g * at.group + member;
-    for (int64_t i0 = query_start; i0 < at.seq; i0 += kRows) {
-      __syncthreads();  // the previous tile is read
-      stage_bf16<D>(q_tile, qkv, at, b, i0, at.q_column(h), wide.qkv);
-      stage_gradient_bf16<D>(do_tile, dout, at, b, h, i0, wide.dout);
-      stage_row_values(lse_tile, dot_tile, lse, row_dots, at, b, h, i0);
-      __syncthreads();
-      rows_times_rows<D>(k_tile, q_tile, scores_t, warp);
-      rows_times_rows<D>(v_tile, do_tile, gradient_t, warp);
-      __syncwarp();
-      // The warp's key rows one at a time, its lanes across the 64 queries.
-      for (int row = 0; row < kPiece; ++row) {
-        const int r = warp * kPiece + row;
-        const int64_t j = first_key + r;
-        for (int t = 0; t < 2; ++t) {
-          const int c = lane + 32 * t;
-          const int64_t i = i0 + c;
-          const bool valid = j < at.seq && i < at.seq && i >= at.first_query_seeing(j);
-          float p = 0.0f, w = 0.0f;
-          if (valid) {
-            p = expf(scores_t[r * kSquareLd + c] * at.scale - lse_tile[c]);
-            w = flash_math::dropout_weight(dropout, at, b, h, i, j);
-          }
-          const float dp = w == 0.0f ? 0.0f : w * gradient_t[r * kSquareLd + c];
-          reinterpret_cast<Bf16*>(p_t)[r * kSquareBf16Ld + c] = to_bf16(p * w);
-          reinterpret_cast<Bf16*>(ds_t)[r * kSquareBf16Ld + c] = to_bf16(p * (dp - dot_tile[c]));
-        }
-      }
-      __syncwarp();
-      accumulate_product<D>(dv, p_t, do_tile, warp);
-      accumulate_product<D>(dk, ds_t, q_tile, warp);
-    }
-  }
-  // Out through shared memory (rows past the sequence are not written): dK, then dV.
-  float* rows = scratch;
-  __syncthreads();  // every warp is done with S and dP
-  store_rows<D>(dk, at.scale, rows, warp);
-  __syncthreads();
-  for (int e = threadIdx.x; e < kRows * D; e += blockDim.x) {
-    const int row = e / D, c = e % D;
-    if (first_key + row < at.seq)
-      dqkv[at.qkv_at(b, first_key + row, k_column) + c] = rows[row * kRowsLd<D> + c];
-  }
-  __syncthreads();
-  store_rows<D>(dv, 1.0f, rows, warp);
-  __syncthreads();
-  for (int e = threadIdx.x; e < kRows * D; e += blockDim.x) {
-    const int row = e / D, c = e % D;
-    if (first_key + row < at.seq)
-      dqkv[at.qkv_at(b, first_key + row, k_column + D) + c] = rows[row * kRowsLd<D> + c];
-  }
-}
-
 template <int D>
 constexpr int64_t query_shared_bytes() {
-  return 4 * carved<uint16_t>(kRows * kTileLd<D>) + carved<float>(kScratchFloats<D>) +
-         carved<uint16_t>(kRows * kSquareBf16Ld) + 2 * carved<float>(kRows);
+  return (4 * kRows * kRowLd<D> + D * kColumnLd) * 2;
 }
 
-// dQ of 64 queries of head h (each warp 16 of them, accumulated in
-// fragments), over the keys they see.
+// dQ of 64 queries of head h (each warp 16 of them), over the keys they see.
 template <int D>
 __global__ void __launch_bounds__(kThreads)
     mma_query_kernel(const uint16_t* qkv, const float* dout, const float* lse,
                      const float* row_dots, FlashLayout at, BlockDropoutKey dropout,
                      WideReads wide, float* dqkv) {
-  extern __shared__ __align__(128) unsigned char shared[];
-  SharedCarver carve{shared};
-  uint16_t* q_tile = carve.take<uint16_t>(kRows * kTileLd<D>);
-  uint16_t* do_tile = carve.take<uint16_t>(kRows * kTileLd<D>);
-  uint16_t* k_tile = carve.take<uint16_t>(kRows * kTileLd<D>);
-  uint16_t* v_tile = carve.take<uint16_t>(kRows * kTileLd<D>);
-  float* scratch = carve.take<float>(kScratchFloats<D>);
-  float* scores = scratch;
-  float* gradient = scratch + kRows * kSquareLd;
-  uint16_t* ds_tile = carve.take<uint16_t>(kRows * kSquareBf16Ld);
-  float* lse_tile = carve.take<float>(kRows);
-  float* dot_tile = carve.take<float>(kRows);
+  extern __shared__ __align__(16) unsigned char shared[];
+  uint16_t* q_tile = reinterpret_cast<uint16_t*>(shared);
+  uint16_t* do_tile = q_tile + kRows * kRowLd<D>;
+  uint16_t* k_tile = do_tile + kRows * kRowLd<D>;
+  uint16_t* v_tile = k_tile + kRows * kRowLd<D>;
+  uint16_t* k_columns = v_tile + kRows * kRowLd<D>;  // K^T: [D][key]
 
   const int64_t b = blockIdx.x / at.heads, h = blockIdx.x % at.heads;
-  // The last queries first: under the causal mask they see the most keys, and
-  // the blocks that start last should be the short ones.
   const int64_t first = static_cast<int64_t>(gridDim.y - 1 - blockIdx.y) * kRows;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32;
+  const Lane lane;
   const int64_t k_column = at.k_column_of_group(h / at.group);
-  stage_bf16<D>(q_tile, qkv, at, b, first, at.q_column(h), wide.qkv);
-  stage_gradient_bf16<D>(do_tile, dout, at, b, h, first, wide.dout);
-  stage_row_values(lse_tile, dot_tile, lse, row_dots, at, b, h, first);
-  Accumulator dq[D / kPiece];
-  zero<D>(dq);
+  stage_bf16<D, false>(q_tile, qkv, at, b, first, at.q_column(h), wide.qkv);
+  stage_gradient_bf16<D, false>(do_tile, dout, at, b, h, first, wide.dout);
+  __syncthreads();
+  uint32_t qa[D / 16][4], doa[D / 16][4];
+  load_rows<D>(qa, q_tile, warp, lane);
+  load_rows<D>(doa, do_tile, warp, lane);
+  const int64_t rows[2] = {first + 16 * warp + lane.g, first + 16 * warp + lane.g + 8};
+  float row_lse[2], row_dot[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const bool in = rows[r] < at.seq;
+    row_lse[r] = in ? lse[at.row_at(b, h, rows[r])] : 0.0f;
+    row_dot[r] = in ? row_dots[at.row_at(b, h, rows[r])] : 0.0f;
+  }
+  float dq[D / 8][4];
+  zero(dq);
   const int64_t key_end = at.causal ? smaller(at.seq, first + kRows) : at.seq;
   for (int64_t k0 = 0; k0 < key_end; k0 += kRows) {
     __syncthreads();
-    stage_bf16<D>(k_tile, qkv, at, b, k0, k_column, wide.qkv);
-    stage_bf16<D>(v_tile, qkv, at, b, k0, k_column + D, wide.qkv);
+    stage_bf16<D, false>(k_tile, qkv, at, b, k0, k_column, wide.qkv);
+    stage_bf16<D, false>(v_tile, qkv, at, b, k0, k_column + D, wide.qkv);
+    stage_bf16<D, true>(k_columns, qkv, at, b, k0, k_column, wide.qkv);
     __syncthreads();
-    rows_times_rows<D>(q_tile, k_tile, scores, warp);
-    rows_times_rows<D>(do_tile, v_tile, gradient, warp);
-    __syncwarp();
-    // The warp's query rows one at a time, its lanes across the 64 keys.
-    for (int row = 0; row < kPiece; ++row) {
-      const int r = warp * kPiece + row;
-      const int64_t i = first + r;
-      const int64_t visible = i < at.seq ? at.visible_keys(i) : 0;
-      for (int t = 0; t < 2; ++t) {
-        const int c = lane + 32 * t;
-        const int64_t j = k0 + c;
-        float ds = 0.0f;
-        if (j < visible) {
-          const float p = expf(scores[r * kSquareLd + c] * at.scale - lse_tile[r]);
-          const float w = flash_math::dropout_weight(dropout, at, b, h, i, j);
-          const float dp = w == 0.0f ? 0.0f : w * gradient[r * kSquareLd + c];
-          ds = p * (dp - dot_tile[r]);
+    float s[kTiles][4], ds[kTiles][4];
+    rows_times_tile<D>(s, qa, k_tile, lane);
+    rows_times_tile<D>(ds, doa, v_tile, lane);  // dP, then dS in place
+#pragma unroll
+    for (int n = 0; n < kTiles; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int r = e / 2;
+        const int64_t i = rows[r], key = k0 + 8 * n + 2 * lane.q + e % 2;
+        float value = 0.0f;
+        if (i < at.seq && key < at.visible_keys(i) && key < at.seq) {
+          const float p = expf(s[n][e] * at.scale - row_lse[r]);
+          const float w = flash_math::dropout_weight(dropout, at, b, h, i, key);
+          const float dp = w == 0.0f ? 0.0f : w * ds[n][e];
+          value = p * (dp - row_dot[r]);
         }
-        reinterpret_cast<Bf16*>(ds_tile)[r * kSquareBf16Ld + c] = to_bf16(ds);
+        ds[n][e] = value;
       }
+    accumulate<D>(dq, ds, k_columns, lane);
+  }
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      if (rows[r] >= at.seq) continue;
+      float* target = dqkv + at.qkv_at(b, rows[r], at.q_column(h)) + 8 * n + 2 * lane.q;
+      target[0] = dq[n][2 * r] * at.scale;
+      target[1] = dq[n][2 * r + 1] * at.scale;
     }
-    __syncwarp();
-    accumulate_product<D>(dq, ds_tile, k_tile, warp);
-  }
-  float* rows = scratch;
-  __syncthreads();  // every warp is done with S and dP
-  store_rows<D>(dq, at.scale, rows, warp);
+}
+
+template <int D>
+constexpr int64_t key_value_shared_bytes() {
+  return (4 * kRows * kRowLd<D> + 2 * D * kColumnLd) * 2 + 2 * kRows * 4;
+}
+
+// dK and dV of 64 keys of key/value head g (each warp 16 of them), over the
+// group's heads and every query that sees them.
+template <int D>
+__global__ void __launch_bounds__(kThreads)
+    mma_key_value_kernel(const uint16_t* qkv, const float* dout, const float* lse,
+                         const float* row_dots, FlashLayout at, BlockDropoutKey dropout,
+                         WideReads wide, float* dqkv) {
+  extern __shared__ __align__(16) unsigned char shared[];
+  uint16_t* k_tile = reinterpret_cast<uint16_t*>(shared);
+  uint16_t* v_tile = k_tile + kRows * kRowLd<D>;
+  uint16_t* q_tile = v_tile + kRows * kRowLd<D>;
+  uint16_t* do_tile = q_tile + kRows * kRowLd<D>;
+  uint16_t* q_columns = do_tile + kRows * kRowLd<D>;   // Q^T: [D][query]
+  uint16_t* do_columns = q_columns + D * kColumnLd;    // dO^T: [D][query]
+  float* lse_tile = reinterpret_cast<float*>(do_columns + D * kColumnLd);
+  float* dot_tile = lse_tile + kRows;
+
+  const int64_t kv_heads = at.kv_heads();
+  const int64_t b = blockIdx.x / kv_heads, g = blockIdx.x % kv_heads;
+  const int64_t first_key = static_cast<int64_t>(blockIdx.y) * kRows;
+  const int warp = threadIdx.x / 32;
+  const Lane lane;
+  const int64_t k_column = at.k_column_of_group(g);
+  stage_bf16<D, false>(k_tile, qkv, at, b, first_key, k_column, wide.qkv);
+  stage_bf16<D, false>(v_tile, qkv, at, b, first_key, k_column + D, wide.qkv);
   __syncthreads();
-  for (int e = threadIdx.x; e < kRows * D; e += blockDim.x) {
-    const int row = e / D, c = e % D;
-    if (first + row < at.seq)
-      dqkv[at.qkv_at(b, first + row, at.q_column(h)) + c] = rows[row * kRowsLd<D> + c];
+  uint32_t ka[D / 16][4], va[D / 16][4];
+  load_rows<D>(ka, k_tile, warp, lane);
+  load_rows<D>(va, v_tile, warp, lane);
+  const int64_t keys[2] = {first_key + 16 * warp + lane.g, first_key + 16 * warp + lane.g + 8};
+  float dk[D / 8][4], dv[D / 8][4];
+  zero(dk);
+  zero(dv);
+  const int64_t query_start = at.first_query_seeing(first_key);
+  for (int64_t member = 0; member < at.group; ++member) {
+    const int64_t h = g * at.group + member;
+    for (int64_t i0 = query_start; i0 < at.seq; i0 += kRows) {
+      __syncthreads();  // the previous tile is read
+      stage_bf16<D, false>(q_tile, qkv, at, b, i0, at.q_column(h), wide.qkv);
+      stage_gradient_bf16<D, false>(do_tile, dout, at, b, h, i0, wide.dout);
+      stage_bf16<D, true>(q_columns, qkv, at, b, i0, at.q_column(h), wide.qkv);
+      stage_gradient_bf16<D, true>(do_columns, dout, at, b, h, i0, wide.dout);
+      stage_row_values(lse_tile, dot_tile, lse, row_dots, at, b, h, i0);
+      __syncthreads();
+      float p[kTiles][4], ds[kTiles][4];
+      rows_times_tile<D>(p, ka, q_tile, lane);    // S^T, then (P w)^T in place
+      rows_times_tile<D>(ds, va, do_tile, lane);  // dP^T, then dS^T in place
+#pragma unroll
+      for (int n = 0; n < kTiles; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int64_t j = keys[e / 2];
+          const int c = 8 * n + 2 * lane.q + e % 2;
+          const int64_t i = i0 + c;
+          float weighted = 0.0f, value = 0.0f;
+          if (j < at.seq && i < at.seq && i >= at.first_query_seeing(j)) {
+            const float prob = expf(p[n][e] * at.scale - lse_tile[c]);
+            const float w = flash_math::dropout_weight(dropout, at, b, h, i, j);
+            const float dp = w == 0.0f ? 0.0f : w * ds[n][e];
+            weighted = prob * w;
+            value = prob * (dp - dot_tile[c]);
+          }
+          p[n][e] = weighted;
+          ds[n][e] = value;
+        }
+      accumulate<D>(dv, p, do_columns, lane);
+      accumulate<D>(dk, ds, q_columns, lane);
+    }
   }
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      if (keys[r] >= at.seq) continue;
+      float* target = dqkv + at.qkv_at(b, keys[r], k_column) + 8 * n + 2 * lane.q;
+      target[0] = dk[n][2 * r] * at.scale;
+      target[1] = dk[n][2 * r + 1] * at.scale;
+      target[D] = dv[n][2 * r];
+      target[D + 1] = dv[n][2 * r + 1];
+    }
 }
 
 bool aligned_to(const void* pointer, uintptr_t bytes) {
