@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <utility>
+#include <vector>
 
 #include "tests/core/io/io_test_support.h"
 
@@ -214,6 +217,30 @@ TEST(HardwareCatalogue, AClusterSurvivesSavingAndLoading) {
   Experiment plain = parse_experiment(small_experiment_json().dump());
   apply_override(plain, "simulation.cluster.nodes=2");
   EXPECT_EQ(plain.simulation.cluster.nodes, 2);
+}
+
+// The catalogue's sustained GEMM rates against GEMMs measured on an H200
+// (hardware/measurements/h200-gemm-shapes.json): its large ones (at least
+// 0.5 ms, so an isolated launch's cost is under 10% of each) run within 10%
+// of the h200 profile's rate, bf16 and float32. The rates are the datasheet
+// peaks times assumed fractions; this holds the assumption to a measurement.
+TEST(HardwareCatalogue, H200GemmRatesAgreeWithLargeGemmsMeasuredOnOne) {
+  std::ifstream file(std::string(PIPELAB_SOURCE_DIR) + "/hardware/measurements/h200-gemm-shapes.json");
+  ASSERT_TRUE(file) << "hardware/measurements/h200-gemm-shapes.json is missing";
+  const nlohmann::json measured = nlohmann::json::parse(file);
+  const DeviceProfile h200 = *find_device_profile("h200");
+  for (const auto& [dtype, rate] : {std::pair<std::string, double>{"bf16", h200.bf16_flops_per_s},
+                                    std::pair<std::string, double>{"fp32", h200.flops_per_s}}) {
+    std::vector<double> large;
+    for (const nlohmann::json& row : measured.at("rows"))
+      if (row.at("dtype") == dtype && row.at("median_ms").get<double>() >= 0.5)
+        large.push_back(row.at("tflops").get<double>() * 1e12);
+    ASSERT_GE(large.size(), 10u) << dtype;
+    std::sort(large.begin(), large.end());
+    const double median = large[large.size() / 2];
+    EXPECT_NEAR(rate / median, 1.0, 0.10) << dtype << ": profile " << rate / 1e12
+                                          << " TFLOP/s, measured median " << median / 1e12;
+  }
 }
 
 }  // namespace

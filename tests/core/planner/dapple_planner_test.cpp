@@ -93,9 +93,10 @@ TEST(DapplePlanner, ChoosesASplitNoOneLayerMoveImproves) {
             !validate_experiment(moved).empty())
           continue;
         const DappleCandidate neighbour = simulate_candidate(moved, link);
-        if (neighbour.peak_device_bytes <= less_than_one_device(experiment))
+        if (neighbour.peak_device_bytes <= less_than_one_device(experiment)) {
           EXPECT_GE(neighbour.step_s, plan.best->step_s)
               << "boundary " << i << " moved by " << step;
+        }
       }
   }
 }
