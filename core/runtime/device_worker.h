@@ -163,6 +163,8 @@ class DeviceWorker {
   // flat buffer to members x shard).
   struct ZeroShard {
     std::vector<Parameter> parameters;
+    std::vector<bool>
+        sequence_partial;  // per parameter: its gradient is partial under sequence parallelism
     bool experts = false;  // over the replicas holding the same experts, else over all dp
     int members = 1;
     int rank = 0;
@@ -269,6 +271,8 @@ class DeviceWorker {
   // Sequence parallelism: the sum over the tensor-parallel group of the
   // gradients each shard took from its slice of the sequence.
   int64_t sequence_partial_all_reduce(const Op& op);
+  // The same under zero 2: over the parts of this device's slices that hold them.
+  int64_t sequence_partial_slices_all_reduce(StageState& stage);
 
   // Hands a stage's output to the next stage (F) or its input gradient to the
   // previous one (B/BI): kept for the send, or given directly to the chunk on

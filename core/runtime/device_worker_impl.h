@@ -469,6 +469,10 @@ int64_t DeviceWorker<Backend>::data_parallel_all_reduce(const Op& op) {
 
 template <typename Backend>
 int64_t DeviceWorker<Backend>::sequence_partial_all_reduce(const Op& op) {
+  // Under zero 2 the layers hold no gradients by now: the partial sums are in
+  // each device's slice (summed over the replicas already; the two sums commute).
+  if (shared_.experiment.parallel.zero >= 2)
+    return sequence_partial_slices_all_reduce(stages_[op.chunk]);
   std::vector<Parameter> partial;
   for (Tensor* grad : stages_[op.chunk].layers->sequence_partial_grads()) partial.push_back({grad, grad});
   // One contiguous buffer, one collective, as for the data-parallel all-reduce.
@@ -559,6 +563,9 @@ Sequential& DeviceWorker<Backend>::host_weights(int chunk) {
 template <typename Backend>
 void DeviceWorker<Backend>::make_zero_shards(StageState& stage) {
   const ParallelPlan& plan = shared_.experiment.parallel;
+  // Which gradients sequence parallelism leaves partial, known by their
+  // tensors while they exist (a released block's list leaves them out).
+  const std::vector<Tensor*> partial = stage.layers->sequence_partial_grads();
   // Zero 2 holds no whole gradients until the first backward.
   if (plan.zero >= 2) release_gradients(stage);
   std::vector<Parameter> experts;
@@ -573,6 +580,9 @@ void DeviceWorker<Backend>::make_zero_shards(StageState& stage) {
     for (const Parameter& parameter : *group) count += parameter.value->size();
     shard->shard = std::max<int64_t>(1, (count + shard->members - 1) / shard->members);
     shard->parameters = std::move(*group);
+    for (const Parameter& parameter : shard->parameters)
+      shard->sequence_partial.push_back(std::find(partial.begin(), partial.end(), parameter.grad) !=
+                                        partial.end());
     // Zero 1 keeps whole gradients in the layers and the slice's sum here as
     // a copy; zero 2 keeps only the slice, the stage's gradients.
     shard->gradients = backend_.zeros(1, shard->shard,
@@ -599,6 +609,43 @@ void DeviceWorker<Backend>::make_zero_shards(StageState& stage) {
     shard->values.reset();
     stage.shards.push_back(std::move(shard));
   }
+}
+
+template <typename Backend>
+int64_t DeviceWorker<Backend>::sequence_partial_slices_all_reduce(StageState& stage) {
+  int64_t bytes = 0;
+  for (const std::unique_ptr<ZeroShard>& shard : stage.shards) {
+    // [from, until) of the slice's values: the parts of partial gradients in
+    // it. The tensor-parallel shards of a replica flatten their stages alike
+    // and hold the same slice, so the parts line up across the group.
+    std::vector<std::pair<int64_t, int64_t>> parts;
+    int64_t offset = 0, count = 0;
+    for (size_t p = 0; p < shard->parameters.size(); ++p) {
+      const int64_t size = shard->parameters[p].value->size();
+      const int64_t from = std::max(offset, shard->begin());
+      const int64_t until = std::min(offset + size, shard->begin() + shard->shard);
+      if (from < until && shard->sequence_partial[p]) {
+        parts.emplace_back(from - shard->begin(), until - shard->begin());
+        count += until - from;
+      }
+      offset += size;
+    }
+    if (count == 0) continue;
+    Tensor flat = backend_.zeros(1, count, MemoryCategory::CommBuffers);
+    int64_t at = 0;
+    for (const auto& [from, until] : parts) {
+      backend_.copy_values(shard->gradients, from, flat, at, until - from);
+      at += until - from;
+    }
+    backend_.tensor_parallel_all_reduce(flat);
+    at = 0;
+    for (const auto& [from, until] : parts) {
+      backend_.copy_values(flat, at, shard->gradients, from, until - from);
+      at += until - from;
+    }
+    bytes += flat.bytes();
+  }
+  return bytes;
 }
 
 template <typename Backend>

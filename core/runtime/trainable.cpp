@@ -45,10 +45,6 @@ void check_trainable_zero(const ParallelPlan& plan) {
         ": the executors shard the optimizer state (1) and the gradients (2), "
         "not yet the weights; the simulator predicts zero 3. Set parallel.zero = 2 to "
         "train, or simulate");
-  if (plan.zero >= 2 && plan.sequence_parallel)
-    throw ExperimentError(field + " with parallel.sequence_parallel: the shards' partial norm gradients are "
-                          "summed once per step, after zero 2 has scattered the gradients (the simulator "
-                          "predicts it); set zero = 1, or sequence_parallel = false, to train");
 }
 
 // Context parallelism is predicted (stage_profile.h); the executors do not

@@ -364,9 +364,12 @@ class DeviceLowering {
     about.microbatch = microbatch;
     const int64_t bytes = parameter_bytes(stage);
     // Sequence parallelism leaves some gradients partial on each shard
-    // (stage_profile.h): the group sums them first, once per step.
+    // (stage_profile.h): the group sums them first, once per step (under zero
+    // 2 and 3 this device's slice of them, which is all it holds by then).
     if (out_.tp > 1 && !profiles_.empty() && profiles_[stage].sequence_parallel_gradient_bytes > 0) {
-      Op reduce = comm_op(OpKind::AllReduce, about, -1, profiles_[stage].sequence_parallel_gradient_bytes);
+      const int64_t partial = profiles_[stage].sequence_parallel_gradient_bytes;
+      Op reduce =
+          comm_op(OpKind::AllReduce, about, -1, out_.zero >= 2 ? shard_of(partial) : partial);
       reduce.group = CommGroup::TensorParallel;
       reduce.microbatch = -1;  // the step's, even where U is per micro-batch (pipedream)
       ops_.push_back(reduce);

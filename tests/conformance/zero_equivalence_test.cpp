@@ -4,7 +4,7 @@
 // (the sums are the same; zero 2 adds each micro-batch's gradients after the
 // replicas' sum instead of before it, a reassociation). And each device holds
 // what ZeRO says: its slice of the optimizer state, and (zero 2) of the
-// gradients between backwards.
+// gradients between backwards. With sequence parallelism too.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -82,6 +82,18 @@ TEST_P(ZeroEquivalence, WithTensorParallelism) {
   const Experiment one = testing::tiny_gpt_experiment();
   const std::vector<double> reference = testing::losses_of(testing::on_backend(one, "cpu"), "one device");
   check(reference, with_plan(one, ScheduleKind::OneFOneB, 1, 2, 2, 2), "gpt dp2 x tp2");
+}
+
+// Sequence parallelism leaves the norms' gradients partial on each
+// tensor-parallel shard, summed over the group once per step; under zero 2
+// the layers hold no gradients by then, so the group sums the parts of each
+// device's slice that hold them (summed over the replicas already: the two
+// sums commute). Compared with the same split at zero 0.
+TEST_P(ZeroEquivalence, WithSequenceParallelism) {
+  Experiment plan = with_plan(testing::tiny_gpt_experiment(), ScheduleKind::OneFOneB, 1, 2, 2, 2);
+  plan.parallel.sequence_parallel = true;
+  const std::vector<double> reference = testing::losses_of(plan, "gpt dp2 x tp2 sp");
+  check(reference, plan, "gpt dp2 x tp2 sp");
 }
 
 TEST_P(ZeroEquivalence, WithExpertParallelism) {
