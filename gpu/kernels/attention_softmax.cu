@@ -17,7 +17,8 @@ __global__ void softmax_kernel(const float* scores, float* probabilities, int64_
   const float* in = scores + row * seq;
   float* out = probabilities + row * seq;
   float local_max = -INFINITY;
-  for (int64_t j = threadIdx.x; j < visible; j += blockDim.x) local_max = fmaxf(local_max, in[j] * scale);
+  for (int64_t j = threadIdx.x; j < visible; j += blockDim.x)
+    local_max = fmaxf(local_max, in[j] * scale);
   const float max_score = block_max(local_max);
   // Each thread rewrites only the columns it read, so in may alias out.
   double sum = 0.0;
@@ -168,20 +169,20 @@ void softmax_backward(const float* probabilities, float* gradient, int64_t rows,
   const unsigned blocks = static_cast<unsigned>(rows);
   switch (values_per_thread(seq)) {
     case 1:
-      backward_in_registers_kernel<1><<<blocks, kBlockThreads, 0, stream>>>(
-          probabilities, gradient, seq, gradient_bf16);
+      backward_in_registers_kernel<1>
+          <<<blocks, kBlockThreads, 0, stream>>>(probabilities, gradient, seq, gradient_bf16);
       break;
     case 2:
-      backward_in_registers_kernel<2><<<blocks, kBlockThreads, 0, stream>>>(
-          probabilities, gradient, seq, gradient_bf16);
+      backward_in_registers_kernel<2>
+          <<<blocks, kBlockThreads, 0, stream>>>(probabilities, gradient, seq, gradient_bf16);
       break;
     case 4:
-      backward_in_registers_kernel<4><<<blocks, kBlockThreads, 0, stream>>>(
-          probabilities, gradient, seq, gradient_bf16);
+      backward_in_registers_kernel<4>
+          <<<blocks, kBlockThreads, 0, stream>>>(probabilities, gradient, seq, gradient_bf16);
       break;
     case 8:
-      backward_in_registers_kernel<8><<<blocks, kBlockThreads, 0, stream>>>(
-          probabilities, gradient, seq, gradient_bf16);
+      backward_in_registers_kernel<8>
+          <<<blocks, kBlockThreads, 0, stream>>>(probabilities, gradient, seq, gradient_bf16);
       break;
     default:
       backward_kernel<<<blocks, kBlockThreads, 0, stream>>>(probabilities, gradient, seq,

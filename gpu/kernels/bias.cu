@@ -51,7 +51,7 @@ void add_column_sums(float* sums, const float* x, int64_t rows, int64_t cols, fl
                      cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
   column_partials_kernel<<<column_grid(rows, cols), column_tile_block(), 0, stream>>>(x, rows, cols,
-                                                                                     scratch);
+                                                                                      scratch);
   PIPELAB_CHECK_LAUNCH();
   add_column_partials(scratch, column_chunks(rows, cols), cols, sums, stream);
 }

@@ -63,16 +63,16 @@ __global__ void position_backward_kernel(const float* dy, int64_t count, int64_t
 void token_embedding_forward(const float* ids, int64_t count, const float* table, int64_t begin,
                              int64_t held, int64_t dim, float* y, cudaStream_t stream) {
   if (count * dim == 0) return;
-  lookup_kernel<<<grid_for(count * dim), kBlockThreads, 0, stream>>>(ids, count, table, begin,
-                                                                     held, dim, y);
+  lookup_kernel<<<grid_for(count * dim), kBlockThreads, 0, stream>>>(ids, count, table, begin, held,
+                                                                     dim, y);
   PIPELAB_CHECK_LAUNCH();
 }
 
 void add_position_embedding(const float* positions, int64_t seq, float* y, int64_t count,
                             int64_t dim, cudaStream_t stream) {
   if (count * dim == 0) return;
-  add_position_kernel<<<grid_for(count * dim), kBlockThreads, 0, stream>>>(positions, seq, y,
-                                                                           count, dim);
+  add_position_kernel<<<grid_for(count * dim), kBlockThreads, 0, stream>>>(positions, seq, y, count,
+                                                                           dim);
   PIPELAB_CHECK_LAUNCH();
 }
 

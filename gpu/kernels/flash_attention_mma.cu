@@ -47,11 +47,14 @@ __device__ inline int64_t smaller(int64_t a, int64_t b) { return a < b ? a : b; 
 // pair 2q, 2q + 1 of each 8-column piece.
 struct Lane {
   int g, q;
-  __device__ Lane() : g(static_cast<int>(threadIdx.x % 32) / 4), q(static_cast<int>(threadIdx.x % 4)) {}
+  __device__ Lane()
+      : g(static_cast<int>(threadIdx.x % 32) / 4), q(static_cast<int>(threadIdx.x % 4)) {}
 };
 
 // Two bf16 at `p` (an even column) as the 32-bit register an mma operand holds.
-__device__ inline uint32_t pair_at(const uint16_t* p) { return *reinterpret_cast<const uint32_t*>(p); }
+__device__ inline uint32_t pair_at(const uint16_t* p) {
+  return *reinterpret_cast<const uint32_t*>(p);
+}
 
 // Two floats rounded to bf16 (bf16_math's rounding), the first in the low half.
 __device__ inline uint32_t packed(float low, float high) {
@@ -176,7 +179,8 @@ __device__ void stage_gradient_bf16(uint16_t* tile, const float* dout, const Fla
     for (int e = threadIdx.x; e < kRows * kVectors; e += blockDim.x) {
       const int r = e / kVectors, c = e % kVectors * 4;
       float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-      if (first + r < at.seq) v = *reinterpret_cast<const float4*>(dout + at.out_at(b, first + r, h) + c);
+      if (first + r < at.seq)
+        v = *reinterpret_cast<const float4*>(dout + at.out_at(b, first + r, h) + c);
       put(r, c, v.x);
       put(r, c + 1, v.y);
       put(r, c + 2, v.z);
@@ -203,7 +207,8 @@ __device__ void stage_row_values(float* lse_tile, float* dot_tile, const float* 
 
 // A warp's operand pieces for its 16 rows of a row-major tile: [D / 16][4].
 template <int D>
-__device__ inline void load_rows(uint32_t (&a)[D / 16][4], const uint16_t* tile, int warp, Lane at) {
+__device__ inline void load_rows(uint32_t (&a)[D / 16][4], const uint16_t* tile, int warp,
+                                 Lane at) {
 #pragma unroll
   for (int k = 0; k < D / 16; ++k) load_a(a[k], tile, kRowLd<D>, 16 * warp, 16 * k, at);
 }
@@ -238,8 +243,8 @@ constexpr int64_t forward_shared_bytes() {
 
 template <int D>
 __global__ void __launch_bounds__(kThreads)
-    mma_forward_kernel(const uint16_t* qkv, FlashLayout at, BlockDropoutKey dropout,
-                       WideReads wide, float* out, float* lse) {
+    mma_forward_kernel(const uint16_t* qkv, FlashLayout at, BlockDropoutKey dropout, WideReads wide,
+                       float* out, float* lse) {
   extern __shared__ __align__(16) unsigned char shared[];
   uint16_t* q_tile = reinterpret_cast<uint16_t*>(shared);
   uint16_t* k_tile = q_tile + kRows * kRowLd<D>;
@@ -349,8 +354,8 @@ constexpr int64_t query_shared_bytes() {
 template <int D>
 __global__ void __launch_bounds__(kThreads)
     mma_query_kernel(const uint16_t* qkv, const float* dout, const float* lse,
-                     const float* row_dots, FlashLayout at, BlockDropoutKey dropout,
-                     WideReads wide, float* dqkv) {
+                     const float* row_dots, FlashLayout at, BlockDropoutKey dropout, WideReads wide,
+                     float* dqkv) {
   extern __shared__ __align__(16) unsigned char shared[];
   uint16_t* q_tile = reinterpret_cast<uint16_t*>(shared);
   uint16_t* do_tile = q_tile + kRows * kRowLd<D>;
@@ -434,8 +439,8 @@ __global__ void __launch_bounds__(kThreads)
   uint16_t* v_tile = k_tile + kRows * kRowLd<D>;
   uint16_t* q_tile = v_tile + kRows * kRowLd<D>;
   uint16_t* do_tile = q_tile + kRows * kRowLd<D>;
-  uint16_t* q_columns = do_tile + kRows * kRowLd<D>;   // Q^T: [D][query]
-  uint16_t* do_columns = q_columns + D * kColumnLd;    // dO^T: [D][query]
+  uint16_t* q_columns = do_tile + kRows * kRowLd<D>;  // Q^T: [D][query]
+  uint16_t* do_columns = q_columns + D * kColumnLd;   // dO^T: [D][query]
   float* lse_tile = reinterpret_cast<float*>(do_columns + D * kColumnLd);
   float* dot_tile = lse_tile + kRows;
 
@@ -513,7 +518,8 @@ bool aligned_to(const void* pointer, uintptr_t bytes) {
 WideReads wide_reads(const uint16_t* qkv, const float* dout, const FlashLayout& at) {
   WideReads wide;
   wide.qkv = aligned_to(qkv, 16) && at.qkv_width() % 8 == 0 && at.head_dim % 8 == 0;
-  wide.dout = dout != nullptr && aligned_to(dout, 16) && at.width() % 4 == 0 && at.head_dim % 4 == 0;
+  wide.dout =
+      dout != nullptr && aligned_to(dout, 16) && at.width() % 4 == 0 && at.head_dim % 4 == 0;
   return wide;
 }
 

@@ -76,8 +76,8 @@ void rms_norm_forward(const float* x, const float* gain, float* y, int64_t rows,
 void rms_norm_backward_input(const float* x, const float* dy, const float* gain, float* dx,
                              int64_t rows, int64_t width, cudaStream_t stream) {
   if (rows == 0 || width == 0) return;
-  backward_input_kernel<<<static_cast<unsigned>(rows), kBlockThreads, 0, stream>>>(x, dy, gain,
-                                                                                   dx, width);
+  backward_input_kernel<<<static_cast<unsigned>(rows), kBlockThreads, 0, stream>>>(x, dy, gain, dx,
+                                                                                   width);
   PIPELAB_CHECK_LAUNCH();
 }
 

@@ -129,16 +129,14 @@ void token_row_max(const float* logits, int64_t rows, int64_t held, float* row_m
   PIPELAB_CHECK_LAUNCH();
 }
 
-void max_over_slots(const float* slots, int tp, int64_t rows, float* row_max,
-                    cudaStream_t stream) {
+void max_over_slots(const float* slots, int tp, int64_t rows, float* row_max, cudaStream_t stream) {
   if (rows == 0) return;
   slots_kernel<<<grid_for(rows), kBlockThreads, 0, stream>>>(slots, tp, rows, row_max);
   PIPELAB_CHECK_LAUNCH();
 }
 
 void token_local_sums(const float* logits, const float* row_max, const int32_t* labels,
-                      int64_t rows, int64_t held, int64_t begin, float* sums,
-                      cudaStream_t stream) {
+                      int64_t rows, int64_t held, int64_t begin, float* sums, cudaStream_t stream) {
   if (rows == 0) return;
   local_sums_kernel<<<static_cast<unsigned>(rows), kBlockThreads, 0, stream>>>(
       logits, row_max, labels, rows, held, begin, rows_by_four(logits, held), sums);

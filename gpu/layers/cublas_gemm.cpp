@@ -233,9 +233,9 @@ void linear_backward_weight(cublasHandle_t handle, GemmInput x, const float* dy,
   strided_batched_gemm(handle, x, whole(rows, in), true, dy_input.at(), whole(rows, out), false,
                        weight_grad.data(), whole(in, out), 1, 1.0f, 1.0f);
   if (bias_grad && !bias_grad->empty()) {
-    DeviceTensor scratch = DeviceTensor::uninitialized(
-        1, kernels::column_partial_floats(rows, out), bias_grad->allocator(),
-        MemoryCategory::Workspace);
+    DeviceTensor scratch =
+        DeviceTensor::uninitialized(1, kernels::column_partial_floats(rows, out),
+                                    bias_grad->allocator(), MemoryCategory::Workspace);
     kernels::add_column_sums(bias_grad->data(), dy, rows, out, scratch.data(), bias_grad->stream());
   }
 }

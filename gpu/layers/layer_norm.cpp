@@ -46,9 +46,9 @@ DeviceTensor GpuLayerNorm::backward_input(const DeviceTensor& x, const DeviceTen
 void GpuLayerNorm::backward_weight(const DeviceTensor& x, const DeviceTensor& dy) {
   assert(x.same_shape(dy) && x.cols() == in_features());
   const DeviceTensor stats = row_statistics(x);
-  DeviceTensor scratch = DeviceTensor::uninitialized(
-      2, kernels::column_partial_floats(x.rows(), x.cols()), gain_grad_.allocator(),
-      MemoryCategory::Workspace);
+  DeviceTensor scratch =
+      DeviceTensor::uninitialized(2, kernels::column_partial_floats(x.rows(), x.cols()),
+                                  gain_grad_.allocator(), MemoryCategory::Workspace);
   kernels::layer_norm_backward_weight(x.data(), dy.data(), stats.data(), stats.data() + x.rows(),
                                       gain_grad_.data(), bias_grad_.data(), x.rows(), x.cols(),
                                       scratch.data(), gain_grad_.stream());

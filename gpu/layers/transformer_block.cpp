@@ -238,9 +238,9 @@ void GpuTransformerBlock::norm_backward_weight(const float* x, const float* dy, 
   DeviceTensor stats =
       DeviceTensor::uninitialized(2, rows, &context().allocator(), MemoryCategory::Workspace);
   // The column sums' partials: one sum for RMSNorm's gain, two for LayerNorm's gain and bias.
-  DeviceTensor scratch = DeviceTensor::uninitialized(
-      2, kernels::column_partial_floats(rows, config_.dim), &context().allocator(),
-      MemoryCategory::Workspace);
+  DeviceTensor scratch =
+      DeviceTensor::uninitialized(2, kernels::column_partial_floats(rows, config_.dim),
+                                  &context().allocator(), MemoryCategory::Workspace);
   if (config_.norm == NormType::RmsNorm) {
     kernels::rms_norm_backward_weight(x, dy, stats.data(), gain_grad.data(), rows, config_.dim,
                                       scratch.data(), stream);

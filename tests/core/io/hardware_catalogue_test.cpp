@@ -225,7 +225,8 @@ TEST(HardwareCatalogue, AClusterSurvivesSavingAndLoading) {
 // of the h200 profile's rate, bf16 and float32. The rates are the datasheet
 // peaks times assumed fractions; this holds the assumption to a measurement.
 TEST(HardwareCatalogue, H200GemmRatesAgreeWithLargeGemmsMeasuredOnOne) {
-  std::ifstream file(std::string(PIPELAB_SOURCE_DIR) + "/hardware/measurements/h200-gemm-shapes.json");
+  std::ifstream file(std::string(PIPELAB_SOURCE_DIR) +
+                     "/hardware/measurements/h200-gemm-shapes.json");
   ASSERT_TRUE(file) << "hardware/measurements/h200-gemm-shapes.json is missing";
   const nlohmann::json measured = nlohmann::json::parse(file);
   const DeviceProfile h200 = *find_device_profile("h200");
@@ -238,8 +239,8 @@ TEST(HardwareCatalogue, H200GemmRatesAgreeWithLargeGemmsMeasuredOnOne) {
     ASSERT_GE(large.size(), 10u) << dtype;
     std::sort(large.begin(), large.end());
     const double median = large[large.size() / 2];
-    EXPECT_NEAR(rate / median, 1.0, 0.10) << dtype << ": profile " << rate / 1e12
-                                          << " TFLOP/s, measured median " << median / 1e12;
+    EXPECT_NEAR(rate / median, 1.0, 0.10)
+        << dtype << ": profile " << rate / 1e12 << " TFLOP/s, measured median " << median / 1e12;
   }
 }
 
