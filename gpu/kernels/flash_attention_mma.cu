@@ -125,18 +125,21 @@ struct WideReads {
   bool dout = false;  // 4 floats of an output-gradient row at a time
 };
 
-// Rows [first, first + kRows) of one head's bf16 operand at `column`: as rows
-// (tile[r][c], ld kRowLd) or transposed (tile[c][r], ld kColumnLd). Rows past
-// the sequence read as zeros.
+// Element (r, c) of a staged tile: tile[r][c] (ld kRowLd) or, transposed,
+// tile[c][r] (ld kColumnLd).
+template <int D, bool kTransposed>
+__device__ inline void put(uint16_t* tile, int r, int c, uint16_t bits) {
+  if (kTransposed)
+    tile[c * kColumnLd + r] = bits;
+  else
+    tile[r * kRowLd<D> + c] = bits;
+}
+
+// Rows [first, first + kRows) of one head's bf16 operand at `column`, as rows
+// or transposed (put). Rows past the sequence read as zeros.
 template <int D, bool kTransposed>
 __device__ void stage_bf16(uint16_t* tile, const uint16_t* qkv, const FlashLayout& at, int64_t b,
                            int64_t first, int64_t column, bool wide) {
-  const auto put = [&](int r, int c, uint16_t value) {
-    if (kTransposed)
-      tile[c * kColumnLd + r] = value;
-    else
-      tile[r * kRowLd<D> + c] = value;
-  };
   if (wide) {
     constexpr int kVectors = D / 8;
     for (int e = threadIdx.x; e < kRows * kVectors; e += blockDim.x) {
@@ -151,15 +154,16 @@ __device__ void stage_bf16(uint16_t* tile, const uint16_t* qkv, const FlashLayou
       const uint32_t words[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
-        put(r, c + 2 * k, static_cast<uint16_t>(words[k] & 0xFFFFu));
-        put(r, c + 2 * k + 1, static_cast<uint16_t>(words[k] >> 16));
+        put<D, kTransposed>(tile, r, c + 2 * k, static_cast<uint16_t>(words[k] & 0xFFFFu));
+        put<D, kTransposed>(tile, r, c + 2 * k + 1, static_cast<uint16_t>(words[k] >> 16));
       }
     }
     return;
   }
   for (int e = threadIdx.x; e < kRows * D; e += blockDim.x) {
     const int r = e / D, c = e % D;
-    put(r, c, first + r < at.seq ? qkv[at.qkv_at(b, first + r, column + c)] : uint16_t{0});
+    put<D, kTransposed>(
+        tile, r, c, first + r < at.seq ? qkv[at.qkv_at(b, first + r, column + c)] : uint16_t{0});
   }
 }
 
@@ -167,12 +171,8 @@ __device__ void stage_bf16(uint16_t* tile, const uint16_t* qkv, const FlashLayou
 template <int D, bool kTransposed>
 __device__ void stage_gradient_bf16(uint16_t* tile, const float* dout, const FlashLayout& at,
                                     int64_t b, int64_t h, int64_t first, bool wide) {
-  const auto put = [&](int r, int c, float value) {
-    const uint16_t bits = bf16_math::to_bf16_bits(value);
-    if (kTransposed)
-      tile[c * kColumnLd + r] = bits;
-    else
-      tile[r * kRowLd<D> + c] = bits;
+  const auto put_rounded = [&](int r, int c, float value) {
+    put<D, kTransposed>(tile, r, c, bf16_math::to_bf16_bits(value));
   };
   if (wide) {
     constexpr int kVectors = D / 4;
@@ -181,16 +181,16 @@ __device__ void stage_gradient_bf16(uint16_t* tile, const float* dout, const Fla
       float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       if (first + r < at.seq)
         v = *reinterpret_cast<const float4*>(dout + at.out_at(b, first + r, h) + c);
-      put(r, c, v.x);
-      put(r, c + 1, v.y);
-      put(r, c + 2, v.z);
-      put(r, c + 3, v.w);
+      put_rounded(r, c, v.x);
+      put_rounded(r, c + 1, v.y);
+      put_rounded(r, c + 2, v.z);
+      put_rounded(r, c + 3, v.w);
     }
     return;
   }
   for (int e = threadIdx.x; e < kRows * D; e += blockDim.x) {
     const int r = e / D, c = e % D;
-    put(r, c, first + r < at.seq ? dout[at.out_at(b, first + r, h) + c] : 0.0f);
+    put_rounded(r, c, first + r < at.seq ? dout[at.out_at(b, first + r, h) + c] : 0.0f);
   }
 }
 
