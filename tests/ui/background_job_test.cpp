@@ -6,6 +6,7 @@
 #include <QtTest>
 #include <atomic>
 #include <memory>
+#include <thread>
 
 #include "ui/models/background_job.h"
 
@@ -64,9 +65,16 @@ class BackgroundJobTest : public QObject {
     job.start(make_result);
     job.wait();  // done, and never taken
     QCOMPARE(sinks_alive.load(), 1);
-    job.start(make_result);  // drops the first result
+    // The second job waits for the gate, so that what is alive between the
+    // start and the gate is what the start left (its worker may run at once).
+    std::atomic<bool> gate{false};
+    job.start([&] {
+      while (!gate.load()) std::this_thread::yield();
+      return make_result();
+    });  // drops the first result
     QCOMPARE(sinks_alive.load(), 0);
     QCOMPARE(writes_after_sink_died.load(), 0);
+    gate = true;
     job.wait();
     QCOMPARE(sinks_alive.load(), 1);  // the second, kept until taken
     QTRY_COMPARE(finished, 1);        // the poll saw both ends as one
