@@ -8,6 +8,8 @@
 #   bash tests/fuzz/run_fuzz.sh [SECONDS] [BUILD]     # defaults: 30, build-fuzz
 #   TARGETS="csv_fuzz idx_fuzz" bash tests/fuzz/run_fuzz.sh 600
 #   JOBS=1 bash tests/fuzz/run_fuzz.sh                 # one target at a time
+#   RUNS=1000000 bash tests/fuzz/run_fuzz.sh           # each target for that many
+#                                                      # inputs instead, however long
 #   REUSE_BUILD=1 bash tests/fuzz/run_fuzz.sh 30 B     # B is already configured with
 #                                                      # PIPELAB_FUZZ=ON (.ci/run's ASan tree)
 set -euo pipefail
@@ -55,7 +57,9 @@ fuzz() {
   [ "$target" = hardware_fuzz ] && seeds="hardware/devices hardware/nodes"
   [ -x "$build/tests/fuzz/${name}_seeds" ] && "$build/tests/fuzz/${name}_seeds" "$work_corpus"
   # shellcheck disable=SC2086
-  if ! "$build/tests/fuzz/$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
+  local limit="-max_total_time=$seconds"
+  [ -n "${RUNS:-}" ] && limit="-runs=$RUNS"
+  if ! "$build/tests/fuzz/$target" "$limit" -rss_limit_mb=2048 -timeout=10 \
       -print_final_stats=1 -artifact_prefix="$findings/$target-" $dictionary \
       "$work_corpus" $seeds 2> "$findings/$target.log"; then
     { tail -n 60 "$findings/$target.log"
