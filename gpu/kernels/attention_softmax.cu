@@ -2,6 +2,8 @@
 
 #include <math.h>
 
+#include <type_traits>
+
 #include "gpu/kernels/attention_math.h"
 #include "gpu/kernels/bf16_math.h"
 #include "gpu/kernels/block_reduce.cuh"
@@ -125,11 +127,16 @@ __global__ void backward_in_registers_kernel(const float* probabilities, float* 
   }
 }
 
-// Values per thread for rows of `seq` keys held in registers (1, 2, 4 or 8), 0 past that.
-int values_per_thread(int64_t seq) {
-  for (int per = 1; per <= 8; per *= 2)
-    if (seq <= static_cast<int64_t>(per) * kBlockThreads) return per;
-  return 0;
+// Calls launch(std::integral_constant<int, P>) with P the values per thread
+// that hold a row of `seq` keys in registers (1, 2, 4 or 8); false, calling
+// nothing, for rows too long for that.
+template <typename Launch>
+bool launch_in_registers(int64_t seq, Launch launch) {
+  if (seq <= 1 * kBlockThreads) return launch(std::integral_constant<int, 1>{}), true;
+  if (seq <= 2 * kBlockThreads) return launch(std::integral_constant<int, 2>{}), true;
+  if (seq <= 4 * kBlockThreads) return launch(std::integral_constant<int, 4>{}), true;
+  if (seq <= 8 * kBlockThreads) return launch(std::integral_constant<int, 8>{}), true;
+  return false;
 }
 
 }  // namespace
@@ -139,27 +146,13 @@ void scaled_masked_softmax(const float* scores, float* probabilities, int64_t ro
                            uint16_t* probabilities_bf16) {
   if (rows == 0 || seq == 0) return;
   const unsigned blocks = static_cast<unsigned>(rows);
-  switch (values_per_thread(seq)) {
-    case 1:
-      softmax_in_registers_kernel<1><<<blocks, kBlockThreads, 0, stream>>>(
-          scores, probabilities, seq, scale, causal, probabilities_bf16);
-      break;
-    case 2:
-      softmax_in_registers_kernel<2><<<blocks, kBlockThreads, 0, stream>>>(
-          scores, probabilities, seq, scale, causal, probabilities_bf16);
-      break;
-    case 4:
-      softmax_in_registers_kernel<4><<<blocks, kBlockThreads, 0, stream>>>(
-          scores, probabilities, seq, scale, causal, probabilities_bf16);
-      break;
-    case 8:
-      softmax_in_registers_kernel<8><<<blocks, kBlockThreads, 0, stream>>>(
-          scores, probabilities, seq, scale, causal, probabilities_bf16);
-      break;
-    default:
-      softmax_kernel<<<blocks, kBlockThreads, 0, stream>>>(scores, probabilities, seq, scale,
-                                                           causal, probabilities_bf16);
-  }
+  const bool in_registers = launch_in_registers(seq, [&](auto per_thread) {
+    softmax_in_registers_kernel<decltype(per_thread)::value><<<blocks, kBlockThreads, 0, stream>>>(
+        scores, probabilities, seq, scale, causal, probabilities_bf16);
+  });
+  if (!in_registers)
+    softmax_kernel<<<blocks, kBlockThreads, 0, stream>>>(scores, probabilities, seq, scale, causal,
+                                                         probabilities_bf16);
   PIPELAB_CHECK_LAUNCH();
 }
 
@@ -167,27 +160,13 @@ void softmax_backward(const float* probabilities, float* gradient, int64_t rows,
                       cudaStream_t stream, uint16_t* gradient_bf16) {
   if (rows == 0 || seq == 0) return;
   const unsigned blocks = static_cast<unsigned>(rows);
-  switch (values_per_thread(seq)) {
-    case 1:
-      backward_in_registers_kernel<1>
-          <<<blocks, kBlockThreads, 0, stream>>>(probabilities, gradient, seq, gradient_bf16);
-      break;
-    case 2:
-      backward_in_registers_kernel<2>
-          <<<blocks, kBlockThreads, 0, stream>>>(probabilities, gradient, seq, gradient_bf16);
-      break;
-    case 4:
-      backward_in_registers_kernel<4>
-          <<<blocks, kBlockThreads, 0, stream>>>(probabilities, gradient, seq, gradient_bf16);
-      break;
-    case 8:
-      backward_in_registers_kernel<8>
-          <<<blocks, kBlockThreads, 0, stream>>>(probabilities, gradient, seq, gradient_bf16);
-      break;
-    default:
-      backward_kernel<<<blocks, kBlockThreads, 0, stream>>>(probabilities, gradient, seq,
-                                                            gradient_bf16);
-  }
+  const bool in_registers = launch_in_registers(seq, [&](auto per_thread) {
+    backward_in_registers_kernel<decltype(per_thread)::value>
+        <<<blocks, kBlockThreads, 0, stream>>>(probabilities, gradient, seq, gradient_bf16);
+  });
+  if (!in_registers)
+    backward_kernel<<<blocks, kBlockThreads, 0, stream>>>(probabilities, gradient, seq,
+                                                          gradient_bf16);
   PIPELAB_CHECK_LAUNCH();
 }
 

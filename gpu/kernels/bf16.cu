@@ -19,11 +19,8 @@ __global__ void to_bf16_by_four_kernel(const float4* source, uint2* target, int6
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < quads;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const float4 v = source[i];
-    const uint32_t low =
-        bf16_math::to_bf16_bits(v.x) | (uint32_t{bf16_math::to_bf16_bits(v.y)} << 16);
-    const uint32_t high =
-        bf16_math::to_bf16_bits(v.z) | (uint32_t{bf16_math::to_bf16_bits(v.w)} << 16);
-    target[i] = make_uint2(low, high);
+    target[i] = make_uint2(bf16_math::to_bf16_pair_bits(v.x, v.y),
+                           bf16_math::to_bf16_pair_bits(v.z, v.w));
   }
 }
 

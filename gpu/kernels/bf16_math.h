@@ -35,6 +35,12 @@ PIPELAB_HOST_DEVICE inline uint16_t to_bf16_bits(float value) {
   return static_cast<uint16_t>((bits + 0x7FFFu + lowest_kept) >> 16);
 }
 
+// Two values rounded to bf16 in one 32-bit word, `low` in the low half (at the
+// lower address in memory, as a pair of an mma operand or of a vector store).
+PIPELAB_HOST_DEVICE inline uint32_t to_bf16_pair_bits(float low, float high) {
+  return uint32_t{to_bf16_bits(low)} | (uint32_t{to_bf16_bits(high)} << 16);
+}
+
 PIPELAB_HOST_DEVICE inline float bf16_bits_to_float(uint16_t bits) {
   const uint32_t wide = static_cast<uint32_t>(bits) << 16;
   float value;

@@ -56,11 +56,6 @@ __device__ inline uint32_t pair_at(const uint16_t* p) {
   return *reinterpret_cast<const uint32_t*>(p);
 }
 
-// Two floats rounded to bf16 (bf16_math's rounding), the first in the low half.
-__device__ inline uint32_t packed(float low, float high) {
-  return uint32_t{bf16_math::to_bf16_bits(low)} | (uint32_t{bf16_math::to_bf16_bits(high)} << 16);
-}
-
 // c += a b for a 16 x 16 bf16 piece a and a 16 x 8 piece b (c 16 x 8, float32).
 __device__ inline void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
   asm volatile(
@@ -96,10 +91,10 @@ __device__ inline void times_rows(float (&c)[kPieces][4], const uint32_t (&a)[4]
 // The A operand of a 16 x 16 piece from accumulators: columns [16k, 16k + 16)
 // of a warp's 16 x 64 values (8 pieces of 8 columns), rounded to bf16.
 __device__ inline void a_from(uint32_t (&a)[4], const float (&v)[kTiles][4], int k) {
-  a[0] = packed(v[2 * k][0], v[2 * k][1]);
-  a[1] = packed(v[2 * k][2], v[2 * k][3]);
-  a[2] = packed(v[2 * k + 1][0], v[2 * k + 1][1]);
-  a[3] = packed(v[2 * k + 1][2], v[2 * k + 1][3]);
+  a[0] = bf16_math::to_bf16_pair_bits(v[2 * k][0], v[2 * k][1]);
+  a[1] = bf16_math::to_bf16_pair_bits(v[2 * k][2], v[2 * k][3]);
+  a[2] = bf16_math::to_bf16_pair_bits(v[2 * k + 1][0], v[2 * k + 1][1]);
+  a[3] = bf16_math::to_bf16_pair_bits(v[2 * k + 1][2], v[2 * k + 1][3]);
 }
 
 template <int N>

@@ -98,5 +98,12 @@ TEST(Bf16MathTest, PicksTheNearestBf16ForManyFloats) {
   }
 }
 
+TEST(Bf16MathTest, PairsPutTheFirstValueInTheLowHalf) {
+  const float low = 1.00390625f, high = -3.5f;  // a tie (to even) and an exact value
+  EXPECT_EQ(bf16_math::to_bf16_pair_bits(low, high),
+            uint32_t{to_bf16_bits(low)} | (uint32_t{to_bf16_bits(high)} << 16));
+  EXPECT_EQ(bf16_math::to_bf16_pair_bits(low, high), 0xC0603F80u);
+}
+
 }  // namespace
 }  // namespace pipelab::gpu
