@@ -74,10 +74,6 @@ constexpr const char* kPatterns[] = {
                       "parallel.zero = %1 shards the state that one synchronous step updates, and %2 "
                       "updates each replica on its own; use a synchronous schedule with update = "
                       "sync, or zero = 0"),
-    QT_TRANSLATE_NOOP("CoreMessage",
-                      "parallel.zero = %1: the executors shard the optimizer state (1) and the "
-                      "gradients (2), not yet the weights; the simulator predicts zero 3. Set "
-                      "parallel.zero = 2 to train, or simulate"),
     // Context parallelism (the Parallel panel's cp) where the model cannot split.
     QT_TRANSLATE_NOOP("CoreMessage",
                       "parallel.cp = %1 splits a Transformer's sequences over ranks, and this model "

@@ -222,6 +222,26 @@ class StageStack {
     }
   }
 
+  // ZeRO 3 (FSDP's units: each layer with weights is one): the executor's
+  // acquire(k) runs before layer k's forward, backward or weight gradient
+  // and release(k) after it, so that it gathers the layer's weights from the
+  // replicas' shards just for that use and frees them again. Unset: nothing.
+  struct WeightUnits {
+    std::function<void(int k)> acquire;
+    std::function<void(int k)> release;
+  };
+  void connect_weight_units(WeightUnits units) { units_ = std::move(units); }
+
+  // Layer k's trainable tensors with their gradients (one ZeRO 3 unit).
+  std::vector<Parameter> layer_parameters(int k) {
+    const std::vector<Tensor*> values = layers_[k]->params();
+    const std::vector<Tensor*> grads = layers_[k]->grads();
+    assert(values.size() == grads.size());
+    std::vector<Parameter> result;
+    for (size_t i = 0; i < values.size(); ++i) result.push_back({values[i], grads[i]});
+    return result;
+  }
+
   // The gradients of the experts this device holds (expert parallelism sums
   // them over fewer replicas than the rest).
   std::vector<Tensor*> expert_grads() {
@@ -313,6 +333,7 @@ class StageStack {
     typename Math::Scope scope(context_);
     for (int k = layer_count() - 1; k >= 0; --k) {
       if (saved.output_grads[k].empty()) continue;
+      const UnitUse use(*this, k);
       with_backward_input(k, saved, [&](const Tensor& input, LayerState* state) {
         layers_[k]->backward_weight_with(input_of(k, input, state), saved.output_grads[k], state);
       });
@@ -329,11 +350,9 @@ class StageStack {
   // a data-parallel all-reduce, or weight stashing by swapping tensors).
   std::vector<Parameter> parameters() {
     std::vector<Parameter> result;
-    for (auto& layer : layers_) {
-      const std::vector<Tensor*> values = layer->params();
-      const std::vector<Tensor*> grads = layer->grads();
-      assert(values.size() == grads.size());
-      for (size_t i = 0; i < values.size(); ++i) result.push_back({values[i], grads[i]});
+    for (int k = 0; k < layer_count(); ++k) {
+      const std::vector<Parameter> own = layer_parameters(k);
+      result.insert(result.end(), own.begin(), own.end());
     }
     return result;
   }
@@ -381,6 +400,28 @@ class StageStack {
                             layer.role == TensorParallelRole::BlockParallel);
   }
 
+  // Layer k's weights for as long as it lives (WeightUnits), when it has any.
+  class UnitUse {
+   public:
+    // Asked of every layer: a released layer's params() may list fewer
+    // tensors (optional ones are known by being empty), so the executor,
+    // which knows each layer's, decides.
+    UnitUse(StageStack& stack, int k) : stack_(stack), k_(k) {
+      active_ = static_cast<bool>(stack.units_.acquire);
+      if (active_) stack_.units_.acquire(k_);
+    }
+    ~UnitUse() {
+      if (active_) stack_.units_.release(k_);
+    }
+    UnitUse(const UnitUse&) = delete;
+    UnitUse& operator=(const UnitUse&) = delete;
+
+   private:
+    StageStack& stack_;
+    int k_;
+    bool active_ = false;
+  };
+
   // Refuses sequence parallelism on a backend without its Math hooks.
   void check_sequence_parallel(const LayerLayout& layer) const {
     if constexpr (!kRunsSequenceParallel)
@@ -424,6 +465,7 @@ class StageStack {
   // backward; without it (inference) the layer keeps nothing.
   Tensor layer_forward(int k, const Tensor& x, const ForwardInfo& info,
                        std::unique_ptr<LayerState>* state = nullptr) {
+    const UnitUse use(*this, k);
     if (gathers_[k]) {
       auto kept = std::make_unique<GatheredSequence<Tensor>>();
       kept->whole = gathered_input(k, x, true);
@@ -505,6 +547,7 @@ class StageStack {
     Tensor grad = std::move(output_grad);
     for (int k = layer_count() - 1; k >= 0; --k) {
       Tensor input_grad;
+      const UnitUse use(*this, k);
       with_backward_input(k, saved, [&](const Tensor& input, LayerState* state) {
         if (needs_input_grad(k)) input_grad = layer_input_grad(k, input, grad, saved.info, state);
         if (fused) layers_[k]->backward_weight_with(input_of(k, input, state), grad, state);
@@ -553,6 +596,7 @@ class StageStack {
   std::vector<char> routes_experts_;       // per stage layer: a moe layer or a block with experts
   BasicTensorParallelAllReduce<Tensor> all_reduce_;
   BasicSequenceCollective<Tensor> sequence_collective_;
+  WeightUnits units_;
   // Per stage layer, under sequence parallelism: the slice its input holds,
   // whether it gathers that input (the output layer), and whether its
   // gradients are partial (LayerLayout::sequence_partial).

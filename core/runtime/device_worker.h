@@ -31,6 +31,15 @@
 //              (zeros, counted as the scatter's buffer, CommBuffers) before
 //              the next backward. Experts share over the replicas holding the
 //              same experts, the rest over all dp.
+//              Zero 3 shards the weights too, one unit per layer with weights
+//              (FSDP's wrapping of each block): each replica keeps its slice
+//              of every layer's flattened weights (Weights) and gathers a
+//              layer's whole weights (CommBuffers) right before the layer's
+//              forward, backward or weight gradient, freeing them right after
+//              (FSDP's reshard after forward). The schedule's AllGather before
+//              each F, B and BI is reported spanning that op's gathers; U
+//              steps the slices, which are the master weights. At evaluations
+//              and after the last step every weight is gathered whole.
 //   Push/Pull  async data parallelism through the stage's ParameterServer
 //              (or, over processes, the rank that holds it), on a host view
 //              of the stage's weights
@@ -59,22 +68,24 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "core/comm/rendezvous.h"
+#include "core/comm/run_control.h"
 #include "core/io/experiment.h"
 #include "core/nn/optimizer.h"
 #include "core/nn/sequential.h"
 #include "core/plan/partition.h"
 #include "core/runtime/parameter_server.h"
 #include "core/runtime/pipemare_weights.h"
-#include "core/comm/rendezvous.h"
 #include "core/runtime/run_clock.h"
-#include "core/comm/run_control.h"
 #include "core/runtime/run_recorder.h"
 #include "core/runtime/training_data.h"
 #include "core/runtime/training_program.h"
@@ -177,6 +188,14 @@ class DeviceWorker {
     pipelab::Tensor host_values;
     pipelab::Tensor host_gradients;
     std::unique_ptr<pipelab::Optimizer> host_optimizer;
+    // Zero 3: the stage layer (unit) these parameters are, their weights'
+    // shapes, and whether the layer holds them whole now.
+    int layer = -1;
+    std::vector<std::array<int64_t, 2>> weight_shapes;
+    bool gathered = true;
+    int64_t size_of(size_t parameter) const {
+      return weight_shapes[parameter][0] * weight_shapes[parameter][1];
+    }
     int64_t begin() const { return rank * shard; }
     int64_t padded() const { return members * shard; }
   };
@@ -190,8 +209,22 @@ class DeviceWorker {
     std::unique_ptr<Velocity> velocity;  // pipemare's discrepancy correction, or null
     int gradient_delay = 0;  // updates between the F and B of the gradient the next U applies
     std::vector<std::unique_ptr<ZeroShard>> shards;  // ZeRO: the dense group, then the experts'
-    // Zero 2: the layers' gradients' shapes, while they are released.
-    std::vector<std::array<int64_t, 2>> released_gradients;
+    // Zero 2 and 3: the layers' gradients with their shapes, while they are
+    // released (listed once: under zero 3 a released layer lists fewer).
+    std::vector<std::pair<Tensor*, std::array<int64_t, 2>>> released_gradients;
+    // Zero 3: per stage layer, its shards (indices into `shards`); and the
+    // schedule's weight gathers not yet run, in order: each F, B and BI
+    // reports its layers' gathers as the first one.
+    std::vector<std::vector<int>> unit_shards;
+    std::deque<Op> listed_gathers;
+  };
+  // Zero 3: the listed gather a compute op reports its layers' gathers as.
+  struct UnitGathers {
+    Op op;
+    int chunk = -1;       // -1: none being reported
+    int last_layer = -1;  // the op's last layer to gather (the span ends after it)
+    bool open = false;
+    int64_t bytes = 0;
   };
   // A micro-batch on one of this device's chunks, at a global step.
   struct MicrobatchKey {
@@ -236,19 +269,35 @@ class DeviceWorker {
   int64_t data_parallel_all_reduce(const Op& op);
   // The stage's parameters less the experts' (which `experts` receives)
   // when expert parallelism sums those over fewer replicas.
-  std::vector<Parameter> dense_parameters(StageState& stage, std::vector<Parameter>* experts);
-  // ZeRO (see the table above).
+  std::vector<Parameter> dense_parameters(StageState& stage, std::vector<Parameter> parameters,
+                                          std::vector<Parameter>* experts);
+  // ZeRO (see the table above; device_worker_zero.h).
   void make_zero_shards(StageState& stage);
+  void add_zero_shard(StageState& stage, std::vector<Parameter> parameters, bool experts,
+                      const std::vector<Tensor*>& sequence_partial, int layer);
   int64_t reduce_scatter_gradients(const Op& op);
   void update_shards(StageState& stage);
-  // A shard's values: its slice of the layers' current weights (Workspace).
-  void copy_out_slice(ZeroShard& shard);
+  // A shard's values: its slice of the layers' current weights.
+  void copy_out_slice(ZeroShard& shard, MemoryCategory category);
+  // Every replica's slice of `shard` all-gathered into its parameters'
+  // values (renewed in `category` where released); returns the bytes.
+  int64_t gather_slices(ZeroShard& shard, MemoryCategory category);
   // ZeRO-Offload's OFFLOAD (the slices' gradients down) or RELOAD (their new
   // weights up); returns the bytes moved.
   int64_t move_shards(StageState& stage, OpKind kind);
   int64_t gather_weights(const Op& op);
   void release_gradients(StageState& stage);
+  void release_shard_gradients(StageState& stage, ZeroShard& shard);
   void renew_gradients(StageState& stage);
+  // Zero 3: a layer's whole weights gathered from the slices (acquire) or
+  // freed (release); every layer's, kept whole (hold: evaluations, the end).
+  void acquire_unit(int chunk, int layer);
+  void release_unit(int chunk, int layer);
+  void hold_units(bool hold);
+  // Zero 3: a compute op starts (reports its layers' gathers as the
+  // schedule's next one) or ends (closes what it reported).
+  void begin_unit_gathers(const Op& op);
+  void end_unit_gathers();
   int64_t push(const Op& op);
   int64_t pull(Op& op);
   // A tensor-parallel collective (`kind`: AllReduce, ReduceScatter or
@@ -295,6 +344,8 @@ class DeviceWorker {
   std::vector<StageState> stages_;  // by chunk
 
   CurrentOp current_;
+  UnitGathers unit_gathers_;  // zero 3
+  bool units_held_ = false;   // zero 3: every weight whole (hold_units)
   // Per op of the current window: a collective run (and reported) inside a compute op.
   std::vector<char> tensor_parallel_reported_;
 

@@ -82,12 +82,18 @@ DeviceWorker<Backend>::DeviceWorker(WorkerShared& shared, Devices& devices, int 
                      : [this](Tensor& values, int layer, bool) { expert_all_to_all(values, layer); });
     // Optimizer offloading steps a host optimizer instead (host_optimizer),
     // ZeRO one per shard of the state (make_zero_shards).
-    if (plan.zero > 0 && plan.dp > 1)
+    // The stash lists the parameters before zero 3 releases any weights.
+    state.versions = std::make_unique<Stash>(state.layers->parameters());
+    if (plan.zero > 0 && plan.dp > 1) {
       make_zero_shards(state);
-    else if (!async_data_parallel && plan.offload != OffloadMode::Optimizer)
+      if (plan.zero >= 3) {
+        const int index = chunk;  // stages_[chunk] once pushed below
+        state.layers->connect_weight_units({[this, index](int k) { acquire_unit(index, k); },
+                                            [this, index](int k) { release_unit(index, k); }});
+      }
+    } else if (!async_data_parallel && plan.offload != OffloadMode::Optimizer)
       state.optimizer = backend_.make_optimizer(optimizer_settings(experiment.training.optimizer),
                                                 state.layers->parameters());
-    state.versions = std::make_unique<Stash>(state.layers->parameters());
     const PipeMareSpec& pipemare = experiment.training.pipemare;
     if (reads_newest_weights_ && pipemare.discrepancy_correction)
       state.velocity = std::make_unique<Velocity>(state.layers->parameters(), pipemare.velocity_decay);
@@ -139,7 +145,11 @@ template <typename Backend>
 void DeviceWorker<Backend>::meet(Meeting& next, int64_t position) {
   while (next.position == position) {
     const int step = next.step;
+    // Zero 3: the evaluation reads whole weights; every replica gathers them.
+    const bool sharded_weights = !units_held_ && shared_.experiment.parallel.zero >= 3;
+    if (sharded_weights) hold_units(true);
     shared_.rendezvous.arrive(place_.device, [&] { shared_.at_meeting_point(step); });
+    if (sharded_weights) hold_units(false);
     next = meeting_from(step + 1);
   }
 }
@@ -169,6 +179,9 @@ void DeviceWorker<Backend>::run_windows() {
       }
     }
   }
+  // Zero 3: what reads the weights after the run (the last evaluation, a
+  // saved model) finds them whole.
+  if (shared_.experiment.parallel.zero >= 3) hold_units(true);
   meet(next_meeting, shared_.program.end_positions()[device]);
 }
 
@@ -189,12 +202,22 @@ void DeviceWorker<Backend>::run_op(const TrainingWindow& window, int index) {
   const auto none = [] { return int64_t{0}; };
   switch (op.kind) {
     case OpKind::Forward:
-      timed(op, [&] { forward(op); return int64_t{0}; });
+      timed(op, [&] {
+        begin_unit_gathers(op);
+        forward(op);
+        end_unit_gathers();
+        return int64_t{0};
+      });
       break;
     case OpKind::Backward:
     case OpKind::BackwardInput:
       renew_gradients(stages_[op.chunk]);
-      timed(op, [&] { backward(op); return int64_t{0}; });
+      timed(op, [&] {
+        begin_unit_gathers(op);
+        backward(op);
+        end_unit_gathers();
+        return int64_t{0};
+      });
       break;
     case OpKind::BackwardWeight:
       renew_gradients(stages_[op.chunk]);
@@ -244,6 +267,13 @@ void DeviceWorker<Backend>::run_op(const TrainingWindow& window, int index) {
       break;
     case OpKind::ReduceScatter:
     case OpKind::AllGather:
+      if (op.group == CommGroup::DataParallel && op.kind == OpKind::AllGather &&
+          op.microbatch >= 0) {
+        // Zero 3's, of the weights an F, B or BI reads: that op gathers them
+        // layer by layer and reports them as this one.
+        stages_[op.chunk].listed_gathers.push_back(op);
+        break;
+      }
       if (op.group == CommGroup::DataParallel) {  // ZeRO's, of the stage's gradients or weights
         timed(op, [&] { return op.kind == OpKind::ReduceScatter ? reduce_scatter_gradients(op) : gather_weights(op); });
         break;
@@ -433,9 +463,9 @@ int64_t DeviceWorker<Backend>::receive(const Op& op) {
 }
 
 template <typename Backend>
-auto DeviceWorker<Backend>::dense_parameters(StageState& stage, std::vector<Parameter>* experts)
+auto DeviceWorker<Backend>::dense_parameters(StageState& stage, std::vector<Parameter> parameters,
+                                             std::vector<Parameter>* experts)
     -> std::vector<Parameter> {
-  std::vector<Parameter> parameters = stage.layers->parameters();
   if (shared_.experiment.parallel.ep == 1) return parameters;
   const std::vector<Tensor*> expert_grads = stage.layers->expert_grads();
   const auto is_expert = [&](const Parameter& parameter) {
@@ -451,7 +481,8 @@ int64_t DeviceWorker<Backend>::data_parallel_all_reduce(const Op& op) {
   // Under expert parallelism the experts' gradients are summed over the
   // replicas holding the same experts only (every ep-th one).
   std::vector<Parameter> experts;
-  std::vector<Parameter> parameters = dense_parameters(stages_[op.chunk], &experts);
+  StageState& stage = stages_[op.chunk];
+  std::vector<Parameter> parameters = dense_parameters(stage, stage.layers->parameters(), &experts);
   // One contiguous buffer: one collective instead of one per parameter (and
   // a ring cuts it into even chunks).
   Tensor flat = backend_.gather_gradients(parameters);
@@ -558,195 +589,6 @@ Sequential& DeviceWorker<Backend>::host_weights(int chunk) {
   return host;
 }
 
-// ---- ZeRO (device_worker.h's table) ----
-
-template <typename Backend>
-void DeviceWorker<Backend>::make_zero_shards(StageState& stage) {
-  const ParallelPlan& plan = shared_.experiment.parallel;
-  // Which gradients sequence parallelism leaves partial, known by their
-  // tensors while they exist (a released block's list leaves them out).
-  const std::vector<Tensor*> partial = stage.layers->sequence_partial_grads();
-  // Zero 2 holds no whole gradients until the first backward.
-  if (plan.zero >= 2) release_gradients(stage);
-  std::vector<Parameter> experts;
-  std::vector<Parameter> dense = dense_parameters(stage, &experts);
-  for (std::vector<Parameter>* group : {&dense, &experts}) {
-    if (group->empty()) continue;
-    auto shard = std::make_unique<ZeroShard>();
-    shard->experts = group == &experts;
-    shard->members = shard->experts ? plan.dp / plan.ep : plan.dp;
-    shard->rank = shard->experts ? place_.replica / plan.ep : place_.replica;
-    int64_t count = 0;
-    for (const Parameter& parameter : *group) count += parameter.value->size();
-    shard->shard = std::max<int64_t>(1, (count + shard->members - 1) / shard->members);
-    shard->parameters = std::move(*group);
-    for (const Parameter& parameter : shard->parameters)
-      shard->sequence_partial.push_back(std::find(partial.begin(), partial.end(), parameter.grad) !=
-                                        partial.end());
-    // Zero 1 keeps whole gradients in the layers and the slice's sum here as
-    // a copy; zero 2 keeps only the slice, the stage's gradients.
-    shard->gradients = backend_.zeros(1, shard->shard,
-                                      plan.zero >= 2 ? MemoryCategory::Gradients : MemoryCategory::Workspace);
-    const OptimizerSettings settings = optimizer_settings(shared_.experiment.training.optimizer);
-    if (plan.offload == OffloadMode::Optimizer) {
-      // ZeRO-Offload: the slice's master weights live on the host from the start.
-      shard->host_values =
-          pipelab::Tensor(1, shard->shard, backend_.host_allocator(), MemoryCategory::Host);
-      shard->host_gradients =
-          pipelab::Tensor(1, shard->shard, backend_.host_allocator(), MemoryCategory::Host);
-      copy_out_slice(*shard);
-      backend_.download(shard->values, shard->host_values);
-      shard->host_optimizer = pipelab::make_optimizer(
-          settings, {pipelab::Parameter{&shard->host_values, &shard->host_gradients}},
-          MemoryCategory::Host);
-    } else {
-      // The optimizer sizes its state from the slice's weights, which then
-      // exist only while U runs and its gather hands them out.
-      shard->values = backend_.zeros(1, shard->shard, MemoryCategory::Workspace);
-      shard->optimizer =
-          backend_.make_optimizer(settings, {Parameter{&shard->values, &shard->gradients}});
-    }
-    shard->values.reset();
-    stage.shards.push_back(std::move(shard));
-  }
-}
-
-template <typename Backend>
-int64_t DeviceWorker<Backend>::sequence_partial_slices_all_reduce(StageState& stage) {
-  int64_t bytes = 0;
-  for (const std::unique_ptr<ZeroShard>& shard : stage.shards) {
-    // [from, until) of the slice's values: the parts of partial gradients in
-    // it. The tensor-parallel shards of a replica flatten their stages alike
-    // and hold the same slice, so the parts line up across the group.
-    std::vector<std::pair<int64_t, int64_t>> parts;
-    int64_t offset = 0, count = 0;
-    for (size_t p = 0; p < shard->parameters.size(); ++p) {
-      const int64_t size = shard->parameters[p].value->size();
-      const int64_t from = std::max(offset, shard->begin());
-      const int64_t until = std::min(offset + size, shard->begin() + shard->shard);
-      if (from < until && shard->sequence_partial[p]) {
-        parts.emplace_back(from - shard->begin(), until - shard->begin());
-        count += until - from;
-      }
-      offset += size;
-    }
-    if (count == 0) continue;
-    Tensor flat = backend_.zeros(1, count, MemoryCategory::CommBuffers);
-    int64_t at = 0;
-    for (const auto& [from, until] : parts) {
-      backend_.copy_values(shard->gradients, from, flat, at, until - from);
-      at += until - from;
-    }
-    backend_.tensor_parallel_all_reduce(flat);
-    at = 0;
-    for (const auto& [from, until] : parts) {
-      backend_.copy_values(flat, at, shard->gradients, from, until - from);
-      at += until - from;
-    }
-    bytes += flat.bytes();
-  }
-  return bytes;
-}
-
-template <typename Backend>
-int64_t DeviceWorker<Backend>::reduce_scatter_gradients(const Op& op) {
-  StageState& stage = stages_[op.chunk];
-  const bool accumulate = shared_.experiment.parallel.zero >= 2;  // one scatter per backward
-  int64_t bytes = 0;
-  for (const std::unique_ptr<ZeroShard>& shard : stage.shards) {
-    Tensor flat = backend_.gather_gradients(shard->parameters, shard->padded());
-    backend_.data_parallel_reduce_scatter(flat, shard->experts);
-    if (accumulate)
-      backend_.add_values(flat, shard->begin(), shard->gradients, 0, shard->shard);
-    else
-      backend_.copy_values(flat, shard->begin(), shard->gradients, 0, shard->shard);
-    bytes += flat.bytes();
-  }
-  if (accumulate) release_gradients(stage);
-  return bytes;
-}
-
-template <typename Backend>
-void DeviceWorker<Backend>::copy_out_slice(ZeroShard& shard) {
-  // Each parameter's part of [begin, begin + shard) of the flattened values.
-  shard.values = backend_.zeros(1, shard.shard, MemoryCategory::Workspace);
-  int64_t offset = 0;
-  for (const Parameter& parameter : shard.parameters) {
-    const int64_t size = parameter.value->size();
-    const int64_t from = std::max(offset, shard.begin());
-    const int64_t until = std::min(offset + size, shard.begin() + shard.shard);
-    if (from < until)
-      backend_.copy_values(*parameter.value, from - offset, shard.values, from - shard.begin(),
-                           until - from);
-    offset += size;
-  }
-}
-
-template <typename Backend>
-void DeviceWorker<Backend>::update_shards(StageState& stage) {
-  for (const std::unique_ptr<ZeroShard>& shard : stage.shards) {
-    if (shard->host_optimizer) {  // ZeRO-Offload: the OFFLOAD before U brought the gradients
-      shard->host_optimizer->step();
-      shard->host_gradients.fill(0.0f);
-    } else {
-      copy_out_slice(*shard);  // the slice's current weights, out of the (whole) layers
-      shard->optimizer->step();
-    }
-    shard->gradients.fill(0.0f);
-  }
-}
-
-template <typename Backend>
-int64_t DeviceWorker<Backend>::move_shards(StageState& stage, OpKind kind) {
-  int64_t bytes = 0;
-  for (const std::unique_ptr<ZeroShard>& shard : stage.shards) {
-    if (kind == OpKind::Offload) {
-      backend_.download(shard->gradients, shard->host_gradients);
-    } else {
-      shard->values = backend_.zeros(1, shard->shard, MemoryCategory::Workspace);
-      backend_.upload(shard->host_values, shard->values);
-    }
-    bytes += shard->host_values.bytes();
-  }
-  return bytes;
-}
-
-template <typename Backend>
-int64_t DeviceWorker<Backend>::gather_weights(const Op& op) {
-  int64_t bytes = 0;
-  for (const std::unique_ptr<ZeroShard>& shard : stages_[op.chunk].shards) {
-    Tensor flat = backend_.zeros(1, shard->padded(), MemoryCategory::Workspace);
-    backend_.copy_values(shard->values, 0, flat, shard->begin(), shard->shard);
-    shard->values.reset();
-    backend_.data_parallel_all_gather(flat, shard->experts);
-    std::vector<Parameter> values;
-    for (const Parameter& parameter : shard->parameters) values.push_back({parameter.value, parameter.value});
-    backend_.scatter_gradients(flat, values);
-    bytes += flat.bytes();
-  }
-  return bytes;
-}
-
-template <typename Backend>
-void DeviceWorker<Backend>::release_gradients(StageState& stage) {
-  if (!stage.released_gradients.empty()) return;
-  for (const Parameter& parameter : stage.layers->parameters()) {
-    stage.released_gradients.push_back({parameter.grad->rows(), parameter.grad->cols()});
-    parameter.grad->reset();
-  }
-}
-
-template <typename Backend>
-void DeviceWorker<Backend>::renew_gradients(StageState& stage) {
-  if (stage.released_gradients.empty()) return;
-  const std::vector<Parameter> parameters = stage.layers->parameters();
-  for (size_t i = 0; i < parameters.size(); ++i) {
-    const std::array<int64_t, 2> shape = stage.released_gradients[i];
-    backend_.renew(*parameters[i].grad, shape[0], shape[1], MemoryCategory::CommBuffers);
-  }
-  stage.released_gradients.clear();
-}
-
 template <typename Backend>
 pipelab::Optimizer& DeviceWorker<Backend>::host_optimizer(int chunk) {
   StageState& stage = stages_[chunk];
@@ -792,3 +634,5 @@ void DeviceWorker<Backend>::drop_in_flight() {
 }
 
 }  // namespace pipelab
+
+#include "core/runtime/device_worker_zero.h"  // IWYU pragma: export

@@ -34,19 +34,6 @@ void check_trainable_precision(const Experiment& experiment) {
                         "set training.precision = fp32 to train, or backend.type = cuda");
 }
 
-// ZeRO 1 and 2 train (device_worker.h), with the optimizer offloaded too
-// (ZeRO-Offload); what they do not train yet the simulator predicts.
-void check_trainable_zero(const ParallelPlan& plan) {
-  if (plan.zero == 0 || plan.dp == 1) return;
-  const std::string field = "parallel.zero = " + std::to_string(plan.zero);
-  if (plan.zero >= 3)
-    throw ExperimentError(
-        field +
-        ": the executors shard the optimizer state (1) and the gradients (2), "
-        "not yet the weights; the simulator predicts zero 3. Set parallel.zero = 2 to "
-        "train, or simulate");
-}
-
 // Context parallelism is predicted (stage_profile.h); the executors do not
 // split sequences yet.
 void check_trainable_context(const ParallelPlan& plan) {
@@ -81,7 +68,6 @@ void check_trainable(const Experiment& experiment) {
                             "backend.type = cpu or cuda, or simulate this model");
   }
   check_trainable_precision(experiment);
-  check_trainable_zero(experiment.parallel);
   check_trainable_context(experiment.parallel);
 }
 

@@ -1,10 +1,12 @@
-// ZeRO 1 and 2 (device_worker.h) train as plain data parallelism does, on
-// every backend: the replicas share out the optimizer state (and, zero 2, the
-// gradients) and the loss curve stays the one device's, within 1e-5 in FP32
-// (the sums are the same; zero 2 adds each micro-batch's gradients after the
+// ZeRO 1, 2 and 3 (device_worker.h) train as plain data parallelism does, on
+// every backend: the replicas share out the optimizer state (zero 2: and the
+// gradients; zero 3: and the weights, gathered layer by layer for each use)
+// and the loss curve stays the one device's, within 1e-5 in FP32 (the sums
+// are the same; zero 2 and 3 add each micro-batch's gradients after the
 // replicas' sum instead of before it, a reassociation). And each device holds
-// what ZeRO says: its slice of the optimizer state, and (zero 2) of the
-// gradients between backwards. With sequence parallelism too.
+// what ZeRO says: its slice of the optimizer state, (zero 2) of the gradients
+// between backwards and (zero 3) of the weights between uses. With tensor,
+// sequence and expert parallelism, and with the optimizer offloaded.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -49,9 +51,10 @@ int64_t peak(const Trace& trace, int device, MemoryCategory which) {
 
 class ZeroEquivalence : public testing::BackendConformance {
  protected:
-  // `plan` at zero 1 and 2 trains to `reference` within kZeroTolerance.
+  // `plan` at every stage it allows (zero 2 and 3 need pp 1) trains to
+  // `reference` within kZeroTolerance.
   void check(const std::vector<double>& reference, const Experiment& plan, const std::string& what) {
-    for (int zero : {1, 2}) {
+    for (int zero = 1; zero <= (plan.parallel.pp == 1 ? 3 : 1); ++zero) {
       const std::string name = what + " zero " + std::to_string(zero);
       const testing::RunOutput run = run_experiment(sharded(plan, zero));
       ASSERT_EQ(run.state, RunState::Finished) << name << ": " << run.error;
@@ -126,6 +129,62 @@ TEST_P(ZeroEquivalence, EachReplicaHoldsItsSliceOfTheState) {
     EXPECT_GE(peak(two.trace, device, MemoryCategory::Gradients), gradients / 4) << where;
     EXPECT_LE(peak(two.trace, device, MemoryCategory::Gradients), gradients / 4 + 32) << where;
     EXPECT_GE(peak(two.trace, device, MemoryCategory::CommBuffers), gradients) << where;
+  }
+}
+
+// Zero 3: between uses a replica holds only its slice of each layer's
+// weights; a layer's whole weights are gathered (communication buffers) for
+// each forward and backward that reads them and freed after it.
+TEST_P(ZeroEquivalence, ZeroThreeHoldsASliceOfTheWeights) {
+  Experiment plan =
+      with_plan(with_adam(testing::small_experiment()), ScheduleKind::OneFOneB, 1, 2, 4);
+  plan.training.steps = 2;
+  const testing::RunOutput plain = run_experiment(plan);
+  const testing::RunOutput three = run_experiment(sharded(plan, 3));
+  ASSERT_EQ(plain.state, RunState::Finished) << plain.error;
+  ASSERT_EQ(three.state, RunState::Finished) << three.error;
+  const int layers_with_weights = 4;  // small_experiment: four linears
+  for (int device = 0; device < 4; ++device) {
+    const std::string where = "device " + std::to_string(device);
+    const int64_t weights = peak(plain.trace, device, MemoryCategory::Weights);
+    const int64_t state = peak(plain.trace, device, MemoryCategory::OptimizerState);
+    ASSERT_GT(weights, 0) << where;
+    // A quarter of each layer's weights, padded to whole values per member.
+    EXPECT_GE(peak(three.trace, device, MemoryCategory::Weights), weights / 4) << where;
+    EXPECT_LE(peak(three.trace, device, MemoryCategory::Weights),
+              weights / 4 + 16 * layers_with_weights)
+        << where;
+    EXPECT_LE(peak(three.trace, device, MemoryCategory::OptimizerState),
+              state / 4 + 32 * layers_with_weights)
+        << where;
+    // The gathered layers and the whole gradients from a backward to its scatter.
+    EXPECT_GE(peak(three.trace, device, MemoryCategory::CommBuffers), weights / layers_with_weights)
+        << where;
+  }
+  // Every F and B on a device reports the gathers of the layers it read as
+  // the schedule's ALL_GATHER before it: inside the op, a whole stage's bytes.
+  std::vector<const TraceEvent*> compute;
+  std::vector<const TraceEvent*> gathers;
+  for (const TraceEvent& event : three.trace.events) {
+    if (event.device != 0) continue;
+    if (event.op.kind == OpKind::Forward || event.op.kind == OpKind::Backward)
+      compute.push_back(&event);
+    if (event.op.kind == OpKind::AllGather && event.op.group == CommGroup::DataParallel)
+      gathers.push_back(&event);
+  }
+  ASSERT_EQ(gathers.size(), compute.size());
+  const auto by_begin = [](const TraceEvent* a, const TraceEvent* b) {
+    return a->t_begin < b->t_begin;
+  };
+  std::sort(compute.begin(), compute.end(), by_begin);
+  std::sort(gathers.begin(), gathers.end(), by_begin);
+  for (size_t i = 0; i < compute.size(); ++i) {
+    const std::string what = op_label(compute[i]->op);
+    EXPECT_EQ(gathers[i]->op.step, compute[i]->op.step) << what;
+    EXPECT_EQ(gathers[i]->op.microbatch, compute[i]->op.microbatch) << what;
+    EXPECT_GE(gathers[i]->t_begin, compute[i]->t_begin) << what;
+    EXPECT_LE(gathers[i]->t_end, compute[i]->t_end) << what;
+    EXPECT_GE(gathers[i]->bytes, peak(plain.trace, 0, MemoryCategory::Weights)) << what;
   }
 }
 

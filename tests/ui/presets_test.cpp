@@ -256,9 +256,9 @@ class PresetsTest : public QObject {
     QVERIFY2(std::abs(states(2) / none - 7.0 / 16) < 0.01, qPrintable(QString::number(states(2) / none)));
     QVERIFY2(std::abs(states(3) / none - 4.0 / 16) < 0.01, qPrintable(QString::number(states(3) / none)));
     QVERIFY(zero->what_to_see.contains(QString::number(none, 'f', 1) + " MiB"));
-    // Its compared run trains with ZeRO-2.
+    // Its compared run trains with ZeRO-3.
     QVERIFY(zero->compare_with);
-    QCOMPARE(zero->compare_with->second_from_first(zero->experiment).parallel.zero, 2);
+    QCOMPARE(zero->compare_with->second_from_first(zero->experiment).parallel.zero, 3);
   }
 
   void aMalformedPresetFileSaysWhatIsWrong() {

@@ -147,10 +147,6 @@
         <translation>parallel.zero = %1 切分的是一次同步更新所用的状态，而 %2 让每个副本各自更新；请使用同步调度并设 update = sync，或设 zero = 0</translation>
     </message>
     <message>
-        <source>parallel.zero = %1: the executors shard the optimizer state (1) and the gradients (2), not yet the weights; the simulator predicts zero 3. Set parallel.zero = 2 to train, or simulate</source>
-        <translation>parallel.zero = %1：执行器目前切分优化器状态（1）和梯度（2），尚不切分权重；zero 3 由模拟器预测。请设 parallel.zero = 2 进行训练，或只做模拟</translation>
-    </message>
-    <message>
         <source>rank %1 has not answered for %2 s (it died, stopped or its network is cut); stopping the run</source>
         <translation>秩 %1 已有 %2 秒没有应答（它已退出、被暂停或网络中断）；运行停止</translation>
     </message>

@@ -129,17 +129,13 @@ TEST(Trainable, ABlockNeedsAnEmbeddingFirst) {
 namespace pipelab {
 namespace {
 
-TEST(Trainable, ZeroOneAndTwoTrainZeroThreeIsPredicted) {
+TEST(Trainable, EveryZeroStageTrains) {
   Experiment sharded = testing::tiny_gpt_experiment();
   sharded.parallel.dp = 2;
-  sharded.parallel.zero = 1;
-  EXPECT_EQ(refusal(sharded), "");
-  sharded.parallel.zero = 2;
-  EXPECT_EQ(refusal(sharded), "");
-  sharded.parallel.zero = 3;
-  std::string message = refusal(sharded);
-  EXPECT_NE(message.find("parallel.zero = 3"), std::string::npos) << message;
-  EXPECT_NE(message.find("Set parallel.zero = 2 to train"), std::string::npos) << message;
+  for (int zero = 1; zero <= 3; ++zero) {
+    sharded.parallel.zero = zero;
+    EXPECT_EQ(refusal(sharded), "") << "zero " << zero;
+  }
   // ZeRO-Offload trains.
   sharded.parallel.zero = 1;
   sharded.parallel.offload = OffloadMode::Optimizer;

@@ -1,0 +1,328 @@
+// The ZeRO members of DeviceWorker<Backend> (device_worker.h's table): the
+// shards of a stage's optimizer state, gradients and (zero 3) weights, and
+// the collectives that move them. Included by device_worker_impl.h only.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "core/runtime/device_worker.h"
+
+namespace pipelab {
+
+template <typename Backend>
+void DeviceWorker<Backend>::make_zero_shards(StageState& stage) {
+  const ParallelPlan& plan = shared_.experiment.parallel;
+  // Which gradients sequence parallelism leaves partial, known by their
+  // tensors while they exist (a released block's list leaves them out).
+  const std::vector<Tensor*> partial = stage.layers->sequence_partial_grads();
+  Stack& layers = *stage.layers;
+  if (plan.zero < 3) {
+    // The stage's flattened parameters as one: the dense ones, then the experts'.
+    std::vector<Parameter> experts;
+    std::vector<Parameter> dense = dense_parameters(stage, layers.parameters(), &experts);
+    add_zero_shard(stage, std::move(dense), false, partial, -1);
+    add_zero_shard(stage, std::move(experts), true, partial, -1);
+    // Zero 2 holds no whole gradients until the first backward.
+    if (plan.zero >= 2) release_gradients(stage);
+    return;
+  }
+  // Zero 3: each layer's (FSDP's unit), whose whole weights then exist only
+  // while a use has gathered them; released layer by layer, so that the
+  // slices add one layer's to what building the stage allocated.
+  stage.unit_shards.resize(layers.layer_count());
+  for (int k = 0; k < layers.layer_count(); ++k) {
+    std::vector<Parameter> experts;
+    std::vector<Parameter> dense = dense_parameters(stage, layers.layer_parameters(k), &experts);
+    add_zero_shard(stage, std::move(dense), false, partial, k);
+    add_zero_shard(stage, std::move(experts), true, partial, k);
+    for (int index : stage.unit_shards[k]) {
+      ZeroShard& shard = *stage.shards[index];
+      release_shard_gradients(stage, shard);
+      for (const Parameter& parameter : shard.parameters) parameter.value->reset();
+      shard.gathered = false;
+    }
+  }
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::add_zero_shard(StageState& stage, std::vector<Parameter> parameters,
+                                           bool experts,
+                                           const std::vector<Tensor*>& sequence_partial,
+                                           int layer) {
+  if (parameters.empty()) return;
+  const ParallelPlan& plan = shared_.experiment.parallel;
+  auto shard = std::make_unique<ZeroShard>();
+  shard->experts = experts;
+  shard->layer = layer;
+  shard->members = experts ? plan.dp / plan.ep : plan.dp;
+  shard->rank = experts ? place_.replica / plan.ep : place_.replica;
+  int64_t count = 0;
+  for (const Parameter& parameter : parameters) count += parameter.value->size();
+  shard->shard = std::max<int64_t>(1, (count + shard->members - 1) / shard->members);
+  shard->parameters = std::move(parameters);
+  for (const Parameter& parameter : shard->parameters) {
+    shard->sequence_partial.push_back(std::find(sequence_partial.begin(), sequence_partial.end(),
+                                                parameter.grad) != sequence_partial.end());
+    shard->weight_shapes.push_back({parameter.value->rows(), parameter.value->cols()});
+  }
+  // Zero 1 keeps whole gradients in the layers and the slice's sum here as
+  // a copy; zero 2 and 3 keep only the slice, the stage's gradients.
+  shard->gradients = backend_.zeros(
+      1, shard->shard, plan.zero >= 2 ? MemoryCategory::Gradients : MemoryCategory::Workspace);
+  // Zero 3's slice of the weights is the device's only copy of them, kept;
+  // zero 1 and 2 hold the slice's weights only from U to the gather after it.
+  const MemoryCategory slice_category =
+      plan.zero >= 3 ? MemoryCategory::Weights : MemoryCategory::Workspace;
+  const OptimizerSettings settings = optimizer_settings(shared_.experiment.training.optimizer);
+  if (plan.offload == OffloadMode::Optimizer) {
+    // ZeRO-Offload: the slice's master weights live on the host from the start.
+    shard->host_values =
+        pipelab::Tensor(1, shard->shard, backend_.host_allocator(), MemoryCategory::Host);
+    shard->host_gradients =
+        pipelab::Tensor(1, shard->shard, backend_.host_allocator(), MemoryCategory::Host);
+    copy_out_slice(*shard, slice_category);
+    backend_.download(shard->values, shard->host_values);
+    shard->host_optimizer = pipelab::make_optimizer(
+        settings, {pipelab::Parameter{&shard->host_values, &shard->host_gradients}},
+        MemoryCategory::Host);
+  } else {
+    // The optimizer sizes its state from the slice's weights.
+    shard->values = backend_.zeros(1, shard->shard, slice_category);
+    shard->optimizer =
+        backend_.make_optimizer(settings, {Parameter{&shard->values, &shard->gradients}});
+    if (plan.zero >= 3) copy_out_slice(*shard, slice_category);
+  }
+  if (plan.zero < 3) shard->values.reset();
+  if (layer >= 0) stage.unit_shards[layer].push_back(static_cast<int>(stage.shards.size()));
+  stage.shards.push_back(std::move(shard));
+}
+
+template <typename Backend>
+int64_t DeviceWorker<Backend>::sequence_partial_slices_all_reduce(StageState& stage) {
+  int64_t bytes = 0;
+  for (const std::unique_ptr<ZeroShard>& shard : stage.shards) {
+    // [from, until) of the slice's values: the parts of partial gradients in
+    // it. The tensor-parallel shards of a replica flatten their stages alike
+    // and hold the same slice, so the parts line up across the group.
+    std::vector<std::pair<int64_t, int64_t>> parts;
+    int64_t offset = 0, count = 0;
+    for (size_t p = 0; p < shard->parameters.size(); ++p) {
+      const int64_t size = shard->size_of(p);  // zero 3 may have released the values
+      const int64_t from = std::max(offset, shard->begin());
+      const int64_t until = std::min(offset + size, shard->begin() + shard->shard);
+      if (from < until && shard->sequence_partial[p]) {
+        parts.emplace_back(from - shard->begin(), until - shard->begin());
+        count += until - from;
+      }
+      offset += size;
+    }
+    if (count == 0) continue;
+    Tensor flat = backend_.zeros(1, count, MemoryCategory::CommBuffers);
+    int64_t at = 0;
+    for (const auto& [from, until] : parts) {
+      backend_.copy_values(shard->gradients, from, flat, at, until - from);
+      at += until - from;
+    }
+    backend_.tensor_parallel_all_reduce(flat);
+    at = 0;
+    for (const auto& [from, until] : parts) {
+      backend_.copy_values(flat, at, shard->gradients, from, until - from);
+      at += until - from;
+    }
+    bytes += flat.bytes();
+  }
+  return bytes;
+}
+
+template <typename Backend>
+int64_t DeviceWorker<Backend>::reduce_scatter_gradients(const Op& op) {
+  StageState& stage = stages_[op.chunk];
+  const bool accumulate = shared_.experiment.parallel.zero >= 2;  // one scatter per backward
+  int64_t bytes = 0;
+  for (const std::unique_ptr<ZeroShard>& shard : stage.shards) {
+    Tensor flat = backend_.gather_gradients(shard->parameters, shard->padded());
+    backend_.data_parallel_reduce_scatter(flat, shard->experts);
+    if (accumulate)
+      backend_.add_values(flat, shard->begin(), shard->gradients, 0, shard->shard);
+    else
+      backend_.copy_values(flat, shard->begin(), shard->gradients, 0, shard->shard);
+    bytes += flat.bytes();
+  }
+  if (accumulate) release_gradients(stage);
+  return bytes;
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::copy_out_slice(ZeroShard& shard, MemoryCategory category) {
+  // Each parameter's part of [begin, begin + shard) of the flattened values.
+  shard.values = backend_.zeros(1, shard.shard, category);
+  int64_t offset = 0;
+  for (const Parameter& parameter : shard.parameters) {
+    const int64_t size = parameter.value->size();
+    const int64_t from = std::max(offset, shard.begin());
+    const int64_t until = std::min(offset + size, shard.begin() + shard.shard);
+    if (from < until)
+      backend_.copy_values(*parameter.value, from - offset, shard.values, from - shard.begin(),
+                           until - from);
+    offset += size;
+  }
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::update_shards(StageState& stage) {
+  const bool whole_layers = shared_.experiment.parallel.zero < 3;
+  for (const std::unique_ptr<ZeroShard>& shard : stage.shards) {
+    if (shard->host_optimizer) {  // ZeRO-Offload: the OFFLOAD before U brought the gradients
+      shard->host_optimizer->step();
+      shard->host_gradients.fill(0.0f);
+    } else {
+      // Zero 1 and 2: the slice's current weights, out of the (whole) layers;
+      // zero 3's slice is the master copy already.
+      if (whole_layers) copy_out_slice(*shard, MemoryCategory::Workspace);
+      shard->optimizer->step();
+    }
+    shard->gradients.fill(0.0f);
+  }
+}
+
+template <typename Backend>
+int64_t DeviceWorker<Backend>::move_shards(StageState& stage, OpKind kind) {
+  const MemoryCategory slice_category =
+      shared_.experiment.parallel.zero >= 3 ? MemoryCategory::Weights : MemoryCategory::Workspace;
+  int64_t bytes = 0;
+  for (const std::unique_ptr<ZeroShard>& shard : stage.shards) {
+    if (kind == OpKind::Offload) {
+      backend_.download(shard->gradients, shard->host_gradients);
+    } else {
+      shard->values = backend_.zeros(1, shard->shard, slice_category);
+      backend_.upload(shard->host_values, shard->values);
+    }
+    bytes += shard->host_values.bytes();
+  }
+  return bytes;
+}
+
+template <typename Backend>
+int64_t DeviceWorker<Backend>::gather_slices(ZeroShard& shard, MemoryCategory category) {
+  for (size_t p = 0; p < shard.parameters.size(); ++p)
+    if (shard.parameters[p].value->empty())
+      backend_.renew(*shard.parameters[p].value, shard.weight_shapes[p][0],
+                     shard.weight_shapes[p][1], category);
+  Tensor flat = backend_.zeros(1, shard.padded(), category);
+  backend_.copy_values(shard.values, 0, flat, shard.begin(), shard.shard);
+  backend_.data_parallel_all_gather(flat, shard.experts);
+  std::vector<Parameter> values;
+  for (const Parameter& parameter : shard.parameters)
+    values.push_back({parameter.value, parameter.value});
+  backend_.scatter_gradients(flat, values);
+  shard.gathered = true;
+  return flat.bytes();
+}
+
+template <typename Backend>
+int64_t DeviceWorker<Backend>::gather_weights(const Op& op) {
+  // Zero 1 and 2: the updated slices, into every replica's whole layers.
+  int64_t bytes = 0;
+  for (const std::unique_ptr<ZeroShard>& shard : stages_[op.chunk].shards) {
+    bytes += gather_slices(*shard, MemoryCategory::Workspace);
+    shard->values.reset();
+  }
+  return bytes;
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::release_gradients(StageState& stage) {
+  if (!stage.released_gradients.empty()) return;
+  for (const std::unique_ptr<ZeroShard>& shard : stage.shards)
+    release_shard_gradients(stage, *shard);
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::release_shard_gradients(StageState& stage, ZeroShard& shard) {
+  for (const Parameter& parameter : shard.parameters) {
+    stage.released_gradients.push_back(
+        {parameter.grad, {parameter.grad->rows(), parameter.grad->cols()}});
+    parameter.grad->reset();
+  }
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::renew_gradients(StageState& stage) {
+  for (const auto& [gradient, shape] : stage.released_gradients)
+    backend_.renew(*gradient, shape[0], shape[1], MemoryCategory::CommBuffers);
+  stage.released_gradients.clear();
+}
+
+// ---- Zero 3's units ----
+
+template <typename Backend>
+void DeviceWorker<Backend>::acquire_unit(int chunk, int layer) {
+  StageState& stage = stages_[chunk];
+  for (int index : stage.unit_shards[layer]) {
+    ZeroShard& shard = *stage.shards[index];
+    if (shard.gathered) continue;
+    // The op's first gather opens the listed gather's span.
+    if (unit_gathers_.chunk == chunk && !unit_gathers_.open) {
+      backend_.begin(unit_gathers_.op);
+      unit_gathers_.open = true;
+    }
+    const int64_t bytes = gather_slices(shard, MemoryCategory::CommBuffers);
+    if (unit_gathers_.chunk == chunk) unit_gathers_.bytes += bytes;
+  }
+  if (unit_gathers_.chunk == chunk && unit_gathers_.open && layer == unit_gathers_.last_layer) {
+    backend_.end(unit_gathers_.op, unit_gathers_.bytes);
+    unit_gathers_ = {};
+  }
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::release_unit(int chunk, int layer) {
+  if (units_held_) return;
+  StageState& stage = stages_[chunk];
+  for (int index : stage.unit_shards[layer]) {
+    ZeroShard& shard = *stage.shards[index];
+    for (const Parameter& parameter : shard.parameters) parameter.value->reset();
+    shard.gathered = false;
+  }
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::hold_units(bool hold) {
+  units_held_ = false;
+  for (int chunk = 0; chunk < chunk_count(); ++chunk)
+    for (int layer = 0; layer < static_cast<int>(stages_[chunk].unit_shards.size()); ++layer)
+      hold ? acquire_unit(chunk, layer) : release_unit(chunk, layer);
+  units_held_ = hold;
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::begin_unit_gathers(const Op& op) {
+  StageState& stage = stages_[op.chunk];
+  if (stage.listed_gathers.empty()) return;
+  unit_gathers_ = {};
+  unit_gathers_.op = stage.listed_gathers.front();
+  unit_gathers_.chunk = op.chunk;
+  stage.listed_gathers.pop_front();
+  // The forward gathers the layers first to last, a backward last to first.
+  for (int layer = 0; layer < static_cast<int>(stage.unit_shards.size()); ++layer) {
+    if (stage.unit_shards[layer].empty()) continue;
+    unit_gathers_.last_layer = layer;
+    if (op.kind != OpKind::Forward) break;
+  }
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::end_unit_gathers() {
+  if (unit_gathers_.chunk < 0) return;
+  // Nothing was gathered (all held already): a zero-length op, as other
+  // collectives with nothing to move are.
+  if (!unit_gathers_.open) backend_.begin(unit_gathers_.op);
+  backend_.end(unit_gathers_.op, unit_gathers_.bytes);
+  unit_gathers_ = {};
+}
+
+}  // namespace pipelab
