@@ -43,6 +43,7 @@
 #include <cassert>
 #include <concepts>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -406,12 +407,15 @@ class StageStack {
     // Asked of every layer: a released layer's params() may list fewer
     // tensors (optional ones are known by being empty), so the executor,
     // which knows each layer's, decides.
-    UnitUse(StageStack& stack, int k) : stack_(stack), k_(k) {
+    UnitUse(StageStack& stack, int k)
+        : stack_(stack), k_(k), exceptions_(std::uncaught_exceptions()) {
       active_ = static_cast<bool>(stack.units_.acquire);
       if (active_) stack_.units_.acquire(k_);
     }
+    // Not while an error unwinds the stack: release may run collectives,
+    // which the other members would never join.
     ~UnitUse() {
-      if (active_) stack_.units_.release(k_);
+      if (active_ && std::uncaught_exceptions() == exceptions_) stack_.units_.release(k_);
     }
     UnitUse(const UnitUse&) = delete;
     UnitUse& operator=(const UnitUse&) = delete;
@@ -419,6 +423,7 @@ class StageStack {
    private:
     StageStack& stack_;
     int k_;
+    int exceptions_;
     bool active_ = false;
   };
 

@@ -36,10 +36,13 @@
 //              of every layer's flattened weights (Weights) and gathers a
 //              layer's whole weights (CommBuffers) right before the layer's
 //              forward, backward or weight gradient, freeing them right after
-//              (FSDP's reshard after forward). The schedule's AllGather before
-//              each F, B and BI is reported spanning that op's gathers; U
-//              steps the slices, which are the master weights. At evaluations
-//              and after the last step every weight is gathered whole.
+//              (FSDP's reshard after forward); in a B or BW the layer's whole
+//              gradients exist from its backward to their reduce-scatter into
+//              the slice, right after it. The schedule's AllGather before each
+//              F, B and BI and ReduceScatter after each B and BW are reported
+//              by that op, spanning its layers' collectives; U steps the
+//              slices, which are the master weights. At evaluations and after
+//              the last step every weight is gathered whole.
 //   Push/Pull  async data parallelism through the stage's ParameterServer
 //              (or, over processes, the rank that holds it), on a host view
 //              of the stage's weights
@@ -218,13 +221,20 @@ class DeviceWorker {
     std::vector<std::vector<int>> unit_shards;
     std::deque<Op> listed_gathers;
   };
-  // Zero 3: the listed gather a compute op reports its layers' gathers as.
-  struct UnitGathers {
+  // Zero 3: a collective the schedule lists for a compute op (the ALL_GATHER
+  // before it, the REDUCE_SCATTER after it), which the op reports spanning
+  // the per-layer collectives it runs in its place.
+  struct UnitReport {
     Op op;
-    int chunk = -1;       // -1: none being reported
-    int last_layer = -1;  // the op's last layer to gather (the span ends after it)
+    bool listed = false;
     bool open = false;
     int64_t bytes = 0;
+  };
+  // Zero 3: the compute op running layers now.
+  struct UnitOp {
+    int chunk = -1;               // -1: none (a recomputation, an evaluation)
+    bool adds_gradients = false;  // B or BW: each layer's gradient is scattered after it
+    UnitReport gathers, scatters;
   };
   // A micro-batch on one of this device's chunks, at a global step.
   struct MicrobatchKey {
@@ -288,16 +298,21 @@ class DeviceWorker {
   int64_t gather_weights(const Op& op);
   void release_gradients(StageState& stage);
   void release_shard_gradients(StageState& stage, ZeroShard& shard);
+  // Zero 3: a layer's whole gradients (for a B or BW), and their
+  // reduce-scatter into the slices after it; returns the bytes.
+  void renew_unit_gradients(ZeroShard& shard);
+  int64_t scatter_unit_gradients(ZeroShard& shard);
   void renew_gradients(StageState& stage);
   // Zero 3: a layer's whole weights gathered from the slices (acquire) or
   // freed (release); every layer's, kept whole (hold: evaluations, the end).
   void acquire_unit(int chunk, int layer);
   void release_unit(int chunk, int layer);
   void hold_units(bool hold);
-  // Zero 3: a compute op starts (reports its layers' gathers as the
-  // schedule's next one) or ends (closes what it reported).
-  void begin_unit_gathers(const Op& op);
-  void end_unit_gathers();
+  // Zero 3: a compute op starts (takes the collectives listed for it) or
+  // ends (reports them); `report` opens one before its first collective.
+  void begin_unit_op(const Op& op, int index);
+  void end_unit_op();
+  void open_report(UnitReport& report);
   int64_t push(const Op& op);
   int64_t pull(Op& op);
   // A tensor-parallel collective (`kind`: AllReduce, ReduceScatter or
@@ -344,7 +359,7 @@ class DeviceWorker {
   std::vector<StageState> stages_;  // by chunk
 
   CurrentOp current_;
-  UnitGathers unit_gathers_;  // zero 3
+  UnitOp unit_op_;            // zero 3
   bool units_held_ = false;   // zero 3: every weight whole (hold_units)
   // Per op of the current window: a collective run (and reported) inside a compute op.
   std::vector<char> tensor_parallel_reported_;

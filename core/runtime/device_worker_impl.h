@@ -203,9 +203,9 @@ void DeviceWorker<Backend>::run_op(const TrainingWindow& window, int index) {
   switch (op.kind) {
     case OpKind::Forward:
       timed(op, [&] {
-        begin_unit_gathers(op);
+        begin_unit_op(op, index);
         forward(op);
-        end_unit_gathers();
+        end_unit_op();
         return int64_t{0};
       });
       break;
@@ -213,15 +213,20 @@ void DeviceWorker<Backend>::run_op(const TrainingWindow& window, int index) {
     case OpKind::BackwardInput:
       renew_gradients(stages_[op.chunk]);
       timed(op, [&] {
-        begin_unit_gathers(op);
+        begin_unit_op(op, index);
         backward(op);
-        end_unit_gathers();
+        end_unit_op();
         return int64_t{0};
       });
       break;
     case OpKind::BackwardWeight:
       renew_gradients(stages_[op.chunk]);
-      timed(op, [&] { backward_weight(op); return int64_t{0}; });
+      timed(op, [&] {
+        begin_unit_op(op, index);
+        backward_weight(op);
+        end_unit_op();
+        return int64_t{0};
+      });
       break;
     case OpKind::Recompute:
       timed(op, [&] { recompute(op); return int64_t{0}; });
@@ -274,10 +279,13 @@ void DeviceWorker<Backend>::run_op(const TrainingWindow& window, int index) {
         stages_[op.chunk].listed_gathers.push_back(op);
         break;
       }
-      if (op.group == CommGroup::DataParallel) {  // ZeRO's, of the stage's gradients or weights
+      if (op.group == CommGroup::DataParallel && !tensor_parallel_reported_[index]) {
+        // ZeRO's, of the stage's gradients or weights (zero 3's scatters ran,
+        // and were reported, inside the B or BW before them).
         timed(op, [&] { return op.kind == OpKind::ReduceScatter ? reduce_scatter_gradients(op) : gather_weights(op); });
         break;
       }
+      if (op.group == CommGroup::DataParallel) break;
       [[fallthrough]];
     case OpKind::AllToAll:
       // Run (and reported) inside the compute op before it, as the

@@ -41,8 +41,10 @@ void DeviceWorker<Backend>::make_zero_shards(StageState& stage) {
     add_zero_shard(stage, std::move(experts), true, partial, k);
     for (int index : stage.unit_shards[k]) {
       ZeroShard& shard = *stage.shards[index];
-      release_shard_gradients(stage, shard);
-      for (const Parameter& parameter : shard.parameters) parameter.value->reset();
+      for (const Parameter& parameter : shard.parameters) {
+        parameter.value->reset();
+        parameter.grad->reset();  // renewed layer by layer (renew_unit_gradients)
+      }
       shard.gathered = false;
     }
   }
@@ -262,32 +264,48 @@ void DeviceWorker<Backend>::renew_gradients(StageState& stage) {
 template <typename Backend>
 void DeviceWorker<Backend>::acquire_unit(int chunk, int layer) {
   StageState& stage = stages_[chunk];
+  const bool in_op = unit_op_.chunk == chunk;
   for (int index : stage.unit_shards[layer]) {
     ZeroShard& shard = *stage.shards[index];
+    if (in_op && unit_op_.adds_gradients) renew_unit_gradients(shard);
     if (shard.gathered) continue;
-    // The op's first gather opens the listed gather's span.
-    if (unit_gathers_.chunk == chunk && !unit_gathers_.open) {
-      backend_.begin(unit_gathers_.op);
-      unit_gathers_.open = true;
-    }
+    if (in_op) open_report(unit_op_.gathers);
     const int64_t bytes = gather_slices(shard, MemoryCategory::CommBuffers);
-    if (unit_gathers_.chunk == chunk) unit_gathers_.bytes += bytes;
-  }
-  if (unit_gathers_.chunk == chunk && unit_gathers_.open && layer == unit_gathers_.last_layer) {
-    backend_.end(unit_gathers_.op, unit_gathers_.bytes);
-    unit_gathers_ = {};
+    if (in_op) unit_op_.gathers.bytes += bytes;
   }
 }
 
 template <typename Backend>
 void DeviceWorker<Backend>::release_unit(int chunk, int layer) {
-  if (units_held_) return;
   StageState& stage = stages_[chunk];
+  const bool in_op = unit_op_.chunk == chunk;
   for (int index : stage.unit_shards[layer]) {
     ZeroShard& shard = *stage.shards[index];
+    if (in_op && unit_op_.adds_gradients) {
+      open_report(unit_op_.scatters);
+      unit_op_.scatters.bytes += scatter_unit_gradients(shard);
+    }
+    if (units_held_) continue;
     for (const Parameter& parameter : shard.parameters) parameter.value->reset();
     shard.gathered = false;
   }
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::renew_unit_gradients(ZeroShard& shard) {
+  for (size_t p = 0; p < shard.parameters.size(); ++p)
+    if (shard.parameters[p].grad->empty())
+      backend_.renew(*shard.parameters[p].grad, shard.weight_shapes[p][0],
+                     shard.weight_shapes[p][1], MemoryCategory::CommBuffers);
+}
+
+template <typename Backend>
+int64_t DeviceWorker<Backend>::scatter_unit_gradients(ZeroShard& shard) {
+  Tensor flat = backend_.gather_gradients(shard.parameters, shard.padded());
+  backend_.data_parallel_reduce_scatter(flat, shard.experts);
+  backend_.add_values(flat, shard.begin(), shard.gradients, 0, shard.shard);
+  for (const Parameter& parameter : shard.parameters) parameter.grad->reset();
+  return flat.bytes();
 }
 
 template <typename Backend>
@@ -300,29 +318,50 @@ void DeviceWorker<Backend>::hold_units(bool hold) {
 }
 
 template <typename Backend>
-void DeviceWorker<Backend>::begin_unit_gathers(const Op& op) {
+void DeviceWorker<Backend>::begin_unit_op(const Op& op, int index) {
   StageState& stage = stages_[op.chunk];
-  if (stage.listed_gathers.empty()) return;
-  unit_gathers_ = {};
-  unit_gathers_.op = stage.listed_gathers.front();
-  unit_gathers_.chunk = op.chunk;
-  stage.listed_gathers.pop_front();
-  // The forward gathers the layers first to last, a backward last to first.
-  for (int layer = 0; layer < static_cast<int>(stage.unit_shards.size()); ++layer) {
-    if (stage.unit_shards[layer].empty()) continue;
-    unit_gathers_.last_layer = layer;
-    if (op.kind != OpKind::Forward) break;
+  if (stage.unit_shards.empty()) return;
+  unit_op_ = {};
+  unit_op_.chunk = op.chunk;
+  unit_op_.adds_gradients = computes_weight_gradient(op.kind);
+  // The gathers: the schedule lists one before every F, B and BI, in order.
+  if (op.kind != OpKind::BackwardWeight && !stage.listed_gathers.empty()) {
+    unit_op_.gathers.op = stage.listed_gathers.front();
+    unit_op_.gathers.listed = true;
+    stage.listed_gathers.pop_front();
   }
+  // The scatter: listed among the collectives right after a B or BW.
+  const std::vector<Op>& ops = *current_.ops;
+  for (size_t j = index + 1;
+       unit_op_.adds_gradients && j < ops.size() && is_collective(ops[j].kind); ++j)
+    if (ops[j].kind == OpKind::ReduceScatter && ops[j].group == CommGroup::DataParallel &&
+        !tensor_parallel_reported_[j]) {
+      tensor_parallel_reported_[j] = 1;
+      unit_op_.scatters.op = ops[j];
+      unit_op_.scatters.op.step += current_.first_step;
+      unit_op_.scatters.listed = true;
+      break;
+    }
 }
 
 template <typename Backend>
-void DeviceWorker<Backend>::end_unit_gathers() {
-  if (unit_gathers_.chunk < 0) return;
-  // Nothing was gathered (all held already): a zero-length op, as other
-  // collectives with nothing to move are.
-  if (!unit_gathers_.open) backend_.begin(unit_gathers_.op);
-  backend_.end(unit_gathers_.op, unit_gathers_.bytes);
-  unit_gathers_ = {};
+void DeviceWorker<Backend>::open_report(UnitReport& report) {
+  if (!report.listed || report.open) return;
+  backend_.begin(report.op);
+  report.open = true;
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::end_unit_op() {
+  // Each report spans its first collective to the op's end (the scatters
+  // opened after the gathers, so they close first); one with nothing to
+  // move is a zero-length op, as other collectives with nothing to move are.
+  for (UnitReport* report : {&unit_op_.scatters, &unit_op_.gathers}) {
+    if (!report->listed) continue;
+    open_report(*report);
+    backend_.end(report->op, report->bytes);
+  }
+  unit_op_ = {};
 }
 
 }  // namespace pipelab

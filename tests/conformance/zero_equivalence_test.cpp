@@ -157,35 +157,52 @@ TEST_P(ZeroEquivalence, ZeroThreeHoldsASliceOfTheWeights) {
     EXPECT_LE(peak(three.trace, device, MemoryCategory::OptimizerState),
               state / 4 + 32 * layers_with_weights)
         << where;
-    // The gathered layers and the whole gradients from a backward to its scatter.
+    // The gradients' slices too: each layer's whole gradients live from its
+    // backward to its scatter, as communication buffers with its gathered
+    // weights, so less than the whole model's gradients and weights.
+    EXPECT_LE(peak(three.trace, device, MemoryCategory::Gradients),
+              weights / 4 + 16 * layers_with_weights)
+        << where;
     EXPECT_GE(peak(three.trace, device, MemoryCategory::CommBuffers), weights / layers_with_weights)
+        << where;
+    EXPECT_LT(peak(three.trace, device, MemoryCategory::CommBuffers),
+              peak(plain.trace, device, MemoryCategory::Gradients) + weights)
         << where;
   }
   // Every F and B on a device reports the gathers of the layers it read as
-  // the schedule's ALL_GATHER before it: inside the op, a whole stage's bytes.
-  std::vector<const TraceEvent*> compute;
-  std::vector<const TraceEvent*> gathers;
-  for (const TraceEvent& event : three.trace.events) {
-    if (event.device != 0) continue;
-    if (event.op.kind == OpKind::Forward || event.op.kind == OpKind::Backward)
-      compute.push_back(&event);
-    if (event.op.kind == OpKind::AllGather && event.op.group == CommGroup::DataParallel)
-      gathers.push_back(&event);
-  }
-  ASSERT_EQ(gathers.size(), compute.size());
-  const auto by_begin = [](const TraceEvent* a, const TraceEvent* b) {
-    return a->t_begin < b->t_begin;
+  // the schedule's ALL_GATHER before it, and every B the scatters of their
+  // gradients as the REDUCE_SCATTER after it: inside the op, a whole
+  // stage's bytes.
+  const auto on_device_0 = [&](OpKind kind) {
+    std::vector<const TraceEvent*> events;
+    for (const TraceEvent& event : three.trace.events)
+      if (event.device == 0 && event.op.kind == kind) events.push_back(&event);
+    std::sort(events.begin(), events.end(),
+              [](const TraceEvent* a, const TraceEvent* b) { return a->t_begin < b->t_begin; });
+    return events;
   };
-  std::sort(compute.begin(), compute.end(), by_begin);
-  std::sort(gathers.begin(), gathers.end(), by_begin);
-  for (size_t i = 0; i < compute.size(); ++i) {
-    const std::string what = op_label(compute[i]->op);
-    EXPECT_EQ(gathers[i]->op.step, compute[i]->op.step) << what;
-    EXPECT_EQ(gathers[i]->op.microbatch, compute[i]->op.microbatch) << what;
-    EXPECT_GE(gathers[i]->t_begin, compute[i]->t_begin) << what;
-    EXPECT_LE(gathers[i]->t_end, compute[i]->t_end) << what;
-    EXPECT_GE(gathers[i]->bytes, peak(plain.trace, 0, MemoryCategory::Weights)) << what;
-  }
+  const std::vector<const TraceEvent*> forwards = on_device_0(OpKind::Forward);
+  const std::vector<const TraceEvent*> backwards = on_device_0(OpKind::Backward);
+  std::vector<const TraceEvent*> compute = forwards;
+  compute.insert(compute.end(), backwards.begin(), backwards.end());
+  std::sort(compute.begin(), compute.end(),
+            [](const TraceEvent* a, const TraceEvent* b) { return a->t_begin < b->t_begin; });
+  const std::vector<const TraceEvent*> gathers = on_device_0(OpKind::AllGather);
+  const std::vector<const TraceEvent*> scatters = on_device_0(OpKind::ReduceScatter);
+  ASSERT_EQ(gathers.size(), compute.size());
+  ASSERT_EQ(scatters.size(), backwards.size());
+  const int64_t whole = peak(plain.trace, 0, MemoryCategory::Weights);
+  const auto expect_inside = [&](const TraceEvent& collective, const TraceEvent& op) {
+    const std::string what = op_label(collective.op) + " in " + op_label(op.op);
+    EXPECT_EQ(collective.op.group, CommGroup::DataParallel) << what;
+    EXPECT_EQ(collective.op.step, op.op.step) << what;
+    EXPECT_EQ(collective.op.microbatch, op.op.microbatch) << what;
+    EXPECT_GE(collective.t_begin, op.t_begin) << what;
+    EXPECT_LE(collective.t_end, op.t_end) << what;
+    EXPECT_GE(collective.bytes, whole) << what;
+  };
+  for (size_t i = 0; i < compute.size(); ++i) expect_inside(*gathers[i], *compute[i]);
+  for (size_t i = 0; i < backwards.size(); ++i) expect_inside(*scatters[i], *backwards[i]);
 }
 
 // ZeRO-Offload: each replica's slice of the optimizer state and its master
