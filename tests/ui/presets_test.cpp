@@ -261,6 +261,36 @@ class PresetsTest : public QObject {
     QCOMPARE(zero->compare_with->second_from_first(zero->experiment).parallel.zero, 3);
   }
 
+  void theFsdpPresetShowsTheTrafficZeroThreeAdds() {
+    const std::optional<Preset> fsdp = preset_by_id(QStringLiteral("fsdp"));
+    QVERIFY(fsdp);
+    QCOMPARE(fsdp->experiment.parallel.zero, 3);
+    const auto figure = [&](const QString& name) {
+      return expand_prediction_figures(QLatin1Char('{') + name + QLatin1Char('}'), fsdp->experiment)
+          .toDouble();
+    };
+    // The weights are gathered for each micro-batch's forward and again for
+    // its backward: with one micro-batch 1.5 times what ZeRO-2 (and plain
+    // data parallelism) send, the ZeRO paper's figure; with the preset's
+    // two, twice (ZeRO-2 scatters each micro-batch's gradients, gathers once).
+    const double one_three = figure(QStringLiteral("sent_mib.0 @ parallel.microbatches=1"));
+    const double one_two =
+        figure(QStringLiteral("sent_mib.0 @ parallel.zero=2, parallel.microbatches=1"));
+    QVERIFY2(one_two > 0.5, qPrintable(QString::number(one_two)));
+    QVERIFY2(std::abs(one_three / one_two - 1.5) < 0.05,
+             qPrintable(QString::number(one_three / one_two)));
+    QCOMPARE(fsdp->experiment.parallel.microbatches, 2);
+    const double three = figure(QStringLiteral("sent_mib.0"));
+    const double two = figure(QStringLiteral("sent_mib.0 @ parallel.zero=2"));
+    QVERIFY2(std::abs(three / two - 2.0) < 0.05, qPrintable(QString::number(three / two)));
+    // And holds half the model states of ZeRO-0 at dp 2 (16/2 against 16 bytes).
+    const double states = figure(QStringLiteral("states_mib.0"));
+    const double none = figure(QStringLiteral("states_mib.0 @ parallel.zero=0"));
+    QVERIFY2(std::abs(states / none - 0.5) < 0.02, qPrintable(QString::number(states / none)));
+    QVERIFY(fsdp->compare_with);
+    QCOMPARE(fsdp->compare_with->second_from_first(fsdp->experiment).parallel.zero, 2);
+  }
+
   void aMalformedPresetFileSaysWhatIsWrong() {
     const std::string gpipe = preset_file_text(QStringLiteral("04-gpipe.json"));
     QVERIFY(!gpipe.empty());

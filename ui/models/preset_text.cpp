@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/io/experiment_io.h"
+#include "core/sim/communication_volume.h"
 #include "core/sim/experiment_prediction.h"
 
 namespace pipelab {
@@ -59,9 +60,14 @@ double figure_value(const QString& figure, const QString& name, const Prediction
       states += device.peak_bytes[static_cast<int>(category)];
     return static_cast<double>(states) / kMebibyte;
   }
-  throw ExperimentError("preset figure " + figure.toStdString() +
-                        " is unknown; use step_ms, bubble_percent, peak_mib.D, host_mib.D or "
-                        "states_mib.D (D a device), optionally with overrides after @");
+  if (name.startsWith(QLatin1String("sent_mib.")))
+    return communication_per_step(prediction.schedule, device_of(figure, name, prediction))
+               .data_parallel /
+           kMebibyte;
+  throw ExperimentError(
+      "preset figure " + figure.toStdString() +
+      " is unknown; use step_ms, bubble_percent, peak_mib.D, host_mib.D, "
+      "states_mib.D or sent_mib.D (D a device), optionally with overrides after @");
 }
 
 }  // namespace
