@@ -70,19 +70,27 @@ constexpr const char* kPatterns[] = {
                       "backward, which a pipeline (pp = %2) would wait on between its stages "
                       "(DeepSpeed refuses it too); use zero = 1 with a pipeline, as Megatron-LM's "
                       "distributed optimizer does, or pp = 1"),
-    QT_TRANSLATE_NOOP("CoreMessage",
-                      "parallel.zero = %1 shards the state that one synchronous step updates, and %2 "
-                      "updates each replica on its own; use a synchronous schedule with update = "
-                      "sync, or zero = 0"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "parallel.zero = %1 shards the state that one synchronous step updates, and %2 "
+        "updates each replica on its own; use a synchronous schedule with update = "
+        "sync, or zero = 0"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "parallel.reshard_after_forward = false keeps ZeRO-3's gathered weights from a "
+        "forward to its backward, and parallel.zero = %1 keeps them whole anyway; set zero "
+        "= 3, or remove reshard_after_forward"),
     // Context parallelism (the Parallel panel's cp) where the model cannot split.
-    QT_TRANSLATE_NOOP("CoreMessage",
-                      "parallel.cp = %1 splits a Transformer's sequences over ranks, and this model "
-                      "does not start with an embedding; set cp = 1"),
-    QT_TRANSLATE_NOOP("CoreMessage",
-                      "parallel.cp = %1 cuts the sequence length %2 into 2 x cp = %3 equal chunks "
-                      "(each rank takes one from each end, balancing causal attention), which it does "
-                      "not divide; choose a cp with 2 cp dividing model.input, or change the sequence "
-                      "length"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "parallel.cp = %1 splits a Transformer's sequences over ranks, and this model "
+        "does not start with an embedding; set cp = 1"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "parallel.cp = %1 cuts the sequence length %2 into 2 x cp = %3 equal chunks "
+        "(each rank takes one from each end, balancing causal attention), which it does "
+        "not divide; choose a cp with 2 cp dividing model.input, or change the sequence "
+        "length"),
     QT_TRANSLATE_NOOP("CoreMessage",
                       "parallel.cp = %1: the executors do not split sequences over ranks yet (the "
                       "simulator predicts context parallelism); set parallel.cp = 1 to train, or "
@@ -93,9 +101,10 @@ constexpr const char* kPatterns[] = {
                       "parallel.ep = %1 does not divide parallel.dp = %2: expert-parallel groups "
                       "are carved out of the data-parallel replicas; use an ep that divides dp, "
                       "or raise dp"),
-    QT_TRANSLATE_NOOP("CoreMessage",
-                      "parallel.ep = %1 spreads moe layers' experts over replicas, and this model "
-                      "has none; set ep = 1 or add a moe layer (or experts to a transformer_block)"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "parallel.ep = %1 spreads moe layers' experts over replicas, and this model "
+        "has none; set ep = 1 or add a moe layer (or experts to a transformer_block)"),
     QT_TRANSLATE_NOOP("CoreMessage",
                       "model.layers[%1] has %2 experts, which parallel.ep = %3 cannot share out "
                       "evenly; use an ep that divides the experts"),

@@ -202,9 +202,10 @@ ParallelPlan read_parallel(const JsonObjectReader& top) {
   ParallelPlan plan;
   const Json* value = top.find("parallel");
   if (!value) return plan;
-  const JsonObjectReader reader(*value, "parallel",
-                                {"dp", "tp", "pp", "microbatches", "chunks", "schedule", "update", "recompute",
-                                 "partition", "staleness", "sequence_parallel", "offload", "ep", "zero", "cp"});
+  const JsonObjectReader reader(
+      *value, "parallel",
+      {"dp", "tp", "pp", "microbatches", "chunks", "schedule", "update", "recompute", "partition",
+       "staleness", "sequence_parallel", "offload", "ep", "zero", "reshard_after_forward", "cp"});
   reader.read("dp", plan.dp);
   reader.read("tp", plan.tp);
   reader.read("pp", plan.pp);
@@ -228,6 +229,7 @@ ParallelPlan read_parallel(const JsonObjectReader& top) {
   reader.read("staleness", plan.staleness);
   reader.read("ep", plan.ep);
   reader.read("zero", plan.zero);
+  reader.read("reshard_after_forward", plan.reshard_after_forward);
   reader.read("cp", plan.cp);
   if (const Json* offload = reader.find("offload"))
     plan.offload = json_to_name<OffloadMode>(*offload, "parallel.offload", "an offload mode", parse_offload,

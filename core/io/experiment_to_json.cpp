@@ -140,6 +140,7 @@ Json parallel_to_json(const ParallelPlan& plan) {
   json["staleness"] = plan.staleness;
   json["ep"] = plan.ep;
   json["zero"] = plan.zero;
+  json["reshard_after_forward"] = plan.reshard_after_forward;
   json["cp"] = plan.cp;
   return json;
 }

@@ -58,6 +58,12 @@ struct ParallelPlan {
   // 1 the optimizer state sharded, 2 also the gradients, 3 also the weights
   // (FSDP's full sharding).
   int zero = 0;
+  // ZeRO 3: whether a unit's gathered weights are freed after its forward
+  // and gathered again for its backward (FSDP's reshard_after_forward, the
+  // default), or kept until the micro-batches in flight have run their
+  // backward (less traffic, more memory: the weights are gathered once per
+  // forward pass instead of twice).
+  bool reshard_after_forward = true;
   // Context parallelism: cp ranks split every sequence of a replica and stage
   // (each holds two of 2 cp chunks, balancing causal attention as Megatron-LM
   // does); attention passes K and V around the ring (stage_profile.h). The cp

@@ -127,6 +127,10 @@ LaunchExport megatron(const Experiment& experiment) {
     f.push_back("--use-megatron-fsdp");
     f.push_back(std::string("--data-parallel-sharding-strategy ") +
                 (plan.zero == 2 ? "optim_grads" : "optim_grads_params"));
+    if (plan.zero == 3 && !plan.reshard_after_forward)
+      out.unmapped.push_back(
+          "parallel.reshard_after_forward = false: Megatron-FSDP has no such switch; exported as "
+          "optim_grads_params, which gathers the weights again for the backward");
   }
   if (plan.offload == OffloadMode::Optimizer) f.push_back("--optimizer-cpu-offload");
   if (plan.recompute) {
@@ -202,7 +206,7 @@ LaunchExport torchtitan(const Experiment& experiment) {
     t.push_back("data_parallel_replicate_degree = 1");
     t.push_back("data_parallel_shard_degree = " + std::to_string(plan.dp));
     t.push_back(std::string("fsdp_reshard_after_forward = ") +
-                quoted(plan.zero == 3 ? "always" : "never"));
+                quoted(plan.zero == 3 && plan.reshard_after_forward ? "always" : "never"));
     if (plan.zero == 1)
       out.unmapped.push_back(
           "parallel.zero = 1: torchtitan shards with FSDP2, which shards the gradients too; "

@@ -27,8 +27,9 @@
 // sections of a job file):
 //   zero 0               data_parallel_replicate_degree = dp (DDP)
 //   zero 2, 3            data_parallel_shard_degree = dp (FSDP2), fsdp_reshard_after_forward
-//                        "never" (zero 2: the weights stay gathered between forward and
-//                        backward) or "always" (zero 3)
+//                        "never" (zero 2, and zero 3 without reshard_after_forward: the
+//                        weights stay gathered between forward and backward) or "always"
+//                        (zero 3)
 //   zero 1               listed: FSDP2 shards gradients too
 //   tp, pp, cp, ep       tensor_/pipeline_/context_/expert_parallel_degree
 //   schedule             pipeline_parallel_schedule "GPipe", "1F1B", "Interleaved1F1B",

@@ -220,6 +220,9 @@ class DeviceWorker {
     // reports its layers' gathers as the first one.
     std::vector<std::vector<int>> unit_shards;
     std::deque<Op> listed_gathers;
+    // Zero 3 without reshard_after_forward: micro-batches between their F
+    // and their last backward op (B, or BW), which keep the weights gathered.
+    int holding = 0;
   };
   // Zero 3: a collective the schedule lists for a compute op (the ALL_GATHER
   // before it, the REDUCE_SCATTER after it), which the op reports spanning
@@ -232,8 +235,10 @@ class DeviceWorker {
   };
   // Zero 3: the compute op running layers now.
   struct UnitOp {
-    int chunk = -1;               // -1: none (a recomputation, an evaluation)
+    int chunk = -1;  // -1: none (a recomputation, an evaluation)
+    OpKind kind = OpKind::Forward;
     bool adds_gradients = false;  // B or BW: each layer's gradient is scattered after it
+    bool frees_weights = true;    // each layer's gathered weights are freed after it
     UnitReport gathers, scatters;
   };
   // A micro-batch on one of this device's chunks, at a global step.

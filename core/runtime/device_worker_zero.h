@@ -285,7 +285,10 @@ void DeviceWorker<Backend>::release_unit(int chunk, int layer) {
       open_report(unit_op_.scatters);
       unit_op_.scatters.bytes += scatter_unit_gradients(shard);
     }
-    if (units_held_) continue;
+    // Kept: at an evaluation or the run's end; or, without resharding after
+    // the forward, until the last micro-batch holding them runs its backward.
+    const bool reshards = shared_.experiment.parallel.reshard_after_forward;
+    if (units_held_ || (!reshards && !(in_op && unit_op_.frees_weights))) continue;
     for (const Parameter& parameter : shard.parameters) parameter.value->reset();
     shard.gathered = false;
   }
@@ -323,9 +326,18 @@ void DeviceWorker<Backend>::begin_unit_op(const Op& op, int index) {
   if (stage.unit_shards.empty()) return;
   unit_op_ = {};
   unit_op_.chunk = op.chunk;
+  unit_op_.kind = op.kind;
   unit_op_.adds_gradients = computes_weight_gradient(op.kind);
-  // The gathers: the schedule lists one before every F, B and BI, in order.
-  if (op.kind != OpKind::BackwardWeight && !stage.listed_gathers.empty()) {
+  const bool finishes = op.kind == OpKind::Backward || op.kind == OpKind::BackwardWeight;
+  unit_op_.frees_weights =
+      shared_.experiment.parallel.reshard_after_forward || (finishes && stage.holding == 1);
+  // The gathers: the schedule lists one before every F, B and BI that finds
+  // the weights released, in order, with its reader's step and micro-batch.
+  const auto reads = [&op](const Op& gather) {
+    return gather.step == op.step && gather.microbatch == op.microbatch;
+  };
+  if (op.kind != OpKind::BackwardWeight && !stage.listed_gathers.empty() &&
+      reads(stage.listed_gathers.front())) {
     unit_op_.gathers.op = stage.listed_gathers.front();
     unit_op_.gathers.listed = true;
     stage.listed_gathers.pop_front();
@@ -353,6 +365,7 @@ void DeviceWorker<Backend>::open_report(UnitReport& report) {
 
 template <typename Backend>
 void DeviceWorker<Backend>::end_unit_op() {
+  if (unit_op_.chunk < 0) return;  // not zero 3
   // Each report spans its first collective to the op's end (the scatters
   // opened after the gathers, so they close first); one with nothing to
   // move is a zero-length op, as other collectives with nothing to move are.
@@ -361,6 +374,9 @@ void DeviceWorker<Backend>::end_unit_op() {
     open_report(*report);
     backend_.end(report->op, report->bytes);
   }
+  int& holding = stages_[unit_op_.chunk].holding;
+  if (unit_op_.kind == OpKind::Forward) ++holding;
+  if (unit_op_.kind == OpKind::Backward || unit_op_.kind == OpKind::BackwardWeight) --holding;
   unit_op_ = {};
 }
 

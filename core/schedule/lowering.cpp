@@ -160,13 +160,24 @@ class DeviceLowering {
   // ZeRO 3, per compute op of the rank: the ops whose weights are gathered
   // just before it. Every F, B and BI gathers its stage's weights (a
   // Recompute uses its B's); the gather is issued one compute op ahead, so it
-  // overlaps that op (FSDP's prefetch), the first ones before op 0.
+  // overlaps that op (FSDP's prefetch), the first ones before op 0. Without
+  // resharding after the forward, an F gathers only when no micro-batch of
+  // its chunk is between its F and its last backward op (B, or BW after a
+  // BI), which hold the weights; backward ops gather nothing.
   std::vector<std::vector<int>> weight_gathers(const std::vector<Op>& compute_ops) const {
     std::vector<std::vector<int>> before(compute_ops.size());
     if (out_.zero < 3 || !sums_gradients()) return before;
+    std::vector<int> holding(out_.chunks,
+                             0);  // micro-batches between F and last backward, per chunk
     for (size_t i = 0; i < compute_ops.size(); ++i) {
-      const OpKind kind = compute_ops[i].kind;
-      if (kind == OpKind::Forward || computes_input_gradient(kind)) before[i == 0 ? 0 : i - 1].push_back(static_cast<int>(i));
+      const Op& op = compute_ops[i];
+      bool gathers = op.kind == OpKind::Forward || computes_input_gradient(op.kind);
+      if (!out_.reshard_after_forward) {
+        gathers = op.kind == OpKind::Forward && holding[op.chunk] == 0;
+        if (op.kind == OpKind::Forward) ++holding[op.chunk];
+        if (op.kind == OpKind::Backward || op.kind == OpKind::BackwardWeight) --holding[op.chunk];
+      }
+      if (gathers) before[i == 0 ? 0 : i - 1].push_back(static_cast<int>(i));
     }
     return before;
   }
@@ -419,6 +430,7 @@ Schedule lower_schedule(const Schedule& compute, const ParallelPlan& plan,
   out.tp = plan.tp;
   out.ep = plan.ep;
   out.zero = plan.zero;
+  out.reshard_after_forward = plan.reshard_after_forward;
   out.cp = plan.cp;
   out.update = plan.update;
   out.recompute = plan.recompute;
@@ -490,6 +502,13 @@ void check_zero(const ParallelPlan& plan) {
          " reduce-scatters the gradients after every micro-batch's backward, which a pipeline (pp = " +
          std::to_string(plan.pp) + ") would wait on between its stages (DeepSpeed refuses it too); use "
          "zero = 1 with a pipeline, as Megatron-LM's distributed optimizer does, or pp = 1");
+  if (!plan.reshard_after_forward && plan.zero != 3)
+    fail(
+        "parallel.reshard_after_forward = false keeps ZeRO-3's gathered weights from a forward to "
+        "its backward, "
+        "and parallel.zero = " +
+        std::to_string(plan.zero) +
+        " keeps them whole anyway; set zero = 3, or remove reshard_after_forward");
 }
 
 void check_context_parallel(const ParallelPlan& plan) {

@@ -70,7 +70,10 @@ namespace pipelab {
 //    reduces each micro-batch's gradients into the shard), then U ALL_GATHER.
 //  - zero 3: as zero 2, and an ALL_GATHER (weight_bytes) of the stage's
 //    weights for every F, B and BI, issued one compute op ahead of it (FSDP's
-//    prefetch: before the compute op that precedes it); no gather after U.
+//    prefetch: before the compute op that precedes it), carrying the step
+//    and micro-batch of the op that reads it; no gather after U. Without
+//    reshard_after_forward only for the F that finds no micro-batch of its
+//    chunk holding the weights (between its F and its B, or BW).
 // A collective's bytes are the whole buffer; each member keeps (or gives)
 // 1/dp of it. With optimizer offloading the OFFLOAD and RELOAD carry the
 // device's shard.

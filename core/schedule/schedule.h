@@ -27,6 +27,7 @@ struct Schedule {
   int staleness = 2;
   int ep = 1;             // expert-parallel group size (divides dp)
   int zero = 0;           // ZeRO stage (parallel_plan.h)
+  bool reshard_after_forward = true;  // zero 3 (parallel_plan.h)
   int cp = 1;             // context-parallel ranks per replica and stage
   bool lowered = false;   // true once sends, receives, all-reduces and updates are in
   std::vector<std::vector<Op>> devices;  // devices[d] = device d's ops, in order

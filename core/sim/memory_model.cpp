@@ -7,7 +7,8 @@
 #include <climits>
 
 namespace pipelab {
-StageMemory stage_memory(const CostModel& cost, int stage, int zero, int dp, int ep) {
+StageMemory stage_memory(const CostModel& cost, int stage, int zero, int dp, int ep,
+                         bool reshard_after_forward) {
   StageMemory memory;
   if (cost.is_unit()) {
     memory.weights = 1;
@@ -20,7 +21,8 @@ StageMemory stage_memory(const CostModel& cost, int stage, int zero, int dp, int
   }
   assert(stage >= 0 && stage < static_cast<int>(cost.stages().size()));
   const StageProfile& profile = cost.stages()[stage];
-  const ShardedModelStates states = sharded_model_states(profile, zero, dp, ep, cost.optimizer_slots());
+  const ShardedModelStates states =
+      sharded_model_states(profile, zero, dp, ep, cost.optimizer_slots(), reshard_after_forward);
   memory.weights = states.weights;
   memory.gradients = states.gradients;
   memory.optimizer_state = states.optimizer_state;
@@ -44,8 +46,9 @@ MemoryModel::MemoryModel(const Schedule& schedule, const CostModel& cost)
     state.gradients_allocated.assign(schedule.chunks, 0);
     state.changes.reserve(schedule.devices[d].size() + 16);
     for (int chunk = 0; chunk < schedule.chunks; ++chunk) {
-      const StageMemory stage = stage_memory(cost, schedule.layout().stage_of(rank, chunk), schedule.zero,
-                                             schedule.data_parallel_size(), schedule.ep);
+      const StageMemory stage =
+          stage_memory(cost, schedule.layout().stage_of(rank, chunk), schedule.zero,
+                       schedule.data_parallel_size(), schedule.ep, schedule.reshard_after_forward);
       state.chunk_memory[chunk] = stage;
       add(d, 0, MemoryCategory::Weights, stage.weights);
       add(d, 0, MemoryCategory::CommBuffers, stage.collective_buffers);

@@ -79,7 +79,8 @@ struct StageMemory {
 };
 // Weights, gradients and optimizer state are one device's share under ZeRO
 // stage `zero` over `dp` replicas (zero_sharding.h); unit costs ignore ZeRO.
-StageMemory stage_memory(const CostModel& cost, int stage, int zero = 0, int dp = 1, int ep = 1);
+StageMemory stage_memory(const CostModel& cost, int stage, int zero = 0, int dp = 1, int ep = 1,
+                         bool reshard_after_forward = true);
 
 struct DeviceMemoryPeaks {
   MemoryBytes peak_bytes{};

@@ -108,7 +108,12 @@ class Simulation {
     // ZeRO's all-gathers on the communication lane: per stage, zero 3's
     // gathers in the order their F, B and BI read them, and zero 1 and 2's
     // latest gather after U, which every later op of the stage reads.
-    std::map<int, std::deque<int>> unit_gathers;
+    struct UnitGather {
+      int id = 0;
+      int step = 0;  // of the op that reads it
+      int microbatch = 0;
+    };
+    std::map<int, std::deque<UnitGather>> unit_gathers;
     std::map<int, int> step_gather;
   };
 
@@ -228,12 +233,18 @@ class Simulation {
     DeviceState& state = devices_[device];
     const bool unit_reader = op.kind == OpKind::Forward || op.kind == OpKind::Recompute ||
                              computes_input_gradient(op.kind);
-    std::deque<int>* units = nullptr;  // zero 3: the stage's gathers still to be read
+    std::deque<DeviceState::UnitGather>* units =
+        nullptr;  // zero 3: the stage's gathers still to be read
     if (const auto found = state.unit_gathers.find(op.stage); unit_reader && found != state.unit_gathers.end())
       units = &found->second;
     int id = -1;
+    // A reader's gather carries its step and micro-batch; a reader without
+    // one (reshard_after_forward off) finds the weights held already.
+    if (units && !units->empty() &&
+        (units->front().step != op.step || units->front().microbatch != op.microbatch))
+      units = nullptr;
     if (units && !units->empty())
-      id = units->front();
+      id = units->front().id;
     else if (const auto step = state.step_gather.find(op.stage); step != state.step_gather.end())
       id = step->second;
     if (id < 0) return true;
@@ -270,7 +281,7 @@ class Simulation {
     if (collective.bucket_ready.empty()) collective.bucket_ready.assign(1, 0.0);
     collective.bucket_ready[0] = std::max(collective.bucket_ready[0], state.clock);
     if (op.microbatch >= 0)
-      state.unit_gathers[op.stage].push_back(id);
+      state.unit_gathers[op.stage].push_back({id, op.step, op.microbatch});
     else
       state.step_gather[op.stage] = id;
     join_lane(device, op, id, members);

@@ -17,7 +17,7 @@ int64_t sharded_bytes(const StageProfile& profile, int64_t bytes, int dp, int ep
 }
 
 ShardedModelStates sharded_model_states(const StageProfile& profile, int zero, int dp, int ep,
-                                        int optimizer_slots) {
+                                        int optimizer_slots, bool reshard_after_forward) {
   ShardedModelStates states;
   const int64_t weights = profile.weight_bytes();
   const int64_t gradients = profile.gradient_bytes();
@@ -28,7 +28,10 @@ ShardedModelStates sharded_model_states(const StageProfile& profile, int zero, i
   if (dp <= 1) return states;
   if (zero >= 2) states.collective_buffers += std::min(gradients, static_cast<int64_t>(kGradientBucketBytes));
   if (zero >= 3)
-    states.collective_buffers += std::min(weights, 2 * profile.largest_layer_params * profile.precision.weight);
+    states.collective_buffers +=
+        reshard_after_forward
+            ? std::min(weights, 2 * profile.largest_layer_params * profile.precision.weight)
+            : weights;
   return states;
 }
 

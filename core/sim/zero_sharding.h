@@ -36,8 +36,10 @@ struct ShardedModelStates {
 };
 
 // `optimizer_slots`: the optimizer's state values per parameter (Adam 2).
+// `reshard_after_forward` false (zero 3): the gathered weights stay from a
+// forward to its backward, all of the stage's at once.
 ShardedModelStates sharded_model_states(const StageProfile& profile, int zero, int dp, int ep,
-                                        int optimizer_slots);
+                                        int optimizer_slots, bool reshard_after_forward = true);
 
 // One device's share of `bytes` (whole, over the stage's params) split as the
 // params are: the dense part over dp, the experts' over dp / ep. Rounded up.

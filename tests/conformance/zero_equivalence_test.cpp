@@ -205,6 +205,36 @@ TEST_P(ZeroEquivalence, ZeroThreeHoldsASliceOfTheWeights) {
   for (size_t i = 0; i < backwards.size(); ++i) expect_inside(*scatters[i], *backwards[i]);
 }
 
+// Without resharding after the forward (FSDP's reshard_after_forward =
+// false) the gathered weights stay from a forward to its backward: the
+// same curve, no gather before a B, and the whole weights held meanwhile.
+TEST_P(ZeroEquivalence, ZeroThreeWithoutReshardingKeepsTheGatheredWeights) {
+  Experiment plan =
+      with_plan(with_adam(testing::small_experiment()), ScheduleKind::OneFOneB, 1, 2, 4);
+  const std::vector<double> reference = testing::losses_of(plan, "dp4 zero 0");
+  Experiment kept = sharded(plan, 3);
+  kept.parallel.reshard_after_forward = false;
+  for (ScheduleKind schedule : {ScheduleKind::OneFOneB, ScheduleKind::GPipe}) {
+    kept.parallel.schedule = schedule;
+    const testing::RunOutput run = run_experiment(kept);
+    ASSERT_EQ(run.state, RunState::Finished) << run.error;
+    testing::expect_same_curve(reference, run.losses(), kZeroTolerance,
+                               std::string("zero 3 kept, ") + schedule_name(schedule));
+    int forwards = 0, backwards = 0, gathers = 0;
+    for (const TraceEvent& event : run.trace.events) {
+      if (event.device != 0) continue;
+      forwards += event.op.kind == OpKind::Forward;
+      backwards += event.op.kind == OpKind::Backward;
+      gathers += event.op.kind == OpKind::AllGather;
+    }
+    ASSERT_GT(backwards, 0);
+    // 1F1B: one gather per micro-batch's F; GPipe: one per step.
+    EXPECT_EQ(gathers, schedule == ScheduleKind::GPipe ? kept.training.steps : forwards);
+    EXPECT_GE(peak(run.trace, 0, MemoryCategory::CommBuffers),
+              peak(run.trace, 0, MemoryCategory::Weights) * 4 - 64);
+  }
+}
+
 // ZeRO-Offload: each replica's slice of the optimizer state and its master
 // weights live on the host, where U steps them; OFFLOAD brings the slice's
 // summed gradients down and RELOAD the new weights up for the gather. The

@@ -53,6 +53,30 @@ class ClusterTest : public QObject {
     QVERIFY(!window.document()->experiment().simulation.overlap_grad_reduce);
   }
 
+  void theZeroStageAndFsdpsReshardingAreChosenInThePanel() {
+    MainWindow window;
+    window.document()->edit([](Experiment& e) {
+      e.parallel.dp = 2;
+      e.parallel.pp = 1;
+    });
+    ParallelPanel* panel = window.parallelPanel();
+    // Keeping the gathered weights means something under ZeRO 3 only.
+    QVERIFY(!panel->reshardCheck()->isEnabled());
+    QVERIFY(panel->reshardCheck()->isChecked());
+    panel->zeroCombo()->setCurrentIndex(panel->zeroCombo()->findData(3));
+    emit panel->zeroCombo()->activated(panel->zeroCombo()->currentIndex());
+    QCOMPARE(window.document()->experiment().parallel.zero, 3);
+    QVERIFY(panel->reshardCheck()->isEnabled());
+    panel->reshardCheck()->setChecked(false);
+    QVERIFY(!window.document()->experiment().parallel.reshard_after_forward);
+    // Back to ZeRO 2: the switch returns to its default, as it has no meaning there.
+    panel->zeroCombo()->setCurrentIndex(panel->zeroCombo()->findData(2));
+    emit panel->zeroCombo()->activated(panel->zeroCombo()->currentIndex());
+    QVERIFY(window.document()->experiment().parallel.reshard_after_forward);
+    QVERIFY(!panel->reshardCheck()->isEnabled());
+    QVERIFY(panel->reshardCheck()->isChecked());
+  }
+
   void thePredictedStepShowsItsMfu() {
     MainWindow window;
     window.document()->edit([](Experiment& e) { e.simulation.profile = "h100"; });

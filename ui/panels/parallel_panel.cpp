@@ -109,9 +109,16 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   zero_combo_->addItem(tr("2: + gradients sharded"), 2);
   zero_combo_->addItem(tr("3: + weights sharded (FSDP)"), 3);
   zero_combo_->setToolTip(
-      tr("ZeRO: the data-parallel replicas share out the optimizer state, then the gradients, then the "
-         "weights (each holds 1/dp), paid for with reduce-scatters and all-gathers. Runs train with 1 "
-         "and 2; 3 is predicted only"));
+      tr("ZeRO: the data-parallel replicas share out the optimizer state, then the gradients, then "
+         "the "
+         "weights (each holds 1/dp), paid for with reduce-scatters and all-gathers. Every stage "
+         "trains "
+         "and is predicted; 2 and 3 need pp = 1"));
+  reshard_check_ = new QCheckBox(tr("Free gathered weights after the forward"), this);
+  reshard_check_->setToolTip(tr(
+      "ZeRO 3 (FSDP's reshard_after_forward): free each layer's gathered weights after its forward "
+      "and gather them again for its backward (least memory), or keep them until the backward "
+      "(one gather per forward pass instead of two: less traffic, more memory)"));
   sequence_parallel_check_ = new QCheckBox(tr("Sequence parallel"), this);
   sequence_parallel_check_->setToolTip(
       tr("Transformers with tp > 1: split the norms, dropouts and residuals along the sequence "
@@ -194,6 +201,7 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   schedule_form->addRow(selective_recompute_check_);
   schedule_form->addRow(tr("Offload to host:"), offload_combo_);
   schedule_form->addRow(tr("ZeRO stage:"), zero_combo_);
+  schedule_form->addRow(reshard_check_);
   schedule_form->addRow(sequence_parallel_check_);
   schedule_form->addRow(tr("Partition rule:"), partition_combo_);
   schedule_form->addRow(tr("Predict on:"), profile_combo_);
@@ -257,7 +265,14 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   });
   connect(zero_combo_, &QComboBox::activated, this, [this] {
     const int zero = zero_combo_->currentData().toInt();
-    document_->edit([zero](Experiment& e) { e.parallel.zero = zero; });
+    document_->edit([zero](Experiment& e) {
+      e.parallel.zero = zero;
+      if (zero != 3)
+        e.parallel.reshard_after_forward = true;  // only zero 3 gathers weights for use
+    });
+  });
+  connect(reshard_check_, &QCheckBox::toggled, this, [this](bool on) {
+    document_->edit([on](Experiment& e) { e.parallel.reshard_after_forward = on; });
   });
   connect(offload_combo_, &QComboBox::activated, this, [this] {
     const auto mode = static_cast<OffloadMode>(offload_combo_->currentData().toInt());
@@ -361,11 +376,13 @@ void ParallelPanel::refreshFromDocument() {
   set_check(recompute_check_, plan.recompute);
   set_check(selective_recompute_check_, plan.selective_recompute);
   set_check(sequence_parallel_check_, plan.sequence_parallel);
+  set_check(reshard_check_, plan.reshard_after_forward);
   set_check(overlap_check_, experiment.simulation.overlap_grad_reduce);
   // Offered where they mean something; a set one stays enabled so it can be cleared.
   const bool transformer = is_sequence_model(experiment.model);
   selective_recompute_check_->setEnabled(transformer || plan.selective_recompute);
   sequence_parallel_check_->setEnabled((transformer && plan.tp > 1) || plan.sequence_parallel);
+  reshard_check_->setEnabled(plan.zero == 3 || !plan.reshard_after_forward);
   schedule_description_->setText(
       QCoreApplication::translate("core", schedule_description(plan.schedule)));
   chunks_spin_->setEnabled(plan.schedule == ScheduleKind::Interleaved1F1B);

@@ -47,6 +47,8 @@ class ParallelPanel : public QWidget {
   QSpinBox* nodesSpin() const { return nodes_spin_; }
   QLabel* clusterLabel() const { return cluster_label_; }
   QCheckBox* overlapCheck() const { return overlap_check_; }
+  QComboBox* zeroCombo() const { return zero_combo_; }
+  QCheckBox* reshardCheck() const { return reshard_check_; }
   // The micro-batch counts the slider steps through, in order.
   const std::vector<int>& microbatchChoices() const { return microbatch_choices_; }
 
@@ -75,6 +77,7 @@ class ParallelPanel : public QWidget {
   QCheckBox* selective_recompute_check_;  // Transformers: the attention core only
   QComboBox* offload_combo_;              // parallel.offload
   QComboBox* zero_combo_;                 // parallel.zero
+  QCheckBox* reshard_check_;              // parallel.reshard_after_forward (zero 3)
   QCheckBox* sequence_parallel_check_;    // Transformers with tp > 1
   QComboBox* partition_combo_;
   QComboBox* profile_combo_;

@@ -162,6 +162,10 @@
         <source>parallel.cp = %1: the executors do not split sequences over ranks yet (the simulator predicts context parallelism); set parallel.cp = 1 to train, or simulate</source>
         <translation>parallel.cp = %1：执行器目前还不能把序列分到多个秩上（模拟器可以预测上下文并行）；请设置 parallel.cp = 1 再训练，或只做模拟</translation>
     </message>
+    <message>
+        <source>parallel.reshard_after_forward = false keeps ZeRO-3&apos;s gathered weights from a forward to its backward, and parallel.zero = %1 keeps them whole anyway; set zero = 3, or remove reshard_after_forward</source>
+        <translation>parallel.reshard_after_forward = false 让 ZeRO-3 收集来的权重从前向一直保留到反向，而 parallel.zero = %1 本来就保留完整权重；请设 zero = 3，或去掉 reshard_after_forward</translation>
+    </message>
 </context>
 <context>
     <name>DeviceRowLabel</name>
@@ -1847,10 +1851,6 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <translation>3：再切分权重（FSDP）</translation>
     </message>
     <message>
-        <source>ZeRO: the data-parallel replicas share out the optimizer state, then the gradients, then the weights (each holds 1/dp), paid for with reduce-scatters and all-gathers. Runs train with 1 and 2; 3 is predicted only</source>
-        <translation>ZeRO：数据并行副本依次分摊优化器状态、梯度和权重（每个副本只持有 1/dp），代价是 reduce-scatter 和 all-gather 通信。真实训练支持 1 和 2；3 仅由模拟器预测</translation>
-    </message>
-    <message>
         <source>ZeRO stage:</source>
         <translation>ZeRO 阶段：</translation>
     </message>
@@ -1865,6 +1865,18 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
     <message>
         <source>context-parallel rings</source>
         <translation>上下文并行环</translation>
+    </message>
+    <message>
+        <source>ZeRO: the data-parallel replicas share out the optimizer state, then the gradients, then the weights (each holds 1/dp), paid for with reduce-scatters and all-gathers. Every stage trains and is predicted; 2 and 3 need pp = 1</source>
+        <translation>ZeRO：数据并行的各副本依次分摊优化器状态、梯度、权重（每个副本持有 1/dp），代价是 reduce-scatter 和 all-gather。每个阶段都可训练、可预测；2 和 3 需要 pp = 1</translation>
+    </message>
+    <message>
+        <source>Free gathered weights after the forward</source>
+        <translation>前向之后释放收集来的权重</translation>
+    </message>
+    <message>
+        <source>ZeRO 3 (FSDP&apos;s reshard_after_forward): free each layer&apos;s gathered weights after its forward and gather them again for its backward (least memory), or keep them until the backward (one gather per forward pass instead of two: less traffic, more memory)</source>
+        <translation>ZeRO 3（FSDP 的 reshard_after_forward）：每层前向之后释放收集来的权重、反向时再收集一次（内存最少），或一直保留到反向（每次前向只收集一次而不是两次：通信更少，内存更多）</translation>
     </message>
 </context>
 <context>

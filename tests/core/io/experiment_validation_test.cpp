@@ -276,6 +276,16 @@ TEST(ExperimentValidation, ZeroIsAStageFromZeroToThreeOfASynchronousStep) {
   EXPECT_EQ(testing::parse_error(document.dump()), "");  // zero 1 with a pipeline: Megatron-LM's
   document["parallel"]["zero"] = 2;
   EXPECT_MENTIONS(testing::parse_error(document.dump()), "use zero = 1 with a pipeline");
+  // FSDP's reshard_after_forward: a boolean, and only where weights are gathered for use.
+  document["parallel"]["pp"] = 1;
+  document["parallel"]["zero"] = 3;
+  document["parallel"]["reshard_after_forward"] = false;
+  EXPECT_EQ(testing::parse_error(document.dump()), "");
+  document["parallel"]["zero"] = 1;
+  EXPECT_MENTIONS(testing::parse_error(document.dump()),
+                  "set zero = 3, or remove reshard_after_forward");
+  document["parallel"]["reshard_after_forward"] = "no";
+  EXPECT_MENTIONS(testing::parse_error(document.dump()), "parallel.reshard_after_forward");
 }
 
 }  // namespace

@@ -88,6 +88,14 @@ TEST(LaunchExport, ShardingRecomputeAndSchedulesMapOrAreListed) {
   titan = export_launch(experiment, LaunchTool::Torchtitan);
   EXPECT_TRUE(has_line(titan, "fsdp_reshard_after_forward = \"always\""));
   EXPECT_FALSE(mentions(titan.unmapped, "parallel.zero"));
+  // FSDP keeping the gathered weights for the backward: torchtitan's "never";
+  // Megatron-FSDP has no switch, so it is listed.
+  plan.reshard_after_forward = false;
+  titan = export_launch(experiment, LaunchTool::Torchtitan);
+  EXPECT_TRUE(has_line(titan, "fsdp_reshard_after_forward = \"never\""));
+  megatron = export_launch(experiment, LaunchTool::Megatron);
+  EXPECT_TRUE(mentions(megatron.unmapped, "parallel.reshard_after_forward = false"));
+  plan.reshard_after_forward = true;
 
   Experiment zbv = llama_70b();
   zbv.parallel.schedule = ScheduleKind::ZeroBubbleV;

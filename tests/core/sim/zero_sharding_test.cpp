@@ -151,6 +151,53 @@ TEST(ZeroSharding, LoweringPlacesEachStagesCollectives) {
   EXPECT_EQ(three.devices[0][3].kind, OpKind::AllGather);
 }
 
+// FSDP's reshard_after_forward = false: the weights gathered for a forward
+// stay until the micro-batches holding them have run their backward, so
+// only an F that finds none in flight gathers: one per micro-batch under
+// 1F1B (F B F B ...), one per step under GPipe (F F F B B B).
+TEST(ZeroSharding, WithoutReshardingOnlyAFirstForwardGathers) {
+  ParallelPlan plan;
+  plan.dp = 2;
+  plan.microbatches = 3;
+  plan.zero = 3;
+  plan.reshard_after_forward = false;
+  const Schedule interleaved = build_schedule(plan, {}, 1);
+  EXPECT_EQ(data_parallel_ops(interleaved, 0),
+            (std::map<OpKind, int>{{OpKind::ReduceScatter, 3}, {OpKind::AllGather, 3}}));
+  for (const Op& op : interleaved.devices[0])
+    if (op.kind == OpKind::AllGather) EXPECT_EQ(op.group, CommGroup::DataParallel);
+  plan.schedule = ScheduleKind::GPipe;
+  EXPECT_EQ(data_parallel_ops(build_schedule(plan, {}, 1), 0),
+            (std::map<OpKind, int>{{OpKind::ReduceScatter, 3}, {OpKind::AllGather, 1}}));
+  // Only zero 3 gathers weights for use; elsewhere the switch is refused.
+  plan.zero = 2;
+  try {
+    build_schedule(plan, {}, 1);
+    FAIL() << "reshard_after_forward = false at zero 2 was accepted";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("set zero = 3"), std::string::npos) << error.what();
+  }
+}
+
+// It sends what ZeRO-2 sends with one micro-batch (each weight gathered
+// once), and holds the stage's whole weights as gathered buffers meanwhile.
+TEST(ZeroSharding, WithoutReshardingZeroThreeSendsWhatZeroTwoSends) {
+  Experiment kept = llama_on_eight(3);
+  kept.parallel.reshard_after_forward = false;
+  const Prediction prediction = predict_experiment(kept, std::nullopt, 0, kMetricsOnly);
+  const Prediction two = predict_experiment(llama_on_eight(2), std::nullopt, 0, kMetricsOnly);
+  EXPECT_NEAR(communication_per_step(prediction.schedule, 0).data_parallel /
+                  communication_per_step(two.schedule, 0).data_parallel,
+              1.0, 1e-9);
+  const StageProfile& stage = prediction.profiles.at(0);
+  EXPECT_EQ(sharded_model_states(stage, 3, 8, 1, 2, false).collective_buffers,
+            std::min(stage.gradient_bytes(), static_cast<int64_t>(kGradientBucketBytes)) +
+                stage.weight_bytes());
+  EXPECT_GE(
+      prediction.result.per_device[0].peak_bytes[static_cast<int>(MemoryCategory::CommBuffers)],
+      stage.weight_bytes());
+}
+
 TEST(ZeroSharding, ZeroThreeSendsHalfAsMuchAgainAsPlainDataParallelism) {
   auto sent = [](int zero) {
     const Prediction prediction = predict_experiment(llama_on_eight(zero), std::nullopt, 0, kMetricsOnly);
