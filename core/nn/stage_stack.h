@@ -134,9 +134,13 @@ class StageStack {
   // setup that does not fit). `selective_recompute`: Transformer blocks keep no
   // attention probabilities (the plan's selective recompute).
   // `experts`: which experts of each moe layer this device holds (expert parallelism).
+  // `built(stack, k)`, when given, runs as soon as the k-th layer is built and
+  // connected, before the next is: ZeRO 3 slices each layer's weights there,
+  // so the stage never holds all of them whole.
+  using BuiltLayer = std::function<void(StageStack& stack, int k)>;
   StageStack(const ModelSpec& model, int begin, int end, uint64_t seed, Context context,
              TensorParallelSetup tensor_parallel = {}, bool selective_recompute = false,
-             ExpertShard experts = {})
+             ExpertShard experts = {}, const BuiltLayer& built = {})
       : begin_(begin), context_(context) {
     std::vector<LayerLayout> layout =
         stack_layout(model, begin, end,
@@ -174,6 +178,7 @@ class StageStack {
       slices_.push_back(slice_of(layer));
       gathers_.push_back(layer.gathers_sequence);
       sequence_partial_.push_back(layer.sequence_partial());
+      if (built) built(*this, layer_count() - 1);
     }
   }
   StageStack(const StageStack&) = delete;
@@ -373,12 +378,14 @@ class StageStack {
   // the tensor-parallel group sums once per step, before the update.
   std::vector<Tensor*> sequence_partial_grads() {
     std::vector<Tensor*> partial;
-    for (size_t k = 0; k < layers_.size(); ++k) {
-      const std::vector<Tensor*> grads =
-          sequence_partial_[k] ? layers_[k]->grads() : layers_[k]->sequence_partial_grads();
+    for (int k = 0; k < layer_count(); ++k) {
+      const std::vector<Tensor*> grads = layer_sequence_partial_grads(k);
       partial.insert(partial.end(), grads.begin(), grads.end());
     }
     return partial;
+  }
+  std::vector<Tensor*> layer_sequence_partial_grads(int k) {  // the k-th layer's
+    return sequence_partial_[k] ? layers_[k]->grads() : layers_[k]->sequence_partial_grads();
   }
 
   int64_t parameter_count() const {  // trainable scalars this shard holds

@@ -62,12 +62,13 @@ CpuBackend::CpuBackend(CpuDevices& devices, WorkerShared& shared, const WorkerPl
 }
 
 std::unique_ptr<Sequential> CpuBackend::make_stack(const LayerRange& range,
-                                                   TensorParallelSetup tensor_parallel) {
+                                                   TensorParallelSetup tensor_parallel,
+                                                   const Sequential::BuiltLayer& built) {
   const Experiment& experiment = shared_.experiment;
   return std::make_unique<Sequential>(experiment.model, range.begin, range.end, experiment.seed,
                                       &allocator(), std::move(tensor_parallel),
                                       experiment.parallel.selective_recompute,
-                                      expert_shard(experiment.parallel, place_.replica));
+                                      expert_shard(experiment.parallel, place_.replica), built);
 }
 
 std::unique_ptr<Optimizer> CpuBackend::make_optimizer(const OptimizerSettings& settings,

@@ -59,7 +59,9 @@ class CpuBackend {
 
   CpuBackend(CpuDevices& devices, WorkerShared& shared, const WorkerPlace& place);
 
-  std::unique_ptr<Sequential> make_stack(const LayerRange& range, TensorParallelSetup tensor_parallel);
+  std::unique_ptr<Sequential> make_stack(const LayerRange& range,
+                                         TensorParallelSetup tensor_parallel,
+                                         const Sequential::BuiltLayer& built = {});
   std::unique_ptr<Optimizer> make_optimizer(const OptimizerSettings& settings,
                                             std::vector<Parameter> parameters);
 

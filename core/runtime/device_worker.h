@@ -284,10 +284,13 @@ class DeviceWorker {
   int64_t data_parallel_all_reduce(const Op& op);
   // The stage's parameters less the experts' (which `experts` receives)
   // when expert parallelism sums those over fewer replicas.
-  std::vector<Parameter> dense_parameters(StageState& stage, std::vector<Parameter> parameters,
+  std::vector<Parameter> dense_parameters(Stack& layers, std::vector<Parameter> parameters,
                                           std::vector<Parameter>* experts);
   // ZeRO (see the table above; device_worker_zero.h).
   void make_zero_shards(StageState& stage);
+  // Zero 3, as the stage is built: layer k's shards, its weights and
+  // gradients released right away (the stage is not in stages_ yet).
+  void make_unit_shards(StageState& stage, Stack& layers, int k);
   void add_zero_shard(StageState& stage, std::vector<Parameter> parameters, bool experts,
                       const std::vector<Tensor*>& sequence_partial, int layer);
   int64_t reduce_scatter_gradients(const Op& op);

@@ -69,7 +69,11 @@ DeviceWorker<Backend>::DeviceWorker(WorkerShared& shared, Devices& devices, int 
                                    values, layer);
       };
     }
-    state.layers = backend_.make_stack(shared_.stage_ranges[state.stage], tensor_parallel);
+    // Zero 3 slices each layer as soon as it is built (make_unit_shards).
+    const bool units = plan.zero >= 3 && plan.dp > 1;
+    typename Stack::BuiltLayer built;
+    if (units) built = [this, &state](Stack& layers, int k) { make_unit_shards(state, layers, k); };
+    state.layers = backend_.make_stack(shared_.stage_ranges[state.stage], tensor_parallel, built);
     if (plan.dp > 1)
       state.layers->connect_batch_statistics(
           [this](std::vector<double>& values, int layer) { batch_statistics_all_reduce(values, layer); });
@@ -82,11 +86,10 @@ DeviceWorker<Backend>::DeviceWorker(WorkerShared& shared, Devices& devices, int 
                      : [this](Tensor& values, int layer, bool) { expert_all_to_all(values, layer); });
     // Optimizer offloading steps a host optimizer instead (host_optimizer),
     // ZeRO one per shard of the state (make_zero_shards).
-    // The stash lists the parameters before zero 3 releases any weights.
     state.versions = std::make_unique<Stash>(state.layers->parameters());
     if (plan.zero > 0 && plan.dp > 1) {
-      make_zero_shards(state);
-      if (plan.zero >= 3) {
+      if (!units) make_zero_shards(state);
+      if (units) {
         const int index = chunk;  // stages_[chunk] once pushed below
         state.layers->connect_weight_units({[this, index](int k) { acquire_unit(index, k); },
                                             [this, index](int k) { release_unit(index, k); }});
@@ -471,11 +474,11 @@ int64_t DeviceWorker<Backend>::receive(const Op& op) {
 }
 
 template <typename Backend>
-auto DeviceWorker<Backend>::dense_parameters(StageState& stage, std::vector<Parameter> parameters,
+auto DeviceWorker<Backend>::dense_parameters(Stack& layers, std::vector<Parameter> parameters,
                                              std::vector<Parameter>* experts)
     -> std::vector<Parameter> {
   if (shared_.experiment.parallel.ep == 1) return parameters;
-  const std::vector<Tensor*> expert_grads = stage.layers->expert_grads();
+  const std::vector<Tensor*> expert_grads = layers.expert_grads();
   const auto is_expert = [&](const Parameter& parameter) {
     return std::find(expert_grads.begin(), expert_grads.end(), parameter.grad) != expert_grads.end();
   };
@@ -490,7 +493,8 @@ int64_t DeviceWorker<Backend>::data_parallel_all_reduce(const Op& op) {
   // replicas holding the same experts only (every ep-th one).
   std::vector<Parameter> experts;
   StageState& stage = stages_[op.chunk];
-  std::vector<Parameter> parameters = dense_parameters(stage, stage.layers->parameters(), &experts);
+  std::vector<Parameter> parameters =
+      dense_parameters(*stage.layers, stage.layers->parameters(), &experts);
   // One contiguous buffer: one collective instead of one per parameter (and
   // a ring cuts it into even chunks).
   Tensor flat = backend_.gather_gradients(parameters);

@@ -19,34 +19,35 @@ void DeviceWorker<Backend>::make_zero_shards(StageState& stage) {
   // Which gradients sequence parallelism leaves partial, known by their
   // tensors while they exist (a released block's list leaves them out).
   const std::vector<Tensor*> partial = stage.layers->sequence_partial_grads();
+  // The stage's flattened parameters as one: the dense ones, then the experts'.
+  // (Zero 3 makes its shards layer by layer as the stage is built: make_unit_shards.)
   Stack& layers = *stage.layers;
-  if (plan.zero < 3) {
-    // The stage's flattened parameters as one: the dense ones, then the experts'.
-    std::vector<Parameter> experts;
-    std::vector<Parameter> dense = dense_parameters(stage, layers.parameters(), &experts);
-    add_zero_shard(stage, std::move(dense), false, partial, -1);
-    add_zero_shard(stage, std::move(experts), true, partial, -1);
-    // Zero 2 holds no whole gradients until the first backward.
-    if (plan.zero >= 2) release_gradients(stage);
-    return;
-  }
-  // Zero 3: each layer's (FSDP's unit), whose whole weights then exist only
-  // while a use has gathered them; released layer by layer, so that the
-  // slices add one layer's to what building the stage allocated.
-  stage.unit_shards.resize(layers.layer_count());
-  for (int k = 0; k < layers.layer_count(); ++k) {
-    std::vector<Parameter> experts;
-    std::vector<Parameter> dense = dense_parameters(stage, layers.layer_parameters(k), &experts);
-    add_zero_shard(stage, std::move(dense), false, partial, k);
-    add_zero_shard(stage, std::move(experts), true, partial, k);
-    for (int index : stage.unit_shards[k]) {
-      ZeroShard& shard = *stage.shards[index];
-      for (const Parameter& parameter : shard.parameters) {
-        parameter.value->reset();
-        parameter.grad->reset();  // renewed layer by layer (renew_unit_gradients)
-      }
-      shard.gathered = false;
+  std::vector<Parameter> experts;
+  std::vector<Parameter> dense = dense_parameters(layers, layers.parameters(), &experts);
+  add_zero_shard(stage, std::move(dense), false, partial, -1);
+  add_zero_shard(stage, std::move(experts), true, partial, -1);
+  // Zero 2 holds no whole gradients until the first backward.
+  if (plan.zero >= 2) release_gradients(stage);
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::make_unit_shards(StageState& stage, Stack& layers, int k) {
+  // Each layer is a unit (FSDP's), whose whole weights then exist only while
+  // a use has gathered them, and its whole gradients from its backward to
+  // their scatter (renew_unit_gradients).
+  if (static_cast<int>(stage.unit_shards.size()) <= k) stage.unit_shards.resize(k + 1);
+  const std::vector<Tensor*> partial = layers.layer_sequence_partial_grads(k);
+  std::vector<Parameter> experts;
+  std::vector<Parameter> dense = dense_parameters(layers, layers.layer_parameters(k), &experts);
+  add_zero_shard(stage, std::move(dense), false, partial, k);
+  add_zero_shard(stage, std::move(experts), true, partial, k);
+  for (int index : stage.unit_shards[k]) {
+    ZeroShard& shard = *stage.shards[index];
+    for (const Parameter& parameter : shard.parameters) {
+      parameter.value->reset();
+      parameter.grad->reset();
     }
+    shard.gathered = false;
   }
 }
 

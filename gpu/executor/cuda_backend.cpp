@@ -59,12 +59,13 @@ CudaBackend::CudaBackend(CudaDevices& devices, WorkerShared& shared, const Worke
 CudaBackend::~CudaBackend() = default;
 
 std::unique_ptr<GpuSequential> CudaBackend::make_stack(const LayerRange& range,
-                                                       GpuTensorParallelSetup tensor_parallel) {
+                                                       GpuTensorParallelSetup tensor_parallel,
+                                                       const GpuSequential::BuiltLayer& built) {
   const Experiment& experiment = shared_.experiment;
   return std::make_unique<GpuSequential>(experiment.model, range.begin, range.end, experiment.seed,
                                          *self().context, std::move(tensor_parallel),
                                          experiment.parallel.selective_recompute,
-                                         expert_shard(experiment.parallel, place_.replica));
+                                         expert_shard(experiment.parallel, place_.replica), built);
 }
 
 std::unique_ptr<GpuOptimizer> CudaBackend::make_optimizer(const OptimizerSettings& settings,

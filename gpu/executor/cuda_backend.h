@@ -141,7 +141,8 @@ class CudaBackend {
   ~CudaBackend();
 
   std::unique_ptr<GpuSequential> make_stack(const LayerRange& range,
-                                            GpuTensorParallelSetup tensor_parallel);
+                                            GpuTensorParallelSetup tensor_parallel,
+                                            const GpuSequential::BuiltLayer& built = {});
   std::unique_ptr<GpuOptimizer> make_optimizer(const OptimizerSettings& settings,
                                                std::vector<GpuParameter> parameters);
 
