@@ -100,12 +100,15 @@ void DeviceTensor::reshape(int64_t rows, int64_t cols) {
 
 void DeviceTensor::reset() {
   storage_.reset();
+  bf16_copy_.reset();
   rows_ = 0;
   cols_ = 0;
 }
 
 void DeviceTensor::keep_bf16_copy(MemoryCategory category) {
   bf16_copy_ = DeviceBuffer(size() * static_cast<int64_t>(sizeof(uint16_t)), allocator(), category);
+  keeps_bf16_copy_ = true;
+  bf16_category_ = category;
   bf16_stale_ = true;
 }
 
@@ -113,8 +116,8 @@ const uint16_t* DeviceTensor::refresh_bf16_copy() const {
   assert(has_bf16_copy());
   // Values of another size moved into this slot: the copy follows their size.
   if (bf16_copy_.bytes() != size() * static_cast<int64_t>(sizeof(uint16_t))) {
-    bf16_copy_ = DeviceBuffer(size() * static_cast<int64_t>(sizeof(uint16_t)), allocator(),
-                              bf16_copy_.category());
+    bf16_copy_ =
+        DeviceBuffer(size() * static_cast<int64_t>(sizeof(uint16_t)), allocator(), bf16_category_);
     bf16_stale_ = true;
   }
   if (bf16_stale_) {

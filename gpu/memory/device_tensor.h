@@ -68,8 +68,10 @@ class DeviceTensor {
   // its values: moves and swaps leave it in place, so a slot whose values a
   // weight stash swaps keeps its copy and refreshes it from the values in use.
   // A clone has none.
+  // reset() frees the copy with the values; the slot still keeps one, made
+  // again for the next values (ZeRO 3 releases and regathers weights).
   void keep_bf16_copy(MemoryCategory category);
-  bool has_bf16_copy() const { return !bf16_copy_.empty(); }
+  bool has_bf16_copy() const { return keeps_bf16_copy_; }
   const uint16_t* refresh_bf16_copy() const;
   // Mixed precision's weight gradients: the GEMMs that accumulate into this
   // tensor (linear_backward_weight) read their inputs rounded to bf16. Like
@@ -78,7 +80,7 @@ class DeviceTensor {
   bool accumulates_bf16_products() const { return bf16_products_; }
   // Work on `stream` uses this tensor too (see DeviceBuffer::record_stream).
   void record_stream(StreamOnDevice stream) { storage_.record_stream(stream); }
-  void reset();  // frees the storage now; the tensor becomes empty
+  void reset();  // frees the storage (and any bf16 copy) now; the tensor becomes empty
   // The same floats seen as [rows, cols] (as Tensor::reshape: a sequence
   // model's [batch, seq * dim] is [batch * seq, dim] row-major). Throws
   // std::invalid_argument when rows * cols differs from size().
@@ -129,6 +131,8 @@ class DeviceTensor {
   DeviceBuffer storage_;
   mutable DeviceBuffer bf16_copy_;  // derived from storage_'s values: refreshing it is not a change
   mutable bool bf16_stale_ = true;  // whether the values may differ from bf16_copy_'s
+  bool keeps_bf16_copy_ = false;
+  MemoryCategory bf16_category_ = MemoryCategory::Weights;  // what the copy is counted as
   bool bf16_products_ = false;
   int64_t rows_ = 0;
   int64_t cols_ = 0;
