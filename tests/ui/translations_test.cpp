@@ -218,6 +218,11 @@ class TranslationsTest : public QObject {
           e.parallel.zero = 1;
         },
         [](Experiment& e) { e.parallel.cp = 2; },  // context parallelism of an MLP
+        [](Experiment& e) {  // FSDP's resharding switch without ZeRO 3
+          e.parallel.dp = 2;
+          e.parallel.zero = 1;
+          e.parallel.reshard_after_forward = false;
+        },
     };
     const auto check_problems_in_chinese = [&window] {
       window.predictor()->updateNow();
