@@ -428,6 +428,8 @@ std::string split_label(const ParallelPlan& plan) {
   std::string label = "tp " + std::to_string(plan.tp) + " cp " + std::to_string(plan.cp) + " pp " +
                       std::to_string(plan.pp) + " dp " + std::to_string(plan.dp) + " zero " +
                       std::to_string(plan.zero);
+  if (plan.zero == 3 && !plan.reshard_after_forward)
+    label += " kept";  // the gathered weights, for the backward
   if (plan.pp > 1) label += std::string(" ") + schedule_name(plan.schedule);
   if (plan.schedule == ScheduleKind::Interleaved1F1B) label += " x" + std::to_string(plan.chunks);
   label += plan.recompute ? " full" : plan.selective_recompute ? " selective" : " no-recompute";
@@ -578,18 +580,26 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
                   plan.sequence_parallel = sequence && blocks && tp > 1;
                   plan.microbatches = m;
                   splits.apply(plan);
-                  // Offloading only ever adds copies: it is tried where a split does not fit
-                  // without it.
-                  if (space.offload.empty()) {
-                    if (consider(plan) != Considered::OverMemory) continue;
-                    for (OffloadMode offload : {OffloadMode::Optimizer, OffloadMode::Activations}) {
-                      plan.offload = offload;
-                      consider(plan);
-                    }
-                  } else {
-                    for (const std::string& name : space.offload) {
-                      plan.offload = *parse_offload(name);
-                      consider(plan);
+                  // ZeRO 3 both frees the gathered weights after the forward (FSDP's
+                  // default) and keeps them for the backward (less traffic, more memory).
+                  for (bool reshard :
+                       zero == 3 ? std::vector<bool>{true, false} : std::vector<bool>{true}) {
+                    plan.reshard_after_forward = reshard;
+                    plan.offload = OffloadMode::None;
+                    // Offloading only ever adds copies: it is tried where a split does not
+                    // fit without it.
+                    if (space.offload.empty()) {
+                      if (consider(plan) != Considered::OverMemory) continue;
+                      for (OffloadMode offload :
+                           {OffloadMode::Optimizer, OffloadMode::Activations}) {
+                        plan.offload = offload;
+                        consider(plan);
+                      }
+                    } else {
+                      for (const std::string& name : space.offload) {
+                        plan.offload = *parse_offload(name);
+                        consider(plan);
+                      }
                     }
                   }
                 }

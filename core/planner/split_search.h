@@ -139,7 +139,9 @@ struct SearchResult {
   int64_t usable_bytes = 0;  // (1 - margin) x memory per device
 };
 
-// "tp 8 cp 1 pp 8 dp 1 zero 1 interleaved-1f1b x2 selective m 32"
+// "tp 8 cp 1 pp 8 dp 1 zero 1 interleaved-1f1b x2 selective m 32"; ZeRO 3
+// that keeps the gathered weights for the backward (reshard_after_forward
+// false) says "zero 3 kept"
 std::string split_label(const ParallelPlan& plan);
 
 // `experiment` with `plan` as its split.

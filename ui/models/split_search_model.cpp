@@ -22,8 +22,9 @@ QString SplitSearchModel::valueOf(const ParallelPlan& plan, Dimension dimension)
       return QString::number(plan.pp);
     case Ep:
       return QString::number(plan.ep);
-    case Zero:
-      return QString::number(plan.zero);
+    case Zero:  // ZeRO 3 keeping the gathered weights for the backward: "3 kept"
+      return plan.zero == 3 && !plan.reshard_after_forward ? QStringLiteral("3 kept")
+                                                           : QString::number(plan.zero);
     case Schedule: {
       QString name =
           plan.pp > 1 ? QString::fromUtf8(schedule_name(plan.schedule)) : QStringLiteral("none");
@@ -94,8 +95,12 @@ QStringList SplitSearchModel::values(Dimension dimension) const {
   }
   // Numbers in numeric order, names in the search's order of first appearance.
   if (dimension == Tp || dimension == Cp || dimension == Pp || dimension == Ep || dimension == Zero)
-    std::sort(found.begin(), found.end(),
-              [](const QString& a, const QString& b) { return a.toInt() < b.toInt(); });
+    std::sort(found.begin(), found.end(), [](const QString& a, const QString& b) {
+      // By the leading number ("3 kept" after "3").
+      const int x = a.section(QLatin1Char(' '), 0, 0).toInt(),
+                y = b.section(QLatin1Char(' '), 0, 0).toInt();
+      return x != y ? x < y : a < b;
+    });
   return found;
 }
 

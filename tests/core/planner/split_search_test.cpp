@@ -125,6 +125,32 @@ TEST(SplitSearch, OffloadsOnlyWhereASplitDoesNotFitWithoutItAndItsBoundsHold) {
     EXPECT_EQ(point.plan.offload, OffloadMode::Optimizer);
 }
 
+// ZeRO 3 both ways: freeing the gathered weights after the forward and
+// keeping them for the backward. Kept sends less (one gather per forward
+// pass instead of two), so it is never slower, and holds more.
+TEST(SplitSearch, TriesZeroThreeKeepingTheGatheredWeightsToo) {
+  const Experiment experiment = test::small_gpt();
+  SearchRequest all = request(8, 64 * kGiB, std::numeric_limits<int>::max());
+  all.top = 1000000;
+  const SearchResult result = search_splits(experiment, all);
+  int pairs = 0;
+  for (const SearchedPlan& kept : result.considered) {
+    if (kept.plan.zero != 3 || kept.plan.reshard_after_forward) continue;
+    EXPECT_NE(split_label(kept.plan).find("zero 3 kept"), std::string::npos)
+        << split_label(kept.plan);
+    ParallelPlan freed_plan = kept.plan;
+    freed_plan.reshard_after_forward = true;
+    for (const SearchedPlan& freed : result.considered) {
+      if (split_label(freed.plan) != split_label(freed_plan) || !freed.simulated || !kept.simulated)
+        continue;
+      ++pairs;
+      EXPECT_LE(kept.step_s, freed.step_s * (1 + 1e-9)) << split_label(kept.plan);
+      EXPECT_GE(kept.peak_bytes, freed.peak_bytes) << split_label(kept.plan);
+    }
+  }
+  EXPECT_GT(pairs, 0) << "no ZeRO 3 split was simulated both ways";
+}
+
 // A model with experts: the search tries every ep dividing dp.
 TEST(SplitSearch, TriesEveryExpertParallelSizeOfAModelWithExperts) {
   const Experiment experiment = parse_experiment(R"({
