@@ -128,6 +128,26 @@ constexpr const char* kPatterns[] = {
     QT_TRANSLATE_NOOP("CoreMessage",
                       "data.path is empty; data.source = '%1' reads a UTF-8 text file: give its "
                       "path (the LICENSE file will do)"),
+    // A Transformer's shapes (the Model panel's layer table).
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "the model outputs %1 values per position but data.source '%2' has a "
+                      "vocabulary of %3 tokens (data.vocab); set the last linear layer's out to %4"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "tp = %1 does not divide embedding layer %2's vocab %3 (each shard holds vocab "
+                      "/ tp rows); choose a tp that divides it or pad the vocab to a multiple of tp"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1: kv_heads = %2 must divide heads = %3 (grouped-query attention shares each "
+                      "key/value head among heads / kv_heads query heads); use a divisor of heads (1: "
+                      "multi-query), or 0 for kv_heads = heads"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1: heads = %2 does not divide the block's width %3; choose heads that divide "
+                      "it (e.g. %4) or change the embedding's dim"),
+    // The general forms of range checks, last: any field, any bound.
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 must be >= %2, got %3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 is more than the %3 PipeLab plans; use at most %4"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 must be in [0, 1)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 must be in [0, 1), got %2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 must be >= 0"),
 };
 
 struct Pattern {

@@ -218,6 +218,9 @@ class TranslationsTest : public QObject {
           e.parallel.zero = 1;
         },
         [](Experiment& e) { e.parallel.cp = 2; },  // context parallelism of an MLP
+        [](Experiment& e) { e.training.steps = 0; },          // any field's lower bound
+        [](Experiment& e) { e.parallel.dp = 100000; },        // any field's upper bound
+        [](Experiment& e) { e.data.validation_fraction = 1.5; },  // a fraction
         [](Experiment& e) {  // FSDP's resharding switch without ZeRO 3
           e.parallel.dp = 2;
           e.parallel.zero = 1;
@@ -256,6 +259,31 @@ class TranslationsTest : public QObject {
     };
     for (const auto& edit : expert_parallel_edits) {
       QVERIFY(window.applyPreset(QStringLiteral("expert-parallel")));
+      window.document()->edit(edit);
+      check_problems_in_chinese();
+      if (QTest::currentTestFailed()) return;
+    }
+    // ... and for a Transformer's shapes: the vocabulary, heads that do not
+    // divide the width or whose key/value heads do not divide them, a tp the
+    // vocabulary does not split into.
+    const auto first_block = [](Experiment& e) -> LayerSpec& {
+      for (LayerSpec& layer : e.model.layers)
+        if (layer.type == LayerType::TransformerBlock) return layer;
+      throw std::logic_error("the preset has no transformer_block");
+    };
+    const std::function<void(Experiment&)> transformer_edits[] = {
+        [](Experiment& e) { e.model.layers.back().out += 1; },
+        [&](Experiment& e) { first_block(e).heads = 5; },
+        [&](Experiment& e) { first_block(e).kv_heads = 5; },
+        [](Experiment& e) {
+          e.model.layers.front().vocab += 1;
+          e.model.layers.back().out += 1;
+          e.data.vocab += 1;
+          e.parallel.tp = 2;
+        },
+    };
+    for (const auto& edit : transformer_edits) {
+      QVERIFY(window.applyPreset(QStringLiteral("megatron-attention")));
       window.document()->edit(edit);
       check_problems_in_chinese();
       if (QTest::currentTestFailed()) return;

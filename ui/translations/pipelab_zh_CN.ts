@@ -166,6 +166,42 @@
         <source>parallel.reshard_after_forward = false keeps ZeRO-3&apos;s gathered weights from a forward to its backward, and parallel.zero = %1 keeps them whole anyway; set zero = 3, or remove reshard_after_forward</source>
         <translation>parallel.reshard_after_forward = false 让 ZeRO-3 收集来的权重从前向一直保留到反向，而 parallel.zero = %1 本来就保留完整权重；请设 zero = 3，或去掉 reshard_after_forward</translation>
     </message>
+    <message>
+        <source>the model outputs %1 values per position but data.source &apos;%2&apos; has a vocabulary of %3 tokens (data.vocab); set the last linear layer&apos;s out to %4</source>
+        <translation>模型在每个位置输出 %1 个值，但 data.source &apos;%2&apos; 的词表有 %3 个词元（data.vocab）；请把最后一个线性层的 out 设为 %4</translation>
+    </message>
+    <message>
+        <source>tp = %1 does not divide embedding layer %2&apos;s vocab %3 (each shard holds vocab / tp rows); choose a tp that divides it or pad the vocab to a multiple of tp</source>
+        <translation>tp = %1 不能整除嵌入层 %2 的词表大小 %3（每个分片持有 vocab / tp 行）；请选一个能整除它的 tp，或把词表补齐到 tp 的倍数</translation>
+    </message>
+    <message>
+        <source>%1: kv_heads = %2 must divide heads = %3 (grouped-query attention shares each key/value head among heads / kv_heads query heads); use a divisor of heads (1: multi-query), or 0 for kv_heads = heads</source>
+        <translation>%1：kv_heads = %2 必须整除 heads = %3（分组查询注意力让每个键/值头由 heads / kv_heads 个查询头共享）；请用 heads 的约数（1：多查询注意力），或用 0 表示 kv_heads = heads</translation>
+    </message>
+    <message>
+        <source>%1: heads = %2 does not divide the block&apos;s width %3; choose heads that divide it (e.g. %4) or change the embedding&apos;s dim</source>
+        <translation>%1：heads = %2 不能整除该块的宽度 %3；请选能整除它的 heads（例如 %4），或修改嵌入层的 dim</translation>
+    </message>
+    <message>
+        <source>%1 must be &gt;= %2, got %3</source>
+        <translation>%1 必须 &gt;= %2，当前为 %3</translation>
+    </message>
+    <message>
+        <source>%1 = %2 is more than the %3 PipeLab plans; use at most %4</source>
+        <translation>%1 = %2 超过了 PipeLab 能规划的 %3；最多用 %4</translation>
+    </message>
+    <message>
+        <source>%1 = %2 must be in [0, 1)</source>
+        <translation>%1 = %2 必须在 [0, 1) 之内</translation>
+    </message>
+    <message>
+        <source>%1 must be in [0, 1), got %2</source>
+        <translation>%1 必须在 [0, 1) 之内，当前为 %2</translation>
+    </message>
+    <message>
+        <source>%1 = %2 must be &gt;= 0</source>
+        <translation>%1 = %2 必须 &gt;= 0</translation>
+    </message>
 </context>
 <context>
     <name>DeviceRowLabel</name>
