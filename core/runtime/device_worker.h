@@ -35,7 +35,8 @@
 //              (FSDP's wrapping of each block): each replica keeps its slice
 //              of every layer's flattened weights (Weights) and gathers a
 //              layer's whole weights (CommBuffers) right before the layer's
-//              forward, backward or weight gradient, freeing them right after
+//              forward, backward or weight gradient (and, in an F or B, the
+//              next layer's: FSDP's prefetch), freeing them right after
 //              (FSDP's reshard after forward); in a B or BW the layer's whole
 //              gradients exist from its backward to their reduce-scatter into
 //              the slice, right after it. The schedule's AllGather before each

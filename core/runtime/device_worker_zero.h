@@ -266,14 +266,29 @@ template <typename Backend>
 void DeviceWorker<Backend>::acquire_unit(int chunk, int layer) {
   StageState& stage = stages_[chunk];
   const bool in_op = unit_op_.chunk == chunk;
-  for (int index : stage.unit_shards[layer]) {
-    ZeroShard& shard = *stage.shards[index];
-    if (in_op && unit_op_.adds_gradients) renew_unit_gradients(shard);
-    if (shard.gathered) continue;
-    if (in_op) open_report(unit_op_.gathers);
-    const int64_t bytes = gather_slices(shard, MemoryCategory::CommBuffers);
-    if (in_op) unit_op_.gathers.bytes += bytes;
-  }
+  const auto gather = [&](int unit) {
+    for (int index : stage.unit_shards[unit]) {
+      ZeroShard& shard = *stage.shards[index];
+      if (shard.gathered) continue;
+      if (in_op) open_report(unit_op_.gathers);
+      const int64_t bytes = gather_slices(shard, MemoryCategory::CommBuffers);
+      if (in_op) unit_op_.gathers.bytes += bytes;
+    }
+  };
+  for (int index : stage.unit_shards[layer])
+    if (in_op && unit_op_.adds_gradients) renew_unit_gradients(*stage.shards[index]);
+  gather(layer);
+  if (!in_op) return;
+  // FSDP's prefetch: the next layer this op reads (the forward goes up the
+  // stage, a backward down) is gathered before this one computes, so two
+  // layers are whole at a time, as the simulator counts them.
+  const int step = unit_op_.kind == OpKind::Forward ? 1 : -1;
+  for (int next = layer + step; next >= 0 && next < static_cast<int>(stage.unit_shards.size());
+       next += step)
+    if (!stage.unit_shards[next].empty()) {
+      gather(next);
+      break;
+    }
 }
 
 template <typename Backend>

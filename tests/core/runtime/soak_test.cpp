@@ -60,13 +60,23 @@ void start_pause_step_stop(const Experiment& experiment) {
     std::this_thread::yield();
   executor->pause();
   testing::wait_for_pause(*executor);
-  ASSERT_EQ(executor->state(), RunState::Paused);
+  ASSERT_EQ(executor->state(), RunState::Paused)
+      << run_state_name(executor->state()) << " after pause, " << executor->steps_done()
+      << " steps done; " << executor->error();
   const int paused_at = executor->steps_done();
   executor->step();
-  testing::wait_for_pause(*executor);
-  ASSERT_EQ(executor->steps_done(), paused_at + 1);
+  // The step runs on the workers' threads: wait for it to be counted and
+  // the run to pause again (a state read right after step() may still be
+  // the pause before it).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while ((executor->steps_done() != paused_at + 1 || executor->state() != RunState::Paused) &&
+         executor->steps_done() <= paused_at + 1 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  ASSERT_EQ(executor->steps_done(), paused_at + 1)
+      << run_state_name(executor->state()) << " after step";
+  ASSERT_EQ(executor->state(), RunState::Paused) << executor->error();
   executor->stop();
-  ASSERT_EQ(executor->state(), RunState::Stopped);
+  ASSERT_EQ(executor->state(), RunState::Stopped) << executor->error();
   sink.drain();
 }
 
