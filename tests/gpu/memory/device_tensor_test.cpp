@@ -1,14 +1,16 @@
 // DeviceTensor and CachingAllocator on a real GPU (skipped without one).
+#include "gpu/memory/device_tensor.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
-#include "gpu/memory/caching_allocator.h"
-#include "gpu/layers/device_context.h"
-#include "gpu/memory/device_tensor.h"
 #include "gpu/device/cuda_check.h"
+#include "gpu/layers/device_context.h"
+#include "gpu/memory/caching_allocator.h"
 #include "gpu/memory/out_of_memory.h"
 #include "gpu/memory/pinned_staging.h"
 #include "tests/gpu/gpu_test_support.h"
@@ -77,6 +79,38 @@ TEST_F(DeviceTensorTest, CountsExactBytesByCategoryLikeTheCpuTensor) {
     EXPECT_EQ(category_bytes(allocator()->current(), MemoryCategory::CommBuffers), 0);
   }
   EXPECT_EQ(allocator()->current(), baseline);
+}
+
+// ZeRO 3 releases a weight between uses (reset) and gathers it again into
+// the same slot: its bf16 copy goes with the values and is made again, from
+// the new values, by the next GEMM that reads it.
+TEST_F(DeviceTensorTest, AResetWeightFreesItsBf16CopyAndMakesItAgainForNewValues) {
+  const MemoryBytes baseline = allocator()->current();
+  DeviceTensor weight = DeviceTensor::from_values(4, 8, testing::random_values(32, 3), allocator(),
+                                                  MemoryCategory::Weights);
+  weight.keep_bf16_copy(MemoryCategory::Weights);
+  EXPECT_EQ(category_bytes(allocator()->current(), MemoryCategory::Weights) -
+                category_bytes(baseline, MemoryCategory::Weights),
+            32 * 4 + 32 * 2);
+  weight.reset();
+  EXPECT_TRUE(weight.empty());
+  EXPECT_TRUE(weight.has_bf16_copy());  // the slot still keeps one
+  EXPECT_EQ(allocator()->current(), baseline);
+  const std::vector<float> regathered = {1.0f, 2.0f, -3.0f, 0.5f, 4.0f, -8.0f, 16.0f, 0.25f};
+  weight = DeviceTensor::from_values(2, 4, regathered, allocator(), MemoryCategory::CommBuffers);
+  const uint16_t* copy = weight.refresh_bf16_copy();
+  std::vector<uint16_t> bits(8);
+  PIPELAB_CUDA_CHECK(
+      cudaMemcpy(bits.data(), copy, bits.size() * sizeof(uint16_t), cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < bits.size(); ++i) {
+    // These values are exact in bf16: the copy is their upper 16 bits.
+    uint32_t word = 0;
+    std::memcpy(&word, &regathered[i], sizeof(word));
+    EXPECT_EQ(bits[i], static_cast<uint16_t>(word >> 16)) << i;
+  }
+  EXPECT_EQ(category_bytes(allocator()->current(), MemoryCategory::Weights) -
+                category_bytes(baseline, MemoryCategory::Weights),
+            8 * 2);  // the copy, counted as it was kept
 }
 
 TEST_F(DeviceTensorTest, ClonesOntoAnotherVirtualDeviceOfTheSameGpu) {
