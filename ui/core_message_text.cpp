@@ -129,19 +129,35 @@ constexpr const char* kPatterns[] = {
                       "data.path is empty; data.source = '%1' reads a UTF-8 text file: give its "
                       "path (the LICENSE file will do)"),
     // A Transformer's shapes (the Model panel's layer table).
-    QT_TRANSLATE_NOOP("CoreMessage",
-                      "the model outputs %1 values per position but data.source '%2' has a "
-                      "vocabulary of %3 tokens (data.vocab); set the last linear layer's out to %4"),
-    QT_TRANSLATE_NOOP("CoreMessage",
-                      "tp = %1 does not divide embedding layer %2's vocab %3 (each shard holds vocab "
-                      "/ tp rows); choose a tp that divides it or pad the vocab to a multiple of tp"),
-    QT_TRANSLATE_NOOP("CoreMessage",
-                      "%1: kv_heads = %2 must divide heads = %3 (grouped-query attention shares each "
-                      "key/value head among heads / kv_heads query heads); use a divisor of heads (1: "
-                      "multi-query), or 0 for kv_heads = heads"),
-    QT_TRANSLATE_NOOP("CoreMessage",
-                      "%1: heads = %2 does not divide the block's width %3; choose heads that divide "
-                      "it (e.g. %4) or change the embedding's dim"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "the model outputs %1 values per position but data.source '%2' has a "
+        "vocabulary of %3 tokens (data.vocab); set the last linear layer's out to %4"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "tp = %1 does not divide embedding layer %2's vocab %3 (each shard holds vocab "
+        "/ tp rows); choose a tp that divides it or pad the vocab to a multiple of tp"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "%1: kv_heads = %2 must divide heads = %3 (grouped-query attention shares each "
+        "key/value head among heads / kv_heads query heads); use a divisor of heads (1: "
+        "multi-query), or 0 for kv_heads = heads"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "%1: heads = %2 does not divide the block's width %3; choose heads that divide "
+        "it (e.g. %4) or change the embedding's dim"),
+    // Schedules and their virtual stages (the Parallel panel's schedule and chunks).
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "parallel.schedule = %1 needs parallel.chunks = 2 (each device holds two virtual "
+        "stages placed in a V; got chunks = %2); set chunks = 2"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "parallel.microbatches = %1 must be >= parallel.pp = %2 for pipedream-2bw (two "
+        "weight versions suffice only when a step's micro-batches fill the pipeline); use "
+        "microbatches = %3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1: boundary %2 is outside 1..%3 (the model has %4 layers)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1: boundaries must be strictly increasing (%2 follows %3)"),
     // The general forms of range checks, last: any field, any bound.
     QT_TRANSLATE_NOOP("CoreMessage", "%1 must be >= %2, got %3"),
     QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 is more than the %3 PipeLab plans; use at most %4"),

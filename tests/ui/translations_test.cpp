@@ -218,8 +218,22 @@ class TranslationsTest : public QObject {
           e.parallel.zero = 1;
         },
         [](Experiment& e) { e.parallel.cp = 2; },  // context parallelism of an MLP
-        [](Experiment& e) { e.training.steps = 0; },          // any field's lower bound
-        [](Experiment& e) { e.parallel.dp = 100000; },        // any field's upper bound
+        [](Experiment& e) { e.parallel.schedule = ScheduleKind::ZeroBubbleV; },  // chunks != 2
+        [](Experiment& e) {  // pipedream-2bw with fewer micro-batches than stages
+          e.parallel.schedule = ScheduleKind::PipeDream2BW;
+          e.parallel.microbatches = 1;
+        },
+        [](Experiment& e) {  // a stage boundary past the layers
+          e.parallel.partition = PartitionRule::Explicit;
+          e.parallel.boundaries = {99};
+        },
+        [](Experiment& e) {  // boundaries out of order
+          e.parallel.pp = 3;
+          e.parallel.partition = PartitionRule::Explicit;
+          e.parallel.boundaries = {3, 2};
+        },
+        [](Experiment& e) { e.training.steps = 0; },              // any field's lower bound
+        [](Experiment& e) { e.parallel.dp = 100000; },            // any field's upper bound
         [](Experiment& e) { e.data.validation_fraction = 1.5; },  // a fraction
         [](Experiment& e) {  // FSDP's resharding switch without ZeRO 3
           e.parallel.dp = 2;

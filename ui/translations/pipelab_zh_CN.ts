@@ -202,6 +202,18 @@
         <source>%1 = %2 must be &gt;= 0</source>
         <translation>%1 = %2 必须 &gt;= 0</translation>
     </message>
+    <message>
+        <source>parallel.schedule = %1 needs parallel.chunks = 2 (each device holds two virtual stages placed in a V; got chunks = %2); set chunks = 2</source>
+        <translation>parallel.schedule = %1 需要 parallel.chunks = 2（每个设备持有按 V 形放置的两个虚拟阶段；当前 chunks = %2）；请设 chunks = 2</translation>
+    </message>
+    <message>
+        <source>%1: boundary %2 is outside 1..%3 (the model has %4 layers)</source>
+        <translation>%1：边界 %2 不在 1..%3 之内（模型共有 %4 层）</translation>
+    </message>
+    <message>
+        <source>%1: boundaries must be strictly increasing (%2 follows %3)</source>
+        <translation>%1：边界必须严格递增（%2 排在 %3 之后）</translation>
+    </message>
 </context>
 <context>
     <name>DeviceRowLabel</name>
