@@ -192,9 +192,8 @@ class DeviceWorker {
     pipelab::Tensor host_values;
     pipelab::Tensor host_gradients;
     std::unique_ptr<pipelab::Optimizer> host_optimizer;
-    // Zero 3: the stage layer (unit) these parameters are, their weights'
-    // shapes, and whether the layer holds them whole now.
-    int layer = -1;
+    // Zero 3: the weights' shapes (the values are released between uses),
+    // and whether the layer holds them whole now.
     std::vector<std::array<int64_t, 2>> weight_shapes;
     bool gathered = true;
     int64_t size_of(size_t parameter) const {
@@ -238,7 +237,6 @@ class DeviceWorker {
   struct UnitOp {
     int chunk = -1;  // -1: none (a recomputation, an evaluation)
     OpKind kind = OpKind::Forward;
-    bool adds_gradients = false;  // B or BW: each layer's gradient is scattered after it
     bool frees_weights = true;    // each layer's gathered weights are freed after it
     UnitReport gathers, scatters;
   };
@@ -306,10 +304,11 @@ class DeviceWorker {
   int64_t move_shards(StageState& stage, OpKind kind);
   int64_t gather_weights(const Op& op);
   void release_gradients(StageState& stage);
-  void release_shard_gradients(StageState& stage, ZeroShard& shard);
-  // Zero 3: a layer's whole gradients (for a B or BW), and their
-  // reduce-scatter into the slices after it; returns the bytes.
-  void renew_unit_gradients(ZeroShard& shard);
+  // Zero 3: the shard's released weights (or gradients) made again at their
+  // shapes; the gathered weights freed; a layer's gradients reduce-scattered
+  // into the slice and freed (returns the bytes).
+  void renew_released(ZeroShard& shard, bool gradients, MemoryCategory category);
+  void free_gathered(ZeroShard& shard);
   int64_t scatter_unit_gradients(ZeroShard& shard);
   void renew_gradients(StageState& stage);
   // Zero 3: a layer's whole weights gathered from the slices (acquire) or

@@ -85,18 +85,17 @@ DeviceWorker<Backend>::DeviceWorker(WorkerShared& shared, Devices& devices, int 
         plan.ep == 1 ? typename Stack::ExpertAllToAll{}
                      : [this](Tensor& values, int layer, bool) { expert_all_to_all(values, layer); });
     // Optimizer offloading steps a host optimizer instead (host_optimizer),
-    // ZeRO one per shard of the state (make_zero_shards).
-    state.versions = std::make_unique<Stash>(state.layers->parameters());
-    if (plan.zero > 0 && plan.dp > 1) {
-      if (!units) make_zero_shards(state);
-      if (units) {
-        const int index = chunk;  // stages_[chunk] once pushed below
-        state.layers->connect_weight_units({[this, index](int k) { acquire_unit(index, k); },
-                                            [this, index](int k) { release_unit(index, k); }});
-      }
+    // ZeRO one per shard of the state (make_zero_shards; zero 3's are made).
+    if (units) {
+      const int index = chunk;  // stages_[chunk] once pushed below
+      state.layers->connect_weight_units({[this, index](int k) { acquire_unit(index, k); },
+                                          [this, index](int k) { release_unit(index, k); }});
+    } else if (plan.zero > 0 && plan.dp > 1) {
+      make_zero_shards(state);
     } else if (!async_data_parallel && plan.offload != OffloadMode::Optimizer)
       state.optimizer = backend_.make_optimizer(optimizer_settings(experiment.training.optimizer),
                                                 state.layers->parameters());
+    state.versions = std::make_unique<Stash>(state.layers->parameters());
     const PipeMareSpec& pipemare = experiment.training.pipemare;
     if (reads_newest_weights_ && pipemare.discrepancy_correction)
       state.velocity = std::make_unique<Velocity>(state.layers->parameters(), pipemare.velocity_decay);

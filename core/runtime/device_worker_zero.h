@@ -34,7 +34,7 @@ template <typename Backend>
 void DeviceWorker<Backend>::make_unit_shards(StageState& stage, Stack& layers, int k) {
   // Each layer is a unit (FSDP's), whose whole weights then exist only while
   // a use has gathered them, and its whole gradients from its backward to
-  // their scatter (renew_unit_gradients).
+  // their scatter (acquire_unit, release_unit).
   if (static_cast<int>(stage.unit_shards.size()) <= k) stage.unit_shards.resize(k + 1);
   const std::vector<Tensor*> partial = layers.layer_sequence_partial_grads(k);
   std::vector<Parameter> experts;
@@ -43,11 +43,8 @@ void DeviceWorker<Backend>::make_unit_shards(StageState& stage, Stack& layers, i
   add_zero_shard(stage, std::move(experts), true, partial, k);
   for (int index : stage.unit_shards[k]) {
     ZeroShard& shard = *stage.shards[index];
-    for (const Parameter& parameter : shard.parameters) {
-      parameter.value->reset();
-      parameter.grad->reset();
-    }
-    shard.gathered = false;
+    for (const Parameter& parameter : shard.parameters) parameter.grad->reset();
+    free_gathered(shard);
   }
 }
 
@@ -60,7 +57,6 @@ void DeviceWorker<Backend>::add_zero_shard(StageState& stage, std::vector<Parame
   const ParallelPlan& plan = shared_.experiment.parallel;
   auto shard = std::make_unique<ZeroShard>();
   shard->experts = experts;
-  shard->layer = layer;
   shard->members = experts ? plan.dp / plan.ep : plan.dp;
   shard->rank = experts ? place_.replica / plan.ep : place_.replica;
   int64_t count = 0;
@@ -211,10 +207,7 @@ int64_t DeviceWorker<Backend>::move_shards(StageState& stage, OpKind kind) {
 
 template <typename Backend>
 int64_t DeviceWorker<Backend>::gather_slices(ZeroShard& shard, MemoryCategory category) {
-  for (size_t p = 0; p < shard.parameters.size(); ++p)
-    if (shard.parameters[p].value->empty())
-      backend_.renew(*shard.parameters[p].value, shard.weight_shapes[p][0],
-                     shard.weight_shapes[p][1], category);
+  renew_released(shard, false, category);
   Tensor flat = backend_.zeros(1, shard.padded(), category);
   backend_.copy_values(shard.values, 0, flat, shard.begin(), shard.shard);
   backend_.data_parallel_all_gather(flat, shard.experts);
@@ -241,16 +234,11 @@ template <typename Backend>
 void DeviceWorker<Backend>::release_gradients(StageState& stage) {
   if (!stage.released_gradients.empty()) return;
   for (const std::unique_ptr<ZeroShard>& shard : stage.shards)
-    release_shard_gradients(stage, *shard);
-}
-
-template <typename Backend>
-void DeviceWorker<Backend>::release_shard_gradients(StageState& stage, ZeroShard& shard) {
-  for (const Parameter& parameter : shard.parameters) {
-    stage.released_gradients.push_back(
-        {parameter.grad, {parameter.grad->rows(), parameter.grad->cols()}});
-    parameter.grad->reset();
-  }
+    for (const Parameter& parameter : shard->parameters) {
+      stage.released_gradients.push_back(
+          {parameter.grad, {parameter.grad->rows(), parameter.grad->cols()}});
+      parameter.grad->reset();
+    }
 }
 
 template <typename Backend>
@@ -275,8 +263,9 @@ void DeviceWorker<Backend>::acquire_unit(int chunk, int layer) {
       if (in_op) unit_op_.gathers.bytes += bytes;
     }
   };
-  for (int index : stage.unit_shards[layer])
-    if (in_op && unit_op_.adds_gradients) renew_unit_gradients(*stage.shards[index]);
+  if (in_op && computes_weight_gradient(unit_op_.kind))
+    for (int index : stage.unit_shards[layer])
+      renew_released(*stage.shards[index], true, MemoryCategory::CommBuffers);
   gather(layer);
   if (!in_op) return;
   // FSDP's prefetch: the next layer this op reads (the forward goes up the
@@ -297,7 +286,7 @@ void DeviceWorker<Backend>::release_unit(int chunk, int layer) {
   const bool in_op = unit_op_.chunk == chunk;
   for (int index : stage.unit_shards[layer]) {
     ZeroShard& shard = *stage.shards[index];
-    if (in_op && unit_op_.adds_gradients) {
+    if (in_op && computes_weight_gradient(unit_op_.kind)) {
       open_report(unit_op_.scatters);
       unit_op_.scatters.bytes += scatter_unit_gradients(shard);
     }
@@ -305,17 +294,24 @@ void DeviceWorker<Backend>::release_unit(int chunk, int layer) {
     // the forward, until the last micro-batch holding them runs its backward.
     const bool reshards = shared_.experiment.parallel.reshard_after_forward;
     if (units_held_ || (!reshards && !(in_op && unit_op_.frees_weights))) continue;
-    for (const Parameter& parameter : shard.parameters) parameter.value->reset();
-    shard.gathered = false;
+    free_gathered(shard);
   }
 }
 
 template <typename Backend>
-void DeviceWorker<Backend>::renew_unit_gradients(ZeroShard& shard) {
-  for (size_t p = 0; p < shard.parameters.size(); ++p)
-    if (shard.parameters[p].grad->empty())
-      backend_.renew(*shard.parameters[p].grad, shard.weight_shapes[p][0],
-                     shard.weight_shapes[p][1], MemoryCategory::CommBuffers);
+void DeviceWorker<Backend>::renew_released(ZeroShard& shard, bool gradients,
+                                           MemoryCategory category) {
+  for (size_t p = 0; p < shard.parameters.size(); ++p) {
+    Tensor& tensor = gradients ? *shard.parameters[p].grad : *shard.parameters[p].value;
+    if (tensor.empty())
+      backend_.renew(tensor, shard.weight_shapes[p][0], shard.weight_shapes[p][1], category);
+  }
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::free_gathered(ZeroShard& shard) {
+  for (const Parameter& parameter : shard.parameters) parameter.value->reset();
+  shard.gathered = false;
 }
 
 template <typename Backend>
@@ -343,7 +339,6 @@ void DeviceWorker<Backend>::begin_unit_op(const Op& op, int index) {
   unit_op_ = {};
   unit_op_.chunk = op.chunk;
   unit_op_.kind = op.kind;
-  unit_op_.adds_gradients = computes_weight_gradient(op.kind);
   const bool finishes = op.kind == OpKind::Backward || op.kind == OpKind::BackwardWeight;
   unit_op_.frees_weights =
       shared_.experiment.parallel.reshard_after_forward || (finishes && stage.holding == 1);
@@ -361,7 +356,7 @@ void DeviceWorker<Backend>::begin_unit_op(const Op& op, int index) {
   // The scatter: listed among the collectives right after a B or BW.
   const std::vector<Op>& ops = *current_.ops;
   for (size_t j = index + 1;
-       unit_op_.adds_gradients && j < ops.size() && is_collective(ops[j].kind); ++j)
+       computes_weight_gradient(op.kind) && j < ops.size() && is_collective(ops[j].kind); ++j)
     if (ops[j].kind == OpKind::ReduceScatter && ops[j].group == CommGroup::DataParallel &&
         !tensor_parallel_reported_[j]) {
       tensor_parallel_reported_[j] = 1;
