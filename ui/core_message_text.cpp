@@ -92,9 +92,12 @@ constexpr const char* kPatterns[] = {
         "not divide; choose a cp with 2 cp dividing model.input, or change the sequence "
         "length"),
     QT_TRANSLATE_NOOP("CoreMessage",
-                      "parallel.cp = %1: the executors do not split sequences over ranks yet (the "
-                      "simulator predicts context parallelism); set parallel.cp = 1 to train, or "
-                      "simulate"),
+                      "parallel.cp = %1: context parallelism trains on the cpu backend (the %2 "
+                      "executor does not split sequences over ranks yet); set backend.type = cpu, "
+                      "or parallel.cp = 1, or simulate"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "parallel.cp = %1: %2 routes tokens to experts, which context parallelism "
+                      "does not train yet; set parallel.cp = 1, or simulate"),
     // Expert parallelism (an experiment with ep > 1, e.g. the expert-parallel
     // preset): dp, update, a moe layer's experts or removing it.
     QT_TRANSLATE_NOOP("CoreMessage",

@@ -17,6 +17,7 @@ enum class MessageKind {
   EvaluationWeights,    // a run over processes: a replica-0 stage's weights, to rank 0 to evaluate
   ExpertParallelChunk,  // one chunk of a moe layer's all-to-all
   ExpertDataParallelChunk,  // one ring step of the all-reduce of experts' gradients
+  ContextParallelChunk,     // one ring step of a context-parallel all-gather or reduce-scatter
   // Async data parallelism over processes (remote_parameter_server.h), between a
   // replica and the rank holding its stage shard's parameter server:
   ParameterServerPush,     // the replica's gradients of a step, to the server

@@ -12,7 +12,8 @@
 namespace pipelab {
 namespace {
 
-// Offsets of one (b, h)'s q, k, v in a fused qkv buffer, its output columns and its P.
+// Offsets of one (b, h)'s q (in the query rows), k and v (in the key rows),
+// its output columns and its P.
 struct HeadView {
   int64_t q_offset = 0;    // of q(b, 0, h, 0)
   int64_t k_offset = 0;    // of k(b, 0, h, 0)
@@ -23,12 +24,14 @@ struct HeadView {
 };
 
 HeadView head_view(const AttentionShape& shape, int64_t b, int64_t h) {
-  const int64_t first = b * shape.seq * shape.qkv_width();
-  return {first + shape.q_column(h),
-          first + shape.k_column(h),
-          first + shape.v_column(h),
-          b * shape.seq * shape.width() + h * shape.head_dim,
-          (b * shape.heads + h) * shape.seq * shape.seq,
+  const int64_t queries = shape.query_count();
+  const int64_t query_first = b * queries * shape.qkv_width();
+  const int64_t key_first = b * shape.seq * shape.qkv_width();
+  return {query_first + shape.q_column(h),
+          key_first + shape.k_column(h),
+          key_first + shape.v_column(h),
+          b * queries * shape.width() + h * shape.head_dim,
+          (b * shape.heads + h) * queries * shape.seq,
           h % shape.group() == 0};
 }
 
@@ -100,78 +103,108 @@ PIPELAB_VECTOR_CLONES void softmax_backward_row(const float* __restrict__ p, flo
 }
 
 // Tiling of a head's products under the causal mask. Query i sees keys
-// [0, i], so each product runs per tile of kCausalTile queries (or of keys, for
-// the ones summing over queries) over just the keys (queries) that can be
-// unmasked there: at seq 128, 5/8 of the full [seq, seq] work, as the entries
-// skipped are zero in P and dS. Smaller tiles skip more but make more small
-// sgemm calls; 32 was the fastest at seq 128 and head_dim 32. Without the
-// mask one tile covers the whole sequence.
+// [0, position(i)], so each product runs per tile of kCausalTile queries (or
+// of keys, for the ones summing over queries) over just the keys (queries)
+// that can be unmasked there: at seq 128, 5/8 of the full [seq, seq] work, as
+// the entries skipped are zero in P and dS. Smaller tiles skip more but make
+// more small sgemm calls; 32 was the fastest at seq 128 and head_dim 32.
+// Without the mask one tile covers the whole sequence. Positions increase
+// with the query index, so a tile's last query sees the most keys.
 constexpr int64_t kCausalTile = 32;
 
-int64_t tile_size(const AttentionShape& shape) {
+int64_t query_tile(const AttentionShape& shape) {
+  return shape.causal ? std::min(kCausalTile, shape.query_count()) : shape.query_count();
+}
+int64_t key_tile(const AttentionShape& shape) {
   return shape.causal ? std::min(kCausalTile, shape.seq) : shape.seq;
 }
 // Queries [begin, begin + count) see keys [0, keys_seen).
 int64_t keys_seen(const AttentionShape& shape, int64_t begin, int64_t count) {
-  return shape.causal ? begin + count : shape.seq;
+  return shape.causal ? shape.position(begin + count - 1) + 1 : shape.seq;
 }
-// Keys [begin, ...) are seen by queries [first_query, seq).
-int64_t first_query(const AttentionShape& shape, int64_t begin) { return shape.causal ? begin : 0; }
+// Keys [begin, ...) are seen by queries [first_query, queries) only.
+int64_t first_query(const AttentionShape& shape, int64_t begin) {
+  if (!shape.causal) return 0;
+  if (!shape.query_positions) return std::min(begin, shape.query_count());
+  const int64_t* positions = shape.query_positions;
+  return std::lower_bound(positions, positions + shape.query_count(), begin) - positions;
+}
+// Keys [0, visible_keys) of query i are unmasked.
+int64_t visible_keys(const AttentionShape& shape, int64_t i) {
+  return shape.causal ? shape.position(i) + 1 : shape.seq;
+}
 
-// p [seq, seq] = softmax(q k^T / sqrt(head_dim) + mask) of one head. Entries a
-// tile's product skips are masked, and softmax_row writes their zeros.
+// p [queries, seq] = softmax(q k^T / sqrt(head_dim) + mask) of one head.
+// Entries a tile's product skips are masked, and softmax_row writes their zeros.
 void head_probabilities(const float* q, const float* k, const AttentionShape& shape, float* p) {
   const int64_t seq = shape.seq;
+  const int64_t queries = shape.query_count();
   const int ld = blas_int(shape.qkv_width());
-  const int64_t tile = tile_size(shape);
-  for (int64_t begin = 0; begin < seq; begin += tile) {
-    const int64_t count = std::min(tile, seq - begin);
+  const int64_t tile = query_tile(shape);
+  for (int64_t begin = 0; begin < queries; begin += tile) {
+    const int64_t count = std::min(tile, queries - begin);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blas_int(count),
                 blas_int(keys_seen(shape, begin, count)), blas_int(shape.head_dim),
                 score_scale(shape), q + begin * shape.qkv_width(), ld, k, ld, 0.0f, p + begin * seq,
                 blas_int(seq));
   }
-  for (int64_t i = 0; i < seq; ++i)
-    softmax_row(p + i * seq, shape.causal ? i + 1 : seq, seq);  // keys [0, visible) unmasked
+  for (int64_t i = 0; i < queries; ++i) softmax_row(p + i * seq, visible_keys(shape, i), seq);
 }
 
-void check_shapes(const Tensor& qkv, const AttentionShape& shape) {
-  (void)qkv;
+// The attention-probability dropout of one (b, h)'s [queries, seq] values.
+void drop_head(const BlockDropout& dropout, const AttentionShape& shape, int64_t b, int64_t h,
+               const float* in, float* out) {
+  apply_attention_dropout(dropout, b, shape.first_head + h, shape.seq, in, out, shape.query_count(),
+                          shape.query_positions);
+}
+
+void check_shapes(const Tensor& query_qkv, const Tensor& key_qkv, const AttentionShape& shape) {
+  (void)query_qkv;
+  (void)key_qkv;
   (void)shape;
   assert(shape.batch >= 0 && shape.seq > 0 && shape.heads > 0 && shape.head_dim > 0);
   assert(shape.kv_heads >= 0 && shape.heads % shape.key_value_heads() == 0);
-  assert(qkv.rows() == shape.rows() && qkv.cols() == shape.qkv_width());
+  assert(shape.query_count() <= shape.seq && (shape.queries == 0 || shape.query_positions));
+  assert(query_qkv.rows() == shape.rows() && query_qkv.cols() == shape.qkv_width());
+  assert(key_qkv.rows() == shape.key_rows() && key_qkv.cols() == shape.qkv_width());
 }
 
 }  // namespace
 
 void attention_forward(const Tensor& qkv, const AttentionShape& shape, Tensor& out,
                        Tensor* probabilities, const BlockDropout* dropout) {
-  check_shapes(qkv, shape);
+  attention_forward(qkv, qkv, shape, out, probabilities, dropout);
+}
+
+void attention_forward(const Tensor& query_qkv, const Tensor& key_qkv, const AttentionShape& shape,
+                       Tensor& out, Tensor* probabilities, const BlockDropout* dropout) {
+  check_shapes(query_qkv, key_qkv, shape);
   assert(out.rows() == shape.rows() && out.cols() == shape.width());
   assert(!probabilities ||
          (probabilities->rows() == shape.probability_rows() && probabilities->cols() == shape.seq));
   const int64_t seq = shape.seq;
+  const int64_t queries = shape.query_count();
   if (dropout && !dropout->active()) dropout = nullptr;
-  Tensor scratch = probabilities ? Tensor() : Tensor(seq, seq);
-  Tensor dropped = dropout ? Tensor(seq, seq) : Tensor();
-  const int64_t tile = tile_size(shape);
+  Tensor scratch = probabilities ? Tensor() : Tensor(queries, seq);
+  Tensor dropped = dropout ? Tensor(queries, seq) : Tensor();
+  const int64_t tile = query_tile(shape);
   for (int64_t b = 0; b < shape.batch; ++b)
     for (int64_t h = 0; h < shape.heads; ++h) {
       const HeadView view = head_view(shape, b, h);
       float* p = probabilities ? probabilities->data() + view.probability_offset : scratch.data();
-      head_probabilities(qkv.data() + view.q_offset, qkv.data() + view.k_offset, shape, p);
+      head_probabilities(query_qkv.data() + view.q_offset, key_qkv.data() + view.k_offset, shape,
+                         p);
       const float* weights = p;
       if (dropout) {
-        apply_attention_dropout(*dropout, b, shape.first_head + h, seq, p, dropped.data());
+        drop_head(*dropout, shape, b, h, p, dropped.data());
         weights = dropped.data();
       }
-      // O [seq, head_dim] = P [seq, seq] V [seq, head_dim], written into out's head columns.
-      for (int64_t begin = 0; begin < seq; begin += tile) {
-        const int64_t count = std::min(tile, seq - begin);
+      // O [queries, head_dim] = P [queries, seq] V [seq, head_dim], into out's head columns.
+      for (int64_t begin = 0; begin < queries; begin += tile) {
+        const int64_t count = std::min(tile, queries - begin);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blas_int(count),
                     blas_int(shape.head_dim), blas_int(keys_seen(shape, begin, count)), 1.0f,
-                    weights + begin * seq, blas_int(seq), qkv.data() + view.v_offset,
+                    weights + begin * seq, blas_int(seq), key_qkv.data() + view.v_offset,
                     blas_int(shape.qkv_width()), 0.0f,
                     out.data() + view.out_offset + begin * shape.width(), blas_int(shape.width()));
       }
@@ -180,7 +213,7 @@ void attention_forward(const Tensor& qkv, const AttentionShape& shape, Tensor& o
 
 void attention_probabilities(const Tensor& qkv, const AttentionShape& shape,
                              Tensor& probabilities) {
-  check_shapes(qkv, shape);
+  check_shapes(qkv, qkv, shape);
   assert(probabilities.rows() == shape.probability_rows() && probabilities.cols() == shape.seq);
   for (int64_t b = 0; b < shape.batch; ++b)
     for (int64_t h = 0; h < shape.heads; ++h) {
@@ -199,29 +232,38 @@ void attention_probabilities(const Tensor& qkv, const AttentionShape& shape,
 // others add to them (beta = 1), in head order.
 void attention_backward(const Tensor& qkv, const Tensor* probabilities, const Tensor& dout,
                         const AttentionShape& shape, Tensor& dqkv, const BlockDropout* dropout) {
-  check_shapes(qkv, shape);
-  assert(dqkv.same_shape(qkv));
+  attention_backward(qkv, qkv, probabilities, dout, shape, dqkv, dqkv, dropout);
+}
+
+void attention_backward(const Tensor& query_qkv, const Tensor& key_qkv, const Tensor* probabilities,
+                        const Tensor& dout, const AttentionShape& shape, Tensor& query_dqkv,
+                        Tensor& key_dqkv, const BlockDropout* dropout) {
+  check_shapes(query_qkv, key_qkv, shape);
+  assert(query_dqkv.same_shape(query_qkv) && key_dqkv.same_shape(key_qkv));
   assert(dout.rows() == shape.rows() && dout.cols() == shape.width());
   assert(!probabilities ||
          (probabilities->rows() == shape.probability_rows() && probabilities->cols() == shape.seq));
   const int64_t seq = shape.seq;
+  const int64_t queries = shape.query_count();
   const int64_t d = shape.head_dim;
+  const int64_t ld = shape.qkv_width();
   const int s = blas_int(seq);
   const int hd = blas_int(d);
-  const int ld_qkv = blas_int(shape.qkv_width());
+  const int ld_qkv = blas_int(ld);
   const int ld_out = blas_int(shape.width());
   const float scale = score_scale(shape);
   if (dropout && !dropout->active()) dropout = nullptr;
-  Tensor dp(seq, seq);
-  Tensor recomputed = probabilities ? Tensor() : Tensor(seq, seq);
-  Tensor dropped = dropout ? Tensor(seq, seq) : Tensor();
-  const int64_t tile = tile_size(shape);
+  Tensor dp(queries, seq);
+  Tensor recomputed = probabilities ? Tensor() : Tensor(queries, seq);
+  Tensor dropped = dropout ? Tensor(queries, seq) : Tensor();
+  const int64_t q_tile = query_tile(shape);
+  const int64_t k_tile = key_tile(shape);
   for (int64_t b = 0; b < shape.batch; ++b)
     for (int64_t h = 0; h < shape.heads; ++h) {
       const HeadView view = head_view(shape, b, h);
-      const float* q = qkv.data() + view.q_offset;
-      const float* k = qkv.data() + view.k_offset;
-      const float* v = qkv.data() + view.v_offset;
+      const float* q = query_qkv.data() + view.q_offset;
+      const float* k = key_qkv.data() + view.k_offset;
+      const float* v = key_qkv.data() + view.v_offset;
       const float beta_kv = view.first_of_group ? 0.0f : 1.0f;
       const float* p;
       if (probabilities) {
@@ -231,40 +273,62 @@ void attention_backward(const Tensor& qkv, const Tensor* probabilities, const Te
         p = recomputed.data();
       }
       const float* d_o = dout.data() + view.out_offset;
-      float* dq = dqkv.data() + view.q_offset;
-      float* dk = dqkv.data() + view.k_offset;
-      float* dv = dqkv.data() + view.v_offset;
+      float* dq = query_dqkv.data() + view.q_offset;
+      float* dk = key_dqkv.data() + view.k_offset;
+      float* dv = key_dqkv.data() + view.v_offset;
       const float* weights = p;  // what weighted V in the forward
       if (dropout) {
-        apply_attention_dropout(*dropout, b, shape.first_head + h, seq, p, dropped.data());
+        drop_head(*dropout, shape, b, h, p, dropped.data());
         weights = dropped.data();
       }
-      // dV [seq, d] = W^T dO and dP [seq, seq] = dO V^T, tile by tile (dP's
-      // skipped entries are masked, and softmax_backward_row zeroes them).
-      for (int64_t begin = 0; begin < seq; begin += tile) {
-        const int64_t count = std::min(tile, seq - begin);
+      // Keys no query here sees (another rank's later chunk under context
+      // parallelism) get no gradient from this head: zero rows for a group's first.
+      const auto zero_unseen_keys = [&](float* grad, int64_t begin, int64_t count) {
+        if (beta_kv != 0.0f) return;
+        for (int64_t j = begin; j < begin + count; ++j)
+          std::fill(grad + j * ld, grad + j * ld + d, 0.0f);
+      };
+      // dV [seq, d] = W^T dO per tile of keys.
+      for (int64_t begin = 0; begin < seq; begin += k_tile) {
+        const int64_t count = std::min(k_tile, seq - begin);
         const int64_t from = first_query(shape, begin);
+        if (from == queries) {
+          zero_unseen_keys(dv, begin, count);
+          continue;
+        }
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, blas_int(count), hd,
-                    blas_int(seq - from), 1.0f, weights + from * seq + begin, s,
-                    d_o + from * ld_out, ld_out, beta_kv, dv + begin * ld_qkv, ld_qkv);
+                    blas_int(queries - from), 1.0f, weights + from * seq + begin, s,
+                    d_o + from * ld_out, ld_out, beta_kv, dv + begin * ld, ld_qkv);
+      }
+      // dP [queries, seq] = dO V^T per tile of queries (its skipped entries
+      // are masked, and softmax_backward_row zeroes them).
+      for (int64_t begin = 0; begin < queries; begin += q_tile) {
+        const int64_t count = std::min(q_tile, queries - begin);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blas_int(count),
                     blas_int(keys_seen(shape, begin, count)), hd, 1.0f, d_o + begin * ld_out,
                     ld_out, v, ld_qkv, 0.0f, dp.row(begin), s);
       }
-      if (dropout)
-        apply_attention_dropout(*dropout, b, shape.first_head + h, seq, dp.data(), dp.data());
-      for (int64_t i = 0; i < seq; ++i)
-        softmax_backward_row(p + i * seq, dp.row(i), shape.causal ? i + 1 : seq, seq);
-      // dQ [seq, d] = dS K / sqrt(d) and dK [seq, d] = dS^T Q / sqrt(d).
-      for (int64_t begin = 0; begin < seq; begin += tile) {
-        const int64_t count = std::min(tile, seq - begin);
-        const int64_t from = first_query(shape, begin);
+      if (dropout) drop_head(*dropout, shape, b, h, dp.data(), dp.data());
+      for (int64_t i = 0; i < queries; ++i)
+        softmax_backward_row(p + i * seq, dp.row(i), visible_keys(shape, i), seq);
+      // dQ [queries, d] = dS K / sqrt(d) per tile of queries.
+      for (int64_t begin = 0; begin < queries; begin += q_tile) {
+        const int64_t count = std::min(q_tile, queries - begin);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blas_int(count), hd,
                     blas_int(keys_seen(shape, begin, count)), scale, dp.row(begin), s, k, ld_qkv,
-                    0.0f, dq + begin * ld_qkv, ld_qkv);
+                    0.0f, dq + begin * ld, ld_qkv);
+      }
+      // dK [seq, d] = dS^T Q / sqrt(d) per tile of keys.
+      for (int64_t begin = 0; begin < seq; begin += k_tile) {
+        const int64_t count = std::min(k_tile, seq - begin);
+        const int64_t from = first_query(shape, begin);
+        if (from == queries) {
+          zero_unseen_keys(dk, begin, count);
+          continue;
+        }
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, blas_int(count), hd,
-                    blas_int(seq - from), scale, dp.row(from) + begin, s, q + from * ld_qkv, ld_qkv,
-                    beta_kv, dk + begin * ld_qkv, ld_qkv);
+                    blas_int(queries - from), scale, dp.row(from) + begin, s, q + from * ld, ld_qkv,
+                    beta_kv, dk + begin * ld, ld_qkv);
       }
     }
 }

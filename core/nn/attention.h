@@ -40,6 +40,18 @@
 // is what is kept (or recomputed); the mask is regenerated in backward, which
 // maps dO V^T through it before the softmax's backward.
 //
+// Context parallelism (context_split.h): a rank's queries are `queries` of
+// the sequence's `seq` positions, at `query_positions` (increasing: its two
+// chunks), and its keys and values the whole sequence, gathered from every
+// rank in position order. The forward then reads q from the rank's own QKV
+// rows ([batch * queries, qkv_width]) and k and v from the gathered ones
+// ([batch * seq, qkv_width]); the causal mask compares global positions (query
+// i sees keys [0, position(i)]); P is [batch * heads * queries, seq]. The
+// backward writes dq into the rank's rows and dk and dv into the gathered
+// rows, which the caller reduce-scatters home. Without a position list the
+// queries are the keys (seq of them, at positions 0..seq - 1) and both reads
+// are one tensor.
+//
 // Every matmul is one cblas_sgemm per (b, h), or under the causal mask one per
 // tile of 32 queries (or keys) that skips the masked part; the softmax
 // subtracts each row's max before exponentiating, so any finite scores are
@@ -62,8 +74,15 @@ struct AttentionShape {
   bool causal = true;
   int64_t first_head = 0;  // the shard's first head in the whole block (keys dropout masks)
   int64_t kv_heads = 0;    // this shard's key/value heads; 0 means heads (no grouping)
+  // Context parallelism: this rank's query count and their positions in the
+  // sequence (increasing; owned by the caller). 0 and null: every position.
+  int64_t queries = 0;
+  const int64_t* query_positions = nullptr;
 
-  int64_t rows() const { return batch * seq; }
+  int64_t query_count() const { return queries > 0 ? queries : seq; }
+  int64_t position(int64_t query) const { return query_positions ? query_positions[query] : query; }
+  int64_t rows() const { return batch * query_count(); }  // q's and the output's rows
+  int64_t key_rows() const { return batch * seq; }
   int64_t width() const { return heads * head_dim; }  // the output's columns
   int64_t key_value_heads() const { return kv_heads > 0 ? kv_heads : heads; }
   int64_t group() const { return heads / key_value_heads(); }  // query heads per k/v head
@@ -74,8 +93,8 @@ struct AttentionShape {
   }
   int64_t k_column(int64_t h) const { return ((h / group()) * (group() + 2) + group()) * head_dim; }
   int64_t v_column(int64_t h) const { return k_column(h) + head_dim; }
-  // P is [batch * heads * seq, seq]; row ((b * heads + h) * seq + i) is query i's.
-  int64_t probability_rows() const { return batch * heads * seq; }
+  // P is [batch * heads * queries, seq]; row ((b * heads + h) * queries + i) is query i's.
+  int64_t probability_rows() const { return batch * heads * query_count(); }
 };
 
 // out [rows, width] from qkv [rows, qkv_width]. When `probabilities` is not
@@ -84,6 +103,10 @@ struct AttentionShape {
 // probabilities before they weight V.
 void attention_forward(const Tensor& qkv, const AttentionShape& shape, Tensor& out,
                        Tensor* probabilities, const BlockDropout* dropout = nullptr);
+// Context parallelism: q from `query_qkv` [rows, qkv_width], k and v from
+// `key_qkv` [key_rows, qkv_width].
+void attention_forward(const Tensor& query_qkv, const Tensor& key_qkv, const AttentionShape& shape,
+                       Tensor& out, Tensor* probabilities, const BlockDropout* dropout = nullptr);
 
 // P alone, from qkv: recomputes what forward would have kept.
 void attention_probabilities(const Tensor& qkv, const AttentionShape& shape, Tensor& probabilities);
@@ -94,5 +117,11 @@ void attention_probabilities(const Tensor& qkv, const AttentionShape& shape, Ten
 void attention_backward(const Tensor& qkv, const Tensor* probabilities, const Tensor& dout,
                         const AttentionShape& shape, Tensor& dqkv,
                         const BlockDropout* dropout = nullptr);
+// Context parallelism: dq into `query_dqkv`'s q columns (its k and v columns
+// untouched), dk and dv into `key_dqkv`'s k and v columns (its q columns
+// untouched), every key row written.
+void attention_backward(const Tensor& query_qkv, const Tensor& key_qkv, const Tensor* probabilities,
+                        const Tensor& dout, const AttentionShape& shape, Tensor& query_dqkv,
+                        Tensor& key_dqkv, const BlockDropout* dropout = nullptr);
 
 }  // namespace pipelab

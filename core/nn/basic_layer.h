@@ -156,6 +156,15 @@ class BasicLayer {
     throw std::logic_error("layer " + std::to_string(index_) +
                            " does not split itself along the sequence");
   }
+  // Context parallelism's all-gather and reduce-scatter over the
+  // context-parallel group (the ranks splitting each sequence), as
+  // InnerSequenceCollectives over theirs. For layers that attend across the
+  // ranks' positions; called once, after connect_all_reduce.
+  virtual void connect_context_parallel(InnerSequenceCollectives collectives) {
+    (void)collectives;
+    throw std::logic_error("layer " + std::to_string(index_) +
+                           " does not attend across context-parallel ranks");
+  }
   // Synchronised batch norm: sums a layer's batch statistics over the
   // data-parallel replicas, in place (values in double; see batch_norm.h).
   using BatchStatisticsAllReduce = std::function<void(std::vector<double>& values)>;

@@ -45,13 +45,17 @@ struct BlockDropout {
 // x [batch * seq, dim] (row b * seq + t) times the mask of `site` and the
 // scale, in place. Being linear, the same call maps a gradient. Under
 // sequence parallelism x holds positions [first_position, first_position +
-// seq) of each sample.
-void apply_block_dropout(const BlockDropout& dropout, BlockDropoutSite site, int64_t seq,
-                         Tensor& x, int64_t first_position = 0);
+// seq) of each sample. Under context parallelism row t's position is
+// positions[first_position + t] (the rank's positions, context_split.h).
+void apply_block_dropout(const BlockDropout& dropout, BlockDropoutSite site, int64_t seq, Tensor& x,
+                         int64_t first_position = 0, const int64_t* positions = nullptr);
 
-// One head's [seq, seq] values times the attention-probability mask of
-// (sample, head), from `in` to `out` (may be the same buffer).
-void apply_attention_dropout(const BlockDropout& dropout, int64_t sample, int64_t head,
-                             int64_t seq, const float* in, float* out);
+// One head's [queries, seq] values times the attention-probability mask of
+// (sample, head), from `in` to `out` (may be the same buffer): every query
+// (queries = 0 means seq), or under context parallelism the rank's, row i
+// being the query at query_positions[i].
+void apply_attention_dropout(const BlockDropout& dropout, int64_t sample, int64_t head, int64_t seq,
+                             const float* in, float* out, int64_t queries = 0,
+                             const int64_t* query_positions = nullptr);
 
 }  // namespace pipelab

@@ -1,5 +1,6 @@
 #include "core/nn/embedding_layer.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <stdexcept>
@@ -28,11 +29,17 @@ std::vector<int32_t> token_ids(const Tensor& x) {
 
 EmbeddingLayer::EmbeddingLayer(int index, const VocabRange& range, int64_t dim, int64_t seq,
                                DeviceAllocator* allocator, int sequence_shards, int sequence_shard,
-                               bool learned_positions)
-    : Layer(LayerType::Embedding, index, seq, seq / sequence_shards * dim, allocator),
+                               bool learned_positions, std::vector<int64_t> context_positions)
+    : Layer(LayerType::Embedding, index,
+            context_positions.empty() ? seq : static_cast<int64_t>(context_positions.size()),
+            (context_positions.empty() ? seq : static_cast<int64_t>(context_positions.size())) /
+                sequence_shards * dim,
+            allocator),
       range_(range),
       dim_(dim),
       seq_(seq),
+      context_positions_(std::move(context_positions)),
+      local_seq_(in_features()),
       sequence_shards_(sequence_shards),
       sequence_shard_(sequence_shard),
       token_table_(range.rows, dim, allocator, MemoryCategory::Weights),
@@ -49,13 +56,27 @@ void EmbeddingLayer::init(uint64_t seed) {
 }
 
 SequenceSlice EmbeddingLayer::slice(int64_t batch) const {
-  return {sequence_shards_, sequence_shard_, batch, seq_ / sequence_shards_};
+  return {sequence_shards_, sequence_shard_, batch, local_seq_ / sequence_shards_};
+}
+
+Tensor EmbeddingLayer::position_rows(int64_t first, int64_t count) const {
+  if (context_positions_.empty()) {
+    Tensor rows = Tensor::borrow(const_cast<float*>(position_table_.row(first)), count * dim_);
+    rows.reshape(count, dim_);
+    return rows;
+  }
+  Tensor rows = Tensor::uninitialized(count, dim_, allocator(), MemoryCategory::Workspace);
+  for (int64_t t = 0; t < count; ++t) {
+    const float* row = position_table_.row(context_positions_[static_cast<size_t>(first + t)]);
+    std::copy(row, row + dim_, rows.row(t));
+  }
+  return rows;
 }
 
 Tensor EmbeddingLayer::forward(const Tensor& x, const ForwardInfo&) {
-  assert(x.cols() == seq_);
+  assert(x.cols() == local_seq_);
   const std::vector<int32_t> ids = token_ids(x);
-  Tensor lookup = make_activation(x.rows() * seq_, dim_);
+  Tensor lookup = make_activation(x.rows() * local_seq_, dim_);
   token_embedding_forward(ids, token_table_, range_, lookup);
   if (sequence_shards_ > 1) {
     // Each shard keeps the sum of the lookups at its positions, and their rows of the table.
@@ -67,12 +88,9 @@ Tensor EmbeddingLayer::forward(const Tensor& x, const ForwardInfo&) {
                        sequence_.reduce_scatter(values, true);
                      },
                      allocator());
-    if (learned_positions()) {
-      Tensor positions =
-          Tensor::borrow(position_table_.row(mine.first_position()), mine.local_positions * dim_);
-      positions.reshape(mine.local_positions, dim_);
-      add_position_embedding(positions, mine.local_positions, y);
-    }
+    if (learned_positions())
+      add_position_embedding(position_rows(mine.first_position(), mine.local_positions),
+                             mine.local_positions, y);
     y.reshape(x.rows(), out_features());
     return y;
   }
@@ -80,8 +98,8 @@ Tensor EmbeddingLayer::forward(const Tensor& x, const ForwardInfo&) {
     assert(all_reduce_);
     all_reduce_(lookup, true);  // every shard now holds the full lookup
   }
-  if (learned_positions()) add_position_embedding(position_table_, seq_, lookup);
-  lookup.reshape(x.rows(), seq_ * dim_);
+  if (learned_positions()) add_position_embedding(position_rows(0, local_seq_), local_seq_, lookup);
+  lookup.reshape(x.rows(), local_seq_ * dim_);
   return lookup;
 }
 
@@ -97,7 +115,7 @@ void EmbeddingLayer::backward_weight(const Tensor& x, const Tensor& dy) {
   Tensor gathered;
   if (sequence_shards_ > 1) {
     const SequenceSlice mine = slice(x.rows());
-    gathered = make_activation(x.rows() * seq_, dim_);
+    gathered = make_activation(x.rows() * local_seq_, dim_);
     gather_sequence(Tensor::view(dy, x.rows() * mine.local_positions, dim_), mine, gathered,
                     [this](float* data, int64_t count) {
                       Tensor values = Tensor::borrow(data, count);
@@ -106,9 +124,21 @@ void EmbeddingLayer::backward_weight(const Tensor& x, const Tensor& dy) {
                     allocator());
   }
   const Tensor rows = sequence_shards_ > 1 ? Tensor::view(gathered, gathered.rows(), dim_)
-                                           : Tensor::view(dy, x.rows() * seq_, dim_);
+                                           : Tensor::view(dy, x.rows() * local_seq_, dim_);
   token_embedding_backward(ids, rows, range_, token_grad_);
-  if (learned_positions()) position_embedding_backward(rows, seq_, position_grad_);
+  if (!learned_positions()) return;
+  if (context_positions_.empty()) {
+    position_embedding_backward(rows, seq_, position_grad_);
+    return;
+  }
+  // The rank's positions' gradients, then added into their rows of the table's.
+  Tensor local(local_seq_, dim_, allocator(), MemoryCategory::Workspace);
+  position_embedding_backward(rows, local_seq_, local);
+  for (int64_t t = 0; t < local_seq_; ++t) {
+    float* target = position_grad_.row(context_positions_[static_cast<size_t>(t)]);
+    const float* grad = local.row(t);
+    for (int64_t c = 0; c < dim_; ++c) target[c] += grad[c];
+  }
 }
 
 }  // namespace pipelab

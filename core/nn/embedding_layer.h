@@ -19,6 +19,11 @@
 // reduce-scattered instead, each keeping its slice of the sequence
 // (sequence_split.h) and adding its positions' rows, so the output is
 // [batch, seq / tp * dim]; backward gathers the whole gradient back first.
+//
+// Context parallelism (`context_positions` given): the layer reads the
+// rank's ids only, [batch, seq / cp], and adds the position rows of their
+// global positions (context_split.h); sequence parallelism then splits those.
+// The position table stays whole, its gradient the rank's positions' share.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +41,7 @@ class EmbeddingLayer : public Layer {
   // whole vocabulary without tensor parallelism).
   EmbeddingLayer(int index, const VocabRange& range, int64_t dim, int64_t seq,
                  DeviceAllocator* allocator, int sequence_shards = 1, int sequence_shard = 0,
-                 bool learned_positions = true);
+                 bool learned_positions = true, std::vector<int64_t> context_positions = {});
   void init(uint64_t seed);
 
   // Throws std::invalid_argument naming the id when a token is outside [0, vocab).
@@ -66,10 +71,15 @@ class EmbeddingLayer : public Layer {
  private:
   // This shard's part of the sequence of a micro-batch of `batch` samples.
   SequenceSlice slice(int64_t batch) const;
+  // The position table's rows for positions [first, first + count) of the
+  // ids this layer reads: a view, or under context parallelism a copy.
+  Tensor position_rows(int64_t first, int64_t count) const;
 
   const VocabRange range_;
   const int64_t dim_;
   const int64_t seq_;
+  const std::vector<int64_t> context_positions_;  // empty without context parallelism
+  const int64_t local_seq_;                       // the ids per sample: seq, or seq / cp
   const int sequence_shards_;  // 1 unless sequence parallel
   const int sequence_shard_;
   Tensor token_table_;     // [range.rows, dim], Weights

@@ -117,13 +117,13 @@ void add_residual(Tensor& y, const Tensor& residual, const Tensor& bias) {
 // bias and the block's dropout in between when it is active.
 void bias_dropout_residual(Tensor& y, const Tensor& residual, const Tensor& bias,
                            const BlockDropout& dropout, BlockDropoutSite site, int64_t seq,
-                           int64_t first_position) {
+                           int64_t first_position, const int64_t* positions) {
   if (!dropout.active()) {
     add_residual(y, residual, bias);
     return;
   }
   if (!bias.empty()) add_row_vector(bias, y);
-  apply_block_dropout(dropout, site, seq, y, first_position);
+  apply_block_dropout(dropout, site, seq, y, first_position, positions);
   y.add(residual);
 }
 
@@ -131,15 +131,20 @@ void bias_dropout_residual(Tensor& y, const Tensor& residual, const Tensor& bias
 // `grad` through the mask into `masked`, or `grad` itself without dropout.
 const Tensor& through_dropout(const Tensor& grad, const BlockDropout& dropout,
                               BlockDropoutSite site, int64_t seq, Tensor& masked,
-                              DeviceAllocator* allocator, int64_t first_position = 0) {
+                              DeviceAllocator* allocator, int64_t first_position,
+                              const int64_t* positions) {
   if (!dropout.active()) {
     masked.reset();
     return grad;
   }
   ensure(masked, grad.rows(), grad.cols(), allocator);
   masked.copy_from(grad);
-  apply_block_dropout(dropout, site, seq, masked, first_position);
+  apply_block_dropout(dropout, site, seq, masked, first_position, positions);
   return masked;
+}
+
+ContextSlice context_slice(const BlockShard& shard, int64_t batch, int64_t seq) {
+  return {shard.cp, shard.context, batch, seq};
 }
 
 const Tensor* optional(const Tensor& t) { return t.empty() ? nullptr : &t; }
@@ -170,6 +175,9 @@ void check_gpt_block(const GptBlockConfig& config, const BlockShard& shard) {
   if (shard.tp < 1 || shard.shard < 0 || shard.shard >= shard.tp)
     fail("tensor-parallel shard " + std::to_string(shard.shard) +
          " of tp = " + std::to_string(shard.tp) + " does not exist; need 0 <= shard < tp");
+  if (shard.cp < 1 || shard.context < 0 || shard.context >= shard.cp)
+    fail("context-parallel rank " + std::to_string(shard.context) +
+         " of cp = " + std::to_string(shard.cp) + " does not exist; need 0 <= rank < cp");
   if (config.kv_heads < 0 || config.heads % config.key_value_heads() != 0)
     fail("kv_heads = " + std::to_string(config.kv_heads) + " does not divide the " +
          std::to_string(config.heads) +
@@ -328,13 +336,25 @@ void GptBlock::zero_grad() {
 
 AttentionShape GptBlock::attention_shape(int64_t batch, int64_t seq) const {
   const int64_t heads = config_.heads / shard_.tp;
-  return {batch,
-          seq,
-          heads,
-          config_.head_dim(),
-          config_.causal,
-          heads * shard_.shard,
-          config_.key_value_heads() / shard_.tp};
+  AttentionShape shape{batch,
+                       seq,
+                       heads,
+                       config_.head_dim(),
+                       config_.causal,
+                       heads * shard_.shard,
+                       config_.key_value_heads() / shard_.tp};
+  if (shard_.splits_context()) {
+    shape.queries = context_positions_of(seq);
+    shape.query_positions = global_positions(seq);
+  }
+  return shape;
+}
+
+const int64_t* GptBlock::global_positions(int64_t seq) const {
+  if (!shard_.splits_context()) return nullptr;
+  if (static_cast<int64_t>(positions_.size()) != context_positions_of(seq))
+    positions_ = context_positions(seq, shard_.cp, shard_.context);
+  return positions_.data();
 }
 
 const RotaryTable& GptBlock::rotary_angles(int64_t seq) const {
@@ -367,8 +387,9 @@ void GptBlock::norm_backward_weight(const Tensor& x, const Tensor& dy, Tensor& g
 }
 
 SequenceSlice GptBlock::sequence_slice(int64_t batch, int64_t seq) const {
-  if (!shard_.splits_sequence()) return {1, 0, batch, seq};
-  return {shard_.tp, shard_.shard, batch, seq / shard_.tp};
+  const int64_t positions = context_positions_of(seq);
+  if (!shard_.splits_sequence()) return {1, 0, batch, positions};
+  return {shard_.tp, shard_.shard, batch, positions / shard_.tp};
 }
 
 const Tensor& GptBlock::whole_sequence(const Tensor& local, const SequenceSlice& slice, Tensor& whole,
@@ -399,7 +420,7 @@ void GptBlock::forward(const Tensor& x, int64_t batch, int64_t seq, GptBlockCach
                                 std::to_string(x.rows()) + " x " + std::to_string(x.cols()));
   const SequenceSlice slice = sequence_slice(batch, seq);
   const ShardWidths w = shard_widths(config_, shard_.tp);
-  const int64_t rows = batch * seq;
+  const int64_t rows = batch * slice.positions();
   ensure(cache.ffn1_out, rows, w.ffn1, allocator_);
   ensure(cache.activation_out, rows, w.ffn, allocator_);
   const GptBlockTensors& t = weights_;
@@ -416,19 +437,26 @@ void GptBlock::forward(const Tensor& x, int64_t batch, int64_t seq, GptBlockCach
   linear_forward(cache.activation_out, t.ffn2_weight, nullptr, ffn2_out);
   sum_partials(ffn2_out, slice, y, collectives);
   bias_dropout_residual(y, cache.h, t.ffn2_bias, dropout, BlockDropoutSite::AfterFeedForward,
-                        slice.local_positions, slice.first_position());
+                        slice.local_positions, slice.first_position(), global_positions(seq));
 }
 
 void GptBlock::forward_attention(const Tensor& x, int64_t batch, int64_t seq, GptBlockCache& cache,
                                  const BlockCollectives& collectives,
                                  const BlockDropout& dropout) const {
   const int64_t dim = config_.dim;
-  if (shard_.splits_sequence() && seq % shard_.tp != 0)
+  if (shard_.splits_context() && (seq <= 0 || seq % (2 * shard_.cp) != 0))
+    throw std::invalid_argument("Transformer block: cp = " + std::to_string(shard_.cp) +
+                                " cuts the sequence into 2 x cp equal chunks, but the sequence "
+                                "length " +
+                                std::to_string(seq) + " does not divide into " +
+                                std::to_string(2 * shard_.cp));
+  if (shard_.splits_sequence() && context_positions_of(seq) % shard_.tp != 0)
     throw std::invalid_argument("Transformer block: tp = " + std::to_string(shard_.tp) +
-                                " does not divide the sequence length " + std::to_string(seq) +
+                                " does not divide the sequence length " +
+                                std::to_string(context_positions_of(seq)) +
                                 ", which sequence parallelism splits");
   const SequenceSlice slice = sequence_slice(batch, seq);
-  const int64_t rows = batch * seq;
+  const int64_t rows = batch * slice.positions();
   const int64_t local_rows = batch * slice.local_positions;
   if (batch <= 0 || seq <= 0 || x.rows() != local_rows || x.cols() != dim)
     throw std::invalid_argument(
@@ -459,14 +487,22 @@ void GptBlock::forward_attention(const Tensor& x, int64_t batch, int64_t seq, Gp
   linear_forward(whole_sequence(cache.norm1_out, slice, whole, collectives), t.qkv_weight,
                  optional(t.qkv_bias), cache.qkv);
   if (config_.rotary) rotary_forward(cache.qkv, shape, rotary_angles(seq));
-  attention_forward(cache.qkv, shape, cache.attention_out,
-                    config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
-                    &dropout);
+  Tensor* probabilities = config_.keep_attention_probabilities ? &cache.probabilities : nullptr;
+  if (shard_.splits_context()) {
+    // Every rank's keys and values (and queries, unread), for this forward only.
+    Tensor keys =
+        Tensor::uninitialized(batch * seq, w.qkv, allocator_, MemoryCategory::Activations);
+    gather_context(cache.qkv, context_slice(shard_, batch, seq), keys,
+                   collectives.context.all_gather, allocator_);
+    attention_forward(cache.qkv, keys, shape, cache.attention_out, probabilities, &dropout);
+  } else {
+    attention_forward(cache.qkv, shape, cache.attention_out, probabilities, &dropout);
+  }
   Tensor& proj_out = slice.tp == 1 ? cache.h : whole;
   linear_forward(cache.attention_out, t.proj_weight, nullptr, proj_out);
   sum_partials(proj_out, slice, cache.h, collectives);
   bias_dropout_residual(cache.h, x, t.proj_bias, dropout, BlockDropoutSite::AfterProjection,
-                        slice.local_positions, slice.first_position());
+                        slice.local_positions, slice.first_position(), global_positions(seq));
   norm_forward(t.norm2_gain, t.norm2_bias, cache.h, cache.norm2_out);
 }
 
@@ -474,11 +510,13 @@ const Tensor& GptBlock::output_gradient(const Tensor& grad, BlockDropoutSite sit
                                         GptBlockCache& cache, Tensor& kept,
                                         const BlockCollectives& collectives) const {
   const SequenceSlice slice = sequence_slice(cache.batch, cache.seq);
+  const int64_t* positions = global_positions(cache.seq);
   if (slice.tp == 1)
-    return through_dropout(grad, cache.dropout, site, slice.local_positions, kept, allocator_);
+    return through_dropout(grad, cache.dropout, site, slice.local_positions, kept, allocator_, 0,
+                           positions);
   Tensor masked;
   const Tensor& local = through_dropout(grad, cache.dropout, site, slice.local_positions, masked,
-                                        allocator_, slice.first_position());
+                                        allocator_, slice.first_position(), positions);
   whole_sequence(local, slice, kept, collectives);  // gathers into kept (tp > 1)
   return kept;
 }
@@ -488,7 +526,7 @@ void GptBlock::backward_input(const Tensor& x, const Tensor& dy, GptBlockCache& 
   assert(config_.dense_mlp);
   const SequenceSlice slice = sequence_slice(cache.batch, cache.seq);
   const bool split = slice.tp > 1;
-  const int64_t rows = cache.batch * cache.seq;
+  const int64_t rows = cache.batch * slice.positions();
   const int64_t local_rows = cache.batch * slice.local_positions;
   const int64_t dim = config_.dim;
   assert(x.rows() == local_rows && x.cols() == dim && x.same_shape(dy) && x.same_shape(dx));
@@ -522,7 +560,7 @@ void GptBlock::backward_attention(const Tensor& x, const Tensor& dy, GptBlockCac
                                   Tensor& dx, const BlockCollectives& collectives) const {
   const SequenceSlice slice = sequence_slice(cache.batch, cache.seq);
   const bool split = slice.tp > 1;
-  const int64_t rows = cache.batch * cache.seq;
+  const int64_t rows = cache.batch * slice.positions();
   const int64_t local_rows = cache.batch * slice.local_positions;
   const int64_t dim = config_.dim;
   assert(cache.d_norm2_out.rows() == local_rows && x.same_shape(dx));
@@ -543,9 +581,28 @@ void GptBlock::backward_attention(const Tensor& x, const Tensor& dy, GptBlockCac
   const Tensor& d_proj_out = output_gradient(cache.d_h, BlockDropoutSite::AfterProjection, cache,
                                              cache.d_proj_out, collectives);
   linear_backward_input(d_proj_out, t.proj_weight, cache.d_attention_out);
-  attention_backward(
-      cache.qkv, config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
-      cache.d_attention_out, attention_shape(cache.batch, cache.seq), cache.d_qkv, &cache.dropout);
+  const Tensor* probabilities =
+      config_.keep_attention_probabilities ? &cache.probabilities : nullptr;
+  if (shard_.splits_context()) {
+    // Gather every rank's keys and values again; dk and dv of every position
+    // go home through the reduce-scatter, to join this rank's dq.
+    const ContextSlice context = context_slice(shard_, cache.batch, cache.seq);
+    const int64_t key_rows = cache.batch * cache.seq;
+    Tensor keys = Tensor::uninitialized(key_rows, w.qkv, allocator_, MemoryCategory::Activations);
+    gather_context(cache.qkv, context, keys, collectives.context.all_gather, allocator_);
+    Tensor key_grads(key_rows, w.qkv, allocator_, MemoryCategory::Activations);  // q columns stay 0
+    cache.d_qkv.set_zero();  // its k and v columns receive the sums below
+    attention_backward(cache.qkv, keys, probabilities, cache.d_attention_out,
+                       attention_shape(cache.batch, cache.seq), cache.d_qkv, key_grads,
+                       &cache.dropout);
+    keys.reset();
+    Tensor home = Tensor::uninitialized(rows, w.qkv, allocator_, MemoryCategory::Activations);
+    scatter_context(key_grads, context, home, collectives.context.reduce_scatter, allocator_);
+    cache.d_qkv.add(home);
+  } else {
+    attention_backward(cache.qkv, probabilities, cache.d_attention_out,
+                       attention_shape(cache.batch, cache.seq), cache.d_qkv, &cache.dropout);
+  }
   if (config_.rotary)
     rotary_backward(cache.d_qkv, attention_shape(cache.batch, cache.seq), rotary_angles(cache.seq));
   Tensor& d_norm1_partial = split ? partial : cache.d_norm1_out;

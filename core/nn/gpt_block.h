@@ -44,6 +44,20 @@
 // gradients then come from the slice only: the tensor-parallel group sums
 // them once per step (GptBlock::sequence_partial_gradients).
 //
+// Context parallelism (BlockShard::cp > 1; context_split.h): x, y, dx and dy
+// hold the rank's seq / cp positions of every sample (two chunks, in position
+// order), and so does everything but the attention's keys. After QKV (and
+// rotary, by the global positions) the ranks all-gather their QKV rows over
+// the context-parallel group, and the rank's queries attend to the whole
+// sequence's keys and values (attention.h's context-parallel form); the
+// backward gathers them again (rather than keep the whole sequence), writes
+// dk and dv for every position and reduce-scatters them home, where they join
+// the rank's dq. Every weight gradient is then the rank's tokens' share: the
+// data-parallel group, which spans the context ranks, sums them. Under
+// sequence parallelism too, the tensor-parallel shards split the rank's
+// positions (shard k holds rows [k, k + 1) seq / (cp tp) of the rank's).
+// Dropout draws each value's mask by its global position.
+//
 // Initial weights depend only on (seed, layer) and the element's place in the
 // full block, so a shard initialised for its slice holds exactly that slice
 // (slice_block_tensors cuts it from a full block's tensors). Linear weights and
@@ -71,6 +85,7 @@
 #include "core/nn/attention.h"
 #include "core/nn/block_dropout.h"
 #include "core/nn/block_state.h"
+#include "core/nn/context_split.h"
 #include "core/nn/rotary.h"
 #include "core/nn/sequence_split.h"
 #include "core/nn/tensor.h"
@@ -111,15 +126,20 @@ struct BlockShard {
   int tp = 1;
   int shard = 0;
   bool sequence_parallel = false;  // with tp > 1: split along the sequence too
+  int cp = 1;                      // context-parallel ranks splitting the sequence
+  int context = 0;                 // this rank among them
 
   bool splits_sequence() const { return sequence_parallel && tp > 1; }
+  bool splits_context() const { return cp > 1; }
 };
 
 // The collectives a shard's block runs: the all-reduce of plain tensor
-// parallelism, or sequence parallelism's gather and scatter.
+// parallelism, or sequence parallelism's gather and scatter; and context
+// parallelism's gather and scatter over the context-parallel group.
 struct BlockCollectives {
   AllReduceFunction all_reduce_sum = all_reduce_nothing;
   SequenceCollectives sequence;
+  SequenceCollectives context;
 };
 
 // Throws std::invalid_argument, saying what to change, unless every width is
@@ -223,12 +243,13 @@ class GptBlock {
   // says which masks this micro-batch draws (its p is 0 for no dropout, as in
   // evaluation). Throws std::invalid_argument when x or y is not [batch * seq, dim].
   // Under sequence parallelism x and y are [batch * seq / tp, dim] (the
-  // shard's positions) and seq is still the whole sequence length.
+  // shard's positions) and seq is still the whole sequence length; under
+  // context parallelism [batch * seq / (cp tp), dim] likewise.
   void forward(const Tensor& x, int64_t batch, int64_t seq, GptBlockCache& cache, Tensor& y,
                const BlockCollectives& collectives, const BlockDropout& dropout = {}) const;
   void forward(const Tensor& x, int64_t batch, int64_t seq, GptBlockCache& cache, Tensor& y,
                const AllReduceFunction& all_reduce_sum, const BlockDropout& dropout = {}) const {
-    forward(x, batch, seq, cache, y, BlockCollectives{all_reduce_sum, {}}, dropout);
+    forward(x, batch, seq, cache, y, BlockCollectives{all_reduce_sum, {}, {}}, dropout);
   }
   // dx from dy, for the x of the forward that filled cache; keeps in cache
   // what backward_weight needs.
@@ -236,7 +257,7 @@ class GptBlock {
                       const BlockCollectives& collectives) const;
   void backward_input(const Tensor& x, const Tensor& dy, GptBlockCache& cache, Tensor& dx,
                       const AllReduceFunction& all_reduce_sum) const {
-    backward_input(x, dy, cache, dx, BlockCollectives{all_reduce_sum, {}});
+    backward_input(x, dy, cache, dx, BlockCollectives{all_reduce_sum, {}, {}});
   }
   // The block up to the MLP's input, for an owner that runs the MLP itself
   // (config.dense_mlp false): forward_attention fills the cache up to h and
@@ -257,7 +278,7 @@ class GptBlock {
   }
   void backward(const Tensor& x, const Tensor& dy, GptBlockCache& cache, Tensor& dx,
                 const AllReduceFunction& all_reduce_sum) {
-    backward(x, dy, cache, dx, BlockCollectives{all_reduce_sum, {}});
+    backward(x, dy, cache, dx, BlockCollectives{all_reduce_sum, {}, {}});
   }
 
   // Under sequence parallelism, the gradients taken from the shard's slice
@@ -279,6 +300,11 @@ class GptBlock {
   const Tensor& output_gradient(const Tensor& grad, BlockDropoutSite site, GptBlockCache& cache,
                                 Tensor& kept, const BlockCollectives& collectives) const;
   SequenceSlice sequence_slice(int64_t batch, int64_t seq) const;
+  // The positions this context rank holds of a `seq`-token sequence: seq, or seq / cp.
+  int64_t context_positions_of(int64_t seq) const { return seq / shard_.cp; }
+  // Their global positions (context_split.h), or null without context
+  // parallelism (the rows are positions 0, 1, ...).
+  const int64_t* global_positions(int64_t seq) const;
   // The whole sequence of `local` (the norm output): `local` itself without
   // sequence parallelism, else gathered into `whole`.
   const Tensor& whole_sequence(const Tensor& local, const SequenceSlice& slice, Tensor& whole,
@@ -304,6 +330,8 @@ class GptBlock {
   GptBlockTensors weights_;
   GptBlockTensors gradients_;
   mutable RotaryTable rotary_;  // only under config_.rotary; the owning device's thread fills it
+  mutable std::vector<int64_t>
+      positions_;  // cp > 1: the rank's global positions, made on first use
 };
 
 }  // namespace pipelab

@@ -23,22 +23,6 @@ bool masked(bool causal, int64_t query_position, int64_t key_position) {
 
 }  // namespace
 
-std::vector<int64_t> context_positions(int64_t seq, int cp, int rank) {
-  if (cp < 1 || seq <= 0 || seq % (2 * static_cast<int64_t>(cp)) != 0)
-    throw std::invalid_argument(
-        "context parallelism cuts the sequence into 2 x cp equal chunks: " + std::to_string(seq) +
-        " tokens do not divide into 2 x " + std::to_string(cp));
-  if (rank < 0 || rank >= cp)
-    throw std::invalid_argument("context rank " + std::to_string(rank) + " is outside [0, " +
-                                std::to_string(cp) + ")");
-  const int64_t chunk = seq / (2 * cp);
-  std::vector<int64_t> positions;
-  positions.reserve(static_cast<size_t>(2 * chunk));
-  for (int64_t c : {static_cast<int64_t>(rank), static_cast<int64_t>(2 * cp - 1 - rank)})
-    for (int64_t t = 0; t < chunk; ++t) positions.push_back(c * chunk + t);
-  return positions;
-}
-
 RingAttentionForward::RingAttentionForward(const float* queries, const int64_t* positions,
                                            int64_t tokens, int64_t head_dim, float scale,
                                            bool causal)

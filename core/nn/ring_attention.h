@@ -31,12 +31,9 @@
 #include <cstdint>
 #include <vector>
 
-namespace pipelab {
+#include "core/nn/context_split.h"  // context_positions
 
-// The global positions rank `rank` of `cp` holds of a `seq`-token sequence:
-// chunk rank, then chunk 2 cp - 1 - rank, each seq / (2 cp) tokens. Throws
-// std::invalid_argument when 2 cp does not divide seq or rank is outside [0, cp).
-std::vector<int64_t> context_positions(int64_t seq, int cp, int rank);
+namespace pipelab {
 
 // One head's keys and values as a block of the ring: [tokens, head_dim]
 // each, row-major, with their global positions.

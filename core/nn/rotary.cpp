@@ -25,7 +25,7 @@ void turn(Tensor& qkv, const AttentionShape& shape, const RotaryTable& table, fl
   assert(qkv.rows() == shape.rows() && qkv.cols() == shape.qkv_width());
   assert(table.seq == shape.seq && 2 * table.half == shape.head_dim);
   for (int64_t r = 0; r < qkv.rows(); ++r) {
-    const int64_t t = r % shape.seq;
+    const int64_t t = shape.position(r % shape.query_count());
     const float* cos = table.cos.data() + t * table.half;
     const float* sin = table.sin.data() + t * table.half;
     float* row = qkv.row(r);

@@ -13,7 +13,9 @@
 // 10000 by default, LLaMA 3's 500000).
 //
 // Position t of row r is r % seq: the attention's rows are whole sequences
-// (under sequence parallelism the block gathers them before QKV).
+// (under sequence parallelism the block gathers them before QKV). Under
+// context parallelism the rows are the rank's queries, row r at
+// shape.position(r % queries), and its k turns before the ranks gather it.
 #pragma once
 
 #include <cstdint>

@@ -61,7 +61,7 @@ std::unique_ptr<Layer> HostStackMath::build_layer(const LayerLayout& layer, uint
   // The positions a per-token layer sees: the shard's slice of the sequence
   // under sequence parallelism, but all of them for the output layer, which
   // the stage hands the gathered sequence.
-  const int64_t tokens = layer.gathers_sequence ? layer.tokens : layer.local_tokens();
+  const int64_t tokens = layer.gathers_sequence ? layer.context_tokens() : layer.local_tokens();
   if (spec.type == LayerType::Linear) {
     // A row-parallel shard adds the bias once, after the all-reduce.
     auto linear = std::make_unique<LinearLayer>(layer.index, layer.weight.rows,
@@ -80,7 +80,9 @@ std::unique_ptr<Layer> HostStackMath::build_layer(const LayerLayout& layer, uint
   if (spec.type == LayerType::Embedding) {
     auto embedding = std::make_unique<EmbeddingLayer>(
         layer.index, vocab_shard(spec.vocab, layer.tp, layer.shard), spec.dim, layer.tokens,
-        allocator, layer.sequence_shards, layer.sequence_shard, !layer.rotary);
+        allocator, layer.sequence_shards, layer.sequence_shard, !layer.rotary,
+        layer.cp > 1 ? context_positions(layer.tokens, layer.cp, layer.context)
+                     : std::vector<int64_t>{});
     embedding->init(seed);
     return embedding;
   }
@@ -94,8 +96,8 @@ std::unique_ptr<Layer> HostStackMath::build_layer(const LayerLayout& layer, uint
                  ExpertShard{layer.ep, layer.ep_rank, layer.tp, layer.shard, layer.sequence_shards > 1}};
     auto block = std::make_unique<TransformerBlockLayer>(
         layer.index, block_config(layer),
-        BlockShard{layer.tp, layer.shard, layer.sequence_shards > 1}, layer.tokens, allocator,
-        spec.experts > 0 ? &experts : nullptr);
+        BlockShard{layer.tp, layer.shard, layer.sequence_shards > 1, layer.cp, layer.context},
+        layer.tokens, allocator, spec.experts > 0 ? &experts : nullptr);
     block->init(seed);
     return block;
   }

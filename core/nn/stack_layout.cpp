@@ -94,10 +94,11 @@ void place_on_shard(LayerLayout& layer, const TensorParallelShard& tp) {
 // `layer` holds, once place_on_shard has set its widths.
 void split_sequence(LayerLayout& layer, const TensorParallelShard& tp) {
   const int degree = tp.degree;
-  if (layer.tokens % degree != 0)
-    throw std::invalid_argument("tp = " + std::to_string(degree) + " does not divide the sequence length " +
-                                std::to_string(layer.tokens) +
-                                ", which parallel.sequence_parallel splits; choose a tp that divides it");
+  if (layer.context_tokens() % degree != 0)
+    throw std::invalid_argument(
+        "tp = " + std::to_string(degree) + " does not divide the sequence length " +
+        std::to_string(layer.context_tokens()) +
+        ", which parallel.sequence_parallel splits; choose a tp that divides it");
   switch (layer.role) {
     case TensorParallelRole::ColumnParallel:  // its input is a slice; its output every position
       layer.gathers_sequence = true;
@@ -119,6 +120,24 @@ void split_sequence(LayerLayout& layer, const TensorParallelShard& tp) {
   layer.out /= degree;
   if (layer.spec.type != LayerType::Embedding) layer.in /= degree;  // an embedding reads every id
   if (layer.spec.type == LayerType::Dropout) layer.feature_offset = layer.out * tp.shard;
+}
+
+// Under context parallelism (stack_layout.h): every layer of a sequence model
+// holds the rank's positions only, once place_on_shard has set its widths.
+void split_context(LayerLayout& layer, const TensorParallelShard& tp) {
+  if (tp.context < 0 || tp.context >= tp.cp)
+    throw std::invalid_argument("context rank " + std::to_string(tp.context) + " of cp = " +
+                                std::to_string(tp.cp) + " does not exist; need 0 <= rank < cp");
+  if (layer.tokens % (2 * tp.cp) != 0)
+    throw std::invalid_argument("parallel.cp = " + std::to_string(tp.cp) +
+                                " cuts each sequence into 2 x cp equal chunks, but its " +
+                                std::to_string(layer.tokens) + " tokens do not divide into " +
+                                std::to_string(2 * tp.cp) +
+                                "; choose a cp (or a sequence length) that fits");
+  layer.cp = tp.cp;
+  layer.context = tp.context;
+  layer.in /= tp.cp;
+  layer.out /= tp.cp;
 }
 
 }  // namespace
@@ -186,6 +205,7 @@ std::vector<LayerLayout> stack_layout(const ModelSpec& model, int begin, int end
     layer.full_out = width * tokens;
     if (has_image_layers) layer.image_in = infos[static_cast<size_t>(i)].image_in;
     place_on_shard(layer, tp);
+    if (tp.cp > 1 && sequence) split_context(layer, tp);
     if (tp.sequence_parallel && tp.degree > 1 && sequence) split_sequence(layer, tp);
     if (!layout.empty() && layer.in != layout.back().out)
       throw std::invalid_argument(

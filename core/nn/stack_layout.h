@@ -29,6 +29,10 @@ struct TensorParallelShard {
   // between the embedding and the output layer hold one shard's slice of
   // the sequence.
   bool sequence_parallel = false;
+  // Context parallelism (parallel.cp, in a sequence model): every layer holds
+  // this rank's seq / cp positions of each sample (context_split.h).
+  int cp = 1;
+  int context = 0;  // this rank, in [0, cp)
 };
 
 // One layer of a stage as one shard holds it. In a sequence model (first
@@ -69,6 +73,11 @@ struct LayerLayout {
   int sequence_shards = 1;
   int sequence_shard = 0;
   bool gathers_sequence = false;
+  // Context parallelism: the layer holds rank `context` of cp's positions
+  // (tokens / cp of them, context_split.h); in and out count those only, and
+  // sequence parallelism splits them again.
+  int cp = 1;
+  int context = 0;
   // Expert parallelism (moe layers): the group size and this device's place in it.
   int ep = 1;
   int ep_rank = 0;
@@ -79,7 +88,8 @@ struct LayerLayout {
 
   int64_t token_in() const { return full_in / tokens; }    // the whole layer's, per position
   int64_t token_out() const { return full_out / tokens; }  // the whole layer's, per position
-  int64_t local_tokens() const { return tokens / sequence_shards; }
+  int64_t context_tokens() const { return tokens / cp; }   // this context rank's positions
+  int64_t local_tokens() const { return context_tokens() / sequence_shards; }
   // Under sequence parallelism, whether its gradients come from its slice of
   // the sequence only (a replicated layer between embedding and output).
   bool sequence_partial() const {
@@ -97,7 +107,7 @@ struct LayerLayout {
 // setup that does not fit (roles of the wrong size or kind, a width tp does
 // not divide, roles that do not pair up, a missing all-reduce; under sequence
 // parallelism a sequence length tp does not divide, or a linear pair
-// between blocks).
+// between blocks; under context parallelism a sequence 2 cp does not divide).
 std::vector<LayerLayout> stack_layout(const ModelSpec& model, int begin, int end,
                                       const TensorParallelShard& tp);
 

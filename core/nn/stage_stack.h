@@ -86,6 +86,12 @@ struct BasicTensorParallelSetup {
   // sequence model to change anything), and its collectives (required then).
   bool sequence_parallel = false;
   BasicSequenceCollective<TensorT> sequence_collective;
+  // Context parallelism (plan.cp > 1, in a sequence model): this rank of cp
+  // and the all-gather and reduce-scatter over the context-parallel group
+  // (required then), which the Transformer blocks' attention runs.
+  int cp = 1;
+  int context = 0;
+  BasicSequenceCollective<TensorT> context_collective;
 };
 
 // What a stage keeps for the output layer under sequence parallelism: its
@@ -142,12 +148,14 @@ class StageStack {
              TensorParallelSetup tensor_parallel = {}, bool selective_recompute = false,
              ExpertShard experts = {}, const BuiltLayer& built = {})
       : begin_(begin), context_(context) {
-    std::vector<LayerLayout> layout =
-        stack_layout(model, begin, end,
-                     {tensor_parallel.degree, tensor_parallel.shard, tensor_parallel.roles,
-                      static_cast<bool>(tensor_parallel.all_reduce), tensor_parallel.sequence_parallel});
+    std::vector<LayerLayout> layout = stack_layout(
+        model, begin, end,
+        {tensor_parallel.degree, tensor_parallel.shard, tensor_parallel.roles,
+         static_cast<bool>(tensor_parallel.all_reduce), tensor_parallel.sequence_parallel,
+         tensor_parallel.cp, tensor_parallel.context});
     all_reduce_ = std::move(tensor_parallel.all_reduce);
     sequence_collective_ = std::move(tensor_parallel.sequence_collective);
+    context_collective_ = std::move(tensor_parallel.context_collective);
     input_features_ = layout.front().in;
     typename Math::Scope scope(context_);
     for (LayerLayout& layer : layout) {
@@ -172,6 +180,18 @@ class StageStack {
              [this, index](Tensor& values, bool in_forward) {
                sequence_collective_(TensorParallelCollective::ReduceScatter, values, index, in_forward);
              }});
+      if (layer.spec.type == LayerType::TransformerBlock && layer.cp > 1) {
+        if (!context_collective_)
+          throw std::invalid_argument("context parallelism needs the context_collective function");
+        layers_.back()->connect_context_parallel(
+            {[this, index](Tensor& values, bool in_forward) {
+               context_collective_(TensorParallelCollective::AllGather, values, index, in_forward);
+             },
+             [this, index](Tensor& values, bool in_forward) {
+               context_collective_(TensorParallelCollective::ReduceScatter, values, index,
+                                   in_forward);
+             }});
+      }
       routes_experts_.push_back(has_experts(layer.spec));
       synced_batch_norm_.push_back(layer.spec.sync && (layer.spec.type == LayerType::BatchNorm ||
                                                        layer.spec.type == LayerType::ResidualBlock));
@@ -608,6 +628,7 @@ class StageStack {
   std::vector<char> routes_experts_;       // per stage layer: a moe layer or a block with experts
   BasicTensorParallelAllReduce<Tensor> all_reduce_;
   BasicSequenceCollective<Tensor> sequence_collective_;
+  BasicSequenceCollective<Tensor> context_collective_;  // cp > 1
   WeightUnits units_;
   // Per stage layer, under sequence parallelism: the slice its input holds,
   // whether it gathers that input (the output layer), and whether its

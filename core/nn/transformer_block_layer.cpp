@@ -6,8 +6,10 @@
 namespace pipelab {
 namespace {
 
+// The positions of a sample this layer's rank and shard hold.
 int64_t positions_of(int64_t seq, const BlockShard& shard) {
-  return shard.splits_sequence() ? seq / shard.tp : seq;
+  const int64_t context = seq / shard.cp;
+  return shard.splits_sequence() ? context / shard.tp : context;
 }
 
 std::vector<Tensor*> joined(std::vector<Tensor*> list, const std::vector<Tensor*>& more) {
@@ -27,6 +29,10 @@ TransformerBlockLayer::TransformerBlockLayer(int index, const GptBlockConfig& co
       positions_(positions_of(seq, shard)),
       block_(config, shard, allocator) {
   if (!experts) return;
+  if (shard.splits_context())
+    throw std::invalid_argument("layer " + std::to_string(index) +
+                                ": a transformer_block with experts does not train under context "
+                                "parallelism yet; set parallel.cp = 1, or simulate");
   if (config.dense_mlp || experts->shard.tp != shard.tp || experts->shard.tp_shard != shard.shard ||
       experts->shard.partial_outputs() != shard.splits_sequence())
     throw std::invalid_argument("layer " + std::to_string(index) +
@@ -84,6 +90,14 @@ void TransformerBlockLayer::connect_sequence_parallel(InnerSequenceCollectives c
     BlockCollectives& target = in_forward ? forward_collectives_ : backward_collectives_;
     target.sequence.all_gather = bridge(collectives.all_gather, in_forward);
     target.sequence.reduce_scatter = bridge(collectives.reduce_scatter, in_forward);
+  }
+}
+
+void TransformerBlockLayer::connect_context_parallel(InnerSequenceCollectives collectives) {
+  for (bool in_forward : {true, false}) {
+    BlockCollectives& target = in_forward ? forward_collectives_ : backward_collectives_;
+    target.context.all_gather = bridge(collectives.all_gather, in_forward);
+    target.context.reduce_scatter = bridge(collectives.reduce_scatter, in_forward);
   }
 }
 

@@ -21,7 +21,11 @@
 // (connect_all_reduce), so they are the ones the schedule lists for the layer.
 // Under sequence parallelism (BlockShard::sequence_parallel) the layer takes
 // and gives the shard's slice of the sequence, [batch, seq / tp * dim], and
-// runs the block's gathers and scatters (connect_sequence_parallel).
+// runs the block's gathers and scatters (connect_sequence_parallel). Under
+// context parallelism it takes and gives the rank's positions, [batch, seq /
+// cp * dim] (divided by tp again under sequence parallelism), and runs the
+// attention's gathers and scatters over the context-parallel group
+// (connect_context_parallel).
 //
 // Mixture of experts (a transformer_block with experts > 0, Switch and
 // GShard's block): the MLP is a MoeLayer's gate and experts (moe_layer.h),
@@ -93,6 +97,7 @@ class TransformerBlockLayer : public Layer {
   std::vector<Tensor*> expert_grads() override;
   void connect_all_reduce(InnerAllReduce all_reduce) override;
   void connect_sequence_parallel(InnerSequenceCollectives collectives) override;
+  void connect_context_parallel(InnerSequenceCollectives collectives) override;
   std::vector<Tensor*> sequence_partial_grads() override;
 
   GptBlock& block() { return block_; }
@@ -110,7 +115,8 @@ class TransformerBlockLayer : public Layer {
   void experts_backward(const Tensor& dy, GptBlockState& state);
 
   const int64_t seq_;        // the whole sequence
-  const int64_t positions_;  // the positions this shard holds: seq, or seq / tp
+  const int64_t positions_;  // the positions this shard holds: seq, over cp, over tp under sequence
+                             // parallelism
   uint64_t seed_ = 0;  // keys the dropout masks, as it keyed the weights
   GptBlock block_;
   std::unique_ptr<MoeLayer> experts_;  // the MLP of a block with experts

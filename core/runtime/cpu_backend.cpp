@@ -44,21 +44,31 @@ CpuBackend::CpuBackend(CpuDevices& devices, WorkerShared& shared, const WorkerPl
   const ParallelPlan& plan = shared_.experiment.parallel;
   tensor_parallel_group_ =
       make_ring(devices_, MessageKind::TensorParallelChunk, plan.tp, place_.shard, [&](int member) {
-        return device_id(plan, {place_.replica, place_.rank, member});
+        return device_id(plan, {place_.replica, place_.rank, member, place_.context});
       });
-  data_parallel_group_ =
-      make_ring(devices_, MessageKind::DataParallelChunk, plan.dp, place_.replica, [&](int member) {
-        return device_id(plan, {member, place_.rank, place_.shard});
+  // Over the replicas and their context ranks (WorkerPlace::data_parallel_rank).
+  data_parallel_group_ = make_ring(
+      devices_, MessageKind::DataParallelChunk, plan.data_parallel_size(),
+      place_.data_parallel_rank(plan.cp), [&](int member) {
+        return device_id(plan, {member / plan.cp, place_.rank, place_.shard, member % plan.cp});
+      });
+  context_parallel_group_ = make_ring(
+      devices_, MessageKind::ContextParallelChunk, plan.cp, place_.context, [&](int member) {
+        return device_id(plan, {place_.replica, place_.rank, place_.shard, member});
       });
   const ExpertShard experts = expert_shard(plan, place_.replica);
   const int first_of_group = place_.replica - experts.rank;
   expert_parallel_group_ =
       make_ring(devices_, MessageKind::ExpertParallelChunk, plan.ep, experts.rank, [&](int member) {
-        return device_id(plan, {first_of_group + member, place_.rank, place_.shard});
+        return device_id(plan,
+                         {first_of_group + member, place_.rank, place_.shard, place_.context});
       });
   expert_data_parallel_group_ = make_ring(
       devices_, MessageKind::ExpertDataParallelChunk, plan.dp / plan.ep, place_.replica / plan.ep,
-      [&](int member) { return device_id(plan, {member * plan.ep + experts.rank, place_.rank, place_.shard}); });
+      [&](int member) {
+        return device_id(
+            plan, {member * plan.ep + experts.rank, place_.rank, place_.shard, place_.context});
+      });
 }
 
 std::unique_ptr<Sequential> CpuBackend::make_stack(const LayerRange& range,
@@ -95,13 +105,14 @@ void CpuBackend::end(const Op& op, int64_t bytes) {
 }
 
 Tensor CpuBackend::stage_input(const Op& op) {
-  return shared_.data.inputs(op.step, place_.replica, op.microbatch, &allocator());
+  return shared_.data.inputs(op.step, place_.replica, op.microbatch, &allocator(), place_.context);
 }
 
 Tensor CpuBackend::loss_gradient(const Op& op, const Tensor& output,
                                  const std::function<void(Tensor&)>& tensor_parallel_sum) {
   TrainingData& data = shared_.data;
-  const MicrobatchTargets targets = data.targets(op.step, place_.replica, op.microbatch);
+  const MicrobatchTargets targets =
+      data.targets(op.step, place_.replica, op.microbatch, place_.context);
   const double scale = data.gradient_scale(op.step);
   const std::optional<VocabRange> shard = logits_shard(shared_.experiment, shared_.tp_roles, place_.shard);
   LossResult loss =
@@ -112,8 +123,10 @@ Tensor CpuBackend::loss_gradient(const Op& op, const Tensor& output,
                                           tensor_parallel_sum(buffer);
                                         })
             : output_loss(data.loss(), output, targets, scale, true);
-  // Every shard computes the same loss; one reports it.
-  if (place_.shard == 0) shared_.recorder.loss(op.step, place_.replica, op.microbatch, loss);
+  // Every shard computes the same loss; one reports it (each context rank its positions' part).
+  if (place_.shard == 0)
+    shared_.recorder.loss(op.step, place_.data_parallel_rank(shared_.experiment.parallel.cp),
+                          op.microbatch, loss);
   return std::move(loss.grad);
 }
 
@@ -217,6 +230,16 @@ void CpuBackend::tensor_parallel_reduce_scatter(Tensor& values) {
 void CpuBackend::tensor_parallel_all_gather(Tensor& values) {
   ring_all_gather(std::span<float>(values.data(), static_cast<size_t>(values.size())),
                   tensor_parallel_group_, tensor_parallel_collectives_++);
+}
+
+void CpuBackend::context_parallel_reduce_scatter(Tensor& values) {
+  ring_reduce_scatter(std::span<float>(values.data(), static_cast<size_t>(values.size())),
+                      context_parallel_group_, context_parallel_collectives_++);
+}
+
+void CpuBackend::context_parallel_all_gather(Tensor& values) {
+  ring_all_gather(std::span<float>(values.data(), static_cast<size_t>(values.size())),
+                  context_parallel_group_, context_parallel_collectives_++);
 }
 
 }  // namespace pipelab

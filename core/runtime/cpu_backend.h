@@ -119,6 +119,10 @@ class CpuBackend {
   // place (ring_allreduce.h).
   void tensor_parallel_reduce_scatter(Tensor& values);
   void tensor_parallel_all_gather(Tensor& values);
+  // Context parallelism's collectives over the context-parallel group (the
+  // ranks splitting this replica's sequences), in place (ring_allreduce.h).
+  void context_parallel_reduce_scatter(Tensor& values);
+  void context_parallel_all_gather(Tensor& values);
 
   // Offloading: the tensor's values move to fresh storage counted as Host
   // (offload) or Activations again (reload), on the device's allocator: a
@@ -155,10 +159,12 @@ class CpuBackend {
   RingGroup data_parallel_group_;
   RingGroup expert_parallel_group_;
   RingGroup expert_data_parallel_group_;
+  RingGroup context_parallel_group_;
   int64_t tensor_parallel_collectives_ = 0;
   int64_t data_parallel_collectives_ = 0;
   int64_t expert_parallel_collectives_ = 0;
   int64_t expert_data_parallel_collectives_ = 0;
+  int64_t context_parallel_collectives_ = 0;
   std::vector<double> open_begins_;  // begin times of the ops begun, not ended (innermost last)
 };
 

@@ -24,7 +24,7 @@ OptimizerSettings optimizer_settings(const OptimizerSpec& spec) {
 
 WorkerPlace worker_place(const Experiment& experiment, int device) {
   const DeviceCoord coord = device_coord(experiment.parallel, device);
-  return {device, coord.replica, coord.pipeline_rank, coord.shard};
+  return {device, coord.replica, coord.pipeline_rank, coord.shard, coord.context};
 }
 
 }  // namespace pipelab

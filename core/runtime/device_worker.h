@@ -124,12 +124,17 @@ struct WorkerShared {
 // is its own host view).
 enum class ParameterPart { Values, Gradients };
 
-// A device's place in the dp x tp x pp grid, as its backend needs it.
+// A device's place in the dp x pp x cp x tp grid, as its backend needs it.
 struct WorkerPlace {
   int device = 0;
   int replica = 0;
   int rank = 0;  // pipeline rank
   int shard = 0;
+  int context = 0;  // context-parallel rank
+
+  // Its member index in the data-parallel group, which spans the replicas
+  // and their context ranks (dp x cp devices holding the same weights).
+  int data_parallel_rank(int cp) const { return replica * cp + context; }
 };
 
 template <typename Backend>
@@ -158,6 +163,7 @@ class DeviceWorker {
   int device() const { return place_.device; }
   int replica() const { return place_.replica; }
   int shard() const { return place_.shard; }
+  int context() const { return place_.context; }
   int chunk_count() const { return static_cast<int>(stages_.size()); }
   int stage_index(int chunk) const { return stages_[chunk].stage; }
   Stack& stage(int chunk) { return *stages_[chunk].layers; }
@@ -327,6 +333,9 @@ class DeviceWorker {
   // AllGather) that a compute op runs for `layer`, timed as the op the
   // schedule lists for it.
   void tensor_parallel_collective(OpKind kind, Tensor& values, int layer);
+  // A Transformer block's attention's all-gather (gather) or reduce-scatter
+  // over the context-parallel group, reported as the listed op.
+  void context_parallel_collective(bool gather, Tensor& values, int layer);
   // Synced batch norm: a layer's statistics summed over the data-parallel
   // replicas, inside the compute op, timed as the ALLREDUCE dp listed for it.
   void batch_statistics_all_reduce(std::vector<double>& values, int layer);

@@ -69,8 +69,16 @@ DeviceWorker<Backend>::DeviceWorker(WorkerShared& shared, Devices& devices, int 
                                    values, layer);
       };
     }
+    tensor_parallel.cp = plan.cp;
+    tensor_parallel.context = place_.context;
+    if (plan.cp > 1)
+      tensor_parallel.context_collective = [this](TensorParallelCollective collective,
+                                                  Tensor& values, int layer, bool) {
+        context_parallel_collective(collective == TensorParallelCollective::AllGather, values,
+                                    layer);
+      };
     // Zero 3 slices each layer as soon as it is built (make_unit_shards).
-    const bool units = plan.zero >= 3 && plan.dp > 1;
+    const bool units = plan.zero >= 3 && plan.data_parallel_size() > 1;
     typename Stack::BuiltLayer built;
     if (units) built = [this, &state](Stack& layers, int k) { make_unit_shards(state, layers, k); };
     state.layers = backend_.make_stack(shared_.stage_ranges[state.stage], tensor_parallel, built);
@@ -90,7 +98,7 @@ DeviceWorker<Backend>::DeviceWorker(WorkerShared& shared, Devices& devices, int 
       const int index = chunk;  // stages_[chunk] once pushed below
       state.layers->connect_weight_units({[this, index](int k) { acquire_unit(index, k); },
                                           [this, index](int k) { release_unit(index, k); }});
-    } else if (plan.zero > 0 && plan.dp > 1) {
+    } else if (plan.zero > 0 && plan.data_parallel_size() > 1) {
       make_zero_shards(state);
     } else if (!async_data_parallel && plan.offload != OffloadMode::Optimizer)
       state.optimizer = backend_.make_optimizer(optimizer_settings(experiment.training.optimizer),
@@ -445,7 +453,8 @@ template <typename Backend>
 void DeviceWorker<Backend>::pass_on(const Op& op, Tensor tensor, bool forward) {
   const Schedule& schedule = shared_.program.schedule();
   const int to_stage = op.stage + (forward ? 1 : -1);
-  const int to_device = schedule.device_of_stage(to_stage, place_.replica, place_.shard);
+  const int to_device =
+      schedule.device_of_stage(to_stage, place_.replica, place_.shard, place_.context);
   if (to_device == place_.device) {
     const MicrobatchKey to_key{to_stage / schedule.pp, op.step, op.microbatch};
     (forward ? inputs_ : output_grads_)[to_key] = std::move(tensor);
@@ -535,6 +544,18 @@ void DeviceWorker<Backend>::tensor_parallel_collective(OpKind kind, Tensor& valu
       backend_.tensor_parallel_all_gather(values);
     return values.bytes();
   });
+}
+
+template <typename Backend>
+void DeviceWorker<Backend>::context_parallel_collective(bool gather, Tensor& values, int layer) {
+  inner_collective(gather ? OpKind::AllGather : OpKind::ReduceScatter, CommGroup::ContextParallel,
+                   layer, [&] {
+                     if (gather)
+                       backend_.context_parallel_all_gather(values);
+                     else
+                       backend_.context_parallel_reduce_scatter(values);
+                     return values.bytes();
+                   });
 }
 
 template <typename Backend>

@@ -57,8 +57,9 @@ void DeviceWorker<Backend>::add_zero_shard(StageState& stage, std::vector<Parame
   const ParallelPlan& plan = shared_.experiment.parallel;
   auto shard = std::make_unique<ZeroShard>();
   shard->experts = experts;
-  shard->members = experts ? plan.dp / plan.ep : plan.dp;
-  shard->rank = experts ? place_.replica / plan.ep : place_.replica;
+  // The dense group spans the replicas and their context ranks.
+  shard->members = experts ? plan.dp / plan.ep : plan.data_parallel_size();
+  shard->rank = experts ? place_.replica / plan.ep : place_.data_parallel_rank(plan.cp);
   int64_t count = 0;
   for (const Parameter& parameter : parameters) count += parameter.value->size();
   shard->shard = std::max<int64_t>(1, (count + shard->members - 1) / shard->members);

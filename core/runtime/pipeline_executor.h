@@ -110,7 +110,7 @@ class PipelineExecutor : public ThreadedExecutor {
     for (int device = 0; device < device_count(); ++device) {
       const DeviceCoord coord = layout.coord_of(device);
       // Replica 0, and under expert parallelism the rest of its group (evaluate_after).
-      if (hosts(device) || coord.replica >= plan.ep) continue;
+      if (hosts(device) || coord.replica >= plan.ep || coord.context != 0) continue;
       const ExpertShard experts = expert_shard(plan, coord.replica);
       for (int chunk = 0; chunk < plan.chunks; ++chunk) {
         const int stage = layout.stage_of(coord.pipeline_rank, chunk);
@@ -157,8 +157,9 @@ class PipelineExecutor : public ThreadedExecutor {
   void evaluate_after(int step) {
     const ParallelPlan& plan = experiment_.parallel;
     for (auto& worker : workers_) {
-      // Replica 0, and under expert parallelism the rest of its group for their experts.
-      if (worker->replica() >= plan.ep) continue;
+      // Replica 0, and under expert parallelism the rest of its group for
+      // their experts; context rank 0 (every context rank holds the same weights).
+      if (worker->replica() >= plan.ep || worker->context() != 0) continue;
       for (int chunk = 0; chunk < worker->chunk_count(); ++chunk) {
         Sequential& weights = worker->host_weights(chunk);
         if (evaluator_)

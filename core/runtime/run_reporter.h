@@ -30,6 +30,8 @@ class RunReporter {
   virtual void event(const TraceEvent& event) = 0;
   virtual void memory(const MemorySample& sample) = 0;
   // A last-stage device's loss on one micro-batch of `step` (one shard per replica).
+  // `replica` names the part: under context parallelism each context rank
+  // reports its positions' share, as replica x cp + context rank.
   virtual void loss(int step, int replica, int microbatch, const LossResult& result) = 0;
   // A moe layer's routing of one micro-batch of `step` on one replica (one
   // tensor-parallel shard reports it). A recomputed forward reports the same

@@ -34,13 +34,23 @@ void check_trainable_precision(const Experiment& experiment) {
                         "set training.precision = fp32 to train, or backend.type = cuda");
 }
 
-// Context parallelism is predicted (stage_profile.h); the executors do not
-// split sequences yet.
-void check_trainable_context(const ParallelPlan& plan) {
-  if (plan.cp == 1) return;
-  throw ExperimentError("parallel.cp = " + std::to_string(plan.cp) +
-                        ": the executors do not split sequences over ranks yet (the simulator predicts "
-                        "context parallelism); set parallel.cp = 1 to train, or simulate");
+// Context parallelism trains dense Transformers on the cpu backend; the
+// CUDA executor and the moe layers do not split sequences over ranks yet.
+void check_trainable_context(const Experiment& experiment) {
+  const int cp = experiment.parallel.cp;
+  if (cp == 1) return;
+  const std::string field = "parallel.cp = " + std::to_string(cp);
+  if (experiment.backend.type != "cpu")
+    throw ExperimentError(field + ": context parallelism trains on the cpu backend (the " +
+                          experiment.backend.type +
+                          " executor does not split sequences over ranks yet); set backend.type "
+                          "= cpu, or parallel.cp = 1, or simulate");
+  const ModelSpec& model = experiment.model;
+  for (size_t i = 0; i < model.layers.size(); ++i)
+    if (has_experts(model.layers[i]))
+      throw ExperimentError(field + ": " + layer_field(i) +
+                            " routes tokens to experts, which context parallelism does not "
+                            "train yet; set parallel.cp = 1, or simulate");
 }
 
 }  // namespace
@@ -68,7 +78,7 @@ void check_trainable(const Experiment& experiment) {
                             "backend.type = cpu or cuda, or simulate this model");
   }
   check_trainable_precision(experiment);
-  check_trainable_context(experiment.parallel);
+  check_trainable_context(experiment);
 }
 
 }  // namespace pipelab

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/io/experiment_io.h"
+#include "core/nn/context_split.h"
 
 namespace pipelab {
 namespace {
@@ -84,6 +85,7 @@ TrainingData::TrainingData(const Experiment& experiment)
                           " must be a multiple of parallel.dp x parallel.microbatches = " +
                           std::to_string(plan.dp) + " x " + std::to_string(plan.microbatches));
   replica_rows_ = global_batch_ / plan.dp;
+  cp_ = plan.cp;
   microbatch_rows_ = replica_rows_ / plan.microbatches;
   if (split_.train.samples < global_batch_)
     throw DataError(split_.train.name + ": the training split has " +
@@ -122,16 +124,26 @@ std::shared_ptr<const Batch> TrainingData::batch(int step) {
   return batch;
 }
 
-Tensor TrainingData::inputs(int step, int replica, int microbatch, DeviceAllocator* allocator) {
+Tensor TrainingData::inputs(int step, int replica, int microbatch, DeviceAllocator* allocator,
+                            int context) {
   const std::shared_ptr<const Batch> whole = batch(step);
   const int64_t first = first_row(replica, microbatch);
+  if (cp_ > 1) {
+    const std::vector<int64_t> positions = context_positions(whole->features, cp_, context);
+    const int64_t count = static_cast<int64_t>(positions.size());
+    Tensor x(microbatch_rows_, count, allocator, MemoryCategory::Activations);
+    for (int64_t r = 0; r < microbatch_rows_; ++r)
+      for (int64_t t = 0; t < count; ++t)
+        x.row(r)[t] = whole->x[static_cast<size_t>((first + r) * whole->features + positions[t])];
+    return x;
+  }
   Tensor x(microbatch_rows_, whole->features, allocator, MemoryCategory::Activations);
   std::memcpy(x.data(), whole->x.data() + first * whole->features,
               static_cast<size_t>(x.size()) * sizeof(float));
   return x;
 }
 
-MicrobatchTargets TrainingData::targets(int step, int replica, int microbatch) {
+MicrobatchTargets TrainingData::targets(int step, int replica, int microbatch, int context) {
   MicrobatchTargets targets;
   targets.batch = batch(step);
   const Batch& whole = *targets.batch;
@@ -150,6 +162,20 @@ MicrobatchTargets TrainingData::targets(int step, int replica, int microbatch) {
         std::span<const int32_t>(whole.token_labels).subspan(first * tokens, microbatch_rows_ * tokens);
     targets.loss_mask =
         std::span<const uint8_t>(whole.loss_mask).subspan(first * tokens, microbatch_rows_ * tokens);
+    if (cp_ > 1) {
+      const std::vector<int64_t> positions = context_positions(tokens, cp_, context);
+      auto part = std::make_shared<MicrobatchTargets::ContextPart>();
+      for (int64_t r = 0; r < microbatch_rows_; ++r)
+        for (int64_t position : positions) {
+          const size_t at = static_cast<size_t>(r * tokens + position);
+          part->labels.push_back(targets.token_labels[at]);
+          part->mask.push_back(targets.loss_mask[at]);
+        }
+      targets.tokens = static_cast<int64_t>(positions.size());
+      targets.token_labels = part->labels;
+      targets.loss_mask = part->mask;
+      targets.context_part = std::move(part);
+    }
   }
   return targets;
 }

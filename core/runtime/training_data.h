@@ -7,6 +7,9 @@
 // r of dp reads rows [r B/dp, (r+1) B/dp) of the global batch B, then its
 // micro-batches in order; a micro-batch's first_row is its rows' index in the
 // global batch, which keys dropout the same way a single device would.
+// Under context parallelism (parallel.cp > 1) context rank c reads only its
+// positions of each sample's tokens, labels and loss mask (context_split.h);
+// the gradient scale still counts the whole batch's positions.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <vector>
 
 #include "core/data/batch_iterator.h"
 #include "core/data/load_dataset.h"
@@ -35,6 +39,12 @@ struct MicrobatchTargets {
   int64_t tokens = 0;
   std::span<const int32_t> token_labels;
   std::span<const uint8_t> loss_mask;
+  // Context parallelism: the rank's labels and mask, which the spans view.
+  struct ContextPart {
+    std::vector<int32_t> labels;
+    std::vector<uint8_t> mask;
+  };
+  std::shared_ptr<const ContextPart> context_part;
 };
 
 class TrainingData {
@@ -61,9 +71,10 @@ class TrainingData {
 
   // The global batch of step `step` (thread-safe; recent steps are cached).
   std::shared_ptr<const Batch> batch(int step);
-  // A micro-batch's inputs, as a tensor on `allocator` counted as Activations.
-  Tensor inputs(int step, int replica, int microbatch, DeviceAllocator* allocator);
-  MicrobatchTargets targets(int step, int replica, int microbatch);
+  // A micro-batch's inputs, as a tensor on `allocator` counted as Activations
+  // (context rank `context`'s positions under context parallelism).
+  Tensor inputs(int step, int replica, int microbatch, DeviceAllocator* allocator, int context = 0);
+  MicrobatchTargets targets(int step, int replica, int microbatch, int context = 0);
 
  private:
   DataSplit split_;
@@ -72,6 +83,7 @@ class TrainingData {
   int64_t global_batch_ = 0;
   int64_t replica_rows_ = 0;
   int64_t microbatch_rows_ = 0;
+  int cp_ = 1;  // context-parallel ranks splitting each sequence
   std::unique_ptr<BatchIterator> iterator_;
   std::mutex mutex_;
   std::map<int, std::shared_ptr<const Batch>> cache_;  // by step

@@ -451,6 +451,16 @@ void CudaBackend::tensor_parallel_all_reduce(DeviceTensor& values) {
                                                                                     values);
 }
 
+void CudaBackend::context_parallel_reduce_scatter(DeviceTensor&) {
+  throw std::logic_error(
+      "the cuda backend does not run context parallelism (check_trainable refuses it)");
+}
+
+void CudaBackend::context_parallel_all_gather(DeviceTensor&) {
+  throw std::logic_error(
+      "the cuda backend does not run context parallelism (check_trainable refuses it)");
+}
+
 void CudaBackend::tensor_parallel_reduce_scatter(DeviceTensor& values) {
   if (collective_on_nccl(devices_.tensor_parallel_rank_comm_of, values,
                          GroupCollective::ReduceScatter))

@@ -187,6 +187,11 @@ class CudaBackend {
   // and output layer call them.
   void tensor_parallel_reduce_scatter(DeviceTensor& values);
   void tensor_parallel_all_gather(DeviceTensor& values);
+  // Context parallelism does not run on CUDA yet: check_trainable refuses
+  // parallel.cp > 1 on this backend, and a stack is never built with it, so
+  // these throw std::logic_error if ever reached.
+  void context_parallel_reduce_scatter(DeviceTensor& values);
+  void context_parallel_all_gather(DeviceTensor& values);
   // Expert parallelism: a moe layer's all-to-all over this replica's
   // expert-parallel group, and the sum of the experts' gradients over the
   // replicas holding the same experts (every ep-th replica).

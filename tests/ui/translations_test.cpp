@@ -15,11 +15,12 @@
 #include <stdexcept>
 
 #include "core/io/experiment_io.h"
-#include "ui/exports/chart_export.h"
 #include "core/plan/parallel_plan.h"
 #include "core/planner/plan_proposal.h"
+#include "core/runtime/trainable.h"
 #include "core/schedule/generators.h"
 #include "ui/core_message_text.h"
+#include "ui/exports/chart_export.h"
 #include "ui/language.h"
 #include "ui/main_window.h"
 #include "ui/models/experiment_document.h"
@@ -307,6 +308,26 @@ class TranslationsTest : public QObject {
     window.document()->edit([](Experiment& e) { e.parallel.cp = 7; });
     check_problems_in_chinese();
     if (QTest::currentTestFailed()) return;
+    // What a run refuses as it starts: context parallelism on a backend that
+    // does not split sequences, or of a block with experts.
+    QVERIFY(window.applyPreset(QStringLiteral("megatron-attention")));
+    Experiment refused = window.document()->experiment();
+    refused.parallel.cp = 2;
+    refused.backend.type = "cuda";
+    const auto run_refusal = [](const Experiment& experiment) {
+      try {
+        check_trainable(experiment);
+      } catch (const std::exception& error) {
+        return QString::fromStdString(error.what());
+      }
+      return QString();
+    };
+    QVERIFY2(has_chinese(core_message_text(run_refusal(refused))),
+             qPrintable(run_refusal(refused)));
+    refused.backend.type = "cpu";
+    first_block(refused).experts = 4;
+    QVERIFY2(has_chinese(core_message_text(run_refusal(refused))),
+             qPrintable(run_refusal(refused)));
     // A rank of a run over processes that stops answering (pipelab --attach).
     QVERIFY(has_chinese(core_message_text(QStringLiteral(
         "rank 2 has not answered for 2.1 s (it died, stopped or its network is cut); stopping the run"))));

@@ -159,8 +159,12 @@
         <translation>parallel.cp = %1 要把序列长度 %2 切成 2 x cp = %3 个等长的块（每个秩从两端各取一块，使因果注意力的工作量均衡），但它不能整除；请选择 2 cp 能整除 model.input 的 cp，或修改序列长度</translation>
     </message>
     <message>
-        <source>parallel.cp = %1: the executors do not split sequences over ranks yet (the simulator predicts context parallelism); set parallel.cp = 1 to train, or simulate</source>
-        <translation>parallel.cp = %1：执行器目前还不能把序列分到多个秩上（模拟器可以预测上下文并行）；请设置 parallel.cp = 1 再训练，或只做模拟</translation>
+        <source>parallel.cp = %1: context parallelism trains on the cpu backend (the %2 executor does not split sequences over ranks yet); set backend.type = cpu, or parallel.cp = 1, or simulate</source>
+        <translation>parallel.cp = %1：上下文并行在 cpu 后端上训练（%2 执行器目前还不能把序列分到多个秩上）；请设置 backend.type = cpu，或 parallel.cp = 1，或只做模拟</translation>
+    </message>
+    <message>
+        <source>parallel.cp = %1: %2 routes tokens to experts, which context parallelism does not train yet; set parallel.cp = 1, or simulate</source>
+        <translation>parallel.cp = %1：%2 把词元路由给专家，上下文并行目前还不能训练这种层；请设置 parallel.cp = 1，或只做模拟</translation>
     </message>
     <message>
         <source>parallel.reshard_after_forward = false keeps ZeRO-3&apos;s gathered weights from a forward to its backward, and parallel.zero = %1 keeps them whole anyway; set zero = 3, or remove reshard_after_forward</source>

@@ -263,7 +263,7 @@ void expect_sequence_parallel_shards_match_whole(const GptBlockConfig& config, i
   std::vector<std::thread> threads;
   for (int k = 0; k < tp; ++k)
     threads.emplace_back([&, k] {
-      const BlockCollectives mine{all_reduce_nothing, collectives.for_shard(k)};
+      const BlockCollectives mine{all_reduce_nothing, collectives.for_shard(k), {}};
       const Tensor x_part = positions_of(x, kBatch, seq, k * local, local);
       const Tensor dy_part = positions_of(dy, kBatch, seq, k * local, local);
       GptBlockCache shard_cache;
