@@ -162,6 +162,14 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
   // Under sequence parallelism the attention half's backward also holds
   // dNorm1 out's whole partial sum (scratch) until the scatter has read it.
   const int64_t partial_sum = split.sequence_parallel ? sh : 0;
+  // Under context parallelism the attention's backward holds every rank's K
+  // and V gathered again and their gradients (the whole sequence's, packed)
+  // until the reduce-scatter has sent them home; Norm1's output is gathered
+  // again (sequence parallelism) only after that, so the two never coexist.
+  const int64_t context_gathered = split.cp > 1 ? 2 * (2 * skv * split.cp) / tp : 0;
+  const int64_t norm1_gathered = split.sequence_parallel ? sh : 0;
+  const int64_t attention_transient =
+      std::max(context_gathered, norm1_gathered) - norm1_gathered;  // beyond kept_for_weights
   // What BI frees of the kept values before the wait for BW, which does not
   // read them (transformer_block_layer.cpp's backward_input_with): Q, K and
   // V, the softmax output, FFN1's output, and under sequence parallelism the
@@ -180,17 +188,17 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
     const int64_t experts_working = moe.backward_working_values +
                                     (whole_output_gradients ? sh : 0) +
                                     (split.sequence_parallel ? sh : 0);
-    cost.backward_working_values =
-        std::max(experts_working,
-                 kept_for_weights + sh / tp + partial_sum)  // dattention (scratch)
-        + local;                                            // dx
+    cost.backward_working_values = std::max(experts_working,
+                                            kept_for_weights + sh / tp + partial_sum +
+                                                attention_transient)  // dattention (scratch)
+                                   + local;                           // dx
     cost.backward_kept_values -= moe.kept_values;
   } else {
     if (whole_output_gradients) kept_for_weights += sh;  // dFFN2 out (whole)
     if (split.sequence_parallel) kept_for_weights += sh;  // Norm2's output gathered again
     cost.backward_kept_values = kept_for_weights - freed_by_input_gradient;
     cost.backward_working_values = kept_for_weights + sf / tp + sh / tp  // dactivation, dattention
-                                   + partial_sum + local;                // dx
+                                   + partial_sum + attention_transient + local;  // dx
   }
   return cost;
 }

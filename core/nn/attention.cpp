@@ -26,10 +26,10 @@ struct HeadView {
 HeadView head_view(const AttentionShape& shape, int64_t b, int64_t h) {
   const int64_t queries = shape.query_count();
   const int64_t query_first = b * queries * shape.qkv_width();
-  const int64_t key_first = b * shape.seq * shape.qkv_width();
+  const int64_t key_first = b * shape.seq * shape.key_width();
   return {query_first + shape.q_column(h),
-          key_first + shape.k_column(h),
-          key_first + shape.v_column(h),
+          key_first + shape.key_column(h),
+          key_first + shape.key_column(h) + shape.head_dim,
           b * queries * shape.width() + h * shape.head_dim,
           (b * shape.heads + h) * queries * shape.seq,
           h % shape.group() == 0};
@@ -139,14 +139,15 @@ int64_t visible_keys(const AttentionShape& shape, int64_t i) {
 void head_probabilities(const float* q, const float* k, const AttentionShape& shape, float* p) {
   const int64_t seq = shape.seq;
   const int64_t queries = shape.query_count();
-  const int ld = blas_int(shape.qkv_width());
+  const int ld_q = blas_int(shape.qkv_width());
+  const int ld_k = blas_int(shape.key_width());
   const int64_t tile = query_tile(shape);
   for (int64_t begin = 0; begin < queries; begin += tile) {
     const int64_t count = std::min(tile, queries - begin);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blas_int(count),
                 blas_int(keys_seen(shape, begin, count)), blas_int(shape.head_dim),
-                score_scale(shape), q + begin * shape.qkv_width(), ld, k, ld, 0.0f, p + begin * seq,
-                blas_int(seq));
+                score_scale(shape), q + begin * shape.qkv_width(), ld_q, k, ld_k, 0.0f,
+                p + begin * seq, blas_int(seq));
   }
   for (int64_t i = 0; i < queries; ++i) softmax_row(p + i * seq, visible_keys(shape, i), seq);
 }
@@ -166,14 +167,41 @@ void check_shapes(const Tensor& query_qkv, const Tensor& key_qkv, const Attentio
   assert(shape.kv_heads >= 0 && shape.heads % shape.key_value_heads() == 0);
   assert(shape.query_count() <= shape.seq && (shape.queries == 0 || shape.query_positions));
   assert(query_qkv.rows() == shape.rows() && query_qkv.cols() == shape.qkv_width());
-  assert(key_qkv.rows() == shape.key_rows() && key_qkv.cols() == shape.qkv_width());
+  assert(key_qkv.rows() == shape.key_rows() && key_qkv.cols() == shape.key_width());
 }
 
 }  // namespace
 
 void attention_forward(const Tensor& qkv, const AttentionShape& shape, Tensor& out,
                        Tensor* probabilities, const BlockDropout* dropout) {
+  assert(!shape.packed_keys);
   attention_forward(qkv, qkv, shape, out, probabilities, dropout);
+}
+
+// A group's k and v sit side by side in QKV ([q ... | k | v]), so each is one
+// run of 2 head_dim values per key/value head and row.
+void pack_keys(const Tensor& qkv, const AttentionShape& shape, Tensor& packed) {
+  assert(shape.packed_keys && qkv.cols() == shape.qkv_width() &&
+         packed.cols() == shape.key_width());
+  assert(packed.rows() == qkv.rows());
+  const int64_t run = 2 * shape.head_dim;
+  for (int64_t r = 0; r < qkv.rows(); ++r)
+    for (int64_t g = 0; g < shape.key_value_heads(); ++g) {
+      const float* from = qkv.row(r) + shape.k_column(g * shape.group());
+      std::copy(from, from + run, packed.row(r) + g * run);
+    }
+}
+
+void unpack_keys(const Tensor& packed, const AttentionShape& shape, Tensor& qkv) {
+  assert(shape.packed_keys && qkv.cols() == shape.qkv_width() &&
+         packed.cols() == shape.key_width());
+  assert(packed.rows() == qkv.rows());
+  const int64_t run = 2 * shape.head_dim;
+  for (int64_t r = 0; r < qkv.rows(); ++r)
+    for (int64_t g = 0; g < shape.key_value_heads(); ++g) {
+      const float* from = packed.row(r) + g * run;
+      std::copy(from, from + run, qkv.row(r) + shape.k_column(g * shape.group()));
+    }
 }
 
 void attention_forward(const Tensor& query_qkv, const Tensor& key_qkv, const AttentionShape& shape,
@@ -205,7 +233,7 @@ void attention_forward(const Tensor& query_qkv, const Tensor& key_qkv, const Att
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blas_int(count),
                     blas_int(shape.head_dim), blas_int(keys_seen(shape, begin, count)), 1.0f,
                     weights + begin * seq, blas_int(seq), key_qkv.data() + view.v_offset,
-                    blas_int(shape.qkv_width()), 0.0f,
+                    blas_int(shape.key_width()), 0.0f,
                     out.data() + view.out_offset + begin * shape.width(), blas_int(shape.width()));
       }
     }
@@ -232,6 +260,7 @@ void attention_probabilities(const Tensor& qkv, const AttentionShape& shape,
 // others add to them (beta = 1), in head order.
 void attention_backward(const Tensor& qkv, const Tensor* probabilities, const Tensor& dout,
                         const AttentionShape& shape, Tensor& dqkv, const BlockDropout* dropout) {
+  assert(!shape.packed_keys);
   attention_backward(qkv, qkv, probabilities, dout, shape, dqkv, dqkv, dropout);
 }
 
@@ -246,10 +275,12 @@ void attention_backward(const Tensor& query_qkv, const Tensor& key_qkv, const Te
   const int64_t seq = shape.seq;
   const int64_t queries = shape.query_count();
   const int64_t d = shape.head_dim;
-  const int64_t ld = shape.qkv_width();
+  const int64_t ld_q = shape.qkv_width();
+  const int64_t ld_k = shape.key_width();
   const int s = blas_int(seq);
   const int hd = blas_int(d);
-  const int ld_qkv = blas_int(ld);
+  const int lda_q = blas_int(ld_q);
+  const int lda_k = blas_int(ld_k);
   const int ld_out = blas_int(shape.width());
   const float scale = score_scale(shape);
   if (dropout && !dropout->active()) dropout = nullptr;
@@ -286,7 +317,7 @@ void attention_backward(const Tensor& query_qkv, const Tensor& key_qkv, const Te
       const auto zero_unseen_keys = [&](float* grad, int64_t begin, int64_t count) {
         if (beta_kv != 0.0f) return;
         for (int64_t j = begin; j < begin + count; ++j)
-          std::fill(grad + j * ld, grad + j * ld + d, 0.0f);
+          std::fill(grad + j * ld_k, grad + j * ld_k + d, 0.0f);
       };
       // dV [seq, d] = W^T dO per tile of keys.
       for (int64_t begin = 0; begin < seq; begin += k_tile) {
@@ -298,7 +329,7 @@ void attention_backward(const Tensor& query_qkv, const Tensor& key_qkv, const Te
         }
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, blas_int(count), hd,
                     blas_int(queries - from), 1.0f, weights + from * seq + begin, s,
-                    d_o + from * ld_out, ld_out, beta_kv, dv + begin * ld, ld_qkv);
+                    d_o + from * ld_out, ld_out, beta_kv, dv + begin * ld_k, lda_k);
       }
       // dP [queries, seq] = dO V^T per tile of queries (its skipped entries
       // are masked, and softmax_backward_row zeroes them).
@@ -306,7 +337,7 @@ void attention_backward(const Tensor& query_qkv, const Tensor& key_qkv, const Te
         const int64_t count = std::min(q_tile, queries - begin);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blas_int(count),
                     blas_int(keys_seen(shape, begin, count)), hd, 1.0f, d_o + begin * ld_out,
-                    ld_out, v, ld_qkv, 0.0f, dp.row(begin), s);
+                    ld_out, v, lda_k, 0.0f, dp.row(begin), s);
       }
       if (dropout) drop_head(*dropout, shape, b, h, dp.data(), dp.data());
       for (int64_t i = 0; i < queries; ++i)
@@ -315,8 +346,8 @@ void attention_backward(const Tensor& query_qkv, const Tensor& key_qkv, const Te
       for (int64_t begin = 0; begin < queries; begin += q_tile) {
         const int64_t count = std::min(q_tile, queries - begin);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blas_int(count), hd,
-                    blas_int(keys_seen(shape, begin, count)), scale, dp.row(begin), s, k, ld_qkv,
-                    0.0f, dq + begin * ld, ld_qkv);
+                    blas_int(keys_seen(shape, begin, count)), scale, dp.row(begin), s, k, lda_k,
+                    0.0f, dq + begin * ld_q, lda_q);
       }
       // dK [seq, d] = dS^T Q / sqrt(d) per tile of keys.
       for (int64_t begin = 0; begin < seq; begin += k_tile) {
@@ -327,8 +358,8 @@ void attention_backward(const Tensor& query_qkv, const Tensor& key_qkv, const Te
           continue;
         }
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, blas_int(count), hd,
-                    blas_int(queries - from), scale, dp.row(from) + begin, s, q + from * ld, ld_qkv,
-                    beta_kv, dk + begin * ld, ld_qkv);
+                    blas_int(queries - from), scale, dp.row(from) + begin, s, q + from * ld_q,
+                    lda_q, beta_kv, dk + begin * ld_k, lda_k);
       }
     }
 }

@@ -45,10 +45,12 @@
 // chunks), and its keys and values the whole sequence, gathered from every
 // rank in position order. The forward then reads q from the rank's own QKV
 // rows ([batch * queries, qkv_width]) and k and v from the gathered ones
-// ([batch * seq, qkv_width]); the causal mask compares global positions (query
-// i sees keys [0, position(i)]); P is [batch * heads * queries, seq]. The
-// backward writes dq into the rank's rows and dk and dv into the gathered
-// rows, which the caller reduce-scatters home. Without a position list the
+// ([batch * seq, key_width]: with packed_keys one [k | v] pair of head_dim
+// columns per key/value head, so that only K and V travel); the causal mask
+// compares global positions (query i sees keys [0, position(i)]); P is
+// [batch * heads * queries, seq]. The backward writes dq into the rank's rows
+// and dk and dv into the gathered layout, which the caller reduce-scatters
+// home. Without a position list the
 // queries are the keys (seq of them, at positions 0..seq - 1) and both reads
 // are one tensor.
 //
@@ -78,6 +80,9 @@ struct AttentionShape {
   // sequence (increasing; owned by the caller). 0 and null: every position.
   int64_t queries = 0;
   const int64_t* query_positions = nullptr;
+  // Keys and values read from a packed [key_rows, 2 kv_heads head_dim]
+  // tensor ([k | v] per key/value head) instead of the QKV layout.
+  bool packed_keys = false;
 
   int64_t query_count() const { return queries > 0 ? queries : seq; }
   int64_t position(int64_t query) const { return query_positions ? query_positions[query] : query; }
@@ -93,6 +98,11 @@ struct AttentionShape {
   }
   int64_t k_column(int64_t h) const { return ((h / group()) * (group() + 2) + group()) * head_dim; }
   int64_t v_column(int64_t h) const { return k_column(h) + head_dim; }
+  // The tensor k and v are read from: its width, and head h's k (v follows).
+  int64_t key_width() const { return packed_keys ? 2 * key_value_heads() * head_dim : qkv_width(); }
+  int64_t key_column(int64_t h) const {
+    return packed_keys ? (h / group()) * 2 * head_dim : k_column(h);
+  }
   // P is [batch * heads * queries, seq]; row ((b * heads + h) * queries + i) is query i's.
   int64_t probability_rows() const { return batch * heads * query_count(); }
 };
@@ -104,7 +114,7 @@ struct AttentionShape {
 void attention_forward(const Tensor& qkv, const AttentionShape& shape, Tensor& out,
                        Tensor* probabilities, const BlockDropout* dropout = nullptr);
 // Context parallelism: q from `query_qkv` [rows, qkv_width], k and v from
-// `key_qkv` [key_rows, qkv_width].
+// `key_qkv` [key_rows, key_width].
 void attention_forward(const Tensor& query_qkv, const Tensor& key_qkv, const AttentionShape& shape,
                        Tensor& out, Tensor* probabilities, const BlockDropout* dropout = nullptr);
 
@@ -118,8 +128,13 @@ void attention_backward(const Tensor& qkv, const Tensor* probabilities, const Te
                         const AttentionShape& shape, Tensor& dqkv,
                         const BlockDropout* dropout = nullptr);
 // Context parallelism: dq into `query_dqkv`'s q columns (its k and v columns
-// untouched), dk and dv into `key_dqkv`'s k and v columns (its q columns
-// untouched), every key row written.
+// untouched), dk and dv into `key_dqkv` (packed keys: every value written).
+// Both tensors may be one only without packed keys (the overload above).
+// The k and v columns of `qkv` [rows, qkv_width] as packed keys [rows,
+// key_width] (shape.packed_keys), and back (the other columns untouched).
+void pack_keys(const Tensor& qkv, const AttentionShape& shape, Tensor& packed);
+void unpack_keys(const Tensor& packed, const AttentionShape& shape, Tensor& qkv);
+
 void attention_backward(const Tensor& query_qkv, const Tensor& key_qkv, const Tensor* probabilities,
                         const Tensor& dout, const AttentionShape& shape, Tensor& query_dqkv,
                         Tensor& key_dqkv, const BlockDropout* dropout = nullptr);

@@ -147,6 +147,19 @@ ContextSlice context_slice(const BlockShard& shard, int64_t batch, int64_t seq) 
   return {shard.cp, shard.context, batch, seq};
 }
 
+// Context parallelism: every rank's keys and values of the sequence ([batch *
+// seq, key_width], packed), from this rank's QKV rows.
+Tensor gathered_keys(const Tensor& qkv, const AttentionShape& shape, const ContextSlice& slice,
+                     const AllReduceFunction& all_gather, DeviceAllocator* allocator) {
+  Tensor local =
+      Tensor::uninitialized(qkv.rows(), shape.key_width(), allocator, MemoryCategory::Activations);
+  pack_keys(qkv, shape, local);
+  Tensor keys = Tensor::uninitialized(slice.batch * slice.seq, shape.key_width(), allocator,
+                                      MemoryCategory::Activations);
+  gather_context(local, slice, keys, all_gather, allocator);
+  return keys;
+}
+
 const Tensor* optional(const Tensor& t) { return t.empty() ? nullptr : &t; }
 Tensor* optional(Tensor& t) { return t.empty() ? nullptr : &t; }
 
@@ -346,6 +359,7 @@ AttentionShape GptBlock::attention_shape(int64_t batch, int64_t seq) const {
   if (shard_.splits_context()) {
     shape.queries = context_positions_of(seq);
     shape.query_positions = global_positions(seq);
+    shape.packed_keys = true;  // only K and V travel
   }
   return shape;
 }
@@ -489,11 +503,9 @@ void GptBlock::forward_attention(const Tensor& x, int64_t batch, int64_t seq, Gp
   if (config_.rotary) rotary_forward(cache.qkv, shape, rotary_angles(seq));
   Tensor* probabilities = config_.keep_attention_probabilities ? &cache.probabilities : nullptr;
   if (shard_.splits_context()) {
-    // Every rank's keys and values (and queries, unread), for this forward only.
-    Tensor keys =
-        Tensor::uninitialized(batch * seq, w.qkv, allocator_, MemoryCategory::Activations);
-    gather_context(cache.qkv, context_slice(shard_, batch, seq), keys,
-                   collectives.context.all_gather, allocator_);
+    // Every rank's keys and values, for this forward only.
+    Tensor keys = gathered_keys(cache.qkv, shape, context_slice(shard_, batch, seq),
+                                collectives.context.all_gather, allocator_);
     attention_forward(cache.qkv, keys, shape, cache.attention_out, probabilities, &dropout);
   } else {
     attention_forward(cache.qkv, shape, cache.attention_out, probabilities, &dropout);
@@ -587,18 +599,18 @@ void GptBlock::backward_attention(const Tensor& x, const Tensor& dy, GptBlockCac
     // Gather every rank's keys and values again; dk and dv of every position
     // go home through the reduce-scatter, to join this rank's dq.
     const ContextSlice context = context_slice(shard_, cache.batch, cache.seq);
-    const int64_t key_rows = cache.batch * cache.seq;
-    Tensor keys = Tensor::uninitialized(key_rows, w.qkv, allocator_, MemoryCategory::Activations);
-    gather_context(cache.qkv, context, keys, collectives.context.all_gather, allocator_);
-    Tensor key_grads(key_rows, w.qkv, allocator_, MemoryCategory::Activations);  // q columns stay 0
-    cache.d_qkv.set_zero();  // its k and v columns receive the sums below
-    attention_backward(cache.qkv, keys, probabilities, cache.d_attention_out,
-                       attention_shape(cache.batch, cache.seq), cache.d_qkv, key_grads,
-                       &cache.dropout);
+    const AttentionShape shape = attention_shape(cache.batch, cache.seq);
+    Tensor keys =
+        gathered_keys(cache.qkv, shape, context, collectives.context.all_gather, allocator_);
+    Tensor key_grads =
+        Tensor::uninitialized(keys.rows(), keys.cols(), allocator_, MemoryCategory::Activations);
+    attention_backward(cache.qkv, keys, probabilities, cache.d_attention_out, shape, cache.d_qkv,
+                       key_grads, &cache.dropout);
     keys.reset();
-    Tensor home = Tensor::uninitialized(rows, w.qkv, allocator_, MemoryCategory::Activations);
+    Tensor home =
+        Tensor::uninitialized(rows, shape.key_width(), allocator_, MemoryCategory::Activations);
     scatter_context(key_grads, context, home, collectives.context.reduce_scatter, allocator_);
-    cache.d_qkv.add(home);
+    unpack_keys(home, shape, cache.d_qkv);
   } else {
     attention_backward(cache.qkv, probabilities, cache.d_attention_out,
                        attention_shape(cache.batch, cache.seq), cache.d_qkv, &cache.dropout);

@@ -18,6 +18,7 @@
 
 #include "conformance_support.h"
 #include "core/schedule/op.h"
+#include "core/sim/experiment_prediction.h"
 
 namespace pipelab {
 namespace {
@@ -106,7 +107,7 @@ TEST(ContextParallelTraining, RotaryAndGroupedQueryAttention) {
 }
 
 // Every context-parallel collective the schedule lists is reported by the
-// block that ran it, with its bytes; and a rank's activations are about
+// block that ran it, with the bytes the schedule gives it; and a rank's activations are about
 // those of one device over cp.
 TEST(ContextParallelTraining, TheTraceShowsTheRingAndTheActivationsShrink) {
   Experiment one = tiny_gpt_experiment();
@@ -122,7 +123,9 @@ TEST(ContextParallelTraining, TheTraceShowsTheRingAndTheActivationsShrink) {
   for (const TraceEvent& event : split.trace.events) {
     if (event.op.group != CommGroup::ContextParallel) continue;
     EXPECT_GE(event.op.layer, 1) << "a block's collective";
+    // What moved is what the simulator prices: the whole K and V of the micro-batch.
     EXPECT_GT(event.bytes, 0) << op_label(event.op);
+    EXPECT_EQ(event.bytes, event.op.bytes) << op_label(event.op);
     EXPECT_GE(event.t_end, event.t_begin);
     (event.op.kind == OpKind::AllGather ? gathers : scatters) += 1;
   }
@@ -154,6 +157,43 @@ TEST(ContextParallelTraining, AnUnevenSplitIsExplained) {
     FAIL() << "cp = 3 cannot split 8 tokens";
   } catch (const std::exception& error) {
     EXPECT_NE(std::string(error.what()).find("2 x cp"), std::string::npos) << error.what();
+  }
+}
+
+// The simulator's activation peaks under context parallelism are the
+// measured ones, to the byte, per device: the rank's share of the kept
+// values, and in a block's backward the whole sequence's K and V gathered
+// again with their gradients (transformer_block.cpp's context_gathered).
+TEST(ContextParallelTraining, PredictedActivationPeaksAreTheMeasuredOnes) {
+  const Experiment one = tiny_gpt_experiment();
+  Experiment sequence = with_cp(with_plan(one, ScheduleKind::OneFOneB, 1, 2, 1, 2), 2);
+  sequence.parallel.sequence_parallel = true;
+  Experiment selective = with_cp(with_plan(one, ScheduleKind::GPipe, 2, 4), 2);
+  selective.parallel.selective_recompute = true;
+  const std::pair<std::string, Experiment> cases[] = {
+      {"cp 2", with_cp(one, 2)},
+      {"cp 4 x pp 2 1f1b", with_cp(with_plan(one, ScheduleKind::OneFOneB, 2, 4), 4)},
+      {"cp 2 x pp 2 zb-h1", with_cp(with_plan(one, ScheduleKind::ZeroBubbleH1, 2, 4), 2)},
+      {"cp 2 x tp 2 sp", sequence},
+      {"cp 2 x pp 2 gpipe, selective recompute", selective},
+  };
+  for (const auto& [what, base] : cases) {
+    Experiment experiment = base;
+    experiment.training.steps = 2;
+    const testing::RunOutput run = run_experiment(experiment);
+    ASSERT_EQ(run.state, RunState::Finished) << what << ": " << run.error;
+    const Prediction prediction = predict_experiment(experiment);
+    ASSERT_EQ(static_cast<int>(prediction.result.per_device.size()), experiment.parallel.devices());
+    for (int d = 0; d < experiment.parallel.devices(); ++d) {
+      int64_t measured = 0;
+      for (const MemorySample& sample : run.trace.memory)
+        if (sample.device == d)
+          measured =
+              std::max(measured, sample.bytes[static_cast<int>(MemoryCategory::Activations)]);
+      EXPECT_EQ(measured, prediction.result.per_device[d]
+                              .peak_bytes[static_cast<size_t>(MemoryCategory::Activations)])
+          << what << " device " << d;
+    }
   }
 }
 
