@@ -291,6 +291,41 @@ class PresetsTest : public QObject {
     QCOMPARE(fsdp->compare_with->second_from_first(fsdp->experiment).parallel.zero, 2);
   }
 
+  void theContextParallelPresetSplitsTheActivationsAndShowsTheRing() {
+    const std::optional<Preset> ring = preset_by_id(QStringLiteral("context-parallel"));
+    QVERIFY(ring);
+    const Experiment& experiment = ring->experiment;
+    const int cp = experiment.parallel.cp;
+    QCOMPARE(cp, 4);
+    const auto figure = [&](const QString& name) {
+      return expand_prediction_figures(QLatin1Char('{') + name + QLatin1Char('}'), experiment)
+          .toDouble();
+    };
+    // A rank keeps about 1/cp of one device's activations, plus the whole
+    // sequence's K and V while a block attends.
+    const double split = figure(QStringLiteral("activations_mib.0"));
+    const double whole = figure(QStringLiteral("activations_mib.0 @ parallel.cp=1"));
+    QVERIFY2(split > whole / cp && split < 0.4 * whole,
+             qPrintable(QString::number(split) + " of " + QString::number(whole)));
+    // Per block, a forward all-gather and a backward all-gather and
+    // reduce-scatter of the micro-batch's whole K and V (2 s h fp32 values a
+    // sample), each sending (cp - 1) / cp of it.
+    int64_t blocks = 0, width = 0;
+    for (const LayerSpec& layer : experiment.model.layers) {
+      if (layer.type == LayerType::TransformerBlock) ++blocks;  // repeats are expanded
+      if (layer.type == LayerType::Embedding) width = layer.dim;
+    }
+    const double key_values =
+        2.0 * experiment.model.input.front() * width * 4 * experiment.training.batch_size;
+    const double expected = blocks * 3 * key_values * (cp - 1) / cp / (1 << 20);
+    QVERIFY2(std::abs(figure(QStringLiteral("ring_mib.0")) - expected) < 0.05,
+             qPrintable(QString::number(figure(QStringLiteral("ring_mib.0"))) + " against " +
+                        QString::number(expected)));
+    QVERIFY(ring->what_to_see.contains(QString::number(split, 'f', 1) + " MiB"));
+    QVERIFY(ring->compare_with);
+    QCOMPARE(ring->compare_with->second_from_first(experiment).parallel.cp, 1);
+  }
+
   void aMalformedPresetFileSaysWhatIsWrong() {
     const std::string gpipe = preset_file_text(QStringLiteral("04-gpipe.json"));
     QVERIFY(!gpipe.empty());

@@ -60,14 +60,25 @@ double figure_value(const QString& figure, const QString& name, const Prediction
       states += device.peak_bytes[static_cast<int>(category)];
     return static_cast<double>(states) / kMebibyte;
   }
+  if (name.startsWith(QLatin1String("activations_mib."))) {
+    const DeviceSimStats& device =
+        prediction.result.per_device[device_of(figure, name, prediction)];
+    return static_cast<double>(device.peak_bytes[static_cast<int>(MemoryCategory::Activations)]) /
+           kMebibyte;
+  }
   if (name.startsWith(QLatin1String("sent_mib.")))
     return communication_per_step(prediction.schedule, device_of(figure, name, prediction))
                .data_parallel /
            kMebibyte;
+  if (name.startsWith(QLatin1String("ring_mib.")))
+    return communication_per_step(prediction.schedule, device_of(figure, name, prediction))
+               .context_parallel /
+           kMebibyte;
   throw ExperimentError(
       "preset figure " + figure.toStdString() +
-      " is unknown; use step_ms, bubble_percent, peak_mib.D, host_mib.D, "
-      "states_mib.D or sent_mib.D (D a device), optionally with overrides after @");
+      " is unknown; use step_ms, bubble_percent, peak_mib.D, host_mib.D, states_mib.D, "
+      "activations_mib.D, sent_mib.D or ring_mib.D (D a device), optionally with overrides "
+      "after @");
 }
 
 }  // namespace

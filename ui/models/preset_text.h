@@ -7,8 +7,11 @@
 //   {host_mib.D}      what device D parks in host memory at its peak, in MiB
 //   {states_mib.D}    device D's model states (weights, gradients and optimizer
 //                     state, each at its peak): what ZeRO shards, in MiB
+//   {activations_mib.D} device D's predicted peak of activations, in MiB
 //   {sent_mib.D}      what device D sends its data-parallel group per step
 //                     (gradients, ZeRO's weights), in MiB
+//   {ring_mib.D}      what device D sends its context-parallel group per step
+//                     (the attention's K and V and their gradients), in MiB
 //
 // each of the preset's own experiment, or of a variant of it given by
 // overrides after an @, as --set takes them:
