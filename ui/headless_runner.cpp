@@ -9,7 +9,7 @@
 #include "ui/models/prediction_updater.h"
 #include "ui/models/replay_updater.h"
 #include "ui/models/run_controller.h"
-#include "ui/models/run_pair_controller.h"
+#include "ui/models/run_series_controller.h"
 #include "ui/panels/memory_view.h"
 #include "ui/panels/training_view.h"
 #include "ui/timeline/timeline_chart.h"
@@ -38,12 +38,12 @@ void HeadlessRunner::begin() {
   RunController* run = window_->runController();
   // Charts for slides show the whole run, not a replay in progress.
   window_->speedCombo()->setCurrentIndex(window_->speedCombo()->findData(RunController::kLive));
-  // A preset of two runs ends after its second (the pair's end comes after
-  // the run's, so both signals lead here).
-  RunPairController* pair = window_->runPair();
-  const auto on_end = [this, run, pair] {
+  // A preset of several runs ends after its last (the series' end comes
+  // after the run's, so both signals lead here).
+  RunSeriesController* series = window_->runSeries();
+  const auto on_end = [this, run, series] {
     const RunController::Phase phase = run->phase();
-    if (run->isActive() || pair->runningPart() > 0 || phase == RunController::Phase::Idle ||
+    if (run->isActive() || series->runningPart() > 0 || phase == RunController::Phase::Idle ||
         done_)
       return;
     if (phase == RunController::Phase::Failed) {
@@ -57,8 +57,8 @@ void HeadlessRunner::begin() {
   connect(run, &RunController::recordingLimitReached, this,
           [](const QString& text) { print_error(text); });
   connect(run, &RunController::phaseChanged, this, on_end);
-  connect(pair, &RunPairController::finished, this, on_end);
-  connect(pair, &RunPairController::ended, this, on_end);
+  connect(series, &RunSeriesController::finished, this, on_end);
+  connect(series, &RunSeriesController::ended, this, on_end);
   if (!window_->startRun(false)) {
     print_error(QObject::tr("cannot run: %1").arg(window_->shownProblems().join("; ")));
     failed_ = true;

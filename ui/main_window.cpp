@@ -31,7 +31,7 @@
 #include "ui/models/prediction_updater.h"
 #include "ui/models/presets.h"
 #include "ui/models/replay_updater.h"
-#include "ui/models/run_pair_controller.h"
+#include "ui/models/run_series_controller.h"
 #include "ui/models/run_store.h"
 #include "ui/panels/compare_view.h"
 #include "ui/panels/data_panel.h"
@@ -108,7 +108,7 @@ MainWindow::MainWindow(const GpuAvailability& gpus, QWidget* parent)
   replay_updater_->setRunController(run_);
 
   run_store_ = new RunStore(this);  // the runs outlive a rebuilt window (language change)
-  run_pair_ = new RunPairController(run_, run_store_, this);
+  run_series_ = new RunSeriesController(run_, run_store_, this);
   run_status_label_ = new QLabel;
   statusBar()->addPermanentWidget(run_status_label_);
 
@@ -155,11 +155,14 @@ MainWindow::MainWindow(const GpuAvailability& gpus, QWidget* parent)
     statusBar()->showMessage(core_message_text(text), kStatusMessageMs);
   });
   connect(run_, &RunController::recordingLimitReached, this, &MainWindow::setNotice);
-  connect(run_pair_, &RunPairController::secondStarted, this, [this](const QString& name) {
-    statusBar()->showMessage(tr("Run 2 of 2: %1").arg(name), kStatusMessageMs);
-  });
-  connect(run_pair_, &RunPairController::finished, this, &MainWindow::showPairComparison);
-  connect(run_pair_, &RunPairController::ended, this, [this](const QString& reason) {
+  connect(run_series_, &RunSeriesController::nextStarted, this,
+          [this](int part, const QString& name) {
+            statusBar()->showMessage(
+                tr("Run %1 of %2: %3").arg(part).arg(run_series_->runCount()).arg(name),
+                kStatusMessageMs);
+          });
+  connect(run_series_, &RunSeriesController::finished, this, &MainWindow::showSeriesComparison);
+  connect(run_series_, &RunSeriesController::ended, this, [this](const QString& reason) {
     updateRunActions();
     // A failed run's own message stays in the status bar; the panels show it too.
     if (run_->phase() != RunController::Phase::Failed)
@@ -246,13 +249,13 @@ void MainWindow::rebuildViews() {
   // The comparison window comes back where it was, on the runs it compared.
   const bool comparison_shown = compare_view_->isVisible();
   const QByteArray comparison_geometry = compare_view_->saveGeometry();
-  const int compared[2] = {compare_view_->runA(), compare_view_->runB()};
+  const QList<int> compared = compare_view_->runs();
   delete runs_menu_;
   delete compare_view_;  // before the export actions it shows
   delete view_objects_;
   delete exports_;
   buildViews();
-  compare_view_->setRuns(compared[0], compared[1]);
+  compare_view_->setRuns(compared);
   compare_view_->restoreGeometry(comparison_geometry);
   if (comparison_shown) compare_view_->show();
   showPresetNote(shown_preset_id_);
@@ -690,18 +693,25 @@ bool MainWindow::maybeSave() {
 void MainWindow::showPresetNote(const QString& id) {
   shown_preset_id_ = id;
   const std::optional<Preset> preset = preset_by_id(id);
-  run_pair_->setPair(preset ? preset->compare_with : std::nullopt);
+  run_series_->setSeries(preset ? preset->compare : std::nullopt);
   if (!preset) return preset_note_->showPreset({}, {});
   QString what_to_see = preset->what_to_see;
-  if (const std::optional<RunPair>& pair = preset->compare_with)
-    what_to_see = tr("%1 Run trains “%2”, then “%3”, and compares the two.")
-                      .arg(what_to_see, pair->first_name, pair->second_name);
+  if (const std::optional<RunSeries>& series = preset->compare) {
+    QStringList names;
+    for (const RunVariant& run : series->runs) names << tr("“%1”").arg(run.name);
+    const QString last = names.takeLast();
+    what_to_see = names.size() == 1 ? tr("%1 Run trains %2, then %3, and compares the two.")
+                                          .arg(what_to_see, names.front(), last)
+                                    : tr("%1 Run trains %2 and %3 in turn, and compares the %4.")
+                                          .arg(what_to_see, names.join(tr(", ")), last)
+                                          .arg(names.size() + 1);
+  }
   preset_note_->showPreset(preset->title, what_to_see);
 }
 
-void MainWindow::showPairComparison(int first_row, int second_row) {
+void MainWindow::showSeriesComparison(const QList<int>& rows) {
   updateRunActions();
-  compare_view_->setRuns(first_row, second_row);
+  compare_view_->setRuns(rows);
   if (const std::optional<Preset> preset = preset_by_id(shown_preset_id_))
     compare_view_->setNote(preset->title, preset->what_to_see);
   runs_menu_->showComparison();
@@ -796,10 +806,10 @@ bool MainWindow::startRun(bool paused) {
   training_view_->setRunError({});
   distributeProblems();
   run_->setPlaybackSpeed(speed_combo_->currentData().toDouble());
-  // A preset of two runs trains both on Run; a step walks through one run.
-  if (run_pair_->pair() && !paused) {
+  // A preset of several runs trains them all on Run; a step walks through one run.
+  if (run_series_->series() && !paused) {
     QString error;
-    if (!run_pair_->start(document_->experiment(), &error)) {
+    if (!run_series_->start(document_->experiment(), &error)) {
       onRunFailed(error, ProblemArea::Run);
       return false;
     }
@@ -810,7 +820,7 @@ bool MainWindow::startRun(bool paused) {
 }
 
 void MainWindow::attachTo(const QString& address) {
-  run_pair_->cancel();
+  run_series_->cancel();
   run_problem_.clear();
   training_view_->setRunError({});
   distributeProblems();
@@ -850,12 +860,12 @@ void MainWindow::stepOnce() {
 }
 
 void MainWindow::stopRun() {
-  run_pair_->cancel();  // Stop stops a pair of runs, not just the one training
+  run_series_->cancel();  // Stop stops a pair of runs, not just the one training
   run_->stop();
 }
 
 void MainWindow::resetRun() {
-  run_pair_->cancel();
+  run_series_->cancel();
   run_->reset();
   run_problem_.clear();
   training_view_->setRunError({});
@@ -902,7 +912,8 @@ void MainWindow::updateRunActions() {
   QString status = tr("Run: %1").arg(RunController::phaseName(phase));
   if (phase != RunController::Phase::Idle && phase != RunController::Phase::Preparing)
     status += tr(" · step %1 of %2").arg(run_->stepsDone()).arg(run_->stepsTotal());
-  if (run_pair_->runningPart() > 0) status += tr(" · run %1 of 2").arg(run_pair_->runningPart());
+  if (run_series_->runningPart() > 0)
+    status += tr(" · run %1 of %2").arg(run_series_->runningPart()).arg(run_series_->runCount());
   run_status_label_->setText(status);
 }
 

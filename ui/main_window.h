@@ -35,7 +35,7 @@ struct PlanRequest;
 class PredictionUpdater;
 class ProblemLabel;
 class ReplayUpdater;
-class RunPairController;
+class RunSeriesController;
 class RunStore;
 class RunsMenu;
 class SplitSearchDialog;
@@ -86,8 +86,8 @@ class MainWindow : public QMainWindow {
   ExperimentDocument* document() const { return document_; }
   PredictionUpdater* predictor() const { return predictor_; }
   RunController* runController() const { return run_; }
-  // Run on a preset of two runs (Preset::compare_with) trains both through it.
-  RunPairController* runPair() const { return run_pair_; }
+  // Run on a preset of several runs (Preset::compare) trains them all through it.
+  RunSeriesController* runSeries() const { return run_series_; }
   ReplayUpdater* replayUpdater() const { return replay_updater_; }
   PlanController* planController() const { return planner_; }
   ModelPanel* modelPanel() const { return model_panel_; }
@@ -124,10 +124,10 @@ class MainWindow : public QMainWindow {
   void buildViews();
   void rebuildViews();
   // The note above the timeline for the preset `id` (translated now); empty
-  // hides it. The preset's pair of runs, if it has one, is what Run trains.
+  // hides it. The preset's series of runs, if it has one, is what Run trains.
   void showPresetNote(const QString& id);
-  // A preset's two runs both finished: the comparison window shows them.
-  void showPairComparison(int first_row, int second_row);
+  // A preset's runs all finished: the comparison window shows them.
+  void showSeriesComparison(const QList<int>& rows);
   void buildActions();
   void buildMenus();
   void buildToolbar();
@@ -163,7 +163,7 @@ class MainWindow : public QMainWindow {
   ExperimentDocument* document_;
   PredictionUpdater* predictor_;
   RunController* run_;
-  RunPairController* run_pair_;
+  RunSeriesController* run_series_;
   ReplayUpdater* replay_updater_;
   PlanController* planner_;
   ModelPanel* model_panel_;

@@ -164,9 +164,10 @@ class ExportsTest : public QObject {
     QStringList texts;
     for (const QAction* action : export_menu->actions())
       texts << (action->isSeparator() ? QStringLiteral("|") : action->text());
-    QCOMPARE(texts, (QStringList{"&Timeline chart…", "&Memory chart…", "T&raining chart…",
-                                 "&Comparison of two runs…", "&Overhead chart…", "&Animated timeline (GIF)…", "|",
-                                 "Trace as &Chrome JSON (Perfetto)…", "&Events as CSV…"}));
+    QCOMPARE(texts,
+             (QStringList{"&Timeline chart…", "&Memory chart…", "T&raining chart…",
+                          "&Comparison of runs…", "&Overhead chart…", "&Animated timeline (GIF)…",
+                          "|", "Trace as &Chrome JSON (Perfetto)…", "&Events as CSV…"}));
   }
 };
 

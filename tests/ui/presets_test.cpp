@@ -3,19 +3,21 @@
 // their text promises (the overhead breakdown, the formula beside the numbers).
 #include "ui/models/presets.h"
 
+#include <QFile>
 #include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
-#include <QFile>
 #include <QRegularExpression>
+#include <QSet>
 #include <QSettings>
 #include <QtTest>
 #include <algorithm>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <set>
 
-#include "core/sim/experiment_prediction.h"
 #include "core/sim/bubble_formula.h"
+#include "core/sim/experiment_prediction.h"
 #include "core/trace/overhead_breakdown.h"
 #include "ui/exports/trace_export.h"
 #include "ui/main_window.h"
@@ -90,14 +92,22 @@ class PresetsTest : public QObject {
       const Prediction prediction = predict_experiment(preset.experiment);
       QVERIFY2(!prediction.result.trace.events.empty(), qPrintable(preset.id));
       QVERIFY2(!preset.title.isEmpty() && !preset.what_to_see.isEmpty(), qPrintable(preset.id));
-      // A figure of two runs: its second variant is valid too and differs.
-      if (const std::optional<RunPair>& pair = preset.compare_with) {
-        const Experiment second = pair->second_from_first(preset.experiment);
-        QVERIFY2(validate_experiment(second).empty(), qPrintable(preset.id));
-        QVERIFY2(experiment_to_json(second) != experiment_to_json(preset.experiment),
+      // A figure of several runs: every variant is valid, each differs from
+      // the others, and each has its own name.
+      if (const std::optional<RunSeries>& series = preset.compare) {
+        QVERIFY2(series->runs.size() >= 2 && series->runs.size() <= size_t{kMaxComparedRuns},
                  qPrintable(preset.id));
-        QVERIFY2(!pair->first_name.isEmpty() && pair->first_name != pair->second_name,
-                 qPrintable(preset.id));
+        std::set<std::string> variants;
+        QSet<QString> names;
+        for (const RunVariant& run : series->runs) {
+          const Experiment variant = run.from_first(preset.experiment);
+          QVERIFY2(validate_experiment(variant).empty(), qPrintable(preset.id + ": " + run.name));
+          variants.insert(experiment_to_json(variant));
+          QVERIFY2(!run.name.isEmpty(), qPrintable(preset.id));
+          names.insert(run.name);
+        }
+        QCOMPARE(variants.size(), series->runs.size());
+        QCOMPARE(static_cast<size_t>(names.size()), series->runs.size());
       }
     }
     // The course's figures and the classic comparisons, by their stable ids.
@@ -183,7 +193,7 @@ class PresetsTest : public QObject {
       const nlohmann::json section = nlohmann::json::parse(file.readAll().toStdString())["preset"];
       std::vector<nlohmann::json> texts = {section["title"], section["what_to_see"]};
       if (section.contains("compare"))
-        texts.insert(texts.end(), {section["compare"]["first"], section["compare"]["second"]});
+        for (const nlohmann::json& run : section["compare"]["runs"]) texts.push_back(run["name"]);
       for (const nlohmann::json& text : texts) {
         const QString english = QString::fromStdString(text.value("en", ""));
         const QString chinese = QString::fromStdString(text.value("zh_CN", ""));
@@ -256,9 +266,11 @@ class PresetsTest : public QObject {
     QVERIFY2(std::abs(states(2) / none - 7.0 / 16) < 0.01, qPrintable(QString::number(states(2) / none)));
     QVERIFY2(std::abs(states(3) / none - 4.0 / 16) < 0.01, qPrintable(QString::number(states(3) / none)));
     QVERIFY(zero->what_to_see.contains(QString::number(none, 'f', 1) + " MiB"));
-    // Its compared run trains with ZeRO-3.
-    QVERIFY(zero->compare_with);
-    QCOMPARE(zero->compare_with->second_from_first(zero->experiment).parallel.zero, 3);
+    // Its compared runs train with ZeRO-1, 2 and 3.
+    QVERIFY(zero->compare);
+    QCOMPARE(zero->compare->runs.size(), size_t{4});
+    for (int stage = 0; stage <= 3; ++stage)
+      QCOMPARE(zero->compare->runs[stage].from_first(zero->experiment).parallel.zero, stage);
   }
 
   void theFsdpPresetShowsTheTrafficZeroThreeAdds() {
@@ -287,8 +299,8 @@ class PresetsTest : public QObject {
     const double states = figure(QStringLiteral("states_mib.0"));
     const double none = figure(QStringLiteral("states_mib.0 @ parallel.zero=0"));
     QVERIFY2(std::abs(states / none - 0.5) < 0.02, qPrintable(QString::number(states / none)));
-    QVERIFY(fsdp->compare_with);
-    QCOMPARE(fsdp->compare_with->second_from_first(fsdp->experiment).parallel.zero, 2);
+    QVERIFY(fsdp->compare);
+    QCOMPARE(fsdp->compare->runs.at(1).from_first(fsdp->experiment).parallel.zero, 2);
   }
 
   void theContextParallelPresetSplitsTheActivationsAndShowsTheRing() {
@@ -322,8 +334,8 @@ class PresetsTest : public QObject {
              qPrintable(QString::number(figure(QStringLiteral("ring_mib.0"))) + " against " +
                         QString::number(expected)));
     QVERIFY(ring->what_to_see.contains(QString::number(split, 'f', 1) + " MiB"));
-    QVERIFY(ring->compare_with);
-    QCOMPARE(ring->compare_with->second_from_first(experiment).parallel.cp, 1);
+    QVERIFY(ring->compare);
+    QCOMPARE(ring->compare->runs.at(1).from_first(experiment).parallel.cp, 1);
   }
 
   void aMalformedPresetFileSaysWhatIsWrong() {
@@ -351,6 +363,29 @@ class PresetsTest : public QObject {
               d["preset"]["compare"] = {{"first", {{"en", "a"}}}, {"second", {{"en", "b"}}},
                                         {"set", {"parallel.pp=0"}}};
             }).contains("preset.compare.set"));
+    // A comparison of several runs: 2 to 4 of them, each its own name, each
+    // override applying; the two-run form above reads too.
+    const auto run = [](const char* name, std::vector<std::string> set) {
+      return nlohmann::json{{"name", {{"en", name}}}, {"set", set}};
+    };
+    QVERIFY(problem([&](nlohmann::json& d) {
+              d["preset"]["compare"] = {
+                  {"first", {{"en", "a"}}}, {"second", {{"en", "b"}}}, {"set", {"parallel.pp=2"}}};
+            }).isEmpty());
+    QVERIFY(problem([&](nlohmann::json& d) {
+              d["preset"]["compare"] = {{"runs",
+                                         {run("a", {}), run("b", {"parallel.pp=2"}),
+                                          run("c", {"parallel.microbatches=4"})}}};
+            }).isEmpty());
+    QVERIFY(problem([&](nlohmann::json& d) {
+              d["preset"]["compare"] = {{"runs", {run("a", {})}}};
+            }).contains("preset.compare.runs: needs 2 to 4 runs"));
+    QVERIFY(problem([&](nlohmann::json& d) {
+              d["preset"]["compare"] = {{"runs", {run("a", {}), run("a", {"parallel.pp=2"})}}};
+            }).contains("preset.compare.runs[1].name: is the name of run 0 too"));
+    QVERIFY(problem([&](nlohmann::json& d) {
+              d["preset"]["compare"] = {{"runs", {run("a", {}), run("b", {"parallel.pp=0"})}}};
+            }).contains("preset.compare.runs[1].set"));
     QVERIFY(problem([](nlohmann::json& d) { d.erase("preset"); }).contains("preset: missing"));
     // The experiment's own mistakes are the experiment file's messages.
     QVERIFY(problem([](nlohmann::json& d) { d["parallel"]["microbatches"] = 7; }).contains("microbatches"));

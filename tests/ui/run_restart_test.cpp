@@ -9,7 +9,7 @@
 #include "ui/main_window.h"
 #include "ui/models/experiment_document.h"
 #include "ui/models/run_controller.h"
-#include "ui/models/run_pair_controller.h"
+#include "ui/models/run_series_controller.h"
 #include "ui_test_support.h"
 
 using namespace pipelab;
@@ -57,7 +57,7 @@ class RunRestartTest : public QObject {
       QTest::qWait(random.bounded(40));
     }
     window.resetRun();
-    QSignalSpy finished(window.runPair(), &RunPairController::finished);
+    QSignalSpy finished(window.runSeries(), &RunSeriesController::finished);
     window.runOrPause();
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
     QCOMPARE(window.runController()->phase(), RunController::Phase::Finished);

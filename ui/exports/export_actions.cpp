@@ -6,6 +6,7 @@
 #include <QFileInfo>
 #include <QMenu>
 #include <QSettings>
+#include <algorithm>
 
 #include "ui/exports/chart_export.h"
 #include "ui/exports/timeline_gif.h"
@@ -46,7 +47,7 @@ ExportActions::ExportActions(const Sources& sources, QWidget* window)
       return exportTrainingChart(path, error);
     });
   });
-  comparison_action_ = new QAction(tr("&Comparison of two runs…"), this);
+  comparison_action_ = new QAction(tr("&Comparison of runs…"), this);
   connect(comparison_action_, &QAction::triggered, this, [this] {
     exportChartWithDialog(tr("comparison"), [this](const QString& path, QString* error) {
       return exportComparison(path, error);
@@ -95,7 +96,8 @@ bool ExportActions::exportTrainingChart(const QString& path, QString* error, QSi
 }
 
 bool ExportActions::exportComparison(const QString& path, QString* error, QSize size) const {
-  if (!sources_.compare || (sources_.compare->runA() < 0 && sources_.compare->runB() < 0)) {
+  const QList<int> compared = sources_.compare ? sources_.compare->runs() : QList<int>{};
+  if (std::all_of(compared.begin(), compared.end(), [](int row) { return row < 0; })) {
     if (error)
       *error =
           tr("there are no runs to compare yet; run an experiment twice (Runs > Compare runs)");

@@ -71,29 +71,71 @@ PresetTopic topic_field(const Json& section) {
   refuse("topic", "'" + name + "' is not a topic; use " + names);
 }
 
-// The second run of a comparison: the first run's experiment with overrides.
-RunPair compare_field(const Json& section, const Experiment& first, const QString& language) {
-  check_keys(section, "compare", {"first", "second", "set"});
-  const auto set = section.find("set");
-  if (set == section.end() || !set->is_array() || set->empty())
-    refuse("compare.set", "needs the overrides that make the second run, as --set takes them "
-                          "([\"parallel.schedule=1f1b\"])");
+// A run's overrides of the first run's experiment (`field` names them for a
+// mistake), checked to apply to it.
+std::vector<std::string> overrides_field(const Json& set, const std::string& field,
+                                         const Experiment& first) {
+  if (!set.is_array()) refuse(field, "needs a list of overrides such as [\"parallel.pp=4\"]");
   std::vector<std::string> overrides;
-  for (const Json& assignment : *set) {
-    if (!assignment.is_string()) refuse("compare.set", "needs texts such as \"parallel.pp=4\"");
+  for (const Json& assignment : set) {
+    if (!assignment.is_string()) refuse(field, "needs texts such as \"parallel.pp=4\"");
     overrides.push_back(assignment.get<std::string>());
   }
   try {
-    Experiment second = first;
-    apply_overrides(second, overrides);
+    Experiment variant = first;
+    apply_overrides(variant, overrides);
   } catch (const std::exception& error) {
-    refuse("compare.set", error.what());
+    refuse(field, error.what());
   }
-  return RunPair{text_field(section, "compare", "first", language),
-                 text_field(section, "compare", "second", language), [overrides](Experiment e) {
-                   apply_overrides(e, overrides);
-                   return e;
-                 }};
+  return overrides;
+}
+
+RunVariant variant_of(QString name, std::vector<std::string> overrides) {
+  return {std::move(name), [overrides = std::move(overrides)](Experiment e) {
+            apply_overrides(e, overrides);
+            return e;
+          }};
+}
+
+// The runs of a comparison, each the first run's experiment with overrides:
+// {"runs": [{"name": {...}, "set": [...]}, ...]} (the first's set is usually
+// empty), or for two runs {"first": {...}, "second": {...}, "set": [...]}.
+RunSeries compare_field(const Json& section, const Experiment& first, const QString& language) {
+  RunSeries series;
+  if (!section.contains("runs")) {
+    check_keys(section, "compare", {"first", "second", "set"});
+    const auto set = section.find("set");
+    if (set == section.end() || !set->is_array() || set->empty())
+      refuse("compare.set",
+             "needs the overrides that make the second run, as --set takes them "
+             "([\"parallel.schedule=1f1b\"])");
+    series.runs.push_back(variant_of(text_field(section, "compare", "first", language), {}));
+    series.runs.push_back(variant_of(text_field(section, "compare", "second", language),
+                                     overrides_field(*set, "compare.set", first)));
+    return series;
+  }
+  check_keys(section, "compare", {"runs"});
+  const Json& runs = section["runs"];
+  if (!runs.is_array() || runs.size() < 2 || runs.size() > static_cast<size_t>(kMaxComparedRuns))
+    refuse("compare.runs", "needs 2 to " + std::to_string(kMaxComparedRuns) +
+                               " runs, each {\"name\": {\"en\": \"...\"}, \"set\": [...]}");
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const std::string field = "compare.runs[" + std::to_string(i) + "]";
+    const Json& run = runs[i];
+    if (!run.is_object()) refuse(field, "needs {\"name\": {\"en\": \"...\"}, \"set\": [...]}");
+    check_keys(run, field, {"name", "set"});
+    const auto set = run.find("set");
+    series.runs.push_back(variant_of(text_field(run, field, "name", language),
+                                     set == run.end()
+                                         ? std::vector<std::string>{}
+                                         : overrides_field(*set, field + ".set", first)));
+  }
+  for (size_t i = 0; i < series.runs.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (series.runs[i].name == series.runs[j].name)
+        refuse("compare.runs[" + std::to_string(i) + "].name",
+               "is the name of run " + std::to_string(j) + " too; give each run its own name");
+  return series;
 }
 
 // The id a preset file's text gives itself ("" when it gives none).
@@ -145,8 +187,8 @@ Preset parse_preset(const std::string& json_text, const QString& language) {
     preset.shows_overhead = overhead->get<bool>();
   }
   if (const auto compare = section->find("compare"); compare != section->end()) {
-    if (!compare->is_object()) refuse("compare", "needs {\"first\", \"second\", \"set\"}");
-    preset.compare_with = compare_field(*compare, preset.experiment, language);
+    if (!compare->is_object()) refuse("compare", "needs {\"runs\": [...]}");
+    preset.compare = compare_field(*compare, preset.experiment, language);
   }
   // The run is called after the preset, in the language it is shown in.
   preset.experiment.name = preset.title.toStdString();

@@ -8,7 +8,7 @@
 //
 // Each preset is an experiment file in examples/presets/ with a "preset"
 // section: its id, its menu topic, its title and note in every language, and
-// any second run to compare (overrides of the first). The files are compiled
+// any further runs to compare (overrides of the first). The files are compiled
 // into the app as resources and listed in file-name order, so a teacher adds a
 // preset by adding a file (docs/app.md, "Presets"). Figures in a note come
 // from the predictor, never typed in (preset_text.h).
@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "core/io/experiment.h"
-#include "ui/models/run_pair_controller.h"
+#include "ui/models/run_series_controller.h"
 
 namespace pipelab {
 
@@ -45,9 +45,10 @@ struct Preset {
   PresetTopic topic = PresetTopic::PipelineSchedules;
   bool shows_overhead = false;  // its figure is the Overhead chart: the window brings it forward
   Experiment experiment;
-  // A figure that is two runs side by side: Run trains `experiment`, then
-  // this variant of it, and the comparison window opens on the two.
-  std::optional<RunPair> compare_with;
+  // A figure that is several runs side by side: Run trains each variant of
+  // `experiment` in turn (the first is `experiment` itself), and the
+  // comparison window opens on them all.
+  std::optional<RunSeries> compare;
 };
 
 // Every preset, in the menu's order, its texts in `language` ("en", "zh_CN";

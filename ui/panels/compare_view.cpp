@@ -16,8 +16,10 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <vector>
 
 #include "core/trace/run_statistics.h"
+#include "ui/models/run_series_controller.h"  // kMaxComparedRuns
 #include "ui/models/run_store.h"
 #include "ui/number_text.h"
 #include "ui/panels/preset_note.h"
@@ -28,9 +30,16 @@
 namespace pipelab {
 namespace {
 
-// Run A draws in blue, run B in orange, in every pane.
-const QColor kRunColors[2] = {QColor(0x3b, 0x7d, 0xd8), QColor(0xe8, 0x68, 0x1a)};
-const char* const kRunLetters[2] = {"A", "B"};
+static_assert(kMaxComparedRuns == 4, "CompareView has four slots");
+
+// Run A draws in blue, B in orange, C in green, D in purple, in every pane.
+const QColor kRunColors[kMaxComparedRuns] = {QColor(0x3b, 0x7d, 0xd8), QColor(0xe8, 0x68, 0x1a),
+                                             QColor(0x2e, 0x9e, 0x44), QColor(0x8e, 0x44, 0xad)};
+const char* const kRunLetters[kMaxComparedRuns] = {"A", "B", "C", "D"};
+// A solid and thick; the others dashed, dotted, dash-dotted and thinner:
+// synchronous schedules train alike, and every curve must show through.
+const Qt::PenStyle kLossStyles[kMaxComparedRuns] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine,
+                                                    Qt::DashDotLine};
 
 double latest_time(const Trace& trace) {
   double latest = 0;
@@ -60,26 +69,43 @@ QString run_title(int run, const RunRecord& record) {
 
 CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   auto* bar = bar_ = new QHBoxLayout;
-  for (int run = 0; run < 2; ++run) {
-    run_combo_[run] = new QComboBox(this);
-    run_combo_[run]->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-    run_combo_[run]->setMinimumContentsLength(24);
-    auto* swatch = new QLabel(tr("Run %1:").arg(QLatin1String(kRunLetters[run])), this);
+  for (int run = 0; run < kMaxComparedRuns; ++run) {
+    Slot& slot = slots_[run];
+    slot.open = run < 2;
+    slot.chooser = new QWidget(this);
+    auto* chooser = new QHBoxLayout(slot.chooser);
+    chooser->setContentsMargins(0, 0, 8, 0);
+    slot.combo = new QComboBox(slot.chooser);
+    slot.combo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    slot.combo->setMinimumContentsLength(run < 2 ? 24 : 16);
+    auto* swatch = new QLabel(tr("Run %1:").arg(QLatin1String(kRunLetters[run])), slot.chooser);
     swatch->setStyleSheet(
         QStringLiteral("QLabel { color: %1; font-weight: bold; }").arg(kRunColors[run].name()));
-    auto* save = new QPushButton(tr("Save…"), this);
+    auto* save = new QPushButton(tr("Save…"), slot.chooser);
     save->setToolTip(tr("Save this run to a file that Runs > Open a run… reopens"));
     connect(save, &QPushButton::clicked, this,
-            [this, run] { emit saveRequested(run_combo_[run]->currentIndex()); });
-    bar->addWidget(swatch);
-    bar->addWidget(run_combo_[run]);
-    bar->addWidget(save);
-    bar->addSpacing(12);
-    connect(run_combo_[run], &QComboBox::activated, this, [this] {
+            [this, run] { emit saveRequested(slots_[run].combo->currentIndex()); });
+    chooser->addWidget(swatch);
+    chooser->addWidget(slot.combo);
+    chooser->addWidget(save);
+    if (run >= 2) {  // C and D can be closed again
+      auto* close = new QToolButton(slot.chooser);
+      close->setText(QStringLiteral("×"));
+      close->setToolTip(tr("Stop comparing run %1").arg(QLatin1String(kRunLetters[run])));
+      connect(close, &QToolButton::clicked, this, [this, run] { closeSlot(run); });
+      chooser->addWidget(close);
+    }
+    bar->addWidget(slot.chooser);
+    connect(slot.combo, &QComboBox::activated, this, [this] {
       setNote({}, {});  // the note was about the runs chosen before
-      setRuns(runA(), runB());
+      setRuns(runs());
     });
   }
+  add_button_ = new QPushButton(tr("Add run"), this);
+  add_button_->setToolTip(tr("Compare one more run (up to %1)").arg(kMaxComparedRuns));
+  connect(add_button_, &QPushButton::clicked, this, [this] { addRun(); });
+  bar->addWidget(add_button_);
+  bar->addSpacing(12);
   device_combo_ = new QComboBox(this);
   connect(device_combo_, &QComboBox::activated, this,
           [this](int index) { setMemoryDevice(index); });
@@ -128,17 +154,16 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   curves_->legend->setFillOrder(QCPLegend::foColumnsFirst);
   curves_->legend->setBorderPen(Qt::NoPen);
   curves_->legend->setMargins(QMargins(4, 2, 4, 0));
-  for (int run = 0; run < 2; ++run) {
-    loss_[run] =
+  for (int run = 0; run < kMaxComparedRuns; ++run) {
+    Slot& slot = slots_[run];
+    slot.loss =
         curves_->addGraph(loss_rect_->axis(QCPAxis::atBottom), loss_rect_->axis(QCPAxis::atLeft));
-    // B dashed: synchronous schedules train alike, and A must show through.
-    const Qt::PenStyle style = run == 0 ? Qt::SolidLine : Qt::DashLine;
-    loss_[run]->setPen(QPen(kRunColors[run], run == 0 ? 2.5 : 1.5, style));
-    memory_[run] = curves_->addGraph(memory_rect_->axis(QCPAxis::atBottom),
-                                     memory_rect_->axis(QCPAxis::atLeft));
-    memory_[run]->setPen(QPen(kRunColors[run], 1.4));
-    memory_[run]->setLineStyle(QCPGraph::lsStepLeft);
-    memory_[run]->removeFromLegend();  // the loss entries name the runs already
+    slot.loss->setPen(QPen(kRunColors[run], run == 0 ? 2.5 : 1.5, kLossStyles[run]));
+    slot.memory = curves_->addGraph(memory_rect_->axis(QCPAxis::atBottom),
+                                    memory_rect_->axis(QCPAxis::atLeft));
+    slot.memory->setPen(QPen(kRunColors[run], 1.4));
+    slot.memory->setLineStyle(QCPGraph::lsStepLeft);
+    slot.memory->removeFromLegend();  // the loss entries name the runs already
   }
 
   table_ = new QTableWidget(0, 2, this);
@@ -149,33 +174,34 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->setToolTip(tr("Measured statistics; the first (warm-up) step is left out"));
 
-  timeline_a_ = new TimelineChart(this);
-  timeline_b_ = new TimelineChart(this);
-  timeline_a_->setObjectName(QStringLiteral("compareTimelineA"));
-  timeline_b_->setObjectName(QStringLiteral("compareTimelineB"));
-  timeline_a_->setLegendShown(false);  // B's legend explains both
-  // One time scale: moving either time axis moves the other.
-  for (auto [from, to] :
-       {std::pair{timeline_a_, timeline_b_}, std::pair{timeline_b_, timeline_a_}}) {
-    TimelineChart* other = to;
-    connect(from->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), to,
-            [other](const QCPRange& range) {
-              other->xAxis->setRange(range);
-              other->replot(QCustomPlot::rpQueuedReplot);
-            });
+  for (int run = 0; run < kMaxComparedRuns; ++run) {
+    slots_[run].timeline = new TimelineChart(this);
+    slots_[run].timeline->setObjectName(
+        QStringLiteral("compareTimeline%1").arg(QLatin1String(kRunLetters[run])));
   }
+  // One time scale: moving any time axis moves the others (setRange does
+  // not signal a range it already has, so the echo stops there).
+  for (Slot& from : slots_)
+    for (Slot& to : slots_) {
+      if (&from == &to) continue;
+      TimelineChart* other = to.timeline;
+      connect(from.timeline->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), other,
+              [other](const QCPRange& range) {
+                other->xAxis->setRange(range);
+                other->replot(QCustomPlot::rpQueuedReplot);
+              });
+    }
 
-  auto* top = new QSplitter(Qt::Horizontal, this);
+  auto* top = top_ = new QSplitter(Qt::Horizontal, this);
   top->addWidget(curves_);
   top->addWidget(table_);
   top->setStretchFactor(0, 3);
   top->setStretchFactor(1, 2);
   auto* charts = new QSplitter(Qt::Vertical, this);
   charts->addWidget(top);
-  charts->addWidget(timeline_a_);
-  charts->addWidget(timeline_b_);
+  for (Slot& slot : slots_) charts->addWidget(slot.timeline);
   charts->setChildrenCollapsible(false);
-  charts->setSizes({300, 300, 300});
+  charts->setSizes({300, 300, 300, 300, 300});
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
@@ -196,7 +222,7 @@ void CompareView::setExportAction(QAction* action) {
 
 void CompareView::setRunStore(RunStore* store) {
   store_ = store;
-  for (QComboBox* combo : run_combo_) combo->setModel(store_);
+  for (Slot& slot : slots_) slot.combo->setModel(store_);
   connect(store_, &QAbstractItemModel::rowsInserted, this, &CompareView::onRunsInserted);
   setRuns(store_->count() >= 2 ? store_->count() - 2 : store_->count() - 1, store_->count() - 1);
 }
@@ -214,18 +240,59 @@ void CompareView::onRunsInserted() {
   setRuns(newest >= 1 ? newest - 1 : newest, newest >= 1 ? newest : -1);
 }
 
-void CompareView::setRuns(int row_a, int row_b) {
-  const int rows[2] = {row_a, row_b};
-  for (int run = 0; run < 2; ++run) {
-    runs_[run] = store_ ? store_->run(rows[run]) : nullptr;
-    run_combo_[run]->setCurrentIndex(runs_[run] ? rows[run] : -1);
+void CompareView::setRuns(const QList<int>& rows) {
+  for (int run = 0; run < kMaxComparedRuns; ++run) {
+    Slot& slot = slots_[run];
+    const int row = run < rows.size() ? rows[run] : -1;
+    slot.open = run < 2 || run < rows.size();
+    slot.record = store_ && slot.open ? store_->run(row) : nullptr;
+    slot.combo->setCurrentIndex(slot.record ? row : -1);
   }
   rebuild();
 }
 
-int CompareView::runA() const { return runs_[0] ? run_combo_[0]->currentIndex() : -1; }
+QList<int> CompareView::openSlots() const {
+  QList<int> open;
+  for (int run = 0; run < kMaxComparedRuns; ++run)
+    if (slots_[run].open) open << run;
+  return open;
+}
 
-int CompareView::runB() const { return runs_[1] ? run_combo_[1]->currentIndex() : -1; }
+QList<int> CompareView::runs() const {
+  QList<int> rows;
+  for (int run : openSlots()) rows << this->run(run);
+  return rows;
+}
+
+int CompareView::run(int slot) const {
+  if (slot < 0 || slot >= kMaxComparedRuns || !slots_[slot].record) return -1;
+  return slots_[slot].combo->currentIndex();
+}
+
+bool CompareView::addRun() {
+  const QList<int> open = openSlots();
+  if (open.size() >= kMaxComparedRuns) return false;
+  QList<int> rows = runs();
+  // The newest run not compared yet, else the newest.
+  int newest = store_ ? store_->count() - 1 : -1;
+  for (int row = newest; row >= 0; --row)
+    if (!rows.contains(row)) {
+      newest = row;
+      break;
+    }
+  rows << newest;
+  setNote({}, {});
+  setRuns(rows);
+  return true;
+}
+
+void CompareView::closeSlot(int slot) {
+  QList<int> rows = runs();
+  if (slot < 2 || slot >= rows.size()) return;
+  rows.removeAt(slot);  // the later slots move up a letter
+  setNote({}, {});
+  setRuns(rows);
+}
 
 void CompareView::setMemoryDevice(int device) {
   memory_device_ = std::max(0, device);
@@ -239,11 +306,18 @@ void CompareView::setMemoryOverWholeRun(bool whole_run) {
 }
 
 void CompareView::rebuild() {
-  empty_label_->setVisible(!runs_[0] && !runs_[1]);
-  // The device chooser lists the devices of the larger run.
+  bool any = false;
+  for (const Slot& slot : slots_) {
+    slot.chooser->setVisible(slot.open);
+    slot.timeline->setVisible(slot.open);
+    any = any || slot.record;
+  }
+  add_button_->setEnabled(openSlots().size() < kMaxComparedRuns);
+  empty_label_->setVisible(!any);
+  // The device chooser lists the devices of the largest run.
   int devices = 0;
-  for (const auto& record : runs_)
-    if (record) devices = std::max(devices, device_count(record->trace));
+  for (const Slot& slot : slots_)
+    if (slot.record) devices = std::max(devices, device_count(slot.record->trace));
   device_combo_->clear();
   for (int device = 0; device < devices; ++device)
     device_combo_->addItem(tr("device %1").arg(device));
@@ -256,18 +330,19 @@ void CompareView::rebuild() {
 
 void CompareView::rebuildCurves() {
   const bool whole_run = whole_run_check_->isChecked();
-  TimeWindow windows[2];
+  TimeWindow windows[kMaxComparedRuns];
   double longest = 0;
-  for (int run = 0; run < 2; ++run) {
-    if (!runs_[run]) continue;
-    windows[run] = memory_window(runs_[run]->trace, whole_run);
+  for (int run = 0; run < kMaxComparedRuns; ++run) {
+    if (!slots_[run].record) continue;
+    windows[run] = memory_window(slots_[run].record->trace, whole_run);
     longest = std::max(longest, windows[run].end - windows[run].begin);
   }
   const TimeAxisUnit unit = time_axis_unit_for_seconds(longest);
   double top_loss = 0, top_memory = 0, last_step = 1;
-  for (int run = 0; run < 2; ++run) {
+  for (int run = 0; run < kMaxComparedRuns; ++run) {
     QVector<double> steps, losses, times, bytes;
-    const std::shared_ptr<const RunRecord>& record = runs_[run];
+    Slot& slot = slots_[run];
+    const std::shared_ptr<const RunRecord>& record = slot.record;
     if (record) {
       for (const StepMetrics& metrics : record->trace.steps) {
         if (!std::isfinite(metrics.loss)) continue;
@@ -295,16 +370,22 @@ void CompareView::rebuildCurves() {
         top_memory = std::max(top_memory, mib);
       }
     }
-    loss_[run]->setData(steps, losses, true);
-    memory_[run]->setData(times, bytes, true);
+    slot.loss->setData(steps, losses, true);
+    slot.memory->setData(times, bytes, true);
+    // A closed slot leaves the legend; an open one without a run says so there.
+    if (!slot.open) {
+      slot.loss->removeFromLegend();
+      continue;
+    }
+    slot.loss->addToLegend();
     const QString name =
         record ? run_title(run, *record) : tr("%1 · no run").arg(QLatin1String(kRunLetters[run]));
     // Cut to about 44 characters: a long run name would spill the inset
     // legend over the curves (the full names are in the choosers above).
     const QFontMetrics metrics(curves_->legend->font());
     const QString shown = metrics.elidedText(name, Qt::ElideRight, 44 * metrics.averageCharWidth());
-    loss_[run]->setName(shown);
-    memory_[run]->setName(shown);
+    slot.loss->setName(shown);
+    slot.memory->setName(shown);
   }
   loss_rect_->axis(QCPAxis::atBottom)->setRange(0, last_step + 1);
   loss_rect_->axis(QCPAxis::atLeft)->setRange(0, top_loss > 0 ? top_loss * 1.1 : 1.0);
@@ -318,15 +399,24 @@ void CompareView::rebuildCurves() {
 }
 
 void CompareView::rebuildStatistics() {
-  RunStatistics stats[2];
+  const QList<int> open = openSlots();
+  RunStatistics stats[kMaxComparedRuns];
   int devices = 0;
   QStringList headers;
-  for (int run = 0; run < 2; ++run) {
-    if (runs_[run]) {
-      stats[run] = run_statistics(runs_[run]->trace);
+  for (int run : open) {
+    if (slots_[run].record) {
+      stats[run] = run_statistics(slots_[run].record->trace);
       devices = std::max(devices, static_cast<int>(stats[run].peak_bytes_per_device.size()));
     }
     headers << tr("Run %1").arg(QLatin1String(kRunLetters[run]));
+  }
+  if (table_->columnCount() != open.size()) {
+    // Each run's column as wide as the two-run table's were: the table
+    // takes a larger share of the top row for more runs.
+    table_->setColumnCount(static_cast<int>(open.size()));
+    const int total = std::max(top_->width(), 1000);
+    const int runs = static_cast<int>(open.size());
+    top_->setSizes({total * 6 / (7 + runs), total * (1 + runs) / (7 + runs)});
   }
   table_->setHorizontalHeaderLabels(headers);  // the names are in the choosers and the legend
 
@@ -374,12 +464,14 @@ void CompareView::rebuildStatistics() {
   table_->setRowCount(static_cast<int>(rows.size()));
   for (int row = 0; row < static_cast<int>(rows.size()); ++row) {
     table_->setVerticalHeaderItem(row, new QTableWidgetItem(rows[row].name));
-    for (int run = 0; run < 2; ++run) {
+    for (int column = 0; column < open.size(); ++column) {
+      const int run = open[column];
+      const Slot& slot = slots_[run];
       const QString text =
-          runs_[run] ? rows[row].value(*runs_[run], stats[run]) : QStringLiteral("—");
+          slot.record ? rows[row].value(*slot.record, stats[run]) : QStringLiteral("—");
       auto* item = new QTableWidgetItem(text);
       item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-      table_->setItem(row, run, item);
+      table_->setItem(row, column, item);
     }
   }
 }
@@ -387,7 +479,8 @@ void CompareView::rebuildStatistics() {
 QString CompareView::statisticsText() const {
   // Columns padded to their widest cell, so a monospace font lines them up.
   const int rows = table_->rowCount();
-  int widths[3] = {0, 0, 0};
+  const int columns = table_->columnCount() + 1;  // the row names, then one per run
+  std::vector<int> widths(static_cast<size_t>(columns), 0);
   auto cell = [this](int row, int column) -> QString {
     if (column == 0) return row < 0 ? QString() : table_->verticalHeaderItem(row)->text();
     const QTableWidgetItem* item =
@@ -395,14 +488,15 @@ QString CompareView::statisticsText() const {
     return item ? item->text() : QString();
   };
   for (int row = -1; row < rows; ++row)
-    for (int column = 0; column < 3; ++column)
+    for (int column = 0; column < columns; ++column)
       widths[column] = std::max(widths[column], static_cast<int>(cell(row, column).size()));
   QStringList lines;
-  for (int run = 0; run < 2; ++run)
-    if (runs_[run]) lines << tr("Run %1").arg(run_title(run, *runs_[run]));
+  for (int run : openSlots())
+    if (slots_[run].record) lines << tr("Run %1").arg(run_title(run, *slots_[run].record));
   for (int row = -1; row < rows; ++row) {
-    QString line = cell(row, 0).leftJustified(widths[0] + 3);
-    line += cell(row, 1).leftJustified(widths[1] + 3) + cell(row, 2);
+    QString line;
+    for (int column = 0; column < columns; ++column)
+      line += cell(row, column).leftJustified(widths[column] + 3);
     while (line.endsWith(' ')) line.chop(1);  // the leading pad of the header row stays
     lines << line;
   }
@@ -411,46 +505,53 @@ QString CompareView::statisticsText() const {
 }
 
 void CompareView::rebuildTimelines() {
-  TimelineChart* charts[2] = {timeline_a_, timeline_b_};
-  double shown_until = 0;  // the end of the first counted steps of the slower run
-  for (int run = 0; run < 2; ++run) {
-    const std::shared_ptr<const RunRecord>& record = runs_[run];
-    TimelineChart* chart = charts[run];
-    if (!record) {
+  double shown_until = 0;  // the end of the first counted steps of the slowest run
+  const QList<int> open = openSlots();
+  for (int run = 0; run < kMaxComparedRuns; ++run) {
+    const Slot& slot = slots_[run];
+    TimelineChart* chart = slot.timeline;
+    // Only the last open timeline draws the legend, which explains them all.
+    chart->setLegendShown(!open.isEmpty() && run == open.back());
+    if (!slot.record) {
       chart->showTrace(Trace{});
       chart->setWarmupEnd(std::nan(""));
       chart->setTitle(tr("%1 · no run chosen").arg(QLatin1String(kRunLetters[run])));
       continue;
     }
-    const Trace& trace = record->trace;
+    const Trace& trace = slot.record->trace;
     chart->showTrace(trace, kMeasuredBubbleMinSeconds);
     chart->setWarmupEnd(warmup_end_time(trace));
     const RunStatistics stats = run_statistics(trace);
     chart->setTitle(tr("%1: step %2 · bubble %3")
-                        .arg(run_title(run, *record), duration_text(stats.step_time_s),
+                        .arg(run_title(run, *slot.record), duration_text(stats.step_time_s),
                              percent_text(stats.bubble_fraction)));
     // Warm-up and two steps after it show each op; a double-click shows everything.
     const size_t last = std::min<size_t>(kWarmupSteps + 2, trace.steps.size());
     shown_until =
         std::max(shown_until, last > 0 ? trace.steps[last - 1].t_end : latest_time(trace));
   }
-  // Both on one time unit and range, so equal lengths look equal.
+  // All on one time unit and range, so equal lengths look equal.
   const TimeAxisUnit unit = sharedTimeUnit();
-  for (TimelineChart* chart : charts) chart->setTimeUnit(unit);
   const double end = shown_until > 0 ? shown_until * 1.01 : 1e-3;
-  timeline_a_->showTimeRange(0, end);
-  timeline_b_->showTimeRange(0, end);
-  for (TimelineChart* chart : charts) chart->replot(QCustomPlot::rpQueuedReplot);
+  for (Slot& slot : slots_) {
+    slot.timeline->setTimeUnit(unit);
+    slot.timeline->showTimeRange(0, end);
+    slot.timeline->replot(QCustomPlot::rpQueuedReplot);
+  }
 }
 
 TimeAxisUnit CompareView::sharedTimeUnit() const {
   const RunRecord* longer = nullptr;
-  for (const auto& record : runs_)
-    if (record && (!longer || latest_time(record->trace) > latest_time(longer->trace)))
-      longer = record.get();
+  for (const Slot& slot : slots_)
+    if (slot.record && (!longer || latest_time(slot.record->trace) > latest_time(longer->trace)))
+      longer = slot.record.get();
   return time_axis_unit(longer ? longer->trace : Trace{});
 }
 
-QList<QCustomPlot*> CompareView::charts() const { return {curves_, timeline_a_, timeline_b_}; }
+QList<QCustomPlot*> CompareView::charts() const {
+  QList<QCustomPlot*> charts{curves_};
+  for (int run : openSlots()) charts << slots_[run].timeline;
+  return charts;
+}
 
 }  // namespace pipelab

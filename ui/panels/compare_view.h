@@ -1,9 +1,10 @@
-// CompareView: two runs side by side. Their loss curves overlaid and one
-// device's memory over time overlaid (one chart, two panes, a legend naming
-// the runs), their statistics in two columns (warm-up left out, as
+// CompareView: two to four runs side by side. Their loss curves overlaid and
+// one device's memory over time overlaid (one chart, two panes, a legend
+// naming the runs), their statistics in one column each (warm-up left out, as
 // core/trace/run_statistics.h computes them), and their measured timelines
-// one above the other on one time scale: panning or zooming one moves both.
-// The runs come from the RunStore; File > Export > Comparison draws it all.
+// one above another on one time scale: panning or zooming one moves them all.
+// Runs A and B are always there; "Add run" brings C and D. The runs come from
+// the RunStore; File > Export > Comparison draws it all.
 #pragma once
 
 #include <QList>
@@ -21,6 +22,8 @@ class QCustomPlot;
 class QCPAxisRect;
 class QCPGraph;
 class QLabel;
+class QPushButton;
+class QSplitter;
 class QTableWidget;
 
 namespace pipelab {
@@ -38,10 +41,18 @@ class CompareView : public QWidget {
   void setRunStore(RunStore* store);
   // Puts the window's "export the comparison" command in the view's bar.
   void setExportAction(QAction* action);
-  // Compares the runs at these rows of the store (-1: none).
-  void setRuns(int row_a, int row_b);
-  int runA() const;
-  int runB() const;
+  // Compares the runs at these rows of the store (-1: none), in slots A, B,
+  // ... (at most kMaxComparedRuns); slots past the list are closed.
+  void setRuns(const QList<int>& rows);
+  void setRuns(int row_a, int row_b) { setRuns(QList<int>{row_a, row_b}); }
+  // The row each open slot shows (-1 for none), and one slot's.
+  QList<int> runs() const;
+  int run(int slot) const;
+  int runA() const { return run(0); }
+  int runB() const { return run(1); }
+  // Opens the next slot on the newest run (the "Add run" button); false when
+  // every slot is open.
+  bool addRun();
   // A note above the charts saying what the two runs show (a preset's), until
   // other runs are chosen; an empty title hides it.
   void setNote(const QString& title, const QString& text);
@@ -51,15 +62,15 @@ class CompareView : public QWidget {
   void setMemoryDevice(int device);
   void setMemoryOverWholeRun(bool whole_run);
 
-  // What tests and exports read.
+  // What tests and exports read, per slot (0 is A).
   QCustomPlot* curvesPlot() const { return curves_; }
-  QCPGraph* lossGraph(int run) const { return loss_[run]; }
-  QCPGraph* memoryGraph(int run) const { return memory_[run]; }
-  TimelineChart* timeline(int run) const { return run == 0 ? timeline_a_ : timeline_b_; }
+  QCPGraph* lossGraph(int slot) const { return slots_[slot].loss; }
+  QCPGraph* memoryGraph(int slot) const { return slots_[slot].memory; }
+  TimelineChart* timeline(int slot) const { return slots_[slot].timeline; }
   QTableWidget* statisticsTable() const { return table_; }
   // The statistics as aligned text lines (exports print them under the charts).
   QString statisticsText() const;
-  // The charts an export draws, top to bottom.
+  // The charts an export draws, top to bottom (the open slots' timelines).
   QList<QCustomPlot*> charts() const;
 
  signals:
@@ -68,30 +79,40 @@ class CompareView : public QWidget {
   void openRequested();
 
  private:
+  // One compared run: its chooser and the graphs and timeline that draw it.
+  struct Slot {
+    std::shared_ptr<const RunRecord> record;
+    bool open = false;           // A and B always are; C and D once added
+    QWidget* chooser = nullptr;  // the bar's label, combo and buttons
+    QComboBox* combo = nullptr;
+    QCPGraph* loss = nullptr;
+    QCPGraph* memory = nullptr;
+    TimelineChart* timeline = nullptr;
+  };
+
   void rebuild();
   void rebuildCurves();
   void rebuildStatistics();
   void rebuildTimelines();
   void onRunsInserted();
-  // The time unit of the run that lasts longer: both runs are drawn in it.
+  void closeSlot(int slot);
+  QList<int> openSlots() const;
+  // The time unit of the run that lasts longest: every run is drawn in it.
   TimeAxisUnit sharedTimeUnit() const;
 
   RunStore* store_ = nullptr;
-  std::shared_ptr<const RunRecord> runs_[2];
-  QComboBox* run_combo_[2];
+  Slot slots_[4];  // kMaxComparedRuns
+  QPushButton* add_button_;
   QComboBox* device_combo_;
   QCheckBox* whole_run_check_;
   QHBoxLayout* bar_;
   QCustomPlot* curves_;
   QCPAxisRect* loss_rect_;
   QCPAxisRect* memory_rect_;
-  QCPGraph* loss_[2];
-  QCPGraph* memory_[2];
   QTableWidget* table_;
+  QSplitter* top_;  // the curves beside the statistics
   QLabel* empty_label_;
   PresetNote* note_;
-  TimelineChart* timeline_a_;
-  TimelineChart* timeline_b_;
   int memory_device_ = 0;
 };
 

@@ -592,6 +592,18 @@
         <source>%1: step %2 · bubble %3</source>
         <translation>%1：步时间 %2 · 气泡 %3</translation>
     </message>
+    <message>
+        <source>Stop comparing run %1</source>
+        <translation>不再对比运行 %1</translation>
+    </message>
+    <message>
+        <source>Add run</source>
+        <translation>添加运行</translation>
+    </message>
+    <message>
+        <source>Compare one more run (up to %1)</source>
+        <translation>再对比一次运行（最多 %1 次）</translation>
+    </message>
 </context>
 <context>
     <name>pipelab::DataPanel</name>
@@ -895,10 +907,6 @@ L%1</translation>
         <translation>%1_events.csv、_memory.csv 和 _steps.csv</translation>
     </message>
     <message>
-        <source>&amp;Comparison of two runs…</source>
-        <translation>两次运行的对比(&amp;C)…</translation>
-    </message>
-    <message>
         <source>comparison</source>
         <translation>对比</translation>
     </message>
@@ -929,6 +937,10 @@ L%1</translation>
     <message>
         <source>Animated GIF (*.gif)</source>
         <translation>GIF 动画 (*.gif)</translation>
+    </message>
+    <message>
+        <source>&amp;Comparison of runs…</source>
+        <translation>运行对比(&amp;C)…</translation>
     </message>
 </context>
 <context>
@@ -1417,18 +1429,6 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <translation>预设：%1</translation>
     </message>
     <message>
-        <source>Run 2 of 2: %1</source>
-        <translation>第 2 次运行（共 2 次）：%1</translation>
-    </message>
-    <message>
-        <source>%1 Run trains “%2”, then “%3”, and compares the two.</source>
-        <translation>%1点“运行”先训练“%2”，再训练“%3”，然后对比两者。</translation>
-    </message>
-    <message>
-        <source> · run %1 of 2</source>
-        <translation> · 第 %1 次运行（共 2 次）</translation>
-    </message>
-    <message>
         <source>Expert load</source>
         <translation>专家负载</translation>
     </message>
@@ -1455,6 +1455,30 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
     <message>
         <source>Stop the run before loading a split</source>
         <translation>请先停止运行，再载入切分方案</translation>
+    </message>
+    <message>
+        <source>Run %1 of %2: %3</source>
+        <translation>第 %1 次运行（共 %2 次）：%3</translation>
+    </message>
+    <message>
+        <source>“%1”</source>
+        <translation>“%1”</translation>
+    </message>
+    <message>
+        <source>%1 Run trains %2, then %3, and compares the two.</source>
+        <translation>%1点“运行”先训练%2，再训练%3，然后对比两者。</translation>
+    </message>
+    <message>
+        <source>%1 Run trains %2 and %3 in turn, and compares the %4.</source>
+        <translation>%1点“运行”依次训练%2和%3，然后对比这 %4 次运行。</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>、</translation>
+    </message>
+    <message>
+        <source> · run %1 of %2</source>
+        <translation> · 第 %1 次运行（共 %2 次）</translation>
     </message>
 </context>
 <context>
@@ -2055,18 +2079,18 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
     </message>
 </context>
 <context>
-    <name>pipelab::RunPairController</name>
+    <name>pipelab::RunSeriesController</name>
     <message>
         <source>“%1” cannot run: %2</source>
         <translation>“%1”无法运行：%2</translation>
     </message>
     <message>
-        <source>“%1” ended early (%2), so “%3” did not run</source>
-        <translation>“%1”提前结束（%2），因此“%3”没有运行</translation>
-    </message>
-    <message>
         <source>“%1” ended early (%2); the runs made are in the Runs menu</source>
         <translation>“%1”提前结束（%2）；已完成的运行在“运行记录”菜单中</translation>
+    </message>
+    <message>
+        <source>“%1” ended early (%2), so the runs after it did not run</source>
+        <translation>“%1”提前结束（%2），因此它之后的运行没有进行</translation>
     </message>
 </context>
 <context>

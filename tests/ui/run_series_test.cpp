@@ -1,13 +1,15 @@
-// A preset of two runs: "Synced vs local BatchNorm in data parallel" trains
-// the local variant and then the synced one on one Run, keeps both in the run
-// store and opens the comparison on them as A and B, with the preset's note;
-// "GPipe memory" runs beside 1F1B the same way.
-// Stop stops the pair, a first run that fails leaves the second unstarted, a
-// second variant that is not valid starts nothing, and the experiment being
-// edited stays as the user left it.
+// A preset of several runs: "Synced vs local BatchNorm in data parallel"
+// trains the local variant and then the synced one on one Run, keeps both in
+// the run store and opens the comparison on them as A and B, with the
+// preset's note; "GPipe memory" runs beside 1F1B the same way, and "ZeRO
+// stages" trains four runs and compares them as A to D. Stop stops the series,
+// a first run that fails leaves the others unstarted, a later variant that is
+// not valid starts nothing, and the experiment being edited stays as the user
+// left it.
 #include <qcustomplot.h>
 
 #include <QComboBox>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <algorithm>
@@ -19,9 +21,10 @@
 #include "ui/models/prediction_updater.h"
 #include "ui/models/presets.h"
 #include "ui/models/run_controller.h"
-#include "ui/models/run_pair_controller.h"
+#include "ui/models/run_series_controller.h"
 #include "ui/models/run_store.h"
 #include "ui/panels/compare_view.h"
+#include "ui/timeline/timeline_chart.h"
 #include "ui_test_support.h"
 
 using namespace pipelab;
@@ -57,18 +60,18 @@ void apply_preset(MainWindow& window, int steps, const QString& id = kPresetId) 
   window.speedCombo()->setCurrentIndex(window.speedCombo()->findData(RunController::kLive));
 }
 
-// Waits until neither a run nor the pair is on (the pair's last step is queued).
-bool wait_for_the_pair(MainWindow& window) {
+// Waits until neither a run nor the series is on (the series' last step is queued).
+bool wait_for_the_series(MainWindow& window) {
   return QTest::qWaitFor(
       [&window] {
-        return !window.runController()->isActive() && window.runPair()->runningPart() == 0;
+        return !window.runController()->isActive() && window.runSeries()->runningPart() == 0;
       },
       kRunTimeoutMs);
 }
 
 }  // namespace
 
-class RunPairTest : public QObject {
+class RunSeriesTest : public QObject {
   Q_OBJECT
 
  private slots:
@@ -83,8 +86,8 @@ class RunPairTest : public QObject {
     QCOMPARE(edited.parallel.dp, 2);
 
     QVERIFY(window.startRun());
-    QCOMPARE(window.runPair()->runningPart(), 1);
-    QVERIFY(wait_for_the_pair(window));
+    QCOMPARE(window.runSeries()->runningPart(), 1);
+    QVERIFY(wait_for_the_series(window));
     QCOMPARE(window.runController()->phase(), RunController::Phase::Finished);
 
     // Both runs are kept, local first, each with its batch norm setting and
@@ -151,7 +154,7 @@ class RunPairTest : public QObject {
     MainWindow window;
     apply_preset(window, 3, QStringLiteral("gpipe-memory"));
     QVERIFY(window.startRun());
-    QVERIFY(wait_for_the_pair(window));
+    QVERIFY(wait_for_the_series(window));
     RunStore* store = window.runStore();
     QCOMPARE(store->count(), 2);
     QCOMPARE(store->run(0)->trace.schedule, std::string("gpipe"));
@@ -169,7 +172,7 @@ class RunPairTest : public QObject {
     MainWindow window;
     apply_preset(window, 120, QStringLiteral("async-data-parallel"));
     QVERIFY(window.startRun());
-    QVERIFY(wait_for_the_pair(window));
+    QVERIFY(wait_for_the_series(window));
     RunStore* store = window.runStore();
     QCOMPARE(store->count(), 2);
     QCOMPARE(store->run(0)->experiment.parallel.update, UpdateMode::Async);
@@ -182,13 +185,80 @@ class RunPairTest : public QObject {
       const std::vector<double> losses = losses_of(store->run(run)->trace);
       QCOMPARE(losses.size(), size_t{120});
       for (size_t i = losses.size() - 10; i < losses.size(); ++i) tails[run] += losses[i] / 10;
-      QVERIFY2(tails[run] < 0.85 * losses.front(),
-               qPrintable(QStringLiteral("run %1: %2 -> %3").arg(run).arg(losses.front()).arg(tails[run])));
+      QVERIFY2(
+          tails[run] < 0.85 * losses.front(),
+          qPrintable(
+              QStringLiteral("run %1: %2 -> %3").arg(run).arg(losses.front()).arg(tails[run])));
     }
-    QVERIFY2(tails[1] < tails[0], qPrintable(QStringLiteral("sync %1, async %2").arg(tails[1]).arg(tails[0])));
+    QVERIFY2(tails[1] < tails[0],
+             qPrintable(QStringLiteral("sync %1, async %2").arg(tails[1]).arg(tails[0])));
   }
 
-  void stopStopsThePair() {
+  // Four runs: ZeRO 0 to 3 train one after another, the comparison opens on
+  // all four (A to D) along one loss curve, and device 0 holds less model
+  // state at each stage, as the note's formulas say.
+  void zeroStagesRunFourAndCompareThemAll() {
+    MainWindow window;
+    apply_preset(window, 3, QStringLiteral("zero-stages"));
+    QVERIFY(window.startRun());
+    QCOMPARE(window.runSeries()->runCount(), 4);
+    QCOMPARE(window.runSeries()->runningPart(), 1);
+    QVERIFY(wait_for_the_series(window));
+    QCOMPARE(window.runController()->phase(), RunController::Phase::Finished);
+    RunStore* store = window.runStore();
+    QCOMPARE(store->count(), 4);
+    for (int stage = 0; stage < 4; ++stage)
+      QCOMPARE(store->run(stage)->experiment.parallel.zero, stage);
+    CompareView* compare = window.compareView();
+    QVERIFY(compare->isVisible());
+    QCOMPARE(compare->runs(), (QList<int>{0, 1, 2, 3}));
+    QCOMPARE(compare->statisticsTable()->columnCount(), 4);
+    QVERIFY(compare->timeline(3)->isVisible());
+    QCOMPARE(compare->charts().size(), 5);  // the curves and four timelines
+    const std::vector<double> reference = losses_of(store->run(0)->trace);
+    for (int stage = 1; stage < 4; ++stage) {
+      QVERIFY(compare->lossGraph(stage)->name().contains(QStringLiteral("ZeRO-%1").arg(stage)));
+      const std::vector<double> losses = losses_of(store->run(stage)->trace);
+      QCOMPARE(losses.size(), reference.size());
+      for (size_t i = 0; i < losses.size(); ++i)
+        QVERIFY2(std::fabs(losses[i] - reference[i]) < 1e-4 * std::max(1.0, reference[i]),
+                 qPrintable(QStringLiteral("zero %1 step %2").arg(stage).arg(i)));
+    }
+    // Model states (weights, gradients, optimizer state) shrink stage by
+    // stage, at their peak once training runs (from device 0's first op:
+    // building the layers holds whole gradients until zero 2 releases them).
+    const auto states = [store](int row) {
+      const Trace& trace = store->run(row)->trace;
+      double first_op = 1e300;
+      for (const TraceEvent& event : trace.events)
+        if (event.device == 0) first_op = std::min(first_op, event.t_begin);
+      int64_t most = 0;
+      for (const MemorySample& sample : trace.memory) {
+        if (sample.device != 0 || sample.t < first_op) continue;
+        int64_t held = 0;
+        for (MemoryCategory category :
+             {MemoryCategory::Weights, MemoryCategory::Gradients, MemoryCategory::OptimizerState})
+          held += sample.bytes[static_cast<int>(category)];
+        most = std::max(most, held);
+      }
+      return most;
+    };
+    for (int stage = 1; stage < 4; ++stage)
+      QVERIFY2(states(stage) < states(stage - 1),
+               qPrintable(QStringLiteral("zero %1: %2 against %3")
+                              .arg(stage)
+                              .arg(states(stage))
+                              .arg(states(stage - 1))));
+    // Three runs close slot D; Add run brings the missing run back into it.
+    compare->setRuns(QList<int>{0, 1, 3});
+    QCOMPARE(compare->runs(), (QList<int>{0, 1, 3}));
+    QVERIFY(!compare->timeline(3)->isVisible());
+    QVERIFY(compare->addRun());
+    QCOMPARE(compare->runs(), (QList<int>{0, 1, 3, 2}));
+    QVERIFY(!compare->addRun());  // four at most
+  }
+
+  void stopStopsTheSeries() {
     MainWindow window;
     apply_preset(window, 100000);
     QVERIFY(window.startRun());
@@ -196,7 +266,7 @@ class RunPairTest : public QObject {
                                  window.runController()->stepsDone() > 0,
                              kRunTimeoutMs);
     window.stopRun();
-    QVERIFY(wait_for_the_pair(window));
+    QVERIFY(wait_for_the_series(window));
     QTest::qWait(100);  // time enough for a second run to start, were it to
     QCOMPARE(window.runController()->phase(), RunController::Phase::Stopped);
     QCOMPARE(window.runController()->experiment().name, std::string("Local BatchNorm, dp 2"));
@@ -217,7 +287,7 @@ class RunPairTest : public QObject {
     });
     const Experiment edited = window.document()->experiment();
     QVERIFY(window.startRun());
-    QVERIFY(wait_for_the_pair(window));
+    QVERIFY(wait_for_the_series(window));
     QTest::qWait(100);
     QCOMPARE(window.runController()->phase(), RunController::Phase::Failed);
     QCOMPARE(window.runController()->experiment().name, std::string("Local BatchNorm, dp 2"));
@@ -238,7 +308,7 @@ class RunPairTest : public QObject {
     window.predictor()->updateNow();
     QVERIFY(!window.startRun());
     QCOMPARE(window.runController()->phase(), RunController::Phase::Idle);
-    QCOMPARE(window.runPair()->runningPart(), 0);
+    QCOMPARE(window.runSeries()->runningPart(), 0);
     QVERIFY2(window.shownProblems().join('\n').contains(QStringLiteral("Synced BatchNorm, dp 2")),
              qPrintable(window.shownProblems().join('\n')));
   }
@@ -246,13 +316,13 @@ class RunPairTest : public QObject {
   void otherExperimentsRunOnce() {
     MainWindow window;
     apply_preset(window, 3);
-    QVERIFY(window.runPair()->pair().has_value());
+    QVERIFY(window.runSeries()->series().has_value());
     window.newExperiment();
-    QVERIFY(!window.runPair()->pair().has_value());
+    QVERIFY(!window.runSeries()->series().has_value());
     QVERIFY(window.applyPreset(QStringLiteral("gpipe")));
-    QVERIFY(!window.runPair()->pair().has_value());
+    QVERIFY(!window.runSeries()->series().has_value());
   }
 };
 
-QTEST_MAIN(RunPairTest)
-#include "run_pair_test.moc"
+QTEST_MAIN(RunSeriesTest)
+#include "run_series_test.moc"
