@@ -194,6 +194,18 @@ TEST_F(MpiRun, TensorParallelPairsAcrossRanksTrainAsOneProcess) {
   EXPECT_EQ(traced_devices().size(), 4u);
 }
 
+TEST_F(MpiRun, ContextParallelRanksAcrossProcessesTrainAsOneProcess) {
+  // cp 2 x tp 2 with sequence parallelism, one device per rank: the blocks'
+  // K and V gathers and their gradients' scatters cross ranks.
+  const auto [one, many] = train_both("--config " + config("presets/28-context-parallel.json") +
+                                          " --steps 4 --set parallel.cp=2 --set parallel.tp=2"
+                                          " --set parallel.sequence_parallel=true"
+                                          " --set training.eval_every=4",
+                                      4);
+  expect_same_losses(one, many);
+  EXPECT_EQ(traced_devices().size(), 4u);
+}
+
 TEST_F(MpiRun, TwoDevicesPerRankMixInProcessAndMpiPaths) {
   // dp 2 x tp 2 x pp 2 on 4 ranks: each rank holds a tensor-parallel pair.
   const auto [one, many] = train_both("--config " + config("dp_tp_pp_mix.json") + " --steps 4", 4,
