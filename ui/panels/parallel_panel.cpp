@@ -51,8 +51,9 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   pp_spin_ = make_spin(this, 1, 64);
   pp_spin_->setToolTip(tr("Pipeline devices: the layer stack is cut into this many parts"));
   cp_spin_ = make_spin(this, 1, 16);
-  cp_spin_->setToolTip(tr("Context-parallel ranks: each holds part of every sequence, and attention passes "
-                          "keys and values around them in a ring (Transformers; predicted, not trained yet)"));
+  cp_spin_->setToolTip(tr("Context-parallel ranks: each holds two of 2 cp chunks of every sequence, and "
+                          "each block's attention gathers the keys and values of all of them "
+                          "(Transformers; trains on the cpu backend)"));
 
   schedule_combo_ = new QComboBox(this);
   for (const std::string& name : schedule_names()) {

@@ -1931,8 +1931,8 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <translation>ZeRO 阶段：</translation>
     </message>
     <message>
-        <source>Context-parallel ranks: each holds part of every sequence, and attention passes keys and values around them in a ring (Transformers; predicted, not trained yet)</source>
-        <translation>上下文并行的秩数：每个秩持有每条序列的一部分，注意力让键和值在它们之间沿环传递（Transformer；目前仅预测，尚不能训练）</translation>
+        <source>Context-parallel ranks: each holds two of 2 cp chunks of every sequence, and each block&apos;s attention gathers the keys and values of all of them (Transformers; trains on the cpu backend)</source>
+        <translation>上下文并行的秩数：每个秩持有每条序列 2 cp 块中的两块，每个块的注意力收集所有秩的键和值（Transformer；可在 cpu 后端上训练）</translation>
     </message>
     <message>
         <source>cp</source>
