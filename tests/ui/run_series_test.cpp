@@ -249,6 +249,21 @@ class RunSeriesTest : public QObject {
                               .arg(stage)
                               .arg(states(stage))
                               .arg(states(stage - 1))));
+    // The memory pane by category: ZeRO-1 shares out the optimizer state
+    // (a quarter of it at dp 4), ZeRO-3 the weights too, where the other
+    // stages hold them whole.
+    const auto pane_peak = [compare](int run) {
+      bool found = false;
+      return compare->memoryGraph(run)->getValueRange(found).upper;
+    };
+    compare->setMemoryCategory(MemoryCategory::OptimizerState);
+    QVERIFY2(std::abs(pane_peak(1) / pane_peak(0) - 0.25) < 0.02,
+             qPrintable(QString::number(pane_peak(1) / pane_peak(0))));
+    compare->setMemoryCategory(MemoryCategory::Weights);
+    QVERIFY2(pane_peak(3) < 0.5 * pane_peak(2),
+             qPrintable(QString::number(pane_peak(3) / pane_peak(2))));
+    QCOMPARE(pane_peak(1), pane_peak(0));
+    compare->setMemoryCategory(std::nullopt);
     // Three runs close slot D; Add run brings the missing run back into it.
     compare->setRuns(QList<int>{0, 1, 3});
     QCOMPARE(compare->runs(), (QList<int>{0, 1, 3}));

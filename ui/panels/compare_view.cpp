@@ -22,6 +22,7 @@
 #include "ui/models/run_series_controller.h"  // kMaxComparedRuns
 #include "ui/models/run_store.h"
 #include "ui/number_text.h"
+#include "ui/panels/memory_view.h"  // memory_category_title
 #include "ui/panels/preset_note.h"
 #include "ui/timeline/time_axis_unit.h"
 #include "ui/timeline/timeline_chart.h"
@@ -111,6 +112,14 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
           [this](int index) { setMemoryDevice(index); });
   bar->addWidget(new QLabel(tr("Memory of:"), this));
   bar->addWidget(device_combo_);
+  category_combo_ = new QComboBox(this);
+  category_combo_->setToolTip(
+      tr("The device's total, or one category of it: where the memory goes"));
+  category_combo_->addItem(tr("total"));
+  for (int category = 0; category < kMemoryCategoryCount; ++category)
+    category_combo_->addItem(memory_category_title(static_cast<MemoryCategory>(category)));
+  connect(category_combo_, &QComboBox::activated, this, [this] { rebuildCurves(); });
+  bar->addWidget(category_combo_);
   whole_run_check_ = new QCheckBox(tr("whole run"), this);
   whole_run_check_->setToolTip(
       tr("Off: one step (the first after warm-up), both runs from its start. On: the whole run."));
@@ -300,6 +309,11 @@ void CompareView::setMemoryDevice(int device) {
   rebuildCurves();
 }
 
+void CompareView::setMemoryCategory(std::optional<MemoryCategory> category) {
+  category_combo_->setCurrentIndex(category ? static_cast<int>(*category) + 1 : 0);
+  rebuildCurves();
+}
+
 void CompareView::setMemoryOverWholeRun(bool whole_run) {
   whole_run_check_->setChecked(whole_run);
   rebuildCurves();
@@ -338,6 +352,10 @@ void CompareView::rebuildCurves() {
     longest = std::max(longest, windows[run].end - windows[run].begin);
   }
   const TimeAxisUnit unit = time_axis_unit_for_seconds(longest);
+  const int category = category_combo_->currentIndex() - 1;  // -1: the total
+  const auto held = [category](const MemorySample& sample) {
+    return category < 0 ? total_bytes(sample.bytes) : sample.bytes[category];
+  };
   double top_loss = 0, top_memory = 0, last_step = 1;
   for (int run = 0; run < kMaxComparedRuns; ++run) {
     QVector<double> steps, losses, times, bytes;
@@ -356,7 +374,7 @@ void CompareView::rebuildCurves() {
       double carried = 0;
       for (const MemorySample& sample : record->trace.memory) {
         if (sample.device != memory_device_ || sample.t > window.end) continue;
-        const double mib = double(total_bytes(sample.bytes)) / (1024.0 * 1024.0);
+        const double mib = double(held(sample)) / (1024.0 * 1024.0);
         if (sample.t < window.begin) {
           carried = mib;
           continue;
@@ -392,6 +410,9 @@ void CompareView::rebuildCurves() {
   const QString span = whole_run ? tr("whole run") : tr("the first step after warm-up");
   memory_rect_->axis(QCPAxis::atBottom)
       ->setLabel(tr("%1 · device %2 · %3").arg(unit.label).arg(memory_device_).arg(span));
+  memory_rect_->axis(QCPAxis::atLeft)
+      ->setLabel(category < 0 ? tr("memory (MiB)")
+                              : tr("%1 (MiB)").arg(category_combo_->currentText()));
   memory_rect_->axis(QCPAxis::atBottom)
       ->setRange(0, longest > 0 ? longest * unit.scale * 1.02 : 1.0);
   memory_rect_->axis(QCPAxis::atLeft)->setRange(0, top_memory > 0 ? top_memory * 1.1 : 1.0);

@@ -10,6 +10,7 @@
 #include <QList>
 #include <QWidget>
 #include <memory>
+#include <optional>
 
 #include "core/io/run_file.h"
 #include "ui/timeline/time_axis_unit.h"
@@ -61,6 +62,9 @@ class CompareView : public QWidget {
   // statistics count, each run from that step's start (the default), or the whole run.
   void setMemoryDevice(int device);
   void setMemoryOverWholeRun(bool whole_run);
+  // What the memory pane draws: the device's total (none, the default), or
+  // one category of it (say the optimizer state, which ZeRO-1 shares out).
+  void setMemoryCategory(std::optional<MemoryCategory> category);
 
   // What tests and exports read, per slot (0 is A).
   QCustomPlot* curvesPlot() const { return curves_; }
@@ -104,6 +108,7 @@ class CompareView : public QWidget {
   Slot slots_[4];  // kMaxComparedRuns
   QPushButton* add_button_;
   QComboBox* device_combo_;
+  QComboBox* category_combo_;  // item 0: total; item c + 1: category c
   QCheckBox* whole_run_check_;
   QHBoxLayout* bar_;
   QCustomPlot* curves_;

@@ -604,6 +604,18 @@
         <source>Compare one more run (up to %1)</source>
         <translation>再对比一次运行（最多 %1 次）</translation>
     </message>
+    <message>
+        <source>The device&apos;s total, or one category of it: where the memory goes</source>
+        <translation>设备的总内存，或其中的一类：内存去了哪里</translation>
+    </message>
+    <message>
+        <source>total</source>
+        <translation>总计</translation>
+    </message>
+    <message>
+        <source>%1 (MiB)</source>
+        <translation>%1（MiB）</translation>
+    </message>
 </context>
 <context>
     <name>pipelab::DataPanel</name>
