@@ -7,7 +7,8 @@
 namespace pipelab {
 namespace {
 
-// core/'s wording with its values as %1, %2, ... in the order they appear.
+// core/'s wording with its values as %1, %2, ... in the order they appear (a
+// value may be empty: a name left blank).
 // Longer patterns first where one extends another (the progress lines).
 constexpr const char* kPatterns[] = {
     // The run log (core/runtime), shown in the status bar.
@@ -161,6 +162,80 @@ constexpr const char* kPatterns[] = {
         "microbatches = %3"),
     QT_TRANSLATE_NOOP("CoreMessage", "%1: boundary %2 is outside 1..%3 (the model has %4 layers)"),
     QT_TRANSLATE_NOOP("CoreMessage", "%1: boundaries must be strictly increasing (%2 follows %3)"),
+    // A field of the wrong kind or name in an experiment file (or --set).
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 must be an integer, got %2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 must be true or false, got %2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = '%2' is not a layer type; valid: %3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = '%2' is not a precision; valid: %3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = '%2' is not an optimizer; valid: %3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = '%2' is not a schedule; valid: %3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = '%2' is not an update mode; valid: %3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = '%2' is not a partition rule; valid: %3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = '%2' is not an offload mode; valid: %3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = '%2' is not a loss; valid: %3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = '%2' is not a norm; valid: %3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = '%2' is not an activation; valid: %3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = '%2' is not a data source; valid: %3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = '%2' is not a backend; valid: %3"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 = '%2' is not a device profile; valid: %3, or the path of a device "
+                      "file (hardware/README.md)"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1: '%2' is not a node type of the hardware catalogue; valid: %3, or the "
+                      "path of a .json file that describes one (see hardware/README.md)"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 must be false, true (\"full\": keep only stage and block inputs) or "
+                      "\"selective\" (recompute transformer blocks' attention), got %2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2; repeat a layer 1 to %3 times"),
+    // A layer's own sizes (the Model panel's table).
+    QT_TRANSLATE_NOOP("CoreMessage", "%1: %2 needs out (output channels) >= %3, got %4"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1: %2 needs %3 >= %4, got %5"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1: batchnorm eps must be in (0, 1), got %2 (PyTorch's default is %3)"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1: batchnorm momentum must be in (0, 1], got %2 (PyTorch's default is %3)"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1: %2 padding = %3 must be in [0, kernel) (kernel %4); a larger padding "
+                      "only adds rows of zeros"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1: %2's %3 x %4 window (padding %5) does not fit its %6 input; use a "
+                      "smaller kernel or more padding, or downsample less before it"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1: %2 top_k = %3 must be in [1, experts = %4]; use 1 (Switch) or 2 "
+                      "(GShard), or add experts"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1: %2 capacity_factor must be > 0 (e.g. %3), got %4"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "the embedding's vocab = %1 is smaller than data.vocab = %2; set %3.vocab "
+                      "to at least %4"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "the layers up to %1 hold more than %2 parameters, more than PipeLab "
+                      "handles; use narrower or fewer linear layers"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "a micro-batch of %1 samples keeps and sends more than %2 GiB through the "
+                      "model (%3 bytes per sample), more than PipeLab handles; lower "
+                      "training.batch_size or raise parallel.microbatches"),
+    // Tensor parallelism's divisibility (the Parallel panel's tp).
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "tp = %1 does not divide transformer_block layer %2's ffn = %3; choose a tp "
+                      "that divides it or change ffn"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "tp = %1 does not divide transformer_block layer %2's heads = %3 (attention "
+                      "is split by heads); choose a tp that divides it or change heads"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "tp = %1 does not divide the sequence length %2, which "
+                      "parallel.sequence_parallel splits; choose a tp that divides it or change "
+                      "model.input"),
+    // Training and simulation settings.
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 = %2 must be >= 1 (updates over which the step size returns to "
+                      "training.optimizer.lr); to keep the plain step size set lr_rescheduling = "
+                      "false"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 must be > 0, e.g. %3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 must be >= 0 (0: as many nodes as the run needs)"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "simulation.cluster needs a device, but simulation.profile = unit prices "
+                      "every op at its unit cost on no hardware; set simulation.profile to a "
+                      "device (e.g. h100) or drop simulation.cluster"),
     // The general forms of range checks, last: any field, any bound.
     QT_TRANSLATE_NOOP("CoreMessage", "%1 must be >= %2, got %3"),
     QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 is more than the %3 PipeLab plans; use at most %4"),
@@ -182,7 +257,7 @@ const std::vector<Pattern>& patterns() {
       QStringList parts = QString::fromUtf8(english).split(placeholder);
       for (QString& part : parts) part = QRegularExpression::escape(part);
       list.push_back(
-          {english, QRegularExpression(QStringLiteral("^") + parts.join(QStringLiteral("(.+?)")) +
+          {english, QRegularExpression(QStringLiteral("^") + parts.join(QStringLiteral("(.*?)")) +
                                        QStringLiteral("$"))});
     }
     return list;
@@ -193,6 +268,14 @@ const std::vector<Pattern>& patterns() {
 }  // namespace
 
 QString core_message_text(const QString& english) {
+  // A file's first problem with how many more follow (core/io/file_text.cpp):
+  // the problem in the app's language, then the count.
+  static const QRegularExpression more(QStringLiteral("^(.+) \\(and (\\d+) more problems?\\)$"));
+  if (const QRegularExpressionMatch found = more.match(english); found.hasMatch()) {
+    const int count = found.captured(2).toInt();
+    return QCoreApplication::translate("CoreMessage", "%1 (and %n more problem(s))", nullptr, count)
+        .arg(core_message_text(found.captured(1)));
+  }
   for (const Pattern& pattern : patterns()) {
     const QRegularExpressionMatch match = pattern.match.match(english);
     if (!match.hasMatch()) continue;

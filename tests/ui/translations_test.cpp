@@ -7,11 +7,13 @@
 #include <QFile>
 #include <QMenuBar>
 #include <QProcess>
+#include <QSet>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
 #include <QtTest>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "core/io/experiment_io.h"
@@ -25,6 +27,7 @@
 #include "ui/main_window.h"
 #include "ui/models/experiment_document.h"
 #include "ui/models/prediction_updater.h"
+#include "ui/models/presets.h"
 #include "ui/models/run_controller.h"
 #include "ui/models/run_store.h"
 #include "ui/panels/compare_view.h"
@@ -67,7 +70,8 @@ QList<Message> read_ts(const QString& path) {
       message.source = xml.readElementText();
     } else if (xml.name() == QLatin1String("translation")) {
       message.type = xml.attributes().value(QLatin1String("type")).toString();
-      message.translation = xml.readElementText();
+      // A plural's forms are child elements (numerusform): their text together.
+      message.translation = xml.readElementText(QXmlStreamReader::IncludeChildElements);
       messages << message;
     }
   }
@@ -457,6 +461,57 @@ class TranslationsTest : public QObject {
     QCOMPARE(window.compareView()->runA(), 1);
     QCOMPARE(window.compareView()->runB(), 0);
     QCOMPARE(window.runStore()->count(), 2);
+  }
+  // Every field of every preset, set wrong in each way a file or --set can
+  // (0, -1, a fraction, a huge number, a blank or unknown name, a word for a
+  // flag), gives problems shown in Chinese: the messages are enumerated from
+  // the experiment's fields, so a new field or check cannot slip past.
+  void everyMistakeInAFieldIsExplainedInChinese() {
+    QVERIFY(apply_language(kChinese));
+    QSet<QString> untranslated;
+    int messages = 0;
+    const auto check = [&](const QString& english) {
+      ++messages;
+      if (!has_chinese(core_message_text(english))) untranslated.insert(english);
+    };
+    for (const Preset& preset : presets(QStringLiteral("en"))) {
+      const nlohmann::json document = nlohmann::json::parse(experiment_to_json(preset.experiment));
+      std::vector<std::pair<std::string, nlohmann::json>> fields;  // (--set path, value)
+      std::function<void(const nlohmann::json&, const std::string&)> walk =
+          [&](const nlohmann::json& value, const std::string& path) {
+            const std::string prefix = path.empty() ? "" : path + ".";
+            if (value.is_object()) {
+              for (const auto& [key, member] : value.items()) walk(member, prefix + key);
+            } else if (value.is_array() && !value.empty() && value.front().is_object()) {
+              for (size_t i = 0; i < value.size(); ++i) walk(value[i], prefix + std::to_string(i));
+            } else {
+              fields.push_back({path, value});
+            }
+          };
+      walk(document, "");
+      for (const auto& [path, value] : fields) {
+        std::vector<std::string> wrong;
+        if (value.is_number()) wrong = {"0", "-1", "3", "7", "0.5", "1000000", "1e30"};
+        if (value.is_boolean()) wrong = {"maybe"};
+        if (value.is_string()) wrong = {"bogus", ""};
+        for (const std::string& setting : wrong) {
+          Experiment experiment = preset.experiment;
+          try {
+            apply_overrides(experiment, {path + "=" + setting});
+            for (const std::string& problem : validate_experiment(experiment))
+              check(QString::fromStdString(problem));
+          } catch (const std::exception& error) {
+            check(QString::fromUtf8(error.what()));
+          }
+        }
+      }
+    }
+    QVERIFY2(messages > 1000, qPrintable(QString::number(messages)));
+    QStringList list(untranslated.begin(), untranslated.end());
+    list.sort();
+    QVERIFY2(list.isEmpty(),
+             qPrintable(QStringLiteral("%1 messages without Chinese:\n").arg(list.size()) +
+                        list.join('\n')));
   }
 };
 

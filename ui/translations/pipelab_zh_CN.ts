@@ -218,6 +218,156 @@
         <source>%1: boundaries must be strictly increasing (%2 follows %3)</source>
         <translation>%1：边界必须严格递增（%2 排在 %3 之后）</translation>
     </message>
+    <message>
+        <source>%1 must be an integer, got %2</source>
+        <translation>%1 必须是整数，实际为 %2</translation>
+    </message>
+    <message>
+        <source>%1 must be true or false, got %2</source>
+        <translation>%1 必须是 true 或 false，实际为 %2</translation>
+    </message>
+    <message>
+        <source>%1 = &apos;%2&apos; is not a layer type; valid: %3</source>
+        <translation>%1 = &apos;%2&apos; 不是层类型；可用：%3</translation>
+    </message>
+    <message>
+        <source>%1 = &apos;%2&apos; is not a precision; valid: %3</source>
+        <translation>%1 = &apos;%2&apos; 不是精度；可用：%3</translation>
+    </message>
+    <message>
+        <source>%1 = &apos;%2&apos; is not an optimizer; valid: %3</source>
+        <translation>%1 = &apos;%2&apos; 不是优化器；可用：%3</translation>
+    </message>
+    <message>
+        <source>%1 = &apos;%2&apos; is not a schedule; valid: %3</source>
+        <translation>%1 = &apos;%2&apos; 不是调度；可用：%3</translation>
+    </message>
+    <message>
+        <source>%1 = &apos;%2&apos; is not an update mode; valid: %3</source>
+        <translation>%1 = &apos;%2&apos; 不是更新方式；可用：%3</translation>
+    </message>
+    <message>
+        <source>%1 = &apos;%2&apos; is not a partition rule; valid: %3</source>
+        <translation>%1 = &apos;%2&apos; 不是划分规则；可用：%3</translation>
+    </message>
+    <message>
+        <source>%1 = &apos;%2&apos; is not an offload mode; valid: %3</source>
+        <translation>%1 = &apos;%2&apos; 不是卸载方式；可用：%3</translation>
+    </message>
+    <message>
+        <source>%1 = &apos;%2&apos; is not a loss; valid: %3</source>
+        <translation>%1 = &apos;%2&apos; 不是损失函数；可用：%3</translation>
+    </message>
+    <message>
+        <source>%1 = &apos;%2&apos; is not a norm; valid: %3</source>
+        <translation>%1 = &apos;%2&apos; 不是归一化方式；可用：%3</translation>
+    </message>
+    <message>
+        <source>%1 = &apos;%2&apos; is not an activation; valid: %3</source>
+        <translation>%1 = &apos;%2&apos; 不是激活函数；可用：%3</translation>
+    </message>
+    <message>
+        <source>%1 = &apos;%2&apos; is not a data source; valid: %3</source>
+        <translation>%1 = &apos;%2&apos; 不是数据源；可用：%3</translation>
+    </message>
+    <message>
+        <source>%1 = &apos;%2&apos; is not a backend; valid: %3</source>
+        <translation>%1 = &apos;%2&apos; 不是后端；可用：%3</translation>
+    </message>
+    <message>
+        <source>%1 = &apos;%2&apos; is not a device profile; valid: %3, or the path of a device file (hardware/README.md)</source>
+        <translation>%1 = &apos;%2&apos; 不是设备配置；可用：%3，或设备文件的路径（见 hardware/README.md）</translation>
+    </message>
+    <message>
+        <source>%1: &apos;%2&apos; is not a node type of the hardware catalogue; valid: %3, or the path of a .json file that describes one (see hardware/README.md)</source>
+        <translation>%1：&apos;%2&apos; 不是硬件目录中的节点类型；可用：%3，或描述节点的 .json 文件路径（见 hardware/README.md）</translation>
+    </message>
+    <message>
+        <source>%1 must be false, true (&quot;full&quot;: keep only stage and block inputs) or &quot;selective&quot; (recompute transformer blocks&apos; attention), got %2</source>
+        <translation>%1 必须是 false、true（&quot;full&quot;：只保留阶段和块的输入）或 &quot;selective&quot;（重算 Transformer 块的注意力），实际为 %2</translation>
+    </message>
+    <message>
+        <source>%1 = %2; repeat a layer 1 to %3 times</source>
+        <translation>%1 = %2；一层可重复 1 到 %3 次</translation>
+    </message>
+    <message>
+        <source>%1: %2 needs out (output channels) &gt;= %3, got %4</source>
+        <translation>%1：%2 需要 out（输出通道数）&gt;= %3，实际为 %4</translation>
+    </message>
+    <message>
+        <source>%1: %2 needs %3 &gt;= %4, got %5</source>
+        <translation>%1：%2 需要 %3 &gt;= %4，实际为 %5</translation>
+    </message>
+    <message>
+        <source>%1: batchnorm eps must be in (0, 1), got %2 (PyTorch&apos;s default is %3)</source>
+        <translation>%1：batchnorm 的 eps 必须在 (0, 1) 内，实际为 %2（PyTorch 的默认值是 %3）</translation>
+    </message>
+    <message>
+        <source>%1: batchnorm momentum must be in (0, 1], got %2 (PyTorch&apos;s default is %3)</source>
+        <translation>%1：batchnorm 的 momentum 必须在 (0, 1] 内，实际为 %2（PyTorch 的默认值是 %3）</translation>
+    </message>
+    <message>
+        <source>%1: %2 padding = %3 must be in [0, kernel) (kernel %4); a larger padding only adds rows of zeros</source>
+        <translation>%1：%2 的 padding = %3 必须在 [0, kernel) 内（kernel 为 %4）；更大的填充只会加入全零的行</translation>
+    </message>
+    <message>
+        <source>%1: %2&apos;s %3 x %4 window (padding %5) does not fit its %6 input; use a smaller kernel or more padding, or downsample less before it</source>
+        <translation>%1：%2 的 %3 x %4 窗口（填充 %5）放不进它 %6 的输入；请使用更小的卷积核或更多填充，或在它之前少做下采样</translation>
+    </message>
+    <message>
+        <source>%1: %2 top_k = %3 must be in [1, experts = %4]; use 1 (Switch) or 2 (GShard), or add experts</source>
+        <translation>%1：%2 的 top_k = %3 必须在 [1, experts = %4] 内；请用 1（Switch）或 2（GShard），或增加专家</translation>
+    </message>
+    <message>
+        <source>%1: %2 capacity_factor must be &gt; 0 (e.g. %3), got %4</source>
+        <translation>%1：%2 的 capacity_factor 必须 &gt; 0（例如 %3），实际为 %4</translation>
+    </message>
+    <message>
+        <source>the embedding&apos;s vocab = %1 is smaller than data.vocab = %2; set %3.vocab to at least %4</source>
+        <translation>嵌入层的 vocab = %1 小于 data.vocab = %2；请把 %3.vocab 设为至少 %4</translation>
+    </message>
+    <message>
+        <source>the layers up to %1 hold more than %2 parameters, more than PipeLab handles; use narrower or fewer linear layers</source>
+        <translation>到 %1 为止的层共有超过 %2 个参数，超出 PipeLab 的处理范围；请使用更窄或更少的线性层</translation>
+    </message>
+    <message>
+        <source>a micro-batch of %1 samples keeps and sends more than %2 GiB through the model (%3 bytes per sample), more than PipeLab handles; lower training.batch_size or raise parallel.microbatches</source>
+        <translation>一个 %1 个样本的微批次在模型中保留和传递超过 %2 GiB（每个样本 %3 字节），超出 PipeLab 的处理范围；请减小 training.batch_size 或增大 parallel.microbatches</translation>
+    </message>
+    <message>
+        <source>tp = %1 does not divide transformer_block layer %2&apos;s ffn = %3; choose a tp that divides it or change ffn</source>
+        <translation>tp = %1 不能整除 transformer_block 第 %2 层的 ffn = %3；请选择能整除它的 tp，或修改 ffn</translation>
+    </message>
+    <message>
+        <source>tp = %1 does not divide transformer_block layer %2&apos;s heads = %3 (attention is split by heads); choose a tp that divides it or change heads</source>
+        <translation>tp = %1 不能整除 transformer_block 第 %2 层的 heads = %3（注意力按头切分）；请选择能整除它的 tp，或修改 heads</translation>
+    </message>
+    <message>
+        <source>tp = %1 does not divide the sequence length %2, which parallel.sequence_parallel splits; choose a tp that divides it or change model.input</source>
+        <translation>tp = %1 不能整除序列长度 %2，而 parallel.sequence_parallel 要切分它；请选择能整除它的 tp，或修改 model.input</translation>
+    </message>
+    <message>
+        <source>%1 = %2 must be &gt;= 1 (updates over which the step size returns to training.optimizer.lr); to keep the plain step size set lr_rescheduling = false</source>
+        <translation>%1 = %2 必须 &gt;= 1（步长在这么多次更新内回到 training.optimizer.lr）；若要保持普通步长，请设 lr_rescheduling = false</translation>
+    </message>
+    <message>
+        <source>%1 = %2 must be &gt; 0, e.g. %3</source>
+        <translation>%1 = %2 必须 &gt; 0，例如 %3</translation>
+    </message>
+    <message>
+        <source>%1 = %2 must be &gt;= 0 (0: as many nodes as the run needs)</source>
+        <translation>%1 = %2 必须 &gt;= 0（0：运行需要多少节点就用多少）</translation>
+    </message>
+    <message numerus="yes">
+        <source>%1 (and %n more problem(s))</source>
+        <translation>
+            <numerusform>%1（另有 %n 个问题）</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>simulation.cluster needs a device, but simulation.profile = unit prices every op at its unit cost on no hardware; set simulation.profile to a device (e.g. h100) or drop simulation.cluster</source>
+        <translation>simulation.cluster 需要一种设备，但 simulation.profile = unit 按单位代价给每个操作计时，不对应任何硬件；请把 simulation.profile 设为某种设备（例如 h100），或去掉 simulation.cluster</translation>
+    </message>
 </context>
 <context>
     <name>DeviceRowLabel</name>
