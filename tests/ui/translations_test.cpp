@@ -21,6 +21,7 @@
 #include "core/planner/plan_proposal.h"
 #include "core/runtime/trainable.h"
 #include "core/schedule/generators.h"
+#include "core/sim/experiment_prediction.h"
 #include "ui/core_message_text.h"
 #include "ui/exports/chart_export.h"
 #include "ui/language.h"
@@ -498,8 +499,21 @@ class TranslationsTest : public QObject {
           Experiment experiment = preset.experiment;
           try {
             apply_overrides(experiment, {path + "=" + setting});
-            for (const std::string& problem : validate_experiment(experiment))
-              check(QString::fromStdString(problem));
+          } catch (const std::exception& error) {
+            check(QString::fromUtf8(error.what()));
+            continue;
+          }
+          const std::vector<std::string> problems = validate_experiment(experiment);
+          for (const std::string& problem : problems) check(QString::fromStdString(problem));
+          if (!problems.empty()) continue;
+          // A valid file can still fail to predict or to train (what Run refuses).
+          try {
+            predict_experiment(experiment);
+          } catch (const std::exception& error) {
+            check(QString::fromUtf8(error.what()));
+          }
+          try {
+            check_trainable(experiment);
           } catch (const std::exception& error) {
             check(QString::fromUtf8(error.what()));
           }
