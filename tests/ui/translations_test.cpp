@@ -19,6 +19,7 @@
 #include "core/io/experiment_io.h"
 #include "core/plan/parallel_plan.h"
 #include "core/planner/plan_proposal.h"
+#include "core/planner/split_search.h"
 #include "core/runtime/trainable.h"
 #include "core/schedule/generators.h"
 #include "core/sim/experiment_prediction.h"
@@ -33,6 +34,7 @@
 #include "ui/models/run_store.h"
 #include "ui/panels/compare_view.h"
 #include "ui/panels/overhead_view.h"
+#include "ui/panels/split_search_dialog.h"
 #include "ui/timeline/timeline_chart.h"
 #include "ui/timeline/timeline_plottable.h"
 #include "ui/timeline/timeline_view.h"
@@ -466,7 +468,8 @@ class TranslationsTest : public QObject {
   // Every field of every preset, set wrong in each way a file or --set can
   // (0, -1, a fraction, a huge number, a blank or unknown name, a word for a
   // flag), gives problems shown in Chinese: the messages are enumerated from
-  // the experiment's fields, so a new field or check cannot slip past.
+  // the experiment's fields, so a new field or check cannot slip past. So do
+  // the planner's reasons for the splits it prunes.
   void everyMistakeInAFieldIsExplainedInChinese() {
     QVERIFY(apply_language(kChinese));
     QSet<QString> untranslated;
@@ -519,6 +522,18 @@ class TranslationsTest : public QObject {
           }
         }
       }
+    }
+    // The planner's reasons for every plan it prunes (Plan > Search splits).
+    for (const char* id : {"megatron-attention", "zero-stages", "expert-parallel"}) {
+      const std::optional<Preset> preset = preset_by_id(QString::fromLatin1(id));
+      QVERIFY(preset);
+      SearchRequest request;
+      request.devices = 8;
+      request.memory_per_device = int64_t{1} << 30;
+      request.max_simulations = 8;
+      const SearchResult result = search_splits(preset->experiment, request);
+      QVERIFY(!result.pruned.empty());
+      for (const PrunedPlan& pruned : result.pruned) check(SplitSearchDialog::whyText(pruned));
     }
     QVERIFY2(messages > 1000, qPrintable(QString::number(messages)));
     QStringList list(untranslated.begin(), untranslated.end());
