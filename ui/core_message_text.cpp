@@ -214,6 +214,21 @@ constexpr const char* kPatterns[] = {
                       "a micro-batch of %1 samples keeps and sends more than %2 GiB through the "
                       "model (%3 bytes per sample), more than PipeLab handles; lower "
                       "training.batch_size or raise parallel.microbatches"),
+    // The data, as a run loads it.
+    QT_TRANSLATE_NOOP("CoreMessage", "%1: file not found"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1: the training split has %2 samples, fewer than training.batch_size = "
+                      "%3; lower the batch size or use more samples"),
+    QT_TRANSLATE_NOOP("CoreMessage", "data.limit is %1; use 0 for all samples or a positive count"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "text: data.stride is %1; use 1..%2 (data.sequence_length; more would skip "
+                      "characters), or 0 for %3"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "the model outputs %1 values per position but %2 has a vocabulary of %3 "
+                      "tokens; set the last linear layer's out to %4"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "the embedding's vocab = %1 but %2 has %3 tokens; set model.layers[0].vocab "
+                      "to at least %4"),
     // Tensor parallelism's divisibility (the Parallel panel's tp).
     QT_TRANSLATE_NOOP("CoreMessage",
                       "tp = %1 does not divide transformer_block layer %2's ffn = %3; choose a tp "

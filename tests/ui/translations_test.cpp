@@ -21,6 +21,7 @@
 #include "core/planner/plan_proposal.h"
 #include "core/planner/split_search.h"
 #include "core/runtime/trainable.h"
+#include "core/runtime/training_data.h"
 #include "core/schedule/generators.h"
 #include "core/sim/experiment_prediction.h"
 #include "ui/core_message_text.h"
@@ -517,6 +518,8 @@ class TranslationsTest : public QObject {
           }
           try {
             check_trainable(experiment);
+            // A data field's mistake may show only when the data loads (Run).
+            if (path.rfind("data.", 0) == 0) TrainingData data(experiment);
           } catch (const std::exception& error) {
             check(QString::fromUtf8(error.what()));
           }

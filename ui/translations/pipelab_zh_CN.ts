@@ -368,6 +368,30 @@
         <source>simulation.cluster needs a device, but simulation.profile = unit prices every op at its unit cost on no hardware; set simulation.profile to a device (e.g. h100) or drop simulation.cluster</source>
         <translation>simulation.cluster 需要一种设备，但 simulation.profile = unit 按单位代价给每个操作计时，不对应任何硬件；请把 simulation.profile 设为某种设备（例如 h100），或去掉 simulation.cluster</translation>
     </message>
+    <message>
+        <source>%1: file not found</source>
+        <translation>%1：找不到文件</translation>
+    </message>
+    <message>
+        <source>%1: the training split has %2 samples, fewer than training.batch_size = %3; lower the batch size or use more samples</source>
+        <translation>%1：训练集只有 %2 个样本，少于 training.batch_size = %3；请减小批大小或使用更多样本</translation>
+    </message>
+    <message>
+        <source>data.limit is %1; use 0 for all samples or a positive count</source>
+        <translation>data.limit 为 %1；请用 0 表示全部样本，或给出一个正数</translation>
+    </message>
+    <message>
+        <source>text: data.stride is %1; use 1..%2 (data.sequence_length; more would skip characters), or 0 for %3</source>
+        <translation>text：data.stride 为 %1；请使用 1..%2（data.sequence_length；更大会跳过字符），或用 0 表示 %3</translation>
+    </message>
+    <message>
+        <source>the model outputs %1 values per position but %2 has a vocabulary of %3 tokens; set the last linear layer&apos;s out to %4</source>
+        <translation>模型在每个位置输出 %1 个值，但 %2 的词表有 %3 个词元；请把最后一个线性层的 out 设为 %4</translation>
+    </message>
+    <message>
+        <source>the embedding&apos;s vocab = %1 but %2 has %3 tokens; set model.layers[0].vocab to at least %4</source>
+        <translation>嵌入层的 vocab = %1，但 %2 有 %3 个词元；请把 model.layers[0].vocab 设为至少 %4</translation>
+    </message>
 </context>
 <context>
     <name>DeviceRowLabel</name>
