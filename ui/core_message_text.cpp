@@ -214,6 +214,30 @@ constexpr const char* kPatterns[] = {
                       "a micro-batch of %1 samples keeps and sends more than %2 GiB through the "
                       "model (%3 bytes per sample), more than PipeLab handles; lower "
                       "training.batch_size or raise parallel.microbatches"),
+    // What a run on this machine's memory refuses before it starts
+    // (core/runtime/host_memory_check.cpp), with each set of advice it gives.
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "data.samples = %1 needs about %2 but only %3 of memory is available; use "
+                      "fewer samples"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "this run needs about %1 for weights, gradients, optimizer state and "
+                      "activations (device %2 alone %3) but only %4 of memory is available; use a "
+                      "smaller model or training.batch_size, or fewer devices"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "this run needs about %1 for weights, gradients, optimizer state and "
+                      "activations (device %2 alone %3) but only %4 of memory is available; use a "
+                      "smaller model or training.batch_size, parallel.recompute = true, or fewer "
+                      "devices"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "this run needs about %1 for weights, gradients, optimizer state and "
+                      "activations (device %2 alone %3) but only %4 of memory is available; use a "
+                      "smaller model or training.batch_size, 1f1b instead of gpipe, or fewer "
+                      "devices"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "this run needs about %1 for weights, gradients, optimizer state and "
+                      "activations (device %2 alone %3) but only %4 of memory is available; use a "
+                      "smaller model or training.batch_size, 1f1b instead of gpipe, "
+                      "parallel.recompute = true, or fewer devices"),
     // The data, as a run loads it.
     QT_TRANSLATE_NOOP("CoreMessage", "%1: file not found"),
     QT_TRANSLATE_NOOP("CoreMessage",
@@ -291,6 +315,12 @@ QString core_message_text(const QString& english) {
     return QCoreApplication::translate("CoreMessage", "%1 (and %n more problem(s))", nullptr, count)
         .arg(core_message_text(found.captured(1)));
   }
+  // A run's failure on one device (its backend's failure_message): the
+  // device, then the error in the app's language.
+  static const QRegularExpression device(QStringLiteral("^device (\\d+): (.+)$"));
+  if (const QRegularExpressionMatch found = device.match(english); found.hasMatch())
+    return QCoreApplication::translate("CoreMessage", "device %1: %2")
+        .arg(found.captured(1), core_message_text(found.captured(2)));
   for (const Pattern& pattern : patterns()) {
     const QRegularExpressionMatch match = pattern.match.match(english);
     if (!match.hasMatch()) continue;

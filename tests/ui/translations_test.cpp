@@ -20,6 +20,7 @@
 #include "core/plan/parallel_plan.h"
 #include "core/planner/plan_proposal.h"
 #include "core/planner/split_search.h"
+#include "core/runtime/host_memory_check.h"
 #include "core/runtime/trainable.h"
 #include "core/runtime/training_data.h"
 #include "core/schedule/generators.h"
@@ -538,6 +539,25 @@ class TranslationsTest : public QObject {
       QVERIFY(!result.pruned.empty());
       for (const PrunedPlan& pruned : result.pruned) check(SplitSearchDialog::whyText(pruned));
     }
+    // What a run refuses for this machine's memory, with each set of advice,
+    // and a failure on one device.
+    for (const char* id : {"gpipe", "gpipe-memory", "megatron-attention"}) {
+      const std::optional<Preset> preset = preset_by_id(QString::fromLatin1(id));
+      QVERIFY(preset);
+      for (bool recompute : {false, true}) {
+        Experiment experiment = preset->experiment;
+        experiment.parallel.recompute = recompute;
+        try {
+          check_host_memory(experiment, {int64_t{1} << 40}, int64_t{1} << 30);
+          QFAIL("a terabyte does not fit in a gigabyte");
+        } catch (const std::exception& error) {
+          check(QString::fromUtf8(error.what()));
+        }
+      }
+    }
+    check(
+        QStringLiteral("device 3: the embedding's vocab = 3 is smaller than data.vocab = 16; "
+                       "set model.layers[0].vocab to at least 16"));
     QVERIFY2(messages > 1000, qPrintable(QString::number(messages)));
     QStringList list(untranslated.begin(), untranslated.end());
     list.sort();

@@ -392,6 +392,30 @@
         <source>the embedding&apos;s vocab = %1 but %2 has %3 tokens; set model.layers[0].vocab to at least %4</source>
         <translation>嵌入层的 vocab = %1，但 %2 有 %3 个词元；请把 model.layers[0].vocab 设为至少 %4</translation>
     </message>
+    <message>
+        <source>data.samples = %1 needs about %2 but only %3 of memory is available; use fewer samples</source>
+        <translation>data.samples = %1 约需 %2，但可用内存只有 %3；请使用更少的样本</translation>
+    </message>
+    <message>
+        <source>this run needs about %1 for weights, gradients, optimizer state and activations (device %2 alone %3) but only %4 of memory is available; use a smaller model or training.batch_size, or fewer devices</source>
+        <translation>这次运行的权重、梯度、优化器状态和激活共需约 %1（仅设备 %2 就要 %3），但可用内存只有 %4；请使用更小的模型或 training.batch_size，或更少的设备</translation>
+    </message>
+    <message>
+        <source>this run needs about %1 for weights, gradients, optimizer state and activations (device %2 alone %3) but only %4 of memory is available; use a smaller model or training.batch_size, parallel.recompute = true, or fewer devices</source>
+        <translation>这次运行的权重、梯度、优化器状态和激活共需约 %1（仅设备 %2 就要 %3），但可用内存只有 %4；请使用更小的模型或 training.batch_size、设置 parallel.recompute = true，或使用更少的设备</translation>
+    </message>
+    <message>
+        <source>this run needs about %1 for weights, gradients, optimizer state and activations (device %2 alone %3) but only %4 of memory is available; use a smaller model or training.batch_size, 1f1b instead of gpipe, or fewer devices</source>
+        <translation>这次运行的权重、梯度、优化器状态和激活共需约 %1（仅设备 %2 就要 %3），但可用内存只有 %4；请使用更小的模型或 training.batch_size、用 1f1b 代替 gpipe，或使用更少的设备</translation>
+    </message>
+    <message>
+        <source>this run needs about %1 for weights, gradients, optimizer state and activations (device %2 alone %3) but only %4 of memory is available; use a smaller model or training.batch_size, 1f1b instead of gpipe, parallel.recompute = true, or fewer devices</source>
+        <translation>这次运行的权重、梯度、优化器状态和激活共需约 %1（仅设备 %2 就要 %3），但可用内存只有 %4；请使用更小的模型或 training.batch_size、用 1f1b 代替 gpipe、设置 parallel.recompute = true，或使用更少的设备</translation>
+    </message>
+    <message>
+        <source>device %1: %2</source>
+        <translation>设备 %1：%2</translation>
+    </message>
 </context>
 <context>
     <name>DeviceRowLabel</name>
