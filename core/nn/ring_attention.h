@@ -1,7 +1,11 @@
-// Context parallelism's attention, one head of one sequence at a time: the
-// math each context rank runs as the key and value blocks of the other ranks
-// travel around the ring (ring attention, Liu et al. 2023), with the causal
-// load balancing Megatron-LM uses for --context-parallel-size.
+// Context parallelism's attention in its ring form, one head of one sequence
+// at a time: the math a context rank runs as the key and value blocks of the
+// other ranks travel around the ring (ring attention, Liu et al. 2023), with
+// the causal load balancing Megatron-LM uses for --context-parallel-size. The
+// executors today gather every block first and attend in one pass
+// (gpt_block.h, attention.h's context-parallel form: the same result); this
+// online-softmax form, which never holds a query's whole row of scores, is
+// the reference an overlapped ring will be held to.
 //
 // Positions. The sequence of `seq` tokens is cut into 2 cp equal chunks and
 // rank r holds chunks r and 2 cp - 1 - r, so that under the causal mask every
@@ -23,8 +27,7 @@
 // go back around the ring to the rank that holds those keys, which sums
 // them over every rank's queries.
 //
-// Plain loops, the reference the executors' context-parallel attention is
-// checked against (tests/core/nn/ring_attention_test.cpp checks it against
+// Plain loops (tests/core/nn/ring_attention_test.cpp checks them against
 // attention over the whole sequence on one device).
 #pragma once
 
