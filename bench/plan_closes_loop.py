@@ -5,8 +5,8 @@
    on a common default split (dp 2 x pp 2, 1F1B, the example's 4
    micro-batches) and writes this machine's device and node files.
 2. The split search plans the same GPT for 4 virtual devices of the cpu
-   backend on those files, keeping to what the cpu backend trains (no context
-   parallelism, ZeRO 0-2); it also plans once on the catalogue's uncalibrated
+   backend on those files, keeping to cp 1 and ZeRO 0-2 (the space of the table
+   in docs/simulation-and-planning.md); it also plans once on the catalogue's uncalibrated
    cpu-core profile, which charges nothing per op.
 3. The calibrated search's top plans, the default and the uncalibrated
    search's choice each train for real, in --rounds interleaved rounds of
