@@ -160,6 +160,9 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   curves_->plotLayout()->insertRow(0);
   curves_->plotLayout()->addElement(0, 0, curves_->legend);
   curves_->plotLayout()->setRowStretchFactor(0, 0.001);
+  // Two runs to a line: four long names in one line would widen the loss
+  // pane's column and squeeze the memory pane beside it.
+  curves_->legend->setWrap(2);
   curves_->legend->setFillOrder(QCPLegend::foColumnsFirst);
   curves_->legend->setBorderPen(Qt::NoPen);
   curves_->legend->setMargins(QMargins(4, 2, 4, 0));
