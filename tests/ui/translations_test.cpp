@@ -471,7 +471,8 @@ class TranslationsTest : public QObject {
   // (0, -1, a fraction, a huge number, a blank or unknown name, a word for a
   // flag), gives problems shown in Chinese: the messages are enumerated from
   // the experiment's fields, so a new field or check cannot slip past. So do
-  // the planner's reasons for the splits it prunes.
+  // every pair of the Parallel panel's numbers at 2, 3 and 4, and the
+  // planner's reasons for the splits it prunes.
   void everyMistakeInAFieldIsExplainedInChinese() {
     QVERIFY(apply_language(kChinese));
     QSet<QString> untranslated;
@@ -527,6 +528,28 @@ class TranslationsTest : public QObject {
         }
       }
     }
+    // Two parallel fields at once (what the Parallel panel's spin boxes can
+    // combine): each pair at 2, 3 and 4.
+    const char* const split_fields[] = {"parallel.dp",     "parallel.tp",          "parallel.pp",
+                                        "parallel.cp",     "parallel.ep",          "parallel.zero",
+                                        "parallel.chunks", "parallel.microbatches"};
+    for (const Preset& preset : presets(QStringLiteral("en")))
+      for (size_t a = 0; a < std::size(split_fields); ++a)
+        for (size_t b = a + 1; b < std::size(split_fields); ++b)
+          for (int x : {2, 3, 4})
+            for (int y : {2, 3, 4}) {
+              Experiment experiment = preset.experiment;
+              apply_overrides(experiment, {std::string(split_fields[a]) + "=" + std::to_string(x),
+                                           std::string(split_fields[b]) + "=" + std::to_string(y)});
+              const std::vector<std::string> problems = validate_experiment(experiment);
+              for (const std::string& problem : problems) check(QString::fromStdString(problem));
+              if (!problems.empty()) continue;
+              try {
+                check_trainable(experiment);
+              } catch (const std::exception& error) {
+                check(QString::fromUtf8(error.what()));
+              }
+            }
     // The planner's reasons for every plan it prunes (Plan > Search splits).
     for (const char* id : {"megatron-attention", "zero-stages", "expert-parallel"}) {
       const std::optional<Preset> preset = preset_by_id(QString::fromLatin1(id));
