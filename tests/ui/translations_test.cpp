@@ -539,8 +539,14 @@ class TranslationsTest : public QObject {
           for (int x : {2, 3, 4})
             for (int y : {2, 3, 4}) {
               Experiment experiment = preset.experiment;
-              apply_overrides(experiment, {std::string(split_fields[a]) + "=" + std::to_string(x),
-                                           std::string(split_fields[b]) + "=" + std::to_string(y)});
+              try {  // overrides validate: most mistakes show here
+                apply_overrides(experiment,
+                                {std::string(split_fields[a]) + "=" + std::to_string(x),
+                                 std::string(split_fields[b]) + "=" + std::to_string(y)});
+              } catch (const std::exception& error) {
+                check(QString::fromUtf8(error.what()));
+                continue;
+              }
               const std::vector<std::string> problems = validate_experiment(experiment);
               for (const std::string& problem : problems) check(QString::fromStdString(problem));
               if (!problems.empty()) continue;
