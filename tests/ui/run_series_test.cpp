@@ -2,7 +2,8 @@
 // trains the local variant and then the synced one on one Run, keeps both in
 // the run store and opens the comparison on them as A and B, with the
 // preset's note; "GPipe memory" runs beside 1F1B the same way, and "ZeRO
-// stages" trains four runs and compares them as A to D. Stop stops the series,
+// stages" trains four runs and compares them as A to D, "Context
+// parallelism" four ranks beside one device. Stop stops the series,
 // a first run that fails leaves the others unstarted, a later variant that is
 // not valid starts nothing, and the experiment being edited stays as the user
 // left it.
@@ -271,6 +272,32 @@ class RunSeriesTest : public QObject {
     QVERIFY(compare->addRun());
     QCOMPARE(compare->runs(), (QList<int>{0, 1, 3, 2}));
     QVERIFY(!compare->addRun());  // four at most
+  }
+
+  // The context-parallel preset: four ranks, then one device, along one
+  // loss curve, each rank holding well under half the activations.
+  void contextParallelRunsBesideOneDevice() {
+    MainWindow window;
+    apply_preset(window, 5, QStringLiteral("context-parallel"));
+    QVERIFY(window.startRun());
+    QVERIFY(wait_for_the_series(window));
+    RunStore* store = window.runStore();
+    QCOMPARE(store->count(), 2);
+    QCOMPARE(store->run(0)->experiment.parallel.cp, 4);
+    QCOMPARE(store->run(1)->experiment.parallel.cp, 1);
+    const std::vector<double> ranks = losses_of(store->run(0)->trace);
+    const std::vector<double> one = losses_of(store->run(1)->trace);
+    QCOMPARE(ranks.size(), one.size());
+    for (size_t i = 0; i < one.size(); ++i)
+      QVERIFY2(std::fabs(ranks[i] - one[i]) < 1e-5 * std::max(1.0, one[i]),
+               qPrintable(QString::number(i)));
+    CompareView* compare = window.compareView();
+    compare->setMemoryOverWholeRun(true);
+    compare->setMemoryCategory(MemoryCategory::Activations);
+    bool found = false;
+    const double rank = compare->memoryGraph(0)->getValueRange(found).upper;
+    const double whole = compare->memoryGraph(1)->getValueRange(found).upper;
+    QVERIFY2(rank < 0.45 * whole, qPrintable(QStringLiteral("%1 of %2 MiB").arg(rank).arg(whole)));
   }
 
   void stopStopsTheSeries() {
