@@ -5,8 +5,9 @@
    on a common default split (dp 2 x pp 2, 1F1B, the example's 4
    micro-batches) and writes this machine's device and node files.
 2. The split search plans the same GPT for 4 virtual devices of the cpu
-   backend on those files, keeping to cp 1 and ZeRO 0-2 (the space of the table
-   in docs/simulation-and-planning.md); it also plans once on the catalogue's uncalibrated
+   backend on those files, keeping to cp 1 and ZeRO 0-2 (the space of the first
+   table in docs/simulation-and-planning.md; --whole-space searches context
+   parallelism and ZeRO 3 too); it also plans once on the catalogue's uncalibrated
    cpu-core profile, which charges nothing per op.
 3. The calibrated search's top plans, the default and the uncalibrated
    search's choice each train for real, in --rounds interleaved rounds of
@@ -14,6 +15,7 @@
    round's median step, and the spread is the rounds' range.
 
     python3 bench/plan_closes_loop.py [--cli build/app/pipelab-cli] [--steps 40] [--top 3] [--rounds 3]
+                                      [--whole-space]
 
 It prints the predicted and measured ranking and how far the planner's choice
 is from the fastest plan measured.
@@ -48,10 +50,14 @@ def settings(split):
             "--set", f"parallel.ep={split['ep']}", "--set", f"parallel.offload={split['offload']}"]
 
 
-def search(cli, hardware, top):
+# The space of the docs' first table: cp 1, ZeRO 0-2 (what the cpu backend
+# trained when it was measured); --whole-space searches everything it trains now.
+NARROW_SPACE = ["--space", "cp=1", "--space", "zero=0,1,2"]
+
+
+def search(cli, hardware, top, space):
     return json.loads(run([cli, "plan", "--config", EXAMPLE, *hardware, "--planner", "search", "--devices", "4",
-                           "--memory-per-device", "1GiB", "--space", "cp=1", "--space", "zero=0,1,2",
-                           "--top", str(top), "--json"]))["plans"]
+                           "--memory-per-device", "1GiB", *space, "--top", str(top), "--json"]))["plans"]
 
 
 def predicted_step(cli, hardware, overrides):
@@ -76,7 +82,10 @@ def main():
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--top", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--whole-space", action="store_true",
+                        help="search context parallelism and ZeRO 3 too (both train on the cpu backend now)")
     args = parser.parse_args()
+    space = [] if args.whole_space else NARROW_SPACE
     with tempfile.TemporaryDirectory() as folder:
         device = os.path.join(folder, "this-cpu.json")
         fit = json.loads(run([args.cli, "calibrate", "--config", EXAMPLE, *DEFAULT, "--steps", str(args.steps),
@@ -86,10 +95,10 @@ def main():
         hardware = ["--set", "simulation.profile=" + device]
         rows = [{"name": f"search #{rank}", "label": plan["split"]["label"], "predicted": plan["step_s"],
                  "overrides": settings(plan["split"])}
-                for rank, plan in enumerate(search(args.cli, hardware, args.top), 1)]
+                for rank, plan in enumerate(search(args.cli, hardware, args.top, space), 1)]
         rows.append({"name": "default", "label": "tp 1 cp 1 pp 2 dp 2 zero 0 1f1b no-recompute m 4",
                      "predicted": predicted_step(args.cli, hardware, DEFAULT), "overrides": DEFAULT})
-        uncalibrated = search(args.cli, [], 1)[0]["split"]
+        uncalibrated = search(args.cli, [], 1, space)[0]["split"]
         rows.append({"name": "uncalibrated #1", "label": uncalibrated["label"],
                      "predicted": predicted_step(args.cli, hardware, settings(uncalibrated)),
                      "overrides": settings(uncalibrated)})
