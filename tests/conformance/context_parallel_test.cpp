@@ -84,6 +84,10 @@ TEST(ContextParallelTraining, WithEveryZeroStage) {
     expect_trains_as(reference, plan, "cp 2 x dp 2 zero " + std::to_string(zero));
     plan.parallel.tp = 2;
     expect_trains_as(reference, plan, "cp 2 x tp 2 x dp 2 zero " + std::to_string(zero));
+    // With one replica the context ranks alone share the state out.
+    Experiment ranks_only = with_cp(one, 2);
+    ranks_only.parallel.zero = zero;
+    expect_trains_as(reference, ranks_only, "cp 2 x dp 1 zero " + std::to_string(zero));
   }
 }
 
