@@ -142,20 +142,24 @@ void CudaBackend::report_all() {
   for (PendingLoss& pending : pending_losses_) {
     LossResult totals = pending.loss.totals();
     if (!pending.correct.row_correct.empty()) totals.correct = pending.correct.totals().correct;
-    shared_.recorder.loss(pending.step, place_.replica, pending.microbatch, totals);
+    // Each context rank reports its positions' part (run_reporter.h).
+    shared_.recorder.loss(pending.step, place_.data_parallel_rank(shared_.experiment.parallel.cp),
+                          pending.microbatch, totals);
   }
   pending_losses_.clear();
 }
 
 DeviceTensor CudaBackend::stage_input(const Op& op) {
-  const Tensor host = shared_.data.inputs(op.step, place_.replica, op.microbatch, nullptr);
+  const Tensor host =
+      shared_.data.inputs(op.step, place_.replica, op.microbatch, nullptr, place_.context);
   return staging_->upload(host, allocator(), MemoryCategory::Activations);
 }
 
 DeviceTensor CudaBackend::loss_gradient(const Op& op, const DeviceTensor& output,
                                         const std::function<void(DeviceTensor&)>& tensor_parallel_sum) {
   TrainingData& data = shared_.data;
-  const MicrobatchTargets targets = data.targets(op.step, place_.replica, op.microbatch);
+  const MicrobatchTargets targets =
+      data.targets(op.step, place_.replica, op.microbatch, place_.context);
   PendingLoss pending;
   pending.step = op.step;
   pending.microbatch = op.microbatch;
@@ -416,8 +420,10 @@ void CudaBackend::sharding_collective(GroupCollective kind, DeviceTensor& flat, 
     return collective_over_ranks(flat, ring, collectives++, scatter ? ring_reduce_scatter : ring_all_gather);
   DeviceGroup* group = experts ? devices_.expert_data_parallel_group_of[device] : devices_.data_parallel_group_of[device];
   if (!group) return;
-  // Member replica / ep of the replicas holding the same experts.
-  const int member = experts ? place_.replica / shared_.experiment.parallel.ep : place_.replica;
+  // Member replica / ep of the replicas holding the same experts; of the
+  // dense group, which spans the context ranks, replica x cp + context.
+  const ParallelPlan& plan = shared_.experiment.parallel;
+  const int member = experts ? place_.replica / plan.ep : place_.data_parallel_rank(plan.cp);
   if (scatter)
     group->reduce_scatter(member, flat);
   else
@@ -430,8 +436,8 @@ void CudaBackend::data_parallel_all_reduce(DeviceTensor& flat) {
   const RingGroup& ring = devices_.data_parallel_ring_of[static_cast<size_t>(place_.device)];
   if (ring.size() > 0)
     return collective_over_ranks(flat, ring, data_parallel_collectives_++, ring_all_reduce);
-  devices_.data_parallel_group_of[static_cast<size_t>(place_.device)]->all_reduce(place_.replica,
-                                                                                  flat);
+  devices_.data_parallel_group_of[static_cast<size_t>(place_.device)]->all_reduce(
+      place_.data_parallel_rank(shared_.experiment.parallel.cp), flat);
 }
 
 void CudaBackend::data_parallel_all_reduce(std::vector<float>& values) {
@@ -451,14 +457,27 @@ void CudaBackend::tensor_parallel_all_reduce(DeviceTensor& values) {
                                                                                     values);
 }
 
-void CudaBackend::context_parallel_reduce_scatter(DeviceTensor&) {
-  throw std::logic_error(
-      "the cuda backend does not run context parallelism (check_trainable refuses it)");
+void CudaBackend::context_parallel_reduce_scatter(DeviceTensor& values) {
+  if (collective_on_nccl(devices_.context_parallel_rank_comm_of, values,
+                         GroupCollective::ReduceScatter))
+    return;
+  const RingGroup& ring = devices_.context_parallel_ring_of[static_cast<size_t>(place_.device)];
+  if (ring.size() > 0)
+    return collective_over_ranks(values, ring, context_parallel_collectives_++,
+                                 ring_reduce_scatter);
+  if (DeviceGroup* group = devices_.context_parallel_group_of[static_cast<size_t>(place_.device)])
+    group->reduce_scatter(place_.context, values);
 }
 
-void CudaBackend::context_parallel_all_gather(DeviceTensor&) {
-  throw std::logic_error(
-      "the cuda backend does not run context parallelism (check_trainable refuses it)");
+void CudaBackend::context_parallel_all_gather(DeviceTensor& values) {
+  if (collective_on_nccl(devices_.context_parallel_rank_comm_of, values,
+                         GroupCollective::AllGather))
+    return;
+  const RingGroup& ring = devices_.context_parallel_ring_of[static_cast<size_t>(place_.device)];
+  if (ring.size() > 0)
+    return collective_over_ranks(values, ring, context_parallel_collectives_++, ring_all_gather);
+  if (DeviceGroup* group = devices_.context_parallel_group_of[static_cast<size_t>(place_.device)])
+    group->all_gather(place_.context, values);
 }
 
 void CudaBackend::tensor_parallel_reduce_scatter(DeviceTensor& values) {

@@ -85,6 +85,7 @@ struct CudaDevices {
   std::vector<DeviceGroup*> tensor_parallel_group_of;
   std::vector<DeviceGroup*> expert_parallel_group_of;
   std::vector<DeviceGroup*> expert_data_parallel_group_of;
+  std::vector<DeviceGroup*> context_parallel_group_of;
 
   // A run over processes: the host side of every tensor to or from another
   // rank, the CPU backend's own (a host mailbox per device this rank runs, on
@@ -96,6 +97,7 @@ struct CudaDevices {
   std::vector<RingGroup> tensor_parallel_ring_of;
   std::vector<RingGroup> expert_parallel_ring_of;
   std::vector<RingGroup> expert_data_parallel_ring_of;
+  std::vector<RingGroup> context_parallel_ring_of;
   // Where every member of a group spanning ranks has a GPU of its own, NCCL
   // between ranks instead of the rings (rank_comm_plan.h): this rank's
   // communicators, and per virtual device the index of each kind's group's
@@ -113,6 +115,7 @@ struct CudaDevices {
   std::vector<int> tensor_parallel_rank_comm_of;
   std::vector<int> expert_parallel_rank_comm_of;
   std::vector<int> expert_data_parallel_rank_comm_of;
+  std::vector<int> context_parallel_rank_comm_of;
 
   bool hosts(int device) const { return devices[static_cast<size_t>(device)] != nullptr; }
   // What pipeline_executor.h needs across processes.
@@ -187,9 +190,10 @@ class CudaBackend {
   // and output layer call them.
   void tensor_parallel_reduce_scatter(DeviceTensor& values);
   void tensor_parallel_all_gather(DeviceTensor& values);
-  // Context parallelism does not run on CUDA yet: check_trainable refuses
-  // parallel.cp > 1 on this backend, and a stack is never built with it, so
-  // these throw std::logic_error if ever reached.
+  // Context parallelism's collectives over the context-parallel group (the
+  // ranks splitting this replica's sequences), as the tensor-parallel ones
+  // run. The GPU stack's blocks do not split sequences yet (check_trainable
+  // refuses cp > 1 on cuda), so nothing calls them until they do.
   void context_parallel_reduce_scatter(DeviceTensor& values);
   void context_parallel_all_gather(DeviceTensor& values);
   // Expert parallelism: a moe layer's all-to-all over this replica's
@@ -270,6 +274,7 @@ class CudaBackend {
   std::unique_ptr<HostStaging> host_staging_;  // across processes only
   int64_t data_parallel_collectives_ = 0;      // over ranks, for the rings' tags
   int64_t tensor_parallel_collectives_ = 0;
+  int64_t context_parallel_collectives_ = 0;
   int64_t expert_parallel_collectives_ = 0;
   int64_t expert_data_parallel_collectives_ = 0;
 };

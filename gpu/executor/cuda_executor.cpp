@@ -340,14 +340,17 @@ void CudaExecutor::build_groups() {
   CudaDevices& cuda = *devices_;
   const size_t devices = cuda.devices.size();
   for (auto* group_of : {&cuda.data_parallel_group_of, &cuda.tensor_parallel_group_of,
-                         &cuda.expert_parallel_group_of, &cuda.expert_data_parallel_group_of})
+                         &cuda.expert_parallel_group_of, &cuda.expert_data_parallel_group_of,
+                         &cuda.context_parallel_group_of})
     group_of->assign(devices, nullptr);
-  for (auto* ring_of : {&cuda.data_parallel_ring_of, &cuda.tensor_parallel_ring_of,
-                        &cuda.expert_parallel_ring_of, &cuda.expert_data_parallel_ring_of})
+  for (auto* ring_of :
+       {&cuda.data_parallel_ring_of, &cuda.tensor_parallel_ring_of, &cuda.expert_parallel_ring_of,
+        &cuda.expert_data_parallel_ring_of, &cuda.context_parallel_ring_of})
     ring_of->assign(devices, RingGroup{});
   for (auto* rank_comm_of :
        {&cuda.data_parallel_rank_comm_of, &cuda.tensor_parallel_rank_comm_of,
-        &cuda.expert_parallel_rank_comm_of, &cuda.expert_data_parallel_rank_comm_of})
+        &cuda.expert_parallel_rank_comm_of, &cuda.expert_data_parallel_rank_comm_of,
+        &cuda.context_parallel_rank_comm_of})
     rank_comm_of->assign(devices, -1);
   // The rank plan lists the groups in this order too (CollectiveGroups::all).
   size_t planned = 0;
@@ -399,6 +402,9 @@ void CudaExecutor::build_groups() {
   make_groups(groups.expert_data_parallel, MessageKind::ExpertDataParallelChunk,
               cuda.expert_data_parallel_group_of, cuda.expert_data_parallel_ring_of,
               cuda.expert_data_parallel_rank_comm_of);
+  make_groups(groups.context_parallel, MessageKind::ContextParallelChunk,
+              cuda.context_parallel_group_of, cuda.context_parallel_ring_of,
+              cuda.context_parallel_rank_comm_of);
 }
 
 void CudaExecutor::after_failure() {

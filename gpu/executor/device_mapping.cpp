@@ -49,45 +49,60 @@ bool crosses_processes(const std::vector<int>& devices, int first_hosted, int ho
 
 CollectiveGroups collective_groups(const ParallelPlan& plan, bool model_has_experts) {
   CollectiveGroups groups;
-  if (plan.dp > 1 && plan.update == UpdateMode::Sync)
+  const auto device = [&plan](int replica, int rank, int shard, int context) {
+    return device_id(plan, {replica, rank, shard, context});
+  };
+  if (plan.data_parallel_size() > 1 && plan.update == UpdateMode::Sync)
     for (int rank = 0; rank < plan.pp; ++rank)
       for (int shard = 0; shard < plan.tp; ++shard) {
         std::vector<int>& members = groups.data_parallel.emplace_back();
         for (int replica = 0; replica < plan.dp; ++replica)
-          members.push_back(device_id(plan, {replica, rank, shard}));
+          for (int context = 0; context < plan.cp; ++context)
+            members.push_back(device(replica, rank, shard, context));
       }
   if (plan.tp > 1)
     for (int replica = 0; replica < plan.dp; ++replica)
-      for (int rank = 0; rank < plan.pp; ++rank) {
-        std::vector<int>& members = groups.tensor_parallel.emplace_back();
-        for (int shard = 0; shard < plan.tp; ++shard)
-          members.push_back(device_id(plan, {replica, rank, shard}));
-      }
+      for (int rank = 0; rank < plan.pp; ++rank)
+        for (int context = 0; context < plan.cp; ++context) {
+          std::vector<int>& members = groups.tensor_parallel.emplace_back();
+          for (int shard = 0; shard < plan.tp; ++shard)
+            members.push_back(device(replica, rank, shard, context));
+        }
   if (model_has_experts && plan.ep > 1) {
     // Replica-major device numbers: group g's member m is replica g ep + m.
     for (int group = 0; group < plan.dp / plan.ep; ++group)
       for (int rank = 0; rank < plan.pp; ++rank)
-        for (int shard = 0; shard < plan.tp; ++shard) {
-          std::vector<int>& members = groups.expert_parallel.emplace_back();
-          for (int member = 0; member < plan.ep; ++member)
-            members.push_back(device_id(plan, {group * plan.ep + member, rank, shard}));
-        }
+        for (int shard = 0; shard < plan.tp; ++shard)
+          for (int context = 0; context < plan.cp; ++context) {
+            std::vector<int>& members = groups.expert_parallel.emplace_back();
+            for (int member = 0; member < plan.ep; ++member)
+              members.push_back(device(group * plan.ep + member, rank, shard, context));
+          }
     if (plan.dp > plan.ep && plan.update == UpdateMode::Sync)
       for (int member = 0; member < plan.ep; ++member)
         for (int rank = 0; rank < plan.pp; ++rank)
-          for (int shard = 0; shard < plan.tp; ++shard) {
-            std::vector<int>& holders = groups.expert_data_parallel.emplace_back();
-            for (int replica = member; replica < plan.dp; replica += plan.ep)
-              holders.push_back(device_id(plan, {replica, rank, shard}));
-          }
+          for (int shard = 0; shard < plan.tp; ++shard)
+            for (int context = 0; context < plan.cp; ++context) {
+              std::vector<int>& holders = groups.expert_data_parallel.emplace_back();
+              for (int replica = member; replica < plan.dp; replica += plan.ep)
+                holders.push_back(device(replica, rank, shard, context));
+            }
   }
+  if (plan.cp > 1)
+    for (int replica = 0; replica < plan.dp; ++replica)
+      for (int rank = 0; rank < plan.pp; ++rank)
+        for (int shard = 0; shard < plan.tp; ++shard) {
+          std::vector<int>& members = groups.context_parallel.emplace_back();
+          for (int context = 0; context < plan.cp; ++context)
+            members.push_back(device(replica, rank, shard, context));
+        }
   return groups;
 }
 
 std::vector<std::vector<int>> CollectiveGroups::all() const {
   std::vector<std::vector<int>> every;
-  for (const auto* groups :
-       {&data_parallel, &tensor_parallel, &expert_parallel, &expert_data_parallel})
+  for (const auto* groups : {&data_parallel, &tensor_parallel, &expert_parallel,
+                             &expert_data_parallel, &context_parallel})
     every.insert(every.end(), groups->begin(), groups->end());
   return every;
 }
@@ -101,7 +116,8 @@ std::vector<CollectiveGroup> CollectiveGroups::with_collectives(bool sequence_pa
        {std::pair{&data_parallel, std::vector{AllReduce}},
         std::pair{&tensor_parallel, tensor_parallel_collectives},
         std::pair{&expert_parallel, std::vector{AllToAll}},
-        std::pair{&expert_data_parallel, std::vector{AllReduce}}})
+        std::pair{&expert_data_parallel, std::vector{AllReduce}},
+        std::pair{&context_parallel, std::vector{AllGather, ReduceScatter}}})
     for (const std::vector<int>& members : *groups) every.push_back({members, collectives});
   return every;
 }

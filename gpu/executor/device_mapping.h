@@ -28,19 +28,25 @@ namespace pipelab::gpu {
 // shard; member m holds the experts of ExpertShard rank m), and under
 // synchronous updates the all-reduce of the experts' gradients over the
 // replicas holding the same experts (every ep-th: replicas m, m + ep, ...).
-// Groups of one device are left out.
+// Under context parallelism (cp > 1) the data-parallel group spans the
+// replicas and their context ranks (member replica x cp + context), the
+// other groups repeat per context rank, and each (replica, pipeline rank,
+// shard) has a context-parallel group over its cp ranks: the attention's
+// all-gather and reduce-scatter. Groups of one device are left out.
 struct CollectiveGroups {
   std::vector<std::vector<int>> data_parallel;
   std::vector<std::vector<int>> tensor_parallel;
   std::vector<std::vector<int>> expert_parallel;
   std::vector<std::vector<int>> expert_data_parallel;
+  std::vector<std::vector<int>> context_parallel;
 
   // Every group above, one list.
   std::vector<std::vector<int>> all() const;
   // The same list, each group with the collectives it runs: data
   // parallelism's and the experts' gradients an all-reduce; tensor
   // parallelism an all-reduce, and under sequence parallelism a
-  // reduce-scatter and an all-gather too; expert parallelism an all-to-all.
+  // reduce-scatter and an all-gather too; expert parallelism an all-to-all;
+  // context parallelism an all-gather and a reduce-scatter.
   std::vector<CollectiveGroup> with_collectives(bool sequence_parallel) const;
 };
 CollectiveGroups collective_groups(const ParallelPlan& plan, bool model_has_experts);

@@ -91,6 +91,36 @@ TEST(DeviceMappingTest, CollectiveGroupsFollowTheGrid) {
   EXPECT_TRUE(collective_groups(ParallelPlan{}, false).tensor_parallel.empty());
 }
 
+// Context parallelism: device = ((replica pp + rank) cp + context) tp + shard.
+// The data-parallel group spans the replicas and their context ranks
+// (member replica x cp + context), tensor parallelism repeats per context
+// rank, and each (replica, rank, shard) gets a ring over its context ranks
+// that all-gathers and reduce-scatters.
+TEST(DeviceMappingTest, ContextGroupsSplitEachSequenceAndJoinTheDataParallelGroup) {
+  ParallelPlan plan;
+  plan.dp = 2;
+  plan.cp = 2;
+  plan.tp = 2;
+  const CollectiveGroups groups = collective_groups(plan, false);
+  EXPECT_EQ(groups.data_parallel, (std::vector<std::vector<int>>{{0, 2, 4, 6}, {1, 3, 5, 7}}));
+  EXPECT_EQ(groups.tensor_parallel,
+            (std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}, {6, 7}}));
+  EXPECT_EQ(groups.context_parallel,
+            (std::vector<std::vector<int>>{{0, 2}, {1, 3}, {4, 6}, {5, 7}}));
+  using enum GroupCollective;
+  const std::vector<CollectiveGroup> listed = groups.with_collectives(false);
+  ASSERT_EQ(listed.size(), groups.all().size());
+  ASSERT_EQ(listed.size(), 2u + 4u + 4u);
+  EXPECT_EQ(listed.back().members, groups.context_parallel.back());
+  EXPECT_EQ(listed.back().collectives, (std::vector{AllGather, ReduceScatter}));
+  // One replica: the context ranks alone form the data-parallel group.
+  plan.dp = 1;
+  plan.tp = 1;
+  EXPECT_EQ(collective_groups(plan, false).data_parallel, (std::vector<std::vector<int>>{{0, 1}}));
+  EXPECT_EQ(collective_groups(plan, false).context_parallel,
+            (std::vector<std::vector<int>>{{0, 1}}));
+}
+
 TEST(DeviceMappingTest, ExpertGroupsSpreadTheExpertsAndSumTheirHolders) {
   ParallelPlan plan;
   plan.dp = 4;
