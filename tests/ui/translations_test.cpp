@@ -14,6 +14,7 @@
 #include <QXmlStreamReader>
 #include <QtTest>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 
 #include "core/io/experiment_io.h"
@@ -481,6 +482,29 @@ class TranslationsTest : public QObject {
       ++messages;
       if (!has_chinese(core_message_text(english))) untranslated.insert(english);
     };
+    // `base` with `overrides`, each message on the way checked: the
+    // overrides' refusal (they validate), the problems, what Run refuses.
+    // The variant when it is valid, else none.
+    const auto valid_variant =
+        [&check](const Experiment& base,
+                 const std::vector<std::string>& overrides) -> std::optional<Experiment> {
+      Experiment experiment = base;
+      try {
+        apply_overrides(experiment, overrides);
+      } catch (const std::exception& error) {
+        check(QString::fromUtf8(error.what()));
+        return std::nullopt;
+      }
+      const std::vector<std::string> problems = validate_experiment(experiment);
+      for (const std::string& problem : problems) check(QString::fromStdString(problem));
+      if (!problems.empty()) return std::nullopt;
+      try {
+        check_trainable(experiment);
+      } catch (const std::exception& error) {
+        check(QString::fromUtf8(error.what()));  // still a valid file, which predicts
+      }
+      return experiment;
+    };
     for (const Preset& preset : presets(QStringLiteral("en"))) {
       const nlohmann::json document = nlohmann::json::parse(experiment_to_json(preset.experiment));
       std::vector<std::pair<std::string, nlohmann::json>> fields;  // (--set path, value)
@@ -502,26 +526,14 @@ class TranslationsTest : public QObject {
         if (value.is_boolean()) wrong = {"maybe"};
         if (value.is_string()) wrong = {"bogus", ""};
         for (const std::string& setting : wrong) {
-          Experiment experiment = preset.experiment;
+          const std::optional<Experiment> experiment =
+              valid_variant(preset.experiment, {path + "=" + setting});
+          if (!experiment) continue;
+          // A valid file can still fail to predict (and, for a data field,
+          // to load its data as Run does).
           try {
-            apply_overrides(experiment, {path + "=" + setting});
-          } catch (const std::exception& error) {
-            check(QString::fromUtf8(error.what()));
-            continue;
-          }
-          const std::vector<std::string> problems = validate_experiment(experiment);
-          for (const std::string& problem : problems) check(QString::fromStdString(problem));
-          if (!problems.empty()) continue;
-          // A valid file can still fail to predict or to train (what Run refuses).
-          try {
-            predict_experiment(experiment);
-          } catch (const std::exception& error) {
-            check(QString::fromUtf8(error.what()));
-          }
-          try {
-            check_trainable(experiment);
-            // A data field's mistake may show only when the data loads (Run).
-            if (path.rfind("data.", 0) == 0) TrainingData data(experiment);
+            predict_experiment(*experiment);
+            if (path.rfind("data.", 0) == 0) TrainingData data(*experiment);
           } catch (const std::exception& error) {
             check(QString::fromUtf8(error.what()));
           }
@@ -537,25 +549,10 @@ class TranslationsTest : public QObject {
       for (size_t a = 0; a < std::size(split_fields); ++a)
         for (size_t b = a + 1; b < std::size(split_fields); ++b)
           for (int x : {2, 3, 4})
-            for (int y : {2, 3, 4}) {
-              Experiment experiment = preset.experiment;
-              try {  // overrides validate: most mistakes show here
-                apply_overrides(experiment,
-                                {std::string(split_fields[a]) + "=" + std::to_string(x),
-                                 std::string(split_fields[b]) + "=" + std::to_string(y)});
-              } catch (const std::exception& error) {
-                check(QString::fromUtf8(error.what()));
-                continue;
-              }
-              const std::vector<std::string> problems = validate_experiment(experiment);
-              for (const std::string& problem : problems) check(QString::fromStdString(problem));
-              if (!problems.empty()) continue;
-              try {
-                check_trainable(experiment);
-              } catch (const std::exception& error) {
-                check(QString::fromUtf8(error.what()));
-              }
-            }
+            for (int y : {2, 3, 4})
+              valid_variant(preset.experiment,
+                            {std::string(split_fields[a]) + "=" + std::to_string(x),
+                             std::string(split_fields[b]) + "=" + std::to_string(y)});
     // The planner's reasons for every plan it prunes (Plan > Search splits).
     for (const char* id : {"megatron-attention", "zero-stages", "expert-parallel"}) {
       const std::optional<Preset> preset = preset_by_id(QString::fromLatin1(id));
