@@ -23,6 +23,10 @@ struct DeviceProfile {
   // What launching one kernel costs the host: a pass of small kernels can
   // take no less than its kernels x this, however little they compute.
   double kernel_launch_s = 0;
+  // Units that each run one tile of a GEMM at a time (a GPU's streaming
+  // multiprocessors): GEMMs are priced by their shape (core/sim/gemm_time.h).
+  // 0 prices every GEMM at flops_per_s.
+  int compute_units = 0;
   // Fixed host time every compute op costs on top of its work, where the host
   // runs ops one by one (a CPU thread's dispatch and wake-up); 0 where
   // launches overlap the device's work (GPUs: kernel_launch_s covers them).

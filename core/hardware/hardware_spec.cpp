@@ -45,12 +45,13 @@ DeviceProfile device_profile(const DeviceSpec& device, const NodeSpec& node) {
   profile.flops_per_s = device.sustained_gemm_flops("fp32");
   profile.bf16_flops_per_s = device.sustained_gemm_flops("bf16");
   profile.memory_bandwidth = device.memory_bandwidth * device.memory_bandwidth_fraction;
-  profile.link_bandwidth = node.device_link.bandwidth;
+  profile.link_bandwidth = node.device_link.achieved_bandwidth();
   profile.link_latency_s = node.device_link.latency_s;
   profile.host_link_bandwidth = node.host_link_bandwidth;
   profile.host_memory_bandwidth = node.host_memory_bandwidth;
   profile.memory_bytes = static_cast<int64_t>(device.memory_bytes);
   profile.kernel_launch_s = device.kernel_launch_s;
+  profile.compute_units = device.compute_units;
   profile.op_overhead_s = device.op_overhead_s;
   return profile;
 }
@@ -74,6 +75,11 @@ std::vector<std::string> device_spec_problems(const DeviceSpec& device, const st
     check_fraction(problems, where, "achieved.gemm_fraction." + precision, fraction);
   }
   check_fraction(problems, where, "achieved.memory_bandwidth_fraction", device.memory_bandwidth_fraction);
+  if (device.compute_units < 0)
+    problems.push_back(
+        where + ": compute_units = " + std::to_string(device.compute_units) +
+        " must be >= 0 (the GPU's streaming multiprocessors; 0 or absent prices every GEMM "
+        "at one rate)");
   if (!(std::isfinite(device.kernel_launch_s) && device.kernel_launch_s >= 0))
     problems.push_back(where + ": achieved.kernel_launch_us = " + number_text(device.kernel_launch_s * 1e6) +
                        " must be >= 0 (microseconds per kernel)");
@@ -95,6 +101,9 @@ std::vector<std::string> node_spec_problems(const NodeSpec& node, const std::str
                        " must be at least 1");
   check_positive(problems, where, "device_link.bandwidth_gb_s", node.device_link.bandwidth / 1e9,
                  "GB/s per device per direction");
+  check_fraction(problems, where, "device_link.achieved_fraction",
+                 node.device_link.achieved_fraction);
+  check_fraction(problems, where, "network.achieved_fraction", node.network.achieved_fraction);
   if (!(std::isfinite(node.device_link.latency_s) && node.device_link.latency_s >= 0))
     problems.push_back(where + ": device_link.latency_us must be >= 0 (microseconds per message)");
   if (node.device_link.devices_connected < node.devices_per_node)

@@ -27,6 +27,9 @@ struct DeviceSpec {
   // Fraction of the peak a large GEMM sustains, per precision of peak_flops.
   std::map<std::string, double> gemm_fraction;
   double memory_bandwidth_fraction = 0;  // of memory_bandwidth, reached by streaming kernels
+  // Streaming multiprocessors (a GPU's units that each run one tile of a
+  // GEMM at a time); 0 where GEMMs are priced at one rate whatever their shape.
+  int compute_units = 0;
   double kernel_launch_s = 0;            // per kernel
   std::string node;                      // the node type it sits in by default
   std::map<std::string, std::string> sources;  // figure -> where it comes from
@@ -43,6 +46,10 @@ struct LinkSpec {
   double bandwidth = 0;        // per device, per direction, bytes/s
   double latency_s = 0;        // per message
   int devices_connected = 0;   // how many devices it connects all-to-all
+  // Of `bandwidth`, what a large collective's bus bandwidth reaches (nccl-tests' busbw).
+  double achieved_fraction = 1;
+
+  double achieved_bandwidth() const { return bandwidth * achieved_fraction; }
 };
 
 // The network between nodes.
@@ -51,8 +58,11 @@ struct NetworkSpec {
   int nics = 0;
   double nic_bandwidth = 0;  // per NIC, per direction, bytes/s
   double latency_s = 0;      // per message, NIC to NIC
+  // Of the NICs' line rate, what a large collective across nodes reaches.
+  double achieved_fraction = 1;
 
   double node_bandwidth() const { return nics * nic_bandwidth; }
+  double achieved_node_bandwidth() const { return node_bandwidth() * achieved_fraction; }
 };
 
 // One node type: its devices, the fabric between them, its host and its NICs.
@@ -80,7 +90,8 @@ struct ClusterSpec {
 
 // The cost model's view of one device of `node`: sustained rates (GEMMs at
 // the large-GEMM fraction, memory at the streaming fraction), the node's
-// device link, its host link. Checks nothing: the catalogue validated both.
+// device link at its achieved bandwidth, its host link. Checks nothing: the catalogue validated
+// both.
 DeviceProfile device_profile(const DeviceSpec& device, const NodeSpec& node);
 
 // The problems of a device or node description, each saying what is wrong

@@ -64,14 +64,15 @@ std::map<std::string, std::string> read_sources(const JsonObjectReader& top) {
 
 DeviceSpec device_from_json(const Json& document) {
   const JsonObjectReader top(document, "",
-                             {"device", "name", "memory_gb", "memory_bandwidth_gb_s", "peak_tflops", "achieved",
-                              "node", "sources"});
+                             {"device", "name", "memory_gb", "memory_bandwidth_gb_s",
+                              "compute_units", "peak_tflops", "achieved", "node", "sources"});
   DeviceSpec device;
   device.id = required_string(top, "device", "give the device's id (e.g. \"h100\")");
   top.read("name", device.name);
   device.memory_bytes = required_number(top, "memory_gb", "give its memory in GB (10^9 bytes)") * kGiga;
   device.memory_bandwidth =
       required_number(top, "memory_bandwidth_gb_s", "give its datasheet memory bandwidth in GB/s") * kGiga;
+  top.read("compute_units", device.compute_units);
   device.peak_flops = read_per_precision(
       required(top, "peak_tflops", "give its dense datasheet peaks, e.g. {\"fp32\": 67, \"bf16\": 989}"),
       "peak_tflops", kTera);
@@ -107,12 +108,15 @@ NodeSpec node_from_json(const Json& document) {
   node.devices_per_node = required_int(top, "devices_per_node", "give how many devices one node holds");
 
   const JsonObjectReader link(
-      required(top, "device_link", "describe the fabric between its devices (bandwidth_gb_s, latency_us, "
-                                   "devices_connected)"),
-      "device_link", {"kind", "bandwidth_gb_s", "latency_us", "devices_connected"});
+      required(top, "device_link",
+               "describe the fabric between its devices (bandwidth_gb_s, latency_us, "
+               "devices_connected)"),
+      "device_link",
+      {"kind", "bandwidth_gb_s", "achieved_fraction", "latency_us", "devices_connected"});
   link.read("kind", node.device_link.kind);
   node.device_link.bandwidth =
       required_number(link, "bandwidth_gb_s", "give GB/s per device per direction") * kGiga;
+  link.read("achieved_fraction", node.device_link.achieved_fraction);
   node.device_link.latency_s = required_number(link, "latency_us", "give microseconds per message") * kMicro;
   node.device_link.devices_connected =
       required_int(link, "devices_connected", "give how many devices the fabric connects all-to-all");
@@ -126,12 +130,14 @@ NodeSpec node_from_json(const Json& document) {
       kGiga;
 
   const JsonObjectReader network(
-      required(top, "network", "describe the NICs between nodes (nics, nic_bandwidth_gbit_s, latency_us)"),
-      "network", {"kind", "nics", "nic_bandwidth_gbit_s", "latency_us"});
+      required(top, "network",
+               "describe the NICs between nodes (nics, nic_bandwidth_gbit_s, latency_us)"),
+      "network", {"kind", "nics", "nic_bandwidth_gbit_s", "achieved_fraction", "latency_us"});
   network.read("kind", node.network.kind);
   node.network.nics = required_int(network, "nics", "give how many NICs one node has");
   node.network.nic_bandwidth =
       required_number(network, "nic_bandwidth_gbit_s", "give Gbit/s per NIC per direction") * kGiga / 8;
+  network.read("achieved_fraction", node.network.achieved_fraction);
   node.network.latency_s = required_number(network, "latency_us", "give microseconds per message") * kMicro;
   node.sources = read_sources(top);
   throw_problems(node_spec_problems(node, "node " + quoted_excerpt(node.id)));

@@ -36,6 +36,7 @@ std::string device_spec_text(const DeviceSpec& device) {
   json["name"] = device.name;
   json["memory_gb"] = device.memory_bytes / kGiga;
   json["memory_bandwidth_gb_s"] = device.memory_bandwidth / kGiga;
+  if (device.compute_units > 0) json["compute_units"] = device.compute_units;
   json["peak_tflops"] = per_precision(device.peak_flops, kTera);
   Json achieved;
   achieved["gemm_fraction"] = per_precision(device.gemm_fraction, 1.0);
@@ -56,6 +57,7 @@ std::string node_spec_text(const NodeSpec& node) {
   json["devices_per_node"] = node.devices_per_node;
   json["device_link"] = {{"kind", node.device_link.kind},
                          {"bandwidth_gb_s", node.device_link.bandwidth / kGiga},
+                         {"achieved_fraction", node.device_link.achieved_fraction},
                          {"latency_us", node.device_link.latency_s / kMicro},
                          {"devices_connected", node.device_link.devices_connected}};
   json["host_link"] = {{"kind", node.host_link_kind},
@@ -64,6 +66,7 @@ std::string node_spec_text(const NodeSpec& node) {
   json["network"] = {{"kind", node.network.kind},
                      {"nics", node.network.nics},
                      {"nic_bandwidth_gbit_s", node.network.nic_bandwidth * 8 / kGiga},
+                     {"achieved_fraction", node.network.achieved_fraction},
                      {"latency_us", node.network.latency_s / kMicro}};
   json["sources"] = sources_json(node.sources);
   return format_json(json);

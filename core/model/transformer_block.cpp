@@ -16,6 +16,38 @@ constexpr double kDropoutForward = 2, kDropoutBackward = 1;
 constexpr double kResidual = 1;
 constexpr double kRotary = 3;  // per rotated value: two products and a sum
 
+// The block's GEMMs by shape, per sample: QKV, Proj and (without experts) the
+// MLP's two linears as this shard holds them, and the attention core per
+// head of the shard: Q K^T and P V forward; dP = dO V^T, dV = P^T dO, dQ =
+// dS K and dK = dS^T Q backward, each query row against every key.
+void add_block_gemms(SampleGemms& gemms, const TransformerBlockShape& shape,
+                     const BlockSplit& split) {
+  const int64_t tp = split.tp;
+  const int64_t s = shape.tokens;
+  const int64_t keys = s * split.cp;
+  const int64_t h = shape.dim;
+  const int64_t head = shape.dim / shape.heads;
+  const int64_t heads = shape.heads / tp;
+  gemms.add_linear(s, h, shape.qkv_width() / tp);
+  gemms.add_linear(s, h / tp, h);
+  if (!shape.has_experts()) {
+    const int64_t ffn1_out =
+        shape.activation == BlockActivation::SwiGlu ? 2 * shape.ffn : shape.ffn;
+    gemms.add_linear(s, h, ffn1_out / tp);
+    gemms.add_linear(s, shape.ffn / tp, h);
+  }
+  gemms.forward.push_back({{s, keys, head, heads}, SampleAxis::Batch});
+  gemms.forward.push_back({{s, head, keys, heads}, SampleAxis::Batch});
+  gemms.backward_input.push_back({{s, keys, head, heads}, SampleAxis::Batch});
+  gemms.backward_input.push_back({{keys, head, s, heads}, SampleAxis::Batch});
+  gemms.backward_input.push_back({{s, head, keys, heads}, SampleAxis::Batch});
+  gemms.backward_input.push_back({{keys, head, s, heads}, SampleAxis::Batch});
+  if (split.selective_recompute) {
+    gemms.backward_input.push_back({{s, keys, head, heads}, SampleAxis::Batch});
+    gemms.backward_input.push_back({{s, head, keys, heads}, SampleAxis::Batch});
+  }
+}
+
 }  // namespace
 
 int64_t transformer_block_params(const TransformerBlockShape& shape) {
@@ -96,6 +128,7 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
     mlp_kept_values = (swiglu ? 2 * sf : sf) / tp  // the activation's input (FFN1's output)
                       + sf / tp;                   // FFN2's input (the activation's output)
   }
+  add_block_gemms(cost.gemms, shape, split);
   // Selective recomputation runs the attention core's forward again in the backward.
   if (split.selective_recompute)
     cost.backward_input_flops += attention_forward + kSoftmaxForward * scores +

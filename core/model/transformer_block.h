@@ -29,7 +29,9 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
+#include "core/model/gemm_shape.h"
 #include "core/model/mixture_of_experts.h"
 
 namespace pipelab {
@@ -116,6 +118,10 @@ struct BlockCost {
   // Per sample, the forward's attention GEMMs (Q K^T and P V; their
   // backward is twice this): the work a context-parallel ring hides behind.
   double attention_flops = 0;
+  // Per sample, the GEMMs behind the FLOPs above, by shape: the linears'
+  // and the attention core's (a mixture of experts' are not listed; the cost
+  // model prices unlisted FLOPs at the large-GEMM rate).
+  SampleGemms gemms;
 };
 
 // The block's total parameters (no split).

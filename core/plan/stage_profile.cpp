@@ -21,11 +21,15 @@ struct ShardCost {
   double backward_weight_flops = 0;
   int64_t params = 0;
   int64_t activation_bytes = 0;  // in float32 (masks: one byte per element)
+  SampleGemms gemms;             // behind the FLOPs, where the layer lists them
 };
 
 ShardCost full_cost(const LayerInfo& info) {
-  return {info.forward_flops, info.backward_input_flops, info.backward_weight_flops, info.params,
-          info.activation_bytes};
+  ShardCost cost{info.forward_flops, info.backward_input_flops, info.backward_weight_flops,
+                 info.params,        info.activation_bytes,     {}};
+  if (info.type == LayerType::Linear)
+    cost.gemms.add_linear(info.tokens, info.token_in(), info.token_out());
+  return cost;
 }
 
 // A split linear: each shard multiplies in x out / tp per position. A
@@ -43,6 +47,7 @@ ShardCost linear_shard_cost(const LayerInfo& info, bool has_bias, TensorParallel
   cost.backward_weight_flops = matmul_flops + static_cast<double>(bias) * tokens;
   cost.params = shard_in * shard_out + bias;
   cost.activation_bytes = shard_in * info.tokens * kBytesPerValue;  // the (possibly split) input
+  cost.gemms.add_linear(info.tokens, shard_in, shard_out);
   return cost;
 }
 
@@ -478,7 +483,12 @@ std::vector<StageProfile> profile_stages(const ModelSpec& whole_model, const Par
           if (!last_block || !(last_block->first == info.block))
             last_block.emplace(info.block, transformer_block_cost(info.block, split));
           const BlockCost& block = last_block->second;
-          cost = {block.forward_flops, block.backward_input_flops, block.backward_weight_flops, block.params, 0};
+          cost = {block.forward_flops,
+                  block.backward_input_flops,
+                  block.backward_weight_flops,
+                  block.params,
+                  0,
+                  block.gemms};
           profile.forward_memory_bytes += block.forward_memory_values * bytes.activation * samples;
           profile.backward_memory_bytes += block.backward_memory_values * bytes.activation * samples;
           kept = block.kept.bytes(bytes.activation);
@@ -548,6 +558,9 @@ std::vector<StageProfile> profile_stages(const ModelSpec& whole_model, const Par
       profile.forward_kernels += kernels.forward;
       profile.backward_input_kernels += kernels.backward_input;
       profile.backward_weight_kernels += kernels.backward_weight;
+      add_gemms(profile.forward_gemms, cost.gemms.forward, microbatch_size);
+      add_gemms(profile.backward_input_gemms, cost.gemms.backward_input, microbatch_size);
+      add_gemms(profile.backward_weight_gemms, cost.gemms.backward_weight, microbatch_size);
       profile.forward_flops += cost.forward_flops * samples;
       profile.backward_input_flops += cost.backward_input_flops * samples;
       profile.backward_weight_flops += cost.backward_weight_flops * samples;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/model/gemm_shape.h"
 #include "core/model/model_spec.h"
 #include "core/model/precision.h"
 #include "core/plan/parallel_plan.h"
@@ -90,6 +91,13 @@ struct StageProfile {
   // GPU implementation runs the layers (stage_profile.cpp's layer_kernels).
   // However little they compute, a pass takes at least kernels x the
   // device's launch cost (core/sim/cost_model.h).
+  // Per micro-batch, per shard: the GEMMs behind the FLOPs above, by shape
+  // (the linears' and the Transformer blocks'), which the cost model prices
+  // shape by shape on a device that describes its compute units. FLOPs no
+  // GEMM here accounts for run at the large-GEMM rate.
+  std::vector<GemmCount> forward_gemms;
+  std::vector<GemmCount> backward_input_gemms;
+  std::vector<GemmCount> backward_weight_gemms;
   int64_t forward_kernels = 0;
   int64_t backward_input_kernels = 0;
   int64_t backward_weight_kernels = 0;

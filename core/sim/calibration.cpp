@@ -176,7 +176,10 @@ CalibrationResult calibrate_cluster(const std::vector<MeasuredRun>& runs, const 
       const double per_message = sends.sum_y / sends.n - base.node.device_link.latency_s;
       if (per_message > 0) bandwidth = (sends.sum_x / sends.n) / per_message;
     }
-    if (bandwidth > 0) node.device_link.bandwidth = bandwidth;
+    if (bandwidth > 0) {
+      node.device_link.bandwidth = bandwidth;  // measured: what the link achieves
+      node.device_link.achieved_fraction = 1;
+    }
   }
   const bool communicates = std::any_of(runs.begin(), runs.end(), [](const MeasuredRun& run) {
     const ParallelPlan& plan = run.experiment.parallel;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/sim/collective_cost.h"
+#include "core/sim/gemm_time.h"
 
 namespace pipelab {
 namespace {
@@ -40,6 +41,17 @@ double unit_time(const StageWork& work, const UnitCosts& unit) {
   if (work.backward_weight) time += unit.w;
   if (work.optimizer_step) time += unit.u;
   return time;
+}
+
+// Seconds for one pass's work: its listed GEMMs by shape, the FLOPs they do
+// not account for at the device's GEMM rate.
+double pass_seconds(double flops, const std::vector<GemmCount>& gemms, const DeviceProfile& device,
+                    int64_t element_bytes) {
+  if (device.compute_units <= 0) return flops / device.flops_per_s;
+  double seconds = 0;
+  for (const GemmCount& gemm : gemms)
+    seconds += static_cast<double>(gemm.count) * gemm_seconds(gemm.shape, device, element_bytes);
+  return seconds + std::max(0.0, flops - gemm_flops(gemms)) / device.flops_per_s;
 }
 
 void check_positive(double value, const char* field, const std::string& profile) {
@@ -81,6 +93,13 @@ CostModel CostModel::from_profiles(const std::vector<StageProfile>& stages,
   model.stages_ = stages;
   model.device_ = device;
   model.optimizer_slots_ = optimizer_slots;
+  for (const StageProfile& stage : stages) {
+    const int64_t bytes = stage.precision.activation;
+    model.arithmetic_.push_back(
+        {pass_seconds(stage.forward_flops, stage.forward_gemms, device, bytes),
+         pass_seconds(stage.backward_input_flops, stage.backward_input_gemms, device, bytes),
+         pass_seconds(stage.backward_weight_flops, stage.backward_weight_gemms, device, bytes)});
+  }
   return model;
 }
 
@@ -137,7 +156,7 @@ double CostModel::duration(const Op& op) const {
         std::to_string(stages_.size()) + "); pass one profile per pipeline stage");
   const StageProfile& stage = stages_[op.stage];
   // GEMMs at the GEMM rate, the memory-bound kernels at the memory bandwidth.
-  double time = stage_flops(op.kind, stage) / device_.flops_per_s +
+  double time = arithmetic_time(op.kind, op.stage) +
                 stage_memory_bytes(op.kind, stage) / device_.memory_bandwidth;
   // The host launches the pass's kernels one after another: a pass of small
   // ones takes as long as launching them.
@@ -150,6 +169,16 @@ double CostModel::duration(const Op& op) const {
             static_cast<double>(optimizer_bytes_per_param(optimizer_slots_)) /
             device_.memory_bandwidth;
   return time * compute_slowdown(op.device);
+}
+
+double CostModel::arithmetic_time(OpKind kind, int stage) const {
+  const StageWork& work = op_kind_facts(kind).work;
+  const StageArithmetic& arithmetic = arithmetic_[static_cast<size_t>(stage)];
+  double seconds = 0;
+  if (work.forward) seconds += arithmetic.forward;
+  if (work.backward_input) seconds += arithmetic.backward_input;
+  if (work.backward_weight) seconds += arithmetic.backward_weight;
+  return seconds;
 }
 
 double CostModel::host_update_duration(const Op& op) const {

@@ -78,10 +78,20 @@ class CostModel {
  private:
   // `seconds` of communication less what hides behind compute (see collective_duration).
   double exposed_part(const Op& op, double seconds) const;
+  // Seconds of arithmetic in an op of `kind` on `stage`: its GEMMs by shape
+  // (gemm_time.h), the rest of its FLOPs at the GEMM rate.
+  double arithmetic_time(OpKind kind, int stage) const;
+
+  // Per stage, the arithmetic seconds of a forward, an input gradient and a
+  // weight gradient (from_profiles works them out once).
+  struct StageArithmetic {
+    double forward = 0, backward_input = 0, backward_weight = 0;
+  };
 
   bool unit_mode_ = true;
   UnitCosts unit_;
   std::vector<StageProfile> stages_;
+  std::vector<StageArithmetic> arithmetic_;
   DeviceProfile device_;
   int optimizer_slots_ = 0;
   std::optional<ClusterTopology> topology_;

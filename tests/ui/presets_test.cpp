@@ -147,9 +147,10 @@ class PresetsTest : public QObject {
     QVERIFY(title.contains(QStringLiteral("step 2")));
   }
 
-  // What the GPT-2 sequence-parallel preset shows: most of its predicted step
-  // is collectives (56% with the blocks' memory-bound kernels priced at
-  // the memory bandwidth), and nothing is left as a bubble (pp 1).
+  // What the GPT-2 sequence-parallel preset shows: nearly half of its
+  // predicted step is collectives (47% with the blocks' memory-bound kernels
+  // at the memory bandwidth and the GEMMs priced by shape), and nothing is
+  // left as a bubble (pp 1).
   void theSequenceParallelPresetsOverheadIsCommunication() {
     MainWindow window;
     window.setSaveQuestion([](const QString&) { return QMessageBox::Discard; });
@@ -158,7 +159,7 @@ class PresetsTest : public QObject {
     QTRY_COMPARE(window.overheadView()->predictedShares().size(), size_t{4});
     const std::vector<OverheadShares> predicted = window.overheadView()->predictedShares();
     for (const OverheadShares& share : predicted) {
-      QVERIFY2(share.collectives > 0.5, qPrintable(QString::number(share.collectives)));
+      QVERIFY2(share.collectives > 0.4, qPrintable(QString::number(share.collectives)));
       QVERIFY(share.bubble + share.load_imbalance < 1e-9);
     }
     // The parallel panel's predicted bubble says so beside it.

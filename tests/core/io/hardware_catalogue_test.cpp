@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/io/hardware_file_text.h"
 #include "tests/core/io/io_test_support.h"
 
 namespace pipelab {
@@ -143,6 +144,17 @@ TEST(HardwareCatalogue, RefusesUnsoundDeviceFiles) {
   const nlohmann::json text = "fast";
   EXPECT_MENTIONS(error_of([&] { parse_device_spec(h100_with("/memory_gb", &text), "m"); }), "memory_gb");
   EXPECT_MENTIONS(error_of([] { parse_device_spec("{\"device\": ", "m"); }), "not valid JSON");
+  const nlohmann::json negative_units = -132;
+  EXPECT_MENTIONS(
+      error_of([&] { parse_device_spec(h100_with("/compute_units", &negative_units), "m"); }),
+      "compute_units = -132 must be >= 0 (the GPU's streaming multiprocessors");
+  const nlohmann::json fractional_units = 13.5;
+  EXPECT_MENTIONS(
+      error_of([&] { parse_device_spec(h100_with("/compute_units", &fractional_units), "m"); }),
+      "compute_units");
+  // Without compute units every GEMM runs at one rate, whatever its shape.
+  EXPECT_EQ(parse_device_spec(h100_with("/compute_units", nullptr), "m").compute_units, 0);
+  EXPECT_EQ(find_device_profile("h100")->compute_units, 132);
   const nlohmann::json negative_overhead = -2;
   EXPECT_MENTIONS(error_of([&] {
                     parse_device_spec(h100_with("/achieved/op_overhead_us", &negative_overhead),
@@ -161,6 +173,31 @@ TEST(HardwareCatalogue, RefusesUnsoundNodeFiles) {
                   "network.nics = 0 must be at least 1");
   EXPECT_MENTIONS(error_of([] { parse_node_spec(dgx_h100_with("/device_link/speed", 1), "n.json"); }),
                   "unknown key 'device_link.speed'");
+  EXPECT_MENTIONS(error_of([] {
+                    parse_node_spec(dgx_h100_with("/device_link/achieved_fraction", 1.2), "n.json");
+                  }),
+                  "device_link.achieved_fraction = 1.2 must be a fraction in (0, 1]");
+  EXPECT_MENTIONS(
+      error_of([] { parse_node_spec(dgx_h100_with("/network/achieved_fraction", 0), "n.json"); }),
+      "network.achieved_fraction = 0 must be a fraction in (0, 1]");
+}
+
+// A link's achieved fraction (nccl-tests' bus bandwidth over the datasheet's)
+// is what transfers and collectives run at; absent, the datasheet figure.
+TEST(HardwareCatalogue, ALinkRunsAtItsAchievedBandwidth) {
+  const NodeSpec measured =
+      parse_node_spec(dgx_h100_with("/device_link/achieved_fraction", 0.8), "n.json");
+  EXPECT_DOUBLE_EQ(measured.device_link.achieved_bandwidth(), 0.8 * 450e9);
+  EXPECT_DOUBLE_EQ(device_profile(load_device_spec("h100"), measured).link_bandwidth, 0.8 * 450e9);
+  const NodeSpec plain =
+      parse_node_spec(dgx_h100_with("/network/achieved_fraction", 0.5), "n.json");
+  EXPECT_DOUBLE_EQ(plain.device_link.achieved_bandwidth(), 450e9);
+  EXPECT_DOUBLE_EQ(plain.network.achieved_node_bandwidth(), 0.5 * 8 * 50e9);
+  // The DGX A100's NVLink: 200 of 300 GB/s measured by nccl-tests.
+  EXPECT_DOUBLE_EQ(load_node_spec("dgx-a100").device_link.achieved_bandwidth(), 0.67 * 300e9);
+  // A node file written out reads back with its fractions.
+  const NodeSpec again = parse_node_spec(node_spec_text(measured), "again.json");
+  EXPECT_DOUBLE_EQ(again.device_link.achieved_fraction, 0.8);
 }
 
 TEST(HardwareCatalogue, AUsersFilesLoadByPathBesideTheExperiment) {

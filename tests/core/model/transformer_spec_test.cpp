@@ -122,3 +122,67 @@ TEST(TransformerSpec, KvHeadsMustDivideTheHeads) {
 
 }  // namespace
 }  // namespace pipelab
+
+namespace pipelab {
+namespace {
+
+double per_sample_flops(const std::vector<SampleGemm>& gemms) {
+  double flops = 0;
+  for (const SampleGemm& gemm : gemms) flops += gemm.shape.flops();
+  return flops;
+}
+
+// The GEMMs a block lists by shape are exactly its matrix products: the
+// linears' 2 s h (qkv + h + 2 ffn) / t per pass and the attention core's
+// 4 s^2 h / t forward, twice that backward; under grouped-query attention,
+// tensor and context parallelism, SwiGLU and selective recomputation.
+TEST(TransformerSpec, TheBlocksGemmsByShapeAreItsMatrixProducts) {
+  for (const bool swiglu : {false, true})
+    for (const int64_t kv_heads : {int64_t{0}, int64_t{2}})
+      for (const BlockSplit split :
+           {BlockSplit{}, BlockSplit{.tp = 2}, BlockSplit{.tp = 4, .cp = 2},
+            BlockSplit{.tp = 2, .selective_recompute = true}}) {
+        TransformerBlockShape shape;
+        shape.tokens = 64;
+        shape.dim = 256;
+        shape.heads = 8;
+        shape.ffn = 512;
+        shape.kv_heads = kv_heads;
+        shape.activation = swiglu ? BlockActivation::SwiGlu : BlockActivation::Gelu;
+        const BlockCost cost = transformer_block_cost(shape, split);
+        const double s = 64, h = 256, t = split.tp, keys = s * split.cp;
+        const double ffn1 = swiglu ? 1024 : 512;
+        const double linears =
+            2 * s * h * (static_cast<double>(shape.qkv_width()) + h + ffn1 + 512) / t;
+        const double attention = 4 * s * keys * h / t;
+        SCOPED_TRACE(::testing::Message() << "swiglu " << swiglu << " kv_heads " << kv_heads
+                                          << " tp " << split.tp << " cp " << split.cp);
+        EXPECT_DOUBLE_EQ(per_sample_flops(cost.gemms.forward), linears + attention);
+        EXPECT_DOUBLE_EQ(per_sample_flops(cost.gemms.backward_input),
+                         linears + 2 * attention + (split.selective_recompute ? attention : 0));
+        EXPECT_DOUBLE_EQ(per_sample_flops(cost.gemms.backward_weight), linears);
+        // And they are part of the FLOPs the block reports, not beside them.
+        EXPECT_LT(per_sample_flops(cost.gemms.forward), cost.forward_flops);
+        EXPECT_LT(per_sample_flops(cost.gemms.backward_input), cost.backward_input_flops);
+        EXPECT_LT(per_sample_flops(cost.gemms.backward_weight), cost.backward_weight_flops);
+      }
+}
+
+// A micro-batch stacks a linear's rows, lengthens its weight gradient's inner
+// dimension and multiplies attention's batch.
+TEST(TransformerSpec, AMicroBatchGrowsEachGemmAlongItsAxis) {
+  EXPECT_EQ((SampleGemm{{16, 32, 64}, SampleAxis::Rows}.for_samples(4)), (GemmShape{64, 32, 64}));
+  EXPECT_EQ((SampleGemm{{32, 64, 16}, SampleAxis::Inner}.for_samples(4)), (GemmShape{32, 64, 64}));
+  EXPECT_EQ((SampleGemm{{16, 16, 8, 2}, SampleAxis::Batch}.for_samples(4)),
+            (GemmShape{16, 16, 8, 8}));
+  std::vector<GemmCount> pass;
+  add_gemm(pass, {64, 32, 64}, 1);
+  add_gemm(pass, {64, 32, 64}, 2);
+  add_gemm(pass, {32, 64, 64}, 1);
+  ASSERT_EQ(pass.size(), 2u);
+  EXPECT_EQ(pass[0].count, 3);
+  EXPECT_DOUBLE_EQ(gemm_flops(pass), 4 * 2.0 * 64 * 32 * 64);
+}
+
+}  // namespace
+}  // namespace pipelab
