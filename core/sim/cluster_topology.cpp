@@ -9,7 +9,8 @@ int megatron_rank(const DeviceLayout& layout, int device) {
   return ((coord.pipeline_rank * layout.dp + coord.replica) * layout.cp + coord.context) * layout.tp + coord.shard;
 }
 
-ClusterTopology place_devices(const DeviceLayout& layout, const NodeSpec& node) {
+ClusterTopology place_devices(const DeviceLayout& layout, const NodeSpec& node,
+                              bool sequence_parallel) {
   ClusterTopology topology;
   topology.devices_per_node = node.devices_per_node;
   topology.device_link_bandwidth = node.device_link.achieved_bandwidth();
@@ -19,6 +20,9 @@ ClusterTopology place_devices(const DeviceLayout& layout, const NodeSpec& node) 
   topology.node_of_device.resize(static_cast<size_t>(layout.device_count()));
   for (int device = 0; device < layout.device_count(); ++device)
     topology.node_of_device[static_cast<size_t>(device)] = megatron_rank(layout, device) / node.devices_per_node;
+  if (layout.tp > 1 && !sequence_parallel && layout.tp <= node.devices_per_node &&
+      node.devices_per_node % layout.tp == 0)
+    topology.pipeline_message_slices = layout.tp;
   return topology;
 }
 

@@ -26,6 +26,12 @@ struct ClusterTopology {
   // what it gets when every device of the node talks across the network at once.
   double network_bandwidth = 0;
   double network_latency_s = 0;
+  // Megatron-LM's scatter/gather of pipeline messages (on by default there):
+  // under tensor parallelism without sequence parallelism every shard holds
+  // the whole activation, so each sends only its 1/tp slice across the
+  // network, over its own NIC share, and the receiving shards all-gather the
+  // slices over the device link. 1: messages go whole.
+  int pipeline_message_slices = 1;
 
   int node(int device) const { return node_of_device.at(static_cast<size_t>(device)); }
   bool same_node(int a, int b) const { return node(a) == node(b); }
@@ -35,7 +41,10 @@ struct ClusterTopology {
 int megatron_rank(const DeviceLayout& layout, int device);
 
 // Every device of `layout` placed on nodes of type `node`, in Megatron order.
-ClusterTopology place_devices(const DeviceLayout& layout, const NodeSpec& node);
+// With `sequence_parallel` false and a tensor-parallel group inside one node,
+// pipeline messages between nodes are sent as tp slices (pipeline_message_slices).
+ClusterTopology place_devices(const DeviceLayout& layout, const NodeSpec& node,
+                              bool sequence_parallel = true);
 
 // Which of a run's groups span more than one node, for a person to read.
 struct PlacementSummary {

@@ -146,7 +146,7 @@ double CostModel::duration(const Op& op) const {
     const int devices = topology_ ? static_cast<int>(topology_->node_of_device.size()) : 0;
     if (op.peer >= 0 && op.peer < devices && op.device >= 0 && op.device < devices &&
         !topology_->same_node(op.device, op.peer))
-      return topology_->network_latency_s + static_cast<double>(op.bytes) / topology_->network_bandwidth;
+      return network_message_time(op);
     return message_time(device_, op.bytes);
   }
 
@@ -194,6 +194,18 @@ double CostModel::host_update_duration(const Op& op) const {
 }
 
 void CostModel::set_topology(ClusterTopology topology) { topology_ = std::move(topology); }
+
+double CostModel::network_message_time(const Op& op) const {
+  const ClusterTopology& topology = *topology_;
+  const double bytes = static_cast<double>(op.bytes);
+  const int slices = topology.pipeline_message_slices;
+  if (slices <= 1 || op_kind_facts(op.kind).family != OpFamily::PointToPoint)
+    return topology.network_latency_s + bytes / topology.network_bandwidth;
+  // The shard's slice across the network, then the slices gathered inside the node.
+  const double gather = (slices - 1.0) / slices * bytes / topology.device_link_bandwidth +
+                        (slices - 1) * topology.device_link_latency_s;
+  return topology.network_latency_s + bytes / slices / topology.network_bandwidth + gather;
+}
 
 double CostModel::collective_duration(const Op& op, const std::vector<int>& members) const {
   return collective_duration(op, members, group_span(members));

@@ -76,6 +76,8 @@ class CostModel {
   int optimizer_slots() const { return optimizer_slots_; }
 
  private:
+  // A point-to-point message between nodes (ClusterTopology's scatter/gather of pipeline messages).
+  double network_message_time(const Op& op) const;
   // `seconds` of communication less what hides behind compute (see collective_duration).
   double exposed_part(const Op& op, double seconds) const;
   // Seconds of arithmetic in an op of `kind` on `stage`: its GEMMs by shape

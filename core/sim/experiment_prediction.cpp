@@ -32,7 +32,8 @@ CostModel cluster_cost_model(const Experiment& experiment, const ClusterSpec& cl
                              const std::vector<StageProfile>& profiles) {
   CostModel cost = CostModel::from_profiles(profiles, cluster_device(experiment, cluster),
                                             optimizer_slots(experiment));
-  cost.set_topology(place_devices(experiment.parallel.layout(), cluster.node));
+  cost.set_topology(place_devices(experiment.parallel.layout(), cluster.node,
+                                  experiment.parallel.sequence_parallel));
   return cost;
 }
 

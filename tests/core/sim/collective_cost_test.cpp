@@ -166,5 +166,32 @@ TEST(CollectiveCost, TheCostModelPricesMessagesAndCollectivesOnItsCluster) {
   EXPECT_DOUBLE_EQ(cost.duration(send), flat_send);
 }
 
+// Megatron-LM's scatter/gather: at tp 8 without sequence parallelism every
+// shard holds the whole activation, so it sends only its eighth over its own
+// NIC share and the receiving node gathers the eighths over NVLink. With
+// sequence parallelism the shard's message is already its slice and goes as it is.
+TEST(CollectiveCost, PipelineMessagesBetweenNodesGoAsTensorParallelSlices) {
+  StageProfile stage;
+  stage.forward_flops = 1e9;
+  CostModel cost = CostModel::from_profiles({stage, stage}, *find_device_profile("h100"), 2);
+  Op send;
+  send.kind = OpKind::SendActivation;
+  send.device = 0;
+  send.peer = 8;
+  send.bytes = 800'000'000;
+  const DeviceLayout tp8_pp2{1, 8, 2};
+  cost.set_topology(
+      place_devices(tp8_pp2, load_node_spec("dgx-h100"), /*sequence_parallel=*/false));
+  EXPECT_EQ(cost.topology()->pipeline_message_slices, 8);
+  EXPECT_NEAR(cost.duration(send), 10e-6 + 0.1e9 / 50e9 + 7.0 / 8 * 0.8e9 / 450e9 + 7 * 5e-6,
+              1e-12);
+  cost.set_topology(place_devices(tp8_pp2, load_node_spec("dgx-h100"), /*sequence_parallel=*/true));
+  EXPECT_NEAR(cost.duration(send), 10e-6 + 0.8e9 / 50e9, 1e-12);
+  // A tensor-parallel group wider than a node cannot gather inside one.
+  EXPECT_EQ(place_devices(DeviceLayout{1, 16, 2}, load_node_spec("dgx-h100"), false)
+                .pipeline_message_slices,
+            1);
+}
+
 }  // namespace
 }  // namespace pipelab
