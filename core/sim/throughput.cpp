@@ -7,11 +7,11 @@
 
 namespace pipelab {
 
-double model_flops_per_step(const std::vector<StageProfile>& profiles, const ParallelPlan& plan) {
-  double per_microbatch = 0;
-  for (const StageProfile& stage : profiles)
-    per_microbatch += stage.forward_flops + stage.backward_input_flops + stage.backward_weight_flops;
-  return per_microbatch * plan.microbatches * plan.tp * plan.cp * plan.dp;
+double model_flops_per_step(const ModelSpec& model, int64_t batch_size) {
+  double per_sample = 0;
+  for (const LayerInfo& info : describe_layers(model))
+    per_sample += info.forward_flops + info.backward_input_flops + info.backward_weight_flops;
+  return per_sample * static_cast<double>(batch_size);
 }
 
 Throughput predicted_throughput(const Experiment& experiment, const Prediction& prediction) {
@@ -20,7 +20,8 @@ Throughput predicted_throughput(const Experiment& experiment, const Prediction& 
                           "such as h100");
   const ClusterSpec cluster = experiment_cluster(experiment);
   Throughput throughput;
-  throughput.model_flops_per_step = model_flops_per_step(prediction.profiles, experiment.parallel);
+  throughput.model_flops_per_step =
+      model_flops_per_step(experiment.model, experiment.training.batch_size);
   throughput.step_seconds = prediction.result.makespan / std::max(prediction.schedule.steps, 1);
   throughput.devices = experiment.parallel.devices();
   const std::string precision = experiment.training.precision == Precision::Bf16Mixed ? "bf16" : "fp32";

@@ -20,9 +20,11 @@ struct Throughput {
   double mfu = 0;                    // achieved / peak
 };
 
-// Model FLOPs of one training step: the stages' forward and backward FLOPs per
-// micro-batch (per tensor-parallel shard) times micro-batches, shards and replicas.
-double model_flops_per_step(const std::vector<StageProfile>& profiles, const ParallelPlan& plan);
+// Model FLOPs of one training step: every layer's forward and backward FLOPs
+// on the whole model (no split, no recomputation), per sample, times the
+// batch. The same for every split of the same model and batch, so MFU ranks
+// splits as their step times do.
+double model_flops_per_step(const ModelSpec& model, int64_t batch_size);
 
 // The throughput of `prediction` (made from `experiment` on a device of the
 // catalogue, not unit costs). Throws ExperimentError for unit costs.

@@ -26,13 +26,31 @@ double megatron_gpt_flops(double batch, double sequence, double layers, double h
 
 TEST(Throughput, ModelFlopsOfGpt3MatchMegatronsFormula) {
   const Experiment experiment = example("gpt3_175b_predict.json");
-  const Prediction prediction = predict_experiment(experiment, std::nullopt, 0, kMetricsOnly);
-  const double flops = model_flops_per_step(prediction.profiles, experiment.parallel);
+  const double flops = model_flops_per_step(experiment.model, experiment.training.batch_size);
   const double formula = megatron_gpt_flops(experiment.training.batch_size, 2048, 96, 12288, 50304);
   // The profile counts the same GEMMs plus what the formula leaves out
   // (norms, softmax, GELU, the loss): a fraction of a percent more.
   EXPECT_GT(flops, formula);
   EXPECT_LT(flops, formula * 1.02);
+}
+
+// Model FLOPs are the model's, not the split's: tensor parallelism repeats
+// the norms on every shard unless sequence parallelism splits them, and
+// selective recomputation runs attention's forward twice, yet the model does
+// the same work, so MFU ranks splits exactly as their step times do.
+TEST(Throughput, ModelFlopsDoNotDependOnTheSplit) {
+  Experiment experiment = example("gpt3_175b_predict.json");
+  const auto model_flops = [&] {
+    const Prediction prediction = predict_experiment(experiment, std::nullopt, 0, kMetricsOnly);
+    return predicted_throughput(experiment, prediction).model_flops_per_step;
+  };
+  const double reference = model_flops();
+  experiment.parallel.sequence_parallel = false;
+  experiment.parallel.selective_recompute = false;
+  EXPECT_DOUBLE_EQ(model_flops(), reference);
+  experiment.parallel.tp = 4;
+  experiment.parallel.dp = 2;
+  EXPECT_DOUBLE_EQ(model_flops(), reference);
 }
 
 TEST(Throughput, MfuIsAchievedFlopsOverTheDatasheetPeakInTheRunsPrecision) {
