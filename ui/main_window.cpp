@@ -46,6 +46,7 @@
 #include "ui/panels/split_search_dialog.h"
 #include "ui/panels/stats_panel.h"
 #include "ui/panels/training_view.h"
+#include "ui/panels/wheel_needs_focus.h"
 #include "ui/runs_menu.h"
 #include "ui/timeline/timeline_view.h"
 
@@ -84,6 +85,7 @@ QDockWidget* make_dock(const QString& title, const QString& object_name, QWidget
   auto* dock = new QDockWidget(title, parent);
   dock->setObjectName(object_name);
   if (scroll) {
+    WheelNeedsFocus::install_in(content);
     auto* area = new QScrollArea(dock);
     area->setWidget(content);
     area->setWidgetResizable(true);

@@ -24,6 +24,7 @@
 #include "ui/core_message_text.h"
 #include "ui/models/experiment_document.h"
 #include "ui/number_text.h"
+#include "ui/panels/cluster_picture.h"
 #include "ui/panels/local_arrow_keys.h"
 #include "ui/panels/problem_label.h"
 
@@ -148,6 +149,10 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   cluster_label_ = new QLabel(this);
   cluster_label_->setWordWrap(true);
   cluster_label_->setStyleSheet(QStringLiteral("QLabel { color: #555; }"));
+  cluster_picture_ = new ClusterPicture(this);
+  cluster_picture_->setToolTip(
+      tr("Each box is a node, each square a device: its colour is its pipeline stage, "
+         "t its tensor-parallel shard, d its data-parallel replica"));
 
   backend_combo_ = new QComboBox(this);
   backend_combo_->addItem(tr("CPU threads"), QStringLiteral("cpu"));
@@ -208,6 +213,7 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   schedule_form->addRow(tr("Predict on:"), profile_combo_);
   schedule_form->addRow(tr("Nodes:"), nodes_spin_);
   schedule_form->addRow(cluster_label_);
+  schedule_form->addRow(cluster_picture_);
   schedule_form->addRow(overlap_check_);
 
   auto* backend_box = new QGroupBox(tr("Backend"), this);
@@ -429,12 +435,16 @@ void ParallelPanel::refreshCluster(const Experiment& experiment) {
   nodes_spin_->setEnabled(!unit);
   if (unit) {
     cluster_label_->setText(tr("Unit costs: no hardware, every op takes its unit."));
+    cluster_picture_->clear();
     return;
   }
   try {
     const ClusterSpec cluster = experiment_cluster(experiment);
     const DeviceLayout layout = experiment.parallel.layout();
-    const PlacementSummary placed = summarize_placement(layout, place_devices(layout, cluster.node));
+    const ClusterTopology topology =
+        place_devices(layout, cluster.node, experiment.parallel.sequence_parallel);
+    const PlacementSummary placed = summarize_placement(layout, topology);
+    cluster_picture_->setPlacement(layout, topology);
     QStringList crossing;
     if (placed.tensor_parallel_crosses) crossing << tr("tensor-parallel groups");
     if (placed.context_parallel_crosses) crossing << tr("context-parallel rings");
@@ -451,6 +461,7 @@ void ParallelPanel::refreshCluster(const Experiment& experiment) {
     cluster_label_->setText(text);
   } catch (const std::exception& error) {
     cluster_label_->setText(core_message_text(QString::fromUtf8(error.what())));
+    cluster_picture_->clear();
   }
 }
 

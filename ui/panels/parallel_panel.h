@@ -20,6 +20,7 @@ class QToolButton;
 
 namespace pipelab {
 
+class ClusterPicture;
 class ExperimentDocument;
 struct Experiment;
 class ProblemLabel;
@@ -46,6 +47,7 @@ class ParallelPanel : public QWidget {
   QSpinBox* ppSpin() const { return pp_spin_; }
   QSpinBox* nodesSpin() const { return nodes_spin_; }
   QLabel* clusterLabel() const { return cluster_label_; }
+  ClusterPicture* clusterPicture() const { return cluster_picture_; }
   QCheckBox* overlapCheck() const { return overlap_check_; }
   QComboBox* zeroCombo() const { return zero_combo_; }
   QCheckBox* reshardCheck() const { return reshard_check_; }
@@ -83,6 +85,7 @@ class ParallelPanel : public QWidget {
   QComboBox* profile_combo_;
   QSpinBox* nodes_spin_;      // simulation.cluster.nodes (0: as many as needed)
   QLabel* cluster_label_;     // the nodes the prediction places the devices on
+  ClusterPicture* cluster_picture_;  // and the same drawn: nodes, devices by stage
   QCheckBox* overlap_check_;  // simulation.overlap_grad_reduce
   QComboBox* backend_combo_;
   QSpinBox* threads_spin_;

@@ -669,6 +669,21 @@
     </message>
 </context>
 <context>
+    <name>pipelab::ClusterPicture</name>
+    <message>
+        <source>… and one more node like these</source>
+        <translation>……以及另外 1 个同样的节点</translation>
+    </message>
+    <message>
+        <source>… and %1 more nodes like these</source>
+        <translation>……以及另外 %1 个同样的节点</translation>
+    </message>
+    <message>
+        <source>device %1 on node %2: stage %3, replica %4, shard %5, context rank %6</source>
+        <translation>节点 %2 上的设备 %1：阶段 %3，副本 %4，分片 %5，上下文秩 %6</translation>
+    </message>
+</context>
+<context>
     <name>pipelab::CompareView</name>
     <message>
         <source>Run %1:</source>
@@ -2163,6 +2178,10 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
     <message>
         <source>ZeRO 3 (FSDP&apos;s reshard_after_forward): free each layer&apos;s gathered weights after its forward and gather them again for its backward (least memory), or keep them until the backward (one gather per forward pass instead of two: less traffic, more memory)</source>
         <translation>ZeRO 3（FSDP 的 reshard_after_forward）：每层前向之后释放收集来的权重、反向时再收集一次（内存最少），或一直保留到反向（每次前向只收集一次而不是两次：通信更少，内存更多）</translation>
+    </message>
+    <message>
+        <source>Each box is a node, each square a device: its colour is its pipeline stage, t its tensor-parallel shard, d its data-parallel replica</source>
+        <translation>每个方框是一个节点，每个小方块是一台设备：颜色表示其流水线阶段，t 为张量并行分片，d 为数据并行副本</translation>
     </message>
 </context>
 <context>
