@@ -165,6 +165,9 @@ CalibrationResult calibrate_cluster(const std::vector<MeasuredRun>& runs, const 
       const double rate = 1 / seconds_per_flop;
       device.peak_flops[precision] = rate / device.gemm_fraction.at(precision);
       device.op_overhead_s = overhead;
+      // The fitted rate is what this model's GEMMs reached, shapes and all:
+      // pricing them by shape again would count their shapes twice.
+      device.compute_units = 0;
     }
   }
   // The link's bandwidth, then the latency that matches the measured steps.

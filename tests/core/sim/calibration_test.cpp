@@ -72,6 +72,30 @@ TEST(Calibration, RecoversTheHardwareThatProducedTheRuns) {
   }
 }
 
+// A calibrated GPU's fitted rate is what the measured model's GEMMs reached,
+// shapes included, and its link's fitted bandwidth what the link achieved:
+// the written files price GEMMs at that rate (no compute units) and run the
+// link at that bandwidth (achieved fraction 1), so neither is counted twice.
+TEST(Calibration, AFittedGpuRateAndLinkAreNotDiscountedAgain) {
+  Experiment experiment = default_experiment();
+  experiment.parallel.pp = 2;
+  experiment.parallel.schedule = ScheduleKind::OneFOneB;
+  experiment.simulation.profile = "a100";
+  const ClusterSpec base = experiment_cluster(experiment);
+  ASSERT_GT(base.device.compute_units, 0);
+  ASSERT_LT(base.node.device_link.achieved_fraction, 1);
+  std::vector<MeasuredRun> runs;
+  for (int microbatches : {2, 8}) {
+    experiment.parallel.microbatches = microbatches;
+    ASSERT_EQ(validate_experiment(experiment), std::vector<std::string>{});
+    runs.push_back(run_on(experiment, base));
+  }
+  const CalibrationResult fitted = calibrate_cluster(runs, base);
+  EXPECT_EQ(fitted.cluster.device.compute_units, 0);
+  EXPECT_EQ(fitted.cluster.node.device_link.achieved_fraction, 1);
+  EXPECT_GT(fitted.cluster.node.device_link.bandwidth, 0);
+}
+
 // A measured run's first step pays for warm-up (on a GPU the first kernels and
 // allocations took 3 to 8 times longer): its ops are left out of the fit when
 // later steps were measured, so they cannot pull the rate and the overhead.
