@@ -5,9 +5,10 @@
 namespace pipelab {
 namespace {
 
-constexpr int64_t kTile =
-    128;  // rows and columns of C per tile (cuBLAS's common Ampere/Hopper tile)
-constexpr int64_t kSmallestSplit = 256;  // inner-dimension length below which split-K does not go
+// Rows and columns of C per tile (cuBLAS's common Ampere/Hopper tile).
+constexpr int64_t kTile = 128;
+// The inner-dimension length below which split-K does not go.
+constexpr int64_t kSmallestSplit = 256;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -17,6 +18,7 @@ double gemm_tile_fill(const GemmShape& shape, int compute_units) {
   if (compute_units <= 0) return 1.0;
   const int64_t units = compute_units;
   const int64_t tiles = ceil_div(shape.m, kTile) * ceil_div(shape.n, kTile) * shape.batch;
+  if (tiles <= 0) return 1.0;  // an empty product: nothing to fill
   int64_t splits = 1;
   if (tiles < units)
     splits = std::max<int64_t>(1, std::min(units / tiles, shape.k / kSmallestSplit));

@@ -36,6 +36,8 @@ TEST(GemmTime, TheLastWaveOfTilesLeavesUnitsIdle) {
   EXPECT_DOUBLE_EQ(gemm_tile_fill({128 * 132 + 1, 128, 4096}, 132), 133.0 / 264.0);
   // Attention's heads are tiles too.
   EXPECT_DOUBLE_EQ(gemm_tile_fill({128, 128, 64, 264}, 132), 1.0);
+  // An empty product has no tiles to spread (and no division by them).
+  EXPECT_DOUBLE_EQ(gemm_tile_fill({0, 128, 64}, 132), 1.0);
 }
 
 TEST(GemmTime, FewTilesSplitTheInnerDimensionToFillTheUnits) {
