@@ -183,9 +183,25 @@ constexpr const char* kPatterns[] = {
     QT_TRANSLATE_NOOP("CoreMessage",
                       "%1: '%2' is not a node type of the hardware catalogue; valid: %3, or the "
                       "path of a .json file that describes one (see hardware/README.md)"),
-    QT_TRANSLATE_NOOP("CoreMessage",
-                      "%1 must be false, true (\"full\": keep only stage and block inputs) or "
-                      "\"selective\" (recompute transformer blocks' attention), got %2"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "%1 must be false, true (\"full\": keep only each stage's input and rebuild the "
+        "stage), \"block\" (keep each Transformer block's input and rebuild one block at a "
+        "time, as Megatron-LM) or \"selective\" (recompute transformer blocks' attention), "
+        "got %2"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "parallel.recompute = \"selective\" recomputes transformer blocks' attention, and "
+        "this model has none; use recompute = true (full) or false"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "parallel.recompute = \"block\" keeps each Transformer block's input, and this "
+        "model has none; use recompute = true (full) or false"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "parallel.recompute = \"block\": the executors rebuild a whole stage's activations "
+        "before its backward, not one block at a time (the simulator predicts block units); "
+        "set parallel.recompute = true to train, or simulate"),
     QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2; repeat a layer 1 to %3 times"),
     // A layer's own sizes (the Model panel's table).
     QT_TRANSLATE_NOOP("CoreMessage", "%1: %2 needs out (output channels) >= %3, got %4"),

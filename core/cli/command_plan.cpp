@@ -277,7 +277,8 @@ nlohmann::ordered_json split_json(const ParallelPlan& plan) {
           {"zero", plan.zero},
           {"schedule", schedule_name(plan.schedule)},
           {"chunks", plan.chunks},
-          {"recompute", plan.recompute             ? "full"
+          {"recompute", plan.recompute_blocks      ? "block"
+                        : plan.recompute           ? "full"
                         : plan.selective_recompute ? "selective"
                                                    : "none"},
           {"sequence_parallel", plan.sequence_parallel},

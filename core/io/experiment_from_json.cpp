@@ -213,17 +213,22 @@ ParallelPlan read_parallel(const JsonObjectReader& top) {
   reader.read("chunks", plan.chunks);
   reader.read("sequence_parallel", plan.sequence_parallel);
   if (const Json* recompute = reader.find("recompute")) {
-    // false, true (= "full") or "selective" (transformer blocks' attention core only).
+    // false, true (= "full", the stage as the unit), "block" (each Transformer
+    // block as the unit) or "selective" (transformer blocks' attention core only).
     if (recompute->is_boolean()) {
       plan.recompute = recompute->get<bool>();
-    } else if (recompute->is_string() && (*recompute == "full" || *recompute == "selective" ||
-                                          *recompute == "none")) {
-      plan.recompute = *recompute == "full";
+    } else if (recompute->is_string() && (*recompute == "full" || *recompute == "block" ||
+                                          *recompute == "selective" || *recompute == "none")) {
+      plan.recompute = *recompute == "full" || *recompute == "block";
+      plan.recompute_blocks = *recompute == "block";
       plan.selective_recompute = *recompute == "selective";
     } else {
-      throw ExperimentError("parallel.recompute must be false, true (\"full\": keep only stage and block inputs) "
-                            "or \"selective\" (recompute transformer blocks' attention), got " +
-                            json_value_text(*recompute));
+      throw ExperimentError(
+          "parallel.recompute must be false, true (\"full\": keep only each stage's input and "
+          "rebuild the stage), \"block\" (keep each Transformer block's input and rebuild one "
+          "block at a time, as Megatron-LM) or \"selective\" (recompute transformer blocks' "
+          "attention), got " +
+          json_value_text(*recompute));
     }
   }
   reader.read("staleness", plan.staleness);

@@ -128,6 +128,8 @@ Json parallel_to_json(const ParallelPlan& plan) {
   json["update"] = update_name(plan.update);
   if (plan.selective_recompute)
     json["recompute"] = "selective";
+  else if (plan.recompute_blocks)
+    json["recompute"] = "block";
   else
     json["recompute"] = plan.recompute;
   json["sequence_parallel"] = plan.sequence_parallel;

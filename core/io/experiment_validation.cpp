@@ -302,6 +302,13 @@ void check_parallel(const Experiment& experiment, bool model_ok, Problems& probl
                    [](const LayerSpec& layer) { return layer.type == LayerType::TransformerBlock; }))
     problems.push_back("parallel.recompute = \"selective\" recomputes transformer blocks' attention, and this "
                        "model has none; use recompute = true (full) or false");
+  if (model_ok && plan.recompute_blocks &&
+      std::none_of(
+          experiment.model.layers.begin(), experiment.model.layers.end(),
+          [](const LayerSpec& layer) { return layer.type == LayerType::TransformerBlock; }))
+    problems.push_back(
+        "parallel.recompute = \"block\" keeps each Transformer block's input, and this model has "
+        "none; use recompute = true (full) or false");
 
   const bool experts = model_has_experts(experiment.model);
   check_expert_parallel(experiment, model_ok, experts, problems);

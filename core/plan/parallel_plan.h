@@ -41,7 +41,15 @@ struct ParallelPlan {
   int microbatches = 1;   // per step and replica
   ScheduleKind schedule = ScheduleKind::OneFOneB;
   UpdateMode update = UpdateMode::Sync;
-  bool recompute = false;            // full: keep only stage (and block) inputs, rerun forward before B
+  // Full recomputation: the forward keeps only checkpoints and the
+  // activations are rebuilt before the backward. Its unit is the stage
+  // (GPipe's re-materialisation: only the stage input is kept, the stage is
+  // rebuilt whole before B), or with recompute_blocks each Transformer block
+  // (Megatron-LM's full granularity, uniform method, one layer: each block's
+  // input is kept and one block is rebuilt at a time). Block units are
+  // predicted only; the executors rebuild whole stages.
+  bool recompute = false;
+  bool recompute_blocks = false;
   bool selective_recompute = false;  // transformer blocks keep no attention scores; B recomputes them
   bool sequence_parallel = false;    // tp > 1: norms, dropouts, residuals split along the sequence
   OffloadMode offload = OffloadMode::None;

@@ -452,6 +452,7 @@ std::vector<StageProfile> profile_stages(const ModelSpec& whole_model, const Par
     int64_t activation_bytes_per_sample = 0;
     int64_t block_checkpoints_per_sample = 0;  // inputs of blocks after the stage's first layer
     int64_t largest_block_per_sample = 0;
+    int64_t largest_rebuilt_block_per_sample = 0;  // a block's kept activations less its input
     int64_t other_layers_per_sample = 0;       // activations of the stage's layers that are not blocks
     int64_t working_per_sample = 0;            // the largest layer's backward gradient buffers
     // Per stage layer, per sample: its kept activations, its backward's
@@ -493,6 +494,8 @@ std::vector<StageProfile> profile_stages(const ModelSpec& whole_model, const Par
           profile.backward_memory_bytes += block.backward_memory_values * bytes.activation * samples;
           kept = block.kept.bytes(bytes.activation);
           largest_block_per_sample = std::max(largest_block_per_sample, kept);
+          largest_rebuilt_block_per_sample = std::max(largest_rebuilt_block_per_sample,
+                                                      kept - block.input_values * bytes.activation);
           // The block's buffers, and its output gradient dy (received, or the
           // next layer's input gradient), which it holds as its input.
           gradients_by_layer.push_back((block.backward_working_values + block.input_values) *
@@ -610,14 +613,26 @@ std::vector<StageProfile> profile_stages(const ModelSpec& whole_model, const Par
         (range.begin > 0 ? boundary_split(range.begin - 1) : 1);
     profile.output_bytes =
         microbatch_size * infos[range.end - 1].out_features * bytes.activation / boundary_split(range.end - 1);
-    // Full recomputation keeps the stage input and every later block's input.
-    profile.recompute_kept_bytes =
-        std::min(profile.input_bytes + block_checkpoints_per_sample * microbatch_size, profile.activation_bytes);
-    profile.recompute_working_bytes =
-        largest_block_per_sample > 0
-            ? std::min((other_layers_per_sample + largest_block_per_sample) * microbatch_size,
-                       profile.activation_bytes - profile.recompute_kept_bytes)
-            : profile.activation_bytes - profile.recompute_kept_bytes;
+    if (plan.recompute_blocks && largest_block_per_sample > 0) {
+      // Each block as the unit (Megatron-LM): every block's input is kept,
+      // the other layers' activations too, and one block's rest is rebuilt
+      // at a time, in the forward as before the backward.
+      profile.recompute_kept_bytes =
+          std::min(profile.input_bytes +
+                       (block_checkpoints_per_sample + other_layers_per_sample) * microbatch_size,
+                   profile.activation_bytes);
+      profile.recompute_working_bytes =
+          std::min(largest_rebuilt_block_per_sample * microbatch_size,
+                   profile.activation_bytes - profile.recompute_kept_bytes);
+      profile.recompute_forward_peak_bytes =
+          profile.recompute_kept_bytes + profile.recompute_working_bytes;
+    } else {
+      // The stage as the unit (GPipe, and the executors): the forward holds
+      // everything, keeps only the stage input, and the stage is rebuilt whole.
+      profile.recompute_kept_bytes = std::min(profile.input_bytes, profile.activation_bytes);
+      profile.recompute_working_bytes = profile.activation_bytes - profile.recompute_kept_bytes;
+      profile.recompute_forward_peak_bytes = profile.activation_bytes;
+    }
     profiles.push_back(profile);
   }
   return profiles;

@@ -107,13 +107,15 @@ struct StageProfile {
   int64_t activation_bytes = 0;    // kept from forward to backward, per micro-batch
   int64_t input_bytes = 0;         // activation received from the previous stage, per micro-batch
   int64_t output_bytes = 0;        // activation sent to the next stage, per micro-batch
-  // Full recomputation (plan.recompute): what forward keeps per micro-batch
-  // (the stage input, and each transformer block's input as a checkpoint),
-  // and the most that recomputing puts back at once before the backward
-  // (all the rest for an MLP stage; one block's activations at a time, plus
-  // the stage's other layers, for a stage of blocks).
+  // Full recomputation (plan.recompute), per micro-batch: what the forward
+  // keeps, the most that recomputing puts back at once before the backward,
+  // and what the forward holds at its peak. With the stage as the unit: the
+  // stage input; all the rest; everything. With each block as the unit
+  // (plan.recompute_blocks): every block's input and the other layers'
+  // activations; one block's rest; the two together.
   int64_t recompute_kept_bytes = 0;
   int64_t recompute_working_bytes = 0;
+  int64_t recompute_forward_peak_bytes = 0;
   // What the backward (B or BI) of one micro-batch holds while it runs, beyond
   // the kept activations: the largest layer's gradient buffers (a block's
   // several, another layer's input and output gradients). And what BI leaves

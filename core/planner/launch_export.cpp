@@ -134,9 +134,18 @@ LaunchExport megatron(const Experiment& experiment) {
   }
   if (plan.offload == OffloadMode::Optimizer) f.push_back("--optimizer-cpu-offload");
   if (plan.recompute) {
+    // Uniform chunks of layers, each chunk's input kept: one block per chunk,
+    // or the stage's blocks as one chunk (the stage as the unit).
     f.push_back("--recompute-granularity full");
     f.push_back("--recompute-method uniform");
-    f.push_back(flag("recompute-num-layers", 1));
+    if (plan.recompute_blocks)
+      f.push_back(flag("recompute-num-layers", 1));
+    else if (gpt.blocks % plan.stages() == 0)
+      f.push_back(flag("recompute-num-layers", gpt.blocks / plan.stages()));
+    else
+      out.unmapped.push_back("parallel.recompute = true: " + std::to_string(gpt.blocks) +
+                             " blocks do not split evenly into " + std::to_string(plan.stages()) +
+                             " stages, so no recompute-num-layers makes each stage one chunk");
   } else if (plan.selective_recompute) {
     f.push_back("--recompute-granularity selective");
   }
@@ -252,6 +261,11 @@ LaunchExport torchtitan(const Experiment& experiment) {
                                                                          : "none"));
   if (!plan.recompute && plan.selective_recompute)
     t.push_back("selective_ac_option = " + quoted("op"));
+  if (plan.recompute && !plan.recompute_blocks)
+    out.unmapped.push_back(
+        "parallel.recompute = true: torchtitan's full activation checkpointing keeps each block's "
+        "input "
+        "(PipeLab's \"block\"), not only each stage's; exported as mode = \"full\"");
   out.unmapped.push_back(
       "the model itself: torchtitan names a model flavour in its [model] "
       "section; choose the one with " +

@@ -13,7 +13,8 @@
 //                        optim_grads_params (with --use-distributed-optimizer)
 //   offload optimizer    --optimizer-cpu-offload
 //   recompute            --recompute-granularity selective; full adds --recompute-method uniform
-//                        --recompute-num-layers 1 (every block, as PipeLab recomputes)
+//                        --recompute-num-layers 1 ("block": every block's input kept) or the
+//                        stage's block count (true: each stage one chunk)
 //   micro-batches        --micro-batch-size batch / (dp x m), --global-batch-size batch
 //   overlap_grad_reduce  --overlap-grad-reduce
 //   the model            --num-layers, --hidden-size, --ffn-hidden-size, --num-attention-heads,

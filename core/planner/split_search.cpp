@@ -27,7 +27,9 @@
 namespace pipelab {
 namespace {
 
-enum class Recompute { None, Selective, Full };
+// Full recomputation with the stage as its unit (what the executors run) or
+// each Transformer block (Megatron-LM's, predicted only).
+enum class Recompute { None, Selective, Full, Block };
 
 struct ScheduleChoice {
   ScheduleKind kind;
@@ -344,6 +346,7 @@ bool allowed(const std::vector<T>& values, const T& value) {
 
 const char* recompute_name(Recompute recompute) {
   return recompute == Recompute::Full        ? "full"
+         : recompute == Recompute::Block     ? "block"
          : recompute == Recompute::Selective ? "selective"
                                              : "none";
 }
@@ -400,8 +403,9 @@ void restrict_search_space(SearchSpace& space, const std::string& assignment) {
         fail(quoted_excerpt(value) + " is not an offload; valid: none, activations, optimizer");
       space.offload.push_back(value);
     } else if (dimension == "recompute") {
-      if (value != "none" && value != "selective" && value != "full")
-        fail(quoted_excerpt(value) + " is not a recompute policy; valid: none, selective, full");
+      if (value != "none" && value != "selective" && value != "full" && value != "block")
+        fail(quoted_excerpt(value) +
+             " is not a recompute policy; valid: none, selective, full, block");
       space.recompute.push_back(value);
     } else {
       fail("no dimension " + quoted_excerpt(dimension) +
@@ -432,7 +436,10 @@ std::string split_label(const ParallelPlan& plan) {
     label += " kept";  // the gathered weights, for the backward
   if (plan.pp > 1) label += std::string(" ") + schedule_name(plan.schedule);
   if (plan.schedule == ScheduleKind::Interleaved1F1B) label += " x" + std::to_string(plan.chunks);
-  label += plan.recompute ? " full" : plan.selective_recompute ? " selective" : " no-recompute";
+  label += plan.recompute_blocks      ? " block"
+           : plan.recompute           ? " full"
+           : plan.selective_recompute ? " selective"
+                                      : " no-recompute";
   if (plan.ep > 1) label += " ep " + std::to_string(plan.ep);
   if (plan.offload != OffloadMode::None)
     label += std::string(" offload ") + offload_name(plan.offload);
@@ -472,7 +479,10 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
   const int64_t batch = experiment.training.batch_size;
 
   std::vector<Recompute> recomputes = {Recompute::None, Recompute::Full};
-  if (blocks) recomputes.insert(recomputes.begin() + 1, Recompute::Selective);
+  if (blocks) {
+    recomputes.insert(recomputes.begin() + 1, Recompute::Selective);
+    recomputes.push_back(Recompute::Block);
+  }
   std::vector<int> context_sizes = {1};
   if (sequence && blocks)
     for (int cp = 2; cp <= kMaxContextParallel; cp *= 2) context_sizes.push_back(cp);
@@ -575,7 +585,8 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
                   plan.zero = zero;
                   plan.schedule = schedule.kind;
                   plan.chunks = schedule.chunks;
-                  plan.recompute = recompute == Recompute::Full;
+                  plan.recompute = recompute == Recompute::Full || recompute == Recompute::Block;
+                  plan.recompute_blocks = recompute == Recompute::Block;
                   plan.selective_recompute = recompute == Recompute::Selective;
                   plan.sequence_parallel = sequence && blocks && tp > 1;
                   plan.microbatches = m;

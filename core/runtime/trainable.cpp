@@ -79,6 +79,11 @@ void check_trainable(const Experiment& experiment) {
   }
   check_trainable_precision(experiment);
   check_trainable_context(experiment);
+  if (experiment.parallel.recompute_blocks)
+    throw ExperimentError(
+        "parallel.recompute = \"block\": the executors rebuild a whole stage's activations "
+        "before its backward, not one block at a time (the simulator predicts block units); "
+        "set parallel.recompute = true to train, or simulate");
 }
 
 }  // namespace pipelab

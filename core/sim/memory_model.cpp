@@ -17,6 +17,7 @@ StageMemory stage_memory(const CostModel& cost, int stage, int zero, int dp, int
     memory.activations = 1;
     memory.kept_input = 0;
     memory.recomputed = 1;
+    memory.recompute_forward_peak = 1;
     return memory;
   }
   assert(stage >= 0 && stage < static_cast<int>(cost.stages().size()));
@@ -30,6 +31,7 @@ StageMemory stage_memory(const CostModel& cost, int stage, int zero, int dp, int
   memory.activations = profile.activation_bytes;
   memory.kept_input = profile.recompute_kept_bytes;
   memory.recomputed = profile.recompute_working_bytes;
+  memory.recompute_forward_peak = profile.recompute_forward_peak_bytes;
   memory.backward_working = profile.backward_peak_bytes;
   memory.split_backward_working = profile.split_backward_peak_bytes;
   memory.split_backward_kept = profile.split_backward_kept_bytes;
@@ -137,7 +139,8 @@ void MemoryModel::op_started(const Op& op, double t) {
   const StageMemory& stage = state.chunk_memory[chunk];
   switch (op.kind) {
     case OpKind::Forward:
-      add(op.device, t, MemoryCategory::Activations, stage.activations);
+      add(op.device, t, MemoryCategory::Activations,
+          state.recompute ? stage.recompute_forward_peak : stage.activations);
       break;
     case OpKind::Recompute:
       add(op.device, t, MemoryCategory::Activations, stage.recomputed);
@@ -170,7 +173,8 @@ void MemoryModel::op_finished(const Op& op, double t) {
   const StageMemory& stage = state.chunk_memory[chunk];
   if (op.kind == OpKind::Forward) {
     if (state.recompute)
-      add(op.device, t, MemoryCategory::Activations, -(stage.activations - stage.kept_input));
+      add(op.device, t, MemoryCategory::Activations,
+          -(stage.recompute_forward_peak - stage.kept_input));
     add(op.device, t, MemoryCategory::Activations, stage.loss_gradient);
     ++state.inflight;
     state.peaks.peak_inflight_microbatches =

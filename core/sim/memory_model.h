@@ -71,6 +71,8 @@ struct StageMemory {
   int64_t activations = 0;  // per in-flight micro-batch
   int64_t kept_input = 0;   // per micro-batch under recomputation: what F keeps
   int64_t recomputed = 0;   // per micro-batch under recomputation: what Recompute puts back
+  int64_t recompute_forward_peak =
+      0;  // per micro-batch under recomputation: what F holds at its peak
   int64_t backward_working = 0;        // per running B
   int64_t split_backward_working = 0;  // per running BI
   int64_t split_backward_kept = 0;     // per micro-batch between its BI and BW

@@ -92,8 +92,8 @@ int64_t bf16_kept_activation_bytes(const Experiment& experiment, LayerRange laye
 }
 
 int64_t bf16_recomputed_activation_bytes(const Experiment& experiment, LayerRange layers) {
-  const StageKeptBf16Values values = stage_kept_bf16_values(experiment, layers);
-  return bf16_bytes_per_microbatch(experiment, values.largest_block + values.others);
+  // The executors rebuild the whole stage: every value it keeps in bf16.
+  return bf16_kept_activation_bytes(experiment, layers);
 }
 
 int64_t bf16_gathered_norm_bytes(const Experiment& experiment, LayerRange layers) {
@@ -192,6 +192,7 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
         std::min(kept.recompute_working_bytes -
                      bf16_recomputed_activation_bytes(experiment, profiles[stage].layers),
                  kept.activation_bytes - kept.recompute_kept_bytes);
+    kept.recompute_forward_peak_bytes = kept.activation_bytes;  // the stage is the unit
     // Sequence parallelism: the norm outputs gathered again, bf16 from BI to BW.
     kept.split_backward_kept_bytes -= bf16_gathered_norm_bytes(experiment, profiles[stage].layers);
     // The backward's peaks and what BI leaves for BW are net of the kept

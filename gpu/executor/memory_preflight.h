@@ -132,17 +132,15 @@ int64_t largest_per_token_copy_bytes(const Experiment& experiment, LayerRange la
 // bytes of one micro-batch's kept activations that are not kept in bf16
 // (`stage` is the float32 profile, whose activation_bytes count the
 // bf16-kept ones at 4 bytes: twice `bf16_kept_bytes`), backward gradient
-// buffers and im2col matrix, since each rounded input is one of those. (Under selective recompute the attention
-// probabilities that the backward recomputes are not among them, so their
-// rounding is not counted.) Under full recompute, of the most that
-// recomputing puts back at once (StageProfile::recompute_working_bytes: one
-// block's activations with the stage's other layers'), the bytes kept in
-// bf16: the largest block's and the other layers'
-// (bf16_recomputed_activation_bytes). Under sequence parallelism, of what
-// BI keeps for BW (StageProfile::split_backward_kept_bytes), the norm
-// outputs its blocks gather again, in bf16 (bf16_gathered_norm_bytes); the
-// backward's working bytes (StageProfile::backward_working_bytes, the
-// largest layer's) still count them at 4 bytes, erring high.
+// buffers and im2col matrix, since each rounded input is one of those. (Under selective recompute
+// the attention probabilities that the backward recomputes are not among them, so their rounding is
+// not counted.) Under full recompute, of what recomputing puts back
+// (StageProfile::recompute_working_bytes: the executors rebuild the whole stage), the bytes kept in
+// bf16: all of them (bf16_recomputed_activation_bytes). Under sequence parallelism, of what BI
+// keeps for BW (StageProfile::split_backward_kept_bytes), the norm outputs its blocks gather again,
+// in bf16 (bf16_gathered_norm_bytes); the backward's working bytes
+// (StageProfile::backward_working_bytes, the largest layer's) still count them at 4 bytes, erring
+// high.
 int64_t bf16_weight_copy_bytes(const StageProfile& stage);
 int64_t bf16_kept_activation_bytes(const Experiment& experiment, LayerRange layers);
 int64_t bf16_recomputed_activation_bytes(const Experiment& experiment, LayerRange layers);

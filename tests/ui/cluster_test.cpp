@@ -140,6 +140,30 @@ class ClusterTest : public QObject {
     QCOMPARE(nodes->value(), nodes_before);
   }
 
+  // Full recomputation's unit: the stage (what the executors run) or, for a
+  // Transformer, each block as Megatron-LM keeps it (predicted only).
+  void theRecomputationUnitIsChosenInThePanel() {
+    MainWindow window;
+    QVERIFY(window.applyPreset("fsdp"));  // a tiny GPT
+    window.document()->edit([](Experiment& e) {
+      e.parallel.recompute = false;
+      e.parallel.selective_recompute = false;
+    });
+    ParallelPanel* panel = window.parallelPanel();
+    QVERIFY(!panel->blockRecomputeCheck()->isEnabled());
+    panel->recomputeCheck()->setChecked(true);
+    QVERIFY(window.document()->experiment().parallel.recompute);
+    QVERIFY(!window.document()->experiment().parallel.recompute_blocks);
+    QVERIFY(panel->blockRecomputeCheck()->isEnabled());
+    panel->blockRecomputeCheck()->setChecked(true);
+    QVERIFY(window.document()->experiment().parallel.recompute_blocks);
+    // Without full recomputation there is no unit.
+    panel->recomputeCheck()->setChecked(false);
+    QVERIFY(!window.document()->experiment().parallel.recompute_blocks);
+    QVERIFY(!panel->blockRecomputeCheck()->isChecked());
+    QVERIFY(!panel->blockRecomputeCheck()->isEnabled());
+  }
+
   void theZeroStageAndFsdpsReshardingAreChosenInThePanel() {
     MainWindow window;
     window.document()->edit([](Experiment& e) {

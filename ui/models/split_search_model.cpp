@@ -33,7 +33,8 @@ QString SplitSearchModel::valueOf(const ParallelPlan& plan, Dimension dimension)
       return name;
     }
     case Recompute:
-      return plan.recompute             ? QStringLiteral("full")
+      return plan.recompute_blocks      ? QStringLiteral("block")
+             : plan.recompute           ? QStringLiteral("full")
              : plan.selective_recompute ? QStringLiteral("selective")
                                         : QStringLiteral("none");
     case Offload:

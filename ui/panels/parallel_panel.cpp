@@ -93,6 +93,14 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   recompute_check_->setToolTip(
       tr("Keep only each stage's input from the forward and rebuild the rest before the backward: "
          "less memory, one more forward per micro-batch"));
+  block_recompute_check_ =
+      new QCheckBox(tr("… one block at a time, as Megatron-LM (predicted only)"), this);
+  block_recompute_check_->setToolTip(
+      tr("Transformers: keep each block's input, not only the stage's, and rebuild one block at a "
+         "time: "
+         "the memory of Megatron-LM's full recomputation. The simulator predicts it; to train, "
+         "leave it "
+         "off (the executors rebuild whole stages)"));
   selective_recompute_check_ = new QCheckBox(tr("Recompute only attention scores (selective)"), this);
   selective_recompute_check_->setToolTip(
       tr("Transformers: keep no attention scores from the forward and recompute them in the "
@@ -204,6 +212,7 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   schedule_form->addRow(tr("Update:"), update_combo_);
   schedule_form->addRow(tr("Staleness:"), staleness_spin_);
   schedule_form->addRow(recompute_check_);
+  schedule_form->addRow(block_recompute_check_);
   schedule_form->addRow(selective_recompute_check_);
   schedule_form->addRow(tr("Offload to host:"), offload_combo_);
   schedule_form->addRow(tr("ZeRO stage:"), zero_combo_);
@@ -266,6 +275,7 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   connect(recompute_check_, &QCheckBox::toggled, this, [this](bool on) {
     document_->edit([on](Experiment& e) {
       e.parallel.recompute = on;
+      if (!on) e.parallel.recompute_blocks = false;
       if (on) e.parallel.selective_recompute = false;
       if (on && e.parallel.offload == OffloadMode::Activations) e.parallel.offload = OffloadMode::None;
     });
@@ -286,12 +296,18 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
     document_->edit([mode](Experiment& e) {
       e.parallel.offload = mode;
       if (mode == OffloadMode::Activations) e.parallel.recompute = false;
+      if (mode == OffloadMode::Activations) e.parallel.recompute_blocks = false;
     });
+  });
+  connect(block_recompute_check_, &QCheckBox::toggled, this, [this](bool on) {
+    document_->edit(
+        [on](Experiment& e) { e.parallel.recompute_blocks = on && e.parallel.recompute; });
   });
   connect(selective_recompute_check_, &QCheckBox::toggled, this, [this](bool on) {
     document_->edit([on](Experiment& e) {
       e.parallel.selective_recompute = on;
       if (on) e.parallel.recompute = false;
+      if (on) e.parallel.recompute_blocks = false;
     });
   });
   connect(sequence_parallel_check_, &QCheckBox::toggled, this, [this](bool on) {
@@ -381,6 +397,7 @@ void ParallelPanel::refreshFromDocument() {
     check->setChecked(on);
   };
   set_check(recompute_check_, plan.recompute);
+  set_check(block_recompute_check_, plan.recompute_blocks);
   set_check(selective_recompute_check_, plan.selective_recompute);
   set_check(sequence_parallel_check_, plan.sequence_parallel);
   set_check(reshard_check_, plan.reshard_after_forward);
@@ -388,6 +405,7 @@ void ParallelPanel::refreshFromDocument() {
   // Offered where they mean something; a set one stays enabled so it can be cleared.
   const bool transformer = is_sequence_model(experiment.model);
   selective_recompute_check_->setEnabled(transformer || plan.selective_recompute);
+  block_recompute_check_->setEnabled((transformer && plan.recompute) || plan.recompute_blocks);
   sequence_parallel_check_->setEnabled((transformer && plan.tp > 1) || plan.sequence_parallel);
   reshard_check_->setEnabled(plan.zero == 3 || !plan.reshard_after_forward);
   schedule_description_->setText(

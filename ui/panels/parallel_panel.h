@@ -45,6 +45,8 @@ class ParallelPanel : public QWidget {
   QComboBox* scheduleCombo() const { return schedule_combo_; }
   QComboBox* backendCombo() const { return backend_combo_; }
   QSpinBox* ppSpin() const { return pp_spin_; }
+  QCheckBox* recomputeCheck() const { return recompute_check_; }
+  QCheckBox* blockRecomputeCheck() const { return block_recompute_check_; }
   QSpinBox* nodesSpin() const { return nodes_spin_; }
   QLabel* clusterLabel() const { return cluster_label_; }
   ClusterPicture* clusterPicture() const { return cluster_picture_; }
@@ -76,6 +78,7 @@ class ParallelPanel : public QWidget {
   QComboBox* update_combo_;
   QSpinBox* staleness_spin_;
   QCheckBox* recompute_check_;
+  QCheckBox* block_recompute_check_;      // Transformers: each block as the unit (Megatron-LM)
   QCheckBox* selective_recompute_check_;  // Transformers: the attention core only
   QComboBox* offload_combo_;              // parallel.offload
   QComboBox* zero_combo_;                 // parallel.zero

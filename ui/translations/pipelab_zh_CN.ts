@@ -283,10 +283,6 @@
         <translation>%1：&apos;%2&apos; 不是硬件目录中的节点类型；可用：%3，或描述节点的 .json 文件路径（见 hardware/README.md）</translation>
     </message>
     <message>
-        <source>%1 must be false, true (&quot;full&quot;: keep only stage and block inputs) or &quot;selective&quot; (recompute transformer blocks&apos; attention), got %2</source>
-        <translation>%1 必须是 false、true（&quot;full&quot;：只保留阶段和块的输入）或 &quot;selective&quot;（重算 Transformer 块的注意力），实际为 %2</translation>
-    </message>
-    <message>
         <source>%1 = %2; repeat a layer 1 to %3 times</source>
         <translation>%1 = %2；一层可重复 1 到 %3 次</translation>
     </message>
@@ -415,6 +411,22 @@
     <message>
         <source>device %1: %2</source>
         <translation>设备 %1：%2</translation>
+    </message>
+    <message>
+        <source>%1 must be false, true (&quot;full&quot;: keep only each stage&apos;s input and rebuild the stage), &quot;block&quot; (keep each Transformer block&apos;s input and rebuild one block at a time, as Megatron-LM) or &quot;selective&quot; (recompute transformer blocks&apos; attention), got %2</source>
+        <translation>%1 必须是 false、true（&quot;full&quot;：只保留每个阶段的输入并重建整个阶段）、&quot;block&quot;（保留每个 Transformer 块的输入，每次重建一个块，与 Megatron-LM 相同）或 &quot;selective&quot;（重计算 Transformer 块的注意力），实际为 %2</translation>
+    </message>
+    <message>
+        <source>parallel.recompute = &quot;selective&quot; recomputes transformer blocks&apos; attention, and this model has none; use recompute = true (full) or false</source>
+        <translation>parallel.recompute = &quot;selective&quot; 重计算 Transformer 块的注意力，而此模型没有 Transformer 块；请使用 recompute = true（full）或 false</translation>
+    </message>
+    <message>
+        <source>parallel.recompute = &quot;block&quot; keeps each Transformer block&apos;s input, and this model has none; use recompute = true (full) or false</source>
+        <translation>parallel.recompute = &quot;block&quot; 保留每个 Transformer 块的输入，而此模型没有 Transformer 块；请使用 recompute = true（full）或 false</translation>
+    </message>
+    <message>
+        <source>parallel.recompute = &quot;block&quot;: the executors rebuild a whole stage&apos;s activations before its backward, not one block at a time (the simulator predicts block units); set parallel.recompute = true to train, or simulate</source>
+        <translation>parallel.recompute = &quot;block&quot;：执行器在反向之前重建整个阶段的激活，而不是每次一个块（模拟器可以预测按块重计算）；要训练请设置 parallel.recompute = true，或只做模拟</translation>
     </message>
 </context>
 <context>
@@ -2182,6 +2194,14 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
     <message>
         <source>Each box is a node, each square a device: its colour is its pipeline stage, t its tensor-parallel shard, d its data-parallel replica</source>
         <translation>每个方框是一个节点，每个小方块是一台设备：颜色表示其流水线阶段，t 为张量并行分片，d 为数据并行副本</translation>
+    </message>
+    <message>
+        <source>… one block at a time, as Megatron-LM (predicted only)</source>
+        <translation>……每次一个块，与 Megatron-LM 相同（仅预测）</translation>
+    </message>
+    <message>
+        <source>Transformers: keep each block&apos;s input, not only the stage&apos;s, and rebuild one block at a time: the memory of Megatron-LM&apos;s full recomputation. The simulator predicts it; to train, leave it off (the executors rebuild whole stages)</source>
+        <translation>Transformer：不仅保留阶段的输入，还保留每个块的输入，每次重建一个块：即 Megatron-LM 完全重计算的内存。模拟器会预测它；要训练请不要勾选（执行器重建整个阶段）</translation>
     </message>
 </context>
 <context>

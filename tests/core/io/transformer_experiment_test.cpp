@@ -73,12 +73,17 @@ TEST(TransformerExperiment, RecomputeTakesBooleansAndModeNames) {
   for (const auto& [value, full, selective] :
        {std::tuple{Json(true), true, false}, std::tuple{Json(false), false, false},
         std::tuple{Json("full"), true, false}, std::tuple{Json("none"), false, false},
-        std::tuple{Json("selective"), false, true}}) {
+        std::tuple{Json("selective"), false, true}, std::tuple{Json("block"), true, false}}) {
     Json document = tiny_gpt_document();
     document["parallel"]["recompute"] = value;
     const Experiment experiment = parse_experiment(document.dump());
     EXPECT_EQ(experiment.parallel.recompute, full) << value;
     EXPECT_EQ(experiment.parallel.selective_recompute, selective) << value;
+    EXPECT_EQ(experiment.parallel.recompute_blocks, value == Json("block")) << value;
+    // Saved and read back, each keeps its unit.
+    const Experiment again = parse_experiment(experiment_to_json(experiment));
+    EXPECT_EQ(again.parallel.recompute, full) << value;
+    EXPECT_EQ(again.parallel.recompute_blocks, value == Json("block")) << value;
   }
 }
 
@@ -231,6 +236,12 @@ TEST(TransformerExperiment, FeatureModelsRefuseSequenceOnlySettings) {
   Json selective = mlp;
   selective["parallel"]["recompute"] = "selective";
   EXPECT_NE(error_of(selective).find("this model has none"), std::string::npos);
+  Json block = mlp;
+  block["parallel"]["recompute"] = "block";
+  EXPECT_NE(error_of(block).find(
+                "parallel.recompute = \"block\" keeps each Transformer block's input, and this "
+                "model has none"),
+            std::string::npos);
   Json sequence = mlp;
   sequence["parallel"]["sequence_parallel"] = true;
   EXPECT_NE(error_of(sequence).find("needs a Transformer"), std::string::npos);

@@ -94,14 +94,32 @@ TEST(TransformerProfile, SelectiveRecomputeDropsTheAttentionScores) {
   EXPECT_EQ(block_stage_activations(plan), formula(10 * 2 + 24, 2, 0));
 }
 
-TEST(TransformerProfile, FullRecomputeKeepsEachBlocksInput) {
-  // 2 s b h per block in 16 bits: the stage input plus three block checkpoints.
+TEST(TransformerProfile, FullRecomputeWithBlockUnitsKeepsEachBlocksInput) {
+  // Megatron-LM's full granularity, one block per checkpoint: 2 s b h per
+  // block in 16 bits, the stage input plus three block checkpoints.
+  ParallelPlan plan = two_stages();
+  plan.recompute = true;
+  plan.recompute_blocks = true;
+  const StageProfile stage = profile_stages(gpt(), plan, kMicrobatch, Precision::Bf16Mixed).at(1);
+  const int64_t checkpoint = 2 * kTokens * kMicrobatch * kDim;
+  EXPECT_EQ(stage.recompute_kept_bytes, kBlocks * checkpoint);
+  // Recomputing puts back one block's rest at a time, and the forward holds
+  // the checkpoints and one block: never the stage.
+  EXPECT_EQ(stage.recompute_working_bytes, formula(34, 1, 1) / kBlocks - checkpoint);
+  EXPECT_EQ(stage.recompute_forward_peak_bytes,
+            (kBlocks - 1) * checkpoint + formula(34, 1, 1) / kBlocks);
+  EXPECT_LT(stage.recompute_forward_peak_bytes, stage.activation_bytes / 2);
+}
+
+TEST(TransformerProfile, FullRecomputeWithTheStageAsUnitKeepsItsInput) {
+  // GPipe's re-materialisation, as the executors run it: the forward holds
+  // everything, keeps the stage input, and the stage is rebuilt whole.
   ParallelPlan plan = two_stages();
   plan.recompute = true;
   const StageProfile stage = profile_stages(gpt(), plan, kMicrobatch, Precision::Bf16Mixed).at(1);
-  EXPECT_EQ(stage.recompute_kept_bytes, kBlocks * 2 * kTokens * kMicrobatch * kDim);
-  // Recomputing puts back one block at a time.
-  EXPECT_EQ(stage.recompute_working_bytes, formula(34, 1, 1) / kBlocks);
+  EXPECT_EQ(stage.recompute_kept_bytes, 2 * kTokens * kMicrobatch * kDim);
+  EXPECT_EQ(stage.recompute_working_bytes, stage.activation_bytes - stage.recompute_kept_bytes);
+  EXPECT_EQ(stage.recompute_forward_peak_bytes, stage.activation_bytes);
 }
 
 // The backward runs the layers last first (stage_stack.h): B frees each

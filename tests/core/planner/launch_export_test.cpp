@@ -64,6 +64,7 @@ TEST(LaunchExport, ShardingRecomputeAndSchedulesMapOrAreListed) {
   plan.chunks = 1;
   plan.schedule = ScheduleKind::OneFOneB;
   plan.recompute = true;
+  plan.recompute_blocks = true;  // each block's input kept: Megatron-LM's one layer per chunk
   plan.cp = 2;
   plan.dp = 4;
   plan.microbatches = 2;
@@ -80,6 +81,15 @@ TEST(LaunchExport, ShardingRecomputeAndSchedulesMapOrAreListed) {
   EXPECT_TRUE(has_line(titan, "mode = \"full\""));
   EXPECT_TRUE(has_line(titan, "local_batch_size = 8"));
   EXPECT_TRUE(mentions(titan.unmapped, "parallel.zero = 1"));
+  EXPECT_FALSE(mentions(titan.unmapped, "parallel.recompute"));
+  // The stage as the unit: each stage's blocks one chunk (80 blocks, one
+  // stage); torchtitan has no such unit, so it is listed.
+  plan.recompute_blocks = false;
+  megatron = export_launch(experiment, LaunchTool::Megatron);
+  EXPECT_TRUE(has_line(megatron, "--recompute-num-layers 80"));
+  titan = export_launch(experiment, LaunchTool::Torchtitan);
+  EXPECT_TRUE(mentions(titan.unmapped, "parallel.recompute = true"));
+  plan.recompute_blocks = true;
 
   plan.zero = 3;
   megatron = export_launch(experiment, LaunchTool::Megatron);

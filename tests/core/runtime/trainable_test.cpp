@@ -20,6 +20,18 @@ std::string refusal(const Experiment& experiment) {
   return "";
 }
 
+// Recomputation with each block as its unit is predicted, not trained: the
+// executors rebuild whole stages, and the refusal says so.
+TEST(Trainable, RecomputationWithBlockUnitsIsPredictedOnly) {
+  Experiment experiment = testing::tiny_gpt_experiment();
+  experiment.parallel.recompute = true;
+  EXPECT_EQ(refusal(experiment), "");
+  experiment.parallel.recompute_blocks = true;
+  EXPECT_NE(refusal(experiment)
+                .find("parallel.recompute = \"block\": the executors rebuild a whole stage's"),
+            std::string::npos);
+}
+
 TEST(Trainable, TransformersTrainOnTheCpu) {
   EXPECT_EQ(refusal(testing::tiny_gpt_experiment()), "");
 

@@ -40,6 +40,7 @@ std::vector<StageProfile> uniform_profiles(int stages, int64_t params, int64_t a
   // Full recomputation keeps the input and rebuilds the rest (an MLP stage).
   stage.recompute_kept_bytes = std::min(input_bytes, activation_bytes);
   stage.recompute_working_bytes = activation_bytes - stage.recompute_kept_bytes;
+  stage.recompute_forward_peak_bytes = activation_bytes;
   return std::vector<StageProfile>(stages, stage);
 }
 
@@ -203,6 +204,34 @@ TEST(SimulatorMemoryTest, RecomputationTradesTimeForActivationMemory) {
       EXPECT_NEAR(event.t_end - event.t_begin, forward_time, 1e-15);
     }
   EXPECT_EQ(recompute_events, p * m);
+}
+
+// Full recomputation with each Transformer block as its unit (Megatron-LM):
+// the forward holds the checkpoints and one block's rest at a time, never
+// the whole stage, and keeps the checkpoints for the backward.
+TEST(SimulatorMemoryTest, AForwardWithBlockUnitsHoldsOneBlockAtATime) {
+  const int64_t activation = 1000, checkpoints = 300, one_block = 100;
+  auto stages = uniform_profiles(1, 10, activation, 10);
+  stages[0].recompute_kept_bytes = checkpoints;
+  stages[0].recompute_working_bytes = one_block;
+  stages[0].recompute_forward_peak_bytes = checkpoints + one_block;
+  ParallelPlan plan = pipeline(ScheduleKind::OneFOneB, 1, 4);
+  EXPECT_EQ(run_profiled(plan, stages, 0).per_device[0].peak_bytes[kActivations], activation);
+  plan.recompute = true;
+  EXPECT_EQ(run_profiled(plan, stages, 0).per_device[0].peak_bytes[kActivations],
+            checkpoints + one_block);
+  // Two micro-batches in flight on the first of two stages: one forward's
+  // peak on top of the other's checkpoints.
+  ParallelPlan two = pipeline(ScheduleKind::OneFOneB, 2, 4);
+  two.recompute = true;
+  auto pair = uniform_profiles(2, 10, activation, 10);
+  for (StageProfile& stage : pair) {
+    stage.recompute_kept_bytes = checkpoints;
+    stage.recompute_working_bytes = one_block;
+    stage.recompute_forward_peak_bytes = checkpoints + one_block;
+  }
+  EXPECT_EQ(run_profiled(two, pair, 0).per_device[0].peak_bytes[kActivations],
+            2 * checkpoints + one_block);
 }
 
 TEST(SimulatorMemoryTest, UnitModeRecomputationKeepsNothingButTheRebuiltMicrobatch) {
