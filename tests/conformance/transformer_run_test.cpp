@@ -202,6 +202,15 @@ TEST_P(TransformerRun, PredictedActivationPeaksMatchTheMeasuredOnes) {
       {"tp2 x pp2", with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 4, 1, 2)},
   };
   cases.emplace_back("tp2 sp x pp2", sequence_parallel);
+  // Full recomputation with the stage as the unit: each forward holds the
+  // whole stage and keeps its input; 1F1B keeps two micro-batches' inputs on
+  // stage 0 while the next forward runs.
+  Experiment recomputed = with_plan(tiny_gpt_experiment(), ScheduleKind::OneFOneB, 2, 4);
+  recomputed.parallel.recompute = true;
+  cases.emplace_back("full recompute 1f1b pp2 m4", recomputed);
+  Experiment recomputed_gpipe = with_plan(tiny_gpt_experiment(), ScheduleKind::GPipe, 2, 4);
+  recomputed_gpipe.parallel.recompute = true;
+  cases.emplace_back("full recompute gpipe pp2 m4", recomputed_gpipe);
   cases.emplace_back("experts 1f1b pp1 m1",
                      with_plan(testing::gpt_with_expert_blocks(2, 1.25), ScheduleKind::OneFOneB, 1, 1));
   cases.emplace_back("experts gpipe pp2 m4",
