@@ -34,6 +34,17 @@ MeasuredRun run_on(const Experiment& experiment, const ClusterSpec& hardware) {
   return run;
 }
 
+// The experiment "measured" on `hardware` at 2 and 8 micro-batches, as calibrate runs it.
+std::vector<MeasuredRun> runs_at_two_sizes(Experiment experiment, const ClusterSpec& hardware) {
+  std::vector<MeasuredRun> runs;
+  for (int microbatches : {2, 8}) {
+    experiment.parallel.microbatches = microbatches;
+    EXPECT_EQ(validate_experiment(experiment), std::vector<std::string>{});
+    runs.push_back(run_on(experiment, hardware));
+  }
+  return runs;
+}
+
 TEST(Calibration, RecoversTheHardwareThatProducedTheRuns) {
   Experiment experiment = default_experiment();
   experiment.parallel.pp = 2;
@@ -49,12 +60,7 @@ TEST(Calibration, RecoversTheHardwareThatProducedTheRuns) {
   truth.node.device_link.bandwidth = bandwidth;
   truth.node.device_link.latency_s = latency;
 
-  std::vector<MeasuredRun> runs;
-  for (int microbatches : {2, 8}) {
-    experiment.parallel.microbatches = microbatches;
-    ASSERT_EQ(validate_experiment(experiment), std::vector<std::string>{});
-    runs.push_back(run_on(experiment, truth));
-  }
+  const std::vector<MeasuredRun> runs = runs_at_two_sizes(experiment, truth);
   const CalibrationResult fitted = calibrate_cluster(runs, base);
   EXPECT_GT(fitted.compute_samples, 0);
   EXPECT_GT(fitted.message_samples, 0);
@@ -84,13 +90,7 @@ TEST(Calibration, AFittedGpuRateAndLinkAreNotDiscountedAgain) {
   const ClusterSpec base = experiment_cluster(experiment);
   ASSERT_GT(base.device.compute_units, 0);
   ASSERT_LT(base.node.device_link.achieved_fraction, 1);
-  std::vector<MeasuredRun> runs;
-  for (int microbatches : {2, 8}) {
-    experiment.parallel.microbatches = microbatches;
-    ASSERT_EQ(validate_experiment(experiment), std::vector<std::string>{});
-    runs.push_back(run_on(experiment, base));
-  }
-  const CalibrationResult fitted = calibrate_cluster(runs, base);
+  const CalibrationResult fitted = calibrate_cluster(runs_at_two_sizes(experiment, base), base);
   EXPECT_EQ(fitted.cluster.device.compute_units, 0);
   EXPECT_EQ(fitted.cluster.node.device_link.achieved_fraction, 1);
   EXPECT_GT(fitted.cluster.node.device_link.bandwidth, 0);

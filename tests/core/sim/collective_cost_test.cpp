@@ -141,18 +141,28 @@ TEST(CollectiveCost, AnAllToAllSendsTheOtherNodesShareOverTheNetwork) {
   EXPECT_NEAR(estimate.seconds, 8.0 / 16 * bytes / 50e9 + 15 * 10e-6, 1e-9);
 }
 
-TEST(CollectiveCost, TheCostModelPricesMessagesAndCollectivesOnItsCluster) {
+// Two stages of 1 GFLOP on an H100, and a pipeline message from device 0 to device 8.
+CostModel two_h100_stages() {
   StageProfile stage;
   stage.forward_flops = 1e9;
-  CostModel cost = CostModel::from_profiles({stage, stage}, *find_device_profile("h100"), 2);
-  Op all_reduce;
-  all_reduce.kind = OpKind::AllReduce;
-  all_reduce.bytes = 1'000'000'000;
+  return CostModel::from_profiles({stage, stage}, *find_device_profile("h100"), 2);
+}
+
+Op send_to_device_8(int64_t bytes) {
   Op send;
   send.kind = OpKind::SendActivation;
   send.device = 0;
   send.peer = 8;
-  send.bytes = 100'000'000;
+  send.bytes = bytes;
+  return send;
+}
+
+TEST(CollectiveCost, TheCostModelPricesMessagesAndCollectivesOnItsCluster) {
+  CostModel cost = two_h100_stages();
+  Op all_reduce;
+  all_reduce.kind = OpKind::AllReduce;
+  all_reduce.bytes = 1'000'000'000;
+  Op send = send_to_device_8(100'000'000);
   // Without a cluster every pair of devices talks over NVLink.
   const double flat = cost.collective_duration(all_reduce, std::vector<int>{0, 8});
   EXPECT_DOUBLE_EQ(flat, cost.collective_duration(all_reduce, 2));
@@ -171,14 +181,8 @@ TEST(CollectiveCost, TheCostModelPricesMessagesAndCollectivesOnItsCluster) {
 // NIC share and the receiving node gathers the eighths over NVLink. With
 // sequence parallelism the shard's message is already its slice and goes as it is.
 TEST(CollectiveCost, PipelineMessagesBetweenNodesGoAsTensorParallelSlices) {
-  StageProfile stage;
-  stage.forward_flops = 1e9;
-  CostModel cost = CostModel::from_profiles({stage, stage}, *find_device_profile("h100"), 2);
-  Op send;
-  send.kind = OpKind::SendActivation;
-  send.device = 0;
-  send.peer = 8;
-  send.bytes = 800'000'000;
+  CostModel cost = two_h100_stages();
+  const Op send = send_to_device_8(800'000'000);
   const DeviceLayout tp8_pp2{1, 8, 2};
   cost.set_topology(
       place_devices(tp8_pp2, load_node_spec("dgx-h100"), /*sequence_parallel=*/false));
