@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
   shape.head_dim = 64;
   shape.causal = true;
   const bool kept = mode == "kept";
-  set_fused_attention_enabled(mode == "fused");
+  set_fused_attention_mode(mode == "fused" ? FusedAttention::All : FusedAttention::Off);
   try {
     DeviceContext context(0);
     context.make_current();

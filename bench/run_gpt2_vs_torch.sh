@@ -3,10 +3,10 @@
 # training step (pipelab-cli train on bench/configs/gpt2_small.json, the cuda
 # backend) against the same model in PyTorch on the same GPU in the same run
 # (bench/torch_gpt2_step.py: eager with scaled_dot_product_attention, then
-# torch.compile), at batch 4 and 16. PipeLab runs twice per batch: keeping
-# the attention probabilities (its default), and under selective recompute
-# unfused (the default) and with the fused attention kernels
-# (PIPELAB_FUSED_ATTENTION=1); the attention core alone is timed
+# torch.compile), at batch 4 and 16. PipeLab runs three times per batch:
+# keeping the attention probabilities (its default), and under selective
+# recompute with the fused attention kernels (what bf16-mixed runs by
+# default there) and unfused (PIPELAB_FUSED_ATTENTION=0); the attention core alone is timed
 # beside PyTorch's (bench/gpu_attention_step.cpp), for its share of the step.
 # Also the tiny GPT at tp 2 with sequence parallelism against tp 1 on the one
 # GPU: the cost of sharding when both shards share it.
@@ -76,9 +76,10 @@ for batch in ${batches}; do
   [[ "${batch}" == "$(echo "${batches}" | awk '{print $1}')" ]] &&
     trace_args+=(--trace "${out_dir}/gpt2_b${batch}_trace.json")
   pipelab_step "pipelab_b${batch}_kept" "${batch}" "${trace_args[@]}"
-  PIPELAB_FUSED_ATTENTION=1 pipelab_step "pipelab_b${batch}_fused" "${batch}" \
+  (unset PIPELAB_FUSED_ATTENTION; pipelab_step "pipelab_b${batch}_fused" "${batch}" \
+    --set parallel.recompute=selective)
+  PIPELAB_FUSED_ATTENTION=0 pipelab_step "pipelab_b${batch}_recompute_unfused" "${batch}" \
     --set parallel.recompute=selective
-  pipelab_step "pipelab_b${batch}_recompute_unfused" "${batch}" --set parallel.recompute=selective
   if [[ -x "${attention}" ]]; then
     record "attention_b${batch}_kept" "$("${attention}" "${batch}" bf16-mixed kept)"
     record "attention_b${batch}_fused" "$("${attention}" "${batch}" bf16-mixed fused)"

@@ -2,7 +2,7 @@
 // one kernel for the forward, two for the backward, none of them with a
 // [seq, seq] matrix in global memory. Two implementations:
 //  - bf16 q, k and v (bf16-mixed), heads of width 16, 32, 64 or 128: tensor
-//    cores (flash_attention_mma.cu), 64 x 64 tiles of bf16 WMMA products;
+//    cores (flash_attention_mma.cu), 64 x 64 tiles of m16n8k16 mma.sync products;
 //  - otherwise float32, heads of width 8, 16, 32 or 64
 //    (flash_attention.cu): each thread owns one query row (the forward and
 //    dQ) or one key row (dK and dV) and the rows it reads from the others are

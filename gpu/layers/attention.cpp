@@ -260,25 +260,38 @@ flash_math::FlashLayout flash_layout(const AttentionShape& shape) {
 
 namespace {
 
-// 1 on, 0 off; -1 until first asked: then from PIPELAB_FUSED_ATTENTION.
+// A FusedAttention, or -1 until first asked: then from PIPELAB_FUSED_ATTENTION.
 std::atomic<int> fused_attention_switch{-1};
 
 }  // namespace
 
-bool fused_attention_enabled() {
+FusedAttention fused_attention_mode() {
   if (fused_attention_switch.load() < 0) {
     const char* value = std::getenv("PIPELAB_FUSED_ATTENTION");
+    FusedAttention mode = FusedAttention::TensorCores;
+    if (value && std::strcmp(value, "0") == 0) mode = FusedAttention::Off;
+    if (value && std::strcmp(value, "1") == 0) mode = FusedAttention::All;
     int expected = -1;
-    fused_attention_switch.compare_exchange_strong(expected, value && std::strcmp(value, "1") == 0);
+    fused_attention_switch.compare_exchange_strong(expected, static_cast<int>(mode));
   }
-  return fused_attention_switch.load() == 1;
+  return static_cast<FusedAttention>(fused_attention_switch.load());
 }
 
-void set_fused_attention_enabled(bool enabled) { fused_attention_switch.store(enabled ? 1 : 0); }
+void set_fused_attention_mode(FusedAttention mode) {
+  fused_attention_switch.store(static_cast<int>(mode));
+}
 
 bool uses_fused_attention(const AttentionShape& shape, bool keeps_probabilities, bool bf16_inputs) {
-  return !keeps_probabilities && fused_attention_enabled() &&
-         kernels::flash_attention_supports(shape.head_dim, bf16_inputs);
+  if (keeps_probabilities) return false;
+  switch (fused_attention_mode()) {
+    case FusedAttention::Off:
+      return false;
+    case FusedAttention::TensorCores:
+      return bf16_inputs && kernels::flash_attention_mma_supports(shape.head_dim);
+    case FusedAttention::All:
+      return kernels::flash_attention_supports(shape.head_dim, bf16_inputs);
+  }
+  return false;
 }
 
 void gpu_attention_forward(DeviceContext& context, const DeviceTensor& qkv,

@@ -29,17 +29,21 @@
 
 namespace pipelab::gpu {
 
-// Fused attention (kernels/flash_attention.h): when it is on and the caller
-// keeps no probabilities (selective recompute), heads of the widths the
-// kernels take (8 to 64 in float32; 16 to 128 on tensor cores under
-// bf16-mixed) run fused, keeping nothing of P's size at any time: the forward
-// writes the output and each row's log-sum-exp to scratch, the backward runs
-// the forward again for them. It is off unless PIPELAB_FUSED_ATTENTION=1 is
-// in the environment (or a test or benchmark turns it on): on an H200 at
-// GPT-2's shapes the first kernels were slower than the unfused path
-// (docs/gpu-runs.md); it is to be on by default once measured faster.
-bool fused_attention_enabled();
-void set_fused_attention_enabled(bool enabled);
+// Fused attention (kernels/flash_attention.h): when the caller keeps no
+// probabilities (selective recompute), the fused kernels run instead, keeping
+// nothing of P's size at any time: the forward writes the output and each
+// row's log-sum-exp to scratch, the backward runs the forward again for them.
+// Which kernels may run:
+//   TensorCores (the default): the tensor-core kernels, under bf16-mixed, for
+//     heads 16 to 128 wide; on an H200 at GPT-2's shapes they beat the unfused
+//     path, P kept or recomputed (docs/gpu-runs.md);
+//   All: also the float32 kernels (heads 8 to 64), slower than the unfused path;
+//   Off: never.
+// PIPELAB_FUSED_ATTENTION=0 in the environment turns it off, =1 to All (a test
+// or benchmark may set it).
+enum class FusedAttention { Off, TensorCores, All };
+FusedAttention fused_attention_mode();
+void set_fused_attention_mode(FusedAttention mode);
 bool uses_fused_attention(const AttentionShape& shape, bool keeps_probabilities,
                           bool bf16_inputs = false);
 // The fused kernels' view of `shape` (its score scale as the unfused path's).

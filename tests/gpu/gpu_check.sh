@@ -33,7 +33,8 @@
 # Usage: bash tests/gpu/gpu_check.sh [REPORT_DIR=gpu-check] [BUILD_DIR=build-gpu]
 # STEPS="build tests gpt2 profile sanitizer cli bench mpi" picks steps (profile:
 # Nsight Compute's kernel times of a GPT-2 step and the fused attention's
-# counters, under REPORT_DIR/profile); JOBS sets build parallelism;
+# counters, under REPORT_DIR/profile; attention-sanitizer: of the sanitizer
+# step, only its fused-attention part); JOBS sets build parallelism;
 # SUITES (default "test_gpu test_conformance test_runtime") picks the tests
 # step's suites; CONFORMANCE_FILTER (a gtest filter, default all) narrows test_conformance,
 # e.g. to '*/cuda' where GPU time is short; DEADLINE=SECONDS records every step
@@ -316,7 +317,7 @@ if wants mpi; then
   fi
 fi
 
-if wants sanitizer; then
+if wants sanitizer || wants attention-sanitizer; then
   # The sanitizers slow the suites down many times over: their own limit
   # (on an H200 memcheck of the executor's cases took over 100 s).
   outer_timeout="${STEP_TIMEOUT:-}"
@@ -329,6 +330,8 @@ if wants sanitizer; then
       --error-exitcode 9 "${build_dir}/tests/test_gpu" --gtest_filter="${fused}"
     run_step "compute-sanitizer racecheck, fused attention" compute-sanitizer --tool racecheck \
       --error-exitcode 9 "${build_dir}/tests/test_gpu" --gtest_filter="${fused}"
+  fi
+  if command -v compute-sanitizer >/dev/null && wants sanitizer; then
     filter='*OneFOneB/cuda:*ZeroBubble/cuda:*TensorParallel/cuda:*StopEndsQuicklyAndLeavesNothingBehind/cuda'
     filter+=':*ConvEquivalence.SyncedBatchNormInDataParallelEqualsOneDevice/cuda'
     filter+=':*MoeEquivalence.Top1WithDroppedTokensLearnsAsOnTheCpu/cuda'

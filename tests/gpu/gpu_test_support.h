@@ -38,18 +38,21 @@ inline Experiment small_experiment(const std::string& backend = "cuda") {
   return on_backend(pipelab::testing::small_experiment(), backend);
 }
 
-// Turns fused attention on or off (gpu/layers/attention.h) for its lifetime.
+// Sets which fused attention kernels may run (gpu/layers/attention.h) for its
+// lifetime: on, every kernel (FusedAttention::All); off, none.
 class FusedAttentionSwitch {
  public:
-  explicit FusedAttentionSwitch(bool on) : before_(fused_attention_enabled()) {
-    set_fused_attention_enabled(on);
+  explicit FusedAttentionSwitch(bool on)
+      : FusedAttentionSwitch(on ? FusedAttention::All : FusedAttention::Off) {}
+  explicit FusedAttentionSwitch(FusedAttention mode) : before_(fused_attention_mode()) {
+    set_fused_attention_mode(mode);
   }
-  ~FusedAttentionSwitch() { set_fused_attention_enabled(before_); }
+  ~FusedAttentionSwitch() { set_fused_attention_mode(before_); }
   FusedAttentionSwitch(const FusedAttentionSwitch&) = delete;
   FusedAttentionSwitch& operator=(const FusedAttentionSwitch&) = delete;
 
  private:
-  bool before_;
+  FusedAttention before_;
 };
 
 // How many CUDA devices there are, and why there are none.

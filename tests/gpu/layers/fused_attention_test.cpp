@@ -111,11 +111,16 @@ TEST(FusedAttentionTest, TensorCoreKernelsMatchTheCpuUnderBf16Mixed) {
   expect_fused_matches_cpu({"width 128, grouped, causal", 128, 4, 2, 200, true, 0.0f}, true, 1e-2);
   expect_fused_matches_cpu({"width 128, not causal, dropout", 128, 2, 0, 64, false, 0.1f}, true,
                            1e-2);
+  // Four tiles a side: six of the ten causal tiles are seen whole (no mask
+  // tested), the diagonal four masked, with dropout in both.
+  expect_fused_matches_cpu(
+      {"width 64, grouped, causal, dropout, 4 tiles", 64, 4, 2, 256, true, 0.1f}, true, 1e-2);
 }
 
-// Switched on and without a kept P the fused path takes the widths each
-// kernel family has; it falls back to the unfused path elsewhere, when P is
-// kept, and when switched off (the default: PIPELAB_FUSED_ATTENTION=1 turns it on).
+// Without a kept P the fused path takes the widths each kernel family has
+// where that family is switched on: by default the tensor-core kernels alone
+// (bf16-mixed); it falls back to the unfused path elsewhere, when P is kept,
+// and when switched off.
 TEST(FusedAttentionTest, ChosenForTheWidthsItTakesWhenSwitchedOn) {
   AttentionShape shape;
   shape.batch = 1;
@@ -125,6 +130,15 @@ TEST(FusedAttentionTest, ChosenForTheWidthsItTakesWhenSwitchedOn) {
   {
     const testing::FusedAttentionSwitch off(false);
     EXPECT_FALSE(uses_fused_attention(shape, false, true));
+  }
+  {
+    const testing::FusedAttentionSwitch tensor_cores(FusedAttention::TensorCores);
+    EXPECT_TRUE(uses_fused_attention(shape, false, true));
+    EXPECT_FALSE(uses_fused_attention(shape, true, true));  // P kept
+    EXPECT_FALSE(uses_fused_attention(shape, false));       // float32
+    shape.head_dim = 8;
+    EXPECT_FALSE(uses_fused_attention(shape, false, true));  // too narrow for the tensor cores
+    shape.head_dim = 64;
   }
   const testing::FusedAttentionSwitch on(true);
   for (const int64_t width : {8, 16, 32, 64}) {
