@@ -2,6 +2,8 @@
 
 #include <cassert>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #include "gpu/device/cuda_check.h"
 #include "gpu/device/device_guard.h"
@@ -21,11 +23,13 @@ TensorParallelSetup host_setup(int tp, int shard, const std::vector<TensorParall
   return setup;
 }
 
-// What the pinned buffer holds at most: the values and the buffers.
-int64_t staged_floats(GpuSequential& stage) {
+// What the pinned buffer holds at most: the values and the buffers, counted
+// on the host twin, whose tensors are always whole (ZeRO 3 builds the device
+// stage's layers sliced and gathers them whole only to use or copy them).
+int64_t staged_floats(Sequential& host) {
   int64_t floats = 0;
-  for (const GpuParameter& parameter : stage.parameters()) floats += parameter.value->size();
-  for (const DeviceTensor* buffer : stage.buffers()) floats += buffer->size();
+  for (const Parameter& parameter : host.parameters()) floats += parameter.value->size();
+  for (const Tensor* buffer : host.buffers()) floats += buffer->size();
   return floats;
 }
 
@@ -53,7 +57,7 @@ HostStageMirror::HostStageMirror(const ModelSpec& model, uint64_t seed, GpuSeque
   });
   const std::vector<GpuParameter> parameters = device_.parameters();
   const int gpu = stage_gpu(parameters);
-  pinned_ = PinnedBuffer(gpu, staged_floats(device_) * static_cast<int64_t>(sizeof(float)));
+  pinned_ = PinnedBuffer(gpu, staged_floats(host_) * static_cast<int64_t>(sizeof(float)));
   if (pinned_.bytes() > 0) uploaded_ = CudaEvent(gpu);
 }
 
@@ -72,6 +76,12 @@ void HostStageMirror::download(bool gradients) {
   }
   assert(from.size() == to.size());
   if (from.empty()) return;
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i]->size() != to[i]->size())
+      throw std::logic_error("copying a stage to the host: a device tensor of " +
+                             std::to_string(from[i]->size()) + " floats for a host one of " +
+                             std::to_string(to[i]->size()) +
+                             " (ZeRO 3's weights are copied only while gathered whole)");
   DeviceGuard guard(from.front()->device());
   const cudaStream_t stream = from.front()->stream();
   // Queued after any upload from the buffer on the same stream, so it cannot

@@ -10,11 +10,11 @@
 // Host memory, not counted on any device (like the CPU backend's servers and
 // evaluation model), except what is made as MemoryCategory::Host on the
 // mirror's tensors (the offloaded optimizer's state): that is counted as the
-// GPU's Host bytes (`ledger`), as the cpu backend counts it on its device. Copies go through one pinned buffer holding the whole
-// stage, pinned at construction (so make every mirror before the run starts):
-// device-to-host copies are all queued and then waited for once;
-// host-to-device copies (an async data-parallel pull) are only queued, the
-// buffer being reused once the GPU has read it.
+// GPU's Host bytes (`ledger`), as the cpu backend counts it on its device. Copies go through one
+// pinned buffer holding the whole stage (whole even where ZeRO 3 holds slices), pinned at
+// construction (so make every mirror before the run starts): device-to-host copies are all queued
+// and then waited for once; host-to-device copies (an async data-parallel pull) are only queued,
+// the buffer being reused once the GPU has read it.
 #pragma once
 
 #include <vector>

@@ -188,9 +188,12 @@ TEST_P(ZeroEquivalence, ZeroThreeHoldsASliceOfTheWeights) {
       if (sample.device == device && sample.t > forward_begin && sample.t < forward_end)
         in_forward =
             std::max(in_forward, sample.bytes[static_cast<int>(MemoryCategory::CommBuffers)]);
-    // Without it a forward holds at most one layer, its gather's flat buffer
-    // and the ring's chunks in flight (another layer at most): three layers.
-    EXPECT_GT(in_forward, 3 * largest_layer) << where;
+    // Without it a forward holds at most one layer and its gather's flat
+    // buffer, and on the cpu backend the ring's chunks in flight (another
+    // layer at most): two layers on cuda, three on the cpu (measured on an
+    // H200: exactly three on cuda, the prefetched layer the third).
+    const int64_t without_prefetch = (backend() == "cpu" ? 3 : 2) * largest_layer;
+    EXPECT_GT(in_forward, without_prefetch) << where;
   }
   // Every F and B on a device reports the gathers of the layers it read as
   // the schedule's ALL_GATHER before it, and every B the scatters of their
