@@ -5,13 +5,17 @@
 //              (PipeLab's default without recompute)
 //   recompute  nothing kept, the unfused path recomputing P (selective
 //              recompute's default)
-//   fused      nothing kept, the fused kernels (tensor cores under bf16-mixed)
+//   fused      the fused kernels (tensor cores under bf16-mixed), keeping each
+//              row's lse and the output for the backward, as a block does
+//   fused-again  the fused kernels keeping nothing: the backward runs the
+//              forward again for its lse and output
 // Prints one JSON line with the median time of the 12 blocks' forward and
 // backward, whether the fused kernels ran, and the memory the attention took
 // at its peak. bench/run_gpt2_vs_torch.sh runs it beside PyTorch's
 // scaled_dot_product_attention on the same shape.
 //
-// Usage: gpu_attention_step [batch=4] [fp32|bf16-mixed] [kept|recompute|fused] [repeats=10]
+// Usage: gpu_attention_step [batch=4] [fp32|bf16-mixed] [kept|recompute|fused|fused-again]
+//        [repeats=10]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -44,10 +48,11 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 3 ? argv[3] : "kept";
   const int repeats = argc > 4 ? std::atoi(argv[4]) : 10;
   if (batch < 1 || (precision != "fp32" && precision != "bf16-mixed") ||
-      (mode != "kept" && mode != "recompute" && mode != "fused") || repeats < 1) {
+      (mode != "kept" && mode != "recompute" && mode != "fused" && mode != "fused-again") ||
+      repeats < 1) {
     std::fprintf(stderr,
-                 "usage: gpu_attention_step [batch >= 1] [fp32|bf16-mixed] [kept|recompute|fused] "
-                 "[repeats >= 1]\n");
+                 "usage: gpu_attention_step [batch >= 1] [fp32|bf16-mixed] "
+                 "[kept|recompute|fused|fused-again] [repeats >= 1]\n");
     return 2;
   }
   const GpuInventory inventory = query_gpus();
@@ -63,7 +68,8 @@ int main(int argc, char** argv) {
   shape.head_dim = 64;
   shape.causal = true;
   const bool kept = mode == "kept";
-  set_fused_attention_mode(mode == "fused" ? FusedAttention::All : FusedAttention::Off);
+  const bool fused = mode == "fused" || mode == "fused-again";
+  set_fused_attention_mode(fused ? FusedAttention::All : FusedAttention::Off);
   try {
     DeviceContext context(0);
     context.make_current();
@@ -76,10 +82,15 @@ int main(int argc, char** argv) {
     DeviceTensor probabilities;
     if (kept) probabilities = DeviceTensor(shape.probability_rows(), shape.seq, a);
     DeviceTensor* p = kept ? &probabilities : nullptr;
+    DeviceTensor lse;
+    if (mode == "fused") lse = DeviceTensor(shape.probability_rows(), 1, a);
+    DeviceTensor* kept_lse = lse.empty() ? nullptr : &lse;
+    const FusedKept from_forward{kept_lse, {out.data(), nullptr}};
     const auto blocks = [&] {
       for (int block = 0; block < kBlocks; ++block) {
-        gpu_attention_forward(context, qkv, shape, out, p, nullptr);
-        gpu_attention_backward(context, qkv, p, dout, shape, dqkv, nullptr);
+        gpu_attention_forward(context, qkv, shape, out, p, nullptr, kept_lse);
+        gpu_attention_backward(context, qkv, p, dout, shape, dqkv, nullptr,
+                               kept_lse ? &from_forward : nullptr);
       }
     };
     blocks();  // warm-up: the allocator's blocks, cuBLAS's workspaces

@@ -83,6 +83,7 @@ for batch in ${batches}; do
   if [[ -x "${attention}" ]]; then
     record "attention_b${batch}_kept" "$("${attention}" "${batch}" bf16-mixed kept)"
     record "attention_b${batch}_fused" "$("${attention}" "${batch}" bf16-mixed fused)"
+    record "attention_b${batch}_fused_again" "$("${attention}" "${batch}" bf16-mixed fused-again)"
     record "attention_b${batch}_recompute_unfused" "$("${attention}" "${batch}" bf16-mixed recompute)"
   fi
   if [[ -n "${python}" ]]; then
@@ -142,7 +143,8 @@ print("\n| batch | attention core, 12 blocks fwd+bwd | ms |")
 print("|---|---|---|")
 for batch in sys.argv[2].split():
     for name, label in [(f"attention_b{batch}_kept", "PipeLab unfused, P kept"),
-                        (f"attention_b{batch}_fused", "PipeLab fused"),
+                        (f"attention_b{batch}_fused", "PipeLab fused, lse kept"),
+                        (f"attention_b{batch}_fused_again", "PipeLab fused, forward again"),
                         (f"attention_b{batch}_recompute_unfused", "PipeLab unfused, P recomputed")]:
         t = ms(name)
         print(f"| {batch} | {label} | {t if t is not None else 'not run'} |")

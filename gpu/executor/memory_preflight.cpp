@@ -4,15 +4,16 @@
 #include <cassert>
 #include <stdexcept>
 
-#include "core/sim/experiment_prediction.h"
 #include "core/nn/basic_residual_block.h"
 #include "core/nn/stack_layout.h"
 #include "core/plan/stage_profile.h"
 #include "core/schedule/lowering.h"
+#include "core/sim/experiment_prediction.h"
 #include "core/sim/simulator.h"
 #include "gpu/comm/comm_world.h"
 #include "gpu/comm/message_routes.h"
 #include "gpu/executor/device_mapping.h"
+#include "gpu/layers/attention.h"
 #include "gpu/layers/conv2d.h"
 #include "gpu/layers/kept_bf16.h"
 #include "gpu/memory/out_of_memory.h"
@@ -139,8 +140,14 @@ int64_t largest_attention_workspace_bytes(const Experiment& experiment, LayerRan
     const LayerInfo& info = infos[static_cast<size_t>(i)];
     if (info.type != LayerType::TransformerBlock) continue;
     const TransformerBlockShape& block = info.block;
-    const int64_t scores =
-        microbatch_size(experiment) * (block.heads / split.tp) * block.tokens * block.tokens;
+    const int64_t rows = microbatch_size(experiment) * (block.heads / split.tp) * block.tokens;
+    AttentionShape heads;
+    heads.head_dim = block.dim / block.heads;
+    if (uses_fused_attention(heads, !split.selective_recompute, bf16_mixed)) {
+      largest = std::max(largest, 2 * rows * static_cast<int64_t>(sizeof(float)));
+      continue;
+    }
+    const int64_t scores = rows * block.tokens;
     const int64_t buffers = 1 + (split.selective_recompute ? 1 : 0) + (block.dropout ? 1 : 0);
     // Under bf16-mixed the products also read P (or P with dropout), then dS,
     // rounded to bf16 for the call: one such rounding at a time.

@@ -107,9 +107,11 @@ int64_t largest_im2col_bytes(const Experiment& experiment, LayerRange layers);
 // backward makes for dP, for P recomputed under selective recompute and for
 // P with dropout applied (its forward makes fewer), and under bf16-mixed
 // half a buffer more for P or dS rounded for its GEMMs (not among the inputs
-// bf16_rounding_bytes counts); 0 without blocks. The simulator does not model
-// them: the CPU layer uses one [seq, seq] buffer of each at a time, one head
-// after another.
+// bf16_rounding_bytes counts); 0 without blocks. Where the fused kernels run
+// (gpu/layers/attention.h: bf16-mixed, selective recompute, heads they take)
+// none of these: the backward's D_i and the lse a block keeps, one float per
+// row each. The simulator does not model them: the CPU layer uses one
+// [seq, seq] buffer of each at a time, one head after another.
 int64_t largest_attention_workspace_bytes(const Experiment& experiment, LayerRange layers);
 
 // The most that a linear or layer norm of a sequence model among `layers`

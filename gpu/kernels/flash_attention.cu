@@ -237,7 +237,7 @@ void flash_attention_forward(FlashInput qkv, const FlashLayout& layout,
   }
 }
 
-void flash_attention_backward(FlashInput qkv, const float* out, const float* dout, const float* lse,
+void flash_attention_backward(FlashInput qkv, FlashInput out, const float* dout, const float* lse,
                               const FlashLayout& layout, const BlockDropoutKey& dropout,
                               float* row_dots, float* dqkv, cudaStream_t stream) {
   if (layout.batch * layout.heads * layout.seq == 0) return;

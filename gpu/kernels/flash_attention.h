@@ -28,19 +28,21 @@ void flash_attention_forward(flash_math::FlashInput qkv, const flash_math::Flash
                              const BlockDropoutKey& dropout, float* out, float* lse,
                              cudaStream_t stream);
 
-// `out` and `lse` are the forward's; `row_dots` is scratch of lse's size (D_i).
-void flash_attention_backward(flash_math::FlashInput qkv, const float* out, const float* dout,
-                              const float* lse, const flash_math::FlashLayout& layout,
-                              const BlockDropoutKey& dropout, float* row_dots, float* dqkv,
-                              cudaStream_t stream);
+// `out` and `lse` are the forward's (`out` float32, or rounded to bf16 as a
+// caller keeps it); `row_dots` is scratch of lse's size (D_i).
+void flash_attention_backward(flash_math::FlashInput qkv, flash_math::FlashInput out,
+                              const float* dout, const float* lse,
+                              const flash_math::FlashLayout& layout, const BlockDropoutKey& dropout,
+                              float* row_dots, float* dqkv, cudaStream_t stream);
 
 // The tensor-core kernels alone (bf16 inputs), for the dispatch above and for tests.
 bool flash_attention_mma_supports(int64_t head_dim);
 void flash_attention_mma_forward(const uint16_t* qkv, const flash_math::FlashLayout& layout,
                                  const BlockDropoutKey& dropout, float* out, float* lse,
                                  cudaStream_t stream);
-void flash_attention_mma_backward(const uint16_t* qkv, const float* out, const float* dout,
-                                  const float* lse, const flash_math::FlashLayout& layout,
+void flash_attention_mma_backward(const uint16_t* qkv, flash_math::FlashInput out,
+                                  const float* dout, const float* lse,
+                                  const flash_math::FlashLayout& layout,
                                   const BlockDropoutKey& dropout, float* row_dots, float* dqkv,
                                   cudaStream_t stream);
 

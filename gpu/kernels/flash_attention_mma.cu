@@ -362,8 +362,8 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // D_i = dO_i . O_i per (sequence, head, query): a warp per row, its lanes
-// reading the row's consecutive floats.
-__global__ void row_dot_kernel(const float* out, const float* dout, FlashLayout at,
+// reading the row's consecutive values (O float32 or bf16).
+__global__ void row_dot_kernel(flash_math::FlashInput out, const float* dout, FlashLayout at,
                                float* row_dots) {
   const int64_t count = at.batch * at.heads * at.seq;
   const int lane = static_cast<int>(threadIdx.x % 32);
@@ -584,9 +584,9 @@ void forward_for(const uint16_t* qkv, const FlashLayout& at, const BlockDropoutK
 }
 
 template <int D>
-void backward_for(const uint16_t* qkv, const float* out, const float* dout, const float* lse,
-                  const FlashLayout& at, const BlockDropoutKey& dropout, float* row_dots,
-                  float* dqkv, cudaStream_t stream) {
+void backward_for(const uint16_t* qkv, flash_math::FlashInput out, const float* dout,
+                  const float* lse, const FlashLayout& at, const BlockDropoutKey& dropout,
+                  float* row_dots, float* dqkv, cudaStream_t stream) {
   const int64_t rows = at.batch * at.heads * at.seq;
   const WideReads wide = wide_reads(qkv, dout, at);
   row_dot_kernel<<<grid_for(rows * 32), kBlockThreads, 0, stream>>>(out, dout, at, row_dots);
@@ -624,8 +624,8 @@ void flash_attention_mma_forward(const uint16_t* qkv, const FlashLayout& layout,
   }
 }
 
-void flash_attention_mma_backward(const uint16_t* qkv, const float* out, const float* dout,
-                                  const float* lse, const FlashLayout& layout,
+void flash_attention_mma_backward(const uint16_t* qkv, flash_math::FlashInput out,
+                                  const float* dout, const float* lse, const FlashLayout& layout,
                                   const BlockDropoutKey& dropout, float* row_dots, float* dqkv,
                                   cudaStream_t stream) {
   if (layout.batch * layout.heads * layout.seq == 0) return;

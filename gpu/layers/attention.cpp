@@ -87,17 +87,24 @@ void fused_forward(DeviceContext& context, GemmInput qkv_input, const AttentionS
                                    dropout_or_none(dropout), out, lse, context.stream());
 }
 
-// The fused backward: forward again for lse (nothing was kept), then dQ and dK, dV.
+// The fused backward: dQ and dK, dV from the forward's lse and output, as
+// the caller kept them or (nothing kept) from the forward run again.
 void fused_backward(DeviceContext& context, GemmInput qkv_input, const DeviceTensor& dout,
-                    const AttentionShape& shape, DeviceTensor& dqkv,
-                    const BlockDropoutKey* dropout) {
-  DeviceTensor out = workspace(context, shape.rows(), shape.width());
-  DeviceTensor lse = workspace(context, shape.probability_rows(), 1);
+                    const AttentionShape& shape, DeviceTensor& dqkv, const BlockDropoutKey* dropout,
+                    const FusedKept* kept) {
+  FusedKept from = kept && kept->lse ? *kept : FusedKept{};
+  DeviceTensor out, lse;
+  if (!from.lse) {
+    out = workspace(context, shape.rows(), shape.width());
+    lse = workspace(context, shape.probability_rows(), 1);
+    fused_forward(context, qkv_input, shape, out.data(), lse.data(), dropout);
+    from = {&lse, {out.data(), nullptr}};
+  }
+  assert(from.lse->size() == shape.probability_rows());
   DeviceTensor row_dots = workspace(context, shape.probability_rows(), 1);
-  fused_forward(context, qkv_input, shape, out.data(), lse.data(), dropout);
-  kernels::flash_attention_backward(flash_input(qkv_input), out.data(), dout.data(), lse.data(),
-                                    flash_layout(shape), dropout_or_none(dropout), row_dots.data(),
-                                    dqkv.data(), context.stream());
+  kernels::flash_attention_backward(flash_input(qkv_input), flash_input(from.out), dout.data(),
+                                    from.lse->data(), flash_layout(shape), dropout_or_none(dropout),
+                                    row_dots.data(), dqkv.data(), context.stream());
 }
 
 // P from the QKV rows into `p` ([probability_rows, seq]), and rounded to
@@ -129,10 +136,13 @@ std::optional<RoundedGemmInput> rounded_by_softmax(DeviceContext& context,
 // The forward with the QKV rows as its GEMMs read them (qkv_input).
 void attention_forward(DeviceContext& context, GemmInput qkv_input, const AttentionShape& shape,
                        DeviceTensor& out, DeviceTensor* probabilities,
-                       const BlockDropoutKey* dropout) {
+                       const BlockDropoutKey* dropout, DeviceTensor* kept_lse) {
   assert(out.rows() == shape.rows() && out.cols() == shape.width());
   if (uses_fused_attention(shape, probabilities != nullptr, qkv_input.bf16 != nullptr)) {
-    DeviceTensor lse = workspace(context, shape.probability_rows(), 1);
+    DeviceTensor scratch;
+    if (!kept_lse) scratch = workspace(context, shape.probability_rows(), 1);
+    DeviceTensor& lse = kept_lse ? *kept_lse : scratch;
+    assert(lse.size() == shape.probability_rows());
     return fused_forward(context, qkv_input, shape, out.data(), lse.data(), dropout);
   }
   const int64_t seq = shape.seq;
@@ -174,11 +184,11 @@ void attention_forward(DeviceContext& context, GemmInput qkv_input, const Attent
 void attention_backward(DeviceContext& context, GemmInput qkv_input,
                         const DeviceTensor* probabilities, const DeviceTensor& dout,
                         const AttentionShape& shape, DeviceTensor& dqkv,
-                        const BlockDropoutKey* dropout) {
+                        const BlockDropoutKey* dropout, const FusedKept* kept) {
   assert(dqkv.rows() == shape.rows() && dqkv.cols() == shape.qkv_width());
   assert(dout.rows() == shape.rows() && dout.cols() == shape.width());
   if (uses_fused_attention(shape, probabilities != nullptr, qkv_input.bf16 != nullptr))
-    return fused_backward(context, qkv_input, dout, shape, dqkv, dropout);
+    return fused_backward(context, qkv_input, dout, shape, dqkv, dropout, kept);
   const int64_t seq = shape.seq;
   const cudaStream_t stream = context.stream();
   DeviceTensor recomputed;
@@ -296,37 +306,41 @@ bool uses_fused_attention(const AttentionShape& shape, bool keeps_probabilities,
 
 void gpu_attention_forward(DeviceContext& context, const DeviceTensor& qkv,
                            const AttentionShape& shape, DeviceTensor& out,
-                           DeviceTensor* probabilities, const BlockDropoutKey* dropout) {
+                           DeviceTensor* probabilities, const BlockDropoutKey* dropout,
+                           DeviceTensor* lse) {
   assert(qkv.rows() == shape.rows() && qkv.cols() == shape.qkv_width());
   const RoundedGemmInput qkv_input = gemm_input(context, qkv.data(), qkv.size());
-  attention_forward(context, qkv_input.at(), shape, out, probabilities, dropout);
+  attention_forward(context, qkv_input.at(), shape, out, probabilities, dropout, lse);
 }
 
 void gpu_attention_forward(DeviceContext& context, const KeptGemmInput& qkv,
                            const AttentionShape& shape, DeviceTensor& out,
-                           DeviceTensor* probabilities, const BlockDropoutKey* dropout) {
-  if (!qkv.bf16()) return gpu_attention_forward(context, qkv.values(), shape, out, probabilities, dropout);
+                           DeviceTensor* probabilities, const BlockDropoutKey* dropout,
+                           DeviceTensor* lse) {
+  if (!qkv.bf16())
+    return gpu_attention_forward(context, qkv.values(), shape, out, probabilities, dropout, lse);
   assert(qkv.count() == shape.rows() * shape.qkv_width());
-  attention_forward(context, qkv.gemm_input(), shape, out, probabilities, dropout);
+  attention_forward(context, qkv.gemm_input(), shape, out, probabilities, dropout, lse);
 }
 
 void gpu_attention_backward(DeviceContext& context, const DeviceTensor& qkv,
                             const DeviceTensor* probabilities, const DeviceTensor& dout,
                             const AttentionShape& shape, DeviceTensor& dqkv,
-                            const BlockDropoutKey* dropout) {
+                            const BlockDropoutKey* dropout, const FusedKept* kept) {
   assert(qkv.same_shape(dqkv));
   const RoundedGemmInput qkv_input = gemm_input(context, qkv.data(), qkv.size());
-  attention_backward(context, qkv_input.at(), probabilities, dout, shape, dqkv, dropout);
+  attention_backward(context, qkv_input.at(), probabilities, dout, shape, dqkv, dropout, kept);
 }
 
 void gpu_attention_backward(DeviceContext& context, const KeptGemmInput& qkv,
                             const DeviceTensor* probabilities, const DeviceTensor& dout,
                             const AttentionShape& shape, DeviceTensor& dqkv,
-                            const BlockDropoutKey* dropout) {
+                            const BlockDropoutKey* dropout, const FusedKept* kept) {
   if (!qkv.bf16())
-    return gpu_attention_backward(context, qkv.values(), probabilities, dout, shape, dqkv, dropout);
+    return gpu_attention_backward(context, qkv.values(), probabilities, dout, shape, dqkv, dropout,
+                                  kept);
   assert(qkv.count() == dqkv.size());
-  attention_backward(context, qkv.gemm_input(), probabilities, dout, shape, dqkv, dropout);
+  attention_backward(context, qkv.gemm_input(), probabilities, dout, shape, dqkv, dropout, kept);
 }
 
 }  // namespace pipelab::gpu

@@ -32,7 +32,8 @@ namespace pipelab::gpu {
 // Fused attention (kernels/flash_attention.h): when the caller keeps no
 // probabilities (selective recompute), the fused kernels run instead, keeping
 // nothing of P's size at any time: the forward writes the output and each
-// row's log-sum-exp to scratch, the backward runs the forward again for them.
+// row's log-sum-exp (lse); the backward reads them back from the caller
+// (FusedKept) or, where it kept none, runs the forward again for them.
 // Which kernels may run:
 //   TensorCores (the default): the tensor-core kernels, under bf16-mixed, for
 //     heads 16 to 128 wide; on an H200 at GPT-2's shapes they beat the unfused
@@ -49,22 +50,35 @@ bool uses_fused_attention(const AttentionShape& shape, bool keeps_probabilities,
 // The fused kernels' view of `shape` (its score scale as the unfused path's).
 flash_math::FlashLayout flash_layout(const AttentionShape& shape);
 
+// What a caller kept of a fused forward, so that its backward runs no second
+// forward: each row's lse ([probability_rows, 1]) and the forward's output
+// (float32, or rounded to bf16 as the caller keeps it; D_i = dO . O reads it).
+struct FusedKept {
+  const DeviceTensor* lse = nullptr;
+  GemmInput out;
+};
+
 // `dropout` is null or inactive (p = 0) for no dropout on the probabilities.
+// Where the fused kernels run, `lse` (when not null, [probability_rows, 1])
+// receives each row's log-sum-exp for the backward; elsewhere it is not written.
 void gpu_attention_forward(DeviceContext& context, const DeviceTensor& qkv,
                            const AttentionShape& shape, DeviceTensor& out,
-                           DeviceTensor* probabilities, const BlockDropoutKey* dropout);
+                           DeviceTensor* probabilities, const BlockDropoutKey* dropout,
+                           DeviceTensor* lse = nullptr);
 void gpu_attention_forward(DeviceContext& context, const KeptGemmInput& qkv,
                            const AttentionShape& shape, DeviceTensor& out,
-                           DeviceTensor* probabilities, const BlockDropoutKey* dropout);
+                           DeviceTensor* probabilities, const BlockDropoutKey* dropout,
+                           DeviceTensor* lse = nullptr);
 
-// dqkv (overwritten) from dout; `probabilities` is forward's P or null to recompute it.
+// dqkv (overwritten) from dout; `probabilities` is forward's P or null to
+// recompute it; `kept` is what the caller kept of a fused forward, or null.
 void gpu_attention_backward(DeviceContext& context, const DeviceTensor& qkv,
                             const DeviceTensor* probabilities, const DeviceTensor& dout,
                             const AttentionShape& shape, DeviceTensor& dqkv,
-                            const BlockDropoutKey* dropout);
+                            const BlockDropoutKey* dropout, const FusedKept* kept = nullptr);
 void gpu_attention_backward(DeviceContext& context, const KeptGemmInput& qkv,
                             const DeviceTensor* probabilities, const DeviceTensor& dout,
                             const AttentionShape& shape, DeviceTensor& dqkv,
-                            const BlockDropoutKey* dropout);
+                            const BlockDropoutKey* dropout, const FusedKept* kept = nullptr);
 
 }  // namespace pipelab::gpu

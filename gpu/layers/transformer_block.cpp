@@ -324,6 +324,11 @@ void GpuTransformerBlock::attention_forward(const DeviceTensor& x, const Forward
     cache.probabilities = rows_tensor(shape.probability_rows(), seq_);
   else
     cache.probabilities.reset();
+  // The fused kernels' lse, kept so that the backward runs no second forward.
+  if (uses_fused_attention(shape, config_.keep_attention_probabilities, context().mixed_bf16()))
+    cache.lse = rows_tensor(shape.probability_rows(), 1);
+  else
+    cache.lse.reset();
   DeviceTensor attention_out = rows_tensor(rows, dim / tp);
   cache.h = rows_tensor(local_rows, dim);
   DeviceTensor norm2_out = rows_tensor(local_rows, dim);
@@ -341,7 +346,7 @@ void GpuTransformerBlock::attention_forward(const DeviceTensor& x, const Forward
   cache.qkv = KeptGemmInput(std::move(qkv), kept_bf16_.qkv);
   gpu_attention_forward(context(), cache.qkv, shape, attention_out,
                         config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
-                        &cache.dropout);
+                        &cache.dropout, cache.lse.empty() ? nullptr : &cache.lse);
   cache.attention_out = KeptGemmInput(std::move(attention_out), kept_bf16_.attention_out);
   DeviceTensor& proj_out = slice.tp == 1 ? cache.h : whole;
   linear_forward(cublas, cache.attention_out, 0, rows, t.proj_weight, nullptr, proj_out.data(),
@@ -502,10 +507,11 @@ DeviceTensor GpuTransformerBlock::attention_backward(const DeviceTensor& x, cons
   const float* d_proj_out =
       output_gradient(cache.d_h.data(), cache, kernels::kProjectionSite, cache.d_proj_out);
   linear_backward_input(cublas, d_proj_out, rows, t.proj_weight, cache.d_attention_out.data());
+  const FusedKept fused{&cache.lse, cache.attention_out.gemm_input()};
   gpu_attention_backward(context(), cache.qkv,
                          config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
                          cache.d_attention_out, attention_shape(cache.batch), cache.d_qkv,
-                         &cache.dropout);
+                         &cache.dropout, cache.lse.empty() ? nullptr : &fused);
   if (config_.rotary) turn_rotary(cache.d_qkv, attention_shape(cache.batch), -1.0f);
   DeviceTensor& d_norm1_partial = split ? partial : cache.d_norm1_out;
   linear_backward_input(cublas, cache.d_qkv, t.qkv_weight, d_norm1_partial);

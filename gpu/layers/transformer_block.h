@@ -72,6 +72,7 @@ struct GpuBlockCache {
   BlockDropoutKey dropout;  // the forward's (p = 0: none)
   KeptGemmInput norm1_out, qkv, attention_out, norm2_out, activation_out;
   DeviceTensor probabilities, h, ffn1_out;
+  DeviceTensor lse;  // the fused attention's log-sum-exp (gpu/layers/attention.h), or empty
   DeviceTensor d_activation_out, d_ffn1_out, d_norm2_out, d_h, d_attention_out, d_qkv,
       d_norm1_out, d_proj_out, d_ffn2_out;
   // Sequence parallelism: the norm outputs gathered again for the QKV and FFN1
@@ -81,15 +82,25 @@ struct GpuBlockCache {
   // Every tensor above, for BasicBlockState's bytes() and tensors().
   template <typename Cache>
   static auto all_tensors(Cache& cache) {
-    return std::array{&cache.norm1_out.stored(),      &cache.qkv.stored(),
-                      &cache.probabilities,           &cache.attention_out.stored(),
-                      &cache.h,                       &cache.norm2_out.stored(),
-                      &cache.ffn1_out,                &cache.activation_out.stored(),
-                      &cache.d_activation_out,        &cache.d_ffn1_out,
-                      &cache.d_norm2_out,             &cache.d_h,
-                      &cache.d_attention_out,         &cache.d_qkv,
-                      &cache.d_norm1_out,             &cache.d_proj_out,
-                      &cache.d_ffn2_out,              &cache.norm1_gathered.stored(),
+    return std::array{&cache.norm1_out.stored(),
+                      &cache.qkv.stored(),
+                      &cache.probabilities,
+                      &cache.lse,
+                      &cache.attention_out.stored(),
+                      &cache.h,
+                      &cache.norm2_out.stored(),
+                      &cache.ffn1_out,
+                      &cache.activation_out.stored(),
+                      &cache.d_activation_out,
+                      &cache.d_ffn1_out,
+                      &cache.d_norm2_out,
+                      &cache.d_h,
+                      &cache.d_attention_out,
+                      &cache.d_qkv,
+                      &cache.d_norm1_out,
+                      &cache.d_proj_out,
+                      &cache.d_ffn2_out,
+                      &cache.norm1_gathered.stored(),
                       &cache.norm2_gathered.stored()};
   }
 };

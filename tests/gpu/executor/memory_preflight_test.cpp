@@ -113,6 +113,19 @@ TEST(MemoryPreflightTest, CountsTheAttentionWorkspaceOfAMicroBatch) {
   bf16.training.precision = Precision::Bf16Mixed;
   EXPECT_EQ(largest_attention_workspace_bytes(bf16, all), 3 * scores + scores / 2)
       << "P or dS rounded to bf16 for a product";
+  // One head 16 wide: the fused kernels take it (by default, under bf16-mixed
+  // and selective recompute) and hold no score-sized buffer, one float per
+  // row for the backward's D_i and one for the lse the block keeps.
+  Experiment one_head = bf16;
+  each_block(one_head, [](LayerSpec& block) { block.heads = 1; });
+  {
+    const testing::FusedAttentionSwitch tensor_cores(FusedAttention::TensorCores);
+    EXPECT_EQ(largest_attention_workspace_bytes(one_head, all), 2 * (4 * 1 * 8) * 4);
+  }
+  {
+    const testing::FusedAttentionSwitch off(false);
+    EXPECT_EQ(largest_attention_workspace_bytes(one_head, all), 3 * (scores / 2) + scores / 4);
+  }
   EXPECT_EQ(estimate_device_bytes(more_heads, h200(), kWorkspace)[0] -
                 estimate_device_bytes(gpt, h200(), kWorkspace)[0],
             3 * scores);

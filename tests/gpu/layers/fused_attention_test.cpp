@@ -14,6 +14,7 @@
 #include "core/nn/counter_rng.h"
 #include "gpu/kernels/bf16_math.h"
 #include "gpu/layers/attention.h"
+#include "gpu/layers/cublas_gemm.h"
 #include "gpu/layers/device_context.h"
 #include "tests/gpu/gpu_test_support.h"
 
@@ -85,6 +86,25 @@ void expect_fused_matches_cpu(const FusedCase& c, bool mixed, double tolerance) 
                                  c.name + " out");
   testing::expect_close_to_scale(dqkv_device.to_vector(), dqkv.to_vector(), tolerance,
                                  c.name + " dqkv");
+
+  // With the lse kept (as a block keeps it) the backward runs no second
+  // forward: the same bits from the float32 output, and within the tolerance
+  // from the output rounded to bf16 (what a bf16-mixed block keeps of it).
+  DeviceTensor lse(shape.probability_rows(), 1, a), out_kept(shape.rows(), shape.width(), a),
+      dqkv_kept(shape.rows(), shape.qkv_width(), a);
+  gpu_attention_forward(context, qkv_device, shape, out_kept, nullptr, &key, &lse);
+  EXPECT_EQ(out_kept.to_vector(), out_device.to_vector()) << c.name;
+  const FusedKept from_float{&lse, {out_kept.data(), nullptr}};
+  gpu_attention_backward(context, qkv_device, nullptr, dout_device, shape, dqkv_kept, &key,
+                         &from_float);
+  EXPECT_EQ(dqkv_kept.to_vector(), dqkv_device.to_vector()) << c.name << ", lse kept";
+  if (!mixed) return;
+  const RoundedGemmInput out_bf16(out_kept.data(), out_kept.size(), true, a);
+  const FusedKept from_bf16{&lse, out_bf16.at()};
+  gpu_attention_backward(context, qkv_device, nullptr, dout_device, shape, dqkv_kept, &key,
+                         &from_bf16);
+  testing::expect_close_to_scale(dqkv_kept.to_vector(), dqkv.to_vector(), tolerance,
+                                 c.name + " dqkv, lse and bf16 output kept");
 }
 
 const std::vector<FusedCase>& cases() {
