@@ -43,9 +43,15 @@ int command_simulate(const std::vector<std::string>& args, std::ostream& out) {
   if (parsed.has("cost")) unit = parse_unit_costs(parsed.get("cost"));
 
   // Every event and memory sample only when a trace file wants them: a large
-  // plan's metrics alone take a fraction of the time and memory.
+  // plan's metrics alone take a fraction of the time and memory. Without
+  // them, a synchronous run's replica 0 stands for every replica (they run
+  // alike; the report lists each): a sixth of the work at dp 6.
   SimulationOptions options;
-  options.record_events = options.record_memory = parsed.has("trace") || parsed.has("csv");
+  const bool tracing = parsed.has("trace") || parsed.has("csv");
+  options.record_events = options.record_memory = tracing;
+  const auto one_replica_for_all = [&](const ParallelPlan& plan) {
+    return !tracing && plan.dp > 1 && plan.update == UpdateMode::Sync;
+  };
   Schedule schedule;
   SimulationResult result;
   nlohmann::ordered_json throughput;  // null unless the run is timed on a device
@@ -57,6 +63,7 @@ int command_simulate(const std::vector<std::string>& args, std::ostream& out) {
                          (std::string(flag) == "stages" ? "pp" : flag) + "=VALUE");
     Experiment experiment = experiment_from_args(parsed);
     if (parsed.has("profile")) apply_override(experiment, "simulation.profile=" + parsed.get("profile"));
+    options.first_replica_only = one_replica_for_all(experiment.parallel);
     Prediction prediction = predict_experiment(experiment, unit, steps, options);
     if (!unit && experiment.simulation.profile != "unit")
       throughput = throughput_to_json(experiment, predicted_throughput(experiment, prediction));
@@ -68,7 +75,8 @@ int command_simulate(const std::vector<std::string>& args, std::ostream& out) {
     if (parsed.has("profile"))
       throw UsageError("--profile needs --config (a model to take FLOPs from); without one use --cost");
     const ParallelPlan plan = plan_from_flags(parsed);
-    schedule = build_schedule(plan, {}, steps);
+    options.first_replica_only = one_replica_for_all(plan);
+    schedule = build_schedule(plan, {}, steps, options.first_replica_only);
     result = simulate(schedule, CostModel::unit(unit.value_or(UnitCosts{})), options);
   }
   write_requested_traces(parsed, result.trace);

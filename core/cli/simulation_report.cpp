@@ -80,26 +80,33 @@ nlohmann::ordered_json simulation_to_json(const Schedule& schedule, const Simula
                             result.formula_costs);
   json["microbatches_per_time"] = number_or_null(result.microbatches_per_time);
   json["per_device"] = nlohmann::ordered_json::array();
-  for (const DeviceSimStats& stats : result.per_device) {
-    nlohmann::ordered_json device;
-    device["device"] = stats.device;
-    if (stats.device < static_cast<int>(result.trace.devices.size()))
-      device["label"] = result.trace.devices[stats.device].label;
-    device["busy"] = stats.busy;
-    device["comm"] = stats.comm;
-    device["bubble_fraction"] = number_or_null(stats.bubble_fraction);
-    device["peak_bytes"] = memory_to_json(stats.peak_bytes, stats.peak_total_bytes);
-    device["peak_inflight_microbatches"] = stats.peak_inflight_microbatches;
-    device["weight_versions"] = stats.weight_versions;
-    // Bytes (0 under unit costs) the device sends per step, by group.
-    const CommunicationVolume sent = communication_per_step(schedule, stats.device);
-    device["sent_bytes_per_step"] = {{"data_parallel", sent.data_parallel},
-                                     {"tensor_parallel", sent.tensor_parallel},
-                                     {"expert_parallel", sent.expert_parallel},
-                                     {"context_parallel", sent.context_parallel},
-                                     {"pipeline", sent.pipeline}};
-    json["per_device"].push_back(std::move(device));
-  }
+  // A schedule of replica 0 alone (Schedule::first_replica_only) stands for
+  // every replica: synchronous replicas run alike, so each is listed with
+  // replica 0's figures at its own place (devices are numbered replica-major).
+  const int replicas = schedule.first_replica_only ? schedule.dp : 1;
+  const int replica_devices = schedule.tp * schedule.cp * schedule.pp;
+  for (int replica = 0; replica < replicas; ++replica)
+    for (const DeviceSimStats& stats : result.per_device) {
+      nlohmann::ordered_json device;
+      const int id = replica * replica_devices + stats.device;
+      device["device"] = id;
+      if (id < static_cast<int>(result.trace.devices.size()))
+        device["label"] = result.trace.devices[id].label;
+      device["busy"] = stats.busy;
+      device["comm"] = stats.comm;
+      device["bubble_fraction"] = number_or_null(stats.bubble_fraction);
+      device["peak_bytes"] = memory_to_json(stats.peak_bytes, stats.peak_total_bytes);
+      device["peak_inflight_microbatches"] = stats.peak_inflight_microbatches;
+      device["weight_versions"] = stats.weight_versions;
+      // Bytes (0 under unit costs) the device sends per step, by group.
+      const CommunicationVolume sent = communication_per_step(schedule, stats.device);
+      device["sent_bytes_per_step"] = {{"data_parallel", sent.data_parallel},
+                                       {"tensor_parallel", sent.tensor_parallel},
+                                       {"expert_parallel", sent.expert_parallel},
+                                       {"context_parallel", sent.context_parallel},
+                                       {"pipeline", sent.pipeline}};
+      json["per_device"].push_back(std::move(device));
+    }
   return json;
 }
 

@@ -160,15 +160,19 @@ TEST(CliDevices, ListsTheCpuWithoutCuda) {
   EXPECT_NE(result.out.find("cuda:"), std::string::npos);
 }
 
-// Without --trace or --csv the simulator records no events or memory samples;
-// the summary must not change for it.
+// Without --trace or --csv the simulator records no events or memory samples,
+// and a synchronous run's replica 0 stands for every replica (simulated
+// alone, each replica listed with its figures); the summary must not change
+// for either: with a trace every device of every replica is simulated.
 TEST(CliSimulate, TheSummaryIsTheSameWithAndWithoutATrace) {
   const std::filesystem::path trace =
       std::filesystem::temp_directory_path() / "pipelab_cli_simulate_summary_trace.json";
   for (const std::vector<std::string>& plan :
        {std::vector<std::string>{"--schedule", "zb-h1", "--stages", "4", "--microbatches", "8",
                                  "--dp", "2"},
-        std::vector<std::string>{"--config", example("mnist_mlp_1f1b.json")}}) {
+        std::vector<std::string>{"--config", example("mnist_mlp_1f1b.json")},
+        std::vector<std::string>{"--config", example("dp_tp_pp_mix.json")},
+        std::vector<std::string>{"--config", example("moe_expert_parallel.json")}}) {
     std::vector<std::string> plain = {"simulate"};
     plain.insert(plain.end(), plan.begin(), plan.end());
     std::vector<std::string> traced = plain;
