@@ -19,8 +19,9 @@ Experiment without_evaluation(const Experiment& experiment) {
 // What the simulator needs besides the trace: the stages as the executor
 // profiled them, and the experiment lowered.
 void add_stages_and_schedule(MeasuredRun& run) {
-  run.stages = profile_stages(run.experiment.model, run.experiment.parallel,
-                              microbatch_size(run.experiment), run.experiment.training.precision);
+  run.stages =
+      profile_stages(run.experiment.model, run.experiment.parallel, microbatch_size(run.experiment),
+                     run.experiment.training.precision, run.experiment.training.fp32_gradients);
   run.schedule = build_schedule(run.experiment.parallel, run.stages);
 }
 

@@ -56,6 +56,11 @@ struct TrainingSpec {
   OptimizerSpec optimizer;
   int eval_every = 0;             // validate every N steps (0: only at the end)
   Precision precision = Precision::Fp32;
+  // Gradients held and data-parallel reduced in float32 under bf16-mixed (4
+  // bytes a parameter, 18 with Adam's state: Megatron-LM's default for bf16);
+  // false: in the run's precision (the ZeRO paper's 16). The cuda backend
+  // holds them in float32 either way; a prediction's setting.
+  bool fp32_gradients = false;
   PipeMareSpec pipemare;
 };
 

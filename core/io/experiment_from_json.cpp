@@ -186,8 +186,10 @@ TrainingSpec read_training(const JsonObjectReader& top) {
   const Json* value = top.find("training");
   if (!value) return training;
   const JsonObjectReader reader(*value, "training",
-                                {"batch_size", "steps", "optimizer", "eval_every", "precision", "pipemare"});
+                                {"batch_size", "steps", "optimizer", "eval_every", "precision",
+                                 "fp32_gradients", "pipemare"});
   reader.read("batch_size", training.batch_size);
+  reader.read("fp32_gradients", training.fp32_gradients);
   if (const Json* precision = reader.find("precision"))
     training.precision = json_to_name<Precision>(*precision, "training.precision", "a precision", parse_precision,
                                                  precision_names());

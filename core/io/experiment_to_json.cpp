@@ -108,6 +108,7 @@ Json training_to_json(const TrainingSpec& training) {
   json["steps"] = training.steps;
   json["eval_every"] = training.eval_every;
   json["precision"] = precision_name(training.precision);
+  json["fp32_gradients"] = training.fp32_gradients;
   json["optimizer"] = optimizer_json;
   const PipeMareSpec& pipemare = training.pipemare;
   json["pipemare"] = {{"lr_rescheduling", pipemare.lr_rescheduling},

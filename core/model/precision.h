@@ -6,8 +6,10 @@
 //               float32 master copy of the weights beside the optimizer's
 //               float32 slots. Under Adam that is 2 + 2 + (4 + 4 + 4) = 16
 //               bytes per parameter, the figure of the ZeRO and Megatron papers.
-//               (Megatron-LM accumulates gradients in float32 by default, which
-//               makes it 18; PipeLab counts the papers' 16.)
+//               With fp32 gradients (Megatron-LM's default for bf16, its
+//               --accumulate-allreduce-grads-in-fp32) the gradients are held
+//               and reduced in float32: 18 bytes. PipeLab's default is the
+//               papers' 16; training.fp32_gradients chooses 18.
 // Dropout keep-masks are one byte per element in both.
 #pragma once
 
@@ -28,9 +30,13 @@ struct PrecisionBytes {
   int64_t activation = 4;        // per activation value kept or sent
 };
 
-constexpr PrecisionBytes precision_bytes(Precision precision) {
-  if (precision == Precision::Bf16Mixed) return {2, 2, 4, 4, 2};
-  return {};
+// `fp32_gradients`: gradients held (and data-parallel reduced) in float32
+// whatever the precision (training.fp32_gradients).
+constexpr PrecisionBytes precision_bytes(Precision precision, bool fp32_gradients = false) {
+  PrecisionBytes bytes;
+  if (precision == Precision::Bf16Mixed) bytes = {2, 2, 4, 4, 2};
+  if (fp32_gradients) bytes.gradient = 4;
+  return bytes;
 }
 
 const char* precision_name(Precision precision);  // "fp32", "bf16-mixed"

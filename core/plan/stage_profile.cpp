@@ -425,7 +425,8 @@ ModelSpec context_rank_model(const ModelSpec& model, int cp) {
 }  // namespace
 
 std::vector<StageProfile> profile_stages(const ModelSpec& whole_model, const ParallelPlan& plan,
-                                         int64_t microbatch_size, Precision precision) {
+                                         int64_t microbatch_size, Precision precision,
+                                         bool fp32_gradients) {
   if (plan.tp < 1) throw std::invalid_argument("parallel.tp must be >= 1, got " + std::to_string(plan.tp));
   if (microbatch_size < 1)
     throw std::invalid_argument("micro-batch size must be >= 1, got " + std::to_string(microbatch_size) +
@@ -438,7 +439,7 @@ std::vector<StageProfile> profile_stages(const ModelSpec& whole_model, const Par
   const int tp = plan.tp;
   const BlockSplit split = block_split(plan);
   if (tp > 1) check_tensor_parallel_widths(model, infos, roles, tp, split.sequence_parallel);
-  const PrecisionBytes bytes = precision_bytes(precision);
+  const PrecisionBytes bytes = precision_bytes(precision, fp32_gradients);
 
   const double samples = static_cast<double>(microbatch_size);
   std::vector<StageProfile> profiles;

@@ -201,9 +201,12 @@ bool output_splits_sequence(const ModelSpec& model, const std::vector<TensorPara
 // that 2 cp does not divide (each rank holds two of 2 cp equal chunks).
 // Under context parallelism every size and cost is one context rank's: the
 // layers work on s / cp positions per sample (a learned position table stays
-// whole), and attention as BlockSplit says.
+// whole), and attention as BlockSplit says. `fp32_gradients` holds the
+// gradients in float32 under any precision (training.fp32_gradients).
 std::vector<StageProfile> profile_stages(const ModelSpec& model, const ParallelPlan& plan,
-                                         int64_t microbatch_size, Precision precision = Precision::Fp32);
+                                         int64_t microbatch_size,
+                                         Precision precision = Precision::Fp32,
+                                         bool fp32_gradients = false);
 
 // How the plan splits each Transformer block (tp, sequence parallelism,
 // selective recompute), as the profiles cost it.

@@ -41,8 +41,9 @@ bool better(const DappleCandidate& a, const DappleCandidate& b) {
 void bound(Pending& entry, std::optional<double> link_bandwidth) {
   const Experiment& experiment = entry.experiment;
   const ParallelPlan& plan = experiment.parallel;
-  const std::vector<StageProfile> profiles = profile_stages(
-      experiment.model, plan, microbatch_size(experiment), experiment.training.precision);
+  const std::vector<StageProfile> profiles =
+      profile_stages(experiment.model, plan, microbatch_size(experiment),
+                     experiment.training.precision, experiment.training.fp32_gradients);
   const CostModel cost = planning_cost_model(experiment, profiles, link_bandwidth);
   double earlier_stages_s = 0;
   for (int s = 0; s < plan.pp; ++s) {
@@ -222,8 +223,9 @@ DappleCandidate choose_stage_split(const Experiment& experiment, DappleCandidate
 DappleCandidate simulate_candidate(const Experiment& experiment,
                                    std::optional<double> link_bandwidth) {
   const ParallelPlan& plan = experiment.parallel;
-  const std::vector<StageProfile> profiles = profile_stages(
-      experiment.model, plan, microbatch_size(experiment), experiment.training.precision);
+  const std::vector<StageProfile> profiles =
+      profile_stages(experiment.model, plan, microbatch_size(experiment),
+                     experiment.training.precision, experiment.training.fp32_gradients);
   const Schedule schedule = build_schedule(plan, profiles);
   SimulationOptions metrics_only;
   metrics_only.record_events = metrics_only.record_memory = false;

@@ -179,7 +179,13 @@ LaunchExport megatron(const Experiment& experiment) {
   f.push_back("--attention-dropout " + number(gpt.block.dropout));
   f.push_back("--hidden-dropout " + number(gpt.block.dropout));
   f.push_back(flag("vocab-size", gpt.vocab));
-  if (experiment.training.precision == Precision::Bf16Mixed) f.push_back("--bf16");
+  if (experiment.training.precision == Precision::Bf16Mixed) {
+    f.push_back("--bf16");
+    // With --bf16 Megatron-LM accumulates and reduces gradients in float32
+    // unless told to keep them in bf16.
+    f.push_back(experiment.training.fp32_gradients ? "--accumulate-allreduce-grads-in-fp32"
+                                                   : "--grad-reduce-in-bf16");
+  }
   if (!gpt.block.causal)
     out.unmapped.push_back(
         "the blocks attend both ways (causal false): Megatron-LM's GPT is causal");
@@ -252,8 +258,11 @@ LaunchExport torchtitan(const Experiment& experiment) {
   t.push_back("local_batch_size = " + std::to_string(experiment.training.batch_size / plan.dp));
   t.push_back("global_batch_size = " + std::to_string(experiment.training.batch_size));
   t.push_back("seq_len = " + std::to_string(gpt.sequence));
-  if (experiment.training.precision == Precision::Bf16Mixed)
+  if (experiment.training.precision == Precision::Bf16Mixed) {
     t.push_back("mixed_precision_param = " + quoted("bfloat16"));
+    t.push_back("mixed_precision_reduce = " +
+                quoted(experiment.training.fp32_gradients ? "float32" : "bfloat16"));
+  }
   t.push_back("");
   t.push_back("[activation_checkpoint]");
   t.push_back(std::string("mode = ") + quoted(plan.recompute             ? "full"

@@ -527,7 +527,7 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
       std::vector<StageProfile> profiles;
       try {  // as validate_parallel's last check
         profiles = profile_stages(candidate.model, plan, microbatch_size(candidate),
-                                  candidate.training.precision);
+                                  candidate.training.precision, candidate.training.fp32_gradients);
       } catch (const std::invalid_argument& error) {
         split.problem = error.what();
       }

@@ -28,8 +28,9 @@ StageProfile profile_range(const Experiment& experiment, int begin, int end) {
   if (begin > 0) plan.boundaries.push_back(begin);
   if (end < layers) plan.boundaries.push_back(end);
   plan.pp = static_cast<int>(plan.boundaries.size()) + 1;
-  const std::vector<StageProfile> stages = profile_stages(
-      experiment.model, plan, microbatch_size(experiment), experiment.training.precision);
+  const std::vector<StageProfile> stages =
+      profile_stages(experiment.model, plan, microbatch_size(experiment),
+                     experiment.training.precision, experiment.training.fp32_gradients);
   return stages[begin > 0 ? 1 : 0];
 }
 

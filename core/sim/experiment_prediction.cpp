@@ -48,7 +48,7 @@ Prediction predict_experiment(const Experiment& experiment, std::optional<UnitCo
   Prediction prediction;
   prediction.profiles =
       profile_stages(experiment.model, experiment.parallel, microbatch_size(experiment),
-                        experiment.training.precision);
+                     experiment.training.precision, experiment.training.fp32_gradients);
   prediction.schedule =
       build_schedule(experiment.parallel, prediction.profiles, steps, options.first_replica_only);
   prediction.cost = unit_override ? CostModel::unit(*unit_override)

@@ -292,6 +292,27 @@ class MainWindowTest : public QObject {
     QVERIFY(!window.applyPreset("no-such-preset"));
   }
 
+  // The fp32-gradients switch: offered under bf16-mixed only, and it doubles
+  // the predicted gradients (2 bytes a parameter to 4).
+  void fp32GradientsAreOfferedUnderBf16AndDoubleThePredictedGradients() {
+    MainWindow window;
+    QCheckBox* fp32_gradients = window.dataPanel()->fp32GradientsCheck();
+    window.document()->edit([](Experiment& e) { e.training.precision = Precision::Fp32; });
+    QVERIFY(!fp32_gradients->isEnabled());
+    window.document()->edit([](Experiment& e) { e.training.precision = Precision::Bf16Mixed; });
+    QVERIFY(fp32_gradients->isEnabled() && !fp32_gradients->isChecked());
+    const auto gradients_on_device_0 = [&] {
+      window.predictor()->updateNow();
+      return window.predictor()->prediction()->result.per_device[0].peak_bytes[static_cast<size_t>(
+          MemoryCategory::Gradients)];
+    };
+    const int64_t bf16 = gradients_on_device_0();
+    QVERIFY(bf16 > 0);
+    fp32_gradients->click();
+    QVERIFY(window.document()->experiment().training.fp32_gradients);
+    QCOMPARE(gradients_on_device_0(), 2 * bf16);
+  }
+
   void cudaIsGreyedOutWithTheReasonWhenThereIsNoGpu() {
     GpuAvailability none;
     none.built_with_cuda = true;

@@ -100,6 +100,11 @@ DataPanel::DataPanel(ExperimentDocument* document, QWidget* parent)
          "state (16 bytes per parameter under Adam), as the simulator predicts it. The cuda backend "
          "trains it (bf16 GEMMs; fp32 master weights, gradients and optimizer); the cpu backend "
          "trains fp32 only."));
+  fp32_gradients_check_ = new QCheckBox(tr("fp32 gradients"), this);
+  fp32_gradients_check_->setToolTip(
+      tr("Gradients held and reduced across replicas in fp32 (4 bytes per parameter, 18 in all "
+         "under Adam), as Megatron-LM does by default for bf16; off: in bf16, the ZeRO paper's 16 "
+         "bytes. The simulator predicts either; the cuda backend keeps fp32 gradients."));
   lr_spin_ = make_double_spin(this, 1e-6, 10, 6, 0.001);
   momentum_spin_ = make_double_spin(this, 0, 0.999, 3, 0.05);
   weight_decay_spin_ = make_double_spin(this, 0, 1, 5, 0.0001);
@@ -144,6 +149,7 @@ DataPanel::DataPanel(ExperimentDocument* document, QWidget* parent)
   training_form->addRow(tr("Batch size:"), batch_spin_);
   training_form->addRow(tr("Optimizer:"), optimizer_combo_);
   training_form->addRow(tr("Precision:"), precision_combo_);
+  training_form->addRow(QString(), fp32_gradients_check_);
   training_form->addRow(tr("Learning rate:"), lr_spin_);
   training_form->addRow(tr("Momentum:"), momentum_spin_);
   training_form->addRow(tr("Weight decay:"), weight_decay_spin_);
@@ -216,6 +222,9 @@ DataPanel::DataPanel(ExperimentDocument* document, QWidget* parent)
   });
   connect(discrepancy_correction_check_, &QCheckBox::toggled, this, [this](bool on) {
     document_->edit([on](Experiment& e) { e.training.pipemare.discrepancy_correction = on; });
+  });
+  connect(fp32_gradients_check_, &QCheckBox::toggled, this, [this](bool on) {
+    document_->edit([on](Experiment& e) { e.training.fp32_gradients = on; });
   });
   connect(optimizer_combo_, &QComboBox::activated, this, [this] {
     const std::string type = optimizer_combo_->currentText().toStdString();
@@ -302,11 +311,15 @@ void DataPanel::refreshFromDocument() {
   const PipeMareSpec& pipemare = experiment.training.pipemare;
   set_spin(lr_warmup_spin_, pipemare.lr_warmup_updates);
   set_double(velocity_decay_spin_, pipemare.velocity_decay);
-  for (auto [check, on] : {std::pair{lr_rescheduling_check_, pipemare.lr_rescheduling},
-                           std::pair{discrepancy_correction_check_, pipemare.discrepancy_correction}}) {
+  for (auto [check, on] :
+       {std::pair{lr_rescheduling_check_, pipemare.lr_rescheduling},
+        std::pair{discrepancy_correction_check_, pipemare.discrepancy_correction},
+        std::pair{fp32_gradients_check_, experiment.training.fp32_gradients}}) {
     const QSignalBlocker blocker(check);
     check->setChecked(on);
   }
+  // fp32 gradients change nothing under fp32, where every gradient is fp32.
+  fp32_gradients_check_->setEnabled(experiment.training.precision == Precision::Bf16Mixed);
   const bool pipemare_schedule = backward_reads_newest_weights(experiment.parallel.schedule);
   lr_rescheduling_check_->setEnabled(pipemare_schedule);
   lr_warmup_spin_->setEnabled(pipemare_schedule && pipemare.lr_rescheduling);

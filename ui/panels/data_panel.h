@@ -28,6 +28,7 @@ class DataPanel : public QWidget {
   void setProblems(const QStringList& problems);
   QComboBox* sourceCombo() const { return source_combo_; }
   QCheckBox* discrepancyCorrectionCheck() const { return discrepancy_correction_check_; }
+  QCheckBox* fp32GradientsCheck() const { return fp32_gradients_check_; }
 
  private:
   void refreshFromDocument();
@@ -45,6 +46,7 @@ class DataPanel : public QWidget {
   QSpinBox* features_spin_;
   QSpinBox* vocab_spin_;  // sequence tasks: token ids
   QComboBox* precision_combo_;
+  QCheckBox* fp32_gradients_check_;  // training.fp32_gradients, under bf16-mixed
   QDoubleSpinBox* noise_spin_;
   QSpinBox* limit_spin_;
   QDoubleSpinBox* validation_spin_;

@@ -1032,6 +1032,14 @@
         <source>shape read from the files when the run starts</source>
         <translation>形状在运行开始时从文件读取</translation>
     </message>
+    <message>
+        <source>fp32 gradients</source>
+        <translation>fp32 梯度</translation>
+    </message>
+    <message>
+        <source>Gradients held and reduced across replicas in fp32 (4 bytes per parameter, 18 in all under Adam), as Megatron-LM does by default for bf16; off: in bf16, the ZeRO paper&apos;s 16 bytes. The simulator predicts either; the cuda backend keeps fp32 gradients.</source>
+        <translation>梯度以 fp32 保存并在副本间归约（每个参数 4 字节，Adam 下共 18 字节），这是 Megatron-LM 对 bf16 的默认做法；关闭时梯度为 bf16，即 ZeRO 论文的 16 字节。模拟器两种都能预测；cuda 后端始终保存 fp32 梯度。</translation>
+    </message>
 </context>
 <context>
     <name>pipelab::ExperimentDocument</name>

@@ -48,6 +48,16 @@ TEST(LaunchExport, MegatronFlagsOfTheLlama70bExample) {
                            "--bf16"})
     EXPECT_TRUE(has_line(flags, line)) << line;
   EXPECT_FALSE(has_line(flags, "--use-distributed-optimizer"));  // zero 0
+  // Gradients in the run's precision (the example's default), or in float32.
+  EXPECT_TRUE(has_line(flags, "--grad-reduce-in-bf16"));
+  Experiment fp32_gradients = llama_70b();
+  fp32_gradients.training.fp32_gradients = true;
+  EXPECT_TRUE(has_line(export_launch(fp32_gradients, LaunchTool::Megatron),
+                       "--accumulate-allreduce-grads-in-fp32"));
+  EXPECT_TRUE(has_line(export_launch(fp32_gradients, LaunchTool::Torchtitan),
+                       "mixed_precision_reduce = \"float32\""));
+  EXPECT_TRUE(has_line(export_launch(llama_70b(), LaunchTool::Torchtitan),
+                       "mixed_precision_reduce = \"bfloat16\""));
   EXPECT_FALSE(has_line(flags, "--context-parallel-size 1"));
   EXPECT_TRUE(mentions(flags.unmapped, "parallel.partition = balanced")) << flags.unmapped.size();
   const std::string text = launch_text(flags, LaunchTool::Megatron);

@@ -66,6 +66,50 @@ TEST(ZeroSharding, EachStageShardsItsCategoriesOverTheGroup) {
   }
 }
 
+// With fp32 gradients (Megatron-LM's default for bf16): 18 bytes per
+// parameter, 6 + 12 / N, 2 + 16 / N and 18 / N.
+TEST(ZeroSharding, Fp32GradientsMakeEighteenBytesAParameter) {
+  const int64_t params = 8'000'000;
+  StageProfile stage = adam_stage(params);
+  stage.precision = precision_bytes(Precision::Bf16Mixed, /*fp32_gradients=*/true);
+  for (int n : {2, 4, 8}) {
+    SCOPED_TRACE("N = " + std::to_string(n));
+    EXPECT_EQ(model_states(sharded_model_states(stage, 0, n, 1, 2)), 18 * params);
+    EXPECT_EQ(model_states(sharded_model_states(stage, 1, n, 1, 2)), 6 * params + 12 * params / n);
+    EXPECT_EQ(model_states(sharded_model_states(stage, 2, n, 1, 2)), 2 * params + 16 * params / n);
+    EXPECT_EQ(model_states(sharded_model_states(stage, 3, n, 1, 2)), 18 * params / n);
+  }
+  // Under fp32 the gradients are float32 already.
+  EXPECT_EQ(precision_bytes(Precision::Fp32, true).gradient,
+            precision_bytes(Precision::Fp32).gradient);
+}
+
+// An experiment's switch reaches the profiles, and the data-parallel
+// reduction moves the float32 gradients: twice the bytes per step.
+TEST(ZeroSharding, Fp32GradientsDoubleWhatDataParallelismSends) {
+  Experiment experiment = parse_experiment(R"({
+    "model": {"input": [64],
+              "layers": [{"type": "embedding", "vocab": 128, "dim": 64},
+                         {"type": "transformer_block", "heads": 4, "repeat": 2},
+                         {"type": "linear", "out": 128, "bias": false}],
+              "loss": "cross_entropy"},
+    "data": {"source": "copy", "samples": 64, "vocab": 128},
+    "training": {"batch_size": 16, "precision": "bf16-mixed"},
+    "parallel": {"dp": 4, "microbatches": 2},
+    "simulation": {"profile": "h100"}})");
+  const auto sent = [](const Experiment& e) {
+    const Prediction prediction = predict_experiment(e);
+    return communication_per_step(prediction.schedule, 0).data_parallel;
+  };
+  const int64_t bf16 = sent(experiment);
+  const int64_t gradients_bf16 = predict_experiment(experiment).profiles[0].gradient_bytes();
+  experiment.training.fp32_gradients = true;
+  EXPECT_EQ(sent(experiment), 2 * bf16);
+  EXPECT_EQ(predict_experiment(experiment).profiles[0].gradient_bytes(), 2 * gradients_bf16);
+  const Experiment again = parse_experiment(experiment_to_json(experiment));
+  EXPECT_TRUE(again.training.fp32_gradients);
+}
+
 TEST(ZeroSharding, TheBucketAndTheGatheredUnitsAreCollectiveBuffers) {
   const StageProfile stage = adam_stage(8'000'000);  // 16 MB of gradients, units of 0.8 M params
   EXPECT_EQ(sharded_model_states(stage, 1, 4, 1, 2).collective_buffers, 0);
