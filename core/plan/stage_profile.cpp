@@ -13,6 +13,7 @@ namespace pipelab {
 namespace {
 
 constexpr int64_t kBytesPerValue = 4;  // float32
+constexpr int64_t kLossValueBytes = 4;  // the loss reads its logits in float32 in every precision
 
 // One layer's per-sample numbers on one tensor-parallel shard.
 struct ShardCost {
@@ -542,9 +543,12 @@ std::vector<StageProfile> profile_stages(const ModelSpec& whole_model, const Par
         // BI keeps a weighted layer's output gradient for BW and frees the
         // input of a layer without weights (stage_stack.h's backward_pass).
         left_by_layer.push_back(cost.params > 0 ? out_values * bytes.activation : -kept);
-        // The model's output: the loss's gradient of it waits from F to B.
+        // The model's output: the loss's gradient of it waits from F to B,
+        // in float32 whatever the precision (Megatron-LM's cross-entropy casts
+        // the logits to float32 and keeps their softmax for the backward; the
+        // cuda backend's GEMMs write float32 logits and the loss reads them so).
         if (i + 1 == static_cast<int>(infos.size()))
-          loss_gradient_per_sample = out_values * bytes.activation;
+          loss_gradient_per_sample = out_values * kLossValueBytes;
       }
       working_per_sample = std::max(working_per_sample, gradients_by_layer.back());
       kept_by_layer.push_back(kept);

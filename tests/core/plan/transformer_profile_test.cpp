@@ -146,6 +146,12 @@ TEST(TransformerProfile, TheBackwardFreesEachLayersActivationsAsItGoes) {
   EXPECT_EQ(stages[1].backward_peak_bytes, stages[1].backward_working_bytes - 2 * sh * bytes);
   EXPECT_EQ(stages[1].loss_gradient_bytes, kTokens * kVocab * bytes);
   EXPECT_EQ(stages[0].loss_gradient_bytes, 0);
+  // The loss works in float32 in every precision: under bf16-mixed too its
+  // logits take 4 bytes a value, where the kept activations take 2.
+  const std::vector<StageProfile> mixed =
+      profile_stages(model, two_stages(), kMicrobatch, Precision::Bf16Mixed);
+  EXPECT_EQ(mixed[1].loss_gradient_bytes, kTokens * kVocab * bytes);
+  EXPECT_EQ(mixed[0].activation_bytes * 2, stages[0].activation_bytes);
 }
 
 TEST(TransformerProfile, Float32DoublesTheValuesButNotTheDropoutMasks) {
