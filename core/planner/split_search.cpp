@@ -66,6 +66,15 @@ std::string relative_text(double value, double reference) {
   return percent_text(std::abs(change)) + (change >= 0 ? " more than" : " less than");
 }
 
+// A pruned plan for `reason` and `detail`, the rest of it to be filled in.
+PrunedPlan pruned_for(const ParallelPlan& plan, PruneReason reason, PruneDetail detail) {
+  PrunedPlan pruned;
+  pruned.plan = plan;
+  pruned.reason = reason;
+  pruned.detail = detail;
+  return pruned;
+}
+
 // A pruned plan with its English sentence filled in.
 PrunedPlan explained(PrunedPlan pruned) {
   pruned.why = prune_why_text(pruned);
@@ -73,13 +82,13 @@ PrunedPlan explained(PrunedPlan pruned) {
 }
 
 PrunedPlan invalid_plan(const ParallelPlan& plan, const std::string& problem) {
-  PrunedPlan pruned{plan, PruneReason::Invalid, PruneDetail::Problem};
+  PrunedPlan pruned = pruned_for(plan, PruneReason::Invalid, PruneDetail::Problem);
   pruned.problem = problem;
   return explained(pruned);
 }
 
 PrunedPlan simulated_slower(const SearchedPlan& entry, int top) {
-  PrunedPlan pruned{entry.plan, PruneReason::Slower, PruneDetail::SimulatedSlower};
+  PrunedPlan pruned = pruned_for(entry.plan, PruneReason::Slower, PruneDetail::SimulatedSlower);
   pruned.step_s = entry.step_s;
   pruned.faster_plans = top;
   return explained(pruned);
@@ -543,7 +552,7 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
     bound(plan, *profiled->second.costs, entry);
     if (entry.memory_bound > result.usable_bytes) {
       result.considered.push_back(entry);
-      PrunedPlan pruned{plan, PruneReason::Memory, PruneDetail::MemoryBound};
+      PrunedPlan pruned = pruned_for(plan, PruneReason::Memory, PruneDetail::MemoryBound);
       pruned.bytes = entry.memory_bound;
       pruned.usable_bytes = result.usable_bytes;
       result.pruned.push_back(explained(pruned));
@@ -643,7 +652,7 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
     simulate(searched_experiment(experiment, entry.plan), entry);
     ++result.simulated;
     if (entry.peak_bytes > result.usable_bytes) {
-      PrunedPlan pruned{entry.plan, PruneReason::Memory, PruneDetail::MemoryPeak};
+      PrunedPlan pruned = pruned_for(entry.plan, PruneReason::Memory, PruneDetail::MemoryPeak);
       pruned.bytes = entry.peak_bytes;
       pruned.usable_bytes = result.usable_bytes;
       result.pruned.push_back(explained(pruned));
@@ -664,14 +673,14 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
   // the last plan ranked; otherwise judged by its estimate only.
   for (const SearchedPlan& entry : unsimulated) {
     if (full() && entry.step_bound_s >= result.best.back().step_s) {
-      PrunedPlan pruned{entry.plan, PruneReason::Slower, PruneDetail::BoundSlower};
+      PrunedPlan pruned = pruned_for(entry.plan, PruneReason::Slower, PruneDetail::BoundSlower);
       pruned.step_s = entry.step_bound_s;
       pruned.reference_rank = top;
       pruned.reference_step_s = result.best.back().step_s;
       result.pruned.push_back(explained(pruned));
       continue;
     }
-    PrunedPlan pruned{entry.plan, PruneReason::NotSimulated, PruneDetail::Estimated};
+    PrunedPlan pruned = pruned_for(entry.plan, PruneReason::NotSimulated, PruneDetail::Estimated);
     pruned.step_s = entry.step_estimate_s;
     pruned.bound_s = entry.step_bound_s;
     pruned.bytes = entry.memory_estimate;

@@ -209,7 +209,9 @@ TEST(ZeroSharding, WithoutReshardingOnlyAFirstForwardGathers) {
   EXPECT_EQ(data_parallel_ops(interleaved, 0),
             (std::map<OpKind, int>{{OpKind::ReduceScatter, 3}, {OpKind::AllGather, 3}}));
   for (const Op& op : interleaved.devices[0])
-    if (op.kind == OpKind::AllGather) EXPECT_EQ(op.group, CommGroup::DataParallel);
+    if (op.kind == OpKind::AllGather) {
+      EXPECT_EQ(op.group, CommGroup::DataParallel);
+    }
   plan.schedule = ScheduleKind::GPipe;
   EXPECT_EQ(data_parallel_ops(build_schedule(plan, {}, 1), 0),
             (std::map<OpKind, int>{{OpKind::ReduceScatter, 3}, {OpKind::AllGather, 1}}));
