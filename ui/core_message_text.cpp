@@ -197,6 +197,13 @@ constexpr const char* kPatterns[] = {
         "CoreMessage",
         "parallel.recompute = \"block\" keeps each Transformer block's input, and this "
         "model has none; use recompute = true (full) or false"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "parallel.recompute_layers = %1 must be at least 1 (the blocks rebuilt "
+                      "together under recompute = \"block\")"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "parallel.recompute_layers = %1 groups the blocks that recompute = "
+                      "\"block\" rebuilds together; set recompute = \"block\", or remove "
+                      "recompute_layers"),
     QT_TRANSLATE_NOOP(
         "CoreMessage",
         "parallel.recompute = \"block\": the executors rebuild a whole stage's activations "

@@ -207,7 +207,8 @@ ParallelPlan read_parallel(const JsonObjectReader& top) {
   const JsonObjectReader reader(
       *value, "parallel",
       {"dp", "tp", "pp", "microbatches", "chunks", "schedule", "update", "recompute", "partition",
-       "staleness", "sequence_parallel", "offload", "ep", "zero", "reshard_after_forward", "cp"});
+       "staleness", "sequence_parallel", "offload", "ep", "zero", "reshard_after_forward", "cp",
+       "recompute_layers"});
   reader.read("dp", plan.dp);
   reader.read("tp", plan.tp);
   reader.read("pp", plan.pp);
@@ -233,6 +234,7 @@ ParallelPlan read_parallel(const JsonObjectReader& top) {
           json_value_text(*recompute));
     }
   }
+  reader.read("recompute_layers", plan.recompute_layers);
   reader.read("staleness", plan.staleness);
   reader.read("ep", plan.ep);
   reader.read("zero", plan.zero);

@@ -133,6 +133,7 @@ Json parallel_to_json(const ParallelPlan& plan) {
     json["recompute"] = "block";
   else
     json["recompute"] = plan.recompute;
+  if (plan.recompute_layers != 1) json["recompute_layers"] = plan.recompute_layers;
   json["sequence_parallel"] = plan.sequence_parallel;
   json["offload"] = offload_name(plan.offload);
   // An explicit split is written as its stage start indices.

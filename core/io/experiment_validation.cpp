@@ -309,6 +309,14 @@ void check_parallel(const Experiment& experiment, bool model_ok, Problems& probl
     problems.push_back(
         "parallel.recompute = \"block\" keeps each Transformer block's input, and this model has "
         "none; use recompute = true (full) or false");
+  if (plan.recompute_layers < 1)
+    problems.push_back("parallel.recompute_layers = " + std::to_string(plan.recompute_layers) +
+                       " must be at least 1 (the blocks rebuilt together under recompute = "
+                       "\"block\")");
+  else if (plan.recompute_layers > 1 && !plan.recompute_blocks)
+    problems.push_back("parallel.recompute_layers = " + std::to_string(plan.recompute_layers) +
+                       " groups the blocks that recompute = \"block\" rebuilds together; set "
+                       "recompute = \"block\", or remove recompute_layers");
 
   const bool experts = model_has_experts(experiment.model);
   check_expert_parallel(experiment, model_ok, experts, problems);

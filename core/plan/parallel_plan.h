@@ -45,11 +45,13 @@ struct ParallelPlan {
   // activations are rebuilt before the backward. Its unit is the stage
   // (GPipe's re-materialisation: only the stage input is kept, the stage is
   // rebuilt whole before B), or with recompute_blocks each Transformer block
-  // (Megatron-LM's full granularity, uniform method, one layer: each block's
-  // input is kept and one block is rebuilt at a time). Block units are
-  // predicted only; the executors rebuild whole stages.
+  // (Megatron-LM's full granularity, uniform method: the input of every
+  // recompute_layers-th block is kept and that many blocks are rebuilt at a
+  // time, --recompute-num-layers). Block units are predicted only; the
+  // executors rebuild whole stages.
   bool recompute = false;
   bool recompute_blocks = false;
+  int recompute_layers = 1;          // blocks per checkpoint under recompute_blocks
   bool selective_recompute = false;  // transformer blocks keep no attention scores; B recomputes them
   bool sequence_parallel = false;    // tp > 1: norms, dropouts, residuals split along the sequence
   OffloadMode offload = OffloadMode::None;

@@ -452,9 +452,14 @@ std::vector<StageProfile> profile_stages(const ModelSpec& whole_model, const Par
     profile.layers = range;
     profile.precision = bytes;
     int64_t activation_bytes_per_sample = 0;
-    int64_t block_checkpoints_per_sample = 0;  // inputs of blocks after the stage's first layer
+    // Block recomputation's checkpoints: the inputs of the blocks that start a
+    // group of recompute_layers blocks (after the stage's first layer).
+    const int group = std::max(plan.recompute_layers, 1);
+    int blocks_seen = 0;
+    int64_t block_checkpoints_per_sample = 0;
     int64_t largest_block_per_sample = 0;
-    int64_t largest_rebuilt_block_per_sample = 0;  // a block's kept activations less its input
+    int64_t group_rebuilt_per_sample = 0;  // the current group's kept activations less its input
+    int64_t largest_rebuilt_group_per_sample = 0;
     int64_t other_layers_per_sample = 0;       // activations of the stage's layers that are not blocks
     int64_t working_per_sample = 0;            // the largest layer's backward gradient buffers
     // Per stage layer, per sample: its kept activations, its backward's
@@ -496,15 +501,22 @@ std::vector<StageProfile> profile_stages(const ModelSpec& whole_model, const Par
           profile.backward_memory_bytes += block.backward_memory_values * bytes.activation * samples;
           kept = block.kept.bytes(bytes.activation);
           largest_block_per_sample = std::max(largest_block_per_sample, kept);
-          largest_rebuilt_block_per_sample = std::max(largest_rebuilt_block_per_sample,
-                                                      kept - block.input_values * bytes.activation);
+          const int64_t input = block.input_values * bytes.activation;
+          const bool starts_group = blocks_seen++ % group == 0;
+          if (starts_group) {
+            group_rebuilt_per_sample = kept - input;  // the input is the group's checkpoint
+            if (i > range.begin) block_checkpoints_per_sample += input;
+          } else {
+            group_rebuilt_per_sample += kept;
+          }
+          largest_rebuilt_group_per_sample =
+              std::max(largest_rebuilt_group_per_sample, group_rebuilt_per_sample);
           // The block's buffers, and its output gradient dy (received, or the
           // next layer's input gradient), which it holds as its input.
           gradients_by_layer.push_back((block.backward_working_values + block.input_values) *
                                        bytes.activation);
           left_by_layer.push_back((block.backward_kept_values + block.input_values) *
                                   bytes.activation);
-          if (i > range.begin) block_checkpoints_per_sample += block.input_values * bytes.activation;
           if (plan.cp > 1) add_context_parallel_exchanges(profile.context_parallel_exchanges, i, info.block, block,
                                                           split, microbatch_size, bytes.activation);
           break;
@@ -619,15 +631,16 @@ std::vector<StageProfile> profile_stages(const ModelSpec& whole_model, const Par
     profile.output_bytes =
         microbatch_size * infos[range.end - 1].out_features * bytes.activation / boundary_split(range.end - 1);
     if (plan.recompute_blocks && largest_block_per_sample > 0) {
-      // Each block as the unit (Megatron-LM): every block's input is kept,
-      // the other layers' activations too, and one block's rest is rebuilt
-      // at a time, in the forward as before the backward.
+      // Blocks as the unit (Megatron-LM): the input of each group of
+      // recompute_layers blocks is kept, the other layers' activations too,
+      // and one group's rest is rebuilt at a time, in the forward as before
+      // the backward.
       profile.recompute_kept_bytes =
           std::min(profile.input_bytes +
                        (block_checkpoints_per_sample + other_layers_per_sample) * microbatch_size,
                    profile.activation_bytes);
       profile.recompute_working_bytes =
-          std::min(largest_rebuilt_block_per_sample * microbatch_size,
+          std::min(largest_rebuilt_group_per_sample * microbatch_size,
                    profile.activation_bytes - profile.recompute_kept_bytes);
       profile.recompute_forward_peak_bytes =
           profile.recompute_kept_bytes + profile.recompute_working_bytes;

@@ -139,7 +139,7 @@ LaunchExport megatron(const Experiment& experiment) {
     f.push_back("--recompute-granularity full");
     f.push_back("--recompute-method uniform");
     if (plan.recompute_blocks)
-      f.push_back(flag("recompute-num-layers", 1));
+      f.push_back(flag("recompute-num-layers", plan.recompute_layers));
     else if (gpt.blocks % plan.stages() == 0)
       f.push_back(flag("recompute-num-layers", gpt.blocks / plan.stages()));
     else
@@ -275,6 +275,10 @@ LaunchExport torchtitan(const Experiment& experiment) {
         "parallel.recompute = true: torchtitan's full activation checkpointing keeps each block's "
         "input "
         "(PipeLab's \"block\"), not only each stage's; exported as mode = \"full\"");
+  if (plan.recompute_blocks && plan.recompute_layers > 1)
+    out.unmapped.push_back("parallel.recompute_layers = " + std::to_string(plan.recompute_layers) +
+                           ": torchtitan's full activation checkpointing keeps every block's "
+                           "input; exported as mode = \"full\"");
   out.unmapped.push_back(
       "the model itself: torchtitan names a model flavour in its [model] "
       "section; choose the one with " +

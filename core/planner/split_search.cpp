@@ -596,6 +596,7 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
                   plan.chunks = schedule.chunks;
                   plan.recompute = recompute == Recompute::Full || recompute == Recompute::Block;
                   plan.recompute_blocks = recompute == Recompute::Block;
+                  plan.recompute_layers = 1;  // one block rebuilt at a time
                   plan.selective_recompute = recompute == Recompute::Selective;
                   plan.sequence_parallel = sequence && blocks && tp > 1;
                   plan.microbatches = m;

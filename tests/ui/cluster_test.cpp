@@ -155,11 +155,19 @@ class ClusterTest : public QObject {
     QVERIFY(window.document()->experiment().parallel.recompute);
     QVERIFY(!window.document()->experiment().parallel.recompute_blocks);
     QVERIFY(panel->blockRecomputeCheck()->isEnabled());
+    QVERIFY(!panel->recomputeLayersSpin()->isEnabled());
     panel->blockRecomputeCheck()->setChecked(true);
     QVERIFY(window.document()->experiment().parallel.recompute_blocks);
-    // Without full recomputation there is no unit.
+    // Blocks rebuilt two at a time (Megatron-LM's --recompute-num-layers).
+    QVERIFY(panel->recomputeLayersSpin()->isEnabled());
+    panel->recomputeLayersSpin()->setValue(2);
+    QCOMPARE(window.document()->experiment().parallel.recompute_layers, 2);
+    QVERIFY(validate_experiment(window.document()->experiment()).empty());
+    // Without full recomputation there is no unit, nor a group of blocks.
     panel->recomputeCheck()->setChecked(false);
     QVERIFY(!window.document()->experiment().parallel.recompute_blocks);
+    QCOMPARE(window.document()->experiment().parallel.recompute_layers, 1);
+    QVERIFY(validate_experiment(window.document()->experiment()).empty());
     QVERIFY(!panel->blockRecomputeCheck()->isChecked());
     QVERIFY(!panel->blockRecomputeCheck()->isEnabled());
   }

@@ -101,6 +101,11 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
          "the memory of Megatron-LM's full recomputation. The simulator predicts it; to train, "
          "leave it "
          "off (the executors rebuild whole stages)"));
+  recompute_layers_spin_ = make_spin(this, 1, 128);
+  recompute_layers_spin_->setToolTip(
+      tr("Blocks rebuilt together: the input of every n-th block is kept and n blocks are rebuilt "
+         "at a time (Megatron-LM's --recompute-num-layers); more blocks keep fewer inputs and "
+         "rebuild more at once"));
   selective_recompute_check_ = new QCheckBox(tr("Recompute only attention scores (selective)"), this);
   selective_recompute_check_->setToolTip(
       tr("Transformers: keep no attention scores from the forward and recompute them in the "
@@ -213,6 +218,7 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   schedule_form->addRow(tr("Staleness:"), staleness_spin_);
   schedule_form->addRow(recompute_check_);
   schedule_form->addRow(block_recompute_check_);
+  schedule_form->addRow(tr("Blocks per checkpoint:"), recompute_layers_spin_);
   schedule_form->addRow(selective_recompute_check_);
   schedule_form->addRow(tr("Offload to host:"), offload_combo_);
   schedule_form->addRow(tr("ZeRO stage:"), zero_combo_);
@@ -249,6 +255,7 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   edit_int(cp_spin_, &ParallelPlan::cp);
   edit_int(chunks_spin_, &ParallelPlan::chunks);
   edit_int(staleness_spin_, &ParallelPlan::staleness);
+  edit_int(recompute_layers_spin_, &ParallelPlan::recompute_layers);
 
   connect(schedule_combo_, &QComboBox::activated, this, [this] {
     const auto kind = static_cast<ScheduleKind>(schedule_combo_->currentData().toInt());
@@ -276,6 +283,7 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
     document_->edit([on](Experiment& e) {
       e.parallel.recompute = on;
       if (!on) e.parallel.recompute_blocks = false;
+      if (!on) e.parallel.recompute_layers = 1;
       if (on) e.parallel.selective_recompute = false;
       if (on && e.parallel.offload == OffloadMode::Activations) e.parallel.offload = OffloadMode::None;
     });
@@ -297,17 +305,21 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
       e.parallel.offload = mode;
       if (mode == OffloadMode::Activations) e.parallel.recompute = false;
       if (mode == OffloadMode::Activations) e.parallel.recompute_blocks = false;
+      if (!e.parallel.recompute_blocks) e.parallel.recompute_layers = 1;
     });
   });
   connect(block_recompute_check_, &QCheckBox::toggled, this, [this](bool on) {
-    document_->edit(
-        [on](Experiment& e) { e.parallel.recompute_blocks = on && e.parallel.recompute; });
+    document_->edit([on](Experiment& e) {
+      e.parallel.recompute_blocks = on && e.parallel.recompute;
+      if (!e.parallel.recompute_blocks) e.parallel.recompute_layers = 1;  // groups of blocks only
+    });
   });
   connect(selective_recompute_check_, &QCheckBox::toggled, this, [this](bool on) {
     document_->edit([on](Experiment& e) {
       e.parallel.selective_recompute = on;
       if (on) e.parallel.recompute = false;
       if (on) e.parallel.recompute_blocks = false;
+      if (on) e.parallel.recompute_layers = 1;
     });
   });
   connect(sequence_parallel_check_, &QCheckBox::toggled, this, [this](bool on) {
@@ -382,6 +394,7 @@ void ParallelPanel::refreshFromDocument() {
   set_spin(cp_spin_, plan.cp);
   set_spin(chunks_spin_, plan.chunks);
   set_spin(staleness_spin_, plan.staleness);
+  set_spin(recompute_layers_spin_, plan.recompute_layers);
   set_spin(threads_spin_, experiment.backend.threads);
   set_combo(schedule_combo_, static_cast<int>(plan.schedule));
   set_combo(update_combo_, static_cast<int>(plan.update));
@@ -406,6 +419,7 @@ void ParallelPanel::refreshFromDocument() {
   const bool transformer = is_sequence_model(experiment.model);
   selective_recompute_check_->setEnabled(transformer || plan.selective_recompute);
   block_recompute_check_->setEnabled((transformer && plan.recompute) || plan.recompute_blocks);
+  recompute_layers_spin_->setEnabled(plan.recompute_blocks || plan.recompute_layers != 1);
   sequence_parallel_check_->setEnabled((transformer && plan.tp > 1) || plan.sequence_parallel);
   reshard_check_->setEnabled(plan.zero == 3 || !plan.reshard_after_forward);
   schedule_description_->setText(

@@ -47,6 +47,7 @@ class ParallelPanel : public QWidget {
   QSpinBox* ppSpin() const { return pp_spin_; }
   QCheckBox* recomputeCheck() const { return recompute_check_; }
   QCheckBox* blockRecomputeCheck() const { return block_recompute_check_; }
+  QSpinBox* recomputeLayersSpin() const { return recompute_layers_spin_; }
   QSpinBox* nodesSpin() const { return nodes_spin_; }
   QLabel* clusterLabel() const { return cluster_label_; }
   ClusterPicture* clusterPicture() const { return cluster_picture_; }
@@ -79,6 +80,7 @@ class ParallelPanel : public QWidget {
   QSpinBox* staleness_spin_;
   QCheckBox* recompute_check_;
   QCheckBox* block_recompute_check_;      // Transformers: each block as the unit (Megatron-LM)
+  QSpinBox* recompute_layers_spin_;  // ... the blocks rebuilt together (--recompute-num-layers)
   QCheckBox* selective_recompute_check_;  // Transformers: the attention core only
   QComboBox* offload_combo_;              // parallel.offload
   QComboBox* zero_combo_;                 // parallel.zero

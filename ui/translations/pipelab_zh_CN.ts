@@ -428,6 +428,14 @@
         <source>parallel.recompute = &quot;block&quot;: the executors rebuild a whole stage&apos;s activations before its backward, not one block at a time (the simulator predicts block units); set parallel.recompute = true to train, or simulate</source>
         <translation>parallel.recompute = &quot;block&quot;：执行器在反向之前重建整个阶段的激活，而不是每次一个块（模拟器可以预测按块重计算）；要训练请设置 parallel.recompute = true，或只做模拟</translation>
     </message>
+    <message>
+        <source>parallel.recompute_layers = %1 must be at least 1 (the blocks rebuilt together under recompute = &quot;block&quot;)</source>
+        <translation>parallel.recompute_layers = %1 至少应为 1（recompute = &quot;block&quot; 时一起重算的块数）</translation>
+    </message>
+    <message>
+        <source>parallel.recompute_layers = %1 groups the blocks that recompute = &quot;block&quot; rebuilds together; set recompute = &quot;block&quot;, or remove recompute_layers</source>
+        <translation>parallel.recompute_layers = %1 把 recompute = &quot;block&quot; 一起重算的块分组；请设 recompute = &quot;block&quot;，或删去 recompute_layers</translation>
+    </message>
 </context>
 <context>
     <name>DeviceRowLabel</name>
@@ -2210,6 +2218,14 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
     <message>
         <source>Transformers: keep each block&apos;s input, not only the stage&apos;s, and rebuild one block at a time: the memory of Megatron-LM&apos;s full recomputation. The simulator predicts it; to train, leave it off (the executors rebuild whole stages)</source>
         <translation>Transformer：不仅保留阶段的输入，还保留每个块的输入，每次重建一个块：即 Megatron-LM 完全重计算的内存。模拟器会预测它；要训练请不要勾选（执行器重建整个阶段）</translation>
+    </message>
+    <message>
+        <source>Blocks rebuilt together: the input of every n-th block is kept and n blocks are rebuilt at a time (Megatron-LM&apos;s --recompute-num-layers); more blocks keep fewer inputs and rebuild more at once</source>
+        <translation>一起重算的块数：每隔 n 个块保留一个块的输入，每次重算 n 个块（Megatron-LM 的 --recompute-num-layers）；块数越多，保留的输入越少，一次重算的越多</translation>
+    </message>
+    <message>
+        <source>Blocks per checkpoint:</source>
+        <translation>每个检查点的块数：</translation>
     </message>
 </context>
 <context>

@@ -85,6 +85,22 @@ TEST(TransformerExperiment, RecomputeTakesBooleansAndModeNames) {
     EXPECT_EQ(again.parallel.recompute, full) << value;
     EXPECT_EQ(again.parallel.recompute_blocks, value == Json("block")) << value;
   }
+  // Blocks rebuilt in groups (--recompute-num-layers): kept through a save,
+  // refused below 1 and without block recomputation.
+  Json grouped = tiny_gpt_document();
+  grouped["parallel"]["recompute"] = "block";
+  grouped["parallel"]["recompute_layers"] = 2;
+  const Experiment experiment = parse_experiment(grouped.dump());
+  EXPECT_EQ(experiment.parallel.recompute_layers, 2);
+  EXPECT_EQ(parse_experiment(experiment_to_json(experiment)).parallel.recompute_layers, 2);
+  grouped["parallel"]["recompute_layers"] = 0;
+  EXPECT_NE(error_of(grouped).find("parallel.recompute_layers = 0 must be at least 1"),
+            std::string::npos);
+  grouped["parallel"]["recompute_layers"] = 2;
+  grouped["parallel"]["recompute"] = true;
+  EXPECT_NE(error_of(grouped).find("set recompute = \"block\", or remove recompute_layers"),
+            std::string::npos)
+      << error_of(grouped);
 }
 
 TEST(TransformerExperiment, MistakesAreNamedWithTheFix) {

@@ -111,6 +111,24 @@ TEST(TransformerProfile, FullRecomputeWithBlockUnitsKeepsEachBlocksInput) {
   EXPECT_LT(stage.recompute_forward_peak_bytes, stage.activation_bytes / 2);
 }
 
+TEST(TransformerProfile, BlocksRebuiltInGroupsKeepEachGroupsInput) {
+  // --recompute-num-layers 2: the stage's four blocks in two groups, the
+  // input of each kept, two blocks' rest rebuilt at a time; 4 is the stage.
+  ParallelPlan plan = two_stages();
+  plan.recompute = true;
+  plan.recompute_blocks = true;
+  plan.recompute_layers = 2;
+  const StageProfile stage = profile_stages(gpt(), plan, kMicrobatch, Precision::Bf16Mixed).at(1);
+  const int64_t checkpoint = 2 * kTokens * kMicrobatch * kDim;
+  const int64_t block = formula(34, 1, 1) / kBlocks;
+  EXPECT_EQ(stage.recompute_kept_bytes, 2 * checkpoint);
+  EXPECT_EQ(stage.recompute_working_bytes, 2 * block - checkpoint);
+  plan.recompute_layers = kBlocks;
+  const StageProfile whole = profile_stages(gpt(), plan, kMicrobatch, Precision::Bf16Mixed).at(1);
+  EXPECT_EQ(whole.recompute_kept_bytes, checkpoint);
+  EXPECT_EQ(whole.recompute_working_bytes, kBlocks * block - checkpoint);
+}
+
 TEST(TransformerProfile, FullRecomputeWithTheStageAsUnitKeepsItsInput) {
   // GPipe's re-materialisation, as the executors run it: the forward holds
   // everything, keeps the stage input, and the stage is rebuilt whole.

@@ -92,6 +92,14 @@ TEST(LaunchExport, ShardingRecomputeAndSchedulesMapOrAreListed) {
   EXPECT_TRUE(has_line(titan, "local_batch_size = 8"));
   EXPECT_TRUE(mentions(titan.unmapped, "parallel.zero = 1"));
   EXPECT_FALSE(mentions(titan.unmapped, "parallel.recompute"));
+  // Blocks rebuilt two at a time: Megatron-LM's --recompute-num-layers 2;
+  // torchtitan checkpoints every block, so it is listed.
+  plan.recompute_layers = 2;
+  EXPECT_TRUE(
+      has_line(export_launch(experiment, LaunchTool::Megatron), "--recompute-num-layers 2"));
+  EXPECT_TRUE(mentions(export_launch(experiment, LaunchTool::Torchtitan).unmapped,
+                       "parallel.recompute_layers = 2"));
+  plan.recompute_layers = 1;
   // The stage as the unit: each stage's blocks one chunk (80 blocks, one
   // stage); torchtitan has no such unit, so it is listed.
   plan.recompute_blocks = false;
