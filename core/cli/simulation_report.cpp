@@ -1,6 +1,7 @@
 #include "core/cli/simulation_report.h"
 
 #include <cmath>
+#include <vector>
 
 #include "core/io/hardware_catalogue.h"
 #include "core/sim/bubble_formula.h"
@@ -85,8 +86,13 @@ nlohmann::ordered_json simulation_to_json(const Schedule& schedule, const Simula
   // replica 0's figures at its own place (devices are numbered replica-major).
   const int replicas = schedule.first_replica_only ? schedule.dp : 1;
   const int replica_devices = schedule.tp * schedule.cp * schedule.pp;
+  // Bytes (0 under unit costs) each simulated device sends per step, by group.
+  std::vector<CommunicationVolume> sent_per_step;
+  for (const DeviceSimStats& stats : result.per_device)
+    sent_per_step.push_back(communication_per_step(schedule, stats.device));
   for (int replica = 0; replica < replicas; ++replica)
-    for (const DeviceSimStats& stats : result.per_device) {
+    for (size_t d = 0; d < result.per_device.size(); ++d) {
+      const DeviceSimStats& stats = result.per_device[d];
       nlohmann::ordered_json device;
       const int id = replica * replica_devices + stats.device;
       device["device"] = id;
@@ -98,8 +104,7 @@ nlohmann::ordered_json simulation_to_json(const Schedule& schedule, const Simula
       device["peak_bytes"] = memory_to_json(stats.peak_bytes, stats.peak_total_bytes);
       device["peak_inflight_microbatches"] = stats.peak_inflight_microbatches;
       device["weight_versions"] = stats.weight_versions;
-      // Bytes (0 under unit costs) the device sends per step, by group.
-      const CommunicationVolume sent = communication_per_step(schedule, stats.device);
+      const CommunicationVolume& sent = sent_per_step[d];
       device["sent_bytes_per_step"] = {{"data_parallel", sent.data_parallel},
                                        {"tensor_parallel", sent.tensor_parallel},
                                        {"expert_parallel", sent.expert_parallel},
