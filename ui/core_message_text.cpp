@@ -64,6 +64,23 @@ constexpr const char* kPatterns[] = {
                       "parallel.sequence_parallel splits the work tensor parallelism repeats on "
                       "every shard, so it needs parallel.tp >= 2 (now %1); raise tp or set "
                       "sequence_parallel = false"),
+    // A plan too large to build (core/schedule/lowering.cpp's check_schedule_size).
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "dp x tp x cp x pp x chunks x microbatches = %1 x %2 x %3 x %4 x %5 x %6 makes "
+        "a schedule of about %7 ops in one replica, more than the %8 PipeLab builds; "
+        "use fewer devices or micro-batches"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "dp x tp x cp x pp x chunks x microbatches = %1 x %2 x %3 x %4 x %5 x %6 makes "
+        "a schedule of about %7 ops, more than the %8 PipeLab builds; simulate one "
+        "replica for all (pipelab-cli simulate without --trace or --csv), or use fewer "
+        "devices or micro-batches"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "dp x tp x cp x pp x chunks x microbatches = %1 x %2 x %3 x %4 x %5 x %6 makes "
+        "a schedule of about %7 ops, more than the %8 PipeLab builds; use fewer "
+        "devices or micro-batches"),
     QT_TRANSLATE_NOOP("CoreMessage", "training.optimizer.lr = %1 must be > 0, e.g. 0.05"),
     // ZeRO (the Parallel panel's ZeRO stage) with what it does not go with.
     QT_TRANSLATE_NOOP("CoreMessage",

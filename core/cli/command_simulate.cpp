@@ -50,7 +50,7 @@ int command_simulate(const std::vector<std::string>& args, std::ostream& out) {
   const bool tracing = parsed.has("trace") || parsed.has("csv");
   options.record_events = options.record_memory = tracing;
   const auto one_replica_for_all = [&](const ParallelPlan& plan) {
-    return !tracing && plan.dp > 1 && plan.update == UpdateMode::Sync;
+    return !tracing && replicas_run_alike(plan);
   };
   Schedule schedule;
   SimulationResult result;

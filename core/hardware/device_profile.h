@@ -31,6 +31,13 @@ struct DeviceProfile {
   // runs ops one by one (a CPU thread's dispatch and wake-up); 0 where
   // launches overlap the device's work (GPUs: kernel_launch_s covers them).
   double op_overhead_s = 0;
+  // What the device's software holds whatever the model trains (core/sim/
+  // runtime_memory.h; 0 on a CPU): the CUDA context and the GEMM library's
+  // workspace, NCCL's buffers per communicator the device takes part in, and
+  // per peer it exchanges with in an all-to-all (expert parallelism).
+  int64_t runtime_bytes = 0;
+  int64_t collective_group_bytes = 0;
+  int64_t all_to_all_peer_bytes = 0;
 };
 
 }  // namespace pipelab

@@ -7,12 +7,24 @@
 namespace pipelab {
 namespace {
 
+constexpr double kMebibyte = 1024.0 * 1024.0;
+
 // A rate or size must be a finite number above zero.
 void check_positive(std::vector<std::string>& problems, const std::string& where, const std::string& field,
                     double value, const std::string& unit) {
   if (std::isfinite(value) && value > 0) return;
   problems.push_back(where + ": " + field + " = " + number_text(value) + " must be a positive number (" + unit +
                      ")");
+}
+
+// A size a file may leave out (0): not negative, and far below what sums of
+// bytes can hold (a pebibyte).
+void check_size(std::vector<std::string>& problems, const std::string& where,
+                const std::string& field, double bytes) {
+  if (std::isfinite(bytes) && bytes >= 0 && bytes <= kMebibyte * kMebibyte * 1024) return;
+  problems.push_back(
+      where + ": " + field + " = " + number_text(bytes / kMebibyte) +
+      " must be >= 0 and at most 1073741824 (MiB; 0 or absent where the device holds none)");
 }
 
 void check_fraction(std::vector<std::string>& problems, const std::string& where, const std::string& field,
@@ -53,6 +65,9 @@ DeviceProfile device_profile(const DeviceSpec& device, const NodeSpec& node) {
   profile.kernel_launch_s = device.kernel_launch_s;
   profile.compute_units = device.compute_units;
   profile.op_overhead_s = device.op_overhead_s;
+  profile.runtime_bytes = static_cast<int64_t>(device.context_bytes + device.gemm_workspace_bytes);
+  profile.collective_group_bytes = static_cast<int64_t>(node.collective_group_bytes);
+  profile.all_to_all_peer_bytes = static_cast<int64_t>(node.all_to_all_peer_bytes);
   return profile;
 }
 
@@ -87,6 +102,8 @@ std::vector<std::string> device_spec_problems(const DeviceSpec& device, const st
     problems.push_back(where +
                        ": achieved.op_overhead_us = " + number_text(device.op_overhead_s * 1e6) +
                        " must be >= 0 (microseconds per op; 0 or absent for a GPU)");
+  check_size(problems, where, "runtime_memory_mib.context", device.context_bytes);
+  check_size(problems, where, "runtime_memory_mib.gemm_workspace", device.gemm_workspace_bytes);
   if (device.node.empty())
     problems.push_back(where + ": node is empty; name the node type this device sits in (e.g. dgx-h100)");
   return problems;
@@ -121,6 +138,9 @@ std::vector<std::string> node_spec_problems(const NodeSpec& node, const std::str
                  "Gbit/s per NIC per direction");
   if (!(std::isfinite(node.network.latency_s) && node.network.latency_s >= 0))
     problems.push_back(where + ": network.latency_us must be >= 0 (microseconds per message)");
+  check_size(problems, where, "communicator_memory_mib.per_group", node.collective_group_bytes);
+  check_size(problems, where, "communicator_memory_mib.per_all_to_all_peer",
+             node.all_to_all_peer_bytes);
   return problems;
 }
 

@@ -34,6 +34,10 @@ struct DeviceSpec {
   std::string node;                      // the node type it sits in by default
   std::map<std::string, std::string> sources;  // figure -> where it comes from
   double op_overhead_s = 0;  // per compute op, where the host runs ops one by one (DeviceProfile)
+  // Device memory the software stack holds on each device (runtime_memory_mib;
+  // 0 when absent, as on a CPU): the CUDA context, and the GEMM library's workspace.
+  double context_bytes = 0;
+  double gemm_workspace_bytes = 0;
 
   // What a large GEMM sustains in `precision`; a precision the device has no
   // peak for runs at its FP32 rate.
@@ -76,6 +80,11 @@ struct NodeSpec {
   double host_link_bandwidth = 0;     // device <-> host memory, per device, bytes/s
   double host_memory_bandwidth = 0;   // a host-side optimizer step, bytes/s
   NetworkSpec network;
+  // Device memory the collective library (NCCL) holds on each device
+  // (communicator_memory_mib; 0 when absent): per communicator it takes part
+  // in, and per peer of an all-to-all, whose direct connections each get channels.
+  double collective_group_bytes = 0;
+  double all_to_all_peer_bytes = 0;
   std::map<std::string, std::string> sources;
 };
 

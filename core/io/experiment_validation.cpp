@@ -260,7 +260,8 @@ void check_parallel(const Experiment& experiment, bool model_ok, Problems& probl
   if (problems.size() != before) return;  // the checks below divide and multiply by these
   check_schedule(plan, problems);
   try {
-    check_schedule_size(plan, 0);  // the window the simulator and executors build
+    // The window the simulator builds: replica 0 alone when it stands for all.
+    check_schedule_size(plan, 0, replicas_run_alike(plan));
   } catch (const std::invalid_argument& error) {
     problems.push_back(error.what());
     return;

@@ -16,6 +16,7 @@ namespace {
 constexpr double kGiga = 1e9;
 constexpr double kTera = 1e12;
 constexpr double kMicro = 1e-6;
+constexpr double kMebibyte = 1024.0 * 1024.0;
 
 JsonLimits hardware_limits() {
   JsonLimits limits;
@@ -63,9 +64,10 @@ std::map<std::string, std::string> read_sources(const JsonObjectReader& top) {
 }
 
 DeviceSpec device_from_json(const Json& document) {
-  const JsonObjectReader top(document, "",
-                             {"device", "name", "memory_gb", "memory_bandwidth_gb_s",
-                              "compute_units", "peak_tflops", "achieved", "node", "sources"});
+  const JsonObjectReader top(
+      document, "",
+      {"device", "name", "memory_gb", "memory_bandwidth_gb_s", "compute_units", "peak_tflops",
+       "achieved", "runtime_memory_mib", "node", "sources"});
   DeviceSpec device;
   device.id = required_string(top, "device", "give the device's id (e.g. \"h100\")");
   top.read("name", device.name);
@@ -91,6 +93,13 @@ DeviceSpec device_from_json(const Json& document) {
       required_number(achieved, "kernel_launch_us", "give the launch cost of one kernel in microseconds") * kMicro;
   if (const Json* overhead = achieved.find("op_overhead_us"))
     device.op_overhead_s = json_to_number(*overhead, achieved.field("op_overhead_us")) * kMicro;
+  if (const Json* runtime = top.find("runtime_memory_mib")) {
+    const JsonObjectReader memory(*runtime, "runtime_memory_mib", {"context", "gemm_workspace"});
+    memory.read("context", device.context_bytes);
+    memory.read("gemm_workspace", device.gemm_workspace_bytes);
+    device.context_bytes *= kMebibyte;
+    device.gemm_workspace_bytes *= kMebibyte;
+  }
   device.node = required_string(top, "node", "name the node type it sits in (e.g. \"dgx-h100\")");
   device.sources = read_sources(top);
   throw_problems(device_spec_problems(device, "device " + quoted_excerpt(device.id)));
@@ -98,9 +107,10 @@ DeviceSpec device_from_json(const Json& document) {
 }
 
 NodeSpec node_from_json(const Json& document) {
-  const JsonObjectReader top(document, "",
-                             {"node", "name", "device", "devices_per_node", "device_link", "host_link",
-                              "host_memory_bandwidth_gb_s", "network", "sources"});
+  const JsonObjectReader top(
+      document, "",
+      {"node", "name", "device", "devices_per_node", "device_link", "host_link",
+       "host_memory_bandwidth_gb_s", "network", "communicator_memory_mib", "sources"});
   NodeSpec node;
   node.id = required_string(top, "node", "give the node type's id (e.g. \"dgx-h100\")");
   top.read("name", node.name);
@@ -139,6 +149,14 @@ NodeSpec node_from_json(const Json& document) {
       required_number(network, "nic_bandwidth_gbit_s", "give Gbit/s per NIC per direction") * kGiga / 8;
   network.read("achieved_fraction", node.network.achieved_fraction);
   node.network.latency_s = required_number(network, "latency_us", "give microseconds per message") * kMicro;
+  if (const Json* communicators = top.find("communicator_memory_mib")) {
+    const JsonObjectReader memory(*communicators, "communicator_memory_mib",
+                                  {"per_group", "per_all_to_all_peer"});
+    memory.read("per_group", node.collective_group_bytes);
+    memory.read("per_all_to_all_peer", node.all_to_all_peer_bytes);
+    node.collective_group_bytes *= kMebibyte;
+    node.all_to_all_peer_bytes *= kMebibyte;
+  }
   node.sources = read_sources(top);
   throw_problems(node_spec_problems(node, "node " + quoted_excerpt(node.id)));
   return node;

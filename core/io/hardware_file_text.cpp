@@ -13,6 +13,7 @@ namespace {
 constexpr double kGiga = 1e9;
 constexpr double kTera = 1e12;
 constexpr double kMicro = 1e-6;
+constexpr double kMebibyte = 1024.0 * 1024.0;
 
 Json per_precision(const std::map<std::string, double>& numbers, double scale) {
   Json object = Json::object();
@@ -44,6 +45,9 @@ std::string device_spec_text(const DeviceSpec& device) {
   achieved["kernel_launch_us"] = device.kernel_launch_s / kMicro;
   if (device.op_overhead_s > 0) achieved["op_overhead_us"] = device.op_overhead_s / kMicro;
   json["achieved"] = achieved;
+  if (device.context_bytes > 0 || device.gemm_workspace_bytes > 0)
+    json["runtime_memory_mib"] = {{"context", device.context_bytes / kMebibyte},
+                                  {"gemm_workspace", device.gemm_workspace_bytes / kMebibyte}};
   json["node"] = device.node;
   json["sources"] = sources_json(device.sources);
   return format_json(json);
@@ -68,6 +72,10 @@ std::string node_spec_text(const NodeSpec& node) {
                      {"nic_bandwidth_gbit_s", node.network.nic_bandwidth * 8 / kGiga},
                      {"achieved_fraction", node.network.achieved_fraction},
                      {"latency_us", node.network.latency_s / kMicro}};
+  if (node.collective_group_bytes > 0 || node.all_to_all_peer_bytes > 0)
+    json["communicator_memory_mib"] = {
+        {"per_group", node.collective_group_bytes / kMebibyte},
+        {"per_all_to_all_peer", node.all_to_all_peer_bytes / kMebibyte}};
   json["sources"] = sources_json(node.sources);
   return format_json(json);
 }

@@ -11,6 +11,7 @@
 #include "core/planner/planning_costs.h"
 #include "core/schedule/lowering.h"
 #include "core/sim/memory_model.h"
+#include "core/sim/runtime_memory.h"
 #include "core/sim/simulator.h"
 
 namespace pipelab {
@@ -60,6 +61,8 @@ void bound(Pending& entry, std::optional<double> link_bandwidth) {
     entry.memory_bound =
         std::max(entry.memory_bound, memory.weights + memory.gradients + memory.optimizer_state);
   }
+  // What CUDA, cuBLAS and NCCL hold on every device, as the simulator counts it.
+  if (!cost.is_unit()) entry.memory_bound += runtime_memory_bytes(plan, cost.device());
 }
 
 // The divisors of `n` that are at most `most`, ascending.

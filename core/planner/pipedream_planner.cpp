@@ -166,7 +166,7 @@ double pipedream_stage_s(const StageCostTable& table, LayerRange layers, int rep
 int64_t pipedream_stage_bytes(const StageCostTable& table, LayerRange layers, int replicas,
                               int groups_from_here) {
   const int inflight = (groups_from_here + replicas - 1) / replicas;
-  return table.device_bytes(table.range(layers.begin, layers.end), inflight, inflight);
+  return table.device_bytes(table.range(layers.begin, layers.end), inflight, inflight, replicas);
 }
 
 PlannedPipeline pipedream_evaluate(const StageCostTable& table,

@@ -20,6 +20,7 @@
 #include "core/sim/bubble_formula.h"
 #include "core/sim/experiment_prediction.h"
 #include "core/sim/memory_model.h"
+#include "core/sim/runtime_memory.h"
 #include "core/sim/throughput.h"
 #include "core/text/byte_size.h"
 #include "core/text/quoted_excerpt.h"
@@ -200,6 +201,7 @@ void bound(const ParallelPlan& plan, const StageCosts& c, SearchedPlan& entry) {
   const DeviceLayout layout = plan.layout();
   const int stages = plan.stages();
   double slowest_rank = 0, exposed_sync = 0, slowest_offload = 0;
+  const int64_t runtime = c.cost.is_unit() ? 0 : runtime_memory_bytes(plan, c.cost.device());
   for (int rank = 0; rank < plan.pp; ++rank) {
     int first = stages;
     double busy = 0, rank_with_collectives = 0, rank_messages = 0, rank_sync = 0, rank_backward = 0,
@@ -243,14 +245,15 @@ void bound(const ParallelPlan& plan, const StageCosts& c, SearchedPlan& entry) {
     if (splits_backward(plan.schedule))
       drain = 0;  // a deferred weight gradient may end the rank's work
     entry.step_bound_s = std::max(entry.step_bound_s, fill + busy + drain);
-    entry.memory_bound = std::max(entry.memory_bound, states + activations + fewest_gradients);
+    entry.memory_bound =
+        std::max(entry.memory_bound, runtime + states + activations + fewest_gradients);
     // Offloaded activations: the running micro-batch's and the next one's stay.
     const double held = plan.offload == OffloadMode::Activations
                             ? std::min(2.0, in_flight(plan, rank))
                             : in_flight(plan, rank);
     entry.memory_estimate =
-        std::max(entry.memory_estimate,
-                 states + gradients + static_cast<int64_t>(held * activations / plan.chunks));
+        std::max(entry.memory_estimate, runtime + states + gradients +
+                                            static_cast<int64_t>(held * activations / plan.chunks));
   }
   // The estimate: the busiest rank's compute and tensor-parallel collectives
   // (or its messages, when they take longer), stretched by the schedule's

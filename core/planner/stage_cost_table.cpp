@@ -7,6 +7,7 @@
 #include "core/io/experiment_io.h"
 #include "core/plan/stage_profile.h"
 #include "core/planner/planning_costs.h"
+#include "core/sim/runtime_memory.h"
 
 namespace pipelab {
 namespace {
@@ -38,7 +39,9 @@ StageProfile profile_range(const Experiment& experiment, int begin, int end) {
 
 StageCostTable::StageCostTable(const Experiment& experiment, std::optional<double> link_bandwidth)
     : layer_count_(static_cast<int>(experiment.model.layers.size())),
-      recompute_(experiment.parallel.recompute) {
+      recompute_(experiment.parallel.recompute),
+      tp_(experiment.parallel.tp),
+      cp_(experiment.parallel.cp) {
   if (layer_count_ > kMaxPlannedLayers)
     throw ExperimentError("the model has " + std::to_string(layer_count_) +
                           " layers; the planners search every "
@@ -85,14 +88,21 @@ double StageCostTable::allreduce_s(int64_t bytes, int members) const {
   return cost_.collective_duration(stage_op(OpKind::AllReduce, 0, bytes), members);
 }
 
-int64_t StageCostTable::device_bytes(const RangeCost& range, int inflight,
-                                     int weight_versions) const {
+int64_t StageCostTable::device_bytes(const RangeCost& range, int inflight, int weight_versions,
+                                     int replicas) const {
   const StageMemory& memory = range.memory;
   // Under recomputation a micro-batch in flight keeps only its checkpoints;
   // one at a time gets the rest back for its backward.
   const int64_t activations =
       recompute_ ? inflight * memory.kept_input + memory.recomputed : inflight * memory.activations;
-  return memory.weights * weight_versions + memory.gradients + memory.optimizer_state +
+  // A stage with a neighbour is in a pipeline: its sends hold a communicator.
+  const bool pipelined = range.input_bytes > 0 || range.output_bytes > 0;
+  const int64_t runtime =
+      cost_.is_unit()
+          ? 0
+          : runtime_memory_bytes(cost_.device(),
+                                 device_communicators(tp_, cp_, pipelined ? 2 : 1, replicas, 1));
+  return runtime + memory.weights * weight_versions + memory.gradients + memory.optimizer_state +
          activations + memory.backward_working;
 }
 

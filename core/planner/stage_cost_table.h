@@ -42,8 +42,11 @@ class StageCostTable {
 
   // Peak bytes of a device holding `range` with `inflight` micro-batches'
   // activations and `weight_versions` versions of its weights (1 for
-  // synchronous schedules), as the simulator's memory model counts them.
-  int64_t device_bytes(const RangeCost& range, int inflight, int weight_versions) const;
+  // synchronous schedules), its stage replicated over `replicas` devices, as
+  // the simulator's memory model counts them (with the runtime's own memory:
+  // core/sim/runtime_memory.h).
+  int64_t device_bytes(const RangeCost& range, int inflight, int weight_versions,
+                       int replicas) const;
 
   const DeviceProfile& device() const { return cost_.device(); }
 
@@ -52,6 +55,7 @@ class StageCostTable {
 
   int layer_count_ = 0;
   bool recompute_ = false;
+  int tp_ = 1, cp_ = 1;  // the experiment's, which the planners keep
   CostModel cost_;
   std::vector<RangeCost> ranges_;  // by index(begin, end); only begin < end filled
 };

@@ -455,19 +455,24 @@ int window_steps(const ParallelPlan& plan, int steps) {
   return default_steps(plan.schedule, plan.pp, plan.microbatches);
 }
 
-double schedule_size_estimate(const ParallelPlan& plan, int steps) {
+double schedule_size_estimate(const ParallelPlan& plan, int steps, bool first_replica_only) {
   // Per device and micro-batch and chunk: F, B (or BI and BW), two sends, two
   // receives and a few collectives; counted in doubles so huge plans cannot overflow.
   // ZeRO 2 and 3 add a reduce-scatter and up to two gathers per micro-batch.
   const double per_microbatch = plan.zero >= 2 ? 11.0 : 8.0;
-  return per_microbatch * plan.dp * plan.tp * plan.cp * plan.pp * plan.chunks * double(plan.microbatches) *
-         window_steps(plan, steps);
+  const double replicas = first_replica_only ? 1.0 : plan.dp;
+  return per_microbatch * replicas * plan.tp * plan.cp * plan.pp * plan.chunks *
+         double(plan.microbatches) * window_steps(plan, steps);
+}
+
+bool replicas_run_alike(const ParallelPlan& plan) {
+  return plan.dp > 1 && plan.update == UpdateMode::Sync;
 }
 
 Schedule build_schedule(const ParallelPlan& plan, const std::vector<StageProfile>& profiles,
                         int steps, bool first_replica_only) {
   check_plan(plan);
-  check_schedule_size(plan, steps);
+  check_schedule_size(plan, steps, first_replica_only);
   GeneratorOptions options;
   options.kind = plan.schedule;
   options.pp = plan.pp;
@@ -520,16 +525,23 @@ void check_context_parallel(const ParallelPlan& plan) {
          "(update = async) does not do; use update = sync, or cp = 1");
 }
 
-void check_schedule_size(const ParallelPlan& plan, int steps) {
-  const double ops = schedule_size_estimate(plan, steps);
-  if (ops > kMaxScheduleOps)
-    throw std::invalid_argument(
-        "dp x tp x cp x pp x chunks x microbatches = " + std::to_string(plan.dp) + " x " +
-        std::to_string(plan.tp) + " x " + std::to_string(plan.cp) + " x " + std::to_string(plan.pp) + " x " +
-        std::to_string(plan.chunks) + " x " + std::to_string(plan.microbatches) +
-        " makes a schedule of about " + std::to_string(static_cast<long long>(ops)) +
-        " ops, more than the " + std::to_string(static_cast<long long>(kMaxScheduleOps)) +
-        " PipeLab builds; use fewer devices or micro-batches");
+void check_schedule_size(const ParallelPlan& plan, int steps, bool first_replica_only) {
+  const double ops = schedule_size_estimate(plan, steps, first_replica_only);
+  if (ops <= kMaxScheduleOps) return;
+  // A plan whose replica 0 would fit is simulated that way by default; say so.
+  const bool one_replica_fits = !first_replica_only && replicas_run_alike(plan) &&
+                                schedule_size_estimate(plan, steps, true) <= kMaxScheduleOps;
+  throw std::invalid_argument(
+      "dp x tp x cp x pp x chunks x microbatches = " + std::to_string(plan.dp) + " x " +
+      std::to_string(plan.tp) + " x " + std::to_string(plan.cp) + " x " + std::to_string(plan.pp) +
+      " x " + std::to_string(plan.chunks) + " x " + std::to_string(plan.microbatches) +
+      " makes a schedule of about " + std::to_string(static_cast<long long>(ops)) + " ops" +
+      (first_replica_only ? " in one replica" : "") + ", more than the " +
+      std::to_string(static_cast<long long>(kMaxScheduleOps)) + " PipeLab builds; " +
+      (one_replica_fits
+           ? "simulate one replica for all (pipelab-cli simulate without --trace or --csv), or "
+             "use fewer devices or micro-batches"
+           : "use fewer devices or micro-batches"));
 }
 
 }  // namespace pipelab

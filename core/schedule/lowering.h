@@ -127,13 +127,19 @@ inline constexpr double kMaxScheduleOps = 1 << 24;
 // default window: generate_schedule's, or staleness + 2 for async data parallel).
 int window_steps(const ParallelPlan& plan, int steps);
 
-// About how many ops build_schedule(plan, ..., steps) makes, from the degrees
-// alone (nothing is built).
-double schedule_size_estimate(const ParallelPlan& plan, int steps);
+// About how many ops build_schedule(plan, ..., steps, first_replica_only)
+// makes, from the degrees alone (nothing is built).
+double schedule_size_estimate(const ParallelPlan& plan, int steps, bool first_replica_only = false);
+
+// Whether one data-parallel replica's programs stand for all of them: with
+// synchronous updates every replica runs the same ops at the same times, so
+// the simulator can run replica 0 alone (SimulationOptions::first_replica_only).
+bool replicas_run_alike(const ParallelPlan& plan);
 
 // Throws std::invalid_argument (naming the degrees) when the plan's schedule
-// would exceed kMaxScheduleOps over a window of `steps` steps (0: the default).
-void check_schedule_size(const ParallelPlan& plan, int steps);
+// would exceed kMaxScheduleOps over a window of `steps` steps (0: the
+// default), counting replica 0's ops alone under first_replica_only.
+void check_schedule_size(const ParallelPlan& plan, int steps, bool first_replica_only = false);
 
 // The op that runs a stage's tensor-parallel collective.
 OpKind tensor_parallel_op_kind(TensorParallelCollective collective);

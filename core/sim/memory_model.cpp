@@ -1,10 +1,11 @@
 #include "core/sim/memory_model.h"
 
-#include "core/sim/zero_sharding.h"
-
 #include <algorithm>
 #include <cassert>
 #include <climits>
+
+#include "core/sim/runtime_memory.h"
+#include "core/sim/zero_sharding.h"
 
 namespace pipelab {
 StageMemory stage_memory(const CostModel& cost, int stage, int zero, int dp, int ep,
@@ -41,8 +42,10 @@ StageMemory stage_memory(const CostModel& cost, int stage, int zero, int dp, int
 
 MemoryModel::MemoryModel(const Schedule& schedule, const CostModel& cost)
     : schedule_(schedule), devices_(schedule.device_count()) {
+  const int64_t runtime = cost.is_unit() ? 0 : runtime_memory_bytes(schedule, cost.device());
   for (int d = 0; d < schedule.device_count(); ++d) {
     DeviceState& state = devices_[d];
+    add(d, 0, MemoryCategory::Workspace, runtime);
     const int rank = schedule.layout().coord_of(d).pipeline_rank;
     state.chunk_memory.resize(schedule.chunks);
     state.gradients_allocated.assign(schedule.chunks, 0);

@@ -42,7 +42,9 @@
 //  comm buffers     a message's bytes on its receiver, from arrival until the
 //                   receive ends; ZeRO 2 and 3's reduce-scatter bucket and
 //                   ZeRO 3's gathered units, from the start
-//  workspace        not modelled (0)
+//  workspace        the software's own memory, from the start: the CUDA
+//                   context, the GEMM library's workspace and NCCL's buffers
+//                   (runtime_memory.h; 0 on a CPU and in unit mode)
 //
 // Unit-cost simulations have no StageProfiles; memory is then counted in
 // "activation units": each stage has params = 1 and activation_bytes = 1

@@ -211,7 +211,12 @@ std::vector<int64_t> estimate_device_bytes(const Experiment& experiment,
     kept.split_backward_kept_bytes += bf16_kept[stage];
   }
   const Schedule schedule = build_schedule(plan, held);
-  const CostModel cost = CostModel::from_profiles(held, profile, optimizer_slots(experiment));
+  // This backend's own allowances (below) stand for the catalogue's runtime
+  // memory: the free bytes measured are net of the context, and its NCCL
+  // communicators are counted per GPU (estimate_nccl_bytes_per_gpu).
+  DeviceProfile device = profile;
+  device.runtime_bytes = device.collective_group_bytes = device.all_to_all_peer_bytes = 0;
+  const CostModel cost = CostModel::from_profiles(held, device, optimizer_slots(experiment));
   SimulationOptions options;
   options.record_events = false;
   options.record_memory = false;

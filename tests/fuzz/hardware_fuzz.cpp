@@ -39,6 +39,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     require_usable(profile.link_bandwidth);
     require_usable(profile.host_link_bandwidth);
     require_usable(node.network.node_bandwidth() / node.devices_per_node);
+    if (profile.runtime_bytes < 0 || profile.collective_group_bytes < 0 ||
+        profile.all_to_all_peer_bytes < 0)
+      std::abort();
   } catch (const ExperimentError& error) {
     fuzz::require_safe_message(error.what());
   }

@@ -25,6 +25,7 @@
 #include "core/runtime/trainable.h"
 #include "core/runtime/training_data.h"
 #include "core/schedule/generators.h"
+#include "core/schedule/lowering.h"
 #include "core/sim/experiment_prediction.h"
 #include "ui/core_message_text.h"
 #include "ui/exports/chart_export.h"
@@ -338,6 +339,35 @@ class TranslationsTest : public QObject {
     first_block(refused).experts = 4;
     QVERIFY2(has_chinese(core_message_text(run_refusal(refused))),
              qPrintable(run_refusal(refused)));
+    // A plan too large to build: counted by one replica standing for all,
+    // every replica (with the hint that one would do), or an asynchronous one.
+    ParallelPlan huge;
+    huge.dp = 2;
+    huge.tp = 64;
+    huge.microbatches = 65536;
+    const auto size_refusal = [](const ParallelPlan& plan, bool first_replica_only) {
+      try {
+        check_schedule_size(plan, 0, first_replica_only);
+      } catch (const std::exception& error) {
+        return QString::fromStdString(error.what());
+      }
+      return QString();
+    };
+    QVERIFY(size_refusal(huge, true).contains(QLatin1String("in one replica")));
+    huge.tp = 32;
+    QVERIFY(size_refusal(huge, false).contains(QLatin1String("simulate one replica for all")));
+    huge.update = UpdateMode::Async;
+    QVERIFY(!size_refusal(huge, false).isEmpty());
+    for (const bool first_replica_only : {true, false}) {
+      const QString refusal = size_refusal(huge, first_replica_only);
+      QVERIFY2(has_chinese(core_message_text(refusal)), qPrintable(refusal));
+    }
+    huge.update = UpdateMode::Sync;
+    for (const int tp : {64, 32}) {
+      huge.tp = tp;
+      const QString refusal = size_refusal(huge, tp == 64);
+      QVERIFY2(has_chinese(core_message_text(refusal)), qPrintable(refusal));
+    }
     // A rank of a run over processes that stops answering (pipelab --attach).
     QVERIFY(has_chinese(core_message_text(QStringLiteral(
         "rank 2 has not answered for 2.1 s (it died, stopped or its network is cut); stopping the run"))));

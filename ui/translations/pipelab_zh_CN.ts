@@ -436,6 +436,18 @@
         <source>parallel.recompute_layers = %1 groups the blocks that recompute = &quot;block&quot; rebuilds together; set recompute = &quot;block&quot;, or remove recompute_layers</source>
         <translation>parallel.recompute_layers = %1 把 recompute = &quot;block&quot; 一起重算的块分组；请设 recompute = &quot;block&quot;，或删去 recompute_layers</translation>
     </message>
+    <message>
+        <source>dp x tp x cp x pp x chunks x microbatches = %1 x %2 x %3 x %4 x %5 x %6 makes a schedule of about %7 ops in one replica, more than the %8 PipeLab builds; use fewer devices or micro-batches</source>
+        <translation>dp x tp x cp x pp x chunks x microbatches = %1 x %2 x %3 x %4 x %5 x %6 在一个副本中产生约 %7 个操作的调度，超过 PipeLab 能构建的 %8 个；请减少设备数或微批次数</translation>
+    </message>
+    <message>
+        <source>dp x tp x cp x pp x chunks x microbatches = %1 x %2 x %3 x %4 x %5 x %6 makes a schedule of about %7 ops, more than the %8 PipeLab builds; simulate one replica for all (pipelab-cli simulate without --trace or --csv), or use fewer devices or micro-batches</source>
+        <translation>dp x tp x cp x pp x chunks x microbatches = %1 x %2 x %3 x %4 x %5 x %6 产生约 %7 个操作的调度，超过 PipeLab 能构建的 %8 个；请只模拟一个副本代表全部副本（pipelab-cli simulate 不加 --trace 或 --csv），或减少设备数或微批次数</translation>
+    </message>
+    <message>
+        <source>dp x tp x cp x pp x chunks x microbatches = %1 x %2 x %3 x %4 x %5 x %6 makes a schedule of about %7 ops, more than the %8 PipeLab builds; use fewer devices or micro-batches</source>
+        <translation>dp x tp x cp x pp x chunks x microbatches = %1 x %2 x %3 x %4 x %5 x %6 产生约 %7 个操作的调度，超过 PipeLab 能构建的 %8 个；请减少设备数或微批次数</translation>
+    </message>
 </context>
 <context>
     <name>DeviceRowLabel</name>

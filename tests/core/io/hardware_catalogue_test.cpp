@@ -200,6 +200,53 @@ TEST(HardwareCatalogue, ALinkRunsAtItsAchievedBandwidth) {
   EXPECT_DOUBLE_EQ(again.device_link.achieved_fraction, 0.8);
 }
 
+// What the software holds on each device (the CUDA context, cuBLAS's
+// workspace, NCCL's buffers) comes from the files: sized, sourced, refused
+// when negative, written back, and absent on a CPU.
+TEST(HardwareCatalogue, RuntimeMemoryComesFromTheDeviceAndNodeFiles) {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  const DeviceProfile h100 = device_profile(load_device_spec("h100"), load_node_spec("dgx-h100"));
+  EXPECT_EQ(h100.runtime_bytes, int64_t{(400 + 32) << 20});
+  EXPECT_EQ(h100.collective_group_bytes, int64_t{688} << 20);
+  EXPECT_EQ(h100.all_to_all_peer_bytes, int64_t{469} << 20);
+  EXPECT_TRUE(load_device_spec("h100").sources.count("runtime_memory"));
+  EXPECT_TRUE(load_node_spec("dgx-h100").sources.count("communicator_memory"));
+  // Ampere's cuBLAS workspace is PyTorch's smaller default.
+  EXPECT_DOUBLE_EQ(load_device_spec("a100").gemm_workspace_bytes, 8.125 * kMiB);
+  const DeviceProfile cpu = *find_device_profile("cpu-core");
+  EXPECT_EQ(cpu.runtime_bytes + cpu.collective_group_bytes + cpu.all_to_all_peer_bytes, 0);
+
+  const nlohmann::json negative = -1;
+  EXPECT_MENTIONS(error_of([&] {
+                    parse_device_spec(h100_with("/runtime_memory_mib/context", &negative), "m");
+                  }),
+                  "runtime_memory_mib.context = -1 must be >= 0 and at most 1073741824 (MiB");
+  const nlohmann::json huge = 1e300;
+  EXPECT_MENTIONS(error_of([&] {
+                    parse_device_spec(h100_with("/runtime_memory_mib/gemm_workspace", &huge), "m");
+                  }),
+                  "runtime_memory_mib.gemm_workspace");
+  EXPECT_MENTIONS(
+      error_of([] {
+        parse_node_spec(dgx_h100_with("/communicator_memory_mib/per_group", -5), "n.json");
+      }),
+      "communicator_memory_mib.per_group = -5 must be >= 0 and at most 1073741824 (MiB");
+  EXPECT_MENTIONS(
+      error_of(
+          [] { parse_node_spec(dgx_h100_with("/communicator_memory_mib/per_rank", 5), "n.json"); }),
+      "unknown key 'communicator_memory_mib.per_rank'");
+  // Absent: none held.
+  EXPECT_EQ(parse_device_spec(h100_with("/runtime_memory_mib", nullptr), "m").context_bytes, 0);
+  // Written out, read back.
+  const DeviceSpec device =
+      parse_device_spec(device_spec_text(load_device_spec("h100")), "again.json");
+  EXPECT_DOUBLE_EQ(device.context_bytes, 400 * kMiB);
+  EXPECT_DOUBLE_EQ(device.gemm_workspace_bytes, 32 * kMiB);
+  const NodeSpec node = parse_node_spec(node_spec_text(load_node_spec("dgx-h100")), "again.json");
+  EXPECT_DOUBLE_EQ(node.collective_group_bytes, 688 * kMiB);
+  EXPECT_DOUBLE_EQ(node.all_to_all_peer_bytes, 469 * kMiB);
+}
+
 TEST(HardwareCatalogue, AUsersFilesLoadByPathBesideTheExperiment) {
   TempFolder folder;
   const nlohmann::json my_node = "my-node.json";

@@ -115,10 +115,27 @@ TEST(PipeDreamPlanner, StageTermsFollowTheRecurrence) {
                    std::max({compute, 4 * table.message_s(range.input_bytes),
                              4 * table.message_s(range.output_bytes)}));
   // Five groups from here over two replicas: 3 micro-batches in flight, 3 weight versions.
-  EXPECT_EQ(pipedream_stage_bytes(table, {2, 4}, 2, 5), table.device_bytes(range, 3, 3));
-  EXPECT_EQ(table.device_bytes(range, 3, 3),
+  EXPECT_EQ(pipedream_stage_bytes(table, {2, 4}, 2, 5), table.device_bytes(range, 3, 3, 2));
+  // cpu-core: no runtime memory of its own.
+  EXPECT_EQ(table.device_bytes(range, 3, 3, 2),
             3 * range.memory.weights + range.memory.gradients + range.memory.optimizer_state +
                 3 * range.memory.activations + range.memory.backward_working);
+}
+
+// On a GPU every device also holds the CUDA context, cuBLAS's workspace and
+// one NCCL communicator per group: here tp 2, the pipeline and, replicated,
+// the stage's data-parallel group.
+TEST(PipeDreamPlanner, AGpuStageCountsTheRuntimesOwnMemory) {
+  const StageCostTable table(test::small_gpt());
+  const RangeCost& middle = table.range(1, 3);
+  const DeviceProfile& h100 = table.device();
+  const int64_t alone = table.device_bytes(middle, 1, 1, 1);
+  const int64_t model = middle.memory.weights + middle.memory.gradients +
+                        middle.memory.optimizer_state + middle.memory.activations +
+                        middle.memory.backward_working;
+  EXPECT_EQ(alone - model, h100.runtime_bytes + 2 * h100.collective_group_bytes);
+  EXPECT_EQ(table.device_bytes(middle, 1, 1, 2) - alone, h100.collective_group_bytes);
+  EXPECT_GT(h100.collective_group_bytes, 0);
 }
 
 }  // namespace

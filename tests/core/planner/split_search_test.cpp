@@ -8,6 +8,7 @@
 
 #include "core/io/experiment_io.h"
 #include "core/sim/experiment_prediction.h"
+#include "core/sim/runtime_memory.h"
 #include "core/sim/throughput.h"
 #include "planner_test_support.h"
 
@@ -93,9 +94,18 @@ TEST(SplitSearch, BoundsNeverExceedTheSimulatorAndTheEstimatesFindTheExhaustiveB
 
 // Offloading only adds copies, so the search tries it only where a split's
 // memory bound does not fit without it; its bounds hold there too.
+// 100 MiB for the model, its usable share as before, beside what the
+// software holds on an H100 in one communicator (the context, cuBLAS's
+// workspace, one NCCL group: runtime_memory.h) kept whole.
+int64_t hundred_mib_for_the_model() {
+  const DeviceProfile h100 = experiment_device(test::small_gpt());
+  const double runtime = static_cast<double>(runtime_memory_bytes(h100, DeviceCommunicators{1, 0}));
+  return (100 << 20) + static_cast<int64_t>(runtime / (1 - SearchRequest().memory_margin));
+}
+
 TEST(SplitSearch, OffloadsOnlyWhereASplitDoesNotFitWithoutItAndItsBoundsHold) {
   const Experiment experiment = test::small_gpt();
-  SearchRequest all = request(8, 100 << 20, std::numeric_limits<int>::max());
+  SearchRequest all = request(8, hundred_mib_for_the_model(), std::numeric_limits<int>::max());
   all.top = 1000000;
   const SearchResult result = search_splits(experiment, all);
   std::set<std::string> over_memory;
@@ -119,7 +129,7 @@ TEST(SplitSearch, OffloadsOnlyWhereASplitDoesNotFitWithoutItAndItsBoundsHold) {
   }
   EXPECT_GT(offloaded_plans, 0) << "some split fits 100 MiB only by offloading";
   // Restricted to one offload, every candidate has it.
-  SearchRequest optimizer = request(8, 100 << 20);
+  SearchRequest optimizer = request(8, hundred_mib_for_the_model());
   restrict_search_space(optimizer.space, "offload=optimizer");
   for (const SearchedPlan& point : search_splits(experiment, optimizer).considered)
     EXPECT_EQ(point.plan.offload, OffloadMode::Optimizer);

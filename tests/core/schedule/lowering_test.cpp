@@ -359,6 +359,32 @@ TEST(ScheduleSize, OversizedPlansAreRefusedBeforeBuilding) {
   EXPECT_NO_THROW(check_schedule_size(plan, 1));
 }
 
+TEST(ScheduleSize, ASynchronousPlanIsCountedByTheReplicaThatStandsForAll) {
+  // Megatron-LM's 529.6B row: 9 replicas of tp 8 x pp 35 x 3 chunks x 280
+  // micro-batches, 16.9 M ops in all, 1.9 M in replica 0.
+  ParallelPlan plan;
+  plan.schedule = ScheduleKind::Interleaved1F1B;
+  plan.dp = 9;
+  plan.tp = 8;
+  plan.pp = 35;
+  plan.chunks = 3;
+  plan.microbatches = 280;
+  ASSERT_TRUE(replicas_run_alike(plan));
+  EXPECT_NO_THROW(check_schedule_size(plan, 0, true));
+  try {
+    check_schedule_size(plan, 0);
+    FAIL() << "every replica's 16.9 M ops were accepted";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("simulate one replica for all"), std::string::npos)
+        << error.what();
+  }
+  plan.update = UpdateMode::Async;  // a parameter server's replicas drift apart
+  EXPECT_FALSE(replicas_run_alike(plan));
+  plan.update = UpdateMode::Sync;
+  plan.dp = 1;
+  EXPECT_FALSE(replicas_run_alike(plan));
+}
+
 TEST(ScheduleSize, TheDefaultWindowCountsEveryStepItHolds) {
   ParallelPlan plan;
   plan.dp = 2;
