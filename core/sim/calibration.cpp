@@ -99,6 +99,71 @@ double memory_seconds(const Op& op, const StageProfile& stage, int optimizer_slo
   return bytes / bandwidth;
 }
 
+// A compute op's arithmetic as fixed + flops / rate around the cluster's
+// rate, from the cost model's time at the rate and at twice it. At one rate
+// for every GEMM, flops is its FLOPs and fixed 0; priced by shape, flops is
+// what scales with the rate (each GEMM's FLOPs over its tile fill) and
+// fixed what does not (the output's write, a memory-bound GEMV).
+struct ArithmeticTerms {
+  double fixed = 0, flops = 0;
+};
+
+class ArithmeticAroundRate {
+ public:
+  ArithmeticAroundRate(const MeasuredRun& run, ClusterSpec cluster, const std::string& precision)
+      : at_rate_(cluster_cost_model(run.experiment, cluster, run.stages)),
+        at_twice_(cluster_cost_model(run.experiment, doubled(cluster, precision), run.stages)) {}
+
+  ArithmeticTerms terms(const Op& op) const {
+    const double rate = at_rate_.device().flops_per_s;
+    const double once = at_rate_.arithmetic_seconds(op), twice = at_twice_.arithmetic_seconds(op);
+    return {2 * twice - once, 2 * rate * (once - twice)};
+  }
+
+ private:
+  static ClusterSpec doubled(ClusterSpec cluster, const std::string& precision) {
+    cluster.device.peak_flops[precision] *= 2;
+    return cluster;
+  }
+  CostModel at_rate_, at_twice_;
+};
+
+// Each compute op's measured time less its memory-bound work and its
+// rate-free arithmetic, against the FLOPs that scale with the rate.
+LineFit compute_samples(const std::vector<MeasuredRun>& runs, const ClusterSpec& cluster,
+                        const std::string& precision, double memory_bandwidth, int* samples) {
+  LineFit compute;
+  *samples = 0;
+  for (const MeasuredRun& run : runs) {
+    const ArithmeticAroundRate arithmetic(run, cluster, precision);
+    const std::vector<double> own = own_durations(run.trace);
+    const int slots = optimizer_slots(run.experiment);
+    // The first step pays for warm-up (a GPU's first kernels, the allocator's
+    // first blocks): its ops are left out when the trace has later ones.
+    const bool skip_first = std::any_of(run.trace.events.begin(), run.trace.events.end(),
+                                        [](const TraceEvent& event) { return event.op.step > 0; });
+    for (size_t i = 0; i < run.trace.events.size(); ++i) {
+      const Op& op = run.trace.events[i].op;
+      if ((skip_first && op.step == 0) || !is_compute(op.kind)) continue;
+      if (op.stage < 0 || op.stage >= static_cast<int>(run.stages.size())) continue;
+      const StageProfile& stage = run.stages[op.stage];
+      const ArithmeticTerms terms = arithmetic.terms(op);
+      const double seconds =
+          own[i] - memory_seconds(op, stage, slots, memory_bandwidth) - terms.fixed;
+      // The optimizer step has no GEMMs: at zero FLOPs it measures the fixed cost alone.
+      if ((terms.flops <= 0 && !op_kind_facts(op.kind).work.optimizer_step) || seconds <= 0)
+        continue;
+      compute.add(terms.flops, seconds);
+      ++*samples;
+    }
+  }
+  return compute;
+}
+
+// GEMMs priced by shape are piecewise in the rate (a GEMM turns memory-bound
+// as the rate grows), so the fit is taken again around each fitted rate.
+constexpr int kShapeFitRounds = 4;
+
 }  // namespace
 
 double median_step_s(const Trace& trace) {
@@ -120,7 +185,7 @@ CalibrationResult calibrate_cluster(const std::vector<MeasuredRun>& runs, const 
   const double memory_bandwidth =
       base.device.memory_bandwidth * base.device.memory_bandwidth_fraction;
 
-  LineFit compute, sends;
+  LineFit sends;
   for (const MeasuredRun& run : runs) {
     const double step = median_step_s(run.trace);
     if (!(step > 0)) throw std::invalid_argument("a calibration run recorded no step times");
@@ -128,47 +193,31 @@ CalibrationResult calibrate_cluster(const std::vector<MeasuredRun>& runs, const 
     result.measured_step_s.push_back(step);
     result.base_step_s.push_back(predicted_step_s(run, base));
     const std::vector<double> own = own_durations(run.trace);
-    const int slots = optimizer_slots(run.experiment);
-    // The first step pays for warm-up (a GPU's first kernels, the allocator's
-    // first blocks): its ops are left out when the trace has later ones.
-    const bool skip_first = std::any_of(run.trace.events.begin(), run.trace.events.end(),
-                                        [](const TraceEvent& event) { return event.op.step > 0; });
-    for (size_t i = 0; i < run.trace.events.size(); ++i) {
-      const Op& op = run.trace.events[i].op;
-      if (skip_first && op.step == 0) continue;
-      if (is_compute(op.kind)) {
-        if (op.stage < 0 || op.stage >= static_cast<int>(run.stages.size())) continue;
-        const StageProfile& stage = run.stages[op.stage];
-        const double flops = stage_flops(op.kind, stage);
-        const double seconds = own[i] - memory_seconds(op, stage, slots, memory_bandwidth);
-        // The optimizer step has no GEMMs: at zero FLOPs it measures the fixed cost alone.
-        if ((flops <= 0 && !op_kind_facts(op.kind).work.optimizer_step) || seconds <= 0) continue;
-        compute.add(flops, seconds);
-        ++result.compute_samples;
-      } else if (is_send(op.kind) && run.trace.events[i].bytes > 0) {
+    for (size_t i = 0; i < run.trace.events.size(); ++i)
+      if (is_send(run.trace.events[i].op.kind) && run.trace.events[i].bytes > 0) {
         sends.add(static_cast<double>(run.trace.events[i].bytes), own[i]);
         ++result.message_samples;
       }
-    }
   }
 
-  // The GEMM rate and the fixed cost of each op.
+  // The GEMM rate and the fixed cost of each op. A device whose GEMMs are
+  // priced by shape keeps its compute units: the fitted rate is then the one
+  // under the shape model, which carries over to other shapes.
   const std::string precision = measured_precision(runs.front(), device);
-  if (result.compute_samples > 0) {
+  const int rounds = device.compute_units > 0 ? kShapeFitRounds : 1;
+  for (int round = 0; round < rounds; ++round) {
+    const LineFit compute =
+        compute_samples(runs, result.cluster, precision, memory_bandwidth, &result.compute_samples);
+    if (result.compute_samples == 0) break;
     double seconds_per_flop = compute.slope_through_origin();
     double overhead = 0;
     if (compute.has_two_sizes() && compute.slope() > 0 && compute.intercept() >= 0) {
       seconds_per_flop = compute.slope();
       overhead = compute.intercept();
     }
-    if (seconds_per_flop > 0) {
-      const double rate = 1 / seconds_per_flop;
-      device.peak_flops[precision] = rate / device.gemm_fraction.at(precision);
-      device.op_overhead_s = overhead;
-      // The fitted rate is what this model's GEMMs reached, shapes and all:
-      // pricing them by shape again would count their shapes twice.
-      device.compute_units = 0;
-    }
+    if (!(seconds_per_flop > 0)) break;
+    device.peak_flops[precision] = 1 / seconds_per_flop / device.gemm_fraction.at(precision);
+    device.op_overhead_s = overhead;
   }
   // The link's bandwidth, then the latency that matches the measured steps.
   if (result.message_samples > 0) {

@@ -4,7 +4,13 @@
 //  - The GEMM rate and the per-op overhead: least squares of each compute
 //    op's own duration t against its FLOPs f, t = overhead + f / rate, after
 //    the memory-bound work (its kernels' bytes, and an optimizer step's state,
-//    priced at the device's memory bandwidth, as the cost model does). Runs at
+//    priced at the device's memory bandwidth, as the cost model does). On a
+//    device that prices GEMMs by shape (compute_units: core/sim/gemm_time.h),
+//    f is what scales with the rate (each GEMM's FLOPs over its tile fill) and
+//    the rest of the arithmetic (outputs' writes, memory-bound GEMVs) is
+//    taken off t too; the fit is repeated around each fitted rate, and the
+//    device keeps its compute units, so the fitted rate carries over to
+//    other shapes. Runs at
 //    two micro-batch sizes give ops of several sizes, and the optimizer steps
 //    (no FLOPs) the overhead alone, which is what separates the two; every
 //    op the cost model adds the overhead to is in the fit. The first step is

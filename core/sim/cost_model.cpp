@@ -171,6 +171,13 @@ double CostModel::duration(const Op& op) const {
   return time * compute_slowdown(op.device);
 }
 
+double CostModel::arithmetic_seconds(const Op& op) const {
+  if (unit_mode_ || !is_compute(op.kind)) return 0;
+  if (op.stage < 0 || op.stage >= static_cast<int>(stages_.size()))
+    throw std::invalid_argument("op on stage " + std::to_string(op.stage) + " has no StageProfile");
+  return arithmetic_time(op.kind, op.stage);
+}
+
 double CostModel::arithmetic_time(OpKind kind, int stage) const {
   const StageWork& work = op_kind_facts(kind).work;
   const StageArithmetic& arithmetic = arithmetic_[static_cast<size_t>(stage)];

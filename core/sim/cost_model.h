@@ -66,6 +66,11 @@ class CostModel {
   // Communication is unaffected. Throws std::invalid_argument for factor <= 0.
   void set_compute_slowdown(int device, double factor);
   double compute_slowdown(int device) const;
+  // Seconds of arithmetic in compute op `op` on the device's GEMM rate: its
+  // GEMMs priced by shape (gemm_time.h), the rest of its FLOPs at the rate;
+  // what duration() adds its memory-bound work, launches and overhead to.
+  // Calibration divides the rate out to fit it. 0 in unit mode.
+  double arithmetic_seconds(const Op& op) const;
   // Bytes the optimizer step reads and writes per parameter: weight, gradient
   // and each state slot read, weight and each slot written (4-byte floats).
   static int64_t optimizer_bytes_per_param(int optimizer_slots);

@@ -78,11 +78,10 @@ TEST(Calibration, RecoversTheHardwareThatProducedTheRuns) {
   }
 }
 
-// A calibrated GPU's fitted rate is what the measured model's GEMMs reached,
-// shapes included, and its link's fitted bandwidth what the link achieved:
-// the written files price GEMMs at that rate (no compute units) and run the
-// link at that bandwidth (achieved fraction 1), so neither is counted twice.
-TEST(Calibration, AFittedGpuRateAndLinkAreNotDiscountedAgain) {
+// A calibrated GPU keeps its compute units (its rate is fitted under the
+// shape model: the next test). Its link's fitted bandwidth is what the link achieved: the written
+// node runs it at that bandwidth (achieved fraction 1), not discounted twice.
+TEST(Calibration, AFittedGpuKeepsItsShapeModelAndItsLinkIsNotDiscountedAgain) {
   Experiment experiment = default_experiment();
   experiment.parallel.pp = 2;
   experiment.parallel.schedule = ScheduleKind::OneFOneB;
@@ -91,9 +90,53 @@ TEST(Calibration, AFittedGpuRateAndLinkAreNotDiscountedAgain) {
   ASSERT_GT(base.device.compute_units, 0);
   ASSERT_LT(base.node.device_link.achieved_fraction, 1);
   const CalibrationResult fitted = calibrate_cluster(runs_at_two_sizes(experiment, base), base);
-  EXPECT_EQ(fitted.cluster.device.compute_units, 0);
+  EXPECT_EQ(fitted.cluster.device.compute_units, base.device.compute_units);
   EXPECT_EQ(fitted.cluster.node.device_link.achieved_fraction, 1);
   EXPECT_GT(fitted.cluster.node.device_link.bandwidth, 0);
+}
+
+// GEMMs priced by shape: a GPT's GEMMs fill the GPU's units unevenly, and an
+// output's write does not speed up with the rate. A GPU whose true rate is
+// 30% below the catalogue's is found from two runs of a small GPT, and the fit
+// predicts a GPT of other shapes (wider, longer sequences) as that GPU runs it.
+TEST(Calibration, AGpuRateFittedUnderTheShapeModelCarriesOverToOtherShapes) {
+  Experiment experiment =
+      load_experiment(std::string(PIPELAB_SOURCE_DIR) + "/examples/tiny_gpt_copy.json");
+  experiment.simulation.profile = "h100";
+  experiment.training.precision = Precision::Bf16Mixed;
+  // Wide enough that its GEMMs, not its kernels' launches, set its passes' time.
+  experiment.model.input = {256};
+  for (LayerSpec& layer : experiment.model.layers)
+    if (layer.type == LayerType::Embedding) layer.dim = 1024;
+  ASSERT_EQ(validate_experiment(experiment), std::vector<std::string>{});
+  const ClusterSpec base = experiment_cluster(experiment);
+  ASSERT_GT(base.device.compute_units, 0);
+  ClusterSpec truth = base;
+  truth.device.peak_flops["bf16"] *= 0.7;
+  truth.device.op_overhead_s = 20e-6;
+  const CalibrationResult fitted = calibrate_cluster(runs_at_two_sizes(experiment, truth), base);
+  const double rate = truth.device.sustained_gemm_flops("bf16");
+  EXPECT_NEAR(fitted.cluster.device.sustained_gemm_flops("bf16"), rate, rate * 1e-3);
+  EXPECT_NEAR(fitted.cluster.device.op_overhead_s, 20e-6, 20e-6 * 1e-2);
+  EXPECT_EQ(fitted.cluster.device.compute_units, base.device.compute_units);
+
+  Experiment wider = experiment;
+  for (LayerSpec& layer : wider.model.layers) {
+    if (layer.type == LayerType::Embedding) layer.dim *= 4;
+    if (layer.type == LayerType::TransformerBlock && layer.ffn > 0) layer.ffn *= 4;
+  }
+  wider.model.input = {wider.model.input.front() * 2};
+  ASSERT_EQ(validate_experiment(wider), std::vector<std::string>{});
+  const MeasuredRun on_truth = run_on(wider, truth);
+  const std::vector<StageProfile>& stages = on_truth.stages;
+  SimulationOptions options;
+  options.record_events = options.record_memory = false;
+  const double truth_step =
+      simulate(on_truth.schedule, cluster_cost_model(wider, truth, stages), options).makespan;
+  const double fitted_step =
+      simulate(on_truth.schedule, cluster_cost_model(wider, fitted.cluster, stages), options)
+          .makespan;
+  EXPECT_NEAR(fitted_step / truth_step, 1.0, 1e-3);
 }
 
 // A measured run's first step pays for warm-up (on a GPU the first kernels and
