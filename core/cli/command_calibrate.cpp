@@ -24,6 +24,8 @@ nlohmann::ordered_json hardware_json(const Experiment& experiment, const Cluster
           {"node", cluster.node.id},
           {"gemm_gflop_s", profile.flops_per_s / 1e9},
           {"op_overhead_us", profile.op_overhead_s * 1e6},
+          {"memory_bandwidth_gb_s", profile.memory_bandwidth / 1e9},
+          {"host_link_bandwidth_gb_s", profile.host_link_bandwidth / 1e9},
           {"link_bandwidth_gb_s", profile.link_bandwidth / 1e9},
           {"link_latency_us", profile.link_latency_s * 1e6}};
 }
@@ -83,8 +85,12 @@ int command_calibrate(const std::vector<std::string>& args, std::ostream& out) {
     calibration.cluster.device.sources["achieved"] =
         "Measured by pipelab-cli calibrate from " + measured_from +
         ": the GEMM rate and op_overhead_us fitted to " +
-        std::to_string(calibration.compute_samples) +
-        " compute ops; the memory figures are the base device's.";
+        std::to_string(calibration.compute_samples) + " compute ops" +
+        (calibration.update_samples > 0
+             ? ", the memory bandwidth to " + std::to_string(calibration.update_samples) +
+                   " optimizer steps"
+             : "") +
+        "; the memory size is the base device's.";
     calibration.cluster.node.sources["device_link"] =
         "Measured by pipelab-cli calibrate: the bandwidth fitted to " +
         std::to_string(calibration.message_samples) +
@@ -104,6 +110,8 @@ int command_calibrate(const std::vector<std::string>& args, std::ostream& out) {
   json["calibrated"] = hardware_json(experiment, calibration.cluster);
   json["compute_samples"] = calibration.compute_samples;
   json["message_samples"] = calibration.message_samples;
+  json["update_samples"] = calibration.update_samples;
+  json["host_copy_samples"] = calibration.host_copy_samples;
   nlohmann::ordered_json runs = nlohmann::ordered_json::array();
   for (size_t k = 0; k < calibration.microbatches.size(); ++k)
     runs.push_back({{"microbatches", calibration.microbatches[k]},

@@ -160,6 +160,37 @@ LineFit compute_samples(const std::vector<MeasuredRun>& runs, const ClusterSpec&
   return compute;
 }
 
+// Each optimizer step's measured time against the bytes it moves: its state
+// and its kernels' bytes. The step has no GEMMs, so the slope is the memory
+// bandwidth the device achieved.
+LineFit update_samples(const std::vector<MeasuredRun>& runs, int* samples) {
+  LineFit updates;
+  *samples = 0;
+  for (const MeasuredRun& run : runs) {
+    const std::vector<double> own = own_durations(run.trace);
+    const int slots = optimizer_slots(run.experiment);
+    const bool skip_first = std::any_of(run.trace.events.begin(), run.trace.events.end(),
+                                        [](const TraceEvent& event) { return event.op.step > 0; });
+    for (size_t i = 0; i < run.trace.events.size(); ++i) {
+      const Op& op = run.trace.events[i].op;
+      if ((skip_first && op.step == 0) || !op_kind_facts(op.kind).work.optimizer_step) continue;
+      if (op.stage < 0 || op.stage >= static_cast<int>(run.stages.size())) continue;
+      updates.add(memory_seconds(op, run.stages[op.stage], slots, 1.0), own[i]);
+      ++*samples;
+    }
+  }
+  return updates;
+}
+
+// Bandwidth from a line of times against bytes: its slope with two sizes or
+// more, else the mean bytes over the mean time less `fixed_s` (0 when none fits).
+double fitted_bandwidth(const LineFit& line, double fixed_s) {
+  if (line.n == 0) return 0;
+  if (line.has_two_sizes() && line.slope() > 0) return 1 / line.slope();
+  const double per_transfer = line.sum_y / line.n - fixed_s;
+  return per_transfer > 0 ? (line.sum_x / line.n) / per_transfer : 0;
+}
+
 // GEMMs priced by shape are piecewise in the rate (a GEMM turns memory-bound
 // as the rate grows), so the fit is taken again around each fitted rate.
 constexpr int kShapeFitRounds = 4;
@@ -182,10 +213,9 @@ CalibrationResult calibrate_cluster(const std::vector<MeasuredRun>& runs, const 
   result.cluster = base;
   DeviceSpec& device = result.cluster.device;
   NodeSpec& node = result.cluster.node;
-  const double memory_bandwidth =
-      base.device.memory_bandwidth * base.device.memory_bandwidth_fraction;
+  double memory_bandwidth = base.device.memory_bandwidth * base.device.memory_bandwidth_fraction;
 
-  LineFit sends;
+  LineFit sends, host_copies;
   for (const MeasuredRun& run : runs) {
     const double step = median_step_s(run.trace);
     if (!(step > 0)) throw std::invalid_argument("a calibration run recorded no step times");
@@ -193,12 +223,38 @@ CalibrationResult calibrate_cluster(const std::vector<MeasuredRun>& runs, const 
     result.measured_step_s.push_back(step);
     result.base_step_s.push_back(predicted_step_s(run, base));
     const std::vector<double> own = own_durations(run.trace);
-    for (size_t i = 0; i < run.trace.events.size(); ++i)
-      if (is_send(run.trace.events[i].op.kind) && run.trace.events[i].bytes > 0) {
-        sends.add(static_cast<double>(run.trace.events[i].bytes), own[i]);
+    for (size_t i = 0; i < run.trace.events.size(); ++i) {
+      const TraceEvent& event = run.trace.events[i];
+      if (event.bytes <= 0) continue;
+      if (is_send(event.op.kind)) {
+        sends.add(static_cast<double>(event.bytes), own[i]);
         ++result.message_samples;
+      } else if (op_kind_facts(event.op.kind).family == OpFamily::HostTransfer) {
+        host_copies.add(static_cast<double>(event.bytes), own[i]);
+        ++result.host_copy_samples;
       }
+    }
   }
+
+  // The memory bandwidth, from the optimizer steps; the compute ops'
+  // memory-bound work is priced at it. On a GPU only: a CPU core's steps of a
+  // small model run from its caches (measured here at 4 to 7 times the file's
+  // bandwidth, and as noisy), which says nothing of larger models.
+  LineFit updates;
+  if (device.compute_units > 0) updates = update_samples(runs, &result.update_samples);
+  if (updates.has_two_sizes() && updates.slope() > 0) {
+    const double achieved = 1 / updates.slope();
+    if (achieved <= device.memory_bandwidth) {
+      device.memory_bandwidth_fraction = achieved / device.memory_bandwidth;
+    } else {  // faster than the file says (a small model in the L2 cache): the measurement wins
+      device.memory_bandwidth = achieved;
+      device.memory_bandwidth_fraction = 1;
+    }
+    memory_bandwidth = achieved;
+  }
+  // The host link, from offloading's copies when the runs made any.
+  if (const double bandwidth = fitted_bandwidth(host_copies, 0); bandwidth > 0)
+    node.host_link_bandwidth = bandwidth;
 
   // The GEMM rate and the fixed cost of each op. A device whose GEMMs are
   // priced by shape keeps its compute units: the fitted rate is then the one
@@ -220,18 +276,10 @@ CalibrationResult calibrate_cluster(const std::vector<MeasuredRun>& runs, const 
     device.op_overhead_s = overhead;
   }
   // The link's bandwidth, then the latency that matches the measured steps.
-  if (result.message_samples > 0) {
-    double bandwidth = 0;
-    if (sends.has_two_sizes() && sends.slope() > 0) {
-      bandwidth = 1 / sends.slope();
-    } else {
-      const double per_message = sends.sum_y / sends.n - base.node.device_link.latency_s;
-      if (per_message > 0) bandwidth = (sends.sum_x / sends.n) / per_message;
-    }
-    if (bandwidth > 0) {
-      node.device_link.bandwidth = bandwidth;  // measured: what the link achieves
-      node.device_link.achieved_fraction = 1;
-    }
+  if (const double bandwidth = fitted_bandwidth(sends, base.node.device_link.latency_s);
+      bandwidth > 0) {
+    node.device_link.bandwidth = bandwidth;  // measured: what the link achieves
+    node.device_link.achieved_fraction = 1;
   }
   const bool communicates = std::any_of(runs.begin(), runs.end(), [](const MeasuredRun& run) {
     const ParallelPlan& plan = run.experiment.parallel;

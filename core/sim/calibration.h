@@ -23,8 +23,15 @@
 //    measured median steps (least squares of the log ratio over the runs). It
 //    stands for everything that delays a receiver beyond the sends' own time,
 //    such as a sleeping thread's wake-up.
-// What a run cannot show (memory bandwidth, the network) stays as the base
-// files give it. (core/cli/measured_calibration.h measures the runs on this machine.)
+//  - On a GPU, the memory bandwidth: the slope of each optimizer step's time
+//    against the bytes it moves (it computes nothing), fitted first so the
+//    compute ops' memory-bound work is priced at it. A CPU core keeps its
+//    file's: its small models' steps run from its caches.
+//  - The host link: the slope of offloading's copies' time against their
+//    bytes, when the runs offload.
+// What a run cannot show (the network between nodes, the memory's size)
+// stays as the base files give it. (core/cli/measured_calibration.h measures the runs on this
+// machine.)
 #pragma once
 
 #include <vector>
@@ -49,6 +56,8 @@ struct CalibrationResult {
   ClusterSpec cluster;      // the base device and node with the measured figures
   int compute_samples = 0;  // compute ops fitted
   int message_samples = 0;  // sends fitted
+  int update_samples = 0;   // optimizer steps the memory bandwidth was fitted to
+  int host_copy_samples = 0;  // offloading's copies the host link was fitted to
   // Per run: its micro-batch count, the measured median step, and the step predicted on the base
   // cluster and on the calibrated one.
   std::vector<int> microbatches;

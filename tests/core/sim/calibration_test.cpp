@@ -139,6 +139,42 @@ TEST(Calibration, AGpuRateFittedUnderTheShapeModelCarriesOverToOtherShapes) {
   EXPECT_NEAR(fitted_step / truth_step, 1.0, 1e-3);
 }
 
+// The optimizer steps give a GPU's achieved memory bandwidth (they move
+// every parameter's state and compute nothing), and offloading's copies the
+// host link's: runs on a GPU at 60% of the catalogue's streaming bandwidth
+// with a slower host link give both back, and the GEMM rate beside them.
+TEST(Calibration, AGpuRunGivesItsMemoryBandwidthAndItsHostLink) {
+  Experiment experiment =
+      load_experiment(std::string(PIPELAB_SOURCE_DIR) + "/examples/tiny_gpt_copy.json");
+  experiment.simulation.profile = "h100";
+  experiment.model.input = {256};
+  for (LayerSpec& layer : experiment.model.layers)
+    if (layer.type == LayerType::Embedding) layer.dim = 1024;
+  experiment.parallel.offload = OffloadMode::Activations;
+  const ClusterSpec base = experiment_cluster(experiment);
+  ClusterSpec truth = base;
+  truth.device.memory_bandwidth_fraction = 0.6;
+  truth.device.peak_flops["fp32"] *= 0.8;
+  truth.node.host_link_bandwidth = 11e9;
+  const CalibrationResult fitted = calibrate_cluster(runs_at_two_sizes(experiment, truth), base);
+  EXPECT_GT(fitted.update_samples, 0);
+  EXPECT_GT(fitted.host_copy_samples, 0);
+  EXPECT_NEAR(fitted.cluster.device.memory_bandwidth_fraction, 0.6, 0.6 * 1e-3);
+  EXPECT_EQ(fitted.cluster.device.memory_bandwidth, base.device.memory_bandwidth);
+  EXPECT_NEAR(fitted.cluster.node.host_link_bandwidth, 11e9, 11e9 * 1e-3);
+  const double rate = truth.device.sustained_gemm_flops("fp32");
+  EXPECT_NEAR(fitted.cluster.device.sustained_gemm_flops("fp32"), rate, rate * 1e-3);
+  // A CPU core's steps run from its caches: its file's bandwidth stays.
+  experiment.simulation.profile = "cpu-core";
+  experiment.parallel.offload = OffloadMode::None;
+  const ClusterSpec cpu = experiment_cluster(experiment);
+  ClusterSpec slow_cpu = cpu;
+  slow_cpu.device.memory_bandwidth_fraction *= 0.5;
+  const CalibrationResult cpu_fit = calibrate_cluster(runs_at_two_sizes(experiment, slow_cpu), cpu);
+  EXPECT_EQ(cpu_fit.update_samples, 0);
+  EXPECT_EQ(cpu_fit.cluster.device.memory_bandwidth_fraction, cpu.device.memory_bandwidth_fraction);
+}
+
 // A measured run's first step pays for warm-up (on a GPU the first kernels and
 // allocations took 3 to 8 times longer): its ops are left out of the fit when
 // later steps were measured, so they cannot pull the rate and the overhead.
