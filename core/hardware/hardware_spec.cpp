@@ -120,6 +120,11 @@ std::vector<std::string> node_spec_problems(const NodeSpec& node, const std::str
                  "GB/s per device per direction");
   check_fraction(problems, where, "device_link.achieved_fraction",
                  node.device_link.achieved_fraction);
+  if (!(std::isfinite(node.device_link.nvls_algorithm_bandwidth) &&
+        node.device_link.nvls_algorithm_bandwidth >= 0))
+    problems.push_back(where + ": device_link.nvls_algbw_gb_s = " +
+                       number_text(node.device_link.nvls_algorithm_bandwidth / 1e9) +
+                       " must be >= 0 (GB/s; 0 or absent where the switches cannot reduce)");
   check_fraction(problems, where, "network.achieved_fraction", node.network.achieved_fraction);
   if (!(std::isfinite(node.device_link.latency_s) && node.device_link.latency_s >= 0))
     problems.push_back(where + ": device_link.latency_us must be >= 0 (microseconds per message)");

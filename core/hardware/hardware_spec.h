@@ -52,6 +52,10 @@ struct LinkSpec {
   int devices_connected = 0;   // how many devices it connects all-to-all
   // Of `bandwidth`, what a large collective's bus bandwidth reaches (nccl-tests' busbw).
   double achieved_fraction = 1;
+  // NVLink SHARP (NVLS): the switch reduces, so an all-reduce inside the node
+  // takes bytes / this whatever the members (nccl-tests' algbw, bytes/s);
+  // 0 where the switches cannot reduce.
+  double nvls_algorithm_bandwidth = 0;
 
   double achieved_bandwidth() const { return bandwidth * achieved_fraction; }
 };

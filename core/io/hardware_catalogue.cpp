@@ -122,11 +122,14 @@ NodeSpec node_from_json(const Json& document) {
                "describe the fabric between its devices (bandwidth_gb_s, latency_us, "
                "devices_connected)"),
       "device_link",
-      {"kind", "bandwidth_gb_s", "achieved_fraction", "latency_us", "devices_connected"});
+      {"kind", "bandwidth_gb_s", "achieved_fraction", "nvls_algbw_gb_s", "latency_us",
+       "devices_connected"});
   link.read("kind", node.device_link.kind);
   node.device_link.bandwidth =
       required_number(link, "bandwidth_gb_s", "give GB/s per device per direction") * kGiga;
   link.read("achieved_fraction", node.device_link.achieved_fraction);
+  link.read("nvls_algbw_gb_s", node.device_link.nvls_algorithm_bandwidth);
+  node.device_link.nvls_algorithm_bandwidth *= kGiga;
   node.device_link.latency_s = required_number(link, "latency_us", "give microseconds per message") * kMicro;
   node.device_link.devices_connected =
       required_int(link, "devices_connected", "give how many devices the fabric connects all-to-all");

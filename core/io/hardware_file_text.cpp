@@ -64,6 +64,8 @@ std::string node_spec_text(const NodeSpec& node) {
                          {"achieved_fraction", node.device_link.achieved_fraction},
                          {"latency_us", node.device_link.latency_s / kMicro},
                          {"devices_connected", node.device_link.devices_connected}};
+  if (node.device_link.nvls_algorithm_bandwidth > 0)
+    json["device_link"]["nvls_algbw_gb_s"] = node.device_link.nvls_algorithm_bandwidth / kGiga;
   json["host_link"] = {{"kind", node.host_link_kind},
                        {"bandwidth_gb_s", node.host_link_bandwidth / kGiga}};
   json["host_memory_bandwidth_gb_s"] = node.host_memory_bandwidth / kGiga;

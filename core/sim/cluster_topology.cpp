@@ -15,6 +15,7 @@ ClusterTopology place_devices(const DeviceLayout& layout, const NodeSpec& node,
   topology.devices_per_node = node.devices_per_node;
   topology.device_link_bandwidth = node.device_link.achieved_bandwidth();
   topology.device_link_latency_s = node.device_link.latency_s;
+  topology.nvls_algorithm_bandwidth = node.device_link.nvls_algorithm_bandwidth;
   topology.network_bandwidth = node.network.achieved_node_bandwidth() / node.devices_per_node;
   topology.network_latency_s = node.network.latency_s;
   topology.node_of_device.resize(static_cast<size_t>(layout.device_count()));

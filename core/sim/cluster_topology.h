@@ -22,6 +22,8 @@ struct ClusterTopology {
   int devices_per_node = 1;
   double device_link_bandwidth = 0;  // bytes/s per device per direction, inside a node
   double device_link_latency_s = 0;
+  // NVLink SHARP's all-reduce inside a node, bytes/s of the buffer (0: none).
+  double nvls_algorithm_bandwidth = 0;
   // A device's share of its node's NICs (node bandwidth / devices per node):
   // what it gets when every device of the node talks across the network at once.
   double network_bandwidth = 0;

@@ -27,6 +27,8 @@ const char* collective_algorithm_name(CollectiveAlgorithm algorithm) {
     case CollectiveAlgorithm::Tree: return "tree";
     case CollectiveAlgorithm::Hierarchical: return "hierarchical";
     case CollectiveAlgorithm::Direct: return "direct";
+    case CollectiveAlgorithm::Nvls:
+      return "nvls";
   }
   return "ring";
 }
@@ -82,6 +84,14 @@ double hierarchical_seconds(CollectiveKind kind, double bytes, const GroupSpan& 
   return (kind == CollectiveKind::AllReduce ? 2 * intra : intra) + inter;
 }
 
+double nvls_seconds(CollectiveKind kind, double bytes, const GroupSpan& span,
+                    const ClusterTopology& topology) {
+  if (kind != CollectiveKind::AllReduce || span.members <= 1 || span.nodes > 1 ||
+      !(topology.nvls_algorithm_bandwidth > 0))
+    return kNever;
+  return bytes / topology.nvls_algorithm_bandwidth + 2 * topology.device_link_latency_s;
+}
+
 CollectiveEstimate fastest_collective(CollectiveKind kind, double bytes, const GroupSpan& span,
                                       const ClusterTopology& topology) {
   if (span.members <= 1) return {};
@@ -99,6 +109,8 @@ CollectiveEstimate fastest_collective(CollectiveKind kind, double bytes, const G
   if (tree < best.seconds) best = {CollectiveAlgorithm::Tree, tree};
   const double hierarchical = hierarchical_seconds(kind, bytes, span, topology);
   if (hierarchical < best.seconds) best = {CollectiveAlgorithm::Hierarchical, hierarchical};
+  const double nvls = nvls_seconds(kind, bytes, span, topology);
+  if (nvls < best.seconds) best = {CollectiveAlgorithm::Nvls, nvls};
   return best;
 }
 

@@ -18,6 +18,10 @@
 //  - hierarchical (groups across nodes with k > 1): reduce-scatter inside the
 //    node, the collective across nodes on S/k per member over its own NIC
 //    share, all-gather inside the node.
+//  - NVLS (all-reduce inside a node whose switches reduce, NVLink SHARP):
+//    each member sends its buffer to the switch once and gets the sum back,
+//    S / B_nvls + 2 a, where B_nvls is the measured algorithm bandwidth
+//    (about the same for any group of the node: NVIDIA/nccl issue 1455).
 //  - all-to-all: every member sends S (n-1)/n; the part for other nodes over
 //    its NIC share, the rest over the device link, at the same time.
 #pragma once
@@ -30,7 +34,7 @@
 namespace pipelab {
 
 enum class CollectiveKind { AllReduce, ReduceScatter, AllGather, AllToAll };
-enum class CollectiveAlgorithm { Ring, Tree, Hierarchical, Direct };
+enum class CollectiveAlgorithm { Ring, Tree, Hierarchical, Direct, Nvls };
 const char* collective_algorithm_name(CollectiveAlgorithm algorithm);
 
 // A group as it lies on the cluster.
@@ -51,6 +55,8 @@ double ring_seconds(CollectiveKind kind, double bytes, const GroupSpan& span, co
 double tree_seconds(CollectiveKind kind, double bytes, const GroupSpan& span, const ClusterTopology& topology);
 double hierarchical_seconds(CollectiveKind kind, double bytes, const GroupSpan& span,
                             const ClusterTopology& topology);
+double nvls_seconds(CollectiveKind kind, double bytes, const GroupSpan& span,
+                    const ClusterTopology& topology);
 // The fastest of them (all-to-all has one way). 0 seconds for a group of one.
 CollectiveEstimate fastest_collective(CollectiveKind kind, double bytes, const GroupSpan& span,
                                       const ClusterTopology& topology);
