@@ -315,6 +315,137 @@ constexpr const char* kPatterns[] = {
                       "simulation.cluster needs a device, but simulation.profile = unit prices "
                       "every op at its unit cost on no hardware; set simulation.profile to a "
                       "device (e.g. h100) or drop simulation.cluster"),
+    // A field of the wrong kind, a missing or unknown key, text that is not JSON (experiment and
+    // hardware files).
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 must be a number, got %2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 must be a string, got %2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 must be a JSON object {...}, got %2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "unknown key %1 (did you mean '%2'?); valid keys here: %3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "unknown key %1; valid keys here: %2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "not valid JSON: %1"),
+    // What a file's model, data and split can get wrong beyond a single field's value.
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is empty; give the input shape per sample, e.g. [%2]"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 is missing and data.source '%2' does not fix it; give the input shape "
+                      "per sample, e.g. \"input\": [%3]"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 must be an array of integers like [2, 4], got %2"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 is an embedding, which reads token ids, but data.source '%2' gives "
+                      "feature vectors; use data.source = %3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 needs a \"type\"; valid: %2"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1: conv2d works on images, but its input is a flat vector of %2 values; "
+                      "give model.input as [channels, height, width] (MNIST: [1, 28, 28]) and keep "
+                      "image layers before any flatten, global_avgpool or linear"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "parallel.offload = activations and parallel.recompute = true both free the activations "
+        "between forward and backward; choose one (offload = none, or recompute = false)"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 = [%2] lists %3 stage starts but pp = %4 stages need %5 "
+                      "(parallel.boundaries: where each stage after the first begins)"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "%1 = [%2] lists %3 stage starts but pp x chunks = %4 (pp = %5, chunks = %6) stages need "
+        "%7 (parallel.boundaries: where each stage after the first begins)"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 must be a rule (balanced, uniform, params, explicit) or an array of "
+                      "stage start indices like [2, 4], got %2"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "parallel.sequence_parallel splits along the sequence, so it needs a Transformer (a model "
+        "that starts with an embedding); set sequence_parallel = false"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 is missing; describe the network, e.g. \"model\": {\"input\": [%2], "
+                      "\"layers\": [{\"type\": \"linear\", \"out\": 10}]}"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 is missing; list the layers, e.g. [{\"type\": \"linear\", \"out\": 10}]"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1: a transformer_block works on token sequences; start the model with an "
+                      "embedding ({\"type\": \"embedding\", \"vocab\": 256, \"dim\": 128}) and "
+                      "give model.input = [sequence length]"),
+    // Where a problem in a hardware file is: its device or node.
+    QT_TRANSLATE_NOOP("CoreMessage", "device '%1'"),
+    QT_TRANSLATE_NOOP("CoreMessage", "node '%1'"),
+    // A device file's fields (hardware/README.md).
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 must be a positive number (%3)"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "%1 = %2 must be a fraction in (0, 1]: the share of the peak that kernels reach"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 = %2 must be >= 0 and at most 1073741824 (MiB; 0 or absent where the "
+                      "device holds none)"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "peak_tflops has no fp32; give the device's FP32 peak (every device has one)"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "achieved.gemm_fraction has no %1, which peak_tflops has; give the fraction "
+                      "of that peak a large GEMM sustains"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "achieved.gemm_fraction.%1 has no peak in peak_tflops; add peak_tflops.%2 or "
+                      "drop the fraction"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "compute_units = %1 must be >= 0 (the GPU's streaming multiprocessors; 0 or "
+                      "absent prices every GEMM at one rate)"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "achieved.kernel_launch_us = %1 must be >= 0 (microseconds per kernel)"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "achieved.op_overhead_us = %1 must be >= 0 (microseconds per op; 0 or absent for a GPU)"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "node is empty; name the node type this device sits in (e.g. dgx-h100)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is missing; give the device's id (e.g. \"h100\")"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is missing; give its memory in GB (10^9 bytes)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is missing; give its datasheet memory bandwidth in GB/s"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "%1 is missing; give its dense datasheet peaks, e.g. {\"fp32\": 67, \"bf16\": 989}"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 is missing; give what its kernels reach: gemm_fraction, "
+                      "memory_bandwidth_fraction, kernel_launch_us"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 is missing; give the fraction of each peak a large GEMM sustains"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "%1 is missing; give the fraction of the memory bandwidth streaming kernels reach"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 is missing; give the launch cost of one kernel in microseconds"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 is missing; name the node type it sits in (e.g. \"dgx-h100\")"),
+    // A node file's fields (hardware/README.md).
+    QT_TRANSLATE_NOOP("CoreMessage", "device is empty; name the device its slots hold (e.g. h100)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "devices_per_node = %1 must be at least 1"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "device_link.nvls_algbw_gb_s = %1 must be >= 0 (GB/s; 0 or absent where the "
+                      "switches cannot reduce)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 must be >= 0 (microseconds per message)"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "device_link connects %1 devices but the node holds %2; lower devices_per_node or raise "
+        "device_link.devices_connected to what the fabric connects"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "network.nics = %1 must be at least 1 (a node reaches the others through its NICs)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is missing; give the node type's id (e.g. \"dgx-h100\")"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 is missing; name the device its slots hold (e.g. \"h100\")"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is missing; give how many devices one node holds"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 is missing; describe the fabric between its devices (bandwidth_gb_s, "
+                      "latency_us, devices_connected)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is missing; give GB/s per device per direction"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is missing; give microseconds per message"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 is missing; give how many devices the fabric connects all-to-all"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 is missing; describe the link to host memory (bandwidth_gb_s)"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 is missing; give what a host-side optimizer step sustains, GB/s"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "%1 is missing; describe the NICs between nodes (nics, nic_bandwidth_gbit_s, latency_us)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is missing; give how many NICs one node has"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is missing; give Gbit/s per NIC per direction"),
     // The general forms of range checks, last: any field, any bound.
     QT_TRANSLATE_NOOP("CoreMessage", "%1 must be >= %2, got %3"),
     QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 is more than the %3 PipeLab plans; use at most %4"),
@@ -376,6 +507,15 @@ QString core_message_text(const QString& english) {
       done = found.capturedEnd();
     }
     return text + translation.mid(done);
+  }
+  // Where a problem is (a file, a field, a device in a hardware file) before
+  // what it is: "mine.json: device 'h100': memory_gb = 0 must be ...". The
+  // place stays as written (or its own pattern, "device '%1'"), the rest is translated.
+  if (const qsizetype colon = english.indexOf(QLatin1String(": ")); colon > 0) {
+    const QString rest = english.mid(colon + 2);
+    const QString translated = core_message_text(rest);
+    if (translated != rest)
+      return core_message_text(english.left(colon)) + QStringLiteral(": ") + translated;
   }
   return english;
 }

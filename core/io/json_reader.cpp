@@ -132,7 +132,7 @@ std::string unknown_name_message(const std::string& field, const std::string& na
 JsonObjectReader::JsonObjectReader(const Json& value, std::string path, std::vector<std::string> valid_keys)
     : object_(value), path_(std::move(path)) {
   if (!value.is_object())
-    throw_type_error(path_.empty() ? std::string("the experiment") : path_, "a JSON object {...}", value);
+    throw_type_error(path_.empty() ? std::string("the file") : path_, "a JSON object {...}", value);
   for (const auto& [key, member] : value.items()) {
     if (std::find(valid_keys.begin(), valid_keys.end(), key) != valid_keys.end()) continue;
     std::string message = "unknown key " + quoted_excerpt(field(key), path_.size() + 1 + kExcerptBytes);

@@ -18,6 +18,7 @@
 #include <stdexcept>
 
 #include "core/io/experiment_io.h"
+#include "core/io/hardware_catalogue.h"
 #include "core/plan/parallel_plan.h"
 #include "core/planner/plan_proposal.h"
 #include "core/planner/split_search.h"
@@ -467,6 +468,94 @@ class TranslationsTest : public QObject {
     QTRY_VERIFY(menu_titles(window).contains(QStringLiteral("&File")));
     QCOMPARE(startup_language(), kEnglish);
     window.setSaveQuestion([](const QString&) { return QMessageBox::Discard; });
+  }
+
+  // Files a user writes: experiments (every preset's, as saved) and the device
+  // and node files simulation.profile can name (the catalogue's h100 and
+  // dgx-h100). Every field set wrong in each way a file can, removed, or
+  // joined by an unknown key, and text that is not JSON: each refusal, with
+  // the file and the device or node before it, in Chinese.
+  void everyMistakeInAFileIsExplainedInChinese() {
+    QVERIFY(apply_language(kChinese));
+    QSet<QString> untranslated;
+    int messages = 0;
+    using Parse = std::function<void(const std::string&)>;
+    const auto check = [&](const Parse& parse, const std::string& text) {
+      try {
+        parse(text);
+      } catch (const std::exception& error) {
+        ++messages;
+        const QString english = QString::fromUtf8(error.what());
+        if (!has_chinese(core_message_text(english))) untranslated.insert(english);
+      }
+    };
+    const auto every_mistake = [&](const nlohmann::json& document, const Parse& parse) {
+      std::function<void(const nlohmann::json::json_pointer&)> walk =
+          [&](const nlohmann::json::json_pointer& at) {
+            const nlohmann::json& value = document[at];
+            if (at.to_string() == "/sources") return;
+            if (!at.empty()) {  // the field (or the list's entry) left out
+              nlohmann::json removed = document;
+              nlohmann::json& parent = removed[at.parent_pointer()];
+              if (parent.is_array())
+                parent.erase(static_cast<size_t>(std::stoul(at.back())));
+              else
+                parent.erase(at.back());
+              check(parse, removed.dump());
+            }
+            if (value.is_object()) {
+              nlohmann::json extra = document;
+              extra[at]["bogus_key"] = 1;
+              check(parse, extra.dump());
+              for (const auto& [key, member] : value.items()) walk(at / key);
+              return;
+            }
+            if (value.is_array() && !value.empty() && value.front().is_object()) {
+              for (size_t i = 0; i < value.size(); ++i) walk(at / i);
+              return;
+            }
+            for (const nlohmann::json& wrong :
+                 {nlohmann::json(-1), nlohmann::json(0), nlohmann::json(1e300),
+                  nlohmann::json("text"), nlohmann::json(true), nlohmann::json::array()}) {
+              nlohmann::json changed = document;
+              changed[at] = wrong;
+              check(parse, changed.dump());
+            }
+          };
+      walk(nlohmann::json::json_pointer(""));
+      check(parse, "{\"name\": ");
+      check(parse, "[1, 2]");
+    };
+    for (const Preset& preset : presets(QStringLiteral("en")))
+      every_mistake(nlohmann::json::parse(experiment_to_json(preset.experiment)),
+                    [](const std::string& text) { parse_experiment(text); });
+    for (const char* kind : {"devices/h100", "nodes/dgx-h100"}) {
+      QFile file(QStringLiteral(PIPELAB_SOURCE_DIR "/hardware/") + QLatin1String(kind) +
+                 QStringLiteral(".json"));
+      QVERIFY(file.open(QIODevice::ReadOnly));
+      const bool device = std::string(kind).rfind("devices", 0) == 0;
+      every_mistake(nlohmann::json::parse(file.readAll().toStdString()),
+                    [device](const std::string& text) {
+                      if (device)
+                        parse_device_spec(text, "mine.json");
+                      else
+                        parse_node_spec(text, "mine.json");
+                    });
+    }
+    QVERIFY(messages > 1000);
+    QVERIFY2(untranslated.isEmpty(),
+             qPrintable(QStringList(untranslated.values()).join(QLatin1Char('\n'))));
+    // File > Open of an experiment that is not one says why in Chinese too.
+    QTemporaryDir folder;
+    const QString broken = folder.filePath(QStringLiteral("broken.json"));
+    QFile out(broken);
+    QVERIFY(out.open(QIODevice::WriteOnly));
+    out.write(R"({"name": "x", "parallel": {"dp": 2, "tpp": 2}})");
+    out.close();
+    ExperimentDocument document;
+    QString error;
+    QVERIFY(!document.load(broken, &error));
+    QVERIFY2(has_chinese(error.section(QLatin1Char(':'), 1)), qPrintable(error));
   }
 
   void languageSwitchKeepsThePresetNoteAndTheComparison() {

@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "core/io/experiment_io.h"
+#include "ui/core_message_text.h"
 
 namespace pipelab {
 
@@ -40,7 +41,9 @@ bool ExperimentDocument::load(const QString& path, QString* error) {
     replace(loaded, QFileInfo(path).absoluteFilePath(), false);
     return true;
   } catch (const std::exception& e) {
-    if (error) *error = tr("Could not open %1: %2").arg(QFileInfo(path).fileName(), e.what());
+    if (error)
+      *error = tr("Could not open %1: %2")
+                   .arg(QFileInfo(path).fileName(), core_message_text(QString::fromUtf8(e.what())));
     return false;
   }
 }

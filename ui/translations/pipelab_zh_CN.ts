@@ -448,6 +448,242 @@
         <source>dp x tp x cp x pp x chunks x microbatches = %1 x %2 x %3 x %4 x %5 x %6 makes a schedule of about %7 ops, more than the %8 PipeLab builds; use fewer devices or micro-batches</source>
         <translation>dp x tp x cp x pp x chunks x microbatches = %1 x %2 x %3 x %4 x %5 x %6 产生约 %7 个操作的调度，超过 PipeLab 能构建的 %8 个；请减少设备数或微批次数</translation>
     </message>
+    <message>
+        <source>%1 must be a number, got %2</source>
+        <translation>%1 必须是数字，实际为 %2</translation>
+    </message>
+    <message>
+        <source>%1 must be a string, got %2</source>
+        <translation>%1 必须是字符串，实际为 %2</translation>
+    </message>
+    <message>
+        <source>%1 must be a JSON object {...}, got %2</source>
+        <translation>%1 必须是 JSON 对象 {...}，实际为 %2</translation>
+    </message>
+    <message>
+        <source>unknown key %1 (did you mean &apos;%2&apos;?); valid keys here: %3</source>
+        <translation>未知的键 %1（是否想写 &apos;%2&apos;？）；此处有效的键：%3</translation>
+    </message>
+    <message>
+        <source>unknown key %1; valid keys here: %2</source>
+        <translation>未知的键 %1；此处有效的键：%2</translation>
+    </message>
+    <message>
+        <source>not valid JSON: %1</source>
+        <translation>不是有效的 JSON：%1</translation>
+    </message>
+    <message>
+        <source>device &apos;%1&apos;</source>
+        <translation>设备 &apos;%1&apos;</translation>
+    </message>
+    <message>
+        <source>node &apos;%1&apos;</source>
+        <translation>节点 &apos;%1&apos;</translation>
+    </message>
+    <message>
+        <source>%1 = %2 must be a positive number (%3)</source>
+        <translation>%1 = %2 必须是正数（%3）</translation>
+    </message>
+    <message>
+        <source>%1 = %2 must be a fraction in (0, 1]: the share of the peak that kernels reach</source>
+        <translation>%1 = %2 必须是 (0, 1] 内的比例：内核达到的峰值份额</translation>
+    </message>
+    <message>
+        <source>%1 = %2 must be &gt;= 0 and at most 1073741824 (MiB; 0 or absent where the device holds none)</source>
+        <translation>%1 = %2 必须 &gt;= 0 且至多为 1073741824（MiB；设备不占用时为 0 或省略）</translation>
+    </message>
+    <message>
+        <source>peak_tflops has no fp32; give the device&apos;s FP32 peak (every device has one)</source>
+        <translation>peak_tflops 缺少 fp32；请给出设备的 FP32 峰值（每个设备都有）</translation>
+    </message>
+    <message>
+        <source>achieved.gemm_fraction has no %1, which peak_tflops has; give the fraction of that peak a large GEMM sustains</source>
+        <translation>achieved.gemm_fraction 缺少 peak_tflops 中已有的 %1；请给出大型 GEMM 能持续达到的该峰值比例</translation>
+    </message>
+    <message>
+        <source>achieved.gemm_fraction.%1 has no peak in peak_tflops; add peak_tflops.%2 or drop the fraction</source>
+        <translation>achieved.gemm_fraction.%1 在 peak_tflops 中没有对应峰值；请添加 peak_tflops.%2 或删去该比例</translation>
+    </message>
+    <message>
+        <source>compute_units = %1 must be &gt;= 0 (the GPU&apos;s streaming multiprocessors; 0 or absent prices every GEMM at one rate)</source>
+        <translation>compute_units = %1 必须 &gt;= 0（GPU 的流式多处理器数；为 0 或省略时所有 GEMM 按同一速率计价）</translation>
+    </message>
+    <message>
+        <source>achieved.kernel_launch_us = %1 must be &gt;= 0 (microseconds per kernel)</source>
+        <translation>achieved.kernel_launch_us = %1 必须 &gt;= 0（每个内核的微秒数）</translation>
+    </message>
+    <message>
+        <source>achieved.op_overhead_us = %1 must be &gt;= 0 (microseconds per op; 0 or absent for a GPU)</source>
+        <translation>achieved.op_overhead_us = %1 必须 &gt;= 0（每个操作的微秒数；GPU 为 0 或省略）</translation>
+    </message>
+    <message>
+        <source>node is empty; name the node type this device sits in (e.g. dgx-h100)</source>
+        <translation>node 为空；请写出此设备所在的节点类型（例如 dgx-h100）</translation>
+    </message>
+    <message>
+        <source>%1 is missing; give the device&apos;s id (e.g. &quot;h100&quot;)</source>
+        <translation>缺少 %1；请给出设备的 id（例如 &quot;h100&quot;）</translation>
+    </message>
+    <message>
+        <source>%1 is missing; give its memory in GB (10^9 bytes)</source>
+        <translation>缺少 %1；请给出其显存大小，单位 GB（10^9 字节）</translation>
+    </message>
+    <message>
+        <source>%1 is missing; give its datasheet memory bandwidth in GB/s</source>
+        <translation>缺少 %1；请给出其数据手册中的显存带宽，单位 GB/s</translation>
+    </message>
+    <message>
+        <source>%1 is missing; give its dense datasheet peaks, e.g. {&quot;fp32&quot;: 67, &quot;bf16&quot;: 989}</source>
+        <translation>缺少 %1；请给出数据手册中的稠密峰值，例如 {&quot;fp32&quot;: 67, &quot;bf16&quot;: 989}</translation>
+    </message>
+    <message>
+        <source>%1 is missing; give what its kernels reach: gemm_fraction, memory_bandwidth_fraction, kernel_launch_us</source>
+        <translation>缺少 %1；请给出其内核达到的水平：gemm_fraction、memory_bandwidth_fraction、kernel_launch_us</translation>
+    </message>
+    <message>
+        <source>%1 is missing; give the fraction of each peak a large GEMM sustains</source>
+        <translation>缺少 %1；请给出大型 GEMM 能持续达到的各峰值比例</translation>
+    </message>
+    <message>
+        <source>%1 is missing; give the fraction of the memory bandwidth streaming kernels reach</source>
+        <translation>缺少 %1；请给出流式内核达到的显存带宽比例</translation>
+    </message>
+    <message>
+        <source>%1 is missing; give the launch cost of one kernel in microseconds</source>
+        <translation>缺少 %1；请给出启动一个内核的开销，单位微秒</translation>
+    </message>
+    <message>
+        <source>%1 is missing; name the node type it sits in (e.g. &quot;dgx-h100&quot;)</source>
+        <translation>缺少 %1；请写出它所在的节点类型（例如 &quot;dgx-h100&quot;）</translation>
+    </message>
+    <message>
+        <source>device is empty; name the device its slots hold (e.g. h100)</source>
+        <translation>device 为空；请写出其插槽中的设备（例如 h100）</translation>
+    </message>
+    <message>
+        <source>devices_per_node = %1 must be at least 1</source>
+        <translation>devices_per_node = %1 必须至少为 1</translation>
+    </message>
+    <message>
+        <source>device_link.nvls_algbw_gb_s = %1 must be &gt;= 0 (GB/s; 0 or absent where the switches cannot reduce)</source>
+        <translation>device_link.nvls_algbw_gb_s = %1 必须 &gt;= 0（GB/s；交换机不能归约时为 0 或省略）</translation>
+    </message>
+    <message>
+        <source>%1 must be &gt;= 0 (microseconds per message)</source>
+        <translation>%1 必须 &gt;= 0（每条消息的微秒数）</translation>
+    </message>
+    <message>
+        <source>device_link connects %1 devices but the node holds %2; lower devices_per_node or raise device_link.devices_connected to what the fabric connects</source>
+        <translation>device_link 连接 %1 个设备，但节点容纳 %2 个；请降低 devices_per_node，或把 device_link.devices_connected 提高到互连实际连接的数量</translation>
+    </message>
+    <message>
+        <source>network.nics = %1 must be at least 1 (a node reaches the others through its NICs)</source>
+        <translation>network.nics = %1 必须至少为 1（节点通过其网卡连接其他节点）</translation>
+    </message>
+    <message>
+        <source>%1 is missing; give the node type&apos;s id (e.g. &quot;dgx-h100&quot;)</source>
+        <translation>缺少 %1；请给出节点类型的 id（例如 &quot;dgx-h100&quot;）</translation>
+    </message>
+    <message>
+        <source>%1 is missing; name the device its slots hold (e.g. &quot;h100&quot;)</source>
+        <translation>缺少 %1；请写出其插槽中的设备（例如 &quot;h100&quot;）</translation>
+    </message>
+    <message>
+        <source>%1 is missing; give how many devices one node holds</source>
+        <translation>缺少 %1；请给出一个节点容纳的设备数</translation>
+    </message>
+    <message>
+        <source>%1 is missing; describe the fabric between its devices (bandwidth_gb_s, latency_us, devices_connected)</source>
+        <translation>缺少 %1；请描述其设备之间的互连（bandwidth_gb_s、latency_us、devices_connected）</translation>
+    </message>
+    <message>
+        <source>%1 is missing; give GB/s per device per direction</source>
+        <translation>缺少 %1；请给出每设备每方向的 GB/s</translation>
+    </message>
+    <message>
+        <source>%1 is missing; give microseconds per message</source>
+        <translation>缺少 %1；请给出每条消息的微秒数</translation>
+    </message>
+    <message>
+        <source>%1 is missing; give how many devices the fabric connects all-to-all</source>
+        <translation>缺少 %1；请给出互连全互联的设备数</translation>
+    </message>
+    <message>
+        <source>%1 is missing; describe the link to host memory (bandwidth_gb_s)</source>
+        <translation>缺少 %1；请描述到主机内存的链路（bandwidth_gb_s）</translation>
+    </message>
+    <message>
+        <source>%1 is missing; give what a host-side optimizer step sustains, GB/s</source>
+        <translation>缺少 %1；请给出主机端优化器步骤能持续达到的 GB/s</translation>
+    </message>
+    <message>
+        <source>%1 is missing; describe the NICs between nodes (nics, nic_bandwidth_gbit_s, latency_us)</source>
+        <translation>缺少 %1；请描述节点之间的网卡（nics、nic_bandwidth_gbit_s、latency_us）</translation>
+    </message>
+    <message>
+        <source>%1 is missing; give how many NICs one node has</source>
+        <translation>缺少 %1；请给出一个节点的网卡数</translation>
+    </message>
+    <message>
+        <source>%1 is missing; give Gbit/s per NIC per direction</source>
+        <translation>缺少 %1；请给出每块网卡每方向的 Gbit/s</translation>
+    </message>
+    <message>
+        <source>%1 is empty; give the input shape per sample, e.g. [%2]</source>
+        <translation>%1 为空；请给出每个样本的输入形状，例如 [%2]</translation>
+    </message>
+    <message>
+        <source>%1 is missing and data.source &apos;%2&apos; does not fix it; give the input shape per sample, e.g. &quot;input&quot;: [%3]</source>
+        <translation>缺少 %1，且 data.source &apos;%2&apos; 不能确定它；请给出每个样本的输入形状，例如 &quot;input&quot;: [%3]</translation>
+    </message>
+    <message>
+        <source>%1 must be an array of integers like [2, 4], got %2</source>
+        <translation>%1 必须是整数数组，例如 [2, 4]，实际为 %2</translation>
+    </message>
+    <message>
+        <source>%1 is an embedding, which reads token ids, but data.source &apos;%2&apos; gives feature vectors; use data.source = %3</source>
+        <translation>%1 是嵌入层，读取词元 id，但 data.source &apos;%2&apos; 给出的是特征向量；请使用 data.source = %3</translation>
+    </message>
+    <message>
+        <source>%1 needs a &quot;type&quot;; valid: %2</source>
+        <translation>%1 需要 &quot;type&quot;；有效值：%2</translation>
+    </message>
+    <message>
+        <source>%1: conv2d works on images, but its input is a flat vector of %2 values; give model.input as [channels, height, width] (MNIST: [1, 28, 28]) and keep image layers before any flatten, global_avgpool or linear</source>
+        <translation>%1：conv2d 作用于图像，但它的输入是 %2 个值的扁平向量；请把 model.input 写成 [channels, height, width]（MNIST：[1, 28, 28]），并把图像层放在任何 flatten、global_avgpool 或 linear 之前</translation>
+    </message>
+    <message>
+        <source>parallel.offload = activations and parallel.recompute = true both free the activations between forward and backward; choose one (offload = none, or recompute = false)</source>
+        <translation>parallel.offload = activations 与 parallel.recompute = true 都会在前向与反向之间释放激活；请二选一（offload = none，或 recompute = false）</translation>
+    </message>
+    <message>
+        <source>%1 = [%2] lists %3 stage starts but pp = %4 stages need %5 (parallel.boundaries: where each stage after the first begins)</source>
+        <translation>%1 = [%2] 列出了 %3 个阶段起点，但 pp = %4 个阶段需要 %5 个（parallel.boundaries：第一个阶段之后每个阶段的起始层）</translation>
+    </message>
+    <message>
+        <source>%1 = [%2] lists %3 stage starts but pp x chunks = %4 (pp = %5, chunks = %6) stages need %7 (parallel.boundaries: where each stage after the first begins)</source>
+        <translation>%1 = [%2] 列出了 %3 个阶段起点，但 pp x chunks = %4（pp = %5，chunks = %6）个阶段需要 %7 个（parallel.boundaries：第一个阶段之后每个阶段的起始层）</translation>
+    </message>
+    <message>
+        <source>%1 must be a rule (balanced, uniform, params, explicit) or an array of stage start indices like [2, 4], got %2</source>
+        <translation>%1 必须是一种规则（balanced、uniform、params、explicit）或阶段起始层下标的数组，例如 [2, 4]，实际为 %2</translation>
+    </message>
+    <message>
+        <source>parallel.sequence_parallel splits along the sequence, so it needs a Transformer (a model that starts with an embedding); set sequence_parallel = false</source>
+        <translation>parallel.sequence_parallel 沿序列切分，因此需要 Transformer（以嵌入层开头的模型）；请设 sequence_parallel = false</translation>
+    </message>
+    <message>
+        <source>%1 is missing; describe the network, e.g. &quot;model&quot;: {&quot;input&quot;: [%2], &quot;layers&quot;: [{&quot;type&quot;: &quot;linear&quot;, &quot;out&quot;: 10}]}</source>
+        <translation>缺少 %1；请描述网络，例如 &quot;model&quot;: {&quot;input&quot;: [%2], &quot;layers&quot;: [{&quot;type&quot;: &quot;linear&quot;, &quot;out&quot;: 10}]}</translation>
+    </message>
+    <message>
+        <source>%1 is missing; list the layers, e.g. [{&quot;type&quot;: &quot;linear&quot;, &quot;out&quot;: 10}]</source>
+        <translation>缺少 %1；请列出各层，例如 [{&quot;type&quot;: &quot;linear&quot;, &quot;out&quot;: 10}]</translation>
+    </message>
+    <message>
+        <source>%1: a transformer_block works on token sequences; start the model with an embedding ({&quot;type&quot;: &quot;embedding&quot;, &quot;vocab&quot;: 256, &quot;dim&quot;: 128}) and give model.input = [sequence length]</source>
+        <translation>%1：transformer_block 作用于词元序列；请让模型以嵌入层开头（{&quot;type&quot;: &quot;embedding&quot;, &quot;vocab&quot;: 256, &quot;dim&quot;: 128}），并给出 model.input = [序列长度]</translation>
+    </message>
 </context>
 <context>
     <name>DeviceRowLabel</name>
