@@ -223,9 +223,9 @@ constexpr const char* kPatterns[] = {
                       "recompute_layers"),
     QT_TRANSLATE_NOOP(
         "CoreMessage",
-        "parallel.recompute = \"block\": the executors rebuild a whole stage's activations "
-        "before its backward, not one block at a time (the simulator predicts block units); "
-        "set parallel.recompute = true to train, or simulate"),
+        "parallel.recompute = \"block\": the %1 executor rebuilds a whole stage's activations "
+        "before its backward, not one block at a time (the cpu backend does); set "
+        "backend.type = cpu, or parallel.recompute = true, or simulate"),
     QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2; repeat a layer 1 to %3 times"),
     // A layer's own sizes (the Model panel's table).
     QT_TRANSLATE_NOOP("CoreMessage", "%1: %2 needs out (output channels) >= %3, got %4"),

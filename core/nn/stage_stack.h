@@ -193,6 +193,7 @@ class StageStack {
              }});
       }
       routes_experts_.push_back(has_experts(layer.spec));
+      blocks_.push_back(layer.spec.type == LayerType::TransformerBlock);
       synced_batch_norm_.push_back(layer.spec.sync && (layer.spec.type == LayerType::BatchNorm ||
                                                        layer.spec.type == LayerType::ResidualBlock));
       slices_.push_back(slice_of(layer));
@@ -293,7 +294,7 @@ class StageStack {
     saved.states.clear();
     saved.states.resize(layers_.size());
     saved.inputs[0] = std::move(input);
-    return forward_keeping_inputs(saved);
+    return forward_keeping_inputs(saved, /*drop_groups=*/!group_start_.empty());
   }
 
   // Forward keeping nothing (evaluation, or a forward-only pass).
@@ -305,19 +306,45 @@ class StageStack {
     return current;
   }
 
+  // Full recomputation by block (plan.recompute_blocks, Megatron-LM's
+  // uniform method): Transformer blocks in groups of `blocks_per_group`
+  // consecutive ones (a layer that is not a block ends a group). The forward
+  // keeps each group's input and every other layer's activations, and drops
+  // the rest of a group as soon as the group has run; the backward rebuilds
+  // one group at a time from its kept input just before it needs it. Then
+  // drop_activations and recompute have nothing left to do. Unset: the stage
+  // is the unit (drop_activations frees all but its input, recompute rebuilds it).
+  void recompute_blocks_in_groups(int blocks_per_group) {
+    assert(blocks_per_group >= 1);
+    group_start_.assign(layers_.size(), -1);
+    int start = -1, in_group = 0;
+    for (int k = 0; k < layer_count(); ++k) {
+      if (!blocks_[k]) {
+        start = -1;
+        continue;
+      }
+      if (start < 0 || in_group == blocks_per_group) start = k, in_group = 0;
+      group_start_[k] = start;
+      ++in_group;
+    }
+  }
+
   // Frees every saved layer input but the stage input, and every layer state,
-  // to rebuild them later.
+  // to rebuild them later (by block: the forward did it already).
   void drop_activations(Activations& saved) const {
+    if (!group_start_.empty()) return;
     for (size_t k = 1; k < saved.inputs.size(); ++k) saved.inputs[k].reset();
     for (auto& state : saved.states) state.reset();
   }
 
   // Rebuilds the inputs drop_activations freed (bit-identical: dropout's mask is
   // a function of the saved ForwardInfo). Under tensor parallelism this calls
-  // the forward all-reduces again, as Megatron's recomputation does.
+  // the forward all-reduces again, as Megatron's recomputation does. By
+  // block, the backward rebuilds each group when it reaches it.
   void recompute(Activations& saved) {
     assert(saved.inputs.size() == layers_.size() && !saved.inputs[0].empty());
     assert(saved.states.size() == layers_.size());
+    if (!group_start_.empty()) return;
     typename Math::Scope scope(context_);
     forward_keeping_inputs(saved);  // the stage output was sent already; it is dropped here
   }
@@ -534,15 +561,50 @@ class StageStack {
   bool needs_input_grad(int k) const { return k > 0 || begin_ > 0; }
 
   // Runs forward from saved.inputs[0], keeping every layer input; returns y.
-  Tensor forward_keeping_inputs(Activations& saved) {
+  // `drop_groups`: recomputation by block drops each group's activations but
+  // its input once the group has run (recompute_blocks_in_groups).
+  Tensor forward_keeping_inputs(Activations& saved, bool drop_groups = false) {
     const int last = layer_count() - 1;
     for (int k = 0; k < last; ++k) {
       saved.inputs[k + 1] = layer_forward(k, saved.inputs[k], saved.info, &saved.states[k]);
       keep_layer_input(k, saved);
+      if (drop_groups && ends_group(k)) drop_group(group_start_[k], k, saved);
     }
     Tensor y = layer_forward(last, saved.inputs[last], saved.info, &saved.states[last]);
     keep_layer_input(last, saved);
+    if (drop_groups && ends_group(last)) drop_group(group_start_[last], last, saved);
     return y;
+  }
+
+  // Recomputation by block (recompute_blocks_in_groups): whether layer k is
+  // the last block of its group.
+  bool ends_group(int k) const {
+    return !group_start_.empty() && group_start_[k] >= 0 &&
+           (k + 1 == layer_count() || group_start_[k + 1] != group_start_[k]);
+  }
+
+  // Frees what layers [first, last] kept but the group's input (which Math
+  // may hold in the first layer's state).
+  void drop_group(int first, int last, Activations& saved) const {
+    for (int j = first; j <= last; ++j) {
+      if (j > first) saved.inputs[j].reset();
+      if constexpr (kKeepsLayerInputs)
+        if (j == first && Math::holds_layer_input(saved.states[j].get())) continue;
+      saved.states[j].reset();
+    }
+  }
+
+  // Before the backward reaches the last block of a dropped group: its
+  // layers' inputs and states again, from the group's input.
+  void rebuild_group(int first, int last, Activations& saved) {
+    if constexpr (kKeepsLayerInputs)
+      if (saved.inputs[first].empty())
+        saved.inputs[first] = Math::restore_layer_input(*saved.states[first], context_);
+    for (int j = first; j <= last; ++j) {
+      Tensor y = layer_forward(j, saved.inputs[j], saved.info, &saved.states[j]);
+      keep_layer_input(j, saved);
+      if (j < last) saved.inputs[j + 1] = std::move(y);  // the group's output is kept already
+    }
   }
 
   // Lets Math keep layer k's input, once the layer's forward has read it, in
@@ -578,6 +640,8 @@ class StageStack {
     typename Math::Scope scope(context_);
     Tensor grad = std::move(output_grad);
     for (int k = layer_count() - 1; k >= 0; --k) {
+      // A block's forward always keeps a state: none means its group was dropped.
+      if (ends_group(k) && !saved.states[k]) rebuild_group(group_start_[k], k, saved);
       Tensor input_grad;
       const UnitUse use(*this, k);
       with_backward_input(k, saved, [&](const Tensor& input, LayerState* state) {
@@ -626,6 +690,10 @@ class StageStack {
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<TensorParallelRole> roles_;  // per stage layer; Replicated without tp
   std::vector<char> routes_experts_;       // per stage layer: a moe layer or a block with experts
+  std::vector<char> blocks_;               // per stage layer: a Transformer block
+  // Recomputation by block: per stage layer, the first layer of its group
+  // (-1 for a layer that is not a block); empty when the stage is the unit.
+  std::vector<int> group_start_;
   BasicTensorParallelAllReduce<Tensor> all_reduce_;
   BasicSequenceCollective<Tensor> sequence_collective_;
   BasicSequenceCollective<Tensor> context_collective_;  // cp > 1

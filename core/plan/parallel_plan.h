@@ -47,8 +47,9 @@ struct ParallelPlan {
   // rebuilt whole before B), or with recompute_blocks each Transformer block
   // (Megatron-LM's full granularity, uniform method: the input of every
   // recompute_layers-th block is kept and that many blocks are rebuilt at a
-  // time, --recompute-num-layers). Block units are predicted only; the
-  // executors rebuild whole stages.
+  // time, --recompute-num-layers; a layer that is not a block ends a group).
+  // The cpu executor runs both units (core/nn/stage_stack.h); the cuda
+  // executor rebuilds whole stages.
   bool recompute = false;
   bool recompute_blocks = false;
   int recompute_layers = 1;          // blocks per checkpoint under recompute_blocks

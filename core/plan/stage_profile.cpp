@@ -523,6 +523,7 @@ std::vector<StageProfile> profile_stages(const ModelSpec& whole_model, const Par
         }
       }
       if (roles[i] != TensorParallelRole::BlockParallel) {
+        blocks_seen = 0;  // a layer that is not a block ends a group, as the executors group them
         kept = in_precision(cost.activation_bytes, info.type, bytes);
         other_layers_per_sample += kept;
         // Its input and output gradients, as this shard holds them (the

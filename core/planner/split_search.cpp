@@ -28,8 +28,8 @@
 namespace pipelab {
 namespace {
 
-// Full recomputation with the stage as its unit (what the executors run) or
-// each Transformer block (Megatron-LM's, predicted only).
+// Full recomputation with the stage as its unit or each Transformer block
+// (Megatron-LM's; the cpu executor trains both, the cuda one the stage).
 enum class Recompute { None, Selective, Full, Block };
 
 struct ScheduleChoice {

@@ -75,10 +75,14 @@ std::unique_ptr<Sequential> CpuBackend::make_stack(const LayerRange& range,
                                                    TensorParallelSetup tensor_parallel,
                                                    const Sequential::BuiltLayer& built) {
   const Experiment& experiment = shared_.experiment;
-  return std::make_unique<Sequential>(experiment.model, range.begin, range.end, experiment.seed,
-                                      &allocator(), std::move(tensor_parallel),
-                                      experiment.parallel.selective_recompute,
-                                      expert_shard(experiment.parallel, place_.replica), built);
+  auto stack = std::make_unique<Sequential>(
+      experiment.model, range.begin, range.end, experiment.seed, &allocator(),
+      std::move(tensor_parallel), experiment.parallel.selective_recompute,
+      expert_shard(experiment.parallel, place_.replica), built);
+  const ParallelPlan& plan = experiment.parallel;
+  if (plan.recompute && plan.recompute_blocks)
+    stack->recompute_blocks_in_groups(plan.recompute_layers);
+  return stack;
 }
 
 std::unique_ptr<Optimizer> CpuBackend::make_optimizer(const OptimizerSettings& settings,

@@ -79,11 +79,12 @@ void check_trainable(const Experiment& experiment) {
   }
   check_trainable_precision(experiment);
   check_trainable_context(experiment);
-  if (experiment.parallel.recompute_blocks)
+  if (experiment.parallel.recompute_blocks && experiment.backend.type != "cpu")
     throw ExperimentError(
-        "parallel.recompute = \"block\": the executors rebuild a whole stage's activations "
-        "before its backward, not one block at a time (the simulator predicts block units); "
-        "set parallel.recompute = true to train, or simulate");
+        "parallel.recompute = \"block\": the " + experiment.backend.type +
+        " executor rebuilds a whole stage's activations before its backward, not one block at a "
+        "time (the cpu backend does); set backend.type = cpu, or parallel.recompute = true, or "
+        "simulate");
 }
 
 }  // namespace pipelab

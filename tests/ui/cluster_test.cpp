@@ -141,7 +141,7 @@ class ClusterTest : public QObject {
   }
 
   // Full recomputation's unit: the stage (what the executors run) or, for a
-  // Transformer, each block as Megatron-LM keeps it (predicted only).
+  // Transformer, each block as Megatron-LM keeps it.
   void theRecomputationUnitIsChosenInThePanel() {
     MainWindow window;
     QVERIFY(window.applyPreset("fsdp"));  // a tiny GPT

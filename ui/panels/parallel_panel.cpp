@@ -93,14 +93,11 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   recompute_check_->setToolTip(
       tr("Keep only each stage's input from the forward and rebuild the rest before the backward: "
          "less memory, one more forward per micro-batch"));
-  block_recompute_check_ =
-      new QCheckBox(tr("… one block at a time, as Megatron-LM (predicted only)"), this);
+  block_recompute_check_ = new QCheckBox(tr("… one block at a time, as Megatron-LM"), this);
   block_recompute_check_->setToolTip(
       tr("Transformers: keep each block's input, not only the stage's, and rebuild one block at a "
-         "time: "
-         "the memory of Megatron-LM's full recomputation. The simulator predicts it; to train, "
-         "leave it "
-         "off (the executors rebuild whole stages)"));
+         "time in the backward: the memory of Megatron-LM's full recomputation. Trains on the cpu "
+         "backend; the cuda backend rebuilds whole stages"));
   recompute_layers_spin_ = make_spin(this, 1, 128);
   recompute_layers_spin_->setToolTip(
       tr("Blocks rebuilt together: the input of every n-th block is kept and n blocks are rebuilt "

@@ -425,10 +425,6 @@
         <translation>parallel.recompute = &quot;block&quot; 保留每个 Transformer 块的输入，而此模型没有 Transformer 块；请使用 recompute = true（full）或 false</translation>
     </message>
     <message>
-        <source>parallel.recompute = &quot;block&quot;: the executors rebuild a whole stage&apos;s activations before its backward, not one block at a time (the simulator predicts block units); set parallel.recompute = true to train, or simulate</source>
-        <translation>parallel.recompute = &quot;block&quot;：执行器在反向之前重建整个阶段的激活，而不是每次一个块（模拟器可以预测按块重计算）；要训练请设置 parallel.recompute = true，或只做模拟</translation>
-    </message>
-    <message>
         <source>parallel.recompute_layers = %1 must be at least 1 (the blocks rebuilt together under recompute = &quot;block&quot;)</source>
         <translation>parallel.recompute_layers = %1 至少应为 1（recompute = &quot;block&quot; 时一起重算的块数）</translation>
     </message>
@@ -683,6 +679,10 @@
     <message>
         <source>%1: a transformer_block works on token sequences; start the model with an embedding ({&quot;type&quot;: &quot;embedding&quot;, &quot;vocab&quot;: 256, &quot;dim&quot;: 128}) and give model.input = [sequence length]</source>
         <translation>%1：transformer_block 作用于词元序列；请让模型以嵌入层开头（{&quot;type&quot;: &quot;embedding&quot;, &quot;vocab&quot;: 256, &quot;dim&quot;: 128}），并给出 model.input = [序列长度]</translation>
+    </message>
+    <message>
+        <source>parallel.recompute = &quot;block&quot;: the %1 executor rebuilds a whole stage&apos;s activations before its backward, not one block at a time (the cpu backend does); set backend.type = cpu, or parallel.recompute = true, or simulate</source>
+        <translation>parallel.recompute = &quot;block&quot;：%1 执行器在反向之前重建整个阶段的激活，而不是一次重建一个块（cpu 后端是这样做的）；请设 backend.type = cpu，或 parallel.recompute = true，或改为模拟</translation>
     </message>
 </context>
 <context>
@@ -2460,20 +2460,20 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <translation>每个方框是一个节点，每个小方块是一台设备：颜色表示其流水线阶段，t 为张量并行分片，d 为数据并行副本</translation>
     </message>
     <message>
-        <source>… one block at a time, as Megatron-LM (predicted only)</source>
-        <translation>……每次一个块，与 Megatron-LM 相同（仅预测）</translation>
-    </message>
-    <message>
-        <source>Transformers: keep each block&apos;s input, not only the stage&apos;s, and rebuild one block at a time: the memory of Megatron-LM&apos;s full recomputation. The simulator predicts it; to train, leave it off (the executors rebuild whole stages)</source>
-        <translation>Transformer：不仅保留阶段的输入，还保留每个块的输入，每次重建一个块：即 Megatron-LM 完全重计算的内存。模拟器会预测它；要训练请不要勾选（执行器重建整个阶段）</translation>
-    </message>
-    <message>
         <source>Blocks rebuilt together: the input of every n-th block is kept and n blocks are rebuilt at a time (Megatron-LM&apos;s --recompute-num-layers); more blocks keep fewer inputs and rebuild more at once</source>
         <translation>一起重算的块数：每隔 n 个块保留一个块的输入，每次重算 n 个块（Megatron-LM 的 --recompute-num-layers）；块数越多，保留的输入越少，一次重算的越多</translation>
     </message>
     <message>
         <source>Blocks per checkpoint:</source>
         <translation>每个检查点的块数：</translation>
+    </message>
+    <message>
+        <source>… one block at a time, as Megatron-LM</source>
+        <translation>……每次一个块，与 Megatron-LM 相同</translation>
+    </message>
+    <message>
+        <source>Transformers: keep each block&apos;s input, not only the stage&apos;s, and rebuild one block at a time in the backward: the memory of Megatron-LM&apos;s full recomputation. Trains on the cpu backend; the cuda backend rebuilds whole stages</source>
+        <translation>Transformer：不仅保留阶段的输入，还保留每个块的输入，在反向中每次重建一个块：即 Megatron-LM 完全重计算的内存。可在 cpu 后端训练；cuda 后端重建整个阶段</translation>
     </message>
 </context>
 <context>

@@ -20,15 +20,17 @@ std::string refusal(const Experiment& experiment) {
   return "";
 }
 
-// Recomputation with each block as its unit is predicted, not trained: the
-// executors rebuild whole stages, and the refusal says so.
-TEST(Trainable, RecomputationWithBlockUnitsIsPredictedOnly) {
+// Recomputation with each block as its unit trains on the cpu backend; the
+// cuda executor rebuilds whole stages, and the refusal says so.
+TEST(Trainable, RecomputationWithBlockUnitsTrainsOnTheCpu) {
   Experiment experiment = testing::tiny_gpt_experiment();
   experiment.parallel.recompute = true;
   EXPECT_EQ(refusal(experiment), "");
   experiment.parallel.recompute_blocks = true;
+  EXPECT_EQ(refusal(experiment), "");
+  experiment.backend.type = "cuda";
   EXPECT_NE(refusal(experiment)
-                .find("parallel.recompute = \"block\": the executors rebuild a whole stage's"),
+                .find("parallel.recompute = \"block\": the cuda executor rebuilds a whole stage's"),
             std::string::npos);
 }
 
