@@ -364,6 +364,22 @@ constexpr const char* kPatterns[] = {
                       "%1: a transformer_block works on token sequences; start the model with an "
                       "embedding ({\"type\": \"embedding\", \"vocab\": 256, \"dim\": 128}) and "
                       "give model.input = [sequence length]"),
+    // A saved run that is not one, or not of this version (core/io/run_file.cpp).
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "not a PipeLab run file (no \"format\": \"pipelab-run\"); an experiment opens with File > "
+        "Open, a run saved with Runs > Save the latest run… opens here"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 has no \"%2\""),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 lists %2 devices, but the experiment's plan has %3 (dp x tp x cp x pp); "
+                      "save the run again"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is device %2; the list holds devices 0, 1, ... in order"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 is not a device id (0 to 65535)"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "%1 is %2, not the columns this version of PipeLab reads; save the run again with it"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 must be an array, got %2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "version %1 of the run format; this PipeLab reads version %2"),
     // Where a problem in a hardware file is: its device or node.
     QT_TRANSLATE_NOOP("CoreMessage", "device '%1'"),
     QT_TRANSLATE_NOOP("CoreMessage", "node '%1'"),
@@ -486,6 +502,15 @@ QString core_message_text(const QString& english) {
     return QCoreApplication::translate("CoreMessage", "%1 (and %n more problem(s))", nullptr, count)
         .arg(core_message_text(found.captured(1)));
   }
+  // A saved run whose experiment does not validate (core/io/run_file.cpp):
+  // the problem in the app's language, then why a run file cannot hold it.
+  static const QRegularExpression run_experiment(QStringLiteral(
+      "^(.+) \\(a run file holds the valid experiment it ran; save the run again\\)$"));
+  if (const QRegularExpressionMatch found = run_experiment.match(english); found.hasMatch())
+    return QCoreApplication::translate(
+               "CoreMessage",
+               "%1 (a run file holds the valid experiment it ran; save the run again)")
+        .arg(core_message_text(found.captured(1)));
   // A run's failure on one device (its backend's failure_message): the
   // device, then the error in the app's language.
   static const QRegularExpression device(QStringLiteral("^device (\\d+): (.+)$"));

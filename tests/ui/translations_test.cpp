@@ -19,6 +19,7 @@
 
 #include "core/io/experiment_io.h"
 #include "core/io/hardware_catalogue.h"
+#include "core/io/run_file.h"
 #include "core/plan/parallel_plan.h"
 #include "core/planner/plan_proposal.h"
 #include "core/planner/split_search.h"
@@ -470,9 +471,9 @@ class TranslationsTest : public QObject {
     window.setSaveQuestion([](const QString&) { return QMessageBox::Discard; });
   }
 
-  // Files a user writes: experiments (every preset's, as saved) and the device
-  // and node files simulation.profile can name (the catalogue's h100 and
-  // dgx-h100). Every field set wrong in each way a file can, removed, or
+  // Files a user writes or opens: experiments (every preset's, as saved), a
+  // saved run, and the device and node files simulation.profile can name (the
+  // catalogue's h100 and dgx-h100). Every field set wrong in each way a file can, removed, or
   // joined by an unknown key, and text that is not JSON: each refusal, with
   // the file and the device or node before it, in Chinese.
   void everyMistakeInAFileIsExplainedInChinese() {
@@ -529,6 +530,21 @@ class TranslationsTest : public QObject {
     for (const Preset& preset : presets(QStringLiteral("en")))
       every_mistake(nlohmann::json::parse(experiment_to_json(preset.experiment)),
                     [](const std::string& text) { parse_experiment(text); });
+    // A saved run (File > Open of a .run.json): a short run of the smallest preset.
+    {
+      RunRecord record;
+      record.experiment = testing::short_experiment(2);
+      record.experiment.training.steps = 1;
+      record.trace = predict_experiment(record.experiment).result.trace;
+      record.trace.events.resize(std::min<size_t>(record.trace.events.size(), 3));
+      record.trace.memory.resize(std::min<size_t>(record.trace.memory.size(), 3));
+      StepMetrics step;
+      step.step = 0;
+      step.loss = 1.0;
+      record.trace.steps = {step};
+      every_mistake(nlohmann::json::parse(run_to_json(record)),
+                    [](const std::string& text) { parse_run(text); });
+    }
     for (const char* kind : {"devices/h100", "nodes/dgx-h100"}) {
       QFile file(QStringLiteral(PIPELAB_SOURCE_DIR "/hardware/") + QLatin1String(kind) +
                  QStringLiteral(".json"));

@@ -2,6 +2,8 @@
 
 #include <QFileInfo>
 
+#include "ui/core_message_text.h"
+
 namespace pipelab {
 
 RunStore::RunStore(QObject* parent) : QAbstractListModel(parent) {}
@@ -55,7 +57,7 @@ bool RunStore::save(int row, const QString& path, QString* error) const {
     save_run(*record, path.toStdString());
     return true;
   } catch (const RunFileError& e) {
-    if (error) *error = QString::fromStdString(e.what());
+    if (error) *error = core_message_text(QString::fromStdString(e.what()));
     return false;
   }
 }
@@ -66,7 +68,7 @@ int RunStore::open(const QString& path, QString* error) {
     if (record.name.empty()) record.name = QFileInfo(path).completeBaseName().toStdString();
     return add(std::move(record));
   } catch (const RunFileError& e) {
-    if (error) *error = QString::fromStdString(e.what());
+    if (error) *error = core_message_text(QString::fromStdString(e.what()));
     return -1;
   } catch (const std::exception& e) {  // e.g. out of memory on a huge file
     if (error) *error = tr("cannot read %1: %2").arg(path, QString::fromLocal8Bit(e.what()));

@@ -684,6 +684,42 @@
         <source>parallel.recompute = &quot;block&quot;: the %1 executor rebuilds a whole stage&apos;s activations before its backward, not one block at a time (the cpu backend does); set backend.type = cpu, or parallel.recompute = true, or simulate</source>
         <translation>parallel.recompute = &quot;block&quot;：%1 执行器在反向之前重建整个阶段的激活，而不是一次重建一个块（cpu 后端是这样做的）；请设 backend.type = cpu，或 parallel.recompute = true，或改为模拟</translation>
     </message>
+    <message>
+        <source>not a PipeLab run file (no &quot;format&quot;: &quot;pipelab-run&quot;); an experiment opens with File &gt; Open, a run saved with Runs &gt; Save the latest run… opens here</source>
+        <translation>不是 PipeLab 运行文件（没有 &quot;format&quot;: &quot;pipelab-run&quot;）；实验请用 文件 &gt; 打开，用 运行记录 &gt; 保存最近一次运行… 保存的运行在这里打开</translation>
+    </message>
+    <message>
+        <source>%1 has no &quot;%2&quot;</source>
+        <translation>%1 缺少 &quot;%2&quot;</translation>
+    </message>
+    <message>
+        <source>%1 lists %2 devices, but the experiment&apos;s plan has %3 (dp x tp x cp x pp); save the run again</source>
+        <translation>%1 列出了 %2 台设备，但实验的划分有 %3 台（dp x tp x cp x pp）；请重新保存该运行</translation>
+    </message>
+    <message>
+        <source>%1 is device %2; the list holds devices 0, 1, ... in order</source>
+        <translation>%1 是设备 %2；列表应按顺序列出设备 0, 1, ...</translation>
+    </message>
+    <message>
+        <source>%1 = %2 is not a device id (0 to 65535)</source>
+        <translation>%1 = %2 不是设备 id（0 到 65535）</translation>
+    </message>
+    <message>
+        <source>%1 is %2, not the columns this version of PipeLab reads; save the run again with it</source>
+        <translation>%1 为 %2，不是此版本 PipeLab 读取的列；请用此版本重新保存该运行</translation>
+    </message>
+    <message>
+        <source>%1 must be an array, got %2</source>
+        <translation>%1 必须是数组，实际为 %2</translation>
+    </message>
+    <message>
+        <source>version %1 of the run format; this PipeLab reads version %2</source>
+        <translation>运行文件格式的版本 %1；此 PipeLab 读取版本 %2</translation>
+    </message>
+    <message>
+        <source>%1 (a run file holds the valid experiment it ran; save the run again)</source>
+        <translation>%1（运行文件保存的是它运行过的有效实验；请重新保存该运行）</translation>
+    </message>
 </context>
 <context>
     <name>DeviceRowLabel</name>
