@@ -502,6 +502,14 @@ QString core_message_text(const QString& english) {
     return QCoreApplication::translate("CoreMessage", "%1 (and %n more problem(s))", nullptr, count)
         .arg(core_message_text(found.captured(1)));
   }
+  // A file, a device or a node before the problem in it (a hardware file's
+  // "simulation.profile: mine.json: device 'h100': memory_gb = 0 ..."): the place first, each
+  // part in the app's language, so no pattern's %1 swallows it.
+  static const QRegularExpression place(QStringLiteral(
+      "^((?:simulation\\.profile(?:'s node)?|[^:]+\\.json|device '[^']*'|node '[^']*')): (.+)$"));
+  if (const QRegularExpressionMatch found = place.match(english); found.hasMatch())
+    return core_message_text(found.captured(1)) + QStringLiteral(": ") +
+           core_message_text(found.captured(2));
   // A saved run whose experiment does not validate (core/io/run_file.cpp):
   // the problem in the app's language, then why a run file cannot hold it.
   static const QRegularExpression run_experiment(QStringLiteral(

@@ -561,6 +561,13 @@ class TranslationsTest : public QObject {
     QVERIFY(messages > 1000);
     QVERIFY2(untranslated.isEmpty(),
              qPrintable(QStringList(untranslated.values()).join(QLatin1Char('\n'))));
+    // The place before a hardware file's problem is translated as well.
+    const QString placed = core_message_text(QStringLiteral(
+        "simulation.profile: mine.json: device 'h100': memory_gb = 0 must be a positive "
+        "number (GB, 10^9 bytes)"));
+    QVERIFY2(placed.startsWith(
+                 QStringLiteral("simulation.profile: mine.json: 设备 'h100': memory_gb = 0")),
+             qPrintable(placed));
     // File > Open of an experiment that is not one says why in Chinese too.
     QTemporaryDir folder;
     const QString broken = folder.filePath(QStringLiteral("broken.json"));
