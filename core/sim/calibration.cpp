@@ -128,6 +128,23 @@ class ArithmeticAroundRate {
   CostModel at_rate_, at_twice_;
 };
 
+// Calls visit(op, stage, seconds) for each op of `run` on a profiled stage
+// with its own measured time, leaving out the first step's when the trace
+// has later ones: it pays for warm-up (a GPU's first kernels, the
+// allocator's first blocks).
+template <typename Visit>
+void for_each_measured_op(const MeasuredRun& run, Visit&& visit) {
+  const std::vector<double> own = own_durations(run.trace);
+  const bool skip_first = std::any_of(run.trace.events.begin(), run.trace.events.end(),
+                                      [](const TraceEvent& event) { return event.op.step > 0; });
+  for (size_t i = 0; i < run.trace.events.size(); ++i) {
+    const Op& op = run.trace.events[i].op;
+    if (skip_first && op.step == 0) continue;
+    if (op.stage < 0 || op.stage >= static_cast<int>(run.stages.size())) continue;
+    visit(op, run.stages[op.stage], own[i]);
+  }
+}
+
 // Each compute op's measured time less its memory-bound work and its
 // rate-free arithmetic, against the FLOPs that scale with the rate.
 LineFit compute_samples(const std::vector<MeasuredRun>& runs, const ClusterSpec& cluster,
@@ -136,26 +153,16 @@ LineFit compute_samples(const std::vector<MeasuredRun>& runs, const ClusterSpec&
   *samples = 0;
   for (const MeasuredRun& run : runs) {
     const ArithmeticAroundRate arithmetic(run, cluster, precision);
-    const std::vector<double> own = own_durations(run.trace);
     const int slots = optimizer_slots(run.experiment);
-    // The first step pays for warm-up (a GPU's first kernels, the allocator's
-    // first blocks): its ops are left out when the trace has later ones.
-    const bool skip_first = std::any_of(run.trace.events.begin(), run.trace.events.end(),
-                                        [](const TraceEvent& event) { return event.op.step > 0; });
-    for (size_t i = 0; i < run.trace.events.size(); ++i) {
-      const Op& op = run.trace.events[i].op;
-      if ((skip_first && op.step == 0) || !is_compute(op.kind)) continue;
-      if (op.stage < 0 || op.stage >= static_cast<int>(run.stages.size())) continue;
-      const StageProfile& stage = run.stages[op.stage];
+    for_each_measured_op(run, [&](const Op& op, const StageProfile& stage, double own) {
+      if (!is_compute(op.kind)) return;
       const ArithmeticTerms terms = arithmetic.terms(op);
-      const double seconds =
-          own[i] - memory_seconds(op, stage, slots, memory_bandwidth) - terms.fixed;
+      const double seconds = own - memory_seconds(op, stage, slots, memory_bandwidth) - terms.fixed;
       // The optimizer step has no GEMMs: at zero FLOPs it measures the fixed cost alone.
-      if ((terms.flops <= 0 && !op_kind_facts(op.kind).work.optimizer_step) || seconds <= 0)
-        continue;
+      if ((terms.flops <= 0 && !op_kind_facts(op.kind).work.optimizer_step) || seconds <= 0) return;
       compute.add(terms.flops, seconds);
       ++*samples;
-    }
+    });
   }
   return compute;
 }
@@ -167,17 +174,12 @@ LineFit update_samples(const std::vector<MeasuredRun>& runs, int* samples) {
   LineFit updates;
   *samples = 0;
   for (const MeasuredRun& run : runs) {
-    const std::vector<double> own = own_durations(run.trace);
     const int slots = optimizer_slots(run.experiment);
-    const bool skip_first = std::any_of(run.trace.events.begin(), run.trace.events.end(),
-                                        [](const TraceEvent& event) { return event.op.step > 0; });
-    for (size_t i = 0; i < run.trace.events.size(); ++i) {
-      const Op& op = run.trace.events[i].op;
-      if ((skip_first && op.step == 0) || !op_kind_facts(op.kind).work.optimizer_step) continue;
-      if (op.stage < 0 || op.stage >= static_cast<int>(run.stages.size())) continue;
-      updates.add(memory_seconds(op, run.stages[op.stage], slots, 1.0), own[i]);
+    for_each_measured_op(run, [&](const Op& op, const StageProfile& stage, double own) {
+      if (!op_kind_facts(op.kind).work.optimizer_step) return;
+      updates.add(memory_seconds(op, stage, slots, 1.0), own);
       ++*samples;
-    }
+    });
   }
   return updates;
 }
