@@ -3,6 +3,7 @@
 // Chinese, the window comes up in Chinese, and
 // View > Language switches the live window without losing the experiment,
 // the run, the preset note or the comparison window.
+#include <QDir>
 #include <QDockWidget>
 #include <QFile>
 #include <QMenuBar>
@@ -530,6 +531,25 @@ class TranslationsTest : public QObject {
     for (const Preset& preset : presets(QStringLiteral("en")))
       every_mistake(nlohmann::json::parse(experiment_to_json(preset.experiment)),
                     [](const std::string& text) { parse_experiment(text); });
+    // The experiment files in the repository (examples, the fuzzers' seeds and
+    // the findings kept as regressions) as they are: what opening each says,
+    // what it lacks to be valid and what keeps it from training.
+    for (const char* folder : {"examples", "examples/published", "tests/fuzz/regressions",
+                               "tests/fuzz/corpus/experiment_fuzz"}) {
+      const QDir dir(QStringLiteral(PIPELAB_SOURCE_DIR "/") + QLatin1String(folder));
+      QVERIFY(dir.exists());
+      for (const QString& name : dir.entryList({QStringLiteral("*.json")}, QDir::Files)) {
+        const std::string path = dir.filePath(name).toStdString();
+        check(
+            [](const std::string& file) {
+              const Experiment experiment = load_experiment_unvalidated(file);
+              const std::vector<std::string> problems = validate_experiment(experiment);
+              if (!problems.empty()) throw ExperimentError(problems.front());
+              check_trainable(experiment);
+            },
+            path);
+      }
+    }
     // A saved run (File > Open of a .run.json): a short run of the smallest preset.
     {
       RunRecord record;
