@@ -33,6 +33,15 @@ double eq3_flops(const nlohmann::json& experiment) {
          (1 + sequence / (6 * hidden) + vocab / (16 * blocks * hidden));
 }
 
+// The experiment predicted as `simulate` predicts it without a trace: replica
+// 0 standing for synchronous replicas, no events or samples recorded.
+Prediction predicted_as_simulate_does(const Experiment& experiment) {
+  SimulationOptions options;
+  options.record_events = options.record_memory = false;
+  options.first_replica_only = replicas_run_alike(experiment.parallel);
+  return predict_experiment(experiment, std::nullopt, 0, options);
+}
+
 // What the model reached on 2026-11-30 (docs/validation.md), rounded up: the
 // largest is the 1T row's -7.9%.
 constexpr double kLargestError = 0.08;
@@ -58,10 +67,7 @@ std::vector<Row> megatron_2021_rows() {
     const nlohmann::json document = nlohmann::json::parse(file);
     row.published = document["published"]["value"];
     const Experiment experiment = load_experiment(path);
-    SimulationOptions options;
-    options.record_events = options.record_memory = false;
-    options.first_replica_only = replicas_run_alike(experiment.parallel);
-    const Prediction prediction = predict_experiment(experiment, std::nullopt, 0, options);
+    const Prediction prediction = predicted_as_simulate_does(experiment);
     const Throughput throughput = predicted_throughput(experiment, prediction);
     row.predicted = eq3_flops(document) / throughput.step_seconds / throughput.devices / 1e12;
     rows.push_back(row);
@@ -99,10 +105,7 @@ TokenRow torchtitan_row(int gpus) {
   std::ifstream file(path);
   const nlohmann::json published = nlohmann::json::parse(file)["published"];
   const Experiment experiment = load_experiment(path);
-  SimulationOptions options;
-  options.record_events = options.record_memory = false;
-  options.first_replica_only = replicas_run_alike(experiment.parallel);
-  const Prediction prediction = predict_experiment(experiment, std::nullopt, 0, options);
+  const Prediction prediction = predicted_as_simulate_does(experiment);
   const double tokens = double(experiment.training.batch_size) * experiment.model.input.front();
   TokenRow row;
   row.published_tokens = published["value"];
