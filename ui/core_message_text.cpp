@@ -110,10 +110,6 @@ constexpr const char* kPatterns[] = {
         "not divide; choose a cp with 2 cp dividing model.input, or change the sequence "
         "length"),
     QT_TRANSLATE_NOOP("CoreMessage",
-                      "parallel.cp = %1: context parallelism trains on the cpu backend (the %2 "
-                      "executor does not split sequences over ranks yet); set backend.type = cpu, "
-                      "or parallel.cp = 1, or simulate"),
-    QT_TRANSLATE_NOOP("CoreMessage",
                       "parallel.cp = %1: %2 routes tokens to experts, which context parallelism "
                       "does not train yet; set parallel.cp = 1, or simulate"),
     // Expert parallelism (an experiment with ep > 1, e.g. the expert-parallel

@@ -175,6 +175,20 @@ double uniform_bound(int64_t in_features) {
 
 }  // namespace
 
+void check_block_sequence(const BlockShard& shard, int64_t seq) {
+  if (shard.splits_context() && (seq <= 0 || seq % (2 * shard.cp) != 0))
+    throw std::invalid_argument("Transformer block: cp = " + std::to_string(shard.cp) +
+                                " cuts the sequence into 2 x cp equal chunks, but the sequence "
+                                "length " +
+                                std::to_string(seq) + " does not divide into " +
+                                std::to_string(2 * shard.cp));
+  const int64_t positions = seq / shard.cp;  // the rank's
+  if (shard.splits_sequence() && positions % shard.tp != 0)
+    throw std::invalid_argument("Transformer block: tp = " + std::to_string(shard.tp) +
+                                " does not divide the sequence length " +
+                                std::to_string(positions) + ", which sequence parallelism splits");
+}
+
 void check_gpt_block(const GptBlockConfig& config, const BlockShard& shard) {
   const auto fail = [](const std::string& message) {
     throw std::invalid_argument("Transformer block: " + message);
@@ -458,17 +472,7 @@ void GptBlock::forward_attention(const Tensor& x, int64_t batch, int64_t seq, Gp
                                  const BlockCollectives& collectives,
                                  const BlockDropout& dropout) const {
   const int64_t dim = config_.dim;
-  if (shard_.splits_context() && (seq <= 0 || seq % (2 * shard_.cp) != 0))
-    throw std::invalid_argument("Transformer block: cp = " + std::to_string(shard_.cp) +
-                                " cuts the sequence into 2 x cp equal chunks, but the sequence "
-                                "length " +
-                                std::to_string(seq) + " does not divide into " +
-                                std::to_string(2 * shard_.cp));
-  if (shard_.splits_sequence() && context_positions_of(seq) % shard_.tp != 0)
-    throw std::invalid_argument("Transformer block: tp = " + std::to_string(shard_.tp) +
-                                " does not divide the sequence length " +
-                                std::to_string(context_positions_of(seq)) +
-                                ", which sequence parallelism splits");
+  check_block_sequence(shard_, seq);
   const SequenceSlice slice = sequence_slice(batch, seq);
   const int64_t rows = batch * slice.positions();
   const int64_t local_rows = batch * slice.local_positions;

@@ -148,6 +148,11 @@ struct BlockCollectives {
 // and dropout is in [0, 1).
 void check_gpt_block(const GptBlockConfig& config, const BlockShard& shard);
 
+// Throws std::invalid_argument unless the shard can split a `seq`-token
+// sequence: into 2 cp equal chunks under context parallelism, and the rank's
+// positions into tp slices under sequence parallelism.
+void check_block_sequence(const BlockShard& shard, int64_t seq);
+
 // The block's trainable tensors (and, in the same shapes, their gradients),
 // as one shard holds them. Norm biases and linear biases are empty when the
 // config has none (RMSNorm has no bias).

@@ -140,9 +140,12 @@ int64_t largest_attention_workspace_bytes(const Experiment& experiment, LayerRan
     const LayerInfo& info = infos[static_cast<size_t>(i)];
     if (info.type != LayerType::TransformerBlock) continue;
     const TransformerBlockShape& block = info.block;
-    const int64_t rows = microbatch_size(experiment) * (block.heads / split.tp) * block.tokens;
+    // A context rank's queries (all the keys): tokens / cp rows per head.
+    const int64_t rows =
+        microbatch_size(experiment) * (block.heads / split.tp) * (block.tokens / split.cp);
     AttentionShape heads;
     heads.head_dim = block.dim / block.heads;
+    if (split.cp > 1) heads.queries = block.tokens / split.cp;  // never fused
     if (uses_fused_attention(heads, !split.selective_recompute, bf16_mixed)) {
       largest = std::max(largest, 2 * rows * static_cast<int64_t>(sizeof(float)));
       continue;
@@ -162,15 +165,15 @@ int64_t largest_per_token_copy_bytes(const Experiment& experiment, LayerRange la
   if (!is_sequence_model(model)) return 0;
   const ParallelPlan& plan = experiment.parallel;
   const std::vector<TensorParallelRole> roles = tensor_parallel_roles(model, {layers});
-  const std::vector<LayerLayout> stack =
-      stack_layout(model, layers.begin, layers.end,
-                   {plan.tp, 0, roles, plan.tp > 1, plan.sequence_parallel && plan.tp > 1});
+  const std::vector<LayerLayout> stack = stack_layout(
+      model, layers.begin, layers.end,
+      {plan.tp, 0, roles, plan.tp > 1, plan.sequence_parallel && plan.tp > 1, plan.cp, 0});
   int64_t largest = 0;  // values per sample
   for (const LayerLayout& layer : stack) {
     const LayerType type = layer.spec.type;
     if (type != LayerType::Linear && type != LayerType::LayerNorm) continue;
     // The positions the layer sees, as sequential.cpp builds it.
-    const int64_t tokens = layer.gathers_sequence ? layer.tokens : layer.local_tokens();
+    const int64_t tokens = layer.gathers_sequence ? layer.context_tokens() : layer.local_tokens();
     if (tokens == 1) continue;  // not wrapped
     // A layer norm's width (its input's and its output's).
     const int64_t width = layer.out / layer.local_tokens();

@@ -13,9 +13,11 @@ namespace pipelab::gpu::kernels {
 namespace {
 
 __global__ void softmax_kernel(const float* scores, float* probabilities, int64_t seq, float scale,
-                               bool causal, uint16_t* probabilities_bf16) {
+                               bool causal, uint16_t* probabilities_bf16,
+                               attention_math::QueryRows queries) {
   const int64_t row = blockIdx.x;
-  const int64_t visible = attention_math::visible_keys(row % seq, seq, causal);
+  const int64_t visible =
+      attention_math::visible_keys(attention_math::query_position(row, seq, queries), seq, causal);
   const float* in = scores + row * seq;
   float* out = probabilities + row * seq;
   float local_max = -INFINITY;
@@ -62,10 +64,11 @@ __global__ void backward_kernel(const float* probabilities, float* gradient, int
 // The arithmetic and its order are the kernels' above, so the bits are too.
 template <int kPerThread>
 __global__ void softmax_in_registers_kernel(const float* scores, float* probabilities, int64_t seq,
-                                            float scale, bool causal,
-                                            uint16_t* probabilities_bf16) {
+                                            float scale, bool causal, uint16_t* probabilities_bf16,
+                                            attention_math::QueryRows queries) {
   const int64_t row = blockIdx.x;
-  const int64_t visible = attention_math::visible_keys(row % seq, seq, causal);
+  const int64_t visible =
+      attention_math::visible_keys(attention_math::query_position(row, seq, queries), seq, causal);
   const float* in = scores + row * seq;
   float value[kPerThread];
   float local_max = -INFINITY;
@@ -143,16 +146,16 @@ bool launch_in_registers(int64_t seq, Launch launch) {
 
 void scaled_masked_softmax(const float* scores, float* probabilities, int64_t rows, int64_t seq,
                            float scale, bool causal, cudaStream_t stream,
-                           uint16_t* probabilities_bf16) {
+                           uint16_t* probabilities_bf16, const attention_math::QueryRows& queries) {
   if (rows == 0 || seq == 0) return;
   const unsigned blocks = static_cast<unsigned>(rows);
   const bool in_registers = launch_in_registers(seq, [&](auto per_thread) {
     softmax_in_registers_kernel<decltype(per_thread)::value><<<blocks, kBlockThreads, 0, stream>>>(
-        scores, probabilities, seq, scale, causal, probabilities_bf16);
+        scores, probabilities, seq, scale, causal, probabilities_bf16, queries);
   });
   if (!in_registers)
     softmax_kernel<<<blocks, kBlockThreads, 0, stream>>>(scores, probabilities, seq, scale, causal,
-                                                         probabilities_bf16);
+                                                         probabilities_bf16, queries);
   PIPELAB_CHECK_LAUNCH();
 }
 

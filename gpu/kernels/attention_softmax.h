@@ -1,6 +1,7 @@
 // The attention probabilities' softmax, fused with the score scale and the
 // causal mask (attention_math.h has the rules; core/nn/attention.h the
-// definition), over [batch * heads * seq, seq] rows, one block per row:
+// definition), over [batch * heads * queries, seq] rows (queries = seq but
+// under context parallelism; attention_math::QueryRows), one block per row:
 //   scaled_masked_softmax    p = softmax(scale s + mask), zero at masked keys;
 //                            `scores` and `probabilities` may be the same buffer
 //   softmax_backward         ds = p (dp - rowsum(p dp)), in place over dp
@@ -14,12 +15,16 @@
 
 #include <cstdint>
 
+#include "gpu/kernels/attention_math.h"
+
 namespace pipelab::gpu::kernels {
 
-// probabilities_bf16 (null: none) also receives p rounded to bf16.
+// probabilities_bf16 (null: none) also receives p rounded to bf16; `queries`
+// says which query each row is (the causal mask compares its position).
 void scaled_masked_softmax(const float* scores, float* probabilities, int64_t rows, int64_t seq,
                            float scale, bool causal, cudaStream_t stream,
-                           uint16_t* probabilities_bf16 = nullptr);
+                           uint16_t* probabilities_bf16 = nullptr,
+                           const attention_math::QueryRows& queries = {});
 // gradient_bf16 (null: none) receives ds rounded to bf16 in place of `gradient`,
 // which then keeps dp.
 void softmax_backward(const float* probabilities, float* gradient, int64_t rows, int64_t seq,

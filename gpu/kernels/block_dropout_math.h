@@ -33,10 +33,15 @@ PIPELAB_HOST_DEVICE inline bool block_keeps(uint64_t site_key, int64_t element, 
 
 // The element number of value `within` (position-major within the sample's
 // rows) of a residual site whose rows start at position first_position of the
-// sample (0 unless sequence parallelism gives the shard a slice).
+// sample (0 unless sequence parallelism gives the shard a slice). Under
+// context parallelism the rows are the rank's positions from
+// `positions[first_position]` on (context_split.h), each keyed by its global
+// position.
 PIPELAB_HOST_DEVICE inline int64_t residual_dropout_element(int64_t first_position, int64_t dim,
-                                                            int64_t within) {
-  return first_position * dim + within;
+                                                            int64_t within,
+                                                            const int64_t* positions = nullptr) {
+  if (!positions) return first_position * dim + within;
+  return positions[first_position + within / dim] * dim + within % dim;
 }
 
 }  // namespace pipelab::gpu

@@ -18,22 +18,28 @@ namespace {
 // The batched operands of one sequence's heads, one batched call per place j
 // in a query group (attention.h's layout): entry i of the batch is query
 // head i g + j (g = group) and its group's k and v, so consecutive entries
-// are (g + 2) head_dim columns apart in the QKV rows. Without grouping (g =
-// 1) one call covers every head, 3 head_dim apart.
+// are (g + 2) head_dim columns apart in the QKV rows (2 head_dim in packed
+// keys). Without grouping (g = 1) one call covers every head, 3 head_dim
+// apart. A sequence has `queries` query rows (seq but under context
+// parallelism) and seq key rows.
 struct HeadOperands {
-  BatchedOperand qkv;     // q, k or v of each entry: [seq, head_dim] in the QKV rows
+  BatchedOperand query;   // q of each entry: [queries, head_dim] in the QKV rows
+  BatchedOperand key;     // k or v of each entry: [seq, head_dim] in the key rows
   BatchedOperand out;     // each entry's columns of the output rows
-  BatchedOperand square;  // each entry's [seq, seq] block of P
+  BatchedOperand square;  // each entry's [queries, seq] block of P
   int64_t groups = 0;     // entries per call: the key/value heads
 };
 
 HeadOperands head_operands(const AttentionShape& shape) {
   const int64_t seq = shape.seq;
+  const int64_t queries = shape.query_count();
   const int64_t d = shape.head_dim;
   const int64_t g = shape.group();
-  return {{seq, d, shape.qkv_width(), (g + 2) * d},
-          {seq, d, shape.width(), g * d},
-          {seq, seq, seq, g * seq * seq},
+  const int64_t key_stride = shape.packed_keys ? 2 * d : (g + 2) * d;
+  return {{queries, d, shape.qkv_width(), (g + 2) * d},
+          {seq, d, shape.key_width(), key_stride},
+          {queries, d, shape.width(), g * d},
+          {queries, seq, seq, g * queries * seq},
           shape.key_value_heads()};
 }
 
@@ -44,8 +50,9 @@ struct GroupPlace {
 };
 
 GroupPlace group_place(const AttentionShape& shape, int64_t j) {
-  return {shape.q_column(j), shape.k_column(j), shape.v_column(j), j * shape.head_dim,
-          j * shape.seq * shape.seq};
+  const int64_t k = shape.key_column(j);
+  return {shape.q_column(j), k, k + shape.head_dim, j * shape.head_dim,
+          j * shape.query_count() * shape.seq};
 }
 
 float score_scale(const AttentionShape& shape) {  // as core/nn
@@ -58,11 +65,18 @@ DeviceTensor workspace(DeviceContext& context, int64_t rows, int64_t cols) {
   return DeviceTensor::uninitialized(rows, cols, &context.allocator(), MemoryCategory::Workspace);
 }
 
-// Sequence b's offsets into the QKV rows, the output rows and P.
-int64_t qkv_offset(const AttentionShape& shape, int64_t b) { return b * shape.seq * shape.qkv_width(); }
-int64_t out_offset(const AttentionShape& shape, int64_t b) { return b * shape.seq * shape.width(); }
+// Sequence b's offsets into the query rows, the key rows, the output rows and P.
+int64_t query_offset(const AttentionShape& shape, int64_t b) {
+  return b * shape.query_count() * shape.qkv_width();
+}
+int64_t key_offset(const AttentionShape& shape, int64_t b) {
+  return b * shape.seq * shape.key_width();
+}
+int64_t out_offset(const AttentionShape& shape, int64_t b) {
+  return b * shape.query_count() * shape.width();
+}
 int64_t square_offset(const AttentionShape& shape, int64_t b) {
-  return b * shape.heads * shape.seq * shape.seq;
+  return b * shape.heads * shape.query_count() * shape.seq;
 }
 
 // `count` values as the batched GEMMs' input: under bf16-mixed rounded to
@@ -75,6 +89,30 @@ RoundedGemmInput gemm_input(DeviceContext& context, const float* values, int64_t
 
 // The fused kernels' view of the inputs.
 flash_math::FlashInput flash_input(GemmInput qkv) { return {qkv.values, qkv.bf16}; }
+
+// What the unfused path reads: the queries' rows, the keys' and values'
+// rows (the same rows but under context parallelism), and which query each
+// row of P is.
+struct AttentionInputs {
+  GemmInput queries;
+  GemmInput keys;
+  attention_math::QueryRows rows;
+};
+
+// The query rows as given, and the keys and values from them or, under
+// context parallelism, from the gathered keys (rounded once per call under
+// bf16-mixed, into `rounded_keys`).
+AttentionInputs attention_inputs(DeviceContext& context, GemmInput queries,
+                                 const AttentionShape& shape, const ContextKeys* context_keys,
+                                 std::optional<RoundedGemmInput>& rounded_keys) {
+  if (!context_keys) return {queries, queries, {}};
+  assert(shape.queries > 0 && shape.packed_keys && context_keys->keys && context_keys->positions);
+  assert(context_keys->keys->rows() == shape.key_rows() &&
+         context_keys->keys->cols() == shape.key_width());
+  rounded_keys.emplace(context_keys->keys->data(), context_keys->keys->size(), context.mixed_bf16(),
+                       &context.allocator());
+  return {queries, rounded_keys->at(), {shape.queries, context_keys->positions}};
+}
 
 BlockDropoutKey dropout_or_none(const BlockDropoutKey* dropout) {
   return active(dropout) ? *dropout : BlockDropoutKey{};
@@ -107,21 +145,21 @@ void fused_backward(DeviceContext& context, GemmInput qkv_input, const DeviceTen
                                     row_dots.data(), dqkv.data(), context.stream());
 }
 
-// P from the QKV rows into `p` ([probability_rows, seq]), and rounded to
-// bf16 into `p_bf16` unless that is null.
-void compute_probabilities(DeviceContext& context, GemmInput qkv, const AttentionShape& shape,
-                           float* p, uint16_t* p_bf16 = nullptr) {
+// P from the query and key rows into `p` ([probability_rows, seq]), and
+// rounded to bf16 into `p_bf16` unless that is null.
+void compute_probabilities(DeviceContext& context, const AttentionInputs& in,
+                           const AttentionShape& shape, float* p, uint16_t* p_bf16 = nullptr) {
   const HeadOperands op = head_operands(shape);
   for (int64_t b = 0; b < shape.batch; ++b)
     for (int64_t j = 0; j < shape.group(); ++j) {
       const GroupPlace at = group_place(shape, j);
-      const GemmInput sequence = qkv.at(qkv_offset(shape, b));
-      strided_batched_gemm(context.cublas(), sequence.at(at.q), op.qkv, false, sequence.at(at.k),
-                           op.qkv, true, p + square_offset(shape, b) + at.square, op.square,
-                           op.groups, 1.0f, 0.0f);
+      strided_batched_gemm(context.cublas(), in.queries.at(query_offset(shape, b) + at.q), op.query,
+                           false, in.keys.at(key_offset(shape, b) + at.k), op.key, true,
+                           p + square_offset(shape, b) + at.square, op.square, op.groups, 1.0f,
+                           0.0f);
     }
   kernels::scaled_masked_softmax(p, p, shape.probability_rows(), shape.seq, score_scale(shape),
-                                 shape.causal, context.stream(), p_bf16);
+                                 shape.causal, context.stream(), p_bf16, in.rows);
 }
 
 // Under bf16-mixed, a buffer for the bf16 copy of a [probability_rows, seq]
@@ -133,10 +171,12 @@ std::optional<RoundedGemmInput> rounded_by_softmax(DeviceContext& context,
                                              &context.allocator());
 }
 
-// The forward with the QKV rows as its GEMMs read them (qkv_input).
+// The forward with the QKV rows as its GEMMs read them (qkv_input), and the
+// gathered keys under context parallelism.
 void attention_forward(DeviceContext& context, GemmInput qkv_input, const AttentionShape& shape,
                        DeviceTensor& out, DeviceTensor* probabilities,
-                       const BlockDropoutKey* dropout, DeviceTensor* kept_lse) {
+                       const BlockDropoutKey* dropout, DeviceTensor* kept_lse,
+                       const ContextKeys* context_keys) {
   assert(out.rows() == shape.rows() && out.cols() == shape.width());
   if (uses_fused_attention(shape, probabilities != nullptr, qkv_input.bf16 != nullptr)) {
     DeviceTensor scratch;
@@ -145,6 +185,9 @@ void attention_forward(DeviceContext& context, GemmInput qkv_input, const Attent
     assert(lse.size() == shape.probability_rows());
     return fused_forward(context, qkv_input, shape, out.data(), lse.data(), dropout);
   }
+  std::optional<RoundedGemmInput> rounded_keys;
+  const AttentionInputs in =
+      attention_inputs(context, qkv_input, shape, context_keys, rounded_keys);
   const int64_t seq = shape.seq;
   DeviceTensor scratch;
   if (!probabilities) scratch = workspace(context, shape.probability_rows(), seq);
@@ -152,13 +195,13 @@ void attention_forward(DeviceContext& context, GemmInput qkv_input, const Attent
   // Without dropout, P is what weights V: the softmax rounds it as it writes it.
   std::optional<RoundedGemmInput> rounded_p;
   if (!active(dropout)) rounded_p = rounded_by_softmax(context, shape);
-  compute_probabilities(context, qkv_input, shape, p, rounded_p ? rounded_p->rounded() : nullptr);
+  compute_probabilities(context, in, shape, p, rounded_p ? rounded_p->rounded() : nullptr);
   DeviceTensor dropped;
   const float* weights = p;  // what weights V
   if (active(dropout)) {
     dropped = workspace(context, shape.probability_rows(), seq);
     kernels::attention_dropout(p, dropped.data(), shape.batch, shape.heads, seq, shape.first_head,
-                               *dropout, context.stream());
+                               *dropout, context.stream(), in.rows);
     weights = dropped.data();
   }
   const RoundedGemmInput weights_input =
@@ -169,9 +212,9 @@ void attention_forward(DeviceContext& context, GemmInput qkv_input, const Attent
     for (int64_t j = 0; j < shape.group(); ++j) {
       const GroupPlace at = group_place(shape, j);
       strided_batched_gemm(context.cublas(), weights_input.at(square_offset(shape, b) + at.square),
-                           op.square, false, qkv_input.at(qkv_offset(shape, b) + at.v), op.qkv,
-                           false, out.data() + out_offset(shape, b) + at.out, op.out, op.groups,
-                           1.0f, 0.0f);
+                           op.square, false, in.keys.at(key_offset(shape, b) + at.v), op.key, false,
+                           out.data() + out_offset(shape, b) + at.out, op.out, op.groups, 1.0f,
+                           0.0f);
     }
 }
 
@@ -180,15 +223,27 @@ void attention_forward(DeviceContext& context, GemmInput qkv_input, const Attent
 //   dQ = dS K / sqrt(d),  dK = dS^T Q / sqrt(d)
 // with the QKV rows as its GEMMs read them (qkv_input). Under grouped-query
 // attention the calls for place j > 0 add to their group's dK and dV (beta
-// 1), in the CPU's head order.
+// 1), in the CPU's head order. Under context parallelism dQ goes into dqkv's
+// q columns and dK and dV into the context keys' key_grads (packed, every
+// position of the sequence), which the caller sends home.
 void attention_backward(DeviceContext& context, GemmInput qkv_input,
                         const DeviceTensor* probabilities, const DeviceTensor& dout,
                         const AttentionShape& shape, DeviceTensor& dqkv,
-                        const BlockDropoutKey* dropout, const FusedKept* kept) {
+                        const BlockDropoutKey* dropout, const FusedKept* kept,
+                        const ContextKeys* context_keys) {
   assert(dqkv.rows() == shape.rows() && dqkv.cols() == shape.qkv_width());
   assert(dout.rows() == shape.rows() && dout.cols() == shape.width());
   if (uses_fused_attention(shape, probabilities != nullptr, qkv_input.bf16 != nullptr))
     return fused_backward(context, qkv_input, dout, shape, dqkv, dropout, kept);
+  std::optional<RoundedGemmInput> rounded_keys;
+  const AttentionInputs in =
+      attention_inputs(context, qkv_input, shape, context_keys, rounded_keys);
+  float* d_keys = dqkv.data();  // where dK and dV go
+  if (context_keys) {
+    assert(context_keys->key_grads && context_keys->key_grads->rows() == shape.key_rows() &&
+           context_keys->key_grads->cols() == shape.key_width());
+    d_keys = context_keys->key_grads->data();
+  }
   const int64_t seq = shape.seq;
   const cudaStream_t stream = context.stream();
   DeviceTensor recomputed;
@@ -197,7 +252,7 @@ void attention_backward(DeviceContext& context, GemmInput qkv_input,
   if (!p) {
     recomputed = workspace(context, shape.probability_rows(), seq);
     if (!active(dropout)) rounded_p = rounded_by_softmax(context, shape);
-    compute_probabilities(context, qkv_input, shape, recomputed.data(),
+    compute_probabilities(context, in, shape, recomputed.data(),
                           rounded_p ? rounded_p->rounded() : nullptr);
     p = recomputed.data();
   }
@@ -206,7 +261,7 @@ void attention_backward(DeviceContext& context, GemmInput qkv_input,
   if (active(dropout)) {
     dropped = workspace(context, shape.probability_rows(), seq);
     kernels::attention_dropout(p, dropped.data(), shape.batch, shape.heads, seq, shape.first_head,
-                               *dropout, stream);
+                               *dropout, stream, in.rows);
     weights = dropped.data();
   }
   DeviceTensor dp = workspace(context, shape.probability_rows(), seq);
@@ -218,21 +273,21 @@ void attention_backward(DeviceContext& context, GemmInput qkv_input,
     for (int64_t b = 0; b < shape.batch; ++b)
       for (int64_t j = 0; j < shape.group(); ++j) {
         const GroupPlace at = group_place(shape, j);
-        const GemmInput sequence = qkv_input.at(qkv_offset(shape, b));
+        const GemmInput keys = in.keys.at(key_offset(shape, b));
         const GemmInput d_o = dout_input.at(out_offset(shape, b) + at.out);
-        float* d_sequence = dqkv.data() + qkv_offset(shape, b);
+        float* d_sequence_keys = d_keys + key_offset(shape, b);
         strided_batched_gemm(context.cublas(),
                              weights_input.at(square_offset(shape, b) + at.square), op.square, true,
-                             d_o, op.out, false, d_sequence + at.v, op.qkv, op.groups, 1.0f,
+                             d_o, op.out, false, d_sequence_keys + at.v, op.key, op.groups, 1.0f,
                              j == 0 ? 0.0f : 1.0f);
-        strided_batched_gemm(context.cublas(), d_o, op.out, false, sequence.at(at.v), op.qkv, true,
+        strided_batched_gemm(context.cublas(), d_o, op.out, false, keys.at(at.v), op.key, true,
                              dp.data() + square_offset(shape, b) + at.square, op.square, op.groups,
                              1.0f, 0.0f);
       }
   }
   if (active(dropout))
     kernels::attention_dropout(dp.data(), dp.data(), shape.batch, shape.heads, seq,
-                               shape.first_head, *dropout, stream);
+                               shape.first_head, *dropout, stream, in.rows);
   // Under bf16-mixed the kernel writes dS rounded, and only that.
   std::optional<RoundedGemmInput> rounded_ds = rounded_by_softmax(context, shape);
   kernels::softmax_backward(p, dp.data(), shape.probability_rows(), seq, stream,
@@ -243,13 +298,15 @@ void attention_backward(DeviceContext& context, GemmInput qkv_input,
   for (int64_t b = 0; b < shape.batch; ++b)
     for (int64_t j = 0; j < shape.group(); ++j) {
       const GroupPlace at = group_place(shape, j);
-      const GemmInput sequence = qkv_input.at(qkv_offset(shape, b));
+      const GemmInput queries = in.queries.at(query_offset(shape, b));
+      const GemmInput keys = in.keys.at(key_offset(shape, b));
       const GemmInput ds = ds_input.at(square_offset(shape, b) + at.square);
-      float* d_sequence = dqkv.data() + qkv_offset(shape, b);
-      strided_batched_gemm(context.cublas(), ds, op.square, false, sequence.at(at.k), op.qkv, false,
-                           d_sequence + at.q, op.qkv, op.groups, scale, 0.0f);
-      strided_batched_gemm(context.cublas(), ds, op.square, true, sequence.at(at.q), op.qkv, false,
-                           d_sequence + at.k, op.qkv, op.groups, scale, j == 0 ? 0.0f : 1.0f);
+      strided_batched_gemm(context.cublas(), ds, op.square, false, keys.at(at.k), op.key, false,
+                           dqkv.data() + query_offset(shape, b) + at.q, op.query, op.groups, scale,
+                           0.0f);
+      strided_batched_gemm(context.cublas(), ds, op.square, true, queries.at(at.q), op.query, false,
+                           d_keys + key_offset(shape, b) + at.k, op.key, op.groups, scale,
+                           j == 0 ? 0.0f : 1.0f);
     }
 }
 
@@ -292,7 +349,8 @@ void set_fused_attention_mode(FusedAttention mode) {
 }
 
 bool uses_fused_attention(const AttentionShape& shape, bool keeps_probabilities, bool bf16_inputs) {
-  if (keeps_probabilities) return false;
+  // The fused kernels take whole sequences, not a context rank's queries.
+  if (keeps_probabilities || shape.queries > 0) return false;
   switch (fused_attention_mode()) {
     case FusedAttention::Off:
       return false;
@@ -307,40 +365,46 @@ bool uses_fused_attention(const AttentionShape& shape, bool keeps_probabilities,
 void gpu_attention_forward(DeviceContext& context, const DeviceTensor& qkv,
                            const AttentionShape& shape, DeviceTensor& out,
                            DeviceTensor* probabilities, const BlockDropoutKey* dropout,
-                           DeviceTensor* lse) {
+                           DeviceTensor* lse, const ContextKeys* context_keys) {
   assert(qkv.rows() == shape.rows() && qkv.cols() == shape.qkv_width());
   const RoundedGemmInput qkv_input = gemm_input(context, qkv.data(), qkv.size());
-  attention_forward(context, qkv_input.at(), shape, out, probabilities, dropout, lse);
+  attention_forward(context, qkv_input.at(), shape, out, probabilities, dropout, lse, context_keys);
 }
 
 void gpu_attention_forward(DeviceContext& context, const KeptGemmInput& qkv,
                            const AttentionShape& shape, DeviceTensor& out,
                            DeviceTensor* probabilities, const BlockDropoutKey* dropout,
-                           DeviceTensor* lse) {
+                           DeviceTensor* lse, const ContextKeys* context_keys) {
   if (!qkv.bf16())
-    return gpu_attention_forward(context, qkv.values(), shape, out, probabilities, dropout, lse);
+    return gpu_attention_forward(context, qkv.values(), shape, out, probabilities, dropout, lse,
+                                 context_keys);
   assert(qkv.count() == shape.rows() * shape.qkv_width());
-  attention_forward(context, qkv.gemm_input(), shape, out, probabilities, dropout, lse);
+  attention_forward(context, qkv.gemm_input(), shape, out, probabilities, dropout, lse,
+                    context_keys);
 }
 
 void gpu_attention_backward(DeviceContext& context, const DeviceTensor& qkv,
                             const DeviceTensor* probabilities, const DeviceTensor& dout,
                             const AttentionShape& shape, DeviceTensor& dqkv,
-                            const BlockDropoutKey* dropout, const FusedKept* kept) {
+                            const BlockDropoutKey* dropout, const FusedKept* kept,
+                            const ContextKeys* context_keys) {
   assert(qkv.same_shape(dqkv));
   const RoundedGemmInput qkv_input = gemm_input(context, qkv.data(), qkv.size());
-  attention_backward(context, qkv_input.at(), probabilities, dout, shape, dqkv, dropout, kept);
+  attention_backward(context, qkv_input.at(), probabilities, dout, shape, dqkv, dropout, kept,
+                     context_keys);
 }
 
 void gpu_attention_backward(DeviceContext& context, const KeptGemmInput& qkv,
                             const DeviceTensor* probabilities, const DeviceTensor& dout,
                             const AttentionShape& shape, DeviceTensor& dqkv,
-                            const BlockDropoutKey* dropout, const FusedKept* kept) {
+                            const BlockDropoutKey* dropout, const FusedKept* kept,
+                            const ContextKeys* context_keys) {
   if (!qkv.bf16())
     return gpu_attention_backward(context, qkv.values(), probabilities, dout, shape, dqkv, dropout,
-                                  kept);
+                                  kept, context_keys);
   assert(qkv.count() == dqkv.size());
-  attention_backward(context, qkv.gemm_input(), probabilities, dout, shape, dqkv, dropout, kept);
+  attention_backward(context, qkv.gemm_input(), probabilities, dout, shape, dqkv, dropout, kept,
+                     context_keys);
 }
 
 }  // namespace pipelab::gpu

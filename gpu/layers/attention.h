@@ -14,6 +14,14 @@
 // bf16-mixed) or as what a layer keeps of them (KeptGemmInput: in bf16 it is
 // read as kept, with no rounding; the results are the same bits).
 //
+// Context parallelism (shape.queries > 0; core/nn/attention.h's
+// context-parallel form): q comes from the rank's own QKV rows, k and v
+// from every rank's, gathered and packed (ContextKeys); P is [batch * heads
+// * queries, seq], masked and dropped by the queries' global positions; the
+// backward writes dq into the rank's rows and dk and dv, for every position,
+// into the packed key gradients that the caller sends home. The fused
+// kernels take whole sequences, so the unfused path runs.
+//
 // `probabilities` (when not null) keeps P for the backward, [batch * heads *
 // seq, seq]. Without it (selective recompute) forward computes P in a
 // Workspace buffer that dies with the call, and backward recomputes it the
@@ -58,27 +66,40 @@ struct FusedKept {
   GemmInput out;
 };
 
+// Context parallelism's keys: every rank's k and v of the sequence
+// ([key_rows, key_width], packed), the queries' global positions on the
+// device (shape.query_positions holds them on the host), and, for the
+// backward, where dk and dv go ([key_rows, key_width], overwritten).
+struct ContextKeys {
+  const DeviceTensor* keys = nullptr;
+  const int64_t* positions = nullptr;
+  DeviceTensor* key_grads = nullptr;
+};
+
 // `dropout` is null or inactive (p = 0) for no dropout on the probabilities.
 // Where the fused kernels run, `lse` (when not null, [probability_rows, 1])
 // receives each row's log-sum-exp for the backward; elsewhere it is not written.
 void gpu_attention_forward(DeviceContext& context, const DeviceTensor& qkv,
                            const AttentionShape& shape, DeviceTensor& out,
                            DeviceTensor* probabilities, const BlockDropoutKey* dropout,
-                           DeviceTensor* lse = nullptr);
+                           DeviceTensor* lse = nullptr, const ContextKeys* context_keys = nullptr);
 void gpu_attention_forward(DeviceContext& context, const KeptGemmInput& qkv,
                            const AttentionShape& shape, DeviceTensor& out,
                            DeviceTensor* probabilities, const BlockDropoutKey* dropout,
-                           DeviceTensor* lse = nullptr);
+                           DeviceTensor* lse = nullptr, const ContextKeys* context_keys = nullptr);
 
-// dqkv (overwritten) from dout; `probabilities` is forward's P or null to
-// recompute it; `kept` is what the caller kept of a fused forward, or null.
+// dqkv (overwritten; under context parallelism its q columns only) from
+// dout; `probabilities` is forward's P or null to recompute it; `kept` is
+// what the caller kept of a fused forward, or null.
 void gpu_attention_backward(DeviceContext& context, const DeviceTensor& qkv,
                             const DeviceTensor* probabilities, const DeviceTensor& dout,
                             const AttentionShape& shape, DeviceTensor& dqkv,
-                            const BlockDropoutKey* dropout, const FusedKept* kept = nullptr);
+                            const BlockDropoutKey* dropout, const FusedKept* kept = nullptr,
+                            const ContextKeys* context_keys = nullptr);
 void gpu_attention_backward(DeviceContext& context, const KeptGemmInput& qkv,
                             const DeviceTensor* probabilities, const DeviceTensor& dout,
                             const AttentionShape& shape, DeviceTensor& dqkv,
-                            const BlockDropoutKey* dropout, const FusedKept* kept = nullptr);
+                            const BlockDropoutKey* dropout, const FusedKept* kept = nullptr,
+                            const ContextKeys* context_keys = nullptr);
 
 }  // namespace pipelab::gpu

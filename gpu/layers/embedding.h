@@ -13,6 +13,12 @@
 // the lookups onto its slice of the positions and adds those positions' rows;
 // backward_weight gathers dy over the whole sequence first.
 //
+// Under context parallelism (`context_positions` given, as the CPU layer):
+// the layer reads the ids of the rank's positions, [batch, seq / cp], and adds
+// the position rows at their global positions (two runs of the table, one
+// per chunk); their gradients go back to those rows. Sequence parallelism
+// then splits the rank's positions.
+//
 // Unlike the CPU layer, which throws for an id outside the vocabulary, the
 // kernel cannot report one without stalling the stream: such an id looks up
 // a zero row (the data sets' vocabularies are checked when they load).
@@ -35,7 +41,7 @@ class GpuEmbedding : public GpuLayer {
   // learned_positions false (rotary embeddings, core/nn/rotary.h): no position table.
   GpuEmbedding(int index, const VocabRange& range, int64_t dim, int64_t seq, uint64_t seed,
                DeviceContext& context, int sequence_shards = 1, int sequence_shard = 0,
-               bool learned_positions = true);
+               bool learned_positions = true, std::vector<int64_t> context_positions = {});
 
   DeviceTensor forward(const DeviceTensor& x, const ForwardInfo& info) override;
   DeviceTensor backward_input(const DeviceTensor& x, const DeviceTensor& dy,
@@ -61,10 +67,20 @@ class GpuEmbedding : public GpuLayer {
 
  private:
   SequenceSlice slice(int64_t batch) const;
+  // The position table's rows of the rank's positions from `first` on (a view
+  // of the table, or under context parallelism a Workspace copy in `copy`).
+  const float* position_rows(int64_t first, DeviceTensor& copy) const;
+
+  // A run of consecutive positions: local rows [local, local + count) are
+  // table rows [global, global + count).
+  struct PositionRun {
+    int64_t local = 0, global = 0, count = 0;
+  };
 
   const VocabRange range_;
   const int64_t dim_;
-  const int64_t seq_;
+  const int64_t seq_;        // the whole sequence (the position table's rows)
+  const int64_t local_seq_;  // the positions this rank holds: seq, or seq / cp
   const int sequence_shards_;
   const int sequence_shard_;
   DeviceTensor token_table_;     // [range.rows, dim], Weights
@@ -73,6 +89,7 @@ class GpuEmbedding : public GpuLayer {
   DeviceTensor position_grad_;
   InnerAllReduce all_reduce_;  // set when the vocabulary is split
   InnerSequenceCollectives sequence_;  // set under sequence parallelism
+  std::vector<PositionRun> context_runs_;  // empty without context parallelism
 };
 
 }  // namespace pipelab::gpu

@@ -22,7 +22,9 @@
 // on the shard's slice, since the backward gathers them again over the shards
 // (the gathered copies that BI keeps for BW are bf16 instead); with experts
 // Norm2's output stays float32 (the gate reads it in float32) and the
-// experts keep what a moe layer keeps.
+// experts keep what a moe layer keeps; under context parallelism q, k and v
+// stay float32, since the backward packs k and v from them again for the
+// context-parallel gather, which moves float32.
 //
 // A moe layer's experts (gpu/layers/moe.h), a moe layer's or a block's:
 //   kept in bf16: the dispatched slot rows (W1's input), read again only by
@@ -63,7 +65,8 @@ struct BlockKeptBf16 {
 };
 
 // All false unless `mixed_bf16`.
-BlockKeptBf16 block_kept_bf16(bool mixed_bf16, bool sequence_parallel, bool experts);
+BlockKeptBf16 block_kept_bf16(bool mixed_bf16, bool sequence_parallel, bool experts,
+                              bool context_parallel = false);
 
 // Per sample, the values of one block shard's forward that are kept in bf16
 // under bf16-mixed (from the forward to the backward; the gathered norms,

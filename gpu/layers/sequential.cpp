@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/nn/block_config.h"
+#include "core/nn/context_split.h"
 #include "core/nn/init.h"
 #include "gpu/layers/activation.h"
 #include "gpu/layers/batch_norm.h"
@@ -90,7 +91,7 @@ std::unique_ptr<GpuLayer> build_float_layer(const LayerLayout& layer, uint64_t s
   // The positions a per-token layer sees: the shard's slice of the sequence
   // under sequence parallelism, but all of them for the output layer, which
   // the stage hands the gathered sequence (as the CPU's HostStackMath).
-  const int64_t tokens = layer.gathers_sequence ? layer.tokens : layer.local_tokens();
+  const int64_t tokens = layer.gathers_sequence ? layer.context_tokens() : layer.local_tokens();
   if (spec.type == LayerType::Linear) {
     // A row-parallel shard adds the bias once, after the all-reduce.
     auto linear =
@@ -105,7 +106,9 @@ std::unique_ptr<GpuLayer> build_float_layer(const LayerLayout& layer, uint64_t s
   if (spec.type == LayerType::Embedding)
     return std::make_unique<GpuEmbedding>(
         layer.index, vocab_shard(spec.vocab, layer.tp, layer.shard), spec.dim, layer.tokens, seed,
-        context, layer.sequence_shards, layer.sequence_shard, !layer.rotary);
+        context, layer.sequence_shards, layer.sequence_shard, !layer.rotary,
+        layer.cp > 1 ? context_positions(layer.tokens, layer.cp, layer.context)
+                     : std::vector<int64_t>{});
   const std::string label = "layer " + std::to_string(layer.index);
   if (spec.type == LayerType::TransformerBlock) {
     BlockExperts experts;
@@ -114,8 +117,8 @@ std::unique_ptr<GpuLayer> build_float_layer(const LayerLayout& layer, uint64_t s
                  ExpertShard{layer.ep, layer.ep_rank, layer.tp, layer.shard, layer.sequence_shards > 1}};
     return std::make_unique<GpuTransformerBlock>(
         layer.index, block_config(layer),
-        BlockShard{layer.tp, layer.shard, layer.sequence_shards > 1}, layer.tokens, seed, context,
-        spec.experts > 0 ? &experts : nullptr);
+        BlockShard{layer.tp, layer.shard, layer.sequence_shards > 1, layer.cp, layer.context},
+        layer.tokens, seed, context, spec.experts > 0 ? &experts : nullptr);
   }
   if (spec.type == LayerType::Dropout)
     return std::make_unique<GpuDropout>(layer.index, layer.out, spec.p, seed, context,

@@ -18,6 +18,7 @@
 #include "gpu/kernels/rotary.h"
 #include "gpu/kernels/swiglu.h"
 #include "gpu/layers/attention.h"
+#include "gpu/layers/context_split.h"
 #include "gpu/layers/cublas_gemm.h"
 #include "gpu/layers/sequence_split.h"
 
@@ -50,10 +51,14 @@ DeviceTensor* optional(DeviceTensor& t) { return t.empty() ? nullptr : &t; }
 
 bool active(const BlockDropoutKey& dropout) { return dropout.p > 0.0f; }
 
-// The positions a shard's input and output hold: all, or its slice under
-// sequence parallelism.
+// The positions a context rank holds of every sequence: all, or seq / cp.
+int64_t rank_positions_of(int64_t seq, const BlockShard& shard) { return seq / shard.cp; }
+
+// The positions a shard's input and output hold: the rank's, or its slice of
+// them under sequence parallelism.
 int64_t positions_of(int64_t seq, const BlockShard& shard) {
-  return shard.splits_sequence() ? seq / shard.tp : seq;
+  const int64_t rank = rank_positions_of(seq, shard);
+  return shard.splits_sequence() ? rank / shard.tp : rank;
 }
 
 std::vector<DeviceTensor*> joined(std::vector<DeviceTensor*> list,
@@ -72,22 +77,32 @@ GpuTransformerBlock::GpuTransformerBlock(int index, const GptBlockConfig& config
       config_(config),
       shard_(shard),
       seq_(seq),
+      rank_positions_(rank_positions_of(seq, shard)),
       positions_(positions_of(seq, shard)),
       seed_(seed),
       kept_bf16_(block_kept_bf16(context.keeps_bf16_gemm_inputs(), shard.splits_sequence(),
-                                 experts != nullptr)) {
-  if (shard.splits_sequence() && seq % shard.tp != 0)  // as GptBlock::forward_attention
-    throw std::invalid_argument("Transformer block: tp = " + std::to_string(shard.tp) +
-                                " does not divide the sequence length " + std::to_string(seq) +
-                                ", which sequence parallelism splits");
+                                 experts != nullptr, shard.splits_context())) {
+  check_block_sequence(shard, seq);       // as GptBlock::forward_attention
+  if (experts && shard.splits_context())  // as core's check_trainable
+    throw std::invalid_argument("layer " + std::to_string(index) +
+                                ": a transformer_block with experts does not split the sequence "
+                                "over context-parallel ranks");
   GptBlock host = initial_block(config, shard, seed, index);
   weights_ = upload(host.weights(), &context.allocator(), true);
   gradients_ = upload(host.gradients(), &context.allocator(), false);
+  if (shard.splits_context()) {
+    context_positions_ = context_positions(seq, shard.cp, shard.context);
+    device_positions_ = upload_positions(context_positions_, context);
+  }
   if (config.rotary) {
+    // One row of angles per position the rank holds, in its rows' order.
     const RotaryTable table = rotary_table(seq, config.head_dim(), config.rotary_theta);
     const auto upload_angles = [&](const std::vector<float>& values) {
-      Tensor host_values(table.seq, table.half);
-      std::copy(values.begin(), values.end(), host_values.data());
+      Tensor host_values(rank_positions_, table.half);
+      for (int64_t t = 0; t < rank_positions_; ++t) {
+        const int64_t position = shard.splits_context() ? context_positions_[t] : t;
+        std::copy_n(values.begin() + position * table.half, table.half, host_values.row(t));
+      }
       return DeviceTensor::from_host(host_values, &context.allocator(), MemoryCategory::Workspace);
     };
     rotary_cos_ = upload_angles(table.cos);
@@ -133,20 +148,54 @@ BlockDropoutKey GpuTransformerBlock::dropout_of(const ForwardInfo& info) const {
 
 AttentionShape GpuTransformerBlock::attention_shape(int64_t batch) const {
   const int64_t heads = config_.heads / shard_.tp;
-  return {batch,
-          seq_,
-          heads,
-          config_.head_dim(),
-          config_.causal,
-          heads * shard_.shard,
-          config_.key_value_heads() / shard_.tp};
+  AttentionShape shape{batch,
+                       seq_,
+                       heads,
+                       config_.head_dim(),
+                       config_.causal,
+                       heads * shard_.shard,
+                       config_.key_value_heads() / shard_.tp};
+  if (shard_.splits_context()) {
+    shape.queries = rank_positions_;
+    shape.query_positions = context_positions_.data();
+    shape.packed_keys = true;  // only K and V travel
+  }
+  return shape;
+}
+
+const int64_t* GpuTransformerBlock::device_positions() const {
+  return shard_.splits_context() ? device_positions_.as<int64_t>() : nullptr;
+}
+
+DeviceTensor GpuTransformerBlock::gathered_keys(const KeptGemmInput& qkv,
+                                                const AttentionShape& shape,
+                                                bool in_forward) const {
+  // q, k and v stay float32 under context parallelism (kept_bf16.h).
+  assert(!qkv.bf16());
+  DeviceTensor local = rows_tensor(shape.rows(), shape.key_width());
+  pack_keys(qkv.values().data(), shape, shape.rows(), local.data(), context().stream());
+  DeviceTensor keys = rows_tensor(shape.key_rows(), shape.key_width());
+  gather_context(local.data(), context_slice(shape.batch), shape.key_width(), keys.data(),
+                 context_collective(true, in_forward), context());
+  return keys;
+}
+
+ContextSlice GpuTransformerBlock::context_slice(int64_t batch) const {
+  return {shard_.cp, shard_.context, batch, seq_};
+}
+
+DeviceSequenceCollective GpuTransformerBlock::context_collective(bool gather,
+                                                                 bool in_forward) const {
+  const auto& collective = gather ? context_.all_gather : context_.reduce_scatter;
+  return [&collective, in_forward](DeviceTensor& values) { collective(values, in_forward); };
 }
 
 void GpuTransformerBlock::turn_rotary(DeviceTensor& qkv, const AttentionShape& shape,
                                       float direction) const {
   assert(!rotary_cos_.empty());
   kernels::rotary_turn(
-      qkv.data(), {shape.rows(), shape.seq, shape.heads, shape.key_value_heads(), shape.head_dim},
+      qkv.data(),
+      {shape.rows(), shape.query_count(), shape.heads, shape.key_value_heads(), shape.head_dim},
       rotary_cos_.data(), rotary_sin_.data(), direction, qkv.stream());
 }
 
@@ -155,7 +204,7 @@ DeviceTensor GpuTransformerBlock::rows_tensor(int64_t rows, int64_t cols) const 
 }
 
 SequenceSlice GpuTransformerBlock::sequence_slice(int64_t batch) const {
-  if (!shard_.splits_sequence()) return {1, 0, batch, seq_};
+  if (!shard_.splits_sequence()) return {1, 0, batch, rank_positions_};
   return {shard_.tp, shard_.shard, batch, positions_};
 }
 
@@ -190,7 +239,7 @@ void GpuTransformerBlock::norm_output_linear(const KeptGemmInput& norm_out,
                                             const SequenceSlice& slice, DeviceTensor& whole,
                                             const DeviceTensor& weight, const DeviceTensor& bias,
                                             float* y) const {
-  const int64_t rows = slice.batch * seq_;
+  const int64_t rows = slice.batch * rank_positions_;
   if (slice.tp == 1) {
     linear_forward(context().cublas(), norm_out, 0, rows, weight, optional(bias), y,
                    context().stream());
@@ -269,7 +318,8 @@ void GpuTransformerBlock::drop(const float* in, float* out, const GpuBlockCache&
                                uint64_t site) const {
   const SequenceSlice slice = sequence_slice(cache.batch);
   kernels::residual_dropout(in, out, cache.batch, slice.local_positions, config_.dim, site,
-                            cache.dropout, context().stream(), slice.first_position());
+                            cache.dropout, context().stream(), slice.first_position(),
+                            device_positions());
 }
 
 const float* GpuTransformerBlock::through_dropout(const float* grad, const GpuBlockCache& cache,
@@ -289,7 +339,7 @@ const float* GpuTransformerBlock::output_gradient(const float* grad, const GpuBl
   if (slice.tp == 1) return through_dropout(grad, cache, site, kept);
   DeviceTensor masked;
   const float* local = through_dropout(grad, cache, site, masked);
-  kept = rows_tensor(cache.batch * seq_, config_.dim);
+  kept = rows_tensor(cache.batch * rank_positions_, config_.dim);
   gather_sequence(local, slice, config_.dim, kept.data(), sequence_collective(true, false),
                   context());
   return kept.data();
@@ -308,7 +358,7 @@ void GpuTransformerBlock::attention_forward(const DeviceTensor& x, const Forward
   assert(x.cols() == in_features());
   const int64_t batch = x.rows();
   const SequenceSlice slice = sequence_slice(batch);
-  const int64_t rows = batch * seq_;
+  const int64_t rows = batch * rank_positions_;
   const int64_t local_rows = batch * positions_;
   const int64_t dim = config_.dim;
   const int tp = shard_.tp;
@@ -321,7 +371,7 @@ void GpuTransformerBlock::attention_forward(const DeviceTensor& x, const Forward
   DeviceTensor norm1_out = rows_tensor(local_rows, dim);
   DeviceTensor qkv = rows_tensor(rows, config_.qkv_width() / tp);
   if (config_.keep_attention_probabilities)
-    cache.probabilities = rows_tensor(shape.probability_rows(), seq_);
+    cache.probabilities = rows_tensor(shape.probability_rows(), seq_);  // every key's column
   else
     cache.probabilities.reset();
   // The fused kernels' lse, kept so that the backward runs no second forward.
@@ -344,9 +394,19 @@ void GpuTransformerBlock::attention_forward(const DeviceTensor& x, const Forward
   norm_output_linear(cache.norm1_out, slice, whole, t.qkv_weight, t.qkv_bias, qkv.data());
   if (config_.rotary) turn_rotary(qkv, shape, 1.0f);
   cache.qkv = KeptGemmInput(std::move(qkv), kept_bf16_.qkv);
-  gpu_attention_forward(context(), cache.qkv, shape, attention_out,
-                        config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
-                        &cache.dropout, cache.lse.empty() ? nullptr : &cache.lse);
+  {
+    // Under context parallelism every rank's keys and values, for this forward only.
+    DeviceTensor keys;
+    ContextKeys context_keys;
+    if (shard_.splits_context()) {
+      keys = gathered_keys(cache.qkv, shape, true);
+      context_keys = {&keys, device_positions(), nullptr};
+    }
+    gpu_attention_forward(context(), cache.qkv, shape, attention_out,
+                          config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
+                          &cache.dropout, cache.lse.empty() ? nullptr : &cache.lse,
+                          shard_.splits_context() ? &context_keys : nullptr);
+  }
   cache.attention_out = KeptGemmInput(std::move(attention_out), kept_bf16_.attention_out);
   DeviceTensor& proj_out = slice.tp == 1 ? cache.h : whole;
   linear_forward(cublas, cache.attention_out, 0, rows, t.proj_weight, nullptr, proj_out.data(),
@@ -359,7 +419,7 @@ void GpuTransformerBlock::attention_forward(const DeviceTensor& x, const Forward
 
 DeviceTensor GpuTransformerBlock::feed_forward(GpuBlockCache& cache) {
   const SequenceSlice slice = sequence_slice(cache.batch);
-  const int64_t rows = cache.batch * cache.seq;
+  const int64_t rows = cache.batch * rank_positions_;
   const int tp = shard_.tp;
   const cublasHandle_t cublas = context().cublas();
   const cudaStream_t stream = context().stream();
@@ -390,7 +450,7 @@ DeviceTensor GpuTransformerBlock::feed_forward(GpuBlockCache& cache) {
 DeviceTensor GpuTransformerBlock::experts_forward(const ForwardInfo& info, GpuBlockState& state) {
   GpuBlockCache& cache = state.cache;
   const SequenceSlice slice = sequence_slice(cache.batch);
-  const int64_t rows = cache.batch * cache.seq;
+  const int64_t rows = cache.batch * rank_positions_;
   // y = h + drop3(MoE(norm2_out)): the experts' part first, h last, as on the
   // CPU. Under sequence parallelism every shard routes the whole (gathered)
   // sequence and the combined partial outputs are scattered onto its slice;
@@ -426,7 +486,7 @@ DeviceTensor GpuTransformerBlock::run_backward_input(const DeviceTensor& x, cons
 void GpuTransformerBlock::feed_forward_backward(const DeviceTensor& dy, GpuBlockCache& cache) {
   const SequenceSlice slice = sequence_slice(cache.batch);
   const bool split = slice.tp > 1;
-  const int64_t rows = cache.batch * cache.seq;
+  const int64_t rows = cache.batch * rank_positions_;
   const int tp = shard_.tp;
   const cublasHandle_t cublas = context().cublas();
   const cudaStream_t stream = context().stream();
@@ -463,8 +523,9 @@ void GpuTransformerBlock::experts_backward(const DeviceTensor& dy, GpuBlockState
   DeviceTensor masked, whole;
   const float* mix_grad = output_gradient(dy.data(), cache, kernels::kFeedForwardSite, masked);
   DeviceTensor token_grad = experts_->mix_backward(
-      whole_sequence(cache.norm2_out.values(), slice, whole, false), mix_grad, cache.batch * cache.seq, nullptr,
-      state.experts.get(), split ? GpuMoe::TensorParallelSum{} : experts_tensor_parallel_sum(false));
+      whole_sequence(cache.norm2_out.values(), slice, whole, false), mix_grad,
+      cache.batch * rank_positions_, nullptr, state.experts.get(),
+      split ? GpuMoe::TensorParallelSum{} : experts_tensor_parallel_sum(false));
   if (!split) {
     cache.d_norm2_out = std::move(token_grad);
     return;
@@ -484,7 +545,7 @@ DeviceTensor GpuTransformerBlock::attention_backward(const DeviceTensor& x, cons
                                                      GpuBlockCache& cache) {
   const SequenceSlice slice = sequence_slice(cache.batch);
   const bool split = slice.tp > 1;
-  const int64_t rows = cache.batch * cache.seq;
+  const int64_t rows = cache.batch * rank_positions_;
   const int64_t local_rows = cache.batch * positions_;
   const int64_t dim = config_.dim;
   const int tp = shard_.tp;
@@ -508,11 +569,27 @@ DeviceTensor GpuTransformerBlock::attention_backward(const DeviceTensor& x, cons
       output_gradient(cache.d_h.data(), cache, kernels::kProjectionSite, cache.d_proj_out);
   linear_backward_input(cublas, d_proj_out, rows, t.proj_weight, cache.d_attention_out.data());
   const FusedKept fused{&cache.lse, cache.attention_out.gemm_input()};
-  gpu_attention_backward(context(), cache.qkv,
-                         config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
-                         cache.d_attention_out, attention_shape(cache.batch), cache.d_qkv,
-                         &cache.dropout, cache.lse.empty() ? nullptr : &fused);
-  if (config_.rotary) turn_rotary(cache.d_qkv, attention_shape(cache.batch), -1.0f);
+  const AttentionShape shape = attention_shape(cache.batch);
+  const DeviceTensor* probabilities =
+      config_.keep_attention_probabilities ? &cache.probabilities : nullptr;
+  if (shard_.splits_context()) {
+    // Gather every rank's keys and values again; dk and dv of every position
+    // go home through the reduce-scatter, to join this rank's dq.
+    DeviceTensor keys = gathered_keys(cache.qkv, shape, false);
+    DeviceTensor key_grads = rows_tensor(keys.rows(), keys.cols());
+    const ContextKeys context_keys{&keys, device_positions(), &key_grads};
+    gpu_attention_backward(context(), cache.qkv, probabilities, cache.d_attention_out, shape,
+                           cache.d_qkv, &cache.dropout, nullptr, &context_keys);
+    keys.reset();
+    DeviceTensor home = rows_tensor(rows, shape.key_width());
+    scatter_context(key_grads.data(), context_slice(cache.batch), shape.key_width(), home.data(),
+                    context_collective(false, false), context());
+    unpack_keys(home.data(), shape, rows, cache.d_qkv.data(), stream);
+  } else {
+    gpu_attention_backward(context(), cache.qkv, probabilities, cache.d_attention_out, shape,
+                           cache.d_qkv, &cache.dropout, cache.lse.empty() ? nullptr : &fused);
+  }
+  if (config_.rotary) turn_rotary(cache.d_qkv, shape, -1.0f);
   DeviceTensor& d_norm1_partial = split ? partial : cache.d_norm1_out;
   linear_backward_input(cublas, cache.d_qkv, t.qkv_weight, d_norm1_partial);
   sum_partials(d_norm1_partial, slice, cache.d_norm1_out, false);
@@ -525,7 +602,7 @@ DeviceTensor GpuTransformerBlock::attention_backward(const DeviceTensor& x, cons
 
 void GpuTransformerBlock::run_backward_weight(const DeviceTensor& x, const DeviceTensor& dy,
                                               const GpuBlockCache& cache) {
-  const int64_t rows = cache.batch * cache.seq;
+  const int64_t rows = cache.batch * rank_positions_;
   const int64_t local_rows = cache.batch * positions_;
   const bool split = shard_.splits_sequence();
   const cublasHandle_t cublas = context().cublas();

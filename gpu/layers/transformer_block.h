@@ -30,6 +30,17 @@
 // the forward (kept_bf16.h lists them, kept_gemm_input.h says why the
 // results are the same bits).
 //
+// Context parallelism (BlockShard::cp > 1, as GptBlock): x, y, dx and dy
+// hold the rank's seq / cp positions of every sample (two chunks,
+// context_split.h; under sequence parallelism the shard's slice of them);
+// rotary angles, the causal mask and the dropout masks follow the global
+// positions. The attention packs the rank's k and v, all-gathers them over
+// the context-parallel group (connect_context_parallel; gpu/layers/
+// context_split.h's staging, the CPU's layout), attends its queries to the
+// whole sequence (gpu/layers/attention.h's context-parallel form, unfused),
+// and in the backward gathers them again and reduce-scatters dk and dv home.
+// q, k and v stay float32 then (kept_bf16.h). Blocks with experts refuse it.
+//
 // Mixture of experts (a transformer_block with experts > 0): the MLP is a
 // GpuMoe's gate and experts (GpuMoe::mix on Norm2's output), as
 // TransformerBlockLayer does it on the CPU:
@@ -56,6 +67,7 @@
 #include "gpu/layers/layer.h"
 #include "gpu/layers/moe.h"
 #include "gpu/layers/sequence_split.h"
+#include "gpu/memory/device_buffer.h"
 
 namespace pipelab::gpu {
 
@@ -155,10 +167,22 @@ class GpuTransformerBlock : public GpuLayer {
     sequence_ = std::move(collectives);
   }
   std::vector<DeviceTensor*> sequence_partial_grads() override;
+  void connect_context_parallel(InnerSequenceCollectives collectives) override {
+    context_ = std::move(collectives);
+  }
 
  private:
   BlockDropoutKey dropout_of(const ForwardInfo& info) const;
   AttentionShape attention_shape(int64_t batch) const;
+  // Context parallelism: the rank's global positions on the device (null
+  // without it), the rank's place in the sequence, the stage's gather or
+  // scatter over the context-parallel group, and every rank's k and v of the
+  // sequence ([key_rows, key_width], packed) gathered from the kept QKV rows.
+  const int64_t* device_positions() const;
+  ContextSlice context_slice(int64_t batch) const;
+  DeviceSequenceCollective context_collective(bool gather, bool in_forward) const;
+  DeviceTensor gathered_keys(const KeptGemmInput& qkv, const AttentionShape& shape,
+                             bool in_forward) const;
   DeviceTensor run_forward(const DeviceTensor& x, const ForwardInfo& info, GpuBlockState& state);
   DeviceTensor run_backward_input(const DeviceTensor& x, const DeviceTensor& dy,
                                   GpuBlockState& state);
@@ -223,17 +247,21 @@ class GpuTransformerBlock : public GpuLayer {
 
   const GptBlockConfig config_;
   const BlockShard shard_;
-  const int64_t seq_;        // the whole sequence
-  const int64_t positions_;  // the positions this shard holds: seq, or seq / tp
+  const int64_t seq_;             // the whole sequence
+  const int64_t rank_positions_;  // the positions this context rank holds: seq, or seq / cp
+  const int64_t positions_;       // the positions this shard holds: the rank's, or theirs / tp
   const uint64_t seed_;
   const BlockKeptBf16 kept_bf16_;  // which kept values are bf16
   GpuBlockTensors weights_;
   GpuBlockTensors gradients_;
-  // core's rotary_table for seq_ positions (Workspace), empty without rotary embeddings.
+  // core's rotary_table at the rank's positions (Workspace), empty without rotary embeddings.
   DeviceTensor rotary_cos_, rotary_sin_;
+  std::vector<int64_t> context_positions_;  // cp > 1: the rank's global positions
+  DeviceBuffer device_positions_;           // the same on the device
   std::unique_ptr<GpuMoe> experts_;  // the MLP of a block with experts
   InnerAllReduce all_reduce_;  // set when the block is split over shards
   InnerSequenceCollectives sequence_;  // set under sequence parallelism
+  InnerSequenceCollectives context_;   // set under context parallelism
 };
 
 }  // namespace pipelab::gpu

@@ -8,8 +8,9 @@
 // grouped-query attention. The trace shows the attention's context-parallel
 // collectives as the schedule lists them, and each rank holds about 1 / cp
 // of one device's activations (plus the gathered keys and values while a
-// block attends). The cpu backend only: the CUDA executor refuses cp > 1
-// (trainable_test.cpp).
+// block attends). On every backend, each against its own one device (on
+// cuda the attention's context-parallel form is the unfused path); the
+// simulator's activation peaks equal the cpu backend's to the byte.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -26,7 +27,6 @@ namespace {
 using testing::expect_same_curve;
 using testing::losses_of;
 using testing::run_experiment;
-using testing::tiny_gpt_experiment;
 using testing::with_plan;
 
 constexpr double kContextTolerance = 1e-5;
@@ -43,7 +43,17 @@ void expect_trains_as(const std::vector<double>& reference, const Experiment& ex
   expect_same_curve(reference, run.losses(), kContextTolerance, what);
 }
 
-TEST(ContextParallelTraining, RanksTrainAsOneDevice) {
+class ContextParallelTraining : public testing::BackendConformance {
+ protected:
+  // The tiny GPT (sequences of 8 tokens) on the backend under test.
+  Experiment tiny_gpt_experiment() const {
+    return testing::on_backend(testing::tiny_gpt_experiment(), backend());
+  }
+};
+
+PIPELAB_CONFORMANCE_SUITE(ContextParallelTraining);
+
+TEST_P(ContextParallelTraining, RanksTrainAsOneDevice) {
   const Experiment one = tiny_gpt_experiment();  // sequences of 8 tokens
   const std::vector<double> reference = losses_of(one, "one device");
   ASSERT_EQ(reference.size(), 20u);
@@ -63,7 +73,24 @@ TEST(ContextParallelTraining, RanksTrainAsOneDevice) {
   expect_trains_as(reference, recomputed, "cp 2, selective recompute");
 }
 
-TEST(ContextParallelTraining, WithTensorAndSequenceParallelism) {
+// Dropout in the blocks (after the attention scores, Proj and FFN2) draws
+// each value's mask by its global position, so the ranks drop what one
+// device drops.
+TEST_P(ContextParallelTraining, DropoutMasksFollowTheGlobalPositions) {
+  Experiment one = tiny_gpt_experiment();
+  for (LayerSpec& layer : one.model.layers)
+    if (layer.type == LayerType::TransformerBlock) layer.dropout = 0.2;
+  const std::vector<double> reference = losses_of(one, "one device");
+  expect_trains_as(reference, with_cp(one, 2), "cp 2 with dropout");
+  Experiment sequence = with_cp(with_plan(one, ScheduleKind::OneFOneB, 1, 2, 1, 2), 2);
+  sequence.parallel.sequence_parallel = true;
+  expect_trains_as(reference, sequence, "cp 2 x tp 2, sequence parallel, with dropout");
+  Experiment selective = with_cp(one, 2);
+  selective.parallel.selective_recompute = true;
+  expect_trains_as(reference, selective, "cp 2 with dropout, selective recompute");
+}
+
+TEST_P(ContextParallelTraining, WithTensorAndSequenceParallelism) {
   const Experiment one = tiny_gpt_experiment();
   const std::vector<double> reference = losses_of(one, "one device");
   const Experiment split = with_cp(with_plan(one, ScheduleKind::OneFOneB, 1, 2, 1, 2), 2);
@@ -73,7 +100,7 @@ TEST(ContextParallelTraining, WithTensorAndSequenceParallelism) {
   expect_trains_as(reference, sequence, "cp 2 x tp 2, sequence parallel");
 }
 
-TEST(ContextParallelTraining, WithEveryZeroStage) {
+TEST_P(ContextParallelTraining, WithEveryZeroStage) {
   Experiment one = tiny_gpt_experiment();
   one.training.optimizer.type = "adamw";
   one.training.optimizer.weight_decay = 0.01;
@@ -93,7 +120,7 @@ TEST(ContextParallelTraining, WithEveryZeroStage) {
 
 // LLaMA's attention: rotary positions turn each rank's q and k by their
 // global positions before the gather; grouped-query heads share k and v.
-TEST(ContextParallelTraining, RotaryAndGroupedQueryAttention) {
+TEST_P(ContextParallelTraining, RotaryAndGroupedQueryAttention) {
   Experiment one = tiny_gpt_experiment();
   one.model.layers.front().position = PositionEncoding::Rope;
   for (LayerSpec& layer : one.model.layers) {
@@ -113,7 +140,7 @@ TEST(ContextParallelTraining, RotaryAndGroupedQueryAttention) {
 // Every context-parallel collective the schedule lists is reported by the
 // block that ran it, with the bytes the schedule gives it; and a rank's activations are about
 // those of one device over cp.
-TEST(ContextParallelTraining, TheTraceShowsTheRingAndTheActivationsShrink) {
+TEST_P(ContextParallelTraining, TheTraceShowsTheRingAndTheActivationsShrink) {
   Experiment one = tiny_gpt_experiment();
   one.training.steps = 2;
   one.model.input = {32};  // longer sequences, so activations dwarf the rest
@@ -155,7 +182,7 @@ TEST(ContextParallelTraining, TheTraceShowsTheRingAndTheActivationsShrink) {
 }
 
 // A sequence the 2 cp chunks do not divide is refused before the run starts.
-TEST(ContextParallelTraining, AnUnevenSplitIsExplained) {
+TEST_P(ContextParallelTraining, AnUnevenSplitIsExplained) {
   try {
     run_experiment(with_cp(tiny_gpt_experiment(), 3));  // 8 tokens in 6 chunks
     FAIL() << "cp = 3 cannot split 8 tokens";
@@ -167,9 +194,11 @@ TEST(ContextParallelTraining, AnUnevenSplitIsExplained) {
 // The simulator's activation peaks under context parallelism are the
 // measured ones, to the byte, per device: the rank's share of the kept
 // values, and in a block's backward the whole sequence's K and V gathered
-// again with their gradients (transformer_block.cpp's context_gathered).
-TEST(ContextParallelTraining, PredictedActivationPeaksAreTheMeasuredOnes) {
-  const Experiment one = tiny_gpt_experiment();
+// again with their gradients (transformer_block.cpp's context_gathered). The
+// cpu backend's: the CUDA executor keeps other tensors (bf16 copies, the fused
+// attention's lse), which its pre-flight counts apart.
+TEST(ContextParallelPrediction, PredictedActivationPeaksAreTheMeasuredOnes) {
+  const Experiment one = testing::tiny_gpt_experiment();
   Experiment sequence = with_cp(with_plan(one, ScheduleKind::OneFOneB, 1, 2, 1, 2), 2);
   sequence.parallel.sequence_parallel = true;
   Experiment selective = with_cp(with_plan(one, ScheduleKind::GPipe, 2, 4), 2);

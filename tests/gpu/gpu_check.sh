@@ -330,6 +330,10 @@ if wants sanitizer || wants attention-sanitizer; then
       --error-exitcode 9 "${build_dir}/tests/test_gpu" --gtest_filter="${fused}"
     run_step "compute-sanitizer racecheck, fused attention" compute-sanitizer --tool racecheck \
       --error-exitcode 9 "${build_dir}/tests/test_gpu" --gtest_filter="${fused}"
+    # Context parallelism's packed keys, chunk copies and position-keyed masks
+    # (two ranks' layers on one GPU, small shapes).
+    run_step "compute-sanitizer memcheck, context parallelism" compute-sanitizer --tool memcheck \
+      --error-exitcode 9 "${build_dir}/tests/test_gpu" --gtest_filter='ContextParallelLayers.*'
   fi
   if command -v compute-sanitizer >/dev/null && wants sanitizer; then
     filter='*OneFOneB/cuda:*ZeroBubble/cuda:*TensorParallel/cuda:*StopEndsQuicklyAndLeavesNothingBehind/cuda'

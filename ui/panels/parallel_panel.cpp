@@ -52,9 +52,10 @@ ParallelPanel::ParallelPanel(ExperimentDocument* document, const GpuAvailability
   pp_spin_ = make_spin(this, 1, 64);
   pp_spin_->setToolTip(tr("Pipeline devices: the layer stack is cut into this many parts"));
   cp_spin_ = make_spin(this, 1, 16);
-  cp_spin_->setToolTip(tr("Context-parallel ranks: each holds two of 2 cp chunks of every sequence, and "
-                          "each block's attention gathers the keys and values of all of them "
-                          "(Transformers; trains on the cpu backend)"));
+  cp_spin_->setToolTip(
+      tr("Context-parallel ranks: each holds two of 2 cp chunks of every sequence, and "
+         "each block's attention gathers the keys and values of all of them "
+         "(Transformers; trains on the cpu and cuda backends)"));
 
   schedule_combo_ = new QComboBox(this);
   for (const std::string& name : schedule_names()) {

@@ -159,10 +159,6 @@
         <translation>parallel.cp = %1 要把序列长度 %2 切成 2 x cp = %3 个等长的块（每个秩从两端各取一块，使因果注意力的工作量均衡），但它不能整除；请选择 2 cp 能整除 model.input 的 cp，或修改序列长度</translation>
     </message>
     <message>
-        <source>parallel.cp = %1: context parallelism trains on the cpu backend (the %2 executor does not split sequences over ranks yet); set backend.type = cpu, or parallel.cp = 1, or simulate</source>
-        <translation>parallel.cp = %1：上下文并行在 cpu 后端上训练（%2 执行器目前还不能把序列分到多个秩上）；请设置 backend.type = cpu，或 parallel.cp = 1，或只做模拟</translation>
-    </message>
-    <message>
         <source>parallel.cp = %1: %2 routes tokens to experts, which context parallelism does not train yet; set parallel.cp = 1, or simulate</source>
         <translation>parallel.cp = %1：%2 把词元路由给专家，上下文并行目前还不能训练这种层；请设置 parallel.cp = 1，或只做模拟</translation>
     </message>
@@ -2468,8 +2464,8 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <translation>ZeRO 阶段：</translation>
     </message>
     <message>
-        <source>Context-parallel ranks: each holds two of 2 cp chunks of every sequence, and each block&apos;s attention gathers the keys and values of all of them (Transformers; trains on the cpu backend)</source>
-        <translation>上下文并行的秩数：每个秩持有每条序列 2 cp 块中的两块，每个块的注意力收集所有秩的键和值（Transformer；可在 cpu 后端上训练）</translation>
+        <source>Context-parallel ranks: each holds two of 2 cp chunks of every sequence, and each block&apos;s attention gathers the keys and values of all of them (Transformers; trains on the cpu and cuda backends)</source>
+        <translation>上下文并行的秩数：每个秩持有每条序列 2 cp 块中的两块，每个块的注意力收集所有秩的键和值（Transformer；可在 cpu 和 cuda 后端上训练）</translation>
     </message>
     <message>
         <source>cp</source>

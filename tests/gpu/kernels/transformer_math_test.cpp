@@ -10,6 +10,7 @@
 
 #include "core/nn/attention.h"
 #include "core/nn/block_dropout.h"
+#include "core/nn/context_split.h"
 #include "core/nn/counter_rng.h"
 #include "core/nn/embedding.h"
 #include "core/nn/rms_norm.h"
@@ -187,6 +188,16 @@ TEST(TransformerMathTest, SoftmaxGradientMatchesFiniteDifferences) {
   }
 }
 
+// The kernels' key of core's block dropout.
+BlockDropoutKey key_of(const BlockDropout& dropout) {
+  BlockDropoutKey key;
+  key.layer_key = layer_key(dropout.seed, RandomStream::Dropout, dropout.layer);
+  key.step = dropout.step;
+  key.first_sample = dropout.first_sample;
+  key.p = dropout.p;
+  return key;
+}
+
 TEST(TransformerMathTest, BlockDropoutKeysMatchCore) {
   BlockDropout dropout;
   dropout.p = 0.3f;
@@ -194,11 +205,7 @@ TEST(TransformerMathTest, BlockDropoutKeysMatchCore) {
   dropout.layer = 4;
   dropout.step = 9;
   dropout.first_sample = 6;
-  BlockDropoutKey key;
-  key.layer_key = layer_key(dropout.seed, RandomStream::Dropout, dropout.layer);
-  key.step = dropout.step;
-  key.first_sample = dropout.first_sample;
-  key.p = dropout.p;
+  const BlockDropoutKey key = key_of(dropout);
   for (int64_t sample = 0; sample < 3; ++sample)
     for (BlockDropoutSite site : {BlockDropoutSite::AttentionProbabilities,
                                   BlockDropoutSite::AfterProjection,
@@ -227,6 +234,74 @@ TEST(TransformerMathTest, BlockDropoutKeysMatchCore) {
     for (int64_t within = 0; within < positions * dim; ++within)
       EXPECT_EQ(slice.data()[sample * positions * dim + within] != 0.0f,
                 block_keeps(feed_forward, residual_dropout_element(first_position, dim, within), key.p))
+          << sample << " " << within;
+  }
+}
+
+// Context parallelism: the kernels find each row's query, its causal mask and
+// its dropout keys by the rank's global positions (attention_math::QueryRows,
+// residual_dropout_element's positions), as core's context-parallel
+// attention and block dropout do. Rank 0 of cp 2 holds positions 0, 1, 6, 7
+// of 8.
+TEST(TransformerMathTest, ContextParallelRowsFollowTheGlobalPositions) {
+  const int64_t seq = 8;
+  const std::vector<int64_t> positions = context_positions(seq, 2, 0);
+  ASSERT_EQ(positions, (std::vector<int64_t>{0, 1, 6, 7}));
+  const int64_t queries = static_cast<int64_t>(positions.size());
+  const attention_math::QueryRows rows{queries, positions.data()};
+
+  // The mask: core's P is zero exactly past each query's visible keys.
+  AttentionShape shape{2, seq, 2, 4, true, 0};
+  shape.queries = queries;
+  shape.query_positions = positions.data();
+  shape.packed_keys = true;
+  const Tensor query_qkv = random_tensor(shape.rows(), shape.qkv_width(), 21, 2.0);
+  const Tensor keys = random_tensor(shape.key_rows(), shape.key_width(), 22, 2.0);
+  Tensor out(shape.rows(), shape.width()), p(shape.probability_rows(), seq);
+  attention_forward(query_qkv, keys, shape, out, &p);
+  for (int64_t row = 0; row < shape.probability_rows(); ++row) {
+    const int64_t visible =
+        attention_math::visible_keys(attention_math::query_position(row, seq, rows), seq, true);
+    for (int64_t j = 0; j < seq; ++j)
+      EXPECT_EQ(p.row(row)[j] != 0.0f, j < visible) << "row " << row << " key " << j;
+  }
+  // Without positions the rows are every position in order.
+  EXPECT_EQ(attention_math::query_position(11, seq, {}), 3);
+
+  BlockDropout dropout;
+  dropout.p = 0.4f;
+  dropout.seed = 3;
+  dropout.layer = 2;
+  dropout.step = 5;
+  dropout.first_sample = 4;
+  const BlockDropoutKey key = key_of(dropout);
+  // The attention mask of head 1, sample 1: the queries' global positions key it.
+  std::vector<float> ones(queries * seq, 1.0f), masked(queries * seq);
+  apply_attention_dropout(dropout, 1, 1, seq, ones.data(), masked.data(), queries,
+                          positions.data());
+  const uint64_t attention_site = block_site_key(key, 1, 1);
+  for (int64_t i = 0; i < queries; ++i)
+    for (int64_t j = 0; j < seq; ++j)
+      EXPECT_EQ(masked[i * seq + j] != 0.0f,
+                block_keeps(attention_site,
+                            attention_math::dropout_element(
+                                1, attention_math::query_position(i, seq, rows), j, seq),
+                            key.p))
+          << i << " " << j;
+  // A residual site on sequence-parallel shard 1 of 2 of the rank's positions
+  // (its positions 6 and 7), two samples.
+  const int64_t dim = 3, first_position = 2, local = 2;
+  Tensor slice(2 * local, dim);
+  slice.fill(1.0f);
+  apply_block_dropout(dropout, BlockDropoutSite::AfterProjection, local, slice, first_position,
+                      positions.data());
+  for (int64_t sample = 0; sample < 2; ++sample) {
+    const uint64_t projection = block_site_key(key, sample, 2);
+    for (int64_t within = 0; within < local * dim; ++within)
+      EXPECT_EQ(slice.data()[sample * local * dim + within] != 0.0f,
+                block_keeps(projection,
+                            residual_dropout_element(first_position, dim, within, positions.data()),
+                            key.p))
           << sample << " " << within;
   }
 }

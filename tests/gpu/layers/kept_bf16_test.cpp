@@ -48,6 +48,14 @@ TEST(KeptBf16Test, ExpertsKeepNorm2sOutputInFloat32) {
   EXPECT_TRUE(kept.norm1_out && kept.qkv && kept.attention_out);
 }
 
+// Under context parallelism the backward packs k and v from the kept q, k
+// and v again for the context-parallel gather, which moves float32.
+TEST(KeptBf16Test, ContextParallelKeepsQkvInFloat32) {
+  const BlockKeptBf16 kept = block_kept_bf16(true, false, false, true);
+  EXPECT_FALSE(kept.qkv);
+  EXPECT_TRUE(kept.norm1_out && kept.attention_out && kept.norm2_out && kept.activation_out);
+}
+
 TransformerBlockShape gpt2_like_block() {
   TransformerBlockShape shape;
   shape.tokens = 128;
@@ -73,6 +81,8 @@ TEST(KeptBf16Test, CountsTheBf16ValuesOfAShard) {
   with_experts.experts = 4;
   EXPECT_EQ(block_kept_bf16_values(with_experts, {1, false, false}),
             sh + 3 * sh + sh + 128 * 5 / 4 * 64);
+  // Context parallelism: a rank's half of the positions, and q k v in float32.
+  EXPECT_EQ(block_kept_bf16_values(shape, {1, false, false, 2}), (sh + sh + sh + sf) / 2);
 }
 
 // Under sequence parallelism a block gathers Norm1's and Norm2's outputs

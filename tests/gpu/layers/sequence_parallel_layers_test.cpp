@@ -25,63 +25,20 @@
 #include "core/nn/moe_layer.h"
 #include "core/nn/tensor_parallel.h"
 #include "core/nn/transformer_block_layer.h"
-#include "gpu/layers/device_context.h"
 #include "gpu/device/device_guard.h"
+#include "gpu/layers/device_context.h"
 #include "gpu/layers/embedding.h"
 #include "gpu/layers/moe.h"
 #include "gpu/layers/transformer_block.h"
 #include "tests/gpu/gpu_test_support.h"
+#include "tests/gpu/layers/lockstep_shards.h"
 
 namespace pipelab::gpu {
 namespace {
 
 using testing::expect_close_to_scale;
 using testing::random_tensor;
-
-// The all-gather and reduce-scatter over `tp` lockstep threads, on the host:
-// every shard's staging tensor is copied down, combined, and copied back.
-// A shard whose thread ends calls leave(): a shard still waiting for it in a
-// collective then throws instead of waiting forever.
-class LockstepSequenceCollectives {
- public:
-  explicit LockstepSequenceCollectives(int tp) : tp_(tp), buffers_(tp), barrier_(tp) {}
-
-  GpuLayer::InnerSequenceCollectives for_shard(int shard) {
-    return {[this, shard](DeviceTensor& values, bool) { run(shard, values, false); },
-            [this, shard](DeviceTensor& values, bool) { run(shard, values, true); }};
-  }
-
-  void leave() {
-    left_ = true;
-    barrier_.arrive_and_drop();
-  }
-
- private:
-  void run(int shard, DeviceTensor& values, bool sum) {
-    buffers_[shard] = values.to_vector();
-    barrier_.arrive_and_wait();
-    // Checked here only: a shard that finished its last collective leaves
-    // while the others may still be between its two barriers.
-    if (left_) throw std::runtime_error("another shard ended before this collective");
-    const size_t part = buffers_[shard].size() / static_cast<size_t>(tp_);
-    std::vector<float> result(buffers_[shard].size(), 0.0f);
-    for (int j = 0; j < tp_; ++j) {
-      const std::vector<float>& from = buffers_[j];
-      if (sum)
-        for (size_t i = 0; i < result.size(); ++i) result[i] += from[i];
-      else
-        std::copy(from.begin() + j * part, from.begin() + (j + 1) * part,
-                  result.begin() + j * part);
-    }
-    barrier_.arrive_and_wait();  // every shard has read every buffer
-    values.copy_from_host(result.data());
-  }
-
-  const int tp_;
-  std::vector<std::vector<float>> buffers_;
-  std::barrier<> barrier_;
-  std::atomic<bool> left_ = false;
-};
+using testing::run_shards;
 
 // Positions [first, first + count) of every sample of a [batch, seq * dim] tensor.
 std::vector<float> positions(const std::vector<float>& values, int64_t batch, int64_t seq,
@@ -95,22 +52,6 @@ std::vector<float> positions(const std::vector<float>& values, int64_t batch, in
 }
 
 std::vector<float> values_of(const Tensor& t) { return t.to_vector(); }
-
-// Runs shard(k, context, collectives) for k < tp, each in its own thread on
-// its own context of GPU 0, in lockstep through host collectives.
-template <typename Shard>
-void run_shards(int tp, const Shard& shard) {
-  std::vector<std::unique_ptr<DeviceContext>> contexts;
-  for (int k = 0; k < tp; ++k) contexts.push_back(std::make_unique<DeviceContext>(0));
-  LockstepSequenceCollectives collectives(tp);
-  testing::run_on_threads(
-      tp,
-      [&](int k) {
-        DeviceGuard guard(contexts[k]->gpu());
-        shard(k, *contexts[k], collectives.for_shard(k));
-      },
-      [&](int, bool) { collectives.leave(); });
-}
 
 // The CPU's whole layer on x and dy: its output and input gradient (the
 // weight gradients stay in the layer).
