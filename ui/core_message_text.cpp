@@ -109,9 +109,6 @@ constexpr const char* kPatterns[] = {
         "(each rank takes one from each end, balancing causal attention), which it does "
         "not divide; choose a cp with 2 cp dividing model.input, or change the sequence "
         "length"),
-    QT_TRANSLATE_NOOP("CoreMessage",
-                      "parallel.cp = %1: %2 routes tokens to experts, which context parallelism "
-                      "does not train yet; set parallel.cp = 1, or simulate"),
     // Expert parallelism (an experiment with ep > 1, e.g. the expert-parallel
     // preset): dp, update, a moe layer's experts or removing it.
     QT_TRANSLATE_NOOP("CoreMessage",
@@ -458,6 +455,208 @@ constexpr const char* kPatterns[] = {
         "%1 is missing; describe the NICs between nodes (nics, nic_bandwidth_gbit_s, latency_us)"),
     QT_TRANSLATE_NOOP("CoreMessage", "%1 is missing; give how many NICs one node has"),
     QT_TRANSLATE_NOOP("CoreMessage", "%1 is missing; give Gbit/s per NIC per direction"),
+    // An experiment or hardware file that cannot be read or written (core/io/file_text.cpp).
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 file not found: %2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is a folder; give the %2's .json file"),
+    QT_TRANSLATE_NOOP("CoreMessage", "cannot open %1 file %2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "cannot read %1 file %2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "cannot write %1 %2: cannot create %3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "cannot write %1 %2: %3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "cannot write %1 %2"),
+    // A run file that cannot be read or written (core/io/run_file.cpp).
+    QT_TRANSLATE_NOOP("CoreMessage", "cannot write %1"),
+    QT_TRANSLATE_NOOP("CoreMessage", "could not finish writing %1"),
+    QT_TRANSLATE_NOOP("CoreMessage", "run file not found: %1"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is a folder; give a run's .json file"),
+    QT_TRANSLATE_NOOP("CoreMessage", "cannot open run file %1"),
+    QT_TRANSLATE_NOOP("CoreMessage", "cannot read run file %1"),
+    // A file's JSON, its keys and an override (core/io).
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "the JSON text is larger than the %1 MiB %2 may take; is this the right file?"),
+    QT_TRANSLATE_NOOP("CoreMessage", "the JSON is nested more than %1 levels deep; %2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is not usable JSON: %2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 is too large"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 is out of range"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 has %2 entries (index 0..%3), not %4"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is a single value, it has no %2"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "override value %1 is not valid UTF-8 text; write it in UTF-8"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "override %1 must look like key.path=value, e.g. parallel.pp=4"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 must be an object like {\"type\": \"relu\"}, got %2"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "model.input is missing and data.source %1 does not fix it; give the input "
+                      "shape per sample, e.g. \"input\": [784]"),
+    QT_TRANSLATE_NOOP("CoreMessage", "model.layers must be an array of layers, got %1"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "model.layers: with repeats the model has more than %1 layers, more than "
+                      "PipeLab handles; use fewer layers or smaller repeats"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1: a sequence set's samples are as long as the model's input; remove it "
+                      "and set model.input = [N] for N tokens per sample"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "parallel.partition must be a rule (%1) or an array of stage start indices "
+                      "like [2, 4], got %2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "sources must be a JSON object {\"figure\": \"source\", ...}"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 is not a %2 of the hardware catalogue; valid: %3, or the path of a .json "
+                      "file that describes one (see hardware/README.md)"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "the device file %1 must end in .json, which is how an experiment's "
+                      "simulation.profile tells a file from a catalogue name"),
+    // The experiment's data, model and schedule beyond one field
+    // (core/io/experiment_validation.cpp).
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "data.classes = 0 makes 'teacher' a regression set (one target per sample); "
+                      "it needs model.loss = mse, or set data.classes >= 2"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "data.source '%1' gives token sequences, which need a model that starts with an embedding "
+        "layer; add {\"type\": \"embedding\", \"vocab\": ..., \"dim\": ...} as model.layers[0]"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "the model outputs %1 values but data.source '%2' has %3 target; set the "
+                      "last linear layer's out to %4"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "parallel.update = async with parallel.schedule = %1 is contradictory: update = async "
+        "means asynchronous data parallelism through a parameter server, while %2 already updates "
+        "asynchronously inside the pipeline with its own weight versions; use update = sync with "
+        "%3, or a synchronous schedule (e.g. 1f1b) with update = async"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "a batchnorm with sync: true sums its statistics over the replicas at every "
+                      "micro-batch, which asynchronous data parallel cannot wait for; set "
+                      "parallel.update = sync, or sync: false on the batch norms"),
+    // The hardware catalogue's cluster (core/io/hardware_catalogue.cpp).
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "simulation.cluster.node %1 holds %2 devices but simulation.profile is %3; "
+                      "set simulation.profile to %4 or choose a node type that holds %5"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "simulation.cluster has %1 nodes x %2 devices = %3 but the run needs %4 (dp x tp x cp x "
+        "pp); raise simulation.cluster.nodes to %5 or set it to 0 (as many as needed)"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "simulation.cluster has %1 node x %2 devices = %3 but the run needs %4 (dp x tp x cp x "
+        "pp); raise simulation.cluster.nodes to %5 or set it to 0 (as many as needed)"),
+    // What a run needs before it starts (core/runtime).
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "backend.type = %1 does not run across processes yet; use backend.type = cpu "
+                      "(or cuda) under mpirun"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "backend.type = cuda, but this build has no CUDA backend; use backend.type = cpu"),
+    QT_TRANSLATE_NOOP("CoreMessage", "backend.type = %1 is not a backend; registered: %2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "steps = %1 must be >= 0 (0 runs training.steps)"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "backend.type = %1: Transformers train on the cpu and cuda backends; set "
+                      "backend.type = cpu or cuda, or simulate this model"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "model.loss = %1: a Transformer trains on next-token cross-entropy; set model.loss = %2"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "training.precision = %1: the %2 executor trains in fp32 only (the simulator predicts "
+        "bf16-mixed); set training.precision = fp32 to train, or backend.type = cuda"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 routes tokens to experts, which context parallelism does not train yet; "
+                      "set parallel.cp = 1, or simulate"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "%1 is %2: a Transformer starts with an embedding; make model.layers[0] an embedding"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 is %2: convolutional layers and batch norm train on the cpu and cuda "
+                      "backends; set backend.type = cpu or cuda, or simulate this model"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 is moe: Mixture-of-Experts layers train on the cpu and cuda backends; "
+                      "set backend.type = cpu or cuda, or simulate this model"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "%1 is a transformer_block with experts: Mixture-of-Experts layers train on the cpu and "
+        "cuda backends; set backend.type = cpu or cuda, or simulate this model"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "model.input gives %1 features but %2 has %3; set model.input to [%4]"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "the model outputs %1 values but %2 has %3 classes; set the last linear layer's out to %4"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 is a regression set (no class labels), which model.loss = cross-entropy "
+                      "cannot train; use model.loss = mse"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "the model outputs %1 values but %2 has %3 targets per sample; set the last "
+                      "linear layer's out to %4"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "training.batch_size = %1 must be a multiple of parallel.dp x "
+                      "parallel.microbatches = %2 x %3"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "throughput needs a device: simulation.profile = unit has no FLOP/s; name a "
+                      "device such as h100"),
+    // The planners and the split search (core/planner).
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "DAPPLE's planner would try %1 (pp, dp, micro-batch) choices; plan for fewer "
+                      "devices, use a batch size with fewer divisors, or use --planner pipedream"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "no pp, dp and micro-batch count splits training.batch_size = %1 over %2 "
+                      "devices into a valid experiment; change the batch size or the model"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "only a sequence model (an embedding, then transformer blocks) has a "
+                      "Megatron-LM or torchtitan equivalent; this model starts with a %1 layer"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "layer %1 (%2) has no place in a Megatron-LM or torchtitan GPT, which is an "
+                      "embedding, transformer blocks, a final norm and the output layer"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "the model has no transformer_block; Megatron-LM and torchtitan train GPTs "
+                      "of transformer blocks"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "PipeDream's planner would search too long over %1 layers and %2 device groups; plan for "
+        "at most %3 groups of parallel.tp devices, raise parallel.tp, or use --planner dapple"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "the plan needs at least 1 device, got %1; give the number of devices to plan for"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 devices is not a multiple of %2 (each stage replica takes tp x cp "
+                      "devices); use a multiple of %3 or change tp or cp"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 devices is not a multiple of %2 (each stage replica takes tp devices); "
+                      "use a multiple of %3 or change parallel.tp"),
+    QT_TRANSLATE_NOOP("CoreMessage", "memory per device must be above 0 bytes, e.g. 16GiB"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "the link bandwidth must be a number of bytes per second above 0, e.g. 450GB"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "simulation.profile = unit counts no bytes or seconds, so there is nothing "
+                      "to plan with; set simulation.profile to cpu-core, h100 or h200"),
+    QT_TRANSLATE_NOOP("CoreMessage", "the search needs at least 1 device, got %1"),
+    QT_TRANSLATE_NOOP("CoreMessage", "memory per device must be above 0 bytes, e.g. 80GB"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "the memory margin is a share of each device's memory kept free, at least 0 "
+                      "and below 1 (e.g. 0.1)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "the search must return at least 1 plan"),
+    QT_TRANSLATE_NOOP("CoreMessage", "a node must hold at least 1 device"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "simulation.profile = unit counts no bytes or seconds, so there is nothing "
+                      "to search with; set simulation.profile to a device such as h100"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "the search covers synchronous training; set parallel.update = sync and a "
+                      "synchronous schedule (e.g. 1f1b) first"),
+    QT_TRANSLATE_NOOP("CoreMessage", "search space %1: %2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "the search was stopped before it finished"),
+    QT_TRANSLATE_NOOP("CoreMessage", "fix the experiment first: %1"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "the model has %1 layers; the planners search every layer range and take at "
+                      "most %2 (use repeat to merge layers into fewer, larger ones)"),
+    // Calibration from saved runs (core/cli).
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "no split of the experiment fits %1 usable per device, so there is nothing to write or "
+        "export; give more devices, more memory per device or a smaller --margin"),
+    QT_TRANSLATE_NOOP("CoreMessage", "calibration run failed: %1"),
+    QT_TRANSLATE_NOOP("CoreMessage", "calibration needs at least one run file"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "run '%1' was %2, not measured: calibrate from runs that trained "
+                      "(pipelab-cli train --save-run, or the app's Runs > Save)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "run '%1' recorded no steps to calibrate from"),
     // The general forms of range checks, last: any field, any bound.
     QT_TRANSLATE_NOOP("CoreMessage", "%1 must be >= %2, got %3"),
     QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 is more than the %3 PipeLab plans; use at most %4"),

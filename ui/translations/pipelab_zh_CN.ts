@@ -159,10 +159,6 @@
         <translation>parallel.cp = %1 要把序列长度 %2 切成 2 x cp = %3 个等长的块（每个秩从两端各取一块，使因果注意力的工作量均衡），但它不能整除；请选择 2 cp 能整除 model.input 的 cp，或修改序列长度</translation>
     </message>
     <message>
-        <source>parallel.cp = %1: %2 routes tokens to experts, which context parallelism does not train yet; set parallel.cp = 1, or simulate</source>
-        <translation>parallel.cp = %1：%2 把词元路由给专家，上下文并行目前还不能训练这种层；请设置 parallel.cp = 1，或只做模拟</translation>
-    </message>
-    <message>
         <source>parallel.reshard_after_forward = false keeps ZeRO-3&apos;s gathered weights from a forward to its backward, and parallel.zero = %1 keeps them whole anyway; set zero = 3, or remove reshard_after_forward</source>
         <translation>parallel.reshard_after_forward = false 让 ZeRO-3 收集来的权重从前向一直保留到反向，而 parallel.zero = %1 本来就保留完整权重；请设 zero = 3，或去掉 reshard_after_forward</translation>
     </message>
@@ -715,6 +711,346 @@
     <message>
         <source>%1 (a run file holds the valid experiment it ran; save the run again)</source>
         <translation>%1（运行文件保存的是它运行过的有效实验；请重新保存该运行）</translation>
+    </message>
+    <message>
+        <source>%1 file not found: %2</source>
+        <translation>找不到 %1 文件：%2</translation>
+    </message>
+    <message>
+        <source>%1 is a folder; give the %2&apos;s .json file</source>
+        <translation>%1 是文件夹；请给出该 %2 的 .json 文件</translation>
+    </message>
+    <message>
+        <source>cannot open %1 file %2</source>
+        <translation>无法打开 %1 文件 %2</translation>
+    </message>
+    <message>
+        <source>cannot read %1 file %2</source>
+        <translation>无法读取 %1 文件 %2</translation>
+    </message>
+    <message>
+        <source>cannot write %1 %2: cannot create %3</source>
+        <translation>无法写入 %1 %2：无法创建 %3</translation>
+    </message>
+    <message>
+        <source>cannot write %1 %2: %3</source>
+        <translation>无法写入 %1 %2：%3</translation>
+    </message>
+    <message>
+        <source>cannot write %1 %2</source>
+        <translation>无法写入 %1 %2</translation>
+    </message>
+    <message>
+        <source>cannot write %1</source>
+        <translation>无法写入 %1</translation>
+    </message>
+    <message>
+        <source>could not finish writing %1</source>
+        <translation>未能写完 %1</translation>
+    </message>
+    <message>
+        <source>run file not found: %1</source>
+        <translation>找不到运行文件：%1</translation>
+    </message>
+    <message>
+        <source>%1 is a folder; give a run&apos;s .json file</source>
+        <translation>%1 是文件夹；请给出一次运行的 .json 文件</translation>
+    </message>
+    <message>
+        <source>cannot open run file %1</source>
+        <translation>无法打开运行文件 %1</translation>
+    </message>
+    <message>
+        <source>cannot read run file %1</source>
+        <translation>无法读取运行文件 %1</translation>
+    </message>
+    <message>
+        <source>the JSON text is larger than the %1 MiB %2 may take; is this the right file?</source>
+        <translation>JSON 文本超过了 %2 可接受的 %1 MiB；这是正确的文件吗？</translation>
+    </message>
+    <message>
+        <source>the JSON is nested more than %1 levels deep; %2</source>
+        <translation>JSON 的嵌套超过 %1 层；%2</translation>
+    </message>
+    <message>
+        <source>%1 is not usable JSON: %2</source>
+        <translation>%1 不是可用的 JSON：%2</translation>
+    </message>
+    <message>
+        <source>%1 = %2 is too large</source>
+        <translation>%1 = %2 太大</translation>
+    </message>
+    <message>
+        <source>%1 = %2 is out of range</source>
+        <translation>%1 = %2 超出范围</translation>
+    </message>
+    <message>
+        <source>%1 has %2 entries (index 0..%3), not %4</source>
+        <translation>%1 有 %2 项（下标 0..%3），没有 %4</translation>
+    </message>
+    <message>
+        <source>%1 is a single value, it has no %2</source>
+        <translation>%1 是单个值，没有 %2</translation>
+    </message>
+    <message>
+        <source>override value %1 is not valid UTF-8 text; write it in UTF-8</source>
+        <translation>覆盖值 %1 不是有效的 UTF-8 文本；请用 UTF-8 书写</translation>
+    </message>
+    <message>
+        <source>override %1 must look like key.path=value, e.g. parallel.pp=4</source>
+        <translation>覆盖项 %1 的格式必须是 key.path=value，例如 parallel.pp=4</translation>
+    </message>
+    <message>
+        <source>%1 must be an object like {&quot;type&quot;: &quot;relu&quot;}, got %2</source>
+        <translation>%1 必须是形如 {&quot;type&quot;: &quot;relu&quot;} 的对象，实际为 %2</translation>
+    </message>
+    <message>
+        <source>model.input is missing and data.source %1 does not fix it; give the input shape per sample, e.g. &quot;input&quot;: [784]</source>
+        <translation>缺少 model.input，且 data.source %1 无法确定它；请给出每个样本的输入形状，例如 &quot;input&quot;: [784]</translation>
+    </message>
+    <message>
+        <source>model.layers must be an array of layers, got %1</source>
+        <translation>model.layers 必须是层的数组，实际为 %1</translation>
+    </message>
+    <message>
+        <source>model.layers: with repeats the model has more than %1 layers, more than PipeLab handles; use fewer layers or smaller repeats</source>
+        <translation>model.layers：计入 repeat 后模型超过 %1 层，超出 PipeLab 的处理能力；请减少层数或减小 repeat</translation>
+    </message>
+    <message>
+        <source>%1: a sequence set&apos;s samples are as long as the model&apos;s input; remove it and set model.input = [N] for N tokens per sample</source>
+        <translation>%1：序列数据集的样本长度等于模型的输入长度；请删除该项，并设置 model.input = [N]（每个样本 N 个词元）</translation>
+    </message>
+    <message>
+        <source>parallel.partition must be a rule (%1) or an array of stage start indices like [2, 4], got %2</source>
+        <translation>parallel.partition 必须是一种规则（%1）或阶段起始下标的数组（如 [2, 4]），实际为 %2</translation>
+    </message>
+    <message>
+        <source>sources must be a JSON object {&quot;figure&quot;: &quot;source&quot;, ...}</source>
+        <translation>sources 必须是 JSON 对象 {&quot;figure&quot;: &quot;source&quot;, ...}</translation>
+    </message>
+    <message>
+        <source>%1 is not a %2 of the hardware catalogue; valid: %3, or the path of a .json file that describes one (see hardware/README.md)</source>
+        <translation>%1 不是硬件目录中的 %2；有效值：%3，或描述它的 .json 文件路径（见 hardware/README.md）</translation>
+    </message>
+    <message>
+        <source>the device file %1 must end in .json, which is how an experiment&apos;s simulation.profile tells a file from a catalogue name</source>
+        <translation>设备文件 %1 必须以 .json 结尾，实验的 simulation.profile 正是据此区分文件与目录中的名称</translation>
+    </message>
+    <message>
+        <source>data.classes = 0 makes &apos;teacher&apos; a regression set (one target per sample); it needs model.loss = mse, or set data.classes &gt;= 2</source>
+        <translation>data.classes = 0 使 &apos;teacher&apos; 成为回归数据集（每个样本一个目标值）；它需要 model.loss = mse，或设置 data.classes &gt;= 2</translation>
+    </message>
+    <message>
+        <source>data.source &apos;%1&apos; gives token sequences, which need a model that starts with an embedding layer; add {&quot;type&quot;: &quot;embedding&quot;, &quot;vocab&quot;: ..., &quot;dim&quot;: ...} as model.layers[0]</source>
+        <translation>data.source &apos;%1&apos; 提供词元序列，需要以嵌入层开头的模型；请把 {&quot;type&quot;: &quot;embedding&quot;, &quot;vocab&quot;: ..., &quot;dim&quot;: ...} 加为 model.layers[0]</translation>
+    </message>
+    <message>
+        <source>the model outputs %1 values but data.source &apos;%2&apos; has %3 target; set the last linear layer&apos;s out to %4</source>
+        <translation>模型输出 %1 个值，但 data.source &apos;%2&apos; 有 %3 个目标值；请把最后一个线性层的 out 设为 %4</translation>
+    </message>
+    <message>
+        <source>parallel.update = async with parallel.schedule = %1 is contradictory: update = async means asynchronous data parallelism through a parameter server, while %2 already updates asynchronously inside the pipeline with its own weight versions; use update = sync with %3, or a synchronous schedule (e.g. 1f1b) with update = async</source>
+        <translation>parallel.update = async 与 parallel.schedule = %1 相互矛盾：update = async 表示通过参数服务器进行异步数据并行，而 %2 已在流水线内部以自己的权重版本异步更新；请对 %3 使用 update = sync，或对 update = async 使用同步调度（如 1f1b）</translation>
+    </message>
+    <message>
+        <source>a batchnorm with sync: true sums its statistics over the replicas at every micro-batch, which asynchronous data parallel cannot wait for; set parallel.update = sync, or sync: false on the batch norms</source>
+        <translation>sync: true 的 batchnorm 在每个微批次都要跨副本汇总统计量，异步数据并行无法等待；请设置 parallel.update = sync，或在批归一化层上设置 sync: false</translation>
+    </message>
+    <message>
+        <source>simulation.cluster.node %1 holds %2 devices but simulation.profile is %3; set simulation.profile to %4 or choose a node type that holds %5</source>
+        <translation>simulation.cluster.node %1 装有 %2 设备，但 simulation.profile 是 %3；请把 simulation.profile 设为 %4，或选择装有 %5 的节点类型</translation>
+    </message>
+    <message>
+        <source>simulation.cluster has %1 nodes x %2 devices = %3 but the run needs %4 (dp x tp x cp x pp); raise simulation.cluster.nodes to %5 or set it to 0 (as many as needed)</source>
+        <translation>simulation.cluster 有 %1 个节点 x %2 个设备 = %3，但运行需要 %4（dp x tp x cp x pp）；请把 simulation.cluster.nodes 提高到 %5，或设为 0（按需使用节点）</translation>
+    </message>
+    <message>
+        <source>simulation.cluster has %1 node x %2 devices = %3 but the run needs %4 (dp x tp x cp x pp); raise simulation.cluster.nodes to %5 or set it to 0 (as many as needed)</source>
+        <translation>simulation.cluster 有 %1 个节点 x %2 个设备 = %3，但运行需要 %4（dp x tp x cp x pp）；请把 simulation.cluster.nodes 提高到 %5，或设为 0（按需使用节点）</translation>
+    </message>
+    <message>
+        <source>backend.type = %1 does not run across processes yet; use backend.type = cpu (or cuda) under mpirun</source>
+        <translation>backend.type = %1 尚不支持跨进程运行；请在 mpirun 下使用 backend.type = cpu（或 cuda）</translation>
+    </message>
+    <message>
+        <source>backend.type = cuda, but this build has no CUDA backend; use backend.type = cpu</source>
+        <translation>backend.type = cuda，但此构建没有 CUDA 后端；请使用 backend.type = cpu</translation>
+    </message>
+    <message>
+        <source>backend.type = %1 is not a backend; registered: %2</source>
+        <translation>backend.type = %1 不是后端；已注册：%2</translation>
+    </message>
+    <message>
+        <source>steps = %1 must be &gt;= 0 (0 runs training.steps)</source>
+        <translation>steps = %1 必须 &gt;= 0（0 表示运行 training.steps 步）</translation>
+    </message>
+    <message>
+        <source>backend.type = %1: Transformers train on the cpu and cuda backends; set backend.type = cpu or cuda, or simulate this model</source>
+        <translation>backend.type = %1：Transformer 在 cpu 和 cuda 后端上训练；请设置 backend.type = cpu 或 cuda，或对该模型进行模拟</translation>
+    </message>
+    <message>
+        <source>model.loss = %1: a Transformer trains on next-token cross-entropy; set model.loss = %2</source>
+        <translation>model.loss = %1：Transformer 以下一个词元的交叉熵训练；请设置 model.loss = %2</translation>
+    </message>
+    <message>
+        <source>training.precision = %1: the %2 executor trains in fp32 only (the simulator predicts bf16-mixed); set training.precision = fp32 to train, or backend.type = cuda</source>
+        <translation>training.precision = %1：%2 执行器只以 fp32 训练（模拟器可预测 bf16-mixed）；训练时请设置 training.precision = fp32，或 backend.type = cuda</translation>
+    </message>
+    <message>
+        <source>%1 routes tokens to experts, which context parallelism does not train yet; set parallel.cp = 1, or simulate</source>
+        <translation>%1 把词元路由给专家，上下文并行目前还不能训练这种层；请设置 parallel.cp = 1，或只做模拟</translation>
+    </message>
+    <message>
+        <source>%1 is %2: a Transformer starts with an embedding; make model.layers[0] an embedding</source>
+        <translation>%1 是 %2：Transformer 以嵌入层开头；请把 model.layers[0] 设为嵌入层</translation>
+    </message>
+    <message>
+        <source>%1 is %2: convolutional layers and batch norm train on the cpu and cuda backends; set backend.type = cpu or cuda, or simulate this model</source>
+        <translation>%1 是 %2：卷积层和批归一化在 cpu 和 cuda 后端上训练；请设置 backend.type = cpu 或 cuda，或对该模型进行模拟</translation>
+    </message>
+    <message>
+        <source>%1 is moe: Mixture-of-Experts layers train on the cpu and cuda backends; set backend.type = cpu or cuda, or simulate this model</source>
+        <translation>%1 是 moe：混合专家层在 cpu 和 cuda 后端上训练；请设置 backend.type = cpu 或 cuda，或对该模型进行模拟</translation>
+    </message>
+    <message>
+        <source>%1 is a transformer_block with experts: Mixture-of-Experts layers train on the cpu and cuda backends; set backend.type = cpu or cuda, or simulate this model</source>
+        <translation>%1 是带专家的 transformer_block：混合专家层在 cpu 和 cuda 后端上训练；请设置 backend.type = cpu 或 cuda，或对该模型进行模拟</translation>
+    </message>
+    <message>
+        <source>model.input gives %1 features but %2 has %3; set model.input to [%4]</source>
+        <translation>model.input 给出 %1 个特征，但 %2 有 %3 个；请把 model.input 设为 [%4]</translation>
+    </message>
+    <message>
+        <source>the model outputs %1 values but %2 has %3 classes; set the last linear layer&apos;s out to %4</source>
+        <translation>模型输出 %1 个值，但 %2 有 %3 个类别；请把最后一个线性层的 out 设为 %4</translation>
+    </message>
+    <message>
+        <source>%1 is a regression set (no class labels), which model.loss = cross-entropy cannot train; use model.loss = mse</source>
+        <translation>%1 是回归数据集（没有类别标签），model.loss = cross-entropy 无法训练它；请使用 model.loss = mse</translation>
+    </message>
+    <message>
+        <source>the model outputs %1 values but %2 has %3 targets per sample; set the last linear layer&apos;s out to %4</source>
+        <translation>模型输出 %1 个值，但 %2 每个样本有 %3 个目标值；请把最后一个线性层的 out 设为 %4</translation>
+    </message>
+    <message>
+        <source>training.batch_size = %1 must be a multiple of parallel.dp x parallel.microbatches = %2 x %3</source>
+        <translation>training.batch_size = %1 必须是 parallel.dp x parallel.microbatches = %2 x %3 的倍数</translation>
+    </message>
+    <message>
+        <source>throughput needs a device: simulation.profile = unit has no FLOP/s; name a device such as h100</source>
+        <translation>吞吐量需要一种设备：simulation.profile = unit 没有 FLOP/s；请指定设备，例如 h100</translation>
+    </message>
+    <message>
+        <source>DAPPLE&apos;s planner would try %1 (pp, dp, micro-batch) choices; plan for fewer devices, use a batch size with fewer divisors, or use --planner pipedream</source>
+        <translation>DAPPLE 规划器将尝试 %1 种（pp, dp, 微批次）组合；请为更少的设备规划、使用约数更少的批大小，或使用 --planner pipedream</translation>
+    </message>
+    <message>
+        <source>no pp, dp and micro-batch count splits training.batch_size = %1 over %2 devices into a valid experiment; change the batch size or the model</source>
+        <translation>没有任何 pp、dp 与微批次数的组合能把 training.batch_size = %1 分到 %2 个设备上并得到有效实验；请修改批大小或模型</translation>
+    </message>
+    <message>
+        <source>only a sequence model (an embedding, then transformer blocks) has a Megatron-LM or torchtitan equivalent; this model starts with a %1 layer</source>
+        <translation>只有序列模型（先是嵌入层，然后是 Transformer 块）才有 Megatron-LM 或 torchtitan 的对应配置；此模型以 %1 层开头</translation>
+    </message>
+    <message>
+        <source>layer %1 (%2) has no place in a Megatron-LM or torchtitan GPT, which is an embedding, transformer blocks, a final norm and the output layer</source>
+        <translation>层 %1（%2）在 Megatron-LM 或 torchtitan 的 GPT 中没有对应位置，GPT 由嵌入层、Transformer 块、最终归一化层和输出层组成</translation>
+    </message>
+    <message>
+        <source>the model has no transformer_block; Megatron-LM and torchtitan train GPTs of transformer blocks</source>
+        <translation>模型没有 transformer_block；Megatron-LM 和 torchtitan 训练由 Transformer 块组成的 GPT</translation>
+    </message>
+    <message>
+        <source>PipeDream&apos;s planner would search too long over %1 layers and %2 device groups; plan for at most %3 groups of parallel.tp devices, raise parallel.tp, or use --planner dapple</source>
+        <translation>PipeDream 规划器在 %1 层和 %2 个设备组上搜索会耗时过长；请最多为 %3 组 parallel.tp 个设备规划、提高 parallel.tp，或使用 --planner dapple</translation>
+    </message>
+    <message>
+        <source>the plan needs at least 1 device, got %1; give the number of devices to plan for</source>
+        <translation>规划至少需要 1 个设备，实际为 %1；请给出要规划的设备数</translation>
+    </message>
+    <message>
+        <source>%1 devices is not a multiple of %2 (each stage replica takes tp x cp devices); use a multiple of %3 or change tp or cp</source>
+        <translation>%1 个设备不是 %2 的倍数（每个阶段副本占用 tp x cp 个设备）；请使用 %3 的倍数，或修改 tp 或 cp</translation>
+    </message>
+    <message>
+        <source>%1 devices is not a multiple of %2 (each stage replica takes tp devices); use a multiple of %3 or change parallel.tp</source>
+        <translation>%1 个设备不是 %2 的倍数（每个阶段副本占用 tp 个设备）；请使用 %3 的倍数，或修改 parallel.tp</translation>
+    </message>
+    <message>
+        <source>memory per device must be above 0 bytes, e.g. 16GiB</source>
+        <translation>每个设备的内存必须大于 0 字节，例如 16GiB</translation>
+    </message>
+    <message>
+        <source>the link bandwidth must be a number of bytes per second above 0, e.g. 450GB</source>
+        <translation>链路带宽必须是大于 0 的每秒字节数，例如 450GB</translation>
+    </message>
+    <message>
+        <source>simulation.profile = unit counts no bytes or seconds, so there is nothing to plan with; set simulation.profile to cpu-core, h100 or h200</source>
+        <translation>simulation.profile = unit 不计字节和秒数，因此无从规划；请把 simulation.profile 设为 cpu-core、h100 或 h200</translation>
+    </message>
+    <message>
+        <source>the search needs at least 1 device, got %1</source>
+        <translation>搜索至少需要 1 个设备，实际为 %1</translation>
+    </message>
+    <message>
+        <source>memory per device must be above 0 bytes, e.g. 80GB</source>
+        <translation>每个设备的内存必须大于 0 字节，例如 80GB</translation>
+    </message>
+    <message>
+        <source>the memory margin is a share of each device&apos;s memory kept free, at least 0 and below 1 (e.g. 0.1)</source>
+        <translation>内存余量是每个设备保留空闲的内存比例，至少为 0 且小于 1（例如 0.1）</translation>
+    </message>
+    <message>
+        <source>the search must return at least 1 plan</source>
+        <translation>搜索必须至少返回 1 个方案</translation>
+    </message>
+    <message>
+        <source>a node must hold at least 1 device</source>
+        <translation>一个节点必须至少容纳 1 个设备</translation>
+    </message>
+    <message>
+        <source>simulation.profile = unit counts no bytes or seconds, so there is nothing to search with; set simulation.profile to a device such as h100</source>
+        <translation>simulation.profile = unit 不计字节和秒数，因此无从搜索；请把 simulation.profile 设为某种设备，例如 h100</translation>
+    </message>
+    <message>
+        <source>the search covers synchronous training; set parallel.update = sync and a synchronous schedule (e.g. 1f1b) first</source>
+        <translation>搜索只涵盖同步训练；请先设置 parallel.update = sync 并选择同步调度（如 1f1b）</translation>
+    </message>
+    <message>
+        <source>search space %1: %2</source>
+        <translation>搜索空间 %1：%2</translation>
+    </message>
+    <message>
+        <source>the search was stopped before it finished</source>
+        <translation>搜索在完成前被停止</translation>
+    </message>
+    <message>
+        <source>fix the experiment first: %1</source>
+        <translation>请先修正实验：%1</translation>
+    </message>
+    <message>
+        <source>the model has %1 layers; the planners search every layer range and take at most %2 (use repeat to merge layers into fewer, larger ones)</source>
+        <translation>模型有 %1 层；规划器会搜索每个层区间，最多接受 %2 层（可用 repeat 把多层合并为更少、更大的层）</translation>
+    </message>
+    <message>
+        <source>no split of the experiment fits %1 usable per device, so there is nothing to write or export; give more devices, more memory per device or a smaller --margin</source>
+        <translation>实验的任何切分都放不进每个设备可用的 %1，因此没有可写出或导出的内容；请提供更多设备、每个设备更多内存，或更小的 --margin</translation>
+    </message>
+    <message>
+        <source>calibration run failed: %1</source>
+        <translation>校准运行失败：%1</translation>
+    </message>
+    <message>
+        <source>calibration needs at least one run file</source>
+        <translation>校准至少需要一个运行文件</translation>
+    </message>
+    <message>
+        <source>run &apos;%1&apos; was %2, not measured: calibrate from runs that trained (pipelab-cli train --save-run, or the app&apos;s Runs &gt; Save)</source>
+        <translation>运行 &apos;%1&apos; 的来源是 %2，而非实测：请用实际训练过的运行来校准（pipelab-cli train --save-run，或应用中的 Runs &gt; Save）</translation>
+    </message>
+    <message>
+        <source>run &apos;%1&apos; recorded no steps to calibrate from</source>
+        <translation>运行 &apos;%1&apos; 没有记录可用于校准的步骤</translation>
     </message>
 </context>
 <context>
