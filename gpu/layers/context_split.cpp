@@ -39,29 +39,36 @@ size_t local_bytes(const ContextSlice& slice, int64_t width) {
   return static_cast<size_t>(slice.batch * slice.local_positions() * width) * kFloat;
 }
 
-// Copies each key/value head's 2 head_dim columns between the QKV rows and
-// the packed rows.
+// Copies each key/value head's k and v between the QKV rows and the packed
+// rows, one strided copy per head.
 void copy_keys(const float* from, float* to, const AttentionShape& shape, int64_t rows,
                bool to_packed, cudaStream_t stream) {
   AttentionShape packed = shape;
   packed.packed_keys = true;
   const size_t qkv_pitch = static_cast<size_t>(shape.qkv_width()) * kFloat;
   const size_t packed_pitch = static_cast<size_t>(packed.key_width()) * kFloat;
-  const int64_t group = shape.group();
-  for (int64_t kv = 0; kv < shape.key_value_heads(); ++kv) {
-    const int64_t head = kv * group;  // the group's first query head reads this k and v
-    const int64_t qkv_column = shape.k_column(head);
-    const int64_t packed_column = packed.key_column(head);
-    const float* source = from + (to_packed ? qkv_column : packed_column);
-    float* target = to + (to_packed ? packed_column : qkv_column);
+  for (const PackedKeyRun& run : packed_key_runs(shape)) {
+    const float* source = from + (to_packed ? run.qkv_column : run.packed_column);
+    float* target = to + (to_packed ? run.packed_column : run.qkv_column);
     PIPELAB_CUDA_CHECK(cudaMemcpy2DAsync(
         target, to_packed ? packed_pitch : qkv_pitch, source, to_packed ? qkv_pitch : packed_pitch,
-        static_cast<size_t>(2 * shape.head_dim) * kFloat, static_cast<size_t>(rows),
+        static_cast<size_t>(run.width) * kFloat, static_cast<size_t>(rows),
         cudaMemcpyDeviceToDevice, stream));
   }
 }
 
 }  // namespace
+
+std::vector<PackedKeyRun> packed_key_runs(const AttentionShape& shape) {
+  AttentionShape packed = shape;
+  packed.packed_keys = true;
+  std::vector<PackedKeyRun> runs;
+  for (int64_t kv = 0; kv < shape.key_value_heads(); ++kv) {
+    const int64_t head = kv * shape.group();  // the group's first query head reads this k and v
+    runs.push_back({shape.k_column(head), packed.key_column(head), 2 * shape.head_dim});
+  }
+  return runs;
+}
 
 DeviceBuffer upload_positions(const std::vector<int64_t>& positions, DeviceContext& context) {
   const int64_t bytes = static_cast<int64_t>(positions.size() * sizeof(int64_t));

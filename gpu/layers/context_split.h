@@ -34,6 +34,17 @@ void gather_context(const float* local, const ContextSlice& slice, int64_t width
 void scatter_context(const float* whole, const ContextSlice& slice, int64_t width, float* local,
                      const DeviceSequenceCollective& reduce_scatter, DeviceContext& context);
 
+// One key/value head's k and v (`width` = 2 head_dim columns): at
+// `qkv_column` of the QKV rows and at `packed_column` of the packed rows.
+// One run per key/value head, in order (host arithmetic, tested against
+// core's pack_keys).
+struct PackedKeyRun {
+  int64_t qkv_column = 0;
+  int64_t packed_column = 0;
+  int64_t width = 0;
+};
+std::vector<PackedKeyRun> packed_key_runs(const AttentionShape& shape);
+
 // The k and v columns of `rows` QKV rows [rows, qkv_width] as packed keys
 // [rows, key_width] (one [k | v] pair per key/value head), and back into the
 // QKV rows' k and v columns (the q columns untouched).
