@@ -5,7 +5,9 @@
 // executors today gather every block first and attend in one pass
 // (gpt_block.h, attention.h's context-parallel form: the same result); this
 // online-softmax form, which never holds a query's whole row of scores, is
-// the reference an overlapped ring will be held to.
+// the reference an overlapped ring will be held to. blockwise_attention.h
+// is the same per-step work over a block's layouts (every sample and head,
+// packed keys, dropout), with cblas GEMMs.
 //
 // Positions. The sequence of `seq` tokens is cut into 2 cp equal chunks and
 // rank r holds chunks r and 2 cp - 1 - r, so that under the causal mask every
