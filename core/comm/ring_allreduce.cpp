@@ -51,11 +51,18 @@ class RingMember {
     }
   }
 
-  // n - 1 steps passing whole chunks on, starting from chunk `owned`.
-  void all_gather(int owned, int first_step) {
+  // n - 1 steps passing whole chunks on, starting from chunk `owned`. Each
+  // received chunk is passed on before `arrived` works on it, so the next
+  // member's wait overlaps that work (ring attention); `arrived` sees
+  // `owned` first, then the chunks in the order they come.
+  void all_gather(int owned, int first_step, const SliceArrival& arrived = {}) {
+    if (n() > 1) send(owned, first_step);
+    if (arrived) arrived(owned);
     for (int s = 0; s < n() - 1; ++s) {
-      send(chunk(owned - rank() - s), first_step + s);
-      receive(chunk(owned - rank() - s - 1), first_step + s, false);
+      const int incoming = chunk(owned - rank() - s - 1);
+      receive(incoming, first_step + s, false);
+      if (s + 1 < n() - 1) send(incoming, first_step + s + 1);
+      if (arrived) arrived(incoming);
     }
   }
 
@@ -87,9 +94,14 @@ void ring_reduce_scatter(std::span<float> values, const RingGroup& group, int64_
 }
 
 void ring_all_gather(std::span<float> values, const RingGroup& group, int64_t collective) {
+  ring_all_gather_passing(values, group, collective, {});
+}
+
+void ring_all_gather_passing(std::span<float> values, const RingGroup& group, int64_t collective,
+                             const SliceArrival& arrived) {
   RingMember member(values, group, collective);
   assert(values.size() % static_cast<size_t>(member.n()) == 0);
-  if (member.n() > 1) member.all_gather(group.rank, 0);
+  member.all_gather(group.rank, 0, arrived);
 }
 
 }  // namespace pipelab

@@ -12,11 +12,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
 #include "core/comm/channel.h"
 #include "core/comm/transport.h"
+#include "core/nn/all_reduce.h"
 
 namespace pipelab {
 
@@ -45,5 +47,13 @@ void ring_all_reduce(std::span<float> values, const RingGroup& group, int64_t co
 // `collective` numbers every collective of the group, as for ring_all_reduce.
 void ring_reduce_scatter(std::span<float> values, const RingGroup& group, int64_t collective);
 void ring_all_gather(std::span<float> values, const RingGroup& group, int64_t collective);
+
+// The all-gather, handing each slice to `arrived` as soon as it is in place:
+// this member's own first, then r - 1, r - 2, ... as they come round the
+// ring, each passed on already, so a caller that works on each slice there
+// (context parallelism's ring attention) overlaps its work with the ring's
+// next step.
+void ring_all_gather_passing(std::span<float> values, const RingGroup& group, int64_t collective,
+                             const SliceArrival& arrived);
 
 }  // namespace pipelab

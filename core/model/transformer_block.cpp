@@ -22,6 +22,7 @@ constexpr double kRotary = 3;  // per rotated value: two products and a sum
 // dS K and dK = dS^T Q backward, each query row against every key.
 void add_block_gemms(SampleGemms& gemms, const TransformerBlockShape& shape,
                      const BlockSplit& split) {
+  const bool recomputes = recomputes_attention(split);
   const int64_t tp = split.tp;
   const int64_t s = shape.tokens;
   const int64_t keys = s * split.cp;
@@ -42,13 +43,17 @@ void add_block_gemms(SampleGemms& gemms, const TransformerBlockShape& shape,
   gemms.backward_input.push_back({{keys, head, s, heads}, SampleAxis::Batch});
   gemms.backward_input.push_back({{s, head, keys, heads}, SampleAxis::Batch});
   gemms.backward_input.push_back({{keys, head, s, heads}, SampleAxis::Batch});
-  if (split.selective_recompute) {
+  if (recomputes) {
     gemms.backward_input.push_back({{s, keys, head, heads}, SampleAxis::Batch});
     gemms.backward_input.push_back({{s, head, keys, heads}, SampleAxis::Batch});
   }
 }
 
 }  // namespace
+
+bool recomputes_attention(const BlockSplit& split) {
+  return split.selective_recompute || split.cp > 1;
+}
 
 int64_t transformer_block_params(const TransformerBlockShape& shape) {
   const int64_t h = shape.dim;
@@ -68,6 +73,7 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
   const double f = static_cast<double>(shape.ffn);
   const double t = static_cast<double>(split.tp);
   const int64_t tp = split.tp;
+  const bool recomputes = recomputes_attention(split);
   const bool swiglu = shape.activation == BlockActivation::SwiGlu;
   const double ffn1_out = swiglu ? 2 * f : f;
   // Work on the full width (norms, residuals, the dropouts after Proj and
@@ -129,8 +135,9 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
                       + sf / tp;                   // FFN2's input (the activation's output)
   }
   add_block_gemms(cost.gemms, shape, split);
-  // Selective recomputation runs the attention core's forward again in the backward.
-  if (split.selective_recompute)
+  // Selective recomputation (and context parallelism's blockwise attention)
+  // runs the attention core's forward again in the backward.
+  if (recomputes)
     cost.backward_input_flops += attention_forward + kSoftmaxForward * scores +
                                  (shape.dropout ? kDropoutForward * scores : 0);
 
@@ -150,7 +157,7 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
     cost.forward_memory_values += (swiglu ? 3 : 2) * hidden;
     cost.backward_memory_values += (swiglu ? 5 : 3) * hidden;
   }
-  if (split.selective_recompute) cost.backward_memory_values += 2 * scores + score_dropout;
+  if (recomputes) cost.backward_memory_values += 2 * scores + score_dropout;
 
   // --- kept activations, Korthikanti et al.'s items (see the header).
   const int64_t score_count = shape.heads * shape.tokens * shape.tokens * split.cp;
@@ -160,7 +167,11 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
   kept.values += sh / rep_div;          // QKV's input (Norm1's output)
   const int64_t skv = shape.tokens * shape.kv_width();  // K's (or V's) values per sample
   kept.values += (sh + skv) / tp;       // Q and K, for the scores' backward
-  if (!split.selective_recompute) {
+  // Context parallelism's blockwise attention keeps each query's log-sum-exp
+  // instead of P (core/nn/blockwise_attention.h).
+  const int64_t lse_count = split.cp > 1 ? shape.heads * shape.tokens / tp : 0;
+  kept.values += lse_count;
+  if (!recomputes) {
     kept.values += score_count / tp;    // softmax output
     if (shape.dropout) {
       kept.values += score_count / tp;  // the dropped-out scores, for P V's backward
@@ -208,7 +219,7 @@ BlockCost transformer_block_cost(const TransformerBlockShape& shape, const Block
   // V, the softmax output, FFN1's output, and under sequence parallelism the
   // norms' outputs (BW reads their gathered copies).
   const int64_t freed_by_input_gradient =
-      (sh + 2 * skv) / tp + (split.selective_recompute ? 0 : score_count / tp) +
+      (sh + 2 * skv) / tp + (recomputes ? lse_count : score_count / tp) +
       (experts ? 0 : (swiglu ? 2 * sf : sf) / tp) + (split.sequence_parallel ? 2 * local : 0);
   if (experts) {
     cost.backward_kept_values = kept_for_weights - freed_by_input_gradient;

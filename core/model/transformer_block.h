@@ -82,6 +82,12 @@ struct BlockSplit {
   int cp = 1;
 };
 
+// Whether the backward computes the attention scores again instead of
+// reading a kept P: under selective recomputation, and under context
+// parallelism, whose attention takes the sequence's keys block by block and
+// keeps each query's log-sum-exp instead (core/nn/blockwise_attention.h).
+bool recomputes_attention(const BlockSplit& split);
+
 // What a block keeps for its backward: values (in the activation precision)
 // plus one-byte dropout masks.
 struct BlockActivations {

@@ -28,4 +28,15 @@ struct SequenceCollectives {
   AllReduceFunction reduce_scatter;
 };
 
+// Context parallelism's two, over the ranks that split each sequence, as
+// SequenceCollectives over their slices; the all-gather hands each rank's
+// slice to `arrived` as soon as it is in place (the caller's own first), so
+// the caller works on one slice while the ring passes the next on (ring
+// attention). `arrived` may be empty.
+using SliceArrival = std::function<void(int member)>;
+struct ContextCollectives {
+  std::function<void(float* data, int64_t count, const SliceArrival& arrived)> all_gather;
+  AllReduceFunction reduce_scatter;
+};
+
 }  // namespace pipelab

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "core/model/model_spec.h"
+#include "core/nn/all_reduce.h"
 #include "core/nn/moe_routing.h"
 
 namespace pipelab {
@@ -158,9 +159,15 @@ class BasicLayer {
   }
   // Context parallelism's all-gather and reduce-scatter over the
   // context-parallel group (the ranks splitting each sequence), as
-  // InnerSequenceCollectives over theirs. For layers that attend across the
-  // ranks' positions; called once, after connect_all_reduce.
-  virtual void connect_context_parallel(InnerSequenceCollectives collectives) {
+  // InnerSequenceCollectives over theirs; the all-gather hands each rank's
+  // slice to `arrived` (all_reduce.h's ContextCollectives; may be empty).
+  // For layers that attend across the ranks' positions; called once, after
+  // connect_all_reduce.
+  struct InnerContextCollectives {
+    std::function<void(TensorT& values, bool in_forward, const SliceArrival& arrived)> all_gather;
+    std::function<void(TensorT& values, bool in_forward)> reduce_scatter;
+  };
+  virtual void connect_context_parallel(InnerContextCollectives collectives) {
     (void)collectives;
     throw std::logic_error("layer " + std::to_string(index_) +
                            " does not attend across context-parallel ranks");

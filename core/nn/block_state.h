@@ -78,6 +78,7 @@ class BasicBlockState : public MovableLayerState<TensorT> {
     experts.reset();
     cache.qkv.reset();
     cache.probabilities.reset();
+    cache.lse.reset();
     if (sequence_parallel) {
       cache.norm1_out.reset();
       cache.norm2_out.reset();

@@ -6,26 +6,6 @@
 #include <string>
 
 namespace pipelab {
-namespace {
-
-// Copies every (rank, chunk) run between the sample-major `whole` and the
-// rank-major `staged`.
-void reorder(const ContextSlice& slice, int64_t width, const float* from, float* to,
-             bool to_rank_major) {
-  for (int j = 0; j < slice.cp; ++j)
-    for (int half = 0; half < 2; ++half) {
-      const ContextChunkCopy copy = context_chunk_copy(slice, width, j, half);
-      for (int64_t b = 0; b < copy.count; ++b) {
-        const int64_t whole = copy.whole_offset + b * copy.whole_stride;
-        const int64_t staged = copy.staged_offset + b * copy.staged_stride;
-        const float* source = from + (to_rank_major ? whole : staged);
-        float* target = to + (to_rank_major ? staged : whole);
-        std::copy(source, source + copy.run, target);
-      }
-    }
-}
-
-}  // namespace
 
 std::vector<int64_t> context_positions(int64_t seq, int cp, int rank) {
   if (cp < 1 || seq <= 0 || seq % (2 * static_cast<int64_t>(cp)) != 0)
@@ -55,29 +35,6 @@ ContextChunkCopy context_chunk_copy(const ContextSlice& slice, int64_t width, in
   copy.run = run;
   copy.count = slice.batch;
   return copy;
-}
-
-void gather_context(const Tensor& local, const ContextSlice& slice, Tensor& whole,
-                    const AllReduceFunction& all_gather, DeviceAllocator* allocator) {
-  const int64_t width = local.cols();
-  assert(local.rows() == slice.batch * slice.local_positions());
-  assert(whole.rows() == slice.batch * slice.seq && whole.cols() == width);
-  Tensor staged = Tensor::uninitialized(whole.rows(), width, allocator, MemoryCategory::Workspace);
-  std::copy(local.data(), local.data() + local.size(), staged.data() + slice.rank * local.size());
-  all_gather(staged.data(), staged.size());
-  reorder(slice, width, staged.data(), whole.data(), /*to_rank_major=*/false);
-}
-
-void scatter_context(const Tensor& whole, const ContextSlice& slice, Tensor& local,
-                     const AllReduceFunction& reduce_scatter, DeviceAllocator* allocator) {
-  const int64_t width = whole.cols();
-  assert(whole.rows() == slice.batch * slice.seq);
-  assert(local.rows() == slice.batch * slice.local_positions() && local.cols() == width);
-  Tensor staged = Tensor::uninitialized(whole.rows(), width, allocator, MemoryCategory::Workspace);
-  reorder(slice, width, whole.data(), staged.data(), /*to_rank_major=*/true);
-  reduce_scatter(staged.data(), staged.size());
-  const float* mine = staged.data() + slice.rank * local.size();
-  std::copy(mine, mine + local.size(), local.data());
 }
 
 }  // namespace pipelab

@@ -8,18 +8,17 @@
 // 2 cp - 1 - r.
 //
 // The layers keep sequence values sample-major, [batch * positions, width].
-// The collectives (all_reduce.h's SequenceCollectives, run over the
-// context-parallel group) cut a buffer into cp slices in rank order, so the
-// functions here go through a rank-major staging buffer, [cp][batch][seq /
-// cp][width], and reorder into sample-major [batch][seq][width] in position
-// order on the way in and out.
+// The collectives (all_reduce.h's ContextCollectives, run over the
+// context-parallel group) cut a buffer into cp slices in rank order: a
+// rank-major buffer, [cp][batch][seq / cp][width], whose slice j is rank j's
+// rows as that rank keeps them. The cpu backend's ring attention works on
+// such a buffer directly (gpt_block.h); the CUDA backend reorders it into
+// sample-major [batch][seq][width] in position order (context_chunk_copy,
+// gpu/layers/context_split.h).
 #pragma once
 
 #include <cstdint>
 #include <vector>
-
-#include "core/nn/all_reduce.h"
-#include "core/nn/tensor.h"
 
 namespace pipelab {
 
@@ -52,15 +51,5 @@ struct ContextChunkCopy {
   int64_t count = 0;
 };
 ContextChunkCopy context_chunk_copy(const ContextSlice& slice, int64_t width, int j, int half);
-
-// whole [batch * seq, width] (position order) from every rank's local [batch *
-// seq / cp, width], through `all_gather`.
-void gather_context(const Tensor& local, const ContextSlice& slice, Tensor& whole,
-                    const AllReduceFunction& all_gather, DeviceAllocator* allocator);
-
-// local [batch * seq / cp, width] = this rank's positions of the sum over the
-// ranks of their partial `whole` [batch * seq, width], through `reduce_scatter`.
-void scatter_context(const Tensor& whole, const ContextSlice& slice, Tensor& local,
-                     const AllReduceFunction& reduce_scatter, DeviceAllocator* allocator);
 
 }  // namespace pipelab

@@ -5,8 +5,10 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "core/nn/activations.h"
+#include "core/nn/blockwise_attention.h"
 #include "core/nn/counter_rng.h"
 #include "core/nn/init.h"
 #include "core/nn/layer_norm.h"
@@ -141,23 +143,6 @@ const Tensor& through_dropout(const Tensor& grad, const BlockDropout& dropout,
   masked.copy_from(grad);
   apply_block_dropout(dropout, site, seq, masked, first_position, positions);
   return masked;
-}
-
-ContextSlice context_slice(const BlockShard& shard, int64_t batch, int64_t seq) {
-  return {shard.cp, shard.context, batch, seq};
-}
-
-// Context parallelism: every rank's keys and values of the sequence ([batch *
-// seq, key_width], packed), from this rank's QKV rows.
-Tensor gathered_keys(const Tensor& qkv, const AttentionShape& shape, const ContextSlice& slice,
-                     const AllReduceFunction& all_gather, DeviceAllocator* allocator) {
-  Tensor local =
-      Tensor::uninitialized(qkv.rows(), shape.key_width(), allocator, MemoryCategory::Activations);
-  pack_keys(qkv, shape, local);
-  Tensor keys = Tensor::uninitialized(slice.batch * slice.seq, shape.key_width(), allocator,
-                                      MemoryCategory::Activations);
-  gather_context(local, slice, keys, all_gather, allocator);
-  return keys;
 }
 
 const Tensor* optional(const Tensor& t) { return t.empty() ? nullptr : &t; }
@@ -303,8 +288,8 @@ void paste_block_tensors(GptBlockTensors& full, GptBlockTensors& part,
 }
 
 int64_t GptBlockCache::forward_floats() const {
-  return norm1_out.size() + qkv.size() + probabilities.size() + attention_out.size() + h.size() +
-         norm2_out.size() + ffn1_out.size() + activation_out.size();
+  return norm1_out.size() + qkv.size() + probabilities.size() + lse.size() + attention_out.size() +
+         h.size() + norm2_out.size() + ffn1_out.size() + activation_out.size();
 }
 
 GptBlock::GptBlock(const GptBlockConfig& config, const BlockShard& shard,
@@ -488,10 +473,16 @@ void GptBlock::forward_attention(const Tensor& x, int64_t batch, int64_t seq, Gp
   cache.dropout = dropout;
   ensure(cache.norm1_out, local_rows, dim, allocator_);
   ensure(cache.qkv, rows, w.qkv, allocator_);
-  if (config_.keep_attention_probabilities)
+  // Under context parallelism the ring's attention keeps each query's
+  // log-sum-exp instead of P (blockwise_attention.h).
+  if (keeps_probabilities())
     ensure(cache.probabilities, shape.probability_rows(), seq, allocator_);
   else
     cache.probabilities.reset();
+  if (shard_.splits_context())
+    ensure(cache.lse, shape.probability_rows(), 1, allocator_);
+  else
+    cache.lse.reset();
   ensure(cache.attention_out, rows, w.attention, allocator_);
   ensure(cache.h, local_rows, dim, allocator_);
   ensure(cache.norm2_out, local_rows, dim, allocator_);
@@ -505,13 +496,10 @@ void GptBlock::forward_attention(const Tensor& x, int64_t batch, int64_t seq, Gp
   linear_forward(whole_sequence(cache.norm1_out, slice, whole, collectives), t.qkv_weight,
                  optional(t.qkv_bias), cache.qkv);
   if (config_.rotary) rotary_forward(cache.qkv, shape, rotary_angles(seq));
-  Tensor* probabilities = config_.keep_attention_probabilities ? &cache.probabilities : nullptr;
   if (shard_.splits_context()) {
-    // Every rank's keys and values, for this forward only.
-    Tensor keys = gathered_keys(cache.qkv, shape, context_slice(shard_, batch, seq),
-                                collectives.context.all_gather, allocator_);
-    attention_forward(cache.qkv, keys, shape, cache.attention_out, probabilities, &dropout);
+    ring_attention_forward(cache, shape, collectives.context, dropout);
   } else {
+    Tensor* probabilities = keeps_probabilities() ? &cache.probabilities : nullptr;
     attention_forward(cache.qkv, shape, cache.attention_out, probabilities, &dropout);
   }
   Tensor& proj_out = slice.tp == 1 ? cache.h : whole;
@@ -520,6 +508,66 @@ void GptBlock::forward_attention(const Tensor& x, int64_t batch, int64_t seq, Gp
   bias_dropout_residual(cache.h, x, t.proj_bias, dropout, BlockDropoutSite::AfterProjection,
                         slice.local_positions, slice.first_position(), global_positions(seq));
   norm_forward(t.norm2_gain, t.norm2_bias, cache.h, cache.norm2_out);
+}
+
+namespace {
+
+// Rank `rank`'s slot of a rank-major buffer of every rank's packed keys (or
+// their gradients), [cp][batch][positions][key_width]: its rows as a view.
+Tensor rank_slot(Tensor& ranks, int cp, int rank) {
+  const int64_t rows = ranks.rows() / cp;
+  Tensor slot = Tensor::borrow(ranks.row(rank * rows), rows * ranks.cols());
+  slot.reshape(rows, ranks.cols());
+  return slot;
+}
+
+}  // namespace
+
+void GptBlock::ring_attention_forward(GptBlockCache& cache, const AttentionShape& shape,
+                                      const ContextCollectives& context,
+                                      const BlockDropout& dropout) const {
+  // Every rank's packed keys and values, rank-major, for this forward only:
+  // this rank writes its own; the ring brings the others, and each is
+  // merged into the queries' running softmax as it lands.
+  Tensor ranks = Tensor::uninitialized(shape.key_rows(), shape.key_width(), allocator_,
+                                       MemoryCategory::Activations);
+  Tensor own = rank_slot(ranks, shard_.cp, shard_.context);
+  pack_keys(cache.qkv, shape, own);
+  BlockwiseAttentionForward attention(cache.qkv, shape, &dropout);
+  context.all_gather(ranks.data(), ranks.size(), [&](int rank) {
+    const std::vector<int64_t> positions = context_positions(cache.seq, shard_.cp, rank);
+    const Tensor keys = rank_slot(ranks, shard_.cp, rank);
+    attention.add({&keys, positions.data(), static_cast<int64_t>(positions.size())});
+  });
+  attention.finish(cache.attention_out, cache.lse);
+}
+
+void GptBlock::ring_attention_backward(GptBlockCache& cache,
+                                       const ContextCollectives& context) const {
+  // The keys and values come round again; as each lands this rank adds its
+  // queries' dq and writes that block's dk and dv into the block's slot, and
+  // the reduce-scatter then sums every slot at home, where it joins dq.
+  const AttentionShape shape = attention_shape(cache.batch, cache.seq);
+  Tensor ranks = Tensor::uninitialized(shape.key_rows(), shape.key_width(), allocator_,
+                                       MemoryCategory::Activations);
+  Tensor key_grads = Tensor::uninitialized(shape.key_rows(), shape.key_width(), allocator_,
+                                           MemoryCategory::Activations);
+  Tensor own = rank_slot(ranks, shard_.cp, shard_.context);
+  pack_keys(cache.qkv, shape, own);
+  cache.d_qkv.set_zero();
+  const BlockwiseAttentionGradient input{
+      &cache.qkv, &cache.attention_out, &cache.lse, &cache.d_attention_out, shape, &cache.dropout};
+  context.all_gather(ranks.data(), ranks.size(), [&](int rank) {
+    const std::vector<int64_t> positions = context_positions(cache.seq, shard_.cp, rank);
+    const Tensor keys = rank_slot(ranks, shard_.cp, rank);
+    Tensor grads = rank_slot(key_grads, shard_.cp, rank);
+    blockwise_attention_backward(input,
+                                 {&keys, positions.data(), static_cast<int64_t>(positions.size())},
+                                 cache.d_qkv, grads);
+  });
+  ranks.reset();
+  context.reduce_scatter(key_grads.data(), key_grads.size());
+  unpack_keys(rank_slot(key_grads, shard_.cp, shard_.context), shape, cache.d_qkv);
 }
 
 const Tensor& GptBlock::output_gradient(const Tensor& grad, BlockDropoutSite site,
@@ -597,25 +645,10 @@ void GptBlock::backward_attention(const Tensor& x, const Tensor& dy, GptBlockCac
   const Tensor& d_proj_out = output_gradient(cache.d_h, BlockDropoutSite::AfterProjection, cache,
                                              cache.d_proj_out, collectives);
   linear_backward_input(d_proj_out, t.proj_weight, cache.d_attention_out);
-  const Tensor* probabilities =
-      config_.keep_attention_probabilities ? &cache.probabilities : nullptr;
   if (shard_.splits_context()) {
-    // Gather every rank's keys and values again; dk and dv of every position
-    // go home through the reduce-scatter, to join this rank's dq.
-    const ContextSlice context = context_slice(shard_, cache.batch, cache.seq);
-    const AttentionShape shape = attention_shape(cache.batch, cache.seq);
-    Tensor keys =
-        gathered_keys(cache.qkv, shape, context, collectives.context.all_gather, allocator_);
-    Tensor key_grads =
-        Tensor::uninitialized(keys.rows(), keys.cols(), allocator_, MemoryCategory::Activations);
-    attention_backward(cache.qkv, keys, probabilities, cache.d_attention_out, shape, cache.d_qkv,
-                       key_grads, &cache.dropout);
-    keys.reset();
-    Tensor home =
-        Tensor::uninitialized(rows, shape.key_width(), allocator_, MemoryCategory::Activations);
-    scatter_context(key_grads, context, home, collectives.context.reduce_scatter, allocator_);
-    unpack_keys(home, shape, cache.d_qkv);
+    ring_attention_backward(cache, collectives.context);
   } else {
+    const Tensor* probabilities = keeps_probabilities() ? &cache.probabilities : nullptr;
     attention_backward(cache.qkv, probabilities, cache.d_attention_out,
                        attention_shape(cache.batch, cache.seq), cache.d_qkv, &cache.dropout);
   }

@@ -47,12 +47,15 @@
 // Context parallelism (BlockShard::cp > 1; context_split.h): x, y, dx and dy
 // hold the rank's seq / cp positions of every sample (two chunks, in position
 // order), and so does everything but the attention's keys. After QKV (and
-// rotary, by the global positions) the ranks all-gather their QKV rows over
-// the context-parallel group, and the rank's queries attend to the whole
-// sequence's keys and values (attention.h's context-parallel form); the
-// backward gathers them again (rather than keep the whole sequence), writes
-// dk and dv for every position and reduce-scatters them home, where they join
-// the rank's dq. Every weight gradient is then the rank's tokens' share: the
+// rotary, by the global positions) the attention is ring attention: each
+// rank packs its keys and values, the ring all-gather passes every rank's on
+// round the context-parallel group, and as each block lands (already passed
+// on) the rank merges it into its queries' running softmax
+// (blockwise_attention.h), keeping each query's log-sum-exp instead of P
+// (keep_attention_probabilities does not apply). The backward brings the
+// blocks round again: as each lands the rank adds its queries' dq and writes
+// that block's dk and dv, and a reduce-scatter sums every block's at home,
+// where they join the rank's dq. Every weight gradient is then the rank's tokens' share: the
 // data-parallel group, which spans the context ranks, sums them. Under
 // sequence parallelism too, the tensor-parallel shards split the rank's
 // positions (shard k holds rows [k, k + 1) seq / (cp tp) of the rank's).
@@ -139,7 +142,7 @@ struct BlockShard {
 struct BlockCollectives {
   AllReduceFunction all_reduce_sum = all_reduce_nothing;
   SequenceCollectives sequence;
-  SequenceCollectives context;
+  ContextCollectives context;
 };
 
 // Throws std::invalid_argument, saying what to change, unless every width is
@@ -193,6 +196,7 @@ struct GptBlockCache {
   Tensor norm1_out;       // [rows, dim]
   Tensor qkv;             // [rows, qkv_width / tp], q and k turned under rotary
   Tensor probabilities;   // [batch * heads / tp * seq, seq]; empty under recompute
+  Tensor lse;             // context parallelism: [probability_rows, 1], instead of P
   Tensor attention_out;   // [rows, dim / tp]
   Tensor h;               // [rows, dim]: the residual stream between the halves
   Tensor norm2_out;       // [rows, dim]
@@ -224,12 +228,25 @@ struct GptBlockCache {
   // Every tensor above, for BasicBlockState's bytes() and tensors().
   template <typename Cache>
   static auto all_tensors(Cache& cache) {
-    return std::array{&cache.norm1_out,        &cache.qkv,           &cache.probabilities,
-                      &cache.attention_out,    &cache.h,             &cache.norm2_out,
-                      &cache.ffn1_out,         &cache.activation_out, &cache.d_activation_out,
-                      &cache.d_ffn1_out,       &cache.d_norm2_out,   &cache.d_h,
-                      &cache.d_attention_out,  &cache.d_qkv,         &cache.d_norm1_out,
-                      &cache.d_proj_out,       &cache.d_ffn2_out,    &cache.norm1_gathered,
+    return std::array{&cache.norm1_out,
+                      &cache.qkv,
+                      &cache.probabilities,
+                      &cache.lse,
+                      &cache.attention_out,
+                      &cache.h,
+                      &cache.norm2_out,
+                      &cache.ffn1_out,
+                      &cache.activation_out,
+                      &cache.d_activation_out,
+                      &cache.d_ffn1_out,
+                      &cache.d_norm2_out,
+                      &cache.d_h,
+                      &cache.d_attention_out,
+                      &cache.d_qkv,
+                      &cache.d_norm1_out,
+                      &cache.d_proj_out,
+                      &cache.d_ffn2_out,
+                      &cache.norm1_gathered,
                       &cache.norm2_gathered};
   }
 };
@@ -321,6 +338,16 @@ class GptBlock {
 
  private:
   AttentionShape attention_shape(int64_t batch, int64_t seq) const;
+  // Whether the forward keeps P for the backward: unless recomputed
+  // (selective recomputation) or under context parallelism.
+  bool keeps_probabilities() const {
+    return config_.keep_attention_probabilities && !shard_.splits_context();
+  }
+  // Context parallelism's ring attention (the class comment): the forward
+  // into cache.attention_out and cache.lse, the backward into cache.d_qkv.
+  void ring_attention_forward(GptBlockCache& cache, const AttentionShape& shape,
+                              const ContextCollectives& context, const BlockDropout& dropout) const;
+  void ring_attention_backward(GptBlockCache& cache, const ContextCollectives& context) const;
   void norm_forward(const Tensor& gain, const Tensor& bias, const Tensor& x, Tensor& y) const;
   void norm_backward_input(const Tensor& gain, const Tensor& x, const Tensor& dy, Tensor& dx) const;
   void norm_backward_weight(const Tensor& x, const Tensor& dy, Tensor& gain_grad,

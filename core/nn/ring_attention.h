@@ -1,13 +1,12 @@
 // Context parallelism's attention in its ring form, one head of one sequence
 // at a time: the math a context rank runs as the key and value blocks of the
 // other ranks travel around the ring (ring attention, Liu et al. 2023), with
-// the causal load balancing Megatron-LM uses for --context-parallel-size. The
-// executors today gather every block first and attend in one pass
-// (gpt_block.h, attention.h's context-parallel form: the same result); this
-// online-softmax form, which never holds a query's whole row of scores, is
-// the reference an overlapped ring will be held to. blockwise_attention.h
-// is the same per-step work over a block's layouts (every sample and head,
-// packed keys, dropout), with cblas GEMMs.
+// the causal load balancing Megatron-LM uses for --context-parallel-size. It
+// is the plain-loop reference for one head: blockwise_attention.h does the
+// same per-step work over a block's layouts (every sample and head, packed
+// keys, dropout) with cblas GEMMs, and the cpu backend's blocks run it as
+// the ring brings each block (gpt_block.h); the CUDA executor gathers every
+// block first and attends in one pass (the same result).
 //
 // Positions. The sequence of `seq` tokens is cut into 2 cp equal chunks and
 // rank r holds chunks r and 2 cp - 1 - r, so that under the causal mask every

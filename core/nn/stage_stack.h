@@ -74,6 +74,14 @@ template <typename TensorT>
 using BasicSequenceCollective =
     std::function<void(TensorParallelCollective collective, TensorT& tensor, int layer, bool in_forward)>;
 
+// Context parallelism's all-gather or reduce-scatter, as above over the
+// context-parallel group; an all-gather hands each rank's slice to `arrived`
+// (empty: nothing to hand, and always for a reduce-scatter).
+template <typename TensorT>
+using BasicContextCollective =
+    std::function<void(TensorParallelCollective collective, TensorT& tensor, int layer,
+                       bool in_forward, const SliceArrival& arrived)>;
+
 template <typename TensorT>
 struct BasicTensorParallelSetup {
   int degree = 1;  // tp; 1 = no tensor parallelism
@@ -88,10 +96,12 @@ struct BasicTensorParallelSetup {
   BasicSequenceCollective<TensorT> sequence_collective;
   // Context parallelism (plan.cp > 1, in a sequence model): this rank of cp
   // and the all-gather and reduce-scatter over the context-parallel group
-  // (required then), which the Transformer blocks' attention runs.
+  // (required then), which the Transformer blocks' attention runs; the
+  // all-gather hands each rank's slice to `arrived` as it lands
+  // (all_reduce.h's ContextCollectives).
   int cp = 1;
   int context = 0;
-  BasicSequenceCollective<TensorT> context_collective;
+  BasicContextCollective<TensorT> context_collective;
 };
 
 // What a stage keeps for the output layer under sequence parallelism: its
@@ -184,12 +194,13 @@ class StageStack {
         if (!context_collective_)
           throw std::invalid_argument("context parallelism needs the context_collective function");
         layers_.back()->connect_context_parallel(
-            {[this, index](Tensor& values, bool in_forward) {
-               context_collective_(TensorParallelCollective::AllGather, values, index, in_forward);
+            {[this, index](Tensor& values, bool in_forward, const SliceArrival& arrived) {
+               context_collective_(TensorParallelCollective::AllGather, values, index, in_forward,
+                                   arrived);
              },
              [this, index](Tensor& values, bool in_forward) {
                context_collective_(TensorParallelCollective::ReduceScatter, values, index,
-                                   in_forward);
+                                   in_forward, {});
              }});
       }
       routes_experts_.push_back(has_experts(layer.spec));
@@ -696,7 +707,7 @@ class StageStack {
   std::vector<int> group_start_;
   BasicTensorParallelAllReduce<Tensor> all_reduce_;
   BasicSequenceCollective<Tensor> sequence_collective_;
-  BasicSequenceCollective<Tensor> context_collective_;  // cp > 1
+  BasicContextCollective<Tensor> context_collective_;  // cp > 1
   WeightUnits units_;
   // Per stage layer, under sequence parallelism: the slice its input holds,
   // whether it gathers that input (the output layer), and whether its

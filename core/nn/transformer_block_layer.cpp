@@ -93,10 +93,14 @@ void TransformerBlockLayer::connect_sequence_parallel(InnerSequenceCollectives c
   }
 }
 
-void TransformerBlockLayer::connect_context_parallel(InnerSequenceCollectives collectives) {
+void TransformerBlockLayer::connect_context_parallel(InnerContextCollectives collectives) {
   for (bool in_forward : {true, false}) {
     BlockCollectives& target = in_forward ? forward_collectives_ : backward_collectives_;
-    target.context.all_gather = bridge(collectives.all_gather, in_forward);
+    target.context.all_gather = [gather = collectives.all_gather, in_forward](
+                                    float* data, int64_t count, const SliceArrival& arrived) {
+      Tensor values = Tensor::borrow(data, count);
+      gather(values, in_forward, arrived);
+    };
     target.context.reduce_scatter = bridge(collectives.reduce_scatter, in_forward);
   }
 }

@@ -97,7 +97,7 @@ class TransformerBlockLayer : public Layer {
   std::vector<Tensor*> expert_grads() override;
   void connect_all_reduce(InnerAllReduce all_reduce) override;
   void connect_sequence_parallel(InnerSequenceCollectives collectives) override;
-  void connect_context_parallel(InnerSequenceCollectives collectives) override;
+  void connect_context_parallel(InnerContextCollectives collectives) override;
   std::vector<Tensor*> sequence_partial_grads() override;
 
   GptBlock& block() { return block_; }

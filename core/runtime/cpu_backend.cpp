@@ -241,9 +241,9 @@ void CpuBackend::context_parallel_reduce_scatter(Tensor& values) {
                       context_parallel_group_, context_parallel_collectives_++);
 }
 
-void CpuBackend::context_parallel_all_gather(Tensor& values) {
-  ring_all_gather(std::span<float>(values.data(), static_cast<size_t>(values.size())),
-                  context_parallel_group_, context_parallel_collectives_++);
+void CpuBackend::context_parallel_all_gather(Tensor& values, const SliceArrival& arrived) {
+  ring_all_gather_passing(std::span<float>(values.data(), static_cast<size_t>(values.size())),
+                          context_parallel_group_, context_parallel_collectives_++, arrived);
 }
 
 }  // namespace pipelab

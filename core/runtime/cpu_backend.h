@@ -122,7 +122,8 @@ class CpuBackend {
   // Context parallelism's collectives over the context-parallel group (the
   // ranks splitting this replica's sequences), in place (ring_allreduce.h).
   void context_parallel_reduce_scatter(Tensor& values);
-  void context_parallel_all_gather(Tensor& values);
+  // Hands each rank's slice to `arrived` as the ring brings it (may be empty).
+  void context_parallel_all_gather(Tensor& values, const SliceArrival& arrived);
 
   // Offloading: the tensor's values move to fresh storage counted as Host
   // (offload) or Activations again (reload), on the device's allocator: a

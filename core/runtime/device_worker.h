@@ -335,7 +335,8 @@ class DeviceWorker {
   void tensor_parallel_collective(OpKind kind, Tensor& values, int layer);
   // A Transformer block's attention's all-gather (gather) or reduce-scatter
   // over the context-parallel group, reported as the listed op.
-  void context_parallel_collective(bool gather, Tensor& values, int layer);
+  void context_parallel_collective(bool gather, Tensor& values, int layer,
+                                   const SliceArrival& arrived);
   // Synced batch norm: a layer's statistics summed over the data-parallel
   // replicas, inside the compute op, timed as the ALLREDUCE dp listed for it.
   void batch_statistics_all_reduce(std::vector<double>& values, int layer);

@@ -73,9 +73,10 @@ DeviceWorker<Backend>::DeviceWorker(WorkerShared& shared, Devices& devices, int 
     tensor_parallel.context = place_.context;
     if (plan.cp > 1)
       tensor_parallel.context_collective = [this](TensorParallelCollective collective,
-                                                  Tensor& values, int layer, bool) {
+                                                  Tensor& values, int layer, bool,
+                                                  const SliceArrival& arrived) {
         context_parallel_collective(collective == TensorParallelCollective::AllGather, values,
-                                    layer);
+                                    layer, arrived);
       };
     // Zero 3 slices each layer as soon as it is built (make_unit_shards).
     const bool units = plan.zero >= 3 && plan.data_parallel_size() > 1;
@@ -547,11 +548,14 @@ void DeviceWorker<Backend>::tensor_parallel_collective(OpKind kind, Tensor& valu
 }
 
 template <typename Backend>
-void DeviceWorker<Backend>::context_parallel_collective(bool gather, Tensor& values, int layer) {
+void DeviceWorker<Backend>::context_parallel_collective(bool gather, Tensor& values, int layer,
+                                                        const SliceArrival& arrived) {
+  // A gather's span includes the work `arrived` does on each slice as it
+  // lands: the ring's steps overlap the block's attention (ring attention).
   inner_collective(gather ? OpKind::AllGather : OpKind::ReduceScatter, CommGroup::ContextParallel,
                    layer, [&] {
                      if (gather)
-                       backend_.context_parallel_all_gather(values);
+                       backend_.context_parallel_all_gather(values, arrived);
                      else
                        backend_.context_parallel_reduce_scatter(values);
                      return values.bytes();

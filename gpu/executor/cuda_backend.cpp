@@ -469,7 +469,15 @@ void CudaBackend::context_parallel_reduce_scatter(DeviceTensor& values) {
     group->reduce_scatter(place_.context, values);
 }
 
-void CudaBackend::context_parallel_all_gather(DeviceTensor& values) {
+void CudaBackend::context_parallel_all_gather(DeviceTensor& values, const SliceArrival& arrived) {
+  gather_over_context_group(values);
+  if (!arrived) return;
+  // In the ring's order: this rank's own slice, then r - 1, r - 2, ...
+  const int cp = shared_.experiment.parallel.cp;
+  for (int k = 0; k < cp; ++k) arrived((place_.context - k + cp) % cp);
+}
+
+void CudaBackend::gather_over_context_group(DeviceTensor& values) {
   if (collective_on_nccl(devices_.context_parallel_rank_comm_of, values,
                          GroupCollective::AllGather))
     return;

@@ -195,7 +195,9 @@ class CudaBackend {
   // run. The GPU stack's blocks do not split sequences yet (check_trainable
   // refuses cp > 1 on cuda), so nothing calls them until they do.
   void context_parallel_reduce_scatter(DeviceTensor& values);
-  void context_parallel_all_gather(DeviceTensor& values);
+  // Hands every rank's slice to `arrived` (may be empty) once all have
+  // landed: NCCL's all-gather does not report its steps.
+  void context_parallel_all_gather(DeviceTensor& values, const SliceArrival& arrived);
   // Expert parallelism: a moe layer's all-to-all over this replica's
   // expert-parallel group, and the sum of the experts' gradients over the
   // replicas holding the same experts (every ep-th replica).
@@ -220,6 +222,8 @@ class CudaBackend {
   void drop_in_flight();
 
  private:
+  // The context-parallel group's all-gather itself (NCCL, over ranks or on one process).
+  void gather_over_context_group(DeviceTensor& values);
   // A run over processes: a message for, or from, a device on another rank;
   // an all-reduce over a group spanning ranks (`collective` numbers the
   // group's collectives, as ring_all_reduce wants).

@@ -186,8 +186,11 @@ ContextSlice GpuTransformerBlock::context_slice(int64_t batch) const {
 
 DeviceSequenceCollective GpuTransformerBlock::context_collective(bool gather,
                                                                  bool in_forward) const {
-  const auto& collective = gather ? context_.all_gather : context_.reduce_scatter;
-  return [&collective, in_forward](DeviceTensor& values) { collective(values, in_forward); };
+  // The gather hands no slice over as it lands: this block attends once all have.
+  if (gather)
+    return
+        [this, in_forward](DeviceTensor& values) { context_.all_gather(values, in_forward, {}); };
+  return [this, in_forward](DeviceTensor& values) { context_.reduce_scatter(values, in_forward); };
 }
 
 void GpuTransformerBlock::turn_rotary(DeviceTensor& qkv, const AttentionShape& shape,
@@ -370,12 +373,12 @@ void GpuTransformerBlock::attention_forward(const DeviceTensor& x, const Forward
   cache.dropout = dropout_of(info);
   DeviceTensor norm1_out = rows_tensor(local_rows, dim);
   DeviceTensor qkv = rows_tensor(rows, config_.qkv_width() / tp);
-  if (config_.keep_attention_probabilities)
+  if (keeps_probabilities())
     cache.probabilities = rows_tensor(shape.probability_rows(), seq_);  // every key's column
   else
     cache.probabilities.reset();
   // The fused kernels' lse, kept so that the backward runs no second forward.
-  if (uses_fused_attention(shape, config_.keep_attention_probabilities, context().mixed_bf16()))
+  if (uses_fused_attention(shape, keeps_probabilities(), context().mixed_bf16()))
     cache.lse = rows_tensor(shape.probability_rows(), 1);
   else
     cache.lse.reset();
@@ -403,8 +406,8 @@ void GpuTransformerBlock::attention_forward(const DeviceTensor& x, const Forward
       context_keys = {&keys, device_positions(), nullptr};
     }
     gpu_attention_forward(context(), cache.qkv, shape, attention_out,
-                          config_.keep_attention_probabilities ? &cache.probabilities : nullptr,
-                          &cache.dropout, cache.lse.empty() ? nullptr : &cache.lse,
+                          keeps_probabilities() ? &cache.probabilities : nullptr, &cache.dropout,
+                          cache.lse.empty() ? nullptr : &cache.lse,
                           shard_.splits_context() ? &context_keys : nullptr);
   }
   cache.attention_out = KeptGemmInput(std::move(attention_out), kept_bf16_.attention_out);
@@ -570,8 +573,7 @@ DeviceTensor GpuTransformerBlock::attention_backward(const DeviceTensor& x, cons
   linear_backward_input(cublas, d_proj_out, rows, t.proj_weight, cache.d_attention_out.data());
   const FusedKept fused{&cache.lse, cache.attention_out.gemm_input()};
   const AttentionShape shape = attention_shape(cache.batch);
-  const DeviceTensor* probabilities =
-      config_.keep_attention_probabilities ? &cache.probabilities : nullptr;
+  const DeviceTensor* probabilities = keeps_probabilities() ? &cache.probabilities : nullptr;
   if (shard_.splits_context()) {
     // Gather every rank's keys and values again; dk and dv of every position
     // go home through the reduce-scatter, to join this rank's dq.

@@ -37,8 +37,9 @@
 // positions. The attention packs the rank's k and v, all-gathers them over
 // the context-parallel group (connect_context_parallel; gpu/layers/
 // context_split.h's staging, the CPU's layout), attends its queries to the
-// whole sequence (gpu/layers/attention.h's context-parallel form, unfused),
-// and in the backward gathers them again and reduce-scatters dk and dv home.
+// whole sequence (gpu/layers/attention.h's context-parallel form, unfused;
+// keeping no P, as the CPU's ring attention keeps none), and in the backward
+// gathers them again and reduce-scatters dk and dv home.
 // q, k and v stay float32 then (kept_bf16.h). Blocks with experts refuse it.
 //
 // Mixture of experts (a transformer_block with experts > 0): the MLP is a
@@ -167,13 +168,19 @@ class GpuTransformerBlock : public GpuLayer {
     sequence_ = std::move(collectives);
   }
   std::vector<DeviceTensor*> sequence_partial_grads() override;
-  void connect_context_parallel(InnerSequenceCollectives collectives) override {
+  void connect_context_parallel(InnerContextCollectives collectives) override {
     context_ = std::move(collectives);
   }
 
  private:
   BlockDropoutKey dropout_of(const ForwardInfo& info) const;
   AttentionShape attention_shape(int64_t batch) const;
+  // Whether the forward keeps P: unless recomputed (selective recomputation)
+  // or under context parallelism, whose memory the simulator counts as the
+  // CPU's ring attention keeps it (no P).
+  bool keeps_probabilities() const {
+    return config_.keep_attention_probabilities && !shard_.splits_context();
+  }
   // Context parallelism: the rank's global positions on the device (null
   // without it), the rank's place in the sequence, the stage's gather or
   // scatter over the context-parallel group, and every rank's k and v of the
@@ -261,7 +268,7 @@ class GpuTransformerBlock : public GpuLayer {
   std::unique_ptr<GpuMoe> experts_;  // the MLP of a block with experts
   InnerAllReduce all_reduce_;  // set when the block is split over shards
   InnerSequenceCollectives sequence_;  // set under sequence parallelism
-  InnerSequenceCollectives context_;   // set under context parallelism
+  InnerContextCollectives context_;    // set under context parallelism
 };
 
 }  // namespace pipelab::gpu

@@ -140,6 +140,37 @@ TEST(RingAllReduce, ReduceScatterAndAllGatherWorkOnEachMembersSlice) {
   }
 }
 
+// Ring attention's all-gather: each member works on every slice as it
+// arrives, its own first and then r - 1, r - 2, ..., and each slice is
+// already in place (and passed on) when the member sees it.
+TEST(RingAllReduce, AllGatherHandsEachSliceOverAsItArrives) {
+  for (int members : {1, 2, 3, 4}) {
+    TestRing ring(members);
+    const int slice = 3;
+    std::vector<std::vector<float>> gathered(members, std::vector<float>(slice * members, -1.0f));
+    std::vector<std::vector<int>> order(members);
+    std::vector<int> wrong(members, 0);
+    std::vector<std::thread> threads;
+    for (int d = 0; d < members; ++d)
+      threads.emplace_back([&, d] {
+        for (int i = 0; i < slice; ++i) gathered[d][d * slice + i] = static_cast<float>(d * 10 + i);
+        ring_all_gather_passing(gathered[d], ring.group(d), 0, [&, d](int member) {
+          order[d].push_back(member);
+          for (int i = 0; i < slice; ++i)
+            wrong[d] += gathered[d][member * slice + i] != static_cast<float>(member * 10 + i);
+        });
+      });
+    for (std::thread& thread : threads) thread.join();
+    for (int d = 0; d < members; ++d) {
+      std::vector<int> expected;
+      for (int k = 0; k < members; ++k) expected.push_back((d - k + members) % members);
+      EXPECT_EQ(order[d], expected) << members << " members, member " << d;
+      EXPECT_EQ(wrong[d], 0) << "a slice was handed over before it arrived";
+      EXPECT_EQ(ring.memory[d]->current_total(), 0);
+    }
+  }
+}
+
 TEST(Rendezvous, TheLastArrivalRunsTheActionAlone) {
   RunControl control(3);
   Rendezvous meeting(3, control);

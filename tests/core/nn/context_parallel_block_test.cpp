@@ -112,7 +112,7 @@ void expect_ranks_match_whole(const GptBlockConfig& config, int cp, int tp = 1,
       if (tp > 1 && !sequence_parallel)
         mine.all_reduce_sum = [&sum, k](float* data, int64_t count) { sum(k, data, count); };
       if (sequence_parallel) mine.sequence = sequence_groups[r]->for_shard(k);
-      mine.context = context_groups[k]->for_shard(r);
+      mine.context = context_groups[k]->for_rank(r);
       const Tensor x_part = rows_at(x, kSeq, positions[device]);
       const Tensor dy_part = rows_at(dy, kSeq, positions[device]);
       GptBlockCache rank_cache;

@@ -122,6 +122,17 @@ class HostSequenceCollectives {
     return {[this, shard](float* data, int64_t count) { run(shard, data, count, true); },
             [this, shard](float* data, int64_t count) { run(shard, data, count, false); }};
   }
+  // The same over context-parallel ranks: the all-gather then hands every
+  // slice over in a ring's order (the rank's own first, then r - 1, ...).
+  ContextCollectives for_rank(int rank) {
+    const int cp = static_cast<int>(buffers_.size());
+    return {[this, rank, cp](float* data, int64_t count, const SliceArrival& arrived) {
+              run(rank, data, count, true);
+              if (arrived)
+                for (int k = 0; k < cp; ++k) arrived((rank - k + cp) % cp);
+            },
+            [this, rank](float* data, int64_t count) { run(rank, data, count, false); }};
+  }
 
  private:
   void run(int shard, float* data, int64_t count, bool gather) {

@@ -83,7 +83,7 @@ void expect_ranks_give_the_cpu_block(const GptBlockConfig& config, const std::st
   std::vector<Rank> ranks(kCp);
   run_shards(kCp, [&](int r, DeviceContext& context, GpuLayer::InnerSequenceCollectives group) {
     GpuTransformerBlock block(index, config, BlockShard{1, 0, false, kCp, r}, kSeq, seed, context);
-    block.connect_context_parallel(std::move(group));
+    block.connect_context_parallel(testing::as_context(std::move(group), r, kCp));
     const std::vector<int64_t> held = context_positions(kSeq, kCp, r);
     const DeviceTensor x_rank = rank_tensor(x, config.dim, held, context);
     const DeviceTensor dy_rank = rank_tensor(dy, config.dim, held, context);

@@ -64,6 +64,20 @@ class LockstepSequenceCollectives {
   std::atomic<bool> left_ = false;
 };
 
+// The same collectives over context-parallel ranks: the all-gather then hands
+// every rank's slice over in a ring's order (this rank's own first, then
+// r - 1, r - 2, ...).
+inline GpuLayer::InnerContextCollectives as_context(GpuLayer::InnerSequenceCollectives group,
+                                                    int rank, int cp) {
+  return {[all_gather = group.all_gather, rank, cp](DeviceTensor& values, bool in_forward,
+                                                    const SliceArrival& arrived) {
+            all_gather(values, in_forward);
+            if (arrived)
+              for (int k = 0; k < cp; ++k) arrived((rank - k + cp) % cp);
+          },
+          std::move(group.reduce_scatter)};
+}
+
 // Runs shard(k, context, collectives) for k < count, each in its own thread
 // on its own context of GPU 0, in lockstep through host collectives.
 template <typename Shard>
