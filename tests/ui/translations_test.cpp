@@ -18,6 +18,9 @@
 #include <optional>
 #include <stdexcept>
 
+#include "core/data/csv_reader.h"
+#include "core/data/dataset.h"
+#include "core/data/idx_reader.h"
 #include "core/io/experiment_io.h"
 #include "core/io/hardware_catalogue.h"
 #include "core/io/run_file.h"
@@ -583,6 +586,32 @@ class TranslationsTest : public QObject {
     QVERIFY2(placed.startsWith(
                  QStringLiteral("simulation.profile: mine.json: 设备 'h100': memory_gb = 0")),
              qPrintable(placed));
+    // A data file's mistake as a run loads it: the CSV cell's line and column are
+    // translated with the rest, the file name stays as it is.
+    const auto data_error = [](const auto& read) {
+      try {
+        read();
+      } catch (const DataError& error) {
+        return QString::fromStdString(error.what());
+      }
+      return QString();
+    };
+    const std::string csv = "1,2\n0,abc\n";
+    const QString cell = data_error([&] {
+      parse_csv_dataset({reinterpret_cast<const uint8_t*>(csv.data()), csv.size()}, "data.csv");
+    });
+    QVERIFY2(cell.startsWith(QLatin1String("data.csv: line 2, column 2: ")), qPrintable(cell));
+    const QString cell_text = core_message_text(cell);
+    QVERIFY2(cell_text.startsWith(QStringLiteral("data.csv: 第 2 行第 2 列: 'abc' ")) &&
+                 has_chinese(cell_text.mid(cell_text.lastIndexOf(QLatin1Char('\'')))),
+             qPrintable(cell_text));
+    // An IDX labels file shorter than its header says: the claim's words come out in Chinese.
+    const std::vector<uint8_t> labels = {0, 0, 8, 1, 0, 0, 0, 3, 1, 2};
+    const QString truncated = data_error([&] { parse_idx_labels(labels, "short.idx"); });
+    QVERIFY2(truncated.contains(QLatin1String("header says 3 labels")), qPrintable(truncated));
+    QVERIFY2(!core_message_text(truncated).contains(QLatin1String("header says")) &&
+                 !core_message_text(truncated).contains(QLatin1String("labels")),
+             qPrintable(core_message_text(truncated)));
     // File > Open of an experiment that is not one says why in Chinese too.
     QTemporaryDir folder;
     const QString broken = folder.filePath(QStringLiteral("broken.json"));
