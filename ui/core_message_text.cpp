@@ -552,12 +552,27 @@ constexpr const char* kPatterns[] = {
                       "%1 lists %2 devices, but the experiment's plan has %3 (dp x tp x cp x pp); "
                       "save the run again"),
     QT_TRANSLATE_NOOP("CoreMessage", "%1 is device %2; the list holds devices 0, 1, ... in order"),
-    QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 is not a device id (0 to 65535)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 is not a device id (0 to %3)"),
     QT_TRANSLATE_NOOP(
         "CoreMessage",
         "%1 is %2, not the columns this version of PipeLab reads; save the run again with it"),
     QT_TRANSLATE_NOOP("CoreMessage", "%1 must be an array, got %2"),
     QT_TRANSLATE_NOOP("CoreMessage", "version %1 of the run format; this PipeLab reads version %2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 is not a finite number"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 must be an array of %2 values, got %3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 is not an op kind"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 = %2 is not a group; valid: none, tensor_parallel, data_parallel, "
+                      "expert_parallel, context_parallel"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 ends before it begins"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 is not a byte count (0 to 2^53)"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 has %2 routed counts but %3 dropped ones (one of each per expert)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "trace.devices lists %1 devices, more than %2"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "%1 is %2 bytes long, more than the %3 a run file's names and labels may take; shorten it"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is on device %2, but the run has %3 (0 to %4)"),
     // Where a problem in a hardware file is: its device or node.
     QT_TRANSLATE_NOOP("CoreMessage", "device '%1'"),
     QT_TRANSLATE_NOOP("CoreMessage", "node '%1'"),
@@ -825,7 +840,21 @@ constexpr const char* kPatterns[] = {
     QT_TRANSLATE_NOOP("CoreMessage",
                       "the search covers synchronous training; set parallel.update = sync and a "
                       "synchronous schedule (e.g. 1f1b) first"),
-    QT_TRANSLATE_NOOP("CoreMessage", "search space %1: %2"),
+    // A --search-space value (core/planner/split_search.cpp): the place, then why.
+    QT_TRANSLATE_NOOP("CoreMessage", "search space %1"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "write dimension=value,value, e.g. cp=1 or schedule=1f1b,zb-v"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is not a whole number from 0 to 3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is not a whole number of at least 1"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 is not a schedule the search tries; valid: 1f1b, interleaved-1f1b, "
+                      "zb-h1, zb-v, dualpipev"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is not an offload; valid: none, activations, optimizer"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 is not a recompute policy; valid: none, selective, full, block"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "no dimension %1; valid: tp, cp, pp, dp, ep, zero, schedule, recompute, "
+                      "offload, microbatches"),
     QT_TRANSLATE_NOOP("CoreMessage", "the search was stopped before it finished"),
     QT_TRANSLATE_NOOP("CoreMessage", "fix the experiment first: %1"),
     QT_TRANSLATE_NOOP("CoreMessage",
@@ -884,11 +913,12 @@ QString core_message_text(const QString& english) {
   }
   // A file, a device or a node before the problem in it (a hardware file's
   // "simulation.profile: mine.json: device 'h100': memory_gb = 0 ...", a CSV file's
-  // "data.csv: line 3, column 2: 'x' is not a number"): the place first, each part in the
+  // "data.csv: line 3, column 2: 'x' is not a number", a --search-space value's
+  // "search space 'cp=x': ..."): the place first, each part in the
   // app's language, so no pattern's %1 swallows it.
   static const QRegularExpression place(
       QStringLiteral("^((?:simulation\\.profile(?:'s node)?|[^:]+\\.json|device '[^']*'|node "
-                     "'[^']*'|(?:.+?: )?line \\d+, column \\d+)): (.+)$"));
+                     "'[^']*'|(?:.+?: )?line \\d+, column \\d+|search space '.*?')): (.+)$"));
   if (const QRegularExpressionMatch found = place.match(english); found.hasMatch())
     return core_message_text(found.captured(1)) + QStringLiteral(": ") +
            core_message_text(found.captured(2));

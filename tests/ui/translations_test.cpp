@@ -612,6 +612,20 @@ class TranslationsTest : public QObject {
     QVERIFY2(!core_message_text(truncated).contains(QLatin1String("header says")) &&
                  !core_message_text(truncated).contains(QLatin1String("labels")),
              qPrintable(core_message_text(truncated)));
+    // A --search-space value the search cannot use: its place and why are both translated.
+    QString search;
+    try {
+      SearchSpace space;
+      restrict_search_space(space, "cp=x");
+    } catch (const std::exception& error) {
+      search = QString::fromStdString(error.what());
+    }
+    QVERIFY2(search.startsWith(QLatin1String("search space 'cp=x': 'x' is not a whole number")),
+             qPrintable(search));
+    const QString search_text = core_message_text(search);
+    QVERIFY2(search_text.startsWith(QStringLiteral("搜索空间 'cp=x': 'x' ")) &&
+                 !search_text.contains(QLatin1String("whole number")),
+             qPrintable(search_text));
     // File > Open of an experiment that is not one says why in Chinese too.
     QTemporaryDir folder;
     const QString broken = folder.filePath(QStringLiteral("broken.json"));

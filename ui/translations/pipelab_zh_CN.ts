@@ -693,10 +693,6 @@
         <translation>%1 是设备 %2；列表应按顺序列出设备 0, 1, ...</translation>
     </message>
     <message>
-        <source>%1 = %2 is not a device id (0 to 65535)</source>
-        <translation>%1 = %2 不是设备 id（0 到 65535）</translation>
-    </message>
-    <message>
         <source>%1 is %2, not the columns this version of PipeLab reads; save the run again with it</source>
         <translation>%1 为 %2，不是此版本 PipeLab 读取的列；请用此版本重新保存该运行</translation>
     </message>
@@ -1015,10 +1011,6 @@
     <message>
         <source>the search covers synchronous training; set parallel.update = sync and a synchronous schedule (e.g. 1f1b) first</source>
         <translation>搜索只涵盖同步训练；请先设置 parallel.update = sync 并选择同步调度（如 1f1b）</translation>
-    </message>
-    <message>
-        <source>search space %1: %2</source>
-        <translation>搜索空间 %1：%2</translation>
     </message>
     <message>
         <source>the search was stopped before it finished</source>
@@ -1423,6 +1415,82 @@
     <message>
         <source>data.path is empty; name a UTF-8 text file, such as the LICENSE file at the top of the PipeLab sources</source>
         <translation>data.path 为空；请指定一个 UTF-8 文本文件，例如 PipeLab 源码顶层的 LICENSE 文件</translation>
+    </message>
+    <message>
+        <source>%1 = %2 is not a finite number</source>
+        <translation>%1 = %2 不是有限数值</translation>
+    </message>
+    <message>
+        <source>%1 must be an array of %2 values, got %3</source>
+        <translation>%1 必须是含 %2 个值的数组，实际为 %3</translation>
+    </message>
+    <message>
+        <source>%1 = %2 is not an op kind</source>
+        <translation>%1 = %2 不是算子类型</translation>
+    </message>
+    <message>
+        <source>%1 = %2 is not a group; valid: none, tensor_parallel, data_parallel, expert_parallel, context_parallel</source>
+        <translation>%1 = %2 不是通信组；可用：none、tensor_parallel、data_parallel、expert_parallel、context_parallel</translation>
+    </message>
+    <message>
+        <source>%1 ends before it begins</source>
+        <translation>%1 的结束时间早于开始时间</translation>
+    </message>
+    <message>
+        <source>%1 = %2 is not a byte count (0 to 2^53)</source>
+        <translation>%1 = %2 不是字节数（0 到 2^53）</translation>
+    </message>
+    <message>
+        <source>%1 has %2 routed counts but %3 dropped ones (one of each per expert)</source>
+        <translation>%1 有 %2 个路由计数，但有 %3 个丢弃计数（每个专家各一个）</translation>
+    </message>
+    <message>
+        <source>trace.devices lists %1 devices, more than %2</source>
+        <translation>trace.devices 列出了 %1 个设备，多于 %2</translation>
+    </message>
+    <message>
+        <source>%1 is %2 bytes long, more than the %3 a run file&apos;s names and labels may take; shorten it</source>
+        <translation>%1 长 %2 字节，超过运行文件中名称和标签允许的 %3 字节；请缩短它</translation>
+    </message>
+    <message>
+        <source>%1 is on device %2, but the run has %3 (0 to %4)</source>
+        <translation>%1 在设备 %2 上，但该运行只有 %3 个设备（0 到 %4）</translation>
+    </message>
+    <message>
+        <source>search space %1</source>
+        <translation>搜索空间 %1</translation>
+    </message>
+    <message>
+        <source>write dimension=value,value, e.g. cp=1 or schedule=1f1b,zb-v</source>
+        <translation>请写成 维度=值,值，例如 cp=1 或 schedule=1f1b,zb-v</translation>
+    </message>
+    <message>
+        <source>%1 is not a whole number from 0 to 3</source>
+        <translation>%1 不是 0 到 3 之间的整数</translation>
+    </message>
+    <message>
+        <source>%1 is not a whole number of at least 1</source>
+        <translation>%1 不是至少为 1 的整数</translation>
+    </message>
+    <message>
+        <source>%1 is not a schedule the search tries; valid: 1f1b, interleaved-1f1b, zb-h1, zb-v, dualpipev</source>
+        <translation>%1 不是搜索会尝试的调度；可用：1f1b、interleaved-1f1b、zb-h1、zb-v、dualpipev</translation>
+    </message>
+    <message>
+        <source>%1 is not an offload; valid: none, activations, optimizer</source>
+        <translation>%1 不是卸载方式；可用：none、activations、optimizer</translation>
+    </message>
+    <message>
+        <source>%1 is not a recompute policy; valid: none, selective, full, block</source>
+        <translation>%1 不是重计算策略；可用：none、selective、full、block</translation>
+    </message>
+    <message>
+        <source>no dimension %1; valid: tp, cp, pp, dp, ep, zero, schedule, recompute, offload, microbatches</source>
+        <translation>没有维度 %1；可用：tp、cp、pp、dp、ep、zero、schedule、recompute、offload、microbatches</translation>
+    </message>
+    <message>
+        <source>%1 = %2 is not a device id (0 to %3)</source>
+        <translation>%1 = %2 不是设备 id（0 到 %3）</translation>
     </message>
 </context>
 <context>
