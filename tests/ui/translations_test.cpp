@@ -28,6 +28,7 @@
 #include "core/planner/plan_proposal.h"
 #include "core/planner/split_search.h"
 #include "core/runtime/host_memory_check.h"
+#include "core/runtime/run_settings.h"
 #include "core/runtime/trainable.h"
 #include "core/runtime/training_data.h"
 #include "core/schedule/generators.h"
@@ -340,6 +341,21 @@ class TranslationsTest : public QObject {
     first_block(refused).experts = 4;
     QVERIFY2(has_chinese(core_message_text(run_refusal(refused))),
              qPrintable(run_refusal(refused)));
+    // A run of an experiment with two problems: the first, then how many more, in Chinese.
+    Experiment two = testing::short_experiment(2);
+    two.training.optimizer.lr = 0;
+    two.parallel.chunks = 2;
+    QString combined;
+    try {
+      check_experiment(two);
+    } catch (const std::exception& error) {
+      combined = QString::fromStdString(error.what());
+    }
+    QVERIFY2(combined.endsWith(QLatin1String(" (and 1 more problem)")), qPrintable(combined));
+    const QString combined_text = core_message_text(combined);
+    QVERIFY2(combined_text.endsWith(QStringLiteral("（另有 1 个问题）")) &&
+                 has_chinese(combined_text.chopped(QStringLiteral("（另有 1 个问题）").size())),
+             qPrintable(combined_text));
     // A plan too large to build: counted by one replica standing for all,
     // every replica (with the hint that one would do), or an asynchronous one.
     ParallelPlan huge;
