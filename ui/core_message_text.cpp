@@ -286,6 +286,191 @@ constexpr const char* kPatterns[] = {
     QT_TRANSLATE_NOOP("CoreMessage",
                       "the embedding's vocab = %1 but %2 has %3 tokens; set model.layers[0].vocab "
                       "to at least %4"),
+    // The data files' errors (core/data), shown when a run loads its data. The file,
+    // set or CSV position before the first ": " is a place, kept (or translated: "line %1,
+    // column %2") by core_message_text, so most patterns are the text after it.
+    QT_TRANSLATE_NOOP("CoreMessage", "batch size %1 is too small; use at least 1"),
+    QT_TRANSLATE_NOOP("CoreMessage", "no samples to make batches from"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "batch size %1 is larger than its %2 samples; lower the batch size or use more samples"),
+    // A CSV file's rows and cells (core/data/csv_reader.cpp); label patterns before the
+    // plain "%1 is not a number" they would otherwise fall under.
+    QT_TRANSLATE_NOOP("CoreMessage", "line %1, column %2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "empty cell; every feature needs a number"),
+    QT_TRANSLATE_NOOP("CoreMessage", "empty label cell"),
+    QT_TRANSLATE_NOOP("CoreMessage", "label %1 is not a number"),
+    QT_TRANSLATE_NOOP("CoreMessage", "label %1 is negative; labels are class numbers 0, 1, 2, ..."),
+    QT_TRANSLATE_NOOP("CoreMessage", "label %1 is not a whole number"),
+    QT_TRANSLATE_NOOP("CoreMessage", "label %1 is too large (at most %2)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is not a finite 32-bit number"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is not a number"),
+    QT_TRANSLATE_NOOP("CoreMessage", "file is empty"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "line %1 has 1 cell; rows need a label column and at least one feature "
+                      "column (separated by commas)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "label column %1 is outside the rows' %2 cells"),
+    QT_TRANSLATE_NOOP("CoreMessage", "line %1 has %2 cells but line %3 has %4"),
+    QT_TRANSLATE_NOOP("CoreMessage", "holds a header row but no data rows"),
+    QT_TRANSLATE_NOOP("CoreMessage", "holds no data rows"),
+    // Reading a data file, gzip included (core/data/file_bytes.cpp).
+    QT_TRANSLATE_NOOP("CoreMessage", "cannot start gzip decompression (zlib out of memory)"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "decompresses to more than %1, more than PipeLab reads from one data file; "
+                      "use a smaller file"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "corrupted gzip: %1 unexpected bytes after the compressed data"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "truncated gzip: the compressed data ends early (%1 bytes read)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "corrupted gzip data (%1)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "out of memory while decompressing"),
+    QT_TRANSLATE_NOOP("CoreMessage", "gzip decompression failed (zlib error %1)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "read error"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "changed while it was being read: it held %1 bytes when opened but only %2 could be read "
+        "(is it still being written or downloaded?); try again when it is complete"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "changed while it was being read: it grew past the %1 bytes it held when opened (is it "
+        "still being written or downloaded?); try again when it is complete"),
+    QT_TRANSLATE_NOOP("CoreMessage", "is a folder, expected a file"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "is not a regular file (a device, pipe or socket); give a data file"),
+    QT_TRANSLATE_NOOP("CoreMessage", "cannot read its size (%1)"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "holds %1 bytes, more than the %2 PipeLab reads from one data file; use a smaller file"),
+    // MNIST-style IDX folders and files (core/data/idx_folder.cpp, idx_reader.cpp); the
+    // header's claim in its two forms (images, labels) before its general form.
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "data.path is empty; name the folder that holds the IDX files"),
+    QT_TRANSLATE_NOOP("CoreMessage", "folder not found"),
+    QT_TRANSLATE_NOOP("CoreMessage", "is a file; %1 needs the folder that holds the IDX files"),
+    QT_TRANSLATE_NOOP("CoreMessage", "cannot list the folder (%1)"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "holds no %1 IDX files; expected t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz "
+        "(and the train-* pair), raw or .gz; download them with: datasets/download.sh %2 %3"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "holds no %1 IDX files; expected t10k-images-idx3-ubyte.gz and "
+                      "t10k-labels-idx1-ubyte.gz (and the train-* pair), raw or .gz"),
+    QT_TRANSLATE_NOOP("CoreMessage", "no matching labels file %1labels-idx1-ubyte(.gz) in %2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "no matching images file %1images-idx3-ubyte(.gz) in %2"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "holds %1 IDX file pairs and cannot tell which to use; keep one train-* pair "
+                      "and one t10k-* (or test-*) pair"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "truncated: an IDX file starts with a 4-byte magic number but the file holds %1 bytes"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "wrong magic number %1: expected %2 (IDX images of unsigned bytes); this is "
+                      "not an IDX file"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "wrong magic number %1: expected %2 (IDX labels of unsigned bytes); this is "
+                      "not an IDX file"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "wrong magic number %1: expected %2 (IDX images of unsigned bytes); values "
+                      "of type %3 are not supported"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "wrong magic number %1: expected %2 (IDX labels of unsigned bytes); values "
+                      "of type %3 are not supported"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "wrong magic number %1: expected %2 (IDX images of unsigned bytes); is this "
+                      "a labels file?"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "wrong magic number %1: expected %2 (IDX labels of unsigned bytes); is this "
+                      "an images file?"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "truncated: the header of a %1-dimensional IDX file needs %2 bytes but the file holds %3"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "truncated: header says %1 images of %2 (%3 bytes) but the file holds %4"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "truncated: header says %1 images of %2 but the file holds %3 bytes of data"),
+    QT_TRANSLATE_NOOP("CoreMessage", "truncated: header says %1 labels but the file holds %2"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "too long: header says %1 images of %2 (%3 bytes) but the file holds %4; the "
+                      "file is damaged or not what it claims"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "too long: header says %1 labels but the file holds %2; the file is damaged "
+                      "or not what it claims"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "truncated: header says %1 but the file holds %2 bytes of data"),
+    QT_TRANSLATE_NOOP("CoreMessage", "truncated: header says %1 but the file holds %2"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "too long: header says %1 but the file holds %2; the file is damaged or not "
+                      "what it claims"),
+    QT_TRANSLATE_NOOP("CoreMessage", "header says 0 images; the file holds no data"),
+    QT_TRANSLATE_NOOP("CoreMessage", "header says images of %1 pixels, an empty shape"),
+    QT_TRANSLATE_NOOP("CoreMessage", "header says 0 labels; the file holds no data"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "holds %1 labels but %2 holds %3 images; the two files must come from the same set"),
+    QT_TRANSLATE_NOOP("CoreMessage", "images are %1 but %2 images are %3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "label %1 at index %2 is out of range: %3 labels are 0..%4"),
+    // Choosing and splitting a data set (core/data/load_dataset.cpp, sequence_tasks.cpp,
+    // split.cpp, synthetic.cpp, text_corpus.cpp); "use 2..%2 (or 0 ...)" before "use 2..%2".
+    QT_TRANSLATE_NOOP("CoreMessage", "images have %1 pixels but %2 has %3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "data.path is empty; name the CSV file"),
+    QT_TRANSLATE_NOOP("CoreMessage", "unknown data.source %1: valid sources are %2"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "data.normalization is '%1', but a sequence set's inputs are token ids, "
+                      "which must not be scaled; use none"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "data.limit %1 leaves no training sample after validation; raise it"),
+    QT_TRANSLATE_NOOP("CoreMessage", "data.samples is %1; a sequence task needs at least 1 sample"),
+    QT_TRANSLATE_NOOP("CoreMessage", "data.vocab is %1; %2 needs at least %3 %4; raise data.vocab"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "data.vocab is %1; a sequence task uses at most %2 tokens; lower data.vocab"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "data.sequence_length is %1; %2 needs at least %3 %4; raise data.sequence_length"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 samples x %2 tokens is too large (at most %3 tokens); lower data.samples "
+                      "or data.sequence_length"),
+    QT_TRANSLATE_NOOP("CoreMessage", "unknown sequence task %1: valid ones are %2"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "data.validation_fraction is %1; use a value in [0, 1), e.g. 0.2 to hold out "
+                      "a fifth of the samples"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "data.validation_fraction %1 leaves no training sample out of %2; lower it "
+                      "or use more samples"),
+    QT_TRANSLATE_NOOP("CoreMessage", "data.samples is %1; a synthetic set needs at least 1 sample"),
+    QT_TRANSLATE_NOOP("CoreMessage", "data.noise is %1; use a finite value >= 0"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "%1 samples x %2 features is too large (at most %3 values); lower data.samples"),
+    QT_TRANSLATE_NOOP("CoreMessage", "data.classes is %1; use 2..%2 (or 0 for a regression set)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "data.classes is %1; use 2..%2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "data.features is %1; use at least 1"),
+    QT_TRANSLATE_NOOP("CoreMessage", "unknown synthetic data set %1: valid ones are %2"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "data.sequence_length is %1; use at least 1 character per sample"),
+    QT_TRANSLATE_NOOP("CoreMessage", "data.sequence_length is %1; use at most %2"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "not valid UTF-8 at byte %1 (%2); a text source must be UTF-8: convert the file to UTF-8"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "holds %1, more than the %2 PipeLab reads as text; use a shorter text"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "is empty; a text source needs at least %1 characters of UTF-8 text"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "holds %1; one sample needs %2; use a longer text or lower data.sequence_length"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "its training part (the first %1) is shorter than one sample of %2; lower "
+                      "data.validation_fraction or data.sequence_length"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "its validation part (the last %1) is shorter than one sample of %2; raise "
+        "data.validation_fraction, lower data.sequence_length, or use 0 for no validation"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "makes %1 samples of %2 tokens, more than the %3 tokens a sequence set "
+                      "holds; raise data.stride or use a shorter text"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "data.path is empty; name a UTF-8 text file, such as the LICENSE file at the "
+                      "top of the PipeLab sources"),
     // Tensor parallelism's divisibility (the Parallel panel's tp).
     QT_TRANSLATE_NOOP("CoreMessage",
                       "tp = %1 does not divide transformer_block layer %2's ffn = %3; choose a tp "
@@ -367,12 +552,27 @@ constexpr const char* kPatterns[] = {
                       "%1 lists %2 devices, but the experiment's plan has %3 (dp x tp x cp x pp); "
                       "save the run again"),
     QT_TRANSLATE_NOOP("CoreMessage", "%1 is device %2; the list holds devices 0, 1, ... in order"),
-    QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 is not a device id (0 to 65535)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 is not a device id (0 to %3)"),
     QT_TRANSLATE_NOOP(
         "CoreMessage",
         "%1 is %2, not the columns this version of PipeLab reads; save the run again with it"),
     QT_TRANSLATE_NOOP("CoreMessage", "%1 must be an array, got %2"),
     QT_TRANSLATE_NOOP("CoreMessage", "version %1 of the run format; this PipeLab reads version %2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 is not a finite number"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 must be an array of %2 values, got %3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 is not an op kind"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 = %2 is not a group; valid: none, tensor_parallel, data_parallel, "
+                      "expert_parallel, context_parallel"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 ends before it begins"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 is not a byte count (0 to 2^53)"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 has %2 routed counts but %3 dropped ones (one of each per expert)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "trace.devices lists %1 devices, more than %2"),
+    QT_TRANSLATE_NOOP(
+        "CoreMessage",
+        "%1 is %2 bytes long, more than the %3 a run file's names and labels may take; shorten it"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is on device %2, but the run has %3 (0 to %4)"),
     // Where a problem in a hardware file is: its device or node.
     QT_TRANSLATE_NOOP("CoreMessage", "device '%1'"),
     QT_TRANSLATE_NOOP("CoreMessage", "node '%1'"),
@@ -640,7 +840,21 @@ constexpr const char* kPatterns[] = {
     QT_TRANSLATE_NOOP("CoreMessage",
                       "the search covers synchronous training; set parallel.update = sync and a "
                       "synchronous schedule (e.g. 1f1b) first"),
-    QT_TRANSLATE_NOOP("CoreMessage", "search space %1: %2"),
+    // A --search-space value (core/planner/split_search.cpp): the place, then why.
+    QT_TRANSLATE_NOOP("CoreMessage", "search space %1"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "write dimension=value,value, e.g. cp=1 or schedule=1f1b,zb-v"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is not a whole number from 0 to 3"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is not a whole number of at least 1"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 is not a schedule the search tries; valid: 1f1b, interleaved-1f1b, "
+                      "zb-h1, zb-v, dualpipev"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 is not an offload; valid: none, activations, optimizer"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "%1 is not a recompute policy; valid: none, selective, full, block"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "no dimension %1; valid: tp, cp, pp, dp, ep, zero, schedule, recompute, "
+                      "offload, microbatches"),
     QT_TRANSLATE_NOOP("CoreMessage", "the search was stopped before it finished"),
     QT_TRANSLATE_NOOP("CoreMessage", "fix the experiment first: %1"),
     QT_TRANSLATE_NOOP("CoreMessage",
@@ -698,10 +912,13 @@ QString core_message_text(const QString& english) {
         .arg(core_message_text(found.captured(1)));
   }
   // A file, a device or a node before the problem in it (a hardware file's
-  // "simulation.profile: mine.json: device 'h100': memory_gb = 0 ..."): the place first, each
-  // part in the app's language, so no pattern's %1 swallows it.
-  static const QRegularExpression place(QStringLiteral(
-      "^((?:simulation\\.profile(?:'s node)?|[^:]+\\.json|device '[^']*'|node '[^']*')): (.+)$"));
+  // "simulation.profile: mine.json: device 'h100': memory_gb = 0 ...", a CSV file's
+  // "data.csv: line 3, column 2: 'x' is not a number", a --search-space value's
+  // "search space 'cp=x': ..."): the place first, each part in the
+  // app's language, so no pattern's %1 swallows it.
+  static const QRegularExpression place(
+      QStringLiteral("^((?:simulation\\.profile(?:'s node)?|[^:]+\\.json|device '[^']*'|node "
+                     "'[^']*'|(?:.+?: )?line \\d+, column \\d+|search space '.*?')): (.+)$"));
   if (const QRegularExpressionMatch found = place.match(english); found.hasMatch())
     return core_message_text(found.captured(1)) + QStringLiteral(": ") +
            core_message_text(found.captured(2));

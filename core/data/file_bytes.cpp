@@ -99,20 +99,23 @@ std::vector<uint8_t> decompress_if_gzip(std::vector<uint8_t> bytes, const std::s
 
 std::vector<uint8_t> read_stream_bytes(std::istream& stream, uint64_t expected_size,
                                        const std::string& name) {
-  const std::string changed =
-      ": changed while it was being read (is it still being written or downloaded?); "
-      "try again when it is complete";
   std::vector<uint8_t> bytes(expected_size);
   stream.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   const auto got = static_cast<uint64_t>(stream.gcount());
   if (stream.bad()) throw DataError(path_excerpt(name) + ": read error");
   if (got < expected_size) {
-    throw DataError(path_excerpt(name) + changed + ": it held " + std::to_string(expected_size) +
-                    " bytes when opened but only " + std::to_string(got) + " could be read");
+    // The whole text at the throw, so the app's translation test sees its words.
+    throw DataError(path_excerpt(name) + ": changed while it was being read: it held " +
+                    std::to_string(expected_size) + " bytes when opened but only " +
+                    std::to_string(got) +
+                    " could be read (is it still being written or downloaded?); try again when "
+                    "it is complete");
   }
   if (stream.peek() != std::istream::traits_type::eof()) {
-    throw DataError(path_excerpt(name) + changed + ": it grew past the " +
-                    std::to_string(expected_size) + " bytes it held when opened");
+    throw DataError(path_excerpt(name) + ": changed while it was being read: it grew past the " +
+                    std::to_string(expected_size) +
+                    " bytes it held when opened (is it still being written or downloaded?); try "
+                    "again when it is complete");
   }
   return bytes;
 }

@@ -56,16 +56,6 @@ void keep_preferred(std::string& slot, const std::string& candidate) {
   if (slot.empty() || (slot_is_gzip && !candidate_is_gzip)) slot = candidate;
 }
 
-std::string expected_names_hint(const std::string& folder, const std::string& dataset_name) {
-  std::string hint =
-      "expected t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz (and the train-* "
-      "pair), raw or .gz";
-  if (dataset_name == "mnist" || dataset_name == "fashion-mnist") {
-    hint += "; download them with: datasets/download.sh " + dataset_name + " " + path_excerpt(folder);
-  }
-  return hint;
-}
-
 }  // namespace
 
 IdxFolder find_idx_files(const std::string& folder, const std::string& dataset_name) {
@@ -102,8 +92,14 @@ IdxFolder pair_idx_files(const std::string& folder, const std::vector<std::strin
                    (fs::path(folder) / name).string());
   }
   if (pairs.empty()) {
-    throw DataError(shown + ": holds no " + dataset_name + " IDX files; " +
-                    expected_names_hint(folder, dataset_name));
+    // The hint written out here, so the app's translation test sees its words.
+    const bool downloadable = dataset_name == "mnist" || dataset_name == "fashion-mnist";
+    throw DataError(shown + ": holds no " + dataset_name +
+                    " IDX files; expected t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz "
+                    "(and the train-* pair), raw or .gz" +
+                    (downloadable ? "; download them with: datasets/download.sh " + dataset_name +
+                                        " " + path_excerpt(folder)
+                                  : ""));
   }
 
   std::vector<std::pair<std::string, IdxFilePair>> complete;

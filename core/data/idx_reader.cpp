@@ -58,7 +58,6 @@ struct IdxHeader {
 IdxHeader parse_header(std::span<const uint8_t> bytes, const std::string& name,
                        uint32_t expected_magic) {
   const bool want_images = expected_magic == kImagesMagic;
-  const std::string kind = want_images ? "IDX images" : "IDX labels";
   if (bytes.empty()) throw DataError(name + ": file is empty");
   if (bytes.size() < 4) {
     throw DataError(name +
@@ -69,20 +68,25 @@ IdxHeader parse_header(std::span<const uint8_t> bytes, const std::string& name,
   const uint32_t magic = read_big_endian_u32(bytes, 0);
   const uint8_t type = bytes[2];
   const int dimension_count = bytes[3];
-  const std::string expected =
-      "expected " + hex32(expected_magic) + " (" + kind + " of unsigned bytes)";
+  // The kind is written out at each throw, so the app's translation test sees its words.
   if (bytes[0] != 0 || bytes[1] != 0) {
-    throw DataError(name + ": wrong magic number " + hex32(magic) + ": " + expected +
-                    "; this is not an IDX file");
+    throw DataError(
+        name + ": wrong magic number " + hex32(magic) + ": expected " + hex32(expected_magic) +
+        (want_images ? " (IDX images of unsigned bytes)" : " (IDX labels of unsigned bytes)") +
+        "; this is not an IDX file");
   }
   if (type != kUnsignedByteType) {
-    throw DataError(name + ": wrong magic number " + hex32(magic) + ": " + expected +
-                    "; values of type " + hex32(type) + " are not supported");
+    throw DataError(
+        name + ": wrong magic number " + hex32(magic) + ": expected " + hex32(expected_magic) +
+        (want_images ? " (IDX images of unsigned bytes)" : " (IDX labels of unsigned bytes)") +
+        "; values of type " + hex32(type) + " are not supported");
   }
   const bool dimensions_fit = want_images ? dimension_count >= 2 : dimension_count == 1;
   if (!dimensions_fit) {
-    throw DataError(name + ": wrong magic number " + hex32(magic) + ": " + expected +
-                    (want_images ? "; is this a labels file?" : "; is this an images file?"));
+    throw DataError(name + ": wrong magic number " + hex32(magic) + ": expected " +
+                    hex32(expected_magic) +
+                    (want_images ? " (IDX images of unsigned bytes); is this a labels file?"
+                                 : " (IDX labels of unsigned bytes); is this an images file?"));
   }
   const size_t header_size = 4 + 4 * static_cast<size_t>(dimension_count);
   if (bytes.size() < header_size) {

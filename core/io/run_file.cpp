@@ -74,7 +74,8 @@ Json step_json(const StepMetrics& step) {
 
 // --- reading ----------------------------------------------------------------
 
-[[noreturn]] void fail(const std::string& message) { throw RunFileError(message); }
+// The whole message a user sees: ui_core_message_sites_test reads its calls as sites.
+[[noreturn]] void run_file_error(const std::string& message) { throw RunFileError(message); }
 
 std::string at(const std::string& field, size_t index) {
   return field + "[" + std::to_string(index) + "]";
@@ -89,36 +90,36 @@ double number_or_nan(const Json& value, const std::string& field) {
 double finite_number(const Json& value, const std::string& field) {
   const double number = json_to_number(value, field);
   if (!std::isfinite(number))
-    fail(field + " = " + json_value_text(value) + " is not a finite number");
+    run_file_error(field + " = " + json_value_text(value) + " is not a finite number");
   return number;
 }
 
 int device_id(const Json& value, const std::string& field) {
   const int device = json_to_int(value, field);
   if (device < 0 || device >= kMaxRunFileDevices)
-    fail(field + " = " + std::to_string(device) + " is not a device id (0 to " +
-         std::to_string(kMaxRunFileDevices - 1) + ")");
+    run_file_error(field + " = " + std::to_string(device) + " is not a device id (0 to " +
+                   std::to_string(kMaxRunFileDevices - 1) + ")");
   return device;
 }
 
 const Json& member(const Json& object, const std::string& key, const std::string& path) {
   const auto found = object.find(key);
-  if (found == object.end()) fail(path + " has no \"" + key + "\"");
+  if (found == object.end()) run_file_error(path + " has no \"" + key + "\"");
   return *found;
 }
 
 const Json& array_member(const Json& object, const std::string& key, const std::string& path) {
   const Json& value = member(object, key, path);
   if (!value.is_array())
-    fail(path + "." + key + " must be an array, got " + json_value_text(value));
+    run_file_error(path + "." + key + " must be an array, got " + json_value_text(value));
   return value;
 }
 
 const Json& row_of(const Json& rows, size_t index, size_t columns, const std::string& field) {
   const Json& row = rows[index];
   if (!row.is_array() || row.size() != columns)
-    fail(at(field, index) + " must be an array of " + std::to_string(columns) + " values, got " +
-         json_value_text(row));
+    run_file_error(at(field, index) + " must be an array of " + std::to_string(columns) +
+                   " values, got " + json_value_text(row));
   return row;
 }
 
@@ -126,8 +127,8 @@ void check_columns(const Json& trace, const std::string& key,
                    const std::vector<std::string>& expected) {
   const Json& columns = member(trace, key, "trace");
   if (columns != Json(expected))
-    fail("trace." + key + " is " + json_value_text(columns) +
-         ", not the columns this version of PipeLab reads; save the run again with it");
+    run_file_error("trace." + key + " is " + json_value_text(columns) +
+                   ", not the columns this version of PipeLab reads; save the run again with it");
 }
 
 DeviceInfo read_device(const Json& value, const std::string& field) {
@@ -156,7 +157,7 @@ TraceEvent read_event(const Json& row, const std::string& field) {
   op.device = event.device;
   const std::string kind = json_to_string(row[1], column(1));
   const std::optional<OpKind> parsed = parse_op_kind(kind);
-  if (!parsed) fail(column(1) + " = " + quoted_excerpt(kind) + " is not an op kind");
+  if (!parsed) run_file_error(column(1) + " = " + quoted_excerpt(kind) + " is not an op kind");
   op.kind = *parsed;
   op.stage = json_to_int(row[2], column(2));
   op.chunk = json_to_int(row[3], column(3));
@@ -168,14 +169,15 @@ TraceEvent read_event(const Json& row, const std::string& field) {
   const std::string group = json_to_string(row[9], column(9));
   const std::optional<CommGroup> parsed_group = parse_comm_group(group);
   if (!parsed_group)
-    fail(column(9) + " = " + quoted_excerpt(group) +
-         " is not a group; valid: none, tensor_parallel, data_parallel, expert_parallel, context_parallel");
+    run_file_error(column(9) + " = " + quoted_excerpt(group) +
+                   " is not a group; valid: none, tensor_parallel, data_parallel, expert_parallel, "
+                   "context_parallel");
   op.group = *parsed_group;
   op.layer = json_to_int(row[10], column(10));
   op.bytes = json_to_integer(row[11], column(11));
   event.t_begin = finite_number(row[12], column(12));
   event.t_end = finite_number(row[13], column(13));
-  if (event.t_end < event.t_begin) fail(field + " ends before it begins");
+  if (event.t_end < event.t_begin) run_file_error(field + " ends before it begins");
   event.bytes = json_to_integer(row[14], column(14));
   return event;
 }
@@ -187,8 +189,8 @@ MemorySample read_sample(const Json& row, const std::string& field) {
   for (int c = 0; c < kMemoryCategoryCount; ++c) {
     sample.bytes[c] = json_to_integer(row[2 + c], at(field, 2 + c));
     if (sample.bytes[c] < 0 || sample.bytes[c] > kMaxCategoryBytes)
-      fail(at(field, 2 + c) + " = " + std::to_string(sample.bytes[c]) +
-           " is not a byte count (0 to 2^53)");
+      run_file_error(at(field, 2 + c) + " = " + std::to_string(sample.bytes[c]) +
+                     " is not a byte count (0 to 2^53)");
   }
   return sample;
 }
@@ -201,8 +203,8 @@ ExpertLoad read_expert_load(const Json& value, const std::string& field) {
   load.routed = json_to_integer_list(member(value, "routed", field), field + ".routed");
   load.dropped = json_to_integer_list(member(value, "dropped", field), field + ".dropped");
   if (load.dropped.size() != load.routed.size())
-    fail(field + " has " + std::to_string(load.routed.size()) + " routed counts but " +
-         std::to_string(load.dropped.size()) + " dropped ones (one of each per expert)");
+    run_file_error(field + " has " + std::to_string(load.routed.size()) + " routed counts but " +
+                   std::to_string(load.dropped.size()) + " dropped ones (one of each per expert)");
   return load;
 }
 
@@ -246,8 +248,8 @@ Trace read_trace(const Json& value) {
   check_columns(value, "memory_columns", kMemoryColumns);
   const Json& devices = array_member(value, "devices", "trace");
   if (devices.size() > static_cast<size_t>(kMaxRunFileDevices))
-    fail("trace.devices lists " + std::to_string(devices.size()) + " devices, more than " +
-         std::to_string(kMaxRunFileDevices));
+    run_file_error("trace.devices lists " + std::to_string(devices.size()) +
+                   " devices, more than " + std::to_string(kMaxRunFileDevices));
   for (size_t i = 0; i < devices.size(); ++i)
     trace.devices.push_back(read_device(devices[i], at("trace.devices", i)));
   const Json& events = array_member(value, "events", "trace");
@@ -274,8 +276,9 @@ constexpr size_t kMaxRunTextBytes = 4096;
 
 void check_text(const std::string& text, const std::string& field) {
   if (text.size() > kMaxRunTextBytes)
-    fail(field + " is " + std::to_string(text.size()) + " bytes long, more than the " +
-         std::to_string(kMaxRunTextBytes) + " a run file's names and labels may take; shorten it");
+    run_file_error(field + " is " + std::to_string(text.size()) + " bytes long, more than the " +
+                   std::to_string(kMaxRunTextBytes) +
+                   " a run file's names and labels may take; shorten it");
 }
 
 // What the views index by and draw, checked as the live view checks a
@@ -291,21 +294,24 @@ void check_run(const RunRecord& run) {
     check_text(*text, field);
   const std::vector<std::string> problems = validate_experiment(run.experiment);
   if (!problems.empty())
-    fail("experiment: " + problems.front() + " (a run file holds the valid experiment it ran; save the run again)");
+    run_file_error("experiment: " + problems.front() +
+                   " (a run file holds the valid experiment it ran; save the run again)");
   const int devices = run.experiment.parallel.devices();
   if (static_cast<int>(trace.devices.size()) != devices)
-    fail("trace.devices lists " + std::to_string(trace.devices.size()) + " devices, but the experiment's plan has " +
-         std::to_string(devices) + " (dp x tp x cp x pp); save the run again");
+    run_file_error("trace.devices lists " + std::to_string(trace.devices.size()) +
+                   " devices, but the experiment's plan has " + std::to_string(devices) +
+                   " (dp x tp x cp x pp); save the run again");
   for (size_t i = 0; i < trace.devices.size(); ++i) {
     if (trace.devices[i].device != static_cast<int>(i))
-      fail(at("trace.devices", i) + " is device " + std::to_string(trace.devices[i].device) +
-           "; the list holds devices 0, 1, ... in order");
+      run_file_error(at("trace.devices", i) + " is device " +
+                     std::to_string(trace.devices[i].device) +
+                     "; the list holds devices 0, 1, ... in order");
     check_text(trace.devices[i].label, at("trace.devices", i) + ".label");
   }
   auto check_device = [&](int device, const std::string& field) {
     if (device >= devices)
-      fail(field + " is on device " + std::to_string(device) + ", but the run has " + std::to_string(devices) +
-           " (0 to " + std::to_string(devices - 1) + ")");
+      run_file_error(field + " is on device " + std::to_string(device) + ", but the run has " +
+                     std::to_string(devices) + " (0 to " + std::to_string(devices - 1) + ")");
   };
   for (size_t i = 0; i < trace.events.size(); ++i) check_device(trace.events[i].device, at("trace.events", i));
   for (size_t i = 0; i < trace.memory.size(); ++i) check_device(trace.memory[i].device, at("trace.memory", i));
@@ -390,21 +396,22 @@ RunRecord parse_run(const std::string& text) {
   try {
     const Json document = parse_json(text);
     if (!document.is_object() || document.value("format", Json()) != Json(kRunFileFormat))
-      fail(
+      run_file_error(
           "not a PipeLab run file (no \"format\": \"pipelab-run\"); an experiment opens with "
           "File > Open, a run saved with Runs > Save the latest run… opens here");
     const JsonObjectReader reader(document, "",
                                   {"format", "version", "name", "experiment", "trace"});
     const int version = json_to_int(member(document, "version", "the run file"), "version");
     if (version != kRunFileVersion)
-      fail("version " + std::to_string(version) +
-           " of the run format; this PipeLab reads version " + std::to_string(kRunFileVersion));
+      run_file_error("version " + std::to_string(version) +
+                     " of the run format; this PipeLab reads version " +
+                     std::to_string(kRunFileVersion));
     RunRecord run;
     reader.read("name", run.name);
     try {
       run.experiment = experiment_from_json(member(document, "experiment", "the run file"));
     } catch (const ExperimentError& error) {
-      fail(std::string("experiment: ") + error.what());
+      run_file_error(std::string("experiment: ") + error.what());
     }
     run.trace = read_trace(member(document, "trace", "the run file"));
     check_run(run);

@@ -368,11 +368,12 @@ const char* recompute_name(Recompute recompute) {
 void restrict_search_space(SearchSpace& space, const std::string& assignment) {
   const auto eq = assignment.find('=');
   const std::string dimension = assignment.substr(0, eq);
-  const auto fail = [&](const std::string& why) {
+  // The place, then why (ui_core_message_sites_test reads each call's why as a site).
+  const auto search_space_error = [&](const std::string& why) {
     throw ExperimentError("search space " + quoted_excerpt(assignment) + ": " + why);
   };
   if (eq == std::string::npos || eq + 1 == assignment.size())
-    fail("write dimension=value,value, e.g. cp=1 or schedule=1f1b,zb-v");
+    search_space_error("write dimension=value,value, e.g. cp=1 or schedule=1f1b,zb-v");
   std::vector<std::string> values;
   std::string rest = assignment.substr(eq + 1);
   for (size_t start = 0;;) {
@@ -400,28 +401,31 @@ void restrict_search_space(SearchSpace& space, const std::string& assignment) {
         used = 0;
       }
       if (used == 0 || used != value.size() || number < (dimension == "zero" ? 0 : 1))
-        fail(quoted_excerpt(value) + " is not a whole number" +
-             (dimension == "zero" ? " from 0 to 3" : " of at least 1"));
+        search_space_error(quoted_excerpt(value) + " is not a whole number" +
+                           (dimension == "zero" ? " from 0 to 3" : " of at least 1"));
       numbers->push_back(number);
     } else if (dimension == "schedule") {
       const std::optional<ScheduleKind> kind = parse_schedule(value);
       if (!kind || is_asynchronous(*kind))
-        fail(quoted_excerpt(value) +
-             " is not a schedule the search tries; valid: 1f1b, interleaved-1f1b, zb-h1, zb-v, "
-             "dualpipev");
+        search_space_error(
+            quoted_excerpt(value) +
+            " is not a schedule the search tries; valid: 1f1b, interleaved-1f1b, zb-h1, zb-v, "
+            "dualpipev");
       space.schedules.push_back(*kind);
     } else if (dimension == "offload") {
       if (!parse_offload(value))
-        fail(quoted_excerpt(value) + " is not an offload; valid: none, activations, optimizer");
+        search_space_error(quoted_excerpt(value) +
+                           " is not an offload; valid: none, activations, optimizer");
       space.offload.push_back(value);
     } else if (dimension == "recompute") {
       if (value != "none" && value != "selective" && value != "full" && value != "block")
-        fail(quoted_excerpt(value) +
-             " is not a recompute policy; valid: none, selective, full, block");
+        search_space_error(quoted_excerpt(value) +
+                           " is not a recompute policy; valid: none, selective, full, block");
       space.recompute.push_back(value);
     } else {
-      fail("no dimension " + quoted_excerpt(dimension) +
-           "; valid: tp, cp, pp, dp, ep, zero, schedule, recompute, offload, microbatches");
+      search_space_error(
+          "no dimension " + quoted_excerpt(dimension) +
+          "; valid: tp, cp, pp, dp, ep, zero, schedule, recompute, offload, microbatches");
     }
   }
 }

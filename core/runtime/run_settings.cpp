@@ -5,15 +5,13 @@
 #include <vector>
 
 #include "core/io/experiment_io.h"
+#include "core/io/file_text.h"
 
 namespace pipelab {
 
+// The same "(and N more problems)" as a file's problems, which the app translates.
 void check_experiment(const Experiment& experiment) {
-  const std::vector<std::string> problems = validate_experiment(experiment);
-  if (problems.empty()) return;
-  std::string text = problems.front();
-  if (problems.size() > 1) text += " (and " + std::to_string(problems.size() - 1) + " more)";
-  throw ExperimentError(text);
+  throw_problems(validate_experiment(experiment));
 }
 
 int run_steps(const Experiment& experiment, const ExecutorOptions& options) {

@@ -18,6 +18,9 @@
 #include <optional>
 #include <stdexcept>
 
+#include "core/data/csv_reader.h"
+#include "core/data/dataset.h"
+#include "core/data/idx_reader.h"
 #include "core/io/experiment_io.h"
 #include "core/io/hardware_catalogue.h"
 #include "core/io/run_file.h"
@@ -25,6 +28,7 @@
 #include "core/planner/plan_proposal.h"
 #include "core/planner/split_search.h"
 #include "core/runtime/host_memory_check.h"
+#include "core/runtime/run_settings.h"
 #include "core/runtime/trainable.h"
 #include "core/runtime/training_data.h"
 #include "core/schedule/generators.h"
@@ -337,6 +341,21 @@ class TranslationsTest : public QObject {
     first_block(refused).experts = 4;
     QVERIFY2(has_chinese(core_message_text(run_refusal(refused))),
              qPrintable(run_refusal(refused)));
+    // A run of an experiment with two problems: the first, then how many more, in Chinese.
+    Experiment two = testing::short_experiment(2);
+    two.training.optimizer.lr = 0;
+    two.parallel.chunks = 2;
+    QString combined;
+    try {
+      check_experiment(two);
+    } catch (const std::exception& error) {
+      combined = QString::fromStdString(error.what());
+    }
+    QVERIFY2(combined.endsWith(QLatin1String(" (and 1 more problem)")), qPrintable(combined));
+    const QString combined_text = core_message_text(combined);
+    QVERIFY2(combined_text.endsWith(QStringLiteral("（另有 1 个问题）")) &&
+                 has_chinese(combined_text.chopped(QStringLiteral("（另有 1 个问题）").size())),
+             qPrintable(combined_text));
     // A plan too large to build: counted by one replica standing for all,
     // every replica (with the hint that one would do), or an asynchronous one.
     ParallelPlan huge;
@@ -583,6 +602,46 @@ class TranslationsTest : public QObject {
     QVERIFY2(placed.startsWith(
                  QStringLiteral("simulation.profile: mine.json: 设备 'h100': memory_gb = 0")),
              qPrintable(placed));
+    // A data file's mistake as a run loads it: the CSV cell's line and column are
+    // translated with the rest, the file name stays as it is.
+    const auto data_error = [](const auto& read) {
+      try {
+        read();
+      } catch (const DataError& error) {
+        return QString::fromStdString(error.what());
+      }
+      return QString();
+    };
+    const std::string csv = "1,2\n0,abc\n";
+    const QString cell = data_error([&] {
+      parse_csv_dataset({reinterpret_cast<const uint8_t*>(csv.data()), csv.size()}, "data.csv");
+    });
+    QVERIFY2(cell.startsWith(QLatin1String("data.csv: line 2, column 2: ")), qPrintable(cell));
+    const QString cell_text = core_message_text(cell);
+    QVERIFY2(cell_text.startsWith(QStringLiteral("data.csv: 第 2 行第 2 列: 'abc' ")) &&
+                 has_chinese(cell_text.mid(cell_text.lastIndexOf(QLatin1Char('\'')))),
+             qPrintable(cell_text));
+    // An IDX labels file shorter than its header says: the claim's words come out in Chinese.
+    const std::vector<uint8_t> labels = {0, 0, 8, 1, 0, 0, 0, 3, 1, 2};
+    const QString truncated = data_error([&] { parse_idx_labels(labels, "short.idx"); });
+    QVERIFY2(truncated.contains(QLatin1String("header says 3 labels")), qPrintable(truncated));
+    QVERIFY2(!core_message_text(truncated).contains(QLatin1String("header says")) &&
+                 !core_message_text(truncated).contains(QLatin1String("labels")),
+             qPrintable(core_message_text(truncated)));
+    // A --search-space value the search cannot use: its place and why are both translated.
+    QString search;
+    try {
+      SearchSpace space;
+      restrict_search_space(space, "cp=x");
+    } catch (const std::exception& error) {
+      search = QString::fromStdString(error.what());
+    }
+    QVERIFY2(search.startsWith(QLatin1String("search space 'cp=x': 'x' is not a whole number")),
+             qPrintable(search));
+    const QString search_text = core_message_text(search);
+    QVERIFY2(search_text.startsWith(QStringLiteral("搜索空间 'cp=x': 'x' ")) &&
+                 !search_text.contains(QLatin1String("whole number")),
+             qPrintable(search_text));
     // File > Open of an experiment that is not one says why in Chinese too.
     QTemporaryDir folder;
     const QString broken = folder.filePath(QStringLiteral("broken.json"));

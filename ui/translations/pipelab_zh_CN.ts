@@ -693,10 +693,6 @@
         <translation>%1 是设备 %2；列表应按顺序列出设备 0, 1, ...</translation>
     </message>
     <message>
-        <source>%1 = %2 is not a device id (0 to 65535)</source>
-        <translation>%1 = %2 不是设备 id（0 到 65535）</translation>
-    </message>
-    <message>
         <source>%1 is %2, not the columns this version of PipeLab reads; save the run again with it</source>
         <translation>%1 为 %2，不是此版本 PipeLab 读取的列；请用此版本重新保存该运行</translation>
     </message>
@@ -1017,10 +1013,6 @@
         <translation>搜索只涵盖同步训练；请先设置 parallel.update = sync 并选择同步调度（如 1f1b）</translation>
     </message>
     <message>
-        <source>search space %1: %2</source>
-        <translation>搜索空间 %1：%2</translation>
-    </message>
-    <message>
         <source>the search was stopped before it finished</source>
         <translation>搜索在完成前被停止</translation>
     </message>
@@ -1051,6 +1043,454 @@
     <message>
         <source>run &apos;%1&apos; recorded no steps to calibrate from</source>
         <translation>运行 &apos;%1&apos; 没有记录可用于校准的步骤</translation>
+    </message>
+    <message>
+        <source>batch size %1 is too small; use at least 1</source>
+        <translation>批大小 %1 太小；请至少用 1</translation>
+    </message>
+    <message>
+        <source>no samples to make batches from</source>
+        <translation>没有可组成批次的样本</translation>
+    </message>
+    <message>
+        <source>batch size %1 is larger than its %2 samples; lower the batch size or use more samples</source>
+        <translation>批大小 %1 大于其 %2 个样本；请减小批大小或使用更多样本</translation>
+    </message>
+    <message>
+        <source>line %1, column %2</source>
+        <translation>第 %1 行第 %2 列</translation>
+    </message>
+    <message>
+        <source>empty cell; every feature needs a number</source>
+        <translation>单元格为空；每个特征都需要一个数值</translation>
+    </message>
+    <message>
+        <source>empty label cell</source>
+        <translation>标签单元格为空</translation>
+    </message>
+    <message>
+        <source>label %1 is not a number</source>
+        <translation>标签 %1 不是数值</translation>
+    </message>
+    <message>
+        <source>label %1 is negative; labels are class numbers 0, 1, 2, ...</source>
+        <translation>标签 %1 为负数；标签是类别编号 0、1、2……</translation>
+    </message>
+    <message>
+        <source>label %1 is not a whole number</source>
+        <translation>标签 %1 不是整数</translation>
+    </message>
+    <message>
+        <source>label %1 is too large (at most %2)</source>
+        <translation>标签 %1 太大（最多 %2）</translation>
+    </message>
+    <message>
+        <source>%1 is not a finite 32-bit number</source>
+        <translation>%1 不是有限的 32 位数值</translation>
+    </message>
+    <message>
+        <source>%1 is not a number</source>
+        <translation>%1 不是数值</translation>
+    </message>
+    <message>
+        <source>file is empty</source>
+        <translation>文件为空</translation>
+    </message>
+    <message>
+        <source>line %1 has 1 cell; rows need a label column and at least one feature column (separated by commas)</source>
+        <translation>第 %1 行只有 1 个单元格；每行需要一个标签列和至少一个特征列（以逗号分隔）</translation>
+    </message>
+    <message>
+        <source>label column %1 is outside the rows&apos; %2 cells</source>
+        <translation>标签列 %1 超出了每行的 %2 个单元格</translation>
+    </message>
+    <message>
+        <source>line %1 has %2 cells but line %3 has %4</source>
+        <translation>第 %1 行有 %2 个单元格，但第 %3 行有 %4 个</translation>
+    </message>
+    <message>
+        <source>holds a header row but no data rows</source>
+        <translation>只有表头行，没有数据行</translation>
+    </message>
+    <message>
+        <source>holds no data rows</source>
+        <translation>没有数据行</translation>
+    </message>
+    <message>
+        <source>cannot start gzip decompression (zlib out of memory)</source>
+        <translation>无法开始 gzip 解压（zlib 内存不足）</translation>
+    </message>
+    <message>
+        <source>decompresses to more than %1, more than PipeLab reads from one data file; use a smaller file</source>
+        <translation>解压后超过 %1，超出 PipeLab 从单个数据文件读取的上限；请使用更小的文件</translation>
+    </message>
+    <message>
+        <source>corrupted gzip: %1 unexpected bytes after the compressed data</source>
+        <translation>gzip 已损坏：压缩数据之后有 %1 个多余的字节</translation>
+    </message>
+    <message>
+        <source>truncated gzip: the compressed data ends early (%1 bytes read)</source>
+        <translation>gzip 被截断：压缩数据提前结束（已读取 %1 字节）</translation>
+    </message>
+    <message>
+        <source>corrupted gzip data (%1)</source>
+        <translation>gzip 数据已损坏（%1）</translation>
+    </message>
+    <message>
+        <source>out of memory while decompressing</source>
+        <translation>解压时内存不足</translation>
+    </message>
+    <message>
+        <source>gzip decompression failed (zlib error %1)</source>
+        <translation>gzip 解压失败（zlib 错误 %1）</translation>
+    </message>
+    <message>
+        <source>read error</source>
+        <translation>读取出错</translation>
+    </message>
+    <message>
+        <source>changed while it was being read: it held %1 bytes when opened but only %2 could be read (is it still being written or downloaded?); try again when it is complete</source>
+        <translation>读取期间文件发生了变化：打开时有 %1 字节，但只读到 %2 字节（是否仍在写入或下载？）；请等它完成后再试</translation>
+    </message>
+    <message>
+        <source>changed while it was being read: it grew past the %1 bytes it held when opened (is it still being written or downloaded?); try again when it is complete</source>
+        <translation>读取期间文件发生了变化：它已超过打开时的 %1 字节（是否仍在写入或下载？）；请等它完成后再试</translation>
+    </message>
+    <message>
+        <source>is a folder, expected a file</source>
+        <translation>是文件夹，这里需要文件</translation>
+    </message>
+    <message>
+        <source>is not a regular file (a device, pipe or socket); give a data file</source>
+        <translation>不是普通文件（而是设备、管道或套接字）；请给出数据文件</translation>
+    </message>
+    <message>
+        <source>cannot read its size (%1)</source>
+        <translation>无法读取其大小（%1）</translation>
+    </message>
+    <message>
+        <source>holds %1 bytes, more than the %2 PipeLab reads from one data file; use a smaller file</source>
+        <translation>有 %1 字节，超过 PipeLab 从单个数据文件读取的上限 %2；请使用更小的文件</translation>
+    </message>
+    <message>
+        <source>data.path is empty; name the folder that holds the IDX files</source>
+        <translation>data.path 为空；请指定存放 IDX 文件的文件夹</translation>
+    </message>
+    <message>
+        <source>folder not found</source>
+        <translation>找不到文件夹</translation>
+    </message>
+    <message>
+        <source>is a file; %1 needs the folder that holds the IDX files</source>
+        <translation>是文件；%1 需要的是存放 IDX 文件的文件夹</translation>
+    </message>
+    <message>
+        <source>cannot list the folder (%1)</source>
+        <translation>无法列出文件夹的内容（%1）</translation>
+    </message>
+    <message>
+        <source>holds no %1 IDX files; expected t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz (and the train-* pair), raw or .gz; download them with: datasets/download.sh %2 %3</source>
+        <translation>没有 %1 的 IDX 文件；需要 t10k-images-idx3-ubyte.gz 和 t10k-labels-idx1-ubyte.gz（以及 train-* 这一对），未压缩或 .gz 均可；可用以下命令下载：datasets/download.sh %2 %3</translation>
+    </message>
+    <message>
+        <source>holds no %1 IDX files; expected t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz (and the train-* pair), raw or .gz</source>
+        <translation>没有 %1 的 IDX 文件；需要 t10k-images-idx3-ubyte.gz 和 t10k-labels-idx1-ubyte.gz（以及 train-* 这一对），未压缩或 .gz 均可</translation>
+    </message>
+    <message>
+        <source>no matching labels file %1labels-idx1-ubyte(.gz) in %2</source>
+        <translation>在 %2 中找不到与之配对的标签文件 %1labels-idx1-ubyte(.gz)</translation>
+    </message>
+    <message>
+        <source>no matching images file %1images-idx3-ubyte(.gz) in %2</source>
+        <translation>在 %2 中找不到与之配对的图像文件 %1images-idx3-ubyte(.gz)</translation>
+    </message>
+    <message>
+        <source>holds %1 IDX file pairs and cannot tell which to use; keep one train-* pair and one t10k-* (or test-*) pair</source>
+        <translation>有 %1 对 IDX 文件，无法判断该用哪一对；请只保留一对 train-* 和一对 t10k-*（或 test-*）</translation>
+    </message>
+    <message>
+        <source>truncated: an IDX file starts with a 4-byte magic number but the file holds %1 bytes</source>
+        <translation>文件被截断：IDX 文件以 4 字节的魔数开头，但该文件只有 %1 字节</translation>
+    </message>
+    <message>
+        <source>wrong magic number %1: expected %2 (IDX images of unsigned bytes); this is not an IDX file</source>
+        <translation>魔数 %1 不对：应为 %2（无符号字节的 IDX 图像）；这不是 IDX 文件</translation>
+    </message>
+    <message>
+        <source>wrong magic number %1: expected %2 (IDX labels of unsigned bytes); this is not an IDX file</source>
+        <translation>魔数 %1 不对：应为 %2（无符号字节的 IDX 标签）；这不是 IDX 文件</translation>
+    </message>
+    <message>
+        <source>wrong magic number %1: expected %2 (IDX images of unsigned bytes); values of type %3 are not supported</source>
+        <translation>魔数 %1 不对：应为 %2（无符号字节的 IDX 图像）；不支持类型为 %3 的值</translation>
+    </message>
+    <message>
+        <source>wrong magic number %1: expected %2 (IDX labels of unsigned bytes); values of type %3 are not supported</source>
+        <translation>魔数 %1 不对：应为 %2（无符号字节的 IDX 标签）；不支持类型为 %3 的值</translation>
+    </message>
+    <message>
+        <source>wrong magic number %1: expected %2 (IDX images of unsigned bytes); is this a labels file?</source>
+        <translation>魔数 %1 不对：应为 %2（无符号字节的 IDX 图像）；这是标签文件吗？</translation>
+    </message>
+    <message>
+        <source>wrong magic number %1: expected %2 (IDX labels of unsigned bytes); is this an images file?</source>
+        <translation>魔数 %1 不对：应为 %2（无符号字节的 IDX 标签）；这是图像文件吗？</translation>
+    </message>
+    <message>
+        <source>truncated: the header of a %1-dimensional IDX file needs %2 bytes but the file holds %3</source>
+        <translation>文件被截断：%1 维 IDX 文件的文件头需要 %2 字节，但该文件只有 %3 字节</translation>
+    </message>
+    <message>
+        <source>truncated: header says %1 images of %2 (%3 bytes) but the file holds %4</source>
+        <translation>文件被截断：文件头声明 %1 张 %2 的图像（%3 字节），但该文件只有 %4 字节</translation>
+    </message>
+    <message>
+        <source>truncated: header says %1 images of %2 but the file holds %3 bytes of data</source>
+        <translation>文件被截断：文件头声明 %1 张 %2 的图像，但该文件只有 %3 字节数据</translation>
+    </message>
+    <message>
+        <source>truncated: header says %1 labels but the file holds %2</source>
+        <translation>文件被截断：文件头声明 %1 个标签，但该文件只有 %2 字节</translation>
+    </message>
+    <message>
+        <source>too long: header says %1 images of %2 (%3 bytes) but the file holds %4; the file is damaged or not what it claims</source>
+        <translation>文件过长：文件头声明 %1 张 %2 的图像（%3 字节），但该文件有 %4 字节；文件已损坏，或并非它所声称的内容</translation>
+    </message>
+    <message>
+        <source>too long: header says %1 labels but the file holds %2; the file is damaged or not what it claims</source>
+        <translation>文件过长：文件头声明 %1 个标签，但该文件有 %2 字节；文件已损坏，或并非它所声称的内容</translation>
+    </message>
+    <message>
+        <source>truncated: header says %1 but the file holds %2 bytes of data</source>
+        <translation>文件被截断：文件头声明 %1，但该文件只有 %2 字节数据</translation>
+    </message>
+    <message>
+        <source>truncated: header says %1 but the file holds %2</source>
+        <translation>文件被截断：文件头声明 %1，但该文件只有 %2 字节</translation>
+    </message>
+    <message>
+        <source>too long: header says %1 but the file holds %2; the file is damaged or not what it claims</source>
+        <translation>文件过长：文件头声明 %1，但该文件有 %2 字节；文件已损坏，或并非它所声称的内容</translation>
+    </message>
+    <message>
+        <source>header says 0 images; the file holds no data</source>
+        <translation>文件头声明 0 张图像；文件中没有数据</translation>
+    </message>
+    <message>
+        <source>header says images of %1 pixels, an empty shape</source>
+        <translation>文件头声明图像为 %1 像素，这是空的形状</translation>
+    </message>
+    <message>
+        <source>header says 0 labels; the file holds no data</source>
+        <translation>文件头声明 0 个标签；文件中没有数据</translation>
+    </message>
+    <message>
+        <source>holds %1 labels but %2 holds %3 images; the two files must come from the same set</source>
+        <translation>有 %1 个标签，但 %2 有 %3 张图像；两个文件必须来自同一数据集</translation>
+    </message>
+    <message>
+        <source>images are %1 but %2 images are %3</source>
+        <translation>图像为 %1，但 %2 的图像为 %3</translation>
+    </message>
+    <message>
+        <source>label %1 at index %2 is out of range: %3 labels are 0..%4</source>
+        <translation>索引 %2 处的标签 %1 超出范围：%3 的标签为 0..%4</translation>
+    </message>
+    <message>
+        <source>images have %1 pixels but %2 has %3</source>
+        <translation>图像有 %1 个像素，但 %2 的图像有 %3 个</translation>
+    </message>
+    <message>
+        <source>data.path is empty; name the CSV file</source>
+        <translation>data.path 为空；请指定 CSV 文件</translation>
+    </message>
+    <message>
+        <source>unknown data.source %1: valid sources are %2</source>
+        <translation>未知的 data.source %1：可用的数据源有 %2</translation>
+    </message>
+    <message>
+        <source>data.normalization is &apos;%1&apos;, but a sequence set&apos;s inputs are token ids, which must not be scaled; use none</source>
+        <translation>data.normalization 为 &apos;%1&apos;，但序列数据集的输入是词元 id，不能缩放；请使用 none</translation>
+    </message>
+    <message>
+        <source>data.limit %1 leaves no training sample after validation; raise it</source>
+        <translation>data.limit %1 在留出验证样本后没有剩下训练样本；请调大它</translation>
+    </message>
+    <message>
+        <source>data.samples is %1; a sequence task needs at least 1 sample</source>
+        <translation>data.samples 为 %1；序列任务至少需要 1 个样本</translation>
+    </message>
+    <message>
+        <source>data.vocab is %1; %2 needs at least %3 %4; raise data.vocab</source>
+        <translation>data.vocab 为 %1；%2 至少需要 %3 %4；请调大 data.vocab</translation>
+    </message>
+    <message>
+        <source>data.vocab is %1; a sequence task uses at most %2 tokens; lower data.vocab</source>
+        <translation>data.vocab 为 %1；序列任务最多使用 %2 个词元；请调小 data.vocab</translation>
+    </message>
+    <message>
+        <source>data.sequence_length is %1; %2 needs at least %3 %4; raise data.sequence_length</source>
+        <translation>data.sequence_length 为 %1；%2 至少需要 %3 %4；请调大 data.sequence_length</translation>
+    </message>
+    <message>
+        <source>%1 samples x %2 tokens is too large (at most %3 tokens); lower data.samples or data.sequence_length</source>
+        <translation>%1 个样本 × %2 个词元太大（最多 %3 个词元）；请调小 data.samples 或 data.sequence_length</translation>
+    </message>
+    <message>
+        <source>unknown sequence task %1: valid ones are %2</source>
+        <translation>未知的序列任务 %1：可用的有 %2</translation>
+    </message>
+    <message>
+        <source>data.validation_fraction is %1; use a value in [0, 1), e.g. 0.2 to hold out a fifth of the samples</source>
+        <translation>data.validation_fraction 为 %1；请使用 [0, 1) 内的值，例如 0.2 表示留出五分之一的样本</translation>
+    </message>
+    <message>
+        <source>data.validation_fraction %1 leaves no training sample out of %2; lower it or use more samples</source>
+        <translation>data.validation_fraction %1 使 %2 个样本中没有剩下训练样本；请调小它或使用更多样本</translation>
+    </message>
+    <message>
+        <source>data.samples is %1; a synthetic set needs at least 1 sample</source>
+        <translation>data.samples 为 %1；合成数据集至少需要 1 个样本</translation>
+    </message>
+    <message>
+        <source>data.noise is %1; use a finite value &gt;= 0</source>
+        <translation>data.noise 为 %1；请使用 &gt;= 0 的有限值</translation>
+    </message>
+    <message>
+        <source>%1 samples x %2 features is too large (at most %3 values); lower data.samples</source>
+        <translation>%1 个样本 × %2 个特征太大（最多 %3 个值）；请调小 data.samples</translation>
+    </message>
+    <message>
+        <source>data.classes is %1; use 2..%2 (or 0 for a regression set)</source>
+        <translation>data.classes 为 %1；请使用 2..%2（回归数据集用 0）</translation>
+    </message>
+    <message>
+        <source>data.classes is %1; use 2..%2</source>
+        <translation>data.classes 为 %1；请使用 2..%2</translation>
+    </message>
+    <message>
+        <source>data.features is %1; use at least 1</source>
+        <translation>data.features 为 %1；请至少用 1</translation>
+    </message>
+    <message>
+        <source>unknown synthetic data set %1: valid ones are %2</source>
+        <translation>未知的合成数据集 %1：可用的有 %2</translation>
+    </message>
+    <message>
+        <source>data.sequence_length is %1; use at least 1 character per sample</source>
+        <translation>data.sequence_length 为 %1；每个样本请至少用 1 个字符</translation>
+    </message>
+    <message>
+        <source>data.sequence_length is %1; use at most %2</source>
+        <translation>data.sequence_length 为 %1；请最多用 %2</translation>
+    </message>
+    <message>
+        <source>not valid UTF-8 at byte %1 (%2); a text source must be UTF-8: convert the file to UTF-8</source>
+        <translation>第 %1 字节处不是有效的 UTF-8（%2）；文本数据源必须是 UTF-8：请把文件转换为 UTF-8</translation>
+    </message>
+    <message>
+        <source>holds %1, more than the %2 PipeLab reads as text; use a shorter text</source>
+        <translation>有 %1，超过 PipeLab 作为文本读取的上限 %2；请使用更短的文本</translation>
+    </message>
+    <message>
+        <source>is empty; a text source needs at least %1 characters of UTF-8 text</source>
+        <translation>为空；文本数据源至少需要 %1 个 UTF-8 文本字符</translation>
+    </message>
+    <message>
+        <source>holds %1; one sample needs %2; use a longer text or lower data.sequence_length</source>
+        <translation>有 %1；一个样本需要 %2；请使用更长的文本或调小 data.sequence_length</translation>
+    </message>
+    <message>
+        <source>its training part (the first %1) is shorter than one sample of %2; lower data.validation_fraction or data.sequence_length</source>
+        <translation>其训练部分（前 %1）比一个 %2 的样本还短；请调小 data.validation_fraction 或 data.sequence_length</translation>
+    </message>
+    <message>
+        <source>its validation part (the last %1) is shorter than one sample of %2; raise data.validation_fraction, lower data.sequence_length, or use 0 for no validation</source>
+        <translation>其验证部分（后 %1）比一个 %2 的样本还短；请调大 data.validation_fraction、调小 data.sequence_length，或用 0 表示不做验证</translation>
+    </message>
+    <message>
+        <source>makes %1 samples of %2 tokens, more than the %3 tokens a sequence set holds; raise data.stride or use a shorter text</source>
+        <translation>会生成 %1 个 %2 词元的样本，超过序列数据集最多容纳的 %3 个词元；请调大 data.stride 或使用更短的文本</translation>
+    </message>
+    <message>
+        <source>data.path is empty; name a UTF-8 text file, such as the LICENSE file at the top of the PipeLab sources</source>
+        <translation>data.path 为空；请指定一个 UTF-8 文本文件，例如 PipeLab 源码顶层的 LICENSE 文件</translation>
+    </message>
+    <message>
+        <source>%1 = %2 is not a finite number</source>
+        <translation>%1 = %2 不是有限数值</translation>
+    </message>
+    <message>
+        <source>%1 must be an array of %2 values, got %3</source>
+        <translation>%1 必须是含 %2 个值的数组，实际为 %3</translation>
+    </message>
+    <message>
+        <source>%1 = %2 is not an op kind</source>
+        <translation>%1 = %2 不是算子类型</translation>
+    </message>
+    <message>
+        <source>%1 = %2 is not a group; valid: none, tensor_parallel, data_parallel, expert_parallel, context_parallel</source>
+        <translation>%1 = %2 不是通信组；可用：none、tensor_parallel、data_parallel、expert_parallel、context_parallel</translation>
+    </message>
+    <message>
+        <source>%1 ends before it begins</source>
+        <translation>%1 的结束时间早于开始时间</translation>
+    </message>
+    <message>
+        <source>%1 = %2 is not a byte count (0 to 2^53)</source>
+        <translation>%1 = %2 不是字节数（0 到 2^53）</translation>
+    </message>
+    <message>
+        <source>%1 has %2 routed counts but %3 dropped ones (one of each per expert)</source>
+        <translation>%1 有 %2 个路由计数，但有 %3 个丢弃计数（每个专家各一个）</translation>
+    </message>
+    <message>
+        <source>trace.devices lists %1 devices, more than %2</source>
+        <translation>trace.devices 列出了 %1 个设备，多于 %2</translation>
+    </message>
+    <message>
+        <source>%1 is %2 bytes long, more than the %3 a run file&apos;s names and labels may take; shorten it</source>
+        <translation>%1 长 %2 字节，超过运行文件中名称和标签允许的 %3 字节；请缩短它</translation>
+    </message>
+    <message>
+        <source>%1 is on device %2, but the run has %3 (0 to %4)</source>
+        <translation>%1 在设备 %2 上，但该运行只有 %3 个设备（0 到 %4）</translation>
+    </message>
+    <message>
+        <source>search space %1</source>
+        <translation>搜索空间 %1</translation>
+    </message>
+    <message>
+        <source>write dimension=value,value, e.g. cp=1 or schedule=1f1b,zb-v</source>
+        <translation>请写成 维度=值,值，例如 cp=1 或 schedule=1f1b,zb-v</translation>
+    </message>
+    <message>
+        <source>%1 is not a whole number from 0 to 3</source>
+        <translation>%1 不是 0 到 3 之间的整数</translation>
+    </message>
+    <message>
+        <source>%1 is not a whole number of at least 1</source>
+        <translation>%1 不是至少为 1 的整数</translation>
+    </message>
+    <message>
+        <source>%1 is not a schedule the search tries; valid: 1f1b, interleaved-1f1b, zb-h1, zb-v, dualpipev</source>
+        <translation>%1 不是搜索会尝试的调度；可用：1f1b、interleaved-1f1b、zb-h1、zb-v、dualpipev</translation>
+    </message>
+    <message>
+        <source>%1 is not an offload; valid: none, activations, optimizer</source>
+        <translation>%1 不是卸载方式；可用：none、activations、optimizer</translation>
+    </message>
+    <message>
+        <source>%1 is not a recompute policy; valid: none, selective, full, block</source>
+        <translation>%1 不是重计算策略；可用：none、selective、full、block</translation>
+    </message>
+    <message>
+        <source>no dimension %1; valid: tp, cp, pp, dp, ep, zero, schedule, recompute, offload, microbatches</source>
+        <translation>没有维度 %1；可用：tp、cp、pp、dp、ep、zero、schedule、recompute、offload、microbatches</translation>
+    </message>
+    <message>
+        <source>%1 = %2 is not a device id (0 to %3)</source>
+        <translation>%1 = %2 不是设备 id（0 到 %3）</translation>
     </message>
 </context>
 <context>
