@@ -15,6 +15,25 @@ constexpr const char* kPatterns[] = {
     QT_TRANSLATE_NOOP("CoreMessage", "finished %1 steps in %2"),
     QT_TRANSLATE_NOOP("CoreMessage", "stopped after %1 of %2 steps"),
     QT_TRANSLATE_NOOP("CoreMessage", "error: %1"),
+    // A run that fails on a device: out of host or GPU memory (the op it
+    // was running follows, "(during %1)").
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "device %1 ran out of host memory; use a smaller model, batch or fewer "
+                      "micro-batches in flight"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "out of GPU memory on GPU %1: asked %2 for %3, %4 free; this device counts "
+                      "%5 in use and holds %6 cached; the %7 virtual devices on that GPU count %8 "
+                      "and hold %9; use fewer micro-batches in flight, recompute, or more pipeline "
+                      "stages"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "out of GPU memory on GPU %1: asked %2 for %3, %4 free; this device counts "
+                      "%5 in use and holds %6 cached; use fewer micro-batches in flight, "
+                      "recompute, or more pipeline stages"),
+    // A run too large to save (core/io/run_file.cpp's run_file_size_problem).
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "this run (%1 million events, %2 million memory samples) makes a %3 MiB "
+                      "file, more than the %4 MiB a run file may take to open again; export its "
+                      "trace instead (Chrome trace or CSV), or train fewer steps or micro-batches"),
     // A run over processes (pipelab --attach) whose rank fails.
     QT_TRANSLATE_NOOP("CoreMessage",
                       "rank %1 has not answered for %2 s (it died, stopped or its network is cut); "
@@ -911,6 +930,12 @@ QString core_message_text(const QString& english) {
     return QCoreApplication::translate("CoreMessage", "%1 (and %n more problem(s))", nullptr, count)
         .arg(core_message_text(found.captured(1)));
   }
+  // A run's failure with the op that was running (core/runtime's
+  // device_worker): the failure in the app's language, then the op's label.
+  static const QRegularExpression during(QStringLiteral("^(.+) \\(during ([^()]+)\\)$"));
+  if (const QRegularExpressionMatch found = during.match(english); found.hasMatch())
+    return QCoreApplication::translate("CoreMessage", "%1 (during %2)")
+        .arg(core_message_text(found.captured(1)), found.captured(2));
   // A file, a device or a node before the problem in it (a hardware file's
   // "simulation.profile: mine.json: device 'h100': memory_gb = 0 ...", a CSV file's
   // "data.csv: line 3, column 2: 'x' is not a number", a --search-space value's

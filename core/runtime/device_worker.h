@@ -267,7 +267,9 @@ class DeviceWorker {
   };
 
   void run_windows();
-  // " (during B3 s1)" for the op being run, so a failure names it; "" before the first.
+  // " (during B3 s1)" for the op being run, so a failure names it; "" before
+  // the first. (The app translates the failure before it and keeps the label:
+  // ui/core_message_text.cpp.)
   std::string during_op() const;
   Meeting meeting_from(int step) const;
   void meet(Meeting& next, int64_t position);

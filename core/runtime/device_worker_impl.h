@@ -127,9 +127,10 @@ void DeviceWorker<Backend>::run() {
   } catch (const RunStopped&) {
     // The run is stopping: leave quietly.
   } catch (const std::bad_alloc&) {
-    shared_.fail("device " + std::to_string(place_.device) + " ran out of host memory" +
-                 during_op() +
-                 "; use a smaller model, batch or fewer micro-batches in flight");
+    shared_.fail("device " + std::to_string(place_.device) +
+                 " ran out of host memory; use a smaller model, batch or fewer micro-batches in "
+                 "flight" +
+                 during_op());
   } catch (const std::exception& error) {
     shared_.fail(backend_.failure_message(error) + during_op());
   }

@@ -29,8 +29,8 @@ std::string out_of_memory_message(const OutOfMemoryReport& report) {
                      format_bytes(report.counted_bytes) + " in use and holds " +
                      format_bytes(report.cached_bytes) + " cached";
   if (report.gpu_usage.allocators > 1)
-    text += "; the " + std::to_string(report.gpu_usage.allocators) + " virtual devices on GPU " +
-            std::to_string(report.gpu) + " count " + format_bytes(report.gpu_usage.counted_bytes) +
+    text += "; the " + std::to_string(report.gpu_usage.allocators) +
+            " virtual devices on that GPU count " + format_bytes(report.gpu_usage.counted_bytes) +
             " and hold " + format_bytes(report.gpu_usage.cached_bytes);
   return text + "; use fewer micro-batches in flight, recompute, or more pipeline stages";
 }

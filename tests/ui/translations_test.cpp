@@ -388,6 +388,28 @@ class TranslationsTest : public QObject {
     // A rank of a run over processes that stops answering (pipelab --attach).
     QVERIFY(has_chinese(core_message_text(QStringLiteral(
         "rank 2 has not answered for 2.1 s (it died, stopped or its network is cut); stopping the run"))));
+    // A run that runs out of host or GPU memory on a device, with the op it
+    // was running (core/runtime's device worker, gpu/memory/out_of_memory.cpp),
+    // and a run too large to save: Chinese with no English sentence left, the
+    // op's label kept as it is.
+    const QString failures[] = {
+        QStringLiteral("device 0 ran out of host memory; use a smaller model, batch or fewer "
+                       "micro-batches in flight (during F0 s1 step 3)"),
+        QStringLiteral("device 1: out of GPU memory on GPU 0: asked 80.0 GiB for activations, "
+                       "12.3 GiB free; this device counts 20.0 GiB in use and holds 3.0 MiB "
+                       "cached; the 4 virtual devices on that GPU count 60.0 GiB and hold 5.0 MiB; "
+                       "use fewer micro-batches in flight, recompute, or more pipeline stages "
+                       "(during B1 s0)"),
+        QStringLiteral("device 1: out of GPU memory on GPU 0: asked 80.0 GiB for activations, "
+                       "12.3 GiB free; this device counts 20.0 GiB in use and holds 0 B cached; "
+                       "use fewer micro-batches in flight, recompute, or more pipeline stages"),
+        QString::fromStdString(run_file_size_problem(size_t{3} << 30, 12'345'678, 2'500'000)),
+    };
+    for (const QString& failure : failures) {
+      const QString text = core_message_text(failure);
+      QVERIFY2(has_chinese(text) && !text.contains(QLatin1String("use ")), qPrintable(text));
+    }
+    QVERIFY(core_message_text(failures[0]).contains(QLatin1String("F0 s1 step 3")));
     // The run log: progress lines and the last line.
     window.document()->replace(testing::short_experiment(2), QString(), false);
     QSignalSpy log(window.runController(), &RunController::message);

@@ -1492,6 +1492,26 @@
         <source>%1 = %2 is not a device id (0 to %3)</source>
         <translation>%1 = %2 不是设备 id（0 到 %3）</translation>
     </message>
+    <message>
+        <source>device %1 ran out of host memory; use a smaller model, batch or fewer micro-batches in flight</source>
+        <translation>设备 %1 的主机内存不足；请使用更小的模型、批次，或减少同时在途的微批次</translation>
+    </message>
+    <message>
+        <source>out of GPU memory on GPU %1: asked %2 for %3, %4 free; this device counts %5 in use and holds %6 cached; the %7 virtual devices on that GPU count %8 and hold %9; use fewer micro-batches in flight, recompute, or more pipeline stages</source>
+        <translation>GPU %1 显存不足：为 %3 申请 %2，空闲 %4；本设备计入使用 %5，缓存 %6；该 GPU 上的 %7 个虚拟设备共计入 %8，缓存 %9；请减少同时在途的微批次、使用重计算，或增加流水线阶段</translation>
+    </message>
+    <message>
+        <source>out of GPU memory on GPU %1: asked %2 for %3, %4 free; this device counts %5 in use and holds %6 cached; use fewer micro-batches in flight, recompute, or more pipeline stages</source>
+        <translation>GPU %1 显存不足：为 %3 申请 %2，空闲 %4；本设备计入使用 %5，缓存 %6；请减少同时在途的微批次、使用重计算，或增加流水线阶段</translation>
+    </message>
+    <message>
+        <source>this run (%1 million events, %2 million memory samples) makes a %3 MiB file, more than the %4 MiB a run file may take to open again; export its trace instead (Chrome trace or CSV), or train fewer steps or micro-batches</source>
+        <translation>这次运行（%1 百万个事件、%2 百万个内存采样）会生成 %3 MiB 的文件，超过了运行文件能再次打开的上限 %4 MiB；请改为导出它的轨迹（Chrome 轨迹或 CSV），或减少训练步数或微批次</translation>
+    </message>
+    <message>
+        <source>%1 (during %2)</source>
+        <translation>%1（发生在 %2 期间）</translation>
+    </message>
 </context>
 <context>
     <name>DeviceRowLabel</name>

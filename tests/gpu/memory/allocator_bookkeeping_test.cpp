@@ -134,7 +134,7 @@ TEST(OutOfMemoryTest, MessageNamesBytesCategoryGpuFreeCountedAndCachedMemory) {
   EXPECT_EQ(out_of_memory_message(report),
             "out of GPU memory on GPU 0: asked 80.0 GiB for activations, 12.3 GiB free; this "
             "device counts 20.0 GiB in use and holds 3.0 MiB cached; the 4 virtual devices on "
-            "GPU 0 count 60.0 GiB and hold 5.0 MiB; use fewer micro-batches in flight, "
+            "that GPU count 60.0 GiB and hold 5.0 MiB; use fewer micro-batches in flight, "
             "recompute, or more pipeline stages");
 
   const GpuOutOfMemory error({.gpu = 3,
