@@ -346,21 +346,26 @@ void GptBlock::zero_grad() {
   for (Tensor* grad : gradients_.list()) grad->set_zero();
 }
 
-AttentionShape GptBlock::attention_shape(int64_t batch, int64_t seq) const {
-  const int64_t heads = config_.heads / shard_.tp;
+AttentionShape block_attention_shape(const GptBlockConfig& config, const BlockShard& shard,
+                                     int64_t batch, int64_t seq, const int64_t* positions) {
+  const int64_t heads = config.heads / shard.tp;
   AttentionShape shape{batch,
                        seq,
                        heads,
-                       config_.head_dim(),
-                       config_.causal,
-                       heads * shard_.shard,
-                       config_.key_value_heads() / shard_.tp};
-  if (shard_.splits_context()) {
-    shape.queries = context_positions_of(seq);
-    shape.query_positions = global_positions(seq);
+                       config.head_dim(),
+                       config.causal,
+                       heads * shard.shard,
+                       config.key_value_heads() / shard.tp};
+  if (shard.splits_context()) {
+    shape.queries = seq / shard.cp;
+    shape.query_positions = positions;
     shape.packed_keys = true;  // only K and V travel
   }
   return shape;
+}
+
+AttentionShape GptBlock::attention_shape(int64_t batch, int64_t seq) const {
+  return block_attention_shape(config_, shard_, batch, seq, global_positions(seq));
 }
 
 const int64_t* GptBlock::global_positions(int64_t seq) const {

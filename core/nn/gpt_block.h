@@ -151,6 +151,13 @@ struct BlockCollectives {
 // and dropout is in [0, 1).
 void check_gpt_block(const GptBlockConfig& config, const BlockShard& shard);
 
+// The attention core's shape of a block shard for `batch` sequences of `seq`
+// tokens (attention.h); under context parallelism the rank's queries, at
+// `positions` (its global positions, owned by the caller), against packed
+// keys and values.
+AttentionShape block_attention_shape(const GptBlockConfig& config, const BlockShard& shard,
+                                     int64_t batch, int64_t seq, const int64_t* positions);
+
 // Throws std::invalid_argument unless the shard can split a `seq`-token
 // sequence: into 2 cp equal chunks under context parallelism, and the rank's
 // positions into tp slices under sequence parallelism.

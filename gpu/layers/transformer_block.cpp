@@ -147,20 +147,7 @@ BlockDropoutKey GpuTransformerBlock::dropout_of(const ForwardInfo& info) const {
 }
 
 AttentionShape GpuTransformerBlock::attention_shape(int64_t batch) const {
-  const int64_t heads = config_.heads / shard_.tp;
-  AttentionShape shape{batch,
-                       seq_,
-                       heads,
-                       config_.head_dim(),
-                       config_.causal,
-                       heads * shard_.shard,
-                       config_.key_value_heads() / shard_.tp};
-  if (shard_.splits_context()) {
-    shape.queries = rank_positions_;
-    shape.query_positions = context_positions_.data();
-    shape.packed_keys = true;  // only K and V travel
-  }
-  return shape;
+  return block_attention_shape(config_, shard_, batch, seq_, context_positions_.data());
 }
 
 const int64_t* GpuTransformerBlock::device_positions() const {
