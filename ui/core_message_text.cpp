@@ -2,6 +2,7 @@
 
 #include <QCoreApplication>
 #include <QRegularExpression>
+#include <algorithm>
 #include <vector>
 
 namespace pipelab {
@@ -896,6 +897,20 @@ constexpr const char* kPatterns[] = {
     QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 must be in [0, 1)"),
     QT_TRANSLATE_NOOP("CoreMessage", "%1 must be in [0, 1), got %2"),
     QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 must be >= 0"),
+    // Values that carry words of their own, translated where they stand in
+    // another message (core_message_text translates every value it can):
+    // the text source's counts and sample window, the sequence tasks' reasons.
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 characters"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 character"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 (data.sequence_length %2 + 1 for the last label)"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "(a 1-symbol question, the separator and a 1-symbol answer make 3 tokens, "
+                      "and the inputs are all but the last)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "(4 special tokens and 2 symbols)"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "(1-digit numbers: a + b = and a 2-digit sum make 6 tokens, and the inputs "
+                      "are all but the last)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "(4 special tokens and the digits 0-9)"),
 };
 
 struct Pattern {
@@ -917,6 +932,15 @@ const std::vector<Pattern>& patterns() {
     return list;
   }();
   return compiled;
+}
+
+// A value inside a message: a number, a name or a field stays as it is; one
+// with words of its own that a pattern knows ("12 characters") is translated.
+QString value_text(const QString& value) {
+  const bool has_letters =
+      std::any_of(value.begin(), value.end(), [](QChar c) { return c.isLetter(); });
+  if (!has_letters) return value;
+  return core_message_text(value);
 }
 
 }  // namespace
@@ -973,7 +997,7 @@ QString core_message_text(const QString& english) {
     for (auto it = placeholder.globalMatch(translation); it.hasNext();) {
       const QRegularExpressionMatch found = it.next();
       text += translation.mid(done, found.capturedStart() - done);
-      text += match.captured(found.captured(1).toInt());
+      text += value_text(match.captured(found.captured(1).toInt()));
       done = found.capturedEnd();
     }
     return text + translation.mid(done);

@@ -21,6 +21,8 @@
 #include "core/data/csv_reader.h"
 #include "core/data/dataset.h"
 #include "core/data/idx_reader.h"
+#include "core/data/sequence_tasks.h"
+#include "core/data/text_corpus.h"
 #include "core/io/experiment_io.h"
 #include "core/io/hardware_catalogue.h"
 #include "core/io/run_file.h"
@@ -410,6 +412,33 @@ class TranslationsTest : public QObject {
       QVERIFY2(has_chinese(text) && !text.contains(QLatin1String("use ")), qPrintable(text));
     }
     QVERIFY(core_message_text(failures[0]).contains(QLatin1String("F0 s1 step 3")));
+    // Data errors whose values carry words (a text source's character
+    // counts and sample window, a sequence task's reasons): no English left.
+    const auto data_error = [](const std::function<void()>& load) {
+      try {
+        load();
+      } catch (const std::exception& error) {
+        return QString::fromStdString(error.what());
+      }
+      return QString();
+    };
+    const std::string text = "a short text";
+    const QString errors[] = {
+        data_error([&] {
+          parse_text_corpus({reinterpret_cast<const uint8_t*>(text.data()), text.size()},
+                            "tiny.txt", TextCorpusOptions{});
+        }),
+        data_error([] { make_sequence_task("copy", SequenceTaskOptions{.vocab = 5}); }),
+        data_error([] { make_sequence_task("add", SequenceTaskOptions{.sequence_length = 3}); }),
+    };
+    static const QRegularExpression english_word(
+        QStringLiteral("\\b(characters?|needs|tokens|the|and)\\b"));
+    for (const QString& error : errors) {
+      QVERIFY(!error.isEmpty());
+      const QString translated = core_message_text(error);
+      QVERIFY2(has_chinese(translated) && !translated.contains(english_word),
+               qPrintable(error + " -> " + translated));
+    }
     // The run log: progress lines and the last line.
     window.document()->replace(testing::short_experiment(2), QString(), false);
     QSignalSpy log(window.runController(), &RunController::message);

@@ -1512,6 +1512,34 @@
         <source>%1 (during %2)</source>
         <translation>%1（发生在 %2 期间）</translation>
     </message>
+    <message>
+        <source>%1 characters</source>
+        <translation>%1 个字符</translation>
+    </message>
+    <message>
+        <source>%1 character</source>
+        <translation>%1 个字符</translation>
+    </message>
+    <message>
+        <source>%1 (data.sequence_length %2 + 1 for the last label)</source>
+        <translation>%1（data.sequence_length %2，再加最后一个标签的 1 个）</translation>
+    </message>
+    <message>
+        <source>(a 1-symbol question, the separator and a 1-symbol answer make 3 tokens, and the inputs are all but the last)</source>
+        <translation>（1 个符号的问题、分隔符和 1 个符号的答案共 3 个词元，输入是除最后一个以外的全部）</translation>
+    </message>
+    <message>
+        <source>(4 special tokens and 2 symbols)</source>
+        <translation>（4 个特殊词元和 2 个符号）</translation>
+    </message>
+    <message>
+        <source>(1-digit numbers: a + b = and a 2-digit sum make 6 tokens, and the inputs are all but the last)</source>
+        <translation>（1 位数：a + b = 加上 2 位数的和共 6 个词元，输入是除最后一个以外的全部）</translation>
+    </message>
+    <message>
+        <source>(4 special tokens and the digits 0-9)</source>
+        <translation>（4 个特殊词元和数字 0-9）</translation>
+    </message>
 </context>
 <context>
     <name>DeviceRowLabel</name>
