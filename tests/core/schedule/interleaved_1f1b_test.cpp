@@ -27,8 +27,8 @@ std::string order_text(const std::vector<Op>& ops) {
   std::string text;
   for (const Op& op : ops) {
     if (!text.empty()) text += ' ';
-    text += (op.kind == OpKind::Forward ? "F" : "B") + std::to_string(op.stage) + "." +
-            std::to_string(op.microbatch);
+    text += op.kind == OpKind::Forward ? 'F' : 'B';
+    text += std::to_string(op.stage) + "." + std::to_string(op.microbatch);
   }
   return text;
 }

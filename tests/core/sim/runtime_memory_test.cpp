@@ -39,9 +39,11 @@ TEST(RuntimeMemory, TheSimulatorHoldsItAsWorkspaceFromTheStart) {
   ASSERT_EQ(prediction.result.per_device.size(), 4u);
   for (const DeviceSimStats& device : prediction.result.per_device)
     EXPECT_EQ(device.peak_bytes[static_cast<size_t>(MemoryCategory::Workspace)], expected);
-  for (const MemorySample& sample : prediction.result.trace.memory)
-    if (sample.t == 0)
+  for (const MemorySample& sample : prediction.result.trace.memory) {
+    if (sample.t == 0) {
       EXPECT_EQ(sample.bytes[static_cast<size_t>(MemoryCategory::Workspace)], expected);
+    }
+  }
 
   // A CPU's threads hold none.
   experiment.simulation.profile = "cpu-core";
