@@ -891,6 +891,32 @@ constexpr const char* kPatterns[] = {
                       "run '%1' was %2, not measured: calibrate from runs that trained "
                       "(pipelab-cli train --save-run, or the app's Runs > Save)"),
     QT_TRANSLATE_NOOP("CoreMessage", "run '%1' recorded no steps to calibrate from"),
+    // Attaching to a run's live stream (pipelab --attach; core/live): the
+    // address, the stream, and what a frame held that its run cannot have
+    // ("the run sent" it).
+    QT_TRANSLATE_NOOP("CoreMessage", "--attach %1: write HOST:PORT (e.g. localhost:7300)"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "--attach %1: %2 (is pipelab-cli train --serve running there, and does its "
+                      "--serve-allow list you?)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "--attach %1: %2"),
+    QT_TRANSLATE_NOOP("CoreMessage", "not a PipeLab run's live stream (or it refused us)"),
+    QT_TRANSLATE_NOOP("CoreMessage", "the experiment it sent does not read: %1"),
+    QT_TRANSLATE_NOOP("CoreMessage", "the experiment it sent is not valid: %1"),
+    QT_TRANSLATE_NOOP("CoreMessage",
+                      "the run streams another PipeLab build's events; attach with the same build"),
+    QT_TRANSLATE_NOOP("CoreMessage", "the run says it trains %1 steps"),
+    QT_TRANSLATE_NOOP("CoreMessage", "the run ended in state %1, which is not an end"),
+    QT_TRANSLATE_NOOP("CoreMessage", "the run sent %1"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 on device %2, but its experiment has %3 devices"),
+    QT_TRANSLATE_NOOP("CoreMessage", "%1 at a time that is not a finite number"),
+    QT_TRANSLATE_NOOP("CoreMessage", "an event of kind %1, which is not an op kind"),
+    QT_TRANSLATE_NOOP("CoreMessage", "an event of group %1, which is not a group"),
+    QT_TRANSLATE_NOOP("CoreMessage", "an event that ends before it begins"),
+    QT_TRANSLATE_NOOP("CoreMessage", "a memory sample of %1 bytes in one category"),
+    QT_TRANSLATE_NOOP("CoreMessage", "an expert load with %1 routed counts but %2 dropped ones"),
+    QT_TRANSLATE_NOOP("CoreMessage", "an event"),
+    QT_TRANSLATE_NOOP("CoreMessage", "a memory sample"),
+    QT_TRANSLATE_NOOP("CoreMessage", "a step's metrics"),
     // The general forms of range checks, last: any field, any bound.
     QT_TRANSLATE_NOOP("CoreMessage", "%1 must be >= %2, got %3"),
     QT_TRANSLATE_NOOP("CoreMessage", "%1 = %2 is more than the %3 PipeLab plans; use at most %4"),

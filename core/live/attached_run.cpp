@@ -7,13 +7,15 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/live/live_stream_error.h"
+
 namespace pipelab {
 namespace {
 
 int connect_to(const std::string& address) {
   const size_t colon = address.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == address.size())
-    throw std::runtime_error("--attach " + address + ": write HOST:PORT (e.g. localhost:7300)");
+    throw LiveStreamError("--attach " + address + ": write HOST:PORT (e.g. localhost:7300)");
   const std::string host = address.substr(0, colon);
   const std::string port = address.substr(colon + 1);
   addrinfo hints{};
@@ -21,7 +23,7 @@ int connect_to(const std::string& address) {
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
   if (const int code = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found); code != 0)
-    throw std::runtime_error("--attach " + address + ": " + ::gai_strerror(code));
+    throw LiveStreamError("--attach " + address + ": " + ::gai_strerror(code));
   int fd = -1;
   std::string why = "no address";
   for (addrinfo* at = found; at && fd < 0; at = at->ai_next) {
@@ -34,7 +36,7 @@ int connect_to(const std::string& address) {
   }
   ::freeaddrinfo(found);
   if (fd < 0)
-    throw std::runtime_error(
+    throw LiveStreamError(
         "--attach " + address + ": " + why +
         " (is pipelab-cli train --serve running there, and does its --serve-allow list you?)");
   return fd;
@@ -51,7 +53,7 @@ AttachedRun::AttachedRun(const std::string& address, EventSink& sink)
     stream_.read_start();
   } catch (const std::exception& error) {
     ::close(fd_);
-    throw std::runtime_error("--attach " + address + ": " + error.what());
+    throw LiveStreamError("--attach " + address + ": " + error.what());
   }
 }
 

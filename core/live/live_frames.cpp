@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/comm/byte_buffer.h"
+#include "core/live/live_stream_error.h"
 
 namespace pipelab {
 namespace {
@@ -64,18 +65,20 @@ StepMetrics read_step(ByteReader& reader) {
   return step;
 }
 
-[[noreturn]] void bad_value(const std::string& what) {
-  throw std::runtime_error("the run sent " + what);
+// What a frame holds that its run cannot have ("an event that ends before
+// it begins"): the whole message is "the run sent " and it.
+[[noreturn]] void run_sent(const std::string& what) {
+  throw LiveStreamError("the run sent " + what);
 }
 
 void check_device(int device, int devices, const char* what) {
   if (device < 0 || device >= devices)
-    bad_value(std::string(what) + " on device " + std::to_string(device) + ", but its experiment has " +
-              std::to_string(devices) + " devices");
+    run_sent(std::string(what) + " on device " + std::to_string(device) +
+             ", but its experiment has " + std::to_string(devices) + " devices");
 }
 
 void check_time(double t, const char* what) {
-  if (!std::isfinite(t)) bad_value(std::string(what) + " at a time that is not a finite number");
+  if (!std::isfinite(t)) run_sent(std::string(what) + " at a time that is not a finite number");
 }
 
 // What the views index by or draw with, checked as a run file's reader checks
@@ -85,30 +88,29 @@ void check_batch(const EventBatch& batch, int devices) {
   for (const TraceEvent& event : batch.events) {
     check_device(event.device, devices, "an event");
     if (static_cast<size_t>(event.op.kind) >= kOpKindCount)
-      bad_value("an event of kind " + std::to_string(static_cast<int>(event.op.kind)) +
-                ", which is not an op kind");
+      run_sent("an event of kind " + std::to_string(static_cast<int>(event.op.kind)) +
+               ", which is not an op kind");
     const int group = static_cast<int>(event.op.group);
     if (group < 0 || group > static_cast<int>(CommGroup::ContextParallel))
-      bad_value("an event of group " + std::to_string(static_cast<int>(event.op.group)) +
-                ", which is not a group");
+      run_sent("an event of group " + std::to_string(static_cast<int>(event.op.group)) +
+               ", which is not a group");
     check_time(event.t_begin, "an event");
     check_time(event.t_end, "an event");
-    if (event.t_end < event.t_begin) bad_value("an event that ends before it begins");
+    if (event.t_end < event.t_begin) run_sent("an event that ends before it begins");
   }
   for (const MemorySample& sample : batch.memory) {
     check_device(sample.device, devices, "a memory sample");
     check_time(sample.t, "a memory sample");
     for (const int64_t bytes : sample.bytes)
       if (bytes < 0 || bytes > kMaxCategoryBytes)
-        bad_value("a memory sample of " + std::to_string(bytes) + " bytes in one category");
+        run_sent("a memory sample of " + std::to_string(bytes) + " bytes in one category");
   }
   for (const StepMetrics& step : batch.steps) {
     check_time(step.t_end, "a step's metrics");
     for (const ExpertLoad& load : step.expert_load)
       if (load.routed.size() != load.dropped.size())
-        bad_value("an expert load with " + std::to_string(load.routed.size()) +
-                  " routed counts but " + std::to_string(load.dropped.size()) +
-                  " dropped ones");
+        run_sent("an expert load with " + std::to_string(load.routed.size()) +
+                 " routed counts but " + std::to_string(load.dropped.size()) + " dropped ones");
   }
 }
 
@@ -155,13 +157,12 @@ std::vector<char> live_end_frame(int32_t state, const std::string& error) {
 LiveHello read_live_hello(const char* payload, size_t size) {
   ByteReader reader(payload, size);
   if (!(reader.read<BuildSignature>() == BuildSignature{}))
-    throw std::runtime_error(
+    throw LiveStreamError(
         "the run streams another PipeLab build's events; attach with the same build");
   LiveHello hello;
   hello.steps_total = reader.read<int32_t>();
   if (hello.steps_total < 0)
-    throw std::runtime_error("the run says it trains " + std::to_string(hello.steps_total) +
-                             " steps");
+    throw LiveStreamError("the run says it trains " + std::to_string(hello.steps_total) + " steps");
   hello.experiment_json = read_text(reader);
   return hello;
 }
@@ -185,8 +186,8 @@ RunState read_live_end(const char* payload, size_t size, std::string& error) {
   error = read_text(reader);
   for (const RunState end : {RunState::Finished, RunState::Stopped, RunState::Failed})
     if (state == static_cast<int32_t>(end)) return end;
-  throw std::runtime_error("the run ended in state " + std::to_string(state) +
-                           ", which is not an end");
+  throw LiveStreamError("the run ended in state " + std::to_string(state) +
+                        ", which is not an end");
 }
 
 }  // namespace pipelab

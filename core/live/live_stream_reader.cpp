@@ -5,6 +5,7 @@
 
 #include "core/io/experiment_io.h"
 #include "core/live/live_frames.h"
+#include "core/live/live_stream_error.h"
 
 namespace pipelab {
 
@@ -30,17 +31,17 @@ void LiveStreamReader::read_start() {
   uint32_t kind = 0;
   if (!read_(greeting.data(), greeting.size()) || greeting != kLiveGreeting ||
       !read_frame(kind) || kind != static_cast<uint32_t>(LiveFrame::Hello))
-    throw std::runtime_error("not a PipeLab run's live stream (or it refused us)");
+    throw LiveStreamError("not a PipeLab run's live stream (or it refused us)");
   const LiveHello hello = read_live_hello(payload_.data(), payload_.size());
   try {
     experiment_ = parse_experiment_unvalidated(hello.experiment_json);
   } catch (const std::exception& error) {
-    throw std::runtime_error(std::string("the experiment it sent does not read: ") + error.what());
+    throw LiveStreamError(std::string("the experiment it sent does not read: ") + error.what());
   }
   // The views lay out the run's devices from its plan.
   const std::vector<std::string> problems = validate_experiment(experiment_);
   if (!problems.empty())
-    throw std::runtime_error("the experiment it sent is not valid: " + problems.front());
+    throw LiveStreamError("the experiment it sent is not valid: " + problems.front());
   steps_total_ = hello.steps_total;
   devices_ = experiment_.parallel.devices();
 }

@@ -18,11 +18,15 @@ namespace pipelab::testing {
 // the app catches and shows through core_message_text, the validator's list of
 // an experiment's problems, and the helpers that throw those exceptions.
 inline const std::vector<std::string> kMessageSiteCalls = {
-    "throw ExperimentError(", "throw DataError(", "throw RunFileError(", "problems.push_back(",
+    "throw ExperimentError(", "throw DataError(", "throw RunFileError(", "throw LiveStreamError(",
+    "problems.push_back(",
     // Local helpers that throw one of these with the text they are given:
     // core/io/run_file.cpp's whole message, core/planner/split_search.cpp's
     // why after its place ("search space 'x': ").
-    "run_file_error(", "search_space_error("};
+    "run_file_error(", "search_space_error(",
+    // core/live/live_frames.cpp's what a run's frame held that it cannot
+    // (after "the run sent ").
+    "run_sent("};
 
 struct MessagePiece {
   bool is_text = false;  // a string literal; otherwise a value (a variable, a call, ...)

@@ -26,6 +26,7 @@
 #include "core/io/experiment_io.h"
 #include "core/io/hardware_catalogue.h"
 #include "core/io/run_file.h"
+#include "core/live/live_frames.h"
 #include "core/plan/parallel_plan.h"
 #include "core/planner/plan_proposal.h"
 #include "core/planner/split_search.h"
@@ -423,6 +424,19 @@ class TranslationsTest : public QObject {
       return QString();
     };
     const std::string text = "a short text";
+    // A live stream whose frame holds an event on a device its run does not
+    // have (pipelab --attach): the nested values in Chinese too.
+    EventBatch bad_batch;
+    TraceEvent stray;
+    stray.device = 9;
+    bad_batch.events.push_back(stray);
+    const std::vector<char> bad_frame = live_batch_frame(bad_batch);
+    constexpr size_t kFrameHeader = sizeof(uint32_t) + sizeof(uint64_t);
+    const QString stream_error = data_error([&] {
+      read_live_batch(bad_frame.data() + kFrameHeader, bad_frame.size() - kFrameHeader, 4);
+    });
+    QVERIFY2(stream_error.startsWith(QLatin1String("the run sent an event on device 9")),
+             qPrintable(stream_error));
     const QString errors[] = {
         data_error([&] {
           parse_text_corpus({reinterpret_cast<const uint8_t*>(text.data()), text.size()},
@@ -430,9 +444,10 @@ class TranslationsTest : public QObject {
         }),
         data_error([] { make_sequence_task("copy", SequenceTaskOptions{.vocab = 5}); }),
         data_error([] { make_sequence_task("add", SequenceTaskOptions{.sequence_length = 3}); }),
+        stream_error,
     };
     static const QRegularExpression english_word(
-        QStringLiteral("\\b(characters?|needs|tokens|the|and)\\b"));
+        QStringLiteral("\\b(characters?|needs|tokens|the|and|an|event|device|but)\\b"));
     for (const QString& error : errors) {
       QVERIFY(!error.isEmpty());
       const QString translated = core_message_text(error);

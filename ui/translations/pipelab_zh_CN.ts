@@ -1540,6 +1540,86 @@
         <source>(4 special tokens and the digits 0-9)</source>
         <translation>（4 个特殊词元和数字 0-9）</translation>
     </message>
+    <message>
+        <source>--attach %1: write HOST:PORT (e.g. localhost:7300)</source>
+        <translation>--attach %1：请写成 HOST:PORT（例如 localhost:7300）</translation>
+    </message>
+    <message>
+        <source>--attach %1: %2 (is pipelab-cli train --serve running there, and does its --serve-allow list you?)</source>
+        <translation>--attach %1 连接失败：%2（那里是否在运行 pipelab-cli train --serve，它的 --serve-allow 是否允许你连接？）</translation>
+    </message>
+    <message>
+        <source>--attach %1: %2</source>
+        <translation>--attach %1 连接失败：%2</translation>
+    </message>
+    <message>
+        <source>not a PipeLab run&apos;s live stream (or it refused us)</source>
+        <translation>这不是 PipeLab 运行的实时流（或者对方拒绝了连接）</translation>
+    </message>
+    <message>
+        <source>the experiment it sent does not read: %1</source>
+        <translation>它发来的实验无法读取：%1</translation>
+    </message>
+    <message>
+        <source>the experiment it sent is not valid: %1</source>
+        <translation>它发来的实验无效：%1</translation>
+    </message>
+    <message>
+        <source>the run streams another PipeLab build&apos;s events; attach with the same build</source>
+        <translation>该运行发送的是另一个 PipeLab 构建的事件；请用同一个构建连接</translation>
+    </message>
+    <message>
+        <source>the run says it trains %1 steps</source>
+        <translation>该运行声称要训练 %1 步</translation>
+    </message>
+    <message>
+        <source>the run ended in state %1, which is not an end</source>
+        <translation>该运行以状态 %1 结束，而这不是一种结束状态</translation>
+    </message>
+    <message>
+        <source>the run sent %1</source>
+        <translation>该运行发来的数据有误：%1</translation>
+    </message>
+    <message>
+        <source>%1 on device %2, but its experiment has %3 devices</source>
+        <translation>%1位于设备 %2，但它的实验只有 %3 个设备</translation>
+    </message>
+    <message>
+        <source>%1 at a time that is not a finite number</source>
+        <translation>%1的时间不是有限数</translation>
+    </message>
+    <message>
+        <source>an event of kind %1, which is not an op kind</source>
+        <translation>一个类型为 %1 的事件，而它不是操作类型</translation>
+    </message>
+    <message>
+        <source>an event of group %1, which is not a group</source>
+        <translation>一个组为 %1 的事件，而它不是通信组</translation>
+    </message>
+    <message>
+        <source>an event that ends before it begins</source>
+        <translation>一个结束早于开始的事件</translation>
+    </message>
+    <message>
+        <source>a memory sample of %1 bytes in one category</source>
+        <translation>一个单个类别就有 %1 字节的内存采样</translation>
+    </message>
+    <message>
+        <source>an expert load with %1 routed counts but %2 dropped ones</source>
+        <translation>一个专家负载，有 %1 个路由计数，却有 %2 个丢弃计数</translation>
+    </message>
+    <message>
+        <source>an event</source>
+        <translation>一个事件</translation>
+    </message>
+    <message>
+        <source>a memory sample</source>
+        <translation>一个内存采样</translation>
+    </message>
+    <message>
+        <source>a step&apos;s metrics</source>
+        <translation>一步的指标</translation>
+    </message>
 </context>
 <context>
     <name>DeviceRowLabel</name>
