@@ -354,8 +354,13 @@ void TimelineView::updateMeasuredTitle() {
       replaying ? tr(" · replaying at %1 of %2")
                       .arg(duration_text(run_->playbackTime()), duration_text(run_->recordedTime()))
                 : QString();
+  // The trace names its schedule once the run has sent it; an attached run
+  // that failed before then has only the experiment's.
+  const std::string& traced = run_->trace().schedule;
+  const QString schedule =
+      QString::fromStdString(traced.empty() ? schedule_name(experiment.parallel.schedule) : traced);
   measured_->setTitle(tr("Measured (%1, %2): step %3 of %4 · %5%6")
-                          .arg(QString::fromStdString(run_->trace().schedule), backend)
+                          .arg(schedule, backend)
                           .arg(run_->stepsDone())
                           .arg(run_->stepsTotal())
                           .arg(RunController::phaseName(run_->phase()), replay));
