@@ -17,6 +17,8 @@
 #      attention core fused and unfused), and the simulator calibrated on this
 #      GPU (pipelab-cli calibrate --backend cuda) from GPT-2's step and from a
 #      pipeline's, with the hardware files it writes
+#   candidate: a candidate revision's fused-attention tests, sanitizers and
+#      speed against this build (tests/gpu/prepare_candidate.sh packs it)
 #   bench: the MLP benchmarks against PyTorch and bare cuBLAS, and a
 #      pipeline's measured bubble next to the simulated one
 #   5. mpi: the cuda backend over 2 and 4 ranks on this machine's GPU (test_mpi's
@@ -31,7 +33,7 @@
 # REPORT_DIR/gpu_check_logs.txt; a failing step does not stop the next ones.
 #
 # Usage: bash tests/gpu/gpu_check.sh [REPORT_DIR=gpu-check] [BUILD_DIR=build-gpu]
-# STEPS="build tests gpt2 profile sanitizer cli bench mpi" picks steps (profile:
+# STEPS="build tests gpt2 profile candidate sanitizer cli bench mpi" picks steps (profile:
 # Nsight Compute's kernel times of a GPT-2 step and the fused attention's
 # counters, under REPORT_DIR/profile; attention-sanitizer: of the sanitizer
 # step, only its fused-attention part); JOBS sets build parallelism;
@@ -219,15 +221,41 @@ if wants gpt2; then
   # The simulator fitted to this GPU: from GPT-2's step (one micro-batch and
   # four), and from a 4-stage 1F1B pipeline's, each from its catalogue device.
   run_step "gpt2: calibrate on GPT-2's step" bash -c \
-    "'${cli}' calibrate --config bench/configs/gpt2_small.json --backend cuda --steps 6 \
+    "set -o pipefail; '${cli}' calibrate --config bench/configs/gpt2_small.json --backend cuda --steps 6 \
        --write '${report_dir}/gpt2/gpu-measured-gpt2.json' | tee '${report_dir}/gpt2/calibrate_gpt2.json'"
   run_step "gpt2: a pipeline's step and bubble" bash -c \
     "'${cli}' train --config bench/configs/pipeline_bubble.json --backend cuda --quiet \
        --summary '${report_dir}/gpt2/pipeline_bubble_summary.json'"
   run_step "gpt2: calibrate on the pipeline" bash -c \
-    "'${cli}' calibrate --config bench/configs/pipeline_bubble.json --backend cuda --steps 6 \
+    "set -o pipefail; '${cli}' calibrate --config bench/configs/pipeline_bubble.json --backend cuda --steps 6 \
        --write '${report_dir}/gpt2/gpu-measured-pipeline.json' | tee '${report_dir}/gpt2/calibrate_pipeline.json'"
   { echo; echo "## GPT-2 small against PyTorch"; echo; echo '```'; tail -n 30 "${report_dir}/gpt2_table.txt"; echo '```'; } >>"${report}.details"
+fi
+
+if wants candidate; then
+  # A candidate revision's programs (tests/gpu/prepare_candidate.sh; run_prebuilt.sh
+  # unpacks them and sets CANDIDATE_DIR): its fused-attention tests, the compute
+  # sanitizers on its kernels, and its attention core and GPT-2 step against
+  # this build's, pair by pair (bench/run_candidate_vs_current.sh).
+  if [[ -n "${CANDIDATE_DIR:-}" && -x "${CANDIDATE_DIR}/tests/test_gpu" ]]; then
+    echo "  - candidate: $(cat "${CANDIDATE_DIR}/revision.txt" 2>/dev/null)" >>"${report}.details"
+    fused='*OpConformance*recompute*:*OpConformance*fused*:FusedAttentionTest.*'
+    out="${build_dir}/candidate_test_gpu.log"
+    run_step "candidate: fused attention tests" run_gtest "${CANDIDATE_DIR}/tests/test_gpu" "${out}" "${fused}"
+    echo "  - candidate test_gpu: $(summarise "${out}")" >>"${report}.details"
+    grep -E '^\[  (FAILED|CRASHED|HUNG) +\] [A-Za-z]' "${out}" | head -n 30 | sed 's/^/    /' >>"${report}.details"
+    if command -v compute-sanitizer >/dev/null; then
+      for tool in memcheck racecheck; do
+        STEP_TIMEOUT="${SANITIZER_TIMEOUT:-300}" run_step "candidate: compute-sanitizer ${tool}, fused attention" \
+          compute-sanitizer --tool "${tool}" --error-exitcode 9 "${CANDIDATE_DIR}/tests/test_gpu" --gtest_filter="${fused}"
+      done
+    fi
+    STEP_TIMEOUT="${CANDIDATE_TIMEOUT:-240}" run_step "candidate: attention and GPT-2 step against this build" bash -c \
+      "set -o pipefail; bash bench/run_candidate_vs_current.sh '${build_dir}' '${CANDIDATE_DIR}' '${report_dir}/candidate' 2>&1 | tee '${report_dir}/candidate_table.txt'"
+    { echo; echo "## The candidate against this build"; echo; echo '```'; tail -n 6 "${report_dir}/candidate_table.txt"; echo '```'; } >>"${report}.details"
+  else
+    echo "| candidate | not run: no candidate carried (tests/gpu/prepare_candidate.sh) | 0 |" >>"${report}"
+  fi
 fi
 
 if wants profile; then

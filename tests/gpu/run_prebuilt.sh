@@ -9,7 +9,8 @@
 #   3. runs tests/gpu/gpu_check.sh without its build step.
 #
 # Usage: bash tests/gpu/run_prebuilt.sh [REPORT_DIR=gpu-check]
-# STEPS (default "tests gpt2 cli mpi sanitizer"; add "bench" for the MLP
+# STEPS (default "tests gpt2 cli mpi sanitizer", with "candidate" when
+# .gpu-run/candidate.tar.xz is carried; add "bench" for the MLP
 # comparison with PyTorch, "profile" for Nsight Compute), STEP_TIMEOUT (default 100 s), SUITES, CONFORMANCE_FILTER
 # and DEADLINE pass through to gpu_check.sh.
 set -euo pipefail
@@ -45,5 +46,15 @@ if [[ -d "${prebuilt}/mnist-t10k" ]]; then
   link_if_missing "${here}/../shared/datasets/mnist-t10k" "${here}/${prebuilt}/mnist-t10k"
 fi
 
-STEPS="${STEPS:-tests gpt2 cli mpi sanitizer}" STEP_TIMEOUT="${STEP_TIMEOUT:-100}" \
+# A candidate revision's programs, when prepare_candidate.sh packed them.
+default_steps="tests gpt2 cli mpi sanitizer"
+if [[ -f "${prebuilt}/candidate.tar.xz" ]]; then
+  rm -rf "${prebuilt}/candidate"
+  tar -C "${prebuilt}" -xJf "${prebuilt}/candidate.tar.xz"
+  export CANDIDATE_DIR="${here}/${prebuilt}/candidate"
+  default_steps="tests gpt2 candidate cli mpi sanitizer"
+  echo "candidate: $(cat "${CANDIDATE_DIR}/revision.txt")"
+fi
+
+STEPS="${STEPS:-${default_steps}}" STEP_TIMEOUT="${STEP_TIMEOUT:-100}" \
   bash tests/gpu/gpu_check.sh "${report_dir}" "${prebuilt}/build"
