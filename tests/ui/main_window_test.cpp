@@ -119,6 +119,34 @@ class MainWindowTest : public QObject {
     }
   }
 
+  void theMemoryChartsKeepBothPanesWhenTheRunHasManyDevices() {
+    // A legend row per device pushed the stacked chart into a strip a few
+    // pixels high once a run had 32 devices.
+    QWidget dock;
+    dock.resize(470, 300);
+    auto* view = new MemoryView(&dock);
+    Experiment experiment = default_experiment();
+    experiment.parallel.dp = 16;  // 32 devices with its two stages
+    view->setPrediction(std::make_shared<const Prediction>(predict_experiment(experiment)));
+    view->setGeometry(0, 0, 470, 300);
+    dock.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dock));
+    QCustomPlot* plot = view->plot();
+    QTRY_VERIFY(plot->graphCount() > 32);
+    plot->replot();
+    const QCPAxisRect* totals = plot->axisRect(0);
+    const QCPAxisRect* stacked = plot->axisRect(1);
+    QVERIFY2(stacked->height() >= totals->height() * 0.6,
+             qPrintable(QStringLiteral("totals %1 px, by category %2 px")
+                            .arg(totals->height())
+                            .arg(stacked->height())));
+    // The legend names the device the stacked chart shows, and how many there are.
+    QCOMPARE(plot->legend->itemCount(), 1);
+    auto* item = qobject_cast<QCPPlottableLegendItem*>(plot->legend->item(0));
+    QVERIFY(item);
+    QCOMPARE(item->plottable()->name(), QStringLiteral("device 0 (of 32)"));
+  }
+
   void malformedExperimentShowsAnErrorAndKeepsThePreviousOne() {
     QTemporaryDir folder;
     const QString good = folder.filePath("good.json");

@@ -34,6 +34,11 @@ ByteUnit byte_unit_for(double max_bytes) {
   return {1.0, QStringLiteral("B")};
 }
 
+// Above this many devices the totals' legend names the selected device only:
+// a row per device pushed the stacked chart below into a strip a few pixels
+// high (32 devices in a dock 300 pixels high).
+constexpr int kMaxDevicesInLegend = 8;
+
 // Curves with more points than this are thinned: a long run records hundreds
 // of thousands of samples, far more than a chart has pixels.
 constexpr size_t kMaxPointsPerCurve = 1500;
@@ -131,6 +136,10 @@ MemoryView::MemoryView(QWidget* parent) : QWidget(parent) {
     legend->setMargins(QMargins(4, 2, 4, 2));
   }
 
+  // The selected device's curve is drawn over the others, which may run along it.
+  plot_->addLayer(QStringLiteral("selectedDevice"), plot_->layer(QStringLiteral("main")),
+                  QCustomPlot::limAbove);
+
   peak_tracer_ = new QCPItemTracer(plot_);
   peak_tracer_->setClipAxisRect(stacked_rect_);
   peak_tracer_->position->setAxes(stacked_x, stacked_rect_->axis(QCPAxis::atLeft));
@@ -164,12 +173,16 @@ MemoryView::MemoryView(QWidget* parent) : QWidget(parent) {
   });
 
   device_combo_ = new QComboBox(this);
+  // Its items (long device labels) come after the first show, when the default
+  // policy has sized it to nothing ("设备 0 ·"): it takes the row's free width.
+  device_combo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  device_combo_->setMinimumContentsLength(8);
+  device_combo_->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
   source_label_ = new QLabel(this);
   source_label_->setStyleSheet(QStringLiteral("QLabel { color: #555; }"));
   auto* controls = new QHBoxLayout;
   controls->addWidget(new QLabel(tr("By category for:"), this));
-  controls->addWidget(device_combo_);
-  controls->addStretch();
+  controls->addWidget(device_combo_, 1);
   controls->addWidget(source_label_);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
@@ -305,7 +318,14 @@ void MemoryView::rebuild() {
     }
     QCPGraph* graph = plot_->addGraph(totals_x, totals_y);
     graph->setName(tr("device %1").arg(device));
+    if (devices > kMaxDevicesInLegend) {
+      if (device == selected_device_)
+        graph->setName(tr("device %1 (of %2)").arg(device).arg(devices));
+      else
+        graph->removeFromLegend(plot_->legend);
+    }
     graph->setPen(QPen(device_color(device), device == selected_device_ ? 2.5 : 1.5));
+    if (device == selected_device_) graph->setLayer(QStringLiteral("selectedDevice"));
     graph->setLineStyle(QCPGraph::lsStepLeft);
     graph->setData(keys, values, true);
   }

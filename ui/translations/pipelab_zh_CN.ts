@@ -2988,6 +2988,10 @@ Ctrl+N / Ctrl+O / Ctrl+S：新建、打开、保存
         <source>host</source>
         <translation>主机</translation>
     </message>
+    <message>
+        <source>device %1 (of %2)</source>
+        <translation>设备 %1（共 %2 个）</translation>
+    </message>
 </context>
 <context>
     <name>pipelab::ModelPanel</name>
