@@ -11,6 +11,7 @@
 #include "ui/models/experiment_document.h"
 #include "ui/models/prediction_updater.h"
 #include "ui/panels/parallel_panel.h"
+#include "ui/timeline/op_colors.h"
 #include "ui/timeline/timeline_chart.h"
 #include "ui/timeline/timeline_plottable.h"
 #include "ui/timeline/timeline_view.h"
@@ -150,6 +151,43 @@ class PredictedTimelineTest : public QObject {
     chart.replot();
     QVERIFY(chart.bars()->lastDrawnBarCount() <= devices * 12);
     QVERIFY(chart.bars()->lastDrawnBarCount() >= devices * 9);
+  }
+
+  void barsAPixelHighKeepTheirOpsColour() {
+    // 128 devices in a chart 200 pixels high: each row a pixel or so. Their
+    // bars' white outlines had turned the whole chart pale.
+    TimelineChart chart;
+    chart.resize(800, 200);
+    Trace trace;
+    trace.time_unit = "unit";
+    const int devices = 128;
+    for (int device = 0; device < devices; ++device) {
+      TraceEvent event;
+      event.device = device;
+      event.op.kind = OpKind::Backward;
+      event.op.device = device;
+      event.t_begin = 0;
+      event.t_end = 100;
+      trace.events.push_back(event);
+    }
+    chart.showTrace(trace);
+    chart.fitAll();
+    const QImage image = chart.toPixmap(800, 200).toImage();
+    const QRect plot = chart.axisRect()->rect();
+    const QColor want = op_color(OpKind::Backward);
+    int off = 0, sampled = 0;
+    for (int y = plot.top() + plot.height() / 4; y < plot.bottom() - plot.height() / 4;
+         ++y, ++sampled) {
+      const QColor got = image.pixelColor(plot.center().x(), y);
+      const int distance = std::abs(got.red() - want.red()) + std::abs(got.green() - want.green()) +
+                           std::abs(got.blue() - want.blue());
+      if (distance > 60) ++off;
+    }
+    QVERIFY(sampled > 20);
+    QVERIFY2(
+        off <= sampled / 10,
+        qPrintable(
+            QStringLiteral("%1 of %2 pixels are not the backward's colour").arg(off).arg(sampled)));
   }
 
   void hoverFindsTheOpUnderTheMouse() {

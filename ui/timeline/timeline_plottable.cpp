@@ -15,6 +15,8 @@ constexpr double kCommTop = 0.26;
 constexpr double kCommBottom = 0.40;
 constexpr double kRowTop = -0.45;
 constexpr double kRowBottom = 0.45;
+// Rows fewer pixels high than this draw compute bars across the whole row.
+constexpr double kDenseRowPixels = 6;
 
 }  // namespace
 
@@ -129,6 +131,20 @@ std::vector<TimelinePlottable::Bar>::const_iterator TimelinePlottable::firstBarE
 }
 
 QRectF TimelinePlottable::barRect(const Bar& bar, double end_key) const {
+  // Rows a few pixels high (a hundred devices): a compute bar fills its row,
+  // out to whole pixels. The gap below it, and edges that cover a pixel in
+  // part, blended the bars with the background into pale stripes.
+  const bool dense_rows =
+      std::abs(valueAxis()->coordToPixel(1) - valueAxis()->coordToPixel(0)) < kDenseRowPixels;
+  if (dense_rows && !bar.communication) {
+    QRectF rect =
+        QRectF(coordsToPixels(bar.begin, bar.row - 0.5), coordsToPixels(end_key, bar.row + 0.5))
+            .normalized();
+    const double top = std::floor(rect.top());
+    rect.setBottom(std::max(top + 1, std::ceil(rect.bottom())));
+    rect.setTop(top);
+    return rect;
+  }
   const double top = bar.row + (bar.communication ? kCommTop : kComputeTop);
   const double bottom = bar.row + (bar.communication ? kCommBottom : kComputeBottom);
   const QPointF a = coordsToPixels(bar.begin, top);
@@ -190,7 +206,10 @@ void TimelinePlottable::draw(QCPPainter* painter) {
 
     const TraceEvent& event = events_[static_cast<size_t>(bar.event)];
     const QColor fill = op_color(event.op.kind);
-    painter->setPen(rect.width() > 4 && outline_bars ? outline : QPen(Qt::NoPen));
+    // An outline on a bar a few pixels thin is all outline: with 128 rows in
+    // 120 pixels the bars read as pale stripes, not as their ops' colours.
+    const bool outlined = outline_bars && rect.width() > 4 && rect.height() > 4;
+    painter->setPen(outlined ? outline : QPen(Qt::NoPen));
     painter->setBrush(fill);
     painter->drawRect(rect);
     ++last_drawn_bars_;
