@@ -1,4 +1,6 @@
 // The window as a user meets it: files, presets, unsaved changes, errors.
+#include "ui/main_window.h"
+
 #include <qcustomplot.h>
 
 #include <QCheckBox>
@@ -10,17 +12,17 @@
 #include <QtTest>
 
 #include "core/io/experiment_io.h"
-#include "core/sim/experiment_prediction.h"
 #include "core/io/run_file.h"
-#include "ui/panels/compare_view.h"
-#include "ui/models/run_store.h"
-#include "ui/main_window.h"
+#include "core/sim/experiment_prediction.h"
 #include "ui/models/experiment_document.h"
 #include "ui/models/prediction_updater.h"
 #include "ui/models/presets.h"
 #include "ui/models/problem_routing.h"
+#include "ui/models/run_store.h"
+#include "ui/panels/compare_view.h"
 #include "ui/panels/data_panel.h"
 #include "ui/panels/memory_view.h"
+#include "ui/panels/overhead_view.h"
 #include "ui/panels/parallel_panel.h"
 #include "ui/panels/problem_label.h"
 #include "ui/panels/training_view.h"
@@ -145,6 +147,40 @@ class MainWindowTest : public QObject {
     auto* item = qobject_cast<QCPPlottableLegendItem*>(plot->legend->item(0));
     QVERIFY(item);
     QCOMPARE(item->plottable()->name(), QStringLiteral("device 0 (of 32)"));
+  }
+
+  void theOverheadChartsDeviceLabelsDoNotRunIntoEachOther() {
+    // 128 devices' "12 P" labels under a dock 430 pixels wide ran into a black band.
+    for (const int dp : {1, 64}) {  // 2 devices (every bar labelled) and 128
+      OverheadView view;
+      view.resize(430, 260);
+      Experiment experiment = default_experiment();
+      experiment.parallel.dp = dp;
+      experiment.training.batch_size = 4 * 4 * dp;
+      view.setPrediction(std::make_shared<const Prediction>(predict_experiment(experiment)),
+                         experiment);
+      view.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&view));
+      QCustomPlot* plot = view.plot();
+      for (int i = 0; i < 3; ++i) {  // the labels follow the layout
+        plot->replot();
+        QCoreApplication::processEvents();
+      }
+      QCPAxis* axis = plot->xAxis;
+      const QFontMetrics metrics(axis->tickLabelFont());
+      const QVector<double> ticks = axis->tickVector();
+      const QVector<QString> labels = axis->tickVectorLabels();
+      QVERIFY(ticks.size() >= 2);
+      if (dp == 1) QCOMPARE(labels.front(), QStringLiteral("0 P"));
+      for (int t = 1; t < ticks.size(); ++t) {
+        const double gap = axis->coordToPixel(ticks[t]) - axis->coordToPixel(ticks[t - 1]);
+        const double room =
+            (metrics.horizontalAdvance(labels[t - 1]) + metrics.horizontalAdvance(labels[t])) / 2.0;
+        QVERIFY2(gap >= room + 4, qPrintable(QStringLiteral("'%1' and '%2': %3 px apart")
+                                                 .arg(labels[t - 1], labels[t])
+                                                 .arg(gap)));
+      }
+    }
   }
 
   void malformedExperimentShowsAnErrorAndKeepsThePreviousOne() {

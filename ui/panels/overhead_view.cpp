@@ -73,6 +73,9 @@ OverheadView::OverheadView(QWidget* parent) : QWidget(parent) {
   plot_->plotLayout()->addElement(1, 1, plot_->legend);
   plot_->plotLayout()->setColumnStretchFactor(1, 0.001);
 
+  // The labels that fit follow the axis's width.
+  connect(plot_, &QCustomPlot::afterLayout, this, &OverheadView::applyTickLabels);
+
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(plot_);
@@ -113,12 +116,12 @@ void OverheadView::rebuild() {
       prediction_ ? overhead_breakdown(prediction_->result.trace) : std::vector<OverheadShares>{};
 
   // Per device a measured and a predicted bar side by side, then a gap.
-  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  ticks_.clear();
   std::vector<QVector<double>> keys(layers_.size());
   std::vector<QVector<double>> values(layers_.size());
   double key = 0;
-  const auto add_bar = [&](const OverheadShares& shares, const QString& label) {
-    ticker->addTick(key, label);
+  const auto add_bar = [&](const OverheadShares& shares, const QString& label, size_t device) {
+    ticks_.push_back({key, label, static_cast<int>(device)});
     for (size_t layer = 0; layer < layers_.size(); ++layer) {
       keys[layer] << key;
       values[layer] << shares.*kLayers[layer].share;
@@ -128,16 +131,18 @@ void OverheadView::rebuild() {
   const size_t devices = std::max(measured_.size(), predicted_.size());
   for (size_t device = 0; device < devices; ++device) {
     if (device < measured_.size())
-      add_bar(measured_[device], tr("%1 M", "device, measured").arg(device));
+      add_bar(measured_[device], tr("%1 M", "device, measured").arg(device), device);
     if (device < predicted_.size())
-      add_bar(predicted_[device], tr("%1 P", "device, predicted").arg(device));
+      add_bar(predicted_[device], tr("%1 P", "device, predicted").arg(device), device);
     key += 0.5;
   }
   for (size_t layer = 0; layer < layers_.size(); ++layer)
     layers_[layer]->setData(keys[layer], values[layer], true);
-  plot_->xAxis->setTicker(ticker);
   plot_->xAxis->setLabel(devices > 0 ? tr("device: M measured, P predicted") : tr("no trace yet"));
   plot_->xAxis->setRange(-0.7, std::max(key - 0.8, 0.7));
+  bars_per_device_ = (measured_.empty() ? 0 : 1) + (predicted_.empty() ? 0 : 1);
+  labelled_every_ = 0;  // chosen anew for these ticks
+  applyTickLabels();
   const bool line = devices > 0 && std::isfinite(formula_bubble_);
   formula_line_->setData(QVector<double>{-0.7, std::max(key - 0.8, 0.7)},
                          QVector<double>(2, 1.0 - formula_bubble_));
@@ -147,6 +152,37 @@ void OverheadView::rebuild() {
     formula_line_->addToLegend();
   else
     formula_line_->removeFromLegend();
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+// With more devices than labels fit across the axis (GPT-3's 128 ran into a
+// black band), label the first bar of every n-th device with its number.
+void OverheadView::applyTickLabels() {
+  QFontMetrics metrics(plot_->xAxis->tickLabelFont());
+  int widest = 0;
+  for (const Tick& tick : ticks_) widest = std::max(widest, metrics.horizontalAdvance(tick.label));
+  const QCPRange range = plot_->xAxis->range();
+  const int width = plot_->axisRect()->width() > 0 ? plot_->axisRect()->width() : plot_->width();
+  const double pixels_per_key = width / std::max(range.size(), 1e-9);
+  const double room = widest + kLabelSpacing;
+  int every = 1;
+  if (bars_per_device_ > 0 && pixels_per_key < room) {
+    const double device_keys = bars_per_device_ + 0.5;
+    every = static_cast<int>(std::ceil(room / (pixels_per_key * device_keys)));
+  }
+  if (every == labelled_every_) return;
+  labelled_every_ = every;
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  int labelled = -1;
+  for (const Tick& tick : ticks_) {
+    if (every == 1) {
+      ticker->addTick(tick.key, tick.label);
+    } else if (tick.device % every == 0 && tick.device != labelled) {
+      ticker->addTick(tick.key, QString::number(tick.device));
+      labelled = tick.device;
+    }
+  }
+  plot_->xAxis->setTicker(ticker);
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -46,6 +46,16 @@ class OverheadView : public QWidget {
   void rebuild();
 
  private:
+  void applyTickLabels();
+
+  // A bar's place on the axis, its label ("3 M": device 3, measured) and device.
+  struct Tick {
+    double key;
+    QString label;
+    int device;
+  };
+  static constexpr int kLabelSpacing = 8;  // pixels between two labels, at least
+
   RunController* run_ = nullptr;
   std::shared_ptr<const Prediction> prediction_;
   std::vector<OverheadShares> measured_;
@@ -54,7 +64,11 @@ class OverheadView : public QWidget {
   std::vector<QCPBars*> layers_;
   QCPGraph* formula_line_;
   double formula_bubble_ = std::numeric_limits<double>::quiet_NaN();
-  QString formula_text_;  // the formula with the plan's numbers, for the legend
+  QString formula_text_;
+  std::vector<Tick> ticks_;
+  int bars_per_device_ = 0;  // 2 with a run and a prediction
+  int labelled_every_ = 0;   // every n-th device labelled; 0: not chosen yet  // the formula with
+                             // the plan's numbers, for the legend
   // A live run's bars move slowly, and the trace can be long: at most every 500 ms.
   RefreshThrottle throttle_{500};
 };
