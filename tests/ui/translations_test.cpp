@@ -49,6 +49,7 @@
 #include "ui/panels/compare_view.h"
 #include "ui/panels/overhead_view.h"
 #include "ui/panels/split_search_dialog.h"
+#include "ui/panels/stats_panel.h"
 #include "ui/timeline/timeline_chart.h"
 #include "ui/timeline/timeline_plottable.h"
 #include "ui/timeline/timeline_view.h"
@@ -198,6 +199,32 @@ class TranslationsTest : public QObject {
     for (PlannerKind planner : {PlannerKind::Dapple, PlannerKind::PipeDream}) {
       const char* english = planner_description(planner);
       QVERIFY2(QCoreApplication::translate("core", english) != QString::fromUtf8(english), english);
+    }
+  }
+
+  void everyScheduleFormulaReadsInChinese() {
+    // core's formula texts hold words ("for m>=p", "(steady state)") besides the math.
+    QVERIFY(apply_language(kChinese));
+    for (const std::string& name : schedule_names()) {
+      for (const int microbatches : {2, 8}) {  // interleaving's two cases, m < p and m >= p
+        Experiment experiment = default_experiment();
+        experiment.parallel.schedule = *parse_schedule(name);
+        experiment.parallel.pp = 4;
+        experiment.parallel.microbatches = microbatches;
+        experiment.parallel.chunks =
+            experiment.parallel.schedule == ScheduleKind::Interleaved1F1B ? 2 : 1;
+        StatsPanel stats;
+        stats.setPrediction(nullptr, experiment);
+        OverheadView overhead;
+        overhead.setPrediction(nullptr, experiment);
+        const QString where =
+            QString::fromStdString(name) + QStringLiteral(", m = %1: ").arg(microbatches);
+        QVERIFY2(has_chinese(stats.formulaText()), qPrintable(where + stats.formulaText()));
+        const QString legend = overhead.plot()->graph(0)->name();
+        for (const QString& text : {stats.formulaText(), legend})
+          for (const char* english : {" for ", "steady", "state", "formula"})
+            QVERIFY2(!text.contains(QLatin1String(english)), qPrintable(where + text));
+      }
     }
   }
 

@@ -7,6 +7,7 @@
 
 #include "core/sim/bubble_formula.h"
 #include "ui/models/run_controller.h"
+#include "ui/panels/formula_words.h"
 #include "ui/timeline/op_colors.h"
 
 namespace pipelab {
@@ -100,7 +101,7 @@ void OverheadView::setPrediction(std::shared_ptr<const Prediction> prediction,
     const UnitCosts costs = prediction_ ? prediction_->result.formula_costs : UnitCosts{};
     formula_bubble_ = theoretical_bubble(plan.schedule, plan.pp, plan.microbatches,
                                          std::max(1, plan.chunks), costs);
-    formula_text_ = QString::fromStdString(bubble_formula_filled(
+    formula_text_ = formula_in_words(bubble_formula_filled(
         plan.schedule, plan.pp, plan.microbatches, std::max(1, plan.chunks), costs));
   } catch (const std::exception&) {
     formula_bubble_ = std::nan("");  // no formula for this plan: no line

@@ -14,6 +14,7 @@
 #include "core/trace/run_statistics.h"
 #include "ui/models/run_controller.h"
 #include "ui/number_text.h"
+#include "ui/panels/formula_words.h"
 #include "ui/timeline/device_row_label.h"
 
 namespace pipelab {
@@ -109,11 +110,11 @@ void StatsPanel::refresh() {
                                                                         : UnitCosts{};
     formula = tr("%1 formula: %2, with p = %3, m = %4%5: %6")
                   .arg(QString::fromLatin1(schedule_name(plan.schedule)),
-                       QString::fromStdString(bubble_formula_text(plan.schedule)))
+                       formula_in_words(bubble_formula_text(plan.schedule)))
                   .arg(plan.pp)
                   .arg(plan.microbatches)
                   .arg(plan.chunks > 1 ? tr(", v = %1").arg(plan.chunks) : QString())
-                  .arg(QString::fromStdString(bubble_formula_filled(
+                  .arg(formula_in_words(bubble_formula_filled(
                       plan.schedule, plan.pp, plan.microbatches, std::max(1, plan.chunks), costs)));
   } catch (const std::exception& e) {
     formula = tr("Formula: %1").arg(QString::fromStdString(e.what()));

@@ -2381,6 +2381,21 @@ L%1</translation>
     </message>
 </context>
 <context>
+    <name>pipelab::FormulaWords</name>
+    <message>
+        <source> for m&gt;=p</source>
+        <translation>（m ≥ p 时）</translation>
+    </message>
+    <message>
+        <source> for m&lt;p</source>
+        <translation>（m &lt; p 时）</translation>
+    </message>
+    <message>
+        <source> (steady state)</source>
+        <translation>（稳态）</translation>
+    </message>
+</context>
+<context>
     <name>pipelab::LayerTableModel</name>
     <message>
         <source>Layer %1: no stage (%2)</source>
