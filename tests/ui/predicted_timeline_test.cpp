@@ -105,11 +105,17 @@ class PredictedTimelineTest : public QObject {
 
   void impossibleSplitShowsProblemsAndClearsThePrediction() {
     MainWindow window;
+    window.predictor()->updateNow();
+    QCOMPARE(window.timelineView()->measuredChart()->rowCount(),
+             2);  // the plan's rows, before a run
     window.document()->edit([](Experiment& e) { e.parallel.pp = 40; });
     window.predictor()->updateNow();
     QVERIFY(!window.predictor()->prediction());
     QVERIFY(!window.predictor()->problems().isEmpty());
     QCOMPARE(window.timelineView()->predictedChart()->bars()->eventCount(), 0);
+    // No rows of the experiment before it (they named its devices).
+    QCOMPARE(window.timelineView()->measuredChart()->rowCount(), 0);
+    QCOMPARE(window.timelineView()->replayedChart()->rowCount(), 0);
     QVERIFY(window.timelineView()->predictedChart()->title().contains("problems"));
     // The run refuses to start and the window keeps going.
     QVERIFY(!window.startRun());

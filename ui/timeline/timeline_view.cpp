@@ -215,6 +215,7 @@ void TimelineView::setPrediction(std::shared_ptr<const Prediction> prediction,
                                  const QString& problems) {
   if (!prediction) {
     planned_rows_.clear();
+    showPlannedRows();  // not the rows of the experiment before
     predicted_->showTrace(Trace{});
     predicted_->xAxis->setRange(0, 1);
     const QString first = core_message_text(problems.section('\n', 0, 0));
@@ -242,6 +243,10 @@ void TimelineView::setPrediction(std::shared_ptr<const Prediction> prediction,
   planned_rows_.clear();
   for (int device = 0; device < device_count(result.trace); ++device)
     planned_rows_ << device_row_label(result.trace, device);
+  showPlannedRows();
+}
+
+void TimelineView::showPlannedRows() {
   if (!run_ || run_->phase() == RunController::Phase::Idle) {
     measured_->setRowLabels(planned_rows_);
     replot_if_shown(measured_);

@@ -87,6 +87,9 @@ class TimelineView : public QWidget {
   void refreshMeasuredBubbles();
   void followNow(double time);
   void updateCoresNotice();
+  // The measured chart before a run and the replayed one before a replay show
+  // the rows the plan will fill (none while the experiment cannot be simulated).
+  void showPlannedRows();
 
   RunController* run_ = nullptr;
   TimelineChart* measured_;
