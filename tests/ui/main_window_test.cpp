@@ -149,6 +149,27 @@ class MainWindowTest : public QObject {
     QCOMPARE(item->plottable()->name(), QStringLiteral("device 0 (of 32)"));
   }
 
+  void theMemoryDevicesAreRelabelledWhenTheirPlacesChange() {
+    // A plan that moves the devices without changing their count (two stages
+    // become two replicas) kept the old stages in the device list.
+    MemoryView view;
+    Experiment pipelined = default_experiment();  // pp 2
+    view.setPrediction(std::make_shared<const Prediction>(predict_experiment(pipelined)));
+    auto* devices = view.findChild<QComboBox*>();
+    QVERIFY(devices);
+    QTRY_COMPARE(devices->count(), 2);
+    QVERIFY2(devices->itemText(1).contains(QStringLiteral("stage 1")),
+             qPrintable(devices->itemText(1)));
+    Experiment replicated = pipelined;
+    replicated.parallel.pp = 1;
+    replicated.parallel.dp = 2;
+    view.setPrediction(std::make_shared<const Prediction>(predict_experiment(replicated)));
+    QTRY_VERIFY2(devices->itemText(1).contains(QStringLiteral("replica 1")),
+                 qPrintable(devices->itemText(1)));
+    QCOMPARE(devices->count(), 2);
+    QVERIFY(!devices->itemText(1).contains(QStringLiteral("stage 1")));
+  }
+
   void theOverheadChartsDeviceLabelsDoNotRunIntoEachOther() {
     // 128 devices' "12 P" labels under a dock 430 pixels wide ran into a black band.
     for (const int dp : {1, 64}) {  // 2 devices (every bar labelled) and 128

@@ -271,10 +271,16 @@ void MemoryView::rebuild() {
   const QString time_label = time_unit.label;
 
   const int devices = device_count(*trace);
-  if (device_combo_->count() != devices) {
+  // Relabelled when the devices' places change, not only their count (a plan
+  // that turns 64 devices' 8 stages into 4 keeps the count).
+  QStringList labels;
+  for (int device = 0; device < devices; ++device) labels << device_row_label(*trace, device);
+  bool same_labels = device_combo_->count() == devices;
+  for (int device = 0; same_labels && device < devices; ++device)
+    same_labels = device_combo_->itemText(device) == labels[device];
+  if (!same_labels) {
     device_combo_->clear();
-    for (int device = 0; device < devices; ++device)
-      device_combo_->addItem(device_row_label(*trace, device));
+    device_combo_->addItems(labels);
   }
   selected_device_ = std::min(selected_device_, devices - 1);
   device_combo_->setCurrentIndex(selected_device_);
