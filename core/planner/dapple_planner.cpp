@@ -10,6 +10,7 @@
 #include "core/plan/stage_profile.h"
 #include "core/planner/planning_costs.h"
 #include "core/schedule/lowering.h"
+#include "core/sim/experiment_prediction.h"
 #include "core/sim/memory_model.h"
 #include "core/sim/runtime_memory.h"
 #include "core/sim/simulator.h"
@@ -232,8 +233,11 @@ DappleCandidate simulate_candidate(const Experiment& experiment,
   const Schedule schedule = build_schedule(plan, profiles);
   SimulationOptions metrics_only;
   metrics_only.record_events = metrics_only.record_memory = false;
+  // As the prediction simulates it (gradient reduction overlapped or not), so
+  // that the plan runs as predicted.
   const SimulationResult result =
-      simulate(schedule, planning_cost_model(experiment, profiles, link_bandwidth), metrics_only);
+      simulate(schedule, planning_cost_model(experiment, profiles, link_bandwidth),
+               experiment_simulation_options(experiment, metrics_only));
 
   DappleCandidate candidate;
   candidate.dp = plan.dp;

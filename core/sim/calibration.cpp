@@ -41,12 +41,13 @@ std::string measured_precision(const MeasuredRun& run, const DeviceSpec& device)
 }
 
 double predicted_step_s(const MeasuredRun& run, const ClusterSpec& cluster) {
-  SimulationOptions options;
-  options.record_events = false;
-  options.record_memory = false;
-  options.overlap_gradient_reduction = run.experiment.simulation.overlap_grad_reduce;
+  SimulationOptions metrics_only;
+  metrics_only.record_events = false;
+  metrics_only.record_memory = false;
   const CostModel cost = cluster_cost_model(run.experiment, cluster, run.stages);
-  return simulate(run.schedule, cost, options).makespan / std::max(1, run.schedule.steps);
+  return simulate(run.schedule, cost, experiment_simulation_options(run.experiment, metrics_only))
+             .makespan /
+         std::max(1, run.schedule.steps);
 }
 
 // Sum over the runs of log(predicted / measured)^2.

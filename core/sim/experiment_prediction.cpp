@@ -53,10 +53,15 @@ Prediction predict_experiment(const Experiment& experiment, std::optional<UnitCo
       build_schedule(experiment.parallel, prediction.profiles, steps, options.first_replica_only);
   prediction.cost = unit_override ? CostModel::unit(*unit_override)
                                   : experiment_cost_model(experiment, prediction.profiles);
-  SimulationOptions chosen = options;
-  chosen.overlap_gradient_reduction = experiment.simulation.overlap_grad_reduce;
-  prediction.result = simulate(prediction.schedule, prediction.cost, chosen);
+  prediction.result = simulate(prediction.schedule, prediction.cost,
+                               experiment_simulation_options(experiment, options));
   return prediction;
+}
+
+SimulationOptions experiment_simulation_options(const Experiment& experiment,
+                                                SimulationOptions options) {
+  options.overlap_gradient_reduction = experiment.simulation.overlap_grad_reduce;
+  return options;
 }
 
 }  // namespace pipelab

@@ -40,6 +40,12 @@ CostModel experiment_cost_model(const Experiment& experiment,
 CostModel cluster_cost_model(const Experiment& experiment, const ClusterSpec& cluster,
                              const std::vector<StageProfile>& profiles);
 
+// `options` with what the experiment decides of a simulation (whether gradient
+// reduction overlaps the backward): every simulation of an experiment, the
+// prediction's, the planner's candidates' and calibration's, takes it from here.
+SimulationOptions experiment_simulation_options(const Experiment& experiment,
+                                                SimulationOptions options = {});
+
 // Builds, lowers and simulates. `unit_override` forces unit costs (CLI --cost).
 // `steps` is the window length (0: the schedule's default). `options` says
 // whether to record every event and memory sample (metrics come either way).
