@@ -592,6 +592,12 @@ SearchResult search_splits(const Experiment& experiment, const SearchRequest& re
                       !allowed(space.recompute, std::string(recompute_name(recompute))) ||
                       !allowed(space.microbatches, m))
                     continue;
+                  // Under context parallelism the attention recomputes its scores
+                  // anyway (recomputes_attention): selective is the same plan as
+                  // none, listed once (as none, where the space allows it).
+                  if (recompute == Recompute::Selective && cp > 1 &&
+                      allowed(space.recompute, std::string(recompute_name(Recompute::None))))
+                    continue;
                   ParallelPlan plan;
                   plan.dp = dp;
                   plan.tp = tp;
