@@ -64,11 +64,10 @@ class OverheadView : public QWidget {
   std::vector<QCPBars*> layers_;
   QCPGraph* formula_line_;
   double formula_bubble_ = std::numeric_limits<double>::quiet_NaN();
-  QString formula_text_;
+  QString formula_text_;  // the formula with the plan's numbers, for the legend
   std::vector<Tick> ticks_;
   int bars_per_device_ = 0;  // 2 with a run and a prediction
-  int labelled_every_ = 0;   // every n-th device labelled; 0: not chosen yet  // the formula with
-                             // the plan's numbers, for the legend
+  int labelled_every_ = 0;   // every n-th device labelled; 0: not chosen yet
   // A live run's bars move slowly, and the trace can be long: at most every 500 ms.
   RefreshThrottle throttle_{500};
 };
